@@ -1,0 +1,422 @@
+// Package accounts owns people's accounts: registration with a unique
+// username, passwords, login tokens, and looking people up.
+//
+// Entities:
+//   - User/{id}: the account; id is a time-ordered id (package ids).
+//   - Username/{lowercased name}: reserves a name for one user. Registration
+//     creates it and the User in one transaction, so two sign-ups racing for
+//     the same name (in any letter case) cannot both win.
+//   - Token/{sha256 of the token}: a login session. The token itself is
+//     never stored, so a copy of the database does not log anyone in.
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"cloud.google.com/go/datastore"
+	"golang.org/x/crypto/bcrypt"
+
+	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
+	"socialstream/internal/store"
+)
+
+// Kinds of the entities this package owns.
+const (
+	KindUser     = "User"
+	KindUsername = "Username"
+	KindToken    = "Token"
+)
+
+// Limits of the contract.
+const (
+	MinPassword    = 8
+	MaxPassword    = 128
+	MaxDisplayName = 64
+)
+
+var (
+	ErrUsernameTaken = derrors.New(derrors.Conflict, "username is taken")
+	ErrBadLogin      = derrors.New(derrors.Unauthenticated, "wrong username or password")
+	ErrBadToken      = derrors.New(derrors.Unauthenticated, "missing, invalid or expired token")
+	ErrNoSuchPerson  = derrors.New(derrors.NotFound, "no such person")
+)
+
+// User is the stored account.
+type User struct {
+	Username       string    `datastore:"username,noindex"`
+	DisplayName    string    `datastore:"displayName,noindex"`
+	PasswordHash   []byte    `datastore:"passwordHash,noindex"`
+	FollowersCount int64     `datastore:"followersCount,noindex"`
+	FollowingCount int64     `datastore:"followingCount,noindex"`
+	Published      time.Time `datastore:"published,noindex"`
+}
+
+type usernameEntity struct {
+	UserID string `datastore:"userId,noindex"`
+}
+
+type tokenEntity struct {
+	UserID  string    `datastore:"userId,noindex"`
+	Created time.Time `datastore:"created,noindex"`
+	Expires time.Time `datastore:"expires,noindex"`
+}
+
+// Person is a user as the API shows it.
+type Person struct {
+	ID                string `json:"id"`
+	DisplayName       string `json:"displayName"`
+	PreferredUsername string `json:"preferredUsername"`
+	FollowersCount    int64  `json:"followersCount"`
+	FollowingCount    int64  `json:"followingCount"`
+	Published         string `json:"published"`
+}
+
+// ToPerson converts a stored user.
+func ToPerson(id string, u *User) Person {
+	return Person{
+		ID:                id,
+		DisplayName:       u.DisplayName,
+		PreferredUsername: u.Username,
+		FollowersCount:    u.FollowersCount,
+		FollowingCount:    u.FollowingCount,
+		Published:         u.Published.UTC().Format(time.RFC3339),
+	}
+}
+
+// Config tunes a Service.
+type Config struct {
+	// BcryptCost is the work factor of password hashes; 0 means bcrypt's default.
+	BcryptCost int
+	// TokenTTL is how long a login token lasts; 0 means 30 days.
+	TokenTTL time.Duration
+}
+
+// Service manages accounts.
+type Service struct {
+	db    *store.DB
+	ids   *ids.Generator
+	cost  int
+	ttl   time.Duration
+	now   func() time.Time
+	dummy []byte // a hash to compare against for unknown usernames
+}
+
+// New returns a Service.
+func New(db *store.DB, gen *ids.Generator, cfg Config) (*Service, error) {
+	if db == nil || gen == nil {
+		return nil, errors.New("accounts.New: nil dependency")
+	}
+	if cfg.BcryptCost == 0 {
+		cfg.BcryptCost = bcrypt.DefaultCost
+	}
+	if cfg.BcryptCost < bcrypt.MinCost || cfg.BcryptCost > bcrypt.MaxCost {
+		return nil, fmt.Errorf("accounts.New: bcrypt cost %d out of range", cfg.BcryptCost)
+	}
+	if cfg.TokenTTL == 0 {
+		cfg.TokenTTL = 30 * 24 * time.Hour
+	}
+	dummy, err := bcrypt.GenerateFromPassword(prehash("not a password"), cfg.BcryptCost)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{db: db, ids: gen, cost: cfg.BcryptCost, ttl: cfg.TokenTTL, now: time.Now, dummy: dummy}, nil
+}
+
+// UserKey returns the key of a user.
+func UserKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindUser, id, nil) }
+
+var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,30}$`)
+
+// ValidateUsername checks the contract's username rules.
+func ValidateUsername(name string) error {
+	if !usernameRE.MatchString(name) {
+		return derrors.New(derrors.InvalidArgument, "username must be 3 to 30 letters, digits or _")
+	}
+	return nil
+}
+
+func validatePassword(pw string) error {
+	n := utf8.RuneCountInString(pw)
+	if !utf8.ValidString(pw) || n < MinPassword || n > MaxPassword {
+		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("password must be %d to %d characters", MinPassword, MaxPassword))
+	}
+	return nil
+}
+
+// CleanDisplayName trims name and checks it; empty gives fallback.
+func CleanDisplayName(name, fallback string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return fallback, nil
+	}
+	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxDisplayName ||
+		strings.ContainsFunc(name, unicode.IsControl) {
+		return "", derrors.New(derrors.InvalidArgument, fmt.Sprintf("displayName must be at most %d characters, without control characters", MaxDisplayName))
+	}
+	return name, nil
+}
+
+// prehash lets passwords longer than bcrypt's 72-byte input count in full:
+// bcrypt sees the base64 of their SHA-256 (44 bytes).
+func prehash(pw string) []byte {
+	sum := sha256.Sum256([]byte(pw))
+	return []byte(base64.StdEncoding.EncodeToString(sum[:]))
+}
+
+var errIDTaken = errors.New("accounts: id collision")
+
+// Register creates an account and logs it in.
+func (s *Service) Register(ctx context.Context, username, password, displayName string) (Person, string, error) {
+	if err := ValidateUsername(username); err != nil {
+		return Person{}, "", err
+	}
+	if err := validatePassword(password); err != nil {
+		return Person{}, "", err
+	}
+	display, err := CleanDisplayName(displayName, username)
+	if err != nil {
+		return Person{}, "", err
+	}
+	hash, err := bcrypt.GenerateFromPassword(prehash(password), s.cost)
+	if err != nil {
+		return Person{}, "", fmt.Errorf("accounts.Register: %w", err)
+	}
+	u := &User{Username: username, DisplayName: display, PasswordHash: hash, Published: s.now().UTC().Truncate(time.Second)}
+	nameKey := s.db.NameKey(KindUsername, strings.ToLower(username), nil)
+	var id string
+	for attempt := 0; ; attempt++ {
+		id = s.ids.NextString()
+		userKey := UserKey(s.db, id)
+		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+			dst := []any{&usernameEntity{}, &User{}}
+			err := tx.GetMulti([]*datastore.Key{nameKey, userKey}, dst)
+			missing, ok := store.IsMissing(err, 2)
+			if !ok {
+				return err
+			}
+			if !missing[0] {
+				return ErrUsernameTaken
+			}
+			if !missing[1] {
+				return errIDTaken
+			}
+			_, err = tx.PutMulti([]*datastore.Key{nameKey, userKey}, []any{&usernameEntity{UserID: id}, u})
+			return err
+		})
+		if !errors.Is(err, errIDTaken) || attempt == 3 {
+			break
+		}
+	}
+	if err != nil {
+		return Person{}, "", fmt.Errorf("accounts.Register(%q): %w", username, err)
+	}
+	token, err := s.newToken(ctx, id)
+	if err != nil {
+		return Person{}, "", err
+	}
+	return ToPerson(id, u), token, nil
+}
+
+// Login checks a username and password and returns a new token.
+func (s *Service) Login(ctx context.Context, username, password string) (Person, string, error) {
+	if ValidateUsername(username) != nil || len(password) > 4*MaxPassword {
+		bcrypt.CompareHashAndPassword(s.dummy, prehash(password)) // same time as a real miss
+		return Person{}, "", ErrBadLogin
+	}
+	var ue usernameEntity
+	err := s.db.Client.Get(ctx, s.db.NameKey(KindUsername, strings.ToLower(username), nil), &ue)
+	if errors.Is(err, datastore.ErrNoSuchEntity) {
+		bcrypt.CompareHashAndPassword(s.dummy, prehash(password))
+		return Person{}, "", ErrBadLogin
+	}
+	if err != nil {
+		return Person{}, "", fmt.Errorf("accounts.Login(%q): %w", username, store.Convert(err))
+	}
+	var u User
+	if err := s.db.Client.Get(ctx, UserKey(s.db, ue.UserID), &u); err != nil {
+		return Person{}, "", fmt.Errorf("accounts.Login(%q): user %s: %w", username, ue.UserID, store.Convert(err))
+	}
+	if bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil {
+		return Person{}, "", ErrBadLogin
+	}
+	token, err := s.newToken(ctx, ue.UserID)
+	if err != nil {
+		return Person{}, "", err
+	}
+	return ToPerson(ue.UserID, &u), token, nil
+}
+
+func tokenKey(db *store.DB, token string) *datastore.Key {
+	sum := sha256.Sum256([]byte(token))
+	return db.NameKey(KindToken, hex.EncodeToString(sum[:]), nil)
+}
+
+func (s *Service) newToken(ctx context.Context, userID string) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	token := base64.RawURLEncoding.EncodeToString(b[:])
+	now := s.now().UTC()
+	if _, err := s.db.Client.Put(ctx, tokenKey(s.db, token), &tokenEntity{UserID: userID, Created: now, Expires: now.Add(s.ttl)}); err != nil {
+		return "", fmt.Errorf("accounts.newToken: %w", store.Convert(err))
+	}
+	return token, nil
+}
+
+// tokenLen is the length of the tokens newToken makes.
+var tokenLen = base64.RawURLEncoding.EncodedLen(32)
+
+// Authenticate returns the id of the user a token belongs to.
+func (s *Service) Authenticate(ctx context.Context, token string) (string, error) {
+	if len(token) != tokenLen {
+		return "", ErrBadToken
+	}
+	var te tokenEntity
+	err := s.db.Client.Get(ctx, tokenKey(s.db, token), &te)
+	if errors.Is(err, datastore.ErrNoSuchEntity) {
+		return "", ErrBadToken
+	}
+	if err != nil {
+		return "", fmt.Errorf("accounts.Authenticate: %w", store.Convert(err))
+	}
+	if !s.now().Before(te.Expires) {
+		return "", ErrBadToken
+	}
+	return te.UserID, nil
+}
+
+// Logout ends the session of token. Ending an unknown token is not an error.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	if len(token) != tokenLen {
+		return nil
+	}
+	if err := s.db.Client.Delete(ctx, tokenKey(s.db, token)); err != nil {
+		return fmt.Errorf("accounts.Logout: %w", store.Convert(err))
+	}
+	return nil
+}
+
+// Get returns a person by id.
+func (s *Service) Get(ctx context.Context, id string) (Person, error) {
+	if _, ok := ids.Parse(id); !ok {
+		return Person{}, ErrNoSuchPerson
+	}
+	var u User
+	err := s.db.Client.Get(ctx, UserKey(s.db, id), &u)
+	if errors.Is(err, datastore.ErrNoSuchEntity) {
+		return Person{}, ErrNoSuchPerson
+	}
+	if err != nil {
+		return Person{}, fmt.Errorf("accounts.Get(%q): %w", id, store.Convert(err))
+	}
+	return ToPerson(id, &u), nil
+}
+
+// GetMulti returns the people with the given ids, in one batch lookup, as a
+// map; unknown ids are left out.
+func (s *Service) GetMulti(ctx context.Context, idList []string) (map[string]Person, error) {
+	out := make(map[string]Person, len(idList))
+	var keys []*datastore.Key
+	var valid []string
+	seen := map[string]bool{}
+	for _, id := range idList {
+		if _, ok := ids.Parse(id); !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		keys = append(keys, UserKey(s.db, id))
+		valid = append(valid, id)
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	users := make([]User, len(keys))
+	err := s.db.Client.GetMulti(ctx, keys, users)
+	missing, ok := store.IsMissing(err, len(keys))
+	if !ok {
+		return nil, fmt.Errorf("accounts.GetMulti: %w", store.Convert(err))
+	}
+	for i, id := range valid {
+		if !missing[i] {
+			out[id] = ToPerson(id, &users[i])
+		}
+	}
+	return out, nil
+}
+
+// Resolve turns a userId of the API into an id: @me and @viewer are the
+// caller, @username:NAME looks the name up, anything else must be an id.
+// It does not check that an id exists.
+func (s *Service) Resolve(ctx context.Context, caller, ref string) (string, error) {
+	switch {
+	case ref == "@me" || ref == "@viewer":
+		if caller == "" {
+			return "", ErrBadToken
+		}
+		return caller, nil
+	case strings.HasPrefix(ref, "@username:"):
+		name := strings.TrimPrefix(ref, "@username:")
+		if ValidateUsername(name) != nil {
+			return "", ErrNoSuchPerson
+		}
+		var ue usernameEntity
+		err := s.db.Client.Get(ctx, s.db.NameKey(KindUsername, strings.ToLower(name), nil), &ue)
+		if errors.Is(err, datastore.ErrNoSuchEntity) {
+			return "", ErrNoSuchPerson
+		}
+		if err != nil {
+			return "", fmt.Errorf("accounts.Resolve(%q): %w", ref, store.Convert(err))
+		}
+		return ue.UserID, nil
+	default:
+		if _, ok := ids.Parse(ref); !ok {
+			return "", derrors.New(derrors.InvalidArgument, "userId must be an id, @me or @username:NAME")
+		}
+		return ref, nil
+	}
+}
+
+// LookupUsernames maps lowercased usernames to user ids in one batch lookup;
+// unknown names are left out.
+func (s *Service) LookupUsernames(ctx context.Context, names []string) (map[string]string, error) {
+	out := map[string]string{}
+	var keys []*datastore.Key
+	var lower []string
+	for _, n := range names {
+		l := strings.ToLower(n)
+		if ValidateUsername(l) != nil {
+			continue
+		}
+		keys = append(keys, s.db.NameKey(KindUsername, l, nil))
+		lower = append(lower, l)
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	ents := make([]usernameEntity, len(keys))
+	err := s.db.Client.GetMulti(ctx, keys, ents)
+	missing, ok := store.IsMissing(err, len(keys))
+	if !ok {
+		return nil, fmt.Errorf("accounts.LookupUsernames: %w", store.Convert(err))
+	}
+	for i, l := range lower {
+		if !missing[i] {
+			out[l] = ents[i].UserID
+		}
+	}
+	return out, nil
+}
+

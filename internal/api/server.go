@@ -1,0 +1,141 @@
+// Package api is the HTTP face of socialstream: the gin engine, the REST
+// routes of the contract, JSON-RPC, and the one place where errors become
+// HTTP answers. Handlers parse and check the request, call the domain
+// services with the request's context, and write JSON.
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/logging"
+)
+
+// MaxBody is the largest request body accepted.
+const MaxBody = 1 << 20
+
+// Deps are what the Server needs.
+type Deps struct {
+	Accounts *accounts.Service
+	Logger   *slog.Logger
+}
+
+// Server serves the API.
+type Server struct {
+	accounts *accounts.Service
+	log      *slog.Logger
+	rpc      map[string]rpcFunc
+}
+
+// New returns a Server; every dependency is required.
+func New(d Deps) (*Server, error) {
+	if d.Accounts == nil || d.Logger == nil {
+		return nil, errors.New("api.New: nil dependency")
+	}
+	s := &Server{accounts: d.Accounts, log: d.Logger}
+	s.rpc = s.rpcMethods()
+	return s, nil
+}
+
+// Routes builds the gin engine.
+func (s *Server) Routes() *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(s.trace, s.recover, s.limitBody)
+	r.NoRoute(func(c *gin.Context) { s.fail(c, errNoRoute) })
+	r.NoMethod(func(c *gin.Context) { s.fail(c, errNoMethod) })
+
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+
+	auth := r.Group("/auth")
+	auth.POST("/register", s.register)
+	auth.POST("/login", s.login)
+	auth.POST("/logout", s.authn, s.logout)
+
+	social := r.Group("/social", s.authn)
+	social.GET("/rest/people/:userId/:selector", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
+	social.POST("/rpc", s.serveRPC)
+
+	// App Engine strips X-AppEngine-* headers from outside requests, so
+	// their presence proves the request came from Cloud Tasks.
+	r.Group("/_tasks", s.tasksOnly)
+	return r
+}
+
+// trace puts the Cloud Trace id of the request into its context for logs.
+func (s *Server) trace(c *gin.Context) {
+	if h := c.GetHeader("X-Cloud-Trace-Context"); h != "" {
+		c.Request = c.Request.WithContext(logging.WithTrace(c.Request.Context(), h))
+	}
+	start := time.Now()
+	c.Next()
+	s.log.DebugContext(c.Request.Context(), "request",
+		"method", c.Request.Method, "path", c.FullPath(), "status", c.Writer.Status(), "elapsed", time.Since(start))
+}
+
+func (s *Server) recover(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.ErrorContext(c.Request.Context(), "panic", "value", v, "path", c.Request.URL.Path)
+			s.fail(c, errors.New("panic"))
+		}
+	}()
+	c.Next()
+}
+
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > MaxBody {
+		s.fail(c, errTooLarge)
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
+	c.Next()
+}
+
+func (s *Server) tasksOnly(c *gin.Context) {
+	if c.GetHeader("X-AppEngine-QueueName") == "" {
+		s.fail(c, errNotFromQueue)
+		return
+	}
+	c.Next()
+}
+
+const callerKey = "caller"
+
+// authn requires a valid bearer token and records the caller's id.
+func (s *Server) authn(c *gin.Context) {
+	token, ok := bearer(c.GetHeader("Authorization"))
+	if !ok {
+		s.fail(c, accounts.ErrBadToken)
+		return
+	}
+	id, err := s.accounts.Authenticate(c.Request.Context(), token)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(callerKey, id)
+	c.Next()
+}
+
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+func caller(c *gin.Context) string { return c.GetString(callerKey) }

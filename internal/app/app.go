@@ -1,0 +1,202 @@
+// Package app wires the service together: configuration, the Datastore and
+// Cloud Tasks clients, the domain services and the HTTP server. cmd/server
+// runs it on App Engine; cmd/dev runs it beside the local emulators.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	cloudtasks "cloud.google.com/go/cloudtasks/apiv2"
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/api"
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// Config is the service's configuration. FromEnv fills it from the
+// environment; the README lists the variables.
+type Config struct {
+	Port      string // PORT
+	Project   string // GOOGLE_CLOUD_PROJECT
+	Namespace string // DATASTORE_NAMESPACE
+
+	DatastoreEmulatorHost string // DATASTORE_EMULATOR_HOST
+	TasksEmulatorHost     string // CLOUD_TASKS_EMULATOR_HOST
+	TasksLocation         string // CLOUD_TASKS_LOCATION
+
+	OnAppEngine bool   // GAE_ENV == "standard"
+	Service     string // GAE_SERVICE: tasks are routed back to it
+
+	LogLevel   slog.Level    // LOG_LEVEL: debug, info, warn, error
+	BcryptCost int           // BCRYPT_COST
+	TokenTTL   time.Duration // TOKEN_TTL, a Go duration
+}
+
+// FromEnv reads the configuration with getenv (os.Getenv in main).
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		Port:                  getenv("PORT"),
+		Project:               getenv("GOOGLE_CLOUD_PROJECT"),
+		Namespace:             getenv("DATASTORE_NAMESPACE"),
+		DatastoreEmulatorHost: getenv("DATASTORE_EMULATOR_HOST"),
+		TasksEmulatorHost:     getenv("CLOUD_TASKS_EMULATOR_HOST"),
+		TasksLocation:         getenv("CLOUD_TASKS_LOCATION"),
+		OnAppEngine:           getenv("GAE_ENV") == "standard",
+		Service:               getenv("GAE_SERVICE"),
+	}
+	if c.Port == "" {
+		c.Port = "8080"
+	}
+	if c.Project == "" {
+		c.Project = getenv("DATASTORE_PROJECT_ID")
+	}
+	if v := getenv("LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			return c, fmt.Errorf("LOG_LEVEL: %w", err)
+		}
+	}
+	if v := getenv("BCRYPT_COST"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("BCRYPT_COST: %w", err)
+		}
+		c.BcryptCost = n
+	}
+	if v := getenv("TOKEN_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("TOKEN_TTL: %w", err)
+		}
+		c.TokenTTL = d
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if n, err := strconv.Atoi(c.Port); err != nil || n < 0 || n > 65535 {
+		errs = append(errs, fmt.Errorf("PORT %q is not a port number", c.Port))
+	}
+	if c.Project == "" {
+		errs = append(errs, errors.New("GOOGLE_CLOUD_PROJECT is required"))
+	}
+	if c.TasksLocation == "" {
+		errs = append(errs, errors.New("CLOUD_TASKS_LOCATION is required (the region of the queues, e.g. us-central1)"))
+	}
+	if c.OnAppEngine && (c.DatastoreEmulatorHost != "" || c.TasksEmulatorHost != "") {
+		errs = append(errs, errors.New("emulator hosts must not be set on App Engine"))
+	}
+	if c.BcryptCost != 0 && (c.BcryptCost < 4 || c.BcryptCost > 31) {
+		errs = append(errs, fmt.Errorf("BCRYPT_COST %d is not 4 to 31", c.BcryptCost))
+	}
+	if c.TokenTTL < 0 {
+		errs = append(errs, errors.New("TOKEN_TTL must be positive"))
+	}
+	if strings.ContainsAny(c.Namespace, "/ ") {
+		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
+	}
+	return errors.Join(errs...)
+}
+
+// App is the built service.
+type App struct {
+	Handler http.Handler
+	closers []func() error
+}
+
+// New builds the service from cfg.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &App{}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+
+	dsClient, err := store.Open(ctx, cfg.Project, cfg.DatastoreEmulatorHost)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, dsClient.Close)
+	tasksClient, err := queue.Dial(ctx, cfg.TasksEmulatorHost)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, tasksClient.Close)
+
+	a.Handler, err = build(cfg, log, dsClient, tasksClient)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient *cloudtasks.Client) (http.Handler, error) {
+	db, err := store.New(dsClient, cfg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	gen := ids.New()
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: cfg.BcryptCost, TokenTTL: cfg.TokenTTL})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := queue.NewCloudTasks(tasksClient, queue.Config{Project: cfg.Project, Location: cfg.TasksLocation, Service: cfg.Service}); err != nil {
+		return nil, err
+	}
+	srv, err := api.New(api.Deps{Accounts: acc, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return srv.Routes(), nil
+}
+
+// Close releases the clients.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+// Serve serves h on l until ctx is done, then shuts down gracefully,
+// letting requests under way finish for up to 10 seconds.
+func Serve(ctx context.Context, l net.Listener, h http.Handler, log *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+// Package dsemu starts and stops the official Cloud Datastore emulator, which
+// ships with the Google Cloud CLI, in Firestore-in-Datastore mode with
+// --require_indexes, so that every query not covered by index.yaml fails as it
+// would in production.
+//
+// The emulator's launcher script runs java as a child of its own, so the
+// emulator is started in a process group of its own and Stop signals the whole
+// group: no java process outlives it.
+package dsemu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Options configure Start.
+type Options struct {
+	// IndexFile is the index.yaml the emulator enforces. Required.
+	IndexFile string
+	// DataDir keeps the emulator's project and, unless InMemory, its data.
+	// Empty means a temporary folder removed by Stop.
+	DataDir string
+	// InMemory keeps no data on disk.
+	InMemory bool
+	// Port to listen on; 0 picks a free one.
+	Port int
+	// Log receives the emulator's output; nil discards it.
+	Log io.Writer
+}
+
+// Emulator is a running Datastore emulator.
+type Emulator struct {
+	// Host is host:port, the value for DATASTORE_EMULATOR_HOST.
+	Host    string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	waitErr error
+	tmpDir  string
+}
+
+// ErrMissingTool is returned when gcloud, the emulator component or java
+// is not installed; its text says what to install.
+var ErrMissingTool = errors.New("missing tool")
+
+// Command returns the path of the cloud_datastore_emulator launcher, or an
+// error wrapping ErrMissingTool that says what to install.
+func Command(ctx context.Context) (string, error) {
+	if _, err := exec.LookPath("java"); err != nil {
+		return "", fmt.Errorf("%w: java not found: install a Java runtime 11 or newer (Debian: apt-get install openjdk-17-jre-headless)", ErrMissingTool)
+	}
+	gcloud, err := exec.LookPath("gcloud")
+	if err != nil {
+		return "", fmt.Errorf("%w: gcloud not found: install the Google Cloud CLI with its Datastore emulator (Debian: apt-get install google-cloud-cli google-cloud-cli-datastore-emulator)", ErrMissingTool)
+	}
+	out, err := exec.CommandContext(ctx, gcloud, "info", "--format=value(installation.sdk_root)").Output()
+	if err != nil {
+		return "", fmt.Errorf("dsemu: gcloud info: %w", err)
+	}
+	bin := filepath.Join(strings.TrimSpace(string(out)), "platform", "cloud-datastore-emulator", "cloud_datastore_emulator")
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%w: the Datastore emulator is not installed at %s: install it (gcloud components install cloud-datastore-emulator, or Debian: apt-get install google-cloud-cli-datastore-emulator)", ErrMissingTool, bin)
+	}
+	return bin, nil
+}
+
+// Start starts an emulator and waits until its health check answers.
+func Start(ctx context.Context, opts Options) (*Emulator, error) {
+	if opts.IndexFile == "" {
+		return nil, errors.New("dsemu: IndexFile is required")
+	}
+	index, err := filepath.Abs(opts.IndexFile)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(index); err != nil {
+		return nil, fmt.Errorf("dsemu: index file: %w", err)
+	}
+	bin, err := Command(ctx)
+	if err != nil {
+		return nil, err
+	}
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+
+	e := &Emulator{done: make(chan struct{})}
+	dir := opts.DataDir
+	if dir == "" {
+		if e.tmpDir, err = os.MkdirTemp("", "dsemu-"); err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(e.tmpDir, "project")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "WEB-INF")); errors.Is(err, os.ErrNotExist) {
+		create := exec.CommandContext(ctx, bin, "create", dir)
+		if out, err := create.CombinedOutput(); err != nil {
+			e.removeTmp()
+			return nil, fmt.Errorf("dsemu: create %s: %v: %s", dir, err, out)
+		}
+	}
+
+	port := opts.Port
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			e.removeTmp()
+			return nil, err
+		}
+	}
+	e.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	args := []string{"start",
+		"--host=127.0.0.1", "--port=" + strconv.Itoa(port),
+		"--store_on_disk=" + strconv.FormatBool(!opts.InMemory),
+		"--firestore_in_datastore_mode",
+		// Firestore in Datastore mode is strongly consistent; the emulator's
+		// default (0.9) mimics the legacy eventually consistent Datastore.
+		"--consistency=1.0",
+		"--require_indexes",
+		"--index_file=" + index,
+		dir,
+	}
+	e.cmd = exec.Command(bin, args...)
+	e.cmd.Stdout, e.cmd.Stderr = logw, logw
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := e.cmd.Start(); err != nil {
+		e.removeTmp()
+		return nil, fmt.Errorf("dsemu: start: %w", err)
+	}
+	go func() {
+		e.waitErr = e.cmd.Wait()
+		close(e.done)
+	}()
+	if err := e.waitHealthy(ctx, 60*time.Second); err != nil {
+		e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Emulator) waitHealthy(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.Host+"/", nil)
+		if resp, err := client.Do(req); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "Ok" {
+				return nil
+			}
+		}
+		select {
+		case <-e.done:
+			return fmt.Errorf("dsemu: emulator exited before it was ready: %v", e.waitErr)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("dsemu: emulator on %s not ready after %v", e.Host, limit)
+		}
+	}
+}
+
+// Stop stops the emulator and every process it started, and removes its
+// temporary folder if it made one. It is safe to call more than once.
+func (e *Emulator) Stop() error {
+	if e.cmd != nil && e.cmd.Process != nil {
+		pgid := e.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-e.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-e.done
+		}
+		// The launcher may be gone while java lingers: make sure of the group.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	e.removeTmp()
+	return nil
+}
+
+// Done is closed when the emulator process exits.
+func (e *Emulator) Done() <-chan struct{} { return e.done }
+
+func (e *Emulator) removeTmp() {
+	if e.tmpDir != "" {
+		os.RemoveAll(e.tmpDir)
+		e.tmpDir = ""
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("dsemu: pick a port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
