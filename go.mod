@@ -1,6 +1,6 @@
 module socialstream
 
-go 1.26.8
+go 1.26.0
 
 require (
 	cloud.google.com/go/cloudtasks v1.19.0

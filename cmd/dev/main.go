@@ -38,14 +38,14 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := realMain(ctx, os.Args[1:]); err != nil {
+	if err := realMain(ctx, os.Args[1:], os.Stdout); err != nil {
 		// A missing gcloud or java is one line saying what to install.
 		fmt.Fprintln(os.Stderr, "dev:", err)
 		os.Exit(1)
 	}
 }
 
-func realMain(ctx context.Context, args []string) error {
+func realMain(ctx context.Context, args []string, out io.Writer) error {
 	defaultPort := os.Getenv("PORT")
 	if defaultPort == "" {
 		defaultPort = "8080"
@@ -93,7 +93,7 @@ func realMain(ctx context.Context, args []string) error {
 	if *inMemory {
 		where = "in memory"
 	}
-	fmt.Printf("datastore emulator  %s  (data: %s)\n", emu.Host, where)
+	fmt.Fprintf(out, "datastore emulator  %s  (data: %s)\n", emu.Host, where)
 
 	// Cloud Tasks emulator, dispatching to the API.
 	queueYAML, err := os.ReadFile("queue.yaml")
@@ -121,7 +121,7 @@ func realMain(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("tasks emulator port: %w", err)
 	}
-	fmt.Printf("tasks emulator      %s  (queues from queue.yaml)\n", tasksListener.Addr())
+	fmt.Fprintf(out, "tasks emulator      %s  (queues from queue.yaml)\n", tasksListener.Addr())
 
 	cfg := app.Config{
 		Port: strconv.Itoa(apiPort), Project: project, TasksLocation: location,
@@ -133,7 +133,7 @@ func realMain(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	fmt.Printf("API                 http://localhost:%d\n", apiPort)
+	fmt.Fprintf(out, "API                 http://localhost:%d\n", apiPort)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return tasks.Serve(gctx, tasksListener) })
@@ -147,6 +147,6 @@ func realMain(ctx context.Context, args []string) error {
 		}
 	})
 	err = g.Wait()
-	fmt.Println("stopping")
+	fmt.Fprintln(out, "stopping")
 	return err
 }

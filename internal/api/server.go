@@ -49,7 +49,9 @@ func (s *Server) Routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.trace, s.recover, s.limitBody)
+	// The task guard runs on every request, not just matched routes, so an
+	// unknown /_tasks path is a 403 too.
+	r.Use(s.trace, s.recover, s.tasksOnly, s.limitBody)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, errNoMethod) })
 
@@ -64,9 +66,6 @@ func (s *Server) Routes() *gin.Engine {
 	social.GET("/rest/people/:userId/:selector", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
 	social.POST("/rpc", s.serveRPC)
 
-	// App Engine strips X-AppEngine-* headers from outside requests, so
-	// their presence proves the request came from Cloud Tasks.
-	r.Group("/_tasks", s.tasksOnly)
 	return r
 }
 
@@ -103,8 +102,12 @@ func (s *Server) limitBody(c *gin.Context) {
 	c.Next()
 }
 
+// tasksOnly refuses /_tasks requests that did not come from Cloud Tasks. App
+// Engine strips X-AppEngine-* headers from outside requests, so their
+// presence proves where a request came from.
 func (s *Server) tasksOnly(c *gin.Context) {
-	if c.GetHeader("X-AppEngine-QueueName") == "" {
+	p := c.Request.URL.Path
+	if (p == "/_tasks" || strings.HasPrefix(p, "/_tasks/")) && c.GetHeader("X-AppEngine-QueueName") == "" {
 		s.fail(c, errNotFromQueue)
 		return
 	}

@@ -1,0 +1,125 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/api"
+	"socialstream/internal/ids"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// env is one test's API over real HTTP, in its own namespace.
+type env struct {
+	t   *testing.T
+	url string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Deps{Accounts: acc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Routes())
+	t.Cleanup(ts.Close)
+	return &env{t: t, url: ts.URL}
+}
+
+// resp is a decoded answer.
+type resp struct {
+	status int
+	body   map[string]any
+	raw    []byte
+}
+
+func (r resp) errMessage() string {
+	e, _ := r.body["error"].(map[string]any)
+	m, _ := e["message"].(string)
+	return m
+}
+
+// do sends body (a string is sent as is, anything else as JSON).
+func (e *env) do(method, path, token string, body any, headers ...string) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := resp{status: res.StatusCode, raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &r.body); err != nil {
+			e.t.Fatalf("%s %s: answer is not JSON: %q", method, path, raw)
+		}
+	}
+	return r
+}
+
+// wantError checks an answer is the contract's error envelope with status.
+func (e *env) wantError(r resp, status int) {
+	e.t.Helper()
+	if r.status != status {
+		e.t.Errorf("status %d, want %d; body %s", r.status, status, r.raw)
+		return
+	}
+	env, ok := r.body["error"].(map[string]any)
+	if !ok || env["code"] != float64(status) || env["message"] == "" {
+		e.t.Errorf("not an error envelope for %d: %s", status, r.raw)
+	}
+}
+
+type user struct {
+	id, token, name string
+}
+
+func (e *env) register(name string) user {
+	e.t.Helper()
+	r := e.do("POST", "/auth/register", "", map[string]string{"username": name, "password": "password-" + name})
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("register %s: %d %s", name, r.status, r.raw)
+	}
+	entry := r.body["entry"].(map[string]any)
+	return user{id: entry["id"].(string), token: r.body["token"].(string), name: name}
+}

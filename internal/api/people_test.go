@@ -1,0 +1,63 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestPeopleGetSelf(t *testing.T) {
+	e := newEnv(t)
+	alice := e.register("alice")
+	bob := e.register("Bob_B")
+	tests := []struct {
+		name, path, token string
+		status            int
+		wantID            string
+	}{
+		{"me", "/social/rest/people/@me/@self", alice.token, 200, alice.id},
+		{"viewer", "/social/rest/people/@viewer/@self", bob.token, 200, bob.id},
+		{"by id", "/social/rest/people/" + bob.id + "/@self", alice.token, 200, bob.id},
+		{"by username, any case", "/social/rest/people/@username:bob_b/@self", alice.token, 200, bob.id},
+		{"unknown username", "/social/rest/people/@username:nobody/@self", alice.token, 404, ""},
+		{"invalid username", "/social/rest/people/@username:x/@self", alice.token, 404, ""},
+		{"unknown id", "/social/rest/people/12345/@self", alice.token, 404, ""},
+		{"not an id", "/social/rest/people/abc/@self", alice.token, 400, ""},
+		{"unknown selector", "/social/rest/people/@me/@nonsense", alice.token, 404, ""},
+		{"no token", "/social/rest/people/@me/@self", "", 401, ""},
+		{"bad token", "/social/rest/people/@me/@self", "not-a-token", 401, ""},
+		{"well-formed unknown token", "/social/rest/people/@me/@self", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", 401, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.t = t
+			r := e.do("GET", tt.path, tt.token, nil)
+			if tt.status != 200 {
+				e.wantError(r, tt.status)
+				return
+			}
+			if r.status != 200 {
+				t.Fatalf("status %d: %s", r.status, r.raw)
+			}
+			if got := r.body["entry"].(map[string]any)["id"]; got != tt.wantID {
+				t.Errorf("id %v, want %s", got, tt.wantID)
+			}
+		})
+	}
+}
+
+func TestPlumbing(t *testing.T) {
+	e := newEnv(t)
+	if r := e.do("GET", "/healthz", "", nil); r.status != 200 {
+		t.Errorf("healthz: %d", r.status)
+	}
+	e.wantError(e.do("GET", "/no/such/thing", "", nil), 404)
+	e.wantError(e.do("DELETE", "/auth/register", "", nil), http.StatusMethodNotAllowed)
+	for _, p := range []string{"/_tasks/rebuild", "/_tasks/anything/else", "/_tasks/"} {
+		e.wantError(e.do("POST", p, "", `{}`), 403)
+		e.wantError(e.do("POST", p, "", `{}`, "X-AppEngine-TaskName", "t1"), 403)
+	}
+	// With the queue header the guard lets the request through to routing.
+	if r := e.do("POST", "/_tasks/no-such-job", "", `{}`, "X-AppEngine-QueueName", "rebuild"); r.status == 403 {
+		t.Errorf("request with X-AppEngine-QueueName refused: %s", r.raw)
+	}
+}
