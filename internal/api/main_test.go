@@ -13,8 +13,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
-	"socialstream/internal/api"
+	"socialstream/internal/app"
 	"socialstream/internal/ids"
+	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
 
@@ -24,6 +25,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 type env struct {
 	t   *testing.T
 	url string
+	db  *store.DB
 }
 
 func newEnv(t *testing.T) *env {
@@ -33,13 +35,15 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(api.Deps{Accounts: acc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	tasks := testenv.StartTasks(t)
+	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Routes())
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	return &env{t: t, url: ts.URL}
+	tasks.Server.SetTarget(ts.URL)
+	return &env{t: t, url: ts.URL, db: db}
 }
 
 // resp is a decoded answer.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -35,6 +36,19 @@ func rest[P any](s *Server, status int, op operation[P], build func(*gin.Context
 			c.Status(http.StatusNoContent)
 			return
 		}
+		if ce, ok := body.(createdEntry); ok && !ce.created {
+			c.JSON(http.StatusOK, body)
+			return
+		}
 		c.JSON(status, body)
 	}
 }
+
+// createdEntry is an entry that may be new (201) or found again (200), as
+// a post repeating an externalId is.
+type createdEntry struct {
+	entry
+	created bool
+}
+
+func (c createdEntry) MarshalJSON() ([]byte, error) { return json.Marshal(c.entry) }

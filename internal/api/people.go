@@ -2,11 +2,25 @@ package api
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
+	"socialstream/internal/graph"
+	"socialstream/internal/ids"
+	"socialstream/internal/store"
 )
+
+// collection is the contract's list body.
+type collection struct {
+	List         any    `json:"list"`
+	StartIndex   int    `json:"startIndex"`
+	ItemsPerPage int    `json:"itemsPerPage"`
+	TotalResults int64  `json:"totalResults"`
+	NextCursor   string `json:"nextCursor,omitempty"`
+}
 
 // peopleParams are the parameters of people.get, as OpenSocial names them.
 type peopleParams struct {
@@ -29,19 +43,179 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 	if p.GroupID == "" {
 		p.GroupID = "@self"
 	}
-	id, err := s.accounts.Resolve(ctx, caller, p.UserID)
-	if err != nil {
-		return nil, err
-	}
-	switch p.GroupID {
-	case "@self":
+	if p.GroupID == "@self" {
+		id, err := s.accounts.Resolve(ctx, caller, p.UserID)
+		if err != nil {
+			return nil, err
+		}
 		person, err := s.accounts.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		return entry{person}, nil
-	default:
-		return nil, derrors.New(derrors.NotFound, "unknown people selector "+p.GroupID)
 	}
+	page, err := p.page()
+	if err != nil {
+		return nil, err
+	}
+	if p.GroupID != "@friends" && p.GroupID != "@followers" {
+		if _, ok := ids.Parse(p.GroupID); !ok {
+			return nil, derrors.New(derrors.NotFound, "unknown people selector "+p.GroupID)
+		}
+		g, members, next, err := s.groups.Members(ctx, caller, p.GroupID, page)
+		if err != nil {
+			return nil, err
+		}
+		return s.people(ctx, members, page, next, g.MembersCount)
+	}
+	id, err := s.accounts.Resolve(ctx, caller, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	subject, err := s.accounts.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var list []string
+	var next string
+	total := subject.FollowingCount
+	if p.GroupID == "@friends" {
+		list, next, err = s.graph.Following(ctx, id, page)
+	} else {
+		list, next, err = s.graph.Followers(ctx, id, page)
+		total = subject.FollowersCount
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.people(ctx, list, page, next, total)
 }
 
+// people looks up ids in one batch and returns them as a collection, in
+// order; ids of deleted users are left out.
+func (s *Server) people(ctx context.Context, idList []string, page store.PageRequest, next string, total int64) (any, error) {
+	found, err := s.accounts.GetMulti(ctx, idList)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]accounts.Person, 0, len(idList))
+	for _, id := range idList {
+		if p, ok := found[id]; ok {
+			list = append(list, p)
+		}
+	}
+	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: total, NextCursor: next}, nil
+}
+
+// followParams are the parameters of a follow (people.create) and an
+// unfollow (people.delete).
+type followParams struct {
+	UserID      string `json:"userId"`
+	GroupID     string `json:"groupId"`
+	ID          string `json:"id"`
+	CopyLimit   *int   `json:"copyLimit"`
+	KeepHistory bool   `json:"keepHistory"`
+}
+
+// MaxCopyLimit bounds copyLimit.
+const MaxCopyLimit = 1000
+
+func followFromRequest(c *gin.Context) (followParams, error) {
+	p := followParams{UserID: c.Param("userId"), GroupID: c.Param("selector")}
+	if err := decodeJSON(c.Request.Body, &p); err != nil {
+		return p, err
+	}
+	p.UserID, p.GroupID = c.Param("userId"), c.Param("selector") // the path wins over the body
+	if v, ok := c.GetQuery("copyLimit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return p, derrors.New(derrors.InvalidArgument, "copyLimit must be an integer")
+		}
+		p.CopyLimit = &n
+	}
+	return p, nil
+}
+
+func unfollowFromRequest(c *gin.Context) (followParams, error) {
+	p := followParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), ID: c.Param("target")}
+	if v, ok := c.GetQuery("keepHistory"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return p, derrors.New(derrors.InvalidArgument, "keepHistory must be true or false")
+		}
+		p.KeepHistory = b
+	}
+	return p, nil
+}
+
+var errFollowPath = derrors.New(derrors.NotFound, "follows are made at /people/@me/@friends")
+
+func (s *Server) checkFollowPath(ctx context.Context, caller string, p followParams) error {
+	if p.UserID == "" {
+		p.UserID = "@me"
+	}
+	if p.GroupID == "" {
+		p.GroupID = "@friends"
+	}
+	if p.GroupID != "@friends" {
+		return errFollowPath
+	}
+	id, err := s.accounts.Resolve(ctx, caller, p.UserID)
+	if err != nil {
+		return err
+	}
+	if id != caller {
+		return derrors.New(derrors.PermissionDenied, "you can only change whom you follow")
+	}
+	return nil
+}
+
+func (s *Server) follow(ctx context.Context, caller string, p followParams) (any, error) {
+	if err := s.checkFollowPath(ctx, caller, p); err != nil {
+		return nil, err
+	}
+	if p.CopyLimit != nil && (*p.CopyLimit < 0 || *p.CopyLimit > MaxCopyLimit) {
+		return nil, derrors.New(derrors.InvalidArgument, "copyLimit must be 0 to 1000")
+	}
+	if p.ID == "" {
+		return nil, derrors.New(derrors.InvalidArgument, `give the id of the person to follow as {"id": ...}`)
+	}
+	target, err := s.accounts.Resolve(ctx, caller, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if target == caller {
+		return nil, graph.ErrSelfFollow
+	}
+	if _, err := s.graph.Follow(ctx, caller, target); err != nil {
+		return nil, err
+	}
+	person, err := s.accounts.Get(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return entry{person}, nil
+}
+
+func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (any, error) {
+	if err := s.checkFollowPath(ctx, caller, p); err != nil {
+		return nil, err
+	}
+	target, err := s.accounts.Resolve(ctx, caller, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.graph.Unfollow(ctx, caller, target); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// page checks the paging parameters.
+func (p paging) page() (store.PageRequest, error) {
+	count, start, err := p.limits()
+	if err != nil {
+		return store.PageRequest{}, err
+	}
+	return store.PageRequest{Count: count, Offset: start, Cursor: p.Cursor}, nil
+}

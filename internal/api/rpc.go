@@ -34,7 +34,14 @@ func method[P any](op operation[P]) rpcFunc {
 
 func (s *Server) rpcMethods() map[string]rpcFunc {
 	return map[string]rpcFunc{
-		"people.get": method(s.peopleGet),
+		"people.get":        method(s.peopleGet),
+		"people.create":     method(s.follow),
+		"people.delete":     method(s.unfollow),
+		"groups.get":        method(s.groupsGet),
+		"groups.create":     method(s.groupsCreate),
+		"activities.get":    method(s.activitiesGet),
+		"activities.create": method(s.activitiesCreate),
+		"activities.delete": method(s.activitiesDelete),
 	}
 }
 

@@ -14,6 +14,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
+	"socialstream/internal/graph"
+	"socialstream/internal/groups"
 	"socialstream/internal/logging"
 )
 
@@ -22,23 +25,29 @@ const MaxBody = 1 << 20
 
 // Deps are what the Server needs.
 type Deps struct {
-	Accounts *accounts.Service
-	Logger   *slog.Logger
+	Accounts   *accounts.Service
+	Graph      *graph.Service
+	Groups     *groups.Service
+	Activities *activities.Service
+	Logger     *slog.Logger
 }
 
 // Server serves the API.
 type Server struct {
-	accounts *accounts.Service
-	log      *slog.Logger
-	rpc      map[string]rpcFunc
+	accounts   *accounts.Service
+	graph      *graph.Service
+	groups     *groups.Service
+	activities *activities.Service
+	log        *slog.Logger
+	rpc        map[string]rpcFunc
 }
 
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
-	if d.Accounts == nil || d.Logger == nil {
+	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
-	s := &Server{accounts: d.Accounts, log: d.Logger}
+	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, log: d.Logger}
 	s.rpc = s.rpcMethods()
 	return s, nil
 }
@@ -63,8 +72,30 @@ func (s *Server) Routes() *gin.Engine {
 	auth.POST("/logout", s.authn, s.logout)
 
 	social := r.Group("/social", s.authn)
-	social.GET("/rest/people/:userId/:selector", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
 	social.POST("/rpc", s.serveRPC)
+
+	people := social.Group("/rest/people")
+	people.GET("/:userId/:selector", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
+	people.POST("/:userId/:selector", rest(s, http.StatusCreated, s.follow, followFromRequest))
+	people.DELETE("/:userId/:selector/:target", rest(s, http.StatusNoContent, s.unfollow, unfollowFromRequest))
+
+	grp := social.Group("/rest/groups")
+	grp.GET("/:userId", rest(s, http.StatusOK, s.groupsGet, groupsOfUserFromRequest))
+	grp.POST("/:userId", rest(s, http.StatusCreated, s.groupsCreate, groupCreateFromRequest))
+	grp.GET("/@all/:groupId", rest(s, http.StatusOK, s.groupsGet, groupFromRequest))
+	grp.POST("/@all/:groupId/members", s.join)
+	grp.DELETE("/@all/:groupId/members/:userId", s.leave)
+
+	act := social.Group("/rest/activities")
+	act.GET("/:userId/:selector", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))
+	act.GET("/:userId/:selector/:appId", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))
+	act.GET("/:userId/:selector/:appId/:ids", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))
+	act.POST("/:userId/:selector", rest(s, http.StatusCreated, s.activitiesCreate, activitiesCreateFromRequest))
+	act.POST("/:userId/:selector/:appId", rest(s, http.StatusCreated, s.activitiesCreate, activitiesCreateFromRequest))
+	act.DELETE("/:userId/:selector/:appId/:ids", rest(s, http.StatusNoContent, s.activitiesDelete, activitiesDeleteFromRequest))
+
+	tasks := r.Group("/_tasks")
+	tasks.POST("/fanout", s.taskFanout)
 
 	return r
 }

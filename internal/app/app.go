@@ -18,7 +18,10 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
 	"socialstream/internal/api"
+	"socialstream/internal/graph"
+	"socialstream/internal/groups"
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -156,10 +159,28 @@ func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient
 	if err != nil {
 		return nil, err
 	}
-	if _, err := queue.NewCloudTasks(tasksClient, queue.Config{Project: cfg.Project, Location: cfg.TasksLocation, Service: cfg.Service}); err != nil {
+	q, err := queue.NewCloudTasks(tasksClient, queue.Config{Project: cfg.Project, Location: cfg.TasksLocation, Service: cfg.Service})
+	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(api.Deps{Accounts: acc, Logger: log})
+	return Handler(db, gen, acc, q, log)
+}
+
+// Handler builds the services over db and q and returns the HTTP handler.
+func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger) (http.Handler, error) {
+	g, err := graph.New(db)
+	if err != nil {
+		return nil, err
+	}
+	grp, err := groups.New(db, gen)
+	if err != nil {
+		return nil, err
+	}
+	act, err := activities.New(db, gen, acc, q, activities.Config{FanoutQueue: "fanout"})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := api.New(api.Deps{Accounts: acc, Graph: g, Groups: grp, Activities: act, Logger: log})
 	if err != nil {
 		return nil, err
 	}

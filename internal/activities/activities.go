@@ -1,0 +1,257 @@
+// Package activities owns activities, their audience copies and the feeds
+// read from them: the query-on-read model of the design.
+//
+// An Activity stores copies of its author's graph at posting time, so that
+// every feed is one equality query plus one batch lookup:
+//   - Activity/{id}: the activity, with userId, appId, groupIds and
+//     mentionIds indexed for the @self, {groupId}, @mentions and @all feeds;
+//     seq (the id as an integer) orders every feed newest first.
+//   - Activity/{id}/Audience/{n}: relation index entities holding the ids
+//     that see the activity at home: the author and the author's followers,
+//     AudienceChunkSize ids at most each. Audience chunk n copies the
+//     author's follower chunk n (package graph), and chunk 0 adds the
+//     author. The home feed is a keys-only query on followerIds; the
+//     Activity entities stay small.
+//   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
+//     activity first posted with it.
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// Kinds of the entities this package owns.
+const (
+	KindActivity   = "Activity"
+	KindAudience   = "Audience"
+	KindExternalID = "ExternalID"
+)
+
+// MaxIndexEntries is Firestore in Datastore mode's limit of index entries
+// for one entity. The emulator does not enforce it, so this package does.
+const MaxIndexEntries = 20000
+
+// AudienceChunkSize is the most ids one Audience entity holds.
+//
+// An Audience entity with n ids has these index entries:
+//   - 2n in the built-in indexes of followerIds (ascending and descending),
+//   - 2 in the built-in indexes of seq,
+//   - n in the composite index (followerIds, seq desc) of the home feed,
+//
+// 3n + 2 in all. n = 5,000 gives 15,002, under the 20,000 limit with 4,998
+// to spare; n = 6,666 would be the most that fits. Entity size stays small
+// too: 5,000 ids of 19 digits are about 100 KB of the 1 MiB limit.
+const AudienceChunkSize = 5000
+
+// AudienceIndexEntries is the number of index entries of an Audience entity
+// with n ids.
+func AudienceIndexEntries(n int) int { return 3*n + 2 }
+
+// Limits of the contract.
+const (
+	MaxTitle      = 500
+	MaxBody       = 10000
+	MaxURL        = 2000
+	MaxExternalID = 200
+	MaxIDs        = 100 // ids in one get by ids
+)
+
+var (
+	ErrNoSuchActivity = derrors.New(derrors.NotFound, "no such activity")
+	ErrNotAuthor      = derrors.New(derrors.PermissionDenied, "only the author may do that")
+)
+
+// Activity is the stored activity.
+type Activity struct {
+	Seq        int64    `datastore:"seq"`
+	UserID     string   `datastore:"userId"`
+	AppID      string   `datastore:"appId"`
+	Title      string   `datastore:"title,noindex"`
+	Body       string   `datastore:"body,noindex"`
+	URL        string   `datastore:"url,noindex"`
+	PostedTime int64    `datastore:"postedTime,noindex"` // ms since the epoch
+	ExternalID string   `datastore:"externalId,noindex"`
+	MentionIDs []string `datastore:"mentionIds"`
+	GroupIDs   []string `datastore:"groupIds"`
+	// Chunks is the number of follower chunks the author had at posting
+	// time: audience chunks 0..Chunks-1 are written by the post and its
+	// fan-out jobs.
+	Chunks        int   `datastore:"chunks,noindex"`
+	LikesCount    int64 `datastore:"likesCount,noindex"`
+	CommentsCount int64 `datastore:"commentsCount,noindex"`
+}
+
+// Audience is one chunk of an activity's home-feed audience.
+type Audience struct {
+	FollowerIDs []string `datastore:"followerIds"`
+	Seq         int64    `datastore:"seq"`
+}
+
+type externalID struct {
+	ActivityID string `datastore:"activityId,noindex"`
+}
+
+// View is an activity as the API shows it.
+type View struct {
+	ID            string           `json:"id"`
+	UserID        string           `json:"userId"`
+	AppID         string           `json:"appId,omitempty"`
+	Title         string           `json:"title"`
+	Body          string           `json:"body,omitempty"`
+	URL           string           `json:"url,omitempty"`
+	PostedTime    int64            `json:"postedTime"`
+	ExternalID    string           `json:"externalId,omitempty"`
+	Mentions      []string         `json:"mentions"`
+	Author        *accounts.Person `json:"author,omitempty"`
+	LikesCount    int64            `json:"likesCount"`
+	CommentsCount int64            `json:"commentsCount"`
+	LikedByViewer bool             `json:"likedByViewer"`
+}
+
+func toView(id string, a *Activity, author *accounts.Person) View {
+	m := a.MentionIDs
+	if m == nil {
+		m = []string{}
+	}
+	return View{
+		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL,
+		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Author: author,
+		LikesCount: a.LikesCount, CommentsCount: a.CommentsCount,
+	}
+}
+
+// Config tunes a Service.
+type Config struct {
+	// FanoutQueue is the queue of fan-out jobs.
+	FanoutQueue string
+}
+
+// Service manages activities and feeds.
+type Service struct {
+	db       *store.DB
+	ids      *ids.Generator
+	accounts *accounts.Service
+	queue    queue.Queue
+	cfg      Config
+	now      func() time.Time
+}
+
+// New returns a Service.
+func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, cfg Config) (*Service, error) {
+	if db == nil || gen == nil || acc == nil || q == nil {
+		return nil, errors.New("activities.New: nil dependency")
+	}
+	if cfg.FanoutQueue == "" {
+		cfg.FanoutQueue = "fanout"
+	}
+	return &Service{db: db, ids: gen, accounts: acc, queue: q, cfg: cfg, now: time.Now}, nil
+}
+
+// Key returns an activity's key.
+func Key(db *store.DB, id string) *datastore.Key { return db.NameKey(KindActivity, id, nil) }
+
+// AudienceKey returns the key of audience chunk n of an activity.
+func AudienceKey(db *store.DB, activity string, n int) *datastore.Key {
+	return db.NameKey(KindAudience, fmt.Sprint(n), Key(db, activity))
+}
+
+// checkAudience refuses an Audience entity that would break the index
+// entry limit.
+func checkAudience(a *Audience) error {
+	if n := len(a.FollowerIDs); n > AudienceChunkSize || AudienceIndexEntries(n) > MaxIndexEntries {
+		return fmt.Errorf("activities: audience chunk of %d ids exceeds %d", n, AudienceChunkSize)
+	}
+	return nil
+}
+
+// Get returns the activities with the given ids by user (and app, unless
+// appID is empty or @app), as the viewer sees them, in the order asked;
+// unknown ids are left out.
+func (s *Service) Get(ctx context.Context, viewer, user, appID string, idList []string) ([]View, error) {
+	if len(idList) > MaxIDs {
+		return nil, derrors.New(derrors.InvalidArgument, fmt.Sprintf("at most %d ids at once", MaxIDs))
+	}
+	var keys []*datastore.Key
+	seen := map[string]bool{}
+	for _, id := range idList {
+		if _, ok := ids.Parse(id); !ok {
+			return nil, derrors.New(derrors.InvalidArgument, fmt.Sprintf("%q is not an activity id", id))
+		}
+		if !seen[id] {
+			seen[id] = true
+			keys = append(keys, Key(s.db, id))
+		}
+	}
+	acts := make([]Activity, len(keys))
+	err := s.db.Client.GetMulti(ctx, keys, acts)
+	missing, ok := store.IsMissing(err, len(keys))
+	if !ok {
+		return nil, fmt.Errorf("activities.Get: %w", store.Convert(err))
+	}
+	var found []*datastore.Key
+	var list []*Activity
+	for i := range acts {
+		if missing[i] || acts[i].UserID != user || (appID != "" && appID != "@app" && acts[i].AppID != appID) {
+			continue
+		}
+		found = append(found, keys[i])
+		list = append(list, &acts[i])
+	}
+	return s.views(ctx, viewer, found, list, nil)
+}
+
+// Delete deletes an activity of author's, with its audience and dedupe
+// entities, so it leaves every feed at once.
+func (s *Service) Delete(ctx context.Context, author, id string) error {
+	if _, ok := ids.Parse(id); !ok {
+		return ErrNoSuchActivity
+	}
+	key := Key(s.db, id)
+	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		var a Activity
+		if err := tx.Get(key, &a); errors.Is(err, datastore.ErrNoSuchEntity) {
+			return ErrNoSuchActivity
+		} else if err != nil {
+			return err
+		}
+		if a.UserID != author {
+			return ErrNotAuthor
+		}
+		keys := []*datastore.Key{key}
+		if a.ExternalID != "" {
+			keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
+		}
+		for n := 0; n < a.Chunks && n < 400; n++ {
+			keys = append(keys, AudienceKey(s.db, id, n))
+		}
+		return tx.DeleteMulti(keys)
+	})
+	if err != nil {
+		return fmt.Errorf("activities.Delete(%s): %w", id, err)
+	}
+	// Chunks added after posting (by follow jobs) lie beyond a.Chunks; the
+	// jobs check the activity in a transaction, so none can appear now.
+	keys, err := s.db.Client.GetAll(ctx, s.db.Query(KindAudience).Ancestor(key).KeysOnly(), nil)
+	if err != nil {
+		return fmt.Errorf("activities.Delete(%s): audience: %w", id, store.Convert(err))
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		if err := s.db.Client.DeleteMulti(ctx, keys[:n]); err != nil {
+			return fmt.Errorf("activities.Delete(%s): audience: %w", id, store.Convert(err))
+		}
+		keys = keys[n:]
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/derrors"
+	"socialstream/internal/graph"
+	"socialstream/internal/groups"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// PostInput is what a client sends to post an activity.
+type PostInput struct {
+	AppID      string
+	Title      string
+	Body       string
+	URL        string
+	ExternalID string
+}
+
+var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+
+// ValidAppID reports whether id is a valid application id.
+func ValidAppID(id string) bool { return appIDRE.MatchString(id) }
+
+func (in *PostInput) validate() error {
+	in.Title = strings.TrimSpace(in.Title)
+	switch {
+	case in.Title == "":
+		return derrors.New(derrors.InvalidArgument, "title is required")
+	case !utf8.ValidString(in.Title) || !utf8.ValidString(in.Body):
+		return derrors.New(derrors.InvalidArgument, "title and body must be UTF-8")
+	case utf8.RuneCountInString(in.Title) > MaxTitle:
+		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("title must be at most %d characters", MaxTitle))
+	case utf8.RuneCountInString(in.Body) > MaxBody:
+		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("body must be at most %d characters", MaxBody))
+	case in.AppID != "" && !ValidAppID(in.AppID):
+		return derrors.New(derrors.InvalidArgument, "appId must be 1 to 100 of A-Z a-z 0-9 . _ -")
+	case len(in.ExternalID) > MaxExternalID || !utf8.ValidString(in.ExternalID):
+		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("externalId must be at most %d bytes of UTF-8", MaxExternalID))
+	}
+	if in.URL != "" {
+		u, err := url.Parse(in.URL)
+		if err != nil || len(in.URL) > MaxURL || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return derrors.New(derrors.InvalidArgument, fmt.Sprintf("url must be an absolute http or https URL of at most %d characters", MaxURL))
+		}
+	}
+	return nil
+}
+
+func externalIDKey(db *store.DB, user, ext string) *datastore.Key {
+	sum := sha256.Sum256([]byte(ext))
+	return db.NameKey(KindExternalID, user+":"+hex.EncodeToString(sum[:16]), nil)
+}
+
+// FanoutTask is the body of a fan-out job: write audience chunk Chunk of
+// the activity, or, with Chunk 0, plan the jobs of every other chunk.
+type FanoutTask struct {
+	ActivityID string `json:"activityId"`
+	Chunk      int    `json:"chunk"`
+}
+
+// FanoutPath is where fan-out jobs are sent.
+const FanoutPath = "/_tasks/fanout"
+
+var errIDTaken = errors.New("activities: id collision")
+
+// Post stores a new activity by author and returns it. If in.ExternalID was
+// used before by the same author, it returns that first activity and false.
+//
+// The Activity and its first audience chunk (the author and up to
+// graph.ChunkCap followers) are written in one commit, so they see it at
+// once. An author with more followers gets the other chunks from fan-out
+// jobs; the planning job is enqueued before the commit, so a post can never
+// commit without it (a job whose activity never appears gives up).
+func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, bool, error) {
+	if err := in.validate(); err != nil {
+		return View{}, false, err
+	}
+	names := ParseMentions(in.Title + "\n" + in.Body)
+	byName, err := s.accounts.LookupUsernames(ctx, names)
+	if err != nil {
+		return View{}, false, err
+	}
+	var mentions []string
+	for _, n := range names {
+		if id, ok := byName[n]; ok {
+			mentions = append(mentions, id)
+		}
+	}
+
+	chunks, err := s.chunkCount(ctx, author)
+	if err != nil {
+		return View{}, false, err
+	}
+	var (
+		a        *Activity
+		id       string
+		existing string
+	)
+	for attempt := 0; ; attempt++ {
+		seq := s.ids.Next()
+		id = strconv.FormatInt(seq, 10)
+		if chunks > 1 {
+			if err := s.enqueueFanout(ctx, id, 0); err != nil {
+				return View{}, false, err
+			}
+		}
+		existing = ""
+		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+			var (
+				ext    externalID
+				idx    graph.Index
+				chunk0 graph.Chunk
+				ug     groups.UserGroups
+				prior  Activity
+			)
+			keys := []*datastore.Key{Key(s.db, id), graph.IndexKey(s.db, author), graph.ChunkKey(s.db, author, 0), groups.UserGroupsKey(s.db, author)}
+			dst := []any{&prior, &idx, &chunk0, &ug}
+			if in.ExternalID != "" {
+				keys = append(keys, externalIDKey(s.db, author, in.ExternalID))
+				dst = append(dst, &ext)
+			}
+			err := tx.GetMulti(keys, dst)
+			missing, ok := store.IsMissing(err, len(keys))
+			if !ok {
+				return err
+			}
+			if !missing[0] {
+				return errIDTaken
+			}
+			if in.ExternalID != "" && !missing[4] {
+				existing = ext.ActivityID
+				return nil
+			}
+			a = &Activity{
+				Seq: seq, UserID: author, AppID: in.AppID, Title: in.Title, Body: in.Body, URL: in.URL,
+				PostedTime: s.now().UnixMilli(), ExternalID: in.ExternalID,
+				MentionIDs: mentions, GroupIDs: ug.GroupIDs, Chunks: max(1, len(idx.Sizes)),
+			}
+			aud := &Audience{FollowerIDs: append([]string{author}, chunk0.IDs...), Seq: seq}
+			if err := checkAudience(aud); err != nil {
+				return err
+			}
+			puts := []*datastore.Key{keys[0], AudienceKey(s.db, id, 0)}
+			vals := []any{a, aud}
+			if in.ExternalID != "" {
+				puts, vals = append(puts, keys[4]), append(vals, &externalID{ActivityID: id})
+			}
+			_, err = tx.PutMulti(puts, vals)
+			return err
+		})
+		if !errors.Is(err, errIDTaken) || attempt == 3 {
+			break
+		}
+	}
+	if err != nil {
+		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
+	}
+	if existing != "" {
+		vs, err := s.Get(ctx, author, author, "", []string{existing})
+		if err != nil {
+			return View{}, false, err
+		}
+		if len(vs) == 0 {
+			return View{}, false, fmt.Errorf("activities.Post(%s): externalId names missing activity %s", author, existing)
+		}
+		return vs[0], false, nil
+	}
+	if a.Chunks > 1 && chunks <= 1 {
+		// The author gained a chunk between the first read and the commit.
+		if err := s.enqueueFanout(ctx, id, 0); err != nil {
+			return View{}, false, err
+		}
+	}
+	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, nil)
+	if err != nil || len(vs) != 1 {
+		return View{}, false, fmt.Errorf("activities.Post(%s): view: %w", author, err)
+	}
+	return vs[0], true, nil
+}
+
+func (s *Service) chunkCount(ctx context.Context, user string) (int, error) {
+	var idx graph.Index
+	err := s.db.Client.Get(ctx, graph.IndexKey(s.db, user), &idx)
+	if err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
+		return 0, fmt.Errorf("activities: follower index of %s: %w", user, store.Convert(err))
+	}
+	return len(idx.Sizes), nil
+}
+
+func (s *Service) enqueueFanout(ctx context.Context, id string, chunk int) error {
+	body, _ := json.Marshal(FanoutTask{ActivityID: id, Chunk: chunk})
+	return s.queue.Enqueue(ctx, queue.Task{
+		Queue: s.cfg.FanoutQueue, Path: FanoutPath, Body: body,
+		Name: fmt.Sprintf("fanout-%s-%d", id, chunk),
+	})
+}

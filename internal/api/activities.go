@@ -1,0 +1,148 @@
+package api
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+)
+
+// activityParams are the parameters of activities.get, .create and .delete.
+type activityParams struct {
+	UserID      string          `json:"userId"`
+	GroupID     string          `json:"groupId"`
+	AppID       string          `json:"appId"`
+	ActivityIDs []string        `json:"activityIds"`
+	Activity    *activityFields `json:"activity"`
+	paging
+}
+
+// activityFields is an activity as a client posts it; other fields
+// (postedTime, id, ...) are set by the server and ignored.
+type activityFields struct {
+	Title      string `json:"title"`
+	Body       string `json:"body"`
+	URL        string `json:"url"`
+	ExternalID string `json:"externalId"`
+	AppID      string `json:"appId"`
+}
+
+func activitiesGetFromRequest(c *gin.Context) (activityParams, error) {
+	p := activityParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), AppID: c.Param("appId")}
+	if ids := c.Param("ids"); ids != "" {
+		p.ActivityIDs = strings.Split(ids, ",")
+	}
+	var err error
+	p.paging, err = pagingFromQuery(c)
+	return p, err
+}
+
+func activitiesCreateFromRequest(c *gin.Context) (activityParams, error) {
+	p := activityParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), AppID: c.Param("appId")}
+	var f activityFields
+	if err := decodeJSON(c.Request.Body, &f); err != nil {
+		return p, err
+	}
+	p.Activity = &f
+	return p, nil
+}
+
+func activitiesDeleteFromRequest(c *gin.Context) (activityParams, error) {
+	return activityParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), AppID: c.Param("appId"), ActivityIDs: []string{c.Param("ids")}}, nil
+}
+
+func (s *Server) activitiesGet(ctx context.Context, caller string, p activityParams) (any, error) {
+	if p.UserID == "" {
+		p.UserID = "@me"
+	}
+	if p.GroupID == "" {
+		p.GroupID = activities.Self
+	}
+	page, err := p.page()
+	if err != nil {
+		return nil, err
+	}
+	if len(p.ActivityIDs) > 0 {
+		if p.GroupID != activities.Self {
+			return nil, derrors.New(derrors.InvalidArgument, "activities are fetched by id under @self")
+		}
+		user, err := s.accounts.Resolve(ctx, caller, p.UserID)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.activities.Get(ctx, caller, user, p.AppID, p.ActivityIDs)
+		if err != nil {
+			return nil, err
+		}
+		return collection{List: list, ItemsPerPage: len(list), TotalResults: int64(len(list))}, nil
+	}
+	req := activities.FeedRequest{Viewer: caller, Selector: p.GroupID, AppID: p.AppID, Page: page}
+	switch p.GroupID {
+	case activities.Self, activities.Friends, activities.Mentions:
+		if req.UserID, err = s.accounts.Resolve(ctx, caller, p.UserID); err != nil {
+			return nil, err
+		}
+	}
+	list, next, err := s.activities.Feed(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	// Counting a feed would cost a query per read; totalResults counts what
+	// is known: the items up to this page, and one more if there is a next.
+	total := int64(page.Offset + len(list))
+	if next != "" {
+		total++
+	}
+	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: total, NextCursor: next}, nil
+}
+
+// checkOwnSelf checks that a write addresses the caller's own @self.
+func (s *Server) checkOwnSelf(ctx context.Context, caller string, p activityParams) error {
+	if p.UserID == "" {
+		p.UserID = "@me"
+	}
+	if p.GroupID != "" && p.GroupID != activities.Self {
+		return derrors.New(derrors.InvalidArgument, "activities are written under @self")
+	}
+	id, err := s.accounts.Resolve(ctx, caller, p.UserID)
+	if err != nil {
+		return err
+	}
+	if id != caller {
+		return derrors.New(derrors.PermissionDenied, "you can only write your own activities")
+	}
+	return nil
+}
+
+func (s *Server) activitiesCreate(ctx context.Context, caller string, p activityParams) (any, error) {
+	if err := s.checkOwnSelf(ctx, caller, p); err != nil {
+		return nil, err
+	}
+	if p.Activity == nil {
+		return nil, derrors.New(derrors.InvalidArgument, "activity is required")
+	}
+	app := p.AppID
+	if app == "" || app == "@app" {
+		app = p.Activity.AppID
+	}
+	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
+		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return createdEntry{entry: entry{v}, created: created}, nil
+}
+
+func (s *Server) activitiesDelete(ctx context.Context, caller string, p activityParams) (any, error) {
+	if err := s.checkOwnSelf(ctx, caller, p); err != nil {
+		return nil, err
+	}
+	if len(p.ActivityIDs) != 1 || p.ActivityIDs[0] == "" {
+		return nil, derrors.New(derrors.InvalidArgument, "give exactly one activity id")
+	}
+	return nil, s.activities.Delete(ctx, caller, p.ActivityIDs[0])
+}

@@ -1,0 +1,59 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+)
+
+// Task handlers answer 2xx when the job is done or can never succeed (a
+// malformed body: retrying would not help), and 5xx when Cloud Tasks should
+// retry it.
+
+func (s *Server) taskFanout(c *gin.Context) {
+	var t activities.FanoutTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	res, err := s.activities.Fanout(c.Request.Context(), t)
+	s.finishTask(c, err, "fanout",
+		"activityId", t.ActivityID, "chunk", t.Chunk,
+		"chunksEnqueued", res.Enqueued, "idsWritten", res.Written, "skipped", res.Skipped)
+}
+
+func (s *Server) readTask(c *gin.Context, dst any) bool {
+	data, err := io.ReadAll(c.Request.Body)
+	if err == nil {
+		err = json.Unmarshal(data, dst)
+	}
+	if err != nil {
+		s.log.ErrorContext(c.Request.Context(), "task dropped: malformed body", "path", c.Request.URL.Path,
+			"task", c.GetHeader("X-AppEngine-TaskName"), "err", err)
+		c.Status(http.StatusNoContent)
+		return false
+	}
+	return true
+}
+
+func (s *Server) finishTask(c *gin.Context, err error, job string, attrs ...any) {
+	ctx := c.Request.Context()
+	attrs = append(attrs, "job", job, "task", c.GetHeader("X-AppEngine-TaskName"),
+		"queue", c.GetHeader("X-AppEngine-QueueName"), "retryCount", c.GetHeader("X-AppEngine-TaskRetryCount"))
+	if err != nil {
+		level := "error"
+		if errors.Is(err, derrors.Unavailable) {
+			level = "retry"
+		}
+		s.log.WarnContext(ctx, "task failed; the queue retries it", append(attrs, "err", err, "kind", level)...)
+		c.JSON(http.StatusServiceUnavailable, errorBody{errorDetail{Code: http.StatusServiceUnavailable, Message: "retry"}})
+		return
+	}
+	s.log.InfoContext(ctx, "task done", attrs...)
+	c.Status(http.StatusNoContent)
+}

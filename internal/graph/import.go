@@ -1,0 +1,67 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"cloud.google.com/go/datastore"
+	"golang.org/x/sync/errgroup"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/store"
+)
+
+// ImportFollowers gives followee, a user with no followers yet, the given
+// followers in bulk: Follow entities, chunks, index and followersCount,
+// written in parallel batches rather than one transaction per follow. It is
+// for seeding a large graph (load tests, migrations); it does not update the
+// followers' followingCount and must not race with Follow or Unfollow of the
+// same followee.
+func (s *Service) ImportFollowers(ctx context.Context, followee string, followers []string) error {
+	var idx Index
+	if err := s.db.Client.Get(ctx, IndexKey(s.db, followee), &idx); err == nil && len(idx.Sizes) > 0 {
+		return fmt.Errorf("graph.ImportFollowers(%s): already has followers", followee)
+	} else if err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
+		return store.Convert(err)
+	}
+	now := s.now().UTC()
+	const batch = 500 // entities per commit
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for start := 0; start < len(followers); start += batch {
+		part := followers[start:min(start+batch, len(followers))]
+		first := start
+		g.Go(func() error {
+			keys := make([]*datastore.Key, len(part))
+			ents := make([]Follow, len(part))
+			for i, f := range part {
+				keys[i] = FollowKey(s.db, f, followee)
+				ents[i] = Follow{Follower: f, Followee: followee, Created: now, Chunk: (first + i) / ChunkCap}
+			}
+			_, err := s.db.Client.PutMulti(gctx, keys, ents)
+			return store.Convert(err)
+		})
+	}
+	for n := 0; n*ChunkCap < len(followers); n++ {
+		ids := followers[n*ChunkCap : min((n+1)*ChunkCap, len(followers))]
+		idx.Sizes = append(idx.Sizes, int64(len(ids)))
+		key := ChunkKey(s.db, followee, n)
+		g.Go(func() error {
+			_, err := s.db.Client.Put(gctx, key, &Chunk{IDs: ids})
+			return store.Convert(err)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("graph.ImportFollowers(%s): %w", followee, err)
+	}
+	return s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		var u accounts.User
+		if err := tx.Get(accounts.UserKey(s.db, followee), &u); err != nil {
+			return err
+		}
+		u.FollowersCount += int64(len(followers))
+		_, err := tx.PutMulti([]*datastore.Key{accounts.UserKey(s.db, followee), IndexKey(s.db, followee)}, []any{&u, &idx})
+		return err
+	})
+}
