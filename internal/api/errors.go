@@ -17,6 +17,7 @@ var (
 	errNoRoute      = derrors.New(derrors.NotFound, "no such endpoint")
 	errNoMethod     = derrors.New(derrors.InvalidArgument, "method not allowed here")
 	errTooLarge     = derrors.New(derrors.TooLarge, fmt.Sprintf("request body over %d bytes", MaxBody))
+	errBadQuery     = derrors.New(derrors.InvalidArgument, "malformed query string")
 	errNotFromQueue = derrors.New(derrors.PermissionDenied, "task endpoints accept only Cloud Tasks requests")
 )
 

@@ -127,3 +127,45 @@ func (e *env) register(name string) user {
 	entry := r.body["entry"].(map[string]any)
 	return user{id: entry["id"].(string), token: r.body["token"].(string), name: name}
 }
+
+func (e *env) entry(r resp) map[string]any {
+	e.t.Helper()
+	m, ok := r.body["entry"].(map[string]any)
+	if !ok {
+		e.t.Fatalf("no entry in %d %s", r.status, r.raw)
+	}
+	return m
+}
+
+// list returns the ids of a collection answer.
+func (e *env) list(r resp) []string {
+	e.t.Helper()
+	if r.status != 200 {
+		e.t.Fatalf("status %d: %s", r.status, r.raw)
+	}
+	items, ok := r.body["list"].([]any)
+	if !ok {
+		e.t.Fatalf("no list in %s", r.raw)
+	}
+	out := []string{}
+	for _, it := range items {
+		out = append(out, it.(map[string]any)["id"].(string))
+	}
+	return out
+}
+
+func (e *env) follow(u user, target string) {
+	e.t.Helper()
+	if r := e.do("POST", "/social/rest/people/@me/@friends", u.token, map[string]string{"id": target}); r.status != 201 {
+		e.t.Fatalf("%s follows %s: %d %s", u.name, target, r.status, r.raw)
+	}
+}
+
+func (e *env) post(u user, title string) string {
+	e.t.Helper()
+	r := e.do("POST", "/social/rest/activities/@me/@self", u.token, map[string]string{"title": title})
+	if r.status != 201 {
+		e.t.Fatalf("%s posts: %d %s", u.name, r.status, r.raw)
+	}
+	return e.entry(r)["id"].(string)
+}

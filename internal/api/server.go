@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -124,9 +125,15 @@ func (s *Server) recover(c *gin.Context) {
 	c.Next()
 }
 
+// limitBody refuses bodies over MaxBody, and malformed query strings,
+// whose parameters would otherwise be silently dropped.
 func (s *Server) limitBody(c *gin.Context) {
 	if c.Request.ContentLength > MaxBody {
 		s.fail(c, errTooLarge)
+		return
+	}
+	if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
+		s.fail(c, errBadQuery)
 		return
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
