@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,8 +15,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/ids"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -168,4 +172,26 @@ func (e *env) post(u user, title string) string {
 		e.t.Fatalf("%s posts: %d %s", u.name, r.status, r.raw)
 	}
 	return e.entry(r)["id"].(string)
+}
+
+// activitiesService returns a service over the env's store, to read feeds
+// of synthetic users that have no tokens.
+func (e *env) activitiesService() *activities.Service {
+	e.t.Helper()
+	acc, err := accounts.New(e.db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	s, err := activities.New(e.db, ids.New(), acc, nopQueue{}, activities.Config{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// nopQueue refuses to enqueue: the service it is given only reads.
+type nopQueue struct{}
+
+func (nopQueue) Enqueue(context.Context, queue.Task) error {
+	return errors.New("this service only reads")
 }
