@@ -1,0 +1,159 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/graph"
+	"socialstream/internal/ids"
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, []string) {
+	t.Helper()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for i := 0; i < n; i++ {
+		p, _, err := acc.Register(context.Background(), fmt.Sprintf("user%02d", i), "password1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, p.ID)
+	}
+	return db, acc, g, users
+}
+
+// Many users follow and unfollow one user at once: the counts and the
+// follower chunks end exactly as the follows do.
+func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
+	ctx := context.Background()
+	db, acc, g, users := setup(t, 16)
+	star, fans := users[0], users[1:]
+
+	// Every fan follows (twice, to race the idempotent path too); the odd
+	// ones then unfollow, while the even ones follow again.
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(fans))
+	for i, fan := range fans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 2; k++ {
+				if _, err := g.Follow(ctx, fan, star); err != nil {
+					errs <- err
+				}
+			}
+			var err error
+			if i%2 == 1 {
+				_, err = g.Unfollow(ctx, fan, star)
+			} else {
+				_, err = g.Follow(ctx, fan, star)
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent follow: %v", err)
+	}
+
+	var want []string
+	for i, fan := range fans {
+		if i%2 == 0 {
+			want = append(want, fan)
+		}
+	}
+	p, err := acc.Get(ctx, star)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FollowersCount != int64(len(want)) {
+		t.Errorf("followersCount = %d, want %d", p.FollowersCount, len(want))
+	}
+	for i, fan := range fans {
+		fp, err := acc.Get(ctx, fan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := int64(1 - i%2); fp.FollowingCount != w {
+			t.Errorf("fan %d followingCount = %d, want %d", i, fp.FollowingCount, w)
+		}
+	}
+	var chunk graph.Chunk
+	if err := db.Client.Get(ctx, graph.ChunkKey(db, star, 0), &chunk); err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Clone(chunk.IDs)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("follower chunk = %v, want %v", got, want)
+	}
+	list, _, err := g.Followers(ctx, star, store.PageRequest{Count: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != len(want) {
+		t.Errorf("@followers lists %d, want %d", len(list), len(want))
+	}
+}
+
+func TestChunksFillAndReuseRoom(t *testing.T) {
+	ctx := context.Background()
+	db, _, g, users := setup(t, 3)
+	star := users[0]
+	// Fill chunk 0 by import, then follow: the follow lands in chunk 1.
+	filler := make([]string, graph.ChunkCap)
+	for i := range filler {
+		filler[i] = fmt.Sprint(7_000_000_000 + i)
+	}
+	if err := g.ImportFollowers(ctx, star, filler); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Follow(ctx, users[1], star); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g.ChunkCount(ctx, star); err != nil || n != 2 {
+		t.Fatalf("ChunkCount = %d, %v; want 2", n, err)
+	}
+	var c1 graph.Chunk
+	if err := db.Client.Get(ctx, graph.ChunkKey(db, star, 1), &c1); err != nil || !slices.Equal(c1.IDs, []string{users[1]}) {
+		t.Errorf("chunk 1 = %v, %v", c1.IDs, err)
+	}
+	// Room freed in chunk 0 is used by the next follow.
+	if _, err := g.Unfollow(ctx, filler[10], star); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Follow(ctx, users[2], star); err != nil {
+		t.Fatal(err)
+	}
+	var c0 graph.Chunk
+	if err := db.Client.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil {
+		t.Fatal(err)
+	}
+	if len(c0.IDs) != graph.ChunkCap || !slices.Contains(c0.IDs, users[2]) || slices.Contains(c0.IDs, filler[10]) {
+		t.Errorf("chunk 0 after unfollow and follow: %d ids, has new %v, has old %v",
+			len(c0.IDs), slices.Contains(c0.IDs, users[2]), slices.Contains(c0.IDs, filler[10]))
+	}
+}
