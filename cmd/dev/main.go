@@ -126,7 +126,7 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	cfg := app.Config{
 		Port: strconv.Itoa(apiPort), Project: project, TasksLocation: location,
 		DatastoreEmulatorHost: emu.Host, TasksEmulatorHost: tasksListener.Addr().String(),
-		LogLevel: level,
+		CopyLimit: 200, BackfillMax: 1000, LogLevel: level,
 	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {

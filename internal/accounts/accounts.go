@@ -419,4 +419,3 @@ func (s *Service) LookupUsernames(ctx context.Context, names []string) (map[stri
 	}
 	return out, nil
 }
-

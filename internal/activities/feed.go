@@ -242,23 +242,12 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 	var res FanoutResult
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		res = FanoutResult{}
-		var (
-			a   Activity
-			aud Audience
-		)
-		audKey := AudienceKey(s.db, t.ActivityID, t.Chunk)
-		err := tx.GetMulti([]*datastore.Key{key, audKey}, []any{&a, &aud})
-		missing, ok := store.IsMissing(err, 2)
-		if !ok {
-			return err
-		}
-		switch {
-		case missing[0]:
+		var a Activity
+		if err := tx.Get(key, &a); errors.Is(err, datastore.ErrNoSuchEntity) {
 			res.Skipped = "activity deleted"
 			return nil
-		case !missing[1]:
-			res.Skipped = "chunk already written"
-			return nil
+		} else if err != nil {
+			return err
 		}
 		var chunk graph.Chunk
 		if err := tx.Get(graph.ChunkKey(s.db, a.UserID, t.Chunk), &chunk); errors.Is(err, datastore.ErrNoSuchEntity) {
@@ -267,19 +256,14 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 		} else if err != nil {
 			return err
 		}
-		if len(chunk.IDs) == 0 {
-			res.Skipped = "follower chunk empty"
-			return nil
+		// Merge, never overwrite: a follow job may have created this
+		// chunk first, with the ids of new followers.
+		n, err := mergeIDs(tx, s.db, Ref{ID: t.ActivityID, Seq: a.Seq}, t.Chunk, chunk.IDs)
+		res.Written = n
+		if n == 0 {
+			res.Skipped = "chunk already up to date"
 		}
-		aud = Audience{FollowerIDs: chunk.IDs, Seq: a.Seq}
-		if err := checkAudience(&aud); err != nil {
-			return err
-		}
-		if _, err := tx.Put(audKey, &aud); err != nil {
-			return err
-		}
-		res.Written = len(chunk.IDs)
-		return nil
+		return err
 	})
 	return res, err
 }

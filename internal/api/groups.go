@@ -115,7 +115,7 @@ func (s *Server) join(c *gin.Context) {
 		return
 	}
 	group := c.Param("groupId")
-	added, err := s.groups.Join(ctx, caller(c), group, user)
+	added, err := s.rebuild.Join(ctx, caller(c), group, user)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -139,7 +139,7 @@ func (s *Server) leave(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if _, err := s.groups.Leave(ctx, caller(c), c.Param("groupId"), user); err != nil {
+	if _, err := s.rebuild.Leave(ctx, caller(c), c.Param("groupId"), user); err != nil {
 		s.fail(c, err)
 		return
 	}

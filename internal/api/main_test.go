@@ -3,8 +3,8 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/app"
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
+	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -34,13 +35,19 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, rebuild.Config{BackfillMax: 1000})
+}
+
+// newEnvWith is newEnv with the rebuild jobs configured.
+func newEnvWith(t *testing.T, rcfg rebuild.Config) *env {
+	t.Helper()
 	db := testenv.DB(t)
 	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tasks := testenv.StartTasks(t)
-	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, slog.New(slog.NewTextHandler(io.Discard, nil)), rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,7 +187,10 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 	if target == caller {
 		return nil, graph.ErrSelfFollow
 	}
-	if _, err := s.graph.Follow(ctx, caller, target); err != nil {
+	if _, err := s.accounts.Get(ctx, target); err != nil {
+		return nil, err
+	}
+	if _, err := s.rebuild.Follow(ctx, caller, target, p.CopyLimit); err != nil {
 		return nil, err
 	}
 	person, err := s.accounts.Get(ctx, target)
@@ -205,7 +208,7 @@ func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (a
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.graph.Unfollow(ctx, caller, target); err != nil {
+	if _, err := s.rebuild.Unfollow(ctx, caller, target, p.KeepHistory); err != nil {
 		return nil, err
 	}
 	return nil, nil

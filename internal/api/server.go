@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/logging"
+	"socialstream/internal/rebuild"
 )
 
 // MaxBody is the largest request body accepted.
@@ -30,6 +31,7 @@ type Deps struct {
 	Graph      *graph.Service
 	Groups     *groups.Service
 	Activities *activities.Service
+	Rebuild    *rebuild.Service
 	Logger     *slog.Logger
 }
 
@@ -39,16 +41,17 @@ type Server struct {
 	graph      *graph.Service
 	groups     *groups.Service
 	activities *activities.Service
+	rebuild    *rebuild.Service
 	log        *slog.Logger
 	rpc        map[string]rpcFunc
 }
 
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
-	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Logger == nil {
+	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
-	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, log: d.Logger}
+	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild, log: d.Logger}
 	s.rpc = s.rpcMethods()
 	return s, nil
 }
@@ -97,6 +100,7 @@ func (s *Server) Routes() *gin.Engine {
 
 	tasks := r.Group("/_tasks")
 	tasks.POST("/fanout", s.taskFanout)
+	tasks.POST("/rebuild", s.taskRebuild)
 
 	return r
 }

@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/rebuild"
 )
 
 // Task handlers answer 2xx when the job is done or can never succeed (a
@@ -25,6 +26,18 @@ func (s *Server) taskFanout(c *gin.Context) {
 	s.finishTask(c, err, "fanout",
 		"activityId", t.ActivityID, "chunk", t.Chunk,
 		"chunksEnqueued", res.Enqueued, "idsWritten", res.Written, "skipped", res.Skipped)
+}
+
+func (s *Server) taskRebuild(c *gin.Context) {
+	var j rebuild.Job
+	if !s.readTask(c, &j) {
+		return
+	}
+	res, err := s.rebuild.Run(c.Request.Context(), j)
+	s.finishTask(c, err, "rebuild",
+		"kind", j.Kind, "owner", j.Owner, "follower", j.Follower, "group", j.Group, "gen", j.Gen, "step", j.Step,
+		"activitiesScanned", res.Scanned, "activitiesChanged", len(res.Changed), "changedIds", res.Changed,
+		"stopped", res.Stopped, "backfillNext", res.NextStep)
 }
 
 func (s *Server) readTask(c *gin.Context, dst any) bool {

@@ -24,6 +24,7 @@ import (
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
+	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 
 	OnAppEngine bool   // GAE_ENV == "standard"
 	Service     string // GAE_SERVICE: tasks are routed back to it
+
+	CopyLimit   int // COPY_LIMIT: activities copied at once on follow or join
+	BackfillMax int // BACKFILL_MAX: older activities the backfill covers; 0 is off
 
 	LogLevel   slog.Level    // LOG_LEVEL: debug, info, warn, error
 	BcryptCost int           // BCRYPT_COST
@@ -60,6 +64,19 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.Port == "" {
 		c.Port = "8080"
+	}
+	c.CopyLimit, c.BackfillMax = 200, 1000
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}} {
+		if s := getenv(v.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return c, fmt.Errorf("%s: %w", v.name, err)
+			}
+			*v.dst = n
+		}
 	}
 	if c.Project == "" {
 		c.Project = getenv("DATASTORE_PROJECT_ID")
@@ -103,6 +120,12 @@ func (c Config) Validate() error {
 	}
 	if c.BcryptCost != 0 && (c.BcryptCost < 4 || c.BcryptCost > 31) {
 		errs = append(errs, fmt.Errorf("BCRYPT_COST %d is not 4 to 31", c.BcryptCost))
+	}
+	if c.CopyLimit < 1 || c.CopyLimit > rebuild.MaxCopyLimit {
+		errs = append(errs, fmt.Errorf("COPY_LIMIT %d is not 1 to %d", c.CopyLimit, rebuild.MaxCopyLimit))
+	}
+	if c.BackfillMax < 0 {
+		errs = append(errs, errors.New("BACKFILL_MAX must not be negative"))
 	}
 	if c.TokenTTL < 0 {
 		errs = append(errs, errors.New("TOKEN_TTL must be positive"))
@@ -163,11 +186,11 @@ func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient
 	if err != nil {
 		return nil, err
 	}
-	return Handler(db, gen, acc, q, log)
+	return Handler(db, gen, acc, q, log, rebuild.Config{CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax})
 }
 
 // Handler builds the services over db and q and returns the HTTP handler.
-func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger) (http.Handler, error) {
+func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config) (http.Handler, error) {
 	g, err := graph.New(db)
 	if err != nil {
 		return nil, err
@@ -180,7 +203,11 @@ func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Qu
 	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(api.Deps{Accounts: acc, Graph: g, Groups: grp, Activities: act, Logger: log})
+	rb, err := rebuild.New(db, g, grp, q, log, rcfg)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := api.New(api.Deps{Accounts: acc, Graph: g, Groups: grp, Activities: act, Rebuild: rb, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,8 @@ func TestFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
-		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour}
+		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
+		CopyLimit: 200, BackfillMax: 1000}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
@@ -37,6 +38,9 @@ func TestFromEnvRejects(t *testing.T) {
 		"bad ttl":                {"TOKEN_TTL": "soon"},
 		"emulator on App Engine": {"GAE_ENV": "standard", "DATASTORE_EMULATOR_HOST": "localhost:1"},
 		"bad namespace":          {"DATASTORE_NAMESPACE": "a/b"},
+		"copy limit too big":     {"COPY_LIMIT": "1001"},
+		"copy limit zero":        {"COPY_LIMIT": "0"},
+		"negative backfill":      {"BACKFILL_MAX": "-1"},
 	}
 	for name, over := range tests {
 		m := map[string]string{}

@@ -97,15 +97,21 @@ func ChunkKey(db *store.DB, user string, n int) *datastore.Key {
 	return db.NameKey(KindFollowerChunk, strconv.Itoa(n), IndexKey(db, user))
 }
 
-// Follow makes follower follow followee. It reports whether the follow is
-// new; following again changes nothing.
+// Follow makes follower follow followee now. It reports whether the follow
+// is new; following again changes nothing.
 func (s *Service) Follow(ctx context.Context, follower, followee string) (bool, error) {
+	return s.FollowAt(ctx, follower, followee, s.now())
+}
+
+// FollowAt is Follow with the follow's creation time given: its generation,
+// which jobs enqueued before the commit use to recognise it.
+func (s *Service) FollowAt(ctx context.Context, follower, followee string, created time.Time) (bool, error) {
 	if follower == followee {
 		return false, ErrSelfFollow
 	}
-	var created bool
+	var isNew bool
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		created = false
+		isNew = false
 		var (
 			f         Follow
 			from, to  accounts.User
@@ -141,14 +147,14 @@ func (s *Service) Follow(ctx context.Context, follower, followee string) (bool, 
 		to.FollowersCount++
 		_, err = tx.PutMulti(
 			[]*datastore.Key{followKey, fromKey, toKey, idxKey, ChunkKey(s.db, followee, n)},
-			[]any{&Follow{Follower: follower, Followee: followee, Created: s.now().UTC(), Chunk: n}, &from, &to, &idx, &chunk})
-		created = err == nil
+			[]any{&Follow{Follower: follower, Followee: followee, Created: created.UTC(), Chunk: n}, &from, &to, &idx, &chunk})
+		isNew = err == nil
 		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
-	return created, nil
+	return isNew, nil
 }
 
 // Unfollow ends follower's follow of followee. It reports whether there was
@@ -207,6 +213,23 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string) (bool
 	}
 	return removed, nil
 }
+
+// Get returns follower's follow of followee, and whether there is one.
+func (s *Service) Get(ctx context.Context, follower, followee string) (Follow, bool, error) {
+	var f Follow
+	err := s.db.Client.Get(ctx, FollowKey(s.db, follower, followee), &f)
+	switch {
+	case errors.Is(err, datastore.ErrNoSuchEntity):
+		return Follow{}, false, nil
+	case err != nil:
+		return Follow{}, false, fmt.Errorf("graph.Get: %w", store.Convert(err))
+	}
+	return f, true, nil
+}
+
+// Gen returns the generation of a follow: its creation time in
+// microseconds, the precision Datastore keeps.
+func (f Follow) Gen() int64 { return f.Created.UnixMicro() }
 
 // IsFollowing reports whether follower follows followee now.
 func (s *Service) IsFollowing(ctx context.Context, follower, followee string) (bool, error) {

@@ -215,6 +215,12 @@ func (s *Service) get(ctx context.Context, id string) (*Group, error) {
 // themselves; only the owner adds others, and only the owner adds anyone to
 // a closed group. It reports whether user was not a member before.
 func (s *Service) Join(ctx context.Context, actor, group, user string) (bool, error) {
+	return s.JoinAt(ctx, actor, group, user, s.now())
+}
+
+// JoinAt is Join with the membership's creation time given: its
+// generation, which jobs enqueued before the commit use to recognise it.
+func (s *Service) JoinAt(ctx context.Context, actor, group, user string, created time.Time) (bool, error) {
 	if _, ok := ids.Parse(group); !ok {
 		return false, ErrNoSuchGroup
 	}
@@ -251,7 +257,7 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (bool, er
 		if !slices.Contains(ug.GroupIDs, group) {
 			ug.GroupIDs = append(ug.GroupIDs, group)
 		}
-		_, err = tx.PutMulti(keys[:3], []any{&g, &Membership{GroupID: group, UserID: user, Created: s.now().UTC()}, &ug})
+		_, err = tx.PutMulti(keys[:3], []any{&g, &Membership{GroupID: group, UserID: user, Created: created.UTC()}, &ug})
 		added = err == nil
 		return err
 	})
@@ -303,6 +309,42 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 		return false, fmt.Errorf("groups.Leave(%s, %s, %s): %w", actor, group, user, err)
 	}
 	return removed, nil
+}
+
+// Membership returns user's membership of group, and whether there is one.
+func (s *Service) Membership(ctx context.Context, group, user string) (Membership, bool, error) {
+	var m Membership
+	err := s.db.Client.Get(ctx, MembershipKey(s.db, group, user), &m)
+	switch {
+	case errors.Is(err, datastore.ErrNoSuchEntity):
+		return Membership{}, false, nil
+	case err != nil:
+		return Membership{}, false, fmt.Errorf("groups.Membership: %w", store.Convert(err))
+	}
+	return m, true, nil
+}
+
+// Gen returns the generation of a membership: its creation time in
+// microseconds.
+func (m Membership) Gen() int64 { return m.Created.UnixMicro() }
+
+// Authorize checks that actor may add (join) or remove user in group,
+// without changing anything; Join and Leave check again in their
+// transactions.
+func (s *Service) Authorize(ctx context.Context, actor, group, user string, join bool) error {
+	g, err := s.get(ctx, group)
+	if err != nil {
+		return err
+	}
+	switch {
+	case actor != g.OwnerID && actor != user:
+		return ErrNotOwner
+	case join && actor != g.OwnerID && g.JoinPolicy == Closed:
+		return ErrClosed
+	case !join && user == g.OwnerID:
+		return ErrOwnerLeaves
+	}
+	return nil
 }
 
 // IsMember reports whether user belongs to group now.

@@ -42,12 +42,12 @@ const (
 
 type yamlFile struct {
 	Queue []struct {
-		Name                  string   `yaml:"name"`
-		Mode                  string   `yaml:"mode"`
-		Rate                  string   `yaml:"rate"`
-		BucketSize            *int     `yaml:"bucket_size"`
-		MaxConcurrentRequests *int     `yaml:"max_concurrent_requests"`
-		Target                string   `yaml:"target"`
+		Name                  string `yaml:"name"`
+		Mode                  string `yaml:"mode"`
+		Rate                  string `yaml:"rate"`
+		BucketSize            *int   `yaml:"bucket_size"`
+		MaxConcurrentRequests *int   `yaml:"max_concurrent_requests"`
+		Target                string `yaml:"target"`
 		RetryParameters       *struct {
 			TaskRetryLimit    *int     `yaml:"task_retry_limit"`
 			TaskAgeLimit      string   `yaml:"task_age_limit"`

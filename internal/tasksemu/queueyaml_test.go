@@ -61,16 +61,16 @@ queue:
 
 func TestParseQueueYAMLErrors(t *testing.T) {
 	for name, src := range map[string]string{
-		"no queues":       "queue: []",
-		"no name":         "queue:\n- rate: 1/s",
-		"bad rate":        "queue:\n- name: a\n  rate: fast",
-		"zero rate":       "queue:\n- name: a\n  rate: 0/s",
-		"duplicate":       "queue:\n- name: a\n  rate: 1/s\n- name: a\n  rate: 1/s",
-		"unknown field":   "queue:\n- name: a\n  rate: 1/s\n  colour: red",
-		"pull queue":      "queue:\n- name: a\n  mode: pull",
-		"backoff order":   "queue:\n- name: a\n  rate: 1/s\n  retry_parameters:\n    min_backoff_seconds: 10\n    max_backoff_seconds: 1",
-		"bad age":         "queue:\n- name: a\n  rate: 1/s\n  retry_parameters:\n    task_age_limit: soon",
-		"zero bucket":     "queue:\n- name: a\n  rate: 1/s\n  bucket_size: 0",
+		"no queues":     "queue: []",
+		"no name":       "queue:\n- rate: 1/s",
+		"bad rate":      "queue:\n- name: a\n  rate: fast",
+		"zero rate":     "queue:\n- name: a\n  rate: 0/s",
+		"duplicate":     "queue:\n- name: a\n  rate: 1/s\n- name: a\n  rate: 1/s",
+		"unknown field": "queue:\n- name: a\n  rate: 1/s\n  colour: red",
+		"pull queue":    "queue:\n- name: a\n  mode: pull",
+		"backoff order": "queue:\n- name: a\n  rate: 1/s\n  retry_parameters:\n    min_backoff_seconds: 10\n    max_backoff_seconds: 1",
+		"bad age":       "queue:\n- name: a\n  rate: 1/s\n  retry_parameters:\n    task_age_limit: soon",
+		"zero bucket":   "queue:\n- name: a\n  rate: 1/s\n  bucket_size: 0",
 	} {
 		if _, err := ParseQueueYAML([]byte(src)); err == nil {
 			t.Errorf("%s: no error", name)

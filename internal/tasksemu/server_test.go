@@ -25,8 +25,8 @@ import (
 // call is one request the app received from the emulator.
 type call struct {
 	path, queueName, taskName, body string
-	retryCount                        int
-	at                                time.Time
+	retryCount                      int
+	at                              time.Time
 }
 
 type recorder struct {

@@ -1,0 +1,174 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/store"
+)
+
+// Audience chunk n holds the ids of follower chunk n at posting time, plus
+// those added by follow jobs since. Should a chunk ever be full (follows
+// after unfollows that kept their history), ids spill into overflow chunks
+// named "n.1", "n.2", ..., each under the same limit.
+const maxOverflow = 64
+
+func overflowKey(db *store.DB, activity string, base, j int) *datastore.Key {
+	if j == 0 {
+		return AudienceKey(db, activity, base)
+	}
+	return db.NameKey(KindAudience, fmt.Sprintf("%d.%d", base, j), Key(db, activity))
+}
+
+// Ref names an activity whose audience a job edits.
+type Ref struct {
+	ID  string
+	Seq int64
+}
+
+// mergeIDs adds ids to audience chunk base of one activity and its
+// overflows, in tx, skipping ids already there. It returns how many it
+// added.
+func mergeIDs(tx *datastore.Transaction, db *store.DB, ref Ref, base int, ids []string) (int, error) {
+	added := 0
+	for j := 0; len(ids) > 0 && j <= maxOverflow; j++ {
+		key := overflowKey(db, ref.ID, base, j)
+		var aud Audience
+		if err := tx.Get(key, &aud); err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
+			return added, err
+		}
+		aud.Seq = ref.Seq
+		before := len(aud.FollowerIDs)
+		have := make(map[string]bool, before)
+		for _, id := range aud.FollowerIDs {
+			have[id] = true
+		}
+		var rest []string
+		for _, id := range ids {
+			switch {
+			case have[id]:
+			case len(aud.FollowerIDs) < AudienceChunkSize:
+				have[id] = true
+				aud.FollowerIDs = append(aud.FollowerIDs, id)
+			default:
+				rest = append(rest, id)
+			}
+		}
+		if len(aud.FollowerIDs) > before {
+			if err := checkAudience(&aud); err != nil {
+				return added, err
+			}
+			if _, err := tx.Put(key, &aud); err != nil {
+				return added, err
+			}
+			added += len(aud.FollowerIDs) - before
+		}
+		ids = rest
+	}
+	if len(ids) > 0 {
+		return added, fmt.Errorf("activities: audience %d of %s: no room after %d overflow chunks", base, ref.ID, maxOverflow)
+	}
+	return added, nil
+}
+
+// AddFollower adds follower to audience chunk base of each activity, in tx,
+// and returns the ids of the activities it changed. Activities that no
+// longer exist are skipped, so no audience outlives its activity.
+func AddFollower(tx *datastore.Transaction, db *store.DB, refs []Ref, base int, follower string) ([]string, error) {
+	keys := make([]*datastore.Key, 0, 2*len(refs))
+	dst := make([]any, 0, 2*len(refs))
+	for _, r := range refs {
+		keys = append(keys, Key(db, r.ID), AudienceKey(db, r.ID, base))
+		dst = append(dst, &Activity{}, &Audience{})
+	}
+	err := tx.GetMulti(keys, dst)
+	missing, ok := store.IsMissing(err, len(keys))
+	if !ok {
+		return nil, err
+	}
+	var changed []string
+	var putKeys []*datastore.Key
+	var putVals []any
+	for i, r := range refs {
+		if missing[2*i] {
+			continue // deleted
+		}
+		aud := dst[2*i+1].(*Audience)
+		switch {
+		case slices.Contains(aud.FollowerIDs, follower):
+			continue
+		case len(aud.FollowerIDs) < AudienceChunkSize:
+			aud.FollowerIDs = append(aud.FollowerIDs, follower)
+			aud.Seq = r.Seq
+			putKeys, putVals = append(putKeys, keys[2*i+1]), append(putVals, aud)
+		default: // full: rare, so one entity at a time
+			n, err := mergeIDs(tx, db, r, base, []string{follower})
+			if err != nil {
+				return nil, err
+			}
+			if n == 0 {
+				continue
+			}
+		}
+		changed = append(changed, r.ID)
+	}
+	if len(putKeys) > 0 {
+		if _, err := tx.PutMulti(putKeys, putVals); err != nil {
+			return nil, err
+		}
+	}
+	return changed, nil
+}
+
+// RemoveFollower removes follower from audience chunk base, and its
+// overflows, of each activity, in tx, and returns the ids of the
+// activities it changed.
+func RemoveFollower(tx *datastore.Transaction, db *store.DB, refs []Ref, base int, follower string) ([]string, error) {
+	changed := map[string]bool{}
+	pending := refs
+	for j := 0; len(pending) > 0 && j <= maxOverflow; j++ {
+		keys := make([]*datastore.Key, len(pending))
+		auds := make([]Audience, len(pending))
+		for i, r := range pending {
+			keys[i] = overflowKey(db, r.ID, base, j)
+		}
+		err := tx.GetMulti(keys, auds)
+		missing, ok := store.IsMissing(err, len(keys))
+		if !ok {
+			return nil, err
+		}
+		var putKeys []*datastore.Key
+		var putVals []any
+		var next []Ref
+		for i, r := range pending {
+			if missing[i] {
+				continue // no such chunk: no overflow beyond either
+			}
+			next = append(next, r)
+			a := &auds[i]
+			if n := len(a.FollowerIDs); n > 0 {
+				a.FollowerIDs = slices.DeleteFunc(a.FollowerIDs, func(id string) bool { return id == follower })
+				if len(a.FollowerIDs) < n {
+					putKeys, putVals = append(putKeys, keys[i]), append(putVals, a)
+					changed[r.ID] = true
+				}
+			}
+		}
+		if len(putKeys) > 0 {
+			if _, err := tx.PutMulti(putKeys, putVals); err != nil {
+				return nil, err
+			}
+		}
+		pending = next
+	}
+	out := make([]string, 0, len(changed))
+	for _, r := range refs {
+		if changed[r.ID] {
+			out = append(out, r.ID)
+		}
+	}
+	return out, nil
+}
