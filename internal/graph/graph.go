@@ -38,6 +38,7 @@ const (
 	KindFollow        = "Follow"
 	KindFollowerIndex = "FollowerIndex"
 	KindFollowerChunk = "FollowerChunk"
+	KindFollowEnded   = "FollowEnded"
 )
 
 // ChunkCap is the number of follower ids one chunk holds: one fewer than an
@@ -61,6 +62,18 @@ type Follow struct {
 // Index records how many ids each of a user's follower chunks holds.
 type Index struct {
 	Sizes []int64 `datastore:"sizes,noindex"`
+}
+
+// Ended records the generation of the last follow that ended between two
+// users (key FollowEnded/{follower}_{followee}), so a job that comes late
+// can tell a follow that was undone from one not committed yet.
+type Ended struct {
+	Gen int64 `datastore:"gen,noindex"`
+}
+
+// EndedKey returns the key of follower's Ended record for followee.
+func EndedKey(db *store.DB, follower, followee string) *datastore.Key {
+	return db.NameKey(KindFollowEnded, follower+"_"+followee, nil)
 }
 
 // Chunk is one follower chunk.
@@ -202,6 +215,7 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string) (bool
 				keys, vals = append(keys, idxKey), append(vals, &idx)
 			}
 		}
+		keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, &Ended{Gen: f.Gen()})
 		if _, err := tx.PutMulti(keys, vals); err != nil {
 			return err
 		}

@@ -34,6 +34,7 @@ const (
 	KindGroup      = "Group"
 	KindMembership = "Membership"
 	KindUserGroups = "UserGroups"
+	KindEnded      = "MembershipEnded"
 )
 
 // Limits.
@@ -76,6 +77,18 @@ type Membership struct {
 	GroupID string    `datastore:"groupId"`
 	UserID  string    `datastore:"userId"`
 	Created time.Time `datastore:"created"`
+}
+
+// Ended records the generation of the last membership of a user in a group
+// that ended (key MembershipEnded/{groupId}_{userId}), so a late job can
+// tell a membership that was undone from one not committed yet.
+type Ended struct {
+	Gen int64 `datastore:"gen,noindex"`
+}
+
+// EndedKey returns the key of user's Ended record for group.
+func EndedKey(db *store.DB, group, user string) *datastore.Key {
+	return db.NameKey(KindEnded, group+"_"+user, nil)
 }
 
 // UserGroups lists the groups of a user.
@@ -299,7 +312,7 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 		}
 		g.MembersCount = max(0, g.MembersCount-1)
 		ug.GroupIDs = slices.DeleteFunc(ug.GroupIDs, func(id string) bool { return id == group })
-		if _, err := tx.PutMulti([]*datastore.Key{keys[0], keys[2]}, []any{&g, &ug}); err != nil {
+		if _, err := tx.PutMulti([]*datastore.Key{keys[0], keys[2], EndedKey(s.db, group, user)}, []any{&g, &ug, &Ended{Gen: m.Gen()}}); err != nil {
 			return err
 		}
 		removed = true

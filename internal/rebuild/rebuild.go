@@ -327,11 +327,13 @@ func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref
 	switch j.Kind {
 	case KindFollow, KindUnfollow:
 		var f graph.Follow
-		err := tx.Get(graph.FollowKey(s.db, j.Follower, j.Owner), &f)
-		exists := err == nil
-		if err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
+		var ended graph.Ended
+		err := tx.GetMulti([]*datastore.Key{graph.FollowKey(s.db, j.Follower, j.Owner), graph.EndedKey(s.db, j.Follower, j.Owner)}, []any{&f, &ended})
+		missing, ok := store.IsMissing(err, 2)
+		if !ok {
 			return nil, "", err
 		}
+		exists := !missing[0]
 		if j.Kind == KindUnfollow {
 			if exists {
 				return nil, "followed again", nil
@@ -339,18 +341,20 @@ func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref
 			changed, err := activities.RemoveFollower(tx, s.db, batch, j.Chunk, j.Follower)
 			return changed, "", err
 		}
-		if stop, err := s.current(exists, exists && f.Gen() == j.Gen, j.Gen); stop != "" || err != nil {
+		if stop, err := s.current(exists, exists && f.Gen() == j.Gen, ended.Gen >= j.Gen, j.Gen); stop != "" || err != nil {
 			return nil, stop, err
 		}
 		changed, err := activities.AddFollower(tx, s.db, batch, f.Chunk, j.Follower)
 		return changed, "", err
 	default:
 		var m groups.Membership
-		err := tx.Get(groups.MembershipKey(s.db, j.Group, j.Owner), &m)
-		exists := err == nil
-		if err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
+		var ended groups.Ended
+		err := tx.GetMulti([]*datastore.Key{groups.MembershipKey(s.db, j.Group, j.Owner), groups.EndedKey(s.db, j.Group, j.Owner)}, []any{&m, &ended})
+		missing, ok := store.IsMissing(err, 2)
+		if !ok {
 			return nil, "", err
 		}
+		exists := !missing[0]
 		if j.Kind == KindLeave {
 			if exists {
 				return nil, "joined again", nil
@@ -358,7 +362,7 @@ func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref
 			changed, err := editGroups(tx, s.db, batch, j.Group, false)
 			return changed, "", err
 		}
-		if stop, err := s.current(exists, exists && m.Gen() == j.Gen, j.Gen); stop != "" || err != nil {
+		if stop, err := s.current(exists, exists && m.Gen() == j.Gen, ended.Gen >= j.Gen, j.Gen); stop != "" || err != nil {
 			return nil, stop, err
 		}
 		changed, err := editGroups(tx, s.db, batch, j.Group, true)
@@ -367,14 +371,17 @@ func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref
 }
 
 // current decides whether an adding job goes on: only while the very
-// follow or membership it is about exists. Missing soon after the job was
-// made means the change has not committed yet: retry.
-func (s *Service) current(exists, sameGen bool, gen int64) (string, error) {
+// follow or membership it is about exists. Missing, and not recorded as
+// ended, soon after the job was made means the change has not committed
+// yet: retry.
+func (s *Service) current(exists, sameGen, ended bool, gen int64) (string, error) {
 	switch {
 	case sameGen:
 		return "", nil
 	case exists:
 		return "superseded by a newer change", nil
+	case ended:
+		return "undone", nil
 	case s.now().Sub(time.UnixMicro(gen)) < s.cfg.GiveUpAfter:
 		return "", ErrNotYet
 	default:
