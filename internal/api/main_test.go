@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -18,6 +19,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/ids"
+	"socialstream/internal/logging"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
@@ -28,9 +30,37 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // env is one test's API over real HTTP, in its own namespace.
 type env struct {
-	t   *testing.T
-	url string
-	db  *store.DB
+	t     *testing.T
+	url   string
+	db    *store.DB
+	tasks *testenv.Tasks
+	logs  *syncBuffer
+}
+
+// syncBuffer collects log lines from handlers running concurrently.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the JSON log lines whose message is msg.
+func (b *syncBuffer) lines(msg string) []map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
+		var m map[string]any
+		if json.Unmarshal(line, &m) == nil && m["message"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func newEnv(t *testing.T) *env {
@@ -47,14 +77,15 @@ func newEnvWith(t *testing.T, rcfg rebuild.Config) *env {
 		t.Fatal(err)
 	}
 	tasks := testenv.StartTasks(t)
-	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, slog.New(slog.NewTextHandler(io.Discard, nil)), rcfg)
+	logs := &syncBuffer{}
+	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, logging.New(logs, slog.LevelInfo, testenv.Project), rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	tasks.Server.SetTarget(ts.URL)
-	return &env{t: t, url: ts.URL, db: db}
+	return &env{t: t, url: ts.URL, db: db, tasks: tasks, logs: logs}
 }
 
 // resp is a decoded answer.

@@ -69,6 +69,10 @@ type Job struct {
 	// Gen is the generation (creation time, µs) of the follow or
 	// membership the job is about.
 	Gen int64 `json:"gen"`
+	// At is when the change was asked for (µs): a job that finds the
+	// change not committed retries until GiveUpAfter past At. Zero means
+	// Gen.
+	At int64 `json:"at,omitempty"`
 	// Before, when set, limits the job to activities older than this seq.
 	Before int64 `json:"before,omitempty"`
 	Limit  int   `json:"limit"`  // activities this job covers
@@ -164,7 +168,7 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
 	if limit > 0 {
-		if err := s.enqueue(ctx, Job{Kind: KindFollow, Owner: followee, Follower: follower, Gen: created.UnixMicro(), Limit: limit, Budget: s.cfg.BackfillMax}); err != nil {
+		if err := s.enqueue(ctx, Job{Kind: KindFollow, Owner: followee, Follower: follower, Gen: created.UnixMicro(), At: created.UnixMicro(), Limit: limit, Budget: s.cfg.BackfillMax}); err != nil {
 			return false, err
 		}
 	}
@@ -181,7 +185,7 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 		return false, err
 	}
 	if !keepHistory {
-		if err := s.enqueue(ctx, Job{Kind: KindUnfollow, Owner: followee, Follower: follower, Chunk: f.Chunk, Gen: f.Gen(), Limit: MaxCopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
+		if err := s.enqueue(ctx, Job{Kind: KindUnfollow, Owner: followee, Follower: follower, Chunk: f.Chunk, Gen: f.Gen(), At: s.now().UnixMicro(), Limit: MaxCopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
 			return false, err
 		}
 	}
@@ -200,7 +204,7 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (bool, er
 		return false, nil
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
-	if err := s.enqueue(ctx, Job{Kind: KindJoin, Owner: user, Group: group, Gen: created.UnixMicro(), Limit: s.cfg.CopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
+	if err := s.enqueue(ctx, Job{Kind: KindJoin, Owner: user, Group: group, Gen: created.UnixMicro(), At: created.UnixMicro(), Limit: s.cfg.CopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
 		return false, err
 	}
 	return s.groups.JoinAt(ctx, actor, group, user, created)
@@ -216,7 +220,7 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 	if err != nil || !ok {
 		return false, err
 	}
-	if err := s.enqueue(ctx, Job{Kind: KindLeave, Owner: user, Group: group, Gen: m.Gen(), Limit: MaxCopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
+	if err := s.enqueue(ctx, Job{Kind: KindLeave, Owner: user, Group: group, Gen: m.Gen(), At: s.now().UnixMicro(), Limit: MaxCopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
 		return false, err
 	}
 	return s.groups.Leave(ctx, actor, group, user)
@@ -307,6 +311,13 @@ func (s *Service) Run(ctx context.Context, j Job) (Result, error) {
 	return res, nil
 }
 
+func (j Job) at() int64 {
+	if j.At != 0 {
+		return j.At
+	}
+	return j.Gen
+}
+
 func (j Job) validate() error {
 	switch {
 	case j.Owner == "" || j.Limit < 1 || j.Limit > MaxCopyLimit || j.Gen <= 0:
@@ -336,12 +347,13 @@ func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref
 		exists := !missing[0]
 		if j.Kind == KindUnfollow {
 			if exists {
-				return nil, "followed again", nil
+				stop, err := s.stillThere(f.Gen() == j.Gen, j.at())
+				return nil, stop, err
 			}
 			changed, err := activities.RemoveFollower(tx, s.db, batch, j.Chunk, j.Follower)
 			return changed, "", err
 		}
-		if stop, err := s.current(exists, exists && f.Gen() == j.Gen, ended.Gen >= j.Gen, j.Gen); stop != "" || err != nil {
+		if stop, err := s.current(exists, exists && f.Gen() == j.Gen, ended.Gen >= j.Gen, j.at()); stop != "" || err != nil {
 			return nil, stop, err
 		}
 		changed, err := activities.AddFollower(tx, s.db, batch, f.Chunk, j.Follower)
@@ -357,12 +369,13 @@ func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref
 		exists := !missing[0]
 		if j.Kind == KindLeave {
 			if exists {
-				return nil, "joined again", nil
+				stop, err := s.stillThere(m.Gen() == j.Gen, j.at())
+				return nil, stop, err
 			}
 			changed, err := editGroups(tx, s.db, batch, j.Group, false)
 			return changed, "", err
 		}
-		if stop, err := s.current(exists, exists && m.Gen() == j.Gen, ended.Gen >= j.Gen, j.Gen); stop != "" || err != nil {
+		if stop, err := s.current(exists, exists && m.Gen() == j.Gen, ended.Gen >= j.Gen, j.at()); stop != "" || err != nil {
 			return nil, stop, err
 		}
 		changed, err := editGroups(tx, s.db, batch, j.Group, true)
@@ -370,11 +383,25 @@ func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref
 	}
 }
 
+// stillThere decides for a removing job that finds a follow or membership:
+// the very one it is to remove means the removal has not committed yet
+// (retry, for a while); a newer one means the user came back (stop).
+func (s *Service) stillThere(sameGen bool, at int64) (string, error) {
+	switch {
+	case !sameGen:
+		return "done again since", nil
+	case s.now().Sub(time.UnixMicro(at)) < s.cfg.GiveUpAfter:
+		return "", ErrNotYet
+	default:
+		return "removal never committed", nil
+	}
+}
+
 // current decides whether an adding job goes on: only while the very
 // follow or membership it is about exists. Missing, and not recorded as
 // ended, soon after the job was made means the change has not committed
 // yet: retry.
-func (s *Service) current(exists, sameGen, ended bool, gen int64) (string, error) {
+func (s *Service) current(exists, sameGen, ended bool, at int64) (string, error) {
 	switch {
 	case sameGen:
 		return "", nil
@@ -382,7 +409,7 @@ func (s *Service) current(exists, sameGen, ended bool, gen int64) (string, error
 		return "superseded by a newer change", nil
 	case ended:
 		return "undone", nil
-	case s.now().Sub(time.UnixMicro(gen)) < s.cfg.GiveUpAfter:
+	case s.now().Sub(time.UnixMicro(at)) < s.cfg.GiveUpAfter:
 		return "", ErrNotYet
 	default:
 		return "undone", nil

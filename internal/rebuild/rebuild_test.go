@@ -496,3 +496,34 @@ func TestJoinAndLeaveCopyGroupIDs(t *testing.T) {
 		t.Errorf("refused change enqueued %+v", js)
 	}
 }
+
+// An unfollow job can run before the unfollow commits (it is enqueued
+// first): finding the very follow it is to remove, it asks to be retried,
+// and removes once the unfollow has committed.
+func TestRemovalJobBeforeCommitRetries(t *testing.T) {
+	f := newFixture(t, rebuild.Config{})
+	ctx := context.Background()
+	a, b := f.user("a"), f.user("b")
+	posts := f.posts(b, 2)
+	if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.drain()
+	f.wantHome(a, posts)
+	fl, ok, err := f.graph.Get(ctx, a, b)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	j := rebuild.Job{Kind: rebuild.KindUnfollow, Owner: b, Follower: a, Chunk: fl.Chunk, Gen: fl.Gen(), At: time.Now().UnixMicro(), Limit: 10}
+	if _, err := f.rb.Run(ctx, j); !errors.Is(err, derrors.Unavailable) {
+		t.Fatalf("removal job before the unfollow committed: %v, want a retryable error", err)
+	}
+	f.wantHome(a, posts)
+	if _, err := f.graph.Unfollow(ctx, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.run(j); len(res.Changed) != 2 {
+		t.Errorf("retried removal: %+v", res)
+	}
+	f.wantHome(a, nil)
+}
