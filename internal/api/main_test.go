@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // env is one test's API over real HTTP, in its own namespace.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	db    *store.DB
 	tasks *testenv.Tasks
@@ -63,13 +63,13 @@ func (b *syncBuffer) lines(msg string) []map[string]any {
 	return out
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvWith(t, rebuild.Config{BackfillMax: 1000})
 }
 
 // newEnvWith is newEnv with the rebuild jobs configured.
-func newEnvWith(t *testing.T, rcfg rebuild.Config) *env {
+func newEnvWith(t testing.TB, rcfg rebuild.Config) *env {
 	t.Helper()
 	db := testenv.DB(t)
 	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
