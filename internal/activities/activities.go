@@ -87,9 +87,7 @@ type Activity struct {
 	// Chunks is the number of follower chunks the author had at posting
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
-	Chunks        int   `datastore:"chunks,noindex"`
-	LikesCount    int64 `datastore:"likesCount,noindex"`
-	CommentsCount int64 `datastore:"commentsCount,noindex"`
+	Chunks int `datastore:"chunks,noindex"`
 }
 
 // Audience is one chunk of an activity's home-feed audience.
@@ -119,7 +117,7 @@ type View struct {
 	LikedByViewer bool             `json:"likedByViewer"`
 }
 
-func toView(id string, a *Activity, author *accounts.Person) View {
+func toView(id string, a *Activity, author *accounts.Person, st *Stats, liked bool) View {
 	m := a.MentionIDs
 	if m == nil {
 		m = []string{}
@@ -127,14 +125,16 @@ func toView(id string, a *Activity, author *accounts.Person) View {
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Author: author,
-		LikesCount: a.LikesCount, CommentsCount: a.CommentsCount,
+		LikesCount: st.Likes, CommentsCount: st.Comments, LikedByViewer: liked,
 	}
 }
 
 // Config tunes a Service.
 type Config struct {
-	// FanoutQueue is the queue of fan-out jobs.
+	// FanoutQueue is the queue of fan-out jobs; default "fanout".
 	FanoutQueue string
+	// CountersQueue is the queue of recount jobs; default "counters".
+	CountersQueue string
 }
 
 // Service manages activities and feeds.
@@ -154,6 +154,9 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	}
 	if cfg.FanoutQueue == "" {
 		cfg.FanoutQueue = "fanout"
+	}
+	if cfg.CountersQueue == "" {
+		cfg.CountersQueue = "counters"
 	}
 	return &Service{db: db, ids: gen, accounts: acc, queue: q, cfg: cfg, now: time.Now}, nil
 }
@@ -228,7 +231,7 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 		if a.UserID != author {
 			return ErrNotAuthor
 		}
-		keys := []*datastore.Key{key}
+		keys := []*datastore.Key{key, StatsKey(s.db, id)}
 		if a.ExternalID != "" {
 			keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
 		}
@@ -240,12 +243,18 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 	if err != nil {
 		return fmt.Errorf("activities.Delete(%s): %w", id, err)
 	}
-	// Chunks added after posting (by follow jobs) lie beyond a.Chunks; the
-	// jobs check the activity in a transaction, so none can appear now.
-	keys, err := s.db.Client.GetAll(ctx, s.db.Query(KindAudience).Ancestor(key).KeysOnly(), nil)
+	// Every other child (audience chunks added by follow jobs) and the
+	// likes and comments. Jobs and reactions check the activity in a
+	// transaction before writing, so none can appear now.
+	keys, err := s.db.Client.GetAll(ctx, s.db.Query("").Ancestor(key).KeysOnly(), nil)
 	if err != nil {
 		return fmt.Errorf("activities.Delete(%s): audience: %w", id, store.Convert(err))
 	}
+	reactions, err := s.ReactionKeys(ctx, id)
+	if err != nil {
+		return fmt.Errorf("activities.Delete(%s): reactions: %w", id, err)
+	}
+	keys = append(keys, reactions...)
 	for len(keys) > 0 {
 		n := min(len(keys), 500)
 		if err := s.db.Client.DeleteMulti(ctx, keys[:n]); err != nil {

@@ -163,6 +163,16 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 			dst = append(dst, &accounts.User{})
 		}
 	}
+	// Each activity's counts and the viewer's like ride along.
+	statsAt := len(lookup)
+	liker := viewer
+	if liker == "" {
+		liker = "-" // no viewer: a key no like has
+	}
+	for i := range acts {
+		lookup = append(lookup, StatsKey(s.db, keys[i].Name), LikeKey(s.db, keys[i].Name, liker))
+		dst = append(dst, &Stats{}, &Like{})
+	}
 	gAt := len(lookup)
 	if gc != nil {
 		lookup = append(lookup, groups.GroupKey(s.db, gc.id), groups.MembershipKey(s.db, gc.id, viewer))
@@ -191,7 +201,9 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 			p := accounts.ToPerson(a.UserID, dst[j].(*accounts.User))
 			author = &p
 		}
-		out = append(out, toView(keys[i].Name, a, author))
+		st := dst[statsAt+2*i].(*Stats)
+		liked := viewer != "" && !missing[statsAt+2*i+1]
+		out = append(out, toView(keys[i].Name, a, author, st, liked))
 	}
 	return out, nil
 }

@@ -2,11 +2,13 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/notifications"
 )
 
 // groupParams are the parameters of groups.get and groups.create.
@@ -128,6 +130,8 @@ func (s *Server) join(c *gin.Context) {
 	status := http.StatusOK
 	if added {
 		status = http.StatusCreated
+		s.notify(ctx, notifications.Event{Type: notifications.GroupJoin, ActorID: user, Recipients: []string{g.OwnerID},
+			GroupID: group, ID: fmt.Sprintf("join-%s-%s-%d", group, user, eventSecond())})
 	}
 	c.JSON(status, entry{g})
 }

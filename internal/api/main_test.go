@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/ids"
+	"socialstream/internal/likes"
 	"socialstream/internal/logging"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
@@ -232,4 +233,23 @@ type nopQueue struct{}
 
 func (nopQueue) Enqueue(context.Context, queue.Task) error {
 	return errors.New("this service only reads")
+}
+
+// likesService returns a likes service over the env's store and queue, to
+// like as synthetic users that have no tokens.
+func (e *env) likesService() *likes.Service {
+	e.t.Helper()
+	acc, err := accounts.New(e.db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	act, err := activities.New(e.db, ids.New(), acc, e.tasks.Queue, activities.Config{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	l, err := likes.New(e.db, act)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return l
 }

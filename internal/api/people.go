@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -10,6 +11,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
+	"socialstream/internal/notifications"
 	"socialstream/internal/store"
 )
 
@@ -190,8 +192,13 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 	if _, err := s.accounts.Get(ctx, target); err != nil {
 		return nil, err
 	}
-	if _, err := s.rebuild.Follow(ctx, caller, target, p.CopyLimit); err != nil {
+	added, err := s.rebuild.Follow(ctx, caller, target, p.CopyLimit)
+	if err != nil {
 		return nil, err
+	}
+	if added {
+		s.notify(ctx, notifications.Event{Type: notifications.Follow, ActorID: caller, Recipients: []string{target},
+			ID: fmt.Sprintf("follow-%s-%s-%d", caller, target, eventSecond())})
 	}
 	person, err := s.accounts.Get(ctx, target)
 	if err != nil {

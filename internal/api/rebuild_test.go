@@ -20,7 +20,11 @@ func (e *env) eventually(what string, cond func() bool) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			e.t.Logf("task logs: %v %v", e.logs.lines("task done"), e.logs.lines("task failed; the queue retries it"))
+			failed := e.logs.lines("task failed; the queue retries it")
+			if len(failed) > 3 {
+				failed = failed[len(failed)-3:]
+			}
+			e.t.Logf("last failed tasks: %v", failed)
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)

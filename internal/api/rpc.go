@@ -34,14 +34,22 @@ func method[P any](op operation[P]) rpcFunc {
 
 func (s *Server) rpcMethods() map[string]rpcFunc {
 	return map[string]rpcFunc{
-		"people.get":        method(s.peopleGet),
-		"people.create":     method(s.follow),
-		"people.delete":     method(s.unfollow),
-		"groups.get":        method(s.groupsGet),
-		"groups.create":     method(s.groupsCreate),
-		"activities.get":    method(s.activitiesGet),
-		"activities.create": method(s.activitiesCreate),
-		"activities.delete": method(s.activitiesDelete),
+		"people.get":         method(s.peopleGet),
+		"people.create":      method(s.follow),
+		"people.delete":      method(s.unfollow),
+		"groups.get":         method(s.groupsGet),
+		"groups.create":      method(s.groupsCreate),
+		"activities.get":     method(s.activitiesGet),
+		"activities.create":  method(s.activitiesCreate),
+		"activities.delete":  method(s.activitiesDelete),
+		"comments.get":       method(s.commentsGet),
+		"comments.create":    method(s.commentsCreate),
+		"comments.delete":    method(s.commentsDelete),
+		"likes.get":          method(s.likesGet),
+		"likes.create":       method(s.likesCreate),
+		"likes.delete":       method(s.likesDelete),
+		"notifications.get":  method(s.notificationsGet),
+		"notifications.read": method(s.notificationsRead),
 	}
 }
 

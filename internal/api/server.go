@@ -16,9 +16,12 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/comments"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/likes"
 	"socialstream/internal/logging"
+	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
 )
 
@@ -27,31 +30,39 @@ const MaxBody = 1 << 20
 
 // Deps are what the Server needs.
 type Deps struct {
-	Accounts   *accounts.Service
-	Graph      *graph.Service
-	Groups     *groups.Service
-	Activities *activities.Service
-	Rebuild    *rebuild.Service
-	Logger     *slog.Logger
+	Accounts      *accounts.Service
+	Graph         *graph.Service
+	Groups        *groups.Service
+	Activities    *activities.Service
+	Rebuild       *rebuild.Service
+	Comments      *comments.Service
+	Likes         *likes.Service
+	Notifications *notifications.Service
+	Logger        *slog.Logger
 }
 
 // Server serves the API.
 type Server struct {
-	accounts   *accounts.Service
-	graph      *graph.Service
-	groups     *groups.Service
-	activities *activities.Service
-	rebuild    *rebuild.Service
-	log        *slog.Logger
-	rpc        map[string]rpcFunc
+	accounts      *accounts.Service
+	graph         *graph.Service
+	groups        *groups.Service
+	activities    *activities.Service
+	rebuild       *rebuild.Service
+	comments      *comments.Service
+	likes         *likes.Service
+	notifications *notifications.Service
+	log           *slog.Logger
+	rpc           map[string]rpcFunc
 }
 
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
-	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil || d.Logger == nil {
+	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
-	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild, log: d.Logger}
+	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, log: d.Logger}
 	s.rpc = s.rpcMethods()
 	return s, nil
 }
@@ -98,9 +109,25 @@ func (s *Server) Routes() *gin.Engine {
 	act.POST("/:userId/:selector/:appId", rest(s, http.StatusCreated, s.activitiesCreate, activitiesCreateFromRequest))
 	act.DELETE("/:userId/:selector/:appId/:ids", rest(s, http.StatusNoContent, s.activitiesDelete, activitiesDeleteFromRequest))
 
+	com := social.Group("/rest/comments")
+	com.GET("/:activityId", rest(s, http.StatusOK, s.commentsGet, commentsFromRequest))
+	com.POST("/:activityId", rest(s, http.StatusCreated, s.commentsCreate, commentsFromRequest))
+	com.DELETE("/:activityId/:commentId", rest(s, http.StatusNoContent, s.commentsDelete, commentsFromRequest))
+
+	lk := social.Group("/rest/likes")
+	lk.GET("/:activityId", rest(s, http.StatusOK, s.likesGet, likesFromRequest))
+	lk.POST("/:activityId", rest(s, http.StatusNoContent, s.likesCreate, likesFromRequest))
+	lk.DELETE("/:activityId", rest(s, http.StatusNoContent, s.likesDelete, likesFromRequest))
+
+	nt := social.Group("/rest/notifications")
+	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))
+	nt.POST("/:userId/read", rest(s, http.StatusNoContent, s.notificationsRead, notificationsFromRequest))
+
 	tasks := r.Group("/_tasks")
 	tasks.POST("/fanout", s.taskFanout)
 	tasks.POST("/rebuild", s.taskRebuild)
+	tasks.POST("/recount", s.taskRecount)
+	tasks.POST("/notify", s.taskNotify)
 
 	return r
 }

@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
 )
 
@@ -38,6 +39,25 @@ func (s *Server) taskRebuild(c *gin.Context) {
 		"kind", j.Kind, "owner", j.Owner, "follower", j.Follower, "group", j.Group, "gen", j.Gen, "step", j.Step,
 		"activitiesScanned", res.Scanned, "activitiesChanged", len(res.Changed), "changedIds", res.Changed,
 		"stopped", res.Stopped, "backfillNext", res.NextStep)
+}
+
+func (s *Server) taskRecount(c *gin.Context) {
+	var t activities.RecountTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	st, err := s.activities.Recount(c.Request.Context(), t.ActivityID)
+	s.finishTask(c, err, "recount", "activityId", t.ActivityID, "likes", st.Likes, "comments", st.Comments)
+}
+
+func (s *Server) taskNotify(c *gin.Context) {
+	var e notifications.Event
+	if !s.readTask(c, &e) {
+		return
+	}
+	made, err := s.notifications.Run(c.Request.Context(), e)
+	s.finishTask(c, err, "notify", "type", e.Type, "event", e.ID, "actor", e.ActorID,
+		"recipients", len(e.Recipients), "made", made)
 }
 
 func (s *Server) readTask(c *gin.Context, dst any) bool {

@@ -20,9 +20,12 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/api"
+	"socialstream/internal/comments"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/likes"
+	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
@@ -207,7 +210,20 @@ func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Qu
 	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(api.Deps{Accounts: acc, Graph: g, Groups: grp, Activities: act, Rebuild: rb, Logger: log})
+	com, err := comments.New(db, gen, acc, act)
+	if err != nil {
+		return nil, err
+	}
+	lk, err := likes.New(db, act)
+	if err != nil {
+		return nil, err
+	}
+	nt, err := notifications.New(db, gen, acc, q, notifications.Config{})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := api.New(api.Deps{Accounts: acc, Graph: g, Groups: grp, Activities: act, Rebuild: rb,
+		Comments: com, Likes: lk, Notifications: nt, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,187 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/derrors"
+	"socialstream/internal/notifications"
+)
+
+// notify enqueues an event's notifications. The change that caused it is
+// committed already, so a failure to enqueue is logged, not returned: the
+// request did what it was asked.
+func (s *Server) notify(ctx context.Context, e notifications.Event) {
+	if err := s.notifications.Notify(ctx, e); err != nil {
+		s.log.ErrorContext(ctx, "could not enqueue notifications", "event", e.ID, "type", e.Type, "err", err)
+	}
+}
+
+// commentParams are the parameters of comments.*.
+type commentParams struct {
+	ActivityID string `json:"activityId"`
+	CommentID  string `json:"commentId"`
+	Text       string `json:"text"`
+	paging
+}
+
+func commentsFromRequest(c *gin.Context) (commentParams, error) {
+	p := commentParams{ActivityID: c.Param("activityId"), CommentID: c.Param("commentId")}
+	var err error
+	if c.Request.Method == http.MethodPost {
+		err = decodeJSON(c.Request.Body, &p)
+		p.ActivityID = c.Param("activityId")
+		return p, err
+	}
+	p.paging, err = pagingFromQuery(c)
+	return p, err
+}
+
+func (s *Server) commentsGet(ctx context.Context, caller string, p commentParams) (any, error) {
+	page, err := p.page()
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := s.comments.List(ctx, p.ActivityID, page)
+	if err != nil {
+		return nil, err
+	}
+	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+}
+
+func (s *Server) commentsCreate(ctx context.Context, caller string, p commentParams) (any, error) {
+	v, author, err := s.comments.Create(ctx, caller, p.ActivityID, p.Text)
+	if err != nil {
+		return nil, err
+	}
+	s.notify(ctx, notifications.Event{Type: notifications.Comment, ActorID: caller, Recipients: []string{author},
+		ActivityID: p.ActivityID, ID: "comment-" + v.ID})
+	return entry{v}, nil
+}
+
+func (s *Server) commentsDelete(ctx context.Context, caller string, p commentParams) (any, error) {
+	if p.CommentID == "" {
+		return nil, derrors.New(derrors.InvalidArgument, "commentId is required")
+	}
+	return nil, s.comments.Delete(ctx, caller, p.ActivityID, p.CommentID)
+}
+
+// likeParams are the parameters of likes.*.
+type likeParams struct {
+	ActivityID string `json:"activityId"`
+	paging
+}
+
+func likesFromRequest(c *gin.Context) (likeParams, error) {
+	p := likeParams{ActivityID: c.Param("activityId")}
+	var err error
+	p.paging, err = pagingFromQuery(c)
+	return p, err
+}
+
+func (s *Server) likesGet(ctx context.Context, caller string, p likeParams) (any, error) {
+	page, err := p.page()
+	if err != nil {
+		return nil, err
+	}
+	ids, next, err := s.likes.Likers(ctx, p.ActivityID, page)
+	if err != nil {
+		return nil, err
+	}
+	return s.people(ctx, ids, page, next, int64(page.Offset+len(ids)+boolInt(next != "")))
+}
+
+func (s *Server) likesCreate(ctx context.Context, caller string, p likeParams) (any, error) {
+	author, added, err := s.likes.Like(ctx, caller, p.ActivityID)
+	if err != nil {
+		return nil, err
+	}
+	if added {
+		s.notify(ctx, notifications.Event{Type: notifications.Like, ActorID: caller, Recipients: []string{author},
+			ActivityID: p.ActivityID, ID: fmt.Sprintf("like-%s-%s", p.ActivityID, caller)})
+	}
+	return nil, nil
+}
+
+func (s *Server) likesDelete(ctx context.Context, caller string, p likeParams) (any, error) {
+	return nil, s.likes.Unlike(ctx, caller, p.ActivityID)
+}
+
+// notificationParams are the parameters of notifications.get and .read.
+type notificationParams struct {
+	UserID string   `json:"userId"`
+	IDs    []string `json:"ids"`
+	All    bool     `json:"all"`
+	paging
+}
+
+type notificationList struct {
+	collection
+	UnreadCount int64 `json:"unreadCount"`
+}
+
+func notificationsFromRequest(c *gin.Context) (notificationParams, error) {
+	p := notificationParams{UserID: c.Param("userId")}
+	var err error
+	if c.Request.Method == http.MethodPost {
+		err = decodeJSON(c.Request.Body, &p)
+		p.UserID = c.Param("userId")
+		return p, err
+	}
+	p.paging, err = pagingFromQuery(c)
+	return p, err
+}
+
+func (s *Server) checkOwnNotifications(ctx context.Context, caller, userID string) error {
+	if userID == "" {
+		return nil
+	}
+	id, err := s.accounts.Resolve(ctx, caller, userID)
+	if err != nil {
+		return err
+	}
+	if id != caller {
+		return derrors.New(derrors.PermissionDenied, "notifications are for their owner only")
+	}
+	return nil
+}
+
+func (s *Server) notificationsGet(ctx context.Context, caller string, p notificationParams) (any, error) {
+	if err := s.checkOwnNotifications(ctx, caller, p.UserID); err != nil {
+		return nil, err
+	}
+	page, err := p.page()
+	if err != nil {
+		return nil, err
+	}
+	list, unread, next, err := s.notifications.List(ctx, caller, page)
+	if err != nil {
+		return nil, err
+	}
+	return notificationList{
+		collection:  collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next},
+		UnreadCount: unread,
+	}, nil
+}
+
+func (s *Server) notificationsRead(ctx context.Context, caller string, p notificationParams) (any, error) {
+	if err := s.checkOwnNotifications(ctx, caller, p.UserID); err != nil {
+		return nil, err
+	}
+	return nil, s.notifications.MarkRead(ctx, caller, p.IDs, p.All)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// eventSecond makes event ids of changes that may repeat (follow after
+// unfollow) distinct per second.
+func eventSecond() int64 { return time.Now().Unix() }

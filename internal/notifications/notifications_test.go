@@ -1,0 +1,73 @@
+package notifications_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/ids"
+	"socialstream/internal/notifications"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+type nopQueue struct{}
+
+func (nopQueue) Enqueue(context.Context, queue.Task) error { return nil }
+
+func TestKeepsNewest200AndRunsOnce(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := notifications.New(db, ids.New(), acc, nopQueue{}, notifications.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user, total = "1001", notifications.MaxKept + 7
+	for i := 0; i < total; i++ {
+		e := notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{user, "2002"}, ActivityID: fmt.Sprint(5000 + i), ID: fmt.Sprint("like-", i)}
+		made, err := svc.Run(ctx, e)
+		if err != nil || made != 1 {
+			t.Fatalf("Run %d: made %d, %v (the actor is never notified)", i, made, err)
+		}
+		if i == 0 {
+			if again, err := svc.Run(ctx, e); err != nil || again != 0 {
+				t.Fatalf("running an event twice made %d more, %v", again, err)
+			}
+		}
+	}
+	var got []string
+	p := store.PageRequest{Count: 100}
+	for {
+		list, unread, next, err := svc.List(ctx, user, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unread != notifications.MaxKept {
+			t.Fatalf("unread = %d, want %d", unread, notifications.MaxKept)
+		}
+		for _, v := range list {
+			got = append(got, v.ActivityID)
+		}
+		if next == "" {
+			break
+		}
+		p.Cursor = next
+	}
+	if len(got) != notifications.MaxKept {
+		t.Fatalf("kept %d, want %d", len(got), notifications.MaxKept)
+	}
+	if got[0] != fmt.Sprint(5000+total-1) || got[len(got)-1] != fmt.Sprint(5000+total-notifications.MaxKept) {
+		t.Errorf("kept %s..%s, want the newest", got[0], got[len(got)-1])
+	}
+}
