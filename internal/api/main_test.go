@@ -72,7 +72,12 @@ func newEnv(t testing.TB) *env {
 // newEnvWith is newEnv with the rebuild jobs configured.
 func newEnvWith(t testing.TB, rcfg rebuild.Config) *env {
 	t.Helper()
-	db := testenv.DB(t)
+	return newEnvOn(t, testenv.DB(t), rcfg)
+}
+
+// newEnvOn is newEnv on the given store.
+func newEnvOn(t testing.TB, db *store.DB, rcfg rebuild.Config) *env {
+	t.Helper()
 	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
 	if err != nil {
 		t.Fatal(err)

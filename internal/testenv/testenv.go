@@ -123,3 +123,30 @@ func RepoFile(name string) (string, error) {
 		dir = parent
 	}
 }
+
+// OwnDB starts an emulator for this test alone and returns a store on it;
+// both stop when the test ends. For tests that load so much data (100,000
+// followers) that they would slow every other test sharing an emulator.
+func OwnDB(t testing.TB) *store.DB {
+	t.Helper()
+	index, err := RepoFile("index.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e, err := dsemu.Start(ctx, dsemu.Options{IndexFile: index, InMemory: true})
+	if err != nil {
+		t.Fatalf("testenv: start an emulator: %v", err)
+	}
+	t.Cleanup(func() { e.Stop() })
+	c, err := store.Open(ctx, Project, e.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	db, err := store.New(c, Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
