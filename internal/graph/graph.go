@@ -231,14 +231,11 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string) (bool
 // Get returns follower's follow of followee, and whether there is one.
 func (s *Service) Get(ctx context.Context, follower, followee string) (Follow, bool, error) {
 	var f Follow
-	err := s.db.Client.Get(ctx, FollowKey(s.db, follower, followee), &f)
-	switch {
-	case errors.Is(err, datastore.ErrNoSuchEntity):
-		return Follow{}, false, nil
-	case err != nil:
-		return Follow{}, false, fmt.Errorf("graph.Get: %w", store.Convert(err))
+	ok, err := s.db.Find(ctx, FollowKey(s.db, follower, followee), &f)
+	if err != nil {
+		return Follow{}, false, fmt.Errorf("graph.Get: %w", err)
 	}
-	return f, true, nil
+	return f, ok, nil
 }
 
 // Gen returns the generation of a follow: its creation time in
@@ -247,15 +244,8 @@ func (f Follow) Gen() int64 { return f.Created.UnixMicro() }
 
 // IsFollowing reports whether follower follows followee now.
 func (s *Service) IsFollowing(ctx context.Context, follower, followee string) (bool, error) {
-	var f Follow
-	err := s.db.Client.Get(ctx, FollowKey(s.db, follower, followee), &f)
-	switch {
-	case errors.Is(err, datastore.ErrNoSuchEntity):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("graph.IsFollowing: %w", store.Convert(err))
-	}
-	return true, nil
+	_, ok, err := s.Get(ctx, follower, followee)
+	return ok, err
 }
 
 // ChunkCount returns how many follower chunks user has.

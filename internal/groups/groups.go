@@ -327,14 +327,11 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 // Membership returns user's membership of group, and whether there is one.
 func (s *Service) Membership(ctx context.Context, group, user string) (Membership, bool, error) {
 	var m Membership
-	err := s.db.Client.Get(ctx, MembershipKey(s.db, group, user), &m)
-	switch {
-	case errors.Is(err, datastore.ErrNoSuchEntity):
-		return Membership{}, false, nil
-	case err != nil:
-		return Membership{}, false, fmt.Errorf("groups.Membership: %w", store.Convert(err))
+	ok, err := s.db.Find(ctx, MembershipKey(s.db, group, user), &m)
+	if err != nil {
+		return Membership{}, false, fmt.Errorf("groups.Membership: %w", err)
 	}
-	return m, true, nil
+	return m, ok, nil
 }
 
 // Gen returns the generation of a membership: its creation time in
@@ -362,15 +359,8 @@ func (s *Service) Authorize(ctx context.Context, actor, group, user string, join
 
 // IsMember reports whether user belongs to group now.
 func (s *Service) IsMember(ctx context.Context, group, user string) (bool, error) {
-	var m Membership
-	err := s.db.Client.Get(ctx, MembershipKey(s.db, group, user), &m)
-	switch {
-	case errors.Is(err, datastore.ErrNoSuchEntity):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("groups.IsMember: %w", store.Convert(err))
-	}
-	return true, nil
+	_, ok, err := s.Membership(ctx, group, user)
+	return ok, err
 }
 
 // CanSee checks that viewer may see the feed and members of a group.

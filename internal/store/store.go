@@ -136,3 +136,16 @@ func IsMissing(err error, n int) (missing []bool, ok bool) {
 	}
 	return missing, true
 }
+
+// Find loads the entity at key into dst and reports whether it exists; a
+// missing entity is not an error.
+func (db *DB) Find(ctx context.Context, key *datastore.Key, dst any) (bool, error) {
+	err := db.Client.Get(ctx, key, dst)
+	switch {
+	case errors.Is(err, datastore.ErrNoSuchEntity):
+		return false, nil
+	case err != nil:
+		return false, Convert(err)
+	}
+	return true, nil
+}
