@@ -112,6 +112,9 @@ func (s *Server) join(c *gin.Context) {
 		p.ID = "@me"
 	}
 	user, err := s.accounts.Resolve(ctx, caller(c), p.ID)
+	if err == nil {
+		_, err = s.accounts.Get(ctx, user) // before the job is enqueued
+	}
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -103,6 +103,7 @@ func TestGroupErrors(t *testing.T) {
 		{"bad group id", "GET", "/social/rest/groups/@all/nope", nil, 404},
 		{"join unknown", "POST", "/social/rest/groups/@all/12345/members", map[string]string{"id": "@me"}, 404},
 		{"join malformed", "POST", "/social/rest/groups/@all/12345/members", `{"id":`, 400},
+		{"add unknown person", "POST", "/social/rest/groups/@all/12345/members", map[string]string{"id": "424242"}, 404},
 		{"leave unknown", "DELETE", "/social/rest/groups/@all/12345/members/@me", nil, 404},
 		{"unknown group feed", "GET", "/social/rest/activities/@me/12345", nil, 404},
 		{"unknown group members", "GET", "/social/rest/people/@me/12345", nil, 404},
