@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -54,13 +55,23 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	if body := get(t, lines["API"]+"/healthz"); !strings.Contains(body, "ok") {
 		t.Errorf("API health: %q", body)
 	}
-	resp, err := http.Post(lines["API"]+"/auth/register", "application/json", strings.NewReader(`{"username":"devuser","password":"password1"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Errorf("register through the dev stack: %d", resp.StatusCode)
+	// A follow's rebuild job goes through the stack's own tasks emulator
+	// to the API's task handler: the followee's earlier post reaches home.
+	api := lines["API"]
+	alice, bob := register(t, api, "devalice"), register(t, api, "devbob")
+	post := call(t, "POST", api+"/social/rest/activities/@me/@self", bob, `{"title":"before the follow"}`, http.StatusCreated)
+	postID := post["entry"].(map[string]any)["id"].(string)
+	call(t, "POST", api+"/social/rest/people/@me/@friends", alice, `{"id":"@username:devbob"}`, http.StatusCreated)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		home := call(t, "GET", api+"/social/rest/activities/@me/@friends", alice, "", http.StatusOK)
+		if list, _ := home["list"].([]any); len(list) == 1 && list[0].(map[string]any)["id"] == postID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follow's job never copied bob's post home: %v", home)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	cancel()
@@ -76,6 +87,35 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	if len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("emulator processes left behind: %s", out)
 	}
+}
+
+func register(t *testing.T, api, name string) string {
+	t.Helper()
+	r := call(t, "POST", api+"/auth/register", "", `{"username":"`+name+`","password":"password1"}`, http.StatusCreated)
+	return r["token"].(string)
+}
+
+// call sends a request and decodes the JSON answer, checking its status.
+func call(t *testing.T, method, url, token, body string, want int) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %d %v, want %d", method, url, resp.StatusCode, out, want)
+	}
+	return out
 }
 
 func get(t *testing.T, url string) string {
