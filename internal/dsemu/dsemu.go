@@ -5,7 +5,10 @@
 //
 // The emulator's launcher script runs java as a child of its own, so the
 // emulator is started in a process group of its own and Stop signals the whole
-// group: no java process outlives it.
+// group. And so that no java outlives a parent that dies without calling
+// Stop (a test binary killed by its timeout), the launcher is made to exec
+// java in its place, where it reads ${JAVA:="java"}, and the process is
+// started with a parent-death signal from a goroutine pinned to its thread.
 package dsemu
 
 import (
@@ -18,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -133,14 +137,32 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 	e.cmd = exec.Command(bin, args...)
 	e.cmd.Stdout, e.cmd.Stderr = logw, logw
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := e.cmd.Start(); err != nil {
-		e.removeTmp()
-		return nil, fmt.Errorf("dsemu: start: %w", err)
+	if execsJava(bin) {
+		java := os.Getenv("JAVA")
+		if java == "" {
+			java = "java"
+		}
+		e.cmd.Env = append(os.Environ(), "JAVA=exec "+java)
+		e.cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
+	started := make(chan error, 1)
 	go func() {
+		// The parent-death signal fires when the thread that started the
+		// child exits, so that thread is kept until the child is gone.
+		runtime.LockOSThread()
+		if err := e.cmd.Start(); err != nil {
+			started <- err
+			close(e.done)
+			return
+		}
+		started <- nil
 		e.waitErr = e.cmd.Wait()
 		close(e.done)
 	}()
+	if err := <-started; err != nil {
+		e.removeTmp()
+		return nil, fmt.Errorf("dsemu: start: %w", err)
+	}
 	if err := e.waitHealthy(ctx, 60*time.Second); err != nil {
 		e.Stop()
 		return nil, err
@@ -171,6 +193,13 @@ func (e *Emulator) waitHealthy(ctx context.Context, limit time.Duration) error {
 			return fmt.Errorf("dsemu: emulator on %s not ready after %v", e.Host, limit)
 		}
 	}
+}
+
+// execsJava reports whether the launcher at bin starts java through an
+// unquoted ${JAVA:="java"}, which JAVA="exec java" turns into an exec.
+func execsJava(bin string) bool {
+	script, err := os.ReadFile(bin)
+	return err == nil && strings.Contains(string(script), `${JAVA:="java"} -cp`)
 }
 
 // Stop stops the emulator and every process it started, and removes its
