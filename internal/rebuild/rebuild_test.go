@@ -527,3 +527,60 @@ func TestRemovalJobBeforeCommitRetries(t *testing.T) {
 	}
 	f.wantHome(a, nil)
 }
+
+// A follow job can create an activity's audience chunk before the post's
+// fan-out job writes it; the fan-out job must merge into it, or the rest
+// of that chunk's followers would never see the post.
+func TestFanoutMergesIntoChunkAFollowJobCreated(t *testing.T) {
+	f := newFixture(t, rebuild.Config{})
+	ctx := context.Background()
+	b := f.user("big")
+	filler := make([]string, graph.ChunkCap)
+	for i := range filler {
+		filler[i] = fmt.Sprint(6_000_000_000 + i)
+	}
+	if err := f.graph.ImportFollowers(ctx, b, filler); err != nil {
+		t.Fatal(err)
+	}
+	early := f.user("early") // lands in follower chunk 1
+	if _, err := f.graph.Follow(ctx, early, b); err != nil {
+		t.Fatal(err)
+	}
+	post := f.posts(b, 1)[0]
+	var fanouts []queue.Task
+	for _, task := range f.q.take() {
+		if task.Path == activities.FanoutPath {
+			fanouts = append(fanouts, task)
+		}
+	}
+	// A new follower, also in chunk 1; its job runs before any fan-out job.
+	late := f.user("late")
+	if _, err := f.rb.Follow(ctx, late, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.drain()
+	f.wantHome(late, []string{post})
+
+	// Now the fan-out: the plan job, then the chunk jobs it enqueues.
+	for len(fanouts) > 0 {
+		var next []queue.Task
+		for _, task := range fanouts {
+			var ft activities.FanoutTask
+			if err := json.Unmarshal(task.Body, &ft); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.act.Fanout(ctx, ft); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, task := range f.q.take() {
+			if task.Path == activities.FanoutPath {
+				next = append(next, task)
+			}
+		}
+		fanouts = next
+	}
+	f.wantHome(early, []string{post})
+	f.wantHome(late, []string{post})
+	f.wantHome(filler[graph.ChunkCap-1], []string{post})
+}
