@@ -119,9 +119,6 @@ type followParams struct {
 	KeepHistory bool   `json:"keepHistory"`
 }
 
-// MaxCopyLimit bounds copyLimit.
-const MaxCopyLimit = 1000
-
 func followFromRequest(c *gin.Context) (followParams, error) {
 	p := followParams{UserID: c.Param("userId"), GroupID: c.Param("selector")}
 	if err := decodeJSON(c.Request.Body, &p); err != nil {
@@ -175,9 +172,6 @@ func (s *Server) checkFollowPath(ctx context.Context, caller string, p followPar
 func (s *Server) follow(ctx context.Context, caller string, p followParams) (any, error) {
 	if err := s.checkFollowPath(ctx, caller, p); err != nil {
 		return nil, err
-	}
-	if p.CopyLimit != nil && (*p.CopyLimit < 0 || *p.CopyLimit > MaxCopyLimit) {
-		return nil, derrors.New(derrors.InvalidArgument, "copyLimit must be 0 to 1000")
 	}
 	if p.ID == "" {
 		return nil, derrors.New(derrors.InvalidArgument, `give the id of the person to follow as {"id": ...}`)

@@ -242,12 +242,6 @@ func (s *Service) Get(ctx context.Context, follower, followee string) (Follow, b
 // microseconds, the precision Datastore keeps.
 func (f Follow) Gen() int64 { return f.Created.UnixMicro() }
 
-// IsFollowing reports whether follower follows followee now.
-func (s *Service) IsFollowing(ctx context.Context, follower, followee string) (bool, error) {
-	_, ok, err := s.Get(ctx, follower, followee)
-	return ok, err
-}
-
 // ChunkCount returns how many follower chunks user has.
 func (s *Service) ChunkCount(ctx context.Context, user string) (int, error) {
 	var idx Index

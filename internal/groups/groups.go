@@ -252,13 +252,13 @@ func (s *Service) JoinAt(ctx context.Context, actor, group, user string, created
 		if !ok {
 			return err
 		}
-		switch {
-		case missing[0]:
+		if missing[0] {
 			return ErrNoSuchGroup
-		case actor != g.OwnerID && actor != user:
-			return ErrNotOwner
-		case actor != g.OwnerID && g.JoinPolicy == Closed:
-			return ErrClosed
+		}
+		if err := checkActor(&g, actor, user, true); err != nil {
+			return err
+		}
+		switch {
 		case missing[3]:
 			return ErrNoSuchPerson
 		case !missing[1]:
@@ -300,13 +300,13 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 		if !ok {
 			return err
 		}
-		switch {
-		case missing[0]:
+		if missing[0] {
 			return ErrNoSuchGroup
-		case actor != g.OwnerID && actor != user:
-			return ErrNotOwner
-		case user == g.OwnerID:
-			return ErrOwnerLeaves
+		}
+		if err := checkActor(&g, actor, user, false); err != nil {
+			return err
+		}
+		switch {
 		case missing[1]:
 			return nil // not a member
 		}
@@ -346,6 +346,13 @@ func (s *Service) Authorize(ctx context.Context, actor, group, user string, join
 	if err != nil {
 		return err
 	}
+	return checkActor(g, actor, user, join)
+}
+
+// checkActor checks that actor may add (join) or remove user in g: anyone
+// themselves in an open group, only the owner for others or a closed group;
+// the owner never leaves.
+func checkActor(g *Group, actor, user string, join bool) error {
 	switch {
 	case actor != g.OwnerID && actor != user:
 		return ErrNotOwner
