@@ -28,11 +28,14 @@ type collection struct {
 type peopleParams struct {
 	UserID  string `json:"userId"`
 	GroupID string `json:"groupId"`
+	// PersonID asks whether one person is in the @friends or @followers
+	// list: the answer is that person, or a 404.
+	PersonID string `json:"personId"`
 	paging
 }
 
 func peopleGetFromRequest(c *gin.Context) (peopleParams, error) {
-	p := peopleParams{UserID: c.Param("userId"), GroupID: c.Param("selector")}
+	p := peopleParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), PersonID: c.Param("target")}
 	var err error
 	p.paging, err = pagingFromQuery(c)
 	return p, err
@@ -44,6 +47,9 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 	}
 	if p.GroupID == "" {
 		p.GroupID = "@self"
+	}
+	if p.PersonID != "" && p.GroupID != "@friends" && p.GroupID != "@followers" {
+		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends and @followers only")
 	}
 	if p.GroupID == "@self" {
 		id, err := s.accounts.Resolve(ctx, caller, p.UserID)
@@ -74,6 +80,9 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 	if err != nil {
 		return nil, err
 	}
+	if p.PersonID != "" {
+		return s.inList(ctx, caller, id, p.GroupID, p.PersonID)
+	}
 	subject, err := s.accounts.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -91,6 +100,32 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 		return nil, err
 	}
 	return s.people(ctx, list, page, next, total)
+}
+
+// inList answers whether person is in user's @friends (user follows
+// person) or @followers (person follows user) list: one lookup of the
+// follow, one of the person.
+func (s *Server) inList(ctx context.Context, caller, user, selector, person string) (any, error) {
+	other, err := s.accounts.Resolve(ctx, caller, person)
+	if err != nil {
+		return nil, err
+	}
+	follower, followee, rel := user, other, "follow"
+	if selector == "@followers" {
+		follower, followee, rel = other, user, "be followed by"
+	}
+	_, ok, err := s.graph.Get(ctx, follower, followee)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not %s %s", user, rel, other))
+	}
+	p, err := s.accounts.Get(ctx, other)
+	if err != nil {
+		return nil, err
+	}
+	return entry{p}, nil
 }
 
 // people looks up ids in one batch and returns them as a collection, in

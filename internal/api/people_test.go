@@ -61,3 +61,45 @@ func TestPlumbing(t *testing.T) {
 		t.Errorf("request with X-AppEngine-QueueName refused: %s", r.raw)
 	}
 }
+
+func TestPeopleInList(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
+	e.follow(alice, bob.id)
+
+	for _, tc := range []struct {
+		name, path string
+		token      string
+		want       int
+		wantID     string
+	}{
+		{"alice follows bob", "/people/@me/@friends/" + bob.id, alice.token, 200, bob.id},
+		{"by username", "/people/@username:ALICE/@friends/@username:bob", carol.token, 200, bob.id},
+		{"alice does not follow carol", "/people/@me/@friends/" + carol.id, alice.token, 404, ""},
+		{"bob does not follow alice", "/people/@me/@friends/" + alice.id, bob.token, 404, ""},
+		{"alice is bob's follower", "/people/@me/@followers/@username:alice", bob.token, 200, alice.id},
+		{"bob is not alice's follower", "/people/@me/@followers/" + bob.id, alice.token, 404, ""},
+		{"unknown person", "/people/@me/@friends/@username:nobody", alice.token, 404, ""},
+		{"not a list of follows", "/people/@me/@self/" + bob.id, alice.token, 400, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do("GET", "/social/rest"+tc.path, tc.token, nil)
+			if tc.want != 200 {
+				e.wantError(r, tc.want)
+				return
+			}
+			if r.status != 200 {
+				t.Fatalf("status %d: %s", r.status, r.raw)
+			}
+			if got := e.entry(r)["id"]; got != tc.wantID {
+				t.Errorf("entry id %v, want %s", got, tc.wantID)
+			}
+		})
+	}
+
+	// After an unfollow the answer is a 404.
+	if r := e.do("DELETE", "/social/rest/people/@me/@friends/"+bob.id, alice.token, nil); r.status != 204 {
+		t.Fatalf("unfollow: %d %s", r.status, r.raw)
+	}
+	e.wantError(e.do("GET", "/social/rest/people/@me/@friends/"+bob.id, alice.token, nil), 404)
+}

@@ -91,6 +91,7 @@ func (s *Server) Routes() *gin.Engine {
 
 	people := social.Group("/rest/people")
 	people.GET("/:userId/:selector", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
+	people.GET("/:userId/:selector/:target", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
 	people.POST("/:userId/:selector", rest(s, http.StatusCreated, s.follow, followFromRequest))
 	people.DELETE("/:userId/:selector/:target", rest(s, http.StatusNoContent, s.unfollow, unfollowFromRequest))
 
