@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -95,6 +96,15 @@ func TestPeopleInList(t *testing.T) {
 				t.Errorf("entry id %v, want %s", got, tc.wantID)
 			}
 		})
+	}
+
+	// The same through JSON-RPC: a result, then a per-call error.
+	r := e.do("POST", "/social/rpc", alice.token, `[
+		{"id":1,"method":"people.get","params":{"userId":"@me","groupId":"@friends","personId":"`+bob.id+`"}},
+		{"id":2,"method":"people.get","params":{"userId":"@me","groupId":"@friends","personId":"`+carol.id+`"}}]`)
+	if r.status != 200 || !strings.Contains(string(r.raw), `"result":{"entry":{"id":"`+bob.id+`"`) ||
+		!strings.Contains(string(r.raw), `"id":2,"error":{"code":404`) {
+		t.Errorf("RPC: %d %s", r.status, r.raw)
 	}
 
 	// After an unfollow the answer is a 404.

@@ -23,6 +23,7 @@ import (
 	"socialstream/internal/logging"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/web"
 )
 
 // MaxBody is the largest request body accepted.
@@ -79,6 +80,11 @@ func (s *Server) Routes() *gin.Engine {
 	r.NoRoute(func(c *gin.Context) { s.fail(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, errNoMethod) })
 
+	page := gin.WrapH(web.Handler())
+	for _, path := range []string{"/", "/static/*file"} {
+		r.GET(path, page)
+		r.HEAD(path, page)
+	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 
 	auth := r.Group("/auth")

@@ -1,0 +1,522 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"golang.org/x/crypto/bcrypt"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/app"
+	"socialstream/internal/ids"
+	"socialstream/internal/logging"
+	"socialstream/internal/rebuild"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// slowPath is answered a second late, so the test can see the page while a
+// request is under way.
+const slowPath = "/social/rest/activities/@me/@mentions"
+
+// TestTwoPeople drives the page in headless Chromium at a phone's width: two
+// people sign up, one follows the other, the other posts mentioning the
+// first, and the first sees the post at home and the mention counted on the
+// notification badge. Screenshots of each step are kept in the folder the
+// test names (SOCIALSTREAM_E2E_DIR, else socialstream-e2e in the temporary
+// directory).
+func TestTwoPeople(t *testing.T) {
+	url := startStack(t)
+	browserCtx := startBrowser(t)
+	shots := screenshotDir(t)
+	ann := newTab(t, browserCtx, "ann", shots) // follows bob
+	bob := newTab(t, browserCtx, "bob", shots) // posts, mentioning ann
+
+	// Ann signs up with the keyboard only: Enter submits the form.
+	ann.do(chromedp.Navigate(url+"/#/signup"), chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)))
+	ann.checkLabels()
+	ann.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "ann"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-ann"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#nav`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer`)),
+	)
+	ann.checkLabels()
+	ann.checkFitsWidth()
+	ann.shot("signed-up")
+
+	// Bob first asks for a name that is taken: the API's message is shown
+	// and nothing else happens.
+	bob.do(chromedp.Navigate(url+"/#/signup"), chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)))
+	bob.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "ANN"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-bob"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#error`)),
+	)
+	if msg := bob.text(`#error`); !strings.Contains(strings.ToLower(msg), "taken") {
+		t.Errorf("error shown for a taken name = %q, want the API's message", msg)
+	}
+	if bob.eval(`getComputedStyle(document.getElementById('nav')).display !== 'none'`) {
+		t.Error("signed in after a refused sign-up")
+	}
+	bob.shot("name-taken")
+	bob.eval(`(document.querySelector('input[name=username]').value = '') === ''`)
+	bob.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "bob"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer`)),
+	)
+	if bob.eval(`getComputedStyle(document.getElementById('error')).display !== 'none'`) {
+		t.Errorf("error still shown after signing up: %q", bob.text(`#error`))
+	}
+
+	// Ann finds bob and follows him, from the keyboard.
+	ann.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "bob"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Follow @bob"]`)),
+		chromedp.Focus(chromedp.CSS(`button[aria-label="Follow @bob"]`)),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unfollow @bob"]`)),
+	)
+	if got := ann.text(`.person .counts`); !strings.HasPrefix(got, "1 follower ") {
+		t.Errorf("bob's counts after the follow = %q, want 1 follower", got)
+	}
+	ann.shot("follows-bob")
+
+	// Bob posts, mentioning ann.
+	const post = "Hello @ann, welcome to socialstream!"
+	bob.do(
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), post),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)),
+	)
+	bob.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+		"bob's post in his own home feed", nil)
+	bob.shot("posted")
+
+	// Ann sees it at home, the mention a link to her page.
+	ann.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav=home]`)), chromedp.WaitVisible(chromedp.CSS(`section.feed`)))
+	ann.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+		"bob's post at ann's home", func() { ann.do(chromedp.Click(chromedp.CSS(`section.feed .row button`))) })
+	if !ann.eval(`document.querySelector('.stream .activity .title a.mention[href="#/people/ann"]') !== null`) {
+		t.Error("the mention of ann is not a link to her page")
+	}
+	if got := ann.text(`.stream .activity`); strings.Contains(got, "null") || strings.Contains(got, "undefined") {
+		t.Errorf("the post renders as %q", got)
+	}
+	// The badge counts the mention (the notification is made by a job).
+	ann.waitFor(`document.getElementById('badge').textContent === '1' && getComputedStyle(document.getElementById('badge')).display !== 'none'`,
+		"a badge of 1", func() { ann.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/home"]`))) })
+	if label := ann.attr(`#notif-link`, "aria-label"); label != "Notifications, 1 unread" {
+		t.Errorf("badge link label = %q", label)
+	}
+	ann.checkFitsWidth()
+	ann.shot("home-with-mention")
+
+	// A slow answer: the page says it is busy, and shows the answer when
+	// it comes.
+	ann.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/mentions"]`)))
+	ann.waitFor(`document.getElementById('busy').classList.contains('on') && document.getElementById('main').getAttribute('aria-busy') === 'true'`,
+		"the busy indicator during a slow request", nil)
+	ann.shot("busy")
+	ann.waitFor(`!document.getElementById('busy').classList.contains('on') && document.querySelectorAll('.stream .activity').length === 1`,
+		"the mentions feed after the slow answer", nil)
+
+	// The list marks them read and the badge goes.
+	ann.do(chromedp.Click(chromedp.CSS(`#notif-link`)), chromedp.WaitVisible(chromedp.CSS(`.notes li.unread`)))
+	if got := ann.text(`.notes li.unread`); !strings.Contains(got, "bob mentioned you") {
+		t.Errorf("notification = %q, want bob mentioned you", got)
+	}
+	ann.shot("notifications")
+	ann.do(chromedp.Click(chromedp.CSS(`main .row button`)))
+	ann.waitFor(`document.querySelector('.notes li.unread') === null && getComputedStyle(document.getElementById('badge')).display === 'none'`,
+		"notifications read and the badge gone", nil)
+	ann.shot("read")
+
+	ann.checkConsole()
+	bob.checkConsole()
+}
+
+// TestGroupsCommentsLikes drives groups, likes, comments and their
+// notifications: dan makes a group, cat finds it on his page and joins, dan
+// posts, cat sees it on the group's tab, likes it and comments, and dan's
+// notifications say so.
+func TestGroupsCommentsLikes(t *testing.T) {
+	url := startStack(t)
+	browserCtx := startBrowser(t)
+	shots := screenshotDir(t)
+	cat := newTab(t, browserCtx, "cat", shots)
+	dan := newTab(t, browserCtx, "dan", shots)
+	cat.signUp(url)
+	dan.signUp(url)
+
+	dan.do(
+		chromedp.Click(chromedp.CSS(`#nav a[data-nav=groups]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=title]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=title]`), "Go fans"),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name=description]`), "Gophers of the world"),
+		chromedp.Click(chromedp.CSS(`main form button[type=submit]`)),
+	)
+	dan.waitFor(`location.hash.startsWith('#/group/') && document.querySelector('main h1')?.textContent === 'Go fans'`,
+		"the new group's page", nil)
+	if got := dan.text(`main .card .counts`); got != "1 member · open group" {
+		t.Errorf("new group = %q", got)
+	}
+	if dan.eval(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Leave group')`) {
+		t.Error("the owner is offered to leave")
+	}
+	dan.checkLabels()
+	dan.shot("group-created")
+
+	// Cat finds dan, his group on his page, and joins.
+	cat.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "dan"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`main a[href^="#/group/"]`)),
+		chromedp.Click(chromedp.CSS(`main a[href^="#/group/"]`)),
+	)
+	cat.waitFor(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Join group')`, "a join button", nil)
+	cat.clickButton("Join group")
+	cat.waitFor(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Leave group')`, "a leave button", nil)
+	if got := cat.text(`main .card .counts`); got != "2 members · open group" {
+		t.Errorf("group after the join = %q", got)
+	}
+	if !cat.eval(`document.querySelector('.tabs a[aria-current=page]')?.textContent === 'Go fans'`) {
+		t.Error("no current tab for the group")
+	}
+	cat.shot("joined")
+
+	const post = "Gophers unite"
+	dan.do(
+		chromedp.Click(chromedp.CSS(`#nav a[data-nav=home]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), post),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)),
+	)
+	// Cat was not following dan: the post reaches her through the group.
+	cat.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+		"dan's post on the group's tab", func() { cat.do(chromedp.Click(chromedp.CSS(`section.feed .row button`))) })
+	cat.clickButton("♡ Like (0)")
+	cat.waitFor(`document.querySelector('.activity button[aria-pressed]').getAttribute('aria-pressed') === 'true'`, "a pressed like", nil)
+	if got := cat.text(`.activity button[aria-pressed]`); got != "♥ Liked (1)" {
+		t.Errorf("like button = %q", got)
+	}
+	cat.clickButton("Comments (0)")
+	cat.do(
+		chromedp.WaitVisible(chromedp.CSS(`.comment-form input`)),
+		chromedp.SendKeys(chromedp.CSS(`.comment-form input`), "Count me in @dan"+kb.Enter),
+	)
+	cat.waitFor(`document.querySelector('.comment-list')?.textContent.includes('Count me in')`, "the comment", nil)
+	if got := cat.text(`.activity button[aria-controls]`); got != "Comments (1)" {
+		t.Errorf("comments button after commenting = %q", got)
+	}
+	cat.checkLabels()
+	cat.checkFitsWidth()
+	cat.shot("liked-and-commented")
+
+	// Dan hears of the join, the like and the comment.
+	dan.waitFor(`document.getElementById('badge').textContent === '3'`, "a badge of 3",
+		func() { dan.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/mine"]`))) })
+	dan.do(chromedp.Click(chromedp.CSS(`#notif-link`)), chromedp.WaitVisible(chromedp.CSS(`.notes li.unread`)))
+	got := dan.text(`.notes`)
+	for _, want := range []string{"cat joined your group", "cat liked your post", "cat commented on your post"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("notifications %q lack %q", got, want)
+		}
+	}
+	dan.shot("notifications")
+
+	// Cat leaves; the group's tab goes.
+	cat.do(chromedp.Click(chromedp.CSS(`.tabs a[aria-current=page]`)))
+	cat.waitFor(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Leave group')`, "a leave button", nil)
+	cat.clickButton("Leave group")
+	cat.waitFor(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Join group')`, "a join button again", nil)
+	if cat.eval(`[...document.querySelectorAll('.tabs a')].some(a => a.textContent === 'Go fans')`) {
+		t.Error("the group's tab is still there after leaving")
+	}
+	cat.shot("left")
+
+	cat.checkConsole()
+	dan.checkConsole()
+}
+
+// startStack serves the app over real HTTP against the emulator, with its
+// jobs run by the tasks emulator. It returns the base URL.
+func startStack(t *testing.T) string {
+	t.Helper()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := testenv.StartTasks(t)
+	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, logging.New(os.Stderr, slog.LevelWarn, testenv.Project),
+		rebuild.Config{BackfillMax: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == slowPath {
+			time.Sleep(time.Second)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	tasks.Server.SetTarget(ts.URL)
+	return ts.URL
+}
+
+// startBrowser starts headless Chromium with a phone's window.
+func startBrowser(t *testing.T) context.Context {
+	t.Helper()
+	chromium := findChromium(t)
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(390, 844), // a phone
+	)...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Fatalf("start %s: %v", chromium, err)
+	}
+	return ctx
+}
+
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("headless Chromium not found: install Debian's chromium and chromium-driver packages (.ci/run does)")
+	return ""
+}
+
+var clearShots sync.Once
+
+// screenshotDir makes the test's folder of screenshots, emptied of any
+// earlier run's.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	root := os.Getenv("SOCIALSTREAM_E2E_DIR")
+	if root == "" {
+		root = filepath.Join(os.TempDir(), "socialstream-e2e")
+	}
+	clearShots.Do(func() {
+		if err := os.RemoveAll(root); err != nil {
+			t.Fatal(err)
+		}
+	})
+	dir := filepath.Join(root, t.Name())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots: %s", dir)
+	return dir
+}
+
+// tab is one person's browser tab, in a browser context of its own (its
+// own localStorage, so its own session).
+type tab struct {
+	t     *testing.T
+	ctx   context.Context
+	name  string
+	shots string
+
+	mu      sync.Mutex
+	console []string // exceptions and security messages
+}
+
+func newTab(t *testing.T, browser context.Context, name, shots string) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	b := &tab{t: t, ctx: ctx, name: name, shots: shots}
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			// Network entries are the API's expected 4xx answers; anything
+			// thrown, logged as an error by the page or refused by the
+			// content security policy is a fault.
+			if m.IsException() || m.Source == "security" || (m.Type == chromedp.ConsoleError && m.Source == "") {
+				b.mu.Lock()
+				b.console = append(b.console, m.String())
+				b.mu.Unlock()
+			}
+		}
+	}()
+	return b
+}
+
+// signUp makes an account named as the tab, with the mouse.
+func (b *tab) signUp(url string) {
+	b.t.Helper()
+	b.do(
+		chromedp.Navigate(url+"/#/signup"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), b.name),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-"+b.name),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer`)),
+	)
+}
+
+// clickButton clicks the first button in main whose text is text.
+func (b *tab) clickButton(text string) {
+	b.t.Helper()
+	if !b.eval(`(() => { const el = [...document.querySelectorAll('main button')].find(e => e.textContent === ` + jsString(text) + `);
+		if (!el) return false; el.click(); return true; })()`) {
+		b.shot("failed")
+		b.t.Fatalf("%s: no button %q", b.name, text)
+	}
+}
+
+// do runs actions, each step given 20 seconds.
+func (b *tab) do(actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.shot("failed")
+		b.t.Fatalf("%s: %v", b.name, err)
+	}
+}
+
+func (b *tab) eval(expr string) bool {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	if err != nil {
+		b.t.Fatalf("%s: evaluate %s: %v", b.name, expr, err)
+	}
+	return v
+}
+
+func (b *tab) text(sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("%s: text of %s: %v", b.name, sel, err)
+	}
+	return strings.Join(strings.Fields(v), " ")
+}
+
+func (b *tab) attr(sel, name string) string {
+	b.t.Helper()
+	return b.evalString(fmt.Sprintf(`document.querySelector(%s).getAttribute(%s) || ''`, jsString(sel), jsString(name)))
+}
+
+func (b *tab) evalString(expr string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.t.Fatalf("%s: evaluate %s: %v", b.name, expr, err)
+	}
+	return v
+}
+
+// waitFor waits up to 30 seconds for expr to be true, calling nudge (if
+// any) every two seconds meanwhile.
+func (b *tab) waitFor(expr, what string, nudge func()) {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := time.Now()
+	for !b.eval(expr) {
+		if time.Now().After(deadline) {
+			b.shot("failed")
+			b.t.Fatalf("%s: no %s after 30s", b.name, what)
+		}
+		if nudge != nil && time.Since(last) > 2*time.Second {
+			nudge()
+			last = time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkLabels checks that every form control has a label.
+func (b *tab) checkLabels() {
+	b.t.Helper()
+	if unlabelled := b.evalString(`[...document.querySelectorAll('input,textarea,select')]
+		.filter(e => !e.labels || e.labels.length === 0).map(e => e.name).join(',')`); unlabelled != "" {
+		b.t.Errorf("%s: controls without a label: %s", b.name, unlabelled)
+	}
+}
+
+// checkFitsWidth checks that nothing scrolls sideways at the phone width.
+func (b *tab) checkFitsWidth() {
+	b.t.Helper()
+	if !b.eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+		b.t.Errorf("%s: the page is wider than the %s-pixel window", b.name, b.evalString(`String(window.innerWidth)`))
+	}
+}
+
+func (b *tab) checkConsole() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.console {
+		b.t.Errorf("%s: console: %s", b.name, m)
+	}
+}
+
+var shotSeq struct {
+	sync.Mutex
+	n int
+}
+
+// shot keeps a screenshot of the whole page, after checking that no empty
+// value shows on it as text.
+func (b *tab) shot(step string) {
+	b.t.Helper()
+	if bad := b.evalString(`(document.body.innerText.match(/null|undefined|NaN|\[object Object\]/) || [''])[0]`); bad != "" && step != "failed" {
+		b.t.Errorf("%s at %s: the page shows %q", b.name, step, bad)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Errorf("%s: screenshot %s: %v", b.name, step, err)
+		return
+	}
+	shotSeq.Lock()
+	shotSeq.n++
+	name := fmt.Sprintf("%02d-%s-%s.png", shotSeq.n, b.name, step)
+	shotSeq.Unlock()
+	if err := os.WriteFile(filepath.Join(b.shots, name), png, 0o644); err != nil {
+		b.t.Error(err)
+	}
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	return fmt.Sprintf("%q", s) // Go's quoting is valid JavaScript for these strings
+}

@@ -1,0 +1,788 @@
+// The socialstream web client. It speaks only the public JSON API of
+// README.md, builds every element with textContent (never innerHTML, so
+// nothing a user writes can run as markup) and keeps its session token in
+// localStorage.
+
+const TOKEN_KEY = 'socialstream.token';
+const TIMEOUT_MS = 30000;
+const PAGE = 20;
+const BADGE_POLL_MS = 15000;
+
+const state = {
+  token: localStorage.getItem(TOKEN_KEY) || '',
+  me: null, // the signed-in person
+  groups: [], // the signed-in person's groups
+  view: 0, // bumped on each navigation; late answers for old views are dropped
+};
+
+const $ = (id) => document.getElementById(id);
+
+// go shows the view of hash, even when it is the one in the address bar.
+function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+// ---- the API -------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+let inflight = 0;
+function busy(delta) {
+  inflight += delta;
+  const on = inflight > 0;
+  $('busy').textContent = on ? 'Loading…' : '';
+  $('busy').classList.toggle('on', on);
+  $('main').setAttribute('aria-busy', String(on));
+}
+
+// api calls the JSON API and returns the decoded answer (null for 204). Any
+// failure is an ApiError whose message is fit to show.
+async function api(method, path, body) {
+  const headers = {};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (state.token) headers.Authorization = 'Bearer ' + state.token;
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
+  busy(1);
+  try {
+    let res;
+    try {
+      res = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: ctl.signal,
+      });
+    } catch (e) {
+      throw new ApiError(0, e.name === 'AbortError'
+        ? 'The server took too long to answer. Please try again.'
+        : 'Could not reach the server. Check your connection and try again.');
+    }
+    if (res.status === 204) return null;
+    let data = null;
+    try {
+      data = await res.json();
+    } catch (e) {
+      // A body that is not JSON: a proxy's page, say. The status speaks.
+    }
+    if (!res.ok) {
+      const msg = (data && data.error && data.error.message) || res.statusText || 'request failed';
+      if (res.status === 401 && state.token && !path.startsWith('/auth/')) {
+        signedOut('Your session has ended. Please log in again.');
+      }
+      throw new ApiError(res.status, msg);
+    }
+    return data;
+  } finally {
+    clearTimeout(timer);
+    busy(-1);
+  }
+}
+
+const rest = (path) => '/social/rest' + path;
+const enc = encodeURIComponent;
+
+function withQuery(path, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, v);
+  const s = q.toString();
+  return s ? path + '?' + s : path;
+}
+
+// describe turns an error into a sentence for people.
+function describe(err) {
+  if (!(err instanceof ApiError)) return 'Something went wrong: ' + err.message;
+  const m = err.message.charAt(0).toUpperCase() + err.message.slice(1);
+  switch (err.status) {
+    case 0: return err.message;
+    case 400: return 'Please check your input: ' + m + '.';
+    case 401: return m + '.';
+    case 403: return 'Not allowed: ' + m + '.';
+    case 404: return 'Not found: ' + m + '.';
+    case 409: return m + '.';
+    case 413: return 'That is too large to send.';
+    case 429: return 'Too many requests. Please wait a moment and try again.';
+    case 503: return 'The service is busy. Please try again in a moment.';
+    default: return err.status >= 500 ? 'The server had a problem (' + err.status + '). Please try again.' : m + '.';
+  }
+}
+
+function showError(err) {
+  const box = $('error');
+  box.textContent = typeof err === 'string' ? err : describe(err);
+  box.hidden = false;
+}
+
+function clearError() {
+  $('error').hidden = true;
+  $('error').textContent = '';
+}
+
+// guard runs an action, showing its failure; the button (if any) is
+// disabled meanwhile so a slow answer cannot be asked for twice.
+async function guard(button, fn) {
+  if (button) button.disabled = true;
+  clearError();
+  try {
+    return await fn();
+  } catch (err) {
+    showError(err);
+    return undefined;
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+// ---- DOM helpers -------------------------------------------------------------
+
+// h makes an element. attrs: class, text, on<event> handlers, and any other
+// attribute; children: nodes or strings (as text).
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  return add(el, children);
+}
+
+// add appends children to el, strings as text, leaving out null, undefined
+// and false (the DOM's own append would show them as text).
+function add(el, children) {
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// put replaces el's children as add appends them.
+function put(el, ...children) {
+  el.textContent = '';
+  return add(el, children);
+}
+
+function field(label, input, hint) {
+  const id = 'f' + Math.random().toString(36).slice(2);
+  input.id = id;
+  const parts = [h('label', { for: id, text: label }), input];
+  if (hint) {
+    const hid = id + '-hint';
+    input.setAttribute('aria-describedby', hid);
+    parts.push(h('small', { id: hid, class: 'hint', text: hint }));
+  }
+  return h('div', { class: 'field' }, parts);
+}
+
+function time(value) {
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return h('span');
+  return h('time', { datetime: d.toISOString(), text: d.toLocaleString() });
+}
+
+function personLink(p) {
+  if (!p) return h('span', { text: 'someone' });
+  return h('a', { href: '#/people/' + enc(p.preferredUsername), text: p.displayName || p.preferredUsername });
+}
+
+// linkify renders text with @mentions as links to the person, following the
+// server's rule: an @ at the start or after a character that cannot be part
+// of a name, then 3 to 30 of A-Z a-z 0-9 _, not followed by another @.
+function linkify(text) {
+  const out = [];
+  const re = /(^|[^A-Za-z0-9_@])@([A-Za-z0-9_]{3,30})(?![A-Za-z0-9_@])/g;
+  let last = 0;
+  let m;
+  while ((m = re.exec(text)) !== null) {
+    const at = m.index + m[1].length;
+    out.push(text.slice(last, at));
+    out.push(h('a', { class: 'mention', href: '#/people/' + enc(m[2]), text: '@' + m[2] }));
+    last = at + 1 + m[2].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+// finder is a small form that opens a person's page by username.
+function finder() {
+  const input = h('input', { name: 'find', required: true, maxlength: 30, pattern: '@?[A-Za-z0-9_]{3,30}',
+    autocapitalize: 'none', spellcheck: 'false' });
+  return h('form', {
+    class: 'find', role: 'search',
+    onsubmit: (e) => {
+      e.preventDefault();
+      go('#/people/' + enc(input.value.trim().replace(/^@/, '')));
+    },
+  }, field('Find someone by username', input), h('button', { type: 'submit', class: 'secondary', text: 'Go' }));
+}
+
+function randomKey() {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+// ---- session -----------------------------------------------------------------
+
+function setSession(token, me) {
+  state.token = token;
+  state.me = me;
+  localStorage.setItem(TOKEN_KEY, token);
+  renderNav();
+}
+
+function signedOut(message) {
+  state.token = '';
+  state.me = null;
+  state.groups = [];
+  localStorage.removeItem(TOKEN_KEY);
+  renderNav();
+  go('#/login');
+  if (message) showError(message);
+}
+
+function renderNav() {
+  const on = Boolean(state.me);
+  $('nav').hidden = !on;
+  if (on) {
+    const me = $('me-link');
+    me.href = '#/people/' + enc(state.me.preferredUsername);
+    me.textContent = '@' + state.me.preferredUsername;
+  }
+}
+
+async function loadGroups() {
+  const res = await api('GET', withQuery(rest('/groups/@me'), { count: 100 }));
+  state.groups = res.list || [];
+}
+
+async function refreshBadge() {
+  if (!state.token) return;
+  let n;
+  try {
+    const res = await api('GET', withQuery(rest('/notifications/@me'), { count: 1 }));
+    n = res.unreadCount || 0;
+  } catch (err) {
+    return; // the badge waits for the next poll; errors show where asked for
+  }
+  const badge = $('badge');
+  badge.textContent = n > 99 ? '99+' : String(n);
+  badge.hidden = n === 0;
+  $('notif-link').setAttribute('aria-label', n ? `Notifications, ${n} unread` : 'Notifications');
+}
+
+// ---- views -------------------------------------------------------------------
+
+// mount replaces the page's content and returns a function telling whether
+// this view is still the one shown.
+function mount(title, ...children) {
+  const gen = ++state.view;
+  const main = $('main');
+  put(main, ...children);
+  document.title = title + ' · socialstream';
+  for (const a of document.querySelectorAll('#nav a')) a.removeAttribute('aria-current');
+  return () => gen === state.view;
+}
+
+function authView(mode) {
+  const signup = mode === 'signup';
+  const username = h('input', {
+    name: 'username', required: true, autocomplete: 'username', minlength: 3, maxlength: 30,
+    pattern: '[A-Za-z0-9_]{3,30}', autocapitalize: 'none', spellcheck: 'false',
+  });
+  const password = h('input', {
+    name: 'password', type: 'password', required: true, minlength: 8, maxlength: 128,
+    autocomplete: signup ? 'new-password' : 'current-password',
+  });
+  const display = h('input', { name: 'displayName', maxlength: 64, autocomplete: 'name' });
+  const submit = h('button', { type: 'submit', text: signup ? 'Sign up' : 'Log in' });
+  const form = h('form', {
+    class: 'card', 'aria-labelledby': 'auth-title',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(submit, async () => {
+        const body = { username: username.value.trim(), password: password.value };
+        if (signup && display.value.trim()) body.displayName = display.value.trim();
+        const res = await api('POST', signup ? '/auth/register' : '/auth/login', body);
+        setSession(res.token, res.entry);
+        await loadGroups();
+        go('#/home');
+      });
+    },
+  },
+  h('h1', { id: 'auth-title', text: signup ? 'Create an account' : 'Log in' }),
+  field('Username', username, signup ? '3 to 30 letters, digits or _' : undefined),
+  field('Password', password, signup ? '8 to 128 characters' : undefined),
+  signup ? field('Display name (optional)', display) : null,
+  submit,
+  h('p', {}, signup
+    ? ['Have an account? ', h('a', { href: '#/login', text: 'Log in' })]
+    : ['New here? ', h('a', { href: '#/signup', text: 'Create an account' })]));
+  mount(signup ? 'Sign up' : 'Log in', form);
+  username.focus();
+}
+
+const FEEDS = {
+  home: { label: 'Home', path: '/activities/@me/@friends' },
+  mine: { label: 'Mine', path: '/activities/@me/@self' },
+  mentions: { label: 'Mentions', path: '/activities/@me/@mentions' },
+  public: { label: 'Public', path: '/activities/@me/@all' },
+};
+
+function feedTabs(current) {
+  const tabs = Object.entries(FEEDS).map(([key, f]) => ['#/' + key, f.label, key]);
+  for (const g of state.groups) tabs.push(['#/group/' + enc(g.id), g.title, 'group:' + g.id]);
+  return h('nav', { class: 'tabs', 'aria-label': 'Feeds' }, tabs.map(([href, label, key]) =>
+    h('a', { href, text: label, 'aria-current': key === current ? 'page' : undefined })));
+}
+
+function composer(onPosted) {
+  const text = h('textarea', { name: 'title', required: true, maxlength: 500, rows: 3 });
+  const url = h('input', { name: 'url', type: 'url', maxlength: 2000, placeholder: 'https://' });
+  const left = h('small', { class: 'hint', 'aria-live': 'polite', text: '500 characters left' });
+  text.addEventListener('input', () => { left.textContent = `${500 - text.value.length} characters left`; });
+  const submit = h('button', { type: 'submit', text: 'Post' });
+  // One key per draft: a post retried after a slow or lost answer is
+  // recognised by the server (externalId) and not made twice.
+  let key = randomKey();
+  return h('form', {
+    class: 'card composer', 'aria-label': 'New post',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(submit, async () => {
+        const body = { title: text.value, externalId: key };
+        if (url.value.trim()) body.url = url.value.trim();
+        const res = await api('POST', rest('/activities/@me/@self'), body);
+        text.value = '';
+        url.value = '';
+        left.textContent = '500 characters left';
+        key = randomKey();
+        onPosted(res.entry);
+      });
+    },
+  }, field('What’s happening? Use @name to mention someone.', text), left, field('Link (optional)', url), submit);
+}
+
+// stream renders a paged list of activities from path into a section.
+function stream(path, label, isCurrent, emptyText) {
+  const list = h('ol', { class: 'stream', 'aria-label': label });
+  const more = h('button', { type: 'button', class: 'secondary', text: 'Load more', hidden: true });
+  const empty = h('p', { class: 'empty', text: emptyText, hidden: true });
+  let cursor = '';
+  async function load(reset) {
+    const res = await api('GET', withQuery(rest(path), { count: PAGE, cursor: reset ? '' : cursor }));
+    if (!isCurrent()) return;
+    if (reset) put(list);
+    for (const a of res.list || []) list.append(h('li', {}, activity(a)));
+    cursor = res.nextCursor || '';
+    more.hidden = !cursor;
+    empty.hidden = list.children.length > 0;
+  }
+  more.addEventListener('click', () => guard(more, () => load(false)));
+  const refresh = h('button', { type: 'button', class: 'secondary', text: 'Refresh' });
+  refresh.addEventListener('click', () => guard(refresh, () => load(true)));
+  const section = h('section', { class: 'feed' }, h('div', { class: 'row' }, refresh), empty, list, more);
+  section.load = load;
+  section.prepend = (a) => {
+    list.prepend(h('li', {}, activity(a)));
+    empty.hidden = true;
+  };
+  return section;
+}
+
+function activity(a) {
+  const mine = state.me && a.userId === state.me.id;
+  const likeBtn = h('button', { type: 'button', class: 'secondary', 'aria-pressed': String(Boolean(a.likedByViewer)) });
+  const setLike = () => {
+    likeBtn.textContent = `${a.likedByViewer ? '♥ Liked' : '♡ Like'} (${a.likesCount || 0})`;
+    likeBtn.setAttribute('aria-pressed', String(Boolean(a.likedByViewer)));
+  };
+  setLike();
+  likeBtn.addEventListener('click', () => guard(likeBtn, async () => {
+    const liking = !a.likedByViewer;
+    await api(liking ? 'POST' : 'DELETE', rest('/likes/' + enc(a.id)));
+    a.likedByViewer = liking;
+    a.likesCount = Math.max(0, (a.likesCount || 0) + (liking ? 1 : -1));
+    setLike();
+  }));
+  const commentsId = 'c' + a.id;
+  const commentsBtn = h('button', {
+    type: 'button', class: 'secondary', 'aria-expanded': 'false', 'aria-controls': commentsId,
+    text: `Comments (${a.commentsCount || 0})`,
+  });
+  const comments = h('section', { id: commentsId, class: 'comments', hidden: true, 'aria-label': 'Comments' });
+  let loaded = false;
+  commentsBtn.addEventListener('click', () => guard(commentsBtn, async () => {
+    const open = comments.hidden;
+    if (open && !loaded) {
+      await commentList(a, comments, (d) => {
+        a.commentsCount = Math.max(0, (a.commentsCount || 0) + d);
+        commentsBtn.textContent = `Comments (${a.commentsCount})`;
+      });
+      loaded = true;
+    }
+    comments.hidden = !open;
+    commentsBtn.setAttribute('aria-expanded', String(open));
+  }));
+  const actions = [likeBtn, commentsBtn];
+  const art = h('article', { class: 'activity' });
+  if (mine) {
+    const del = h('button', { type: 'button', class: 'danger', text: 'Delete' });
+    del.addEventListener('click', () => {
+      if (!confirm('Delete this post?')) return;
+      guard(del, async () => {
+        await api('DELETE', rest('/activities/@me/@self/@app/' + enc(a.id)));
+        const li = art.closest('li');
+        (li || art).remove();
+      });
+    });
+    actions.push(del);
+  }
+  const author = a.author || { preferredUsername: '', displayName: a.userId };
+  put(art,
+    h('header', {}, personLink(author), ' ',
+      author.preferredUsername ? h('span', { class: 'handle', text: '@' + author.preferredUsername }) : null,
+      ' · ', h('a', { href: `#/activity/${enc(a.userId)}/${enc(a.id)}`, class: 'when' }, time(a.postedTime))),
+    h('p', { class: 'title' }, linkify(a.title || '')),
+    a.body ? h('p', { class: 'body' }, linkify(a.body)) : null,
+    a.url ? h('p', {}, h('a', { href: a.url, rel: 'nofollow noopener ugc', text: a.url })) : null,
+    h('div', { class: 'actions' }, actions),
+    comments);
+  return art;
+}
+
+async function commentList(a, box, onCount) {
+  const list = h('ol', { class: 'comment-list' });
+  const more = h('button', { type: 'button', class: 'secondary', text: 'More comments', hidden: true });
+  let cursor = '';
+  const render = (c) => {
+    const li = h('li', {}, personLink(c.author), ' ', time(c.published), h('p', {}, linkify(c.text)));
+    const mayDelete = state.me && (c.userId === state.me.id || a.userId === state.me.id);
+    if (mayDelete) {
+      const del = h('button', { type: 'button', class: 'danger small', text: 'Delete comment' });
+      del.addEventListener('click', () => guard(del, async () => {
+        await api('DELETE', rest(`/comments/${enc(a.id)}/${enc(c.id)}`));
+        li.remove();
+        onCount(-1);
+      }));
+      li.append(del);
+    }
+    return li;
+  };
+  const load = async () => {
+    const res = await api('GET', withQuery(rest('/comments/' + enc(a.id)), { count: PAGE, cursor }));
+    for (const c of res.list || []) list.append(render(c));
+    cursor = res.nextCursor || '';
+    more.hidden = !cursor;
+  };
+  more.addEventListener('click', () => guard(more, load));
+  await load();
+  const input = h('input', { name: 'text', required: true, maxlength: 2000 });
+  const submit = h('button', { type: 'submit', text: 'Comment' });
+  const form = h('form', {
+    class: 'comment-form',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(submit, async () => {
+        const res = await api('POST', rest('/comments/' + enc(a.id)), { text: input.value });
+        input.value = '';
+        if (!cursor) list.append(render(res.entry));
+        onCount(1);
+      });
+    },
+  }, field('Add a comment', input), submit);
+  put(box, list, more, form);
+}
+
+async function feedView(key) {
+  const f = FEEDS[key];
+  const feed = stream(f.path, f.label + ' feed', () => isCurrent(), emptyFor(key));
+  const parts = [h('h1', { class: 'visually-hidden', text: f.label }), finder(), feedTabs(key)];
+  if (key === 'home' || key === 'mine') parts.push(composer((a) => feed.prepend(a)));
+  parts.push(feed);
+  const isCurrent = mount(f.label, ...parts);
+  markNav('home');
+  await guard(null, () => feed.load(true));
+}
+
+function emptyFor(key) {
+  return {
+    home: 'Nothing here yet. Follow people to see their posts, or post something.',
+    mine: 'You have not posted yet.',
+    mentions: 'Nobody has mentioned you yet.',
+    public: 'Nobody has posted yet.',
+  }[key] || 'Nothing here yet.';
+}
+
+function markNav(key) {
+  const a = document.querySelector(`#nav a[data-nav="${key}"]`);
+  if (a) a.setAttribute('aria-current', 'page');
+}
+
+async function personView(name) {
+  const head = h('section', { class: 'card person', 'aria-live': 'polite' });
+  const groupsBox = h('section', { class: 'card' });
+  const box = h('div', {});
+  const isCurrent = mount('@' + name, head, groupsBox, box);
+  const isMe = state.me && name.toLowerCase() === state.me.preferredUsername.toLowerCase();
+  if (isMe) markNav('me');
+  await guard(null, async () => {
+    const res = await api('GET', rest('/people/@username:' + enc(name) + '/@self'));
+    if (!isCurrent()) return;
+    let person = res.entry;
+    let following = false;
+    if (!isMe) {
+      try {
+        await api('GET', rest('/people/@me/@friends/' + enc(person.id)));
+        following = true;
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 404) throw err;
+      }
+    }
+    if (!isCurrent()) return;
+    const counts = h('p', { class: 'counts' });
+    const setCounts = () => {
+      counts.textContent = `${plural(person.followersCount, 'follower', 'followers')} · ${person.followingCount} following`;
+    };
+    setCounts();
+    const followBtn = h('button', { type: 'button' });
+    const setFollow = () => {
+      followBtn.textContent = following ? 'Unfollow' : 'Follow';
+      followBtn.className = following ? 'secondary' : '';
+      followBtn.setAttribute('aria-label', `${following ? 'Unfollow' : 'Follow'} @${person.preferredUsername}`);
+    };
+    setFollow();
+    followBtn.addEventListener('click', () => guard(followBtn, async () => {
+      if (following) {
+        await api('DELETE', rest('/people/@me/@friends/' + enc(person.id)));
+        person = (await api('GET', rest('/people/' + enc(person.id) + '/@self'))).entry;
+      } else {
+        person = (await api('POST', rest('/people/@me/@friends'), { id: person.id })).entry;
+      }
+      following = !following;
+      setFollow();
+      setCounts();
+    }));
+    put(head,
+      h('h1', { text: person.displayName }),
+      h('p', { class: 'handle', text: '@' + person.preferredUsername }),
+      counts,
+      isMe ? null : followBtn);
+    const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,
+      'No posts yet.');
+    put(box, h('h2', { text: 'Posts' }), feed);
+    const groups = await api('GET', withQuery(rest('/groups/' + enc(person.id)), { count: 100 }));
+    if (!isCurrent()) return;
+    put(groupsBox, h('h2', { text: 'Groups' }),
+      (groups.list || []).length
+        ? h('ul', {}, groups.list.map((g) => h('li', {}, h('a', { href: '#/group/' + enc(g.id), text: g.title }))))
+        : h('p', { class: 'empty', text: 'In no groups.' }));
+    await feed.load(true);
+  });
+}
+
+async function groupsView() {
+  const title = h('input', { name: 'title', required: true, maxlength: 100 });
+  const desc = h('textarea', { name: 'description', maxlength: 1000, rows: 2 });
+  const policy = h('select', { name: 'joinPolicy' },
+    h('option', { value: 'open', text: 'Open: anyone may join' }),
+    h('option', { value: 'closed', text: 'Closed: only I add members' }));
+  const submit = h('button', { type: 'submit', text: 'Create group' });
+  const form = h('form', {
+    class: 'card', 'aria-labelledby': 'new-group',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(submit, async () => {
+        const res = await api('POST', rest('/groups/@me'),
+          { title: title.value, description: desc.value, joinPolicy: policy.value });
+        await loadGroups();
+        location.hash = '#/group/' + enc(res.entry.id);
+      });
+    },
+  }, h('h2', { id: 'new-group', text: 'New group' }), field('Title', title), field('Description (optional)', desc),
+  field('Who may join', policy), submit);
+  const list = h('section', { class: 'card' });
+  const isCurrent = mount('Groups', h('h1', { text: 'Groups' }), list, form);
+  markNav('groups');
+  await guard(null, async () => {
+    await loadGroups();
+    if (!isCurrent()) return;
+    put(list, h('h2', { text: 'My groups' }), state.groups.length
+      ? h('ul', {}, state.groups.map((g) => h('li', {},
+        h('a', { href: '#/group/' + enc(g.id), text: g.title }), ' · ' + plural(g.membersCount, 'member', 'members'))))
+      : h('p', { class: 'empty', text: 'You are in no groups. Create one, or join one from a person’s page.' }));
+  });
+}
+
+async function groupView(id) {
+  const head = h('section', { class: 'card' });
+  const box = h('div', {});
+  const isCurrent = mount('Group', feedTabs('group:' + id), head, box);
+  await guard(null, async () => {
+    const [res] = await Promise.all([api('GET', rest('/groups/@all/' + enc(id))), loadGroups()]);
+    if (!isCurrent()) return;
+    const g = res.entry;
+    document.title = g.title + ' · socialstream';
+    const member = state.groups.some((x) => x.id === g.id);
+    const owner = state.me && g.ownerId === state.me.id;
+    const btn = h('button', { type: 'button', class: member ? 'secondary' : '', text: member ? 'Leave group' : 'Join group' });
+    btn.addEventListener('click', () => guard(btn, async () => {
+      if (member) await api('DELETE', rest(`/groups/@all/${enc(g.id)}/members/@me`));
+      else await api('POST', rest(`/groups/@all/${enc(g.id)}/members`), { id: '@me' });
+      await loadGroups();
+      route();
+    }));
+    const canJoin = !member && g.joinPolicy === 'open';
+    put(head,
+      h('h1', { text: g.title }),
+      g.description ? h('p', { text: g.description }) : null,
+      h('p', { class: 'counts', text: `${plural(g.membersCount, 'member', 'members')} · ${g.joinPolicy === 'closed' ? 'closed' : 'open'} group` }),
+      (member && !owner) || canJoin ? btn : null,
+      !member && g.joinPolicy === 'closed' ? h('p', { class: 'hint', text: 'Only the owner adds members to this group.' }) : null);
+    if (!member && g.joinPolicy === 'closed') {
+      put(box, h('p', { class: 'empty', text: 'This group’s posts are for its members.' }));
+      return;
+    }
+    const feed = stream('/activities/@me/' + enc(g.id), g.title + ' feed', isCurrent,
+      'No posts yet. Members’ posts appear here.');
+    put(box, feed);
+    await feed.load(true);
+  });
+}
+
+async function activityView(userId, id) {
+  const box = h('div', {});
+  const isCurrent = mount('Post', box);
+  await guard(null, async () => {
+    const res = await api('GET', rest(`/activities/${enc(userId)}/@self/@app/${enc(id)}`));
+    if (!isCurrent()) return;
+    const a = (res.list || [])[0];
+    if (!a) {
+      put(box, h('p', { class: 'empty', text: 'This post is gone.' }));
+      return;
+    }
+    const art = activity(a);
+    put(box, h('h1', { class: 'visually-hidden', text: 'Post' }), art);
+    art.querySelector('[aria-controls]').click();
+  });
+}
+
+const NOTE_TEXT = {
+  mention: 'mentioned you',
+  follow: 'followed you',
+  comment: 'commented on your post',
+  like: 'liked your post',
+  group_join: 'joined your group',
+};
+
+async function notificationsView() {
+  const list = h('ol', { class: 'notes', 'aria-label': 'Notifications' });
+  const more = h('button', { type: 'button', class: 'secondary', text: 'Load more', hidden: true });
+  const all = h('button', { type: 'button', class: 'secondary', text: 'Mark all as read' });
+  const isCurrent = mount('Notifications', h('h1', { text: 'Notifications' }), h('div', { class: 'row' }, all), list, more);
+  markNav('notifications');
+  let cursor = '';
+  const render = (n) => {
+    const li = h('li', { class: n.read ? 'read' : 'unread' });
+    const what = h('span', {}, personLink(n.actor), ' ', NOTE_TEXT[n.type] || n.type);
+    const link = n.activityId
+      ? h('a', { href: `#/activity/${enc(n.type === 'mention' ? (n.actor && n.actor.id) : state.me.id)}/${enc(n.activityId)}`, text: 'See the post' })
+      : n.groupId ? h('a', { href: '#/group/' + enc(n.groupId), text: 'See the group' }) : null;
+    if (!n.read) li.append(h('span', { class: 'visually-hidden', text: 'Unread: ' }));
+    li.append(what, ' ', time(n.published));
+    if (link) li.append(' ', link);
+    if (!n.read) {
+      const mark = h('button', { type: 'button', class: 'secondary small', text: 'Mark read' });
+      mark.addEventListener('click', () => guard(mark, async () => {
+        await api('POST', rest('/notifications/@me/read'), { ids: [n.id] });
+        n.read = true;
+        li.replaceWith(render(n));
+        refreshBadge();
+      }));
+      li.append(' ', mark);
+    }
+    return li;
+  };
+  const load = async (reset) => {
+    const res = await api('GET', withQuery(rest('/notifications/@me'), { count: PAGE, cursor: reset ? '' : cursor }));
+    if (!isCurrent()) return;
+    if (reset) put(list);
+    for (const n of res.list || []) list.append(render(n));
+    if (!list.children.length) list.append(h('li', { class: 'empty', text: 'No notifications.' }));
+    cursor = res.nextCursor || '';
+    more.hidden = !cursor;
+  };
+  more.addEventListener('click', () => guard(more, () => load(false)));
+  all.addEventListener('click', () => guard(all, async () => {
+    await api('POST', rest('/notifications/@me/read'), { all: true });
+    await load(true);
+    refreshBadge();
+  }));
+  await guard(null, () => load(true));
+}
+
+// ---- routing -----------------------------------------------------------------
+
+function route() {
+  clearError();
+  const parts = (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent);
+  const [name, a, b] = parts;
+  if (!state.me) {
+    authView(name === 'signup' ? 'signup' : 'login');
+    return;
+  }
+  refreshBadge();
+  switch (name) {
+    case 'home': case 'mine': case 'mentions': case 'public': return feedView(name);
+    case 'group': return groupView(a);
+    case 'groups': return groupsView();
+    case 'people': return personView(a || state.me.preferredUsername);
+    case 'activity': return activityView(a, b);
+    case 'notifications': return notificationsView();
+    default: go('#/home');
+  }
+}
+
+async function start() {
+  $('logout').addEventListener('click', async () => {
+    try {
+      await api('POST', '/auth/logout');
+    } catch (err) {
+      // The token is dropped here whatever the server answered.
+    }
+    signedOut();
+  });
+  // Focus the new view's heading for keyboard and screen-reader users.
+  window.addEventListener('hashchange', () => {
+    route();
+    $('main').focus({ preventScroll: true });
+  });
+  setInterval(refreshBadge, BADGE_POLL_MS);
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshBadge(); });
+  if (state.token) {
+    try {
+      state.me = (await api('GET', rest('/people/@me/@self'))).entry;
+      await loadGroups();
+    } catch (err) {
+      if (state.token) showError(err); // a 401 has signed out already
+      if (!state.me) state.token = '';
+    }
+  }
+  renderNav();
+  route();
+}
+
+start();
