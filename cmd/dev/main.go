@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -126,7 +127,7 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	cfg := app.Config{
 		Port: strconv.Itoa(apiPort), Project: project, TasksLocation: location,
 		DatastoreEmulatorHost: emu.Host, TasksEmulatorHost: tasksListener.Addr().String(),
-		CopyLimit: 200, BackfillMax: 1000, LogLevel: level,
+		CopyLimit: 200, BackfillMax: 1000, LogLevel: level, TokenCacheTTL: 30 * time.Second,
 	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {

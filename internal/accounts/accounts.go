@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/derrors"
@@ -101,7 +102,17 @@ type Config struct {
 	BcryptCost int
 	// TokenTTL is how long a login token lasts; 0 means 30 days.
 	TokenTTL time.Duration
+	// TokenCacheTTL, when positive, keeps a verified token in this
+	// instance's memory for that long, so most requests authenticate
+	// without a Datastore read. A logout evicts the token here at once; on
+	// other instances it keeps working until their entry expires. Zero
+	// reads the Datastore on every request.
+	TokenCacheTTL time.Duration
 }
+
+// tokenCacheSize bounds the verified tokens an instance keeps (about 150
+// bytes each).
+const tokenCacheSize = 50_000
 
 // Service manages accounts.
 type Service struct {
@@ -111,6 +122,8 @@ type Service struct {
 	ttl   time.Duration
 	now   func() time.Time
 	dummy []byte // a hash to compare against for unknown usernames
+	// tokens caches verified tokens by key name; nil when disabled.
+	tokens *expirable.LRU[string, tokenEntity]
 }
 
 // New returns a Service.
@@ -131,7 +144,14 @@ func New(db *store.DB, gen *ids.Generator, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{db: db, ids: gen, cost: cfg.BcryptCost, ttl: cfg.TokenTTL, now: time.Now, dummy: dummy}, nil
+	if cfg.TokenCacheTTL < 0 {
+		return nil, errors.New("accounts.New: negative token cache TTL")
+	}
+	s := &Service{db: db, ids: gen, cost: cfg.BcryptCost, ttl: cfg.TokenTTL, now: time.Now, dummy: dummy}
+	if cfg.TokenCacheTTL > 0 {
+		s.tokens = expirable.NewLRU[string, tokenEntity](tokenCacheSize, nil, cfg.TokenCacheTTL)
+	}
+	return s, nil
 }
 
 // UserKey returns the key of a user.
@@ -284,8 +304,14 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	if len(token) != tokenLen {
 		return "", ErrBadToken
 	}
+	key := tokenKey(s.db, token)
+	if s.tokens != nil {
+		if te, ok := s.tokens.Get(key.Name); ok && s.now().Before(te.Expires) {
+			return te.UserID, nil
+		}
+	}
 	var te tokenEntity
-	err := s.db.Client.Get(ctx, tokenKey(s.db, token), &te)
+	err := s.db.Client.Get(ctx, key, &te)
 	if errors.Is(err, datastore.ErrNoSuchEntity) {
 		return "", ErrBadToken
 	}
@@ -295,6 +321,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	if !s.now().Before(te.Expires) {
 		return "", ErrBadToken
 	}
+	if s.tokens != nil {
+		s.tokens.Add(key.Name, te)
+	}
 	return te.UserID, nil
 }
 
@@ -303,7 +332,11 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 	if len(token) != tokenLen {
 		return nil
 	}
-	if err := s.db.Client.Delete(ctx, tokenKey(s.db, token)); err != nil {
+	key := tokenKey(s.db, token)
+	if s.tokens != nil {
+		s.tokens.Remove(key.Name)
+	}
+	if err := s.db.Client.Delete(ctx, key); err != nil {
 		return fmt.Errorf("accounts.Logout: %w", store.Convert(err))
 	}
 	return nil

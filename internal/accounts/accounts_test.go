@@ -43,6 +43,74 @@ func TestTokenExpires(t *testing.T) {
 	}
 }
 
+// TestTokenCache: a cached token is served without the Datastore (here:
+// after another instance deleted it), is dropped at once by a logout on
+// this instance, never outlives the token's own expiry, and is read again
+// once its entry expires.
+func TestTokenCache(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	const cacheTTL = 300 * time.Millisecond
+	s, err := New(db, ids.New(), Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour, TokenCacheTTL: cacheTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(db, ids.New(), Config{BcryptCost: bcrypt.MinCost}) // another instance, no cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, token, err := s.Register(ctx, "cachy", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Authenticate(ctx, token); err != nil || id != p.ID {
+		t.Fatalf("Authenticate = %q, %v", id, err)
+	}
+	// Another instance logs out: this one trusts its entry until it expires.
+	if err := other.Logout(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Authenticate(ctx, token); err != nil || id != p.ID {
+		t.Errorf("Authenticate from the cache = %q, %v", id, err)
+	}
+	if _, err := other.Authenticate(ctx, token); !errors.Is(err, derrors.Unauthenticated) {
+		t.Errorf("uncached Authenticate after logout = %v, want Unauthenticated", err)
+	}
+	time.Sleep(cacheTTL + 200*time.Millisecond)
+	if _, err := s.Authenticate(ctx, token); !errors.Is(err, derrors.Unauthenticated) {
+		t.Errorf("Authenticate after the cache entry expired = %v, want Unauthenticated", err)
+	}
+
+	// A logout here drops the entry at once.
+	_, token, err = s.Login(ctx, "cachy", "password1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Logout(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, token); !errors.Is(err, derrors.Unauthenticated) {
+		t.Errorf("Authenticate after logout on the same instance = %v, want Unauthenticated", err)
+	}
+
+	// The token's own expiry holds for a cached token.
+	_, token, err = s.Login(ctx, "cachy", "password1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	s.now = func() time.Time { return now.Add(time.Hour) }
+	if _, err := s.Authenticate(ctx, token); !errors.Is(err, derrors.Unauthenticated) {
+		t.Errorf("cached Authenticate after the token's TTL = %v, want Unauthenticated", err)
+	}
+}
+
 func TestTokensAreStoredHashed(t *testing.T) {
 	ctx := context.Background()
 	s := newService(t, 0)

@@ -217,6 +217,15 @@ var ErrNotYet = derrors.New(derrors.Unavailable, "activity not committed yet")
 // never will.
 const giveUpAfter = 2 * time.Minute
 
+// A planning job that finds its activity not yet committed, within
+// planWaitWindow of the id being minted, looks again planWaits times,
+// planWait apart, before it returns ErrNotYet.
+const (
+	planWaits      = 10
+	planWait       = 25 * time.Millisecond
+	planWaitWindow = 5 * time.Second
+)
+
 // FanoutResult says what a fan-out job did, for its log line.
 type FanoutResult struct {
 	Enqueued int // chunk jobs planned
@@ -235,6 +244,17 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 	if t.Chunk == 0 {
 		var a Activity
 		err := s.db.Client.Get(ctx, key, &a)
+		// The post enqueued this job just before its commit, which lands
+		// milliseconds later: wait a little rather than fail and wait for
+		// the queue's backoff (half a second or more).
+		for i := 0; i < planWaits && errors.Is(err, datastore.ErrNoSuchEntity) && s.now().Sub(ids.Time(seq)) < planWaitWindow; i++ {
+			select {
+			case <-ctx.Done():
+				return FanoutResult{}, ctx.Err()
+			case <-time.After(planWait):
+			}
+			err = s.db.Client.Get(ctx, key, &a)
+		}
 		if errors.Is(err, datastore.ErrNoSuchEntity) {
 			if s.now().Sub(ids.Time(seq)) > giveUpAfter {
 				return FanoutResult{Skipped: "activity never committed or deleted"}, nil

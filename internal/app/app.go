@@ -51,6 +51,9 @@ type Config struct {
 	LogLevel   slog.Level    // LOG_LEVEL: debug, info, warn, error
 	BcryptCost int           // BCRYPT_COST
 	TokenTTL   time.Duration // TOKEN_TTL, a Go duration
+	// TokenCacheTTL is TOKEN_CACHE_TTL, a Go duration: how long an
+	// instance trusts a token it has verified (default 30s; 0 disables).
+	TokenCacheTTL time.Duration
 }
 
 // FromEnv reads the configuration with getenv (os.Getenv in main).
@@ -96,6 +99,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.BcryptCost = n
 	}
+	c.TokenCacheTTL = 30 * time.Second
+	if v := getenv("TOKEN_CACHE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("TOKEN_CACHE_TTL: %w", err)
+		}
+		c.TokenCacheTTL = d
+	}
 	if v := getenv("TOKEN_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -129,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.BackfillMax < 0 {
 		errs = append(errs, errors.New("BACKFILL_MAX must not be negative"))
+	}
+	if c.TokenCacheTTL < 0 {
+		errs = append(errs, errors.New("TOKEN_CACHE_TTL must not be negative"))
 	}
 	if c.TokenTTL < 0 {
 		errs = append(errs, errors.New("TOKEN_TTL must be positive"))
@@ -181,7 +195,7 @@ func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient
 		return nil, err
 	}
 	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: cfg.BcryptCost, TokenTTL: cfg.TokenTTL})
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: cfg.BcryptCost, TokenTTL: cfg.TokenTTL, TokenCacheTTL: cfg.TokenCacheTTL})
 	if err != nil {
 		return nil, err
 	}

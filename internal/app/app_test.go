@@ -15,13 +15,14 @@ func TestFromEnv(t *testing.T) {
 		"GOOGLE_CLOUD_PROJECT": "p1", "CLOUD_TASKS_LOCATION": "us-central1",
 		"GAE_ENV": "standard", "GAE_SERVICE": "api", "LOG_LEVEL": "warn",
 		"BCRYPT_COST": "12", "TOKEN_TTL": "72h", "DATASTORE_NAMESPACE": "staging",
+		"TOKEN_CACHE_TTL": "10s",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
-		CopyLimit: 200, BackfillMax: 1000}
+		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
@@ -36,6 +37,8 @@ func TestFromEnvRejects(t *testing.T) {
 		"bad level":              {"LOG_LEVEL": "loud"},
 		"bad cost":               {"BCRYPT_COST": "40"},
 		"bad ttl":                {"TOKEN_TTL": "soon"},
+		"bad cache ttl":          {"TOKEN_CACHE_TTL": "later"},
+		"negative cache ttl":     {"TOKEN_CACHE_TTL": "-1s"},
 		"emulator on App Engine": {"GAE_ENV": "standard", "DATASTORE_EMULATOR_HOST": "localhost:1"},
 		"bad namespace":          {"DATASTORE_NAMESPACE": "a/b"},
 		"copy limit too big":     {"COPY_LIMIT": "1001"},

@@ -1,0 +1,163 @@
+// Command feedbench measures what a feed costs in the query-on-read model,
+// against the bare Datastore calls (the floor) and against pulling and
+// merging each followee's activities, in one run against the Datastore
+// emulator.
+//
+// It starts the emulator (or uses --datastore), the tasks emulator and the
+// API on loopback, builds a synthetic graph through the stores, and then
+// measures Datastore calls per operation, home feed latency at 1 and 16
+// clients against the floor, home feed latency for readers following 1 to
+// 5,000 users beside a pull-merge baseline, post latency and the time until
+// every follower sees a post for authors with up to 100,000 followers, and
+// the time from a follow until the followee's newest 200 activities are at
+// home. It prints a markdown report and writes JSON.
+//
+// Run it from the repository root:
+//
+//	go run ./cmd/feedbench [-json feedbench.json] [-quick]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := realMain(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "feedbench:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what a run measures.
+type config struct {
+	datastore    string
+	jsonPath     string
+	authors      int
+	fanOut       int
+	readers      []int
+	posters      []int
+	clients      []int
+	samples      int
+	mergeSamples int
+	postSamples  int
+	follows      int
+	verbose      bool
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a list of counts", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("feedbench", flag.ContinueOnError)
+	var cfg config
+	var readers, posters, clients string
+	quick := fs.Bool("quick", false, "a small graph and few samples: checks that the bench works, measures little")
+	fs.StringVar(&cfg.datastore, "datastore", "", "host:port of a Datastore emulator started with --require_indexes and this index.yaml (default: start one)")
+	fs.StringVar(&cfg.jsonPath, "json", "feedbench.json", "where to write the results as JSON")
+	fs.IntVar(&cfg.authors, "authors", 5000, "authors in the synthetic graph")
+	fs.IntVar(&cfg.fanOut, "fan-out", 10, "users each author follows, drawn from a Zipf distribution")
+	fs.StringVar(&readers, "readers", "1,100,1000,5000", "readers: how many authors each follows")
+	fs.StringVar(&posters, "posters", "0,1000,10000,100000", "posters: how many followers each has")
+	fs.StringVar(&clients, "clients", "1,16", "concurrent clients of the home feed measurement")
+	fs.IntVar(&cfg.samples, "samples", 1000, "home feed reads per measurement")
+	fs.IntVar(&cfg.mergeSamples, "merge-samples", 20, "pull-merge reads per reader")
+	fs.IntVar(&cfg.postSamples, "post-samples", 3, "posts per poster")
+	fs.IntVar(&cfg.follows, "follows", 10, "follows timed until 200 activities are at home")
+	fs.BoolVar(&cfg.verbose, "v", false, "show the service's warnings (job retries and the like)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *quick {
+		cfg.authors, cfg.fanOut, readers, posters, cfg.samples, cfg.mergeSamples, cfg.postSamples, cfg.follows =
+			60, 5, "1,10,50", "0,100,6000", 40, 4, 1, 2
+		clients = "1,4"
+	}
+	var err error
+	if cfg.readers, err = parseInts(readers); err != nil {
+		return cfg, err
+	}
+	if cfg.posters, err = parseInts(posters); err != nil {
+		return cfg, err
+	}
+	if cfg.clients, err = parseInts(clients); err != nil {
+		return cfg, err
+	}
+	for _, k := range cfg.readers {
+		if k < 1 || k > cfg.authors {
+			return cfg, fmt.Errorf("a reader follows 1 to -authors (%d) authors, not %d", cfg.authors, k)
+		}
+	}
+	if cfg.authors < 2 || cfg.samples < 4 || cfg.mergeSamples < 1 || cfg.postSamples < 1 || cfg.follows < 1 {
+		return cfg, errors.New("-authors must be at least 2, -samples 4, and the other counts 1")
+	}
+	return cfg, nil
+}
+
+func realMain(ctx context.Context, args []string, out, logOut io.Writer) error {
+	cfg, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	progress := func(format string, a ...any) {
+		fmt.Fprintf(logOut, "feedbench: "+format+"\n", a...)
+	}
+	appLog := io.Discard
+	if cfg.verbose {
+		appLog = logOut
+	}
+	s, err := startStack(ctx, cfg, appLog)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	progress("API on %s", s.url)
+
+	w, err := seed(ctx, s, cfg, progress)
+	if err != nil {
+		return fmt.Errorf("seeding: %w", err)
+	}
+	progress("graph ready in %.0f s", w.graphStats.SeedSeconds)
+	rep, err := run(ctx, s, w, cfg, progress)
+	if err != nil {
+		return err
+	}
+	rep.Machine = machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(),
+		Date: time.Now().UTC().Format(time.RFC3339), Args: strings.Join(args, " ")}
+	rep.Graph = w.graphStats
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(cfg.jsonPath, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	rep.markdown(out)
+	fmt.Fprintf(out, "\nJSON: %s\n", cfg.jsonPath)
+	return nil
+}

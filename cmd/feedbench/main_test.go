@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// TestQuick runs the whole bench on a small graph against the test
+// emulator and checks what it reports: every section, and the call counts
+// that are the model's claim (a home feed page costs the API what it costs
+// the floor: one query and two lookups, the token coming from the cache).
+// Latencies are reported, not judged: speed is for the bench itself.
+func TestQuick(t *testing.T) {
+	queueYAML, err := testenv.RepoFile("queue.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Dir(queueYAML))
+	jsonPath := filepath.Join(t.TempDir(), "out.json")
+	var out, log bytes.Buffer
+	if err := realMain(context.Background(), []string{"-quick", "-datastore", testenv.EmulatorHost(t), "-json", jsonPath}, &out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+
+	calls := map[string]map[string]int{}
+	for _, c := range rep.Calls {
+		calls[c.Op] = c.Calls
+	}
+	want := map[string]int{"RunQuery": 1, "Lookup": 2}
+	if diff := cmp.Diff(want, calls["home feed page (API)"]); diff != "" {
+		t.Errorf("API home feed calls mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, calls["home feed page (floor)"]); diff != "" {
+		t.Errorf("floor home feed calls mismatch (-want +got):\n%s", diff)
+	}
+	for _, op := range []string{"post, 0 followers", "post, 100 followers", "follow"} {
+		if calls[op]["Commit"] != 1 {
+			t.Errorf("%s: calls %v, want one commit", op, calls[op])
+		}
+	}
+
+	if len(rep.Home) != 2 || rep.Home[0].Clients != 1 || rep.Home[1].Clients != 4 {
+		t.Errorf("home rows %+v, want 1 and 4 clients", rep.Home)
+	}
+	for _, h := range rep.Home {
+		if h.Ours.N != 40 || h.Floor.N != 40 || h.Ours.P50 <= 0 || h.Floor.P50 <= 0 || h.RatioP50 <= 0 {
+			t.Errorf("home row %+v", h)
+		}
+	}
+	var following []int
+	for _, f := range rep.Flatness {
+		following = append(following, f.Following)
+		if f.Ours.N != 40 || f.PullMerge.N != 4 || f.PullMerge.P50 <= 0 {
+			t.Errorf("flatness row %+v", f)
+		}
+	}
+	if diff := cmp.Diff([]int{1, 10, 50}, following); diff != "" {
+		t.Errorf("readers mismatch (-want +got):\n%s", diff)
+	}
+	var followers []int
+	for _, p := range rep.Posts {
+		followers = append(followers, p.Followers)
+		if p.Post.N != 1 || p.AllSee.P50 < p.Post.P50 {
+			t.Errorf("post row %+v: all see it before the answer?", p)
+		}
+	}
+	if diff := cmp.Diff([]int{0, 100, 6000}, followers); diff != "" {
+		t.Errorf("posters mismatch (-want +got):\n%s", diff)
+	}
+	if rep.FollowToHome.N != 2 || rep.FollowToHome.P50 <= 0 {
+		t.Errorf("follow to home %+v", rep.FollowToHome)
+	}
+	if len(rep.Targets) != 6 {
+		t.Errorf("%d targets, want 6", len(rep.Targets))
+	}
+	if rep.Graph.Users != 60+3+3+1 || rep.Graph.Activities != firstAuthorPosts+59+starPosts {
+		t.Errorf("graph %+v", rep.Graph)
+	}
+	md := out.String()
+	for _, s := range []string{"### Datastore calls per operation", "### Flatness", "### Targets", "JSON: " + jsonPath} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-readers", "1,x"},
+		{"-readers", "0"},
+		{"-authors", "10", "-readers", "11"},
+		{"-samples", "2"},
+		{"extra"},
+	} {
+		if _, err := parseFlags(args); err == nil {
+			t.Errorf("parseFlags(%q): no error", args)
+		}
+	}
+	cfg, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1, 100, 1000, 5000}, cfg.readers); diff != "" {
+		t.Errorf("default readers mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{0, 1000, 10000, 100000}, cfg.posters); diff != "" {
+		t.Errorf("default posters mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/datastore"
+	"google.golang.org/api/iterator"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
+	"socialstream/internal/store"
+)
+
+// pageSize is the feed page every reader asks for.
+const pageSize = 20
+
+// dist summarises latencies, in milliseconds.
+type dist struct {
+	N    int     `json:"n"`
+	P50  float64 `json:"p50Ms"`
+	P90  float64 `json:"p90Ms"`
+	P99  float64 `json:"p99Ms"`
+	Max  float64 `json:"maxMs"`
+	Mean float64 `json:"meanMs"`
+}
+
+func summarise(d []time.Duration) dist {
+	if len(d) == 0 {
+		return dist{}
+	}
+	d = slices.Clone(d)
+	slices.Sort(d)
+	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
+	at := func(q float64) float64 { return ms(d[max(0, int(math.Ceil(q*float64(len(d))))-1)]) }
+	var sum time.Duration
+	for _, x := range d {
+		sum += x
+	}
+	return dist{N: len(d), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(d[len(d)-1]), Mean: ms(sum / time.Duration(len(d)))}
+}
+
+// timed runs op n times on clients goroutines and returns each latency.
+func timed(ctx context.Context, n, clients int, op func(ctx context.Context) error) ([]time.Duration, error) {
+	out := make([]time.Duration, n)
+	var next int
+	var mu sync.Mutex
+	errc := make(chan error, clients)
+	for c := 0; c < clients; c++ {
+		go func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					errc <- nil
+					return
+				}
+				start := time.Now()
+				if err := op(ctx); err != nil {
+					errc <- err
+					return
+				}
+				out[i] = time.Since(start)
+			}
+		}()
+	}
+	var errs []error
+	for c := 0; c < clients; c++ {
+		errs = append(errs, <-errc)
+	}
+	return out, errors.Join(errs...)
+}
+
+// interleaved measures a and b in rounds, a then b, so drift in the
+// emulator over the run touches both alike.
+func interleaved(ctx context.Context, n, clients int, a, b func(ctx context.Context) error) (da, db []time.Duration, err error) {
+	const rounds = 4
+	for r := 0; r < rounds; r++ {
+		m := n / rounds
+		if r == rounds-1 {
+			m = n - m*(rounds-1)
+		}
+		x, err := timed(ctx, m, clients, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		y, err := timed(ctx, m, clients, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		da, db = append(da, x...), append(db, y...)
+	}
+	return da, db, nil
+}
+
+// call sends a request to the API and returns the status and body.
+func (s *stack) call(ctx context.Context, method, path, token string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.url+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := s.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	return res.StatusCode, data, err
+}
+
+// homeHTTP reads the first page of u's home feed through the API.
+func (s *stack) homeHTTP(u user) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		status, body, err := s.call(ctx, "GET", "/social/rest/activities/@me/@friends?count="+strconv.Itoa(pageSize), u.token, nil)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("home of %s: %d %s", u.name, status, body)
+		}
+		return nil
+	}
+}
+
+// homeFloor issues the Datastore calls of a home feed page directly: the
+// keys-only audience query (one result more, to know of a next page), the
+// lookup of the activities, and the lookup of their authors, counts and
+// the viewer's likes. No HTTP, no token, no JSON.
+func (s *stack) homeFloor(u user) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		q := s.db.Query(activities.KindAudience).FilterField("followerIds", "=", u.id).Order("-seq").KeysOnly().Limit(pageSize + 1)
+		var keys []*datastore.Key
+		seen := map[string]bool{}
+		it := s.db.Client.Run(ctx, q)
+		for n := 0; n < pageSize; n++ {
+			k, err := it.Next(nil)
+			if errors.Is(err, iterator.Done) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if !seen[k.Parent.Name] {
+				seen[k.Parent.Name] = true
+				keys = append(keys, k.Parent)
+			}
+		}
+		return s.lookupViews(ctx, u, keys)
+	}
+}
+
+// lookupViews looks up activities, then their authors, counts and the
+// viewer's likes, as a feed does.
+func (s *stack) lookupViews(ctx context.Context, u user, keys []*datastore.Key) error {
+	acts := make([]activities.Activity, len(keys))
+	if err := s.db.Client.GetMulti(ctx, keys, acts); err != nil {
+		return err
+	}
+	var lookup []*datastore.Key
+	var dst []any
+	authors := map[string]bool{}
+	for i, a := range acts {
+		if !authors[a.UserID] {
+			authors[a.UserID] = true
+			lookup = append(lookup, accounts.UserKey(s.db, a.UserID))
+			dst = append(dst, &accounts.User{})
+		}
+		lookup = append(lookup, activities.StatsKey(s.db, keys[i].Name), activities.LikeKey(s.db, keys[i].Name, u.id))
+		dst = append(dst, &activities.Stats{}, &activities.Like{})
+	}
+	if _, ok := store.IsMissing(s.db.Client.GetMulti(ctx, lookup, dst), len(lookup)); !ok {
+		return errors.New("lookup failed")
+	}
+	if len(keys) != pageSize {
+		return fmt.Errorf("home of %s: %d activities, want %d", u.name, len(keys), pageSize)
+	}
+	return nil
+}
+
+// pullMerge reads a home page the normalised way: the newest page of each
+// followee's own activities, one query each (16 at a time), merged by time
+// (ids are time-ordered), then the same lookups as a feed.
+func (s *stack) pullMerge(u user, followees []user) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		var mu sync.Mutex
+		var all []*datastore.Key
+		err := parallel(ctx, len(followees), 16, func(ctx context.Context, i int) error {
+			q := s.db.Query(activities.KindActivity).FilterField("userId", "=", followees[i].id).Order("-seq").KeysOnly().Limit(pageSize)
+			keys, err := s.db.Client.GetAll(ctx, q, nil)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			all = append(all, keys...)
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		id := func(k *datastore.Key) int64 { n, _ := strconv.ParseInt(k.Name, 10, 64); return n }
+		slices.SortFunc(all, func(a, b *datastore.Key) int { return cmp.Compare(id(b), id(a)) })
+		return s.lookupViews(ctx, u, all[:min(pageSize, len(all))])
+	}
+}
+
+// postHTTP posts as u through the API and returns the activity's id.
+func (s *stack) postHTTP(ctx context.Context, u user, title string) (string, error) {
+	status, body, err := s.call(ctx, "POST", "/social/rest/activities/@me/@self", u.token, map[string]string{"title": title})
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusCreated {
+		return "", fmt.Errorf("post as %s: %d %s", u.name, status, body)
+	}
+	var r struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return "", err
+	}
+	return r.Entry.ID, nil
+}
+
+// audienceSize counts the distinct ids in an activity's audience entities.
+func (s *stack) audienceSize(ctx context.Context, activity string) (int, error) {
+	q := s.db.Query(activities.KindAudience).Ancestor(activities.Key(s.db, activity)).KeysOnly()
+	keys, err := s.db.Client.GetAll(ctx, q, nil)
+	if err != nil {
+		return 0, err
+	}
+	auds := make([]activities.Audience, len(keys))
+	if err := s.db.Client.GetMulti(ctx, keys, auds); err != nil {
+		return 0, err
+	}
+	seen := map[string]bool{}
+	for _, a := range auds {
+		for _, id := range a.FollowerIDs {
+			seen[id] = true
+		}
+	}
+	return len(seen), nil
+}
+
+// newestAtHome returns the id of the activity at offset on u's home feed,
+// by the home feed's own query, or "" if there is none.
+func (s *stack) atHome(ctx context.Context, userID string, offset int) (string, error) {
+	q := s.db.Query(activities.KindAudience).FilterField("followerIds", "=", userID).Order("-seq").KeysOnly().Offset(offset).Limit(1)
+	keys, err := s.db.Client.GetAll(ctx, q, nil)
+	if err != nil || len(keys) == 0 {
+		return "", err
+	}
+	return keys[0].Parent.Name, nil
+}
+
+// waitFor polls cond every interval until it is true or limit passes.
+func waitFor(ctx context.Context, limit, interval time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done after %v", limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}

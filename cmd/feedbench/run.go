@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+type machine struct {
+	OS   string `json:"os"`
+	Arch string `json:"arch"`
+	CPUs int    `json:"cpus"`
+	Go   string `json:"go"`
+	Date string `json:"date"`
+	Args string `json:"args"`
+}
+
+type callRow struct {
+	Op    string         `json:"op"`
+	Calls map[string]int `json:"calls"`
+}
+
+type homeRow struct {
+	Clients int  `json:"clients"`
+	Ours    dist `json:"ours"`
+	Floor   dist `json:"floor"`
+	// Mean time of one Datastore call, by method.
+	OursCallMs  map[string]float64 `json:"oursCallMs"`
+	FloorCallMs map[string]float64 `json:"floorCallMs"`
+	RatioP50    float64            `json:"ratioP50"`
+	RatioP99    float64            `json:"ratioP99"`
+}
+
+type flatRow struct {
+	Following int     `json:"following"`
+	Ours      dist    `json:"ours"`
+	Floor     dist    `json:"floor"`
+	PullMerge dist    `json:"pullMerge"`
+	OursVs1   float64 `json:"oursP50VsFirst"`
+	// Mean time of one Datastore call, by method.
+	FloorCallMs map[string]float64 `json:"floorCallMs"`
+	MergeCallMs map[string]float64 `json:"pullMergeCallMs"`
+}
+
+type postRow struct {
+	Followers int  `json:"followers"`
+	Post      dist `json:"post"`
+	AllSee    dist `json:"allFollowersSee"`
+}
+
+type target struct {
+	What   string  `json:"what"`
+	Target float64 `json:"target"`
+	Got    float64 `json:"got"`
+	Met    bool    `json:"met"`
+}
+
+type report struct {
+	Machine      machine    `json:"machine"`
+	Graph        graphStats `json:"graph"`
+	Calls        []callRow  `json:"calls"`
+	Home         []homeRow  `json:"home"`
+	Flatness     []flatRow  `json:"flatness"`
+	Posts        []postRow  `json:"posts"`
+	FollowToHome dist       `json:"followTo200AtHome"`
+	Targets      []target   `json:"targets"`
+}
+
+// mergeSamples bounds the pull-merge reads of a reader following k, each
+// of which is k queries: n, but no more than 20,000 queries in all unless
+// that leaves fewer than 3 reads.
+func mergeSamples(n, k int) int {
+	return min(n, max(3, 20_000/k))
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func run(ctx context.Context, s *stack, w *world, cfg config, progress func(string, ...any)) (*report, error) {
+	rep := &report{}
+	mid := w.readers[cfg.readers[len(cfg.readers)/2]]
+	for _, k := range cfg.readers {
+		if k == 100 {
+			mid = w.readers[k]
+		}
+	}
+
+	// Warm up the JVM and the connections before anything is timed.
+	if _, _, err := interleaved(ctx, 200, 4, s.homeHTTP(mid), s.homeFloor(mid)); err != nil {
+		return nil, err
+	}
+
+	// 1. Datastore calls per operation.
+	s.calls.take(fromRequest)
+	if err := s.homeHTTP(mid)(ctx); err != nil {
+		return nil, err
+	}
+	rep.Calls = append(rep.Calls, callRow{"home feed page (API)", s.calls.take(fromRequest).Calls})
+	s.direct.take(fromDirect)
+	if err := s.homeFloor(mid)(ctx); err != nil {
+		return nil, err
+	}
+	rep.Calls = append(rep.Calls, callRow{"home feed page (floor)", s.direct.take(fromDirect).Calls})
+	for _, k := range cfg.posters[:min(2, len(cfg.posters))] {
+		s.calls.take(fromRequest)
+		if _, err := s.postHTTP(ctx, w.posters[k], "counted"); err != nil {
+			return nil, err
+		}
+		rep.Calls = append(rep.Calls, callRow{fmt.Sprintf("post, %d followers", k), s.calls.take(fromRequest).Calls})
+	}
+
+	// 2. Home feed against the floor, and where each one's time goes.
+	for _, c := range cfg.clients {
+		s.calls.take(fromRequest)
+		s.direct.take(fromDirect)
+		ours, floor, err := interleaved(ctx, cfg.samples, c, s.homeHTTP(mid), s.homeFloor(mid))
+		if err != nil {
+			return nil, err
+		}
+		row := homeRow{Clients: c, Ours: summarise(ours), Floor: summarise(floor),
+			OursCallMs: s.calls.take(fromRequest).meanMs(), FloorCallMs: s.direct.take(fromDirect).meanMs()}
+		row.RatioP50, row.RatioP99 = ratio(row.Ours.P50, row.Floor.P50), ratio(row.Ours.P99, row.Floor.P99)
+		rep.Home = append(rep.Home, row)
+		progress("home, %d clients: ours p50 %.2f ms, floor p50 %.2f ms", c, row.Ours.P50, row.Floor.P50)
+	}
+
+	// 3. Flatness, beside pull-merge.
+	for _, k := range cfg.readers {
+		rd := w.readers[k]
+		s.direct.take(fromDirect)
+		ours, floor, err := interleaved(ctx, cfg.samples, 1, s.homeHTTP(rd), s.homeFloor(rd))
+		if err != nil {
+			return nil, err
+		}
+		floorMs := s.direct.take(fromDirect).meanMs()
+		merge, err := timed(ctx, mergeSamples(cfg.mergeSamples, k), 1, s.pullMerge(rd, w.authors[:k]))
+		if err != nil {
+			return nil, err
+		}
+		mergeMs := s.direct.take(fromDirect).meanMs()
+		row := flatRow{Following: k, Ours: summarise(ours), Floor: summarise(floor), PullMerge: summarise(merge),
+			FloorCallMs: floorMs, MergeCallMs: mergeMs}
+		rep.Flatness = append(rep.Flatness, row)
+		progress("following %d: ours p50 %.2f ms, pull-merge p50 %.2f ms", k, row.Ours.P50, row.PullMerge.P50)
+	}
+	for i := range rep.Flatness {
+		rep.Flatness[i].OursVs1 = ratio(rep.Flatness[i].Ours.P50, rep.Flatness[0].Ours.P50)
+	}
+
+	// 4. Post latency and time until every follower sees it.
+	for _, k := range cfg.posters {
+		p := w.posters[k]
+		var post, all []time.Duration
+		for i := 0; i < cfg.postSamples; i++ {
+			start := time.Now()
+			id, err := s.postHTTP(ctx, p, fmt.Sprintf("post %d", i))
+			if err != nil {
+				return nil, err
+			}
+			post = append(post, time.Since(start))
+			err = waitFor(ctx, 10*time.Minute, 100*time.Millisecond, func() (bool, error) {
+				n, err := s.audienceSize(ctx, id)
+				return n >= k+1, err // the followers and the author
+			})
+			if err != nil {
+				return nil, fmt.Errorf("post by an author with %d followers: %w", k, err)
+			}
+			all = append(all, time.Since(start))
+		}
+		rep.Posts = append(rep.Posts, postRow{Followers: k, Post: summarise(post), AllSee: summarise(all)})
+		progress("%d followers: post p50 %.0f ms, all see it p50 %.0f ms", k, rep.Posts[len(rep.Posts)-1].Post.P50, rep.Posts[len(rep.Posts)-1].AllSee.P50)
+	}
+
+	// 5. Follow until the newest 200 are at home.
+	var took []time.Duration
+	for i := 0; i < cfg.follows; i++ {
+		rd, err := s.register(ctx, fmt.Sprintf("f%04d", i))
+		if err != nil {
+			return nil, err
+		}
+		s.calls.take(fromRequest)
+		start := time.Now()
+		status, body, err := s.call(ctx, "POST", "/social/rest/people/@me/@friends", rd.token, map[string]string{"id": w.star.id})
+		if err != nil || status != http.StatusCreated {
+			return nil, fmt.Errorf("follow: %d %s %v", status, body, err)
+		}
+		if i == 0 {
+			rep.Calls = append(rep.Calls, callRow{"follow", s.calls.take(fromRequest).Calls})
+		}
+		err = waitFor(ctx, 2*time.Minute, 10*time.Millisecond, func() (bool, error) {
+			id, err := s.atHome(ctx, rd.id, 199)
+			return id == w.starOldest200, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("follow %d: the 200th activity never reached home: %w", i, err)
+		}
+		took = append(took, time.Since(start))
+		if id, err := s.atHome(ctx, rd.id, 0); err != nil || id != w.starNewest {
+			return nil, fmt.Errorf("follow %d: newest at home is %q (%v), want %s", i, id, err, w.starNewest)
+		}
+	}
+	rep.FollowToHome = summarise(took)
+	progress("follow → 200 at home: p50 %.0f ms", rep.FollowToHome.P50)
+
+	for _, h := range rep.Home {
+		rep.Targets = append(rep.Targets,
+			target{fmt.Sprintf("home p50 vs floor, %d clients", h.Clients), 1.15, h.RatioP50, h.RatioP50 <= 1.15},
+			target{fmt.Sprintf("home p99 vs floor, %d clients", h.Clients), 1.15, h.RatioP99, h.RatioP99 <= 1.15})
+	}
+	worst := 0.0
+	for _, f := range rep.Flatness {
+		worst = max(worst, f.OursVs1)
+	}
+	rep.Targets = append(rep.Targets,
+		target{fmt.Sprintf("home p50, following %d vs %d", cfg.readers[len(cfg.readers)-1], cfg.readers[0]), 1.1, worst, worst <= 1.1},
+		target{"follow → 200 at home, p50 seconds", 3, rep.FollowToHome.P50 / 1000, rep.FollowToHome.P50 <= 3000})
+	return rep, nil
+}
+
+func callString(m map[string]int) string {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var parts []string
+	for _, k := range names {
+		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func msString(m map[string]float64) string {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var parts []string
+	for _, k := range names {
+		parts = append(parts, fmt.Sprintf("%s %.2f ms", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *report) markdown(w io.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
+	p("## feedbench")
+	p("")
+	p("%s/%s, %d CPUs, %s, %s. Graph: %d users, %d follows (most followers %d, median %d), %d activities; seeded in %.0f s.",
+		r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.Go, r.Machine.Date,
+		r.Graph.Users, r.Graph.Follows, r.Graph.MaxFollowers, r.Graph.MedianFollower, r.Graph.Activities, r.Graph.SeedSeconds)
+	p("")
+	p("### Datastore calls per operation")
+	p("")
+	p("| operation | calls |")
+	p("| --- | --- |")
+	for _, c := range r.Calls {
+		p("| %s | %s |", c.Op, callString(c.Calls))
+	}
+	p("")
+	p("### Home feed (page of %d) against the floor", pageSize)
+	p("")
+	p("| clients | ours p50 | ours p99 | floor p50 | floor p99 | p50 ratio | p99 ratio |")
+	p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, h := range r.Home {
+		p("| %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2fx | %.2fx |", h.Clients, h.Ours.P50, h.Ours.P99, h.Floor.P50, h.Floor.P99, h.RatioP50, h.RatioP99)
+	}
+	p("")
+	p("Mean time of one Datastore call during those reads: ")
+	for _, h := range r.Home {
+		p("- %d clients: ours %s; floor %s", h.Clients, msString(h.OursCallMs), msString(h.FloorCallMs))
+	}
+	p("")
+	p("### Flatness: home feed by how many the reader follows (1 client)")
+	p("")
+	p("| following | ours p50 | ours p99 | vs first | floor p50 | floor query | pull-merge p50 | pull-merge p99 | pull-merge reads |")
+	p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, f := range r.Flatness {
+		p("| %d | %.2f ms | %.2f ms | %.2fx | %.2f ms | %.2f ms | %.1f ms | %.1f ms | %d |", f.Following, f.Ours.P50, f.Ours.P99, f.OursVs1,
+			f.Floor.P50, f.FloorCallMs["RunQuery"], f.PullMerge.P50, f.PullMerge.P99, f.PullMerge.N)
+	}
+	p("")
+	p("### Posts: answer, and until every follower sees it")
+	p("")
+	p("| followers | posts | post p50 | post max | all see it p50 | all see it max |")
+	p("| ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, x := range r.Posts {
+		p("| %d | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms |", x.Followers, x.Post.N, x.Post.P50, x.Post.Max, x.AllSee.P50, x.AllSee.Max)
+	}
+	p("")
+	p("### Follow until the newest 200 activities are at home")
+	p("")
+	p("%d follows: p50 %.0f ms, p90 %.0f ms, max %.0f ms.", r.FollowToHome.N, r.FollowToHome.P50, r.FollowToHome.P90, r.FollowToHome.Max)
+	p("")
+	p("### Targets")
+	p("")
+	p("| what | target | got | met |")
+	p("| --- | ---: | ---: | --- |")
+	for _, t := range r.Targets {
+		met := "yes"
+		if !t.Met {
+			met = "**no**"
+		}
+		p("| %s | %.2f | %.2f | %s |", t.What, t.Target, t.Got, met)
+	}
+}
