@@ -69,7 +69,7 @@ func TestQuick(t *testing.T) {
 	var following []int
 	for _, f := range rep.Flatness {
 		following = append(following, f.Following)
-		if f.Ours.N != 40 || f.PullMerge.N != 4 || f.PullMerge.P50 <= 0 {
+		if f.Ours.N != 20 || f.PullMerge.N != 4 || f.PullMerge.P50 <= 0 {
 			t.Errorf("flatness row %+v", f)
 		}
 	}

@@ -17,9 +17,12 @@ import (
 
 	"cloud.google.com/go/datastore"
 	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/graph"
 	"socialstream/internal/store"
 )
 
@@ -268,7 +271,50 @@ func (s *stack) audienceSize(ctx context.Context, activity string) (int, error) 
 	return len(seen), nil
 }
 
-// newestAtHome returns the id of the activity at offset on u's home feed,
+// waitAllSee waits until every follower has the activity at the top of
+// their home feed. A fan-out writes a whole follower chunk in one
+// transaction, so it looks at the first and the last follower of each
+// chunk (graph.ChunkCap ids, in import order), each by the home feed's own
+// query, until each chunk has been seen. A call that times out while the
+// emulator is busy writing counts as "not yet".
+func (s *stack) waitAllSee(ctx context.Context, id, author string, followers []string) error {
+	probes := []string{author}
+	for i := 0; i < len(followers); i += graph.ChunkCap {
+		probes = append(probes, followers[i], followers[min(i+graph.ChunkCap, len(followers))-1])
+	}
+	return waitFor(ctx, 10*time.Minute, 50*time.Millisecond, func() (bool, error) {
+		for len(probes) > 0 {
+			got, err := s.atHome(ctx, probes[0], 0)
+			if status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Unavailable {
+				return false, nil
+			}
+			if err != nil || got != id {
+				return false, err
+			}
+			probes = probes[1:]
+		}
+		return true, nil
+	})
+}
+
+// retry runs f up to 5 times while it fails with a timeout or an
+// unavailable emulator.
+func retry(ctx context.Context, f func() error) error {
+	var err error
+	for i := 0; i < 5; i++ {
+		if err = f(); status.Code(err) != codes.DeadlineExceeded && status.Code(err) != codes.Unavailable {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return err
+}
+
+// atHome returns the id of the activity at offset on u's home feed,
 // by the home feed's own query, or "" if there is none.
 func (s *stack) atHome(ctx context.Context, userID string, offset int) (string, error) {
 	q := s.db.Query(activities.KindAudience).FilterField("followerIds", "=", userID).Order("-seq").KeysOnly().Offset(offset).Limit(1)

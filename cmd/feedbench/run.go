@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -71,10 +72,10 @@ type report struct {
 }
 
 // mergeSamples bounds the pull-merge reads of a reader following k, each
-// of which is k queries: n, but no more than 20,000 queries in all unless
+// of which is k queries: n, but no more than 5,000 queries in all unless
 // that leaves fewer than 3 reads.
 func mergeSamples(n, k int) int {
-	return min(n, max(3, 20_000/k))
+	return min(n, max(3, 5_000/k))
 }
 
 func ratio(a, b float64) float64 {
@@ -136,7 +137,7 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	for _, k := range cfg.readers {
 		rd := w.readers[k]
 		s.direct.take(fromDirect)
-		ours, floor, err := interleaved(ctx, cfg.samples, 1, s.homeHTTP(rd), s.homeFloor(rd))
+		ours, floor, err := interleaved(ctx, cfg.samples/2, 1, s.homeHTTP(rd), s.homeFloor(rd))
 		if err != nil {
 			return nil, err
 		}
@@ -159,6 +160,7 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	for _, k := range cfg.posters {
 		p := w.posters[k]
 		var post, all []time.Duration
+		var lastID string
 		for i := 0; i < cfg.postSamples; i++ {
 			start := time.Now()
 			id, err := s.postHTTP(ctx, p, fmt.Sprintf("post %d", i))
@@ -166,14 +168,21 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 				return nil, err
 			}
 			post = append(post, time.Since(start))
-			err = waitFor(ctx, 10*time.Minute, 100*time.Millisecond, func() (bool, error) {
-				n, err := s.audienceSize(ctx, id)
-				return n >= k+1, err // the followers and the author
-			})
-			if err != nil {
+			lastID = id
+			if err := s.waitAllSee(ctx, id, p.id, w.posterFollowers[k]); err != nil {
 				return nil, fmt.Errorf("post by an author with %d followers: %w", k, err)
 			}
 			all = append(all, time.Since(start))
+		}
+		// The check above looks at the first and last follower of each
+		// chunk; count the whole audience once to be sure.
+		var size int
+		err := retry(ctx, func() (err error) { size, err = s.audienceSize(ctx, lastID); return err })
+		if err != nil {
+			return nil, err
+		}
+		if size != k+1 {
+			return nil, fmt.Errorf("post by an author with %d followers: audience of %d ids, want %d", k, size, k+1)
 		}
 		rep.Posts = append(rep.Posts, postRow{Followers: k, Post: summarise(post), AllSee: summarise(all)})
 		progress("%d followers: post p50 %.0f ms, all see it p50 %.0f ms", k, rep.Posts[len(rep.Posts)-1].Post.P50, rep.Posts[len(rep.Posts)-1].AllSee.P50)
@@ -225,33 +234,24 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	return rep, nil
 }
 
-func callString(m map[string]int) string {
-	var names []string
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
+// sorted formats a map's entries, sorted by key, joined by commas.
+func sorted[V any](m map[string]V, format func(k string, v V) string) string {
 	var parts []string
-	for _, k := range names {
-		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
-	}
-	if len(parts) == 0 {
-		return "none"
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, format(k, m[k]))
 	}
 	return strings.Join(parts, ", ")
 }
 
+func callString(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	return sorted(m, func(k string, n int) string { return fmt.Sprintf("%d %s", n, k) })
+}
+
 func msString(m map[string]float64) string {
-	var names []string
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	var parts []string
-	for _, k := range names {
-		parts = append(parts, fmt.Sprintf("%s %.2f ms", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
+	return sorted(m, func(k string, ms float64) string { return fmt.Sprintf("%s %.2f ms", k, ms) })
 }
 
 func (r *report) markdown(w io.Writer) {

@@ -26,7 +26,8 @@ type world struct {
 	followers                 [][]string   // followers of each author
 	readers                   map[int]user // reader following the first k authors
 	posters                   map[int]user // poster with k followers (synthetic ids)
-	star                      user         // an author with starPosts activities, for follow→200
+	posterFollowers           map[int][]string
+	star                      user // an author with starPosts activities, for follow→200
 	starNewest, starOldest200 string
 	graphStats                graphStats
 }
@@ -70,7 +71,7 @@ func parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i i
 // audiences hold the followers.
 func seed(ctx context.Context, s *stack, cfg config, progress func(string, ...any)) (*world, error) {
 	start := time.Now()
-	w := &world{readers: map[int]user{}, posters: map[int]user{}}
+	w := &world{readers: map[int]user{}, posters: map[int]user{}, posterFollowers: map[int][]string{}}
 	w.authors = make([]user, cfg.authors)
 	if err := parallel(ctx, cfg.authors, 16, func(ctx context.Context, i int) (err error) {
 		w.authors[i], err = s.register(ctx, fmt.Sprintf("a%05d", i))
@@ -128,6 +129,7 @@ func seed(ctx context.Context, s *stack, cfg config, progress func(string, ...an
 		for i := range fs {
 			fs[i] = strconv.FormatInt(gen.Next(), 10)
 		}
+		w.posterFollowers[k] = fs
 		if k > 0 {
 			if err := s.graph.ImportFollowers(ctx, p.id, fs); err != nil {
 				return nil, err

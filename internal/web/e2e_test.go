@@ -146,6 +146,23 @@ func TestTwoPeople(t *testing.T) {
 		"notifications read and the badge gone", nil)
 	ann.shot("read")
 
+	// Ann logs out, and back in.
+	ann.do(
+		chromedp.Click(chromedp.CSS(`#logout`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)),
+	)
+	if ann.eval(`getComputedStyle(document.getElementById('nav')).display !== 'none' || localStorage.length !== 0`) {
+		t.Error("still signed in after logging out")
+	}
+	ann.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "ann"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-ann"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer`)),
+	)
+	ann.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+		"bob's post at home after logging in again", nil)
+	ann.shot("logged-in-again")
+
 	ann.checkConsole()
 	bob.checkConsole()
 }
@@ -407,9 +424,20 @@ func (b *tab) do(actions ...chromedp.Action[chromedp.Void]) {
 
 func (b *tab) eval(expr string) bool {
 	b.t.Helper()
+	return evaluate[bool](b, expr)
+}
+
+func (b *tab) evalString(expr string) string {
+	b.t.Helper()
+	return evaluate[string](b, expr)
+}
+
+// evaluate runs a JavaScript expression in the tab and returns its value.
+func evaluate[T any](b *tab, expr string) T {
+	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 	if err != nil {
 		b.t.Fatalf("%s: evaluate %s: %v", b.name, expr, err)
 	}
@@ -430,17 +458,6 @@ func (b *tab) text(sel string) string {
 func (b *tab) attr(sel, name string) string {
 	b.t.Helper()
 	return b.evalString(fmt.Sprintf(`document.querySelector(%s).getAttribute(%s) || ''`, jsString(sel), jsString(name)))
-}
-
-func (b *tab) evalString(expr string) string {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		b.t.Fatalf("%s: evaluate %s: %v", b.name, expr, err)
-	}
-	return v
 }
 
 // waitFor waits up to 30 seconds for expr to be true, calling nudge (if
