@@ -285,11 +285,11 @@ func (r *report) markdown(w io.Writer) {
 	p("")
 	p("### Flatness: home feed by how many the reader follows (1 client)")
 	p("")
-	p("| following | ours p50 | ours p99 | vs first | floor p50 | floor query | pull-merge p50 | pull-merge p99 | pull-merge reads |")
-	p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	p("| following | ours p50 | ours p99 | vs first | floor p50 | ours vs floor | floor's query | pull-merge p50 | pull-merge p99 | pull-merge reads |")
+	p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, f := range r.Flatness {
-		p("| %d | %.2f ms | %.2f ms | %.2fx | %.2f ms | %.2f ms | %.1f ms | %.1f ms | %d |", f.Following, f.Ours.P50, f.Ours.P99, f.OursVs1,
-			f.Floor.P50, f.FloorCallMs["RunQuery"], f.PullMerge.P50, f.PullMerge.P99, f.PullMerge.N)
+		p("| %d | %.2f ms | %.2f ms | %.2fx | %.2f ms | %.2fx | %.2f ms | %.1f ms | %.1f ms | %d |", f.Following, f.Ours.P50, f.Ours.P99, f.OursVs1,
+			f.Floor.P50, ratio(f.Ours.P50, f.Floor.P50), f.FloorCallMs["RunQuery"], f.PullMerge.P50, f.PullMerge.P99, f.PullMerge.N)
 	}
 	p("")
 	p("### Posts: answer, and until every follower sees it")
