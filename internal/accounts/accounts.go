@@ -333,10 +333,13 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 		return nil
 	}
 	key := tokenKey(s.db, token)
+	err := s.db.Client.Delete(ctx, key)
 	if s.tokens != nil {
+		// After the delete: a request that read the token just before it
+		// may have cached it meanwhile.
 		s.tokens.Remove(key.Name)
 	}
-	if err := s.db.Client.Delete(ctx, key); err != nil {
+	if err != nil {
 		return fmt.Errorf("accounts.Logout: %w", store.Convert(err))
 	}
 	return nil

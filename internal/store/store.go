@@ -51,12 +51,6 @@ func Open(ctx context.Context, project, emulatorHost string, opts ...option.Clie
 			option.WithEndpoint("passthrough:///"+emulatorHost),
 			option.WithoutAuthentication(),
 			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-			// Fixed flow-control windows turn off gRPC's bandwidth-probing
-			// pings, which the emulator answers with GOAWAY
-			// ENHANCE_YOUR_CALM ("too_many_pings"), dropping the
-			// connection under load.
-			option.WithGRPCDialOption(grpc.WithInitialWindowSize(4<<20)),
-			option.WithGRPCDialOption(grpc.WithInitialConnWindowSize(16<<20)),
 		)
 	}
 	c, err := datastore.NewClient(ctx, project, append(o, opts...)...)
