@@ -115,17 +115,43 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 		}
 	}
 
-	port := opts.Port
-	if port == 0 {
-		if port, err = freePort(); err != nil {
+	// A port picked here is free when picked, but another process (another
+	// test binary's emulator, say) may take it before java binds it; the
+	// emulator then exits at once, with status 0 (a test shows it). Such a
+	// start is tried again on a new port.
+	for attempt := 1; ; attempt++ {
+		port := opts.Port
+		if port == 0 {
+			if port, err = pickPort(); err != nil {
+				e.removeTmp()
+				return nil, err
+			}
+		}
+		err = e.launch(ctx, bin, port, index, dir, opts.InMemory, logw)
+		if err == nil {
+			return e, nil
+		}
+		e.kill()
+		if !errors.Is(err, errExitedEarly) || opts.Port != 0 || attempt == maxStarts {
 			e.removeTmp()
 			return nil, err
 		}
 	}
+}
+
+// maxStarts bounds the starts on freshly picked ports.
+const maxStarts = 3
+
+var errExitedEarly = errors.New("dsemu: emulator exited before it was ready")
+
+// launch starts the emulator on port and waits until it is healthy.
+func (e *Emulator) launch(ctx context.Context, bin string, port int, index, dir string, inMemory bool, logw io.Writer) error {
+	e.done = make(chan struct{})
+	e.waitErr = nil
 	e.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := []string{"start",
 		"--host=127.0.0.1", "--port=" + strconv.Itoa(port),
-		"--store_on_disk=" + strconv.FormatBool(!opts.InMemory),
+		"--store_on_disk=" + strconv.FormatBool(!inMemory),
 		"--firestore_in_datastore_mode",
 		// Firestore in Datastore mode is strongly consistent; the emulator's
 		// default (0.9) mimics the legacy eventually consistent Datastore.
@@ -146,28 +172,25 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 		e.cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
 	started := make(chan error, 1)
+	done := e.done
 	go func() {
 		// The parent-death signal fires when the thread that started the
 		// child exits, so that thread is kept until the child is gone.
 		runtime.LockOSThread()
 		if err := e.cmd.Start(); err != nil {
 			started <- err
-			close(e.done)
+			close(done)
 			return
 		}
 		started <- nil
 		e.waitErr = e.cmd.Wait()
-		close(e.done)
+		close(done)
 	}()
 	if err := <-started; err != nil {
-		e.removeTmp()
-		return nil, fmt.Errorf("dsemu: start: %w", err)
+		e.cmd = nil
+		return fmt.Errorf("dsemu: start: %w", err)
 	}
-	if err := e.waitHealthy(ctx, 60*time.Second); err != nil {
-		e.Stop()
-		return nil, err
-	}
-	return e, nil
+	return e.waitHealthy(ctx, 60*time.Second)
 }
 
 func (e *Emulator) waitHealthy(ctx context.Context, limit time.Duration) error {
@@ -184,7 +207,7 @@ func (e *Emulator) waitHealthy(ctx context.Context, limit time.Duration) error {
 		}
 		select {
 		case <-e.done:
-			return fmt.Errorf("dsemu: emulator exited before it was ready: %v", e.waitErr)
+			return fmt.Errorf("%w (exit: %v)", errExitedEarly, e.waitErr)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -205,6 +228,13 @@ func execsJava(bin string) bool {
 // Stop stops the emulator and every process it started, and removes its
 // temporary folder if it made one. It is safe to call more than once.
 func (e *Emulator) Stop() error {
+	e.kill()
+	e.removeTmp()
+	return nil
+}
+
+// kill stops the emulator's process group, if it started.
+func (e *Emulator) kill() {
 	if e.cmd != nil && e.cmd.Process != nil {
 		pgid := e.cmd.Process.Pid
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -217,8 +247,6 @@ func (e *Emulator) Stop() error {
 		// The launcher may be gone while java lingers: make sure of the group.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-	e.removeTmp()
-	return nil
 }
 
 // Done is closed when the emulator process exits.
@@ -230,6 +258,9 @@ func (e *Emulator) removeTmp() {
 		e.tmpDir = ""
 	}
 }
+
+// pickPort picks a port for an emulator started without one.
+var pickPort = freePort
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
