@@ -220,13 +220,17 @@ func (s *Service) Register(ctx context.Context, username, password, displayName 
 		id = s.ids.NextString()
 		userKey := UserKey(s.db, id)
 		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-			dst := []any{&usernameEntity{}, &User{}}
+			var taken usernameEntity
+			dst := []any{&taken, &User{}}
 			err := tx.GetMulti([]*datastore.Key{nameKey, userKey}, dst)
 			missing, ok := store.IsMissing(err, 2)
 			if !ok {
 				return err
 			}
 			if !missing[0] {
+				if taken.UserID == id && !missing[1] {
+					return nil // ours: a retry after a commit that did apply
+				}
 				return ErrUsernameTaken
 			}
 			if !missing[1] {

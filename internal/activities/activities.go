@@ -18,6 +18,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -46,17 +47,17 @@ const MaxIndexEntries = 20000
 //
 // An Audience entity with n ids has these index entries:
 //   - 2n in the built-in indexes of followerIds (ascending and descending),
-//   - 2 in the built-in indexes of seq,
+//   - 2 in the built-in indexes of seq, 2 in those of userId,
 //   - n in the composite index (followerIds, seq desc) of the home feed,
 //
-// 3n + 2 in all. n = 5,000 gives 15,002, under the 20,000 limit with 4,998
-// to spare; n = 6,666 would be the most that fits. Entity size stays small
+// 3n + 4 in all. n = 5,000 gives 15,004, under the 20,000 limit with 4,996
+// to spare; n = 6,665 would be the most that fits. Entity size stays small
 // too: 5,000 ids of 19 digits are about 100 KB of the 1 MiB limit.
 const AudienceChunkSize = 5000
 
 // AudienceIndexEntries is the number of index entries of an Audience entity
 // with n ids.
-func AudienceIndexEntries(n int) int { return 3*n + 2 }
+func AudienceIndexEntries(n int) int { return 3*n + 4 }
 
 // Limits of the contract.
 const (
@@ -94,6 +95,11 @@ type Activity struct {
 type Audience struct {
 	FollowerIDs []string `datastore:"followerIds"`
 	Seq         int64    `datastore:"seq"`
+	// UserID is the activity's author, so that removing a follower from
+	// an author's activities finds exactly the chunks that hold it, however
+	// old (followerIds == F and userId == A, served by the built-in
+	// indexes).
+	UserID string `datastore:"userId"`
 }
 
 type externalID struct {
@@ -133,8 +139,9 @@ func toView(id string, a *Activity, author *accounts.Person, st *Stats, liked bo
 type Config struct {
 	// FanoutQueue is the queue of fan-out jobs; default "fanout".
 	FanoutQueue string
-	// CountersQueue is the queue of recount jobs; default "counters".
-	CountersQueue string
+	// CleanupQueue is the queue of the jobs that clean up after a delete;
+	// default "cleanup".
+	CleanupQueue string
 }
 
 // Service manages activities and feeds.
@@ -155,8 +162,8 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	if cfg.FanoutQueue == "" {
 		cfg.FanoutQueue = "fanout"
 	}
-	if cfg.CountersQueue == "" {
-		cfg.CountersQueue = "counters"
+	if cfg.CleanupQueue == "" {
+		cfg.CleanupQueue = "cleanup"
 	}
 	return &Service{db: db, ids: gen, accounts: acc, queue: q, cfg: cfg, now: time.Now}, nil
 }
@@ -214,13 +221,27 @@ func (s *Service) Get(ctx context.Context, viewer, user, appID string, idList []
 	return s.views(ctx, viewer, found, list, nil)
 }
 
-// Delete deletes an activity of author's, with its audience and dedupe
-// entities, so it leaves every feed at once.
+// Delete deletes an activity of author's, with its audience chunks,
+// counts and dedupe entity, so it leaves every feed at once. A cleanup job,
+// enqueued before the commit, removes what the transaction cannot reach:
+// audience chunks follow jobs added, likes, comments (and, through the
+// caller's hook, notifications that point at it).
 func (s *Service) Delete(ctx context.Context, author, id string) error {
 	if _, ok := ids.Parse(id); !ok {
 		return ErrNoSuchActivity
 	}
 	key := Key(s.db, id)
+	var a Activity
+	if ok, err := s.db.Find(ctx, key, &a); err != nil {
+		return fmt.Errorf("activities.Delete(%s): %w", id, err)
+	} else if !ok {
+		return ErrNoSuchActivity
+	} else if a.UserID != author {
+		return ErrNotAuthor
+	}
+	if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: id, At: s.now().UnixMicro()}); err != nil {
+		return err
+	}
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		var a Activity
 		if err := tx.Get(key, &a); errors.Is(err, datastore.ErrNoSuchEntity) {
@@ -243,24 +264,89 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 	if err != nil {
 		return fmt.Errorf("activities.Delete(%s): %w", id, err)
 	}
-	// Every other child (audience chunks added by follow jobs) and the
-	// likes and comments. Jobs and reactions check the activity in a
-	// transaction before writing, so none can appear now.
-	keys, err := s.db.Client.GetAll(ctx, s.db.Query("").Ancestor(key).KeysOnly(), nil)
-	if err != nil {
-		return fmt.Errorf("activities.Delete(%s): audience: %w", id, store.Convert(err))
-	}
-	reactions, err := s.ReactionKeys(ctx, id)
-	if err != nil {
-		return fmt.Errorf("activities.Delete(%s): reactions: %w", id, err)
-	}
-	keys = append(keys, reactions...)
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		if err := s.db.Client.DeleteMulti(ctx, keys[:n]); err != nil {
-			return fmt.Errorf("activities.Delete(%s): audience: %w", id, store.Convert(err))
-		}
-		keys = keys[n:]
-	}
 	return nil
+}
+
+// CleanupTask is the body of the job that removes what a deleted activity
+// leaves behind.
+type CleanupTask struct {
+	ActivityID string `json:"activityId"`
+	At         int64  `json:"at"` // when the delete was asked for, µs
+}
+
+// CleanupPath is where cleanup jobs are sent.
+const CleanupPath = "/_tasks/cleanup"
+
+func (s *Service) enqueueCleanup(ctx context.Context, t CleanupTask) error {
+	body, _ := json.Marshal(t)
+	return s.queue.Enqueue(ctx, queue.Task{
+		Queue: s.cfg.CleanupQueue, Path: CleanupPath, Body: body,
+		Name: fmt.Sprintf("cleanup-%s-%d", t.ActivityID, t.At),
+	})
+}
+
+// cleanupBatch is how many entities one cleanup commit deletes.
+const cleanupBatch = 500
+
+// Cleanup runs a cleanup job: once the activity is gone, it deletes its
+// remaining audience chunks, likes, comments and counts. It reports
+// whether the activity is gone (false: the delete never committed, and
+// there is nothing to clean). It can run any number of times.
+func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, deleted int, err error) {
+	if _, ok := ids.Parse(t.ActivityID); !ok {
+		return false, 0, nil
+	}
+	key := Key(s.db, t.ActivityID)
+	var a Activity
+	ok, err := s.db.Find(ctx, key, &a)
+	if err != nil {
+		return false, 0, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, err)
+	}
+	if ok {
+		// The delete has not committed yet, or never will.
+		if s.now().Sub(time.UnixMicro(t.At)) < giveUpAfter {
+			return false, 0, ErrNotYet
+		}
+		return false, 0, nil
+	}
+	// Nothing new can appear: follow and fan-out jobs, likes and comments
+	// check the activity in their transactions.
+	queries := []*datastore.Query{
+		s.db.Query(KindAudience).Ancestor(key).KeysOnly(),
+		s.db.Query(KindLike).FilterField("activityId", "=", t.ActivityID).KeysOnly(),
+		s.db.Query(KindComment).FilterField("activityId", "=", t.ActivityID).KeysOnly(),
+	}
+	for _, q := range queries {
+		for {
+			keys, err := s.db.Client.GetAll(ctx, q.Limit(cleanupBatch), nil)
+			if err != nil {
+				return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, store.Convert(err))
+			}
+			if len(keys) == 0 {
+				break
+			}
+			if err := s.db.Client.DeleteMulti(ctx, keys); err != nil {
+				return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, store.Convert(err))
+			}
+			deleted += len(keys)
+		}
+	}
+	if err := s.db.Client.Delete(ctx, StatsKey(s.db, t.ActivityID)); err != nil {
+		return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, store.Convert(err))
+	}
+	return true, deleted, nil
+}
+
+// ExistsIn reports, in tx, whether an activity exists: for jobs of other
+// packages that must not write about a deleted activity.
+func ExistsIn(tx *datastore.Transaction, db *store.DB, id string) (bool, error) {
+	var a Activity
+	err := tx.Get(Key(db, id), &a)
+	switch {
+	case errors.Is(err, datastore.ErrNoSuchEntity):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }

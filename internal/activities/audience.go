@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/ids"
 	"socialstream/internal/store"
 )
 
@@ -25,8 +27,9 @@ func overflowKey(db *store.DB, activity string, base, j int) *datastore.Key {
 
 // Ref names an activity whose audience a job edits.
 type Ref struct {
-	ID  string
-	Seq int64
+	ID     string
+	Seq    int64
+	Author string
 }
 
 // mergeIDs adds ids to audience chunk base of one activity and its
@@ -40,7 +43,7 @@ func mergeIDs(tx *datastore.Transaction, db *store.DB, ref Ref, base int, ids []
 		if err := tx.Get(key, &aud); err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
 			return added, err
 		}
-		aud.Seq = ref.Seq
+		aud.Seq, aud.UserID = ref.Seq, ref.Author
 		before := len(aud.FollowerIDs)
 		have := make(map[string]bool, before)
 		for _, id := range aud.FollowerIDs {
@@ -97,12 +100,13 @@ func AddFollower(tx *datastore.Transaction, db *store.DB, refs []Ref, base int, 
 			continue // deleted
 		}
 		aud := dst[2*i+1].(*Audience)
+		r.Author = dst[2*i].(*Activity).UserID
 		switch {
 		case slices.Contains(aud.FollowerIDs, follower):
 			continue
 		case len(aud.FollowerIDs) < AudienceChunkSize:
 			aud.FollowerIDs = append(aud.FollowerIDs, follower)
-			aud.Seq = r.Seq
+			aud.Seq, aud.UserID = r.Seq, r.Author
 			putKeys, putVals = append(putKeys, keys[2*i+1]), append(putVals, aud)
 		default: // full: rare, so one entity at a time
 			n, err := mergeIDs(tx, db, r, base, []string{follower})
@@ -123,52 +127,55 @@ func AddFollower(tx *datastore.Transaction, db *store.DB, refs []Ref, base int, 
 	return changed, nil
 }
 
-// RemoveFollower removes follower from audience chunk base, and its
-// overflows, of each activity, in tx, and returns the ids of the
-// activities it changed.
-func RemoveFollower(tx *datastore.Transaction, db *store.DB, refs []Ref, base int, follower string) ([]string, error) {
-	changed := map[string]bool{}
-	pending := refs
-	for j := 0; len(pending) > 0 && j <= maxOverflow; j++ {
-		keys := make([]*datastore.Key, len(pending))
-		auds := make([]Audience, len(pending))
-		for i, r := range pending {
-			keys[i] = overflowKey(db, r.ID, base, j)
+// AudienceOf returns the keys-only query of the audience chunks of
+// author's activities that hold follower: every copy a removal must undo,
+// in any chunk or overflow, however old. Two equality filters, served by
+// the built-in indexes (a merge join), in key order.
+func AudienceOf(db *store.DB, follower, author string) *datastore.Query {
+	return db.Query(KindAudience).FilterField("followerIds", "=", follower).FilterField("userId", "=", author).KeysOnly()
+}
+
+// RemoveFollower removes follower, in tx, from the audience chunks with the
+// given keys (from AudienceOf) whose activity was posted before cutoff
+// (all of them when cutoff is zero). It returns the ids of the activities
+// it changed.
+func RemoveFollower(tx *datastore.Transaction, keys []*datastore.Key, follower string, cutoff time.Time) ([]string, error) {
+	var pick []*datastore.Key
+	for _, k := range keys {
+		seq, ok := ids.Parse(k.Parent.Name)
+		if ok && (cutoff.IsZero() || ids.Time(seq).Before(cutoff)) {
+			pick = append(pick, k)
 		}
-		err := tx.GetMulti(keys, auds)
-		missing, ok := store.IsMissing(err, len(keys))
-		if !ok {
+	}
+	if len(pick) == 0 {
+		return nil, nil
+	}
+	auds := make([]Audience, len(pick))
+	err := tx.GetMulti(pick, auds)
+	missing, ok := store.IsMissing(err, len(pick))
+	if !ok {
+		return nil, err
+	}
+	var changed []string
+	var putKeys []*datastore.Key
+	var putVals []any
+	for i, k := range pick {
+		if missing[i] {
+			continue // the activity was deleted
+		}
+		n := len(auds[i].FollowerIDs)
+		auds[i].FollowerIDs = slices.DeleteFunc(auds[i].FollowerIDs, func(id string) bool { return id == follower })
+		if len(auds[i].FollowerIDs) < n {
+			putKeys, putVals = append(putKeys, k), append(putVals, &auds[i])
+			if !slices.Contains(changed, k.Parent.Name) {
+				changed = append(changed, k.Parent.Name)
+			}
+		}
+	}
+	if len(putKeys) > 0 {
+		if _, err := tx.PutMulti(putKeys, putVals); err != nil {
 			return nil, err
 		}
-		var putKeys []*datastore.Key
-		var putVals []any
-		var next []Ref
-		for i, r := range pending {
-			if missing[i] {
-				continue // no such chunk: no overflow beyond either
-			}
-			next = append(next, r)
-			a := &auds[i]
-			if n := len(a.FollowerIDs); n > 0 {
-				a.FollowerIDs = slices.DeleteFunc(a.FollowerIDs, func(id string) bool { return id == follower })
-				if len(a.FollowerIDs) < n {
-					putKeys, putVals = append(putKeys, keys[i]), append(putVals, a)
-					changed[r.ID] = true
-				}
-			}
-		}
-		if len(putKeys) > 0 {
-			if _, err := tx.PutMulti(putKeys, putVals); err != nil {
-				return nil, err
-			}
-		}
-		pending = next
 	}
-	out := make([]string, 0, len(changed))
-	for _, r := range refs {
-		if changed[r.ID] {
-			out = append(out, r.ID)
-		}
-	}
-	return out, nil
+	return changed, nil
 }

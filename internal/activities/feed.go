@@ -290,7 +290,7 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 		}
 		// Merge, never overwrite: a follow job may have created this
 		// chunk first, with the ids of new followers.
-		n, err := mergeIDs(tx, s.db, Ref{ID: t.ActivityID, Seq: a.Seq}, t.Chunk, chunk.IDs)
+		n, err := mergeIDs(tx, s.db, Ref{ID: t.ActivityID, Seq: a.Seq, Author: a.UserID}, t.Chunk, chunk.IDs)
 		res.Written = n
 		if n == 0 {
 			res.Skipped = "chunk already up to date"

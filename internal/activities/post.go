@@ -76,7 +76,10 @@ type FanoutTask struct {
 // FanoutPath is where fan-out jobs are sent.
 const FanoutPath = "/_tasks/fanout"
 
-var errIDTaken = errors.New("activities: id collision")
+var (
+	errIDTaken   = errors.New("activities: id collision")
+	errUnplanned = errors.New("activities: the author has more than one follower chunk and no fan-out job is enqueued")
+)
 
 // Post stores a new activity by author and returns it. If in.ExternalID was
 // used before by the same author, it returns that first activity and false.
@@ -102,6 +105,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 	}
 
+	// planned says the fan-out planning job of this id is enqueued. It
+	// must be before the commit of an activity with more than one chunk,
+	// so the transaction refuses to commit one without it; the author may
+	// pass from one chunk to two between this read and the commit.
 	chunks, err := s.chunkCount(ctx, author)
 	if err != nil {
 		return View{}, false, err
@@ -110,16 +117,22 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		a        *Activity
 		id       string
 		existing string
+		planned  bool
 	)
+	seq := s.ids.Next()
 	for attempt := 0; ; attempt++ {
-		seq := s.ids.Next()
 		id = strconv.FormatInt(seq, 10)
-		if chunks > 1 {
+		if chunks > 1 && !planned {
 			if err := s.enqueueFanout(ctx, id, 0); err != nil {
 				return View{}, false, err
 			}
+			planned = true
 		}
 		existing = ""
+		mine := &Activity{
+			Seq: seq, UserID: author, AppID: in.AppID, Title: in.Title, Body: in.Body, URL: in.URL,
+			PostedTime: s.now().UnixMilli(), ExternalID: in.ExternalID, MentionIDs: mentions,
+		}
 		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 			var (
 				ext    externalID
@@ -140,18 +153,24 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				return err
 			}
 			if !missing[0] {
+				if prior.UserID == author && prior.PostedTime == mine.PostedTime {
+					// This very post: the transaction is retried after a
+					// commit that applied but answered an error.
+					a = &prior
+					return nil
+				}
 				return errIDTaken
 			}
 			if in.ExternalID != "" && !missing[4] {
 				existing = ext.ActivityID
 				return nil
 			}
-			a = &Activity{
-				Seq: seq, UserID: author, AppID: in.AppID, Title: in.Title, Body: in.Body, URL: in.URL,
-				PostedTime: s.now().UnixMilli(), ExternalID: in.ExternalID,
-				MentionIDs: mentions, GroupIDs: ug.GroupIDs, Chunks: max(1, len(idx.Sizes)),
+			if len(idx.Sizes) > 1 && !planned {
+				return errUnplanned
 			}
-			aud := &Audience{FollowerIDs: append([]string{author}, chunk0.IDs...), Seq: seq}
+			a = mine
+			a.GroupIDs, a.Chunks = ug.GroupIDs, max(1, len(idx.Sizes))
+			aud := &Audience{FollowerIDs: append([]string{author}, chunk0.IDs...), Seq: seq, UserID: author}
 			if err := checkAudience(aud); err != nil {
 				return err
 			}
@@ -163,9 +182,15 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			_, err = tx.PutMulti(puts, vals)
 			return err
 		})
-		if !errors.Is(err, errIDTaken) || attempt == 3 {
-			break
+		switch {
+		case errors.Is(err, errUnplanned) && attempt < 3:
+			chunks = 2 // enqueue the planning job, then commit
+			continue
+		case errors.Is(err, errIDTaken) && attempt < 3:
+			seq = s.ids.Next()
+			continue
 		}
+		break
 	}
 	if err != nil {
 		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
@@ -179,12 +204,6 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			return View{}, false, fmt.Errorf("activities.Post(%s): externalId names missing activity %s", author, existing)
 		}
 		return vs[0], false, nil
-	}
-	if a.Chunks > 1 && chunks <= 1 {
-		// The author gained a chunk between the first read and the commit.
-		if err := s.enqueueFanout(ctx, id, 0); err != nil {
-			return View{}, false, err
-		}
 	}
 	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, nil)
 	if err != nil || len(vs) != 1 {

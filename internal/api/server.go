@@ -133,7 +133,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks := r.Group("/_tasks")
 	tasks.POST("/fanout", s.taskFanout)
 	tasks.POST("/rebuild", s.taskRebuild)
-	tasks.POST("/recount", s.taskRecount)
+	tasks.POST("/cleanup", s.taskCleanup)
 	tasks.POST("/notify", s.taskNotify)
 
 	return r

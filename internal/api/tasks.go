@@ -41,13 +41,21 @@ func (s *Server) taskRebuild(c *gin.Context) {
 		"stopped", res.Stopped, "backfillNext", res.NextStep)
 }
 
-func (s *Server) taskRecount(c *gin.Context) {
-	var t activities.RecountTask
+// taskCleanup removes what a deleted activity leaves: its remaining
+// audience chunks, likes, comments, counts, and the notifications that
+// point at it.
+func (s *Server) taskCleanup(c *gin.Context) {
+	var t activities.CleanupTask
 	if !s.readTask(c, &t) {
 		return
 	}
-	st, err := s.activities.Recount(c.Request.Context(), t.ActivityID)
-	s.finishTask(c, err, "recount", "activityId", t.ActivityID, "likes", st.Likes, "comments", st.Comments)
+	ctx := c.Request.Context()
+	gone, deleted, err := s.activities.Cleanup(ctx, t)
+	forgotten := 0
+	if err == nil && gone {
+		forgotten, err = s.notifications.ForgetActivity(ctx, t.ActivityID)
+	}
+	s.finishTask(c, err, "cleanup", "activityId", t.ActivityID, "gone", gone, "deleted", deleted, "notificationsDeleted", forgotten)
 }
 
 func (s *Server) taskNotify(c *gin.Context) {

@@ -232,7 +232,9 @@ func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Qu
 	if err != nil {
 		return nil, err
 	}
-	nt, err := notifications.New(db, gen, acc, q, notifications.Config{})
+	nt, err := notifications.New(db, gen, acc, q, notifications.Config{
+		ActivityExists: func(tx *datastore.Transaction, id string) (bool, error) { return activities.ExistsIn(tx, db, id) },
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 // Package comments owns comments on activities: Comment/{commentId}, root
 // entities with the activity's id, listed oldest first. The activity's
-// commentsCount is kept by a recount job (see activities.Stats), and
+// commentsCount changes in the same transaction (see activities.Stats), and
 // deleting the activity deletes its comments.
 package comments
 
@@ -86,9 +86,6 @@ func (s *Service) Create(ctx context.Context, user, activity, text string) (View
 	if _, err := s.act.Exists(ctx, activity); err != nil {
 		return View{}, "", err
 	}
-	if err := s.act.ScheduleRecount(ctx, activity); err != nil {
-		return View{}, "", err
-	}
 	seq := s.ids.Next()
 	id := fmt.Sprint(seq)
 	c := &Comment{ActivityID: activity, Seq: seq, UserID: user, Text: text, Published: s.now().UTC()}
@@ -101,17 +98,23 @@ func (s *Service) Create(ctx context.Context, user, activity, text string) (View
 			return err
 		}
 		author = a.UserID
-		_, err := tx.Mutate(datastore.NewInsert(Key(s.db, id), c))
-		return err
+		var prior Comment
+		if err := tx.Get(Key(s.db, id), &prior); err == nil {
+			if prior.UserID == user && prior.Seq == seq {
+				return nil // this very comment: a retry after a commit that did apply
+			}
+			return derrors.New(derrors.Unavailable, "comment id collision; retry")
+		} else if !errors.Is(err, datastore.ErrNoSuchEntity) {
+			return err
+		}
+		if _, err := tx.Put(Key(s.db, id), c); err != nil {
+			return err
+		}
+		return activities.CountIn(tx, s.db, activity, 0, 1)
 	})
 	if err != nil {
 		return View{}, "", fmt.Errorf("comments.Create(%s): %w", activity, err)
 	}
-	// Again after the commit, so a recount runs after it (see likes.Like).
-	// The comment exists now; should this fail, the recount scheduled
-	// before the commit still counts it unless the commit took over a
-	// second.
-	_ = s.act.ScheduleRecount(ctx, activity)
 	people, err := s.acc.GetMulti(ctx, []string{user})
 	if err != nil {
 		return View{}, "", err
@@ -161,9 +164,6 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 	if _, ok := ids.Parse(id); !ok {
 		return ErrNoSuchComment
 	}
-	if err := s.act.ScheduleRecount(ctx, activity); err != nil {
-		return err
-	}
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		var (
 			a activities.Activity
@@ -182,10 +182,13 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		case c.UserID != user && a.UserID != user:
 			return ErrNotAllowed
 		}
-		return tx.Delete(key)
+		if err := tx.Delete(key); err != nil {
+			return err
+		}
+		return activities.CountIn(tx, s.db, activity, 0, -1)
 	})
 	if err != nil {
 		return fmt.Errorf("comments.Delete(%s, %s): %w", activity, id, err)
 	}
-	return s.act.ScheduleRecount(ctx, activity) // after the commit too; deleting again is a 404, the count still settles on the next recount
+	return nil
 }

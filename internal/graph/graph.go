@@ -64,12 +64,27 @@ type Index struct {
 	Sizes []int64 `datastore:"sizes,noindex"`
 }
 
-// Ended records the generation of the last follow that ended between two
-// users (key FollowEnded/{follower}_{followee}), so a job that comes late
-// can tell a follow that was undone from one not committed yet.
+// Ended is the history of the follows between two users (key
+// FollowEnded/{follower}_{followee}) that jobs need to decide, whenever
+// they run, what their change still asks for:
+//   - Gen is the generation of the last follow that ended, so a late job
+//     can tell a follow that was undone from one not committed yet.
+//   - Removal names the newest unfollow that asked for the follower's
+//     copies to be removed (its time, µs); Done is the newest removal that
+//     finished. Removal > Done means one is under way, and follow jobs wait
+//     for it, so a removal never undoes what a later follow copied.
+//   - Cutoff is the generation of the first follow after that removal was
+//     asked for: the removal leaves activities posted since then alone
+//     (those were posted while following again). Zero means none yet.
 type Ended struct {
-	Gen int64 `datastore:"gen,noindex"`
+	Gen     int64 `datastore:"gen,noindex"`
+	Removal int64 `datastore:"removal,noindex"`
+	Cutoff  int64 `datastore:"cutoff,noindex"`
+	Done    int64 `datastore:"done,noindex"`
 }
+
+// Pending reports whether a removal is under way.
+func (e Ended) Pending() bool { return e.Removal > e.Done }
 
 // EndedKey returns the key of follower's Ended record for followee.
 func EndedKey(db *store.DB, follower, followee string) *datastore.Key {
@@ -129,13 +144,15 @@ func (s *Service) FollowAt(ctx context.Context, follower, followee string, creat
 			f         Follow
 			from, to  accounts.User
 			idx       Index
+			ended     Ended
 			followKey = FollowKey(s.db, follower, followee)
 			fromKey   = accounts.UserKey(s.db, follower)
 			toKey     = accounts.UserKey(s.db, followee)
 			idxKey    = IndexKey(s.db, followee)
+			endedKey  = EndedKey(s.db, follower, followee)
 		)
-		err := tx.GetMulti([]*datastore.Key{followKey, fromKey, toKey, idxKey}, []any{&f, &from, &to, &idx})
-		missing, ok := store.IsMissing(err, 4)
+		err := tx.GetMulti([]*datastore.Key{followKey, fromKey, toKey, idxKey, endedKey}, []any{&f, &from, &to, &idx, &ended})
+		missing, ok := store.IsMissing(err, 5)
 		if !ok {
 			return err
 		}
@@ -158,9 +175,14 @@ func (s *Service) FollowAt(ctx context.Context, follower, followee string, creat
 		idx.Sizes[n] = int64(len(chunk.IDs))
 		from.FollowingCount++
 		to.FollowersCount++
-		_, err = tx.PutMulti(
-			[]*datastore.Key{followKey, fromKey, toKey, idxKey, ChunkKey(s.db, followee, n)},
-			[]any{&Follow{Follower: follower, Followee: followee, Created: created.UTC(), Chunk: n}, &from, &to, &idx, &chunk})
+		keys := []*datastore.Key{followKey, fromKey, toKey, idxKey, ChunkKey(s.db, followee, n)}
+		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created.UTC(), Chunk: n}, &from, &to, &idx, &chunk}
+		if ended.Pending() && ended.Cutoff == 0 {
+			// A removal is under way: it must spare what this follow sees.
+			ended.Cutoff = created.UnixMicro()
+			keys, vals = append(keys, endedKey), append(vals, &ended)
+		}
+		_, err = tx.PutMulti(keys, vals)
 		isNew = err == nil
 		return err
 	})
@@ -171,8 +193,9 @@ func (s *Service) FollowAt(ctx context.Context, follower, followee string, creat
 }
 
 // Unfollow ends follower's follow of followee. It reports whether there was
-// one to end.
-func (s *Service) Unfollow(ctx context.Context, follower, followee string) (bool, error) {
+// one to end. A non-zero removal names the job, enqueued by the caller,
+// that removes follower's copies of followee's activities; zero keeps them.
+func (s *Service) Unfollow(ctx context.Context, follower, followee string, removal int64) (bool, error) {
 	var removed bool
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		removed = false
@@ -187,13 +210,15 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string) (bool
 			from, to accounts.User
 			idx      Index
 			chunk    Chunk
+			ended    Ended
 			fromKey  = accounts.UserKey(s.db, follower)
 			toKey    = accounts.UserKey(s.db, followee)
 			idxKey   = IndexKey(s.db, followee)
 			chunkKey = ChunkKey(s.db, followee, f.Chunk)
+			endedKey = EndedKey(s.db, follower, followee)
 		)
-		err := tx.GetMulti([]*datastore.Key{fromKey, toKey, idxKey, chunkKey}, []any{&from, &to, &idx, &chunk})
-		missing, ok := store.IsMissing(err, 4)
+		err := tx.GetMulti([]*datastore.Key{fromKey, toKey, idxKey, chunkKey, endedKey}, []any{&from, &to, &idx, &chunk, &ended})
+		missing, ok := store.IsMissing(err, 5)
 		if !ok {
 			return err
 		}
@@ -215,7 +240,11 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string) (bool
 				keys, vals = append(keys, idxKey), append(vals, &idx)
 			}
 		}
-		keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, &Ended{Gen: f.Gen()})
+		ended.Gen = f.Gen()
+		if removal > 0 {
+			ended.Removal, ended.Cutoff = max(removal, ended.Removal), 0
+		}
+		keys, vals = append(keys, endedKey), append(vals, &ended)
 		if _, err := tx.PutMulti(keys, vals); err != nil {
 			return err
 		}

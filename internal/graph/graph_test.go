@@ -63,7 +63,7 @@ func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
 			}
 			var err error
 			if i%2 == 1 {
-				_, err = g.Unfollow(ctx, fan, star)
+				_, err = g.Unfollow(ctx, fan, star, 0)
 			} else {
 				_, err = g.Follow(ctx, fan, star)
 			}
@@ -142,7 +142,7 @@ func TestChunksFillAndReuseRoom(t *testing.T) {
 		t.Errorf("chunk 1 = %v, %v", c1.IDs, err)
 	}
 	// Room freed in chunk 0 is used by the next follow.
-	if _, err := g.Unfollow(ctx, filler[10], star); err != nil {
+	if _, err := g.Unfollow(ctx, filler[10], star, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Follow(ctx, users[2], star); err != nil {

@@ -79,12 +79,20 @@ type Membership struct {
 	Created time.Time `datastore:"created"`
 }
 
-// Ended records the generation of the last membership of a user in a group
-// that ended (key MembershipEnded/{groupId}_{userId}), so a late job can
-// tell a membership that was undone from one not committed yet.
+// Ended is the history of a user's memberships of a group (key
+// MembershipEnded/{groupId}_{userId}) that jobs need: Gen is the
+// generation of the last membership that ended; Removal, Done and Cutoff
+// track the removal of the group id from the user's activities as
+// graph.Ended does for follows.
 type Ended struct {
-	Gen int64 `datastore:"gen,noindex"`
+	Gen     int64 `datastore:"gen,noindex"`
+	Removal int64 `datastore:"removal,noindex"`
+	Cutoff  int64 `datastore:"cutoff,noindex"`
+	Done    int64 `datastore:"done,noindex"`
 }
+
+// Pending reports whether a removal is under way.
+func (e Ended) Pending() bool { return e.Removal > e.Done }
 
 // EndedKey returns the key of user's Ended record for group.
 func EndedKey(db *store.DB, group, user string) *datastore.Key {
@@ -183,6 +191,9 @@ func (s *Service) Create(ctx context.Context, owner, title, description, policy 
 			return ErrNoSuchPerson
 		}
 		if !missing[2] {
+			if existing.OwnerID == owner && existing.Created.Equal(g.Created) {
+				return nil // this very group: a retry after a commit that did apply
+			}
 			return derrors.New(derrors.Unavailable, "group id collision; retry")
 		}
 		if len(ug.GroupIDs) >= MaxGroupsPerUser {
@@ -241,14 +252,15 @@ func (s *Service) JoinAt(ctx context.Context, actor, group, user string, created
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		added = false
 		var (
-			g  Group
-			m  Membership
-			ug UserGroups
-			u  accounts.User
+			g     Group
+			m     Membership
+			ug    UserGroups
+			u     accounts.User
+			ended Ended
 		)
-		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user), accounts.UserKey(s.db, user)}
-		err := tx.GetMulti(keys, []any{&g, &m, &ug, &u})
-		missing, ok := store.IsMissing(err, 4)
+		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user), accounts.UserKey(s.db, user), EndedKey(s.db, group, user)}
+		err := tx.GetMulti(keys, []any{&g, &m, &ug, &u, &ended})
+		missing, ok := store.IsMissing(err, 5)
 		if !ok {
 			return err
 		}
@@ -270,7 +282,12 @@ func (s *Service) JoinAt(ctx context.Context, actor, group, user string, created
 		if !slices.Contains(ug.GroupIDs, group) {
 			ug.GroupIDs = append(ug.GroupIDs, group)
 		}
-		_, err = tx.PutMulti(keys[:3], []any{&g, &Membership{GroupID: group, UserID: user, Created: created.UTC()}, &ug})
+		putKeys, putVals := keys[:3], []any{&g, &Membership{GroupID: group, UserID: user, Created: created.UTC()}, &ug}
+		if ended.Pending() && ended.Cutoff == 0 {
+			ended.Cutoff = created.UnixMicro() // the removal under way spares what this membership sees
+			putKeys, putVals = append(putKeys, keys[4]), append(putVals, &ended)
+		}
+		_, err = tx.PutMulti(putKeys, putVals)
 		added = err == nil
 		return err
 	})
@@ -281,8 +298,10 @@ func (s *Service) JoinAt(ctx context.Context, actor, group, user string, created
 }
 
 // Leave removes user from group on behalf of actor: a member leaves, or the
-// owner removes a member. It reports whether user was a member.
-func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, error) {
+// owner removes a member. It reports whether user was a member. removal
+// names the job, enqueued by the caller, that removes the group id from
+// user's activities.
+func (s *Service) Leave(ctx context.Context, actor, group, user string, removal int64) (bool, error) {
 	if _, ok := ids.Parse(group); !ok {
 		return false, ErrNoSuchGroup
 	}
@@ -290,13 +309,14 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		removed = false
 		var (
-			g  Group
-			m  Membership
-			ug UserGroups
+			g     Group
+			m     Membership
+			ug    UserGroups
+			ended Ended
 		)
-		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user)}
-		err := tx.GetMulti(keys, []any{&g, &m, &ug})
-		missing, ok := store.IsMissing(err, 3)
+		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}
+		err := tx.GetMulti(keys, []any{&g, &m, &ug, &ended})
+		missing, ok := store.IsMissing(err, 4)
 		if !ok {
 			return err
 		}
@@ -312,7 +332,11 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 		}
 		g.MembersCount = max(0, g.MembersCount-1)
 		ug.GroupIDs = slices.DeleteFunc(ug.GroupIDs, func(id string) bool { return id == group })
-		if _, err := tx.PutMulti([]*datastore.Key{keys[0], keys[2], EndedKey(s.db, group, user)}, []any{&g, &ug, &Ended{Gen: m.Gen()}}); err != nil {
+		ended.Gen = m.Gen()
+		if removal > 0 {
+			ended.Removal, ended.Cutoff = max(removal, ended.Removal), 0
+		}
+		if _, err := tx.PutMulti([]*datastore.Key{keys[0], keys[2], keys[3]}, []any{&g, &ug, &ended}); err != nil {
 			return err
 		}
 		removed = true

@@ -1,7 +1,7 @@
 // Package likes owns likes of activities: Like/{activityId}_{userId}, one
 // root entity per user and activity, so likes of a popular activity never
-// contend. The activity's likesCount is kept by a recount job (see
-// activities.Stats).
+// contend. The activity's likesCount changes in the same transaction as the
+// like (see activities.Stats).
 package likes
 
 import (
@@ -32,17 +32,10 @@ func New(db *store.DB, act *activities.Service) (*Service, error) {
 }
 
 // Like records user's like of an activity and returns the activity's
-// author and whether the like is new. Liking again changes nothing.
+// author and whether the like is new. Liking again changes nothing. The
+// like and the activity's likesCount change in one transaction.
 func (s *Service) Like(ctx context.Context, user, activity string) (author string, added bool, err error) {
-	a, err := s.act.Exists(ctx, activity)
-	if err != nil {
-		return "", false, err
-	}
-	// A recount is scheduled before the commit, so a committed like always
-	// has one, and again after it, so one runs after the commit: recounts
-	// are named by the second and run a second later, and a transaction
-	// can take longer than that under load.
-	if err := s.act.ScheduleRecount(ctx, activity); err != nil {
+	if _, err := s.act.Exists(ctx, activity); err != nil {
 		return "", false, err
 	}
 	err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
@@ -59,35 +52,53 @@ func (s *Service) Like(ctx context.Context, user, activity string) (author strin
 			return err
 		case missing[0]:
 			return activities.ErrNoSuchActivity
-		case !missing[1]:
+		}
+		author = act.UserID
+		if !missing[1] {
 			return nil
 		}
-		_, err = tx.Put(likeKey, &activities.Like{ActivityID: activity, UserID: user, Created: s.now().UTC()})
-		added = err == nil
-		return err
+		if _, err := tx.Put(likeKey, &activities.Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
+			return err
+		}
+		added = true
+		return activities.CountIn(tx, s.db, activity, 1, 0)
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, err)
 	}
-	// Liking is idempotent, so a client retries if this fails.
-	if err := s.act.ScheduleRecount(ctx, activity); err != nil {
-		return "", false, err
-	}
-	return a.UserID, added, nil
+	return author, added, nil
 }
 
-// Unlike removes user's like of an activity, if any.
+// Unlike removes user's like of an activity, if any, and counts it.
 func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 	if _, err := s.act.Exists(ctx, activity); err != nil {
 		return err
 	}
-	if err := s.act.ScheduleRecount(ctx, activity); err != nil {
-		return err
+	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		var (
+			act  activities.Activity
+			like activities.Like
+		)
+		likeKey := activities.LikeKey(s.db, activity, user)
+		err := tx.GetMulti([]*datastore.Key{activities.Key(s.db, activity), likeKey}, []any{&act, &like})
+		missing, ok := store.IsMissing(err, 2)
+		switch {
+		case !ok:
+			return err
+		case missing[0]:
+			return activities.ErrNoSuchActivity
+		case missing[1]:
+			return nil // not liked
+		}
+		if err := tx.Delete(likeKey); err != nil {
+			return err
+		}
+		return activities.CountIn(tx, s.db, activity, -1, 0)
+	})
+	if err != nil {
+		return fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
 	}
-	if err := s.db.Client.Delete(ctx, activities.LikeKey(s.db, activity, user)); err != nil {
-		return fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, store.Convert(err))
-	}
-	return s.act.ScheduleRecount(ctx, activity) // after the commit too, as in Like
+	return nil
 }
 
 // Likers lists who likes an activity, newest like first, as ids.

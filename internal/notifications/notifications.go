@@ -68,7 +68,7 @@ type Notification struct {
 	Read       bool      `datastore:"read"`
 	Type       string    `datastore:"type,noindex"`
 	ActorID    string    `datastore:"actorId,noindex"`
-	ActivityID string    `datastore:"activityId,noindex"`
+	ActivityID string    `datastore:"activityId"` // indexed: deleting an activity deletes its notifications
 	GroupID    string    `datastore:"groupId,noindex"`
 	Published  time.Time `datastore:"published,noindex"`
 }
@@ -87,6 +87,10 @@ type View struct {
 // Config tunes a Service.
 type Config struct {
 	Queue string // default "notifications"
+	// ActivityExists, when set, tells whether an activity exists, in the
+	// transaction that writes notifications about it: none is made about
+	// an activity deleted already, whose cleanup may be over.
+	ActivityExists func(tx *datastore.Transaction, id string) (bool, error)
 }
 
 // Service makes and lists notifications.
@@ -154,6 +158,11 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		users := recipients[start:min(start+250, len(keys))]
 		err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 			made = 0
+			if e.ActivityID != "" && s.cfg.ActivityExists != nil {
+				if ok, err := s.cfg.ActivityExists(tx, e.ActivityID); err != nil || !ok {
+					return err // deleted: nothing to tell
+				}
+			}
 			dst := make([]Notification, len(part))
 			err := tx.GetMulti(part, dst)
 			missing, ok := store.IsMissing(err, len(part))
@@ -188,6 +197,26 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		}
 	}
 	return made, nil
+}
+
+// ForgetActivity deletes every notification that points at an activity,
+// once it is deleted, and returns how many it deleted.
+func (s *Service) ForgetActivity(ctx context.Context, activity string) (int, error) {
+	q := s.db.Query(Kind).FilterField("activityId", "=", activity).KeysOnly().Limit(500)
+	n := 0
+	for {
+		keys, err := s.db.Client.GetAll(ctx, q, nil)
+		if err == nil && len(keys) > 0 {
+			err = s.db.Client.DeleteMulti(ctx, keys)
+		}
+		if err != nil {
+			return n, fmt.Errorf("notifications.ForgetActivity(%s): %w", activity, store.Convert(err))
+		}
+		if len(keys) == 0 {
+			return n, nil
+		}
+		n += len(keys)
+	}
 }
 
 func (s *Service) prune(ctx context.Context, user string) error {

@@ -1,29 +1,32 @@
 // Package rebuild keeps the copies on activities in step with the graph.
 // When a user follows, unfollows, joins or leaves, it changes the graph and
-// schedules a job that brings the copies on the newest activities up to
-// date (a follower id on the followee's audience chunks, a group id on the
-// member's activities), then a low-rate chain of backfill jobs for older
-// ones.
+// schedules a job that brings the copies up to date: a follower id on the
+// followee's audience chunks, a group id on the member's activities.
 //
-// Cloud Tasks runs a job at least once, late, or out of order, so a job
-// never trusts what it was told: every batch of edits runs in a transaction
-// that first re-reads the follow or membership the job is about, and adds
-// copies only while that very generation of it exists, removes them only
-// while none exists. Jobs that run twice change nothing the second time;
-// follow, unfollow, follow ends followed whatever order the jobs run in;
-// and an unfollow committing while a follow job runs makes that job's next
-// transaction conflict, retry, and stop.
+// Cloud Tasks runs a job at least once, late, twice or out of order, so a
+// job never trusts what it was told. Each job is enqueued before the graph
+// change commits, and first reads the state its change left: a job that
+// comes before the commit retries (and gives up after a while, for a change
+// that never committed); one whose change was undone or superseded stops.
+// Only then does it decide what to scan, so everything its query misses
+// was committed after the change and so already agrees with it: a post
+// reads its author's follower chunk and groups in its own transaction.
 //
-// Each job is enqueued before the graph change commits, with the
-// generation (creation time) it will have, so a committed change never
-// lacks its job; a job whose change never commits gives up after a while.
+//   - Adding (follow, join) copies onto the owner's newest activities, then
+//     a low-rate backfill chain covers older ones. Every batch runs in a
+//     transaction that re-reads the follow or membership and goes on only
+//     while that very generation exists, so an unfollow committing while a
+//     follow job runs makes its next batch conflict, retry and stop.
+//   - Removing (unfollow, leave, an owner's removal) finds every copy,
+//     however old, by an equality query on the copies themselves, and pages
+//     through them until none is left. A removal is recorded on the pair's
+//     Ended entity (graph.Ended, groups.Ended): a follow or join that comes
+//     back meanwhile sets a cutoff there, so the removal spares activities
+//     posted since, and its own job waits until the removal is done, so it
+//     never copies something the removal then takes away.
 //
-// A post racing a follow is not lost without any second pass: the post
-// reads its author's follower chunk in its own transaction, so it either
-// commits first (then the follow job, which runs after the follow commits,
-// finds it: Firestore queries are strongly consistent) or after the follow
-// (then it copies the new follower itself). Fan-out jobs merge into chunks
-// a follow job may have created, never overwrite them.
+// Jobs that run twice change nothing the second time, and any order of
+// follow, unfollow, follow ends in the state of the last change.
 package rebuild
 
 import (
@@ -32,15 +35,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
 	"cloud.google.com/go/datastore"
+	"google.golang.org/api/iterator"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/ids"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -64,20 +70,22 @@ type Job struct {
 	Owner    string `json:"owner"`
 	Follower string `json:"follower,omitempty"` // follow and unfollow
 	Group    string `json:"group,omitempty"`    // join and leave
-	// Chunk is the follower chunk the follower was in (unfollow).
-	Chunk int `json:"chunk"`
-	// Gen is the generation (creation time, µs) of the follow or
-	// membership the job is about.
+	// Gen names the change: for follow and join, the generation (creation
+	// time, µs) of the follow or membership; for unfollow and leave, the
+	// removal (the time it was asked for, µs).
 	Gen int64 `json:"gen"`
 	// At is when the change was asked for (µs): a job that finds the
 	// change not committed retries until GiveUpAfter past At. Zero means
 	// Gen.
 	At int64 `json:"at,omitempty"`
-	// Before, when set, limits the job to activities older than this seq.
+	// Before, when set, limits an adding job to activities older than
+	// this seq.
 	Before int64 `json:"before,omitempty"`
-	Limit  int   `json:"limit"`  // activities this job covers
-	Budget int   `json:"budget"` // activities the backfill may still cover after it
-	Step   int   `json:"step"`
+	// Cursor is where a removing job's query goes on.
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit"`  // activities an adding job covers
+	Budget int    `json:"budget"` // activities the backfill may still cover after it
+	Step   int    `json:"step"`
 }
 
 // Config tunes the jobs.
@@ -99,6 +107,9 @@ type Config struct {
 	// GiveUpAfter is how long a job waits for the change it is about to
 	// commit; 0 means 2 minutes.
 	GiveUpAfter time.Duration
+	// RemovalsPerJob bounds the copies one removing job looks at before it
+	// hands the rest to the next; 0 means 1000.
+	RemovalsPerJob int
 }
 
 // MaxCopyLimit bounds a per-call copyLimit.
@@ -144,6 +155,9 @@ func New(db *store.DB, g *graph.Service, grp *groups.Service, q queue.Queue, log
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = 2 * time.Minute
 	}
+	if cfg.RemovalsPerJob == 0 {
+		cfg.RemovalsPerJob = 1000
+	}
 	return &Service{db: db, graph: g, groups: grp, queue: q, log: log, cfg: cfg, now: time.Now}, nil
 }
 
@@ -176,20 +190,21 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 }
 
 // Unfollow ends follower's follow of followee and, unless keepHistory,
-// schedules the removal of follower from the followee's activities: the
-// newest MaxCopyLimit (as many as any follow copies at first), then older
-// ones by backfill.
+// schedules the removal of follower from every one of the followee's
+// activities.
 func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepHistory bool) (bool, error) {
-	f, ok, err := s.graph.Get(ctx, follower, followee)
+	_, ok, err := s.graph.Get(ctx, follower, followee)
 	if err != nil || !ok {
 		return false, err
 	}
+	var removal int64
 	if !keepHistory {
-		if err := s.enqueue(ctx, Job{Kind: KindUnfollow, Owner: followee, Follower: follower, Chunk: f.Chunk, Gen: f.Gen(), At: s.now().UnixMicro(), Limit: MaxCopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
+		removal = s.now().UnixMicro()
+		if err := s.enqueue(ctx, Job{Kind: KindUnfollow, Owner: followee, Follower: follower, Gen: removal}); err != nil {
 			return false, err
 		}
 	}
-	return s.graph.Unfollow(ctx, follower, followee)
+	return s.graph.Unfollow(ctx, follower, followee, removal)
 }
 
 // Join adds user to group on behalf of actor and schedules the copying of
@@ -211,19 +226,19 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (bool, er
 }
 
 // Leave removes user from group on behalf of actor and schedules the
-// removal of the group id from user's activities.
+// removal of the group id from every one of user's activities.
 func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, error) {
 	if err := s.groups.Authorize(ctx, actor, group, user, false); err != nil {
 		return false, err
 	}
-	m, ok, err := s.groups.Membership(ctx, group, user)
-	if err != nil || !ok {
+	if _, ok, err := s.groups.Membership(ctx, group, user); err != nil || !ok {
 		return false, err
 	}
-	if err := s.enqueue(ctx, Job{Kind: KindLeave, Owner: user, Group: group, Gen: m.Gen(), At: s.now().UnixMicro(), Limit: MaxCopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
+	removal := s.now().UnixMicro()
+	if err := s.enqueue(ctx, Job{Kind: KindLeave, Owner: user, Group: group, Gen: removal}); err != nil {
 		return false, err
 	}
-	return s.groups.Leave(ctx, actor, group, user)
+	return s.groups.Leave(ctx, actor, group, user, removal)
 }
 
 // taskName is unique to a job's change and step, so a retried request or a
@@ -238,7 +253,7 @@ func (j Job) taskName() string {
 
 func (s *Service) enqueue(ctx context.Context, j Job) error {
 	q := s.cfg.RebuildQueue
-	if j.Step > 0 {
+	if j.Step > 0 && j.adds() {
 		q = s.cfg.BackfillQueue
 	}
 	body, err := json.Marshal(j)
@@ -264,7 +279,125 @@ func (s *Service) Run(ctx context.Context, j Job) (Result, error) {
 	if err := j.validate(); err != nil {
 		return Result{Stopped: err.Error()}, nil
 	}
+	if j.adds() {
+		return s.runAdd(ctx, j)
+	}
+	return s.runRemove(ctx, j)
+}
+
+func (j Job) adds() bool { return j.Kind == KindFollow || j.Kind == KindJoin }
+
+// pair is what a job re-reads: the follow or membership of its pair, and
+// the pair's Ended record.
+type pair struct {
+	exists bool
+	gen    int64 // of the follow or membership, when it exists
+	chunk  int   // the follower chunk, for a follow
+	ended  ended
+}
+
+// ended holds the fields graph.Ended and groups.Ended share.
+type ended struct{ gen, removal, cutoff, done int64 }
+
+func (e ended) pending() bool { return e.removal > e.done }
+
+// keys returns the keys of the pair's follow or membership and Ended.
+func (s *Service) keys(j Job) []*datastore.Key {
+	if j.Group == "" {
+		return []*datastore.Key{graph.FollowKey(s.db, j.Follower, j.Owner), graph.EndedKey(s.db, j.Follower, j.Owner)}
+	}
+	return []*datastore.Key{groups.MembershipKey(s.db, j.Group, j.Owner), groups.EndedKey(s.db, j.Group, j.Owner)}
+}
+
+// read reads the pair in tx, or outside any transaction when tx is nil.
+func (s *Service) read(ctx context.Context, tx *datastore.Transaction, j Job) (pair, error) {
+	keys := s.keys(j)
+	var (
+		p   pair
+		f   graph.Follow
+		fe  graph.Ended
+		m   groups.Membership
+		me  groups.Ended
+		dst []any
+	)
+	if j.Group == "" {
+		dst = []any{&f, &fe}
+	} else {
+		dst = []any{&m, &me}
+	}
+	var err error
+	if tx != nil {
+		err = tx.GetMulti(keys, dst)
+	} else {
+		err = s.db.Client.GetMulti(ctx, keys, dst)
+	}
+	missing, ok := store.IsMissing(err, 2)
+	if !ok {
+		return p, store.Convert(err)
+	}
+	p.exists = !missing[0]
+	if j.Group == "" {
+		p.gen, p.chunk = f.Gen(), f.Chunk
+		p.ended = ended{fe.Gen, fe.Removal, fe.Cutoff, fe.Done}
+	} else {
+		p.gen = m.Gen()
+		p.ended = ended{me.Gen, me.Removal, me.Cutoff, me.Done}
+	}
+	return p, nil
+}
+
+// adding decides whether an adding job goes on: only while the very follow
+// or membership it is about exists and no removal of the pair is under
+// way. Missing, and not recorded as ended, soon after the job was made
+// means the change has not committed yet: retry.
+func (s *Service) adding(j Job, p pair) (string, error) {
+	switch {
+	case p.exists && p.gen == j.Gen && p.ended.pending():
+		return "", errRemovalPending
+	case p.exists && p.gen == j.Gen:
+		return "", nil
+	case p.exists:
+		return "superseded by a newer change", nil
+	case p.ended.gen >= j.Gen:
+		return "undone", nil
+	case s.now().Sub(time.UnixMicro(j.at())) < s.cfg.GiveUpAfter:
+		return "", ErrNotYet
+	default:
+		return "never committed", nil
+	}
+}
+
+// removing decides whether a removing job goes on: only while its removal
+// is the one the pair's record asks for.
+func (s *Service) removing(j Job, p pair) (string, error) {
+	switch {
+	case p.ended.removal == j.Gen && p.ended.pending():
+		return "", nil
+	case p.ended.done >= j.Gen:
+		return "done", nil
+	case p.ended.removal > j.Gen:
+		return "superseded by a newer removal", nil
+	case s.now().Sub(time.UnixMicro(j.at())) < s.cfg.GiveUpAfter:
+		return "", ErrNotYet
+	default:
+		return "never committed", nil
+	}
+}
+
+var errRemovalPending = derrors.New(derrors.Unavailable, "a removal of this pair is under way")
+
+func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 	var res Result
+	// The change must have committed before the query: whatever the query
+	// then misses was posted after it, and copied by its post.
+	p, err := s.read(ctx, nil, j)
+	if err != nil {
+		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
+	}
+	if stop, err := s.adding(j, p); stop != "" || err != nil {
+		res.Stopped = stop
+		return res, err
+	}
 	q := s.db.Query(activities.KindActivity).FilterField("userId", "=", j.Owner)
 	if j.Before > 0 {
 		q = q.FilterField("seq", "<", j.Before)
@@ -276,7 +409,7 @@ func (s *Service) Run(ctx context.Context, j Job) (Result, error) {
 	refs := make([]activities.Ref, 0, len(keys))
 	for _, k := range keys {
 		seq, _ := strconv.ParseInt(k.Name, 10, 64)
-		refs = append(refs, activities.Ref{ID: k.Name, Seq: seq})
+		refs = append(refs, activities.Ref{ID: k.Name, Seq: seq, Author: j.Owner})
 	}
 	res.Scanned = len(refs)
 	for start := 0; start < len(refs); start += s.cfg.Batch {
@@ -284,8 +417,19 @@ func (s *Service) Run(ctx context.Context, j Job) (Result, error) {
 		var changed []string
 		var stop string
 		err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-			var err error
-			changed, stop, err = s.apply(tx, j, batch)
+			changed, stop = nil, ""
+			p, err := s.read(ctx, tx, j)
+			if err != nil {
+				return err
+			}
+			if stop, err = s.adding(j, p); stop != "" || err != nil {
+				return err
+			}
+			if j.Group == "" {
+				changed, err = activities.AddFollower(tx, s.db, batch, p.chunk, j.Follower)
+			} else {
+				changed, err = editGroups(tx, s.db, batch, j.Group, true, time.Time{})
+			}
 			return err
 		})
 		if err != nil {
@@ -311,6 +455,138 @@ func (s *Service) Run(ctx context.Context, j Job) (Result, error) {
 	return res, nil
 }
 
+// runRemove pages through every copy the removal is about: the audience
+// chunks of the owner's activities that hold the follower, or the owner's
+// activities that carry the group. Copies of activities posted after the
+// pair's cutoff (a later follow or join) are left alone.
+func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
+	var res Result
+	p, err := s.read(ctx, nil, j)
+	if err != nil {
+		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
+	}
+	if stop, err := s.removing(j, p); stop != "" || err != nil {
+		res.Stopped = stop
+		return res, err
+	}
+	var q *datastore.Query
+	if j.Group == "" {
+		q = activities.AudienceOf(s.db, j.Follower, j.Owner)
+	} else {
+		q = s.db.Query(activities.KindActivity).FilterField("userId", "=", j.Owner).FilterField("groupIds", "=", j.Group).KeysOnly()
+	}
+	cursor := j.Cursor
+	for res.Scanned < s.cfg.RemovalsPerJob {
+		page := q.Limit(s.cfg.Batch)
+		if cursor != "" {
+			c, err := datastore.DecodeCursor(cursor)
+			if err != nil {
+				return Result{Stopped: "malformed cursor"}, nil
+			}
+			page = page.Start(c)
+		}
+		it := s.db.Client.Run(ctx, page)
+		var keys []*datastore.Key
+		for {
+			k, err := it.Next(nil)
+			if errors.Is(err, iterator.Done) {
+				break
+			}
+			if err != nil {
+				return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), store.Convert(err))
+			}
+			keys = append(keys, k)
+		}
+		if len(keys) == 0 {
+			return res, s.finishRemoval(ctx, j)
+		}
+		next, err := it.Cursor()
+		if err != nil {
+			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), store.Convert(err))
+		}
+		res.Scanned += len(keys)
+		var changed []string
+		var stop string
+		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+			changed, stop = nil, ""
+			p, err := s.read(ctx, tx, j)
+			if err != nil {
+				return err
+			}
+			if stop, err = s.removing(j, p); stop != "" || err != nil {
+				return err
+			}
+			var cutoff time.Time
+			if p.ended.cutoff > 0 {
+				cutoff = time.UnixMicro(p.ended.cutoff)
+			}
+			if j.Group == "" {
+				changed, err = activities.RemoveFollower(tx, keys, j.Follower, cutoff)
+			} else {
+				refs := make([]activities.Ref, len(keys))
+				for i, k := range keys {
+					refs[i].ID = k.Name
+				}
+				changed, err = editGroups(tx, s.db, refs, j.Group, false, cutoff)
+			}
+			return err
+		})
+		if err != nil {
+			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
+		}
+		res.Changed = append(res.Changed, changed...)
+		if stop != "" {
+			res.Stopped = stop
+			return res, nil
+		}
+		cursor = next.String()
+	}
+	// More than one job should do: hand the rest on.
+	next := j
+	next.Step++
+	next.Cursor = cursor
+	next.At = j.at()
+	if err := s.enqueue(ctx, next); err != nil {
+		return res, err
+	}
+	res.NextStep = true
+	return res, nil
+}
+
+// finishRemoval records that the removal is done, so the follow or join
+// jobs waiting for it go on.
+func (s *Service) finishRemoval(ctx context.Context, j Job) error {
+	key := s.keys(j)[1]
+	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		if j.Group == "" {
+			var e graph.Ended
+			if err := tx.Get(key, &e); err != nil {
+				return err
+			}
+			if e.Removal != j.Gen || e.Done >= j.Gen {
+				return nil
+			}
+			e.Done = j.Gen
+			_, err := tx.Put(key, &e)
+			return err
+		}
+		var e groups.Ended
+		if err := tx.Get(key, &e); err != nil {
+			return err
+		}
+		if e.Removal != j.Gen || e.Done >= j.Gen {
+			return nil
+		}
+		e.Done = j.Gen
+		_, err := tx.Put(key, &e)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild.finishRemoval(%s): %w", j.taskName(), err)
+	}
+	return nil
+}
+
 func (j Job) at() int64 {
 	if j.At != 0 {
 		return j.At
@@ -320,11 +596,13 @@ func (j Job) at() int64 {
 
 func (j Job) validate() error {
 	switch {
-	case j.Owner == "" || j.Limit < 1 || j.Limit > MaxCopyLimit || j.Gen <= 0:
+	case j.Owner == "" || j.Gen <= 0:
 		return errors.New("malformed job")
-	case (j.Kind == KindFollow || j.Kind == KindUnfollow) && j.Follower == "":
+	case j.adds() && (j.Limit < 1 || j.Limit > MaxCopyLimit):
+		return errors.New("malformed job: limit")
+	case (j.Kind == KindFollow || j.Kind == KindUnfollow) && (j.Follower == "" || j.Group != ""):
 		return errors.New("malformed job: no follower")
-	case (j.Kind == KindJoin || j.Kind == KindLeave) && j.Group == "":
+	case (j.Kind == KindJoin || j.Kind == KindLeave) && (j.Group == "" || j.Follower != ""):
 		return errors.New("malformed job: no group")
 	case j.Kind != KindFollow && j.Kind != KindUnfollow && j.Kind != KindJoin && j.Kind != KindLeave:
 		return errors.New("malformed job: unknown kind")
@@ -332,92 +610,9 @@ func (j Job) validate() error {
 	return nil
 }
 
-// apply edits one batch in tx after re-reading the state the job is about.
-// It returns a reason to stop when the state says the job is moot.
-func (s *Service) apply(tx *datastore.Transaction, j Job, batch []activities.Ref) ([]string, string, error) {
-	switch j.Kind {
-	case KindFollow, KindUnfollow:
-		var f graph.Follow
-		var ended graph.Ended
-		err := tx.GetMulti([]*datastore.Key{graph.FollowKey(s.db, j.Follower, j.Owner), graph.EndedKey(s.db, j.Follower, j.Owner)}, []any{&f, &ended})
-		missing, ok := store.IsMissing(err, 2)
-		if !ok {
-			return nil, "", err
-		}
-		exists := !missing[0]
-		if j.Kind == KindUnfollow {
-			if exists {
-				stop, err := s.stillThere(f.Gen() == j.Gen, j.at())
-				return nil, stop, err
-			}
-			changed, err := activities.RemoveFollower(tx, s.db, batch, j.Chunk, j.Follower)
-			return changed, "", err
-		}
-		if stop, err := s.current(exists, exists && f.Gen() == j.Gen, ended.Gen >= j.Gen, j.at()); stop != "" || err != nil {
-			return nil, stop, err
-		}
-		changed, err := activities.AddFollower(tx, s.db, batch, f.Chunk, j.Follower)
-		return changed, "", err
-	default:
-		var m groups.Membership
-		var ended groups.Ended
-		err := tx.GetMulti([]*datastore.Key{groups.MembershipKey(s.db, j.Group, j.Owner), groups.EndedKey(s.db, j.Group, j.Owner)}, []any{&m, &ended})
-		missing, ok := store.IsMissing(err, 2)
-		if !ok {
-			return nil, "", err
-		}
-		exists := !missing[0]
-		if j.Kind == KindLeave {
-			if exists {
-				stop, err := s.stillThere(m.Gen() == j.Gen, j.at())
-				return nil, stop, err
-			}
-			changed, err := editGroups(tx, s.db, batch, j.Group, false)
-			return changed, "", err
-		}
-		if stop, err := s.current(exists, exists && m.Gen() == j.Gen, ended.Gen >= j.Gen, j.at()); stop != "" || err != nil {
-			return nil, stop, err
-		}
-		changed, err := editGroups(tx, s.db, batch, j.Group, true)
-		return changed, "", err
-	}
-}
-
-// stillThere decides for a removing job that finds a follow or membership:
-// the very one it is to remove means the removal has not committed yet
-// (retry, for a while); a newer one means the user came back (stop).
-func (s *Service) stillThere(sameGen bool, at int64) (string, error) {
-	switch {
-	case !sameGen:
-		return "done again since", nil
-	case s.now().Sub(time.UnixMicro(at)) < s.cfg.GiveUpAfter:
-		return "", ErrNotYet
-	default:
-		return "removal never committed", nil
-	}
-}
-
-// current decides whether an adding job goes on: only while the very
-// follow or membership it is about exists. Missing, and not recorded as
-// ended, soon after the job was made means the change has not committed
-// yet: retry.
-func (s *Service) current(exists, sameGen, ended bool, at int64) (string, error) {
-	switch {
-	case sameGen:
-		return "", nil
-	case exists:
-		return "superseded by a newer change", nil
-	case ended:
-		return "undone", nil
-	case s.now().Sub(time.UnixMicro(at)) < s.cfg.GiveUpAfter:
-		return "", ErrNotYet
-	default:
-		return "undone", nil
-	}
-}
-
-// editGroups adds or removes group on each activity's groupIds.
-func editGroups(tx *datastore.Transaction, db *store.DB, batch []activities.Ref, group string, add bool) ([]string, error) {
+// editGroups adds or removes group on each activity's groupIds; a removal
+// spares activities posted at or after cutoff, unless it is zero.
+func editGroups(tx *datastore.Transaction, db *store.DB, batch []activities.Ref, group string, add bool, cutoff time.Time) ([]string, error) {
 	keys := make([]*datastore.Key, len(batch))
 	acts := make([]activities.Activity, len(batch))
 	for i, r := range batch {
@@ -436,21 +631,12 @@ func editGroups(tx *datastore.Transaction, db *store.DB, batch []activities.Ref,
 			continue
 		}
 		a := &acts[i]
-		has := false
-		for _, g := range a.GroupIDs {
-			has = has || g == group
-		}
+		has := slices.Contains(a.GroupIDs, group)
 		switch {
 		case add && !has && len(a.GroupIDs) < 2*groups.MaxGroupsPerUser:
 			a.GroupIDs = append(a.GroupIDs, group)
-		case !add && has:
-			out := a.GroupIDs[:0]
-			for _, g := range a.GroupIDs {
-				if g != group {
-					out = append(out, g)
-				}
-			}
-			a.GroupIDs = out
+		case !add && has && (cutoff.IsZero() || ids.Time(a.Seq).Before(cutoff)):
+			a.GroupIDs = slices.DeleteFunc(a.GroupIDs, func(g string) bool { return g == group })
 		default:
 			continue
 		}

@@ -105,7 +105,17 @@ func (q *queue) dispatch(ctx context.Context, t *task) {
 	q.mu.Unlock()
 
 	start := time.Now()
-	code, err := q.send(ctx, method, target+uri, headers, body, deadline)
+	f := q.s.faults
+	var code int
+	var err error
+	if f.hit(FaultFail, f.cfg.Fail) {
+		code = http.StatusServiceUnavailable
+	} else {
+		code, err = q.send(ctx, method, target+uri, headers, body, deadline)
+		if err == nil && f.hit(FaultTimeout, f.cfg.Timeout) {
+			code, err = 0, fmt.Errorf("injected fault: no answer within the deadline")
+		}
+	}
 	if ctx.Err() != nil {
 		// Shutting down: the attempt does not count.
 		q.mu.Lock()
@@ -139,6 +149,11 @@ func (q *queue) dispatch(ctx context.Context, t *task) {
 	switch {
 	case t.deleted:
 		delete(q.tasks, pb.Name)
+	case err == nil && code >= 200 && code < 300 && t.again:
+		// Delivered at least once: once more, a little later.
+		t.again = false
+		t.due = now.Add(f.delay())
+		log.Debug("task done; a fault delivers it again", "status", code)
 	case err == nil && code >= 200 && code < 300:
 		delete(q.tasks, pb.Name)
 		q.tombstones[pb.Name] = now

@@ -54,6 +54,9 @@ type Config struct {
 	// Tasks keeps it about an hour.
 	TombstoneTTL time.Duration
 	Logger       *slog.Logger
+	// Faults, when set, makes the emulator misbehave on purpose (see
+	// Faults); off by default.
+	Faults Faults
 }
 
 // Server is the tasks emulator.
@@ -65,6 +68,7 @@ type Server struct {
 	queues map[string]*queue // by full resource name
 	order  []string          // queue names in queue.yaml order
 	log    *slog.Logger
+	faults *faults
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -90,6 +94,9 @@ type task struct {
 	due     time.Time
 	running bool
 	deleted bool
+	// again says a fault will deliver the task once more after it
+	// succeeds.
+	again bool
 }
 
 // New returns a Server; call Start to begin dispatching.
@@ -114,6 +121,7 @@ func New(cfg Config) (*Server, error) {
 		http:   &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		queues: map[string]*queue{},
 		log:    cfg.Logger,
+		faults: newFaults(cfg.Faults),
 	}
 	for _, qc := range cfg.Queues {
 		name := fmt.Sprintf("projects/%s/locations/%s/queues/%s", cfg.Project, cfg.Location, qc.Name)
@@ -249,6 +257,9 @@ func (s *Server) CreateTask(ctx context.Context, req *cloudtaskspb.CreateTaskReq
 	if err != nil {
 		return nil, err
 	}
+	if s.faults.hit(FaultCreateFail, s.cfg.Faults.CreateFail) {
+		return nil, status.Error(codes.Unavailable, "injected fault: the service is unavailable")
+	}
 	in := req.GetTask()
 	if in == nil {
 		return nil, status.Error(codes.InvalidArgument, "task is required")
@@ -294,10 +305,18 @@ func (s *Server) CreateTask(ctx context.Context, req *cloudtaskspb.CreateTaskReq
 		q.mu.Unlock()
 		return nil, status.Errorf(codes.AlreadyExists, "task %q was recently run or deleted", t.Name)
 	}
-	q.tasks[t.Name] = &task{pb: t, created: now, due: t.ScheduleTime.AsTime()}
+	nt := &task{pb: t, created: now, due: t.ScheduleTime.AsTime()}
+	if s.faults.hit(FaultDelay, s.cfg.Faults.Delay) {
+		nt.due = nt.due.Add(s.faults.delay())
+	}
+	nt.again = s.faults.hit(FaultDuplicate, s.cfg.Faults.Duplicate)
+	q.tasks[t.Name] = nt
 	out := view(t, req.GetResponseView())
 	q.mu.Unlock()
 	q.poke()
+	if s.faults.hit(FaultCreateLost, s.cfg.Faults.CreateLost) {
+		return nil, status.Error(codes.DeadlineExceeded, "injected fault: deadline exceeded (the task was created)")
+	}
 	return out, nil
 }
 

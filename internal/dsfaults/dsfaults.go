@@ -1,0 +1,94 @@
+// Package dsfaults injects faults into a Datastore client, as a gRPC
+// interceptor around the real client and the real emulator: a share of
+// calls fail before they are sent, and a share of commits fail after they
+// were applied, so the caller sees an error for a write that happened.
+// Cloud Datastore does both; every write of the service must be correct
+// under them. It is for tests and the convergence checker, never for
+// production.
+package dsfaults
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"sync"
+
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Config says how often to fail. Shares are probabilities from 0 to 1.
+type Config struct {
+	Seed uint64
+	// Before is the share of calls (lookups, queries, transactions,
+	// commits) that fail with Unavailable, Aborted or DeadlineExceeded
+	// without reaching the Datastore.
+	Before float64
+	// AfterCommit is the share of commits that are applied and then
+	// answered with one of those errors.
+	AfterCommit float64
+}
+
+// Injector counts the faults it injected.
+type Injector struct {
+	cfg    Config
+	mu     sync.Mutex
+	rng    *rand.Rand
+	counts map[string]int64
+}
+
+// New returns an Injector.
+func New(cfg Config) *Injector {
+	return &Injector{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xda7a)), counts: map[string]int64{}}
+}
+
+var errorCodes = []codes.Code{codes.Unavailable, codes.Aborted, codes.DeadlineExceeded}
+
+// draw reports, with probability p, the code of a fault to inject, and
+// counts it under what it did to the method.
+func (in *Injector) draw(p float64, method, when string) (codes.Code, bool) {
+	if p <= 0 {
+		return codes.OK, false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.rng.Float64() >= p {
+		return codes.OK, false
+	}
+	c := errorCodes[in.rng.IntN(len(errorCodes))]
+	in.counts[method+" "+c.String()+" "+when]++
+	return c, true
+}
+
+// Option returns the client option that installs the interceptor.
+func (in *Injector) Option() option.ClientOption {
+	return option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(in.intercept))
+}
+
+func (in *Injector) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	name := method[strings.LastIndex(method, "/")+1:]
+	if c, ok := in.draw(in.cfg.Before, name, "before the call"); ok {
+		return status.Errorf(c, "injected fault: %s before %s", c, name)
+	}
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if err != nil || name != "Commit" {
+		return err
+	}
+	if c, ok := in.draw(in.cfg.AfterCommit, name, "after it applied"); ok {
+		return status.Errorf(c, "injected fault: %s after the commit applied", c)
+	}
+	return nil
+}
+
+// Counts returns how many faults were injected, by method, code and when.
+func (in *Injector) Counts() map[string]int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := make(map[string]int64, len(in.counts))
+	for k, v := range in.counts {
+		out[k] = v
+	}
+	return out
+}
