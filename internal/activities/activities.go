@@ -142,6 +142,9 @@ type Config struct {
 	// CleanupQueue is the queue of the jobs that clean up after a delete;
 	// default "cleanup".
 	CleanupQueue string
+	// GiveUpAfter is how long a job waits for the post or delete it is
+	// about to commit; 0 means 2 minutes.
+	GiveUpAfter time.Duration
 }
 
 // Service manages activities and feeds.
@@ -164,6 +167,9 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	}
 	if cfg.CleanupQueue == "" {
 		cfg.CleanupQueue = "cleanup"
+	}
+	if cfg.GiveUpAfter == 0 {
+		cfg.GiveUpAfter = defaultGiveUpAfter
 	}
 	return &Service{db: db, ids: gen, accounts: acc, queue: q, cfg: cfg, now: time.Now}, nil
 }
@@ -304,7 +310,7 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 	}
 	if ok {
 		// The delete has not committed yet, or never will.
-		if s.now().Sub(time.UnixMicro(t.At)) < giveUpAfter {
+		if s.now().Sub(time.UnixMicro(t.At)) < s.cfg.GiveUpAfter {
 			return false, 0, ErrNotYet
 		}
 		return false, 0, nil

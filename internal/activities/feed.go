@@ -212,10 +212,10 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 // the queue retries it.
 var ErrNotYet = derrors.New(derrors.Unavailable, "activity not committed yet")
 
-// giveUpAfter is how long after an activity id was minted a job stops
+// defaultGiveUpAfter is how long after an activity id was minted a job stops
 // waiting for the activity to appear: a post that has not committed by then
 // never will.
-const giveUpAfter = 2 * time.Minute
+const defaultGiveUpAfter = 2 * time.Minute
 
 // A planning job that finds its activity not yet committed, within
 // planWaitWindow of the id being minted, looks again planWaits times,
@@ -256,7 +256,7 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 			err = s.db.Client.Get(ctx, key, &a)
 		}
 		if errors.Is(err, datastore.ErrNoSuchEntity) {
-			if s.now().Sub(ids.Time(seq)) > giveUpAfter {
+			if s.now().Sub(ids.Time(seq)) > s.cfg.GiveUpAfter {
 				return FanoutResult{Skipped: "activity never committed or deleted"}, nil
 			}
 			return FanoutResult{}, ErrNotYet

@@ -78,6 +78,9 @@ func (s *Server) activitiesGet(ctx context.Context, caller string, p activityPar
 		if err != nil {
 			return nil, err
 		}
+		if len(p.ActivityIDs) == 1 && len(list) == 0 {
+			return nil, activities.ErrNoSuchActivity
+		}
 		return collection{List: list, ItemsPerPage: len(list), TotalResults: int64(len(list))}, nil
 	}
 	req := activities.FeedRequest{Viewer: caller, Selector: p.GroupID, AppID: p.AppID, Page: page}

@@ -216,7 +216,7 @@ func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Qu
 	if err != nil {
 		return nil, err
 	}
-	act, err := activities.New(db, gen, acc, q, activities.Config{FanoutQueue: "fanout"})
+	act, err := activities.New(db, gen, acc, q, activities.Config{FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter})
 	if err != nil {
 		return nil, err
 	}

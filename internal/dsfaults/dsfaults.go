@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
@@ -34,6 +35,7 @@ type Config struct {
 // Injector counts the faults it injected.
 type Injector struct {
 	cfg    Config
+	off    atomic.Bool
 	mu     sync.Mutex
 	rng    *rand.Rand
 	counts map[string]int64
@@ -49,7 +51,7 @@ var errorCodes = []codes.Code{codes.Unavailable, codes.Aborted, codes.DeadlineEx
 // draw reports, with probability p, the code of a fault to inject, and
 // counts it under what it did to the method.
 func (in *Injector) draw(p float64, method, when string) (codes.Code, bool) {
-	if p <= 0 {
+	if p <= 0 || in.off.Load() {
 		return codes.OK, false
 	}
 	in.mu.Lock()
@@ -81,6 +83,9 @@ func (in *Injector) intercept(ctx context.Context, method string, req, reply any
 	}
 	return nil
 }
+
+// SetEnabled turns the faults on (the start) or off.
+func (in *Injector) SetEnabled(on bool) { in.off.Store(!on) }
 
 // Counts returns how many faults were injected, by method, code and when.
 func (in *Injector) Counts() map[string]int64 {

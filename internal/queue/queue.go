@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"socialstream/internal/derrors"
 )
 
 // Task is one job: a POST of Body to Path on the app, through Queue.
@@ -90,8 +92,13 @@ func (q *CloudTasks) Enqueue(ctx context.Context, t Task) error {
 		return err
 	}
 	if _, err := q.client.CreateTask(ctx, req); err != nil {
-		if status.Code(err) == codes.AlreadyExists {
+		switch status.Code(err) {
+		case codes.AlreadyExists:
 			return nil
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.ResourceExhausted, codes.Internal:
+			// Transient: the caller answers 503 and the client retries.
+			// The task may exist all the same; jobs are idempotent.
+			return fmt.Errorf("queue.Enqueue(%s %s): %w: %w", t.Queue, t.Path, derrors.Unavailable, err)
 		}
 		return fmt.Errorf("queue.Enqueue(%s %s): %w", t.Queue, t.Path, err)
 	}

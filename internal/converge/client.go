@@ -1,0 +1,128 @@
+package converge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// client calls the API over HTTP.
+type client struct {
+	base string
+	http *http.Client
+}
+
+// reply is an answer: its status and decoded JSON body.
+type reply struct {
+	status int
+	body   map[string]any
+}
+
+// call sends one request. A transport error (no answer) is an error;
+// every answer, whatever its status, is a reply.
+func (c *client) call(ctx context.Context, method, path, token string, body any) (reply, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return reply{}, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return reply{}, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return reply{}, err
+	}
+	r := reply{status: resp.StatusCode}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &r.body); err != nil {
+			return r, fmt.Errorf("%s %s: %d answer is not a JSON object: %.200s", method, path, resp.StatusCode, data)
+		}
+	}
+	return r, nil
+}
+
+// read sends a read until it is answered with something other than a
+// transient 503 (the fault layers make reads fail too), for up to a
+// minute.
+func (c *client) read(ctx context.Context, path, token string) (reply, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r, err := c.call(ctx, http.MethodGet, path, token, nil)
+		if err == nil && r.status != http.StatusServiceUnavailable {
+			return r, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err == nil {
+				err = fmt.Errorf("GET %s: still 503 after a minute", path)
+			}
+			return r, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// list reads every page of a collection and returns its items.
+func (c *client) list(ctx context.Context, path, token string) ([]map[string]any, error) {
+	var out []map[string]any
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		p := path + "?count=100"
+		if cursor != "" {
+			p += "&cursor=" + url.QueryEscape(cursor)
+		}
+		r, err := c.read(ctx, p, token)
+		if err != nil {
+			return nil, err
+		}
+		if r.status != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %d %v", p, r.status, r.body)
+		}
+		items, _ := r.body["list"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		cursor, _ = r.body["nextCursor"].(string)
+		if cursor == "" {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("GET %s: more than 100 pages", path)
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func num(m map[string]any, k string) int64 {
+	f, _ := m[k].(float64)
+	return int64(f)
+}
+
+func entry(r reply) map[string]any {
+	e, _ := r.body["entry"].(map[string]any)
+	return e
+}

@@ -1,0 +1,181 @@
+package converge
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"socialstream/internal/ids"
+)
+
+// The model is what the checker knows from the acknowledged operations:
+// every operation is recorded with the interval in which it took effect
+// (from its request to its answer; for one answered with an error, until a
+// read showed whether it happened), and the oracle derives from it what
+// each feed and count must hold once every job has run.
+
+type user struct {
+	id, name, token string
+}
+
+type post struct {
+	id, author, title string
+	mentions          []string
+	start, end        time.Time
+	seqTime           time.Time // when the id was minted, from the id itself
+	deleted           bool
+}
+
+type group struct {
+	id, owner, title, policy string
+}
+
+type comment struct {
+	id, activity, author string
+	deleted              bool
+}
+
+// event is one change of a pair: a follow or unfollow of (follower,
+// followee), a join or leave of (group, member).
+type event struct {
+	add        bool
+	start, end time.Time
+	// copyLimit is what an add copies at first; -1 is the configured
+	// default.
+	copyLimit int
+	keep      bool // an unfollow with keepHistory
+}
+
+type pair struct{ a, b string }
+
+type model struct {
+	mu       sync.Mutex
+	users    []*user
+	byID     map[string]*user
+	posts    []*post
+	postByID map[string]*post
+	groups   []*group
+	comments []*comment
+	// follows by (follower, followee), memberships by (group, user): the
+	// pair's events in order, and whether it holds now.
+	follows, members     map[pair][]event
+	following, isMember  map[pair]bool
+	likes                map[pair]bool // (activity, user)
+	ops                  map[string]int
+	failed               map[string]int
+	violations           []string
+	lastOp               time.Time
+}
+
+func newModel() *model {
+	return &model{
+		byID: map[string]*user{}, postByID: map[string]*post{},
+		follows: map[pair][]event{}, members: map[pair][]event{},
+		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{},
+		ops: map[string]int{}, failed: map[string]int{},
+	}
+}
+
+func (m *model) violate(format string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.violations = append(m.violations, format)
+}
+
+// done counts an operation; failed says it was answered with an error
+// (whatever it then turned out to have done).
+func (m *model) done(op string, failed bool, end time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ops[op]++
+	if failed {
+		m.failed[op]++
+	}
+	if end.After(m.lastOp) {
+		m.lastOp = end
+	}
+}
+
+// presence is what the oracle allows of one activity in one feed.
+type presence uint8
+
+const (
+	mayIn  presence = 1
+	mayOut presence = 2
+)
+
+func (p presence) must() bool   { return p == mayIn }
+func (p presence) forbid() bool { return p == mayOut }
+
+// window says whether an add event's first copy and backfill cover
+// activity a: surely, or maybe.
+type window func(ev event, a *post) (sure, maybe bool)
+
+// presenceOf derives where activity a can be after a pair's events (the
+// follow history of a's author and a reader, or the membership history of
+// a's author and a group), all jobs run:
+//   - at posting, a copies the pair's state: in while the pair holds, out
+//     while it does not, either if a change overlaps the post;
+//   - an add (follow, join) then copies a if its window covers a, surely
+//     only if the add still holds at the end (a later removal may stop its
+//     job half way);
+//   - a removal (not keepHistory) takes a out, unless a was posted after
+//     the add that came next (the removal's cutoff), or during it (maybe);
+//   - keepHistory leaves a as it is.
+func presenceOf(a *post, evs []event, win window) presence {
+	held := false
+	overlap := false
+	first := len(evs)
+	for i, ev := range evs {
+		if ev.end.Before(a.start) {
+			held = ev.add
+			continue
+		}
+		if i < first {
+			first = i
+		}
+		if ev.start.Before(a.end) {
+			overlap = true
+		}
+	}
+	var p presence
+	switch {
+	case overlap:
+		p = mayIn | mayOut
+	case held:
+		p = mayIn
+	default:
+		p = mayOut
+	}
+	for i := first; i < len(evs); i++ {
+		ev := evs[i]
+		if ev.add {
+			sure, maybe := win(ev, a)
+			ended := slices.ContainsFunc(evs[i+1:], func(e event) bool { return !e.add })
+			switch {
+			case sure && !ended:
+				p = mayIn
+			case sure || maybe:
+				p |= mayIn
+			}
+			continue
+		}
+		if ev.keep {
+			continue
+		}
+		next := slices.IndexFunc(evs[i+1:], func(e event) bool { return e.add })
+		switch {
+		case next < 0 || a.seqTime.Before(evs[i+1+next].start):
+			p = mayOut
+		case !a.seqTime.After(evs[i+1+next].end):
+			p |= mayOut
+		}
+	}
+	return p
+}
+
+// seqTime is when an activity id was minted.
+func seqTime(id string) time.Time {
+	seq, _ := ids.Parse(id)
+	return ids.Time(seq)
+}

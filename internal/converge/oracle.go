@@ -1,0 +1,244 @@
+package converge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// check compares every feed and count with the oracle.
+func (r *runner) check(ctx context.Context, rep *Report) error {
+	m := r.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var live []*post
+	for _, p := range m.posts {
+		if !p.deleted {
+			live = append(live, p)
+		}
+	}
+	rep.Users, rep.Activities, rep.Groups = len(m.users), len(live), len(m.groups)
+	followWin := r.window(r.cfg.CopyLimit)
+	// Feeds: read as their owner (a group's as its owner, a member).
+	type feed struct {
+		name, path, token string
+		want              func(p *post) presence
+		history           func(p *post) string
+	}
+	exact := func(ok func(p *post) bool) func(p *post) presence {
+		return func(p *post) presence {
+			if ok(p) {
+				return mayIn
+			}
+			return mayOut
+		}
+	}
+	var feeds []feed
+	for _, u := range m.users {
+		feeds = append(feeds,
+			feed{name: "@self of " + u.name, path: "/social/rest/activities/@me/@self", token: u.token,
+				want: exact(func(p *post) bool { return p.author == u.id })},
+			feed{name: "@mentions of " + u.name, path: "/social/rest/activities/@me/@mentions", token: u.token,
+				want: exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) })},
+			feed{name: "home (@friends) of " + u.name, path: "/social/rest/activities/@me/@friends", token: u.token,
+				want: func(p *post) presence {
+					if p.author == u.id {
+						return mayIn
+					}
+					return presenceOf(p, m.follows[pair{u.id, p.author}], followWin)
+				},
+				history: func(p *post) string { return describe(m.follows[pair{u.id, p.author}]) }})
+	}
+	for _, g := range m.groups {
+		feeds = append(feeds, feed{name: "feed of group " + g.title, path: "/social/rest/activities/@me/" + g.id, token: m.byID[g.owner].token,
+			want:    func(p *post) presence { return presenceOf(p, m.members[pair{g.id, p.author}], followWin) },
+			history: func(p *post) string { return describe(m.members[pair{g.id, p.author}]) }})
+	}
+	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: m.users[0].token,
+		want: exact(func(*post) bool { return true })})
+
+	var all []map[string]any
+	for _, f := range feeds {
+		items, err := r.c.list(ctx, f.path, f.token)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", f.name, err)
+		}
+		if f.path == "/social/rest/activities/@me/@all" {
+			all = items
+		}
+		rep.Checked++
+		seen := map[string]bool{}
+		prev := ""
+		for _, it := range items {
+			id := str(it, "id")
+			if prev != "" && newerOrSame(id, prev) {
+				m.violations = append(m.violations, fmt.Sprintf("%s: %s comes after %s, not newest first", f.name, id, prev))
+			}
+			prev = id
+			seen[id] = true
+			p := m.postByID[id]
+			switch {
+			case p == nil:
+				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q), which no acknowledged post made", f.name, id, str(it, "title")))
+			case p.deleted:
+				m.violations = append(m.violations, fmt.Sprintf("%s: shows deleted %s (%q)", f.name, id, p.title))
+			case f.want(p).forbid():
+				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q, posted %s) though it must not; history %s", f.name, id, p.title, clock(p.start), f.history(p)))
+			}
+		}
+		for _, p := range live {
+			if !seen[p.id] && f.want(p).must() {
+				h := ""
+				if f.history != nil {
+					h = "; history " + f.history(p)
+				}
+				m.violations = append(m.violations, fmt.Sprintf("%s: lacks %s (%q, posted %s-%s)%s", f.name, p.id, p.title, clock(p.start), clock(p.end), h))
+			}
+		}
+	}
+
+	// Counts of activities, from @all.
+	for _, it := range all {
+		p := m.postByID[str(it, "id")]
+		if p == nil {
+			continue
+		}
+		var likes, comments int64
+		for k, on := range m.likes {
+			if on && k.a == p.id {
+				likes++
+			}
+		}
+		for _, c := range m.comments {
+			if !c.deleted && c.activity == p.id {
+				comments++
+			}
+		}
+		rep.Checked++
+		if got := num(it, "likesCount"); got != likes {
+			m.violations = append(m.violations, fmt.Sprintf("activity %s: likesCount %d, want %d", p.id, got, likes))
+		}
+		if got := num(it, "commentsCount"); got != comments {
+			m.violations = append(m.violations, fmt.Sprintf("activity %s: commentsCount %d, want %d", p.id, got, comments))
+		}
+	}
+	// People's counts, and that no notification points at a deleted
+	// activity.
+	for _, u := range m.users {
+		var followers, following int64
+		for k, on := range m.following {
+			if on && k.b == u.id {
+				followers++
+			}
+			if on && k.a == u.id {
+				following++
+			}
+		}
+		rp, err := r.c.read(ctx, "/social/rest/people/"+u.id+"/@self", u.token)
+		if err != nil || rp.status != 200 {
+			return fmt.Errorf("read %s: %v %v", u.name, err, rp.body)
+		}
+		e := entry(rp)
+		rep.Checked++
+		if got := num(e, "followersCount"); got != followers {
+			m.violations = append(m.violations, fmt.Sprintf("%s: followersCount %d, want %d", u.name, got, followers))
+		}
+		if got := num(e, "followingCount"); got != following {
+			m.violations = append(m.violations, fmt.Sprintf("%s: followingCount %d, want %d", u.name, got, following))
+		}
+		ns, err := r.c.list(ctx, "/social/rest/notifications/@me", u.token)
+		if err != nil {
+			return fmt.Errorf("read notifications of %s: %w", u.name, err)
+		}
+		rep.Checked++
+		for _, n := range ns {
+			if id := str(n, "activityId"); id != "" {
+				if p := m.postByID[id]; p == nil || p.deleted {
+					m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) points at deleted activity %s", u.name, str(n, "id"), str(n, "type"), id))
+				}
+			}
+		}
+	}
+	for _, g := range m.groups {
+		var members int64
+		for k, on := range m.isMember {
+			if on && k.a == g.id {
+				members++
+			}
+		}
+		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, m.byID[g.owner].token)
+		if err != nil || rg.status != 200 {
+			return fmt.Errorf("read group %s: %v %v", g.title, err, rg.body)
+		}
+		rep.Checked++
+		if got := num(entry(rg), "membersCount"); got != members {
+			m.violations = append(m.violations, fmt.Sprintf("group %s: membersCount %d, want %d", g.title, got, members))
+		}
+	}
+	return nil
+}
+
+// window says which of an author's activities a follow's or join's job
+// copies: the newest copyLimit (or the default) when it runs, then
+// BackfillMax older ones. An activity is surely covered if even counting
+// every post the author ever made it is among them, maybe if counting only
+// those that surely existed when the job ran it is.
+func (r *runner) window(defaultLimit int) window {
+	return func(ev event, a *post) (sure, maybe bool) {
+		n := ev.copyLimit
+		if n < 0 {
+			n = defaultLimit
+		}
+		if n == 0 {
+			return false, false
+		}
+		limit := n + r.cfg.BackfillMax
+		upper, lower := 0, 1
+		for _, b := range r.m.posts {
+			if b.author != a.author || !newerOrSame(b.id, a.id) {
+				continue
+			}
+			upper++
+			if b.id != a.id && !b.deleted && b.end.Before(ev.start) {
+				lower++
+			}
+		}
+		return upper <= limit, lower <= limit
+	}
+}
+
+// newerOrSame compares two activity ids (decimal seqs).
+func newerOrSame(a, b string) bool {
+	return len(a) > len(b) || len(a) == len(b) && a >= b
+}
+
+func clock(t time.Time) string { return t.Format("15:04:05.000") }
+
+// describe writes a pair's history for a violation's details.
+func describe(evs []event) string {
+	if len(evs) == 0 {
+		return "[none]"
+	}
+	var b strings.Builder
+	b.WriteString("[")
+	for i, ev := range evs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		switch {
+		case ev.add && ev.copyLimit >= 0:
+			fmt.Fprintf(&b, "add(copyLimit=%d)", ev.copyLimit)
+		case ev.add:
+			b.WriteString("add")
+		case ev.keep:
+			b.WriteString("remove(keepHistory)")
+		default:
+			b.WriteString("remove")
+		}
+		fmt.Fprintf(&b, " %s-%s", clock(ev.start), clock(ev.end))
+	}
+	b.WriteString("]")
+	return b.String()
+}

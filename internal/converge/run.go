@@ -1,0 +1,866 @@
+// Package converge checks that the copies on activities converge to what
+// the graph says, under concurrency and faults. It starts the local stack
+// (the Datastore emulator behind a fault-injecting gRPC interceptor, the
+// tasks emulator in its fault mode, the API over HTTP), runs a seeded
+// random mix of every write the API offers from concurrent clients, waits
+// until every queue is empty, and compares every feed and count with an
+// oracle computed from the acknowledged operations (see model.go).
+//
+// cmd/converge runs it from the command line; its test runs it briefly.
+package converge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures a run.
+type Config struct {
+	Seed     uint64
+	Clients  int           // concurrent clients
+	Users    int           // users registered before the mix starts
+	Duration time.Duration // how long the mix runs
+	Settle   time.Duration // the longest wait for every queue to empty
+
+	Dir       string // the repository root: index.yaml and queue.yaml
+	Datastore string // an emulator's host:port; empty starts one
+
+	// Fault shares (0 to 1): TaskFaults of task deliveries delayed, and
+	// as many delivered twice, half as many answered 503 by the emulator
+	// and half as many timed out after the app ran them; EnqueueFaults of
+	// CreateTask calls failed before, and as many after, creating the
+	// task; DatastoreFaults of Datastore calls failed before they are
+	// sent; CommitFaults of commits failed after they applied.
+	TaskFaults, EnqueueFaults, DatastoreFaults, CommitFaults float64
+
+	// The service's copy settings: small, so that windows matter.
+	CopyLimit, BackfillMax, BackfillBatch int
+	// GiveUpAfter is how long jobs wait for their change to commit.
+	GiveUpAfter time.Duration
+	// MaxBackoff caps every queue's retry backoff.
+	MaxBackoff time.Duration
+
+	LogLevel slog.Level
+	Log      io.Writer // the stack's logs; nil discards them
+	Progress io.Writer // a line now and then; nil for none
+}
+
+// Defaults returns a configuration of a short run.
+func Defaults() Config {
+	return Config{
+		Seed: 1, Clients: 4, Users: 10, Duration: 30 * time.Second, Settle: 3 * time.Minute, Dir: ".",
+		TaskFaults: 0.1, EnqueueFaults: 0.03, DatastoreFaults: 0.02, CommitFaults: 0.03,
+		CopyLimit: 3, BackfillMax: 4, BackfillBatch: 2,
+		GiveUpAfter: 30 * time.Second, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
+	}
+}
+
+// Report is what a run found.
+type Report struct {
+	Seed            uint64
+	Clients         int
+	Elapsed         time.Duration // of the mix
+	Ops, Failed     map[string]int
+	TaskFaults      map[string]int64
+	DatastoreFaults map[string]int64
+	// Converged is the time from the last operation's answer until every
+	// queue was empty.
+	Converged                  time.Duration
+	Users, Activities, Groups  int
+	Checked                    int // feeds and counts compared
+	Violations                 []string
+}
+
+// Print writes the report for people.
+func (r *Report) Print(w io.Writer) {
+	total, failed := 0, 0
+	for _, n := range r.Ops {
+		total += n
+	}
+	for _, n := range r.Failed {
+		failed += n
+	}
+	fmt.Fprintf(w, "seed %d, %d clients, mix ran %s\n", r.Seed, r.Clients, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "operations: %d (%d answered with an error and resolved by reading)\n", total, failed)
+	for _, k := range sortedKeys(r.Ops) {
+		fmt.Fprintf(w, "  %-16s %6d  (%d failed)\n", k, r.Ops[k], r.Failed[k])
+	}
+	fmt.Fprintf(w, "faults injected by the tasks emulator: %d\n", sum(r.TaskFaults))
+	for _, k := range sortedKeys(r.TaskFaults) {
+		fmt.Fprintf(w, "  %-44s %6d\n", k, r.TaskFaults[k])
+	}
+	fmt.Fprintf(w, "faults injected into Datastore calls: %d\n", sum(r.DatastoreFaults))
+	for _, k := range sortedKeys(r.DatastoreFaults) {
+		fmt.Fprintf(w, "  %-44s %6d\n", k, r.DatastoreFaults[k])
+	}
+	fmt.Fprintf(w, "final state: %d users, %d activities, %d groups; %d feeds and counts compared\n", r.Users, r.Activities, r.Groups, r.Checked)
+	fmt.Fprintf(w, "converged %s after the last operation\n", r.Converged.Round(time.Millisecond))
+	fmt.Fprintf(w, "violations: %d\n", len(r.Violations))
+	for _, v := range r.Violations {
+		fmt.Fprintf(w, "  - %s\n", v)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Run runs the checker. An error means it could not run; violations are
+// in the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Clients < 1 || cfg.Users < 2 || cfg.Duration <= 0 {
+		return nil, errors.New("converge: need at least 1 client, 2 users and a duration")
+	}
+	logOut := cfg.Log
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	st, err := startStack(ctx, cfg, logOut)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	r := &runner{
+		cfg: cfg, m: newModel(),
+		c: &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
+	}
+	clients := make([]*actor, cfg.Clients)
+	for i := range clients {
+		clients[i] = &actor{n: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
+	}
+	for i := 0; i < cfg.Users; i++ {
+		if err := r.register(ctx, clients[i%len(clients)]); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	stop := start.Add(cfg.Duration)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(clients))
+	for _, a := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) && ctx.Err() == nil {
+				if err := r.step(ctx, a); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	if cfg.Progress != nil {
+		go func() {
+			t := time.NewTicker(10 * time.Second)
+			defer t.Stop()
+			for time.Now().Before(stop) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					r.m.mu.Lock()
+					n := 0
+					for _, v := range r.m.ops {
+						n += v
+					}
+					r.m.mu.Unlock()
+					fmt.Fprintf(cfg.Progress, "converge: %s, %d operations, %d tasks pending\n", time.Since(start).Round(time.Second), n, st.tasks.Pending())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
+
+	// Converged: every queue empty, twice in a row.
+	deadline := time.Now().Add(cfg.Settle)
+	for empty := 0; empty < 2; {
+		if time.Now().After(deadline) {
+			r.m.violate(fmt.Sprintf("queues still hold %d tasks %s after the last operation", st.tasks.Pending(), cfg.Settle))
+			break
+		}
+		if st.tasks.Pending() == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rep.Converged = time.Since(r.m.lastOp)
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "converge: queues empty %s after the last operation; comparing\n", rep.Converged.Round(time.Millisecond))
+	}
+	// The comparison reads without faults: they are for the writes and
+	// jobs, and the reads have been shown to survive them during the mix.
+	st.dsFaults.SetEnabled(false)
+	if err := r.check(ctx, rep); err != nil {
+		return nil, err
+	}
+	rep.Ops, rep.Failed = r.m.ops, r.m.failed
+	rep.TaskFaults = st.tasks.FaultCounts()
+	rep.DatastoreFaults = st.dsFaults.Counts()
+	rep.Violations = r.m.violations
+	return rep, nil
+}
+
+type runner struct {
+	cfg   Config
+	m     *model
+	c     *client
+	locks sync.Map // string → *sync.Mutex: pairs and comments that two users may change
+	seq   sync.Mutex
+	n     int
+}
+
+// actor is one client: it acts as the users it registered, one operation
+// at a time, so each user's own operations never overlap.
+type actor struct {
+	n     int
+	rng   *rand.Rand
+	users []*user
+	count int
+}
+
+func (r *runner) lock(key string) func() {
+	v, _ := r.locks.LoadOrStore(key, &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// outcome of a write.
+type outcome int
+
+const (
+	acked    outcome = iota // 2xx
+	refused                 // a 4xx the operation may answer: nothing changed
+	unknown                 // 503 or no answer: read to find out
+)
+
+// write sends a write and classifies the answer. A status the operation
+// must never answer is a violation; a 5xx other than 503 is one too.
+func (r *runner) write(ctx context.Context, op, method, path, token string, body any, refusals ...int) (reply, outcome) {
+	rep, err := r.c.call(ctx, method, path, token, body)
+	switch {
+	case err != nil:
+		return rep, unknown
+	case rep.status >= 200 && rep.status < 300:
+		return rep, acked
+	case rep.status == http.StatusServiceUnavailable:
+		return rep, unknown
+	}
+	for _, s := range refusals {
+		if rep.status == s {
+			return rep, refused
+		}
+	}
+	r.m.violate(fmt.Sprintf("%s: %s %s answered %d %v", op, method, path, rep.status, rep.body))
+	if rep.status >= 500 {
+		return rep, unknown
+	}
+	return rep, refused
+}
+
+// probe reads until the read answers one of the given statuses.
+func (r *runner) probe(ctx context.Context, op, path, token string, statuses ...int) (reply, error) {
+	rep, err := r.c.read(ctx, path, token)
+	if err != nil {
+		return rep, fmt.Errorf("%s: %w", op, err)
+	}
+	for _, s := range statuses {
+		if rep.status == s {
+			return rep, nil
+		}
+	}
+	return rep, fmt.Errorf("%s: GET %s answered %d %v", op, path, rep.status, rep.body)
+}
+
+// step runs one operation of the mix.
+func (r *runner) step(ctx context.Context, a *actor) error {
+	type op struct {
+		weight int
+		run    func(context.Context, *actor) (bool, error)
+	}
+	ops := []op{
+		{2, func(ctx context.Context, a *actor) (bool, error) { return true, r.register(ctx, a) }},
+		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.deletePost},
+		{3, r.createGroup}, {5, r.join}, {3, r.ownerAdd}, {3, r.leave}, {3, r.ownerRemove},
+		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment},
+	}
+	total := 0
+	for _, o := range ops {
+		total += o.weight
+	}
+	for tries := 0; tries < 10; tries++ {
+		k := a.rng.IntN(total)
+		for _, o := range ops {
+			if k < o.weight {
+				ran, err := o.run(ctx, a)
+				if err != nil || ran {
+					return err
+				}
+				break
+			}
+			k -= o.weight
+		}
+	}
+	return nil
+}
+
+func (a *actor) pick() *user { return a.users[a.rng.IntN(len(a.users))] }
+
+// snapshot helpers, under the model's lock.
+
+func (r *runner) otherUser(a *actor, not string) *user {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	for range 10 {
+		u := r.m.users[a.rng.IntN(len(r.m.users))]
+		if u.id != not {
+			return u
+		}
+	}
+	return nil
+}
+
+func (r *runner) livePost(a *actor, author string) *post {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	var live []*post
+	for _, p := range r.m.posts {
+		if !p.deleted && (author == "" || p.author == author) {
+			live = append(live, p)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	return live[a.rng.IntN(len(live))]
+}
+
+func (r *runner) register(ctx context.Context, a *actor) error {
+	a.count++
+	name := fmt.Sprintf("u%d_%d", a.n, a.count)
+	const password = "correct horse battery"
+	rep, out := r.write(ctx, "register", http.MethodPost, "/auth/register", "", map[string]string{"username": name, "password": password}, http.StatusConflict)
+	failed := out != acked
+	if out == unknown || out == refused {
+		// A 409 for one's own name means an earlier attempt took it.
+		for {
+			rep, out = r.write(ctx, "register (login)", http.MethodPost, "/auth/login", "", map[string]string{"username": name, "password": password}, http.StatusUnauthorized)
+			if out != unknown {
+				break
+			}
+		}
+	}
+	end := time.Now()
+	r.m.done("register", failed, end)
+	if out != acked {
+		return nil // never registered
+	}
+	u := &user{id: str(entry(rep), "id"), name: name, token: str(rep.body, "token")}
+	if u.id == "" || u.token == "" {
+		return fmt.Errorf("register %s: no id or token in %v", name, rep.body)
+	}
+	a.users = append(a.users, u)
+	r.m.mu.Lock()
+	r.m.users = append(r.m.users, u)
+	r.m.byID[u.id] = u
+	r.m.mu.Unlock()
+	return nil
+}
+
+func (r *runner) follow(ctx context.Context, a *actor) (bool, error) {
+	f := a.pick()
+	b := r.otherUser(a, f.id)
+	if b == nil {
+		return false, nil
+	}
+	limit := -1
+	path := "/social/rest/people/@me/@friends"
+	switch k := a.rng.IntN(10); {
+	case k < 3:
+		limit = 0
+	case k < 6:
+		limit = 1 + a.rng.IntN(6)
+	}
+	if limit >= 0 {
+		path += fmt.Sprintf("?copyLimit=%d", limit)
+	}
+	key := pair{f.id, b.id}
+	r.m.mu.Lock()
+	before := r.m.following[key]
+	r.m.mu.Unlock()
+	start := time.Now()
+	_, out := r.write(ctx, "follow", http.MethodPost, path, f.token, map[string]string{"id": b.id})
+	now := out == acked
+	if out == unknown {
+		rep, err := r.probe(ctx, "follow", "/social/rest/people/@me/@friends/"+b.id, f.token, 200, 404)
+		if err != nil {
+			return true, err
+		}
+		now = rep.status == 200
+	}
+	end := time.Now()
+	r.m.done("follow", out != acked, end)
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	if now && !before {
+		r.m.follows[key] = append(r.m.follows[key], event{add: true, start: start, end: end, copyLimit: limit})
+	}
+	r.m.following[key] = now || before
+	return true, nil
+}
+
+func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
+	f := a.pick()
+	r.m.mu.Lock()
+	var followees []string
+	for k, on := range r.m.following {
+		if on && k.a == f.id {
+			followees = append(followees, k.b)
+		}
+	}
+	r.m.mu.Unlock()
+	if len(followees) == 0 {
+		return false, nil
+	}
+	sort.Strings(followees)
+	b := followees[a.rng.IntN(len(followees))]
+	keep := a.rng.IntN(10) < 3
+	path := "/social/rest/people/@me/@friends/" + b
+	if keep {
+		path += "?keepHistory=true"
+	}
+	start := time.Now()
+	_, out := r.write(ctx, "unfollow", http.MethodDelete, path, f.token, nil)
+	gone := out == acked
+	if out == unknown {
+		rep, err := r.probe(ctx, "unfollow", "/social/rest/people/@me/@friends/"+b, f.token, 200, 404)
+		if err != nil {
+			return true, err
+		}
+		gone = rep.status == 404
+	}
+	end := time.Now()
+	r.m.done("unfollow", out != acked, end)
+	if gone {
+		key := pair{f.id, b}
+		r.m.mu.Lock()
+		r.m.follows[key] = append(r.m.follows[key], event{start: start, end: end, keep: keep})
+		r.m.following[key] = false
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+func (r *runner) post(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	r.seq.Lock()
+	r.n++
+	n := r.n
+	r.seq.Unlock()
+	var mentions []string
+	title := fmt.Sprintf("post %d by %s", n, u.name)
+	for k := a.rng.IntN(3); k > 0; k-- {
+		m := r.otherUser(a, "")
+		if m != nil && !strings.Contains(title, "@"+m.name+" ") {
+			title += " @" + m.name + " "
+			mentions = append(mentions, m.id)
+		}
+	}
+	title = strings.TrimSpace(title)
+	body := map[string]string{"title": title}
+	if a.rng.IntN(2) == 0 {
+		body["externalId"] = fmt.Sprintf("ext-%d", n)
+	}
+	start := time.Now()
+	rep, out := r.write(ctx, "post", http.MethodPost, "/social/rest/activities/@me/@self", u.token, body)
+	id := ""
+	if out == acked {
+		id = str(entry(rep), "id")
+		got, _ := entry(rep)["mentions"].([]any)
+		if len(got) != len(mentions) {
+			r.m.violate(fmt.Sprintf("post %q: mentions %v, want %v", title, got, mentions))
+		}
+	}
+	if out == unknown {
+		// It is the newest of the author's own, if it happened.
+		rep, err := r.probe(ctx, "post", "/social/rest/activities/@me/@self?count=5", u.token, 200)
+		if err != nil {
+			return true, err
+		}
+		items, _ := rep.body["list"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok && str(m, "title") == title {
+				id = str(m, "id")
+			}
+		}
+	}
+	end := time.Now()
+	r.m.done("post", out != acked, end)
+	if id != "" {
+		p := &post{id: id, author: u.id, title: title, mentions: mentions, start: start, end: end, seqTime: seqTime(id)}
+		r.m.mu.Lock()
+		if r.m.postByID[id] != nil {
+			r.m.mu.Unlock()
+			r.m.violate(fmt.Sprintf("post %q answered the id of another post, %s", title, id))
+			return true, nil
+		}
+		r.m.posts = append(r.m.posts, p)
+		r.m.postByID[id] = p
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, u.id)
+	if p == nil {
+		return false, nil
+	}
+	path := "/social/rest/activities/@me/@self/@app/" + p.id
+	_, out := r.write(ctx, "delete", http.MethodDelete, path, u.token, nil, http.StatusNotFound)
+	gone := out != unknown // 204, or a 404 after an attempt that did delete
+	if out == unknown {
+		rep, err := r.probe(ctx, "delete", path, u.token, 200, 404)
+		if err != nil {
+			return true, err
+		}
+		gone = rep.status == 404
+	}
+	r.m.done("delete", out != acked, time.Now())
+	if gone {
+		r.m.mu.Lock()
+		p.deleted = true
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+// groupsOf lists the ids of the groups of user (by id or @me).
+func (r *runner) groupsOf(ctx context.Context, who, token string) (map[string]string, error) {
+	items, err := r.c.list(ctx, "/social/rest/groups/"+who, token)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, it := range items {
+		out[str(it, "id")] = str(it, "title")
+	}
+	return out, nil
+}
+
+func (r *runner) createGroup(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	r.seq.Lock()
+	r.n++
+	title := fmt.Sprintf("group %d", r.n)
+	r.seq.Unlock()
+	policy := "open"
+	if a.rng.IntN(2) == 0 {
+		policy = "closed"
+	}
+	start := time.Now()
+	rep, out := r.write(ctx, "create group", http.MethodPost, "/social/rest/groups/@me", u.token, map[string]string{"title": title, "joinPolicy": policy}, http.StatusConflict)
+	id := ""
+	if out == acked {
+		id = str(entry(rep), "id")
+	}
+	if out == unknown {
+		gs, err := r.groupsOf(ctx, "@me", u.token)
+		if err != nil {
+			return true, err
+		}
+		for gid, t := range gs {
+			if t == title {
+				id = gid
+			}
+		}
+	}
+	end := time.Now()
+	r.m.done("create group", out != acked, end)
+	if id != "" {
+		r.m.mu.Lock()
+		r.m.groups = append(r.m.groups, &group{id: id, owner: u.id, title: title, policy: policy})
+		key := pair{id, u.id}
+		r.m.members[key] = append(r.m.members[key], event{add: true, start: start, end: end, copyLimit: 0})
+		r.m.isMember[key] = true
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+// membership changes (group, user) on behalf of actor: add or remove.
+func (r *runner) membership(ctx context.Context, op string, actor *user, g *group, target *user, add bool) error {
+	defer r.lock("member " + g.id + " " + target.id)()
+	key := pair{g.id, target.id}
+	r.m.mu.Lock()
+	before := r.m.isMember[key]
+	r.m.mu.Unlock()
+	start := time.Now()
+	var out outcome
+	if add {
+		id := target.id
+		if actor == target {
+			id = "@me"
+		}
+		_, out = r.write(ctx, op, http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", actor.token, map[string]string{"id": id}, http.StatusConflict)
+	} else {
+		_, out = r.write(ctx, op, http.MethodDelete, "/social/rest/groups/@all/"+g.id+"/members/"+target.id, actor.token, nil)
+	}
+	now := before
+	switch out {
+	case acked:
+		now = add
+	case unknown:
+		gs, err := r.groupsOf(ctx, target.id, actor.token)
+		if err != nil {
+			return err
+		}
+		_, now = gs[g.id]
+	}
+	end := time.Now()
+	r.m.done(op, out != acked, end)
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	if now != before {
+		r.m.members[key] = append(r.m.members[key], event{add: now, start: start, end: end, copyLimit: -1})
+	}
+	r.m.isMember[key] = now
+	return nil
+}
+
+// someGroup picks a group for which ok holds.
+func (r *runner) someGroup(a *actor, ok func(g *group) bool) *group {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	var gs []*group
+	for _, g := range r.m.groups {
+		if ok(g) {
+			gs = append(gs, g)
+		}
+	}
+	if len(gs) == 0 {
+		return nil
+	}
+	return gs[a.rng.IntN(len(gs))]
+}
+
+func (r *runner) memberNow(g, u string) bool {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	return r.m.isMember[pair{g, u}]
+}
+
+func (r *runner) join(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	g := r.someGroup(a, func(g *group) bool { return g.policy == "open" && !r.m.isMember[pair{g.id, u.id}] })
+	if g == nil {
+		return false, nil
+	}
+	return true, r.membership(ctx, "join", u, g, u, true)
+}
+
+func (r *runner) ownerAdd(ctx context.Context, a *actor) (bool, error) {
+	o := a.pick()
+	g := r.someGroup(a, func(g *group) bool { return g.owner == o.id })
+	v := r.otherUser(a, o.id)
+	if g == nil || v == nil || r.memberNow(g.id, v.id) {
+		return false, nil
+	}
+	return true, r.membership(ctx, "owner adds", o, g, v, true)
+}
+
+func (r *runner) leave(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	g := r.someGroup(a, func(g *group) bool { return g.owner != u.id && r.m.isMember[pair{g.id, u.id}] })
+	if g == nil {
+		return false, nil
+	}
+	return true, r.membership(ctx, "leave", u, g, u, false)
+}
+
+func (r *runner) ownerRemove(ctx context.Context, a *actor) (bool, error) {
+	o := a.pick()
+	g := r.someGroup(a, func(g *group) bool { return g.owner == o.id })
+	if g == nil {
+		return false, nil
+	}
+	r.m.mu.Lock()
+	var members []*user
+	for _, u := range r.m.users {
+		if u.id != o.id && r.m.isMember[pair{g.id, u.id}] {
+			members = append(members, u)
+		}
+	}
+	r.m.mu.Unlock()
+	if len(members) == 0 {
+		return false, nil
+	}
+	return true, r.membership(ctx, "owner removes", o, g, members[a.rng.IntN(len(members))], false)
+}
+
+func (r *runner) like(ctx context.Context, a *actor) (bool, error) {
+	return r.setLike(ctx, a, true)
+}
+
+func (r *runner) unlike(ctx context.Context, a *actor) (bool, error) {
+	return r.setLike(ctx, a, false)
+}
+
+func (r *runner) setLike(ctx context.Context, a *actor, on bool) (bool, error) {
+	u := a.pick()
+	var p *post
+	if on {
+		p = r.livePost(a, "")
+	} else {
+		r.m.mu.Lock()
+		var liked []*post
+		for _, q := range r.m.posts {
+			if !q.deleted && r.m.likes[pair{q.id, u.id}] {
+				liked = append(liked, q)
+			}
+		}
+		r.m.mu.Unlock()
+		if len(liked) > 0 {
+			p = liked[a.rng.IntN(len(liked))]
+		}
+	}
+	if p == nil {
+		return false, nil
+	}
+	op, method := "like", http.MethodPost
+	if !on {
+		op, method = "unlike", http.MethodDelete
+	}
+	path := "/social/rest/likes/" + p.id
+	_, out := r.write(ctx, op, method, path, u.token, nil, http.StatusNotFound)
+	key := pair{p.id, u.id}
+	r.m.mu.Lock()
+	now := r.m.likes[key]
+	r.m.mu.Unlock()
+	switch out {
+	case acked:
+		now = on
+	case unknown:
+		rep, err := r.probe(ctx, op, path, u.token, 200, 404)
+		if err != nil {
+			return true, err
+		}
+		now = false
+		items, _ := rep.body["list"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok && str(m, "id") == u.id {
+				now = true
+			}
+		}
+	}
+	r.m.done(op, out != acked, time.Now())
+	r.m.mu.Lock()
+	r.m.likes[key] = now
+	r.m.mu.Unlock()
+	return true, nil
+}
+
+func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, "")
+	if p == nil {
+		return false, nil
+	}
+	r.seq.Lock()
+	r.n++
+	text := fmt.Sprintf("comment %d by %s", r.n, u.name)
+	r.seq.Unlock()
+	path := "/social/rest/comments/" + p.id
+	rep, out := r.write(ctx, "comment", http.MethodPost, path, u.token, map[string]string{"text": text}, http.StatusNotFound)
+	id := ""
+	if out == acked {
+		id = str(entry(rep), "id")
+	}
+	if out == unknown {
+		items, err := r.c.list(ctx, path, u.token)
+		if err != nil && !strings.Contains(err.Error(), ": 404 ") {
+			return true, err
+		}
+		for _, it := range items {
+			if str(it, "text") == text {
+				id = str(it, "id")
+			}
+		}
+	}
+	r.m.done("comment", out != acked, time.Now())
+	if id != "" {
+		r.m.mu.Lock()
+		r.m.comments = append(r.m.comments, &comment{id: id, activity: p.id, author: u.id})
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+func (r *runner) deleteComment(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	r.m.mu.Lock()
+	var mine []*comment
+	for _, c := range r.m.comments {
+		if p := r.m.postByID[c.activity]; !c.deleted && !p.deleted && (c.author == u.id || p.author == u.id) {
+			mine = append(mine, c)
+		}
+	}
+	r.m.mu.Unlock()
+	if len(mine) == 0 {
+		return false, nil
+	}
+	c := mine[a.rng.IntN(len(mine))]
+	defer r.lock("comment " + c.id)()
+	path := "/social/rest/comments/" + c.activity + "/" + c.id
+	_, out := r.write(ctx, "delete comment", http.MethodDelete, path, u.token, nil, http.StatusNotFound)
+	gone := out != unknown
+	if out == unknown {
+		items, err := r.c.list(ctx, "/social/rest/comments/"+c.activity, u.token)
+		if err != nil && !strings.Contains(err.Error(), ": 404 ") {
+			return true, err
+		}
+		gone = true
+		for _, it := range items {
+			if str(it, "id") == c.id {
+				gone = false
+			}
+		}
+	}
+	r.m.done("delete comment", out != acked, time.Now())
+	if gone {
+		r.m.mu.Lock()
+		c.deleted = true
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
