@@ -86,10 +86,16 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (_ *stack, er
 		return nil, err
 	}
 	for i := range queues {
-		// queue.yaml's rates and concurrency, but a short backoff, so a
-		// run converges in seconds rather than minutes.
-		queues[i].Retry.MaxBackoff = min(queues[i].Retry.MaxBackoff, cfg.MaxBackoff)
-		queues[i].Retry.MinBackoff = min(queues[i].Retry.MinBackoff, queues[i].Retry.MaxBackoff)
+		// queue.yaml's queues and retry semantics, but a short backoff and
+		// at least 20 dispatches a second (the backfill queue's 2/s would
+		// make a run wait minutes for its chains), so that a run converges
+		// in seconds. The faults are what is tested, not the rates.
+		q := &queues[i]
+		q.Retry.MaxBackoff = min(q.Retry.MaxBackoff, cfg.MaxBackoff)
+		q.Retry.MinBackoff = min(q.Retry.MinBackoff, q.Retry.MaxBackoff)
+		if q.Rate < 20 {
+			q.Rate, q.BucketSize, q.MaxConcurrent = 20, max(q.BucketSize, 20), max(q.MaxConcurrent, 10)
+		}
 	}
 	apiL, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -36,6 +36,9 @@ type Config struct {
 type Injector struct {
 	cfg    Config
 	off    atomic.Bool
+	next   atomic.Int32 // a code armed by FailNextCommit, 0 if none
+	// rollback says the rollback after that commit answers OK unsent.
+	rollback atomic.Bool
 	mu     sync.Mutex
 	rng    *rand.Rand
 	counts map[string]int64
@@ -71,6 +74,9 @@ func (in *Injector) Option() option.ClientOption {
 
 func (in *Injector) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	name := method[strings.LastIndex(method, "/")+1:]
+	if name == "Rollback" && in.rollback.Swap(false) {
+		return nil
+	}
 	if c, ok := in.draw(in.cfg.Before, name, "before the call"); ok {
 		return status.Errorf(c, "injected fault: %s before %s", c, name)
 	}
@@ -78,11 +84,25 @@ func (in *Injector) intercept(ctx context.Context, method string, req, reply any
 	if err != nil || name != "Commit" {
 		return err
 	}
+	if c := codes.Code(in.next.Swap(0)); c != codes.OK {
+		in.rollback.Store(true)
+		in.mu.Lock()
+		in.counts[name+" "+c.String()+" after it applied"]++
+		in.mu.Unlock()
+		return status.Errorf(c, "injected fault: %s after the commit applied", c)
+	}
 	if c, ok := in.draw(in.cfg.AfterCommit, name, "after it applied"); ok {
 		return status.Errorf(c, "injected fault: %s after the commit applied", c)
 	}
 	return nil
 }
+
+// FailNextCommit makes the next commit apply and then answer code, and
+// the rollback that follows answer OK without reaching the Datastore (the
+// emulator refuses to roll back a committed transaction, and the client
+// library then gives up). With Aborted, the library runs the transaction
+// again: a deterministic test that a write recognises its own commit.
+func (in *Injector) FailNextCommit(code codes.Code) { in.next.Store(int32(code)) }
 
 // SetEnabled turns the faults on (the start) or off.
 func (in *Injector) SetEnabled(on bool) { in.off.Store(!on) }

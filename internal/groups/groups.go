@@ -177,7 +177,7 @@ func (s *Service) Create(ctx context.Context, owner, title, description, policy 
 		return View{}, derrors.New(derrors.InvalidArgument, `joinPolicy must be "open" or "closed"`)
 	}
 	id := s.ids.NextString()
-	g := &Group{Title: title, Description: description, OwnerID: owner, JoinPolicy: policy, MembersCount: 1, Created: s.now().UTC()}
+	g := &Group{Title: title, Description: description, OwnerID: owner, JoinPolicy: policy, MembersCount: 1, Created: s.now().UTC().Truncate(time.Microsecond)}
 	err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		var ug UserGroups
 		var u accounts.User

@@ -242,13 +242,28 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, e
 }
 
 // taskName is unique to a job's change and step, so a retried request or a
-// duplicated task enqueues nothing twice.
+// duplicated task enqueues nothing twice. A removal started again (see
+// removal) is named by its second, too.
 func (j Job) taskName() string {
 	other := j.Follower
 	if other == "" {
 		other = j.Group
 	}
-	return fmt.Sprintf("%s-%s-%s-%d-%d", j.Kind, j.Owner, other, j.Gen, j.Step)
+	name := fmt.Sprintf("%s-%s-%s-%d-%d", j.Kind, j.Owner, other, j.Gen, j.Step)
+	if !j.adds() && j.At != 0 {
+		name += fmt.Sprintf("-r%d", j.At/1e6)
+	}
+	return name
+}
+
+// removal returns the job of the pair's removal named id, started again
+// at now.
+func (j Job) removal(id int64, now time.Time) Job {
+	kind := KindUnfollow
+	if j.Kind == KindJoin {
+		kind = KindLeave
+	}
+	return Job{Kind: kind, Owner: j.Owner, Follower: j.Follower, Group: j.Group, Gen: id, At: now.UnixMicro()}
 }
 
 func (s *Service) enqueue(ctx context.Context, j Job) error {
@@ -395,6 +410,14 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 	}
 	if stop, err := s.adding(j, p); stop != "" || err != nil {
+		if errors.Is(err, errRemovalPending) && s.now().Sub(time.UnixMicro(p.ended.removal)) > s.cfg.GiveUpAfter {
+			// The removal's own job gave up before its change committed
+			// (a commit later than GiveUpAfter): start it again, or this
+			// job would wait for good.
+			if err := s.enqueue(ctx, j.removal(p.ended.removal, s.now())); err != nil {
+				return res, err
+			}
+		}
 		res.Stopped = stop
 		return res, err
 	}

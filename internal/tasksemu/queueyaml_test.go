@@ -17,14 +17,22 @@ func TestParseRepoQueueYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Queues of jobs whose loss would leave copies wrong retry without
+	// limit (their jobs answer 2xx when they can never succeed);
+	// notifications, derived and disposable, give up.
+	unlimited := map[string]bool{"rebuild": true, "fanout": true, "backfill": true, "cleanup": true}
 	got := map[string]bool{}
 	for _, q := range qs {
 		got[q.Name] = true
-		if q.Rate <= 0 || q.Retry.RetryLimit < 0 || q.Retry.AgeLimit <= 0 {
-			t.Errorf("queue %s: want a rate and retry limits, got %+v", q.Name, q)
+		if q.Rate <= 0 || q.Retry.MaxBackoff <= 0 {
+			t.Errorf("queue %s: want a rate and a backoff, got %+v", q.Name, q)
+		}
+		limited := q.Retry.RetryLimit >= 0 || q.Retry.AgeLimit > 0
+		if limited == unlimited[q.Name] {
+			t.Errorf("queue %s: retry limit %d, age limit %v", q.Name, q.Retry.RetryLimit, q.Retry.AgeLimit)
 		}
 	}
-	for _, name := range []string{"rebuild", "fanout", "backfill", "notifications"} {
+	for _, name := range []string{"rebuild", "fanout", "backfill", "cleanup", "notifications"} {
 		if !got[name] {
 			t.Errorf("queue.yaml has no %q queue", name)
 		}

@@ -1,0 +1,245 @@
+package activities_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/datastore"
+	"cloud.google.com/go/datastore/apiv1/datastorepb"
+	"golang.org/x/crypto/bcrypt"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+	"socialstream/internal/graph"
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+// recorder is a Queue that records the names of the tasks it takes, or
+// refuses every task while failing is set.
+type recorder struct {
+	mu      sync.Mutex
+	names   []string
+	failing atomic.Bool
+}
+
+func (r *recorder) Enqueue(_ context.Context, t queue.Task) error {
+	if r.failing.Load() {
+		return derrors.New(derrors.Unavailable, "queue down")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.names = append(r.names, t.Name)
+	return nil
+}
+
+func (r *recorder) has(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// An author passes from one follower chunk to two between the post's first
+// read of its follower index and its commit, and the queue is down. The
+// post must not commit without its fan-out planning job: it fails, and the
+// retry with the same externalId makes the activity and its job. Before,
+// the post committed, its after-commit enqueue failed, and the retry
+// returned the existing activity, so followers past the first chunk never
+// got it.
+func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
+	ctx := context.Background()
+	host := testenv.EmulatorHost(t)
+	ns := testenv.Namespace(t)
+	plain, err := store.Open(ctx, testenv.Project, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plain.Close() })
+	direct, err := store.New(plain, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := ids.New()
+	acc, err := accounts.New(direct, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.New(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	register := func(name string) string {
+		p, _, err := acc.Register(ctx, name, "password1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	author, late := register("author"), register("late")
+	fullChunk(t, direct, author, graph.ChunkCap)
+
+	// The post's own client: right after its first, non-transactional read
+	// of the follower index, another follow gives the author a second
+	// chunk.
+	var armed atomic.Bool
+	armed.Store(true)
+	intercept := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		lr, ok := req.(*datastorepb.LookupRequest)
+		if !ok || err != nil || lr.GetReadOptions().GetTransaction() != nil || lr.GetReadOptions().GetNewTransaction() != nil {
+			return err
+		}
+		for _, k := range lr.GetKeys() {
+			path := k.GetPath()
+			if len(path) == 1 && path[0].GetKind() == graph.KindFollowerIndex && armed.CompareAndSwap(true, false) {
+				if _, ferr := g.Follow(ctx, late, author); ferr != nil {
+					t.Errorf("the racing follow: %v", ferr)
+				}
+			}
+		}
+		return err
+	}
+	client, err := store.Open(ctx, testenv.Project, host, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(intercept)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	db, err := store.New(client, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &recorder{}
+	act, err := activities.New(db, gen, acc, q, activities.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	q.failing.Store(true)
+	in := activities.PostInput{Title: "hello", ExternalID: "once"}
+	if _, _, err := act.Post(ctx, author, in); err == nil {
+		t.Fatal("post with the queue down and a second chunk: no error")
+	}
+	if armed.Load() {
+		t.Fatal("the racing follow never ran")
+	}
+	if n, _ := g.ChunkCount(ctx, author); n != 2 {
+		t.Fatalf("author has %d follower chunks, want 2", n)
+	}
+	q.failing.Store(false)
+	v, created, err := act.Post(ctx, author, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !created {
+		t.Errorf("the failed post committed: the retry found activity %s", v.ID)
+	}
+	if name := "fanout-" + v.ID + "-0"; !q.has(name) {
+		t.Errorf("activity %s has no fan-out planning job (tasks: %s)", v.ID, strings.Join(q.names, ", "))
+	}
+}
+
+// Deleting an activity cannot commit without the job that cleans up after
+// it: with the queue down, the delete fails and the activity stays. The
+// job, run before the delete commits, asks to be retried; run after, it
+// removes every reaction and audience chunk, and again changes nothing.
+// Before, the delete cleaned up on the request's context after its commit,
+// best effort.
+func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	gen := ids.New()
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &recorder{}
+	act, err := activities.New(db, gen, acc, q, activities.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := acc.Register(ctx, "author", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := act.Post(ctx, p.ID, activities.PostInput{Title: "doomed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A reaction and a job-made audience chunk.
+	like := activities.LikeKey(db, v.ID, "someone")
+	extra := activities.AudienceKey(db, v.ID, 3)
+	if _, err := db.Client.PutMulti(ctx, []*datastore.Key{like, extra}, []any{
+		&activities.Like{ActivityID: v.ID, UserID: "someone"},
+		&activities.Audience{FollowerIDs: []string{"someone"}, UserID: p.ID},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	q.failing.Store(true)
+	if err := act.Delete(ctx, p.ID, v.ID); err == nil {
+		t.Fatal("delete with the queue down: no error")
+	}
+	if _, err := act.Exists(ctx, v.ID); err != nil {
+		t.Fatalf("the failed delete removed the activity: %v", err)
+	}
+	task := activities.CleanupTask{ActivityID: v.ID, At: time.Now().UnixMicro()}
+	if _, _, err := act.Cleanup(ctx, task); !errors.Is(err, activities.ErrNotYet) {
+		t.Fatalf("cleanup before the delete committed: %v, want ErrNotYet", err)
+	}
+	q.failing.Store(false)
+	if err := act.Delete(ctx, p.ID, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(q.names, func(n string) bool { return strings.HasPrefix(n, "cleanup-"+v.ID+"-") }) {
+		t.Fatalf("delete enqueued no cleanup job: %v", q.names)
+	}
+	for i := 0; i < 2; i++ {
+		gone, _, err := act.Cleanup(ctx, task)
+		if err != nil || !gone {
+			t.Fatalf("cleanup %d: gone %v, %v", i, gone, err)
+		}
+	}
+	var left []*datastore.Key
+	for _, k := range []*datastore.Key{like, extra} {
+		var dst datastore.PropertyList
+		if err := db.Client.Get(ctx, k, &dst); !errors.Is(err, datastore.ErrNoSuchEntity) {
+			left = append(left, k)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("after cleanup these remain: %v", left)
+	}
+}
+
+// fullChunk gives user n made-up followers in follower chunk 0, written
+// straight into the follower index: what a post and a follow read, without
+// the Follow entities (thousands, slow to write) that nothing here reads.
+func fullChunk(t *testing.T, db *store.DB, user string, n int) {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprint("filler", i)
+	}
+	if _, err := db.Client.PutMulti(context.Background(),
+		[]*datastore.Key{graph.IndexKey(db, user), graph.ChunkKey(db, user, 0)},
+		[]any{&graph.Index{Sizes: []int64{int64(n)}}, &graph.Chunk{IDs: ids}}); err != nil {
+		t.Fatal(err)
+	}
+}

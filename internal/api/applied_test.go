@@ -1,0 +1,68 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	"socialstream/internal/dsfaults"
+	"socialstream/internal/rebuild"
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+// A commit can apply and still answer Aborted; should the client library
+// run the transaction again (it does when the rollback that follows
+// succeeds), the transaction finds its own write. Each write must
+// recognise it and answer success, having written once. Found by the
+// convergence checker: a post made a second activity, a group creation
+// and a registration failed with "id collision" or "taken", a comment
+// with a conflict.
+func TestWriteWhoseCommitAppliedThenAborted(t *testing.T) {
+	inj := dsfaults.New(dsfaults.Config{})
+	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), inj.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	db, err := store.New(client, testenv.Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvOn(t, db, rebuild.Config{})
+	alice := e.register("alice")
+
+	inj.FailNextCommit(codes.Aborted)
+	bob := e.register("bob") // fails the test unless 201
+
+	inj.FailNextCommit(codes.Aborted)
+	id := e.post(alice, "once")
+	if got := e.feed(alice, "@me/@self"); len(got) != 1 || got[0] != id {
+		t.Errorf("@self after one post = %v, want [%s]", got, id)
+	}
+
+	inj.FailNextCommit(codes.Aborted)
+	if r := e.do("POST", "/social/rest/groups/@me", alice.token, map[string]string{"title": "g"}); r.status != 201 {
+		t.Errorf("create group: %d %s", r.status, r.raw)
+	}
+	if r := e.do("GET", "/social/rest/groups/@me", alice.token, nil); len(e.list(r)) != 1 {
+		t.Errorf("groups after one creation: %s", r.raw)
+	}
+
+	inj.FailNextCommit(codes.Aborted)
+	if r := e.do("POST", "/social/rest/comments/"+id, bob.token, map[string]string{"text": "hi"}); r.status != 201 {
+		t.Errorf("comment: %d %s", r.status, r.raw)
+	}
+	inj.FailNextCommit(codes.Aborted)
+	if r := e.do("POST", "/social/rest/likes/"+id, bob.token, nil); r.status != 204 {
+		t.Errorf("like: %d %s", r.status, r.raw)
+	}
+	a := e.activity(alice, alice.id, id)
+	if a["commentsCount"] != 1.0 || a["likesCount"] != 1.0 {
+		t.Errorf("counts after one comment and one like: comments %v, likes %v", a["commentsCount"], a["likesCount"])
+	}
+	if n := inj.Counts(); len(n) == 0 {
+		t.Error("no fault was injected")
+	}
+}

@@ -1,0 +1,101 @@
+package converge
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// A short run with a fixed seed: every operation of the mix and every
+// kind of fault happens, and once the queues are empty every feed and
+// count agrees with the oracle.
+func TestConverges(t *testing.T) {
+	index, err := testenv.RepoFile("index.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Dir = filepath.Dir(index)
+	cfg.Datastore = testenv.EmulatorHost(t)
+	cfg.Seed = 7
+	cfg.Duration = 25 * time.Second
+	var progress strings.Builder
+	cfg.Progress = &progress
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.Print(&out)
+	t.Log("\n" + out.String())
+	for _, op := range []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "owner adds", "leave", "owner removes", "like", "unlike", "comment", "delete comment"} {
+		if rep.Ops[op] == 0 {
+			t.Errorf("the mix ran no %s", op)
+		}
+	}
+	for _, k := range []string{"task delivered twice", "task delayed", "delivery answered 503", "delivery timed out after the app ran it", "CreateTask failed", "CreateTask failed after creating"} {
+		if rep.TaskFaults[k] == 0 {
+			t.Errorf("the tasks emulator injected no %q", k)
+		}
+	}
+	after := 0
+	for k, n := range rep.DatastoreFaults {
+		if strings.Contains(k, "after it applied") {
+			after += int(n)
+		}
+	}
+	if after == 0 || len(rep.DatastoreFaults) < 4 {
+		t.Errorf("Datastore faults: %v", rep.DatastoreFaults)
+	}
+	if len(rep.Violations) > 0 {
+		t.Errorf("%d violations", len(rep.Violations))
+	}
+}
+
+// The oracle's rule for one activity and one pair's history.
+func TestPresenceOf(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	posted := func(s int) *post {
+		return &post{start: at(s), end: at(s).Add(100 * time.Millisecond), seqTime: at(s).Add(50 * time.Millisecond)}
+	}
+	add := func(s, limit int) event { return event{add: true, start: at(s), end: at(s).Add(100 * time.Millisecond), copyLimit: limit} }
+	remove := func(s int, keep bool) event {
+		return event{start: at(s), end: at(s).Add(100 * time.Millisecond), keep: keep}
+	}
+	covered := func(event, *post) (bool, bool) { return true, true }
+	uncovered := func(event, *post) (bool, bool) { return false, false }
+	cases := []struct {
+		name string
+		post *post
+		evs  []event
+		win  window
+		want presence
+	}{
+		{"never followed", posted(5), nil, covered, mayOut},
+		{"posted while following", posted(5), []event{add(1, -1)}, uncovered, mayIn},
+		{"posted before, copied", posted(1), []event{add(5, -1)}, covered, mayIn},
+		{"posted before, copyLimit 0", posted(1), []event{add(5, 0)}, uncovered, mayOut},
+		{"posted during the follow", posted(5), []event{{add: true, start: at(5), end: at(6)}}, uncovered, mayIn | mayOut},
+		{"unfollowed", posted(3), []event{add(1, -1), remove(5, false)}, covered, mayOut},
+		{"unfollowed, history kept", posted(3), []event{add(1, -1), remove(5, true)}, covered, mayIn},
+		{"copy cut short by an unfollow that kept history", posted(1), []event{add(3, -1), remove(5, true)}, covered, mayIn | mayOut},
+		{"removed, then followed again without copies", posted(1), []event{add(2, -1), remove(4, false), add(6, 0)}, uncovered, mayOut},
+		{"posted after the follow that came back", posted(8), []event{add(2, -1), remove(4, false), add(6, 0)}, uncovered, mayIn},
+		{"removed, then followed again with copies", posted(1), []event{add(2, -1), remove(4, false), add(6, -1)}, covered, mayIn},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := presenceOf(c.post, c.evs, c.win); got != c.want {
+				t.Errorf("presence = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
