@@ -66,7 +66,9 @@ func TestPresenceOf(t *testing.T) {
 	posted := func(s int) *post {
 		return &post{start: at(s), end: at(s).Add(100 * time.Millisecond), seqTime: at(s).Add(50 * time.Millisecond)}
 	}
-	add := func(s, limit int) event { return event{add: true, start: at(s), end: at(s).Add(100 * time.Millisecond), copyLimit: limit} }
+	add := func(s, limit int) event {
+		return event{add: true, start: at(s), end: at(s).Add(100 * time.Millisecond), copyLimit: limit}
+	}
 	remove := func(s int, keep bool) event {
 		return event{start: at(s), end: at(s).Add(100 * time.Millisecond), keep: keep}
 	}

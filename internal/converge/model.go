@@ -58,13 +58,13 @@ type model struct {
 	comments []*comment
 	// follows by (follower, followee), memberships by (group, user): the
 	// pair's events in order, and whether it holds now.
-	follows, members     map[pair][]event
-	following, isMember  map[pair]bool
-	likes                map[pair]bool // (activity, user)
-	ops                  map[string]int
-	failed               map[string]int
-	violations           []string
-	lastOp               time.Time
+	follows, members    map[pair][]event
+	following, isMember map[pair]bool
+	likes               map[pair]bool // (activity, user)
+	ops                 map[string]int
+	failed              map[string]int
+	violations          []string
+	lastOp              time.Time
 }
 
 func newModel() *model {

@@ -74,10 +74,10 @@ type Report struct {
 	DatastoreFaults map[string]int64
 	// Converged is the time from the last operation's answer until every
 	// queue was empty.
-	Converged                  time.Duration
-	Users, Activities, Groups  int
-	Checked                    int // feeds and counts compared
-	Violations                 []string
+	Converged                 time.Duration
+	Users, Activities, Groups int
+	Checked                   int // feeds and counts compared
+	Violations                []string
 }
 
 // Print writes the report for people.
@@ -258,9 +258,9 @@ func (r *runner) lock(key string) func() {
 type outcome int
 
 const (
-	acked    outcome = iota // 2xx
-	refused                 // a 4xx the operation may answer: nothing changed
-	unknown                 // 503 or no answer: read to find out
+	acked   outcome = iota // 2xx
+	refused                // a 4xx the operation may answer: nothing changed
+	unknown                // 503 or no answer: read to find out
 )
 
 // write sends a write and classifies the answer. A status the operation

@@ -34,14 +34,14 @@ type Config struct {
 
 // Injector counts the faults it injected.
 type Injector struct {
-	cfg    Config
-	off    atomic.Bool
-	next   atomic.Int32 // a code armed by FailNextCommit, 0 if none
+	cfg  Config
+	off  atomic.Bool
+	next atomic.Int32 // a code armed by FailNextCommit, 0 if none
 	// rollback says the rollback after that commit answers OK unsent.
 	rollback atomic.Bool
-	mu     sync.Mutex
-	rng    *rand.Rand
-	counts map[string]int64
+	mu       sync.Mutex
+	rng      *rand.Rand
+	counts   map[string]int64
 }
 
 // New returns an Injector.
