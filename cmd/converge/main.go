@@ -45,6 +45,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the operation mix and of the faults")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "concurrent clients")
 	fs.IntVar(&cfg.Users, "users", cfg.Users, "users registered before the mix (more register during it)")
+	fs.IntVar(&cfg.MaxUsers, "max-users", cfg.MaxUsers, "the mix registers no more users once there are this many")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long the mix runs")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "the longest wait for every queue to empty")
 	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Datastore emulator (default: start one)")

@@ -86,7 +86,7 @@ func (c *client) read(ctx context.Context, path, token string) (reply, error) {
 func (c *client) list(ctx context.Context, path, token string) ([]map[string]any, error) {
 	var out []map[string]any
 	cursor := ""
-	for page := 0; page < 100; page++ {
+	for page := 0; page < 1000; page++ {
 		p := path + "?count=100"
 		if cursor != "" {
 			p += "&cursor=" + url.QueryEscape(cursor)
@@ -109,7 +109,7 @@ func (c *client) list(ctx context.Context, path, token string) ([]map[string]any
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("GET %s: more than 100 pages", path)
+	return nil, fmt.Errorf("GET %s: more than 1000 pages", path)
 }
 
 func str(m map[string]any, k string) string {

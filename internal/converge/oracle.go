@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // check compares every feed and count with the oracle.
@@ -20,7 +22,38 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 	}
 	rep.Users, rep.Activities, rep.Groups = len(m.users), len(live), len(m.groups)
-	followWin := r.window(r.cfg.CopyLimit)
+	// Every author's posts, newest first, and each post's place there.
+	byAuthor := map[string][]*post{}
+	for _, p := range m.posts {
+		byAuthor[p.author] = append(byAuthor[p.author], p)
+	}
+	rank := map[string]int{}
+	for _, ps := range byAuthor {
+		slices.SortFunc(ps, func(a, b *post) int {
+			switch {
+			case a.id == b.id:
+				return 0
+			case newerOrSame(a.id, b.id):
+				return -1
+			}
+			return 1
+		})
+		for i, p := range ps {
+			rank[p.id] = i
+		}
+	}
+	likes, comments := map[string]int64{}, map[string]int64{}
+	for k, on := range m.likes {
+		if on {
+			likes[k.a]++
+		}
+	}
+	for _, c := range m.comments {
+		if !c.deleted {
+			comments[c.activity]++
+		}
+	}
+	followWin := r.window(r.cfg.CopyLimit, byAuthor, rank)
 	// Feeds: read as their owner (a group's as its owner, a member).
 	type feed struct {
 		name, path, token string
@@ -59,12 +92,26 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: m.users[0].token,
 		want: exact(func(*post) bool { return true })})
 
+	// Read every feed, several at a time, then compare.
+	got := make([][]map[string]any, len(feeds))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, f := range feeds {
+		g.Go(func() error {
+			items, err := r.c.list(gctx, f.path, f.token)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", f.name, err)
+			}
+			got[i] = items
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
 	var all []map[string]any
-	for _, f := range feeds {
-		items, err := r.c.list(ctx, f.path, f.token)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", f.name, err)
-		}
+	for i, f := range feeds {
+		items := got[i]
 		if f.path == "/social/rest/activities/@me/@all" {
 			all = items
 		}
@@ -105,23 +152,12 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		if p == nil {
 			continue
 		}
-		var likes, comments int64
-		for k, on := range m.likes {
-			if on && k.a == p.id {
-				likes++
-			}
-		}
-		for _, c := range m.comments {
-			if !c.deleted && c.activity == p.id {
-				comments++
-			}
-		}
 		rep.Checked++
-		if got := num(it, "likesCount"); got != likes {
-			m.violations = append(m.violations, fmt.Sprintf("activity %s: likesCount %d, want %d", p.id, got, likes))
+		if got := num(it, "likesCount"); got != likes[p.id] {
+			m.violations = append(m.violations, fmt.Sprintf("activity %s: likesCount %d, want %d", p.id, got, likes[p.id]))
 		}
-		if got := num(it, "commentsCount"); got != comments {
-			m.violations = append(m.violations, fmt.Sprintf("activity %s: commentsCount %d, want %d", p.id, got, comments))
+		if got := num(it, "commentsCount"); got != comments[p.id] {
+			m.violations = append(m.violations, fmt.Sprintf("activity %s: commentsCount %d, want %d", p.id, got, comments[p.id]))
 		}
 	}
 	// People's counts, and that no notification points at a deleted
@@ -185,7 +221,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 // BackfillMax older ones. An activity is surely covered if even counting
 // every post the author ever made it is among them, maybe if counting only
 // those that surely existed when the job ran it is.
-func (r *runner) window(defaultLimit int) window {
+func (r *runner) window(defaultLimit int, byAuthor map[string][]*post, rank map[string]int) window {
 	return func(ev event, a *post) (sure, maybe bool) {
 		n := ev.copyLimit
 		if n < 0 {
@@ -195,17 +231,17 @@ func (r *runner) window(defaultLimit int) window {
 			return false, false
 		}
 		limit := n + r.cfg.BackfillMax
-		upper, lower := 0, 1
-		for _, b := range r.m.posts {
-			if b.author != a.author || !newerOrSame(b.id, a.id) {
-				continue
+		newer := byAuthor[a.author][:rank[a.id]] // newest first, a not included
+		lower := 1
+		for _, b := range newer {
+			if lower > limit {
+				break
 			}
-			upper++
-			if b.id != a.id && !b.deleted && b.end.Before(ev.start) {
+			if !b.deleted && b.end.Before(ev.start) {
 				lower++
 			}
 		}
-		return upper <= limit, lower <= limit
+		return len(newer)+1 <= limit, lower <= limit
 	}
 }
 

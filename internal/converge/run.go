@@ -28,6 +28,7 @@ type Config struct {
 	Seed     uint64
 	Clients  int           // concurrent clients
 	Users    int           // users registered before the mix starts
+	MaxUsers int           // the mix registers no more once there are this many
 	Duration time.Duration // how long the mix runs
 	Settle   time.Duration // the longest wait for every queue to empty
 
@@ -57,7 +58,7 @@ type Config struct {
 // Defaults returns a configuration of a short run.
 func Defaults() Config {
 	return Config{
-		Seed: 1, Clients: 4, Users: 10, Duration: 30 * time.Second, Settle: 3 * time.Minute, Dir: ".",
+		Seed: 1, Clients: 4, Users: 10, MaxUsers: 200, Duration: 30 * time.Second, Settle: 3 * time.Minute, Dir: ".",
 		TaskFaults: 0.1, EnqueueFaults: 0.03, DatastoreFaults: 0.02, CommitFaults: 0.03,
 		CopyLimit: 3, BackfillMax: 4, BackfillBatch: 2,
 		GiveUpAfter: 30 * time.Second, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
@@ -308,7 +309,12 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		run    func(context.Context, *actor) (bool, error)
 	}
 	ops := []op{
-		{2, func(ctx context.Context, a *actor) (bool, error) { return true, r.register(ctx, a) }},
+		{2, func(ctx context.Context, a *actor) (bool, error) {
+			r.m.mu.Lock()
+			full := len(r.m.users) >= r.cfg.MaxUsers
+			r.m.mu.Unlock()
+			return !full, r.registerUnless(ctx, a, full)
+		}},
 		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.deletePost},
 		{3, r.createGroup}, {5, r.join}, {3, r.ownerAdd}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment},
@@ -362,6 +368,13 @@ func (r *runner) livePost(a *actor, author string) *post {
 		return nil
 	}
 	return live[a.rng.IntN(len(live))]
+}
+
+func (r *runner) registerUnless(ctx context.Context, a *actor, full bool) error {
+	if full {
+		return nil
+	}
+	return r.register(ctx, a)
 }
 
 func (r *runner) register(ctx context.Context, a *actor) error {

@@ -11,6 +11,11 @@
 //
 // Like Cloud Tasks, it keeps the name of a task that ran or was deleted for a
 // while (TombstoneTTL), refusing a new task of that name with AlreadyExists.
+//
+// Its fault mode (Config.Faults, off by default) makes it misbehave as
+// Cloud Tasks may: duplicate, delayed and reordered deliveries, attempts
+// that fail or time out, CreateTask calls that fail before or after
+// creating the task. Pending tells when every queue is empty.
 package tasksemu
 
 import (
