@@ -136,14 +136,14 @@ func AudienceOf(db *store.DB, follower, author string) *datastore.Query {
 }
 
 // RemoveFollower removes follower, in tx, from the audience chunks with the
-// given keys (from AudienceOf) whose activity was posted before cutoff
-// (all of them when cutoff is zero). It returns the ids of the activities
+// given keys (from AudienceOf) whose activity was surely posted before
+// cutoff (all of them when cutoff is zero). It returns the ids of the activities
 // it changed.
 func RemoveFollower(tx *datastore.Transaction, keys []*datastore.Key, follower string, cutoff time.Time) ([]string, error) {
 	var pick []*datastore.Key
 	for _, k := range keys {
 		seq, ok := ids.Parse(k.Parent.Name)
-		if ok && (cutoff.IsZero() || ids.Time(seq).Before(cutoff)) {
+		if ok && (cutoff.IsZero() || ids.MintedBefore(seq, cutoff)) {
 			pick = append(pick, k)
 		}
 	}

@@ -163,11 +163,15 @@ func presenceOf(a *post, evs []event, win window) presence {
 		if ev.keep {
 			continue
 		}
+		// The removal spares what was not surely posted before the cutoff,
+		// the next add's generation, minted during it; an id tells its
+		// time to the millisecond.
 		next := slices.IndexFunc(evs[i+1:], func(e event) bool { return e.add })
+		minted := a.seqTime.Add(time.Millisecond)
 		switch {
-		case next < 0 || a.seqTime.Before(evs[i+1+next].start):
+		case next < 0 || !minted.After(evs[i+1+next].start):
 			p = mayOut
-		case !a.seqTime.After(evs[i+1+next].end):
+		case !minted.After(evs[i+1+next].end):
 			p |= mayOut
 		}
 	}

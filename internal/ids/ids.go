@@ -85,6 +85,12 @@ func Time(id int64) time.Time {
 	return Epoch.Add(time.Duration(id>>(nodeBits+seqBits)) * time.Millisecond)
 }
 
+// MintedBefore reports whether id was surely minted before t: its
+// millisecond ended by t.
+func MintedBefore(id int64, t time.Time) bool {
+	return !Time(id).Add(time.Millisecond).After(t)
+}
+
 // Parse parses a decimal id. It reports false for anything that is not a
 // positive 64-bit integer in canonical form.
 func Parse(s string) (int64, bool) {

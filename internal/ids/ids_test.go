@@ -110,3 +110,23 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// An id minted in the same millisecond as t is not surely before it.
+func TestMintedBefore(t *testing.T) {
+	at := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	id := NewNode(1, func() time.Time { return at.Add(300 * time.Microsecond) }).Next()
+	for _, c := range []struct {
+		t    time.Time
+		want bool
+	}{
+		{at, false},
+		{at.Add(500 * time.Microsecond), false},
+		{at.Add(time.Millisecond), true},
+		{at.Add(time.Second), true},
+		{at.Add(-time.Millisecond), false},
+	} {
+		if got := MintedBefore(id, c.t); got != c.want {
+			t.Errorf("MintedBefore(id of %s, %s) = %v, want %v", at.Add(300*time.Microsecond).Format("15:04:05.000000"), c.t.Format("15:04:05.000000"), got, c.want)
+		}
+	}
+}

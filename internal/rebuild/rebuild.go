@@ -634,7 +634,7 @@ func (j Job) validate() error {
 }
 
 // editGroups adds or removes group on each activity's groupIds; a removal
-// spares activities posted at or after cutoff, unless it is zero.
+// spares activities not surely posted before cutoff, unless it is zero.
 func editGroups(tx *datastore.Transaction, db *store.DB, batch []activities.Ref, group string, add bool, cutoff time.Time) ([]string, error) {
 	keys := make([]*datastore.Key, len(batch))
 	acts := make([]activities.Activity, len(batch))
@@ -658,7 +658,7 @@ func editGroups(tx *datastore.Transaction, db *store.DB, batch []activities.Ref,
 		switch {
 		case add && !has && len(a.GroupIDs) < 2*groups.MaxGroupsPerUser:
 			a.GroupIDs = append(a.GroupIDs, group)
-		case !add && has && (cutoff.IsZero() || ids.Time(a.Seq).Before(cutoff)):
+		case !add && has && (cutoff.IsZero() || ids.MintedBefore(a.Seq, cutoff)):
 			a.GroupIDs = slices.DeleteFunc(a.GroupIDs, func(g string) bool { return g == group })
 		default:
 			continue
