@@ -151,7 +151,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for i := range clients {
 		clients[i] = &actor{n: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 	}
-	for i := 0; i < cfg.Users; i++ {
+	for i := 0; i < max(cfg.Users, cfg.Clients); i++ { // each client acts as one user at least
 		if err := r.register(ctx, clients[i%len(clients)]); err != nil {
 			return nil, err
 		}
@@ -304,6 +304,9 @@ func (r *runner) probe(ctx context.Context, op, path, token string, statuses ...
 
 // step runs one operation of the mix.
 func (r *runner) step(ctx context.Context, a *actor) error {
+	if len(a.users) == 0 { // its registrations all failed so far
+		return r.register(ctx, a)
+	}
 	type op struct {
 		weight int
 		run    func(context.Context, *actor) (bool, error)

@@ -40,23 +40,12 @@ func (s *Service) Like(ctx context.Context, user, activity string) (author strin
 	}
 	err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		added = false
-		var (
-			act  activities.Activity
-			like activities.Like
-		)
-		likeKey := activities.LikeKey(s.db, activity, user)
-		err := tx.GetMulti([]*datastore.Key{activities.Key(s.db, activity), likeKey}, []any{&act, &like})
-		missing, ok := store.IsMissing(err, 2)
-		switch {
-		case !ok:
+		var liked bool
+		var err error
+		if author, liked, err = s.read(tx, user, activity); err != nil || liked {
 			return err
-		case missing[0]:
-			return activities.ErrNoSuchActivity
 		}
-		author = act.UserID
-		if !missing[1] {
-			return nil
-		}
+		likeKey := activities.LikeKey(s.db, activity, user)
 		if _, err := tx.Put(likeKey, &activities.Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
 			return err
 		}
@@ -75,22 +64,10 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 		return err
 	}
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		var (
-			act  activities.Activity
-			like activities.Like
-		)
-		likeKey := activities.LikeKey(s.db, activity, user)
-		err := tx.GetMulti([]*datastore.Key{activities.Key(s.db, activity), likeKey}, []any{&act, &like})
-		missing, ok := store.IsMissing(err, 2)
-		switch {
-		case !ok:
+		if _, liked, err := s.read(tx, user, activity); err != nil || !liked {
 			return err
-		case missing[0]:
-			return activities.ErrNoSuchActivity
-		case missing[1]:
-			return nil // not liked
 		}
-		if err := tx.Delete(likeKey); err != nil {
+		if err := tx.Delete(activities.LikeKey(s.db, activity, user)); err != nil {
 			return err
 		}
 		return activities.CountIn(tx, s.db, activity, -1, 0)
@@ -99,6 +76,23 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 		return fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
 	}
 	return nil
+}
+
+// read reads, in tx, an activity's author and whether user likes it.
+func (s *Service) read(tx *datastore.Transaction, user, activity string) (author string, liked bool, err error) {
+	var (
+		act  activities.Activity
+		like activities.Like
+	)
+	err = tx.GetMulti([]*datastore.Key{activities.Key(s.db, activity), activities.LikeKey(s.db, activity, user)}, []any{&act, &like})
+	missing, ok := store.IsMissing(err, 2)
+	switch {
+	case !ok:
+		return "", false, err
+	case missing[0]:
+		return "", false, activities.ErrNoSuchActivity
+	}
+	return act.UserID, !missing[1], nil
 }
 
 // Likers lists who likes an activity, newest like first, as ids.
