@@ -14,6 +14,10 @@
 //     Activity entities stay small.
 //   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
 //     activity first posted with it.
+//
+// Jobs it owns, each enqueued before the commit it follows, idempotent: the
+// fan-out of a post's other audience chunks, and the cleanup after a
+// delete (audience chunks follow jobs added, likes, comments, counts).
 package activities
 
 import (

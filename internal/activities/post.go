@@ -187,7 +187,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			chunks = 2 // enqueue the planning job, then commit
 			continue
 		case errors.Is(err, errIDTaken) && attempt < 3:
-			seq = s.ids.Next()
+			seq, planned = s.ids.Next(), false // a new id needs a job of its own
 			continue
 		}
 		break
