@@ -53,6 +53,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.Float64Var(&cfg.EnqueueFaults, "enqueue-faults", cfg.EnqueueFaults, "share of CreateTask calls failed before, and of those failed after, creating the task")
 	fs.Float64Var(&cfg.DatastoreFaults, "datastore-faults", cfg.DatastoreFaults, "share of Datastore calls failed before they are sent")
 	fs.Float64Var(&cfg.CommitFaults, "commit-faults", cfg.CommitFaults, "share of Datastore commits failed after they applied")
+	fs.Float64Var(&cfg.SlowCommits, "slow-commits", cfg.SlowCommits, "share of Datastore commits held up to half a second before they are sent")
 	fs.IntVar(&cfg.CopyLimit, "copy-limit", cfg.CopyLimit, "the service's COPY_LIMIT")
 	fs.IntVar(&cfg.BackfillMax, "backfill-max", cfg.BackfillMax, "the service's BACKFILL_MAX")
 	verbose := fs.Bool("v", false, "print the stack's warnings and errors")

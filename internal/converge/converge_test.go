@@ -35,7 +35,7 @@ func TestConverges(t *testing.T) {
 	var out strings.Builder
 	rep.Print(&out)
 	t.Log("\n" + out.String())
-	for _, op := range []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "owner adds", "leave", "owner removes", "like", "unlike", "comment", "delete comment"} {
+	for _, op := range []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "owner adds", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "burst"} {
 		if rep.Ops[op] == 0 {
 			t.Errorf("the mix ran no %s", op)
 		}

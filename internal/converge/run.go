@@ -17,10 +17,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Config configures a run.
@@ -40,8 +43,10 @@ type Config struct {
 	// and half as many timed out after the app ran them; EnqueueFaults of
 	// CreateTask calls failed before, and as many after, creating the
 	// task; DatastoreFaults of Datastore calls failed before they are
-	// sent; CommitFaults of commits failed after they applied.
-	TaskFaults, EnqueueFaults, DatastoreFaults, CommitFaults float64
+	// sent; CommitFaults of commits failed after they applied;
+	// SlowCommits of commits held up to half a second before they are
+	// sent (so jobs run before the change they follow lands).
+	TaskFaults, EnqueueFaults, DatastoreFaults, CommitFaults, SlowCommits float64
 
 	// The service's copy settings: small, so that windows matter.
 	CopyLimit, BackfillMax, BackfillBatch int
@@ -59,7 +64,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Seed: 1, Clients: 4, Users: 10, MaxUsers: 200, Duration: 30 * time.Second, Settle: 3 * time.Minute, Dir: ".",
-		TaskFaults: 0.1, EnqueueFaults: 0.03, DatastoreFaults: 0.02, CommitFaults: 0.03,
+		TaskFaults: 0.1, EnqueueFaults: 0.03, DatastoreFaults: 0.02, CommitFaults: 0.03, SlowCommits: 0.1,
 		CopyLimit: 3, BackfillMax: 4, BackfillBatch: 2,
 		GiveUpAfter: 30 * time.Second, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
 	}
@@ -312,12 +317,11 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		run    func(context.Context, *actor) (bool, error)
 	}
 	ops := []op{
-		{2, func(ctx context.Context, a *actor) (bool, error) {
-			r.m.mu.Lock()
-			full := len(r.m.users) >= r.cfg.MaxUsers
-			r.m.mu.Unlock()
+		{3, func(ctx context.Context, a *actor) (bool, error) {
+			full := r.full()
 			return !full, r.registerUnless(ctx, a, full)
 		}},
+		{2, r.burst},
 		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.deletePost},
 		{3, r.createGroup}, {5, r.join}, {3, r.ownerAdd}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment},
@@ -356,6 +360,63 @@ func (r *runner) otherUser(a *actor, not string) *user {
 		}
 	}
 	return nil
+}
+
+// someUser picks any user.
+func (r *runner) someUser(rng *rand.Rand) *user {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	return r.m.users[rng.IntN(len(r.m.users))]
+}
+
+// burst is the race the service once lost posts to: a new author posts
+// three times while up to three readers follow it, all at once. Each user
+// still makes one request at a time.
+func (r *runner) burst(ctx context.Context, a *actor) (bool, error) {
+	if len(a.users) < 2 || r.full() {
+		return false, nil
+	}
+	if err := r.register(ctx, a); err != nil {
+		return true, err
+	}
+	author := a.users[len(a.users)-1]
+	readers := slices.Clone(a.users[:len(a.users)-1])
+	a.rng.Shuffle(len(readers), func(i, j int) { readers[i], readers[j] = readers[j], readers[i] })
+	readers = readers[:min(3, len(readers))]
+	g, gctx := errgroup.WithContext(ctx)
+	postRNG := rand.New(rand.NewPCG(a.rng.Uint64(), a.rng.Uint64()))
+	g.Go(func() error {
+		for range 3 {
+			if err := r.postAs(gctx, postRNG, author); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, f := range readers {
+		limit := copyLimit(a.rng)
+		g.Go(func() error { return r.followAs(gctx, f, author, limit) })
+	}
+	r.m.done("burst", false, time.Now())
+	return true, g.Wait()
+}
+
+func (r *runner) full() bool {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	return len(r.m.users) >= r.cfg.MaxUsers
+}
+
+// newcomer picks one of the four users registered last, other than not.
+func (r *runner) newcomer(a *actor, not string) *user {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	n := len(r.m.users)
+	u := r.m.users[max(0, n-1-a.rng.IntN(min(4, n)))]
+	if u.id == not {
+		return nil
+	}
+	return u
 }
 
 func (r *runner) livePost(a *actor, author string) *post {
@@ -415,17 +476,31 @@ func (r *runner) register(ctx context.Context, a *actor) error {
 func (r *runner) follow(ctx context.Context, a *actor) (bool, error) {
 	f := a.pick()
 	b := r.otherUser(a, f.id)
+	if a.rng.IntN(10) < 4 {
+		// Newcomers are followed while they post their first activities:
+		// the race of a post with a follow whose job finds nothing yet.
+		b = r.newcomer(a, f.id)
+	}
 	if b == nil {
 		return false, nil
 	}
-	limit := -1
-	path := "/social/rest/people/@me/@friends"
-	switch k := a.rng.IntN(10); {
+	return true, r.followAs(ctx, f, b, copyLimit(a.rng))
+}
+
+// copyLimit draws a follow's copyLimit: none (-1, the default), 0, or 1 to 6.
+func copyLimit(rng *rand.Rand) int {
+	switch k := rng.IntN(10); {
 	case k < 3:
-		limit = 0
+		return 0
 	case k < 6:
-		limit = 1 + a.rng.IntN(6)
+		return 1 + rng.IntN(6)
 	}
+	return -1
+}
+
+// followAs makes f follow b with copyLimit limit (-1: none given).
+func (r *runner) followAs(ctx context.Context, f, b *user, limit int) error {
+	path := "/social/rest/people/@me/@friends"
 	if limit >= 0 {
 		path += fmt.Sprintf("?copyLimit=%d", limit)
 	}
@@ -439,7 +514,7 @@ func (r *runner) follow(ctx context.Context, a *actor) (bool, error) {
 	if out == unknown {
 		rep, err := r.probe(ctx, "follow", "/social/rest/people/@me/@friends/"+b.id, f.token, 200, 404)
 		if err != nil {
-			return true, err
+			return err
 		}
 		now = rep.status == 200
 	}
@@ -451,7 +526,7 @@ func (r *runner) follow(ctx context.Context, a *actor) (bool, error) {
 		r.m.follows[key] = append(r.m.follows[key], event{add: true, start: start, end: end, copyLimit: limit})
 	}
 	r.m.following[key] = now || before
-	return true, nil
+	return nil
 }
 
 func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
@@ -497,23 +572,28 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 }
 
 func (r *runner) post(ctx context.Context, a *actor) (bool, error) {
-	u := a.pick()
+	return true, r.postAs(ctx, a.rng, a.pick())
+}
+
+// postAs posts as u, mentioning up to two users, half the time with an
+// externalId.
+func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	r.seq.Lock()
 	r.n++
 	n := r.n
 	r.seq.Unlock()
 	var mentions []string
 	title := fmt.Sprintf("post %d by %s", n, u.name)
-	for k := a.rng.IntN(3); k > 0; k-- {
-		m := r.otherUser(a, "")
-		if m != nil && !strings.Contains(title, "@"+m.name+" ") {
+	for k := rng.IntN(3); k > 0; k-- {
+		m := r.someUser(rng)
+		if !strings.Contains(title, "@"+m.name+" ") {
 			title += " @" + m.name + " "
 			mentions = append(mentions, m.id)
 		}
 	}
 	title = strings.TrimSpace(title)
 	body := map[string]string{"title": title}
-	if a.rng.IntN(2) == 0 {
+	if rng.IntN(2) == 0 {
 		body["externalId"] = fmt.Sprintf("ext-%d", n)
 	}
 	start := time.Now()
@@ -530,7 +610,7 @@ func (r *runner) post(ctx context.Context, a *actor) (bool, error) {
 		// It is the newest of the author's own, if it happened.
 		rep, err := r.probe(ctx, "post", "/social/rest/activities/@me/@self?count=5", u.token, 200)
 		if err != nil {
-			return true, err
+			return err
 		}
 		items, _ := rep.body["list"].([]any)
 		for _, it := range items {
@@ -547,13 +627,13 @@ func (r *runner) post(ctx context.Context, a *actor) (bool, error) {
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
 			r.m.violate(fmt.Sprintf("post %q answered the id of another post, %s", title, id))
-			return true, nil
+			return nil
 		}
 		r.m.posts = append(r.m.posts, p)
 		r.m.postByID[id] = p
 		r.m.mu.Unlock()
 	}
-	return true, nil
+	return nil
 }
 
 func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {

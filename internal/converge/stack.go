@@ -66,7 +66,8 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (_ *stack, er
 		s.closers = append(s.closers, func() { emu.Stop() })
 		host = emu.Host
 	}
-	s.dsFaults = dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults})
+	s.dsFaults = dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
+		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	client, err := store.Open(ctx, project, host, s.dsFaults.Option())
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
@@ -30,6 +31,11 @@ type Config struct {
 	// AfterCommit is the share of commits that are applied and then
 	// answered with one of those errors.
 	AfterCommit float64
+	// SlowCommit is the share of commits held up to MaxDelay before they
+	// are sent, as a loaded Datastore may be: the jobs a change enqueued
+	// before its commit then run before it lands.
+	SlowCommit float64
+	MaxDelay   time.Duration
 }
 
 // Injector counts the faults it injected.
@@ -67,6 +73,20 @@ func (in *Injector) draw(p float64, method, when string) (codes.Code, bool) {
 	return c, true
 }
 
+// delay draws whether to hold a commit, and for how long.
+func (in *Injector) delay() (time.Duration, bool) {
+	if in.cfg.SlowCommit <= 0 || in.cfg.MaxDelay <= 0 || in.off.Load() {
+		return 0, false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.rng.Float64() >= in.cfg.SlowCommit {
+		return 0, false
+	}
+	in.counts["Commit held before the call"]++
+	return time.Duration(in.rng.Int64N(int64(in.cfg.MaxDelay))), true
+}
+
 // Option returns the client option that installs the interceptor.
 func (in *Injector) Option() option.ClientOption {
 	return option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(in.intercept))
@@ -79,6 +99,15 @@ func (in *Injector) intercept(ctx context.Context, method string, req, reply any
 	}
 	if c, ok := in.draw(in.cfg.Before, name, "before the call"); ok {
 		return status.Errorf(c, "injected fault: %s before %s", c, name)
+	}
+	if name == "Commit" {
+		if d, ok := in.delay(); ok {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if err != nil || name != "Commit" {
