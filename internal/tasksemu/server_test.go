@@ -68,6 +68,7 @@ func (rec *recorder) of(path string) []call {
 }
 
 type stack struct {
+	srv    *tasksemu.Server
 	rec    *recorder
 	client *cloudtasks.Client
 	q      *queue.CloudTasks
@@ -91,7 +92,7 @@ queue:
   max_concurrent_requests: 10
 `
 
-func start(t *testing.T, respond func(string, int, http.ResponseWriter)) *stack {
+func start(t *testing.T, respond func(string, int, http.ResponseWriter), faults ...tasksemu.Faults) *stack {
 	t.Helper()
 	rec := &recorder{respond: respond}
 	app := httptest.NewServer(rec)
@@ -101,10 +102,14 @@ func start(t *testing.T, respond func(string, int, http.ResponseWriter)) *stack 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := tasksemu.New(tasksemu.Config{
+	cfg := tasksemu.Config{
 		Project: "p", Location: "here", Queues: qs, Target: app.URL,
 		DispatchDeadline: 300 * time.Millisecond,
-	})
+	}
+	if len(faults) > 0 {
+		cfg.Faults = faults[0]
+	}
+	srv, err := tasksemu.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +132,12 @@ func start(t *testing.T, respond func(string, int, http.ResponseWriter)) *stack 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	cfg := queue.Config{Project: "p", Location: "here"}
-	q, err := queue.NewCloudTasks(client, cfg)
+	qcfg := queue.Config{Project: "p", Location: "here"}
+	q, err := queue.NewCloudTasks(client, qcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{rec: rec, client: client, q: q, cfg: cfg}
+	return &stack{srv: srv, rec: rec, client: client, q: q, cfg: qcfg}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

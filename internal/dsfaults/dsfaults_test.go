@@ -1,0 +1,75 @@
+package dsfaults_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"socialstream/internal/dsfaults"
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+type thing struct{ N int }
+
+func open(t *testing.T, in *dsfaults.Injector) *store.DB {
+	t.Helper()
+	c, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), in.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	db, err := store.New(c, testenv.Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// A fault before the call writes nothing; one after a commit answers an
+// error for a write that happened; off, nothing fails.
+func TestFaults(t *testing.T) {
+	ctx := context.Background()
+	transient := func(err error) bool {
+		c := status.Code(errors.Unwrap(err))
+		if c == codes.OK {
+			c = status.Code(err)
+		}
+		return c == codes.Unavailable || c == codes.Aborted || c == codes.DeadlineExceeded
+	}
+
+	before := dsfaults.New(dsfaults.Config{Seed: 1, Before: 1})
+	db := open(t, before)
+	key := db.NameKey("Thing", "a", nil)
+	if _, err := db.Client.Put(ctx, key, &thing{1}); err == nil || !transient(err) {
+		t.Fatalf("Put with every call failing before: %v", err)
+	}
+	before.SetEnabled(false)
+	if ok, err := db.Find(ctx, key, &thing{}); err != nil || ok {
+		t.Errorf("after a fault before the call: found %v, %v; want nothing written", ok, err)
+	}
+
+	after := dsfaults.New(dsfaults.Config{Seed: 1, AfterCommit: 1})
+	db = open(t, after)
+	key = db.NameKey("Thing", "b", nil)
+	if _, err := db.Client.Put(ctx, key, &thing{2}); err == nil || !transient(err) {
+		t.Fatalf("Put with every commit failing after: %v", err)
+	}
+	var got thing
+	if ok, err := db.Find(ctx, key, &got); err != nil || !ok || got.N != 2 {
+		t.Errorf("after a fault after the commit: found %v %+v, %v; want the write there", ok, got, err)
+	}
+	var n int64
+	for _, c := range after.Counts() {
+		n += c
+	}
+	if n != 1 {
+		t.Errorf("counted %d faults, want 1: %v", n, after.Counts())
+	}
+}
