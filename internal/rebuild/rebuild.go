@@ -581,27 +581,25 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 func (s *Service) finishRemoval(ctx context.Context, j Job) error {
 	key := s.keys(j)[1]
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		var (
+			fe            graph.Ended
+			ge            groups.Ended
+			dst           any
+			removal, done *int64
+		)
 		if j.Group == "" {
-			var e graph.Ended
-			if err := tx.Get(key, &e); err != nil {
-				return err
-			}
-			if e.Removal != j.Gen || e.Done >= j.Gen {
-				return nil
-			}
-			e.Done = j.Gen
-			_, err := tx.Put(key, &e)
+			dst, removal, done = &fe, &fe.Removal, &fe.Done
+		} else {
+			dst, removal, done = &ge, &ge.Removal, &ge.Done
+		}
+		if err := tx.Get(key, dst); err != nil {
 			return err
 		}
-		var e groups.Ended
-		if err := tx.Get(key, &e); err != nil {
-			return err
-		}
-		if e.Removal != j.Gen || e.Done >= j.Gen {
+		if *removal != j.Gen || *done >= j.Gen {
 			return nil
 		}
-		e.Done = j.Gen
-		_, err := tx.Put(key, &e)
+		*done = j.Gen
+		_, err := tx.Put(key, dst)
 		return err
 	})
 	if err != nil {
