@@ -33,6 +33,9 @@ type Config struct {
 	Users    int           // users registered before the mix starts
 	MaxUsers int           // the mix registers no more once there are this many
 	Duration time.Duration // how long the mix runs
+	// MinEach, when set, lets the mix run on past Duration (up to twice
+	// as long) until every operation has run at least this many times.
+	MinEach int
 	Settle   time.Duration // the longest wait for every queue to empty
 
 	Dir       string // the repository root: index.yaml and queue.yaml
@@ -163,13 +166,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	start := time.Now()
 	stop := start.Add(cfg.Duration)
+	hardStop := start.Add(2 * cfg.Duration)
+	more := func() bool {
+		now := time.Now()
+		if now.Before(stop) {
+			return true
+		}
+		return now.Before(hardStop) && !r.everyOpRan(cfg.MinEach)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(clients))
 	for _, a := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(stop) && ctx.Err() == nil {
+			for more() && ctx.Err() == nil {
 				if err := r.step(ctx, a); err != nil {
 					errs <- err
 					return
@@ -181,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		go func() {
 			t := time.NewTicker(10 * time.Second)
 			defer t.Stop()
-			for time.Now().Before(stop) {
+			for more() {
 				select {
 				case <-ctx.Done():
 					return
@@ -242,6 +253,22 @@ type runner struct {
 	locks sync.Map // string → *sync.Mutex: pairs and comments that two users may change
 	seq   sync.Mutex
 	n     int
+}
+
+// kinds are the operations of the mix, as reports name them.
+var kinds = []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "owner adds",
+	"leave", "owner removes", "like", "unlike", "comment", "delete comment", "burst"}
+
+// everyOpRan reports whether every operation ran at least n times.
+func (r *runner) everyOpRan(n int) bool {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	for _, k := range kinds {
+		if r.m.ops[k] < n {
+			return false
+		}
+	}
+	return true
 }
 
 // actor is one client: it acts as the users it registered, one operation

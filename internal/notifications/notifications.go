@@ -59,6 +59,11 @@ type Event struct {
 	// ID names the event uniquely, e.g. "comment-123"; letters, digits,
 	// - and _ only.
 	ID string `json:"id"`
+	// Seq orders the event among a user's notifications: minted when it
+	// is enqueued, so jobs that run in another order keep the order of
+	// the events. Zero (an event from an older version) is minted when
+	// the job runs.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // Notification is the stored notification.
@@ -126,6 +131,9 @@ func (s *Service) Notify(ctx context.Context, e Event) error {
 	if !eventID.MatchString(e.ID) {
 		return fmt.Errorf("notifications.Notify: bad event id %q", e.ID)
 	}
+	if e.Seq == 0 {
+		e.Seq = s.ids.Next()
+	}
 	body, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -152,6 +160,10 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 			keys = append(keys, Key(s.db, r, e.ID))
 		}
 	}
+	seq := e.Seq
+	if seq <= 0 {
+		seq = s.ids.Next()
+	}
 	made := 0
 	for start := 0; start < len(keys); start += 250 {
 		part := keys[start:min(start+250, len(keys))]
@@ -175,8 +187,8 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 				if missing[i] {
 					putKeys = append(putKeys, k)
 					putVals = append(putVals, &Notification{
-						UserID: users[i], Seq: s.ids.Next(), Type: e.Type, ActorID: e.ActorID,
-						ActivityID: e.ActivityID, GroupID: e.GroupID, Published: s.now().UTC(),
+						UserID: users[i], Seq: seq, Type: e.Type, ActorID: e.ActorID,
+						ActivityID: e.ActivityID, GroupID: e.GroupID, Published: ids.Time(seq).UTC(),
 					})
 				}
 			}

@@ -2,7 +2,9 @@ package notifications_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"os"
 	"testing"
 
@@ -69,5 +71,55 @@ func TestKeepsNewest200AndRunsOnce(t *testing.T) {
 	}
 	if got[0] != fmt.Sprint(5000+total-1) || got[len(got)-1] != fmt.Sprint(5000+total-notifications.MaxKept) {
 		t.Errorf("kept %s..%s, want the newest", got[0], got[len(got)-1])
+	}
+}
+
+// capture keeps the events it is given.
+type capture struct{ bodies [][]byte }
+
+func (c *capture) Enqueue(_ context.Context, t queue.Task) error {
+	c.bodies = append(c.bodies, t.Body)
+	return nil
+}
+
+// A user's notifications are in the order of their events, whatever order
+// their jobs run in. They used to be in the order the jobs ran.
+func TestOrderOfEventsNotOfJobs(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &capture{}
+	svc, err := notifications.New(db, ids.New(), acc, q, notifications.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user = "1001"
+	for _, id := range []string{"comment-1", "like-2"} {
+		if err := svc.Notify(ctx, notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{user}, ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := len(q.bodies) - 1; i >= 0; i-- { // the later event's job first
+		var e notifications.Event
+		if err := json.Unmarshal(q.bodies[i], &e); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Run(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _, _, err := svc.List(ctx, user, store.PageRequest{Count: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range list {
+		got = append(got, v.ID)
+	}
+	if want := []string{user + "_like-2", user + "_comment-1"}; !slices.Equal(got, want) {
+		t.Errorf("notifications = %v, want %v (newest event first)", got, want)
 	}
 }
