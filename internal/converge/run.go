@@ -36,7 +36,7 @@ type Config struct {
 	// MinEach, when set, lets the mix run on past Duration (up to twice
 	// as long) until every operation has run at least this many times.
 	MinEach int
-	Settle   time.Duration // the longest wait for every queue to empty
+	Settle  time.Duration // the longest wait for every queue to empty
 
 	Dir       string // the repository root: index.yaml and queue.yaml
 	Datastore string // an emulator's host:port; empty starts one

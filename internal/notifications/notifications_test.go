@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"os"
+	"slices"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
