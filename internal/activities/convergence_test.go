@@ -203,6 +203,12 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	if _, _, err := act.Cleanup(ctx, task); !errors.Is(err, activities.ErrNotYet) {
 		t.Fatalf("cleanup before the delete committed: %v, want ErrNotYet", err)
 	}
+	// A job whose delete was asked for long ago and never committed gives
+	// up, touching nothing.
+	stale := activities.CleanupTask{ActivityID: v.ID, At: time.Now().Add(-time.Hour).UnixMicro()}
+	if gone, n, err := act.Cleanup(ctx, stale); err != nil || gone || n != 0 {
+		t.Fatalf("cleanup of a delete that never committed: gone %v, deleted %d, %v", gone, n, err)
+	}
 	q.failing.Store(false)
 	if err := act.Delete(ctx, p.ID, v.ID); err != nil {
 		t.Fatal(err)

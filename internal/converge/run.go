@@ -345,8 +345,10 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 	}
 	ops := []op{
 		{3, func(ctx context.Context, a *actor) (bool, error) {
-			full := r.full()
-			return !full, r.registerUnless(ctx, a, full)
+			if r.full() {
+				return false, nil
+			}
+			return true, r.register(ctx, a)
 		}},
 		{2, r.burst},
 		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.deletePost},
@@ -459,13 +461,6 @@ func (r *runner) livePost(a *actor, author string) *post {
 		return nil
 	}
 	return live[a.rng.IntN(len(live))]
-}
-
-func (r *runner) registerUnless(ctx context.Context, a *actor, full bool) error {
-	if full {
-		return nil
-	}
-	return r.register(ctx, a)
 }
 
 func (r *runner) register(ctx context.Context, a *actor) error {

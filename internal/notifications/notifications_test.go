@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"cloud.google.com/go/datastore"
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
@@ -121,5 +122,32 @@ func TestOrderOfEventsNotOfJobs(t *testing.T) {
 	}
 	if want := []string{user + "_like-2", user + "_comment-1"}; !slices.Equal(got, want) {
 		t.Errorf("notifications = %v, want %v (newest event first)", got, want)
+	}
+}
+
+// No notification is made about an activity that no longer exists: its
+// cleanup may be over already.
+func TestNothingAboutADeletedActivity(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{"1": true}
+	svc, err := notifications.New(db, ids.New(), acc, nopQueue{}, notifications.Config{
+		ActivityExists: func(_ *datastore.Transaction, id string) (bool, error) { return exists[id], nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		activity string
+		want     int
+	}{{"1", 1}, {"2", 0}} {
+		e := notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{"1001"}, ActivityID: c.activity, ID: "like-" + c.activity}
+		if made, err := svc.Run(ctx, e); err != nil || made != c.want {
+			t.Errorf("about activity %s: made %d, %v; want %d", c.activity, made, err, c.want)
+		}
 	}
 }
