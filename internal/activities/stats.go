@@ -58,17 +58,36 @@ func LikeKey(db *store.DB, activity, user string) *datastore.Key {
 	return db.NameKey(KindLike, activity+"_"+user, nil)
 }
 
-// CountIn adds delta likes and comments to an activity's counts, in tx,
-// never below zero. The transaction must have read the change it counts.
-func CountIn(tx *datastore.Transaction, db *store.DB, activity string, likes, comments int64) error {
-	var st Stats
-	key := StatsKey(db, activity)
-	if err := tx.Get(key, &st); err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
-		return err
+// Counts are an activity's counts as a reaction's transaction read them.
+type Counts struct {
+	key *datastore.Key
+	st  Stats
+}
+
+// ReadReaction reads, in tx and in one lookup, an activity, its counts and
+// the caller's own entities (keys and dst, as GetMulti takes them), and
+// reports which of the caller's are missing. A missing activity is
+// ErrNoSuchActivity.
+func ReadReaction(tx *datastore.Transaction, db *store.DB, activity string, keys []*datastore.Key, dst []any) (*Activity, *Counts, []bool, error) {
+	a := &Activity{}
+	c := &Counts{key: StatsKey(db, activity)}
+	err := tx.GetMulti(append([]*datastore.Key{Key(db, activity), c.key}, keys...), append([]any{a, &c.st}, dst...))
+	missing, ok := store.IsMissing(err, 2+len(keys))
+	switch {
+	case !ok:
+		return nil, nil, nil, err
+	case missing[0]:
+		return nil, nil, nil, ErrNoSuchActivity
 	}
-	st.Likes = max(0, st.Likes+likes)
-	st.Comments = max(0, st.Comments+comments)
-	_, err := tx.Put(key, &st)
+	return a, c, missing[2:], nil
+}
+
+// Add adds likes and comments to the counts, never below zero, and writes
+// them in tx. The transaction must have read the change it counts.
+func (c *Counts) Add(tx *datastore.Transaction, likes, comments int64) error {
+	c.st.Likes = max(0, c.st.Likes+likes)
+	c.st.Comments = max(0, c.st.Comments+comments)
+	_, err := tx.Put(c.key, &c.st)
 	return err
 }
 

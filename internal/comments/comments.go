@@ -91,26 +91,22 @@ func (s *Service) Create(ctx context.Context, user, activity, text string) (View
 	c := &Comment{ActivityID: activity, Seq: seq, UserID: user, Text: text, Published: s.now().UTC()}
 	var author string
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		var a activities.Activity
-		if err := tx.Get(activities.Key(s.db, activity), &a); errors.Is(err, datastore.ErrNoSuchEntity) {
-			return activities.ErrNoSuchActivity
-		} else if err != nil {
+		var prior Comment
+		a, counts, missing, err := activities.ReadReaction(tx, s.db, activity, []*datastore.Key{Key(s.db, id)}, []any{&prior})
+		if err != nil {
 			return err
 		}
 		author = a.UserID
-		var prior Comment
-		if err := tx.Get(Key(s.db, id), &prior); err == nil {
+		if !missing[0] {
 			if prior.UserID == user && prior.Seq == seq {
 				return nil // this very comment: a retry after a commit that did apply
 			}
 			return derrors.New(derrors.Unavailable, "comment id collision; retry")
-		} else if !errors.Is(err, datastore.ErrNoSuchEntity) {
-			return err
 		}
 		if _, err := tx.Put(Key(s.db, id), c); err != nil {
 			return err
 		}
-		return activities.CountIn(tx, s.db, activity, 0, 1)
+		return counts.Add(tx, 0, 1)
 	})
 	if err != nil {
 		return View{}, "", fmt.Errorf("comments.Create(%s): %w", activity, err)
@@ -165,19 +161,13 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		return ErrNoSuchComment
 	}
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		var (
-			a activities.Activity
-			c Comment
-		)
+		var c Comment
 		key := Key(s.db, id)
-		err := tx.GetMulti([]*datastore.Key{activities.Key(s.db, activity), key}, []any{&a, &c})
-		missing, ok := store.IsMissing(err, 2)
+		a, counts, missing, err := activities.ReadReaction(tx, s.db, activity, []*datastore.Key{key}, []any{&c})
 		switch {
-		case !ok:
+		case err != nil:
 			return err
-		case missing[0]:
-			return activities.ErrNoSuchActivity
-		case missing[1] || c.ActivityID != activity:
+		case missing[0] || c.ActivityID != activity:
 			return ErrNoSuchComment
 		case c.UserID != user && a.UserID != user:
 			return ErrNotAllowed
@@ -185,7 +175,7 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		if err := tx.Delete(key); err != nil {
 			return err
 		}
-		return activities.CountIn(tx, s.db, activity, 0, -1)
+		return counts.Add(tx, 0, -1)
 	})
 	if err != nil {
 		return fmt.Errorf("comments.Delete(%s, %s): %w", activity, id, err)

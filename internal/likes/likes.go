@@ -40,17 +40,19 @@ func (s *Service) Like(ctx context.Context, user, activity string) (author strin
 	}
 	err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
 		added = false
-		var liked bool
-		var err error
-		if author, liked, err = s.read(tx, user, activity); err != nil || liked {
+		a, counts, liked, err := s.read(tx, user, activity)
+		if err != nil {
 			return err
+		}
+		if author = a.UserID; liked {
+			return nil
 		}
 		likeKey := activities.LikeKey(s.db, activity, user)
 		if _, err := tx.Put(likeKey, &activities.Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
 			return err
 		}
 		added = true
-		return activities.CountIn(tx, s.db, activity, 1, 0)
+		return counts.Add(tx, 1, 0)
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, err)
@@ -64,13 +66,14 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 		return err
 	}
 	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		if _, liked, err := s.read(tx, user, activity); err != nil || !liked {
+		_, counts, liked, err := s.read(tx, user, activity)
+		if err != nil || !liked {
 			return err
 		}
 		if err := tx.Delete(activities.LikeKey(s.db, activity, user)); err != nil {
 			return err
 		}
-		return activities.CountIn(tx, s.db, activity, -1, 0)
+		return counts.Add(tx, -1, 0)
 	})
 	if err != nil {
 		return fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
@@ -78,21 +81,15 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 	return nil
 }
 
-// read reads, in tx, an activity's author and whether user likes it.
-func (s *Service) read(tx *datastore.Transaction, user, activity string) (author string, liked bool, err error) {
-	var (
-		act  activities.Activity
-		like activities.Like
-	)
-	err = tx.GetMulti([]*datastore.Key{activities.Key(s.db, activity), activities.LikeKey(s.db, activity, user)}, []any{&act, &like})
-	missing, ok := store.IsMissing(err, 2)
-	switch {
-	case !ok:
-		return "", false, err
-	case missing[0]:
-		return "", false, activities.ErrNoSuchActivity
+// read reads, in tx and in one lookup, an activity, its counts and
+// whether user likes it.
+func (s *Service) read(tx *datastore.Transaction, user, activity string) (*activities.Activity, *activities.Counts, bool, error) {
+	var like activities.Like
+	a, counts, missing, err := activities.ReadReaction(tx, s.db, activity, []*datastore.Key{activities.LikeKey(s.db, activity, user)}, []any{&like})
+	if err != nil {
+		return nil, nil, false, err
 	}
-	return act.UserID, !missing[1], nil
+	return a, counts, !missing[0], nil
 }
 
 // Likers lists who likes an activity, newest like first, as ids.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +19,6 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
-	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
 
@@ -221,18 +220,7 @@ func TestRemovalReachesCopiesInEveryChunk(t *testing.T) {
 // no queue that carries them may drop a task after some age or number of
 // tries (the backfill queue used to, after 7 days and 50 tries).
 func TestJobQueuesNeverDropTasks(t *testing.T) {
-	path, err := testenv.RepoFile("queue.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs, err := tasksemu.ParseQueueYAML(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := testenv.Queues(t)
 	must := map[string]bool{"rebuild": true, "backfill": true, "fanout": true, "cleanup": true}
 	for _, q := range qs {
 		if !must[q.Name] {
@@ -296,4 +284,29 @@ func TestStalledRemovalIsStartedAgain(t *testing.T) {
 	f.run(follow[0])
 	f.drain()
 	f.wantHome(a, posts[:1]) // the removal took both, the follow copied the newest one
+}
+
+// A malformed job can never succeed: it is done at once (no retry), having
+// changed and enqueued nothing.
+func TestMalformedJobsAreDropped(t *testing.T) {
+	f := newFixture(t, rebuild.Config{})
+	now := time.Now().UnixMicro()
+	for name, j := range map[string]rebuild.Job{
+		"no owner":           {Kind: rebuild.KindFollow, Follower: "1", Gen: now, Limit: 5},
+		"unknown kind":       {Kind: "befriend", Owner: "1", Follower: "2", Gen: now, Limit: 5},
+		"follow, no limit":   {Kind: rebuild.KindFollow, Owner: "1", Follower: "2", Gen: now},
+		"follow and group":   {Kind: rebuild.KindUnfollow, Owner: "1", Follower: "2", Group: "3", Gen: now},
+		"leave, no group":    {Kind: rebuild.KindLeave, Owner: "1", Gen: now},
+		"no generation":      {Kind: rebuild.KindUnfollow, Owner: "1", Follower: "2"},
+		"cursor of garbage":  {Kind: rebuild.KindUnfollow, Owner: "1", Follower: "2", Gen: now, Cursor: "%%%"},
+		"limit over the max": {Kind: rebuild.KindJoin, Owner: "1", Group: "3", Gen: now, Limit: rebuild.MaxCopyLimit + 1},
+	} {
+		res, err := f.rb.Run(context.Background(), j)
+		if err != nil || !strings.HasPrefix(res.Stopped, "malformed job") || len(res.Changed) != 0 {
+			t.Errorf("%s: %+v, %v; want stopped as malformed", name, res, err)
+		}
+	}
+	if js := f.q.take(); len(js) != 0 {
+		t.Errorf("malformed jobs enqueued %d tasks", len(js))
+	}
 }

@@ -437,31 +437,14 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 	res.Scanned = len(refs)
 	for start := 0; start < len(refs); start += s.cfg.Batch {
 		batch := refs[start:min(start+s.cfg.Batch, len(refs))]
-		var changed []string
-		var stop string
-		err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-			changed, stop = nil, ""
-			p, err := s.read(ctx, tx, j)
-			if err != nil {
-				return err
-			}
-			if stop, err = s.adding(j, p); stop != "" || err != nil {
-				return err
-			}
+		stop, err := s.edit(ctx, j, &res, s.adding, func(tx *datastore.Transaction, p pair) ([]string, error) {
 			if j.Group == "" {
-				changed, err = activities.AddFollower(tx, s.db, batch, p.chunk, j.Follower)
-			} else {
-				changed, err = editGroups(tx, s.db, batch, j.Group, true, time.Time{})
+				return activities.AddFollower(tx, s.db, batch, p.chunk, j.Follower)
 			}
-			return err
+			return editGroups(tx, s.db, batch, j.Group, true, time.Time{})
 		})
-		if err != nil {
-			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
-		}
-		res.Changed = append(res.Changed, changed...)
-		if stop != "" {
-			res.Stopped = stop
-			return res, nil
+		if stop || err != nil {
+			return res, err
 		}
 	}
 	if len(refs) == j.Limit && j.Budget > 0 && len(refs) > 0 {
@@ -502,9 +485,9 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 	for res.Scanned < s.cfg.RemovalsPerJob {
 		page := q.Limit(s.cfg.Batch)
 		if cursor != "" {
-			c, err := datastore.DecodeCursor(cursor)
+			c, err := datastore.DecodeCursor(cursor) // validate checked it
 			if err != nil {
-				return Result{Stopped: "malformed cursor"}, nil
+				return res, err
 			}
 			page = page.Start(c)
 		}
@@ -528,39 +511,22 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), store.Convert(err))
 		}
 		res.Scanned += len(keys)
-		var changed []string
-		var stop string
-		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-			changed, stop = nil, ""
-			p, err := s.read(ctx, tx, j)
-			if err != nil {
-				return err
-			}
-			if stop, err = s.removing(j, p); stop != "" || err != nil {
-				return err
-			}
+		stop, err := s.edit(ctx, j, &res, s.removing, func(tx *datastore.Transaction, p pair) ([]string, error) {
 			var cutoff time.Time
 			if p.ended.cutoff > 0 {
 				cutoff = time.UnixMicro(p.ended.cutoff)
 			}
 			if j.Group == "" {
-				changed, err = activities.RemoveFollower(tx, keys, j.Follower, cutoff)
-			} else {
-				refs := make([]activities.Ref, len(keys))
-				for i, k := range keys {
-					refs[i].ID = k.Name
-				}
-				changed, err = editGroups(tx, s.db, refs, j.Group, false, cutoff)
+				return activities.RemoveFollower(tx, keys, j.Follower, cutoff)
 			}
-			return err
+			refs := make([]activities.Ref, len(keys))
+			for i, k := range keys {
+				refs[i].ID = k.Name
+			}
+			return editGroups(tx, s.db, refs, j.Group, false, cutoff)
 		})
-		if err != nil {
-			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
-		}
-		res.Changed = append(res.Changed, changed...)
-		if stop != "" {
-			res.Stopped = stop
-			return res, nil
+		if stop || err != nil {
+			return res, err
 		}
 		cursor = next.String()
 	}
@@ -574,6 +540,34 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 	}
 	res.NextStep = true
 	return res, nil
+}
+
+// edit runs one batch of a job in a transaction that first re-reads the
+// pair and asks decide (adding or removing) whether the job goes on, then
+// applies change. It adds what changed to res, and reports whether the job
+// stopped (res.Stopped says why).
+func (s *Service) edit(ctx context.Context, j Job, res *Result, decide func(Job, pair) (string, error),
+	change func(*datastore.Transaction, pair) ([]string, error)) (bool, error) {
+	var changed []string
+	var stop string
+	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		changed, stop = nil, ""
+		p, err := s.read(ctx, tx, j)
+		if err != nil {
+			return err
+		}
+		if stop, err = decide(j, p); stop != "" || err != nil {
+			return err
+		}
+		changed, err = change(tx, p)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
+	}
+	res.Changed = append(res.Changed, changed...)
+	res.Stopped = stop
+	return stop != "", nil
 }
 
 // finishRemoval records that the removal is done, so the follow or join
@@ -627,6 +621,11 @@ func (j Job) validate() error {
 		return errors.New("malformed job: no group")
 	case j.Kind != KindFollow && j.Kind != KindUnfollow && j.Kind != KindJoin && j.Kind != KindLeave:
 		return errors.New("malformed job: unknown kind")
+	}
+	if j.Cursor != "" {
+		if _, err := datastore.DecodeCursor(j.Cursor); err != nil {
+			return errors.New("malformed job: cursor")
+		}
 	}
 	return nil
 }

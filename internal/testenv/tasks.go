@@ -21,21 +21,13 @@ type Tasks struct {
 
 // StartTasks starts a tasks emulator for this test, stopped at its end.
 // Call Server.SetTarget with the app's URL before enqueuing.
-func StartTasks(t testing.TB) *Tasks {
+func StartTasks(t testing.TB) *Tasks { return StartTasksWith(t, tasksemu.Faults{}) }
+
+// StartTasksWith is StartTasks with the emulator's fault mode set.
+func StartTasksWith(t testing.TB, faults tasksemu.Faults) *Tasks {
 	t.Helper()
-	path, err := RepoFile("queue.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs, err := tasksemu.ParseQueueYAML(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := tasksemu.New(tasksemu.Config{Project: Project, Location: "test", Queues: qs, DispatchDeadline: time.Minute})
+	qs := Queues(t)
+	srv, err := tasksemu.New(tasksemu.Config{Project: Project, Location: "test", Queues: qs, DispatchDeadline: time.Minute, Faults: faults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +55,22 @@ func StartTasks(t testing.TB) *Tasks {
 		t.Fatal(err)
 	}
 	return &Tasks{Server: srv, Queue: q, Host: l.Addr().String()}
+}
+
+// Queues returns the queues of the repository's queue.yaml.
+func Queues(t testing.TB) []tasksemu.QueueConfig {
+	t.Helper()
+	path, err := RepoFile("queue.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := tasksemu.ParseQueueYAML(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs
 }
