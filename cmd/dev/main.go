@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,15 +19,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"socialstream/internal/app"
-	"socialstream/internal/dsemu"
+	"socialstream/internal/accounts"
+	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
-	"socialstream/internal/tasksemu"
+	"socialstream/internal/rebuild"
 )
 
 const (
@@ -73,81 +71,31 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	}
 	log := logging.New(os.Stderr, level, project)
 
-	// Datastore emulator.
 	var emuLog io.Writer
 	if *verbose {
 		emuLog = os.Stderr
 	}
-	opts := dsemu.Options{IndexFile: "index.yaml", InMemory: *inMemory, Port: *dsPort, Log: emuLog}
+	o := localstack.Options{
+		Project: project, Location: location, DatastorePort: *dsPort, EmulatorLog: emuLog,
+		APIAddr:   net.JoinHostPort("", *port),
+		TasksAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(*tasksPort)),
+		Accounts:  accounts.Config{TokenCacheTTL: 30 * time.Second},
+		Rebuild:   rebuild.Config{CopyLimit: 200, BackfillMax: 1000},
+		Logger:    log,
+	}
+	where := "in memory"
 	if !*inMemory {
-		if err := os.MkdirAll(filepath.Dir(*dataDir), 0o755); err != nil {
-			return err
-		}
-		opts.DataDir = *dataDir
+		o.DataDir, where = *dataDir, *dataDir
 	}
-	emu, err := dsemu.Start(ctx, opts)
+	st, err := localstack.Start(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer emu.Stop()
-	where := *dataDir
-	if *inMemory {
-		where = "in memory"
-	}
-	fmt.Fprintf(out, "datastore emulator  %s  (data: %s)\n", emu.Host, where)
-
-	// Cloud Tasks emulator, dispatching to the API.
-	queueYAML, err := os.ReadFile("queue.yaml")
-	if err != nil {
-		return err
-	}
-	queues, err := tasksemu.ParseQueueYAML(queueYAML)
-	if err != nil {
-		return err
-	}
-	apiListener, err := net.Listen("tcp", net.JoinHostPort("", *port))
-	if err != nil {
-		return fmt.Errorf("API port: %w", err)
-	}
-	apiPort := apiListener.Addr().(*net.TCPAddr).Port
-	tasks, err := tasksemu.New(tasksemu.Config{
-		Project: project, Location: location, Queues: queues,
-		Target: "http://127.0.0.1:" + strconv.Itoa(apiPort),
-		Logger: log.With("component", "tasks-emulator"),
-	})
-	if err != nil {
-		return err
-	}
-	tasksListener, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*tasksPort)))
-	if err != nil {
-		return fmt.Errorf("tasks emulator port: %w", err)
-	}
-	fmt.Fprintf(out, "tasks emulator      %s  (queues from queue.yaml)\n", tasksListener.Addr())
-
-	cfg := app.Config{
-		Port: strconv.Itoa(apiPort), Project: project, TasksLocation: location,
-		DatastoreEmulatorHost: emu.Host, TasksEmulatorHost: tasksListener.Addr().String(),
-		CopyLimit: 200, BackfillMax: 1000, LogLevel: level, TokenCacheTTL: 30 * time.Second,
-	}
-	a, err := app.New(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	fmt.Fprintf(out, "API                 http://localhost:%d\n", apiPort)
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return tasks.Serve(gctx, tasksListener) })
-	g.Go(func() error { return app.Serve(gctx, apiListener, a.Handler, log) })
-	g.Go(func() error {
-		select {
-		case <-emu.Done():
-			return errors.New("the Datastore emulator exited")
-		case <-gctx.Done():
-			return nil
-		}
-	})
-	err = g.Wait()
+	defer st.Close()
+	fmt.Fprintf(out, "datastore emulator  %s  (data: %s)\n", st.DatastoreHost, where)
+	fmt.Fprintf(out, "tasks emulator      %s  (queues from queue.yaml)\n", st.Tasks.Host)
+	fmt.Fprintf(out, "API                 http://localhost:%s\n", st.URL[strings.LastIndex(st.URL, ":")+1:])
+	err = st.Wait(ctx)
 	fmt.Fprintln(out, "stopping")
 	return err
 }

@@ -15,15 +15,12 @@ import (
 	"sync"
 	"time"
 
-	"cloud.google.com/go/datastore"
-	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/graph"
-	"socialstream/internal/store"
+	"socialstream/internal/likes"
 )
 
 // pageSize is the feed page every reader asks for.
@@ -155,51 +152,23 @@ func (s *stack) homeHTTP(u user) func(ctx context.Context) error {
 // the viewer's likes. No HTTP, no token, no JSON.
 func (s *stack) homeFloor(u user) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		q := s.db.Query(activities.KindAudience).FilterField("followerIds", "=", u.id).Order("-seq").KeysOnly().Limit(pageSize + 1)
-		var keys []*datastore.Key
-		seen := map[string]bool{}
-		it := s.db.Client.Run(ctx, q)
-		for n := 0; n < pageSize; n++ {
-			k, err := it.Next(nil)
-			if errors.Is(err, iterator.Done) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if !seen[k.Parent.Name] {
-				seen[k.Parent.Name] = true
-				keys = append(keys, k.Parent)
-			}
+		ids, err := activities.HomeIDs(ctx, s.db, u.id, 0, pageSize+1)
+		if err != nil {
+			return err
 		}
-		return s.lookupViews(ctx, u, keys)
+		return s.lookupViews(ctx, u, ids[:min(pageSize, len(ids))])
 	}
 }
 
 // lookupViews looks up activities, then their authors, counts and the
 // viewer's likes, as a feed does.
-func (s *stack) lookupViews(ctx context.Context, u user, keys []*datastore.Key) error {
-	acts := make([]activities.Activity, len(keys))
-	if err := s.db.Client.GetMulti(ctx, keys, acts); err != nil {
+func (s *stack) lookupViews(ctx context.Context, u user, ids []string) error {
+	n, err := activities.LookupBare(ctx, s.db, u.id, ids, likes.Liked)
+	if err != nil {
 		return err
 	}
-	var lookup []*datastore.Key
-	var dst []any
-	authors := map[string]bool{}
-	for i, a := range acts {
-		if !authors[a.UserID] {
-			authors[a.UserID] = true
-			lookup = append(lookup, accounts.UserKey(s.db, a.UserID))
-			dst = append(dst, &accounts.User{})
-		}
-		lookup = append(lookup, activities.StatsKey(s.db, keys[i].Name), activities.LikeKey(s.db, keys[i].Name, u.id))
-		dst = append(dst, &activities.Stats{}, &activities.Like{})
-	}
-	if _, ok := store.IsMissing(s.db.Client.GetMulti(ctx, lookup, dst), len(lookup)); !ok {
-		return errors.New("lookup failed")
-	}
-	if len(keys) != pageSize {
-		return fmt.Errorf("home of %s: %d activities, want %d", u.name, len(keys), pageSize)
+	if n != pageSize {
+		return fmt.Errorf("home of %s: %d activities, want %d", u.name, n, pageSize)
 	}
 	return nil
 }
@@ -210,24 +179,26 @@ func (s *stack) lookupViews(ctx context.Context, u user, keys []*datastore.Key) 
 func (s *stack) pullMerge(u user, followees []user) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		var mu sync.Mutex
-		var all []*datastore.Key
+		var all []activities.Ref
 		err := parallel(ctx, len(followees), 16, func(ctx context.Context, i int) error {
-			q := s.db.Query(activities.KindActivity).FilterField("userId", "=", followees[i].id).Order("-seq").KeysOnly().Limit(pageSize)
-			keys, err := s.db.Client.GetAll(ctx, q, nil)
+			refs, err := activities.Newest(ctx, s.db, followees[i].id, 0, pageSize)
 			if err != nil {
 				return err
 			}
 			mu.Lock()
-			all = append(all, keys...)
+			all = append(all, refs...)
 			mu.Unlock()
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		id := func(k *datastore.Key) int64 { n, _ := strconv.ParseInt(k.Name, 10, 64); return n }
-		slices.SortFunc(all, func(a, b *datastore.Key) int { return cmp.Compare(id(b), id(a)) })
-		return s.lookupViews(ctx, u, all[:min(pageSize, len(all))])
+		slices.SortFunc(all, func(a, b activities.Ref) int { return cmp.Compare(b.Seq, a.Seq) })
+		ids := make([]string, 0, pageSize)
+		for _, r := range all[:min(pageSize, len(all))] {
+			ids = append(ids, r.ID)
+		}
+		return s.lookupViews(ctx, u, ids)
 	}
 }
 
@@ -253,22 +224,7 @@ func (s *stack) postHTTP(ctx context.Context, u user, title string) (string, err
 
 // audienceSize counts the distinct ids in an activity's audience entities.
 func (s *stack) audienceSize(ctx context.Context, activity string) (int, error) {
-	q := s.db.Query(activities.KindAudience).Ancestor(activities.Key(s.db, activity)).KeysOnly()
-	keys, err := s.db.Client.GetAll(ctx, q, nil)
-	if err != nil {
-		return 0, err
-	}
-	auds := make([]activities.Audience, len(keys))
-	if err := s.db.Client.GetMulti(ctx, keys, auds); err != nil {
-		return 0, err
-	}
-	seen := map[string]bool{}
-	for _, a := range auds {
-		for _, id := range a.FollowerIDs {
-			seen[id] = true
-		}
-	}
-	return len(seen), nil
+	return activities.AudienceSize(ctx, s.db, activity)
 }
 
 // waitAllSee waits until every follower has the activity at the top of
@@ -317,12 +273,11 @@ func retry(ctx context.Context, f func() error) error {
 // atHome returns the id of the activity at offset on u's home feed,
 // by the home feed's own query, or "" if there is none.
 func (s *stack) atHome(ctx context.Context, userID string, offset int) (string, error) {
-	q := s.db.Query(activities.KindAudience).FilterField("followerIds", "=", userID).Order("-seq").KeysOnly().Offset(offset).Limit(1)
-	keys, err := s.db.Client.GetAll(ctx, q, nil)
-	if err != nil || len(keys) == 0 {
+	ids, err := activities.HomeIDs(ctx, s.db, userID, offset, 1)
+	if err != nil || len(ids) == 0 {
 		return "", err
 	}
-	return keys[0].Parent.Name, nil
+	return ids[0], nil
 }
 
 // waitFor polls cond every interval until it is true or limit passes.

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,14 +17,11 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
-	"socialstream/internal/dsemu"
 	"socialstream/internal/graph"
-	"socialstream/internal/ids"
+	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
-	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
-	"socialstream/internal/tasksemu"
 )
 
 const (
@@ -103,7 +97,8 @@ func (t tally) meanMs() map[string]float64 {
 
 // stack is the service under test: the API over real HTTP on loopback, its
 // jobs run by the tasks emulator, against the Datastore emulator; and the
-// stores, on a client of their own, for seeding and direct reads.
+// services over a store on a client of their own, for seeding and direct
+// reads.
 type stack struct {
 	url    string
 	http   *http.Client
@@ -132,106 +127,48 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 			s.close()
 		}
 	}()
-	host := cfg.datastore
-	if host == "" {
-		if _, err := os.Stat("index.yaml"); err != nil {
-			return nil, errors.New("index.yaml not found: run from the repository root")
-		}
-		emu, err := dsemu.Start(ctx, dsemu.Options{IndexFile: "index.yaml", InMemory: true})
-		if err != nil {
-			return nil, err
-		}
-		s.closer = append(s.closer, func() { emu.Stop() })
-		host = emu.Host
-	}
-	namespace := fmt.Sprintf("feedbench-%d", time.Now().UnixNano())
-	open := func(c *counter) (*store.DB, error) {
-		client, err := store.Open(ctx, project, host, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(c.intercept)))
-		if err != nil {
-			return nil, err
-		}
-		s.closer = append(s.closer, func() { client.Close() })
-		return store.New(client, namespace)
-	}
-	apiDB, err := open(s.calls)
-	if err != nil {
-		return nil, err
-	}
-	if s.db, err = open(s.direct); err != nil {
-		return nil, err
-	}
-
-	queueYAML, err := os.ReadFile("queue.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("queue.yaml: %w (run from the repository root)", err)
-	}
-	queues, err := tasksemu.ParseQueueYAML(queueYAML)
-	if err != nil {
-		return nil, err
-	}
-	apiL, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s.url = "http://" + apiL.Addr().String()
 	log := logging.New(logOut, slog.LevelWarn, project)
-	tasks, err := tasksemu.New(tasksemu.Config{Project: project, Location: location, Queues: queues, Target: s.url,
-		Logger: log.With("component", "tasks-emulator")})
-	if err != nil {
-		return nil, err
-	}
-	tasksL, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	sctx, cancel := context.WithCancel(context.Background())
-	tasksDone := make(chan struct{})
-	go func() {
-		defer close(tasksDone)
-		tasks.Serve(sctx, tasksL)
-	}()
-	s.closer = append(s.closer, func() { cancel(); <-tasksDone })
-	tc, err := queue.Dial(ctx, tasksL.Addr().String())
-	if err != nil {
-		return nil, err
-	}
-	s.closer = append(s.closer, func() { tc.Close() })
-	q, err := queue.NewCloudTasks(tc, queue.Config{Project: project, Location: location})
-	if err != nil {
-		return nil, err
-	}
-
-	gen := ids.New()
+	namespace := fmt.Sprintf("feedbench-%d", time.Now().UnixNano())
 	// The least bcrypt work: sign-ups are seeding here, not what is
 	// measured. Tokens are cached as the service's default configures.
-	apiAcc, err := accounts.New(apiDB, gen, accounts.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second})
-	if err != nil {
-		return nil, err
-	}
-	h, err := app.Handler(apiDB, gen, apiAcc, q, log, rebuild.Config{CopyLimit: 200, BackfillMax: 1000})
-	if err != nil {
-		return nil, err
-	}
-	tagged := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := fromRequest
-		if strings.HasPrefix(r.URL.Path, "/_tasks/") {
-			origin = fromJob
-		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), originKey{}, origin)))
+	acfg := accounts.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second}
+	rcfg := rebuild.Config{CopyLimit: 200, BackfillMax: 1000}
+	st, err := localstack.Start(ctx, localstack.Options{
+		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
+		ClientOptions: []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept))},
+		Accounts:      acfg, Rebuild: rcfg, Logger: log,
+		Wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				origin := fromRequest
+				if strings.HasPrefix(r.URL.Path, "/_tasks/") {
+					origin = fromJob
+				}
+				h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), originKey{}, origin)))
+			})
+		},
 	})
-	apiDone := make(chan error, 1)
-	go func() { apiDone <- app.Serve(sctx, apiL, tagged, log) }()
-	s.closer = append(s.closer, func() { cancel(); <-apiDone })
+	if err != nil {
+		return nil, err
+	}
+	s.closer = append(s.closer, st.Close)
+	s.url = st.URL
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
-	if s.acc, err = accounts.New(s.db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
+	client, err := store.Open(ctx, project, st.DatastoreHost, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.direct.intercept)))
+	if err != nil {
 		return nil, err
 	}
-	if s.graph, err = graph.New(s.db); err != nil {
+	s.closer = append(s.closer, func() { client.Close() })
+	if s.db, err = store.New(client, namespace); err != nil {
 		return nil, err
 	}
-	if s.act, err = activities.New(s.db, gen, s.acc, q, activities.Config{FanoutQueue: "fanout"}); err != nil {
+	if s.acc, err = accounts.New(s.db, st.Gen, acfg); err != nil {
 		return nil, err
 	}
+	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, rcfg)
+	if err != nil {
+		return nil, err
+	}
+	s.graph, s.act = svc.Graph, svc.Activities
 	return s, nil
 }

@@ -8,6 +8,9 @@
 //     the same name (in any letter case) cannot both win.
 //   - Token/{sha256 of the token}: a login session. The token itself is
 //     never stored, so a copy of the database does not log anyone in.
+//
+// Other packages read people, and change their follow counts in their own
+// transactions, through Read and Record.
 package accounts
 
 import (
@@ -157,6 +160,44 @@ func New(db *store.DB, gen *ids.Generator, cfg Config) (*Service, error) {
 // UserKey returns the key of a user.
 func UserKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindUser, id, nil) }
 
+// Record is a user as a batch lookup read it, for operations of other
+// packages that read or count a person in their own transaction.
+type Record struct {
+	id  string
+	ref store.Ref
+	u   User
+}
+
+// Read adds user id to a lookup; the Record answers once the lookup has run.
+func Read(l *store.Lookup, id string) *Record {
+	r := &Record{id: id}
+	r.ref = l.Add(UserKey(l.DB(), id), &r.u)
+	return r
+}
+
+// Exists reports whether the user exists.
+func (r *Record) Exists() bool { return r.ref.Found() }
+
+// Person returns the user as the API shows it, if the user exists.
+func (r *Record) Person() (Person, bool) {
+	if !r.ref.Found() {
+		return Person{}, false
+	}
+	return ToPerson(r.id, &r.u), true
+}
+
+// Count adds to the user's follower and following counts, never below
+// zero, and writes them in tx. The transaction must have read the change
+// it counts. A user that does not exist is left alone.
+func (r *Record) Count(tx *store.Tx, followers, following int64) error {
+	if !r.ref.Found() {
+		return nil
+	}
+	r.u.FollowersCount = max(0, r.u.FollowersCount+followers)
+	r.u.FollowingCount = max(0, r.u.FollowingCount+following)
+	return tx.Put(UserKey(tx.DB(), r.id), &r.u)
+}
+
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,30}$`)
 
 // ValidateUsername checks the contract's username rules.
@@ -219,25 +260,23 @@ func (s *Service) Register(ctx context.Context, username, password, displayName 
 	for attempt := 0; ; attempt++ {
 		id = s.ids.NextString()
 		userKey := UserKey(s.db, id)
-		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		err = s.db.Update(ctx, func(tx *store.Tx) error {
 			var taken usernameEntity
-			dst := []any{&taken, &User{}}
-			err := tx.GetMulti([]*datastore.Key{nameKey, userKey}, dst)
-			missing, ok := store.IsMissing(err, 2)
-			if !ok {
+			l := tx.Lookup()
+			name, user := l.Add(nameKey, &taken), l.Add(userKey, &User{})
+			if err := l.Run(ctx); err != nil {
 				return err
 			}
-			if !missing[0] {
-				if taken.UserID == id && !missing[1] {
+			if name.Found() {
+				if taken.UserID == id && user.Found() {
 					return nil // ours: a retry after a commit that did apply
 				}
 				return ErrUsernameTaken
 			}
-			if !missing[1] {
+			if user.Found() {
 				return errIDTaken
 			}
-			_, err = tx.PutMulti([]*datastore.Key{nameKey, userKey}, []any{&usernameEntity{UserID: id}, u})
-			return err
+			return tx.PutMulti([]*datastore.Key{nameKey, userKey}, []any{&usernameEntity{UserID: id}, u})
 		})
 		if !errors.Is(err, errIDTaken) || attempt == 3 {
 			break
@@ -260,17 +299,17 @@ func (s *Service) Login(ctx context.Context, username, password string) (Person,
 		return Person{}, "", ErrBadLogin
 	}
 	var ue usernameEntity
-	err := s.db.Client.Get(ctx, s.db.NameKey(KindUsername, strings.ToLower(username), nil), &ue)
-	if errors.Is(err, datastore.ErrNoSuchEntity) {
+	ok, err := s.db.Get(ctx, s.db.NameKey(KindUsername, strings.ToLower(username), nil), &ue)
+	if err != nil {
+		return Person{}, "", fmt.Errorf("accounts.Login(%q): %w", username, err)
+	}
+	if !ok {
 		bcrypt.CompareHashAndPassword(s.dummy, prehash(password))
 		return Person{}, "", ErrBadLogin
 	}
-	if err != nil {
-		return Person{}, "", fmt.Errorf("accounts.Login(%q): %w", username, store.Convert(err))
-	}
 	var u User
-	if err := s.db.Client.Get(ctx, UserKey(s.db, ue.UserID), &u); err != nil {
-		return Person{}, "", fmt.Errorf("accounts.Login(%q): user %s: %w", username, ue.UserID, store.Convert(err))
+	if ok, err := s.db.Get(ctx, UserKey(s.db, ue.UserID), &u); err != nil || !ok {
+		return Person{}, "", fmt.Errorf("accounts.Login(%q): user %s: found %v: %w", username, ue.UserID, ok, err)
 	}
 	if bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil {
 		return Person{}, "", ErrBadLogin
@@ -294,8 +333,8 @@ func (s *Service) newToken(ctx context.Context, userID string) (string, error) {
 	}
 	token := base64.RawURLEncoding.EncodeToString(b[:])
 	now := s.now().UTC()
-	if _, err := s.db.Client.Put(ctx, tokenKey(s.db, token), &tokenEntity{UserID: userID, Created: now, Expires: now.Add(s.ttl)}); err != nil {
-		return "", fmt.Errorf("accounts.newToken: %w", store.Convert(err))
+	if err := s.db.Put(ctx, tokenKey(s.db, token), &tokenEntity{UserID: userID, Created: now, Expires: now.Add(s.ttl)}); err != nil {
+		return "", fmt.Errorf("accounts.newToken: %w", err)
 	}
 	return token, nil
 }
@@ -315,12 +354,12 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 		}
 	}
 	var te tokenEntity
-	err := s.db.Client.Get(ctx, key, &te)
-	if errors.Is(err, datastore.ErrNoSuchEntity) {
-		return "", ErrBadToken
-	}
+	ok, err := s.db.Get(ctx, key, &te)
 	if err != nil {
-		return "", fmt.Errorf("accounts.Authenticate: %w", store.Convert(err))
+		return "", fmt.Errorf("accounts.Authenticate: %w", err)
+	}
+	if !ok {
+		return "", ErrBadToken
 	}
 	if !s.now().Before(te.Expires) {
 		return "", ErrBadToken
@@ -337,14 +376,14 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 		return nil
 	}
 	key := tokenKey(s.db, token)
-	err := s.db.Client.Delete(ctx, key)
+	err := s.db.Delete(ctx, key)
 	if s.tokens != nil {
 		// After the delete: a request that read the token just before it
 		// may have cached it meanwhile.
 		s.tokens.Remove(key.Name)
 	}
 	if err != nil {
-		return fmt.Errorf("accounts.Logout: %w", store.Convert(err))
+		return fmt.Errorf("accounts.Logout: %w", err)
 	}
 	return nil
 }
@@ -355,12 +394,12 @@ func (s *Service) Get(ctx context.Context, id string) (Person, error) {
 		return Person{}, ErrNoSuchPerson
 	}
 	var u User
-	err := s.db.Client.Get(ctx, UserKey(s.db, id), &u)
-	if errors.Is(err, datastore.ErrNoSuchEntity) {
-		return Person{}, ErrNoSuchPerson
-	}
+	ok, err := s.db.Get(ctx, UserKey(s.db, id), &u)
 	if err != nil {
-		return Person{}, fmt.Errorf("accounts.Get(%q): %w", id, store.Convert(err))
+		return Person{}, fmt.Errorf("accounts.Get(%q): %w", id, err)
+	}
+	if !ok {
+		return Person{}, ErrNoSuchPerson
 	}
 	return ToPerson(id, &u), nil
 }
@@ -369,29 +408,22 @@ func (s *Service) Get(ctx context.Context, id string) (Person, error) {
 // map; unknown ids are left out.
 func (s *Service) GetMulti(ctx context.Context, idList []string) (map[string]Person, error) {
 	out := make(map[string]Person, len(idList))
-	var keys []*datastore.Key
-	var valid []string
+	l := s.db.Lookup()
+	var recs []*Record
 	seen := map[string]bool{}
 	for _, id := range idList {
 		if _, ok := ids.Parse(id); !ok || seen[id] {
 			continue
 		}
 		seen[id] = true
-		keys = append(keys, UserKey(s.db, id))
-		valid = append(valid, id)
+		recs = append(recs, Read(l, id))
 	}
-	if len(keys) == 0 {
-		return out, nil
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("accounts.GetMulti: %w", err)
 	}
-	users := make([]User, len(keys))
-	err := s.db.Client.GetMulti(ctx, keys, users)
-	missing, ok := store.IsMissing(err, len(keys))
-	if !ok {
-		return nil, fmt.Errorf("accounts.GetMulti: %w", store.Convert(err))
-	}
-	for i, id := range valid {
-		if !missing[i] {
-			out[id] = ToPerson(id, &users[i])
+	for _, r := range recs {
+		if p, ok := r.Person(); ok {
+			out[r.id] = p
 		}
 	}
 	return out, nil
@@ -413,12 +445,12 @@ func (s *Service) Resolve(ctx context.Context, caller, ref string) (string, erro
 			return "", ErrNoSuchPerson
 		}
 		var ue usernameEntity
-		err := s.db.Client.Get(ctx, s.db.NameKey(KindUsername, strings.ToLower(name), nil), &ue)
-		if errors.Is(err, datastore.ErrNoSuchEntity) {
-			return "", ErrNoSuchPerson
-		}
+		ok, err := s.db.Get(ctx, s.db.NameKey(KindUsername, strings.ToLower(name), nil), &ue)
 		if err != nil {
-			return "", fmt.Errorf("accounts.Resolve(%q): %w", ref, store.Convert(err))
+			return "", fmt.Errorf("accounts.Resolve(%q): %w", ref, err)
+		}
+		if !ok {
+			return "", ErrNoSuchPerson
 		}
 		return ue.UserID, nil
 	default:
@@ -433,28 +465,23 @@ func (s *Service) Resolve(ctx context.Context, caller, ref string) (string, erro
 // unknown names are left out.
 func (s *Service) LookupUsernames(ctx context.Context, names []string) (map[string]string, error) {
 	out := map[string]string{}
-	var keys []*datastore.Key
-	var lower []string
+	l := s.db.Lookup()
+	refs := map[string]store.Ref{}
+	ents := map[string]*usernameEntity{}
 	for _, n := range names {
-		l := strings.ToLower(n)
-		if ValidateUsername(l) != nil {
+		lower := strings.ToLower(n)
+		if ValidateUsername(lower) != nil {
 			continue
 		}
-		keys = append(keys, s.db.NameKey(KindUsername, l, nil))
-		lower = append(lower, l)
+		ents[lower] = &usernameEntity{}
+		refs[lower] = l.Add(s.db.NameKey(KindUsername, lower, nil), ents[lower])
 	}
-	if len(keys) == 0 {
-		return out, nil
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("accounts.LookupUsernames: %w", err)
 	}
-	ents := make([]usernameEntity, len(keys))
-	err := s.db.Client.GetMulti(ctx, keys, ents)
-	missing, ok := store.IsMissing(err, len(keys))
-	if !ok {
-		return nil, fmt.Errorf("accounts.LookupUsernames: %w", store.Convert(err))
-	}
-	for i, l := range lower {
-		if !missing[i] {
-			out[l] = ents[i].UserID
+	for lower, r := range refs {
+		if r.Found() {
+			out[lower] = ents[lower].UserID
 		}
 	}
 	return out, nil

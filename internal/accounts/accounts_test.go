@@ -119,11 +119,11 @@ func TestTokensAreStoredHashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var te tokenEntity
-	if err := s.db.Client.Get(ctx, s.db.NameKey(KindToken, token, nil), &te); err == nil {
-		t.Error("a Token entity is keyed by the raw token")
+	if ok, err := s.db.Get(ctx, s.db.NameKey(KindToken, token, nil), &te); err != nil || ok {
+		t.Errorf("a Token entity is keyed by the raw token: %v, %v", ok, err)
 	}
-	if err := s.db.Client.Get(ctx, tokenKey(s.db, token), &te); err != nil {
-		t.Errorf("no Token entity under the token's hash: %v", err)
+	if ok, err := s.db.Get(ctx, tokenKey(s.db, token), &te); err != nil || !ok {
+		t.Errorf("no Token entity under the token's hash: %v, %v", ok, err)
 	}
 }
 

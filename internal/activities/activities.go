@@ -3,21 +3,32 @@
 //
 // An Activity stores copies of its author's graph at posting time, so that
 // every feed is one equality query plus one batch lookup:
+//
 //   - Activity/{id}: the activity, with userId, appId, groupIds and
 //     mentionIds indexed for the @self, {groupId}, @mentions and @all feeds;
 //     seq (the id as an integer) orders every feed newest first.
+//
 //   - Activity/{id}/Audience/{n}: relation index entities holding the ids
 //     that see the activity at home: the author and the author's followers,
 //     AudienceChunkSize ids at most each. Audience chunk n copies the
 //     author's follower chunk n (package graph), and chunk 0 adds the
 //     author. The home feed is a keys-only query on followerIds; the
 //     Activity entities stay small.
+//
 //   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
 //     activity first posted with it.
 //
+//   - Stats/{id}: the activity's like and comment counts (see Reaction).
+//
 // Jobs it owns, each enqueued before the commit it follows, idempotent: the
-// fan-out of a post's other audience chunks, and the cleanup after a
-// delete (audience chunks follow jobs added, likes, comments, counts).
+// fan-out of a post's other audience chunks, the notifications of a post's
+// mentions (package notifications), and the cleanup after a delete
+// (audience chunks follow jobs added, counts, and, through Config.Forget,
+// what other packages keep about the activity: likes, comments,
+// notifications).
+//
+// The rebuild jobs (package rebuild) edit the copies through the functions
+// of audience.go and groupcopies.go, in their own transactions.
 package activities
 
 import (
@@ -32,6 +43,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -149,6 +161,15 @@ type Config struct {
 	// GiveUpAfter is how long a job waits for the post or delete it is
 	// about to commit; 0 means 2 minutes.
 	GiveUpAfter time.Duration
+	// Liked, when set, adds viewer's like of an activity to a feed's
+	// batch lookup (package likes), for likedByViewer.
+	Liked func(l *store.Lookup, activity, viewer string) store.Ref
+	// Forget are run by the cleanup job once an activity is gone: each
+	// deletes what another package keeps about it (likes, comments,
+	// notifications) and returns how many entities it deleted. They must
+	// be idempotent, and no new entity about the activity may appear
+	// once it is gone.
+	Forget []func(ctx context.Context, activity string) (int, error)
 }
 
 // Service manages activities and feeds.
@@ -156,14 +177,15 @@ type Service struct {
 	db       *store.DB
 	ids      *ids.Generator
 	accounts *accounts.Service
+	notes    *notifications.Service
 	queue    queue.Queue
 	cfg      Config
 	now      func() time.Time
 }
 
 // New returns a Service.
-func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, cfg Config) (*Service, error) {
-	if db == nil || gen == nil || acc == nil || q == nil {
+func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, notes *notifications.Service, q queue.Queue, cfg Config) (*Service, error) {
+	if db == nil || gen == nil || acc == nil || notes == nil || q == nil {
 		return nil, errors.New("activities.New: nil dependency")
 	}
 	if cfg.FanoutQueue == "" {
@@ -175,7 +197,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = defaultGiveUpAfter
 	}
-	return &Service{db: db, ids: gen, accounts: acc, queue: q, cfg: cfg, now: time.Now}, nil
+	return &Service{db: db, ids: gen, accounts: acc, notes: notes, queue: q, cfg: cfg, now: time.Now}, nil
 }
 
 // Key returns an activity's key.
@@ -213,22 +235,40 @@ func (s *Service) Get(ctx context.Context, viewer, user, appID string, idList []
 			keys = append(keys, Key(s.db, id))
 		}
 	}
+	found, list, err := s.load(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("activities.Get: %w", err)
+	}
+	var mine []*datastore.Key
+	var theirs []*Activity
+	for i, a := range list {
+		if a.UserID == user && (appID == "" || appID == "@app" || a.AppID == appID) {
+			mine, theirs = append(mine, found[i]), append(theirs, a)
+		}
+	}
+	return s.views(ctx, viewer, mine, theirs, "")
+}
+
+// load reads the activities at keys in one lookup and returns those that
+// exist, in order.
+func (s *Service) load(ctx context.Context, keys []*datastore.Key) ([]*datastore.Key, []*Activity, error) {
+	l := s.db.Lookup()
 	acts := make([]Activity, len(keys))
-	err := s.db.Client.GetMulti(ctx, keys, acts)
-	missing, ok := store.IsMissing(err, len(keys))
-	if !ok {
-		return nil, fmt.Errorf("activities.Get: %w", store.Convert(err))
+	refs := make([]store.Ref, len(keys))
+	for i, k := range keys {
+		refs[i] = l.Add(k, &acts[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, nil, err
 	}
 	var found []*datastore.Key
 	var list []*Activity
 	for i := range acts {
-		if missing[i] || acts[i].UserID != user || (appID != "" && appID != "@app" && acts[i].AppID != appID) {
-			continue
+		if refs[i].Found() {
+			found, list = append(found, keys[i]), append(list, &acts[i])
 		}
-		found = append(found, keys[i])
-		list = append(list, &acts[i])
 	}
-	return s.views(ctx, viewer, found, list, nil)
+	return found, list, nil
 }
 
 // Delete deletes an activity of author's, with its audience chunks,
@@ -242,7 +282,7 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 	}
 	key := Key(s.db, id)
 	var a Activity
-	if ok, err := s.db.Find(ctx, key, &a); err != nil {
+	if ok, err := s.db.Get(ctx, key, &a); err != nil {
 		return fmt.Errorf("activities.Delete(%s): %w", id, err)
 	} else if !ok {
 		return ErrNoSuchActivity
@@ -252,12 +292,12 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 	if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: id, At: s.now().UnixMicro()}); err != nil {
 		return err
 	}
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var a Activity
-		if err := tx.Get(key, &a); errors.Is(err, datastore.ErrNoSuchEntity) {
-			return ErrNoSuchActivity
-		} else if err != nil {
+		if ok, err := tx.Get(key, &a); err != nil {
 			return err
+		} else if !ok {
+			return ErrNoSuchActivity
 		}
 		if a.UserID != author {
 			return ErrNotAuthor
@@ -299,16 +339,16 @@ func (s *Service) enqueueCleanup(ctx context.Context, t CleanupTask) error {
 const cleanupBatch = 500
 
 // Cleanup runs a cleanup job: once the activity is gone, it deletes its
-// remaining audience chunks, likes, comments and counts. It reports
-// whether the activity is gone (false: the delete never committed, and
-// there is nothing to clean). It can run any number of times.
+// remaining audience chunks and counts, then runs Config.Forget. It
+// reports whether the activity is gone (false: the delete never committed,
+// and there is nothing to clean) and how many entities it deleted. It can
+// run any number of times.
 func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, deleted int, err error) {
 	if _, ok := ids.Parse(t.ActivityID); !ok {
 		return false, 0, nil
 	}
 	key := Key(s.db, t.ActivityID)
-	var a Activity
-	ok, err := s.db.Find(ctx, key, &a)
+	ok, err := s.db.Get(ctx, key, &Activity{})
 	if err != nil {
 		return false, 0, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, err)
 	}
@@ -319,44 +359,31 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 		}
 		return false, 0, nil
 	}
-	// Nothing new can appear: follow and fan-out jobs, likes and comments
-	// check the activity in their transactions.
-	queries := []*datastore.Query{
-		s.db.Query(KindAudience).Ancestor(key).KeysOnly(),
-		s.db.Query(KindLike).FilterField("activityId", "=", t.ActivityID).KeysOnly(),
-		s.db.Query(KindComment).FilterField("activityId", "=", t.ActivityID).KeysOnly(),
+	// Nothing new can appear: follow and fan-out jobs, likes, comments and
+	// notification jobs check the activity in their transactions.
+	deleted, err = s.db.DeleteAll(ctx, s.db.Query(KindAudience).Ancestor(key).KeysOnly(), cleanupBatch)
+	if err == nil {
+		err = s.db.Delete(ctx, StatsKey(s.db, t.ActivityID))
 	}
-	for _, q := range queries {
-		for {
-			keys, err := s.db.Client.GetAll(ctx, q.Limit(cleanupBatch), nil)
-			if err != nil {
-				return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, store.Convert(err))
-			}
-			if len(keys) == 0 {
-				break
-			}
-			if err := s.db.Client.DeleteMulti(ctx, keys); err != nil {
-				return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, store.Convert(err))
-			}
-			deleted += len(keys)
+	for _, forget := range s.cfg.Forget {
+		if err != nil {
+			break
 		}
+		var n int
+		n, err = forget(ctx, t.ActivityID)
+		deleted += n
 	}
-	if err := s.db.Client.Delete(ctx, StatsKey(s.db, t.ActivityID)); err != nil {
-		return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, store.Convert(err))
+	if err != nil {
+		return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, err)
 	}
 	return true, deleted, nil
 }
 
 // ExistsIn reports, in tx, whether an activity exists: for jobs of other
 // packages that must not write about a deleted activity.
-func ExistsIn(tx *datastore.Transaction, db *store.DB, id string) (bool, error) {
-	var a Activity
-	err := tx.Get(Key(db, id), &a)
-	switch {
-	case errors.Is(err, datastore.ErrNoSuchEntity):
+func ExistsIn(tx *store.Tx, id string) (bool, error) {
+	if _, ok := ids.Parse(id); !ok {
 		return false, nil
-	case err != nil:
-		return false, err
 	}
-	return true, nil
+	return tx.Get(Key(tx.DB(), id), &Activity{})
 }

@@ -1,7 +1,7 @@
 package activities
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -35,12 +35,12 @@ type Ref struct {
 // mergeIDs adds ids to audience chunk base of one activity and its
 // overflows, in tx, skipping ids already there. It returns how many it
 // added.
-func mergeIDs(tx *datastore.Transaction, db *store.DB, ref Ref, base int, ids []string) (int, error) {
+func mergeIDs(tx *store.Tx, ref Ref, base int, ids []string) (int, error) {
 	added := 0
 	for j := 0; len(ids) > 0 && j <= maxOverflow; j++ {
-		key := overflowKey(db, ref.ID, base, j)
+		key := overflowKey(tx.DB(), ref.ID, base, j)
 		var aud Audience
-		if err := tx.Get(key, &aud); err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
+		if _, err := tx.Get(key, &aud); err != nil {
 			return added, err
 		}
 		aud.Seq, aud.UserID = ref.Seq, ref.Author
@@ -64,7 +64,7 @@ func mergeIDs(tx *datastore.Transaction, db *store.DB, ref Ref, base int, ids []
 			if err := checkAudience(&aud); err != nil {
 				return added, err
 			}
-			if _, err := tx.Put(key, &aud); err != nil {
+			if err := tx.Put(key, &aud); err != nil {
 				return added, err
 			}
 			added += len(aud.FollowerIDs) - before
@@ -80,36 +80,36 @@ func mergeIDs(tx *datastore.Transaction, db *store.DB, ref Ref, base int, ids []
 // AddFollower adds follower to audience chunk base of each activity, in tx,
 // and returns the ids of the activities it changed. Activities that no
 // longer exist are skipped, so no audience outlives its activity.
-func AddFollower(tx *datastore.Transaction, db *store.DB, refs []Ref, base int, follower string) ([]string, error) {
-	keys := make([]*datastore.Key, 0, 2*len(refs))
-	dst := make([]any, 0, 2*len(refs))
-	for _, r := range refs {
-		keys = append(keys, Key(db, r.ID), AudienceKey(db, r.ID, base))
-		dst = append(dst, &Activity{}, &Audience{})
+func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string, error) {
+	l := tx.Lookup()
+	acts := make([]Activity, len(refs))
+	auds := make([]Audience, len(refs))
+	found := make([]store.Ref, len(refs))
+	for i, r := range refs {
+		found[i] = l.Add(Key(tx.DB(), r.ID), &acts[i])
+		l.Add(AudienceKey(tx.DB(), r.ID, base), &auds[i])
 	}
-	err := tx.GetMulti(keys, dst)
-	missing, ok := store.IsMissing(err, len(keys))
-	if !ok {
+	if err := l.Run(context.Background()); err != nil {
 		return nil, err
 	}
 	var changed []string
 	var putKeys []*datastore.Key
 	var putVals []any
 	for i, r := range refs {
-		if missing[2*i] {
+		if !found[i].Found() {
 			continue // deleted
 		}
-		aud := dst[2*i+1].(*Audience)
-		r.Author = dst[2*i].(*Activity).UserID
+		aud := &auds[i]
+		r.Author = acts[i].UserID
 		switch {
 		case slices.Contains(aud.FollowerIDs, follower):
 			continue
 		case len(aud.FollowerIDs) < AudienceChunkSize:
 			aud.FollowerIDs = append(aud.FollowerIDs, follower)
 			aud.Seq, aud.UserID = r.Seq, r.Author
-			putKeys, putVals = append(putKeys, keys[2*i+1]), append(putVals, aud)
+			putKeys, putVals = append(putKeys, AudienceKey(tx.DB(), r.ID, base)), append(putVals, aud)
 		default: // full: rare, so one entity at a time
-			n, err := mergeIDs(tx, db, r, base, []string{follower})
+			n, err := mergeIDs(tx, r, base, []string{follower})
 			if err != nil {
 				return nil, err
 			}
@@ -119,10 +119,8 @@ func AddFollower(tx *datastore.Transaction, db *store.DB, refs []Ref, base int, 
 		}
 		changed = append(changed, r.ID)
 	}
-	if len(putKeys) > 0 {
-		if _, err := tx.PutMulti(putKeys, putVals); err != nil {
-			return nil, err
-		}
+	if err := tx.PutMulti(putKeys, putVals); err != nil {
+		return nil, err
 	}
 	return changed, nil
 }
@@ -139,7 +137,7 @@ func AudienceOf(db *store.DB, follower, author string) *datastore.Query {
 // given keys (from AudienceOf) whose activity was surely posted before
 // cutoff (all of them when cutoff is zero). It returns the ids of the activities
 // it changed.
-func RemoveFollower(tx *datastore.Transaction, keys []*datastore.Key, follower string, cutoff time.Time) ([]string, error) {
+func RemoveFollower(tx *store.Tx, keys []*datastore.Key, follower string, cutoff time.Time) ([]string, error) {
 	var pick []*datastore.Key
 	for _, k := range keys {
 		seq, ok := ids.Parse(k.Parent.Name)
@@ -150,17 +148,20 @@ func RemoveFollower(tx *datastore.Transaction, keys []*datastore.Key, follower s
 	if len(pick) == 0 {
 		return nil, nil
 	}
+	l := tx.Lookup()
 	auds := make([]Audience, len(pick))
-	err := tx.GetMulti(pick, auds)
-	missing, ok := store.IsMissing(err, len(pick))
-	if !ok {
+	found := make([]store.Ref, len(pick))
+	for i, k := range pick {
+		found[i] = l.Add(k, &auds[i])
+	}
+	if err := l.Run(context.Background()); err != nil {
 		return nil, err
 	}
 	var changed []string
 	var putKeys []*datastore.Key
 	var putVals []any
 	for i, k := range pick {
-		if missing[i] {
+		if !found[i].Found() {
 			continue // the activity was deleted
 		}
 		n := len(auds[i].FollowerIDs)
@@ -172,10 +173,8 @@ func RemoveFollower(tx *datastore.Transaction, keys []*datastore.Key, follower s
 			}
 		}
 	}
-	if len(putKeys) > 0 {
-		if _, err := tx.PutMulti(putKeys, putVals); err != nil {
-			return nil, err
-		}
+	if err := tx.PutMulti(putKeys, putVals); err != nil {
+		return nil, err
 	}
 	return changed, nil
 }

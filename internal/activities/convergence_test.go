@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -19,10 +20,13 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/app"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
+	"socialstream/internal/likes"
 	"socialstream/internal/queue"
+	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -81,10 +85,7 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graph.New(direct)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := services(t, direct, gen, acc, &recorder{}).Graph
 	register := func(name string) string {
 		p, _, err := acc.Register(ctx, name, "password1", "")
 		if err != nil {
@@ -93,7 +94,7 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 		return p.ID
 	}
 	author, late := register("author"), register("late")
-	fullChunk(t, direct, author, graph.ChunkCap)
+	fullChunk(t, g, author, graph.ChunkCap)
 
 	// The post's own client: right after its first, non-transactional read
 	// of the follower index, another follow gives the author a second
@@ -109,7 +110,7 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 		for _, k := range lr.GetKeys() {
 			path := k.GetPath()
 			if len(path) == 1 && path[0].GetKind() == graph.KindFollowerIndex && armed.CompareAndSwap(true, false) {
-				if _, ferr := g.Follow(ctx, late, author); ferr != nil {
+				if _, ferr := g.Follow(ctx, late, author, nil); ferr != nil {
 					t.Errorf("the racing follow: %v", ferr)
 				}
 			}
@@ -126,10 +127,7 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &recorder{}
-	act, err := activities.New(db, gen, acc, q, activities.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	act := services(t, db, gen, acc, q).Activities
 
 	q.failing.Store(true)
 	in := activities.PostInput{Title: "hello", ExternalID: "once"}
@@ -139,7 +137,7 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 	if armed.Load() {
 		t.Fatal("the racing follow never ran")
 	}
-	if n, _ := g.ChunkCount(ctx, author); n != 2 {
+	if n, _ := graph.ChunkCount(ctx, direct, author); n != 2 {
 		t.Fatalf("author has %d follower chunks, want 2", n)
 	}
 	q.failing.Store(false)
@@ -170,10 +168,8 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &recorder{}
-	act, err := activities.New(db, gen, acc, q, activities.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := services(t, db, gen, acc, q)
+	act := svc.Activities
 	p, _, err := acc.Register(ctx, "author", "password1", "")
 	if err != nil {
 		t.Fatal(err)
@@ -183,12 +179,12 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A reaction and a job-made audience chunk.
-	like := activities.LikeKey(db, v.ID, "someone")
+	if err := svc.Likes.Like(ctx, "someone", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	like := likes.LikeKey(db, v.ID, "someone")
 	extra := activities.AudienceKey(db, v.ID, 3)
-	if _, err := db.Client.PutMulti(ctx, []*datastore.Key{like, extra}, []any{
-		&activities.Like{ActivityID: v.ID, UserID: "someone"},
-		&activities.Audience{FollowerIDs: []string{"someone"}, UserID: p.ID},
-	}); err != nil {
+	if err := db.Put(ctx, extra, &activities.Audience{FollowerIDs: []string{"someone"}, UserID: p.ID}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -225,7 +221,7 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	var left []*datastore.Key
 	for _, k := range []*datastore.Key{like, extra} {
 		var dst datastore.PropertyList
-		if err := db.Client.Get(ctx, k, &dst); !errors.Is(err, datastore.ErrNoSuchEntity) {
+		if ok, err := db.Get(ctx, k, &dst); ok || err != nil {
 			left = append(left, k)
 		}
 	}
@@ -234,18 +230,24 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	}
 }
 
-// fullChunk gives user n made-up followers in follower chunk 0, written
-// straight into the follower index: what a post and a follow read, without
-// the Follow entities (thousands, slow to write) that nothing here reads.
-func fullChunk(t *testing.T, db *store.DB, user string, n int) {
+// fullChunk gives user n made-up followers, imported in bulk.
+func fullChunk(t *testing.T, g *graph.Service, user string, n int) {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprint("filler", i)
 	}
-	if _, err := db.Client.PutMulti(context.Background(),
-		[]*datastore.Key{graph.IndexKey(db, user), graph.ChunkKey(db, user, 0)},
-		[]any{&graph.Index{Sizes: []int64{int64(n)}}, &graph.Chunk{IDs: ids}}); err != nil {
+	if err := g.ImportFollowers(context.Background(), user, ids); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// services builds the services over db and q, as the app does.
+func services(t *testing.T, db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue) *app.Services {
+	t.Helper()
+	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

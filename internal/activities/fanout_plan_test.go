@@ -29,7 +29,7 @@ func TestFanoutPlanBeforeCommit(t *testing.T) {
 	go func() {
 		time.Sleep(60 * time.Millisecond)
 		a := &activities.Activity{Seq: seq, UserID: author, Title: "late", Chunks: 1}
-		if _, err := f.db.Client.Put(ctx, activities.Key(f.db, id), a); err != nil {
+		if err := f.db.Put(ctx, activities.Key(f.db, id), a); err != nil {
 			t.Error(err)
 		}
 	}()

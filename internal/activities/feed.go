@@ -2,8 +2,8 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -61,19 +61,19 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if app != "" {
 			q = q.FilterField("appId", "=", app)
 		}
-		return s.activityFeed(ctx, r.Viewer, q.Order("-seq"), "self:"+r.UserID+":"+app, r.Page, nil)
+		return s.activityFeed(ctx, r.Viewer, q.Order("-seq"), "self:"+r.UserID+":"+app, r.Page, "")
 	case All:
 		q := s.db.Query(KindActivity)
 		if app != "" {
 			q = q.FilterField("appId", "=", app)
 		}
-		return s.activityFeed(ctx, r.Viewer, q.Order("-seq"), "all:"+app, r.Page, nil)
+		return s.activityFeed(ctx, r.Viewer, q.Order("-seq"), "all:"+app, r.Page, "")
 	case Mentions:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
 		q := s.db.Query(KindActivity).FilterField("mentionIds", "=", r.UserID).Order("-seq")
-		return s.activityFeed(ctx, r.Viewer, q, "mentions:"+r.UserID, r.Page, nil)
+		return s.activityFeed(ctx, r.Viewer, q, "mentions:"+r.UserID, r.Page, "")
 	case Friends:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
@@ -85,19 +85,13 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)
 		}
 		q := s.db.Query(KindActivity).FilterField("groupIds", "=", group).Order("-seq")
-		return s.activityFeed(ctx, r.Viewer, q, "group:"+group, r.Page, &groupCheck{id: group})
+		return s.activityFeed(ctx, r.Viewer, q, "group:"+group, r.Page, group)
 	}
 }
 
-// groupCheck rides on a feed's batch lookup to check the viewer may see a
-// group's feed.
-type groupCheck struct {
-	id string
-	g  groups.Group
-	m  groups.Membership
-}
-
-func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.Query, tag string, p store.PageRequest, gc *groupCheck) ([]View, string, error) {
+// activityFeed runs a feed's query on activities; for a group's feed, group
+// names the group whose access the batch lookup checks too.
+func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.Query, tag string, p store.PageRequest, group string) ([]View, string, error) {
 	keys, vals, next, err := store.Page[Activity](ctx, s.db, q, tag, p)
 	if err != nil {
 		return nil, "", err
@@ -106,7 +100,7 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.
 	for i := range vals {
 		acts[i] = &vals[i]
 	}
-	views, err := s.views(ctx, viewer, keys, acts, gc)
+	views, err := s.views(ctx, viewer, keys, acts, group)
 	if err != nil {
 		return nil, "", err
 	}
@@ -129,81 +123,56 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, p store.PageReque
 			keys = append(keys, k.Parent)
 		}
 	}
-	acts := make([]Activity, len(keys))
-	err = s.db.Client.GetMulti(ctx, keys, acts)
-	missing, ok := store.IsMissing(err, len(keys))
-	if !ok {
-		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, store.Convert(err))
+	// An activity deleted since is left out: its audience went with it.
+	found, list, err := s.load(ctx, keys)
+	if err != nil {
+		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
 	}
-	var found []*datastore.Key
-	var list []*Activity
-	for i := range acts {
-		if !missing[i] { // deleted since: its audience goes with it
-			found = append(found, keys[i])
-			list = append(list, &acts[i])
-		}
-	}
-	views, err := s.views(ctx, viewer, found, list, nil)
+	views, err := s.views(ctx, viewer, found, list, "")
 	if err != nil {
 		return nil, "", err
 	}
 	return views, next, nil
 }
 
-// views turns activities into views with their authors, fetched in one
-// batch lookup together with what gc needs.
-func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, gc *groupCheck) ([]View, error) {
-	var lookup []*datastore.Key
-	var dst []any
-	authorAt := map[string]int{}
+// views turns activities into views with their authors, counts and the
+// viewer's likes, fetched in one batch lookup; for a group's feed, the
+// lookup checks that the viewer may see the group too.
+func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string) ([]View, error) {
+	l := s.db.Lookup()
+	authors := map[string]*accounts.Record{}
 	for _, a := range acts {
-		if _, ok := authorAt[a.UserID]; !ok {
-			authorAt[a.UserID] = len(lookup)
-			lookup = append(lookup, accounts.UserKey(s.db, a.UserID))
-			dst = append(dst, &accounts.User{})
+		if authors[a.UserID] == nil {
+			authors[a.UserID] = accounts.Read(l, a.UserID)
 		}
 	}
-	// Each activity's counts and the viewer's like ride along.
-	statsAt := len(lookup)
-	liker := viewer
-	if liker == "" {
-		liker = "-" // no viewer: a key no like has
-	}
+	stats := make([]Stats, len(acts))
+	liked := make([]store.Ref, len(acts))
 	for i := range acts {
-		lookup = append(lookup, StatsKey(s.db, keys[i].Name), LikeKey(s.db, keys[i].Name, liker))
-		dst = append(dst, &Stats{}, &Like{})
-	}
-	gAt := len(lookup)
-	if gc != nil {
-		lookup = append(lookup, groups.GroupKey(s.db, gc.id), groups.MembershipKey(s.db, gc.id, viewer))
-		dst = append(dst, &gc.g, &gc.m)
-	}
-	if len(lookup) == 0 {
-		return []View{}, nil
-	}
-	err := s.db.Client.GetMulti(ctx, lookup, dst)
-	missing, ok := store.IsMissing(err, len(lookup))
-	if !ok {
-		return nil, fmt.Errorf("activities: lookup: %w", store.Convert(err))
-	}
-	if gc != nil {
-		if missing[gAt] {
-			return nil, groups.ErrNoSuchGroup
+		l.Add(StatsKey(s.db, keys[i].Name), &stats[i])
+		if viewer != "" && s.cfg.Liked != nil {
+			liked[i] = s.cfg.Liked(l, keys[i].Name, viewer)
 		}
-		if err := groups.CanSee(&gc.g, !missing[gAt+1]); err != nil {
+	}
+	var access *groups.Access
+	if group != "" {
+		access = groups.ReadAccess(l, group, viewer)
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("activities: lookup: %w", err)
+	}
+	if access != nil {
+		if err := access.Check(); err != nil {
 			return nil, err
 		}
 	}
 	out := make([]View, 0, len(acts))
 	for i, a := range acts {
 		var author *accounts.Person
-		if j := authorAt[a.UserID]; !missing[j] {
-			p := accounts.ToPerson(a.UserID, dst[j].(*accounts.User))
+		if p, ok := authors[a.UserID].Person(); ok {
 			author = &p
 		}
-		st := dst[statsAt+2*i].(*Stats)
-		liked := viewer != "" && !missing[statsAt+2*i+1]
-		out = append(out, toView(keys[i].Name, a, author, st, liked))
+		out = append(out, toView(keys[i].Name, a, author, &stats[i], liked[i].Found()))
 	}
 	return out, nil
 }
@@ -243,26 +212,26 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 	key := Key(s.db, t.ActivityID)
 	if t.Chunk == 0 {
 		var a Activity
-		err := s.db.Client.Get(ctx, key, &a)
+		ok, err := s.db.Get(ctx, key, &a)
 		// The post enqueued this job just before its commit, which lands
 		// milliseconds later: wait a little rather than fail and wait for
 		// the queue's backoff (half a second or more).
-		for i := 0; i < planWaits && errors.Is(err, datastore.ErrNoSuchEntity) && s.now().Sub(ids.Time(seq)) < planWaitWindow; i++ {
+		for i := 0; i < planWaits && err == nil && !ok && s.now().Sub(ids.Time(seq)) < planWaitWindow; i++ {
 			select {
 			case <-ctx.Done():
 				return FanoutResult{}, ctx.Err()
 			case <-time.After(planWait):
 			}
-			err = s.db.Client.Get(ctx, key, &a)
+			ok, err = s.db.Get(ctx, key, &a)
 		}
-		if errors.Is(err, datastore.ErrNoSuchEntity) {
+		if err != nil {
+			return FanoutResult{}, err
+		}
+		if !ok {
 			if s.now().Sub(ids.Time(seq)) > s.cfg.GiveUpAfter {
 				return FanoutResult{Skipped: "activity never committed or deleted"}, nil
 			}
 			return FanoutResult{}, ErrNotYet
-		}
-		if err != nil {
-			return FanoutResult{}, store.Convert(err)
 		}
 		for n := 1; n < a.Chunks; n++ {
 			if err := s.enqueueFanout(ctx, t.ActivityID, n); err != nil {
@@ -272,25 +241,25 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 		return FanoutResult{Enqueued: max(0, a.Chunks-1)}, nil
 	}
 	var res FanoutResult
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		res = FanoutResult{}
 		var a Activity
-		if err := tx.Get(key, &a); errors.Is(err, datastore.ErrNoSuchEntity) {
+		if ok, err := tx.Get(key, &a); err != nil {
+			return err
+		} else if !ok {
 			res.Skipped = "activity deleted"
 			return nil
-		} else if err != nil {
-			return err
 		}
-		var chunk graph.Chunk
-		if err := tx.Get(graph.ChunkKey(s.db, a.UserID, t.Chunk), &chunk); errors.Is(err, datastore.ErrNoSuchEntity) {
+		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk)
+		if err != nil {
+			return err
+		} else if !ok {
 			res.Skipped = "no such follower chunk"
 			return nil
-		} else if err != nil {
-			return err
 		}
 		// Merge, never overwrite: a follow job may have created this
 		// chunk first, with the ids of new followers.
-		n, err := mergeIDs(tx, s.db, Ref{ID: t.ActivityID, Seq: a.Seq, Author: a.UserID}, t.Chunk, chunk.IDs)
+		n, err := mergeIDs(tx, Ref{ID: t.ActivityID, Seq: a.Seq, Author: a.UserID}, t.Chunk, followers)
 		res.Written = n
 		if n == 0 {
 			res.Skipped = "chunk already up to date"
@@ -298,4 +267,58 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 		return err
 	})
 	return res, err
+}
+
+// HomeIDs runs the home feed's query for viewer alone, outside any view:
+// the ids of up to n activities they see, newest first, from offset. For
+// the bench's floor and probes, which measure the Datastore work a feed
+// cannot avoid.
+func HomeIDs(ctx context.Context, db *store.DB, viewer string, offset, n int) ([]string, error) {
+	q := db.Query(KindAudience).FilterField("followerIds", "=", viewer).Order("-seq").KeysOnly().Offset(offset)
+	keys, _, err := db.KeysFrom(ctx, q, "", n)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range keys {
+		if k.Parent != nil && !slices.Contains(out, k.Parent.Name) {
+			out = append(out, k.Parent.Name)
+		}
+	}
+	return out, nil
+}
+
+// LookupBare does a feed's two batch lookups for the activities with the
+// given ids and nothing more: the activities, then their authors, counts
+// and viewer's likes (through liked). It returns how many activities it
+// found. For the bench's floor.
+func LookupBare(ctx context.Context, db *store.DB, viewer string, idList []string, liked func(l *store.Lookup, activity, viewer string) store.Ref) (int, error) {
+	keys := make([]*datastore.Key, len(idList))
+	for i, id := range idList {
+		keys[i] = Key(db, id)
+	}
+	s := &Service{db: db, cfg: Config{Liked: liked}}
+	found, acts, err := s.load(ctx, keys)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.views(ctx, viewer, found, acts, ""); err != nil {
+		return 0, err
+	}
+	return len(found), nil
+}
+
+// AudienceSize counts the distinct ids in an activity's audience chunks.
+func AudienceSize(ctx context.Context, db *store.DB, activity string) (int, error) {
+	var auds []Audience
+	if _, err := db.GetAll(ctx, db.Query(KindAudience).Ancestor(Key(db, activity)), &auds); err != nil {
+		return 0, err
+	}
+	seen := map[string]bool{}
+	for _, a := range auds {
+		for _, id := range a.FollowerIDs {
+			seen[id] = true
+		}
+	}
+	return len(seen), nil
 }

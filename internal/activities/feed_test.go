@@ -73,15 +73,8 @@ func newFixture(t *testing.T) *fixture {
 	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
 		t.Fatal(err)
 	}
-	if f.graph, err = graph.New(db); err != nil {
-		t.Fatal(err)
-	}
-	if f.groups, err = groups.New(db, gen); err != nil {
-		t.Fatal(err)
-	}
-	if f.act, err = activities.New(db, gen, f.acc, testenv.StartTasks(t).Queue, activities.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	svc := services(t, db, gen, f.acc, testenv.StartTasks(t).Queue)
+	f.graph, f.groups, f.act = svc.Graph, svc.Groups, svc.Activities
 	return f
 }
 
@@ -109,10 +102,10 @@ func TestFeedCallCounts(t *testing.T) {
 			}
 			for i := 0; i < followees; i++ {
 				author := f.user(t, fmt.Sprintf("author%02d", i))
-				if _, err := f.graph.Follow(ctx, viewer, author); err != nil {
+				if _, err := f.graph.Follow(ctx, viewer, author, nil); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := f.groups.Join(ctx, author, g.ID, author); err != nil {
+				if _, _, err := f.groups.Join(ctx, author, g.ID, author); err != nil {
 					t.Fatal(err)
 				}
 				for j := 0; j < 3; j++ {
@@ -169,10 +162,7 @@ func TestIDCollisionAcrossInstances(t *testing.T) {
 	var posted []string
 	for i := 0; i < 2; i++ {
 		gen := ids.NewNode(7, now) // a fresh "instance" each time: same first id
-		svc, err := activities.New(f.db, gen, f.acc, testenv.StartTasks(t).Queue, activities.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		svc := services(t, f.db, gen, f.acc, testenv.StartTasks(t).Queue).Activities
 		v, _, err := svc.Post(ctx, author, activities.PostInput{Title: fmt.Sprint("post ", i)})
 		if err != nil {
 			t.Fatal(err)

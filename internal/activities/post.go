@@ -18,6 +18,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -88,7 +89,8 @@ var (
 // graph.ChunkCap followers) are written in one commit, so they see it at
 // once. An author with more followers gets the other chunks from fan-out
 // jobs; the planning job is enqueued before the commit, so a post can never
-// commit without it (a job whose activity never appears gives up).
+// commit without it (a job whose activity never appears gives up). So is
+// the job that notifies the people it mentions.
 func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, bool, error) {
 	if err := in.validate(); err != nil {
 		return View{}, false, err
@@ -109,7 +111,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	// must be before the commit of an activity with more than one chunk,
 	// so the transaction refuses to commit one without it; the author may
 	// pass from one chunk to two between this read and the commit.
-	chunks, err := s.chunkCount(ctx, author)
+	chunks, err := graph.ChunkCount(ctx, s.db, author)
 	if err != nil {
 		return View{}, false, err
 	}
@@ -118,6 +120,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		id       string
 		existing string
 		planned  bool
+		told     string // the id whose mention job is enqueued
 	)
 	seq := s.ids.Next()
 	for attempt := 0; ; attempt++ {
@@ -128,31 +131,37 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			planned = true
 		}
+		if len(mentions) > 0 && told != id {
+			err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
+				Recipients: mentions, ActivityID: id, ID: "mention-" + id})
+			if err != nil {
+				return View{}, false, err
+			}
+			told = id
+		}
 		existing = ""
 		mine := &Activity{
 			Seq: seq, UserID: author, AppID: in.AppID, Title: in.Title, Body: in.Body, URL: in.URL,
 			PostedTime: s.now().UnixMilli(), ExternalID: in.ExternalID, MentionIDs: mentions,
 		}
-		err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		err = s.db.Update(ctx, func(tx *store.Tx) error {
 			var (
-				ext    externalID
-				idx    graph.Index
-				chunk0 graph.Chunk
-				ug     groups.UserGroups
-				prior  Activity
+				ext      externalID
+				prior    Activity
+				l        = tx.Lookup()
+				taken    = l.Add(Key(s.db, id), &prior)
+				follows  = graph.ReadFollowers(l, author)
+				inGroups = groups.ReadGroupsOf(l, author)
+				extKey   = externalIDKey(s.db, author, in.ExternalID)
+				used     store.Ref
 			)
-			keys := []*datastore.Key{Key(s.db, id), graph.IndexKey(s.db, author), graph.ChunkKey(s.db, author, 0), groups.UserGroupsKey(s.db, author)}
-			dst := []any{&prior, &idx, &chunk0, &ug}
 			if in.ExternalID != "" {
-				keys = append(keys, externalIDKey(s.db, author, in.ExternalID))
-				dst = append(dst, &ext)
+				used = l.Add(extKey, &ext)
 			}
-			err := tx.GetMulti(keys, dst)
-			missing, ok := store.IsMissing(err, len(keys))
-			if !ok {
+			if err := l.Run(ctx); err != nil {
 				return err
 			}
-			if !missing[0] {
+			if taken.Found() {
 				if prior.UserID == author && prior.PostedTime == mine.PostedTime {
 					// This very post: the transaction is retried after a
 					// commit that applied but answered an error.
@@ -161,26 +170,25 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				}
 				return errIDTaken
 			}
-			if in.ExternalID != "" && !missing[4] {
+			if used.Found() {
 				existing = ext.ActivityID
 				return nil
 			}
-			if len(idx.Sizes) > 1 && !planned {
+			if follows.Chunks() > 1 && !planned {
 				return errUnplanned
 			}
 			a = mine
-			a.GroupIDs, a.Chunks = ug.GroupIDs, max(1, len(idx.Sizes))
-			aud := &Audience{FollowerIDs: append([]string{author}, chunk0.IDs...), Seq: seq, UserID: author}
+			a.GroupIDs, a.Chunks = inGroups.IDs(), max(1, follows.Chunks())
+			aud := &Audience{FollowerIDs: append([]string{author}, follows.First()...), Seq: seq, UserID: author}
 			if err := checkAudience(aud); err != nil {
 				return err
 			}
-			puts := []*datastore.Key{keys[0], AudienceKey(s.db, id, 0)}
+			puts := []*datastore.Key{Key(s.db, id), AudienceKey(s.db, id, 0)}
 			vals := []any{a, aud}
 			if in.ExternalID != "" {
-				puts, vals = append(puts, keys[4]), append(vals, &externalID{ActivityID: id})
+				puts, vals = append(puts, extKey), append(vals, &externalID{ActivityID: id})
 			}
-			_, err = tx.PutMulti(puts, vals)
-			return err
+			return tx.PutMulti(puts, vals)
 		})
 		switch {
 		case errors.Is(err, errUnplanned) && attempt < 3:
@@ -205,20 +213,11 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		return vs[0], false, nil
 	}
-	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, nil)
+	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, "")
 	if err != nil || len(vs) != 1 {
 		return View{}, false, fmt.Errorf("activities.Post(%s): view: %w", author, err)
 	}
 	return vs[0], true, nil
-}
-
-func (s *Service) chunkCount(ctx context.Context, user string) (int, error) {
-	var idx graph.Index
-	err := s.db.Client.Get(ctx, graph.IndexKey(s.db, user), &idx)
-	if err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
-		return 0, fmt.Errorf("activities: follower index of %s: %w", user, store.Convert(err))
-	}
-	return len(idx.Sizes), nil
 }
 
 func (s *Service) enqueueFanout(ctx context.Context, id string, chunk int) error {

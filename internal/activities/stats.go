@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,25 +11,20 @@ import (
 	"socialstream/internal/store"
 )
 
-// Kinds of the reactions to an activity. They are root entities with an
-// activityId property, not children of the Activity: children share an
-// entity group, and the emulator (like legacy Datastore) serialises writes
-// to one group, so thousands of likes would contend.
-const (
-	KindLike    = "Like"    // Like/{activityId}_{userId}
-	KindComment = "Comment" // Comment/{commentId}
-	KindStats   = "Stats"   // Stats/{activityId}
-)
+// KindStats is the kind of an activity's counts: Stats/{activityId}, a
+// root entity, not a child of the Activity (children share an entity
+// group, which the emulator, like legacy Datastore, serialises).
+const KindStats = "Stats"
 
 // Counting likes and comments.
 //
-// Each like is an entity of its own (Like/{activity}_{user}), so liking
-// twice is a no-op and unliking is deleting it. The counts live in one
-// Stats entity per activity, changed in the same transaction as the like,
-// unlike, comment or deletion that changes them: exact as soon as the
-// answer arrives, and exact under retries, since the transaction re-reads
-// whether the like or comment is there before it counts. A popular
-// activity's Stats entity is contended; transactions retry (store.MaxAttempts).
+// Likes (package likes) and comments (package comments) are entities of
+// their own. The counts live in one Stats entity per activity, changed in
+// the same transaction as the like, unlike, comment or deletion that
+// changes them (through Reaction): exact as soon as the answer arrives,
+// and exact under retries, since the transaction re-reads whether the like
+// or comment is there before it counts. A popular activity's Stats entity
+// is contended; transactions retry (store.MaxAttempts).
 
 // Stats are an activity's counts.
 type Stats struct {
@@ -46,49 +40,40 @@ func StatsKey(db *store.DB, activity string) *datastore.Key {
 	return db.NameKey(KindStats, activity, nil)
 }
 
-// Like is one user's like of an activity.
-type Like struct {
-	ActivityID string    `datastore:"activityId"`
-	UserID     string    `datastore:"userId,noindex"`
-	Created    time.Time `datastore:"created"`
+// Reaction is an activity and its counts as the transaction of a reaction
+// to it (a like, a comment) read them.
+type Reaction struct {
+	id    string
+	a     Activity
+	found store.Ref
+	st    Stats
 }
 
-// LikeKey returns the key of user's like of an activity.
-func LikeKey(db *store.DB, activity, user string) *datastore.Key {
-	return db.NameKey(KindLike, activity+"_"+user, nil)
+// ReadReaction adds an activity and its counts to a transaction's lookup.
+func ReadReaction(l *store.Lookup, activity string) *Reaction {
+	r := &Reaction{id: activity}
+	r.found = l.Add(Key(l.DB(), activity), &r.a)
+	l.Add(StatsKey(l.DB(), activity), &r.st)
+	return r
 }
 
-// Counts are an activity's counts as a reaction's transaction read them.
-type Counts struct {
-	key *datastore.Key
-	st  Stats
-}
-
-// ReadReaction reads, in tx and in one lookup, an activity, its counts and
-// the caller's own entities (keys and dst, as GetMulti takes them), and
-// reports which of the caller's are missing. A missing activity is
-// ErrNoSuchActivity.
-func ReadReaction(tx *datastore.Transaction, db *store.DB, activity string, keys []*datastore.Key, dst []any) (*Activity, *Counts, []bool, error) {
-	a := &Activity{}
-	c := &Counts{key: StatsKey(db, activity)}
-	err := tx.GetMulti(append([]*datastore.Key{Key(db, activity), c.key}, keys...), append([]any{a, &c.st}, dst...))
-	missing, ok := store.IsMissing(err, 2+len(keys))
-	switch {
-	case !ok:
-		return nil, nil, nil, err
-	case missing[0]:
-		return nil, nil, nil, ErrNoSuchActivity
+// Err is ErrNoSuchActivity when the activity does not exist.
+func (r *Reaction) Err() error {
+	if !r.found.Found() {
+		return ErrNoSuchActivity
 	}
-	return a, c, missing[2:], nil
+	return nil
 }
 
-// Add adds likes and comments to the counts, never below zero, and writes
-// them in tx. The transaction must have read the change it counts.
-func (c *Counts) Add(tx *datastore.Transaction, likes, comments int64) error {
-	c.st.Likes = max(0, c.st.Likes+likes)
-	c.st.Comments = max(0, c.st.Comments+comments)
-	_, err := tx.Put(c.key, &c.st)
-	return err
+// Author returns the activity's author.
+func (r *Reaction) Author() string { return r.a.UserID }
+
+// Count adds likes and comments to the counts, never below zero, and
+// writes them in tx. The transaction must have read the change it counts.
+func (r *Reaction) Count(tx *store.Tx, likes, comments int64) error {
+	r.st.Likes = max(0, r.st.Likes+likes)
+	r.st.Comments = max(0, r.st.Comments+comments)
+	return tx.Put(StatsKey(tx.DB(), r.id), &r.st)
 }
 
 // Exists checks that an activity exists and returns it.
@@ -97,12 +82,12 @@ func (s *Service) Exists(ctx context.Context, id string) (*Activity, error) {
 		return nil, ErrNoSuchActivity
 	}
 	var a Activity
-	err := s.db.Client.Get(ctx, Key(s.db, id), &a)
-	if errors.Is(err, datastore.ErrNoSuchEntity) {
-		return nil, ErrNoSuchActivity
-	}
+	ok, err := s.db.Get(ctx, Key(s.db, id), &a)
 	if err != nil {
-		return nil, fmt.Errorf("activities.Exists(%s): %w", id, store.Convert(err))
+		return nil, fmt.Errorf("activities.Exists(%s): %w", id, err)
+	}
+	if !ok {
+		return nil, ErrNoSuchActivity
 	}
 	return &a, nil
 }

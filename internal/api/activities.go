@@ -8,7 +8,6 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
-	"socialstream/internal/notifications"
 )
 
 // activityParams are the parameters of activities.get, .create and .delete.
@@ -137,10 +136,6 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	})
 	if err != nil {
 		return nil, err
-	}
-	if created && len(v.Mentions) > 0 {
-		s.notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: caller, Recipients: v.Mentions,
-			ActivityID: v.ID, ID: "mention-" + v.ID})
 	}
 	return createdEntry{entry: entry{v}, created: created}, nil
 }

@@ -167,7 +167,7 @@ func TestFeedsAndDelete(t *testing.T) {
 			}
 		}
 	}
-	keys, err := e.db.Client.GetAll(context.Background(), e.db.Query(activities.KindAudience).Ancestor(activities.Key(e.db, b2)).KeysOnly(), nil)
+	keys, err := e.db.GetAll(context.Background(), e.db.Query(activities.KindAudience).Ancestor(activities.Key(e.db, b2)).KeysOnly(), nil)
 	if err != nil || len(keys) != 0 {
 		t.Errorf("audience entities left after delete: %d (%v)", len(keys), err)
 	}

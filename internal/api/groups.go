@@ -2,13 +2,10 @@ package api
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/derrors"
-	"socialstream/internal/notifications"
 )
 
 // groupParams are the parameters of groups.get and groups.create.
@@ -95,60 +92,54 @@ func (s *Server) groupsCreate(ctx context.Context, caller string, p groupParams)
 	return entry{g}, nil
 }
 
-// memberParams are the parameters of a join or a removal.
+// memberParams are the parameters of a join (groups.join) or a leave
+// (groups.leave): whom, as userId (or id, as the REST body of a join names
+// it); the caller when neither is given.
 type memberParams struct {
 	GroupID string `json:"groupId"`
+	UserID  string `json:"userId"`
 	ID      string `json:"id"`
 }
 
-func (s *Server) join(c *gin.Context) {
-	var p memberParams
-	if err := decodeJSON(c.Request.Body, &p); err != nil {
-		s.fail(c, err)
-		return
+func (p memberParams) user() string {
+	switch {
+	case p.UserID != "":
+		return p.UserID
+	case p.ID != "":
+		return p.ID
 	}
-	ctx := c.Request.Context()
-	if p.ID == "" {
-		p.ID = "@me"
-	}
-	user, err := s.accounts.Resolve(ctx, caller(c), p.ID)
-	if err == nil {
-		_, err = s.accounts.Get(ctx, user) // before the job is enqueued
-	}
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	group := c.Param("groupId")
-	added, err := s.rebuild.Join(ctx, caller(c), group, user)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	g, err := s.groups.Get(ctx, group)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	status := http.StatusOK
-	if added {
-		status = http.StatusCreated
-		s.notify(ctx, notifications.Event{Type: notifications.GroupJoin, ActorID: user, Recipients: []string{g.OwnerID},
-			GroupID: group, ID: fmt.Sprintf("join-%s-%s-%d", group, user, eventSecond())})
-	}
-	c.JSON(status, entry{g})
+	return "@me"
 }
 
-func (s *Server) leave(c *gin.Context) {
-	ctx := c.Request.Context()
-	user, err := s.accounts.Resolve(ctx, caller(c), c.Param("userId"))
+func joinFromRequest(c *gin.Context) (memberParams, error) {
+	var p memberParams
+	err := decodeJSON(c.Request.Body, &p)
+	p.GroupID = c.Param("groupId")
+	return p, err
+}
+
+func leaveFromRequest(c *gin.Context) (memberParams, error) {
+	return memberParams{GroupID: c.Param("groupId"), UserID: c.Param("userId")}, nil
+}
+
+// join answers 201 with the group when user was not a member, 200 when
+// they were.
+func (s *Server) join(ctx context.Context, caller string, p memberParams) (any, error) {
+	user, err := s.accounts.Resolve(ctx, caller, p.user())
 	if err != nil {
-		s.fail(c, err)
-		return
+		return nil, err
 	}
-	if _, err := s.rebuild.Leave(ctx, caller(c), c.Param("groupId"), user); err != nil {
-		s.fail(c, err)
-		return
+	g, added, err := s.groups.Join(ctx, caller, p.GroupID, user)
+	if err != nil {
+		return nil, err
 	}
-	c.Status(http.StatusNoContent)
+	return createdEntry{entry: entry{g}, created: added}, nil
+}
+
+func (s *Server) leave(ctx context.Context, caller string, p memberParams) (any, error) {
+	user, err := s.accounts.Resolve(ctx, caller, p.user())
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.groups.Leave(ctx, caller, p.GroupID, user)
 }

@@ -4,26 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
-	"socialstream/internal/ids"
 	"socialstream/internal/likes"
+	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
-	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
+	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
 
@@ -34,7 +33,8 @@ type env struct {
 	t     testing.TB
 	url   string
 	db    *store.DB
-	tasks *testenv.Tasks
+	tasks *tasksemu.Local
+	svc   *app.Services
 	logs  *syncBuffer
 }
 
@@ -75,23 +75,25 @@ func newEnvWith(t testing.TB, rcfg rebuild.Config) *env {
 	return newEnvOn(t, testenv.DB(t), rcfg)
 }
 
-// newEnvOn is newEnv on the given store.
+// newEnvOn is newEnv on the given store: the local stack, with its
+// tasks emulator and the API on real HTTP.
 func newEnvOn(t testing.TB, db *store.DB, rcfg rebuild.Config) *env {
 	t.Helper()
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	root, err := testenv.RepoFile("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks := testenv.StartTasks(t)
 	logs := &syncBuffer{}
-	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, logging.New(logs, slog.LevelInfo, testenv.Project), rcfg)
+	st, err := localstack.Start(context.Background(), localstack.Options{
+		Dir: root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
+		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Rebuild: rcfg,
+		Logger: logging.New(logs, slog.LevelInfo, testenv.Project),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	tasks.Server.SetTarget(ts.URL)
-	return &env{t: t, url: ts.URL, db: db, tasks: tasks, logs: logs}
+	t.Cleanup(st.Close)
+	return &env{t: t, url: st.URL, db: db, tasks: st.Tasks, svc: st.Services, logs: logs}
 }
 
 // resp is a decoded answer.
@@ -218,43 +220,10 @@ func (e *env) post(u user, title string) string {
 	return e.entry(r)["id"].(string)
 }
 
-// activitiesService returns a service over the env's store, to read feeds
+// activitiesService returns the env's activities service, to read feeds
 // of synthetic users that have no tokens.
-func (e *env) activitiesService() *activities.Service {
-	e.t.Helper()
-	acc, err := accounts.New(e.db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	s, err := activities.New(e.db, ids.New(), acc, nopQueue{}, activities.Config{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return s
-}
+func (e *env) activitiesService() *activities.Service { return e.svc.Activities }
 
-// nopQueue refuses to enqueue: the service it is given only reads.
-type nopQueue struct{}
-
-func (nopQueue) Enqueue(context.Context, queue.Task) error {
-	return errors.New("this service only reads")
-}
-
-// likesService returns a likes service over the env's store and queue, to
-// like as synthetic users that have no tokens.
-func (e *env) likesService() *likes.Service {
-	e.t.Helper()
-	acc, err := accounts.New(e.db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	act, err := activities.New(e.db, ids.New(), acc, e.tasks.Queue, activities.Config{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	l, err := likes.New(e.db, act)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return l
-}
+// likesService returns the env's likes service, to like as synthetic
+// users that have no tokens.
+func (e *env) likesService() *likes.Service { return e.svc.Likes }

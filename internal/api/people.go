@@ -9,9 +9,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
-	"socialstream/internal/graph"
 	"socialstream/internal/ids"
-	"socialstream/internal/notifications"
 	"socialstream/internal/store"
 )
 
@@ -215,21 +213,7 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 	if err != nil {
 		return nil, err
 	}
-	if target == caller {
-		return nil, graph.ErrSelfFollow
-	}
-	if _, err := s.accounts.Get(ctx, target); err != nil {
-		return nil, err
-	}
-	added, err := s.rebuild.Follow(ctx, caller, target, p.CopyLimit)
-	if err != nil {
-		return nil, err
-	}
-	if added {
-		s.notify(ctx, notifications.Event{Type: notifications.Follow, ActorID: caller, Recipients: []string{target},
-			ID: fmt.Sprintf("follow-%s-%s-%d", caller, target, eventSecond())})
-	}
-	person, err := s.accounts.Get(ctx, target)
+	person, err := s.graph.Follow(ctx, caller, target, p.CopyLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -244,10 +228,7 @@ func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (a
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.rebuild.Unfollow(ctx, caller, target, p.KeepHistory); err != nil {
-		return nil, err
-	}
-	return nil, nil
+	return nil, s.graph.Unfollow(ctx, caller, target, p.KeepHistory)
 }
 
 // page checks the paging parameters.

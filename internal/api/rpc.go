@@ -39,6 +39,8 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"people.delete":      method(s.unfollow),
 		"groups.get":         method(s.groupsGet),
 		"groups.create":      method(s.groupsCreate),
+		"groups.join":        method(s.join),
+		"groups.leave":       method(s.leave),
 		"activities.get":     method(s.activitiesGet),
 		"activities.create":  method(s.activitiesCreate),
 		"activities.delete":  method(s.activitiesDelete),

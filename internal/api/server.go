@@ -1,7 +1,8 @@
 // Package api is the HTTP face of socialstream: the gin engine, the REST
 // routes of the contract, JSON-RPC, and the one place where errors become
-// HTTP answers. Handlers parse and check the request, call the domain
-// services with the request's context, and write JSON.
+// HTTP answers. Handlers parse and check the request, make one call to a
+// domain operation with the request's context (which owns every side
+// effect: jobs, notifications), and write JSON. It owns no entity.
 package api
 
 import (
@@ -105,8 +106,8 @@ func (s *Server) Routes() *gin.Engine {
 	grp.GET("/:userId", rest(s, http.StatusOK, s.groupsGet, groupsOfUserFromRequest))
 	grp.POST("/:userId", rest(s, http.StatusCreated, s.groupsCreate, groupCreateFromRequest))
 	grp.GET("/@all/:groupId", rest(s, http.StatusOK, s.groupsGet, groupFromRequest))
-	grp.POST("/@all/:groupId/members", s.join)
-	grp.DELETE("/@all/:groupId/members/:userId", s.leave)
+	grp.POST("/@all/:groupId/members", rest(s, http.StatusCreated, s.join, joinFromRequest))
+	grp.DELETE("/@all/:groupId/members/:userId", rest(s, http.StatusNoContent, s.leave, leaveFromRequest))
 
 	act := social.Group("/rest/activities")
 	act.GET("/:userId/:selector", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))

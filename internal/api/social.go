@@ -2,24 +2,12 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/derrors"
-	"socialstream/internal/notifications"
 )
-
-// notify enqueues an event's notifications. The change that caused it is
-// committed already, so a failure to enqueue is logged, not returned: the
-// request did what it was asked.
-func (s *Server) notify(ctx context.Context, e notifications.Event) {
-	if err := s.notifications.Notify(ctx, e); err != nil {
-		s.log.ErrorContext(ctx, "could not enqueue notifications", "event", e.ID, "type", e.Type, "err", err)
-	}
-}
 
 // commentParams are the parameters of comments.*.
 type commentParams struct {
@@ -54,12 +42,10 @@ func (s *Server) commentsGet(ctx context.Context, caller string, p commentParams
 }
 
 func (s *Server) commentsCreate(ctx context.Context, caller string, p commentParams) (any, error) {
-	v, author, err := s.comments.Create(ctx, caller, p.ActivityID, p.Text)
+	v, err := s.comments.Create(ctx, caller, p.ActivityID, p.Text)
 	if err != nil {
 		return nil, err
 	}
-	s.notify(ctx, notifications.Event{Type: notifications.Comment, ActorID: caller, Recipients: []string{author},
-		ActivityID: p.ActivityID, ID: "comment-" + v.ID})
 	return entry{v}, nil
 }
 
@@ -96,15 +82,7 @@ func (s *Server) likesGet(ctx context.Context, caller string, p likeParams) (any
 }
 
 func (s *Server) likesCreate(ctx context.Context, caller string, p likeParams) (any, error) {
-	author, added, err := s.likes.Like(ctx, caller, p.ActivityID)
-	if err != nil {
-		return nil, err
-	}
-	if added {
-		s.notify(ctx, notifications.Event{Type: notifications.Like, ActorID: caller, Recipients: []string{author},
-			ActivityID: p.ActivityID, ID: fmt.Sprintf("like-%s-%s", p.ActivityID, caller)})
-	}
-	return nil, nil
+	return nil, s.likes.Like(ctx, caller, p.ActivityID)
 }
 
 func (s *Server) likesDelete(ctx context.Context, caller string, p likeParams) (any, error) {
@@ -181,7 +159,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-
-// eventSecond makes event ids of changes that may repeat (follow after
-// unfollow) distinct per second.
-func eventSecond() int64 { return time.Now().Unix() }

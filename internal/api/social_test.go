@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"socialstream/internal/comments"
 
-	"socialstream/internal/activities"
+	"github.com/google/go-cmp/cmp"
 )
 
 // activity returns one activity as viewer sees it.
@@ -88,7 +88,7 @@ func TestComments(t *testing.T) {
 	e.wantError(e.do("GET", "/social/rest/comments/"+act, ann.token, nil), 404)
 	// ... by the cleanup job that follows.
 	e.eventually("no comment left after the delete", func() bool {
-		keys, err := e.db.Client.GetAll(context.Background(), e.db.Query(activities.KindComment).FilterField("activityId", "=", act).KeysOnly(), nil)
+		keys, err := e.db.GetAll(context.Background(), e.db.Query(comments.KindComment).FilterField("activityId", "=", act).KeysOnly(), nil)
 		return err == nil && len(keys) == 0
 	})
 }
@@ -155,7 +155,7 @@ func TestConcurrentLikesKeepExactCount(t *testing.T) {
 			}
 		}
 	}
-	run(func(u string) error { _, _, err := lk.Like(ctx, u, act); return err })
+	run(func(u string) error { return lk.Like(ctx, u, act) })
 	e.eventually("likesCount 300", func() bool { return e.activity(author, author.id, act)["likesCount"] == float64(n) })
 	run(func(u string) error {
 		var i int
@@ -163,8 +163,7 @@ func TestConcurrentLikesKeepExactCount(t *testing.T) {
 		if i%2 == 0 {
 			return lk.Unlike(ctx, u, act)
 		}
-		_, _, err := lk.Like(ctx, u, act) // liking again changes nothing
-		return err
+		return lk.Like(ctx, u, act) // liking again changes nothing
 	})
 	e.eventually("likesCount 150", func() bool { return e.activity(author, author.id, act)["likesCount"] == float64(n/2) })
 }

@@ -42,20 +42,15 @@ func (s *Server) taskRebuild(c *gin.Context) {
 }
 
 // taskCleanup removes what a deleted activity leaves: its remaining
-// audience chunks, likes, comments, counts, and the notifications that
+// audience chunks, counts, likes, comments, and the notifications that
 // point at it.
 func (s *Server) taskCleanup(c *gin.Context) {
 	var t activities.CleanupTask
 	if !s.readTask(c, &t) {
 		return
 	}
-	ctx := c.Request.Context()
-	gone, deleted, err := s.activities.Cleanup(ctx, t)
-	forgotten := 0
-	if err == nil && gone {
-		forgotten, err = s.notifications.ForgetActivity(ctx, t.ActivityID)
-	}
-	s.finishTask(c, err, "cleanup", "activityId", t.ActivityID, "gone", gone, "deleted", deleted, "notificationsDeleted", forgotten)
+	gone, deleted, err := s.activities.Cleanup(c.Request.Context(), t)
+	s.finishTask(c, err, "cleanup", "activityId", t.ActivityID, "gone", gone, "deleted", deleted)
 }
 
 func (s *Server) taskNotify(c *gin.Context) {

@@ -1,6 +1,8 @@
 // Package app wires the service together: configuration, the Datastore and
-// Cloud Tasks clients, the domain services and the HTTP server. cmd/server
-// runs it on App Engine; cmd/dev runs it beside the local emulators.
+// Cloud Tasks clients, the domain services (NewServices, in the order of
+// ownership: each gets the owners below it) and the HTTP server. cmd/server
+// runs it on App Engine; package localstack runs it beside the local
+// emulators. It owns no entity.
 package app
 
 import (
@@ -206,40 +208,72 @@ func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient
 	return Handler(db, gen, acc, q, log, rebuild.Config{CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax})
 }
 
+// Services are the domain services, built in the order of ownership.
+type Services struct {
+	Accounts      *accounts.Service
+	Notifications *notifications.Service
+	Rebuild       *rebuild.Service
+	Graph         *graph.Service
+	Groups        *groups.Service
+	Activities    *activities.Service
+	Comments      *comments.Service
+	Likes         *likes.Service
+}
+
+// NewServices builds the services over db and q. Each gets the owners
+// below it; the hooks through which an owner below hears of one above
+// (an activity's likes, comments and notifications) are wired here.
+func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config) (*Services, error) {
+	s := &Services{Accounts: acc}
+	var err error
+	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
+		ActivityExists: activities.ExistsIn,
+		GiveUpAfter:    rcfg.GiveUpAfter,
+	}); err != nil {
+		return nil, err
+	}
+	if s.Rebuild, err = rebuild.New(db, q, log, rcfg); err != nil {
+		return nil, err
+	}
+	if s.Graph, err = graph.New(db, s.Notifications, s.Rebuild); err != nil {
+		return nil, err
+	}
+	if s.Groups, err = groups.New(db, gen, s.Notifications, s.Rebuild); err != nil {
+		return nil, err
+	}
+	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
+		FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter,
+		Liked: likes.Liked,
+		Forget: []func(context.Context, string) (int, error){
+			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
+			func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
+			s.Notifications.ForgetActivity,
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if s.Comments, err = comments.New(db, gen, acc, s.Activities, s.Notifications); err != nil {
+		return nil, err
+	}
+	if s.Likes, err = likes.New(db, s.Activities, s.Notifications); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Handler builds the services over db and q and returns the HTTP handler.
 func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config) (http.Handler, error) {
-	g, err := graph.New(db)
+	s, err := NewServices(db, gen, acc, q, log, rcfg)
 	if err != nil {
 		return nil, err
 	}
-	grp, err := groups.New(db, gen)
-	if err != nil {
-		return nil, err
-	}
-	act, err := activities.New(db, gen, acc, q, activities.Config{FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter})
-	if err != nil {
-		return nil, err
-	}
-	rb, err := rebuild.New(db, g, grp, q, log, rcfg)
-	if err != nil {
-		return nil, err
-	}
-	com, err := comments.New(db, gen, acc, act)
-	if err != nil {
-		return nil, err
-	}
-	lk, err := likes.New(db, act)
-	if err != nil {
-		return nil, err
-	}
-	nt, err := notifications.New(db, gen, acc, q, notifications.Config{
-		ActivityExists: func(tx *datastore.Transaction, id string) (bool, error) { return activities.ExistsIn(tx, db, id) },
-	})
-	if err != nil {
-		return nil, err
-	}
-	srv, err := api.New(api.Deps{Accounts: acc, Graph: g, Groups: grp, Activities: act, Rebuild: rb,
-		Comments: com, Likes: lk, Notifications: nt, Logger: log})
+	return Routes(s, log)
+}
+
+// Routes returns the HTTP handler of the services.
+func Routes(s *Services, log *slog.Logger) (http.Handler, error) {
+	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 // Package comments owns comments on activities: Comment/{commentId}, root
-// entities with the activity's id, listed oldest first. The activity's
-// commentsCount changes in the same transaction (see activities.Stats), and
-// deleting the activity deletes its comments.
+// entities with the activity's id, listed oldest first. A comment is one
+// operation with its side effects: the activity's commentsCount (through
+// activities.Reaction) and the author's notification change in the same
+// transaction. Deleting the activity deletes its comments (Forget, run by
+// its cleanup job).
 package comments
 
 import (
@@ -19,8 +21,12 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/notifications"
 	"socialstream/internal/store"
 )
+
+// KindComment is the kind of the entities this package owns.
+const KindComment = "Comment"
 
 // MaxText is the longest comment, in characters.
 const MaxText = 2000
@@ -51,71 +57,85 @@ type View struct {
 
 // Service manages comments.
 type Service struct {
-	db  *store.DB
-	ids *ids.Generator
-	acc *accounts.Service
-	act *activities.Service
-	now func() time.Time
+	db    *store.DB
+	ids   *ids.Generator
+	acc   *accounts.Service
+	act   *activities.Service
+	notes *notifications.Service
+	now   func() time.Time
 }
 
 // New returns a Service.
-func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, act *activities.Service) (*Service, error) {
-	if db == nil || gen == nil || acc == nil || act == nil {
+func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, act *activities.Service, notes *notifications.Service) (*Service, error) {
+	if db == nil || gen == nil || acc == nil || act == nil || notes == nil {
 		return nil, errors.New("comments.New: nil dependency")
 	}
-	return &Service{db: db, ids: gen, acc: acc, act: act, now: time.Now}, nil
+	return &Service{db: db, ids: gen, acc: acc, act: act, notes: notes, now: time.Now}, nil
 }
 
 // Key returns a comment's key.
 func Key(db *store.DB, id string) *datastore.Key {
-	return db.NameKey(activities.KindComment, id, nil)
+	return db.NameKey(KindComment, id, nil)
 }
 
-// Create adds user's comment to an activity and returns it with the
-// activity's author.
-func (s *Service) Create(ctx context.Context, user, activity, text string) (View, string, error) {
+// Create adds user's comment to an activity, counts it and notifies the
+// activity's author, in one transaction, and returns it.
+func (s *Service) Create(ctx context.Context, user, activity, text string) (View, error) {
 	text = strings.TrimSpace(text)
 	switch {
 	case text == "":
-		return View{}, "", derrors.New(derrors.InvalidArgument, "text is required")
+		return View{}, derrors.New(derrors.InvalidArgument, "text is required")
 	case !utf8.ValidString(text) || utf8.RuneCountInString(text) > MaxText:
-		return View{}, "", derrors.New(derrors.InvalidArgument, fmt.Sprintf("text must be at most %d characters", MaxText))
+		return View{}, derrors.New(derrors.InvalidArgument, fmt.Sprintf("text must be at most %d characters", MaxText))
 	case strings.ContainsFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }):
-		return View{}, "", derrors.New(derrors.InvalidArgument, "text must not contain control characters")
+		return View{}, derrors.New(derrors.InvalidArgument, "text must not contain control characters")
 	}
-	if _, err := s.act.Exists(ctx, activity); err != nil {
-		return View{}, "", err
+	a, err := s.act.Exists(ctx, activity)
+	if err != nil {
+		return View{}, err
 	}
 	seq := s.ids.Next()
 	id := fmt.Sprint(seq)
 	c := &Comment{ActivityID: activity, Seq: seq, UserID: user, Text: text, Published: s.now().UTC()}
-	var author string
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+	event := notifications.Event{Type: notifications.Comment, ActorID: user, Recipients: []string{a.UserID},
+		ActivityID: activity, ID: "comment-" + id}
+	if err := s.notes.Expect(ctx, event); err != nil {
+		return View{}, err
+	}
+	var commenter accounts.Person
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var prior Comment
-		a, counts, missing, err := activities.ReadReaction(tx, s.db, activity, []*datastore.Key{Key(s.db, id)}, []any{&prior})
-		if err != nil {
+		l := tx.Lookup()
+		r := activities.ReadReaction(l, activity)
+		taken := l.Add(Key(s.db, id), &prior)
+		me := accounts.Read(l, user)
+		note := s.notes.Prepare(l, event)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		author = a.UserID
-		if !missing[0] {
+		if err := r.Err(); err != nil {
+			return err
+		}
+		commenter, _ = me.Person()
+		if taken.Found() {
 			if prior.UserID == user && prior.Seq == seq {
 				return nil // this very comment: a retry after a commit that did apply
 			}
 			return derrors.New(derrors.Unavailable, "comment id collision; retry")
 		}
-		if _, err := tx.Put(Key(s.db, id), c); err != nil {
+		if err := tx.Put(Key(s.db, id), c); err != nil {
 			return err
 		}
-		return counts.Add(tx, 0, 1)
+		if err := r.Count(tx, 0, 1); err != nil {
+			return err
+		}
+		_, err := note.Write(tx)
+		return err
 	})
 	if err != nil {
-		return View{}, "", fmt.Errorf("comments.Create(%s): %w", activity, err)
+		return View{}, fmt.Errorf("comments.Create(%s): %w", activity, err)
 	}
-	people, err := s.acc.GetMulti(ctx, []string{user})
-	if err != nil {
-		return View{}, "", err
-	}
-	return toView(activity, id, c, people), author, nil
+	return toView(activity, id, c, map[string]accounts.Person{user: commenter}), nil
 }
 
 func toView(activity, id string, c *Comment, people map[string]accounts.Person) View {
@@ -131,7 +151,7 @@ func (s *Service) List(ctx context.Context, activity string, p store.PageRequest
 	if _, err := s.act.Exists(ctx, activity); err != nil {
 		return nil, "", err
 	}
-	q := s.db.Query(activities.KindComment).FilterField("activityId", "=", activity).Order("seq")
+	q := s.db.Query(KindComment).FilterField("activityId", "=", activity).Order("seq")
 	keys, vals, next, err := store.Page[Comment](ctx, s.db, q, "comments:"+activity, p)
 	if err != nil {
 		return nil, "", err
@@ -160,25 +180,40 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 	if _, ok := ids.Parse(id); !ok {
 		return ErrNoSuchComment
 	}
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var c Comment
 		key := Key(s.db, id)
-		a, counts, missing, err := activities.ReadReaction(tx, s.db, activity, []*datastore.Key{key}, []any{&c})
-		switch {
+		l := tx.Lookup()
+		r := activities.ReadReaction(l, activity)
+		exists := l.Add(key, &c)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		switch err := r.Err(); {
 		case err != nil:
 			return err
-		case missing[0] || c.ActivityID != activity:
+		case !exists.Found() || c.ActivityID != activity:
 			return ErrNoSuchComment
-		case c.UserID != user && a.UserID != user:
+		case c.UserID != user && r.Author() != user:
 			return ErrNotAllowed
 		}
 		if err := tx.Delete(key); err != nil {
 			return err
 		}
-		return counts.Add(tx, 0, -1)
+		return r.Count(tx, 0, -1)
 	})
 	if err != nil {
 		return fmt.Errorf("comments.Delete(%s, %s): %w", activity, id, err)
 	}
 	return nil
+}
+
+// Forget deletes every comment on an activity that is gone, for its
+// cleanup job, and returns how many it deleted.
+func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {
+	n, err := db.DeleteAll(ctx, db.Query(KindComment).FilterField("activityId", "=", activity).KeysOnly(), 500)
+	if err != nil {
+		return n, fmt.Errorf("comments.Forget(%s): %w", activity, err)
+	}
+	return n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"socialstream/internal/derrors"
 	"socialstream/internal/dsfaults"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
@@ -41,28 +42,28 @@ func TestFaults(t *testing.T) {
 		if c == codes.OK {
 			c = status.Code(err)
 		}
-		return c == codes.Unavailable || c == codes.Aborted || c == codes.DeadlineExceeded
+		return errors.Is(err, derrors.Unavailable) || c == codes.Unavailable || c == codes.Aborted || c == codes.DeadlineExceeded
 	}
 
 	before := dsfaults.New(dsfaults.Config{Seed: 1, Before: 1})
 	db := open(t, before)
 	key := db.NameKey("Thing", "a", nil)
-	if _, err := db.Client.Put(ctx, key, &thing{1}); err == nil || !transient(err) {
+	if err := db.Put(ctx, key, &thing{1}); err == nil || !transient(err) {
 		t.Fatalf("Put with every call failing before: %v", err)
 	}
 	before.SetEnabled(false)
-	if ok, err := db.Find(ctx, key, &thing{}); err != nil || ok {
+	if ok, err := db.Get(ctx, key, &thing{}); err != nil || ok {
 		t.Errorf("after a fault before the call: found %v, %v; want nothing written", ok, err)
 	}
 
 	after := dsfaults.New(dsfaults.Config{Seed: 1, AfterCommit: 1})
 	db = open(t, after)
 	key = db.NameKey("Thing", "b", nil)
-	if _, err := db.Client.Put(ctx, key, &thing{2}); err == nil || !transient(err) {
+	if err := db.Put(ctx, key, &thing{2}); err == nil || !transient(err) {
 		t.Fatalf("Put with every commit failing after: %v", err)
 	}
 	var got thing
-	if ok, err := db.Find(ctx, key, &got); err != nil || !ok || got.N != 2 {
+	if ok, err := db.Get(ctx, key, &got); err != nil || !ok || got.N != 2 {
 		t.Errorf("after a fault after the commit: found %v %+v, %v; want the write there", ok, got, err)
 	}
 	var n int64

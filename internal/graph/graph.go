@@ -13,8 +13,16 @@
 // activity by key lookup (package activities). A query over every follower
 // would cost time in proportion to the follower count, and the Datastore
 // emulator takes minutes over 100,000 matches. Follow and Unfollow keep the
-// Follow entity, the chunk, the index and both users' counts in one
-// transaction, so they always agree.
+// Follow entity, the chunk, the index and both users' counts (through
+// package accounts) in one transaction, so they always agree.
+//
+//   - FollowEnded/{follower}_{followee}: the pair's history (pair.Ended)
+//     that the rebuild jobs read.
+//
+// A follow or an unfollow is one operation with all its side effects: the
+// rebuild job (Jobs, enqueued before the commit) and the followee's
+// notification (written in the same transaction). Other packages read the
+// graph through the functions here that add to their lookups.
 package graph
 
 import (
@@ -30,6 +38,8 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
+	"socialstream/internal/notifications"
+	"socialstream/internal/pair"
 	"socialstream/internal/store"
 )
 
@@ -46,10 +56,8 @@ const (
 // since audience chunk 0 also holds the author.
 const ChunkCap = 4999
 
-var (
-	ErrSelfFollow   = derrors.New(derrors.InvalidArgument, "you cannot follow yourself")
-	ErrNoSuchPerson = derrors.New(derrors.NotFound, "no such person")
-)
+// ErrSelfFollow refuses a follow of oneself.
+var ErrSelfFollow = derrors.New(derrors.InvalidArgument, "you cannot follow yourself")
 
 // Follow is one follow.
 type Follow struct {
@@ -59,55 +67,18 @@ type Follow struct {
 	Chunk    int       `datastore:"chunk,noindex"` // the follower chunk holding Follower
 }
 
+// Gen returns the generation of a follow: its creation time in
+// microseconds, the precision Datastore keeps.
+func (f Follow) Gen() int64 { return f.Created.UnixMicro() }
+
 // Index records how many ids each of a user's follower chunks holds.
 type Index struct {
 	Sizes []int64 `datastore:"sizes,noindex"`
 }
 
-// Ended is the history of the follows between two users (key
-// FollowEnded/{follower}_{followee}) that jobs need to decide, whenever
-// they run, what their change still asks for:
-//   - Gen is the generation of the last follow that ended, so a late job
-//     can tell a follow that was undone from one not committed yet.
-//   - Removal names the newest unfollow that asked for the follower's
-//     copies to be removed (its time, µs); Done is the newest removal that
-//     finished. Removal > Done means one is under way, and follow jobs wait
-//     for it, so a removal never undoes what a later follow copied.
-//   - Cutoff is the generation of the first follow after that removal was
-//     asked for: the removal leaves activities posted since then alone
-//     (those were posted while following again). Zero means none yet.
-type Ended struct {
-	Gen     int64 `datastore:"gen,noindex"`
-	Removal int64 `datastore:"removal,noindex"`
-	Cutoff  int64 `datastore:"cutoff,noindex"`
-	Done    int64 `datastore:"done,noindex"`
-}
-
-// Pending reports whether a removal is under way.
-func (e Ended) Pending() bool { return e.Removal > e.Done }
-
-// EndedKey returns the key of follower's Ended record for followee.
-func EndedKey(db *store.DB, follower, followee string) *datastore.Key {
-	return db.NameKey(KindFollowEnded, follower+"_"+followee, nil)
-}
-
 // Chunk is one follower chunk.
 type Chunk struct {
 	IDs []string `datastore:"ids,noindex"`
-}
-
-// Service manages follows.
-type Service struct {
-	db  *store.DB
-	now func() time.Time
-}
-
-// New returns a Service.
-func New(db *store.DB) (*Service, error) {
-	if db == nil {
-		return nil, errors.New("graph.New: nil store")
-	}
-	return &Service{db: db, now: time.Now}, nil
 }
 
 // FollowKey returns the key of follower's follow of followee.
@@ -125,42 +96,98 @@ func ChunkKey(db *store.DB, user string, n int) *datastore.Key {
 	return db.NameKey(KindFollowerChunk, strconv.Itoa(n), IndexKey(db, user))
 }
 
-// Follow makes follower follow followee now. It reports whether the follow
-// is new; following again changes nothing.
-func (s *Service) Follow(ctx context.Context, follower, followee string) (bool, error) {
-	return s.FollowAt(ctx, follower, followee, s.now())
+// EndedKey returns the key of follower's history with followee.
+func EndedKey(db *store.DB, follower, followee string) *datastore.Key {
+	return db.NameKey(KindFollowEnded, follower+"_"+followee, nil)
 }
 
-// FollowAt is Follow with the follow's creation time given: its generation,
-// which jobs enqueued before the commit use to recognise it.
-func (s *Service) FollowAt(ctx context.Context, follower, followee string, created time.Time) (bool, error) {
-	if follower == followee {
-		return false, ErrSelfFollow
+// Jobs are the jobs a change of the graph needs, enqueued before it
+// commits (package rebuild).
+type Jobs interface {
+	// CopyLimit checks a follow's copyLimit (nil: the default) and
+	// returns the one to use; 0 copies nothing.
+	CopyLimit(limit *int) (int, error)
+	// Followed enqueues the copying of followee's newest limit
+	// activities to follower, for the follow of generation gen.
+	Followed(ctx context.Context, follower, followee string, gen int64, limit int) error
+	// Unfollowed enqueues the removal of follower from followee's
+	// activities, named removal.
+	Unfollowed(ctx context.Context, follower, followee string, removal int64) error
+}
+
+// Service manages follows.
+type Service struct {
+	db    *store.DB
+	notes *notifications.Service
+	jobs  Jobs
+	now   func() time.Time
+}
+
+// New returns a Service.
+func New(db *store.DB, notes *notifications.Service, jobs Jobs) (*Service, error) {
+	if db == nil || notes == nil || jobs == nil {
+		return nil, errors.New("graph.New: nil dependency")
 	}
-	var isNew bool
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		isNew = false
+	return &Service{db: db, notes: notes, jobs: jobs, now: time.Now}, nil
+}
+
+// Follow makes follower follow followee and returns the followee. It
+// enqueues the job that copies the followee's newest copyLimit activities
+// (nil: the default; 0: none) before the commit, and notifies the followee
+// in the same transaction. Following again changes nothing.
+func (s *Service) Follow(ctx context.Context, follower, followee string, copyLimit *int) (accounts.Person, error) {
+	limit, err := s.jobs.CopyLimit(copyLimit)
+	if err != nil {
+		return accounts.Person{}, err
+	}
+	if follower == followee {
+		return accounts.Person{}, ErrSelfFollow
+	}
+	// A follow that exists, or a followee that does not, needs no job.
+	l := s.db.Lookup()
+	f := l.Add(FollowKey(s.db, follower, followee), &Follow{})
+	to := accounts.Read(l, followee)
+	if err := l.Run(ctx); err != nil {
+		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
+	}
+	if p, ok := to.Person(); !ok {
+		return accounts.Person{}, accounts.ErrNoSuchPerson
+	} else if f.Found() {
+		return p, nil // following already: nothing to do
+	}
+	created := s.now().UTC().Truncate(time.Microsecond)
+	if limit > 0 {
+		if err := s.jobs.Followed(ctx, follower, followee, created.UnixMicro(), limit); err != nil {
+			return accounts.Person{}, err
+		}
+	}
+	event := notifications.Event{Type: notifications.Follow, ActorID: follower, Recipients: []string{followee},
+		ID: fmt.Sprintf("follow-%s-%s-%d", follower, followee, created.Unix())}
+	if err := s.notes.Expect(ctx, event); err != nil {
+		return accounts.Person{}, err
+	}
+	var person accounts.Person
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var (
-			f         Follow
-			from, to  accounts.User
-			idx       Index
-			ended     Ended
-			followKey = FollowKey(s.db, follower, followee)
-			fromKey   = accounts.UserKey(s.db, follower)
-			toKey     = accounts.UserKey(s.db, followee)
-			idxKey    = IndexKey(s.db, followee)
-			endedKey  = EndedKey(s.db, follower, followee)
+			f     Follow
+			idx   Index
+			ended pair.Ended
+			l     = tx.Lookup()
 		)
-		err := tx.GetMulti([]*datastore.Key{followKey, fromKey, toKey, idxKey, endedKey}, []any{&f, &from, &to, &idx, &ended})
-		missing, ok := store.IsMissing(err, 5)
-		if !ok {
+		exists := l.Add(FollowKey(s.db, follower, followee), &f)
+		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
+		l.Add(IndexKey(s.db, followee), &idx)
+		l.Add(EndedKey(s.db, follower, followee), &ended)
+		note := s.notes.Prepare(l, event)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
+		person, _ = to.Person()
 		switch {
-		case !missing[0]:
-			return nil // already following
-		case missing[1], missing[2]:
-			return ErrNoSuchPerson
+		case exists.Found():
+			return nil // followed meanwhile
+		case !from.Exists() || !to.Exists():
+			return accounts.ErrNoSuchPerson
 		}
 		// The first chunk with room, so unfollows leave no long-lived holes.
 		n := slices.IndexFunc(idx.Sizes, func(size int64) bool { return size < ChunkCap })
@@ -168,120 +195,177 @@ func (s *Service) FollowAt(ctx context.Context, follower, followee string, creat
 		if n < 0 {
 			n = len(idx.Sizes)
 			idx.Sizes = append(idx.Sizes, 0)
-		} else if err := tx.Get(ChunkKey(s.db, followee, n), &chunk); err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
+		} else if _, err := tx.Get(ChunkKey(s.db, followee, n), &chunk); err != nil {
 			return err
 		}
 		chunk.IDs = append(chunk.IDs, follower)
 		idx.Sizes[n] = int64(len(chunk.IDs))
-		from.FollowingCount++
-		to.FollowersCount++
-		keys := []*datastore.Key{followKey, fromKey, toKey, idxKey, ChunkKey(s.db, followee, n)}
-		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created.UTC(), Chunk: n}, &from, &to, &idx, &chunk}
-		if ended.Pending() && ended.Cutoff == 0 {
+		keys := []*datastore.Key{FollowKey(s.db, follower, followee), IndexKey(s.db, followee), ChunkKey(s.db, followee, n)}
+		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created, Chunk: n}, &idx, &chunk}
+		if ended.Begin(created.UnixMicro()) {
 			// A removal is under way: it must spare what this follow sees.
-			ended.Cutoff = created.UnixMicro()
-			keys, vals = append(keys, endedKey), append(vals, &ended)
+			keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, &ended)
 		}
-		_, err = tx.PutMulti(keys, vals)
-		isNew = err == nil
+		if err := tx.PutMulti(keys, vals); err != nil {
+			return err
+		}
+		if err := from.Count(tx, 0, 1); err != nil {
+			return err
+		}
+		if err := to.Count(tx, 1, 0); err != nil {
+			return err
+		}
+		person, _ = to.Person()
+		_, err := note.Write(tx)
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
+		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
-	return isNew, nil
+	return person, nil
 }
 
-// Unfollow ends follower's follow of followee. It reports whether there was
-// one to end. A non-zero removal names the job, enqueued by the caller,
-// that removes follower's copies of followee's activities; zero keeps them.
-func (s *Service) Unfollow(ctx context.Context, follower, followee string, removal int64) (bool, error) {
-	var removed bool
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		removed = false
+// Unfollow ends follower's follow of followee, if there is one. Unless
+// keepHistory, it enqueues, before the commit, the job that removes
+// follower from every one of followee's activities.
+func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepHistory bool) error {
+	if ok, err := s.db.Get(ctx, FollowKey(s.db, follower, followee), &Follow{}); err != nil || !ok {
+		return err
+	}
+	var removal int64
+	if !keepHistory {
+		removal = s.now().UnixMicro()
+		if err := s.jobs.Unfollowed(ctx, follower, followee, removal); err != nil {
+			return err
+		}
+	}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var f Follow
 		followKey := FollowKey(s.db, follower, followee)
-		if err := tx.Get(followKey, &f); errors.Is(err, datastore.ErrNoSuchEntity) {
-			return nil
-		} else if err != nil {
+		if ok, err := tx.Get(followKey, &f); err != nil || !ok {
 			return err
 		}
 		var (
-			from, to accounts.User
 			idx      Index
 			chunk    Chunk
-			ended    Ended
-			fromKey  = accounts.UserKey(s.db, follower)
-			toKey    = accounts.UserKey(s.db, followee)
+			ended    pair.Ended
+			l        = tx.Lookup()
 			idxKey   = IndexKey(s.db, followee)
 			chunkKey = ChunkKey(s.db, followee, f.Chunk)
 			endedKey = EndedKey(s.db, follower, followee)
 		)
-		err := tx.GetMulti([]*datastore.Key{fromKey, toKey, idxKey, chunkKey, endedKey}, []any{&from, &to, &idx, &chunk, &ended})
-		missing, ok := store.IsMissing(err, 5)
-		if !ok {
+		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
+		hasIdx, hasChunk := l.Add(idxKey, &idx), l.Add(chunkKey, &chunk)
+		l.Add(endedKey, &ended)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		keys := []*datastore.Key{}
-		vals := []any{}
-		if !missing[0] {
-			from.FollowingCount = max(0, from.FollowingCount-1)
-			keys, vals = append(keys, fromKey), append(vals, &from)
-		}
-		if !missing[1] {
-			to.FollowersCount = max(0, to.FollowersCount-1)
-			keys, vals = append(keys, toKey), append(vals, &to)
-		}
-		if !missing[3] {
+		var keys []*datastore.Key
+		var vals []any
+		if hasChunk.Found() {
 			chunk.IDs = slices.DeleteFunc(chunk.IDs, func(id string) bool { return id == follower })
 			keys, vals = append(keys, chunkKey), append(vals, &chunk)
-			if !missing[2] && f.Chunk < len(idx.Sizes) {
+			if hasIdx.Found() && f.Chunk < len(idx.Sizes) {
 				idx.Sizes[f.Chunk] = int64(len(chunk.IDs))
 				keys, vals = append(keys, idxKey), append(vals, &idx)
 			}
 		}
-		ended.Gen = f.Gen()
-		if removal > 0 {
-			ended.Removal, ended.Cutoff = max(removal, ended.Removal), 0
-		}
+		ended.End(f.Gen(), removal)
 		keys, vals = append(keys, endedKey), append(vals, &ended)
-		if _, err := tx.PutMulti(keys, vals); err != nil {
+		if err := tx.PutMulti(keys, vals); err != nil {
 			return err
 		}
-		removed = true
+		if err := from.Count(tx, 0, -1); err != nil {
+			return err
+		}
+		if err := to.Count(tx, -1, 0); err != nil {
+			return err
+		}
 		return tx.Delete(followKey)
 	})
 	if err != nil {
-		return false, fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
+		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
 	}
-	return removed, nil
+	return nil
 }
 
 // Get returns follower's follow of followee, and whether there is one.
 func (s *Service) Get(ctx context.Context, follower, followee string) (Follow, bool, error) {
 	var f Follow
-	ok, err := s.db.Find(ctx, FollowKey(s.db, follower, followee), &f)
+	ok, err := s.db.Get(ctx, FollowKey(s.db, follower, followee), &f)
 	if err != nil {
 		return Follow{}, false, fmt.Errorf("graph.Get: %w", err)
 	}
 	return f, ok, nil
 }
 
-// Gen returns the generation of a follow: its creation time in
-// microseconds, the precision Datastore keeps.
-func (f Follow) Gen() int64 { return f.Created.UnixMicro() }
-
 // ChunkCount returns how many follower chunks user has.
-func (s *Service) ChunkCount(ctx context.Context, user string) (int, error) {
+func ChunkCount(ctx context.Context, db *store.DB, user string) (int, error) {
 	var idx Index
-	err := s.db.Client.Get(ctx, IndexKey(s.db, user), &idx)
-	if errors.Is(err, datastore.ErrNoSuchEntity) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("graph.ChunkCount(%s): %w", user, store.Convert(err))
+	if _, err := db.Get(ctx, IndexKey(db, user), &idx); err != nil {
+		return 0, fmt.Errorf("graph.ChunkCount(%s): %w", user, err)
 	}
 	return len(idx.Sizes), nil
+}
+
+// Followers is what a post reads of its author's followers, in its own
+// transaction's lookup.
+type Followers struct {
+	idx    Index
+	chunk0 Chunk
+}
+
+// ReadFollowers adds user's follower index and first chunk to a lookup.
+func ReadFollowers(l *store.Lookup, user string) *Followers {
+	f := &Followers{}
+	l.Add(IndexKey(l.DB(), user), &f.idx)
+	l.Add(ChunkKey(l.DB(), user, 0), &f.chunk0)
+	return f
+}
+
+// Chunks returns how many follower chunks the user has.
+func (f *Followers) Chunks() int { return len(f.idx.Sizes) }
+
+// First returns the ids of the first follower chunk.
+func (f *Followers) First() []string { return f.chunk0.IDs }
+
+// ChunkIDs reads, in tx, the ids of user's follower chunk n, and whether
+// it exists.
+func ChunkIDs(tx *store.Tx, user string, n int) ([]string, bool, error) {
+	var c Chunk
+	ok, err := tx.Get(ChunkKey(tx.DB(), user, n), &c)
+	return c.IDs, ok, err
+}
+
+// Pair is a follow and its history as a job's lookup read them.
+type Pair struct {
+	f      Follow
+	exists store.Ref
+	ended  pair.Ended
+}
+
+// ReadPair adds follower's follow of followee and its history to a lookup.
+func ReadPair(l *store.Lookup, follower, followee string) *Pair {
+	p := &Pair{}
+	p.exists = l.Add(FollowKey(l.DB(), follower, followee), &p.f)
+	l.Add(EndedKey(l.DB(), follower, followee), &p.ended)
+	return p
+}
+
+// State returns what the lookup read.
+func (p *Pair) State() pair.State {
+	st := pair.State{Exists: p.exists.Found(), Ended: p.ended}
+	if st.Exists {
+		st.Gen, st.Chunk = p.f.Gen(), p.f.Chunk
+	}
+	return st
+}
+
+// FinishRemoval records that the removal of follower's copies of
+// followee's activities named removal is done, so the follow jobs that
+// wait for it go on.
+func FinishRemoval(ctx context.Context, db *store.DB, follower, followee string, removal int64) error {
+	return pair.Finish(ctx, db, EndedKey(db, follower, followee), removal)
 }
 
 // Following lists whom user follows, newest follow first, as ids.

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -11,8 +12,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/app"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
+	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -26,10 +29,11 @@ func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, [
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graph.New(db)
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	g := svc.Graph
 	var users []string
 	for i := 0; i < n; i++ {
 		p, _, err := acc.Register(context.Background(), fmt.Sprintf("user%02d", i), "password1", "")
@@ -57,15 +61,15 @@ func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := 0; k < 2; k++ {
-				if _, err := g.Follow(ctx, fan, star); err != nil {
+				if _, err := g.Follow(ctx, fan, star, nil); err != nil {
 					errs <- err
 				}
 			}
 			var err error
 			if i%2 == 1 {
-				_, err = g.Unfollow(ctx, fan, star, 0)
+				err = g.Unfollow(ctx, fan, star, true)
 			} else {
-				_, err = g.Follow(ctx, fan, star)
+				_, err = g.Follow(ctx, fan, star, nil)
 			}
 			if err != nil {
 				errs <- err
@@ -101,7 +105,7 @@ func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
 		}
 	}
 	var chunk graph.Chunk
-	if err := db.Client.Get(ctx, graph.ChunkKey(db, star, 0), &chunk); err != nil {
+	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &chunk); err != nil {
 		t.Fatal(err)
 	}
 	got := slices.Clone(chunk.IDs)
@@ -131,25 +135,25 @@ func TestChunksFillAndReuseRoom(t *testing.T) {
 	if err := g.ImportFollowers(ctx, star, filler); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Follow(ctx, users[1], star); err != nil {
+	if _, err := g.Follow(ctx, users[1], star, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := g.ChunkCount(ctx, star); err != nil || n != 2 {
+	if n, err := graph.ChunkCount(ctx, db, star); err != nil || n != 2 {
 		t.Fatalf("ChunkCount = %d, %v; want 2", n, err)
 	}
 	var c1 graph.Chunk
-	if err := db.Client.Get(ctx, graph.ChunkKey(db, star, 1), &c1); err != nil || !slices.Equal(c1.IDs, []string{users[1]}) {
+	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 1), &c1); err != nil || !slices.Equal(c1.IDs, []string{users[1]}) {
 		t.Errorf("chunk 1 = %v, %v", c1.IDs, err)
 	}
 	// Room freed in chunk 0 is used by the next follow.
-	if _, err := g.Unfollow(ctx, filler[10], star, 0); err != nil {
+	if err := g.Unfollow(ctx, filler[10], star, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Follow(ctx, users[2], star); err != nil {
+	if _, err := g.Follow(ctx, users[2], star, nil); err != nil {
 		t.Fatal(err)
 	}
 	var c0 graph.Chunk
-	if err := db.Client.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil {
+	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil {
 		t.Fatal(err)
 	}
 	if len(c0.IDs) != graph.ChunkCap || !slices.Contains(c0.IDs, users[2]) || slices.Contains(c0.IDs, filler[10]) {

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"cloud.google.com/go/datastore"
@@ -20,10 +19,10 @@ import (
 // same followee.
 func (s *Service) ImportFollowers(ctx context.Context, followee string, followers []string) error {
 	var idx Index
-	if err := s.db.Client.Get(ctx, IndexKey(s.db, followee), &idx); err == nil && len(idx.Sizes) > 0 {
+	if _, err := s.db.Get(ctx, IndexKey(s.db, followee), &idx); err != nil {
+		return err
+	} else if len(idx.Sizes) > 0 {
 		return fmt.Errorf("graph.ImportFollowers(%s): already has followers", followee)
-	} else if err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
-		return store.Convert(err)
 	}
 	now := s.now().UTC()
 	const batch = 500 // entities per commit
@@ -39,8 +38,7 @@ func (s *Service) ImportFollowers(ctx context.Context, followee string, follower
 				keys[i] = FollowKey(s.db, f, followee)
 				ents[i] = Follow{Follower: f, Followee: followee, Created: now, Chunk: (first + i) / ChunkCap}
 			}
-			_, err := s.db.Client.PutMulti(gctx, keys, ents)
-			return store.Convert(err)
+			return s.db.PutMulti(gctx, keys, ents)
 		})
 	}
 	for n := 0; n*ChunkCap < len(followers); n++ {
@@ -48,20 +46,24 @@ func (s *Service) ImportFollowers(ctx context.Context, followee string, follower
 		idx.Sizes = append(idx.Sizes, int64(len(ids)))
 		key := ChunkKey(s.db, followee, n)
 		g.Go(func() error {
-			_, err := s.db.Client.Put(gctx, key, &Chunk{IDs: ids})
-			return store.Convert(err)
+			return s.db.Put(gctx, key, &Chunk{IDs: ids})
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("graph.ImportFollowers(%s): %w", followee, err)
 	}
-	return s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		var u accounts.User
-		if err := tx.Get(accounts.UserKey(s.db, followee), &u); err != nil {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		u := accounts.Read(l, followee)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		u.FollowersCount += int64(len(followers))
-		_, err := tx.PutMulti([]*datastore.Key{accounts.UserKey(s.db, followee), IndexKey(s.db, followee)}, []any{&u, &idx})
-		return err
+		if !u.Exists() {
+			return accounts.ErrNoSuchPerson
+		}
+		if err := u.Count(tx, int64(len(followers)), 0); err != nil {
+			return err
+		}
+		return tx.Put(IndexKey(s.db, followee), &idx)
 	})
 }

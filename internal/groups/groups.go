@@ -1,14 +1,24 @@
 // Package groups owns groups (lists) and their members.
 //
 // Entities:
+//
 //   - Group/{id}: title, description, owner, join policy, member count.
+//
 //   - Membership/{groupId}_{userId}: one member, for member lists and a
 //     user's groups (queries on groupId or userId, newest first).
+//
 //   - UserGroups/{userId}: the ids of the groups a user belongs to, read by
 //     key when the user posts, so a post copies its author's groups without
 //     a query.
 //
-// Join and leave update all three in one transaction.
+//   - MembershipEnded/{groupId}_{userId}: the pair's history (pair.Ended)
+//     that the rebuild jobs read.
+//
+// A join or a leave is one operation with all its side effects, updating
+// all of them in one transaction: the rebuild job (Jobs, enqueued before
+// the commit) and the owner's notification of a join (written in the same
+// transaction). Other packages read groups through the functions here
+// that add to their lookups.
 package groups
 
 import (
@@ -26,6 +36,8 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/notifications"
+	"socialstream/internal/pair"
 	"socialstream/internal/store"
 )
 
@@ -54,7 +66,6 @@ const (
 
 var (
 	ErrNoSuchGroup   = derrors.New(derrors.NotFound, "no such group")
-	ErrNoSuchPerson  = derrors.New(derrors.NotFound, "no such person")
 	ErrClosed        = derrors.New(derrors.PermissionDenied, "this group is closed: only its owner adds members")
 	ErrNotOwner      = derrors.New(derrors.PermissionDenied, "only the group's owner may do that")
 	ErrMembersOnly   = derrors.New(derrors.PermissionDenied, "this group is closed: only its members see it")
@@ -79,22 +90,7 @@ type Membership struct {
 	Created time.Time `datastore:"created"`
 }
 
-// Ended is the history of a user's memberships of a group (key
-// MembershipEnded/{groupId}_{userId}) that jobs need: Gen is the
-// generation of the last membership that ended; Removal, Done and Cutoff
-// track the removal of the group id from the user's activities as
-// graph.Ended does for follows.
-type Ended struct {
-	Gen     int64 `datastore:"gen,noindex"`
-	Removal int64 `datastore:"removal,noindex"`
-	Cutoff  int64 `datastore:"cutoff,noindex"`
-	Done    int64 `datastore:"done,noindex"`
-}
-
-// Pending reports whether a removal is under way.
-func (e Ended) Pending() bool { return e.Removal > e.Done }
-
-// EndedKey returns the key of user's Ended record for group.
+// EndedKey returns the key of user's history with group.
 func EndedKey(db *store.DB, group, user string) *datastore.Key {
 	return db.NameKey(KindEnded, group+"_"+user, nil)
 }
@@ -119,19 +115,32 @@ func ToView(id string, g *Group) View {
 	return View{ID: id, Title: g.Title, Description: g.Description, OwnerID: g.OwnerID, JoinPolicy: g.JoinPolicy, MembersCount: g.MembersCount}
 }
 
+// Jobs are the jobs a change of membership needs, enqueued before it
+// commits (package rebuild).
+type Jobs interface {
+	// Joined enqueues the copying of group onto user's newest
+	// activities, for the membership of generation gen.
+	Joined(ctx context.Context, group, user string, gen int64) error
+	// Left enqueues the removal of group from user's activities, named
+	// removal.
+	Left(ctx context.Context, group, user string, removal int64) error
+}
+
 // Service manages groups.
 type Service struct {
-	db  *store.DB
-	ids *ids.Generator
-	now func() time.Time
+	db    *store.DB
+	ids   *ids.Generator
+	notes *notifications.Service
+	jobs  Jobs
+	now   func() time.Time
 }
 
 // New returns a Service.
-func New(db *store.DB, gen *ids.Generator) (*Service, error) {
-	if db == nil || gen == nil {
+func New(db *store.DB, gen *ids.Generator, notes *notifications.Service, jobs Jobs) (*Service, error) {
+	if db == nil || gen == nil || notes == nil || jobs == nil {
 		return nil, errors.New("groups.New: nil dependency")
 	}
-	return &Service{db: db, ids: gen, now: time.Now}, nil
+	return &Service{db: db, ids: gen, notes: notes, jobs: jobs, now: time.Now}, nil
 }
 
 // GroupKey returns a group's key.
@@ -178,19 +187,20 @@ func (s *Service) Create(ctx context.Context, owner, title, description, policy 
 	}
 	id := s.ids.NextString()
 	g := &Group{Title: title, Description: description, OwnerID: owner, JoinPolicy: policy, MembersCount: 1, Created: s.now().UTC().Truncate(time.Microsecond)}
-	err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var ug UserGroups
-		var u accounts.User
 		var existing Group
-		err := tx.GetMulti([]*datastore.Key{UserGroupsKey(s.db, owner), accounts.UserKey(s.db, owner), GroupKey(s.db, id)}, []any{&ug, &u, &existing})
-		missing, ok := store.IsMissing(err, 3)
-		if !ok {
+		l := tx.Lookup()
+		l.Add(UserGroupsKey(s.db, owner), &ug)
+		u := accounts.Read(l, owner)
+		taken := l.Add(GroupKey(s.db, id), &existing)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if missing[1] {
-			return ErrNoSuchPerson
+		if !u.Exists() {
+			return accounts.ErrNoSuchPerson
 		}
-		if !missing[2] {
+		if taken.Found() {
 			if existing.OwnerID == owner && existing.Created.Equal(g.Created) {
 				return nil // this very group: a retry after a commit that did apply
 			}
@@ -200,10 +210,9 @@ func (s *Service) Create(ctx context.Context, owner, title, description, policy 
 			return ErrTooManyGroups
 		}
 		ug.GroupIDs = append(ug.GroupIDs, id)
-		_, err = tx.PutMulti(
+		return tx.PutMulti(
 			[]*datastore.Key{GroupKey(s.db, id), MembershipKey(s.db, id, owner), UserGroupsKey(s.db, owner)},
 			[]any{g, &Membership{GroupID: id, UserID: owner, Created: g.Created}, &ug})
-		return err
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("groups.Create(%s): %w", owner, err)
@@ -225,56 +234,83 @@ func (s *Service) get(ctx context.Context, id string) (*Group, error) {
 		return nil, ErrNoSuchGroup
 	}
 	var g Group
-	err := s.db.Client.Get(ctx, GroupKey(s.db, id), &g)
-	if errors.Is(err, datastore.ErrNoSuchEntity) {
-		return nil, ErrNoSuchGroup
-	}
+	ok, err := s.db.Get(ctx, GroupKey(s.db, id), &g)
 	if err != nil {
-		return nil, fmt.Errorf("groups.Get(%s): %w", id, store.Convert(err))
+		return nil, fmt.Errorf("groups.Get(%s): %w", id, err)
+	}
+	if !ok {
+		return nil, ErrNoSuchGroup
 	}
 	return &g, nil
 }
 
 // Join adds user to group on behalf of actor: anyone may join an open group
 // themselves; only the owner adds others, and only the owner adds anyone to
-// a closed group. It reports whether user was not a member before.
-func (s *Service) Join(ctx context.Context, actor, group, user string) (bool, error) {
-	return s.JoinAt(ctx, actor, group, user, s.now())
-}
-
-// JoinAt is Join with the membership's creation time given: its
-// generation, which jobs enqueued before the commit use to recognise it.
-func (s *Service) JoinAt(ctx context.Context, actor, group, user string, created time.Time) (bool, error) {
+// a closed group. It returns the group and whether user was not a member
+// before. It enqueues the job that copies the group id onto user's newest
+// activities before the commit, and notifies the owner in the same
+// transaction.
+func (s *Service) Join(ctx context.Context, actor, group, user string) (View, bool, error) {
 	if _, ok := ids.Parse(group); !ok {
-		return false, ErrNoSuchGroup
+		return View{}, false, ErrNoSuchGroup
+	}
+	// A refused join, or a member already, needs no job.
+	var g Group
+	l := s.db.Lookup()
+	hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &Membership{})
+	u := accounts.Read(l, user)
+	if err := l.Run(ctx); err != nil {
+		return View{}, false, fmt.Errorf("groups.Join(%s, %s): %w", group, user, err)
+	}
+	switch {
+	case !hasGroup.Found():
+		return View{}, false, ErrNoSuchGroup
+	case !u.Exists():
+		return View{}, false, accounts.ErrNoSuchPerson
+	}
+	if err := checkActor(&g, actor, user, true); err != nil {
+		return View{}, false, err
+	}
+	if isMember.Found() {
+		return ToView(group, &g), false, nil
+	}
+	created := s.now().UTC().Truncate(time.Microsecond)
+	if err := s.jobs.Joined(ctx, group, user, created.UnixMicro()); err != nil {
+		return View{}, false, err
+	}
+	event := notifications.Event{Type: notifications.GroupJoin, ActorID: user, Recipients: []string{g.OwnerID},
+		GroupID: group, ID: fmt.Sprintf("join-%s-%s-%d", group, user, created.Unix())}
+	if err := s.notes.Expect(ctx, event); err != nil {
+		return View{}, false, err
 	}
 	var added bool
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		added = false
 		var (
-			g     Group
 			m     Membership
 			ug    UserGroups
-			u     accounts.User
-			ended Ended
+			ended pair.Ended
+			l     = tx.Lookup()
 		)
-		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user), accounts.UserKey(s.db, user), EndedKey(s.db, group, user)}
-		err := tx.GetMulti(keys, []any{&g, &m, &ug, &u, &ended})
-		missing, ok := store.IsMissing(err, 5)
-		if !ok {
+		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &m)
+		l.Add(UserGroupsKey(s.db, user), &ug)
+		u := accounts.Read(l, user)
+		l.Add(EndedKey(s.db, group, user), &ended)
+		note := s.notes.Prepare(l, event)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if missing[0] {
+		if !hasGroup.Found() {
 			return ErrNoSuchGroup
 		}
 		if err := checkActor(&g, actor, user, true); err != nil {
 			return err
 		}
 		switch {
-		case missing[3]:
-			return ErrNoSuchPerson
-		case !missing[1]:
-			return nil // already a member
+		case !u.Exists():
+			return accounts.ErrNoSuchPerson
+		case isMember.Found():
+			return nil // joined meanwhile
 		case len(ug.GroupIDs) >= MaxGroupsPerUser:
 			return ErrTooManyGroups
 		}
@@ -282,76 +318,83 @@ func (s *Service) JoinAt(ctx context.Context, actor, group, user string, created
 		if !slices.Contains(ug.GroupIDs, group) {
 			ug.GroupIDs = append(ug.GroupIDs, group)
 		}
-		putKeys, putVals := keys[:3], []any{&g, &Membership{GroupID: group, UserID: user, Created: created.UTC()}, &ug}
-		if ended.Pending() && ended.Cutoff == 0 {
-			ended.Cutoff = created.UnixMicro() // the removal under way spares what this membership sees
-			putKeys, putVals = append(putKeys, keys[4]), append(putVals, &ended)
+		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user)}
+		vals := []any{&g, &Membership{GroupID: group, UserID: user, Created: created}, &ug}
+		if ended.Begin(created.UnixMicro()) {
+			// The removal under way spares what this membership sees.
+			keys, vals = append(keys, EndedKey(s.db, group, user)), append(vals, &ended)
 		}
-		_, err = tx.PutMulti(putKeys, putVals)
-		added = err == nil
+		if err := tx.PutMulti(keys, vals); err != nil {
+			return err
+		}
+		added = true
+		_, err := note.Write(tx)
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("groups.Join(%s, %s, %s): %w", actor, group, user, err)
+		return View{}, false, fmt.Errorf("groups.Join(%s, %s, %s): %w", actor, group, user, err)
 	}
-	return added, nil
+	return ToView(group, &g), added, nil
 }
 
 // Leave removes user from group on behalf of actor: a member leaves, or the
-// owner removes a member. It reports whether user was a member. removal
-// names the job, enqueued by the caller, that removes the group id from
-// user's activities.
-func (s *Service) Leave(ctx context.Context, actor, group, user string, removal int64) (bool, error) {
-	if _, ok := ids.Parse(group); !ok {
-		return false, ErrNoSuchGroup
+// owner removes a member. It enqueues the job that removes the group id
+// from every one of user's activities before the commit. Leaving a group
+// one is not a member of changes nothing.
+func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
+	g, err := s.get(ctx, group)
+	if err != nil {
+		return err
 	}
-	var removed bool
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		removed = false
+	if err := checkActor(g, actor, user, false); err != nil {
+		return err
+	}
+	if ok, err := s.db.Get(ctx, MembershipKey(s.db, group, user), &Membership{}); err != nil || !ok {
+		return err
+	}
+	removal := s.now().UnixMicro()
+	if err := s.jobs.Left(ctx, group, user, removal); err != nil {
+		return err
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var (
 			g     Group
 			m     Membership
 			ug    UserGroups
-			ended Ended
+			ended pair.Ended
+			l     = tx.Lookup()
 		)
-		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}
-		err := tx.GetMulti(keys, []any{&g, &m, &ug, &ended})
-		missing, ok := store.IsMissing(err, 4)
-		if !ok {
+		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &m)
+		l.Add(UserGroupsKey(s.db, user), &ug)
+		l.Add(EndedKey(s.db, group, user), &ended)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if missing[0] {
+		if !hasGroup.Found() {
 			return ErrNoSuchGroup
 		}
-		if err := checkActor(&g, actor, user, false); err != nil {
+		if err := checkActor(&g, actor, user, false); err != nil || !isMember.Found() {
 			return err
-		}
-		switch {
-		case missing[1]:
-			return nil // not a member
 		}
 		g.MembersCount = max(0, g.MembersCount-1)
 		ug.GroupIDs = slices.DeleteFunc(ug.GroupIDs, func(id string) bool { return id == group })
-		ended.Gen = m.Gen()
-		if removal > 0 {
-			ended.Removal, ended.Cutoff = max(removal, ended.Removal), 0
-		}
-		if _, err := tx.PutMulti([]*datastore.Key{keys[0], keys[2], keys[3]}, []any{&g, &ug, &ended}); err != nil {
+		ended.End(m.Gen(), removal)
+		err := tx.PutMulti([]*datastore.Key{GroupKey(s.db, group), UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}, []any{&g, &ug, &ended})
+		if err != nil {
 			return err
 		}
-		removed = true
-		return tx.Delete(keys[1])
+		return tx.Delete(MembershipKey(s.db, group, user))
 	})
 	if err != nil {
-		return false, fmt.Errorf("groups.Leave(%s, %s, %s): %w", actor, group, user, err)
+		return fmt.Errorf("groups.Leave(%s, %s, %s): %w", actor, group, user, err)
 	}
-	return removed, nil
+	return nil
 }
 
 // Membership returns user's membership of group, and whether there is one.
 func (s *Service) Membership(ctx context.Context, group, user string) (Membership, bool, error) {
 	var m Membership
-	ok, err := s.db.Find(ctx, MembershipKey(s.db, group, user), &m)
+	ok, err := s.db.Get(ctx, MembershipKey(s.db, group, user), &m)
 	if err != nil {
 		return Membership{}, false, fmt.Errorf("groups.Membership: %w", err)
 	}
@@ -361,17 +404,6 @@ func (s *Service) Membership(ctx context.Context, group, user string) (Membershi
 // Gen returns the generation of a membership: its creation time in
 // microseconds.
 func (m Membership) Gen() int64 { return m.Created.UnixMicro() }
-
-// Authorize checks that actor may add (join) or remove user in group,
-// without changing anything; Join and Leave check again in their
-// transactions.
-func (s *Service) Authorize(ctx context.Context, actor, group, user string, join bool) error {
-	g, err := s.get(ctx, group)
-	if err != nil {
-		return err
-	}
-	return checkActor(g, actor, user, join)
-}
 
 // checkActor checks that actor may add (join) or remove user in g: anyone
 // themselves in an open group, only the owner for others or a closed group;
@@ -395,7 +427,7 @@ func (s *Service) IsMember(ctx context.Context, group, user string) (bool, error
 }
 
 // CanSee checks that viewer may see the feed and members of a group.
-func CanSee(g *Group, viewerIsMember bool) error {
+func canSee(g *Group, viewerIsMember bool) error {
 	if g.JoinPolicy == Closed && !viewerIsMember {
 		return ErrMembersOnly
 	}
@@ -413,7 +445,7 @@ func (s *Service) Members(ctx context.Context, viewer, group string, p store.Pag
 	if err != nil {
 		return View{}, nil, "", err
 	}
-	if err := CanSee(g, member); err != nil {
+	if err := canSee(g, member); err != nil {
 		return View{}, nil, "", err
 	}
 	q := s.db.Query(KindMembership).FilterField("groupId", "=", group).Order("-created").KeysOnly()
@@ -441,14 +473,17 @@ func (s *Service) OfUser(ctx context.Context, user string, p store.PageRequest) 
 		gkeys[i] = GroupKey(s.db, g)
 	}
 	gs := make([]Group, len(gkeys))
-	err = s.db.Client.GetMulti(ctx, gkeys, gs)
-	missing, ok := store.IsMissing(err, len(gkeys))
-	if !ok {
-		return nil, "", fmt.Errorf("groups.OfUser(%s): %w", user, store.Convert(err))
+	l := s.db.Lookup()
+	refs := make([]store.Ref, len(gkeys))
+	for i, k := range gkeys {
+		refs[i] = l.Add(k, &gs[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, "", fmt.Errorf("groups.OfUser(%s): %w", user, err)
 	}
 	out := make([]View, 0, len(gs))
 	for i := range gs {
-		if !missing[i] {
+		if refs[i].Found() {
 			out = append(out, ToView(gkeys[i].Name, &gs[i]))
 		}
 	}
@@ -458,9 +493,76 @@ func (s *Service) OfUser(ctx context.Context, user string, p store.PageRequest) 
 // GroupIDs returns the groups user belongs to now, from its list.
 func (s *Service) GroupIDs(ctx context.Context, user string) ([]string, error) {
 	var ug UserGroups
-	err := s.db.Client.Get(ctx, UserGroupsKey(s.db, user), &ug)
-	if err != nil && !errors.Is(err, datastore.ErrNoSuchEntity) {
-		return nil, fmt.Errorf("groups.GroupIDs(%s): %w", user, store.Convert(err))
+	if _, err := s.db.Get(ctx, UserGroupsKey(s.db, user), &ug); err != nil {
+		return nil, fmt.Errorf("groups.GroupIDs(%s): %w", user, err)
 	}
 	return ug.GroupIDs, nil
+}
+
+// Memberships is what a post reads of its author's groups, in its own
+// transaction's lookup.
+type Memberships struct{ ug UserGroups }
+
+// ReadGroupsOf adds user's group list to a lookup.
+func ReadGroupsOf(l *store.Lookup, user string) *Memberships {
+	m := &Memberships{}
+	l.Add(UserGroupsKey(l.DB(), user), &m.ug)
+	return m
+}
+
+// IDs returns the ids of the user's groups.
+func (m *Memberships) IDs() []string { return m.ug.GroupIDs }
+
+// Access is whether a viewer may see a group's feed, as a lookup read it.
+type Access struct {
+	g        Group
+	group    store.Ref
+	isMember store.Ref
+}
+
+// ReadAccess adds group and viewer's membership of it to a lookup.
+func ReadAccess(l *store.Lookup, group, viewer string) *Access {
+	a := &Access{}
+	a.group = l.Add(GroupKey(l.DB(), group), &a.g)
+	a.isMember = l.Add(MembershipKey(l.DB(), group, viewer), &Membership{})
+	return a
+}
+
+// Check returns ErrNoSuchGroup or ErrMembersOnly when the viewer may not
+// see the group's feed.
+func (a *Access) Check() error {
+	if !a.group.Found() {
+		return ErrNoSuchGroup
+	}
+	return canSee(&a.g, a.isMember.Found())
+}
+
+// Pair is a membership and its history as a job's lookup read them.
+type Pair struct {
+	m      Membership
+	exists store.Ref
+	ended  pair.Ended
+}
+
+// ReadPair adds user's membership of group and its history to a lookup.
+func ReadPair(l *store.Lookup, group, user string) *Pair {
+	p := &Pair{}
+	p.exists = l.Add(MembershipKey(l.DB(), group, user), &p.m)
+	l.Add(EndedKey(l.DB(), group, user), &p.ended)
+	return p
+}
+
+// State returns what the lookup read.
+func (p *Pair) State() pair.State {
+	st := pair.State{Exists: p.exists.Found(), Ended: p.ended}
+	if st.Exists {
+		st.Gen = p.m.Gen()
+	}
+	return st
+}
+
+// FinishRemoval records that the removal of group from user's activities
+// named removal is done, so the join jobs that wait for it go on.
+func FinishRemoval(ctx context.Context, db *store.DB, group, user string, removal int64) error {
+	return pair.Finish(ctx, db, EndedKey(db, group, user), removal)
 }

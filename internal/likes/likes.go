@@ -1,7 +1,8 @@
 // Package likes owns likes of activities: Like/{activityId}_{userId}, one
 // root entity per user and activity, so likes of a popular activity never
-// contend. The activity's likesCount changes in the same transaction as the
-// like (see activities.Stats).
+// contend with each other. A like is one operation with its side effects:
+// the activity's likesCount (through activities.Reaction) and the author's
+// notification change in the same transaction as the like.
 package likes
 
 import (
@@ -13,51 +14,77 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/notifications"
 	"socialstream/internal/store"
 )
 
+// KindLike is the kind of the entities this package owns.
+const KindLike = "Like"
+
+// Like is one user's like of an activity.
+type Like struct {
+	ActivityID string    `datastore:"activityId"`
+	UserID     string    `datastore:"userId,noindex"`
+	Created    time.Time `datastore:"created"`
+}
+
+// LikeKey returns the key of user's like of an activity.
+func LikeKey(db *store.DB, activity, user string) *datastore.Key {
+	return db.NameKey(KindLike, activity+"_"+user, nil)
+}
+
 // Service manages likes.
 type Service struct {
-	db  *store.DB
-	act *activities.Service
-	now func() time.Time
+	db    *store.DB
+	act   *activities.Service
+	notes *notifications.Service
+	now   func() time.Time
 }
 
 // New returns a Service.
-func New(db *store.DB, act *activities.Service) (*Service, error) {
-	if db == nil || act == nil {
+func New(db *store.DB, act *activities.Service, notes *notifications.Service) (*Service, error) {
+	if db == nil || act == nil || notes == nil {
 		return nil, errors.New("likes.New: nil dependency")
 	}
-	return &Service{db: db, act: act, now: time.Now}, nil
+	return &Service{db: db, act: act, notes: notes, now: time.Now}, nil
 }
 
-// Like records user's like of an activity and returns the activity's
-// author and whether the like is new. Liking again changes nothing. The
-// like and the activity's likesCount change in one transaction.
-func (s *Service) Like(ctx context.Context, user, activity string) (author string, added bool, err error) {
-	if _, err := s.act.Exists(ctx, activity); err != nil {
-		return "", false, err
+// Like records user's like of an activity, counts it and notifies the
+// activity's author, all in one transaction. Liking again changes nothing.
+func (s *Service) Like(ctx context.Context, user, activity string) error {
+	a, err := s.act.Exists(ctx, activity)
+	if err != nil {
+		return err
 	}
-	err = s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		added = false
-		a, counts, liked, err := s.read(tx, user, activity)
-		if err != nil {
+	event := notifications.Event{Type: notifications.Like, ActorID: user, Recipients: []string{a.UserID},
+		ActivityID: activity, ID: fmt.Sprintf("like-%s-%s", activity, user)}
+	if err := s.notes.Expect(ctx, event); err != nil {
+		return err
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		r := activities.ReadReaction(l, activity)
+		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
+		note := s.notes.Prepare(l, event)
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if author = a.UserID; liked {
-			return nil
-		}
-		likeKey := activities.LikeKey(s.db, activity, user)
-		if _, err := tx.Put(likeKey, &activities.Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
+		if err := r.Err(); err != nil || liked.Found() {
 			return err
 		}
-		added = true
-		return counts.Add(tx, 1, 0)
+		if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
+			return err
+		}
+		if err := r.Count(tx, 1, 0); err != nil {
+			return err
+		}
+		_, err := note.Write(tx)
+		return err
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, err)
+		return fmt.Errorf("likes.Like(%s, %s): %w", user, activity, err)
 	}
-	return author, added, nil
+	return nil
 }
 
 // Unlike removes user's like of an activity, if any, and counts it.
@@ -65,15 +92,20 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 	if _, err := s.act.Exists(ctx, activity); err != nil {
 		return err
 	}
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		_, counts, liked, err := s.read(tx, user, activity)
-		if err != nil || !liked {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		r := activities.ReadReaction(l, activity)
+		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
+		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if err := tx.Delete(activities.LikeKey(s.db, activity, user)); err != nil {
+		if err := r.Err(); err != nil || !liked.Found() {
 			return err
 		}
-		return counts.Add(tx, -1, 0)
+		if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
+			return err
+		}
+		return r.Count(tx, -1, 0)
 	})
 	if err != nil {
 		return fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
@@ -81,24 +113,13 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 	return nil
 }
 
-// read reads, in tx and in one lookup, an activity, its counts and
-// whether user likes it.
-func (s *Service) read(tx *datastore.Transaction, user, activity string) (*activities.Activity, *activities.Counts, bool, error) {
-	var like activities.Like
-	a, counts, missing, err := activities.ReadReaction(tx, s.db, activity, []*datastore.Key{activities.LikeKey(s.db, activity, user)}, []any{&like})
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return a, counts, !missing[0], nil
-}
-
 // Likers lists who likes an activity, newest like first, as ids.
 func (s *Service) Likers(ctx context.Context, activity string, p store.PageRequest) ([]string, string, error) {
 	if _, err := s.act.Exists(ctx, activity); err != nil {
 		return nil, "", err
 	}
-	q := s.db.Query(activities.KindLike).FilterField("activityId", "=", activity).Order("-created")
-	_, vals, next, err := store.Page[activities.Like](ctx, s.db, q, "likes:"+activity, p)
+	q := s.db.Query(KindLike).FilterField("activityId", "=", activity).Order("-created")
+	_, vals, next, err := store.Page[Like](ctx, s.db, q, "likes:"+activity, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -107,4 +128,20 @@ func (s *Service) Likers(ctx context.Context, activity string, p store.PageReque
 		out[i] = l.UserID
 	}
 	return out, next, nil
+}
+
+// Liked adds viewer's like of an activity to a lookup (a feed's, for
+// likedByViewer).
+func Liked(l *store.Lookup, activity, viewer string) store.Ref {
+	return l.Add(LikeKey(l.DB(), activity, viewer), &Like{})
+}
+
+// Forget deletes every like of an activity that is gone, for its cleanup
+// job, and returns how many it deleted.
+func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {
+	n, err := db.DeleteAll(ctx, db.Query(KindLike).FilterField("activityId", "=", activity).KeysOnly(), 500)
+	if err != nil {
+		return n, fmt.Errorf("likes.Forget(%s): %w", activity, err)
+	}
+	return n, nil
 }

@@ -1,12 +1,19 @@
-// Package notifications tells users what happened to them: mentions,
-// follows, comments, likes and joins of their groups.
+// Package notifications owns notifications: what happened to a user
+// (mentions, follows, comments, likes, joins of their groups), as
+// Notification/{userId}_{event} entities. Keyed by recipient and event, so
+// nothing is made twice, and liking again after an unlike notifies no one
+// twice. A user keeps the newest MaxKept.
 //
-// Requests never wait for notifications: they describe the Event and a
-// job on the notifications queue makes the Notification entities. Each is
-// keyed by its recipient and the event (Notification/{userId}_{event}), so
-// a job that runs twice makes nothing twice, and liking again after an
-// unlike notifies no one twice. A user keeps the newest MaxKept; the job
-// prunes older ones.
+// The operation that causes an event makes its notifications, in one of two
+// ways, so that a notification exists if and only if its change committed:
+//   - an event with one recipient (a follow, like, comment, join) is
+//     written in the operation's own transaction (Prepare, then Write);
+//   - a post's mentions, up to activities.MaxMentions, go to a job on the
+//     notifications queue (Notify), enqueued before the post commits; the
+//     job waits for the activity and gives up on one that never appears.
+//
+// Pruning to MaxKept is a job too: Expect enqueues it, before the
+// operation's commit, one per recipient and ten seconds at most.
 package notifications
 
 import (
@@ -93,9 +100,13 @@ type View struct {
 type Config struct {
 	Queue string // default "notifications"
 	// ActivityExists, when set, tells whether an activity exists, in the
-	// transaction that writes notifications about it: none is made about
-	// an activity deleted already, whose cleanup may be over.
-	ActivityExists func(tx *datastore.Transaction, id string) (bool, error)
+	// transaction of a job that writes notifications about it (package
+	// activities): none is made about an activity not committed yet, or
+	// deleted already, whose cleanup may be over.
+	ActivityExists func(tx *store.Tx, id string) (bool, error)
+	// GiveUpAfter is how long a job waits for the activity it is about
+	// to appear; 0 means 2 minutes.
+	GiveUpAfter time.Duration
 }
 
 // Service makes and lists notifications.
@@ -116,16 +127,103 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	if cfg.Queue == "" {
 		cfg.Queue = "notifications"
 	}
+	if cfg.GiveUpAfter == 0 {
+		cfg.GiveUpAfter = 2 * time.Minute
+	}
 	return &Service{db: db, ids: gen, acc: acc, queue: q, cfg: cfg, now: time.Now}, nil
 }
 
 var eventID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,400}$`)
 
-// Notify enqueues the job that makes an event's notifications. Nobody is
-// notified of their own doing.
+// ErrNotYet says a job came before the activity its event is about.
+var ErrNotYet = derrors.New(derrors.Unavailable, "the activity of this event is not committed yet")
+
+// prune is the type of the jobs that prune recipients to MaxKept.
+const prune = "prune"
+
+// pruneWindow is how often, at most, one recipient's notifications are
+// pruned: every pruning job of a window has one name.
+const pruneWindow = 10 * time.Second
+
+// recipients returns who an event notifies: nobody of their own doing, no
+// one twice.
+func (e Event) recipients() []string {
+	var out []string
+	for _, r := range e.Recipients {
+		if r != e.ActorID && r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Expect is called by an operation that will notify of e, before its
+// commit: it checks the event and enqueues the pruning of its recipients'
+// oldest notifications, so no recipient keeps more than MaxKept for long.
+func (s *Service) Expect(ctx context.Context, e Event) error {
+	if !eventID.MatchString(e.ID) || e.Type == "" {
+		return fmt.Errorf("notifications.Expect: bad event %q", e.ID)
+	}
+	now := s.now()
+	window := now.Truncate(pruneWindow).Add(pruneWindow)
+	for _, r := range e.recipients() {
+		p := Event{Type: prune, Recipients: []string{r}, ID: fmt.Sprintf("prune-%s-%d", r, window.Unix())}
+		body, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		err = s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: Path, Body: body, Name: "n-" + p.ID, Delay: window.Sub(now)})
+		if err != nil {
+			return fmt.Errorf("notifications.Expect(%s): %w", e.ID, err)
+		}
+	}
+	return nil
+}
+
+// Pending is an event's notifications as an operation's transaction read
+// them: Write makes those that do not exist yet.
+type Pending struct {
+	e     Event
+	users []string
+	refs  []store.Ref
+}
+
+// Prepare adds the notifications of e to the lookup of the transaction
+// that makes the change e tells of. Nobody is notified of their own doing.
+func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
+	if e.Seq <= 0 {
+		e.Seq = s.ids.Next()
+	}
+	p := &Pending{e: e, users: e.recipients()}
+	for _, u := range p.users {
+		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
+	}
+	return p
+}
+
+// Write makes, in tx, the notifications that the lookup did not find, and
+// returns how many.
+func (p *Pending) Write(tx *store.Tx) (int, error) {
+	var keys []*datastore.Key
+	var vals []*Notification
+	for i, u := range p.users {
+		if !p.refs[i].Found() {
+			keys = append(keys, Key(tx.DB(), u, p.e.ID))
+			vals = append(vals, p.e.notification(u))
+		}
+	}
+	return len(keys), tx.PutMulti(keys, vals)
+}
+
+func (e Event) notification(user string) *Notification {
+	return &Notification{UserID: user, Seq: e.Seq, Type: e.Type, ActorID: e.ActorID,
+		ActivityID: e.ActivityID, GroupID: e.GroupID, Published: ids.Time(e.Seq).UTC()}
+}
+
+// Notify enqueues the job that makes an event's notifications (a post's
+// mentions), before the commit of the change it tells of.
 func (s *Service) Notify(ctx context.Context, e Event) error {
-	e.Recipients = slices.DeleteFunc(slices.Clone(e.Recipients), func(r string) bool { return r == e.ActorID || r == "" })
-	if len(e.Recipients) == 0 {
+	if len(e.recipients()) == 0 {
 		return nil
 	}
 	if !eventID.MatchString(e.ID) {
@@ -146,62 +244,55 @@ func Key(db *store.DB, user, event string) *datastore.Key {
 	return db.NameKey(Kind, user+"_"+event, nil)
 }
 
-// Run makes the notifications of an event that do not exist yet, and prunes
-// each recipient's oldest beyond MaxKept. It returns how many it made.
+// Run runs a job: it makes the notifications of an event that do not
+// exist yet, or prunes recipients, and returns how many it made.
 func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 	if !eventID.MatchString(e.ID) || e.Type == "" {
 		return 0, nil // malformed: nothing to do, ever
 	}
-	var keys []*datastore.Key
-	var recipients []string
-	for _, r := range e.Recipients {
-		if r != e.ActorID && r != "" && !slices.Contains(recipients, r) {
-			recipients = append(recipients, r)
-			keys = append(keys, Key(s.db, r, e.ID))
+	recipients := e.recipients()
+	if e.Type == prune {
+		for _, r := range recipients {
+			if err := s.prune(ctx, r); err != nil {
+				return 0, err
+			}
 		}
+		return 0, nil
 	}
-	seq := e.Seq
-	if seq <= 0 {
-		seq = s.ids.Next()
+	if e.Seq <= 0 {
+		return 0, nil // from an older version, which enqueued after the commit
 	}
 	made := 0
-	for start := 0; start < len(keys); start += 250 {
-		part := keys[start:min(start+250, len(keys))]
-		users := recipients[start:min(start+250, len(keys))]
-		err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-			made = 0
+	for start := 0; start < len(recipients); start += 250 {
+		part := e
+		part.Recipients = recipients[start:min(start+250, len(recipients))]
+		var n int
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			n = 0
 			if e.ActivityID != "" && s.cfg.ActivityExists != nil {
-				if ok, err := s.cfg.ActivityExists(tx, e.ActivityID); err != nil || !ok {
-					return err // deleted: nothing to tell
+				ok, err := s.cfg.ActivityExists(tx, e.ActivityID)
+				switch {
+				case err != nil:
+					return err
+				case !ok && s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter:
+					return ErrNotYet
+				case !ok:
+					return nil // never committed, or deleted: nothing to tell
 				}
 			}
-			dst := make([]Notification, len(part))
-			err := tx.GetMulti(part, dst)
-			missing, ok := store.IsMissing(err, len(part))
-			if !ok {
+			l := tx.Lookup()
+			p := s.Prepare(l, part)
+			if err := l.Run(ctx); err != nil {
 				return err
 			}
-			var putKeys []*datastore.Key
-			var putVals []*Notification
-			for i, k := range part {
-				if missing[i] {
-					putKeys = append(putKeys, k)
-					putVals = append(putVals, &Notification{
-						UserID: users[i], Seq: seq, Type: e.Type, ActorID: e.ActorID,
-						ActivityID: e.ActivityID, GroupID: e.GroupID, Published: ids.Time(seq).UTC(),
-					})
-				}
-			}
-			if len(putKeys) == 0 {
-				return nil
-			}
-			_, err = tx.PutMulti(putKeys, putVals)
-			made = len(putKeys)
+			var err error
+			n, err = p.Write(tx)
 			return err
 		})
 		if err != nil {
 			return made, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
 		}
+		made += n
 	}
 	for _, r := range recipients {
 		if err := s.prune(ctx, r); err != nil {
@@ -214,33 +305,23 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 // ForgetActivity deletes every notification that points at an activity,
 // once it is deleted, and returns how many it deleted.
 func (s *Service) ForgetActivity(ctx context.Context, activity string) (int, error) {
-	q := s.db.Query(Kind).FilterField("activityId", "=", activity).KeysOnly().Limit(500)
-	n := 0
-	for {
-		keys, err := s.db.Client.GetAll(ctx, q, nil)
-		if err == nil && len(keys) > 0 {
-			err = s.db.Client.DeleteMulti(ctx, keys)
-		}
-		if err != nil {
-			return n, fmt.Errorf("notifications.ForgetActivity(%s): %w", activity, store.Convert(err))
-		}
-		if len(keys) == 0 {
-			return n, nil
-		}
-		n += len(keys)
+	n, err := s.db.DeleteAll(ctx, s.db.Query(Kind).FilterField("activityId", "=", activity).KeysOnly(), 500)
+	if err != nil {
+		return n, fmt.Errorf("notifications.ForgetActivity(%s): %w", activity, err)
 	}
+	return n, nil
 }
 
 func (s *Service) prune(ctx context.Context, user string) error {
 	q := s.db.Query(Kind).FilterField("userId", "=", user).Order("-seq").Offset(MaxKept).KeysOnly()
-	keys, err := s.db.Client.GetAll(ctx, q, nil)
+	keys, err := s.db.GetAll(ctx, q, nil)
 	if err != nil {
-		return fmt.Errorf("notifications.prune(%s): %w", user, store.Convert(err))
+		return fmt.Errorf("notifications.prune(%s): %w", user, err)
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 500)
-		if err := s.db.Client.DeleteMulti(ctx, keys[:n]); err != nil {
-			return fmt.Errorf("notifications.prune(%s): %w", user, store.Convert(err))
+		if err := s.db.DeleteMulti(ctx, keys[:n]); err != nil {
+			return fmt.Errorf("notifications.prune(%s): %w", user, err)
 		}
 		keys = keys[n:]
 	}
@@ -282,9 +363,9 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 func (s *Service) unread(ctx context.Context, user string) (int64, error) {
 	// At most MaxKept, so counting the keys is cheap and needs no
 	// aggregation index.
-	keys, err := s.db.Client.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).KeysOnly(), nil)
+	keys, err := s.db.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).KeysOnly(), nil)
 	if err != nil {
-		return 0, fmt.Errorf("notifications.unread(%s): %w", user, store.Convert(err))
+		return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
 	}
 	return int64(len(keys)), nil
 }
@@ -298,9 +379,9 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 		return derrors.New(derrors.InvalidArgument, `give "ids" or "all", not both`)
 	case all:
 		var err error
-		keys, err = s.db.Client.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).KeysOnly(), nil)
+		keys, err = s.db.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).KeysOnly(), nil)
 		if err != nil {
-			return fmt.Errorf("notifications.MarkRead: %w", store.Convert(err))
+			return fmt.Errorf("notifications.MarkRead: %w", err)
 		}
 	case len(idList) == 0:
 		return derrors.New(derrors.InvalidArgument, `give "ids" (a non-empty list) or "all": true`)
@@ -316,26 +397,25 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 	}
 	for start := 0; start < len(keys); start += 250 {
 		part := keys[start:min(start+250, len(keys))]
-		err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
 			dst := make([]Notification, len(part))
-			err := tx.GetMulti(part, dst)
-			missing, ok := store.IsMissing(err, len(part))
-			if !ok {
+			refs := make([]store.Ref, len(part))
+			for i, k := range part {
+				refs[i] = l.Add(k, &dst[i])
+			}
+			if err := l.Run(ctx); err != nil {
 				return err
 			}
 			var putKeys []*datastore.Key
 			var putVals []*Notification
 			for i := range dst {
-				if !missing[i] && !dst[i].Read && dst[i].UserID == user {
+				if refs[i].Found() && !dst[i].Read && dst[i].UserID == user {
 					dst[i].Read = true
 					putKeys, putVals = append(putKeys, part[i]), append(putVals, &dst[i])
 				}
 			}
-			if len(putKeys) == 0 {
-				return nil
-			}
-			_, err = tx.PutMulti(putKeys, putVals)
-			return err
+			return tx.PutMulti(putKeys, putVals)
 		})
 		if err != nil {
 			return fmt.Errorf("notifications.MarkRead: %w", err)

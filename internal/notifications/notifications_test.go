@@ -3,12 +3,13 @@ package notifications_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"testing"
+	"time"
 
-	"cloud.google.com/go/datastore"
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
@@ -27,18 +28,11 @@ func (nopQueue) Enqueue(context.Context, queue.Task) error { return nil }
 
 func TestKeepsNewest200AndRunsOnce(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := notifications.New(db, ids.New(), acc, nopQueue{}, notifications.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, svc := newService(t, ids.New(), nopQueue{}, notifications.Config{})
 	const user, total = "1001", notifications.MaxKept + 7
+	gen := ids.New()
 	for i := 0; i < total; i++ {
-		e := notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{user, "2002"}, ActivityID: fmt.Sprint(5000 + i), ID: fmt.Sprint("like-", i)}
+		e := notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{user, "2002"}, ActivityID: fmt.Sprint(5000 + i), ID: fmt.Sprint("like-", i), Seq: gen.Next()}
 		made, err := svc.Run(ctx, e)
 		if err != nil || made != 1 {
 			t.Fatalf("Run %d: made %d, %v (the actor is never notified)", i, made, err)
@@ -87,16 +81,8 @@ func (c *capture) Enqueue(_ context.Context, t queue.Task) error {
 // their jobs run in. They used to be in the order the jobs ran.
 func TestOrderOfEventsNotOfJobs(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := &capture{}
-	svc, err := notifications.New(db, ids.New(), acc, q, notifications.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, svc := newService(t, ids.New(), q, notifications.Config{})
 	const user = "1001"
 	for _, id := range []string{"comment-1", "like-2"} {
 		if err := svc.Notify(ctx, notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{user}, ID: id}); err != nil {
@@ -129,25 +115,89 @@ func TestOrderOfEventsNotOfJobs(t *testing.T) {
 // cleanup may be over already.
 func TestNothingAboutADeletedActivity(t *testing.T) {
 	ctx := context.Background()
+	exists := map[string]bool{"1": true}
+	gen := ids.New()
+	_, svc := newService(t, gen, nopQueue{}, notifications.Config{
+		ActivityExists: func(_ *store.Tx, id string) (bool, error) { return exists[id], nil },
+		GiveUpAfter:    time.Minute,
+	})
+	long := ids.NewNode(1, func() time.Time { return time.Now().Add(-2 * time.Minute) }).Next()
+	for _, c := range []struct {
+		name     string
+		activity string
+		seq      int64 // when the event was enqueued
+		want     int
+		wantErr  error
+	}{
+		{"exists", "1", gen.Next(), 1, nil},
+		{"not committed yet: retry", "2", gen.Next(), 0, notifications.ErrNotYet},
+		{"never committed, or deleted", "3", long, 0, nil},
+	} {
+		e := notifications.Event{Type: notifications.Mention, ActorID: "2002", Recipients: []string{"1001"}, ActivityID: c.activity, ID: "mention-" + c.activity, Seq: c.seq}
+		if made, err := svc.Run(ctx, e); !errors.Is(err, c.wantErr) || made != c.want {
+			t.Errorf("%s: made %d, %v; want %d, %v", c.name, made, err, c.want, c.wantErr)
+		}
+	}
+}
+
+// An operation's notification is written in its own transaction: none
+// when it does not commit, one when it does, never two.
+func TestPreparedNotificationsCommitWithTheirChange(t *testing.T) {
+	ctx := context.Background()
+	q := &capture{}
+	db, svc := newService(t, ids.New(), q, notifications.Config{})
+	e := notifications.Event{Type: notifications.Follow, ActorID: "2002", Recipients: []string{"1001", "2002"}, ID: "follow-2002-1001-1"}
+	if err := svc.Expect(ctx, e); err != nil || len(q.bodies) != 1 {
+		t.Fatalf("Expect: %v, %d pruning jobs; want 1 (the actor is never notified)", err, len(q.bodies))
+	}
+	write := func(commit bool) (int, error) {
+		var made int
+		errAbort := errors.New("abort")
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			p := svc.Prepare(l, e)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			var err error
+			if made, err = p.Write(tx); err != nil || commit {
+				return err
+			}
+			return errAbort
+		})
+		if errors.Is(err, errAbort) {
+			err = nil
+		}
+		return made, err
+	}
+	count := func() int {
+		_, unread, _, err := svc.List(ctx, "1001", store.PageRequest{Count: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(unread)
+	}
+	if _, err := write(false); err != nil || count() != 0 {
+		t.Fatalf("a change that did not commit notified: %v, %d", err, count())
+	}
+	for i := 0; i < 2; i++ {
+		if made, err := write(true); err != nil || made != 1-i || count() != 1 {
+			t.Fatalf("commit %d: made %d, %v, %d notifications; want %d, 1", i, made, err, count(), 1-i)
+		}
+	}
+}
+
+// newService returns a service over a fresh namespace.
+func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notifications.Config) (*store.DB, *notifications.Service) {
+	t.Helper()
 	db := testenv.DB(t)
 	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
 	if err != nil {
 		t.Fatal(err)
 	}
-	exists := map[string]bool{"1": true}
-	svc, err := notifications.New(db, ids.New(), acc, nopQueue{}, notifications.Config{
-		ActivityExists: func(_ *datastore.Transaction, id string) (bool, error) { return exists[id], nil },
-	})
+	svc, err := notifications.New(db, gen, acc, q, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		activity string
-		want     int
-	}{{"1", 1}, {"2", 0}} {
-		e := notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{"1001"}, ActivityID: c.activity, ID: "like-" + c.activity}
-		if made, err := svc.Run(ctx, e); err != nil || made != c.want {
-			t.Errorf("about activity %s: made %d, %v; want %d", c.activity, made, err, c.want)
-		}
-	}
+	return db, svc
 }

@@ -55,38 +55,42 @@ func TestJobWithNothingToScanWaitsForItsChange(t *testing.T) {
 			// membership, with nothing posted yet.
 			switch kind {
 			case rebuild.KindUnfollow:
-				if _, err := f.rb.Follow(ctx, other, owner, nil); err != nil {
+				if _, err := f.graph.Follow(ctx, other, owner, nil); err != nil {
 					t.Fatal(err)
 				}
 			case rebuild.KindLeave:
-				if _, err := f.rb.Join(ctx, owner, g.ID, owner); err != nil {
+				if _, _, err := f.groups.Join(ctx, owner, g.ID, owner); err != nil {
 					t.Fatal(err)
 				}
 			}
 			f.drain()
-			gen := time.Now().UTC().Truncate(time.Microsecond)
-			j := rebuild.Job{Kind: kind, Owner: owner, Gen: gen.UnixMicro(), Limit: 10}
-			if kind == rebuild.KindFollow || kind == rebuild.KindUnfollow {
-				j.Follower = other
-			} else {
-				j.Group = g.ID
-			}
-			if res, err := f.rb.Run(ctx, j); !errors.Is(err, derrors.Unavailable) {
-				t.Fatalf("job before its change committed, nothing to scan: %+v, %v; want a retryable error", res, err)
-			}
-			post := f.posts(owner, 1) // reads the graph from before the change
+			// The job runs as soon as it is enqueued, before its change
+			// commits; then a post lands, reading the graph from before
+			// the change; then the change commits.
+			var j rebuild.Job
+			var post []string
+			f.beforeCommit(func(job rebuild.Job) {
+				j = job
+				if res, err := f.rb.Run(ctx, j); !errors.Is(err, derrors.Unavailable) {
+					t.Errorf("job before its change committed, nothing to scan: %+v, %v; want a retryable error", res, err)
+				}
+				post = f.posts(owner, 1)
+			})
 			switch kind {
 			case rebuild.KindFollow:
-				_, err = f.graph.FollowAt(ctx, other, owner, gen)
+				_, err = f.graph.Follow(ctx, other, owner, nil)
 			case rebuild.KindUnfollow:
-				_, err = f.graph.Unfollow(ctx, other, owner, gen.UnixMicro())
+				err = f.graph.Unfollow(ctx, other, owner, false)
 			case rebuild.KindJoin:
-				_, err = f.groups.JoinAt(ctx, owner, g.ID, owner, gen)
+				_, _, err = f.groups.Join(ctx, owner, g.ID, owner)
 			case rebuild.KindLeave:
-				_, err = f.groups.Leave(ctx, owner, g.ID, owner, gen.UnixMicro())
+				err = f.groups.Leave(ctx, owner, g.ID, owner)
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if j.Kind != kind {
+				t.Fatalf("the %s enqueued job %+v", kind, j)
 			}
 			f.run(j)
 			f.drain()
@@ -126,7 +130,7 @@ func putOldActivities(t *testing.T, db *store.DB, author, follower, group string
 			&activities.Activity{Seq: seq, UserID: author, Title: fmt.Sprint("old ", i), GroupIDs: []string{group}, Chunks: 1, PostedTime: start.UnixMilli()},
 			&activities.Audience{FollowerIDs: []string{author, follower}, Seq: seq, UserID: author})
 		if len(keys) == 500 || i == n-1 {
-			if _, err := db.Client.PutMulti(ctx, keys, vals); err != nil {
+			if err := db.PutMulti(ctx, keys, vals); err != nil {
 				t.Fatal(err)
 			}
 			keys, vals = nil, nil
@@ -145,10 +149,10 @@ func TestRemovalsReachEveryCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.graph.Follow(ctx, a, b); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, noCopies()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.groups.Join(ctx, owner, g.ID, b); err != nil {
+	if _, _, err := f.groups.Join(ctx, owner, g.ID, b); err != nil {
 		t.Fatal(err)
 	}
 	const n = 1100
@@ -156,10 +160,10 @@ func TestRemovalsReachEveryCopy(t *testing.T) {
 	if got := len(f.home(a)); got != 100 { // a full page: they are there
 		t.Fatalf("home before: %d activities", got)
 	}
-	if _, err := f.rb.Unfollow(ctx, a, b, false); err != nil {
+	if err := f.graph.Unfollow(ctx, a, b, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rb.Leave(ctx, owner, g.ID, b); err != nil {
+	if err := f.groups.Leave(ctx, owner, g.ID, b); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
@@ -179,29 +183,26 @@ func TestRemovalReachesCopiesInEveryChunk(t *testing.T) {
 	f := newFixture(t, rebuild.Config{})
 	ctx := context.Background()
 	a, b := f.user("a"), f.user("b")
-	// Made-up followers, written straight into b's follower index: what
-	// follows and posts read, without thousands of Follow entities.
+	// Made-up followers, imported in bulk.
 	fillers := make([]string, graph.ChunkCap-1)
 	for i := range fillers {
 		fillers[i] = fmt.Sprint("filler", i)
 	}
-	if _, err := f.db.Client.PutMulti(ctx,
-		[]*datastore.Key{graph.IndexKey(f.db, b), graph.ChunkKey(f.db, b, 0)},
-		[]any{&graph.Index{Sizes: []int64{int64(len(fillers))}}, &graph.Chunk{IDs: fillers}}); err != nil {
+	if err := f.graph.ImportFollowers(ctx, b, fillers); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rb.Follow(ctx, a, b, nil); err != nil { // the last place in chunk 0
+	if _, err := f.graph.Follow(ctx, a, b, nil); err != nil { // the last place in chunk 0
 		t.Fatal(err)
 	}
 	f.drain()
 	old := f.posts(b, 1) // a is in its audience chunk 0
-	if _, err := f.rb.Unfollow(ctx, a, b, true); err != nil {
+	if err := f.graph.Unfollow(ctx, a, b, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.graph.Follow(ctx, f.user("c"), b); err != nil { // fills chunk 0 again
+	if _, err := f.graph.Follow(ctx, f.user("c"), b, noCopies()); err != nil { // fills chunk 0 again
 		t.Fatal(err)
 	}
-	if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
@@ -209,7 +210,7 @@ func TestRemovalReachesCopiesInEveryChunk(t *testing.T) {
 		t.Fatalf("a came back into chunk %d, want 1", fl.Chunk)
 	}
 	f.wantHome(a, old)
-	if _, err := f.rb.Unfollow(ctx, a, b, false); err != nil {
+	if err := f.graph.Unfollow(ctx, a, b, false); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
@@ -244,17 +245,20 @@ func TestStalledRemovalIsStartedAgain(t *testing.T) {
 	ctx := context.Background()
 	a, b := f.user("a"), f.user("b")
 	posts := f.posts(b, 2)
-	if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
 	f.wantHome(a, posts)
-	// The unfollow commits with no job left to do its removal.
-	if _, err := f.graph.Unfollow(ctx, a, b, time.Now().Add(-time.Second).UnixMicro()); err != nil {
+	// The unfollow commits with no job left to do its removal (its job
+	// lost, or given up), and the give-up window passes.
+	f.beforeCommit(func(rebuild.Job) { f.q.take() })
+	if err := f.graph.Unfollow(ctx, a, b, false); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(300 * time.Millisecond)
 	none := 0
-	if _, err := f.rb.Follow(ctx, a, b, &none); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, &none); err != nil {
 		t.Fatal(err)
 	}
 	js := f.jobs()
@@ -262,11 +266,11 @@ func TestStalledRemovalIsStartedAgain(t *testing.T) {
 		t.Fatalf("follow with copyLimit 0 enqueued %d jobs", len(js))
 	}
 	// copyLimit 0 has no job of its own; a follow with copies does.
-	if _, err := f.rb.Unfollow(ctx, a, b, true); err != nil {
+	if err := f.graph.Unfollow(ctx, a, b, true); err != nil {
 		t.Fatal(err)
 	}
 	one := 1
-	if _, err := f.rb.Follow(ctx, a, b, &one); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, &one); err != nil {
 		t.Fatal(err)
 	}
 	follow := f.jobs()

@@ -1,7 +1,10 @@
-// Package rebuild keeps the copies on activities in step with the graph.
-// When a user follows, unfollows, joins or leaves, it changes the graph and
-// schedules a job that brings the copies up to date: a follower id on the
-// followee's audience chunks, a group id on the member's activities.
+// Package rebuild owns the jobs that keep the copies on activities in step
+// with the graph. When a user follows, unfollows, joins or leaves, the
+// operation (package graph or groups) enqueues, through this package's
+// Service, a job that brings the copies up to date: a follower id on the
+// followee's audience chunks, a group id on the member's activities. It
+// owns no entity: it reads follows and memberships through their owners,
+// and edits the copies through package activities.
 //
 // Cloud Tasks runs a job at least once, late, twice or out of order, so a
 // job never trusts what it was told. Each job is enqueued before the graph
@@ -35,18 +38,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strconv"
 	"time"
 
 	"cloud.google.com/go/datastore"
-	"google.golang.org/api/iterator"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
-	"socialstream/internal/ids"
+	"socialstream/internal/pair"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -115,20 +115,24 @@ type Config struct {
 // MaxCopyLimit bounds a per-call copyLimit.
 const MaxCopyLimit = 1000
 
-// Service changes the graph and runs the jobs.
+// Service enqueues and runs the jobs. It is the graph.Jobs of follows and
+// the groups.Jobs of memberships.
 type Service struct {
-	db     *store.DB
-	graph  *graph.Service
-	groups *groups.Service
-	queue  queue.Queue
-	log    *slog.Logger
-	cfg    Config
-	now    func() time.Time
+	db    *store.DB
+	queue queue.Queue
+	log   *slog.Logger
+	cfg   Config
+	now   func() time.Time
 }
 
+var (
+	_ graph.Jobs  = (*Service)(nil)
+	_ groups.Jobs = (*Service)(nil)
+)
+
 // New returns a Service.
-func New(db *store.DB, g *graph.Service, grp *groups.Service, q queue.Queue, log *slog.Logger, cfg Config) (*Service, error) {
-	if db == nil || g == nil || grp == nil || q == nil || log == nil {
+func New(db *store.DB, q queue.Queue, log *slog.Logger, cfg Config) (*Service, error) {
+	if db == nil || q == nil || log == nil {
 		return nil, errors.New("rebuild.New: nil dependency")
 	}
 	if cfg.RebuildQueue == "" {
@@ -158,87 +162,42 @@ func New(db *store.DB, g *graph.Service, grp *groups.Service, q queue.Queue, log
 	if cfg.RemovalsPerJob == 0 {
 		cfg.RemovalsPerJob = 1000
 	}
-	return &Service{db: db, graph: g, groups: grp, queue: q, log: log, cfg: cfg, now: time.Now}, nil
+	return &Service{db: db, queue: q, log: log, cfg: cfg, now: time.Now}, nil
 }
 
-// Follow makes follower follow followee and schedules the copying of the
-// followee's newest copyLimit activities (nil: the configured default; 0:
-// none, and no backfill).
-func (s *Service) Follow(ctx context.Context, follower, followee string, copyLimit *int) (bool, error) {
-	limit := s.cfg.CopyLimit
-	if copyLimit != nil {
-		limit = *copyLimit
+// CopyLimit checks a follow's copyLimit: nil means the configured default.
+func (s *Service) CopyLimit(limit *int) (int, error) {
+	if limit == nil {
+		return s.cfg.CopyLimit, nil
 	}
-	if limit < 0 || limit > MaxCopyLimit {
-		return false, derrors.New(derrors.InvalidArgument, fmt.Sprintf("copyLimit must be 0 to %d", MaxCopyLimit))
+	if *limit < 0 || *limit > MaxCopyLimit {
+		return 0, derrors.New(derrors.InvalidArgument, fmt.Sprintf("copyLimit must be 0 to %d", MaxCopyLimit))
 	}
-	if follower == followee {
-		return false, graph.ErrSelfFollow
-	}
-	if _, ok, err := s.graph.Get(ctx, follower, followee); err != nil {
-		return false, err
-	} else if ok {
-		return false, nil // already following: nothing to copy
-	}
-	created := s.now().UTC().Truncate(time.Microsecond)
-	if limit > 0 {
-		if err := s.enqueue(ctx, Job{Kind: KindFollow, Owner: followee, Follower: follower, Gen: created.UnixMicro(), At: created.UnixMicro(), Limit: limit, Budget: s.cfg.BackfillMax}); err != nil {
-			return false, err
-		}
-	}
-	return s.graph.FollowAt(ctx, follower, followee, created)
+	return *limit, nil
 }
 
-// Unfollow ends follower's follow of followee and, unless keepHistory,
-// schedules the removal of follower from every one of the followee's
-// activities.
-func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepHistory bool) (bool, error) {
-	_, ok, err := s.graph.Get(ctx, follower, followee)
-	if err != nil || !ok {
-		return false, err
-	}
-	var removal int64
-	if !keepHistory {
-		removal = s.now().UnixMicro()
-		if err := s.enqueue(ctx, Job{Kind: KindUnfollow, Owner: followee, Follower: follower, Gen: removal}); err != nil {
-			return false, err
-		}
-	}
-	return s.graph.Unfollow(ctx, follower, followee, removal)
+// Followed enqueues the job that copies followee's newest limit activities
+// to follower, then the backfill, for the follow of generation gen.
+func (s *Service) Followed(ctx context.Context, follower, followee string, gen int64, limit int) error {
+	return s.enqueue(ctx, Job{Kind: KindFollow, Owner: followee, Follower: follower, Gen: gen, At: gen, Limit: limit, Budget: s.cfg.BackfillMax})
 }
 
-// Join adds user to group on behalf of actor and schedules the copying of
-// the group id onto user's newest activities.
-func (s *Service) Join(ctx context.Context, actor, group, user string) (bool, error) {
-	if err := s.groups.Authorize(ctx, actor, group, user, true); err != nil {
-		return false, err
-	}
-	if _, ok, err := s.groups.Membership(ctx, group, user); err != nil {
-		return false, err
-	} else if ok {
-		return false, nil
-	}
-	created := s.now().UTC().Truncate(time.Microsecond)
-	if err := s.enqueue(ctx, Job{Kind: KindJoin, Owner: user, Group: group, Gen: created.UnixMicro(), At: created.UnixMicro(), Limit: s.cfg.CopyLimit, Budget: s.cfg.BackfillMax}); err != nil {
-		return false, err
-	}
-	return s.groups.JoinAt(ctx, actor, group, user, created)
+// Unfollowed enqueues the job that removes follower from every one of
+// followee's activities, named removal.
+func (s *Service) Unfollowed(ctx context.Context, follower, followee string, removal int64) error {
+	return s.enqueue(ctx, Job{Kind: KindUnfollow, Owner: followee, Follower: follower, Gen: removal})
 }
 
-// Leave removes user from group on behalf of actor and schedules the
-// removal of the group id from every one of user's activities.
-func (s *Service) Leave(ctx context.Context, actor, group, user string) (bool, error) {
-	if err := s.groups.Authorize(ctx, actor, group, user, false); err != nil {
-		return false, err
-	}
-	if _, ok, err := s.groups.Membership(ctx, group, user); err != nil || !ok {
-		return false, err
-	}
-	removal := s.now().UnixMicro()
-	if err := s.enqueue(ctx, Job{Kind: KindLeave, Owner: user, Group: group, Gen: removal}); err != nil {
-		return false, err
-	}
-	return s.groups.Leave(ctx, actor, group, user, removal)
+// Joined enqueues the job that copies group onto user's newest
+// activities, for the membership of generation gen.
+func (s *Service) Joined(ctx context.Context, group, user string, gen int64) error {
+	return s.enqueue(ctx, Job{Kind: KindJoin, Owner: user, Group: group, Gen: gen, At: gen, Limit: s.cfg.CopyLimit, Budget: s.cfg.BackfillMax})
+}
+
+// Left enqueues the job that removes group from every one of user's
+// activities, named removal.
+func (s *Service) Left(ctx context.Context, group, user string, removal int64) error {
+	return s.enqueue(ctx, Job{Kind: KindLeave, Owner: user, Group: group, Gen: removal})
 }
 
 // taskName is unique to a job's change and step, so a retried request or a
@@ -302,78 +261,38 @@ func (s *Service) Run(ctx context.Context, j Job) (Result, error) {
 
 func (j Job) adds() bool { return j.Kind == KindFollow || j.Kind == KindJoin }
 
-// pair is what a job re-reads: the follow or membership of its pair, and
-// the pair's Ended record.
-type pair struct {
-	exists bool
-	gen    int64 // of the follow or membership, when it exists
-	chunk  int   // the follower chunk, for a follow
-	ended  ended
-}
-
-// ended holds the fields graph.Ended and groups.Ended share.
-type ended struct{ gen, removal, cutoff, done int64 }
-
-func (e ended) pending() bool { return e.removal > e.done }
-
-// keys returns the keys of the pair's follow or membership and Ended.
-func (s *Service) keys(j Job) []*datastore.Key {
-	if j.Group == "" {
-		return []*datastore.Key{graph.FollowKey(s.db, j.Follower, j.Owner), graph.EndedKey(s.db, j.Follower, j.Owner)}
-	}
-	return []*datastore.Key{groups.MembershipKey(s.db, j.Group, j.Owner), groups.EndedKey(s.db, j.Group, j.Owner)}
-}
-
-// read reads the pair in tx, or outside any transaction when tx is nil.
-func (s *Service) read(ctx context.Context, tx *datastore.Transaction, j Job) (pair, error) {
-	keys := s.keys(j)
-	var (
-		p   pair
-		f   graph.Follow
-		fe  graph.Ended
-		m   groups.Membership
-		me  groups.Ended
-		dst []any
-	)
-	if j.Group == "" {
-		dst = []any{&f, &fe}
-	} else {
-		dst = []any{&m, &me}
-	}
-	var err error
+// read reads the pair's follow or membership and history, in tx, or
+// outside any transaction when tx is nil.
+func (s *Service) read(ctx context.Context, tx *store.Tx, j Job) (pair.State, error) {
+	l := s.db.Lookup()
 	if tx != nil {
-		err = tx.GetMulti(keys, dst)
-	} else {
-		err = s.db.Client.GetMulti(ctx, keys, dst)
+		l = tx.Lookup()
 	}
-	missing, ok := store.IsMissing(err, 2)
-	if !ok {
-		return p, store.Convert(err)
-	}
-	p.exists = !missing[0]
+	var state func() pair.State
 	if j.Group == "" {
-		p.gen, p.chunk = f.Gen(), f.Chunk
-		p.ended = ended{fe.Gen, fe.Removal, fe.Cutoff, fe.Done}
+		state = graph.ReadPair(l, j.Follower, j.Owner).State
 	} else {
-		p.gen = m.Gen()
-		p.ended = ended{me.Gen, me.Removal, me.Cutoff, me.Done}
+		state = groups.ReadPair(l, j.Group, j.Owner).State
 	}
-	return p, nil
+	if err := l.Run(ctx); err != nil {
+		return pair.State{}, err
+	}
+	return state(), nil
 }
 
 // adding decides whether an adding job goes on: only while the very follow
 // or membership it is about exists and no removal of the pair is under
 // way. Missing, and not recorded as ended, soon after the job was made
 // means the change has not committed yet: retry.
-func (s *Service) adding(j Job, p pair) (string, error) {
+func (s *Service) adding(j Job, p pair.State) (string, error) {
 	switch {
-	case p.exists && p.gen == j.Gen && p.ended.pending():
+	case p.Exists && p.Gen == j.Gen && p.Ended.Pending():
 		return "", errRemovalPending
-	case p.exists && p.gen == j.Gen:
+	case p.Exists && p.Gen == j.Gen:
 		return "", nil
-	case p.exists:
+	case p.Exists:
 		return "superseded by a newer change", nil
-	case p.ended.gen >= j.Gen:
+	case p.Ended.Gen >= j.Gen:
 		return "undone", nil
 	case s.now().Sub(time.UnixMicro(j.at())) < s.cfg.GiveUpAfter:
 		return "", ErrNotYet
@@ -384,13 +303,13 @@ func (s *Service) adding(j Job, p pair) (string, error) {
 
 // removing decides whether a removing job goes on: only while its removal
 // is the one the pair's record asks for.
-func (s *Service) removing(j Job, p pair) (string, error) {
+func (s *Service) removing(j Job, p pair.State) (string, error) {
 	switch {
-	case p.ended.removal == j.Gen && p.ended.pending():
+	case p.Ended.Removal == j.Gen && p.Ended.Pending():
 		return "", nil
-	case p.ended.done >= j.Gen:
+	case p.Ended.Done >= j.Gen:
 		return "done", nil
-	case p.ended.removal > j.Gen:
+	case p.Ended.Removal > j.Gen:
 		return "superseded by a newer removal", nil
 	case s.now().Sub(time.UnixMicro(j.at())) < s.cfg.GiveUpAfter:
 		return "", ErrNotYet
@@ -410,38 +329,29 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 	}
 	if stop, err := s.adding(j, p); stop != "" || err != nil {
-		if errors.Is(err, errRemovalPending) && s.now().Sub(time.UnixMicro(p.ended.removal)) > s.cfg.GiveUpAfter {
+		if errors.Is(err, errRemovalPending) && s.now().Sub(time.UnixMicro(p.Ended.Removal)) > s.cfg.GiveUpAfter {
 			// The removal's own job gave up before its change committed
 			// (a commit later than GiveUpAfter): start it again, or this
 			// job would wait for good.
-			if err := s.enqueue(ctx, j.removal(p.ended.removal, s.now())); err != nil {
+			if err := s.enqueue(ctx, j.removal(p.Ended.Removal, s.now())); err != nil {
 				return res, err
 			}
 		}
 		res.Stopped = stop
 		return res, err
 	}
-	q := s.db.Query(activities.KindActivity).FilterField("userId", "=", j.Owner)
-	if j.Before > 0 {
-		q = q.FilterField("seq", "<", j.Before)
-	}
-	keys, err := s.db.Client.GetAll(ctx, q.Order("-seq").Limit(j.Limit).KeysOnly(), nil)
+	refs, err := activities.Newest(ctx, s.db, j.Owner, j.Before, j.Limit)
 	if err != nil {
-		return res, fmt.Errorf("rebuild.Run: %w", store.Convert(err))
-	}
-	refs := make([]activities.Ref, 0, len(keys))
-	for _, k := range keys {
-		seq, _ := strconv.ParseInt(k.Name, 10, 64)
-		refs = append(refs, activities.Ref{ID: k.Name, Seq: seq, Author: j.Owner})
+		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 	}
 	res.Scanned = len(refs)
 	for start := 0; start < len(refs); start += s.cfg.Batch {
 		batch := refs[start:min(start+s.cfg.Batch, len(refs))]
-		stop, err := s.edit(ctx, j, &res, s.adding, func(tx *datastore.Transaction, p pair) ([]string, error) {
+		stop, err := s.edit(ctx, j, &res, s.adding, func(tx *store.Tx, p pair.State) ([]string, error) {
 			if j.Group == "" {
-				return activities.AddFollower(tx, s.db, batch, p.chunk, j.Follower)
+				return activities.AddFollower(tx, batch, p.Chunk, j.Follower)
 			}
-			return editGroups(tx, s.db, batch, j.Group, true, time.Time{})
+			return activities.AddGroup(tx, batch, j.Group)
 		})
 		if stop || err != nil {
 			return res, err
@@ -479,56 +389,32 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 	if j.Group == "" {
 		q = activities.AudienceOf(s.db, j.Follower, j.Owner)
 	} else {
-		q = s.db.Query(activities.KindActivity).FilterField("userId", "=", j.Owner).FilterField("groupIds", "=", j.Group).KeysOnly()
+		q = activities.WithGroup(s.db, j.Owner, j.Group)
 	}
 	cursor := j.Cursor
 	for res.Scanned < s.cfg.RemovalsPerJob {
-		page := q.Limit(s.cfg.Batch)
-		if cursor != "" {
-			c, err := datastore.DecodeCursor(cursor) // validate checked it
-			if err != nil {
-				return res, err
-			}
-			page = page.Start(c)
-		}
-		it := s.db.Client.Run(ctx, page)
-		var keys []*datastore.Key
-		for {
-			k, err := it.Next(nil)
-			if errors.Is(err, iterator.Done) {
-				break
-			}
-			if err != nil {
-				return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), store.Convert(err))
-			}
-			keys = append(keys, k)
+		keys, next, err := s.db.KeysFrom(ctx, q, cursor, s.cfg.Batch)
+		if err != nil {
+			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 		}
 		if len(keys) == 0 {
 			return res, s.finishRemoval(ctx, j)
 		}
-		next, err := it.Cursor()
-		if err != nil {
-			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), store.Convert(err))
-		}
 		res.Scanned += len(keys)
-		stop, err := s.edit(ctx, j, &res, s.removing, func(tx *datastore.Transaction, p pair) ([]string, error) {
+		stop, err := s.edit(ctx, j, &res, s.removing, func(tx *store.Tx, p pair.State) ([]string, error) {
 			var cutoff time.Time
-			if p.ended.cutoff > 0 {
-				cutoff = time.UnixMicro(p.ended.cutoff)
+			if p.Ended.Cutoff > 0 {
+				cutoff = time.UnixMicro(p.Ended.Cutoff)
 			}
 			if j.Group == "" {
 				return activities.RemoveFollower(tx, keys, j.Follower, cutoff)
 			}
-			refs := make([]activities.Ref, len(keys))
-			for i, k := range keys {
-				refs[i].ID = k.Name
-			}
-			return editGroups(tx, s.db, refs, j.Group, false, cutoff)
+			return activities.RemoveGroup(tx, keys, j.Group, cutoff)
 		})
 		if stop || err != nil {
 			return res, err
 		}
-		cursor = next.String()
+		cursor = next
 	}
 	// More than one job should do: hand the rest on.
 	next := j
@@ -546,11 +432,11 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 // pair and asks decide (adding or removing) whether the job goes on, then
 // applies change. It adds what changed to res, and reports whether the job
 // stopped (res.Stopped says why).
-func (s *Service) edit(ctx context.Context, j Job, res *Result, decide func(Job, pair) (string, error),
-	change func(*datastore.Transaction, pair) ([]string, error)) (bool, error) {
+func (s *Service) edit(ctx context.Context, j Job, res *Result, decide func(Job, pair.State) (string, error),
+	change func(*store.Tx, pair.State) ([]string, error)) (bool, error) {
 	var changed []string
 	var stop string
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		changed, stop = nil, ""
 		p, err := s.read(ctx, tx, j)
 		if err != nil {
@@ -573,33 +459,10 @@ func (s *Service) edit(ctx context.Context, j Job, res *Result, decide func(Job,
 // finishRemoval records that the removal is done, so the follow or join
 // jobs waiting for it go on.
 func (s *Service) finishRemoval(ctx context.Context, j Job) error {
-	key := s.keys(j)[1]
-	err := s.db.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
-		var (
-			fe            graph.Ended
-			ge            groups.Ended
-			dst           any
-			removal, done *int64
-		)
-		if j.Group == "" {
-			dst, removal, done = &fe, &fe.Removal, &fe.Done
-		} else {
-			dst, removal, done = &ge, &ge.Removal, &ge.Done
-		}
-		if err := tx.Get(key, dst); err != nil {
-			return err
-		}
-		if *removal != j.Gen || *done >= j.Gen {
-			return nil
-		}
-		*done = j.Gen
-		_, err := tx.Put(key, dst)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("rebuild.finishRemoval(%s): %w", j.taskName(), err)
+	if j.Group == "" {
+		return graph.FinishRemoval(ctx, s.db, j.Follower, j.Owner, j.Gen)
 	}
-	return nil
+	return groups.FinishRemoval(ctx, s.db, j.Group, j.Owner, j.Gen)
 }
 
 func (j Job) at() int64 {
@@ -622,51 +485,8 @@ func (j Job) validate() error {
 	case j.Kind != KindFollow && j.Kind != KindUnfollow && j.Kind != KindJoin && j.Kind != KindLeave:
 		return errors.New("malformed job: unknown kind")
 	}
-	if j.Cursor != "" {
-		if _, err := datastore.DecodeCursor(j.Cursor); err != nil {
-			return errors.New("malformed job: cursor")
-		}
+	if j.Cursor != "" && !store.ValidCursor(j.Cursor) {
+		return errors.New("malformed job: cursor")
 	}
 	return nil
-}
-
-// editGroups adds or removes group on each activity's groupIds; a removal
-// spares activities not surely posted before cutoff, unless it is zero.
-func editGroups(tx *datastore.Transaction, db *store.DB, batch []activities.Ref, group string, add bool, cutoff time.Time) ([]string, error) {
-	keys := make([]*datastore.Key, len(batch))
-	acts := make([]activities.Activity, len(batch))
-	for i, r := range batch {
-		keys[i] = activities.Key(db, r.ID)
-	}
-	err := tx.GetMulti(keys, acts)
-	missing, ok := store.IsMissing(err, len(keys))
-	if !ok {
-		return nil, err
-	}
-	var changed []string
-	var putKeys []*datastore.Key
-	var putVals []any
-	for i := range acts {
-		if missing[i] {
-			continue
-		}
-		a := &acts[i]
-		has := slices.Contains(a.GroupIDs, group)
-		switch {
-		case add && !has && len(a.GroupIDs) < 2*groups.MaxGroupsPerUser:
-			a.GroupIDs = append(a.GroupIDs, group)
-		case !add && has && (cutoff.IsZero() || ids.MintedBefore(a.Seq, cutoff)):
-			a.GroupIDs = slices.DeleteFunc(a.GroupIDs, func(g string) bool { return g == group })
-		default:
-			continue
-		}
-		putKeys, putVals = append(putKeys, keys[i]), append(putVals, a)
-		changed = append(changed, batch[i].ID)
-	}
-	if len(putKeys) > 0 {
-		if _, err := tx.PutMulti(putKeys, putVals); err != nil {
-			return nil, err
-		}
-	}
-	return changed, nil
 }

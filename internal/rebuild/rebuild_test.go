@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/app"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -35,18 +35,48 @@ type capture struct {
 	mu    sync.Mutex
 	names map[string]bool
 	tasks []queue.Task
+	// hook, when set, sees the next rebuild task as it is enqueued, before
+	// the change that enqueues it commits.
+	hook func(queue.Task)
 }
 
 func (c *capture) Enqueue(_ context.Context, t queue.Task) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if t.Name != "" && c.names[t.Name] {
+		c.mu.Unlock()
 		return nil
 	}
 	c.names[t.Name] = true
 	c.tasks = append(c.tasks, t)
+	hook := c.hook
+	if t.Path == rebuild.Path {
+		c.hook = nil
+	} else {
+		hook = nil
+	}
+	c.mu.Unlock()
+	if hook != nil {
+		hook(t)
+	}
 	return nil
 }
+
+// beforeCommit has f run when the next rebuild job is enqueued: before the
+// change that enqueues it commits.
+func (f *fixture) beforeCommit(run func(rebuild.Job)) {
+	f.q.mu.Lock()
+	defer f.q.mu.Unlock()
+	f.q.hook = func(t queue.Task) {
+		var j rebuild.Job
+		if err := json.Unmarshal(t.Body, &j); err != nil {
+			f.t.Error(err)
+			return
+		}
+		run(j)
+	}
+}
+
+func noCopies() *int { n := 0; return &n }
 
 // take removes and returns the queued tasks.
 func (c *capture) take() []queue.Task {
@@ -77,18 +107,11 @@ func newFixture(t *testing.T, cfg rebuild.Config) *fixture {
 	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
 		t.Fatal(err)
 	}
-	if f.graph, err = graph.New(db); err != nil {
+	svc, err := app.NewServices(db, gen, f.acc, f.q, slog.New(slog.DiscardHandler), cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if f.groups, err = groups.New(db, gen); err != nil {
-		t.Fatal(err)
-	}
-	if f.act, err = activities.New(db, gen, f.acc, f.q, activities.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	if f.rb, err = rebuild.New(db, f.graph, f.groups, f.q, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg); err != nil {
-		t.Fatal(err)
-	}
+	f.graph, f.groups, f.act, f.rb = svc.Graph, svc.Groups, svc.Activities, svc.Rebuild
 	return f
 }
 
@@ -191,7 +214,7 @@ func TestFollowCopiesNewestN(t *testing.T) {
 	ctx := context.Background()
 	a, b := f.user("a"), f.user("b")
 	posts := f.posts(b, 8)
-	if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	js := f.jobs()
@@ -212,13 +235,13 @@ func TestFollowCopiesNewestN(t *testing.T) {
 	// A per-call copyLimit; 0 copies none and starts no job.
 	c := f.user("c")
 	two, zero := 2, 0
-	if _, err := f.rb.Follow(ctx, c, b, &two); err != nil {
+	if _, err := f.graph.Follow(ctx, c, b, &two); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
 	f.wantHome(c, posts[:2])
 	d := f.user("d")
-	if _, err := f.rb.Follow(ctx, d, b, &zero); err != nil {
+	if _, err := f.graph.Follow(ctx, d, b, &zero); err != nil {
 		t.Fatal(err)
 	}
 	if js := f.jobs(); len(js) != 0 {
@@ -236,16 +259,16 @@ func TestUnfollowRemovesUnlessKeepHistory(t *testing.T) {
 	a, c, b := f.user("a"), f.user("c"), f.user("b")
 	posts := f.posts(b, 3)
 	for _, u := range []string{a, c} {
-		if _, err := f.rb.Follow(ctx, u, b, nil); err != nil {
+		if _, err := f.graph.Follow(ctx, u, b, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.drain()
 	f.wantHome(a, posts)
-	if _, err := f.rb.Unfollow(ctx, a, b, false); err != nil {
+	if err := f.graph.Unfollow(ctx, a, b, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rb.Unfollow(ctx, c, b, true); err != nil {
+	if err := f.graph.Unfollow(ctx, c, b, true); err != nil {
 		t.Fatal(err)
 	}
 	js := f.jobs()
@@ -276,9 +299,9 @@ func TestFlappingEndsFollowedInAnyOrder(t *testing.T) {
 			posts := f.posts(b, 3)
 			var js []rebuild.Job
 			for i, step := range []func() error{
-				func() error { _, err := f.rb.Follow(ctx, a, b, nil); return err },
-				func() error { _, err := f.rb.Unfollow(ctx, a, b, false); return err },
-				func() error { _, err := f.rb.Follow(ctx, a, b, nil); return err },
+				func() error { _, err := f.graph.Follow(ctx, a, b, nil); return err },
+				func() error { return f.graph.Unfollow(ctx, a, b, false) },
+				func() error { _, err := f.graph.Follow(ctx, a, b, nil); return err },
 			} {
 				if err := step(); err != nil {
 					t.Fatal(err)
@@ -320,14 +343,14 @@ func TestFollowThenUnfollowLeavesNothing(t *testing.T) {
 			ctx := context.Background()
 			a, b := f.user("a"), f.user("b")
 			f.posts(b, 3)
-			if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+			if _, err := f.graph.Follow(ctx, a, b, nil); err != nil {
 				t.Fatal(err)
 			}
 			follow := f.jobs()[0]
 			if followJobFirst {
 				f.run(follow) // runs while still followed: copies
 			}
-			if _, err := f.rb.Unfollow(ctx, a, b, false); err != nil {
+			if err := f.graph.Unfollow(ctx, a, b, false); err != nil {
 				t.Fatal(err)
 			}
 			unfollow := f.jobs()[0]
@@ -347,14 +370,17 @@ func TestJobBeforeCommitRetriesThenGivesUp(t *testing.T) {
 	f := newFixture(t, rebuild.Config{GiveUpAfter: 300 * time.Millisecond})
 	a, b := f.user("a"), f.user("b")
 	posts := f.posts(b, 2)
-	gen := time.Now().UTC().Truncate(time.Microsecond)
-	j := rebuild.Job{Kind: rebuild.KindFollow, Owner: b, Follower: a, Gen: gen.UnixMicro(), Limit: 10}
-	if _, err := f.rb.Run(context.Background(), j); !errors.Is(err, derrors.Unavailable) {
-		t.Fatalf("job before its follow committed: %v, want a retryable error", err)
-	}
-	if _, err := f.graph.FollowAt(context.Background(), a, b, gen); err != nil {
+	var j rebuild.Job
+	f.beforeCommit(func(job rebuild.Job) {
+		j = job
+		if _, err := f.rb.Run(context.Background(), j); !errors.Is(err, derrors.Unavailable) {
+			t.Errorf("job before its follow committed: %v, want a retryable error", err)
+		}
+	})
+	if _, err := f.graph.Follow(context.Background(), a, b, nil); err != nil {
 		t.Fatal(err)
 	}
+	f.q.take()
 	if res := f.run(j); len(res.Changed) != 2 {
 		t.Errorf("retried job: %+v", res)
 	}
@@ -378,7 +404,7 @@ func TestConcurrentJobsLoseNoUpdate(t *testing.T) {
 		fans = append(fans, f.user(fmt.Sprint("fan", i)))
 	}
 	for _, fan := range fans {
-		if _, err := f.rb.Follow(ctx, fan, b, nil); err != nil {
+		if _, err := f.graph.Follow(ctx, fan, b, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -422,7 +448,7 @@ func TestPostRacingFollowIsNotLost(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+				if _, err := f.graph.Follow(ctx, a, b, nil); err != nil {
 					t.Errorf("follow: %v", err)
 				}
 			}()
@@ -443,7 +469,7 @@ func TestBackfillChainIsBoundedAndStopsOnUnfollow(t *testing.T) {
 	ctx := context.Background()
 	a, b := f.user("a"), f.user("b")
 	posts := f.posts(b, 15)
-	if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
@@ -451,7 +477,7 @@ func TestBackfillChainIsBoundedAndStopsOnUnfollow(t *testing.T) {
 	f.wantHome(a, posts[:11])
 
 	c := f.user("c")
-	if _, err := f.rb.Follow(ctx, c, b, nil); err != nil {
+	if _, err := f.graph.Follow(ctx, c, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := f.jobs()
@@ -460,7 +486,7 @@ func TestBackfillChainIsBoundedAndStopsOnUnfollow(t *testing.T) {
 	if len(step) != 1 || step[0].Step != 1 || step[0].Before == 0 {
 		t.Fatalf("backfill step = %+v", step)
 	}
-	if _, err := f.rb.Unfollow(ctx, c, b, true); err != nil { // keepHistory: no removal job
+	if err := f.graph.Unfollow(ctx, c, b, true); err != nil { // keepHistory: no removal job
 		t.Fatal(err)
 	}
 	f.jobs()
@@ -490,14 +516,14 @@ func TestJoinAndLeaveCopyGroupIDs(t *testing.T) {
 		}
 		return out
 	}
-	if _, err := f.rb.Join(ctx, u, g.ID, u); err != nil {
+	if _, _, err := f.groups.Join(ctx, u, g.ID, u); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
 	if got := feed(); !slices.Equal(got, posts) {
 		t.Errorf("group feed after join = %v, want %v", got, posts)
 	}
-	if _, err := f.rb.Leave(ctx, u, g.ID, u); err != nil {
+	if err := f.groups.Leave(ctx, u, g.ID, u); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
@@ -505,7 +531,7 @@ func TestJoinAndLeaveCopyGroupIDs(t *testing.T) {
 		t.Errorf("group feed after leave = %v", got)
 	}
 	// Refused changes enqueue nothing.
-	if _, err := f.rb.Leave(ctx, u, g.ID, owner); !errors.Is(err, derrors.PermissionDenied) {
+	if err := f.groups.Leave(ctx, u, g.ID, owner); !errors.Is(err, derrors.PermissionDenied) {
 		t.Errorf("member removes owner: %v", err)
 	}
 	if js := f.jobs(); len(js) != 0 {
@@ -521,20 +547,23 @@ func TestRemovalJobBeforeCommitRetries(t *testing.T) {
 	ctx := context.Background()
 	a, b := f.user("a"), f.user("b")
 	posts := f.posts(b, 2)
-	if _, err := f.rb.Follow(ctx, a, b, nil); err != nil {
+	if _, err := f.graph.Follow(ctx, a, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()
 	f.wantHome(a, posts)
-	removal := time.Now().UnixMicro()
-	j := rebuild.Job{Kind: rebuild.KindUnfollow, Owner: b, Follower: a, Gen: removal}
-	if _, err := f.rb.Run(ctx, j); !errors.Is(err, derrors.Unavailable) {
-		t.Fatalf("removal job before the unfollow committed: %v, want a retryable error", err)
-	}
-	f.wantHome(a, posts)
-	if _, err := f.graph.Unfollow(ctx, a, b, removal); err != nil {
+	var j rebuild.Job
+	f.beforeCommit(func(job rebuild.Job) {
+		j = job
+		if _, err := f.rb.Run(ctx, j); !errors.Is(err, derrors.Unavailable) {
+			t.Errorf("removal job before the unfollow committed: %v, want a retryable error", err)
+		}
+		f.wantHome(a, posts)
+	})
+	if err := f.graph.Unfollow(ctx, a, b, false); err != nil {
 		t.Fatal(err)
 	}
+	f.q.take()
 	if res := f.run(j); len(res.Changed) != 2 {
 		t.Errorf("retried removal: %+v", res)
 	}
@@ -556,7 +585,7 @@ func TestFanoutMergesIntoChunkAFollowJobCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	early := f.user("early") // lands in follower chunk 1
-	if _, err := f.graph.Follow(ctx, early, b); err != nil {
+	if _, err := f.graph.Follow(ctx, early, b, noCopies()); err != nil {
 		t.Fatal(err)
 	}
 	post := f.posts(b, 1)[0]
@@ -568,7 +597,7 @@ func TestFanoutMergesIntoChunkAFollowJobCreated(t *testing.T) {
 	}
 	// A new follower, also in chunk 1; its job runs before any fan-out job.
 	late := f.user("late")
-	if _, err := f.rb.Follow(ctx, late, b, nil); err != nil {
+	if _, err := f.graph.Follow(ctx, late, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.drain()

@@ -65,7 +65,7 @@ func Page[T any](ctx context.Context, db *DB, q *datastore.Query, tag string, p 
 		}
 		q = q.Start(c)
 	}
-	it := db.Client.Run(ctx, q)
+	it := db.client.Run(ctx, q)
 	for {
 		var v T
 		k, err := it.Next(&v)

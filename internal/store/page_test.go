@@ -28,7 +28,7 @@ func TestPageWalksAllWithCursors(t *testing.T) {
 		keys[i] = db.NameKey("Item", fmt.Sprintf("k%02d", i), nil)
 		items[i] = item{i}
 	}
-	if _, err := db.Client.PutMulti(ctx, keys, items); err != nil {
+	if err := db.PutMulti(ctx, keys, items); err != nil {
 		t.Fatal(err)
 	}
 	var got []int

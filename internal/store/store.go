@@ -1,6 +1,12 @@
-// Package store holds the Datastore plumbing every domain package shares: a
-// client bound to one namespace, key and query helpers that apply it, and the
-// conversion of Datastore and gRPC errors into derrors kinds.
+// Package store is the Datastore plumbing every domain package shares: a
+// client bound to one namespace, key and query helpers that apply it,
+// reads, writes and transactions that convert Datastore and gRPC errors into
+// derrors kinds once, here, and batch lookups that say what was found by
+// the entity asked for, not by its position in a list.
+//
+// The client itself is not exposed: a domain package reads and writes only
+// through DB, Tx and Lookup, and only its own kinds (see the README's
+// Layout).
 //
 // Tests give each test a namespace of its own; a deployment may set one to
 // keep several environments in one project.
@@ -12,6 +18,7 @@ import (
 	"fmt"
 
 	"cloud.google.com/go/datastore"
+	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -29,8 +36,8 @@ const MaxAttempts = 25
 
 // DB is a Datastore client bound to a namespace.
 type DB struct {
-	Client    *datastore.Client
-	Namespace string
+	client    *datastore.Client
+	namespace string
 }
 
 // New returns a DB; client must not be nil.
@@ -38,8 +45,11 @@ func New(client *datastore.Client, namespace string) (*DB, error) {
 	if client == nil {
 		return nil, errors.New("store.New: nil client")
 	}
-	return &DB{Client: client, Namespace: namespace}, nil
+	return &DB{client: client, namespace: namespace}, nil
 }
+
+// Namespace returns the DB's namespace.
+func (db *DB) Namespace() string { return db.namespace }
 
 // Open connects to Datastore for project. A non-empty emulatorHost connects to
 // that emulator without credentials; extra options (a gRPC interceptor, say)
@@ -63,27 +73,20 @@ func Open(ctx context.Context, project, emulatorHost string, opts ...option.Clie
 // NameKey returns a key with a string name in the DB's namespace.
 func (db *DB) NameKey(kind, name string, parent *datastore.Key) *datastore.Key {
 	k := datastore.NameKey(kind, name, parent)
-	k.Namespace = db.Namespace
+	k.Namespace = db.namespace
 	return k
 }
 
 // IDKey returns a key with an integer id in the DB's namespace.
 func (db *DB) IDKey(kind string, id int64, parent *datastore.Key) *datastore.Key {
 	k := datastore.IDKey(kind, id, parent)
-	k.Namespace = db.Namespace
+	k.Namespace = db.namespace
 	return k
 }
 
 // Query returns a query of kind in the DB's namespace.
 func (db *DB) Query(kind string) *datastore.Query {
-	return datastore.NewQuery(kind).Namespace(db.Namespace)
-}
-
-// RunInTransaction runs f in a transaction, retrying contention up to
-// MaxAttempts times, and converts the error.
-func (db *DB) RunInTransaction(ctx context.Context, f func(tx *datastore.Transaction) error) error {
-	_, err := db.Client.RunInTransaction(ctx, f, datastore.MaxAttempts(MaxAttempts))
-	return Convert(err)
+	return datastore.NewQuery(kind).Namespace(db.namespace)
 }
 
 // Convert maps Datastore and gRPC errors to derrors kinds, keeping the
@@ -113,39 +116,228 @@ func Convert(err error) error {
 	return err
 }
 
-// IsMissing reports whether err, from a GetMulti, says that only some
-// entities were missing and nothing else went wrong. The entities that were
-// found are filled in; missing reports which were not.
-func IsMissing(err error, n int) (missing []bool, ok bool) {
-	missing = make([]bool, n)
+// found turns the error of a single Get into whether the entity exists.
+func found(err error) (bool, error) {
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, datastore.ErrNoSuchEntity):
+		return false, nil
+	}
+	return false, Convert(err)
+}
+
+// Get loads the entity at key into dst and reports whether it exists; a
+// missing entity is not an error.
+func (db *DB) Get(ctx context.Context, key *datastore.Key, dst any) (bool, error) {
+	return found(db.client.Get(ctx, key, dst))
+}
+
+// Put writes one entity.
+func (db *DB) Put(ctx context.Context, key *datastore.Key, src any) error {
+	_, err := db.client.Put(ctx, key, src)
+	return Convert(err)
+}
+
+// PutMulti writes entities: src is a slice as long as keys.
+func (db *DB) PutMulti(ctx context.Context, keys []*datastore.Key, src any) error {
+	_, err := db.client.PutMulti(ctx, keys, src)
+	return Convert(err)
+}
+
+// Delete deletes one entity; a missing one is not an error.
+func (db *DB) Delete(ctx context.Context, key *datastore.Key) error {
+	return Convert(db.client.Delete(ctx, key))
+}
+
+// DeleteMulti deletes entities; missing ones are not an error.
+func (db *DB) DeleteMulti(ctx context.Context, keys []*datastore.Key) error {
+	return Convert(db.client.DeleteMulti(ctx, keys))
+}
+
+// GetAll runs q and loads its results into dst, a pointer to a slice (nil
+// for a keys-only query), returning their keys.
+func (db *DB) GetAll(ctx context.Context, q *datastore.Query, dst any) ([]*datastore.Key, error) {
+	keys, err := db.client.GetAll(ctx, q, dst)
+	return keys, Convert(err)
+}
+
+// DeleteAll deletes what a keys-only query q finds, batch keys at a time,
+// until it finds nothing, and returns how many it deleted. Whatever writes
+// the kind must have stopped making new matches.
+func (db *DB) DeleteAll(ctx context.Context, q *datastore.Query, batch int) (int, error) {
+	n := 0
+	for {
+		keys, err := db.GetAll(ctx, q.Limit(batch), nil)
+		if err == nil && len(keys) > 0 {
+			err = db.DeleteMulti(ctx, keys)
+		}
+		if err != nil || len(keys) == 0 {
+			return n, err
+		}
+		n += len(keys)
+	}
+}
+
+// KeysFrom runs the keys-only query q from cursor (empty: the start) for
+// up to limit results, and returns their keys and the cursor after them.
+// The cursor is Datastore's own, for a job to carry in its body.
+func (db *DB) KeysFrom(ctx context.Context, q *datastore.Query, cursor string, limit int) ([]*datastore.Key, string, error) {
+	q = q.Limit(limit)
+	if cursor != "" {
+		c, err := datastore.DecodeCursor(cursor)
+		if err != nil {
+			return nil, "", ErrBadCursor
+		}
+		q = q.Start(c)
+	}
+	it := db.client.Run(ctx, q)
+	var keys []*datastore.Key
+	for {
+		k, err := it.Next(nil)
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			return nil, "", Convert(err)
+		}
+		keys = append(keys, k)
+	}
+	next, err := it.Cursor()
+	if err != nil {
+		return nil, "", Convert(err)
+	}
+	return keys, next.String(), nil
+}
+
+// ValidCursor reports whether s is a cursor KeysFrom can start from.
+func ValidCursor(s string) bool {
+	_, err := datastore.DecodeCursor(s)
+	return err == nil
+}
+
+// Tx is a transaction under way. Writes are buffered and sent with the
+// commit; reads are consistent with it.
+type Tx struct {
+	db *DB
+	tx *datastore.Transaction
+}
+
+// DB returns the DB the transaction runs on, for its keys.
+func (tx *Tx) DB() *DB { return tx.db }
+
+// Update runs f in a transaction, retrying contention up to MaxAttempts
+// times, and converts the error. f may run more than once: it must set
+// anything it reports afresh each time.
+func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
+	_, err := db.client.RunInTransaction(ctx, func(t *datastore.Transaction) error {
+		return f(&Tx{db: db, tx: t})
+	}, datastore.MaxAttempts(MaxAttempts))
+	return Convert(err)
+}
+
+// Get loads the entity at key into dst and reports whether it exists.
+func (tx *Tx) Get(key *datastore.Key, dst any) (bool, error) {
+	return found(tx.tx.Get(key, dst))
+}
+
+// Put writes one entity with the commit.
+func (tx *Tx) Put(key *datastore.Key, src any) error {
+	_, err := tx.tx.Put(key, src)
+	return err
+}
+
+// PutMulti writes entities with the commit: src is a slice as long as keys.
+func (tx *Tx) PutMulti(keys []*datastore.Key, src any) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := tx.tx.PutMulti(keys, src)
+	return err
+}
+
+// Delete deletes one entity with the commit.
+func (tx *Tx) Delete(key *datastore.Key) error { return tx.tx.Delete(key) }
+
+// DeleteMulti deletes entities with the commit.
+func (tx *Tx) DeleteMulti(keys []*datastore.Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	return tx.tx.DeleteMulti(keys)
+}
+
+// Lookup is one batch lookup that several owners add their entities to:
+// each Add returns a Ref that, once Run has run, tells whether that entity
+// was found. A transaction's lookup lets an operation read another
+// package's entities in the same round trip as its own.
+type Lookup struct {
+	db    *DB
+	tx    *datastore.Transaction
+	keys  []*datastore.Key
+	dst   []any
+	found []bool
+}
+
+// Lookup starts a batch lookup outside any transaction.
+func (db *DB) Lookup() *Lookup { return &Lookup{db: db} }
+
+// Lookup starts a batch lookup in the transaction.
+func (tx *Tx) Lookup() *Lookup { return &Lookup{db: tx.db, tx: tx.tx} }
+
+// DB returns the DB the lookup reads, for its keys.
+func (l *Lookup) DB() *DB { return l.db }
+
+// Ref is one entity of a Lookup.
+type Ref struct {
+	l *Lookup
+	i int
+}
+
+// Add adds the entity at key, to be loaded into dst, a pointer to a struct.
+func (l *Lookup) Add(key *datastore.Key, dst any) Ref {
+	l.keys = append(l.keys, key)
+	l.dst = append(l.dst, dst)
+	return Ref{l: l, i: len(l.keys) - 1}
+}
+
+// Found reports whether the entity exists; it is false before Run.
+func (r Ref) Found() bool { return r.l != nil && r.i < len(r.l.found) && r.l.found[r.i] }
+
+// Len returns how many entities the lookup holds.
+func (l *Lookup) Len() int { return len(l.keys) }
+
+// Run loads every entity added, in one call. A missing entity is not an
+// error; its Ref says so. In a transaction, ctx is the transaction's.
+func (l *Lookup) Run(ctx context.Context) error {
+	l.found = make([]bool, len(l.keys))
+	if len(l.keys) == 0 {
+		return nil
+	}
+	var err error
+	if l.tx != nil {
+		err = l.tx.GetMulti(l.keys, l.dst)
+	} else {
+		err = l.db.client.GetMulti(ctx, l.keys, l.dst)
+	}
 	if err == nil {
-		return missing, true
+		for i := range l.found {
+			l.found[i] = true
+		}
+		return nil
 	}
 	var me datastore.MultiError
-	if !errors.As(err, &me) {
-		return nil, false
+	if !errors.As(err, &me) || len(me) != len(l.keys) {
+		return Convert(err)
 	}
 	for i, e := range me {
 		switch {
 		case e == nil:
+			l.found[i] = true
 		case errors.Is(e, datastore.ErrNoSuchEntity):
-			missing[i] = true
 		default:
-			return nil, false
+			return Convert(e)
 		}
 	}
-	return missing, true
-}
-
-// Find loads the entity at key into dst and reports whether it exists; a
-// missing entity is not an error.
-func (db *DB) Find(ctx context.Context, key *datastore.Key, dst any) (bool, error) {
-	err := db.Client.Get(ctx, key, dst)
-	switch {
-	case errors.Is(err, datastore.ErrNoSuchEntity):
-		return false, nil
-	case err != nil:
-		return false, Convert(err)
-	}
-	return true, nil
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
-	"socialstream/internal/app"
-	"socialstream/internal/ids"
+	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/testenv"
@@ -273,26 +271,28 @@ func TestGroupsCommentsLikes(t *testing.T) {
 // jobs run by the tasks emulator. It returns the base URL.
 func startStack(t *testing.T) string {
 	t.Helper()
-	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	root, err := testenv.RepoFile("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks := testenv.StartTasks(t)
-	h, err := app.Handler(db, ids.New(), acc, tasks.Queue, logging.New(os.Stderr, slog.LevelWarn, testenv.Project),
-		rebuild.Config{BackfillMax: 1000})
+	st, err := localstack.Start(context.Background(), localstack.Options{
+		Dir: root, DB: testenv.DB(t), Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
+		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Rebuild: rebuild.Config{BackfillMax: 1000},
+		Logger: logging.New(os.Stderr, slog.LevelWarn, testenv.Project),
+		Wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == slowPath {
+					time.Sleep(time.Second)
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == slowPath {
-			time.Sleep(time.Second)
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	tasks.Server.SetTarget(ts.URL)
-	return ts.URL
+	t.Cleanup(st.Close)
+	return st.URL
 }
 
 // startBrowser starts headless Chromium with a phone's window.

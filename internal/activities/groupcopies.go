@@ -1,0 +1,99 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/groups"
+	"socialstream/internal/ids"
+	"socialstream/internal/store"
+)
+
+// maxGroupCopies bounds the group ids one activity carries: twice a
+// user's group limit, for ids a removal has not reached yet.
+const maxGroupCopies = 2 * groups.MaxGroupsPerUser
+
+// Newest returns owner's newest activities, limit at most, older than
+// before unless it is zero, newest first.
+func Newest(ctx context.Context, db *store.DB, owner string, before int64, limit int) ([]Ref, error) {
+	q := db.Query(KindActivity).FilterField("userId", "=", owner)
+	if before > 0 {
+		q = q.FilterField("seq", "<", before)
+	}
+	keys, err := db.GetAll(ctx, q.Order("-seq").Limit(limit).KeysOnly(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("activities.Newest(%s): %w", owner, err)
+	}
+	refs := make([]Ref, 0, len(keys))
+	for _, k := range keys {
+		seq, _ := strconv.ParseInt(k.Name, 10, 64)
+		refs = append(refs, Ref{ID: k.Name, Seq: seq, Author: owner})
+	}
+	return refs, nil
+}
+
+// WithGroup returns the keys-only query of owner's activities that carry
+// group: every copy a removal must undo, however old. Two equality
+// filters, served by the built-in indexes (a merge join).
+func WithGroup(db *store.DB, owner, group string) *datastore.Query {
+	return db.Query(KindActivity).FilterField("userId", "=", owner).FilterField("groupIds", "=", group).KeysOnly()
+}
+
+// AddGroup adds group to the groupIds of each activity, in tx, and returns
+// the ids of the activities it changed. Activities that no longer exist
+// are skipped.
+func AddGroup(tx *store.Tx, refs []Ref, group string) ([]string, error) {
+	keys := make([]*datastore.Key, len(refs))
+	for i, r := range refs {
+		keys[i] = Key(tx.DB(), r.ID)
+	}
+	return editGroups(tx, keys, func(a *Activity) bool {
+		if slices.Contains(a.GroupIDs, group) || len(a.GroupIDs) >= maxGroupCopies {
+			return false
+		}
+		a.GroupIDs = append(a.GroupIDs, group)
+		return true
+	})
+}
+
+// RemoveGroup removes group, in tx, from the activities with the given
+// keys (from WithGroup) that were surely posted before cutoff (all of them
+// when cutoff is zero), and returns the ids of those it changed.
+func RemoveGroup(tx *store.Tx, keys []*datastore.Key, group string, cutoff time.Time) ([]string, error) {
+	return editGroups(tx, keys, func(a *Activity) bool {
+		if !slices.Contains(a.GroupIDs, group) || (!cutoff.IsZero() && !ids.MintedBefore(a.Seq, cutoff)) {
+			return false
+		}
+		a.GroupIDs = slices.DeleteFunc(a.GroupIDs, func(g string) bool { return g == group })
+		return true
+	})
+}
+
+// editGroups reads the activities at keys in tx, applies edit to each that
+// exists, and writes those it changed.
+func editGroups(tx *store.Tx, keys []*datastore.Key, edit func(*Activity) bool) ([]string, error) {
+	l := tx.Lookup()
+	acts := make([]Activity, len(keys))
+	found := make([]store.Ref, len(keys))
+	for i, k := range keys {
+		found[i] = l.Add(k, &acts[i])
+	}
+	if err := l.Run(context.Background()); err != nil {
+		return nil, err
+	}
+	var changed []string
+	var putKeys []*datastore.Key
+	var putVals []any
+	for i, k := range keys {
+		if found[i].Found() && edit(&acts[i]) {
+			putKeys, putVals = append(putKeys, k), append(putVals, &acts[i])
+			changed = append(changed, k.Name)
+		}
+	}
+	return changed, tx.PutMulti(putKeys, putVals)
+}

@@ -1,0 +1,223 @@
+// Package localstack starts the whole service on one machine, wired as in
+// production: the official Datastore emulator (or a store given), the
+// project's Cloud Tasks emulator with queue.yaml's queues, reached through
+// the real cloudtasks/apiv2 client, and the API on real HTTP. cmd/dev,
+// cmd/feedbench, the convergence checker and the API's tests all start it
+// here, each with its own options (ports, faults, interceptors).
+package localstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/api/option"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/app"
+	"socialstream/internal/dsemu"
+	"socialstream/internal/ids"
+	"socialstream/internal/rebuild"
+	"socialstream/internal/store"
+	"socialstream/internal/tasksemu"
+)
+
+// Options say what to start.
+type Options struct {
+	// Dir is where index.yaml and queue.yaml are; default ".".
+	Dir string
+	// Project and Location name the emulators' project and queue
+	// location; default "socialstream-local" and "local".
+	Project, Location string
+
+	// DB, when set, is the store the API uses (tests bring their own
+	// namespace on a shared emulator); the Datastore fields below are
+	// then ignored.
+	DB *store.DB
+	// DatastoreHost is an emulator already running; empty starts one with
+	// index.yaml and --require_indexes.
+	DatastoreHost string
+	// DataDir keeps a started emulator's data on disk; empty keeps it in
+	// memory.
+	DataDir       string
+	DatastorePort int       // 0 picks a free port
+	EmulatorLog   io.Writer // the started emulator's output; nil drops it
+	Namespace     string    // the API's Datastore namespace
+	// ClientOptions are added to the API's Datastore client (a gRPC
+	// interceptor that counts calls or injects faults).
+	ClientOptions []option.ClientOption
+
+	// APIAddr and TasksAddr are where the API and the tasks emulator
+	// listen; default 127.0.0.1:0.
+	APIAddr, TasksAddr string
+	// Queue adjusts each of queue.yaml's queues before the emulator
+	// starts (shorter backoffs for the checker, say).
+	Queue func(*tasksemu.QueueConfig)
+	// TaskFaults turns on the tasks emulator's fault mode.
+	TaskFaults       tasksemu.Faults
+	DispatchDeadline time.Duration // default the emulator's
+
+	Accounts accounts.Config
+	Rebuild  rebuild.Config
+	// Wrap, when set, wraps the API's handler (to tag requests, say).
+	Wrap   func(http.Handler) http.Handler
+	Logger *slog.Logger // default: discard
+}
+
+// Stack is a running local stack.
+type Stack struct {
+	URL           string // the API's base URL
+	DatastoreHost string // "" when Options.DB was given
+	DB            *store.DB
+	Gen           *ids.Generator
+	Services      *app.Services
+	Tasks         *tasksemu.Local
+
+	emu     *dsemu.Emulator
+	errc    chan error
+	closers []func()
+}
+
+// Start starts what o asks for; Close stops it all.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	if o.Project == "" {
+		o.Project = "socialstream-local"
+	}
+	if o.Location == "" {
+		o.Location = "local"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, addr := range []*string{&o.APIAddr, &o.TasksAddr} {
+		if *addr == "" {
+			*addr = "127.0.0.1:0"
+		}
+	}
+	s := &Stack{DB: o.DB, errc: make(chan error, 2)}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.DB == nil {
+		if s.DB, err = s.openStore(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+
+	queues, err := tasksemu.LoadQueueYAML(filepath.Join(o.Dir, "queue.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	for i := range queues {
+		if o.Queue != nil {
+			o.Queue(&queues[i])
+		}
+	}
+	apiL, err := net.Listen("tcp", o.APIAddr)
+	if err != nil {
+		return nil, fmt.Errorf("API address: %w", err)
+	}
+	s.closers = append(s.closers, func() { apiL.Close() })
+	s.URL = fmt.Sprintf("http://127.0.0.1:%d", apiL.Addr().(*net.TCPAddr).Port)
+	s.Tasks, err = tasksemu.StartLocal(tasksemu.Config{
+		Project: o.Project, Location: o.Location, Queues: queues, Target: s.URL,
+		DispatchDeadline: o.DispatchDeadline, Faults: o.TaskFaults,
+		Logger: o.Logger.With("component", "tasks-emulator"),
+	}, o.TasksAddr)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.Tasks.Close)
+
+	s.Gen = ids.New()
+	acc, err := accounts.New(s.DB, s.Gen, o.Accounts)
+	if err != nil {
+		return nil, err
+	}
+	if s.Services, err = app.NewServices(s.DB, s.Gen, acc, s.Tasks.Queue, o.Logger, o.Rebuild); err != nil {
+		return nil, err
+	}
+	h, err := app.Routes(s.Services, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if o.Wrap != nil {
+		h = o.Wrap(h)
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := app.Serve(sctx, apiL, h, o.Logger); err != nil {
+			s.errc <- fmt.Errorf("API: %w", err)
+		}
+	}()
+	s.closers = append(s.closers, func() { cancel(); <-done })
+	return s, nil
+}
+
+// openStore connects to the emulator o names, or starts one.
+func (s *Stack) openStore(ctx context.Context, o Options) (*store.DB, error) {
+	host := o.DatastoreHost
+	if host == "" {
+		index := filepath.Join(o.Dir, "index.yaml")
+		if _, err := os.Stat(index); err != nil {
+			return nil, errors.New("index.yaml not found: run from the repository root")
+		}
+		opts := dsemu.Options{IndexFile: index, InMemory: o.DataDir == "", DataDir: o.DataDir, Port: o.DatastorePort, Log: o.EmulatorLog}
+		if o.DataDir != "" {
+			if err := os.MkdirAll(filepath.Dir(o.DataDir), 0o755); err != nil {
+				return nil, err
+			}
+		}
+		emu, err := dsemu.Start(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		s.emu = emu
+		s.closers = append(s.closers, func() { emu.Stop() })
+		host = emu.Host
+		go func() {
+			<-emu.Done()
+			s.errc <- errors.New("the Datastore emulator exited")
+		}()
+	}
+	s.DatastoreHost = host
+	client, err := store.Open(ctx, o.Project, host, o.ClientOptions...)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { client.Close() })
+	return store.New(client, o.Namespace)
+}
+
+// Wait returns when ctx is done, or with the error of a part of the stack
+// that stopped by itself (the emulator, the API).
+func (s *Stack) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-s.errc:
+		return err
+	}
+}
+
+// Close stops everything Start started, the last first.
+func (s *Stack) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}

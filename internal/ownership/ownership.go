@@ -1,0 +1,196 @@
+// Package ownership checks, by reading the source, that every Datastore
+// entity has one owner: a kind (a Kind... constant), a key (a ...Key
+// function) or an entity struct (a struct with datastore tags) of a domain
+// package is named by no other package. Another package that must write in
+// the same commit calls a function of the owner that takes the
+// transaction. Its test runs the check on the repository, so `go test`
+// fails when a package reaches into another's entities.
+package ownership
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Owners are the import paths, below the module, of the packages that own
+// entities.
+var Owners = []string{
+	"internal/accounts",
+	"internal/graph",
+	"internal/groups",
+	"internal/activities",
+	"internal/likes",
+	"internal/comments",
+	"internal/notifications",
+}
+
+// Violation is one name of an owner's used outside it.
+type Violation struct {
+	File  string // below the root, slash-separated
+	Line  int
+	Owner string // the owner's import path below the module
+	Name  string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s:%d: %s.%s", v.File, v.Line, path.Base(v.Owner), v.Name)
+}
+
+// Owned returns, for each owner under root (a module's directory), the
+// names it owns: its Kind... constants, ...Key functions and structs with
+// datastore tags.
+func Owned(root string, owners []string) (map[string]map[string]bool, error) {
+	out := map[string]map[string]bool{}
+	for _, o := range owners {
+		names := map[string]bool{}
+		files, err := parse(filepath.Join(root, o))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			for _, d := range f.file.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil && d.Name.IsExported() && strings.HasSuffix(d.Name.Name, "Key") {
+						names[d.Name.Name] = true
+					}
+				case *ast.GenDecl:
+					for _, spec := range d.Specs {
+						switch s := spec.(type) {
+						case *ast.ValueSpec:
+							for _, n := range s.Names {
+								if d.Tok == token.CONST && n.IsExported() && strings.HasPrefix(n.Name, "Kind") {
+									names[n.Name] = true
+								}
+							}
+						case *ast.TypeSpec:
+							if st, ok := s.Type.(*ast.StructType); ok && s.Name.IsExported() && hasDatastoreTag(st) {
+								names[s.Name.Name] = true
+							}
+						}
+					}
+				}
+			}
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("ownership: %s owns nothing", o)
+		}
+		out[o] = names
+	}
+	return out, nil
+}
+
+func hasDatastoreTag(st *ast.StructType) bool {
+	for _, f := range st.Fields.List {
+		if f.Tag == nil {
+			continue
+		}
+		tag, err := strconv.Unquote(f.Tag.Value)
+		if err == nil {
+			if _, ok := reflect.StructTag(tag).Lookup("datastore"); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Check reads every non-test Go file under root, in module module, and
+// returns each use of a name an owner owns from outside that owner.
+func Check(root, module string, owners []string) ([]Violation, error) {
+	owned, err := Owned(root, owners)
+	if err != nil {
+		return nil, err
+	}
+	files, err := parse(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Violation
+	for _, f := range files {
+		// The names under which f imports each owner.
+		local := map[string]string{}
+		for _, imp := range f.file.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			rel, ok := strings.CutPrefix(p, module+"/")
+			if !ok || owned[rel] == nil || rel == f.dir {
+				continue
+			}
+			name := path.Base(rel)
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			local[name] = rel
+		}
+		if len(local) == 0 {
+			continue
+		}
+		ast.Inspect(f.file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok || x.Obj != nil { // a local variable, not a package
+				return true
+			}
+			if o, ok := local[x.Name]; ok && owned[o][sel.Sel.Name] {
+				p := f.fset.Position(sel.Pos())
+				rel, _ := filepath.Rel(root, p.Filename)
+				out = append(out, Violation{File: filepath.ToSlash(rel), Line: p.Line, Owner: o, Name: sel.Sel.Name})
+			}
+			return true
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out, nil
+}
+
+type file struct {
+	fset *token.FileSet
+	file *ast.File
+	dir  string // the file's directory below root, slash-separated
+}
+
+// parse parses the non-test Go files under dir, skipping testdata.
+func parse(dir string) ([]file, error) {
+	var out []file
+	fset := token.NewFileSet()
+	root := dir
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "testdata" || (strings.HasPrefix(d.Name(), ".") && p != root) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		out = append(out, file{fset: fset, file: f, dir: filepath.ToSlash(rel)})
+		return nil
+	})
+	return out, err
+}

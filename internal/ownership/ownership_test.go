@@ -1,0 +1,47 @@
+package ownership_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"socialstream/internal/ownership"
+	"socialstream/internal/testenv"
+)
+
+// No package names another's kinds, keys or entity structs.
+func TestNoPackageNamesAnotherOwnersEntities(t *testing.T) {
+	root, err := testenv.RepoFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := ownership.Check(root, "socialstream", ownership.Owners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Errorf("%s: only its owner may name it", v)
+	}
+}
+
+// The check finds what it is for, and nothing else: a kind, a key and an
+// entity struct named outside their owner, not a view, a function or a
+// local variable of the same name.
+func TestCheckFindsAViolation(t *testing.T) {
+	vs, err := ownership.Check(filepath.Join("testdata", "src"), "example", []string{"internal/owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.String())
+	}
+	want := []string{
+		"internal/other/other.go:9: owner.ThingKey",
+		"internal/other/other.go:10: owner.Thing",
+		"internal/other/other.go:11: owner.KindThing",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations = %q\nwant %q", got, want)
+	}
+}
