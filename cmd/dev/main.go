@@ -5,7 +5,11 @@
 //
 // Run it from the repository root:
 //
-//	go run ./cmd/dev [--port 8080] [--in-memory] [--data-dir DIR]
+//	go run ./cmd/dev [--port 8080] [--host 127.0.0.1] [--in-memory] [--data-dir DIR]
+//
+// It reads the same environment variables as cmd/server (README.md lists
+// them), except those the stack sets itself: the emulator hosts, the
+// queues' location and the task secret, which it makes anew each run.
 package main
 
 import (
@@ -19,14 +23,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
-	"time"
 
-	"socialstream/internal/accounts"
+	"socialstream/internal/app"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
-	"socialstream/internal/rebuild"
 )
 
 const (
@@ -45,13 +46,17 @@ func main() {
 }
 
 func realMain(ctx context.Context, args []string, out io.Writer) error {
-	defaultPort := os.Getenv("PORT")
-	if defaultPort == "" {
-		defaultPort = "8080"
+	cfg, err := app.ReadEnv(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if cfg.Project == "" {
+		cfg.Project = project
 	}
 	cacheDir, _ := os.UserCacheDir()
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	port := fs.String("port", defaultPort, "port of the API (default $PORT, else 8080)")
+	port := fs.String("port", cfg.Port, "port of the API (default $PORT, else 8080)")
+	host := fs.String("host", "127.0.0.1", "interface the API listens on (0.0.0.0 for every one: then anyone who reaches this machine reaches the API)")
 	inMemory := fs.Bool("in-memory", false, "keep no Datastore data on disk")
 	dataDir := fs.String("data-dir", filepath.Join(cacheDir, "socialstream", "datastore"), "where the Datastore emulator keeps its data")
 	dsPort := fs.Int("datastore-port", 0, "port of the Datastore emulator (0 picks a free one)")
@@ -65,22 +70,24 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("%s not found: run from the repository root", f)
 		}
 	}
-	level := slog.LevelInfo
+	level := cfg.LogLevel
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := logging.New(os.Stderr, level, project)
+	log := logging.New(os.Stderr, level, cfg.Project)
 
 	var emuLog io.Writer
 	if *verbose {
 		emuLog = os.Stderr
 	}
 	o := localstack.Options{
-		Project: project, Location: location, DatastorePort: *dsPort, EmulatorLog: emuLog,
-		APIAddr:   net.JoinHostPort("", *port),
+		Project: cfg.Project, Location: location, DatastorePort: *dsPort, EmulatorLog: emuLog,
+		DatastoreHost: cfg.DatastoreEmulatorHost, Namespace: cfg.Namespace,
+		APIAddr:   net.JoinHostPort(*host, *port),
 		TasksAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(*tasksPort)),
-		Accounts:  accounts.Config{TokenCacheTTL: 30 * time.Second},
-		Rebuild:   rebuild.Config{CopyLimit: 200, BackfillMax: 1000},
+		Accounts:  cfg.Accounts(),
+		Rebuild:   cfg.Rebuild(),
+		Limits:    &cfg.RateLimits,
 		Logger:    log,
 	}
 	where := "in memory"
@@ -94,7 +101,11 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	defer st.Close()
 	fmt.Fprintf(out, "datastore emulator  %s  (data: %s)\n", st.DatastoreHost, where)
 	fmt.Fprintf(out, "tasks emulator      %s  (queues from queue.yaml)\n", st.Tasks.Host)
-	fmt.Fprintf(out, "API                 http://localhost:%s\n", st.URL[strings.LastIndex(st.URL, ":")+1:])
+	limits := "on"
+	if cfg.RateLimits.Off {
+		limits = "off (RATE_LIMITS=off)"
+	}
+	fmt.Fprintf(out, "API                 %s  (rate limits %s)\n", st.URL, limits)
 	err = st.Wait(ctx)
 	fmt.Fprintln(out, "stopping")
 	return err

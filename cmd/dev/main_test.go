@@ -55,6 +55,16 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	if body := get(t, lines["API"]+"/healthz"); !strings.Contains(body, "ok") {
 		t.Errorf("API health: %q", body)
 	}
+	if !strings.HasPrefix(lines["API"], "http://127.0.0.1:") {
+		t.Errorf("the API listens on %s, want 127.0.0.1 unless --host says otherwise", lines["API"])
+	}
+	// A task request made up by anyone who reaches the port is refused,
+	// whatever App Engine header it carries.
+	forged, _ := http.NewRequest("POST", lines["API"]+"/_tasks/notify", strings.NewReader(`{}`))
+	forged.Header.Set("X-AppEngine-QueueName", "notify")
+	if resp, err := http.DefaultClient.Do(forged); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("forged task request: %v %v, want 403", resp, err)
+	}
 	// A follow's rebuild job goes through the stack's own tasks emulator
 	// to the API's task handler: the followee's earlier post reaches home.
 	api := lines["API"]
@@ -62,6 +72,9 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	post := call(t, "POST", api+"/social/rest/activities/@me/@self", bob, `{"title":"before the follow"}`, http.StatusCreated)
 	postID := post["entry"].(map[string]any)["id"].(string)
 	call(t, "POST", api+"/social/rest/people/@me/@friends", alice, `{"id":"@username:devbob"}`, http.StatusCreated)
+	if lastHeader.Get("RateLimit") == "" || lastHeader.Get("RateLimit-Policy") == "" {
+		t.Errorf("dev runs without rate limits by default: headers %v", lastHeader)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		home := call(t, "GET", api+"/social/rest/activities/@me/@friends", alice, "", http.StatusOK)
@@ -95,6 +108,9 @@ func register(t *testing.T, api, name string) string {
 	return r["token"].(string)
 }
 
+// lastHeader is the headers of call's last answer.
+var lastHeader http.Header
+
 // call sends a request and decodes the JSON answer, checking its status.
 func call(t *testing.T, method, url, token, body string, want int) map[string]any {
 	t.Helper()
@@ -110,6 +126,7 @@ func call(t *testing.T, method, url, token, body string, want int) map[string]an
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	lastHeader = resp.Header
 	var out map[string]any
 	json.NewDecoder(resp.Body).Decode(&out)
 	if resp.StatusCode != want {

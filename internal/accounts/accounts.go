@@ -24,7 +24,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
@@ -33,7 +32,9 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/text"
 )
 
 // Kinds of the entities this package owns.
@@ -71,10 +72,12 @@ type usernameEntity struct {
 	UserID string `datastore:"userId,noindex"`
 }
 
+// tokenEntity is indexed by user (to end every session of one) and by
+// expiry (for the sweep).
 type tokenEntity struct {
-	UserID  string    `datastore:"userId,noindex"`
+	UserID  string    `datastore:"userId"`
 	Created time.Time `datastore:"created,noindex"`
-	Expires time.Time `datastore:"expires,noindex"`
+	Expires time.Time `datastore:"expires"`
 }
 
 // Person is a user as the API shows it.
@@ -111,6 +114,9 @@ type Config struct {
 	// other instances it keeps working until their entry expires. Zero
 	// reads the Datastore on every request.
 	TokenCacheTTL time.Duration
+	// Queue, when set, gets the sweep of expired tokens (SweepTask), at
+	// most once an hour while people log in.
+	Queue queue.Queue
 }
 
 // tokenCacheSize bounds the verified tokens an instance keeps (about 150
@@ -127,6 +133,7 @@ type Service struct {
 	dummy []byte // a hash to compare against for unknown usernames
 	// tokens caches verified tokens by key name; nil when disabled.
 	tokens *expirable.LRU[string, tokenEntity]
+	q      queue.Queue
 }
 
 // New returns a Service.
@@ -150,7 +157,7 @@ func New(db *store.DB, gen *ids.Generator, cfg Config) (*Service, error) {
 	if cfg.TokenCacheTTL < 0 {
 		return nil, errors.New("accounts.New: negative token cache TTL")
 	}
-	s := &Service{db: db, ids: gen, cost: cfg.BcryptCost, ttl: cfg.TokenTTL, now: time.Now, dummy: dummy}
+	s := &Service{db: db, ids: gen, cost: cfg.BcryptCost, ttl: cfg.TokenTTL, now: time.Now, dummy: dummy, q: cfg.Queue}
 	if cfg.TokenCacheTTL > 0 {
 		s.tokens = expirable.NewLRU[string, tokenEntity](tokenCacheSize, nil, cfg.TokenCacheTTL)
 	}
@@ -218,15 +225,11 @@ func validatePassword(pw string) error {
 
 // CleanDisplayName trims name and checks it; empty gives fallback.
 func CleanDisplayName(name, fallback string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return fallback, nil
+	name, err := text.Clean("displayName", name, text.Rules{Max: MaxDisplayName})
+	if err != nil || name != "" {
+		return name, err
 	}
-	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxDisplayName ||
-		strings.ContainsFunc(name, unicode.IsControl) {
-		return "", derrors.New(derrors.InvalidArgument, fmt.Sprintf("displayName must be at most %d characters, without control characters", MaxDisplayName))
-	}
-	return name, nil
+	return fallback, nil
 }
 
 // prehash lets passwords longer than bcrypt's 72-byte input count in full:
@@ -238,15 +241,39 @@ func prehash(pw string) []byte {
 
 var errIDTaken = errors.New("accounts: id collision")
 
-// Register creates an account and logs it in.
-func (s *Service) Register(ctx context.Context, username, password, displayName string) (Person, string, error) {
+// CheckRegistration says, without hashing anything, whether Register
+// would refuse these: a name, password or display name against the rules,
+// or a name taken already (it may still be taken before Register commits).
+func (s *Service) CheckRegistration(ctx context.Context, username, password, displayName string) error {
+	_, err := s.checkRegistration(ctx, username, password, displayName)
+	return err
+}
+
+func (s *Service) checkRegistration(ctx context.Context, username, password, displayName string) (string, error) {
 	if err := ValidateUsername(username); err != nil {
-		return Person{}, "", err
+		return "", err
 	}
 	if err := validatePassword(password); err != nil {
-		return Person{}, "", err
+		return "", err
 	}
 	display, err := CleanDisplayName(displayName, username)
+	if err != nil {
+		return "", err
+	}
+	taken, err := s.db.Get(ctx, s.db.NameKey(KindUsername, strings.ToLower(username), nil), &usernameEntity{})
+	if err != nil {
+		return "", fmt.Errorf("accounts.CheckRegistration(%q): %w", username, err)
+	}
+	if taken {
+		return "", ErrUsernameTaken
+	}
+	return display, nil
+}
+
+// Register creates an account and logs it in. The name is checked before
+// the password is hashed, so a taken name costs no hash.
+func (s *Service) Register(ctx context.Context, username, password, displayName string) (Person, string, error) {
+	display, err := s.checkRegistration(ctx, username, password, displayName)
 	if err != nil {
 		return Person{}, "", err
 	}
@@ -333,6 +360,7 @@ func (s *Service) newToken(ctx context.Context, userID string) (string, error) {
 	}
 	token := base64.RawURLEncoding.EncodeToString(b[:])
 	now := s.now().UTC()
+	s.scheduleSweep(ctx, now)
 	if err := s.db.Put(ctx, tokenKey(s.db, token), &tokenEntity{UserID: userID, Created: now, Expires: now.Add(s.ttl)}); err != nil {
 		return "", fmt.Errorf("accounts.newToken: %w", err)
 	}
@@ -386,6 +414,66 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 		return fmt.Errorf("accounts.Logout: %w", err)
 	}
 	return nil
+}
+
+// LogoutAll ends every session of user, and returns how many there were.
+// This instance forgets them at once; other instances that verified one
+// within TokenCacheTTL trust it until their entry expires.
+func (s *Service) LogoutAll(ctx context.Context, user string) (int, error) {
+	n, err := s.db.DeleteAll(ctx, s.db.Query(KindToken).FilterField("userId", "=", user).KeysOnly(), sweepBatch)
+	if s.tokens != nil {
+		for _, k := range s.tokens.Keys() {
+			if te, ok := s.tokens.Peek(k); ok && te.UserID == user {
+				s.tokens.Remove(k)
+			}
+		}
+	}
+	if err != nil {
+		return n, fmt.Errorf("accounts.LogoutAll(%s): %w", user, err)
+	}
+	return n, nil
+}
+
+// SweepPath is where the sweep of expired tokens runs; SweepQueue is its
+// queue.
+const (
+	SweepPath  = "/_tasks/tokens"
+	SweepQueue = "cleanup"
+	sweepBatch = 500
+)
+
+// SweepTask is the body of a sweep: none is needed.
+type SweepTask struct{}
+
+// scheduleSweep enqueues the sweep of expired tokens once per hour of
+// logins. A failure to enqueue is left alone: the next login of the hour
+// or of the next one tries again, and expired tokens work for nobody
+// meanwhile.
+func (s *Service) scheduleSweep(ctx context.Context, now time.Time) {
+	if s.q == nil {
+		return
+	}
+	_ = s.q.Enqueue(ctx, queue.Task{Queue: SweepQueue, Path: SweepPath, Body: []byte("{}"),
+		Name: "tokens-sweep-" + now.Format("2006010215")})
+}
+
+// Sweep deletes up to sweepBatch expired tokens, and enqueues itself again
+// when there may be more. It returns how many it deleted.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	q := s.db.Query(KindToken).FilterField("expires", "<", s.now().UTC()).KeysOnly()
+	keys, _, err := s.db.KeysFrom(ctx, q, "", sweepBatch)
+	if err == nil {
+		err = s.db.DeleteMulti(ctx, keys)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("accounts.Sweep: %w", err)
+	}
+	if len(keys) == sweepBatch && s.q != nil {
+		if err := s.q.Enqueue(ctx, queue.Task{Queue: SweepQueue, Path: SweepPath, Body: []byte("{}")}); err != nil {
+			return len(keys), fmt.Errorf("accounts.Sweep: next: %w", err)
+		}
+	}
+	return len(keys), nil
 }
 
 // Get returns a person by id.

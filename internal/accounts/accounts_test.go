@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/queue"
 	"socialstream/internal/testenv"
 )
 
@@ -151,5 +153,77 @@ func TestResolve(t *testing.T) {
 		if got != tt.want || (tt.kind == nil) != (err == nil) || (tt.kind != nil && !errors.Is(err, tt.kind)) {
 			t.Errorf("Resolve(%q) = %q, %v; want %q, %v", tt.ref, got, err, tt.want, tt.kind)
 		}
+	}
+}
+
+// recordingQueue keeps the tasks it is given.
+type recordingQueue struct {
+	mu    sync.Mutex
+	tasks []queue.Task
+}
+
+func (q *recordingQueue) Enqueue(_ context.Context, t queue.Task) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.tasks = append(q.tasks, t)
+	return nil
+}
+
+// TestSweepAndLogoutAll: logins schedule one sweep an hour; the sweep
+// deletes expired tokens only; LogoutAll ends every session of one user,
+// cached ones included, and no one else's.
+func TestSweepAndLogoutAll(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	q := &recordingQueue{}
+	s, err := New(db, ids.New(), Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour, TokenCacheTTL: time.Minute, Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now }
+	p, first, err := s.Register(ctx, "sweepy", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(50 * time.Minute)
+	_, second, _ := s.Login(ctx, "sweepy", "password1")
+	_, third, _ := s.Login(ctx, "sweepy", "password1")
+	_, bystander, _ := s.Register(ctx, "bystander", "password1", "")
+	names := map[string]bool{}
+	for _, tk := range q.tasks {
+		if tk.Path != SweepPath {
+			t.Errorf("task to %s", tk.Path)
+		}
+		names[tk.Name] = true
+	}
+	if len(names) != 1 {
+		t.Errorf("four logins within one hour named %d sweeps: %v", len(names), names)
+	}
+
+	now = now.Add(20 * time.Minute) // the first token is 70 minutes old
+	n, err := s.Sweep(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v; want the one expired token", n, err)
+	}
+	if _, err := s.Authenticate(ctx, first); !errors.Is(err, derrors.Unauthenticated) {
+		t.Errorf("the expired token: %v", err)
+	}
+	for _, tok := range []string{second, third} {
+		if id, err := s.Authenticate(ctx, tok); err != nil || id != p.ID { // now cached, too
+			t.Fatalf("a live token after the sweep: %q %v", id, err)
+		}
+	}
+
+	if n, err := s.LogoutAll(ctx, p.ID); err != nil || n != 2 {
+		t.Fatalf("LogoutAll = %d, %v; want 2", n, err)
+	}
+	for _, tok := range []string{second, third} {
+		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, derrors.Unauthenticated) {
+			t.Errorf("a token after LogoutAll: %v", err)
+		}
+	}
+	if _, err := s.Authenticate(ctx, bystander); err != nil {
+		t.Errorf("another user's token after LogoutAll: %v", err)
 	}
 }

@@ -1,6 +1,10 @@
 package activities
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // MaxMentions is the most users one activity mentions; later names are
 // plain text.
@@ -9,8 +13,11 @@ const MaxMentions = 50
 // ParseMentions returns the distinct usernames, lowercased and in order of
 // first appearance, written as @name in text: an @ at the start or after a
 // character that cannot be part of a name (so mail@example.com is not a
-// mention), then 3 to 30 of A-Z a-z 0-9 _, then the end or such a
-// character. At most MaxMentions are returned.
+// mention, while こんにちは@hana is), then 3 to 30 of A-Z a-z 0-9 _, then
+// the end or a character that cannot continue a Latin word: not @, a
+// Latin-script letter (é, ß), a combining mark or a digit. So @bobé
+// mentions nobody rather than bob, and @hanaさん mentions hana, as people
+// write it in Japanese. At most MaxMentions are returned.
 func ParseMentions(text string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -23,7 +30,8 @@ func ParseMentions(text string) []string {
 			j++
 		}
 		n := j - (i + 1)
-		if n >= 3 && n <= 30 && (j == len(text) || text[j] != '@') {
+		after, _ := utf8.DecodeRuneInString(text[j:])
+		if n >= 3 && n <= 30 && (j == len(text) || !continues(after)) {
 			name := strings.ToLower(text[i+1 : j])
 			if !seen[name] {
 				seen[name] = true
@@ -33,6 +41,12 @@ func ParseMentions(text string) []string {
 		i = j - 1
 	}
 	return out
+}
+
+// continues reports whether c, right after a name, makes it the prefix of
+// a longer word.
+func continues(c rune) bool {
+	return c == '@' || unicode.Is(unicode.Latin, c) || unicode.IsDigit(c) || unicode.Is(unicode.Mn, c)
 }
 
 func nameByte(b byte) bool {

@@ -25,6 +25,10 @@ func TestParseMentions(t *testing.T) {
 		{"at after name", "@gina@host", nil},
 		{"unicode around", "こんにちは@hana。", []string{"hana"}},
 		{"newline", "line\n@ivan", []string{"ivan"}},
+		{"accented letter continues the word", "hi @bobé and @bob\u0301x", nil},
+		{"latin letters beyond ascii", "@zoeß @zoeĳ", nil},
+		{"japanese honorific ends it", "@hanaさん、@taro君", []string{"hana", "taro"}},
+		{"other digits continue it", "@jack٣", nil},
 		{"empty", "", nil},
 		{"lone at", "@", nil},
 	}

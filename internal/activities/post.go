@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
@@ -21,6 +20,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/text"
 )
 
 // PostInput is what a client sends to post an activity.
@@ -38,16 +38,14 @@ var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 func ValidAppID(id string) bool { return appIDRE.MatchString(id) }
 
 func (in *PostInput) validate() error {
-	in.Title = strings.TrimSpace(in.Title)
+	var err error
+	if in.Title, err = text.Clean("title", in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
+		return err
+	}
+	if in.Body, err = text.Clean("body", in.Body, text.Rules{Max: MaxBody, Multiline: true}); err != nil {
+		return err
+	}
 	switch {
-	case in.Title == "":
-		return derrors.New(derrors.InvalidArgument, "title is required")
-	case !utf8.ValidString(in.Title) || !utf8.ValidString(in.Body):
-		return derrors.New(derrors.InvalidArgument, "title and body must be UTF-8")
-	case utf8.RuneCountInString(in.Title) > MaxTitle:
-		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("title must be at most %d characters", MaxTitle))
-	case utf8.RuneCountInString(in.Body) > MaxBody:
-		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("body must be at most %d characters", MaxBody))
 	case in.AppID != "" && !ValidAppID(in.AppID):
 		return derrors.New(derrors.InvalidArgument, "appId must be 1 to 100 of A-Z a-z 0-9 . _ -")
 	case len(in.ExternalID) > MaxExternalID || !utf8.ValidString(in.ExternalID):

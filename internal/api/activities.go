@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -137,7 +138,11 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	if err != nil {
 		return nil, err
 	}
-	return createdEntry{entry: entry{v}, created: created}, nil
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return statusEntry{entry: entry{v}, status: status}, nil
 }
 
 func (s *Server) activitiesDelete(ctx context.Context, caller string, p activityParams) (any, error) {

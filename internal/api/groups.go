@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/groups"
 )
 
 // groupParams are the parameters of groups.get and groups.create.
@@ -43,7 +45,7 @@ func (s *Server) groupsGet(ctx context.Context, caller string, p groupParams) (a
 		if p.GroupID == "" {
 			return nil, derrors.New(derrors.InvalidArgument, "groupId is required with @all")
 		}
-		g, err := s.groups.Get(ctx, p.GroupID)
+		g, err := s.groups.Get(ctx, caller, p.GroupID)
 		if err != nil {
 			return nil, err
 		}
@@ -60,17 +62,9 @@ func (s *Server) groupsGet(ctx context.Context, caller string, p groupParams) (a
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := s.groups.OfUser(ctx, id, page)
+	list, total, next, err := s.groups.OfUser(ctx, caller, id, page)
 	if err != nil {
 		return nil, err
-	}
-	total := int64(len(list))
-	if next != "" || page.Offset > 0 {
-		ids, err := s.groups.GroupIDs(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		total = int64(len(ids))
 	}
 	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: total, NextCursor: next}, nil
 }
@@ -122,18 +116,20 @@ func leaveFromRequest(c *gin.Context) (memberParams, error) {
 	return memberParams{GroupID: c.Param("groupId"), UserID: c.Param("userId")}, nil
 }
 
-// join answers 201 with the group when user was not a member, 200 when
-// they were.
+// join answers with the group: 201 when the caller joined, 200 when they
+// were a member already, 202 when the caller invited someone else (who
+// joins only by accepting).
 func (s *Server) join(ctx context.Context, caller string, p memberParams) (any, error) {
 	user, err := s.accounts.Resolve(ctx, caller, p.user())
 	if err != nil {
 		return nil, err
 	}
-	g, added, err := s.groups.Join(ctx, caller, p.GroupID, user)
+	g, out, err := s.groups.Join(ctx, caller, p.GroupID, user)
 	if err != nil {
 		return nil, err
 	}
-	return createdEntry{entry: entry{g}, created: added}, nil
+	status := map[groups.Outcome]int{groups.Joined: http.StatusCreated, groups.AlreadyMember: http.StatusOK, groups.Invited: http.StatusAccepted}
+	return statusEntry{entry: entry{g}, status: status[out]}, nil
 }
 
 func (s *Server) leave(ctx context.Context, caller string, p memberParams) (any, error) {

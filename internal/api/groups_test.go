@@ -38,11 +38,15 @@ func TestGroups(t *testing.T) {
 	if r := e.do("POST", "/social/rest/groups/@all/"+open+"/members", ann.token, map[string]string{"id": "@me"}); r.status != 200 || e.entry(r)["membersCount"] != 2.0 {
 		t.Errorf("join again: %d %s", r.status, r.raw)
 	}
-	// A closed group: only the owner adds.
+	// A closed group: only by the owner's invitation, which the invitee
+	// accepts.
 	e.wantError(e.do("POST", "/social/rest/groups/@all/"+closed+"/members", ann.token, map[string]string{"id": "@me"}), 403)
 	e.wantError(e.do("POST", "/social/rest/groups/@all/"+open+"/members", ann.token, map[string]string{"id": ben.id}), 403)
-	if r := e.do("POST", "/social/rest/groups/@all/"+closed+"/members", owner.token, map[string]string{"id": ben.id}); r.status != 201 {
-		t.Errorf("owner adds to closed: %d %s", r.status, r.raw)
+	if r := e.do("POST", "/social/rest/groups/@all/"+closed+"/members", owner.token, map[string]string{"id": ben.id}); r.status != 202 || e.entry(r)["membersCount"] != 1.0 {
+		t.Errorf("owner invites to closed: %d %s", r.status, r.raw)
+	}
+	if r := e.do("POST", "/social/rest/groups/@all/"+closed+"/members", ben.token, map[string]string{"id": "@me"}); r.status != 201 || e.entry(r)["membersCount"] != 2.0 {
+		t.Errorf("invitee accepts: %d %s", r.status, r.raw)
 	}
 
 	// Members and visibility.
@@ -65,8 +69,16 @@ func TestGroups(t *testing.T) {
 	if diff := cmp.Diff([]string{open}, e.list(e.do("GET", "/social/rest/groups/"+ann.id, ben.token, nil))); diff != "" {
 		t.Errorf("ann's groups mismatch (-want +got):\n%s", diff)
 	}
-	if got := e.entry(e.do("GET", "/social/rest/groups/@all/"+closed, ann.token, nil)); got["title"] != "Inner circle" {
+	if got := e.entry(e.do("GET", "/social/rest/groups/@all/"+closed, ben.token, nil)); got["title"] != "Inner circle" {
 		t.Errorf("get group: %v", got)
+	}
+	// A closed group is not shown to others, by id or in lists.
+	e.wantError(e.do("GET", "/social/rest/groups/@all/"+closed, ann.token, nil), 403)
+	if diff := cmp.Diff([]string{open}, e.list(e.do("GET", "/social/rest/groups/"+owner.id, ann.token, nil))); diff != "" {
+		t.Errorf("owner's groups as ann sees them (-want +got):\n%s", diff)
+	}
+	if r := e.do("GET", "/social/rest/groups/"+owner.id+"?count=1", ann.token, nil); r.body["totalResults"] != 1.0 {
+		t.Errorf("owner's groups as ann counts them: %s", r.raw)
 	}
 
 	// Leaving and removal.

@@ -1,18 +1,43 @@
 package api_test
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
+
+	"socialstream/internal/localstack"
+	"socialstream/internal/ratelimit"
 )
 
 // TestJunkNeverA500 sends malformed bodies and parameters to every
-// endpoint: each answer is a 2xx or a 4xx with the error envelope, never a
-// 5xx.
+// endpoint, first without rate limits, then to an instance whose limits
+// run out half way: each answer is a 2xx or a 4xx with the error
+// envelope (a 429 with Retry-After), never a 5xx.
 func TestJunkNeverA500(t *testing.T) {
 	e := newEnv(t)
 	u, other := e.register("junker"), e.register("other")
 	act := e.post(other, "target")
 	group := e.createGroup(other, "g", "open")
+	closed := e.createGroup(u, "mine", "closed")
+	junk(t, e, u, other, act, group, closed)
+	lim := e.stackLimits(ratelimit.Config{
+		Account: ratelimit.Rule{Quota: 800, Window: time.Hour}, Address: ratelimit.Rule{Quota: 400, Window: time.Hour},
+		Login: ratelimit.Rule{Quota: 5, Window: time.Hour}, Register: ratelimit.Rule{Quota: 5, Window: time.Hour},
+	})
+	if n := junk(t, lim, u, other, act, group, closed); n == 0 {
+		t.Error("the limited instance never answered 429")
+	}
+}
+
+func (e *env) stackLimits(lim ratelimit.Config) *env {
+	return newEnvFrom(e.t, localstack.Options{DB: e.db, Limits: &lim})
+}
+
+// junk runs the sweep on e and returns how many answers were 429s.
+func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
+	t.Helper()
+	forged := base64.RawURLEncoding.EncodeToString([]byte("home:" + u.id + "\x00" + base64.URLEncoding.EncodeToString([]byte("\x01\xffjunk"))))
 	endpoints := []struct{ method, path string }{
 		{"POST", "/auth/register"}, {"POST", "/auth/login"}, {"POST", "/auth/logout"},
 		{"GET", "/social/rest/people/@me/@self"}, {"GET", "/social/rest/people/@me/@friends"},
@@ -27,13 +52,18 @@ func TestJunkNeverA500(t *testing.T) {
 		{"POST", "/social/rest/likes/" + act}, {"GET", "/social/rest/likes/" + act},
 		{"GET", "/social/rest/notifications/@me"}, {"POST", "/social/rest/notifications/@me/read"},
 		{"POST", "/social/rpc"},
+		{"POST", "/social/rest/groups/@all/" + closed + "/members"}, {"DELETE", "/social/rest/groups/@all/" + closed + "/members/" + other.id},
+		{"POST", "/auth/logout?all=true"}, {"POST", "/_tasks/notify"}, {"POST", "/_tasks/tokens"},
 	}
 	bodies := []string{
 		``, `null`, `[]`, `"text"`, `12`, `{`, `{"id":{}}`, `{"title":[1],"text":{},"ids":"x","all":"yes","count":"9"}`,
 		`{"id":"` + strings.Repeat("9", 40) + `","username":"\u0000","password":1e400}`,
 		"\xff\xfe{}", `{"method":"activities.get","params":{"count":-1,"cursor":"%%%"}}`,
+		`{"title":"\u202egnp","text":"\u0000","displayName":"\u001b[2J","description":"\u2066","id":"` + other.id + `"}`,
+		`[{"method":"groups.join","params":{"groupId":"` + closed + `","userId":"` + other.id + `"}},{"method":"nope"},{"method":"activities.create","params":{"activity":{"title":"@a @bb @ccc @dddd"}}}]`,
 	}
-	queries := []string{"", "?count=-5", "?count=1e9", "?cursor=" + strings.Repeat("A", 5000), "?startIndex=x", "?%zz", "?copyLimit=9999999999999999999", "?keepHistory=2"}
+	queries := []string{"", "?count=-5", "?count=1e9", "?cursor=" + strings.Repeat("A", 5000), "?cursor=" + forged, "?startIndex=x", "?%zz", "?copyLimit=9999999999999999999", "?keepHistory=2", "?all=2"}
+	limited := 0
 	for _, ep := range endpoints {
 		for _, b := range bodies {
 			for _, q := range queries {
@@ -50,7 +80,14 @@ func TestJunkNeverA500(t *testing.T) {
 						t.Errorf("%s %s%s: %d without the error envelope: %s", ep.method, ep.path, q, r.status, r.raw)
 					}
 				}
+				if r.status == 429 {
+					limited++
+					if r.header.Get("Retry-After") == "" || r.header.Get("RateLimit") == "" {
+						t.Errorf("%s %s%s: 429 without Retry-After and RateLimit: %v", ep.method, ep.path, q, r.header)
+					}
+				}
 			}
 		}
 	}
+	return limited
 }

@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/likes"
@@ -36,6 +35,7 @@ type env struct {
 	tasks *tasksemu.Local
 	svc   *app.Services
 	logs  *syncBuffer
+	stack *localstack.Stack
 }
 
 // syncBuffer collects log lines from handlers running concurrently.
@@ -79,25 +79,35 @@ func newEnvWith(t testing.TB, rcfg rebuild.Config) *env {
 // tasks emulator and the API on real HTTP.
 func newEnvOn(t testing.TB, db *store.DB, rcfg rebuild.Config) *env {
 	t.Helper()
+	return newEnvFrom(t, localstack.Options{DB: db, Rebuild: rcfg})
+}
+
+// newEnvFrom is newEnv with the local stack's options o (its store, its
+// rate limits); the test's own settings fill in the rest.
+func newEnvFrom(t testing.TB, o localstack.Options) *env {
+	t.Helper()
 	root, err := testenv.RepoFile("")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.DB == nil {
+		o.DB = testenv.DB(t)
+	}
 	logs := &syncBuffer{}
-	st, err := localstack.Start(context.Background(), localstack.Options{
-		Dir: root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
-		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Rebuild: rcfg,
-		Logger: logging.New(logs, slog.LevelInfo, testenv.Project),
-	})
+	o.Dir, o.Project, o.Location, o.DispatchDeadline = root, testenv.Project, "test", time.Minute
+	o.Accounts.BcryptCost = bcrypt.MinCost
+	o.Logger = logging.New(logs, slog.LevelInfo, testenv.Project)
+	st, err := localstack.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	return &env{t: t, url: st.URL, db: db, tasks: st.Tasks, svc: st.Services, logs: logs}
+	return &env{t: t, url: st.URL, db: o.DB, tasks: st.Tasks, svc: st.Services, logs: logs, stack: st}
 }
 
 // resp is a decoded answer.
 type resp struct {
+	header http.Header
 	status int
 	body   map[string]any
 	raw    []byte
@@ -142,7 +152,7 @@ func (e *env) do(method, path, token string, body any, headers ...string) resp {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	r := resp{status: res.StatusCode, raw: raw}
+	r := resp{status: res.StatusCode, raw: raw, header: res.Header}
 	if len(raw) > 0 && raw[0] == '{' {
 		if err := json.Unmarshal(raw, &r.body); err != nil {
 			e.t.Fatalf("%s %s: answer is not JSON: %q", method, path, raw)

@@ -23,6 +23,9 @@ type entry struct {
 func rest[P any](s *Server, status int, op operation[P], build func(*gin.Context) (P, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p, err := build(c)
+		if err == nil {
+			err = charge(c.Request.Context(), costOf(p))
+		}
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -36,19 +39,19 @@ func rest[P any](s *Server, status int, op operation[P], build func(*gin.Context
 			c.Status(http.StatusNoContent)
 			return
 		}
-		if ce, ok := body.(createdEntry); ok && !ce.created {
-			c.JSON(http.StatusOK, body)
-			return
+		if se, ok := body.(statusEntry); ok && se.status != 0 {
+			status = se.status
 		}
 		c.JSON(status, body)
 	}
 }
 
-// createdEntry is an entry that may be new (201) or found again (200), as
-// a post repeating an externalId is.
-type createdEntry struct {
+// statusEntry is an entry whose success status depends on what happened:
+// new (201) or found again (200), as a post repeating an externalId is,
+// or accepted for someone else's decision (202), as an invitation is.
+type statusEntry struct {
 	entry
-	created bool
+	status int
 }
 
-func (c createdEntry) MarshalJSON() ([]byte, error) { return json.Marshal(c.entry) }
+func (c statusEntry) MarshalJSON() ([]byte, error) { return json.Marshal(c.entry) }

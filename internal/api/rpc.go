@@ -25,8 +25,14 @@ func method[P any](op operation[P]) rpcFunc {
 		var p P
 		if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
 			if err := unmarshal(raw, &p); err != nil {
+				if cerr := charge(ctx, costCall); cerr != nil {
+					return nil, cerr
+				}
 				return nil, err
 			}
+		}
+		if err := charge(ctx, costOf(p)); err != nil {
+			return nil, err
 		}
 		return op(ctx, caller, p)
 	}
@@ -148,12 +154,17 @@ func (s *Server) serveRPC(c *gin.Context) {
 func (s *Server) runRPC(ctx context.Context, caller string, call rpcCall) rpcResponse {
 	resp := rpcResponse{ID: call.ID}
 	err := call.err
-	if err == nil {
-		f, ok := s.rpc[call.Method]
-		if !ok {
-			err = derrors.New(derrors.NotFound, "unknown method "+call.Method)
-		} else {
-			resp.Result, err = f(ctx, caller, call.Params)
+	f, ok := s.rpc[call.Method]
+	switch {
+	case err == nil && ok:
+		resp.Result, err = f(ctx, caller, call.Params)
+	case err == nil:
+		err = derrors.New(derrors.NotFound, "unknown method "+call.Method)
+		fallthrough
+	default:
+		// Each call of a batch counts, the malformed ones too.
+		if cerr := charge(ctx, costCall); cerr != nil {
+			err = cerr
 		}
 	}
 	if err != nil {

@@ -41,6 +41,7 @@ type Deps struct {
 	Likes         *likes.Service
 	Notifications *notifications.Service
 	Logger        *slog.Logger
+	Guard         Guard
 }
 
 // Server serves the API.
@@ -54,6 +55,7 @@ type Server struct {
 	likes         *likes.Service
 	notifications *notifications.Service
 	log           *slog.Logger
+	guard         Guard
 	rpc           map[string]rpcFunc
 }
 
@@ -64,7 +66,7 @@ func New(d Deps) (*Server, error) {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, log: d.Logger}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	return s, nil
 }
@@ -75,9 +77,15 @@ func (s *Server) Routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
+	// The client address: on App Engine, what its front end says;
+	// elsewhere the connection's, never a header anyone can send.
+	r.ForwardedByClientIP = false
+	if s.guard.OnAppEngine {
+		r.TrustedPlatform = gin.PlatformGoogleAppEngine
+	}
 	// The task guard runs on every request, not just matched routes, so an
 	// unknown /_tasks path is a 403 too.
-	r.Use(s.trace, s.recover, s.tasksOnly, s.limitBody)
+	r.Use(s.trace, s.recover, s.hsts, s.tasksOnly, s.limitBody)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, errNoMethod) })
 
@@ -89,11 +97,11 @@ func (s *Server) Routes() *gin.Engine {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 
 	auth := r.Group("/auth")
-	auth.POST("/register", s.register)
-	auth.POST("/login", s.login)
-	auth.POST("/logout", s.authn, s.logout)
+	auth.POST("/register", s.meterAddress, s.register)
+	auth.POST("/login", s.meterAddress, s.login)
+	auth.POST("/logout", s.authn, s.meterAccount, s.logout)
 
-	social := r.Group("/social", s.authn)
+	social := r.Group("/social", s.authn, s.meterAccount)
 	social.POST("/rpc", s.serveRPC)
 
 	people := social.Group("/rest/people")
@@ -136,6 +144,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/rebuild", s.taskRebuild)
 	tasks.POST("/cleanup", s.taskCleanup)
 	tasks.POST("/notify", s.taskNotify)
+	tasks.POST("/tokens", s.taskTokens)
 
 	return r
 }
@@ -179,28 +188,25 @@ func (s *Server) limitBody(c *gin.Context) {
 	c.Next()
 }
 
-// tasksOnly refuses /_tasks requests that did not come from Cloud Tasks. App
-// Engine strips X-AppEngine-* headers from outside requests, so their
-// presence proves where a request came from.
-func (s *Server) tasksOnly(c *gin.Context) {
-	p := c.Request.URL.Path
-	if (p == "/_tasks" || strings.HasPrefix(p, "/_tasks/")) && c.GetHeader("X-AppEngine-QueueName") == "" {
-		s.fail(c, errNotFromQueue)
-		return
-	}
-	c.Next()
-}
-
 const callerKey = "caller"
 
-// authn requires a valid bearer token and records the caller's id.
+// authn requires a valid bearer token and records the caller's id. A
+// request without a valid token is unauthenticated: it spends a unit of
+// its address's quota, and once that is spent it is a 429.
 func (s *Server) authn(c *gin.Context) {
 	token, ok := bearer(c.GetHeader("Authorization"))
-	if !ok {
-		s.fail(c, accounts.ErrBadToken)
-		return
+	var id string
+	err := accounts.ErrBadToken
+	if ok {
+		id, err = s.accounts.Authenticate(c.Request.Context(), token)
 	}
-	id, err := s.accounts.Authenticate(c.Request.Context(), token)
+	if errors.Is(err, accounts.ErrBadToken) && s.guard.Limits != nil {
+		d := s.guard.Limits.Address.Take(c.ClientIP(), costCall)
+		d.SetHeaders(c.Writer.Header())
+		if !d.Allowed {
+			err = d.Err()
+		}
+	}
 	if err != nil {
 		s.fail(c, err)
 		return

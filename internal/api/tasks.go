@@ -63,6 +63,12 @@ func (s *Server) taskNotify(c *gin.Context) {
 		"recipients", len(e.Recipients), "made", made)
 }
 
+// taskTokens sweeps expired tokens.
+func (s *Server) taskTokens(c *gin.Context) {
+	n, err := s.accounts.Sweep(c.Request.Context())
+	s.finishTask(c, err, "tokens", "deleted", n)
+}
+
 func (s *Server) readTask(c *gin.Context, dst any) bool {
 	data, err := io.ReadAll(c.Request.Body)
 	if err == nil {

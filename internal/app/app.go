@@ -29,6 +29,7 @@ import (
 	"socialstream/internal/likes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
+	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 )
@@ -56,10 +57,33 @@ type Config struct {
 	// TokenCacheTTL is TOKEN_CACHE_TTL, a Go duration: how long an
 	// instance trusts a token it has verified (default 30s; 0 disables).
 	TokenCacheTTL time.Duration
+
+	// TasksSecret is TASKS_SECRET: off App Engine, the secret task
+	// requests must carry (api.TaskSecretHeader); required there.
+	TasksSecret string
+	// RateLimits are RATE_LIMITS=off, or the defaults changed by
+	// RATE_LIMIT_ACCOUNT, RATE_LIMIT_ADDRESS, RATE_LIMIT_LOGIN and
+	// RATE_LIMIT_REGISTER, each QUOTA/WINDOW (300/5m).
+	RateLimits ratelimit.Config
 }
 
-// FromEnv reads the configuration with getenv (os.Getenv in main).
+// MinTasksSecret is the shortest TASKS_SECRET accepted.
+const MinTasksSecret = 32
+
+// FromEnv reads the configuration with getenv (os.Getenv in main) and
+// checks it for a deployment (Deployable).
 func FromEnv(getenv func(string) string) (Config, error) {
+	c, err := ReadEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	return c, c.Deployable()
+}
+
+// ReadEnv reads the configuration with getenv and checks what it says
+// (Validate), but not what a deployment needs besides: the local stack
+// reads the same variables and fills in the rest.
+func ReadEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Port:                  getenv("PORT"),
 		Project:               getenv("GOOGLE_CLOUD_PROJECT"),
@@ -69,6 +93,30 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		TasksLocation:         getenv("CLOUD_TASKS_LOCATION"),
 		OnAppEngine:           getenv("GAE_ENV") == "standard",
 		Service:               getenv("GAE_SERVICE"),
+		TasksSecret:           getenv("TASKS_SECRET"),
+		RateLimits:            ratelimit.Defaults(),
+	}
+	switch v := getenv("RATE_LIMITS"); v {
+	case "", "on":
+	case "off":
+		c.RateLimits.Off = true
+	default:
+		return c, fmt.Errorf("RATE_LIMITS %q: only off or on", v)
+	}
+	for _, v := range []struct {
+		name string
+		dst  *ratelimit.Rule
+	}{
+		{"RATE_LIMIT_ACCOUNT", &c.RateLimits.Account}, {"RATE_LIMIT_ADDRESS", &c.RateLimits.Address},
+		{"RATE_LIMIT_LOGIN", &c.RateLimits.Login}, {"RATE_LIMIT_REGISTER", &c.RateLimits.Register},
+	} {
+		if s := getenv(v.name); s != "" {
+			r, err := ratelimit.ParseRule(s)
+			if err != nil {
+				return c, fmt.Errorf("%s: %w", v.name, err)
+			}
+			*v.dst = r
+		}
 	}
 	if c.Port == "" {
 		c.Port = "8080"
@@ -119,17 +167,28 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	return c, c.Validate()
 }
 
-// Validate checks the configuration.
-func (c Config) Validate() error {
-	var errs []error
-	if n, err := strconv.Atoi(c.Port); err != nil || n < 0 || n > 65535 {
-		errs = append(errs, fmt.Errorf("PORT %q is not a port number", c.Port))
-	}
+// Deployable checks the configuration for cmd/server: Validate, and off
+// App Engine a TASKS_SECRET, without which no task could prove where it
+// comes from and no job would run.
+func (c Config) Deployable() error {
+	errs := []error{c.Validate()}
 	if c.Project == "" {
 		errs = append(errs, errors.New("GOOGLE_CLOUD_PROJECT is required"))
 	}
 	if c.TasksLocation == "" {
 		errs = append(errs, errors.New("CLOUD_TASKS_LOCATION is required (the region of the queues, e.g. us-central1)"))
+	}
+	if !c.OnAppEngine && len(c.TasksSecret) < MinTasksSecret {
+		errs = append(errs, fmt.Errorf("TASKS_SECRET of at least %d characters is required off App Engine: task requests must prove they come from the task sender", MinTasksSecret))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if n, err := strconv.Atoi(c.Port); err != nil || n < 0 || n > 65535 {
+		errs = append(errs, fmt.Errorf("PORT %q is not a port number", c.Port))
 	}
 	if c.OnAppEngine && (c.DatastoreEmulatorHost != "" || c.TasksEmulatorHost != "") {
 		errs = append(errs, errors.New("emulator hosts must not be set on App Engine"))
@@ -149,10 +208,23 @@ func (c Config) Validate() error {
 	if c.TokenTTL < 0 {
 		errs = append(errs, errors.New("TOKEN_TTL must be positive"))
 	}
+	if err := c.RateLimits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if strings.ContainsAny(c.Namespace, "/ ") {
 		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
 	}
 	return errors.Join(errs...)
+}
+
+// Accounts is the accounts part of the configuration.
+func (c Config) Accounts() accounts.Config {
+	return accounts.Config{BcryptCost: c.BcryptCost, TokenTTL: c.TokenTTL, TokenCacheTTL: c.TokenCacheTTL}
+}
+
+// Rebuild is the rebuild jobs' part of the configuration.
+func (c Config) Rebuild() rebuild.Config {
+	return rebuild.Config{CopyLimit: c.CopyLimit, BackfillMax: c.BackfillMax}
 }
 
 // App is the built service.
@@ -163,7 +235,7 @@ type App struct {
 
 // New builds the service from cfg.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Deployable(); err != nil {
 		return nil, err
 	}
 	a := &App{}
@@ -197,15 +269,25 @@ func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient
 		return nil, err
 	}
 	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: cfg.BcryptCost, TokenTTL: cfg.TokenTTL, TokenCacheTTL: cfg.TokenCacheTTL})
-	if err != nil {
-		return nil, err
-	}
 	q, err := queue.NewCloudTasks(tasksClient, queue.Config{Project: cfg.Project, Location: cfg.TasksLocation, Service: cfg.Service})
 	if err != nil {
 		return nil, err
 	}
-	return Handler(db, gen, acc, q, log, rebuild.Config{CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax})
+	acfg := cfg.Accounts()
+	acfg.Queue = q
+	acc, err := accounts.New(db, gen, acfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewServices(db, gen, acc, q, log, cfg.Rebuild())
+	if err != nil {
+		return nil, err
+	}
+	limits, err := ratelimit.New(db, cfg.RateLimits)
+	if err != nil {
+		return nil, err
+	}
+	return Routes(s, log, api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, Limits: limits})
 }
 
 // Services are the domain services, built in the order of ownership.
@@ -261,19 +343,10 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	return s, nil
 }
 
-// Handler builds the services over db and q and returns the HTTP handler.
-func Handler(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config) (http.Handler, error) {
-	s, err := NewServices(db, gen, acc, q, log, rcfg)
-	if err != nil {
-		return nil, err
-	}
-	return Routes(s, log)
-}
-
-// Routes returns the HTTP handler of the services.
-func Routes(s *Services, log *slog.Logger) (http.Handler, error) {
+// Routes returns the HTTP handler of the services, behind guard.
+func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Logger: log})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,13 @@ package app
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"socialstream/internal/ratelimit"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -15,21 +18,22 @@ func TestFromEnv(t *testing.T) {
 		"GOOGLE_CLOUD_PROJECT": "p1", "CLOUD_TASKS_LOCATION": "us-central1",
 		"GAE_ENV": "standard", "GAE_SERVICE": "api", "LOG_LEVEL": "warn",
 		"BCRYPT_COST": "12", "TOKEN_TTL": "72h", "DATASTORE_NAMESPACE": "staging",
-		"TOKEN_CACHE_TTL": "10s",
+		"TOKEN_CACHE_TTL": "10s", "RATE_LIMIT_LOGIN": "5/10m",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
-		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000}
+		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000, RateLimits: ratelimit.Defaults()}
+	want.RateLimits.Login = ratelimit.Rule{Quota: 5, Window: 10 * time.Minute}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestFromEnvRejects(t *testing.T) {
-	base := map[string]string{"GOOGLE_CLOUD_PROJECT": "p", "CLOUD_TASKS_LOCATION": "l"}
+	base := map[string]string{"GOOGLE_CLOUD_PROJECT": "p", "CLOUD_TASKS_LOCATION": "l", "TASKS_SECRET": strings.Repeat("s", MinTasksSecret)}
 	tests := map[string]map[string]string{
 		"no project":             {"CLOUD_TASKS_LOCATION": "l"},
 		"no location":            {"GOOGLE_CLOUD_PROJECT": "p"},
@@ -44,6 +48,12 @@ func TestFromEnvRejects(t *testing.T) {
 		"copy limit too big":     {"COPY_LIMIT": "1001"},
 		"copy limit zero":        {"COPY_LIMIT": "0"},
 		"negative backfill":      {"BACKFILL_MAX": "-1"},
+		"no task secret":         {"TASKS_SECRET": ""},
+		"short task secret":      {"TASKS_SECRET": "short"},
+		"rate limits maybe":      {"RATE_LIMITS": "maybe"},
+		"bad account limit":      {"RATE_LIMIT_ACCOUNT": "300"},
+		"zero login limit":       {"RATE_LIMIT_LOGIN": "0/1m"},
+		"tiny register window":   {"RATE_LIMIT_REGISTER": "5/1ms"},
 	}
 	for name, over := range tests {
 		m := map[string]string{}
@@ -59,5 +69,23 @@ func TestFromEnvRejects(t *testing.T) {
 		if _, err := FromEnv(env(m)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+	if _, err := FromEnv(env(base)); err != nil {
+		t.Errorf("the base configuration: %v", err)
+	}
+}
+
+// The local stack reads the same variables without what only a deployment
+// needs, and RATE_LIMITS=off turns every limit off.
+func TestReadEnvForTheLocalStack(t *testing.T) {
+	c, err := ReadEnv(env(map[string]string{"RATE_LIMITS": "off", "COPY_LIMIT": "50"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.RateLimits.Off || c.Rebuild().CopyLimit != 50 {
+		t.Errorf("ReadEnv: %+v", c)
+	}
+	if c.Deployable() == nil {
+		t.Error("a configuration without project, location or task secret is deployable")
 	}
 }

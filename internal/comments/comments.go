@@ -10,10 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
 
@@ -23,6 +20,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/store"
+	"socialstream/internal/text"
 )
 
 // KindComment is the kind of the entities this package owns.
@@ -80,15 +78,10 @@ func Key(db *store.DB, id string) *datastore.Key {
 
 // Create adds user's comment to an activity, counts it and notifies the
 // activity's author, in one transaction, and returns it.
-func (s *Service) Create(ctx context.Context, user, activity, text string) (View, error) {
-	text = strings.TrimSpace(text)
-	switch {
-	case text == "":
-		return View{}, derrors.New(derrors.InvalidArgument, "text is required")
-	case !utf8.ValidString(text) || utf8.RuneCountInString(text) > MaxText:
-		return View{}, derrors.New(derrors.InvalidArgument, fmt.Sprintf("text must be at most %d characters", MaxText))
-	case strings.ContainsFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }):
-		return View{}, derrors.New(derrors.InvalidArgument, "text must not contain control characters")
+func (s *Service) Create(ctx context.Context, user, activity, body string) (View, error) {
+	body, err := text.Clean("text", body, text.Rules{Max: MaxText, Required: true, Multiline: true})
+	if err != nil {
+		return View{}, err
 	}
 	a, err := s.act.Exists(ctx, activity)
 	if err != nil {
@@ -96,7 +89,7 @@ func (s *Service) Create(ctx context.Context, user, activity, text string) (View
 	}
 	seq := s.ids.Next()
 	id := fmt.Sprint(seq)
-	c := &Comment{ActivityID: activity, Seq: seq, UserID: user, Text: text, Published: s.now().UTC()}
+	c := &Comment{ActivityID: activity, Seq: seq, UserID: user, Text: body, Published: s.now().UTC()}
 	event := notifications.Event{Type: notifications.Comment, ActorID: user, Recipients: []string{a.UserID},
 		ActivityID: activity, ID: "comment-" + id}
 	if err := s.notes.Expect(ctx, event); err != nil {

@@ -61,17 +61,21 @@ type model struct {
 	follows, members    map[pair][]event
 	following, isMember map[pair]bool
 	likes               map[pair]bool // (activity, user)
-	ops                 map[string]int
-	failed              map[string]int
-	violations          []string
-	lastOp              time.Time
+	// invited holds the (group, user) pairs the owner may have invited
+	// and the user has not answered: an invitation whose answer was lost
+	// may or may not exist, so accepting it may be refused.
+	invited    map[pair]bool
+	ops        map[string]int
+	failed     map[string]int
+	violations []string
+	lastOp     time.Time
 }
 
 func newModel() *model {
 	return &model{
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
-		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{},
+		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }

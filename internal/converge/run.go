@@ -256,8 +256,8 @@ type runner struct {
 }
 
 // kinds are the operations of the mix, as reports name them.
-var kinds = []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "owner adds",
-	"leave", "owner removes", "like", "unlike", "comment", "delete comment", "burst"}
+var kinds = []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "invite", "accept",
+	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst"}
 
 // everyOpRan reports whether every operation ran at least n times.
 func (r *runner) everyOpRan(n int) bool {
@@ -352,8 +352,8 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		}},
 		{2, r.burst},
 		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.deletePost},
-		{3, r.createGroup}, {5, r.join}, {3, r.ownerAdd}, {3, r.leave}, {3, r.ownerRemove},
-		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment},
+		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
+		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
 	}
 	total := 0
 	for _, o := range ops {
@@ -463,10 +463,12 @@ func (r *runner) livePost(a *actor, author string) *post {
 	return live[a.rng.IntN(len(live))]
 }
 
+// password is every checker user's.
+const password = "correct horse battery"
+
 func (r *runner) register(ctx context.Context, a *actor) error {
 	a.count++
 	name := fmt.Sprintf("u%d_%d", a.n, a.count)
-	const password = "correct horse battery"
 	rep, out := r.write(ctx, "register", http.MethodPost, "/auth/register", "", map[string]string{"username": name, "password": password}, http.StatusConflict)
 	failed := out != acked
 	if out == unknown || out == refused {
@@ -737,7 +739,7 @@ func (r *runner) createGroup(ctx context.Context, a *actor) (bool, error) {
 }
 
 // membership changes (group, user) on behalf of actor: add or remove.
-func (r *runner) membership(ctx context.Context, op string, actor *user, g *group, target *user, add bool) error {
+func (r *runner) membership(ctx context.Context, op string, actor *user, g *group, target *user, add bool, refusals ...int) error {
 	defer r.lock("member " + g.id + " " + target.id)()
 	key := pair{g.id, target.id}
 	r.m.mu.Lock()
@@ -750,7 +752,7 @@ func (r *runner) membership(ctx context.Context, op string, actor *user, g *grou
 		if actor == target {
 			id = "@me"
 		}
-		_, out = r.write(ctx, op, http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", actor.token, map[string]string{"id": id}, http.StatusConflict)
+		_, out = r.write(ctx, op, http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", actor.token, map[string]string{"id": id}, append(refusals, http.StatusConflict)...)
 	} else {
 		_, out = r.write(ctx, op, http.MethodDelete, "/social/rest/groups/@all/"+g.id+"/members/"+target.id, actor.token, nil)
 	}
@@ -773,6 +775,9 @@ func (r *runner) membership(ctx context.Context, op string, actor *user, g *grou
 		r.m.members[key] = append(r.m.members[key], event{add: now, start: start, end: end, copyLimit: -1})
 	}
 	r.m.isMember[key] = now
+	if out != unknown {
+		delete(r.m.invited, key) // accepted, declined, or never there
+	}
 	return nil
 }
 
@@ -807,14 +812,102 @@ func (r *runner) join(ctx context.Context, a *actor) (bool, error) {
 	return true, r.membership(ctx, "join", u, g, u, true)
 }
 
-func (r *runner) ownerAdd(ctx context.Context, a *actor) (bool, error) {
+// invite is an owner's invitation of someone else: no membership until
+// they accept.
+func (r *runner) invite(ctx context.Context, a *actor) (bool, error) {
 	o := a.pick()
 	g := r.someGroup(a, func(g *group) bool { return g.owner == o.id })
 	v := r.otherUser(a, o.id)
 	if g == nil || v == nil || r.memberNow(g.id, v.id) {
 		return false, nil
 	}
-	return true, r.membership(ctx, "owner adds", o, g, v, true)
+	defer r.lock("member " + g.id + " " + v.id)()
+	_, out := r.write(ctx, "invite", http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", o.token, map[string]string{"id": v.id})
+	r.m.done("invite", out != acked, time.Now())
+	if out != refused {
+		r.m.mu.Lock()
+		r.m.invited[pair{g.id, v.id}] = true
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+// invitation picks one of a's users and a group it may be invited to.
+func (r *runner) invitation(a *actor) (*user, *group) {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	type open struct {
+		u *user
+		g *group
+	}
+	var all []open
+	for _, u := range a.users {
+		for _, g := range r.m.groups {
+			if k := (pair{g.id, u.id}); r.m.invited[k] && !r.m.isMember[k] {
+				all = append(all, open{u, g})
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	o := all[a.rng.IntN(len(all))]
+	return o.u, o.g
+}
+
+// accept joins a group one may be invited to; a closed group refuses it
+// (403) when the invitation never landed.
+func (r *runner) accept(ctx context.Context, a *actor) (bool, error) {
+	u, g := r.invitation(a)
+	if g == nil {
+		return false, nil
+	}
+	return true, r.membership(ctx, "accept", u, g, u, true, http.StatusForbidden)
+}
+
+// decline ends an invitation: membership does not change.
+func (r *runner) decline(ctx context.Context, a *actor) (bool, error) {
+	u, g := r.invitation(a)
+	if g == nil {
+		return false, nil
+	}
+	return true, r.membership(ctx, "decline", u, g, u, false)
+}
+
+// sessions logs in anew, ends every session of the user (the new one
+// included) and logs in again, going on with the last token: the old
+// ones must stop working and nothing else change.
+func (r *runner) sessions(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	login := func() (string, error) {
+		for ctx.Err() == nil {
+			rep, out := r.write(ctx, "sessions", http.MethodPost, "/auth/login", "", map[string]string{"username": u.name, "password": password})
+			if out == acked {
+				return str(rep.body, "token"), nil
+			}
+		}
+		return "", ctx.Err()
+	}
+	old := u.token
+	tok, err := login()
+	if err != nil {
+		return true, err
+	}
+	_, out := r.write(ctx, "sessions", http.MethodPost, "/auth/logout?all=true", tok, nil, http.StatusUnauthorized)
+	for out == unknown {
+		_, out = r.write(ctx, "sessions", http.MethodPost, "/auth/logout?all=true", tok, nil, http.StatusUnauthorized)
+	}
+	if tok, err = login(); err != nil {
+		return true, err
+	}
+	r.m.mu.Lock()
+	u.token = tok
+	r.m.mu.Unlock()
+	r.m.done("sessions", false, time.Now())
+	if rep, err := r.c.read(ctx, "/social/rest/people/@me/@self", old); err == nil && rep.status != http.StatusUnauthorized {
+		r.m.violate(fmt.Sprintf("sessions: %s's token works after logout?all=true: %d", u.name, rep.status))
+	}
+	return true, nil
 }
 
 func (r *runner) leave(ctx context.Context, a *actor) (bool, error) {

@@ -161,8 +161,10 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 			return accounts.Person{}, err
 		}
 	}
+	// One follow notification per pair and UTC day: following, unfollowing
+	// and following again is no megaphone.
 	event := notifications.Event{Type: notifications.Follow, ActorID: follower, Recipients: []string{followee},
-		ID: fmt.Sprintf("follow-%s-%s-%d", follower, followee, created.Unix())}
+		ID: fmt.Sprintf("follow-%s-%s-%s", follower, followee, created.UTC().Format("20060102"))}
 	if err := s.notes.Expect(ctx, event); err != nil {
 		return accounts.Person{}, err
 	}

@@ -14,6 +14,9 @@
 //   - MembershipEnded/{groupId}_{userId}: the pair's history (pair.Ended)
 //     that the rebuild jobs read.
 //
+//   - Invitation/{groupId}_{userId}: the owner's invitation, until the
+//     user accepts (joins) or declines (leaves).
+//
 // A join or a leave is one operation with all its side effects, updating
 // all of them in one transaction: the rebuild job (Jobs, enqueued before
 // the commit) and the owner's notification of a join (written in the same
@@ -28,8 +31,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
 
@@ -39,6 +40,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
 	"socialstream/internal/store"
+	"socialstream/internal/text"
 )
 
 // Kinds of the entities this package owns.
@@ -47,6 +49,7 @@ const (
 	KindMembership = "Membership"
 	KindUserGroups = "UserGroups"
 	KindEnded      = "MembershipEnded"
+	KindInvitation = "Invitation"
 )
 
 // Limits.
@@ -66,7 +69,7 @@ const (
 
 var (
 	ErrNoSuchGroup   = derrors.New(derrors.NotFound, "no such group")
-	ErrClosed        = derrors.New(derrors.PermissionDenied, "this group is closed: only its owner adds members")
+	ErrClosed        = derrors.New(derrors.PermissionDenied, "this group is closed: join it by its owner's invitation")
 	ErrNotOwner      = derrors.New(derrors.PermissionDenied, "only the group's owner may do that")
 	ErrMembersOnly   = derrors.New(derrors.PermissionDenied, "this group is closed: only its members see it")
 	ErrOwnerLeaves   = derrors.New(derrors.Conflict, "the owner cannot leave the group")
@@ -88,6 +91,20 @@ type Membership struct {
 	GroupID string    `datastore:"groupId"`
 	UserID  string    `datastore:"userId"`
 	Created time.Time `datastore:"created"`
+}
+
+// Invitation is the owner's invitation of a user to a group, until the
+// user joins (accepts) or leaves (declines).
+type Invitation struct {
+	GroupID   string    `datastore:"groupId,noindex"`
+	UserID    string    `datastore:"userId,noindex"`
+	InviterID string    `datastore:"inviterId,noindex"`
+	Created   time.Time `datastore:"created,noindex"`
+}
+
+// InvitationKey returns the key of user's invitation to group.
+func InvitationKey(db *store.DB, group, user string) *datastore.Key {
+	return db.NameKey(KindInvitation, group+"_"+user, nil)
 }
 
 // EndedKey returns the key of user's history with group.
@@ -156,27 +173,13 @@ func UserGroupsKey(db *store.DB, user string) *datastore.Key {
 	return db.NameKey(KindUserGroups, user, nil)
 }
 
-func cleanText(field, s string, max int, required bool) (string, error) {
-	s = strings.TrimSpace(s)
-	if required && s == "" {
-		return "", derrors.New(derrors.InvalidArgument, field+" is required")
-	}
-	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > max {
-		return "", derrors.New(derrors.InvalidArgument, fmt.Sprintf("%s must be at most %d characters", field, max))
-	}
-	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
-		return "", derrors.New(derrors.InvalidArgument, field+" must not contain control characters")
-	}
-	return s, nil
-}
-
 // Create makes a group owned by owner, who becomes its first member.
 func (s *Service) Create(ctx context.Context, owner, title, description, policy string) (View, error) {
-	title, err := cleanText("title", title, MaxTitle, true)
+	title, err := text.Clean("title", title, text.Rules{Max: MaxTitle, Required: true})
 	if err != nil {
 		return View{}, err
 	}
-	if description, err = cleanText("description", description, MaxDescription, false); err != nil {
+	if description, err = text.Clean("description", description, text.Rules{Max: MaxDescription, Multiline: true}); err != nil {
 		return View{}, err
 	}
 	if policy == "" {
@@ -220,13 +223,26 @@ func (s *Service) Create(ctx context.Context, owner, title, description, policy 
 	return ToView(id, g), nil
 }
 
-// Get returns a group.
-func (s *Service) Get(ctx context.Context, id string) (View, error) {
-	g, err := s.get(ctx, id)
-	if err != nil {
+// Get returns a group as viewer may see it: a closed group only to its
+// members and the people it invites.
+func (s *Service) Get(ctx context.Context, viewer, id string) (View, error) {
+	if _, ok := ids.Parse(id); !ok {
+		return View{}, ErrNoSuchGroup
+	}
+	var g Group
+	l := s.db.Lookup()
+	found := l.Add(GroupKey(s.db, id), &g)
+	isMember, invited := l.Add(MembershipKey(s.db, id, viewer), &Membership{}), l.Add(InvitationKey(s.db, id, viewer), &Invitation{})
+	if err := l.Run(ctx); err != nil {
+		return View{}, fmt.Errorf("groups.Get(%s): %w", id, err)
+	}
+	if !found.Found() {
+		return View{}, ErrNoSuchGroup
+	}
+	if err := canSee(&g, isMember.Found() || invited.Found()); err != nil {
 		return View{}, err
 	}
-	return ToView(id, g), nil
+	return ToView(id, &g), nil
 }
 
 func (s *Service) get(ctx context.Context, id string) (*Group, error) {
@@ -244,48 +260,67 @@ func (s *Service) get(ctx context.Context, id string) (*Group, error) {
 	return &g, nil
 }
 
-// Join adds user to group on behalf of actor: anyone may join an open group
-// themselves; only the owner adds others, and only the owner adds anyone to
-// a closed group. It returns the group and whether user was not a member
-// before. It enqueues the job that copies the group id onto user's newest
+// Outcome is what a Join did.
+type Outcome int
+
+// Outcomes of a Join.
+const (
+	AlreadyMember Outcome = iota // nothing to do
+	Joined                       // user is a member now
+	Invited                      // user is invited (or was already)
+)
+
+// Join is actor's call to add user to group. A user joins an open group
+// themselves, and a closed one only with the owner's invitation, which
+// the join accepts. When actor is someone else, it is an invitation: only
+// the owner invites, and the invitee is notified and decides (Join to
+// accept, Leave to decline); nobody becomes a member without their own
+// call. Only memberships count towards MaxGroupsPerUser, never
+// invitations.
+//
+// A join enqueues the job that copies the group id onto user's newest
 // activities before the commit, and notifies the owner in the same
-// transaction.
-func (s *Service) Join(ctx context.Context, actor, group, user string) (View, bool, error) {
+// transaction; an invitation notifies the invitee in its own.
+func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Outcome, error) {
 	if _, ok := ids.Parse(group); !ok {
-		return View{}, false, ErrNoSuchGroup
+		return View{}, AlreadyMember, ErrNoSuchGroup
 	}
 	// A refused join, or a member already, needs no job.
 	var g Group
 	l := s.db.Lookup()
 	hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &Membership{})
+	invited := l.Add(InvitationKey(s.db, group, user), &Invitation{})
 	u := accounts.Read(l, user)
 	if err := l.Run(ctx); err != nil {
-		return View{}, false, fmt.Errorf("groups.Join(%s, %s): %w", group, user, err)
+		return View{}, AlreadyMember, fmt.Errorf("groups.Join(%s, %s): %w", group, user, err)
 	}
 	switch {
 	case !hasGroup.Found():
-		return View{}, false, ErrNoSuchGroup
+		return View{}, AlreadyMember, ErrNoSuchGroup
 	case !u.Exists():
-		return View{}, false, accounts.ErrNoSuchPerson
+		return View{}, AlreadyMember, accounts.ErrNoSuchPerson
 	}
-	if err := checkActor(&g, actor, user, true); err != nil {
-		return View{}, false, err
+	if err := checkJoin(&g, actor, user, invited.Found()); err != nil {
+		return View{}, AlreadyMember, err
 	}
 	if isMember.Found() {
-		return ToView(group, &g), false, nil
+		return ToView(group, &g), AlreadyMember, nil
+	}
+	if actor != user {
+		return s.invite(ctx, actor, group, user)
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
 	if err := s.jobs.Joined(ctx, group, user, created.UnixMicro()); err != nil {
-		return View{}, false, err
+		return View{}, AlreadyMember, err
 	}
 	event := notifications.Event{Type: notifications.GroupJoin, ActorID: user, Recipients: []string{g.OwnerID},
 		GroupID: group, ID: fmt.Sprintf("join-%s-%s-%d", group, user, created.Unix())}
 	if err := s.notes.Expect(ctx, event); err != nil {
-		return View{}, false, err
+		return View{}, AlreadyMember, err
 	}
-	var added bool
+	out := AlreadyMember
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		added = false
+		out = AlreadyMember
 		var (
 			m     Membership
 			ug    UserGroups
@@ -293,6 +328,7 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, bo
 			l     = tx.Lookup()
 		)
 		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &m)
+		invited := l.Add(InvitationKey(s.db, group, user), &Invitation{})
 		l.Add(UserGroupsKey(s.db, user), &ug)
 		u := accounts.Read(l, user)
 		l.Add(EndedKey(s.db, group, user), &ended)
@@ -303,7 +339,7 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, bo
 		if !hasGroup.Found() {
 			return ErrNoSuchGroup
 		}
-		if err := checkActor(&g, actor, user, true); err != nil {
+		if err := checkJoin(&g, actor, user, invited.Found()); err != nil {
 			return err
 		}
 		switch {
@@ -327,30 +363,89 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, bo
 		if err := tx.PutMulti(keys, vals); err != nil {
 			return err
 		}
-		added = true
+		if invited.Found() {
+			if err := tx.Delete(InvitationKey(s.db, group, user)); err != nil {
+				return err
+			}
+		}
+		out = Joined
 		_, err := note.Write(tx)
 		return err
 	})
 	if err != nil {
-		return View{}, false, fmt.Errorf("groups.Join(%s, %s, %s): %w", actor, group, user, err)
+		return View{}, AlreadyMember, fmt.Errorf("groups.Join(%s, %s, %s): %w", actor, group, user, err)
 	}
-	return ToView(group, &g), added, nil
+	return ToView(group, &g), out, nil
+}
+
+// invite records the owner's invitation of user to group and notifies
+// user, in one transaction; inviting again changes nothing.
+func (s *Service) invite(ctx context.Context, owner, group, user string) (View, Outcome, error) {
+	now := s.now().UTC().Truncate(time.Microsecond)
+	event := notifications.Event{Type: notifications.GroupInvite, ActorID: owner, Recipients: []string{user},
+		GroupID: group, ID: fmt.Sprintf("invite-%s-%s", group, user)}
+	if err := s.notes.Expect(ctx, event); err != nil {
+		return View{}, AlreadyMember, err
+	}
+	var g Group
+	out := AlreadyMember
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		out = AlreadyMember
+		var inv Invitation
+		l := tx.Lookup()
+		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &Membership{})
+		invited := l.Add(InvitationKey(s.db, group, user), &inv)
+		note := s.notes.Prepare(l, event)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		switch {
+		case !hasGroup.Found():
+			return ErrNoSuchGroup
+		case g.OwnerID != owner:
+			return ErrNotOwner
+		case isMember.Found():
+			return nil
+		}
+		out = Invited
+		if invited.Found() {
+			return nil
+		}
+		if err := tx.Put(InvitationKey(s.db, group, user), &Invitation{GroupID: group, UserID: user, InviterID: owner, Created: now}); err != nil {
+			return err
+		}
+		_, err := note.Write(tx)
+		return err
+	})
+	if err != nil {
+		return View{}, AlreadyMember, fmt.Errorf("groups.invite(%s, %s): %w", group, user, err)
+	}
+	return ToView(group, &g), out, nil
 }
 
 // Leave removes user from group on behalf of actor: a member leaves, or the
 // owner removes a member. It enqueues the job that removes the group id
-// from every one of user's activities before the commit. Leaving a group
-// one is not a member of changes nothing.
+// from every one of user's activities before the commit. For someone
+// invited but not a member, it ends the invitation: the invitee declines,
+// or the owner withdraws it. Otherwise it changes nothing.
 func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
 	g, err := s.get(ctx, group)
 	if err != nil {
 		return err
 	}
-	if err := checkActor(g, actor, user, false); err != nil {
+	if err := checkLeave(g, actor, user); err != nil {
 		return err
 	}
-	if ok, err := s.db.Get(ctx, MembershipKey(s.db, group, user), &Membership{}); err != nil || !ok {
-		return err
+	l := s.db.Lookup()
+	isMember, invited := l.Add(MembershipKey(s.db, group, user), &Membership{}), l.Add(InvitationKey(s.db, group, user), &Invitation{})
+	if err := l.Run(ctx); err != nil {
+		return fmt.Errorf("groups.Leave(%s, %s): %w", group, user, err)
+	}
+	if !isMember.Found() {
+		if invited.Found() {
+			return s.db.Delete(ctx, InvitationKey(s.db, group, user))
+		}
+		return nil
 	}
 	removal := s.now().UnixMicro()
 	if err := s.jobs.Left(ctx, group, user, removal); err != nil {
@@ -373,7 +468,7 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
 		if !hasGroup.Found() {
 			return ErrNoSuchGroup
 		}
-		if err := checkActor(&g, actor, user, false); err != nil || !isMember.Found() {
+		if err := checkLeave(&g, actor, user); err != nil || !isMember.Found() {
 			return err
 		}
 		g.MembersCount = max(0, g.MembersCount-1)
@@ -405,16 +500,26 @@ func (s *Service) Membership(ctx context.Context, group, user string) (Membershi
 // microseconds.
 func (m Membership) Gen() int64 { return m.Created.UnixMicro() }
 
-// checkActor checks that actor may add (join) or remove user in g: anyone
-// themselves in an open group, only the owner for others or a closed group;
-// the owner never leaves.
-func checkActor(g *Group, actor, user string, join bool) error {
+// checkJoin checks that actor may add user to g: user themselves in an
+// open group, or in a closed one they are invited to; only the owner for
+// anyone else (an invitation).
+func checkJoin(g *Group, actor, user string, invited bool) error {
+	switch {
+	case actor != user && actor != g.OwnerID:
+		return ErrNotOwner
+	case actor == user && user != g.OwnerID && g.JoinPolicy == Closed && !invited:
+		return ErrClosed
+	}
+	return nil
+}
+
+// checkLeave checks that actor may remove user from g: user themselves or
+// the owner; the owner never leaves.
+func checkLeave(g *Group, actor, user string) error {
 	switch {
 	case actor != g.OwnerID && actor != user:
 		return ErrNotOwner
-	case join && actor != g.OwnerID && g.JoinPolicy == Closed:
-		return ErrClosed
-	case !join && user == g.OwnerID:
+	case user == g.OwnerID:
 		return ErrOwnerLeaves
 	}
 	return nil
@@ -460,34 +565,64 @@ func (s *Service) Members(ctx context.Context, viewer, group string, p store.Pag
 	return ToView(group, g), out, next, nil
 }
 
-// OfUser lists the groups user belongs to, newest membership first.
-func (s *Service) OfUser(ctx context.Context, user string, p store.PageRequest) ([]View, string, error) {
+// OfUser lists the groups user belongs to, newest membership first, as
+// viewer may see them: a closed group only when viewer is a member too
+// (so a page may hold fewer than asked for). It also returns how many
+// there are in all for viewer.
+func (s *Service) OfUser(ctx context.Context, viewer, user string, p store.PageRequest) ([]View, int64, string, error) {
 	q := s.db.Query(KindMembership).FilterField("userId", "=", user).Order("-created").KeysOnly()
 	keys, _, next, err := store.Page[Membership](ctx, s.db, q, "groups:"+user, p)
 	if err != nil {
-		return nil, "", err
+		return nil, 0, "", err
 	}
-	gkeys := make([]*datastore.Key, len(keys))
+	groupIDs := make([]string, len(keys))
 	for i, k := range keys {
-		g, _, _ := strings.Cut(k.Name, "_")
-		gkeys[i] = GroupKey(s.db, g)
+		groupIDs[i], _, _ = strings.Cut(k.Name, "_")
 	}
-	gs := make([]Group, len(gkeys))
+	out, err := s.visible(ctx, viewer, groupIDs)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("groups.OfUser(%s): %w", user, err)
+	}
+	total := int64(len(out))
+	if next != "" || p.Offset > 0 {
+		// At most MaxGroupsPerUser: count them all as viewer sees them.
+		var ug UserGroups
+		if _, err := s.db.Get(ctx, UserGroupsKey(s.db, user), &ug); err != nil {
+			return nil, 0, "", fmt.Errorf("groups.OfUser(%s): %w", user, err)
+		}
+		total = int64(len(ug.GroupIDs))
+		if viewer != user {
+			vs, err := s.visible(ctx, viewer, ug.GroupIDs)
+			if err != nil {
+				return nil, 0, "", fmt.Errorf("groups.OfUser(%s): %w", user, err)
+			}
+			total = int64(len(vs))
+		}
+	}
+	return out, total, next, nil
+}
+
+// visible reads the groups of groupIDs in one lookup, with viewer's
+// memberships of them, and returns those viewer may see, in order.
+func (s *Service) visible(ctx context.Context, viewer string, groupIDs []string) ([]View, error) {
+	gs := make([]Group, len(groupIDs))
+	refs := make([]store.Ref, len(groupIDs))
+	member := make([]store.Ref, len(groupIDs))
 	l := s.db.Lookup()
-	refs := make([]store.Ref, len(gkeys))
-	for i, k := range gkeys {
-		refs[i] = l.Add(k, &gs[i])
+	for i, id := range groupIDs {
+		refs[i] = l.Add(GroupKey(s.db, id), &gs[i])
+		member[i] = l.Add(MembershipKey(s.db, id, viewer), &Membership{})
 	}
 	if err := l.Run(ctx); err != nil {
-		return nil, "", fmt.Errorf("groups.OfUser(%s): %w", user, err)
+		return nil, err
 	}
 	out := make([]View, 0, len(gs))
 	for i := range gs {
-		if refs[i].Found() {
-			out = append(out, ToView(gkeys[i].Name, &gs[i]))
+		if refs[i].Found() && canSee(&gs[i], member[i].Found()) == nil {
+			out = append(out, ToView(groupIDs[i], &gs[i]))
 		}
 	}
-	return out, next, nil
+	return out, nil
 }
 
 // GroupIDs returns the groups user belongs to now, from its list.

@@ -8,6 +8,8 @@ package localstack
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,14 +18,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"google.golang.org/api/option"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/api"
 	"socialstream/internal/app"
 	"socialstream/internal/dsemu"
 	"socialstream/internal/ids"
+	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
@@ -66,6 +71,8 @@ type Options struct {
 
 	Accounts accounts.Config
 	Rebuild  rebuild.Config
+	// Limits are the API's rate limits; nil is none.
+	Limits *ratelimit.Config
 	// Wrap, when set, wraps the API's handler (to tag requests, say).
 	Wrap   func(http.Handler) http.Handler
 	Logger *slog.Logger // default: discard
@@ -79,6 +86,9 @@ type Stack struct {
 	Gen           *ids.Generator
 	Services      *app.Services
 	Tasks         *tasksemu.Local
+	// TaskSecret is this run's proof of the tasks emulator: the API runs
+	// only task requests that carry it (api.TaskSecretHeader).
+	TaskSecret string
 
 	emu     *dsemu.Emulator
 	errc    chan error
@@ -130,10 +140,21 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("API address: %w", err)
 	}
 	s.closers = append(s.closers, func() { apiL.Close() })
-	s.URL = fmt.Sprintf("http://127.0.0.1:%d", apiL.Addr().(*net.TCPAddr).Port)
+	addr := apiL.Addr().(*net.TCPAddr)
+	host := "127.0.0.1"
+	if !addr.IP.IsUnspecified() {
+		host = addr.IP.String()
+	}
+	s.URL = "http://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return nil, err
+	}
+	s.TaskSecret = hex.EncodeToString(secret[:])
 	s.Tasks, err = tasksemu.StartLocal(tasksemu.Config{
 		Project: o.Project, Location: o.Location, Queues: queues, Target: s.URL,
 		DispatchDeadline: o.DispatchDeadline, Faults: o.TaskFaults,
+		Proof:  http.Header{api.TaskSecretHeader: {s.TaskSecret}},
 		Logger: o.Logger.With("component", "tasks-emulator"),
 	}, o.TasksAddr)
 	if err != nil {
@@ -142,6 +163,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.closers = append(s.closers, s.Tasks.Close)
 
 	s.Gen = ids.New()
+	if o.Accounts.Queue == nil {
+		o.Accounts.Queue = s.Tasks.Queue
+	}
 	acc, err := accounts.New(s.DB, s.Gen, o.Accounts)
 	if err != nil {
 		return nil, err
@@ -149,7 +173,13 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Services, err = app.NewServices(s.DB, s.Gen, acc, s.Tasks.Queue, o.Logger, o.Rebuild); err != nil {
 		return nil, err
 	}
-	h, err := app.Routes(s.Services, o.Logger)
+	guard := api.Guard{TaskSecret: s.TaskSecret}
+	if o.Limits != nil {
+		if guard.Limits, err = ratelimit.New(s.DB, *o.Limits); err != nil {
+			return nil, err
+		}
+	}
+	h, err := app.Routes(s.Services, o.Logger, guard)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,9 @@ const (
 	Comment   = "comment"
 	Like      = "like"
 	GroupJoin = "group_join"
+	// GroupInvite tells a user that a group's owner (the actor) invites
+	// them to the group.
+	GroupInvite = "group_invite"
 )
 
 // MaxKept is how many notifications a user keeps.

@@ -31,6 +31,7 @@ var Owners = []string{
 	"internal/likes",
 	"internal/comments",
 	"internal/notifications",
+	"internal/ratelimit",
 }
 
 // Violation is one name of an owner's used outside it.

@@ -152,8 +152,11 @@ func TestRemovalsReachEveryCopy(t *testing.T) {
 	if _, err := f.graph.Follow(ctx, a, b, noCopies()); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.groups.Join(ctx, owner, g.ID, b); err != nil {
-		t.Fatal(err)
+	if _, out, err := f.groups.Join(ctx, owner, g.ID, b); err != nil || out != groups.Invited {
+		t.Fatalf("invite: %v %v", out, err)
+	}
+	if _, out, err := f.groups.Join(ctx, b, g.ID, b); err != nil || out != groups.Joined {
+		t.Fatalf("accept: %v %v", out, err)
 	}
 	const n = 1100
 	putOldActivities(t, f.db, b, a, g.ID, n)

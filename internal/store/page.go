@@ -9,6 +9,8 @@ import (
 
 	"cloud.google.com/go/datastore"
 	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"socialstream/internal/derrors"
 )
@@ -73,6 +75,11 @@ func Page[T any](ctx context.Context, db *DB, q *datastore.Query, tag string, p 
 			return keys, vals, "", nil
 		}
 		if err != nil {
+			if p.Cursor != "" && status.Code(err) == codes.InvalidArgument {
+				// The envelope was ours but what it wraps is not a cursor
+				// Datastore made: only the client can have sent that.
+				return nil, nil, "", ErrBadCursor
+			}
 			return nil, nil, "", fmt.Errorf("store.Page(%s): %w", tag, Convert(err))
 		}
 		if len(keys) == p.Count {

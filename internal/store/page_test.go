@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/datastore"
@@ -71,6 +73,17 @@ func TestPageWalksAllWithCursors(t *testing.T) {
 	_, _, next, _ = store.Page[item](ctx, db, db.Query("Item").Order("-n"), "items", store.PageRequest{Count: 5})
 	if _, _, _, err := store.Page[item](ctx, db, db.Query("Item").Order("-n"), "other", store.PageRequest{Count: 5, Cursor: next}); err != store.ErrBadCursor {
 		t.Errorf("cursor replayed on another tag: %v, want ErrBadCursor", err)
+	}
+	// Our envelope around bytes Datastore never made: still the client's
+	// error, for a page and for a job's cursor.
+	for _, junk := range []string{"garbage", "\x00\x01\xff\xfe", strings.Repeat("Z", 300)} {
+		forged := base64.RawURLEncoding.EncodeToString([]byte("items\x00" + base64.URLEncoding.EncodeToString([]byte(junk))))
+		if _, _, _, err := store.Page[item](ctx, db, db.Query("Item").Order("-n"), "items", store.PageRequest{Count: 5, Cursor: forged}); err != store.ErrBadCursor {
+			t.Errorf("envelope around %q: %v, want ErrBadCursor", junk, err)
+		}
+		if _, _, err := db.KeysFrom(ctx, db.Query("Item").Order("-n").KeysOnly(), base64.URLEncoding.EncodeToString([]byte(junk)), 5); err != store.ErrBadCursor {
+			t.Errorf("job cursor %q: %v, want ErrBadCursor", junk, err)
+		}
 	}
 }
 

@@ -199,6 +199,9 @@ func (db *DB) KeysFrom(ctx context.Context, q *datastore.Query, cursor string, l
 			break
 		}
 		if err != nil {
+			if cursor != "" && status.Code(err) == codes.InvalidArgument {
+				return nil, "", ErrBadCursor
+			}
 			return nil, "", Convert(err)
 		}
 		keys = append(keys, k)

@@ -93,6 +93,9 @@ func (q *queue) dispatch(ctx context.Context, t *task) {
 	for k, v := range ae.GetHeaders() {
 		headers.Set(k, v)
 	}
+	for k, v := range q.s.cfg.Proof {
+		headers[k] = v
+	}
 	headers.Set("X-AppEngine-QueueName", q.cfg.Name)
 	headers.Set("X-AppEngine-TaskName", id)
 	headers.Set("X-AppEngine-TaskRetryCount", strconv.Itoa(int(pb.DispatchCount)))

@@ -62,6 +62,10 @@ type Config struct {
 	// Faults, when set, makes the emulator misbehave on purpose (see
 	// Faults); off by default.
 	Faults Faults
+	// Proof is added to the headers of every dispatch, after the task's
+	// own: how the sender proves itself to an app that nothing else
+	// shields (a secret only the two share).
+	Proof http.Header
 }
 
 // Server is the tasks emulator.

@@ -47,8 +47,11 @@ func TestHandler(t *testing.T) {
 			if got := res.Header.Get("Content-Type"); got != tc.ctype {
 				t.Errorf("Content-Type %q, want %q", got, tc.ctype)
 			}
-			if got := res.Header.Get("Content-Security-Policy"); !strings.Contains(got, "script-src 'self'") {
+			if got := res.Header.Get("Content-Security-Policy"); !strings.Contains(got, "script-src 'self'") || !strings.Contains(got, "frame-ancestors 'none'") {
 				t.Errorf("Content-Security-Policy %q", got)
+			}
+			if got := res.Header.Get("X-Frame-Options"); got != "DENY" {
+				t.Errorf("X-Frame-Options %q", got)
 			}
 			if got := res.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 				t.Errorf("X-Content-Type-Options %q", got)

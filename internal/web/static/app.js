@@ -599,7 +599,7 @@ async function groupsView() {
   const desc = h('textarea', { name: 'description', maxlength: 1000, rows: 2 });
   const policy = h('select', { name: 'joinPolicy' },
     h('option', { value: 'open', text: 'Open: anyone may join' }),
-    h('option', { value: 'closed', text: 'Closed: only I add members' }));
+    h('option', { value: 'closed', text: 'Closed: members by my invitation' }));
   const submit = h('button', { type: 'submit', text: 'Create group' });
   const form = h('form', {
     class: 'card', 'aria-labelledby': 'new-group',
@@ -638,20 +638,29 @@ async function groupView(id) {
     document.title = g.title + ' · socialstream';
     const member = state.groups.some((x) => x.id === g.id);
     const owner = state.me && g.ownerId === state.me.id;
-    const btn = h('button', { type: 'button', class: member ? 'secondary' : '', text: member ? 'Leave group' : 'Join group' });
-    btn.addEventListener('click', () => guard(btn, async () => {
-      if (member) await api('DELETE', rest(`/groups/@all/${enc(g.id)}/members/@me`));
-      else await api('POST', rest(`/groups/@all/${enc(g.id)}/members`), { id: '@me' });
-      await loadGroups();
-      route();
-    }));
-    const canJoin = !member && g.joinPolicy === 'open';
+    // A closed group shows itself only to its members and to the people
+    // it invites: a non-member who sees one is invited.
+    const invited = !member && g.joinPolicy === 'closed';
+    const members = rest(`/groups/@all/${enc(g.id)}/members`);
+    const button = (text, cls, call) => {
+      const b = h('button', { type: 'button', class: cls, text });
+      b.addEventListener('click', () => guard(b, async () => {
+        await call();
+        await loadGroups();
+        route();
+      }));
+      return b;
+    };
+    const leave = () => api('DELETE', members + '/@me');
+    const join = () => api('POST', members, { id: '@me' });
     put(head,
       h('h1', { text: g.title }),
       g.description ? h('p', { text: g.description }) : null,
       h('p', { class: 'counts', text: `${plural(g.membersCount, 'member', 'members')} · ${g.joinPolicy === 'closed' ? 'closed' : 'open'} group` }),
-      (member && !owner) || canJoin ? btn : null,
-      !member && g.joinPolicy === 'closed' ? h('p', { class: 'hint', text: 'Only the owner adds members to this group.' }) : null);
+      member && !owner ? button('Leave group', 'secondary', leave) : null,
+      !member && !invited ? button('Join group', '', join) : null,
+      invited ? h('p', { class: 'hint', text: 'You are invited to this closed group.' }) : null,
+      invited ? h('div', { class: 'row' }, button('Accept invitation', '', join), button('Decline', 'secondary', leave)) : null);
     if (!member && g.joinPolicy === 'closed') {
       put(box, h('p', { class: 'empty', text: 'This group’s posts are for its members.' }));
       return;
@@ -686,6 +695,7 @@ const NOTE_TEXT = {
   comment: 'commented on your post',
   like: 'liked your post',
   group_join: 'joined your group',
+  group_invite: 'invited you to a group',
 };
 
 async function notificationsView() {

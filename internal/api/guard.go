@@ -1,0 +1,203 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
+	"socialstream/internal/ratelimit"
+)
+
+// Guard is how the server keeps its doors: who may run task handlers,
+// where a client's address comes from, and which transport headers it
+// sends.
+type Guard struct {
+	// OnAppEngine trusts X-AppEngine-QueueName on /_tasks requests (App
+	// Engine strips X-AppEngine-* headers from outside traffic) and the
+	// client address App Engine's front end reports, and sends HSTS.
+	OnAppEngine bool
+	// TaskSecret, off App Engine, is what a task request must carry in
+	// TaskSecretHeader: the task sender's proof (the local stack makes one
+	// per run and gives it to its tasks emulator). Without it, and off App
+	// Engine, every task request is refused.
+	TaskSecret string
+	// Limits are the rate limits; nil is none.
+	Limits *ratelimit.Limits
+}
+
+// TaskSecretHeader carries a task sender's secret off App Engine.
+const TaskSecretHeader = "X-Socialstream-Task-Secret"
+
+// tasksOnly refuses /_tasks requests that did not come from the task
+// sender: on App Engine, those without X-AppEngine-QueueName; elsewhere,
+// those without the configured secret (a header alone proves nothing
+// where nothing strips it).
+func (s *Server) tasksOnly(c *gin.Context) {
+	p := c.Request.URL.Path
+	if p != "/_tasks" && !strings.HasPrefix(p, "/_tasks/") {
+		c.Next()
+		return
+	}
+	var ok bool
+	if s.guard.OnAppEngine {
+		ok = c.GetHeader("X-AppEngine-QueueName") != ""
+	} else {
+		got := c.GetHeader(TaskSecretHeader)
+		ok = s.guard.TaskSecret != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.guard.TaskSecret)) == 1
+	}
+	if !ok {
+		s.fail(c, errNotFromQueue)
+		return
+	}
+	c.Next()
+}
+
+// hsts asks browsers to come back only over HTTPS, on App Engine, where
+// the front end serves it.
+func (s *Server) hsts(c *gin.Context) {
+	if s.guard.OnAppEngine {
+		c.Header("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+	}
+	c.Next()
+}
+
+// A meter spends the units of one request from its bucket: the account's
+// for an authenticated request, the client address's otherwise. Handlers
+// reach it through the request's context (charge).
+type meter struct {
+	take func(cost int) ratelimit.Decision
+	c    *gin.Context
+}
+
+type meterKey struct{}
+
+func (s *Server) meterWith(c *gin.Context, bucket *ratelimit.Local, key string) {
+	m := &meter{c: c, take: func(cost int) ratelimit.Decision { return bucket.Take(key, cost) }}
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), meterKey{}, m))
+}
+
+// meterAccount meters an authenticated request on the caller's account.
+func (s *Server) meterAccount(c *gin.Context) {
+	if s.guard.Limits != nil {
+		s.meterWith(c, s.guard.Limits.Account, caller(c))
+	}
+	c.Next()
+}
+
+// meterAddress meters an unauthenticated request on the client's address.
+func (s *Server) meterAddress(c *gin.Context) {
+	if s.guard.Limits != nil {
+		s.meterWith(c, s.guard.Limits.Address, c.ClientIP())
+	}
+	c.Next()
+}
+
+// charge spends cost units of the request's bucket; over the limit it is a
+// 429 (derrors.RateLimited), and either way the answer carries the
+// RateLimit headers. Without limits it does nothing.
+func charge(ctx context.Context, cost int) error {
+	m, _ := ctx.Value(meterKey{}).(*meter)
+	if m == nil {
+		return nil
+	}
+	d := m.take(cost)
+	d.SetHeaders(m.c.Writer.Header())
+	return d.Err()
+}
+
+// Costs of operations, in units of the account's quota: one a call,
+// more for what makes the service write on other people's behalf.
+const (
+	costCall      = 1
+	costPassword  = 10 // a register or login attempt: a bcrypt hash
+	costInvite    = 10 // adding someone else to a group: a notification to them
+	copiesPerUnit = 100
+)
+
+// coster is a call's parameters that know their cost; others cost
+// costCall.
+type coster interface{ cost() int }
+
+func costOf(p any) int {
+	if c, ok := p.(coster); ok {
+		return c.cost()
+	}
+	return costCall
+}
+
+// cost of a post: one, and one per mention (each a notification).
+func (p activityParams) cost() int {
+	if p.Activity == nil {
+		return costCall
+	}
+	return costCall + len(activities.ParseMentions(p.Activity.Title+"\n"+p.Activity.Body))
+}
+
+// cost of a follow: one, and one per hundred activities it copies (the
+// default copy is 200).
+func (p followParams) cost() int {
+	n := 200
+	if p.CopyLimit != nil {
+		n = max(0, *p.CopyLimit)
+	}
+	return costCall + (n+copiesPerUnit-1)/copiesPerUnit
+}
+
+// cost of a join: one for oneself, costInvite for adding someone else.
+func (p memberParams) cost() int {
+	if u := p.user(); u != "@me" && u != "@viewer" {
+		return costInvite
+	}
+	return costCall
+}
+
+// loginAllowed meters a login: costPassword units of the address's quota,
+// and a look at the username's shared bucket of failed attempts (which
+// loginFailed spends), before any hash is computed.
+func (s *Server) loginAllowed(ctx context.Context, username string) error {
+	if err := charge(ctx, costPassword); err != nil {
+		return err
+	}
+	if s.guard.Limits == nil || accounts.ValidateUsername(username) != nil {
+		return nil
+	}
+	d, err := s.guard.Limits.Login.Peek(ctx, strings.ToLower(username))
+	if err != nil {
+		return err
+	}
+	if m, _ := ctx.Value(meterKey{}).(*meter); m != nil && !d.Allowed {
+		d.SetHeaders(m.c.Writer.Header())
+	}
+	return d.Err()
+}
+
+// loginFailed spends a unit of the username's bucket of failed logins.
+func (s *Server) loginFailed(ctx context.Context, username string) {
+	if s.guard.Limits == nil || accounts.ValidateUsername(username) != nil {
+		return
+	}
+	if _, err := s.guard.Limits.Login.Take(ctx, strings.ToLower(username), 1); err != nil {
+		s.log.WarnContext(ctx, "failed login not counted", "err", err)
+	}
+}
+
+// registerAllowed spends a unit of the address's shared bucket of
+// registrations (the handler has charged the address's quota first).
+func (s *Server) registerAllowed(c *gin.Context) error {
+	ctx := c.Request.Context()
+	if s.guard.Limits == nil {
+		return nil
+	}
+	d, err := s.guard.Limits.Register.Take(ctx, c.ClientIP(), 1)
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		d.SetHeaders(c.Writer.Header())
+	}
+	return d.Err()
+}
