@@ -82,7 +82,7 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	}
 	o := localstack.Options{
 		Project: cfg.Project, Location: location, DatastorePort: *dsPort, EmulatorLog: emuLog,
-		DatastoreHost: cfg.DatastoreEmulatorHost, Namespace: cfg.Namespace,
+		Namespace: cfg.Namespace,
 		APIAddr:   net.JoinHostPort(*host, *port),
 		TasksAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(*tasksPort)),
 		Accounts:  cfg.Accounts(),

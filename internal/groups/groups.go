@@ -579,7 +579,7 @@ func (s *Service) OfUser(ctx context.Context, viewer, user string, p store.PageR
 	for i, k := range keys {
 		groupIDs[i], _, _ = strings.Cut(k.Name, "_")
 	}
-	out, err := s.visible(ctx, viewer, groupIDs)
+	out, err := s.visible(ctx, viewer, groupIDs, viewer == user)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("groups.OfUser(%s): %w", user, err)
 	}
@@ -592,7 +592,7 @@ func (s *Service) OfUser(ctx context.Context, viewer, user string, p store.PageR
 		}
 		total = int64(len(ug.GroupIDs))
 		if viewer != user {
-			vs, err := s.visible(ctx, viewer, ug.GroupIDs)
+			vs, err := s.visible(ctx, viewer, ug.GroupIDs, false)
 			if err != nil {
 				return nil, 0, "", fmt.Errorf("groups.OfUser(%s): %w", user, err)
 			}
@@ -603,22 +603,25 @@ func (s *Service) OfUser(ctx context.Context, viewer, user string, p store.PageR
 }
 
 // visible reads the groups of groupIDs in one lookup, with viewer's
-// memberships of them, and returns those viewer may see, in order.
-func (s *Service) visible(ctx context.Context, viewer string, groupIDs []string) ([]View, error) {
+// memberships of them unless viewer is known to belong to them all
+// (member), and returns those viewer may see, in order.
+func (s *Service) visible(ctx context.Context, viewer string, groupIDs []string, member bool) ([]View, error) {
 	gs := make([]Group, len(groupIDs))
 	refs := make([]store.Ref, len(groupIDs))
-	member := make([]store.Ref, len(groupIDs))
+	isMember := make([]store.Ref, len(groupIDs))
 	l := s.db.Lookup()
 	for i, id := range groupIDs {
 		refs[i] = l.Add(GroupKey(s.db, id), &gs[i])
-		member[i] = l.Add(MembershipKey(s.db, id, viewer), &Membership{})
+		if !member {
+			isMember[i] = l.Add(MembershipKey(s.db, id, viewer), &Membership{})
+		}
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, err
 	}
 	out := make([]View, 0, len(gs))
 	for i := range gs {
-		if refs[i].Found() && canSee(&gs[i], member[i].Found()) == nil {
+		if refs[i].Found() && canSee(&gs[i], member || isMember[i].Found()) == nil {
 			out = append(out, ToView(groupIDs[i], &gs[i]))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -161,4 +162,21 @@ func TestHeaders(t *testing.T) {
 	if got := h.Get("Retry-After"); got != "1" {
 		t.Errorf("Retry-After %q, want 1 (never 0)", got)
 	}
+}
+
+// BenchmarkLocalTake is the cost a metered request adds: one bucket of
+// many keys, taken from in parallel.
+func BenchmarkLocalTake(b *testing.B) {
+	l := NewLocal("account", Rule{Quota: 1 << 30, Window: time.Second}, localSize)
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = strconv.Itoa(i)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			l.Take(keys[i%len(keys)], 1)
+			i++
+		}
+	})
 }
