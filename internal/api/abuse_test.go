@@ -147,7 +147,8 @@ func TestLoginsLimitedAcrossInstances(t *testing.T) {
 	r = one.do("POST", "/auth/register", "", map[string]string{"username": "new9", "password": "password1"})
 	one.wantError(r, http.StatusTooManyRequests)
 	retryAfter(t, r)
-	// A taken name is refused before anything is spent or hashed.
+	// A taken name is refused before the shared bucket is spent or anything
+	// hashed: the full bucket still answers 409, not 429.
 	one.wantError(one.do("POST", "/auth/register", "", map[string]string{"username": "CAROL", "password": "password1"}), http.StatusConflict)
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -69,14 +70,14 @@ func (s *Server) hsts(c *gin.Context) {
 // for an authenticated request, the client address's otherwise. Handlers
 // reach it through the request's context (charge).
 type meter struct {
-	take func(cost int) ratelimit.Decision
-	c    *gin.Context
+	take   func(cost int) ratelimit.Decision
+	header http.Header // the answer's
 }
 
 type meterKey struct{}
 
 func (s *Server) meterWith(c *gin.Context, bucket *ratelimit.Local, key string) {
-	m := &meter{c: c, take: func(cost int) ratelimit.Decision { return bucket.Take(key, cost) }}
+	m := &meter{header: c.Writer.Header(), take: func(cost int) ratelimit.Decision { return bucket.Take(key, cost) }}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), meterKey{}, m))
 }
 
@@ -105,7 +106,7 @@ func charge(ctx context.Context, cost int) error {
 		return nil
 	}
 	d := m.take(cost)
-	d.SetHeaders(m.c.Writer.Header())
+	d.SetHeaders(m.header)
 	return d.Err()
 }
 
@@ -170,7 +171,7 @@ func (s *Server) loginAllowed(ctx context.Context, username string) error {
 		return err
 	}
 	if m, _ := ctx.Value(meterKey{}).(*meter); m != nil && !d.Allowed {
-		d.SetHeaders(m.c.Writer.Header())
+		d.SetHeaders(m.header)
 	}
 	return d.Err()
 }

@@ -269,6 +269,65 @@ func TestGroupsCommentsLikes(t *testing.T) {
 
 // startStack serves the app over real HTTP against the emulator, with its
 // jobs run by the tasks emulator. It returns the base URL.
+// TestInvitationToAClosedGroup: the owner of a closed group invites a
+// person (by the API: the page has no invite button yet); the invitee
+// reads the notification, opens the group, sees only an invitation and
+// accepts it, and the group's feed opens.
+func TestInvitationToAClosedGroup(t *testing.T) {
+	url := startStack(t)
+	browserCtx := startBrowser(t)
+	shots := screenshotDir(t)
+	fay := newTab(t, browserCtx, "fay", shots)
+	gus := newTab(t, browserCtx, "gus", shots)
+	fay.signUp(url)
+	gus.signUp(url)
+
+	fay.do(
+		chromedp.Click(chromedp.CSS(`#nav a[data-nav=groups]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=title]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=title]`), "Inner circle"),
+		chromedp.SetValue(chromedp.CSS(`select[name=joinPolicy]`), "closed"),
+		chromedp.Click(chromedp.CSS(`main form button[type=submit]`)),
+	)
+	fay.waitFor(`document.querySelector('main h1')?.textContent === 'Inner circle'`, "the new group's page", nil)
+	if got := fay.text(`main .card .counts`); got != "1 member · closed group" {
+		t.Errorf("new group = %q", got)
+	}
+	group := strings.TrimPrefix(fay.evalString(`decodeURIComponent(location.hash)`), "#/group/")
+	token := fay.evalString(`localStorage.getItem('socialstream.token')`)
+	req, _ := http.NewRequest("POST", url+"/social/rest/groups/@all/"+group+"/members", strings.NewReader(`{"id":"@username:gus"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusAccepted {
+		t.Fatalf("invite: %v %v", res, err)
+	}
+	res.Body.Close()
+
+	gus.waitFor(`document.getElementById('badge').textContent === '1'`, "a badge of 1",
+		func() { gus.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/mine"]`))) })
+	gus.do(chromedp.Click(chromedp.CSS(`#notif-link`)), chromedp.WaitVisible(chromedp.CSS(`.notes li.unread`)))
+	if got := gus.text(`.notes`); !strings.Contains(got, "fay invited you to a group") {
+		t.Errorf("notifications %q lack the invitation", got)
+	}
+	gus.shot("invited")
+	gus.do(chromedp.Click(chromedp.CSS(`.notes a[href^="#/group/"]`)))
+	gus.waitFor(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Accept invitation')`, "an accept button", nil)
+	if gus.eval(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Join group')`) {
+		t.Error("an invited person is offered to join as if the group were open")
+	}
+	gus.checkLabels()
+	gus.shot("invitation")
+	gus.clickButton("Accept invitation")
+	gus.waitFor(`[...document.querySelectorAll('main .card button')].some(b => b.textContent === 'Leave group')`, "a leave button", nil)
+	if got := gus.text(`main .card .counts`); got != "2 members · closed group" {
+		t.Errorf("group after accepting = %q", got)
+	}
+	gus.waitFor(`!!document.querySelector('section.feed')`, "the group's feed", nil)
+	gus.shot("accepted")
+	gus.checkConsole()
+	fay.checkConsole()
+}
+
 func startStack(t *testing.T) string {
 	t.Helper()
 	root, err := testenv.RepoFile("")
