@@ -170,21 +170,8 @@ func TestTwoPeople(t *testing.T) {
 // posts, cat sees it on the group's tab, likes it and comments, and dan's
 // notifications say so.
 func TestGroupsCommentsLikes(t *testing.T) {
-	url := startStack(t)
-	browserCtx := startBrowser(t)
-	shots := screenshotDir(t)
-	cat := newTab(t, browserCtx, "cat", shots)
-	dan := newTab(t, browserCtx, "dan", shots)
-	cat.signUp(url)
-	dan.signUp(url)
-
-	dan.do(
-		chromedp.Click(chromedp.CSS(`#nav a[data-nav=groups]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=title]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name=title]`), "Go fans"),
-		chromedp.SendKeys(chromedp.CSS(`textarea[name=description]`), "Gophers of the world"),
-		chromedp.Click(chromedp.CSS(`main form button[type=submit]`)),
-	)
+	_, cat, dan := twoPeople(t, "cat", "dan")
+	dan.createGroup("Go fans", "Gophers of the world", "open")
 	dan.waitFor(`location.hash.startsWith('#/group/') && document.querySelector('main h1')?.textContent === 'Go fans'`,
 		"the new group's page", nil)
 	if got := dan.text(`main .card .counts`); got != "1 member · open group" {
@@ -274,21 +261,8 @@ func TestGroupsCommentsLikes(t *testing.T) {
 // reads the notification, opens the group, sees only an invitation and
 // accepts it, and the group's feed opens.
 func TestInvitationToAClosedGroup(t *testing.T) {
-	url := startStack(t)
-	browserCtx := startBrowser(t)
-	shots := screenshotDir(t)
-	fay := newTab(t, browserCtx, "fay", shots)
-	gus := newTab(t, browserCtx, "gus", shots)
-	fay.signUp(url)
-	gus.signUp(url)
-
-	fay.do(
-		chromedp.Click(chromedp.CSS(`#nav a[data-nav=groups]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=title]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name=title]`), "Inner circle"),
-		chromedp.SetValue(chromedp.CSS(`select[name=joinPolicy]`), "closed"),
-		chromedp.Click(chromedp.CSS(`main form button[type=submit]`)),
-	)
+	url, fay, gus := twoPeople(t, "fay", "gus")
+	fay.createGroup("Inner circle", "", "closed")
 	fay.waitFor(`document.querySelector('main h1')?.textContent === 'Inner circle'`, "the new group's page", nil)
 	if got := fay.text(`main .card .counts`); got != "1 member · closed group" {
 		t.Errorf("new group = %q", got)
@@ -326,6 +300,34 @@ func TestInvitationToAClosedGroup(t *testing.T) {
 	gus.shot("accepted")
 	gus.checkConsole()
 	fay.checkConsole()
+}
+
+// twoPeople starts the stack and a browser with two tabs, each signed up
+// as its name.
+func twoPeople(t *testing.T, a, b string) (url string, ta, tb *tab) {
+	t.Helper()
+	url = startStack(t)
+	browserCtx := startBrowser(t)
+	shots := screenshotDir(t)
+	ta, tb = newTab(t, browserCtx, a, shots), newTab(t, browserCtx, b, shots)
+	ta.signUp(url)
+	tb.signUp(url)
+	return url, ta, tb
+}
+
+// createGroup makes a group with the form on the groups page.
+func (b *tab) createGroup(title, description, policy string) {
+	b.t.Helper()
+	actions := []chromedp.Action[chromedp.Void]{
+		chromedp.Click(chromedp.CSS(`#nav a[data-nav=groups]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=title]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=title]`), title),
+		chromedp.SetValue(chromedp.CSS(`select[name=joinPolicy]`), policy),
+	}
+	if description != "" {
+		actions = append(actions, chromedp.SendKeys(chromedp.CSS(`textarea[name=description]`), description))
+	}
+	b.do(append(actions, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))...)
 }
 
 func startStack(t *testing.T) string {
