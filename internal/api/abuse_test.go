@@ -164,7 +164,8 @@ func TestUnauthenticatedLimitedPerAddress(t *testing.T) {
 	})
 	bad := strings.Repeat("x", len(erin.token))
 	for i := 0; i < 3; i++ {
-		e.wantError(e.do("GET", "/social/rest/people/@me/@self", bad, nil), http.StatusUnauthorized)
+		// A forwarding header anyone can send names no new address.
+		e.wantError(e.do("GET", "/social/rest/people/@me/@self", bad, nil, "X-Forwarded-For", "10.0.0."+strconv.Itoa(i)), http.StatusUnauthorized)
 	}
 	r := e.do("GET", "/social/rest/people/@me/@self", bad, nil)
 	e.wantError(r, http.StatusTooManyRequests)
@@ -196,8 +197,16 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	}
 
 	// On App Engine: the header App Engine strips from outside traffic,
-	// and a secret alone proves nothing there; HSTS on every answer.
-	h, err := app.Routes(e.svc, slog.New(slog.DiscardHandler), api.Guard{OnAppEngine: true})
+	// and a secret alone proves nothing there; HSTS on every answer; the
+	// client address is the one App Engine's front end reports.
+	limits, err := ratelimit.New(e.db, ratelimit.Config{
+		Account: ratelimit.Rule{Quota: 100, Window: time.Minute}, Address: ratelimit.Rule{Quota: 1, Window: time.Minute},
+		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := app.Routes(e.svc, slog.New(slog.DiscardHandler), api.Guard{OnAppEngine: true, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +221,11 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	if !strings.HasPrefix(r.header.Get("Strict-Transport-Security"), "max-age=") {
 		t.Errorf("no HSTS on App Engine: %v", r.header)
 	}
+	bad := strings.Repeat("x", 43)
+	for _, addr := range []string{"203.0.113.1", "203.0.113.2"} {
+		gae.wantError(gae.do("GET", "/social/rest/people/@me/@self", bad, nil, "X-Appengine-Remote-Addr", addr), http.StatusUnauthorized)
+	}
+	gae.wantError(gae.do("GET", "/social/rest/people/@me/@self", bad, nil, "X-Appengine-Remote-Addr", "203.0.113.1"), http.StatusTooManyRequests)
 }
 
 // Follow, unfollow and follow again, five times: one notification a day.

@@ -55,7 +55,7 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if err := s.loginAllowed(ctx, in.Username); err != nil {
+	if err := s.loginAllowed(c, in.Username); err != nil {
 		s.fail(c, err)
 		return
 	}

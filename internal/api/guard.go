@@ -159,7 +159,8 @@ func (p memberParams) cost() int {
 // loginAllowed meters a login: costPassword units of the address's quota,
 // and a look at the username's shared bucket of failed attempts (which
 // loginFailed spends), before any hash is computed.
-func (s *Server) loginAllowed(ctx context.Context, username string) error {
+func (s *Server) loginAllowed(c *gin.Context, username string) error {
+	ctx := c.Request.Context()
 	if err := charge(ctx, costPassword); err != nil {
 		return err
 	}
@@ -167,12 +168,17 @@ func (s *Server) loginAllowed(ctx context.Context, username string) error {
 		return nil
 	}
 	d, err := s.guard.Limits.Login.Peek(ctx, strings.ToLower(username))
-	if err != nil {
+	return refusal(c, d, err)
+}
+
+// refusal is what a shared bucket's decision d (read with err) makes of
+// the request: nothing when it is allowed, else a 429 whose answer
+// carries d's headers.
+func refusal(c *gin.Context, d ratelimit.Decision, err error) error {
+	if err != nil || d.Allowed {
 		return err
 	}
-	if m, _ := ctx.Value(meterKey{}).(*meter); m != nil && !d.Allowed {
-		d.SetHeaders(m.header)
-	}
+	d.SetHeaders(c.Writer.Header())
 	return d.Err()
 }
 
@@ -194,11 +200,5 @@ func (s *Server) registerAllowed(c *gin.Context) error {
 		return nil
 	}
 	d, err := s.guard.Limits.Register.Take(ctx, c.ClientIP(), 1)
-	if err != nil {
-		return err
-	}
-	if !d.Allowed {
-		d.SetHeaders(c.Writer.Header())
-	}
-	return d.Err()
+	return refusal(c, d, err)
 }

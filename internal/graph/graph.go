@@ -71,6 +71,9 @@ type Follow struct {
 // microseconds, the precision Datastore keeps.
 func (f Follow) Gen() int64 { return f.Created.UnixMicro() }
 
+// InChunk returns the follower chunk that holds the follower (pair.Link).
+func (f *Follow) InChunk() int { return f.Chunk }
+
 // Index records how many ids each of a user's follower chunks holds.
 type Index struct {
 	Sizes []int64 `datastore:"sizes,noindex"`
@@ -339,28 +342,9 @@ func ChunkIDs(tx *store.Tx, user string, n int) ([]string, bool, error) {
 	return c.IDs, ok, err
 }
 
-// Pair is a follow and its history as a job's lookup read them.
-type Pair struct {
-	f      Follow
-	exists store.Ref
-	ended  pair.Ended
-}
-
 // ReadPair adds follower's follow of followee and its history to a lookup.
-func ReadPair(l *store.Lookup, follower, followee string) *Pair {
-	p := &Pair{}
-	p.exists = l.Add(FollowKey(l.DB(), follower, followee), &p.f)
-	l.Add(EndedKey(l.DB(), follower, followee), &p.ended)
-	return p
-}
-
-// State returns what the lookup read.
-func (p *Pair) State() pair.State {
-	st := pair.State{Exists: p.exists.Found(), Ended: p.ended}
-	if st.Exists {
-		st.Gen, st.Chunk = p.f.Gen(), p.f.Chunk
-	}
-	return st
+func ReadPair(l *store.Lookup, follower, followee string) *pair.Reader[Follow, *Follow] {
+	return pair.Read[Follow](l, FollowKey(l.DB(), follower, followee), EndedKey(l.DB(), follower, followee))
 }
 
 // FinishRemoval records that the removal of follower's copies of

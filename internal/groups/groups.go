@@ -500,6 +500,9 @@ func (s *Service) Membership(ctx context.Context, group, user string) (Membershi
 // microseconds.
 func (m Membership) Gen() int64 { return m.Created.UnixMicro() }
 
+// InChunk is 0: members are in no follower chunk (pair.Link).
+func (m *Membership) InChunk() int { return 0 }
+
 // checkJoin checks that actor may add user to g: user themselves in an
 // open group, or in a closed one they are invited to; only the owner for
 // anyone else (an invitation).
@@ -675,28 +678,9 @@ func (a *Access) Check() error {
 	return canSee(&a.g, a.isMember.Found())
 }
 
-// Pair is a membership and its history as a job's lookup read them.
-type Pair struct {
-	m      Membership
-	exists store.Ref
-	ended  pair.Ended
-}
-
 // ReadPair adds user's membership of group and its history to a lookup.
-func ReadPair(l *store.Lookup, group, user string) *Pair {
-	p := &Pair{}
-	p.exists = l.Add(MembershipKey(l.DB(), group, user), &p.m)
-	l.Add(EndedKey(l.DB(), group, user), &p.ended)
-	return p
-}
-
-// State returns what the lookup read.
-func (p *Pair) State() pair.State {
-	st := pair.State{Exists: p.exists.Found(), Ended: p.ended}
-	if st.Exists {
-		st.Gen = p.m.Gen()
-	}
-	return st
+func ReadPair(l *store.Lookup, group, user string) *pair.Reader[Membership, *Membership] {
+	return pair.Read[Membership](l, MembershipKey(l.DB(), group, user), EndedKey(l.DB(), group, user))
 }
 
 // FinishRemoval records that the removal of group from user's activities

@@ -94,7 +94,7 @@ func (q *queue) dispatch(ctx context.Context, t *task) {
 		headers.Set(k, v)
 	}
 	for k, v := range q.s.cfg.Proof {
-		headers[k] = v
+		headers[http.CanonicalHeaderKey(k)] = v
 	}
 	headers.Set("X-AppEngine-QueueName", q.cfg.Name)
 	headers.Set("X-AppEngine-TaskName", id)
