@@ -56,6 +56,7 @@ var (
 	ErrBadLogin      = derrors.New(derrors.Unauthenticated, "wrong username or password")
 	ErrBadToken      = derrors.New(derrors.Unauthenticated, "missing, invalid or expired token")
 	ErrNoSuchPerson  = derrors.New(derrors.NotFound, "no such person")
+	ErrWrongPassword = derrors.New(derrors.PermissionDenied, "wrong password")
 )
 
 // User is the stored account.
@@ -474,6 +475,50 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		}
 	}
 	return len(keys), nil
+}
+
+// Delete deletes user's account, once password proves it theirs. The
+// User and its Username go in one transaction, so the name is free at
+// once and every operation of the user's that commits later finds no
+// actor (each reads its actor in its transaction); then every token of
+// the user ends. erase runs first, before the commit: it enqueues the
+// erasure of everything else the user left (package lifecycle). Deleting
+// an account that is gone already checks no password, runs erase again
+// and ends the tokens, so a retry after a commit that answered an error
+// finishes the work.
+func (s *Service) Delete(ctx context.Context, user, password string, erase func(context.Context) error) error {
+	var u User
+	ok, err := s.db.Get(ctx, UserKey(s.db, user), &u)
+	if err != nil {
+		return fmt.Errorf("accounts.Delete(%s): %w", user, err)
+	}
+	if ok && (len(password) > 4*MaxPassword || bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil) {
+		return ErrWrongPassword
+	}
+	if err := erase(ctx); err != nil {
+		return err
+	}
+	if ok {
+		err = s.db.Update(ctx, func(tx *store.Tx) error {
+			var ue usernameEntity
+			nameKey := s.db.NameKey(KindUsername, strings.ToLower(u.Username), nil)
+			if ok, err := tx.Get(nameKey, &ue); err != nil {
+				return err
+			} else if !ok || ue.UserID != user {
+				nameKey = nil // taken again since: not ours to free
+			}
+			keys := []*datastore.Key{UserKey(s.db, user)}
+			if nameKey != nil {
+				keys = append(keys, nameKey)
+			}
+			return tx.DeleteMulti(keys)
+		})
+		if err != nil {
+			return fmt.Errorf("accounts.Delete(%s): %w", user, err)
+		}
+	}
+	_, err = s.LogoutAll(ctx, user)
+	return err
 }
 
 // Get returns a person by id.

@@ -379,11 +379,14 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 	return true, deleted, nil
 }
 
-// ExistsIn reports, in tx, whether an activity exists: for jobs of other
-// packages that must not write about a deleted activity.
-func ExistsIn(tx *store.Tx, id string) (bool, error) {
+// Mentioned reports, in tx, whether an activity exists and whom it
+// mentions: for jobs of other packages that must not write about a
+// deleted activity, or tell someone of a mention the post dropped.
+func Mentioned(tx *store.Tx, id string) (bool, []string, error) {
 	if _, ok := ids.Parse(id); !ok {
-		return false, nil
+		return false, nil, nil
 	}
-	return tx.Get(Key(tx.DB(), id), &Activity{})
+	var a Activity
+	ok, err := tx.Get(Key(tx.DB(), id), &a)
+	return ok, a.MentionIDs, err
 }

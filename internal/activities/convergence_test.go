@@ -178,13 +178,17 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A reaction and a job-made audience chunk.
-	if err := svc.Likes.Like(ctx, "someone", v.ID); err != nil {
+	fan, _, err := acc.Register(ctx, "fan", "password1", "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	like := likes.LikeKey(db, v.ID, "someone")
+	// A reaction and a job-made audience chunk.
+	if err := svc.Likes.Like(ctx, fan.ID, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	like := likes.LikeKey(db, v.ID, fan.ID)
 	extra := activities.AudienceKey(db, v.ID, 3)
-	if err := db.Put(ctx, extra, &activities.Audience{FollowerIDs: []string{"someone"}, UserID: p.ID}); err != nil {
+	if err := db.Put(ctx, extra, &activities.Audience{FollowerIDs: []string{fan.ID}, UserID: p.ID}); err != nil {
 		t.Fatal(err)
 	}
 

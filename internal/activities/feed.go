@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -137,13 +138,20 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, p store.PageReque
 
 // views turns activities into views with their authors, counts and the
 // viewer's likes, fetched in one batch lookup; for a group's feed, the
-// lookup checks that the viewer may see the group too.
+// lookup checks that the viewer may see the group too. The same lookup
+// reads the blocks between the viewer and each author: an activity of
+// someone the viewer blocks, or who blocks the viewer, is left out (so a
+// page may hold fewer than asked for).
 func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string) ([]View, error) {
 	l := s.db.Lookup()
 	authors := map[string]*accounts.Record{}
+	between := map[string]*blocks.Between{}
 	for _, a := range acts {
 		if authors[a.UserID] == nil {
 			authors[a.UserID] = accounts.Read(l, a.UserID)
+			if viewer != "" && a.UserID != viewer {
+				between[a.UserID] = blocks.ReadBetween(l, viewer, a.UserID)
+			}
 		}
 	}
 	stats := make([]Stats, len(acts))
@@ -168,6 +176,9 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 	}
 	out := make([]View, 0, len(acts))
 	for i, a := range acts {
+		if b := between[a.UserID]; b != nil && b.Any() {
+			continue
+		}
 		var author *accounts.Person
 		if p, ok := authors[a.UserID].Person(); ok {
 			author = &p

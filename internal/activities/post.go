@@ -14,6 +14,8 @@ import (
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -152,12 +154,23 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				inGroups = groups.ReadGroupsOf(l, author)
 				extKey   = externalIDKey(s.db, author, in.ExternalID)
 				used     store.Ref
+				me       = accounts.Read(l, author)
+				named    = make([]*accounts.Record, len(mentions))
+				between  = make([]*blocks.Between, len(mentions))
 			)
 			if in.ExternalID != "" {
 				used = l.Add(extKey, &ext)
 			}
+			// The people mentioned, read again here: one deleted or
+			// blocking since the names were looked up is not mentioned.
+			for i, m := range mentions {
+				named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, author)
+			}
 			if err := l.Run(ctx); err != nil {
 				return err
+			}
+			if !me.Exists() {
+				return accounts.ErrBadToken // deleted meanwhile
 			}
 			if taken.Found() {
 				if prior.UserID == author && prior.PostedTime == mine.PostedTime {
@@ -177,6 +190,12 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			a = mine
 			a.GroupIDs, a.Chunks = inGroups.IDs(), max(1, follows.Chunks())
+			a.MentionIDs = nil
+			for i, m := range mentions {
+				if named[i].Exists() && !between[i].Any() {
+					a.MentionIDs = append(a.MentionIDs, m)
+				}
+			}
 			aud := &Audience{FollowerIDs: append([]string{author}, follows.First()...), Seq: seq, UserID: author}
 			if err := checkAudience(aud); err != nil {
 				return err

@@ -99,3 +99,71 @@ func (s *Server) logout(c *gin.Context) {
 	}
 	c.Status(http.StatusNoContent)
 }
+
+// deleteAccount deletes the caller's account, once the password in the
+// body proves it theirs: 202, every token stops at once, and jobs erase
+// the rest.
+func (s *Server) deleteAccount(c *gin.Context) {
+	var in credentials
+	if err := decodeJSON(c.Request.Body, &in); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if in.Password == "" {
+		s.fail(c, derrors.New(derrors.InvalidArgument, `give your password as {"password": ...}`))
+		return
+	}
+	if err := charge(c.Request.Context(), costPassword); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.lifecycle.Delete(c.Request.Context(), caller(c), in.Password); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"id": caller(c), "status": "deleted",
+		"message": "the account is deleted and its sessions ended; everything it left is being erased"})
+}
+
+// export streams the caller's data as one JSON document.
+func (s *Server) export(c *gin.Context) {
+	if err := charge(c.Request.Context(), costExport); err != nil {
+		s.fail(c, err)
+		return
+	}
+	started := false
+	w := &startWriter{ResponseWriter: c.Writer, start: func() {
+		started = true
+		h := c.Writer.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("Content-Disposition", `attachment; filename="socialstream-export.json"`)
+		h.Set("Cache-Control", "no-store")
+		c.Writer.WriteHeader(http.StatusOK)
+	}}
+	err := s.lifecycle.Export(c.Request.Context(), caller(c), w, c.Writer.Flush)
+	switch {
+	case err == nil:
+	case !started:
+		s.fail(c, err)
+	default:
+		// Part of the document is sent: end the response abruptly, so
+		// the client sees a failed download, never a short document.
+		s.log.ErrorContext(c.Request.Context(), "export failed", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// startWriter calls start before the first byte it writes.
+type startWriter struct {
+	gin.ResponseWriter
+	start func()
+	done  bool
+}
+
+func (w *startWriter) Write(b []byte) (int, error) {
+	if !w.done {
+		w.done = true
+		w.start()
+	}
+	return w.ResponseWriter.Write(b)
+}

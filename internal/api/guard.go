@@ -116,6 +116,7 @@ const (
 	costCall      = 1
 	costPassword  = 10 // a register or login attempt: a bcrypt hash
 	costInvite    = 10 // adding someone else to a group: a notification to them
+	costExport    = 30 // a whole account's data, read from every owner
 	copiesPerUnit = 100
 )
 

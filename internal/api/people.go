@@ -46,8 +46,8 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 	if p.GroupID == "" {
 		p.GroupID = "@self"
 	}
-	if p.PersonID != "" && p.GroupID != "@friends" && p.GroupID != "@followers" {
-		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends and @followers only")
+	if p.PersonID != "" && p.GroupID != "@friends" && p.GroupID != "@followers" && p.GroupID != "@blocked" {
+		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends, @followers and @blocked only")
 	}
 	if p.GroupID == "@self" {
 		id, err := s.accounts.Resolve(ctx, caller, p.UserID)
@@ -63,6 +63,9 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 	page, err := p.page()
 	if err != nil {
 		return nil, err
+	}
+	if p.GroupID == "@blocked" {
+		return s.blocked(ctx, caller, p.UserID, p.PersonID, page)
 	}
 	if p.GroupID != "@friends" && p.GroupID != "@followers" {
 		if _, ok := ids.Parse(p.GroupID); !ok {
@@ -180,55 +183,110 @@ func unfollowFromRequest(c *gin.Context) (followParams, error) {
 	return p, nil
 }
 
-var errFollowPath = derrors.New(derrors.NotFound, "follows are made at /people/@me/@friends")
+var errFollowPath = derrors.New(derrors.NotFound, "follows are made at /people/@me/@friends, blocks at /people/@me/@blocked")
 
-func (s *Server) checkFollowPath(ctx context.Context, caller string, p followParams) error {
+// checkFollowPath checks that a follow or block is the caller's own, and
+// returns which of the two it is: @friends (the default) or @blocked.
+func (s *Server) checkFollowPath(ctx context.Context, caller string, p followParams) (string, error) {
 	if p.UserID == "" {
 		p.UserID = "@me"
 	}
 	if p.GroupID == "" {
 		p.GroupID = "@friends"
 	}
-	if p.GroupID != "@friends" {
-		return errFollowPath
+	if p.GroupID != "@friends" && p.GroupID != "@blocked" {
+		return "", errFollowPath
 	}
 	id, err := s.accounts.Resolve(ctx, caller, p.UserID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if id != caller {
-		return derrors.New(derrors.PermissionDenied, "you can only change whom you follow")
+		return "", derrors.New(derrors.PermissionDenied, "you can only change whom you follow or block")
 	}
-	return nil
+	return p.GroupID, nil
 }
 
+// follow follows, or with @blocked blocks, the person in the body.
 func (s *Server) follow(ctx context.Context, caller string, p followParams) (any, error) {
-	if err := s.checkFollowPath(ctx, caller, p); err != nil {
+	list, err := s.checkFollowPath(ctx, caller, p)
+	if err != nil {
 		return nil, err
 	}
 	if p.ID == "" {
-		return nil, derrors.New(derrors.InvalidArgument, `give the id of the person to follow as {"id": ...}`)
+		return nil, derrors.New(derrors.InvalidArgument, `give the id of the person as {"id": ...}`)
 	}
 	target, err := s.accounts.Resolve(ctx, caller, p.ID)
 	if err != nil {
 		return nil, err
 	}
-	person, err := s.graph.Follow(ctx, caller, target, p.CopyLimit)
+	var person accounts.Person
+	if list == "@blocked" {
+		if p.CopyLimit != nil || p.KeepHistory {
+			return nil, derrors.New(derrors.InvalidArgument, "copyLimit and keepHistory apply to follows only")
+		}
+		person, err = s.graph.Block(ctx, caller, target)
+	} else {
+		person, err = s.graph.Follow(ctx, caller, target, p.CopyLimit)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return entry{person}, nil
 }
 
+// unfollow unfollows, or with @blocked unblocks, the person in the path.
 func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (any, error) {
-	if err := s.checkFollowPath(ctx, caller, p); err != nil {
+	list, err := s.checkFollowPath(ctx, caller, p)
+	if err != nil {
 		return nil, err
 	}
 	target, err := s.accounts.Resolve(ctx, caller, p.ID)
 	if err != nil {
 		return nil, err
 	}
+	if list == "@blocked" {
+		if p.KeepHistory {
+			return nil, derrors.New(derrors.InvalidArgument, "keepHistory applies to unfollows only")
+		}
+		return nil, s.graph.Unblock(ctx, caller, target)
+	}
 	return nil, s.graph.Unfollow(ctx, caller, target, p.KeepHistory)
+}
+
+// blocked lists the people the caller blocks: nobody else's list is
+// shown.
+// With person, it answers whether the caller blocks that person: the
+// person, or a 404.
+func (s *Server) blocked(ctx context.Context, caller, userID, person string, page store.PageRequest) (any, error) {
+	id, err := s.accounts.Resolve(ctx, caller, userID)
+	if err != nil {
+		return nil, err
+	}
+	if id != caller {
+		return nil, derrors.New(derrors.PermissionDenied, "a block list is visible to its owner only")
+	}
+	if person != "" {
+		other, err := s.accounts.Resolve(ctx, caller, person)
+		if err != nil {
+			return nil, err
+		}
+		if ok, err := s.graph.Blocks(ctx, caller, other); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not block %s", caller, other))
+		}
+		p, err := s.accounts.Get(ctx, other)
+		if err != nil {
+			return nil, err
+		}
+		return entry{p}, nil
+	}
+	list, next, err := s.graph.Blocked(ctx, caller, page)
+	if err != nil {
+		return nil, err
+	}
+	return s.people(ctx, list, page, next, int64(page.Offset+len(list)+boolInt(next != "")))
 }
 
 // page checks the paging parameters.

@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/comments"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/logging"
 	"socialstream/internal/notifications"
@@ -40,6 +41,7 @@ type Deps struct {
 	Comments      *comments.Service
 	Likes         *likes.Service
 	Notifications *notifications.Service
+	Lifecycle     *lifecycle.Service
 	Logger        *slog.Logger
 	Guard         Guard
 }
@@ -54,6 +56,7 @@ type Server struct {
 	comments      *comments.Service
 	likes         *likes.Service
 	notifications *notifications.Service
+	lifecycle     *lifecycle.Service
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -62,11 +65,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	return s, nil
 }
@@ -100,6 +103,8 @@ func (s *Server) Routes() *gin.Engine {
 	auth.POST("/register", s.meterAddress, s.register)
 	auth.POST("/login", s.meterAddress, s.login)
 	auth.POST("/logout", s.authn, s.meterAccount, s.logout)
+	auth.DELETE("/account", s.authn, s.meterAccount, s.deleteAccount)
+	auth.GET("/account/export", s.authn, s.meterAccount, s.export)
 
 	social := r.Group("/social", s.authn, s.meterAccount)
 	social.POST("/rpc", s.serveRPC)
@@ -145,6 +150,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/cleanup", s.taskCleanup)
 	tasks.POST("/notify", s.taskNotify)
 	tasks.POST("/tokens", s.taskTokens)
+	tasks.POST("/erase", s.taskErase)
 
 	return r
 }

@@ -34,7 +34,7 @@ func (s *Server) commentsGet(ctx context.Context, caller string, p commentParams
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := s.comments.List(ctx, p.ActivityID, page)
+	list, next, err := s.comments.List(ctx, caller, p.ActivityID, page)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,10 @@ import (
 
 	"socialstream/internal/comments"
 
+	"cloud.google.com/go/datastore"
 	"github.com/google/go-cmp/cmp"
+
+	"socialstream/internal/accounts"
 )
 
 // activity returns one activity as viewer sees it.
@@ -139,6 +142,15 @@ func TestConcurrentLikesKeepExactCount(t *testing.T) {
 	lk := e.likesService()
 	ctx := context.Background()
 	const n = 300
+	// The likers exist: a like reads its actor.
+	keys := make([]*datastore.Key, n)
+	vals := make([]*accounts.User, n)
+	for i := range n {
+		keys[i], vals[i] = accounts.UserKey(e.db, fmt.Sprint(8_000_000_000+i)), &accounts.User{Username: fmt.Sprint("liker", i)}
+	}
+	if err := e.db.PutMulti(ctx, keys, vals); err != nil {
+		t.Fatal(err)
+	}
 	run := func(f func(user string) error) {
 		errs := make(chan error, n)
 		sem := make(chan struct{}, 50)

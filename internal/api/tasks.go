@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/lifecycle"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
 )
@@ -67,6 +68,17 @@ func (s *Server) taskNotify(c *gin.Context) {
 func (s *Server) taskTokens(c *gin.Context) {
 	n, err := s.accounts.Sweep(c.Request.Context())
 	s.finishTask(c, err, "tokens", "deleted", n)
+}
+
+// taskErase runs one step of the erasure of a deleted account.
+func (s *Server) taskErase(c *gin.Context) {
+	var t lifecycle.EraseTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	res, err := s.lifecycle.Erase(c.Request.Context(), t)
+	s.finishTask(c, err, "erase", "userId", t.UserID, "phase", t.Phase, "step", t.Step,
+		"erased", res.Erased, "stopped", res.Stopped, "next", res.Next, "done", res.Done)
 }
 
 func (s *Server) readTask(c *gin.Context, dst any) bool {

@@ -26,6 +26,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
@@ -300,6 +301,7 @@ type Services struct {
 	Activities    *activities.Service
 	Comments      *comments.Service
 	Likes         *likes.Service
+	Lifecycle     *lifecycle.Service
 }
 
 // NewServices builds the services over db and q. Each gets the owners
@@ -309,8 +311,8 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	s := &Services{Accounts: acc}
 	var err error
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
-		ActivityExists: activities.ExistsIn,
-		GiveUpAfter:    rcfg.GiveUpAfter,
+		Mentioned:   activities.Mentioned,
+		GiveUpAfter: rcfg.GiveUpAfter,
 	}); err != nil {
 		return nil, err
 	}
@@ -340,13 +342,18 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Likes, err = likes.New(db, s.Activities, s.Notifications); err != nil {
 		return nil, err
 	}
+	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
+		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications}, q,
+		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
@@ -38,7 +39,7 @@ var (
 type Comment struct {
 	ActivityID string    `datastore:"activityId"`
 	Seq        int64     `datastore:"seq"`
-	UserID     string    `datastore:"userId,noindex"`
+	UserID     string    `datastore:"userId"` // indexed: an account's export and erasure
 	Text       string    `datastore:"text,noindex"`
 	Published  time.Time `datastore:"published,noindex"`
 }
@@ -102,12 +103,18 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		r := activities.ReadReaction(l, activity)
 		taken := l.Add(Key(s.db, id), &prior)
 		me := accounts.Read(l, user)
+		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
 		note := s.notes.Prepare(l, event)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if err := r.Err(); err != nil {
+		switch err := r.Err(); {
+		case err != nil:
 			return err
+		case !me.Exists():
+			return accounts.ErrBadToken // deleted meanwhile
+		case blocked.Any() && !taken.Found():
+			return blocks.ErrBlocked
 		}
 		commenter, _ = me.Person()
 		if taken.Found() {
@@ -139,8 +146,10 @@ func toView(activity, id string, c *Comment, people map[string]accounts.Person) 
 	return v
 }
 
-// List returns an activity's comments, oldest first.
-func (s *Service) List(ctx context.Context, activity string, p store.PageRequest) ([]View, string, error) {
+// List returns an activity's comments, oldest first, as viewer sees them:
+// without those of people viewer blocks or is blocked by (so a page may
+// hold fewer than asked for).
+func (s *Service) List(ctx context.Context, viewer, activity string, p store.PageRequest) ([]View, string, error) {
 	if _, err := s.act.Exists(ctx, activity); err != nil {
 		return nil, "", err
 	}
@@ -149,19 +158,96 @@ func (s *Service) List(ctx context.Context, activity string, p store.PageRequest
 	if err != nil {
 		return nil, "", err
 	}
-	var users []string
+	l := s.db.Lookup()
+	recs := map[string]*accounts.Record{}
+	between := map[string]*blocks.Between{}
 	for _, c := range vals {
-		users = append(users, c.UserID)
+		if recs[c.UserID] == nil {
+			recs[c.UserID] = accounts.Read(l, c.UserID)
+			if c.UserID != viewer {
+				between[c.UserID] = blocks.ReadBetween(l, viewer, c.UserID)
+			}
+		}
 	}
-	people, err := s.acc.GetMulti(ctx, users)
-	if err != nil {
-		return nil, "", err
+	if err := l.Run(ctx); err != nil {
+		return nil, "", fmt.Errorf("comments.List(%s): %w", activity, err)
 	}
-	out := make([]View, len(vals))
+	people := map[string]accounts.Person{}
+	for id, r := range recs {
+		if p, ok := r.Person(); ok {
+			people[id] = p
+		}
+	}
+	out := make([]View, 0, len(vals))
 	for i := range vals {
-		out[i] = toView(activity, keys[i].Name, &vals[i], people)
+		if b := between[vals[i].UserID]; b != nil && b.Any() {
+			continue
+		}
+		out = append(out, toView(activity, keys[i].Name, &vals[i], people))
 	}
 	return out, next, nil
+}
+
+// Each calls f with each comment user made, oldest first, a page at a
+// time (for an export).
+func Each(ctx context.Context, db *store.DB, user string, f func(View) error) error {
+	q := db.Query(KindComment).FilterField("userId", "=", user).Order("seq")
+	return store.Each[Comment](ctx, db, q, 500, func(k *datastore.Key, c *Comment) error {
+		return f(toView(c.ActivityID, k.Name, c, nil))
+	})
+}
+
+// Erase deletes up to n comments of a deleted user, each with its count,
+// and returns how many it deleted.
+func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	done := 0
+	for done < n {
+		keys, _, err := db.KeysFrom(ctx, db.Query(KindComment).FilterField("userId", "=", user).KeysOnly(), "", min(25, n-done))
+		if err == nil && len(keys) > 0 {
+			err = db.Update(ctx, func(tx *store.Tx) error {
+				l := tx.Lookup()
+				cs := make([]Comment, len(keys))
+				found := make([]store.Ref, len(keys))
+				for i, k := range keys {
+					found[i] = l.Add(k, &cs[i])
+				}
+				if err := l.Run(ctx); err != nil {
+					return err
+				}
+				// One count per activity, however many comments on it go.
+				per := map[string]int64{}
+				for i := range cs {
+					if found[i].Found() {
+						per[cs[i].ActivityID]++
+					}
+				}
+				l = tx.Lookup()
+				rs := map[string]*activities.Reaction{}
+				for a := range per {
+					rs[a] = activities.ReadReaction(l, a)
+				}
+				if err := l.Run(ctx); err != nil {
+					return err
+				}
+				for a, r := range rs {
+					if r.Err() == nil {
+						if err := r.Count(tx, 0, -per[a]); err != nil {
+							return err
+						}
+					}
+				}
+				return tx.DeleteMulti(keys)
+			})
+		}
+		if err != nil {
+			return done, fmt.Errorf("comments.Erase(%s): %w", user, err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		done += len(keys)
+	}
+	return done, nil
 }
 
 // Delete deletes a comment on behalf of user: its author or the

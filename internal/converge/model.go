@@ -16,6 +16,10 @@ import (
 
 type user struct {
 	id, name, token string
+	// gone is set when the account's deletion is asked for: operations of
+	// others that name it may then be refused. deleted is set once it is
+	// acknowledged; the oracle then expects nothing of it anywhere.
+	gone, deleted bool
 }
 
 type post struct {
@@ -64,11 +68,15 @@ type model struct {
 	// invited holds the (group, user) pairs the owner may have invited
 	// and the user has not answered: an invitation whose answer was lost
 	// may or may not exist, so accepting it may be refused.
-	invited    map[pair]bool
-	ops        map[string]int
-	failed     map[string]int
-	violations []string
-	lastOp     time.Time
+	invited map[pair]bool
+	// blocks holds the (blocker, blocked) pairs that hold now; everBlocked
+	// the pairs (either order) that ever had one, whose likes, comments,
+	// mentions and follows of each other may be refused.
+	blocks, everBlocked map[pair]bool
+	ops                 map[string]int
+	failed              map[string]int
+	violations          []string
+	lastOp              time.Time
 }
 
 func newModel() *model {
@@ -76,8 +84,29 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
+}
+
+// between reports whether a and b block each other now, either way.
+func (m *model) between(a, b string) bool { return m.blocks[pair{a, b}] || m.blocks[pair{b, a}] }
+
+// blockedOnce reports whether a and b ever had a block between them.
+func (m *model) blockedOnce(a, b string) bool {
+	return m.everBlocked[pair{a, b}] || m.everBlocked[pair{b, a}]
+}
+
+// gone reports whether the account id is deleted or being deleted.
+func (m *model) gone(id string) bool {
+	u := m.byID[id]
+	return u != nil && u.gone
+}
+
+// deleted reports whether the account id's deletion was acknowledged.
+func (m *model) deleted(id string) bool {
+	u := m.byID[id]
+	return u != nil && u.deleted
 }
 
 func (m *model) violate(format string) {

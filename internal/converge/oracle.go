@@ -21,7 +21,13 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			live = append(live, p)
 		}
 	}
-	rep.Users, rep.Activities, rep.Groups = len(m.users), len(live), len(m.groups)
+	var people []*user // those whose accounts live
+	for _, u := range m.users {
+		if !u.deleted {
+			people = append(people, u)
+		}
+	}
+	rep.Users, rep.Activities, rep.Groups = len(people), len(live), len(m.groups)
 	// Every author's posts, newest first, and each post's place there.
 	byAuthor := map[string][]*post{}
 	for _, p := range m.posts {
@@ -44,13 +50,23 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	}
 	likes, comments := map[string]int64{}, map[string]int64{}
 	for k, on := range m.likes {
-		if on {
+		if on && !m.deleted(k.b) {
 			likes[k.a]++
 		}
 	}
 	for _, c := range m.comments {
 		if !c.deleted {
 			comments[c.activity]++
+		}
+	}
+	// A feed leaves out the activities of people its reader has a block
+	// with, either way.
+	unblocked := func(reader string, want func(p *post) presence) func(p *post) presence {
+		return func(p *post) presence {
+			if m.between(reader, p.author) {
+				return mayOut
+			}
+			return want(p)
 		}
 	}
 	followWin := r.window(r.cfg.CopyLimit, byAuthor, rank)
@@ -69,28 +85,41 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 	}
 	var feeds []feed
-	for _, u := range m.users {
+	for _, u := range people {
 		feeds = append(feeds,
 			feed{name: "@self of " + u.name, path: "/social/rest/activities/@me/@self", token: u.token,
 				want: exact(func(p *post) bool { return p.author == u.id })},
 			feed{name: "@mentions of " + u.name, path: "/social/rest/activities/@me/@mentions", token: u.token,
-				want: exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) })},
+				want: unblocked(u.id, exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) }))},
 			feed{name: "home (@friends) of " + u.name, path: "/social/rest/activities/@me/@friends", token: u.token,
-				want: func(p *post) presence {
+				want: unblocked(u.id, func(p *post) presence {
 					if p.author == u.id {
 						return mayIn
 					}
 					return presenceOf(p, m.follows[pair{u.id, p.author}], followWin)
-				},
+				}),
 				history: func(p *post) string { return describe(m.follows[pair{u.id, p.author}]) }})
 	}
+	// Groups whose owners are gone: handed to a member, or deleted with
+	// no member left.
+	heirs, err := r.heirs(ctx, rep)
+	if err != nil {
+		return err
+	}
 	for _, g := range m.groups {
-		feeds = append(feeds, feed{name: "feed of group " + g.title, path: "/social/rest/activities/@me/" + g.id, token: m.byID[g.owner].token,
-			want:    func(p *post) presence { return presenceOf(p, m.members[pair{g.id, p.author}], followWin) },
+		reader := m.byID[g.owner]
+		if m.deleted(g.owner) {
+			if reader = heirs[g.id]; reader == nil {
+				continue // deleted, as it must be
+			}
+		}
+		feeds = append(feeds, feed{name: "feed of group " + g.title, path: "/social/rest/activities/@me/" + g.id, token: reader.token,
+			want:    unblocked(reader.id, func(p *post) presence { return presenceOf(p, m.members[pair{g.id, p.author}], followWin) }),
 			history: func(p *post) string { return describe(m.members[pair{g.id, p.author}]) }})
 	}
-	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: m.users[0].token,
-		want: exact(func(*post) bool { return true })})
+	allReader := people[0]
+	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: allReader.token,
+		want: unblocked(allReader.id, exact(func(*post) bool { return true }))})
 
 	// Read every feed, several at a time, then compare.
 	got := make([][]map[string]any, len(feeds))
@@ -146,13 +175,19 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 	}
 
-	// Counts of activities, from @all.
+	// Counts of activities, from @all, and mentions of nobody gone.
 	for _, it := range all {
 		p := m.postByID[str(it, "id")]
 		if p == nil {
 			continue
 		}
 		rep.Checked++
+		ms, _ := it["mentions"].([]any)
+		for _, id := range ms {
+			if m.deleted(fmt.Sprint(id)) {
+				m.violations = append(m.violations, fmt.Sprintf("activity %s still mentions deleted %s", p.id, id))
+			}
+		}
 		if got := num(it, "likesCount"); got != likes[p.id] {
 			m.violations = append(m.violations, fmt.Sprintf("activity %s: likesCount %d, want %d", p.id, got, likes[p.id]))
 		}
@@ -162,13 +197,16 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	}
 	// People's counts, and that no notification points at a deleted
 	// activity.
-	for _, u := range m.users {
+	for _, u := range people {
 		var followers, following int64
 		for k, on := range m.following {
-			if on && k.b == u.id {
+			if !on || m.deleted(k.a) || m.deleted(k.b) {
+				continue
+			}
+			if k.b == u.id {
 				followers++
 			}
-			if on && k.a == u.id {
+			if k.a == u.id {
 				following++
 			}
 		}
@@ -190,6 +228,9 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 		rep.Checked++
 		for _, n := range ns {
+			if n["actor"] == nil {
+				m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) from someone deleted", u.name, str(n, "id"), str(n, "type")))
+			}
 			if id := str(n, "activityId"); id != "" {
 				if p := m.postByID[id]; p == nil || p.deleted {
 					m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) points at deleted activity %s", u.name, str(n, "id"), str(n, "type"), id))
@@ -200,11 +241,17 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	for _, g := range m.groups {
 		var members int64
 		for k, on := range m.isMember {
-			if on && k.a == g.id {
+			if on && k.a == g.id && !m.deleted(k.b) {
 				members++
 			}
 		}
-		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, m.byID[g.owner].token)
+		reader := m.byID[g.owner]
+		if m.deleted(g.owner) {
+			if reader = heirs[g.id]; reader == nil {
+				continue // deleted: heirs checked that
+			}
+		}
+		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, reader.token)
 		if err != nil || rg.status != 200 {
 			return fmt.Errorf("read group %s: %v %v", g.title, err, rg.body)
 		}
@@ -214,6 +261,55 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// heirs finds who holds each group whose owner was deleted, under the
+// model's lock: the group must have gone to one of its members, or, when
+// none is left, be gone itself.
+func (r *runner) heirs(ctx context.Context, rep *Report) (map[string]*user, error) {
+	m := r.m
+	out := map[string]*user{}
+	for _, g := range m.groups {
+		if !m.deleted(g.owner) {
+			continue
+		}
+		var members []*user
+		for _, u := range m.users {
+			if !u.deleted && m.isMember[pair{g.id, u.id}] {
+				members = append(members, u)
+			}
+		}
+		rep.Checked++
+		if len(members) == 0 {
+			var anyone *user
+			for _, u := range m.users {
+				if !u.deleted {
+					anyone = u
+					break
+				}
+			}
+			rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, anyone.token)
+			if err != nil {
+				return nil, err
+			}
+			if rg.status != 404 {
+				m.violations = append(m.violations, fmt.Sprintf("group %s: its owner is deleted and no member is left, yet it answers %d", g.title, rg.status))
+			}
+			continue
+		}
+		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, members[0].token)
+		if err != nil {
+			return nil, err
+		}
+		owner := str(entry(rg), "ownerId")
+		i := slices.IndexFunc(members, func(u *user) bool { return u.id == owner })
+		if rg.status != 200 || i < 0 {
+			m.violations = append(m.violations, fmt.Sprintf("group %s: its owner is deleted; answers %d with owner %q, not one of its members", g.title, rg.status, owner))
+			continue
+		}
+		out[g.id] = members[i]
+	}
+	return out, nil
 }
 
 // window says which of an author's activities a follow's or join's job

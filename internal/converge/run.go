@@ -257,7 +257,8 @@ type runner struct {
 
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "invite", "accept",
-	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst"}
+	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
+	"block", "unblock", "delete account"}
 
 // everyOpRan reports whether every operation ran at least n times.
 func (r *runner) everyOpRan(n int) bool {
@@ -299,6 +300,13 @@ const (
 // write sends a write and classifies the answer. A status the operation
 // must never answer is a violation; a 5xx other than 503 is one too.
 func (r *runner) write(ctx context.Context, op, method, path, token string, body any, refusals ...int) (reply, outcome) {
+	return r.writeIf(ctx, op, method, path, token, body, nil, refusals...)
+}
+
+// writeIf is write, where a 4xx that tolerated (nil: none) accepts, asked
+// once the answer is in, is a refusal too: an operation that names someone
+// whose account is being deleted may be refused with 401, 403, 404 or 409.
+func (r *runner) writeIf(ctx context.Context, op, method, path, token string, body any, tolerated func(status int) bool, refusals ...int) (reply, outcome) {
 	rep, err := r.c.call(ctx, method, path, token, body)
 	switch {
 	case err != nil:
@@ -312,6 +320,9 @@ func (r *runner) write(ctx context.Context, op, method, path, token string, body
 		if rep.status == s {
 			return rep, refused
 		}
+	}
+	if rep.status < 500 && tolerated != nil && tolerated(rep.status) {
+		return rep, refused
 	}
 	r.m.violate(fmt.Sprintf("%s: %s %s answered %d %v", op, method, path, rep.status, rep.body))
 	if rep.status >= 500 {
@@ -354,6 +365,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.deletePost},
 		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
+		{2, r.block}, {1, r.unblock}, {1, r.deleteAccount},
 	}
 	total := 0
 	for _, o := range ops {
@@ -384,7 +396,7 @@ func (r *runner) otherUser(a *actor, not string) *user {
 	defer r.m.mu.Unlock()
 	for range 10 {
 		u := r.m.users[a.rng.IntN(len(r.m.users))]
-		if u.id != not {
+		if u.id != not && !u.gone {
 			return u
 		}
 	}
@@ -395,6 +407,11 @@ func (r *runner) otherUser(a *actor, not string) *user {
 func (r *runner) someUser(rng *rand.Rand) *user {
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
+	for range 10 {
+		if u := r.m.users[rng.IntN(len(r.m.users))]; !u.gone {
+			return u
+		}
+	}
 	return r.m.users[rng.IntN(len(r.m.users))]
 }
 
@@ -442,7 +459,7 @@ func (r *runner) newcomer(a *actor, not string) *user {
 	defer r.m.mu.Unlock()
 	n := len(r.m.users)
 	u := r.m.users[max(0, n-1-a.rng.IntN(min(4, n)))]
-	if u.id == not {
+	if u.id == not || u.gone {
 		return nil
 	}
 	return u
@@ -529,11 +546,17 @@ func (r *runner) followAs(ctx context.Context, f, b *user, limit int) error {
 		path += fmt.Sprintf("?copyLimit=%d", limit)
 	}
 	key := pair{f.id, b.id}
+	defer r.lock("follow " + f.id + " " + b.id)()
 	r.m.mu.Lock()
 	before := r.m.following[key]
+	blocked := r.m.between(f.id, b.id)
 	r.m.mu.Unlock()
+	var refusals []int
+	if blocked {
+		refusals = append(refusals, http.StatusForbidden)
+	}
 	start := time.Now()
-	_, out := r.write(ctx, "follow", http.MethodPost, path, f.token, map[string]string{"id": b.id})
+	_, out := r.writeIf(ctx, "follow", http.MethodPost, path, f.token, map[string]string{"id": b.id}, r.goneAnswer(b.id), refusals...)
 	now := out == acked
 	if out == unknown {
 		rep, err := r.probe(ctx, "follow", "/social/rest/people/@me/@friends/"+b.id, f.token, 200, 404)
@@ -568,6 +591,7 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 	}
 	sort.Strings(followees)
 	b := followees[a.rng.IntN(len(followees))]
+	defer r.lock("follow " + f.id + " " + b)()
 	keep := a.rng.IntN(10) < 3
 	path := "/social/rest/people/@me/@friends/" + b
 	if keep {
@@ -623,12 +647,10 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	start := time.Now()
 	rep, out := r.write(ctx, "post", http.MethodPost, "/social/rest/activities/@me/@self", u.token, body)
 	id := ""
+	var made []string // the mentions the post made
 	if out == acked {
 		id = str(entry(rep), "id")
-		got, _ := entry(rep)["mentions"].([]any)
-		if len(got) != len(mentions) {
-			r.m.violate(fmt.Sprintf("post %q: mentions %v, want %v", title, got, mentions))
-		}
+		made = r.checkMentions(title, u.id, entry(rep), mentions)
 	}
 	if out == unknown {
 		// It is the newest of the author's own, if it happened.
@@ -640,13 +662,14 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 		for _, it := range items {
 			if m, ok := it.(map[string]any); ok && str(m, "title") == title {
 				id = str(m, "id")
+				made = r.checkMentions(title, u.id, m, mentions)
 			}
 		}
 	}
 	end := time.Now()
 	r.m.done("post", out != acked, end)
 	if id != "" {
-		p := &post{id: id, author: u.id, title: title, mentions: mentions, start: start, end: end, seqTime: seqTime(id)}
+		p := &post{id: id, author: u.id, title: title, mentions: made, start: start, end: end, seqTime: seqTime(id)}
 		r.m.mu.Lock()
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
@@ -658,6 +681,51 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 		r.m.mu.Unlock()
 	}
 	return nil
+}
+
+// checkMentions returns the mentions activity v made, and checks them
+// against those its title asked for: a mention may only be dropped for
+// someone whose account is gone or who had a block with the author.
+func (r *runner) checkMentions(title, author string, v map[string]any, asked []string) []string {
+	got, _ := v["mentions"].([]any)
+	made := make([]string, 0, len(got))
+	for _, g := range got {
+		made = append(made, fmt.Sprint(g))
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	for _, m := range made {
+		if !slices.Contains(asked, m) {
+			r.m.violations = append(r.m.violations, fmt.Sprintf("post %q: mentions %s, which it did not name", title, m))
+		}
+	}
+	for _, m := range asked {
+		if !slices.Contains(made, m) && !r.m.gone(m) && !r.m.blockedOnce(author, m) {
+			r.m.violations = append(r.m.violations, fmt.Sprintf("post %q: dropped the mention of %s", title, m))
+		}
+	}
+	return made
+}
+
+// goneAnswer tolerates the refusals an operation naming id may get while
+// id's account is being deleted.
+func (r *runner) goneAnswer(id string) func(int) bool {
+	return func(status int) bool {
+		r.m.mu.Lock()
+		defer r.m.mu.Unlock()
+		return r.m.gone(id) && (status == 401 || status == 403 || status == 404 || status == 409)
+	}
+}
+
+// ownerGone tolerates the refusals a join, acceptance or refusal may get
+// while the group's owner's account is being deleted: 409 until the group
+// is handed on, 404 once it is deleted.
+func (r *runner) ownerGone(g *group) func(int) bool {
+	return func(status int) bool {
+		r.m.mu.Lock()
+		defer r.m.mu.Unlock()
+		return r.m.gone(g.owner) && (status == 403 || status == 404 || status == 409)
+	}
 }
 
 func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
@@ -752,9 +820,9 @@ func (r *runner) membership(ctx context.Context, op string, actor *user, g *grou
 		if actor == target {
 			id = "@me"
 		}
-		_, out = r.write(ctx, op, http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", actor.token, map[string]string{"id": id}, append(refusals, http.StatusConflict)...)
+		_, out = r.writeIf(ctx, op, http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", actor.token, map[string]string{"id": id}, r.ownerGone(g), append(refusals, http.StatusConflict)...)
 	} else {
-		_, out = r.write(ctx, op, http.MethodDelete, "/social/rest/groups/@all/"+g.id+"/members/"+target.id, actor.token, nil)
+		_, out = r.writeIf(ctx, op, http.MethodDelete, "/social/rest/groups/@all/"+g.id+"/members/"+target.id, actor.token, nil, r.ownerGone(g))
 	}
 	now := before
 	switch out {
@@ -822,7 +890,7 @@ func (r *runner) invite(ctx context.Context, a *actor) (bool, error) {
 		return false, nil
 	}
 	defer r.lock("member " + g.id + " " + v.id)()
-	_, out := r.write(ctx, "invite", http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", o.token, map[string]string{"id": v.id})
+	_, out := r.writeIf(ctx, "invite", http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", o.token, map[string]string{"id": v.id}, r.goneAnswer(v.id))
 	r.m.done("invite", out != acked, time.Now())
 	if out != refused {
 		r.m.mu.Lock()
@@ -912,7 +980,7 @@ func (r *runner) sessions(ctx context.Context, a *actor) (bool, error) {
 
 func (r *runner) leave(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
-	g := r.someGroup(a, func(g *group) bool { return g.owner != u.id && r.m.isMember[pair{g.id, u.id}] })
+	g := r.someGroup(a, func(g *group) bool { return g.owner != u.id && !r.m.gone(g.owner) && r.m.isMember[pair{g.id, u.id}] })
 	if g == nil {
 		return false, nil
 	}
@@ -928,7 +996,7 @@ func (r *runner) ownerRemove(ctx context.Context, a *actor) (bool, error) {
 	r.m.mu.Lock()
 	var members []*user
 	for _, u := range r.m.users {
-		if u.id != o.id && r.m.isMember[pair{g.id, u.id}] {
+		if u.id != o.id && !u.gone && r.m.isMember[pair{g.id, u.id}] {
 			members = append(members, u)
 		}
 	}
@@ -973,7 +1041,7 @@ func (r *runner) setLike(ctx context.Context, a *actor, on bool) (bool, error) {
 		op, method = "unlike", http.MethodDelete
 	}
 	path := "/social/rest/likes/" + p.id
-	_, out := r.write(ctx, op, method, path, u.token, nil, http.StatusNotFound)
+	_, out := r.writeIf(ctx, op, method, path, u.token, nil, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
 	key := pair{p.id, u.id}
 	r.m.mu.Lock()
 	now := r.m.likes[key]
@@ -1012,7 +1080,7 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 	text := fmt.Sprintf("comment %d by %s", r.n, u.name)
 	r.seq.Unlock()
 	path := "/social/rest/comments/" + p.id
-	rep, out := r.write(ctx, "comment", http.MethodPost, path, u.token, map[string]string{"text": text}, http.StatusNotFound)
+	rep, out := r.writeIf(ctx, "comment", http.MethodPost, path, u.token, map[string]string{"text": text}, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
 	id := ""
 	if out == acked {
 		id = str(entry(rep), "id")
@@ -1072,6 +1140,155 @@ func (r *runner) deleteComment(ctx context.Context, a *actor) (bool, error) {
 		r.m.mu.Lock()
 		c.deleted = true
 		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+// blockedAnswer tolerates the 403 of a like or comment between two people
+// who ever had a block between them.
+func (r *runner) blockedAnswer(a, b string) func(int) bool {
+	return func(status int) bool {
+		r.m.mu.Lock()
+		defer r.m.mu.Unlock()
+		return status == http.StatusForbidden && r.m.blockedOnce(a, b)
+	}
+}
+
+// lockPair takes the follow locks of a and b both ways, in one order, for
+// a block or unblock, which changes both.
+func (r *runner) lockPair(a, b string) func() {
+	keys := []string{"follow " + a + " " + b, "follow " + b + " " + a}
+	sort.Strings(keys)
+	u1, u2 := r.lock(keys[0]), r.lock(keys[1])
+	return func() { u2(); u1() }
+}
+
+// block makes one of a's users block someone: the follows between them
+// end both ways, as an unfollow's would.
+func (r *runner) block(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	b := r.otherUser(a, u.id)
+	if b == nil {
+		return false, nil
+	}
+	defer r.lockPair(u.id, b.id)()
+	r.m.mu.Lock()
+	r.m.everBlocked[pair{u.id, b.id}] = true // from the moment it is asked
+	r.m.mu.Unlock()
+	start := time.Now()
+	_, out := r.writeIf(ctx, "block", http.MethodPost, "/social/rest/people/@me/@blocked", u.token, map[string]string{"id": b.id}, r.goneAnswer(b.id))
+	now := out == acked
+	if out == unknown {
+		items, err := r.c.list(ctx, "/social/rest/people/@me/@blocked?count=100", u.token)
+		if err != nil {
+			return true, err
+		}
+		now = slices.ContainsFunc(items, func(it map[string]any) bool { return str(it, "id") == b.id })
+	}
+	end := time.Now()
+	r.m.done("block", out != acked, end)
+	if !now {
+		return true, nil
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	r.m.blocks[pair{u.id, b.id}] = true
+	for _, k := range []pair{{u.id, b.id}, {b.id, u.id}} {
+		if r.m.following[k] {
+			r.m.follows[k] = append(r.m.follows[k], event{start: start, end: end})
+			r.m.following[k] = false
+		}
+	}
+	return true, nil
+}
+
+// unblock ends a block one of a's users made: no follow comes back.
+func (r *runner) unblock(ctx context.Context, a *actor) (bool, error) {
+	r.m.mu.Lock()
+	var mine []pair
+	for k, on := range r.m.blocks {
+		if on && slices.Contains(a.users, r.m.byID[k.a]) {
+			mine = append(mine, k)
+		}
+	}
+	r.m.mu.Unlock()
+	if len(mine) == 0 {
+		return false, nil
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].a+mine[i].b < mine[j].a+mine[j].b })
+	k := mine[a.rng.IntN(len(mine))]
+	r.m.mu.Lock()
+	u := r.m.byID[k.a]
+	r.m.mu.Unlock()
+	defer r.lockPair(k.a, k.b)()
+	path := "/social/rest/people/@me/@blocked/" + k.b
+	_, out := r.write(ctx, "unblock", http.MethodDelete, path, u.token, nil)
+	for out == unknown {
+		_, out = r.write(ctx, "unblock", http.MethodDelete, path, u.token, nil)
+	}
+	r.m.done("unblock", false, time.Now())
+	r.m.mu.Lock()
+	r.m.blocks[k] = false
+	r.m.mu.Unlock()
+	return true, nil
+}
+
+// deleteAccount deletes one of a's users (a keeps one at least, and the
+// mix deletes at most one user in eight). At once its token must stop
+// working; once the jobs have run, nothing anywhere may show it.
+func (r *runner) deleteAccount(ctx context.Context, a *actor) (bool, error) {
+	if len(a.users) < 2 {
+		return false, nil
+	}
+	r.m.mu.Lock()
+	gone := 0
+	for _, u := range r.m.users {
+		if u.gone {
+			gone++
+		}
+	}
+	if (gone+1)*8 > len(r.m.users) {
+		r.m.mu.Unlock()
+		return false, nil
+	}
+	i := a.rng.IntN(len(a.users))
+	u := a.users[i]
+	u.gone = true
+	r.m.mu.Unlock()
+	a.users = slices.Delete(a.users, i, i+1)
+	failed := false
+	for {
+		// A 401 after an attempt that answered nothing: that attempt
+		// deleted the account.
+		var refusals []int
+		if failed {
+			refusals = []int{http.StatusUnauthorized}
+		}
+		_, out := r.write(ctx, "delete account", http.MethodDelete, "/auth/account", u.token, map[string]string{"password": password}, refusals...)
+		if out != unknown {
+			break
+		}
+		failed = true
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+	}
+	r.m.done("delete account", failed, time.Now())
+	if rep, err := r.c.read(ctx, "/social/rest/people/@me/@self", u.token); err == nil && rep.status != http.StatusUnauthorized {
+		r.m.violate(fmt.Sprintf("delete account: %s's token works after the deletion: %d", u.name, rep.status))
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	u.deleted = true
+	for _, p := range r.m.posts {
+		if p.author == u.id {
+			p.deleted = true
+		}
+	}
+	for _, c := range r.m.comments {
+		if c.author == u.id {
+			c.deleted = true
+		}
 	}
 	return true, nil
 }

@@ -37,6 +37,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
@@ -146,10 +147,12 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 	if follower == followee {
 		return accounts.Person{}, ErrSelfFollow
 	}
-	// A follow that exists, or a followee that does not, needs no job.
+	// A follow that exists, or a followee that does not, or a block,
+	// needs no job.
 	l := s.db.Lookup()
 	f := l.Add(FollowKey(s.db, follower, followee), &Follow{})
 	to := accounts.Read(l, followee)
+	blocked := blocks.ReadBetween(l, follower, followee)
 	if err := l.Run(ctx); err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
@@ -157,6 +160,8 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		return accounts.Person{}, accounts.ErrNoSuchPerson
 	} else if f.Found() {
 		return p, nil // following already: nothing to do
+	} else if blocked.Any() {
+		return accounts.Person{}, blocks.ErrBlocked
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
 	if limit > 0 {
@@ -183,6 +188,7 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
 		l.Add(IndexKey(s.db, followee), &idx)
 		l.Add(EndedKey(s.db, follower, followee), &ended)
+		blocked := blocks.ReadBetween(l, follower, followee)
 		note := s.notes.Prepare(l, event)
 		if err := l.Run(ctx); err != nil {
 			return err
@@ -191,8 +197,12 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		switch {
 		case exists.Found():
 			return nil // followed meanwhile
-		case !from.Exists() || !to.Exists():
+		case !from.Exists():
+			return accounts.ErrBadToken // deleted meanwhile
+		case !to.Exists():
 			return accounts.ErrNoSuchPerson
+		case blocked.Any():
+			return blocks.ErrBlocked
 		}
 		// The first chunk with room, so unfollows leave no long-lived holes.
 		n := slices.IndexFunc(idx.Sizes, func(size int64) bool { return size < ChunkCap })
@@ -209,6 +219,7 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created, Chunk: n}, &idx, &chunk}
 		if ended.Begin(created.UnixMicro()) {
 			// A removal is under way: it must spare what this follow sees.
+			ended.Of(follower, followee)
 			keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, &ended)
 		}
 		if err := tx.PutMulti(keys, vals); err != nil {
@@ -246,52 +257,283 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var f Follow
-		followKey := FollowKey(s.db, follower, followee)
-		if ok, err := tx.Get(followKey, &f); err != nil || !ok {
-			return err
-		}
-		var (
-			idx      Index
-			chunk    Chunk
-			ended    pair.Ended
-			l        = tx.Lookup()
-			idxKey   = IndexKey(s.db, followee)
-			chunkKey = ChunkKey(s.db, followee, f.Chunk)
-			endedKey = EndedKey(s.db, follower, followee)
-		)
+		l := tx.Lookup()
+		exists := l.Add(FollowKey(s.db, follower, followee), &f)
 		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
-		hasIdx, hasChunk := l.Add(idxKey, &idx), l.Add(chunkKey, &chunk)
-		l.Add(endedKey, &ended)
-		if err := l.Run(ctx); err != nil {
+		if err := l.Run(ctx); err != nil || !exists.Found() {
 			return err
 		}
-		var keys []*datastore.Key
-		var vals []any
-		if hasChunk.Found() {
-			chunk.IDs = slices.DeleteFunc(chunk.IDs, func(id string) bool { return id == follower })
-			keys, vals = append(keys, chunkKey), append(vals, &chunk)
-			if hasIdx.Found() && f.Chunk < len(idx.Sizes) {
-				idx.Sizes[f.Chunk] = int64(len(chunk.IDs))
-				keys, vals = append(keys, idxKey), append(vals, &idx)
-			}
-		}
-		ended.End(f.Gen(), removal)
-		keys, vals = append(keys, endedKey), append(vals, &ended)
-		if err := tx.PutMulti(keys, vals); err != nil {
-			return err
-		}
-		if err := from.Count(tx, 0, -1); err != nil {
-			return err
-		}
-		if err := to.Count(tx, -1, 0); err != nil {
-			return err
-		}
-		return tx.Delete(followKey)
+		return s.end(ctx, tx, []*Follow{&f}, removal, map[string]*accounts.Record{follower: from, followee: to})
 	})
 	if err != nil {
 		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
 	}
 	return nil
+}
+
+// end ends follows read in tx: it takes each follower out of its
+// followee's chunk, records the pair's history (naming removal, when not
+// zero, as the job that removes the copies), counts both people in people
+// (those that exist: a person erased is not counted) and deletes the
+// follows. people must hold both ends of every follow.
+func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal int64, people map[string]*accounts.Record) error {
+	l := tx.Lookup()
+	idx := map[string]*Index{}
+	idxFound := map[string]store.Ref{}
+	chunks := map[*datastore.Key]*Chunk{}
+	chunkFound := map[*datastore.Key]store.Ref{}
+	chunkKeys := make([]*datastore.Key, len(fs))
+	ended := make([]pair.Ended, len(fs))
+	for i, f := range fs {
+		if idx[f.Followee] == nil {
+			idx[f.Followee] = &Index{}
+			idxFound[f.Followee] = l.Add(IndexKey(s.db, f.Followee), idx[f.Followee])
+		}
+		key := ChunkKey(s.db, f.Followee, f.Chunk)
+		for k := range chunks {
+			if k.Equal(key) {
+				key = k
+			}
+		}
+		if chunks[key] == nil {
+			chunks[key] = &Chunk{}
+			chunkFound[key] = l.Add(key, chunks[key])
+		}
+		chunkKeys[i] = key
+		l.Add(EndedKey(s.db, f.Follower, f.Followee), &ended[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	var keys, gone []*datastore.Key
+	var vals []any
+	followers, following := map[string]int64{}, map[string]int64{}
+	for i, f := range fs {
+		if c := chunks[chunkKeys[i]]; chunkFound[chunkKeys[i]].Found() {
+			c.IDs = slices.DeleteFunc(c.IDs, func(id string) bool { return id == f.Follower })
+			if x := idx[f.Followee]; idxFound[f.Followee].Found() && f.Chunk < len(x.Sizes) {
+				x.Sizes[f.Chunk] = int64(len(c.IDs))
+			}
+		}
+		ended[i].End(f.Gen(), removal)
+		ended[i].Of(f.Follower, f.Followee)
+		keys, vals = append(keys, EndedKey(s.db, f.Follower, f.Followee)), append(vals, &ended[i])
+		gone = append(gone, FollowKey(s.db, f.Follower, f.Followee))
+		followers[f.Followee]--
+		following[f.Follower]--
+	}
+	// One write per person, however many of the follows they are in.
+	for id, r := range people {
+		if followers[id] == 0 && following[id] == 0 {
+			continue
+		}
+		if err := r.Count(tx, followers[id], following[id]); err != nil {
+			return err
+		}
+	}
+	for k, c := range chunks {
+		if chunkFound[k].Found() {
+			keys, vals = append(keys, k), append(vals, c)
+		}
+	}
+	for user, x := range idx {
+		if idxFound[user].Found() {
+			keys, vals = append(keys, IndexKey(s.db, user)), append(vals, x)
+		}
+	}
+	if err := tx.PutMulti(keys, vals); err != nil {
+		return err
+	}
+	return tx.DeleteMulti(gone)
+}
+
+var errUnplanned = errors.New("graph: a follow to end has no removal job enqueued")
+
+// Block makes blocker block blocked and returns the blocked person. The
+// same transaction ends the follows between them both ways, each with the
+// job that removes its copies, enqueued before the commit (as an
+// unfollow's), so neither sees the other's activities at home; from then
+// on neither can follow the other. Blocking again changes nothing.
+func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.Person, error) {
+	if blocker == blocked {
+		return accounts.Person{}, blocks.ErrSelfBlock
+	}
+	removal := s.now().UnixMicro()
+	planned := map[string]bool{} // follows whose removal job is enqueued
+	var person accounts.Person
+	var err error
+	for attempt := 0; ; attempt++ {
+		l := s.db.Lookup()
+		ab, ba := l.Add(FollowKey(s.db, blocker, blocked), &Follow{}), l.Add(FollowKey(s.db, blocked, blocker), &Follow{})
+		to := accounts.Read(l, blocked)
+		if err := l.Run(ctx); err != nil {
+			return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
+		}
+		if !to.Exists() {
+			return accounts.Person{}, accounts.ErrNoSuchPerson
+		}
+		for _, f := range []struct {
+			ref                store.Ref
+			follower, followee string
+		}{{ab, blocker, blocked}, {ba, blocked, blocker}} {
+			if f.ref.Found() && !planned[f.follower] {
+				if err := s.jobs.Unfollowed(ctx, f.follower, f.followee, removal); err != nil {
+					return accounts.Person{}, err
+				}
+				planned[f.follower] = true
+			}
+		}
+		err = s.db.Update(ctx, func(tx *store.Tx) error {
+			var fab, fba Follow
+			l := tx.Lookup()
+			ab, ba := l.Add(FollowKey(s.db, blocker, blocked), &fab), l.Add(FollowKey(s.db, blocked, blocker), &fba)
+			people := map[string]*accounts.Record{blocker: accounts.Read(l, blocker), blocked: accounts.Read(l, blocked)}
+			already := blocks.ReadBetween(l, blocker, blocked)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			switch {
+			case !people[blocker].Exists():
+				return accounts.ErrBadToken // deleted meanwhile
+			case !people[blocked].Exists():
+				return accounts.ErrNoSuchPerson
+			}
+			person, _ = people[blocked].Person()
+			if already.First() {
+				return nil
+			}
+			var ending []*Follow
+			for _, f := range []struct {
+				ref    store.Ref
+				follow *Follow
+			}{{ab, &fab}, {ba, &fba}} {
+				if !f.ref.Found() {
+					continue
+				}
+				if !planned[f.follow.Follower] {
+					return errUnplanned // followed since the read above
+				}
+				ending = append(ending, f.follow)
+			}
+			if len(ending) > 0 {
+				if err := s.end(ctx, tx, ending, removal, people); err != nil {
+					return err
+				}
+				person, _ = people[blocked].Person()
+			}
+			return blocks.Set(tx, blocker, blocked, s.now())
+		})
+		if errors.Is(err, errUnplanned) && attempt < 3 {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
+	}
+	return person, nil
+}
+
+// Unblock ends blocker's block of blocked, if any. It restores no follow:
+// either may follow the other again.
+func (s *Service) Unblock(ctx context.Context, blocker, blocked string) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error { return blocks.Clear(tx, blocker, blocked) })
+	if err != nil {
+		return fmt.Errorf("graph.Unblock(%s, %s): %w", blocker, blocked, err)
+	}
+	return nil
+}
+
+// Blocks reports whether blocker blocks blocked.
+func (s *Service) Blocks(ctx context.Context, blocker, blocked string) (bool, error) {
+	l := s.db.Lookup()
+	b := blocks.ReadBetween(l, blocker, blocked)
+	if err := l.Run(ctx); err != nil {
+		return false, fmt.Errorf("graph.Blocks: %w", err)
+	}
+	return b.First(), nil
+}
+
+// Blocked lists the people user blocks, newest block first, as ids.
+func (s *Service) Blocked(ctx context.Context, user string, p store.PageRequest) ([]string, string, error) {
+	return blocks.List(ctx, s.db, user, p)
+}
+
+// eraseBatch is how many follows one transaction of an erasure ends.
+const eraseBatch = 25
+
+// Erase ends up to n follows of a deleted user, both ways, and returns how
+// many it ended: each leaves its follower chunk, and the other person's
+// count drops. It enqueues no job: the erasure deletes the user's
+// activities and takes the user out of every audience itself. Nothing
+// new appears once the user is gone: a follow checks both people in its
+// transaction.
+func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
+	done := 0
+	for _, field := range []string{"follower", "followee"} {
+		for done < n {
+			q := s.db.Query(KindFollow).FilterField(field, "=", user).KeysOnly()
+			keys, _, err := s.db.KeysFrom(ctx, q, "", min(eraseBatch, n-done))
+			if err != nil {
+				return done, fmt.Errorf("graph.Erase(%s): %w", user, err)
+			}
+			if len(keys) == 0 {
+				break
+			}
+			err = s.db.Update(ctx, func(tx *store.Tx) error {
+				l := tx.Lookup()
+				fs := make([]Follow, len(keys))
+				found := make([]store.Ref, len(keys))
+				people := map[string]*accounts.Record{}
+				for i, k := range keys {
+					found[i] = l.Add(k, &fs[i])
+					follower, followee, _ := strings.Cut(k.Name, "_")
+					for _, id := range []string{follower, followee} {
+						if people[id] == nil {
+							people[id] = accounts.Read(l, id)
+						}
+					}
+				}
+				if err := l.Run(ctx); err != nil {
+					return err
+				}
+				var ending []*Follow
+				for i := range fs {
+					if found[i].Found() {
+						ending = append(ending, &fs[i])
+					}
+				}
+				return s.end(ctx, tx, ending, 0, people)
+			})
+			if err != nil {
+				return done, fmt.Errorf("graph.Erase(%s): %w", user, err)
+			}
+			done += len(keys)
+		}
+	}
+	return done, nil
+}
+
+// EraseRest deletes, once Erase has ended every follow of a deleted user,
+// up to n of what is left of them: their follower index and chunks, and
+// the history of every pair they were in. It returns how many it deleted.
+func EraseRest(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	keys, _, err := db.KeysFrom(ctx, db.Query(KindFollowEnded).FilterField("pair", "=", user).KeysOnly(), "", n)
+	if err == nil && len(keys) < n {
+		var chunks []*datastore.Key
+		chunks, _, err = db.KeysFrom(ctx, db.Query(KindFollowerChunk).Ancestor(IndexKey(db, user)).KeysOnly(), "", n-len(keys))
+		keys = append(keys, chunks...)
+		if err == nil && len(keys) < n {
+			keys = append(keys, IndexKey(db, user))
+		}
+	}
+	if err == nil {
+		err = db.DeleteMulti(ctx, keys)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("graph.EraseRest(%s): %w", user, err)
+	}
+	return len(keys), nil
 }
 
 // Get returns follower's follow of followee, and whether there is one.
@@ -377,4 +619,21 @@ func (s *Service) page(ctx context.Context, q *datastore.Query, tag string, p st
 		out = append(out, pick(follower, followee))
 	}
 	return out, next, nil
+}
+
+// Each calls f with each person user follows (or, with followers, each of
+// user's followers) and since when, newest follow first, a page at a time
+// (for an export).
+func Each(ctx context.Context, db *store.DB, user string, followers bool, f func(id string, since time.Time) error) error {
+	field := "follower"
+	if followers {
+		field = "followee"
+	}
+	q := db.Query(KindFollow).FilterField(field, "=", user).Order("-created")
+	return store.Each[Follow](ctx, db, q, 500, func(_ *datastore.Key, fl *Follow) error {
+		if followers {
+			return f(fl.Follower, fl.Created)
+		}
+		return f(fl.Followee, fl.Created)
+	})
 }

@@ -25,6 +25,7 @@
 package groups
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,7 @@ var (
 	ErrMembersOnly   = derrors.New(derrors.PermissionDenied, "this group is closed: only its members see it")
 	ErrOwnerLeaves   = derrors.New(derrors.Conflict, "the owner cannot leave the group")
 	ErrTooManyGroups = derrors.New(derrors.Conflict, fmt.Sprintf("a user belongs to at most %d groups", MaxGroupsPerUser))
+	ErrOwnerGone     = derrors.New(derrors.Conflict, "the group's owner deleted their account; it is being handed to its longest member: try again shortly")
 )
 
 // Group is the stored group.
@@ -96,9 +98,11 @@ type Membership struct {
 // Invitation is the owner's invitation of a user to a group, until the
 // user joins (accepts) or leaves (declines).
 type Invitation struct {
-	GroupID   string    `datastore:"groupId,noindex"`
-	UserID    string    `datastore:"userId,noindex"`
-	InviterID string    `datastore:"inviterId,noindex"`
+	GroupID string `datastore:"groupId,noindex"`
+	// UserID and InviterID are indexed: erasing an account deletes the
+	// invitations it received and made.
+	UserID    string    `datastore:"userId"`
+	InviterID string    `datastore:"inviterId"`
 	Created   time.Time `datastore:"created,noindex"`
 }
 
@@ -201,7 +205,7 @@ func (s *Service) Create(ctx context.Context, owner, title, description, policy 
 			return err
 		}
 		if !u.Exists() {
-			return accounts.ErrNoSuchPerson
+			return accounts.ErrBadToken // deleted meanwhile
 		}
 		if taken.Found() {
 			if existing.OwnerID == owner && existing.Created.Equal(g.Created) {
@@ -344,11 +348,16 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 		}
 		switch {
 		case !u.Exists():
-			return accounts.ErrNoSuchPerson
+			return accounts.ErrBadToken // deleted meanwhile
 		case isMember.Found():
 			return nil // joined meanwhile
 		case len(ug.GroupIDs) >= MaxGroupsPerUser:
 			return ErrTooManyGroups
+		}
+		// Nobody joins while the owner's erasure hands the group on: it
+		// decides from the members it finds.
+		if owner, err := ownerExists(ctx, tx, &g); err != nil || !owner {
+			return cmp.Or(err, ErrOwnerGone)
 		}
 		g.MembersCount++
 		if !slices.Contains(ug.GroupIDs, group) {
@@ -358,6 +367,7 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 		vals := []any{&g, &Membership{GroupID: group, UserID: user, Created: created}, &ug}
 		if ended.Begin(created.UnixMicro()) {
 			// The removal under way spares what this membership sees.
+			ended.Of(group, user)
 			keys, vals = append(keys, EndedKey(s.db, group, user)), append(vals, &ended)
 		}
 		if err := tx.PutMulti(keys, vals); err != nil {
@@ -395,6 +405,7 @@ func (s *Service) invite(ctx context.Context, owner, group, user string) (View, 
 		l := tx.Lookup()
 		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &Membership{})
 		invited := l.Add(InvitationKey(s.db, group, user), &inv)
+		me, them := accounts.Read(l, owner), accounts.Read(l, user)
 		note := s.notes.Prepare(l, event)
 		if err := l.Run(ctx); err != nil {
 			return err
@@ -402,8 +413,12 @@ func (s *Service) invite(ctx context.Context, owner, group, user string) (View, 
 		switch {
 		case !hasGroup.Found():
 			return ErrNoSuchGroup
+		case !me.Exists():
+			return accounts.ErrBadToken // deleted meanwhile
 		case g.OwnerID != owner:
 			return ErrNotOwner
+		case !them.Exists():
+			return accounts.ErrNoSuchPerson
 		case isMember.Found():
 			return nil
 		}
@@ -474,6 +489,7 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
 		g.MembersCount = max(0, g.MembersCount-1)
 		ug.GroupIDs = slices.DeleteFunc(ug.GroupIDs, func(id string) bool { return id == group })
 		ended.End(m.Gen(), removal)
+		ended.Of(group, user)
 		err := tx.PutMulti([]*datastore.Key{GroupKey(s.db, group), UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}, []any{&g, &ug, &ended})
 		if err != nil {
 			return err
@@ -484,6 +500,16 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
 		return fmt.Errorf("groups.Leave(%s, %s, %s): %w", actor, group, user, err)
 	}
 	return nil
+}
+
+// ownerExists reads, in tx, whether g's owner still has an account.
+func ownerExists(ctx context.Context, tx *store.Tx, g *Group) (bool, error) {
+	l := tx.Lookup()
+	o := accounts.Read(l, g.OwnerID)
+	if err := l.Run(ctx); err != nil {
+		return false, err
+	}
+	return o.Exists(), nil
 }
 
 // Membership returns user's membership of group, and whether there is one.

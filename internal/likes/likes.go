@@ -9,11 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/blocks"
 	"socialstream/internal/notifications"
 	"socialstream/internal/store"
 )
@@ -24,7 +27,7 @@ const KindLike = "Like"
 // Like is one user's like of an activity.
 type Like struct {
 	ActivityID string    `datastore:"activityId"`
-	UserID     string    `datastore:"userId,noindex"`
+	UserID     string    `datastore:"userId"` // indexed: erasing an account deletes its likes
 	Created    time.Time `datastore:"created"`
 }
 
@@ -65,12 +68,21 @@ func (s *Service) Like(ctx context.Context, user, activity string) error {
 		l := tx.Lookup()
 		r := activities.ReadReaction(l, activity)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
+		me := accounts.Read(l, user)
+		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
 		note := s.notes.Prepare(l, event)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if err := r.Err(); err != nil || liked.Found() {
+		switch err := r.Err(); {
+		case err != nil:
 			return err
+		case !me.Exists():
+			return accounts.ErrBadToken // deleted meanwhile
+		case liked.Found():
+			return nil
+		case blocked.Any():
+			return blocks.ErrBlocked
 		}
 		if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
 			return err
@@ -111,6 +123,52 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 		return fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
 	}
 	return nil
+}
+
+// Erase deletes up to n likes of a deleted user, each with its count, and
+// returns how many it deleted.
+func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	done := 0
+	for done < n {
+		keys, _, err := db.KeysFrom(ctx, db.Query(KindLike).FilterField("userId", "=", user).KeysOnly(), "", min(25, n-done))
+		if err == nil && len(keys) > 0 {
+			err = db.Update(ctx, func(tx *store.Tx) error {
+				l := tx.Lookup()
+				rs := make([]*activities.Reaction, len(keys))
+				found := make([]store.Ref, len(keys))
+				for i, k := range keys {
+					activity, _, _ := strings.Cut(k.Name, "_")
+					rs[i], found[i] = activities.ReadReaction(l, activity), l.Add(k, &Like{})
+				}
+				if err := l.Run(ctx); err != nil {
+					return err
+				}
+				for i, r := range rs {
+					if found[i].Found() && r.Err() == nil { // one like per activity: one count each
+						if err := r.Count(tx, -1, 0); err != nil {
+							return err
+						}
+					}
+				}
+				return tx.DeleteMulti(keys)
+			})
+		}
+		if err != nil {
+			return done, fmt.Errorf("likes.Erase(%s): %w", user, err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		done += len(keys)
+	}
+	return done, nil
+}
+
+// Each calls f with each activity user likes and when, newest like
+// first, a page at a time (for an export).
+func Each(ctx context.Context, db *store.DB, user string, f func(activity string, created time.Time) error) error {
+	q := db.Query(KindLike).FilterField("userId", "=", user).Order("-created")
+	return store.Each[Like](ctx, db, q, 500, func(_ *datastore.Key, l *Like) error { return f(l.ActivityID, l.Created) })
 }
 
 // Likers lists who likes an activity, newest like first, as ids.

@@ -29,6 +29,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
@@ -82,7 +83,7 @@ type Notification struct {
 	Seq        int64     `datastore:"seq"`
 	Read       bool      `datastore:"read"`
 	Type       string    `datastore:"type,noindex"`
-	ActorID    string    `datastore:"actorId,noindex"`
+	ActorID    string    `datastore:"actorId"`    // indexed: erasing an account deletes what it caused
 	ActivityID string    `datastore:"activityId"` // indexed: deleting an activity deletes its notifications
 	GroupID    string    `datastore:"groupId,noindex"`
 	Published  time.Time `datastore:"published,noindex"`
@@ -102,11 +103,12 @@ type View struct {
 // Config tunes a Service.
 type Config struct {
 	Queue string // default "notifications"
-	// ActivityExists, when set, tells whether an activity exists, in the
-	// transaction of a job that writes notifications about it (package
-	// activities): none is made about an activity not committed yet, or
-	// deleted already, whose cleanup may be over.
-	ActivityExists func(tx *store.Tx, id string) (bool, error)
+	// Mentioned, when set, tells whether an activity exists and whom it
+	// mentions, in the transaction of a job that writes notifications
+	// about it (package activities): none is made about an activity not
+	// committed yet, or deleted already, whose cleanup may be over, and a
+	// mention only to someone the activity still mentions.
+	Mentioned func(tx *store.Tx, id string) (bool, []string, error)
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -186,13 +188,17 @@ func (s *Service) Expect(ctx context.Context, e Event) error {
 // Pending is an event's notifications as an operation's transaction read
 // them: Write makes those that do not exist yet.
 type Pending struct {
-	e     Event
-	users []string
-	refs  []store.Ref
+	e       Event
+	users   []string
+	refs    []store.Ref
+	people  []*accounts.Record
+	between []*blocks.Between
 }
 
 // Prepare adds the notifications of e to the lookup of the transaction
-// that makes the change e tells of. Nobody is notified of their own doing.
+// that makes the change e tells of, with each recipient and the blocks
+// between them and the actor. Nobody is notified of their own doing, and
+// nobody deleted, or blocked by the actor or blocking them.
 func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 	if e.Seq <= 0 {
 		e.Seq = s.ids.Next()
@@ -200,6 +206,8 @@ func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 	p := &Pending{e: e, users: e.recipients()}
 	for _, u := range p.users {
 		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
+		p.people = append(p.people, accounts.Read(l, u))
+		p.between = append(p.between, blocks.ReadBetween(l, u, e.ActorID))
 	}
 	return p
 }
@@ -210,7 +218,7 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 	var keys []*datastore.Key
 	var vals []*Notification
 	for i, u := range p.users {
-		if !p.refs[i].Found() {
+		if !p.refs[i].Found() && p.people[i].Exists() && !p.between[i].Any() {
 			keys = append(keys, Key(tx.DB(), u, p.e.ID))
 			vals = append(vals, p.e.notification(u))
 		}
@@ -272,8 +280,8 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		var n int
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
 			n = 0
-			if e.ActivityID != "" && s.cfg.ActivityExists != nil {
-				ok, err := s.cfg.ActivityExists(tx, e.ActivityID)
+			if e.ActivityID != "" && s.cfg.Mentioned != nil {
+				ok, mentioned, err := s.cfg.Mentioned(tx, e.ActivityID)
 				switch {
 				case err != nil:
 					return err
@@ -281,6 +289,9 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 					return ErrNotYet
 				case !ok:
 					return nil // never committed, or deleted: nothing to tell
+				}
+				if e.Type == Mention {
+					part.Recipients = slices.DeleteFunc(slices.Clone(part.Recipients), func(r string) bool { return !slices.Contains(mentioned, r) })
 				}
 			}
 			l := tx.Lookup()
@@ -343,34 +354,88 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 	if err != nil {
 		return nil, 0, "", err
 	}
-	var actors []string
-	for _, n := range vals {
-		actors = append(actors, n.ActorID)
-	}
-	people, err := s.acc.GetMulti(ctx, actors)
+	people, hidden, err := s.actors(ctx, user, vals)
 	if err != nil {
 		return nil, 0, "", err
 	}
-	out := make([]View, len(vals))
+	out := make([]View, 0, len(vals))
 	for i, n := range vals {
+		if hidden[n.ActorID] {
+			continue // from before a block
+		}
 		v := View{ID: keys[i].Name, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID,
 			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
 		if a, ok := people[n.ActorID]; ok {
 			v.Actor = &a
 		}
-		out[i] = v
+		out = append(out, v)
 	}
 	return out, unread, next, nil
 }
 
+// actors reads the actors of user's notifications ns in one lookup, with
+// the blocks between each and user: it returns the actors that exist, and
+// those user blocks or is blocked by, whose notifications from before the
+// block are not shown.
+func (s *Service) actors(ctx context.Context, user string, ns []Notification) (map[string]accounts.Person, map[string]bool, error) {
+	l := s.db.Lookup()
+	recs := map[string]*accounts.Record{}
+	between := map[string]*blocks.Between{}
+	for _, n := range ns {
+		if recs[n.ActorID] == nil && n.ActorID != "" {
+			recs[n.ActorID], between[n.ActorID] = accounts.Read(l, n.ActorID), blocks.ReadBetween(l, user, n.ActorID)
+		}
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, nil, fmt.Errorf("notifications: actors of %s: %w", user, err)
+	}
+	people, hidden := map[string]accounts.Person{}, map[string]bool{}
+	for id, r := range recs {
+		if p, ok := r.Person(); ok {
+			people[id] = p
+		}
+		hidden[id] = between[id].Any()
+	}
+	return people, hidden, nil
+}
+
 func (s *Service) unread(ctx context.Context, user string) (int64, error) {
-	// At most MaxKept, so counting the keys is cheap and needs no
-	// aggregation index.
-	keys, err := s.db.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).KeysOnly(), nil)
-	if err != nil {
+	// At most MaxKept, so reading them is cheap and needs no aggregation
+	// index.
+	var ns []Notification
+	if _, err := s.db.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false), &ns); err != nil {
 		return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
 	}
-	return int64(len(keys)), nil
+	_, hidden, err := s.actors(ctx, user, ns)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(0)
+	for _, x := range ns {
+		if !hidden[x.ActorID] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Erase deletes up to n notifications of a deleted user: those they
+// received and those they caused. It returns how many it deleted.
+func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
+	deleted := 0
+	for _, field := range []string{"userId", "actorId"} {
+		keys, _, err := s.db.KeysFrom(ctx, s.db.Query(Kind).FilterField(field, "=", user).KeysOnly(), "", n-deleted)
+		if err == nil {
+			err = s.db.DeleteMulti(ctx, keys)
+		}
+		if err != nil {
+			return deleted, fmt.Errorf("notifications.Erase(%s): %w", user, err)
+		}
+		if deleted += len(keys); deleted >= n {
+			break
+		}
+	}
+	return deleted, nil
 }
 
 // MarkRead marks user's notifications read: those with the given ids, or

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
@@ -118,8 +119,8 @@ func TestNothingAboutADeletedActivity(t *testing.T) {
 	exists := map[string]bool{"1": true}
 	gen := ids.New()
 	_, svc := newService(t, gen, nopQueue{}, notifications.Config{
-		ActivityExists: func(_ *store.Tx, id string) (bool, error) { return exists[id], nil },
-		GiveUpAfter:    time.Minute,
+		Mentioned:   func(_ *store.Tx, id string) (bool, []string, error) { return exists[id], []string{"1001"}, nil },
+		GiveUpAfter: time.Minute,
 	})
 	long := ids.NewNode(1, func() time.Time { return time.Now().Add(-2 * time.Minute) }).Next()
 	for _, c := range []struct {
@@ -199,5 +200,44 @@ func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notificatio
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The people the tests notify: nobody who does not exist is.
+	for _, id := range []string{"1001", "2002", "3003"} {
+		if err := db.Put(context.Background(), accounts.UserKey(db, id), &accounts.User{Username: "u" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return db, svc
+}
+
+// Nobody is notified who is gone, who blocks the actor or whom the actor
+// blocks, nor of a mention the activity no longer makes; the others are.
+func TestNotifiesOnlyWhomItMay(t *testing.T) {
+	ctx := context.Background()
+	db, svc := newService(t, ids.New(), nopQueue{}, notifications.Config{
+		Mentioned: func(_ *store.Tx, id string) (bool, []string, error) {
+			return true, []string{"1001", "3003", "4004", "5005"}, nil
+		},
+	})
+	for _, b := range []struct{ blocker, blocked string }{{"3003", "2002"}, {"2002", "5005"}} {
+		if err := db.Update(ctx, func(tx *store.Tx) error { return blocks.Set(tx, b.blocker, b.blocked, time.Now()) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Put(ctx, accounts.UserKey(db, "5005"), &accounts.User{Username: "u5005"}); err != nil {
+		t.Fatal(err)
+	}
+	// 1001 is mentioned; 3003 blocks the actor; 4004 does not exist; the
+	// actor blocks 5005; 6006 is not mentioned (any more).
+	e := notifications.Event{Type: notifications.Mention, ActorID: "2002", Recipients: []string{"1001", "3003", "4004", "5005", "6006"},
+		ActivityID: "7", ID: "mention-7", Seq: ids.New().Next()}
+	made, err := svc.Run(ctx, e)
+	if err != nil || made != 1 {
+		t.Fatalf("made %d, %v; want 1", made, err)
+	}
+	for _, u := range []string{"1001", "3003", "4004", "5005", "6006"} {
+		ok, err := db.Get(ctx, notifications.Key(db, u, e.ID), &notifications.Notification{})
+		if err != nil || ok != (u == "1001") {
+			t.Errorf("%s notified: %v, %v", u, ok, err)
+		}
+	}
 }

@@ -32,6 +32,7 @@ var Owners = []string{
 	"internal/comments",
 	"internal/notifications",
 	"internal/ratelimit",
+	"internal/blocks",
 }
 
 // Violation is one name of an owner's used outside it.

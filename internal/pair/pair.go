@@ -39,7 +39,13 @@ type Ended struct {
 	Removal int64 `datastore:"removal,noindex"`
 	Cutoff  int64 `datastore:"cutoff,noindex"`
 	Done    int64 `datastore:"done,noindex"`
+	// Pair holds the pair's two ids, indexed, so that erasing an account
+	// finds every history it is part of.
+	Pair []string `datastore:"pair"`
 }
+
+// Of records the pair's ids; the owner calls it before each write.
+func (e *Ended) Of(a, b string) { e.Pair = []string{a, b} }
 
 // Pending reports whether a removal is under way.
 func (e Ended) Pending() bool { return e.Removal > e.Done }

@@ -98,3 +98,41 @@ func Page[T any](ctx context.Context, db *DB, q *datastore.Query, tag string, p 
 		}
 	}
 }
+
+// Each runs q a page of batch results at a time, each page from the cursor
+// the last one ended at, and calls f with every result in order, so that
+// a long walk (an export) holds one page in memory. It stops at f's first
+// error.
+func Each[T any](ctx context.Context, db *DB, q *datastore.Query, batch int, f func(*datastore.Key, *T) error) error {
+	var cursor datastore.Cursor
+	for started := false; ; started = true {
+		pq := q.Limit(batch)
+		if started {
+			pq = pq.Start(cursor)
+		}
+		it := db.client.Run(ctx, pq)
+		n := 0
+		for {
+			var v T
+			k, err := it.Next(&v)
+			if errors.Is(err, iterator.Done) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("store.Each: %w", Convert(err))
+			}
+			n++
+			if err := f(k, &v); err != nil {
+				return err
+			}
+		}
+		if n < batch {
+			return nil
+		}
+		c, err := it.Cursor()
+		if err != nil {
+			return fmt.Errorf("store.Each: cursor: %w", Convert(err))
+		}
+		cursor = c
+	}
+}

@@ -302,6 +302,79 @@ func TestInvitationToAClosedGroup(t *testing.T) {
 	fay.checkConsole()
 }
 
+// TestBlockAndDeleteAccount drives a block from a person's page (asked
+// once more, it ends the follow and hides the follow button; the other
+// can then not follow), an unblock, the download of one's data and the
+// deletion of one's account behind the password.
+func TestBlockAndDeleteAccount(t *testing.T) {
+	_, hal, ivy := twoPeople(t, "hal", "ivy")
+	hal.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "ivy"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Follow @ivy"]`)),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Follow @ivy"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unfollow @ivy"]`)),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Block @ivy"]`)),
+	)
+	hal.waitFor(`document.querySelector('main .person .hint')?.textContent.includes('stop following each other')`, "the block explained", nil)
+	hal.shot("block-asked")
+	hal.clickButton("Block @ivy")
+	hal.waitFor(`!!document.querySelector('button[aria-label="Unblock @ivy"]')`, "an unblock button", nil)
+	if hal.eval(`!!document.querySelector('button[aria-label="Unfollow @ivy"]')?.offsetParent || !!document.querySelector('button[aria-label="Follow @ivy"]')?.offsetParent`) {
+		t.Error("a follow button shows for someone blocked")
+	}
+	if got := hal.text(`.person .counts`); got != "0 followers · 0 following" {
+		t.Errorf("ivy's counts after the block = %q", got)
+	}
+	hal.shot("blocked")
+
+	ivy.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "hal"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Follow @hal"]`)),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Follow @hal"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#error`)),
+	)
+	if msg := ivy.text(`#error`); !strings.Contains(msg, "blocks") {
+		t.Errorf("error for following someone who blocks you = %q", msg)
+	}
+	ivy.shot("follow-refused")
+
+	hal.clickButton("Unblock")
+	hal.waitFor(`!!document.querySelector('button[aria-label="Follow @ivy"]')?.offsetParent`, "a follow button again, not following", nil)
+
+	// Hal downloads his data, then deletes his account.
+	hal.do(chromedp.Click(chromedp.CSS(`#me-link`)))
+	hal.waitFor(`[...document.querySelectorAll('main button')].some(b => b.textContent === 'Download my data')`, "the download button", nil)
+	hal.clickButton("Download my data")
+	hal.waitFor(`document.querySelector('.account [role=status]')?.textContent.startsWith('Downloaded your data: 0 posts')`, "the download's summary", nil)
+	hal.checkLabels()
+	hal.checkFitsWidth()
+	hal.shot("account")
+	hal.do(chromedp.SendKeys(chromedp.CSS(`.danger-zone input[name=password]`), "wrong password"))
+	hal.clickButton("Delete my account")
+	hal.do(chromedp.WaitVisible(chromedp.CSS(`#error`)))
+	if msg := hal.text(`#error`); !strings.Contains(msg, "wrong password") {
+		t.Errorf("error for a wrong password = %q", msg)
+	}
+	if !hal.eval(`getComputedStyle(document.getElementById('nav')).display !== 'none'`) {
+		t.Fatal("signed out by a refused deletion")
+	}
+	hal.eval(`(document.querySelector('.danger-zone input[name=password]').value = '') === ''`)
+	hal.do(chromedp.SendKeys(chromedp.CSS(`.danger-zone input[name=password]`), "password-hal"))
+	hal.clickButton("Delete my account")
+	hal.do(chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)))
+	if msg := hal.text(`#error`); !strings.Contains(msg, "account is deleted") {
+		t.Errorf("message after the deletion = %q", msg)
+	}
+	hal.shot("deleted")
+	hal.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "hal"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-hal"+kb.Enter),
+	)
+	hal.waitFor(`document.getElementById('error').textContent.includes('wrong username or password')`, "the old login refused", nil)
+	hal.checkConsole()
+	ivy.checkConsole()
+}
+
 // twoPeople starts the stack and a browser with two tabs, each signed up
 // as its name.
 func twoPeople(t *testing.T, a, b string) (url string, ta, tb *tab) {

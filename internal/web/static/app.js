@@ -543,15 +543,19 @@ async function personView(name) {
     const res = await api('GET', rest('/people/@username:' + enc(name) + '/@self'));
     if (!isCurrent()) return;
     let person = res.entry;
-    let following = false;
-    if (!isMe) {
+    // Whether a list of the caller's holds the person: the person, or a 404.
+    const holds = async (list) => {
       try {
-        await api('GET', rest('/people/@me/@friends/' + enc(person.id)));
-        following = true;
+        await api('GET', rest(`/people/@me/${list}/` + enc(person.id)));
+        return true;
       } catch (err) {
         if (!(err instanceof ApiError) || err.status !== 404) throw err;
+        return false;
       }
-    }
+    };
+    let following = false;
+    let blocking = false;
+    if (!isMe) [following, blocking] = await Promise.all([holds('@friends'), holds('@blocked')]);
     if (!isCurrent()) return;
     const counts = h('p', { class: 'counts' });
     const setCounts = () => {
@@ -576,11 +580,47 @@ async function personView(name) {
       setFollow();
       setCounts();
     }));
+    // Blocking asks once more, in place, what it does.
+    const blockBox = h('div', { class: 'row' });
+    const blockBtn = h('button', { type: 'button', class: 'secondary' });
+    const setBlock = () => {
+      blockBtn.textContent = blocking ? 'Unblock' : 'Block';
+      blockBtn.setAttribute('aria-label', `${blocking ? 'Unblock' : 'Block'} @${person.preferredUsername}`);
+      followBtn.hidden = blocking;
+      put(blockBox, blockBtn);
+    };
+    const toggleBlock = () => guard(blockBtn, async () => {
+      if (blocking) {
+        await api('DELETE', rest('/people/@me/@blocked/' + enc(person.id)));
+      } else {
+        person = (await api('POST', rest('/people/@me/@blocked'), { id: person.id })).entry;
+        following = false;
+      }
+      blocking = !blocking;
+      setFollow();
+      setCounts();
+      setBlock();
+    });
+    blockBtn.addEventListener('click', () => {
+      if (blocking) return toggleBlock();
+      const yes = h('button', { type: 'button', text: 'Block @' + person.preferredUsername });
+      const no = h('button', { type: 'button', class: 'secondary', text: 'Cancel' });
+      yes.addEventListener('click', toggleBlock);
+      no.addEventListener('click', setBlock);
+      put(blockBox,
+        h('p', { class: 'hint', text: 'You will stop following each other, neither can follow the other, and ' +
+          'you will not see their posts, comments or notifications, nor they yours.' }),
+        yes, no);
+      yes.focus();
+    });
+    if (!isMe) setBlock();
     put(head,
       h('h1', { text: person.displayName }),
       h('p', { class: 'handle', text: '@' + person.preferredUsername }),
       counts,
-      isMe ? null : followBtn);
+      isMe ? null : followBtn,
+      isMe ? null : blockBox,
+      isMe ? account() : null);
     const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,
       'No posts yet.');
     put(box, h('h2', { text: 'Posts' }), feed);
@@ -592,6 +632,41 @@ async function personView(name) {
         : h('p', { class: 'empty', text: 'In no groups.' }));
     await feed.load(true);
   });
+}
+
+// account is the signed-in person's own controls: a download of their
+// data, and the deletion of their account behind their password.
+function account() {
+  const status = h('p', { class: 'hint', role: 'status' });
+  const download = h('button', { type: 'button', class: 'secondary', text: 'Download my data' });
+  download.addEventListener('click', () => guard(download, async () => {
+    const data = await api('GET', '/auth/account/export');
+    const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
+    const link = h('a', { href: URL.createObjectURL(blob), download: 'socialstream-' + state.me.preferredUsername + '.json' });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+    status.textContent = `Downloaded your data: ${plural(data.activities.length, 'post', 'posts')}, ` +
+      `${plural(data.comments.length, 'comment', 'comments')}, ${plural(data.likes.length, 'like', 'likes')}.`;
+  }));
+  const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
+  const remove = h('button', { type: 'submit', class: 'danger', text: 'Delete my account' });
+  const form = h('form', {
+    class: 'danger-zone', 'aria-labelledby': 'delete-account',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(remove, async () => {
+        await api('DELETE', '/auth/account', { password: password.value });
+        signedOut('Your account is deleted. Your posts, follows, groups, comments and likes are being erased.');
+      });
+    },
+  },
+  h('h2', { id: 'delete-account', text: 'Delete my account' }),
+  h('p', { text: 'This cannot be undone. Everything you posted, your follows, groups, comments, likes and ' +
+    'notifications are erased, and your username becomes free for anyone. Download your data first if you want to keep it.' }),
+  field('Your password', password), remove);
+  return h('div', { class: 'account' }, h('div', { class: 'row' }, download), status, form);
 }
 
 async function groupsView() {

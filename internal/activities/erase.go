@@ -1,0 +1,130 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/store"
+)
+
+// What the erasure of a deleted account (package lifecycle) asks of this
+// package. Each function does a bounded share of the work, can run any
+// number of times, and reports how much it did: none left once it
+// reports less than it was allowed. Nothing new of the user appears while
+// it runs: a post reads its author, and the people it mentions, in its
+// transaction, and a user's follows end before their audiences are
+// swept.
+
+// eraseBatch is how many activities one transaction of an erasure edits.
+const eraseBatch = 25
+
+// EraseAuthored deletes up to n activities of a deleted author, as Delete
+// does, each with its cleanup job enqueued before the commit (named by at,
+// the erasure's time, so a retried erasure enqueues none twice). It
+// returns how many it deleted.
+func (s *Service) EraseAuthored(ctx context.Context, author string, at int64, n int) (int, error) {
+	done := 0
+	for done < n {
+		keys, _, err := s.db.KeysFrom(ctx, s.db.Query(KindActivity).FilterField("userId", "=", author).KeysOnly(), "", min(eraseBatch, n-done))
+		if err != nil {
+			return done, fmt.Errorf("activities.EraseAuthored(%s): %w", author, err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		for _, k := range keys {
+			if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: k.Name, At: at}); err != nil {
+				return done, err
+			}
+		}
+		err = s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			acts := make([]Activity, len(keys))
+			found := make([]store.Ref, len(keys))
+			for i, k := range keys {
+				found[i] = l.Add(k, &acts[i])
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			var gone []*datastore.Key
+			for i, k := range keys {
+				if !found[i].Found() {
+					continue
+				}
+				// The other audience chunks go with the cleanup job.
+				gone = append(gone, k, StatsKey(s.db, k.Name), AudienceKey(s.db, k.Name, 0))
+				if acts[i].ExternalID != "" {
+					gone = append(gone, externalIDKey(s.db, author, acts[i].ExternalID))
+				}
+			}
+			return tx.DeleteMulti(gone)
+		})
+		if err != nil {
+			return done, fmt.Errorf("activities.EraseAuthored(%s): %w", author, err)
+		}
+		done += len(keys)
+	}
+	return done, nil
+}
+
+// EraseMentions takes a deleted user out of up to n activities that
+// mention them, and returns how many it changed.
+func EraseMentions(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	return sweep(ctx, db, db.Query(KindActivity).FilterField("mentionIds", "=", user).KeysOnly(), n,
+		func(tx *store.Tx, keys []*datastore.Key) error {
+			l := tx.Lookup()
+			acts := make([]Activity, len(keys))
+			found := make([]store.Ref, len(keys))
+			for i, k := range keys {
+				found[i] = l.Add(k, &acts[i])
+			}
+			if err := l.Run(context.Background()); err != nil {
+				return err
+			}
+			var put []*datastore.Key
+			var vals []*Activity
+			for i, k := range keys {
+				if found[i].Found() {
+					acts[i].MentionIDs = slices.DeleteFunc(acts[i].MentionIDs, func(id string) bool { return id == user })
+					put, vals = append(put, k), append(vals, &acts[i])
+				}
+			}
+			return tx.PutMulti(put, vals)
+		})
+}
+
+// EraseAudience takes a deleted user out of up to n audience chunks (the
+// home feed's copies), once every follow of theirs has ended, and returns
+// how many it changed.
+func EraseAudience(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	return sweep(ctx, db, db.Query(KindAudience).FilterField("followerIds", "=", user).KeysOnly(), n,
+		func(tx *store.Tx, keys []*datastore.Key) error {
+			_, err := RemoveFollower(tx, keys, user, time.Time{})
+			return err
+		})
+}
+
+// sweep edits, eraseBatch at a time in transactions, up to n entities of a
+// keys-only query whose matches the edit removes, and returns how many.
+func sweep(ctx context.Context, db *store.DB, q *datastore.Query, n int, edit func(*store.Tx, []*datastore.Key) error) (int, error) {
+	done := 0
+	for done < n {
+		keys, _, err := db.KeysFrom(ctx, q, "", min(eraseBatch, n-done))
+		if err == nil && len(keys) > 0 {
+			err = db.Update(ctx, func(tx *store.Tx) error { return edit(tx, keys) })
+		}
+		if err != nil {
+			return done, fmt.Errorf("activities: erase: %w", err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		done += len(keys)
+	}
+	return done, nil
+}

@@ -1,0 +1,190 @@
+package lifecycle
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/blocks"
+	"socialstream/internal/comments"
+	"socialstream/internal/graph"
+	"socialstream/internal/groups"
+	"socialstream/internal/likes"
+	"socialstream/internal/store"
+)
+
+// ExportPage is how many activities an export reads at a time; the other
+// lists go 500 at a time.
+const ExportPage = 100
+
+// Since is one link of the export's lists: a person, or an activity, and
+// since when.
+type Since struct {
+	ID    string `json:"id,omitempty"`
+	Since string `json:"since"`
+}
+
+// Like is a like as the export shows it.
+type Like struct {
+	ActivityID string `json:"activityId"`
+	Since      string `json:"since"`
+}
+
+// Export writes user's data to w as one JSON document: person, then
+// activities (newest first, with their counts), follows, followers,
+// groups, comments, likes, blocked and appData, each list read a page at
+// a time and written as it is read, so the document is never held in
+// memory; flush, when set, is called after each page. It checks the
+// person before writing anything: an error then has written nothing. An
+// error later leaves the document unfinished (the caller must make that
+// visible: the last field, "complete": true, is missing).
+func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush func()) error {
+	person, err := s.svc.Accounts.Get(ctx, user)
+	if err != nil {
+		return err
+	}
+	d := &doc{w: bufio.NewWriterSize(w, 32<<10), flush: flush}
+	d.raw("{")
+	d.field("exported", s.now().UTC().Format(time.RFC3339))
+	d.field("person", person)
+	d.list("activities", func(item func(any) error) error {
+		page := store.PageRequest{Count: ExportPage}
+		for {
+			vs, next, err := s.svc.Activities.Feed(ctx, activities.FeedRequest{Viewer: user, Selector: activities.Self, UserID: user, Page: page})
+			if err != nil {
+				return err
+			}
+			for _, v := range vs {
+				if err := item(v); err != nil {
+					return err
+				}
+			}
+			if next == "" {
+				return nil
+			}
+			page.Cursor = next
+			d.pageDone()
+		}
+	})
+	for _, followers := range []bool{false, true} {
+		name := "follows"
+		if followers {
+			name = "followers"
+		}
+		d.list(name, func(item func(any) error) error {
+			return graph.Each(ctx, s.db, user, followers, func(id string, since time.Time) error {
+				return item(Since{ID: id, Since: stamp(since)})
+			})
+		})
+	}
+	d.list("groups", func(item func(any) error) error {
+		// At most groups.MaxGroupsPerUser: one page.
+		gs, _, _, err := s.svc.Groups.OfUser(ctx, user, user, store.PageRequest{Count: groups.MaxGroupsPerUser})
+		for _, g := range gs {
+			if err == nil {
+				err = item(g)
+			}
+		}
+		return err
+	})
+	d.list("comments", func(item func(any) error) error {
+		return comments.Each(ctx, s.db, user, func(v comments.View) error { return item(v) })
+	})
+	d.list("likes", func(item func(any) error) error {
+		return likes.Each(ctx, s.db, user, func(activity string, since time.Time) error {
+			return item(Like{ActivityID: activity, Since: stamp(since)})
+		})
+	})
+	d.list("blocked", func(item func(any) error) error {
+		return blocks.Each(ctx, s.db, user, func(id string, since time.Time) error { return item(Since{ID: id, Since: stamp(since)}) })
+	})
+	d.field("appData", struct{}{})
+	d.field("complete", true)
+	d.raw("}\n")
+	if d.err == nil {
+		d.err = d.w.Flush()
+	}
+	if d.err != nil {
+		return fmt.Errorf("lifecycle.Export(%s): %w", user, d.err)
+	}
+	return nil
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// doc writes a JSON object a field at a time; its first error sticks.
+type doc struct {
+	w      *bufio.Writer
+	flush  func()
+	err    error
+	fields int
+}
+
+func (d *doc) raw(s string) {
+	if d.err == nil {
+		_, d.err = d.w.WriteString(s)
+	}
+}
+
+func (d *doc) value(v any) {
+	if d.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		d.err = err
+		return
+	}
+	_, d.err = d.w.Write(b)
+}
+
+func (d *doc) name(n string) {
+	if d.fields > 0 {
+		d.raw(",")
+	}
+	d.fields++
+	d.value(n)
+	d.raw(":")
+}
+
+func (d *doc) field(n string, v any) {
+	d.name(n)
+	d.value(v)
+}
+
+// pageDone sends what is written so far.
+func (d *doc) pageDone() {
+	if d.err == nil {
+		d.err = d.w.Flush()
+	}
+	if d.err == nil && d.flush != nil {
+		d.flush()
+	}
+}
+
+// list writes a field whose value is the list of what each gives item.
+func (d *doc) list(n string, each func(item func(any) error) error) {
+	d.name(n)
+	d.raw("[")
+	count := 0
+	err := each(func(v any) error {
+		if count > 0 {
+			d.raw(",")
+		}
+		count++
+		d.value(v)
+		if count%500 == 0 {
+			d.pageDone()
+		}
+		return d.err
+	})
+	if d.err == nil {
+		d.err = err
+	}
+	d.raw("]")
+	d.pageDone()
+}
