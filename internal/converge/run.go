@@ -1179,7 +1179,7 @@ func (r *runner) block(ctx context.Context, a *actor) (bool, error) {
 	_, out := r.writeIf(ctx, "block", http.MethodPost, "/social/rest/people/@me/@blocked", u.token, map[string]string{"id": b.id}, r.goneAnswer(b.id))
 	now := out == acked
 	if out == unknown {
-		items, err := r.c.list(ctx, "/social/rest/people/@me/@blocked?count=100", u.token)
+		items, err := r.c.list(ctx, "/social/rest/people/@me/@blocked", u.token)
 		if err != nil {
 			return true, err
 		}

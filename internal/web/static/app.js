@@ -13,6 +13,7 @@ const state = {
   me: null, // the signed-in person
   groups: [], // the signed-in person's groups
   view: 0, // bumped on each navigation; late answers for old views are dropped
+  notice: '', // a message for the next view (why one was signed out)
 };
 
 const $ = (id) => document.getElementById(id);
@@ -250,8 +251,10 @@ function signedOut(message) {
   state.groups = [];
   localStorage.removeItem(TOKEN_KEY);
   renderNav();
+  // Shown by the login view, once the navigation to it has cleared the
+  // last view's errors.
+  state.notice = message || '';
   go('#/login');
-  if (message) showError(message);
 }
 
 function renderNav() {
@@ -823,6 +826,10 @@ async function notificationsView() {
 
 function route() {
   clearError();
+  if (state.notice) {
+    showError(state.notice);
+    state.notice = '';
+  }
   const parts = (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent);
   const [name, a, b] = parts;
   if (!state.me) {
