@@ -27,47 +27,31 @@ const eraseBatch = 25
 // the erasure's time, so a retried erasure enqueues none twice). It
 // returns how many it deleted.
 func (s *Service) EraseAuthored(ctx context.Context, author string, at int64, n int) (int, error) {
-	done := 0
-	for done < n {
-		keys, _, err := s.db.KeysFrom(ctx, s.db.Query(KindActivity).FilterField("userId", "=", author).KeysOnly(), "", min(eraseBatch, n-done))
-		if err != nil {
-			return done, fmt.Errorf("activities.EraseAuthored(%s): %w", author, err)
-		}
-		if len(keys) == 0 {
-			break
-		}
+	q := s.db.Query(KindActivity).FilterField("userId", "=", author).KeysOnly()
+	done, err := s.db.Drain(ctx, q, n, eraseBatch, func(keys []*datastore.Key) error {
 		for _, k := range keys {
 			if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: k.Name, At: at}); err != nil {
-				return done, err
-			}
-		}
-		err = s.db.Update(ctx, func(tx *store.Tx) error {
-			l := tx.Lookup()
-			acts := make([]Activity, len(keys))
-			found := make([]store.Ref, len(keys))
-			for i, k := range keys {
-				found[i] = l.Add(k, &acts[i])
-			}
-			if err := l.Run(ctx); err != nil {
 				return err
 			}
+		}
+		return s.db.Update(ctx, func(tx *store.Tx) error {
 			var gone []*datastore.Key
-			for i, k := range keys {
-				if !found[i].Found() {
-					continue
-				}
+			_, err := editActivities(tx, keys, func(k *datastore.Key, a *Activity) bool {
 				// The other audience chunks go with the cleanup job.
 				gone = append(gone, k, StatsKey(s.db, k.Name), AudienceKey(s.db, k.Name, 0))
-				if acts[i].ExternalID != "" {
-					gone = append(gone, externalIDKey(s.db, author, acts[i].ExternalID))
+				if a.ExternalID != "" {
+					gone = append(gone, externalIDKey(s.db, author, a.ExternalID))
 				}
+				return false
+			})
+			if err != nil {
+				return err
 			}
 			return tx.DeleteMulti(gone)
 		})
-		if err != nil {
-			return done, fmt.Errorf("activities.EraseAuthored(%s): %w", author, err)
-		}
-		done += len(keys)
+	})
+	if err != nil {
+		return done, fmt.Errorf("activities.EraseAuthored(%s): %w", author, err)
 	}
 	return done, nil
 }
@@ -77,24 +61,11 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, at int64, n 
 func EraseMentions(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 	return sweep(ctx, db, db.Query(KindActivity).FilterField("mentionIds", "=", user).KeysOnly(), n,
 		func(tx *store.Tx, keys []*datastore.Key) error {
-			l := tx.Lookup()
-			acts := make([]Activity, len(keys))
-			found := make([]store.Ref, len(keys))
-			for i, k := range keys {
-				found[i] = l.Add(k, &acts[i])
-			}
-			if err := l.Run(context.Background()); err != nil {
-				return err
-			}
-			var put []*datastore.Key
-			var vals []*Activity
-			for i, k := range keys {
-				if found[i].Found() {
-					acts[i].MentionIDs = slices.DeleteFunc(acts[i].MentionIDs, func(id string) bool { return id == user })
-					put, vals = append(put, k), append(vals, &acts[i])
-				}
-			}
-			return tx.PutMulti(put, vals)
+			_, err := editActivities(tx, keys, func(_ *datastore.Key, a *Activity) bool {
+				a.MentionIDs = slices.DeleteFunc(a.MentionIDs, func(id string) bool { return id == user })
+				return true
+			})
+			return err
 		})
 }
 
@@ -112,19 +83,11 @@ func EraseAudience(ctx context.Context, db *store.DB, user string, n int) (int, 
 // sweep edits, eraseBatch at a time in transactions, up to n entities of a
 // keys-only query whose matches the edit removes, and returns how many.
 func sweep(ctx context.Context, db *store.DB, q *datastore.Query, n int, edit func(*store.Tx, []*datastore.Key) error) (int, error) {
-	done := 0
-	for done < n {
-		keys, _, err := db.KeysFrom(ctx, q, "", min(eraseBatch, n-done))
-		if err == nil && len(keys) > 0 {
-			err = db.Update(ctx, func(tx *store.Tx) error { return edit(tx, keys) })
-		}
-		if err != nil {
-			return done, fmt.Errorf("activities: erase: %w", err)
-		}
-		if len(keys) == 0 {
-			break
-		}
-		done += len(keys)
+	done, err := db.Drain(ctx, q, n, eraseBatch, func(keys []*datastore.Key) error {
+		return db.Update(ctx, func(tx *store.Tx) error { return edit(tx, keys) })
+	})
+	if err != nil {
+		return done, fmt.Errorf("activities: erase: %w", err)
 	}
 	return done, nil
 }

@@ -52,7 +52,7 @@ func AddGroup(tx *store.Tx, refs []Ref, group string) ([]string, error) {
 	for i, r := range refs {
 		keys[i] = Key(tx.DB(), r.ID)
 	}
-	return editGroups(tx, keys, func(a *Activity) bool {
+	return editActivities(tx, keys, func(_ *datastore.Key, a *Activity) bool {
 		if slices.Contains(a.GroupIDs, group) || len(a.GroupIDs) >= maxGroupCopies {
 			return false
 		}
@@ -65,7 +65,7 @@ func AddGroup(tx *store.Tx, refs []Ref, group string) ([]string, error) {
 // keys (from WithGroup) that were surely posted before cutoff (all of them
 // when cutoff is zero), and returns the ids of those it changed.
 func RemoveGroup(tx *store.Tx, keys []*datastore.Key, group string, cutoff time.Time) ([]string, error) {
-	return editGroups(tx, keys, func(a *Activity) bool {
+	return editActivities(tx, keys, func(_ *datastore.Key, a *Activity) bool {
 		if !slices.Contains(a.GroupIDs, group) || (!cutoff.IsZero() && !ids.MintedBefore(a.Seq, cutoff)) {
 			return false
 		}
@@ -74,9 +74,9 @@ func RemoveGroup(tx *store.Tx, keys []*datastore.Key, group string, cutoff time.
 	})
 }
 
-// editGroups reads the activities at keys in tx, applies edit to each that
-// exists, and writes those it changed.
-func editGroups(tx *store.Tx, keys []*datastore.Key, edit func(*Activity) bool) ([]string, error) {
+// editActivities reads the activities at keys in tx, applies edit to each
+// that exists, and writes those it changed, whose ids it returns.
+func editActivities(tx *store.Tx, keys []*datastore.Key, edit func(*datastore.Key, *Activity) bool) ([]string, error) {
 	l := tx.Lookup()
 	acts := make([]Activity, len(keys))
 	found := make([]store.Ref, len(keys))
@@ -90,7 +90,7 @@ func editGroups(tx *store.Tx, keys []*datastore.Key, edit func(*Activity) bool) 
 	var putKeys []*datastore.Key
 	var putVals []any
 	for i, k := range keys {
-		if found[i].Found() && edit(&acts[i]) {
+		if found[i].Found() && edit(k, &acts[i]) {
 			putKeys, putVals = append(putKeys, k), append(putVals, &acts[i])
 			changed = append(changed, k.Name)
 		}

@@ -200,52 +200,45 @@ func Each(ctx context.Context, db *store.DB, user string, f func(View) error) er
 // Erase deletes up to n comments of a deleted user, each with its count,
 // and returns how many it deleted.
 func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	done := 0
-	for done < n {
-		keys, _, err := db.KeysFrom(ctx, db.Query(KindComment).FilterField("userId", "=", user).KeysOnly(), "", min(25, n-done))
-		if err == nil && len(keys) > 0 {
-			err = db.Update(ctx, func(tx *store.Tx) error {
-				l := tx.Lookup()
-				cs := make([]Comment, len(keys))
-				found := make([]store.Ref, len(keys))
-				for i, k := range keys {
-					found[i] = l.Add(k, &cs[i])
+	q := db.Query(KindComment).FilterField("userId", "=", user).KeysOnly()
+	done, err := db.Drain(ctx, q, n, 25, func(keys []*datastore.Key) error {
+		return db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			cs := make([]Comment, len(keys))
+			found := make([]store.Ref, len(keys))
+			for i, k := range keys {
+				found[i] = l.Add(k, &cs[i])
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			// One count per activity, however many comments on it go.
+			per := map[string]int64{}
+			for i := range cs {
+				if found[i].Found() {
+					per[cs[i].ActivityID]++
 				}
-				if err := l.Run(ctx); err != nil {
-					return err
-				}
-				// One count per activity, however many comments on it go.
-				per := map[string]int64{}
-				for i := range cs {
-					if found[i].Found() {
-						per[cs[i].ActivityID]++
+			}
+			l = tx.Lookup()
+			rs := map[string]*activities.Reaction{}
+			for a := range per {
+				rs[a] = activities.ReadReaction(l, a)
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			for a, r := range rs {
+				if r.Err() == nil {
+					if err := r.Count(tx, 0, -per[a]); err != nil {
+						return err
 					}
 				}
-				l = tx.Lookup()
-				rs := map[string]*activities.Reaction{}
-				for a := range per {
-					rs[a] = activities.ReadReaction(l, a)
-				}
-				if err := l.Run(ctx); err != nil {
-					return err
-				}
-				for a, r := range rs {
-					if r.Err() == nil {
-						if err := r.Count(tx, 0, -per[a]); err != nil {
-							return err
-						}
-					}
-				}
-				return tx.DeleteMulti(keys)
-			})
-		}
-		if err != nil {
-			return done, fmt.Errorf("comments.Erase(%s): %w", user, err)
-		}
-		if len(keys) == 0 {
-			break
-		}
-		done += len(keys)
+			}
+			return tx.DeleteMulti(keys)
+		})
+	})
+	if err != nil {
+		return done, fmt.Errorf("comments.Erase(%s): %w", user, err)
 	}
 	return done, nil
 }

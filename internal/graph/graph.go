@@ -471,16 +471,9 @@ const eraseBatch = 25
 func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
 	done := 0
 	for _, field := range []string{"follower", "followee"} {
-		for done < n {
-			q := s.db.Query(KindFollow).FilterField(field, "=", user).KeysOnly()
-			keys, _, err := s.db.KeysFrom(ctx, q, "", min(eraseBatch, n-done))
-			if err != nil {
-				return done, fmt.Errorf("graph.Erase(%s): %w", user, err)
-			}
-			if len(keys) == 0 {
-				break
-			}
-			err = s.db.Update(ctx, func(tx *store.Tx) error {
+		q := s.db.Query(KindFollow).FilterField(field, "=", user).KeysOnly()
+		k, err := s.db.Drain(ctx, q, n-done, eraseBatch, func(keys []*datastore.Key) error {
+			return s.db.Update(ctx, func(tx *store.Tx) error {
 				l := tx.Lookup()
 				fs := make([]Follow, len(keys))
 				found := make([]store.Ref, len(keys))
@@ -505,10 +498,12 @@ func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
 				}
 				return s.end(ctx, tx, ending, 0, people)
 			})
-			if err != nil {
-				return done, fmt.Errorf("graph.Erase(%s): %w", user, err)
-			}
-			done += len(keys)
+		})
+		if done += k; err != nil {
+			return done, fmt.Errorf("graph.Erase(%s): %w", user, err)
+		}
+		if done >= n {
+			break
 		}
 	}
 	return done, nil

@@ -128,38 +128,31 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 // Erase deletes up to n likes of a deleted user, each with its count, and
 // returns how many it deleted.
 func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	done := 0
-	for done < n {
-		keys, _, err := db.KeysFrom(ctx, db.Query(KindLike).FilterField("userId", "=", user).KeysOnly(), "", min(25, n-done))
-		if err == nil && len(keys) > 0 {
-			err = db.Update(ctx, func(tx *store.Tx) error {
-				l := tx.Lookup()
-				rs := make([]*activities.Reaction, len(keys))
-				found := make([]store.Ref, len(keys))
-				for i, k := range keys {
-					activity, _, _ := strings.Cut(k.Name, "_")
-					rs[i], found[i] = activities.ReadReaction(l, activity), l.Add(k, &Like{})
-				}
-				if err := l.Run(ctx); err != nil {
-					return err
-				}
-				for i, r := range rs {
-					if found[i].Found() && r.Err() == nil { // one like per activity: one count each
-						if err := r.Count(tx, -1, 0); err != nil {
-							return err
-						}
+	q := db.Query(KindLike).FilterField("userId", "=", user).KeysOnly()
+	done, err := db.Drain(ctx, q, n, 25, func(keys []*datastore.Key) error {
+		return db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			rs := make([]*activities.Reaction, len(keys))
+			found := make([]store.Ref, len(keys))
+			for i, k := range keys {
+				activity, _, _ := strings.Cut(k.Name, "_")
+				rs[i], found[i] = activities.ReadReaction(l, activity), l.Add(k, &Like{})
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			for i, r := range rs {
+				if found[i].Found() && r.Err() == nil { // one like per activity: one count each
+					if err := r.Count(tx, -1, 0); err != nil {
+						return err
 					}
 				}
-				return tx.DeleteMulti(keys)
-			})
-		}
-		if err != nil {
-			return done, fmt.Errorf("likes.Erase(%s): %w", user, err)
-		}
-		if len(keys) == 0 {
-			break
-		}
-		done += len(keys)
+			}
+			return tx.DeleteMulti(keys)
+		})
+	})
+	if err != nil {
+		return done, fmt.Errorf("likes.Erase(%s): %w", user, err)
 	}
 	return done, nil
 }

@@ -344,3 +344,22 @@ func (l *Lookup) Run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Drain runs the keys-only query q for batch keys at a time and hands each
+// batch to f, which must take them out of q's matches (delete or edit
+// them), until f has been given n keys or q finds no more. It returns how
+// many keys f was given. An erasure's steps are made of it.
+func (db *DB) Drain(ctx context.Context, q *datastore.Query, n, batch int, f func([]*datastore.Key) error) (int, error) {
+	done := 0
+	for done < n {
+		keys, err := db.GetAll(ctx, q.Limit(min(batch, n-done)), nil)
+		if err != nil || len(keys) == 0 {
+			return done, err
+		}
+		if err := f(keys); err != nil {
+			return done, err
+		}
+		done += len(keys)
+	}
+	return done, nil
+}
