@@ -54,6 +54,10 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 		{"POST", "/social/rpc"},
 		{"POST", "/social/rest/groups/@all/" + closed + "/members"}, {"DELETE", "/social/rest/groups/@all/" + closed + "/members/" + other.id},
 		{"POST", "/auth/logout?all=true"}, {"POST", "/_tasks/notify"}, {"POST", "/_tasks/tokens"},
+		{"GET", "/auth/account/export"}, {"DELETE", "/auth/account"}, {"POST", "/_tasks/erase"},
+		{"GET", "/social/rest/people/@me/@blocked"}, {"POST", "/social/rest/people/@me/@blocked"},
+		{"GET", "/social/rest/people/@me/@blocked/" + other.id}, {"DELETE", "/social/rest/people/@me/@blocked/" + other.id},
+		{"GET", "/social/rest/people/" + other.id + "/@blocked"},
 	}
 	bodies := []string{
 		``, `null`, `[]`, `"text"`, `12`, `{`, `{"id":{}}`, `{"title":[1],"text":{},"ids":"x","all":"yes","count":"9"}`,
@@ -68,7 +72,7 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 		for _, b := range bodies {
 			for _, q := range queries {
 				var body any
-				if ep.method != "GET" && ep.method != "DELETE" {
+				if ep.method != "GET" && (ep.method != "DELETE" || ep.path == "/auth/account") {
 					body = b
 				}
 				r := e.do(ep.method, ep.path+q, u.token, body)

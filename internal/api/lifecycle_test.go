@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -436,5 +437,40 @@ func TestExport(t *testing.T) {
 	case len(doc.Groups) != 1 || len(doc.Comments) != 1 || doc.Comments[0]["text"] != "mine" ||
 		len(doc.Likes) != 1 || doc.Likes[0]["activityId"] != bobs || len(doc.Blocked) != 0 || doc.AppData == nil:
 		t.Errorf("groups %v, comments %v, likes %v, blocked %v, appData %v", doc.Groups, doc.Comments, doc.Likes, doc.Blocked, doc.AppData)
+	}
+}
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(b []byte) (int, error) {
+	if w.n < len(b) {
+		return 0, errors.New("connection gone")
+	}
+	w.n -= len(b)
+	return len(b), nil
+}
+
+// An export that cannot finish says so: its error comes back, and what was
+// written has no "complete" field.
+func TestExportFailureIsVisible(t *testing.T) {
+	e := newEnv(t)
+	a := e.register("alice")
+	for i := range 3 {
+		e.post(a, fmt.Sprintf("post %d", i))
+	}
+	if err := e.svc.Lifecycle.Export(context.Background(), a.id, &failAfter{n: 10}, nil); err == nil {
+		t.Error("an export whose writes fail answered no error")
+	}
+	var buf strings.Builder
+	flushes := 0
+	if err := e.svc.Lifecycle.Export(context.Background(), a.id, &buf, func() { flushes++ }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(buf.String(), `"complete":true}`+"\n") || flushes < 7 {
+		t.Errorf("export ends %q after %d flushes; want complete, flushed after each list", buf.String()[max(0, buf.Len()-40):], flushes)
+	}
+	if err := e.svc.Lifecycle.Export(context.Background(), "123", &buf, nil); err == nil {
+		t.Error("an export of nobody answered no error")
 	}
 }

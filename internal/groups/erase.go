@@ -11,7 +11,8 @@ import (
 	"socialstream/internal/store"
 )
 
-// errMoved says the member a handover chose left meanwhile: choose again.
+// errMoved says the group changed hands, or the member a handover chose
+// left, since the handover looked: look again.
 var errMoved = errors.New("groups: the chosen member left")
 
 // Erase takes a deleted user out of up to n of their groups, and returns
@@ -56,7 +57,8 @@ func (s *Service) leaveGone(ctx context.Context, group, user string) error {
 		return err
 	}
 	heir := ""
-	if ok && g.OwnerID == user {
+	owned := ok && g.OwnerID == user
+	if owned {
 		// The longest member other than the user.
 		q := s.db.Query(KindMembership).FilterField("groupId", "=", group).Order("created").KeysOnly()
 		keys, _, err := s.db.KeysFrom(ctx, q, "", 2)
@@ -85,6 +87,8 @@ func (s *Service) leaveGone(ctx context.Context, group, user string) error {
 		switch {
 		case !hasGroup.Found() || !isMember.Found():
 			return tx.DeleteMulti(gone)
+		case g.OwnerID == user && !owned:
+			return errMoved // handed to the user since: choose an heir
 		case g.OwnerID != user:
 		case heir == "":
 			return tx.DeleteMulti(append(gone, GroupKey(s.db, group)))
