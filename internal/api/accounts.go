@@ -131,9 +131,7 @@ func (s *Server) export(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	started := false
 	w := &startWriter{ResponseWriter: c.Writer, start: func() {
-		started = true
 		h := c.Writer.Header()
 		h.Set("Content-Type", "application/json; charset=utf-8")
 		h.Set("Content-Disposition", `attachment; filename="socialstream-export.json"`)
@@ -143,7 +141,7 @@ func (s *Server) export(c *gin.Context) {
 	err := s.lifecycle.Export(c.Request.Context(), caller(c), w, c.Writer.Flush)
 	switch {
 	case err == nil:
-	case !started:
+	case !w.started:
 		s.fail(c, err)
 	default:
 		// Part of the document is sent: end the response abruptly, so
@@ -156,13 +154,13 @@ func (s *Server) export(c *gin.Context) {
 // startWriter calls start before the first byte it writes.
 type startWriter struct {
 	gin.ResponseWriter
-	start func()
-	done  bool
+	start   func()
+	started bool
 }
 
 func (w *startWriter) Write(b []byte) (int, error) {
-	if !w.done {
-		w.done = true
+	if !w.started {
+		w.started = true
 		w.start()
 	}
 	return w.ResponseWriter.Write(b)

@@ -98,14 +98,11 @@ func Each(ctx context.Context, db *store.DB, blocker string, f func(id string, c
 func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 	deleted := 0
 	for _, field := range []string{"blocker", "blocked"} {
-		keys, _, err := db.KeysFrom(ctx, db.Query(KindBlock).FilterField(field, "=", user).KeysOnly(), "", n-deleted)
-		if err == nil {
-			err = db.DeleteMulti(ctx, keys)
-		}
-		if err != nil {
+		k, err := db.Drain(ctx, db.Query(KindBlock).FilterField(field, "=", user).KeysOnly(), n-deleted, 500,
+			func(keys []*datastore.Key) error { return db.DeleteMulti(ctx, keys) })
+		if deleted += k; err != nil {
 			return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)
 		}
-		deleted += len(keys)
 		if deleted >= n {
 			break
 		}

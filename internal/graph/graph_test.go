@@ -161,3 +161,76 @@ func TestChunksFillAndReuseRoom(t *testing.T) {
 			len(c0.IDs), slices.Contains(c0.IDs, users[2]), slices.Contains(c0.IDs, filler[10]))
 	}
 }
+
+// hookJobs runs hook (once) when the first removal job is enqueued, and
+// records the removals enqueued.
+type hookJobs struct {
+	graph.Jobs
+	hook     func()
+	removals [][2]string
+}
+
+func (h *hookJobs) Unfollowed(ctx context.Context, follower, followee string, removal int64) error {
+	h.removals = append(h.removals, [2]string{follower, followee})
+	if f := h.hook; f != nil {
+		h.hook = nil
+		f()
+	}
+	return h.Jobs.Unfollowed(ctx, follower, followee, removal)
+}
+
+// A follow that commits between a block's look at the pair and its
+// transaction is ended by the block too, with its removal job enqueued
+// before the commit: the block plans again rather than end a follow
+// whose copies no job would remove.
+func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var people []string
+	for _, name := range []string{"blocker", "blocked"} {
+		p, _, err := acc.Register(ctx, name, "password1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		people = append(people, p.ID)
+	}
+	a, b := people[0], people[1]
+	if _, err := svc.Graph.Follow(ctx, a, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	jobs := &hookJobs{Jobs: svc.Rebuild, hook: func() {
+		if _, err := svc.Graph.Follow(ctx, b, a, nil); err != nil {
+			t.Error(err)
+		}
+	}}
+	g, err := graph.New(db, svc.Notifications, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	person, err := g.Block(ctx, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if person.FollowersCount != 0 || person.FollowingCount != 0 {
+		t.Errorf("blocked person's counts %d/%d, want 0/0", person.FollowersCount, person.FollowingCount)
+	}
+	for _, pair := range [][2]string{{a, b}, {b, a}} {
+		if _, ok, err := g.Get(ctx, pair[0], pair[1]); err != nil || ok {
+			t.Errorf("follow %v survives the block: %v, %v", pair, ok, err)
+		}
+		if !slices.Contains(jobs.removals, pair) {
+			t.Errorf("no removal job for %v; enqueued %v", pair, jobs.removals)
+		}
+	}
+	if p, err := acc.Get(ctx, a); err != nil || p.FollowersCount != 0 || p.FollowingCount != 0 {
+		t.Errorf("blocker's counts %+v, %v; want 0/0", p, err)
+	}
+}

@@ -350,11 +350,12 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 	if err != nil {
 		return nil, 0, "", err
 	}
-	unread, err := s.unread(ctx, user)
+	unread, err := s.unreadOnes(ctx, user)
 	if err != nil {
 		return nil, 0, "", err
 	}
-	people, hidden, err := s.actors(ctx, user, vals)
+	// The actors of the page and of the unread ones, in one lookup.
+	people, hidden, err := s.actors(ctx, user, append(slices.Clip(vals), unread...))
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -370,7 +371,7 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 		}
 		out = append(out, v)
 	}
-	return out, unread, next, nil
+	return out, visible(unread, hidden), next, nil
 }
 
 // actors reads the actors of user's notifications ns in one lookup, with
@@ -399,24 +400,25 @@ func (s *Service) actors(ctx context.Context, user string, ns []Notification) (m
 	return people, hidden, nil
 }
 
-func (s *Service) unread(ctx context.Context, user string) (int64, error) {
-	// At most MaxKept, so reading them is cheap and needs no aggregation
-	// index.
+// unreadOnes returns user's unread notifications: at most MaxKept, so
+// reading them is cheap and needs no aggregation index.
+func (s *Service) unreadOnes(ctx context.Context, user string) ([]Notification, error) {
 	var ns []Notification
 	if _, err := s.db.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false), &ns); err != nil {
-		return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		return nil, fmt.Errorf("notifications.unread(%s): %w", user, err)
 	}
-	_, hidden, err := s.actors(ctx, user, ns)
-	if err != nil {
-		return 0, err
-	}
+	return ns, nil
+}
+
+// visible counts the notifications of ns whose actor is not hidden.
+func visible(ns []Notification, hidden map[string]bool) int64 {
 	n := int64(0)
 	for _, x := range ns {
 		if !hidden[x.ActorID] {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // Erase deletes up to n notifications of a deleted user: those they
@@ -424,14 +426,12 @@ func (s *Service) unread(ctx context.Context, user string) (int64, error) {
 func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
 	deleted := 0
 	for _, field := range []string{"userId", "actorId"} {
-		keys, _, err := s.db.KeysFrom(ctx, s.db.Query(Kind).FilterField(field, "=", user).KeysOnly(), "", n-deleted)
-		if err == nil {
-			err = s.db.DeleteMulti(ctx, keys)
-		}
-		if err != nil {
+		k, err := s.db.Drain(ctx, s.db.Query(Kind).FilterField(field, "=", user).KeysOnly(), n-deleted, 500,
+			func(keys []*datastore.Key) error { return s.db.DeleteMulti(ctx, keys) })
+		if deleted += k; err != nil {
 			return deleted, fmt.Errorf("notifications.Erase(%s): %w", user, err)
 		}
-		if deleted += len(keys); deleted >= n {
+		if deleted >= n {
 			break
 		}
 	}
