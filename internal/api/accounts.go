@@ -90,7 +90,7 @@ func (s *Server) logout(c *gin.Context) {
 	if all {
 		_, err = s.accounts.LogoutAll(c.Request.Context(), caller(c))
 	} else {
-		token, _ := bearer(c.GetHeader("Authorization"))
+		token, _ := tokenOf(c)
 		err = s.accounts.Logout(c.Request.Context(), token)
 	}
 	if err != nil {

@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
-	"strings"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -16,8 +16,9 @@ type activityParams struct {
 	UserID      string          `json:"userId"`
 	GroupID     string          `json:"groupId"`
 	AppID       string          `json:"appId"`
-	ActivityIDs []string        `json:"activityIds"`
+	ActivityIDs list            `json:"activityIds"`
 	Activity    *activityFields `json:"activity"`
+	Fields      list            `json:"fields"`
 	paging
 }
 
@@ -33,10 +34,13 @@ type activityFields struct {
 
 func activitiesGetFromRequest(c *gin.Context) (activityParams, error) {
 	p := activityParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), AppID: c.Param("appId")}
-	if ids := c.Param("ids"); ids != "" {
-		p.ActivityIDs = strings.Split(ids, ",")
-	}
 	var err error
+	if p.ActivityIDs, err = splitList([]string{c.Param("ids")}); err != nil {
+		return p, err
+	}
+	if p.Fields, err = listFromQuery(c, "fields"); err != nil {
+		return p, err
+	}
 	p.paging, err = pagingFromQuery(c)
 	return p, err
 }
@@ -52,10 +56,26 @@ func activitiesCreateFromRequest(c *gin.Context) (activityParams, error) {
 }
 
 func activitiesDeleteFromRequest(c *gin.Context) (activityParams, error) {
-	return activityParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), AppID: c.Param("appId"), ActivityIDs: []string{c.Param("ids")}}, nil
+	p := activityParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), AppID: c.Param("appId")}
+	var err error
+	p.ActivityIDs, err = splitList([]string{c.Param("ids")})
+	return p, err
 }
 
+// activitiesGet answers activities.get, with only the fields asked for.
 func (s *Server) activitiesGet(ctx context.Context, caller string, p activityParams) (any, error) {
+	keep, err := p.Fields.selection()
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.findActivities(ctx, caller, p)
+	if err != nil {
+		return nil, err
+	}
+	return selectFields(body, keep)
+}
+
+func (s *Server) findActivities(ctx context.Context, caller string, p activityParams) (any, error) {
 	if p.UserID == "" {
 		p.UserID = "@me"
 	}
@@ -149,8 +169,24 @@ func (s *Server) activitiesDelete(ctx context.Context, caller string, p activity
 	if err := s.checkOwnSelf(ctx, caller, p); err != nil {
 		return nil, err
 	}
-	if len(p.ActivityIDs) != 1 || p.ActivityIDs[0] == "" {
-		return nil, derrors.New(derrors.InvalidArgument, "give exactly one activity id")
+	ids := slices.Compact(slices.Sorted(slices.Values(p.ActivityIDs)))
+	switch {
+	case len(ids) == 0:
+		return nil, derrors.New(derrors.InvalidArgument, "give the id of the activity to delete")
+	case len(ids) > 1:
+		// Several: all must be the caller's before any goes.
+		found, err := s.activities.Get(ctx, caller, caller, "", ids)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) != len(ids) {
+			return nil, derrors.New(derrors.NotFound, "not all of those activities exist and are yours; none was deleted")
+		}
 	}
-	return nil, s.activities.Delete(ctx, caller, p.ActivityIDs[0])
+	for _, id := range ids {
+		if err := s.activities.Delete(ctx, caller, id); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }

@@ -81,6 +81,10 @@ func unmarshal(data []byte, dst any) error {
 }
 
 func jsonError(err error) error {
+	var de *derrors.Error
+	if errors.As(err, &de) {
+		return err // a parameter's own check (list)
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field != "" {

@@ -58,6 +58,10 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 		{"GET", "/social/rest/people/@me/@blocked"}, {"POST", "/social/rest/people/@me/@blocked"},
 		{"GET", "/social/rest/people/@me/@blocked/" + other.id}, {"DELETE", "/social/rest/people/@me/@blocked/" + other.id},
 		{"GET", "/social/rest/people/" + other.id + "/@blocked"},
+		{"GET", "/social/rest/appdata/@me/@self/@app"}, {"PUT", "/social/rest/appdata/@me/@self/chess"},
+		{"POST", "/social/rest/appdata/@me/@self/chess"}, {"DELETE", "/social/rest/appdata/@me/@self/chess"},
+		{"GET", "/social/rest/appdata/" + other.id + ",@me/@self/chess"}, {"PUT", "/social/rest/appdata/" + other.id + "/@self/chess"},
+		{"POST", "/social/rpc?st=junk"},
 	}
 	bodies := []string{
 		``, `null`, `[]`, `"text"`, `12`, `{`, `{"id":{}}`, `{"title":[1],"text":{},"ids":"x","all":"yes","count":"9"}`,
@@ -65,8 +69,13 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 		"\xff\xfe{}", `{"method":"activities.get","params":{"count":-1,"cursor":"%%%"}}`,
 		`{"title":"\u202egnp","text":"\u0000","displayName":"\u001b[2J","description":"\u2066","id":"` + other.id + `"}`,
 		`[{"method":"groups.join","params":{"groupId":"` + closed + `","userId":"` + other.id + `"}},{"method":"nope"},{"method":"activities.create","params":{"activity":{"title":"@a @bb @ccc @dddd"}}}]`,
+		`[{"method":"appdata.update","params":{"data":{"k":5},"userId":["@me","` + other.id + `"]}},{"method":"people.get","params":{"userId":[1,2],"fields":7}},` +
+			`{"method":"activities.get","params":{"activityId":{"x":1},"activityIds":["1"]}},{"method":"system.listMethods","params":[]},` +
+			`{"method":"appdata.get","params":{"userId":",,,","appId":"@app/x","fields":["a b"]}},{"method":"likes.create","params":{"activityId":["1","2"]}},` +
+			`{"method":"groups.get","params":{"groupId":"@self","userId":"@owner"}},{"method":"appdata.delete","params":{"groupId":"@friends"}}]`,
+		`{"big": "` + strings.Repeat("x", 70000) + `"}`,
 	}
-	queries := []string{"", "?count=-5", "?count=1e9", "?cursor=" + strings.Repeat("A", 5000), "?cursor=" + forged, "?startIndex=x", "?%zz", "?copyLimit=9999999999999999999", "?keepHistory=2", "?all=2"}
+	queries := []string{"", "?count=-5", "?count=1e9", "?cursor=" + strings.Repeat("A", 5000), "?cursor=" + forged, "?startIndex=x", "?%zz", "?copyLimit=9999999999999999999", "?keepHistory=2", "?all=2", "?fields=a%20b,@all,,", "?fields=" + strings.Repeat("f,", 200)}
 	limited := 0
 	for _, ep := range endpoints {
 		for _, b := range bodies {

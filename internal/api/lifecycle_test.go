@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -132,6 +133,11 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if r := e.do("POST", "/social/rest/people/@me/@blocked", b.token, map[string]string{"id": v.id}); r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
+	for _, u := range []user{v, a} {
+		if r := e.do("PUT", "/social/rest/appdata/@me/@self/notes", u.token, map[string]string{"theme": "dark"}); r.status != 204 {
+			t.Fatal(r.status, string(r.raw))
+		}
+	}
 	e.settle()
 	if found, _ := mentionsOf(t, e.db, v.id); len(found) < 20 {
 		t.Fatalf("the setup left only %d traces of the user: %v", len(found), found)
@@ -163,7 +169,7 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 		t.Errorf("after the erasure, %d entities still name the user:\n%s", len(found), strings.Join(found, "\n"))
 	}
 	t.Logf("kinds counted after the erasure: %v", counted)
-	for _, kind := range []string{"Activity", "Audience", "Membership", "Group", "Comment", "Notification", "Token", "User", "Username"} {
+	for _, kind := range []string{"Activity", "Audience", "Membership", "Group", "Comment", "Notification", "Token", "User", "Username", "AppData"} {
 		if counted[kind] == 0 {
 			t.Errorf("no %s left at all: the check looked at nothing", kind)
 		}
@@ -406,6 +412,9 @@ func TestExport(t *testing.T) {
 	if r := e.do("POST", "/social/rest/groups/@me", a.token, map[string]string{"title": "hers"}); r.status != 201 {
 		t.Fatal(r.status)
 	}
+	if r := e.do("PUT", "/social/rest/appdata/@me/@self/notes", a.token, map[string]string{"theme": "dark"}); r.status != 204 {
+		t.Fatal(r.status)
+	}
 	e.wantError(e.do("GET", "/auth/account/export", "", nil), http.StatusUnauthorized)
 	r := e.do("GET", "/auth/account/export", a.token, nil)
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") ||
@@ -435,7 +444,8 @@ func TestExport(t *testing.T) {
 	case len(doc.Follows) != 1 || doc.Follows[0]["id"] != b.id || len(doc.Followers) != 1 || doc.Followers[0]["id"] != b.id:
 		t.Errorf("follows %v, followers %v", doc.Follows, doc.Followers)
 	case len(doc.Groups) != 1 || len(doc.Comments) != 1 || doc.Comments[0]["text"] != "mine" ||
-		len(doc.Likes) != 1 || doc.Likes[0]["activityId"] != bobs || len(doc.Blocked) != 0 || doc.AppData == nil:
+		len(doc.Likes) != 1 || doc.Likes[0]["activityId"] != bobs || len(doc.Blocked) != 0 ||
+		!reflect.DeepEqual(doc.AppData, map[string]any{"notes": map[string]any{"theme": "dark"}}):
 		t.Errorf("groups %v, comments %v, likes %v, blocked %v, appData %v", doc.Groups, doc.Comments, doc.Likes, doc.Blocked, doc.AppData)
 	}
 }

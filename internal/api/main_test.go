@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -25,7 +26,16 @@ import (
 	"socialstream/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) {
+	code := testenv.Main(m)
+	if code == 0 {
+		if err := checkContractCovered(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // env is one test's API over real HTTP, in its own namespace.
 type env struct {
@@ -152,6 +162,7 @@ func (e *env) do(method, path, token string, body any, headers ...string) resp {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
+	checkContract(e.t, req, res.StatusCode, res.Header, raw)
 	r := resp{status: res.StatusCode, raw: raw, header: res.Header}
 	if len(raw) > 0 && raw[0] == '{' {
 		if err := json.Unmarshal(raw, &r.body); err != nil {

@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -29,17 +31,37 @@ type peopleParams struct {
 	// PersonID asks whether one person is in the @friends or @followers
 	// list: the answer is that person, or a 404.
 	PersonID string `json:"personId"`
+	// UserIDs are several people to read under @self (JSON-RPC's userId
+	// as a list); then UserID is ignored.
+	UserIDs list `json:"userIds"`
+	Fields  list `json:"fields"`
 	paging
 }
 
 func peopleGetFromRequest(c *gin.Context) (peopleParams, error) {
 	p := peopleParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), PersonID: c.Param("target")}
 	var err error
+	if p.Fields, err = listFromQuery(c, "fields"); err != nil {
+		return p, err
+	}
 	p.paging, err = pagingFromQuery(c)
 	return p, err
 }
 
+// peopleGet answers people.get, with only the fields asked for.
 func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (any, error) {
+	keep, err := p.Fields.selection()
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.findPeople(ctx, caller, p)
+	if err != nil {
+		return nil, err
+	}
+	return selectFields(body, keep)
+}
+
+func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) (any, error) {
 	if p.UserID == "" {
 		p.UserID = "@me"
 	}
@@ -48,6 +70,12 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 	}
 	if p.PersonID != "" && p.GroupID != "@friends" && p.GroupID != "@followers" && p.GroupID != "@blocked" {
 		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends, @followers and @blocked only")
+	}
+	if len(p.UserIDs) > 0 {
+		if p.GroupID != "@self" {
+			return nil, derrors.New(derrors.InvalidArgument, "several userIds are read under @self only")
+		}
+		return s.several(ctx, caller, p.UserIDs)
 	}
 	if p.GroupID == "@self" {
 		id, err := s.accounts.Resolve(ctx, caller, p.UserID)
@@ -101,6 +129,32 @@ func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (
 		return nil, err
 	}
 	return s.people(ctx, list, page, next, total)
+}
+
+// several answers the people users name, in order, in one batch lookup:
+// an unknown id is left out, as a deleted user's is from any list.
+func (s *Server) several(ctx context.Context, caller string, users []string) (any, error) {
+	resolved := make([]string, len(users))
+	for i, u := range users {
+		id, err := s.accounts.Resolve(ctx, caller, u)
+		if err != nil {
+			return nil, err
+		}
+		resolved[i] = id
+	}
+	seen := map[string]bool{}
+	list := slices.DeleteFunc(resolved, func(id string) bool {
+		dup := seen[id]
+		seen[id] = true
+		return dup
+	})
+	body, err := s.people(ctx, list, store.PageRequest{Count: len(list)}, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	c := body.(collection)
+	c.TotalResults = int64(reflect.ValueOf(c.List).Len())
+	return c, nil
 }
 
 // inList answers whether person is in user's @friends (user follows

@@ -103,7 +103,7 @@ func TestPeopleInList(t *testing.T) {
 	r := e.do("POST", "/social/rpc", alice.token, `[
 		{"id":1,"method":"people.get","params":{"userId":"@me","groupId":"@friends","personId":"`+bob.id+`"}},
 		{"id":2,"method":"people.get","params":{"userId":"@me","groupId":"@friends","personId":"`+carol.id+`"}}]`)
-	if r.status != 200 || !strings.Contains(string(r.raw), `"result":{"entry":{"id":"`+bob.id+`"`) ||
+	if r.status != 200 || !strings.Contains(string(r.raw), `"result":{"id":"`+bob.id+`"`) ||
 		!strings.Contains(string(r.raw), `"id":2,"error":{"code":404`) {
 		t.Errorf("RPC: %d %s", r.status, r.raw)
 	}

@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -39,7 +43,7 @@ func method[P any](op operation[P]) rpcFunc {
 }
 
 func (s *Server) rpcMethods() map[string]rpcFunc {
-	return map[string]rpcFunc{
+	m := map[string]rpcFunc{
 		"people.get":         method(s.peopleGet),
 		"people.create":      method(s.follow),
 		"people.delete":      method(s.unfollow),
@@ -50,6 +54,9 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"activities.get":     method(s.activitiesGet),
 		"activities.create":  method(s.activitiesCreate),
 		"activities.delete":  method(s.activitiesDelete),
+		"appdata.get":        method(s.appDataGet),
+		"appdata.update":     method(s.appDataUpdate),
+		"appdata.delete":     method(s.appDataDelete),
 		"comments.get":       method(s.commentsGet),
 		"comments.create":    method(s.commentsCreate),
 		"comments.delete":    method(s.commentsDelete),
@@ -59,6 +66,99 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"notifications.get":  method(s.notificationsGet),
 		"notifications.read": method(s.notificationsRead),
 	}
+	names := slices.Sorted(maps.Keys(m))
+	names = slices.Insert(names, 0, "system.listMethods")
+	m["system.listMethods"] = method(func(context.Context, string, struct{}) (any, error) { return names, nil })
+	return m
+}
+
+// Shindig's shapes: which methods take several users (userId as a list),
+// and for which a groupId of @self means nothing (osapi sends @self with
+// every call that names no group).
+var (
+	rpcSeveralUsers = map[string]bool{"people.get": true, "appdata.get": true}
+	rpcSelfIgnored  = map[string]bool{"people.create": true, "people.delete": true, "groups.get": true, "groups.join": true, "groups.leave": true}
+)
+
+// shindigParams rewrites a call's params from the forms Shindig's osapi
+// client sends into the operations' own: userId as a string, a comma list
+// or an array (@owner for the caller: a gadget's owner is its viewer
+// here), several users as userIds; activityId as one id or a list
+// (activityIds for activities.*, one id elsewhere); groupId @self dropped
+// where it means nothing. one reports a single activityId of
+// activities.get, whose answer is the activity itself.
+func shindigParams(method string, raw json.RawMessage) (out json.RawMessage, one bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return raw, false, nil
+	}
+	var m map[string]json.RawMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, false, derrors.New(derrors.InvalidArgument, "params must be a JSON object")
+	}
+	if v, ok := m["userId"]; ok {
+		var users list
+		if err := json.Unmarshal(v, &users); err != nil {
+			return nil, false, derrors.New(derrors.InvalidArgument, "userId is a string, a comma-separated string or an array of strings")
+		}
+		for i, u := range users {
+			if u == "@owner" {
+				users[i] = "@me"
+			}
+		}
+		delete(m, "userId")
+		switch {
+		case len(users) == 1:
+			m["userId"], _ = json.Marshal(users[0])
+		case len(users) > 1 && !rpcSeveralUsers[method]:
+			return nil, false, derrors.New(derrors.InvalidArgument, method+" takes one userId")
+		case len(users) > 1:
+			m["userIds"], _ = json.Marshal(users)
+		}
+	}
+	if v, ok := m["groupId"]; ok && rpcSelfIgnored[method] && string(v) == `"@self"` {
+		delete(m, "groupId")
+	}
+	if v, ok := m["activityId"]; ok {
+		var acts list
+		if err := json.Unmarshal(v, &acts); err != nil {
+			return nil, false, derrors.New(derrors.InvalidArgument, "activityId is a string, a comma-separated string or an array of strings")
+		}
+		delete(m, "activityId")
+		switch {
+		case strings.HasPrefix(method, "activities."):
+			if _, both := m["activityIds"]; both {
+				return nil, false, derrors.New(derrors.InvalidArgument, "give activityId or activityIds, not both")
+			}
+			m["activityIds"], _ = json.Marshal(acts)
+			one = len(acts) == 1 && method == "activities.get"
+		case len(acts) > 1:
+			return nil, false, derrors.New(derrors.InvalidArgument, method+" takes one activityId")
+		case len(acts) == 1:
+			m["activityId"], _ = json.Marshal(acts[0])
+		}
+	}
+	out, err = json.Marshal(m)
+	return out, one, err
+}
+
+// rpcResult is an operation's answer as a JSON-RPC result: the object
+// itself for a single object, {} for nothing, the activity itself for one
+// activityId.
+func rpcResult(body any, one bool) any {
+	switch b := body.(type) {
+	case nil:
+		return struct{}{}
+	case entry:
+		return b.Entry
+	case statusEntry:
+		return b.Entry
+	case collection:
+		if items := reflect.ValueOf(b.List); one && items.Kind() == reflect.Slice && items.Len() == 1 {
+			return items.Index(0).Interface()
+		}
+	}
+	return body
 }
 
 // rpcCall is one decoded call; err is set when the call itself is malformed,
@@ -157,9 +257,20 @@ func (s *Server) runRPC(ctx context.Context, caller string, call rpcCall) rpcRes
 	f, ok := s.rpc[call.Method]
 	switch {
 	case err == nil && ok:
-		resp.Result, err = f(ctx, caller, call.Params)
+		var params json.RawMessage
+		var one bool
+		if params, one, err = shindigParams(call.Method, call.Params); err != nil {
+			if cerr := charge(ctx, costCall); cerr != nil {
+				err = cerr
+			}
+			break
+		}
+		var body any
+		if body, err = f(ctx, caller, params); err == nil {
+			resp.Result = rpcResult(body, one)
+		}
 	case err == nil:
-		err = derrors.New(derrors.NotFound, "unknown method "+call.Method)
+		err = derrors.New(derrors.Unimplemented, "no such method: "+call.Method)
 		fallthrough
 	default:
 		// Each call of a batch counts, the malformed ones too.
@@ -169,7 +280,7 @@ func (s *Server) runRPC(ctx context.Context, caller string, call rpcCall) rpcRes
 	}
 	if err != nil {
 		status, msg := derrors.Status(err)
-		if status >= 500 {
+		if status >= 500 && status != http.StatusNotImplemented {
 			s.log.ErrorContext(ctx, "rpc call failed", "method", call.Method, "err", err)
 		} else {
 			s.log.WarnContext(ctx, "rpc call refused", "method", call.Method, "status", status, "err", err)

@@ -17,6 +17,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/appdata"
 	"socialstream/internal/comments"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -42,6 +43,7 @@ type Deps struct {
 	Likes         *likes.Service
 	Notifications *notifications.Service
 	Lifecycle     *lifecycle.Service
+	AppData       *appdata.Service
 	Logger        *slog.Logger
 	Guard         Guard
 }
@@ -57,20 +59,26 @@ type Server struct {
 	likes         *likes.Service
 	notifications *notifications.Service
 	lifecycle     *lifecycle.Service
+	appData       *appdata.Service
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
+	openapi       []byte
 }
 
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
+	var err error
+	if s.openapi, err = OpenAPI(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -98,6 +106,7 @@ func (s *Server) Routes() *gin.Engine {
 		r.HEAD(path, page)
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", s.openapi) })
 
 	auth := r.Group("/auth")
 	auth.POST("/register", s.meterAddress, s.register)
@@ -107,7 +116,7 @@ func (s *Server) Routes() *gin.Engine {
 	auth.GET("/account/export", s.authn, s.meterAccount, s.export)
 
 	social := r.Group("/social", s.authn, s.meterAccount)
-	social.POST("/rpc", s.serveRPC)
+	social.POST(strings.TrimPrefix(RPCPath, "/social"), s.serveRPC)
 
 	people := social.Group("/rest/people")
 	people.GET("/:userId/:selector", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
@@ -143,6 +152,12 @@ func (s *Server) Routes() *gin.Engine {
 	nt := social.Group("/rest/notifications")
 	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))
 	nt.POST("/:userId/read", rest(s, http.StatusNoContent, s.notificationsRead, notificationsFromRequest))
+
+	ad := social.Group("/rest/appdata")
+	ad.GET("/:userId/:selector/:appId", rest(s, http.StatusOK, s.appDataGet, appDataFromRequest))
+	ad.PUT("/:userId/:selector/:appId", rest(s, http.StatusNoContent, s.appDataUpdate, appDataFromRequest))
+	ad.POST("/:userId/:selector/:appId", rest(s, http.StatusNoContent, s.appDataUpdate, appDataFromRequest))
+	ad.DELETE("/:userId/:selector/:appId", rest(s, http.StatusNoContent, s.appDataDelete, appDataFromRequest))
 
 	tasks := r.Group("/_tasks")
 	tasks.POST("/fanout", s.taskFanout)
@@ -196,11 +211,11 @@ func (s *Server) limitBody(c *gin.Context) {
 
 const callerKey = "caller"
 
-// authn requires a valid bearer token and records the caller's id. A
-// request without a valid token is unauthenticated: it spends a unit of
-// its address's quota, and once that is spent it is a 429.
+// authn requires a valid token and records the caller's id. A request
+// without a valid token is unauthenticated: it spends a unit of its
+// address's quota, and once that is spent it is a 429.
 func (s *Server) authn(c *gin.Context) {
-	token, ok := bearer(c.GetHeader("Authorization"))
+	token, ok := tokenOf(c)
 	var id string
 	err := accounts.ErrBadToken
 	if ok {
@@ -221,13 +236,31 @@ func (s *Server) authn(c *gin.Context) {
 	c.Next()
 }
 
-func bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+// RPCPath is the JSON-RPC endpoint.
+const RPCPath = "/social/rpc"
+
+// tokenOf finds a request's token: in its Authorization header, as
+// "Bearer <token>" or as osapi's "OAuth2 <token>"; and on the JSON-RPC
+// URL only, where osapi puts it by itself, as st= or oauth_token= (no
+// log line carries a query string).
+func tokenOf(c *gin.Context) (string, bool) {
+	if h := c.GetHeader("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		token = strings.TrimSpace(token)
+		if !ok || token == "" || !strings.EqualFold(scheme, "Bearer") && !strings.EqualFold(scheme, "OAuth2") {
+			return "", false
+		}
+		return token, true
+	}
+	if c.Request.URL.Path != RPCPath {
 		return "", false
 	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
+	for _, name := range []string{"st", "oauth_token"} {
+		if token := strings.TrimSpace(c.Query(name)); token != "" {
+			return token, true
+		}
+	}
+	return "", false
 }
 
 func caller(c *gin.Context) string { return c.GetString(callerKey) }

@@ -22,6 +22,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/api"
+	"socialstream/internal/appdata"
 	"socialstream/internal/comments"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -302,6 +303,7 @@ type Services struct {
 	Comments      *comments.Service
 	Likes         *likes.Service
 	Lifecycle     *lifecycle.Service
+	AppData       *appdata.Service
 }
 
 // NewServices builds the services over db and q. Each gets the owners
@@ -342,6 +344,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Likes, err = likes.New(db, s.Activities, s.Notifications); err != nil {
 		return nil, err
 	}
+	if s.AppData, err = appdata.New(db); err != nil {
+		return nil, err
+	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
 		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
@@ -353,7 +358,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

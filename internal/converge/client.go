@@ -62,6 +62,22 @@ func (c *client) call(ctx context.Context, method, path, token string, body any)
 	return r, nil
 }
 
+// rpcCall sends one JSON-RPC call, its token on the URL as osapi sends
+// it, and answers as a REST call would: an error in the call's slot is
+// its code and error object, a result is 200 and the result.
+func (c *client) rpcCall(ctx context.Context, method, token string, params any) (reply, error) {
+	rep, err := c.call(ctx, http.MethodPost, "/social/rpc?st="+url.QueryEscape(token), "", map[string]any{"method": method, "id": method, "params": params})
+	if err != nil || rep.status != http.StatusOK {
+		return rep, err
+	}
+	if e, ok := rep.body["error"].(map[string]any); ok {
+		code, _ := e["code"].(float64)
+		return reply{status: int(code), body: map[string]any{"error": e}}, nil
+	}
+	result, _ := rep.body["result"].(map[string]any)
+	return reply{status: http.StatusOK, body: result}, nil
+}
+
 // read sends a read until it is answered with something other than a
 // transient 503 (the fault layers make reads fail too), for up to a
 // minute.

@@ -73,10 +73,12 @@ type model struct {
 	// the pairs (either order) that ever had one, whose likes, comments,
 	// mentions and follows of each other may be refused.
 	blocks, everBlocked map[pair]bool
-	ops                 map[string]int
-	failed              map[string]int
-	violations          []string
-	lastOp              time.Time
+	// appData is each (user, app)'s keys and values.
+	appData    map[pair]map[string]string
+	ops        map[string]int
+	failed     map[string]int
+	violations []string
+	lastOp     time.Time
 }
 
 func newModel() *model {
@@ -84,7 +86,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, appData: map[pair]map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }

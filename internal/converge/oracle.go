@@ -3,6 +3,7 @@ package converge
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -234,6 +235,27 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			if id := str(n, "activityId"); id != "" {
 				if p := m.postByID[id]; p == nil || p.deleted {
 					m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) points at deleted activity %s", u.name, str(n, "id"), str(n, "type"), id))
+				}
+			}
+		}
+	}
+	// App data: a living user's is what they wrote, a deleted user's is
+	// gone, read by someone else (anyone may read it).
+	if len(people) > 0 {
+		reader := people[0]
+		for _, u := range m.users {
+			for _, app := range apps {
+				want := map[string]string{}
+				if !m.deleted(u.id) {
+					maps.Copy(want, m.appData[pair{u.id, app}])
+				}
+				ra, err := r.c.read(ctx, "/social/rest/appdata/"+u.id+"/@self/"+app, reader.token)
+				if err != nil || ra.status != 200 {
+					return fmt.Errorf("read %s's app data: %v %v", u.name, err, ra.body)
+				}
+				rep.Checked++
+				if got := appDataOf(ra, u.id); !maps.Equal(got, want) {
+					m.violations = append(m.violations, fmt.Sprintf("%s: app data of %s is %v, want %v", u.name, app, got, want))
 				}
 			}
 		}

@@ -15,12 +15,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -253,12 +255,13 @@ type runner struct {
 	locks sync.Map // string → *sync.Mutex: pairs and comments that two users may change
 	seq   sync.Mutex
 	n     int
+	turns atomic.Int64 // alternates REST and JSON-RPC where both serve
 }
 
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "delete account"}
+	"block", "unblock", "delete account", "set app data", "delete app data"}
 
 // everyOpRan reports whether every operation ran at least n times.
 func (r *runner) everyOpRan(n int) bool {
@@ -297,6 +300,10 @@ const (
 	unknown                // 503 or no answer: read to find out
 )
 
+// viaRPC as a write's method sends it as a JSON-RPC call: the path is the
+// RPC method, the body its params.
+const viaRPC = "RPC"
+
 // write sends a write and classifies the answer. A status the operation
 // must never answer is a violation; a 5xx other than 503 is one too.
 func (r *runner) write(ctx context.Context, op, method, path, token string, body any, refusals ...int) (reply, outcome) {
@@ -307,7 +314,13 @@ func (r *runner) write(ctx context.Context, op, method, path, token string, body
 // once the answer is in, is a refusal too: an operation that names someone
 // whose account is being deleted may be refused with 401, 403, 404 or 409.
 func (r *runner) writeIf(ctx context.Context, op, method, path, token string, body any, tolerated func(status int) bool, refusals ...int) (reply, outcome) {
-	rep, err := r.c.call(ctx, method, path, token, body)
+	var rep reply
+	var err error
+	if method == viaRPC {
+		rep, err = r.c.rpcCall(ctx, path, token, body)
+	} else {
+		rep, err = r.c.call(ctx, method, path, token, body)
+	}
 	switch {
 	case err != nil:
 		return rep, unknown
@@ -366,6 +379,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
 		{2, r.block}, {1, r.unblock}, {1, r.deleteAccount},
+		{3, r.setAppData}, {2, r.deleteAppData},
 	}
 	total := 0
 	for _, o := range ops {
@@ -815,13 +829,18 @@ func (r *runner) membership(ctx context.Context, op string, actor *user, g *grou
 	r.m.mu.Unlock()
 	start := time.Now()
 	var out outcome
-	if add {
+	rpc := actor == target && r.turns.Add(1)%2 == 0 // half of one's own joins and leaves by JSON-RPC
+	switch {
+	case rpc:
+		method := map[bool]string{true: "groups.join", false: "groups.leave"}[add]
+		_, out = r.writeIf(ctx, op, viaRPC, method, actor.token, map[string]string{"groupId": g.id}, r.ownerGone(g), append(refusals, http.StatusConflict)...)
+	case add:
 		id := target.id
 		if actor == target {
 			id = "@me"
 		}
 		_, out = r.writeIf(ctx, op, http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", actor.token, map[string]string{"id": id}, r.ownerGone(g), append(refusals, http.StatusConflict)...)
-	} else {
+	default:
 		_, out = r.writeIf(ctx, op, http.MethodDelete, "/social/rest/groups/@all/"+g.id+"/members/"+target.id, actor.token, nil, r.ownerGone(g))
 	}
 	now := before
@@ -1291,4 +1310,113 @@ func (r *runner) deleteAccount(ctx context.Context, a *actor) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// App data: each user writes only their own, one operation at a time, so
+// the model knows it exactly: what was acknowledged, or, after an answer
+// that was lost, what a read finds.
+
+var (
+	apps    = []string{"@app", "notes"}
+	appKeys = []string{"k0", "k1", "k2", "k3", "k4"}
+)
+
+func (a *actor) someKeys(n int) []string {
+	keys := slices.Clone(appKeys)
+	a.rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	return keys[:1+a.rng.IntN(n)]
+}
+
+// setAppData sets some keys, by REST or JSON-RPC; a third of the calls
+// also name fields, and only the keys in both change.
+func (r *runner) setAppData(ctx context.Context, a *actor) (bool, error) {
+	u, app := a.pick(), apps[a.rng.IntN(len(apps))]
+	data := map[string]string{}
+	for _, k := range a.someKeys(3) {
+		a.count++
+		data[k] = fmt.Sprintf("v%d.%d", a.n, a.count)
+	}
+	var fields []string
+	if a.rng.IntN(3) == 0 {
+		fields = a.someKeys(4)
+	}
+	var out outcome
+	if r.turns.Add(1)%2 == 0 {
+		_, out = r.write(ctx, "set app data", viaRPC, "appdata.update", u.token, map[string]any{"appId": app, "data": data, "fields": fields})
+	} else {
+		path := "/social/rest/appdata/@me/@self/" + app
+		if fields != nil {
+			path += "?fields=" + strings.Join(fields, ",")
+		}
+		_, out = r.write(ctx, "set app data", http.MethodPut, path, u.token, data)
+	}
+	return true, r.appDataDone(ctx, "set app data", u, app, out, func(d map[string]string) {
+		for k, v := range data {
+			if fields == nil || slices.Contains(fields, k) {
+				d[k] = v
+			}
+		}
+	})
+}
+
+// deleteAppData deletes some keys, or all of an app's.
+func (r *runner) deleteAppData(ctx context.Context, a *actor) (bool, error) {
+	u, app := a.pick(), apps[a.rng.IntN(len(apps))]
+	var keys []string
+	if a.rng.IntN(4) > 0 {
+		keys = a.someKeys(2)
+	}
+	var out outcome
+	if r.turns.Add(1)%2 == 0 {
+		_, out = r.write(ctx, "delete app data", viaRPC, "appdata.delete", u.token, map[string]any{"appId": app, "fields": keys})
+	} else {
+		_, out = r.write(ctx, "delete app data", http.MethodDelete, "/social/rest/appdata/@me/@self/"+app+"?fields="+strings.Join(keys, ","), u.token, nil)
+	}
+	return true, r.appDataDone(ctx, "delete app data", u, app, out, func(d map[string]string) {
+		if keys == nil {
+			clear(d)
+		}
+		for _, k := range keys {
+			delete(d, k)
+		}
+	})
+}
+
+// appDataDone records a write of u's app data: applied when acknowledged,
+// as read back when the answer was lost.
+func (r *runner) appDataDone(ctx context.Context, op string, u *user, app string, out outcome, apply func(map[string]string)) error {
+	r.m.done(op, out != acked, time.Now())
+	var read map[string]string
+	if out == unknown {
+		rep, err := r.probe(ctx, op, "/social/rest/appdata/@me/@self/"+app, u.token, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		read = appDataOf(rep, u.id)
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	d := r.m.appData[pair{u.id, app}]
+	if d == nil {
+		d = map[string]string{}
+		r.m.appData[pair{u.id, app}] = d
+	}
+	switch out {
+	case acked:
+		apply(d)
+	case unknown:
+		clear(d)
+		maps.Copy(d, read)
+	}
+	return nil
+}
+
+// appDataOf is user's data in an app data answer.
+func appDataOf(rep reply, user string) map[string]string {
+	out := map[string]string{}
+	d, _ := entry(rep)[user].(map[string]any)
+	for k, v := range d {
+		out[k], _ = v.(string)
+	}
+	return out
 }

@@ -27,6 +27,9 @@ var (
 	// Unavailable is a transient failure of a dependency (a contended
 	// transaction, a timeout); the client may retry.
 	Unavailable = errors.New("unavailable")
+	// Unimplemented is a method the service does not have (JSON-RPC's
+	// notImplemented).
+	Unimplemented = errors.New("not implemented")
 )
 
 // kinds maps each kind to its HTTP status, in the order they are tested.
@@ -42,6 +45,7 @@ var kinds = []struct {
 	{TooLarge, http.StatusRequestEntityTooLarge},
 	{RateLimited, http.StatusTooManyRequests},
 	{Unavailable, http.StatusServiceUnavailable},
+	{Unimplemented, http.StatusNotImplemented},
 }
 
 // Error is an error of a known kind with a message fit for the client.

@@ -24,6 +24,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/appdata"
 	"socialstream/internal/blocks"
 	"socialstream/internal/comments"
 	"socialstream/internal/derrors"
@@ -165,6 +166,9 @@ func (s *Service) phases() []phase {
 		}},
 		{"group history", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return groups.EraseRest(ctx, db, user, n)
+		}},
+		{"app data", func(ctx context.Context, user string, _ int64, _ int) (int, error) {
+			return appdata.Erase(ctx, db, user)
 		}},
 		{"notifications", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return s.svc.Notifications.Erase(ctx, user, n)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/appdata"
 	"socialstream/internal/blocks"
 	"socialstream/internal/comments"
 	"socialstream/internal/graph"
@@ -36,7 +37,7 @@ type Like struct {
 
 // Export writes user's data to w as one JSON document: person, then
 // activities (newest first, with their counts), follows, followers,
-// groups, comments, likes, blocked and appData, each list read a page at
+// groups, comments, likes, blocked and appData (by application), each list read a page at
 // a time and written as it is read, so the document is never held in
 // memory; flush, when set, is called after each page. It checks the
 // person before writing anything: an error then has written nothing. An
@@ -102,7 +103,11 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 	d.list("blocked", func(item func(any) error) error {
 		return blocks.Each(ctx, s.db, user, func(id string, since time.Time) error { return item(Since{ID: id, Since: stamp(since)}) })
 	})
-	d.field("appData", struct{}{})
+	apps, err := appdata.Export(ctx, s.db, user)
+	if d.err == nil {
+		d.err = err
+	}
+	d.field("appData", apps)
 	d.field("complete", true)
 	d.raw("}\n")
 	if d.err == nil {

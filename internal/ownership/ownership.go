@@ -33,6 +33,7 @@ var Owners = []string{
 	"internal/notifications",
 	"internal/ratelimit",
 	"internal/blocks",
+	"internal/appdata",
 }
 
 // Violation is one name of an owner's used outside it.
