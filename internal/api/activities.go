@@ -64,15 +64,7 @@ func activitiesDeleteFromRequest(c *gin.Context) (activityParams, error) {
 
 // activitiesGet answers activities.get, with only the fields asked for.
 func (s *Server) activitiesGet(ctx context.Context, caller string, p activityParams) (any, error) {
-	keep, err := p.Fields.selection()
-	if err != nil {
-		return nil, err
-	}
-	body, err := s.findActivities(ctx, caller, p)
-	if err != nil {
-		return nil, err
-	}
-	return selectFields(body, keep)
+	return selecting(p.Fields, func() (any, error) { return s.findActivities(ctx, caller, p) })
 }
 
 func (s *Server) findActivities(ctx context.Context, caller string, p activityParams) (any, error) {

@@ -71,15 +71,7 @@ func (s *Server) appDataUsers(ctx context.Context, caller string, p appDataParam
 		}
 		refs = []string{p.UserID}
 	}
-	out := make([]string, len(refs))
-	for i, r := range refs {
-		id, err := s.accounts.Resolve(ctx, caller, r)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = id
-	}
-	return out, nil
+	return s.resolveAll(ctx, caller, refs)
 }
 
 func checkAppDataGroup(g string) error {

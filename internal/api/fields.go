@@ -83,12 +83,26 @@ func (l list) selection() (map[string]bool, error) {
 		if f == "@all" {
 			return nil, nil
 		}
-		if !appdata.ValidKey(f) { // field names follow the rule of app data keys
+		if !appdata.ValidKeyName(f) { // field names follow the rule of app data keys
 			return nil, derrors.New(derrors.InvalidArgument, fmt.Sprintf("fields are names of 1 to 64 of A-Z a-z 0-9 . _ -, or @all: %.80q is not", f))
 		}
 		keep[f] = true
 	}
 	return keep, nil
+}
+
+// selecting runs a read and keeps only the fields asked for, once they
+// are checked.
+func selecting(fields list, read func() (any, error)) (any, error) {
+	keep, err := fields.selection()
+	if err != nil {
+		return nil, err
+	}
+	body, err := read()
+	if err != nil {
+		return nil, err
+	}
+	return selectFields(body, keep)
 }
 
 // selectFields keeps only the fields in keep (nil: all) of the objects in

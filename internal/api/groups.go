@@ -95,6 +95,8 @@ type memberParams struct {
 	ID      string `json:"id"`
 }
 
+var errNoGroupID = derrors.New(derrors.InvalidArgument, "groupId is required")
+
 func (p memberParams) user() string {
 	switch {
 	case p.UserID != "":
@@ -120,6 +122,9 @@ func leaveFromRequest(c *gin.Context) (memberParams, error) {
 // were a member already, 202 when the caller invited someone else (who
 // joins only by accepting).
 func (s *Server) join(ctx context.Context, caller string, p memberParams) (any, error) {
+	if p.GroupID == "" {
+		return nil, errNoGroupID
+	}
 	user, err := s.accounts.Resolve(ctx, caller, p.user())
 	if err != nil {
 		return nil, err
@@ -133,6 +138,9 @@ func (s *Server) join(ctx context.Context, caller string, p memberParams) (any, 
 }
 
 func (s *Server) leave(ctx context.Context, caller string, p memberParams) (any, error) {
+	if p.GroupID == "" {
+		return nil, errNoGroupID
+	}
 	user, err := s.accounts.Resolve(ctx, caller, p.user())
 	if err != nil {
 		return nil, err

@@ -72,7 +72,8 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 		`[{"method":"appdata.update","params":{"data":{"k":5},"userId":["@me","` + other.id + `"]}},{"method":"people.get","params":{"userId":[1,2],"fields":7}},` +
 			`{"method":"activities.get","params":{"activityId":{"x":1},"activityIds":["1"]}},{"method":"system.listMethods","params":[]},` +
 			`{"method":"appdata.get","params":{"userId":",,,","appId":"@app/x","fields":["a b"]}},{"method":"likes.create","params":{"activityId":["1","2"]}},` +
-			`{"method":"groups.get","params":{"groupId":"@self","userId":"@owner"}},{"method":"appdata.delete","params":{"groupId":"@friends"}}]`,
+			`{"method":"groups.get","params":{"groupId":"@self","userId":"@owner"}},{"method":"appdata.delete","params":{"groupId":"@friends"}},` +
+			`{"method":"groups.join","params":{"groupId":"@self"}},{"method":"groups.leave","params":{"groupId":["` + group + `"]}},{"method":"people.get","params":{"userId":"a,b","groupId":"@friends"}}]`,
 		`{"big": "` + strings.Repeat("x", 70000) + `"}`,
 	}
 	queries := []string{"", "?count=-5", "?count=1e9", "?cursor=" + strings.Repeat("A", 5000), "?cursor=" + forged, "?startIndex=x", "?%zz", "?copyLimit=9999999999999999999", "?keepHistory=2", "?all=2", "?fields=a%20b,@all,,", "?fields=" + strings.Repeat("f,", 200)}

@@ -301,6 +301,9 @@ func TestOsapiGroupsAndAppData(t *testing.T) {
 	if got := listIDs(t, gb.one("groups.get", map[string]any{"userId": "@viewer"})); !slices.Equal(got, []string{gid}) {
 		t.Errorf("bob's groups after joining: %v", got)
 	}
+	if code := errorCode(gb.one("groups.join", nil)); code != 400 { // osapi's default groupId @self names no group
+		t.Errorf("groups.join without a groupId: %v, want 400", code)
+	}
 	if r := object(t, "leave", gb.one("groups.leave", map[string]any{"groupId": gid})); len(r) != 0 {
 		t.Errorf("groups.leave: %v", r)
 	}

@@ -50,15 +50,7 @@ func peopleGetFromRequest(c *gin.Context) (peopleParams, error) {
 
 // peopleGet answers people.get, with only the fields asked for.
 func (s *Server) peopleGet(ctx context.Context, caller string, p peopleParams) (any, error) {
-	keep, err := p.Fields.selection()
-	if err != nil {
-		return nil, err
-	}
-	body, err := s.findPeople(ctx, caller, p)
-	if err != nil {
-		return nil, err
-	}
-	return selectFields(body, keep)
+	return selecting(p.Fields, func() (any, error) { return s.findPeople(ctx, caller, p) })
 }
 
 func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) (any, error) {
@@ -134,13 +126,9 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 // several answers the people users name, in order, in one batch lookup:
 // an unknown id is left out, as a deleted user's is from any list.
 func (s *Server) several(ctx context.Context, caller string, users []string) (any, error) {
-	resolved := make([]string, len(users))
-	for i, u := range users {
-		id, err := s.accounts.Resolve(ctx, caller, u)
-		if err != nil {
-			return nil, err
-		}
-		resolved[i] = id
+	resolved, err := s.resolveAll(ctx, caller, users)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	list := slices.DeleteFunc(resolved, func(id string) bool {
@@ -155,6 +143,19 @@ func (s *Server) several(ctx context.Context, caller string, users []string) (an
 	c := body.(collection)
 	c.TotalResults = int64(reflect.ValueOf(c.List).Len())
 	return c, nil
+}
+
+// resolveAll resolves each of refs (ids, @me, @username:NAME).
+func (s *Server) resolveAll(ctx context.Context, caller string, refs []string) ([]string, error) {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		id, err := s.accounts.Resolve(ctx, caller, r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = id
+	}
+	return out, nil
 }
 
 // inList answers whether person is in user's @friends (user follows

@@ -81,8 +81,8 @@ func New(db *store.DB) (*Service, error) {
 	return &Service{db: db, now: time.Now}, nil
 }
 
-// ValidKey reports whether k is a valid key: 1 to MaxKey of A-Z a-z 0-9 . _ -.
-func ValidKey(k string) bool { return validName(k, MaxKey) }
+// ValidKeyName reports whether k is a valid key: 1 to MaxKey of A-Z a-z 0-9 . _ -.
+func ValidKeyName(k string) bool { return validName(k, MaxKey) }
 
 func validName(s string, max int) bool {
 	if s == "" || len(s) > max {
@@ -115,7 +115,7 @@ func CheckKeys(keys []string) error {
 		return errTooMany
 	}
 	for _, k := range keys {
-		if !ValidKey(k) {
+		if !ValidKeyName(k) {
 			return derrors.New(derrors.InvalidArgument, fmt.Sprintf("app data keys are 1 to %d of A-Z a-z 0-9 . _ -: %.80q is not", MaxKey, k))
 		}
 	}
