@@ -43,7 +43,7 @@ func TestAppDataREST(t *testing.T) {
 	if got := get(alice, "@me/@self/chess?fields=level,nope"); !reflect.DeepEqual(got, map[string]any{alice.id: map[string]any{"level": "4"}}) {
 		t.Errorf("fields: %v", got)
 	}
-	if got := get(bob, "@username:alice,@me/@self/go"); !reflect.DeepEqual(got, map[string]any{alice.id: map[string]any{"level": "9"}, bob.id: map[string]any{}}) {
+	if got := get(bob, "@username:alice,@me,"+bob.id+"/@self/go"); !reflect.DeepEqual(got, map[string]any{alice.id: map[string]any{"level": "9"}, bob.id: map[string]any{}}) {
 		t.Errorf("two users: %v", got)
 	}
 

@@ -156,6 +156,7 @@ func (s *Service) Get(ctx context.Context, users []string, app string, keys []st
 	if err := CheckKeys(keys); err != nil {
 		return nil, err
 	}
+	users = slices.Compact(slices.Sorted(slices.Values(users))) // a lookup names each key once
 	l := s.db.Lookup()
 	es := make([]Entity, len(users))
 	for i, u := range users {
@@ -200,9 +201,6 @@ func (s *Service) Update(ctx context.Context, user, app string, values map[strin
 	}
 	if err := CheckKeys(keys); err != nil {
 		return err
-	}
-	if len(values) > MaxKeys {
-		return errTooMany
 	}
 	if err := CheckKeys(slices.Collect(maps.Keys(values))); err != nil {
 		return err
