@@ -117,3 +117,27 @@ func TestFieldsREST(t *testing.T) {
 	e.wantError(e.do("GET", "/social/rest/people/@me/@self?fields=dis%20play", alice.token, nil), 400)
 	e.wantError(e.do("GET", "/social/rest/activities/@me/@self?fields="+strings.Repeat("a,", 101)+"b", alice.token, nil), 400)
 }
+
+// TestAppDataConcurrentWrites: one user's writes from several tabs at once
+// each land (a transaction on the user's one entity), none lost.
+func TestAppDataConcurrentWrites(t *testing.T) {
+	e := newEnv(t)
+	alice := e.register("alice")
+	const n = 8
+	done := make(chan int, n)
+	for i := range n {
+		go func() {
+			r := e.do("PUT", "/social/rest/appdata/@me/@self/tabs", alice.token, map[string]string{fmt.Sprintf("k%d", i): "v"})
+			done <- r.status
+		}()
+	}
+	for range n {
+		if s := <-done; s != 204 {
+			t.Errorf("a concurrent write answered %d", s)
+		}
+	}
+	r := e.do("GET", "/social/rest/appdata/@me/@self/tabs", alice.token, nil)
+	if got := e.entry(r)[alice.id].(map[string]any); len(got) != n {
+		t.Errorf("after %d concurrent writes of distinct keys: %v", n, got)
+	}
+}
