@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +42,7 @@ func TestNewCreateTaskRequest(t *testing.T) {
 			cfg:  cfg,
 			task: Task{Queue: "rebuild", Path: "/_tasks/rebuild", Body: []byte(`{}`), Name: "follow-1-2-v3", Delay: 30 * time.Second},
 			want: &cloudtaskspb.CreateTaskRequest{Parent: parent, Task: &cloudtaskspb.Task{
-				Name:         parent + "/tasks/follow-1-2-v3",
+				Name:         parent + "/tasks/" + TaskID("follow-1-2-v3"),
 				ScheduleTime: timestamppb.New(now.Add(30 * time.Second)),
 				MessageType:  &cloudtaskspb.Task_AppEngineHttpRequest{AppEngineHttpRequest: appReq(`{}`)},
 			}},
@@ -68,6 +70,35 @@ func TestNewCreateTaskRequest(t *testing.T) {
 				t.Errorf("got  %v\nwant %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestTaskIDSpreadsNamesDeterministically(t *testing.T) {
+	// Names in sequence, as the jobs make them, must not share a prefix.
+	prefixes := map[string]bool{}
+	for i := range 64 {
+		name := fmt.Sprintf("fanout-%d-0", 7000000000000000000+i)
+		id := TaskID(name)
+		if id != TaskID(name) {
+			t.Fatalf("TaskID(%q) differs between calls", name)
+		}
+		prefix, rest, _ := strings.Cut(id, "-")
+		if rest != name || len(prefix) != prefixLen-1 {
+			t.Fatalf("TaskID(%q) = %q: want 8 hex digits, a dash and the name", name, id)
+		}
+		prefixes[prefix[:2]] = true
+	}
+	// 64 names over 256 two-digit prefixes: a hash gives dozens of
+	// distinct ones; a sequential scheme gives one or two.
+	if len(prefixes) < 30 {
+		t.Errorf("64 sequential names share %d two-digit prefixes; want them spread", len(prefixes))
+	}
+	long := strings.Repeat("a", MaxName)
+	if _, err := NewCreateTaskRequest(Config{Project: "p", Location: "l"}, Task{Queue: "q", Path: "/x", Name: long}, time.Now()); err != nil {
+		t.Errorf("a name of MaxName: %v", err)
+	}
+	if _, err := NewCreateTaskRequest(Config{Project: "p", Location: "l"}, Task{Queue: "q", Path: "/x", Name: long + "a"}, time.Now()); err == nil {
+		t.Error("a name longer than MaxName is accepted")
 	}
 }
 
