@@ -183,7 +183,7 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A reaction and a job-made audience chunk.
-	if err := svc.Likes.Like(ctx, fan.ID, v.ID); err != nil {
+	if _, err := svc.Likes.Like(ctx, fan.ID, v.ID); err != nil {
 		t.Fatal(err)
 	}
 	like := likes.LikeKey(db, v.ID, fan.ID)

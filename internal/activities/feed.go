@@ -154,10 +154,10 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 			}
 		}
 	}
-	stats := make([]Stats, len(acts))
+	sums := make([]func() (int64, int64), len(acts))
 	liked := make([]store.Ref, len(acts))
-	for i := range acts {
-		l.Add(StatsKey(s.db, keys[i].Name), &stats[i])
+	for i, a := range acts {
+		sums[i] = counts(l, keys[i].Name, a)
 		if viewer != "" && s.cfg.Liked != nil {
 			liked[i] = s.cfg.Liked(l, keys[i].Name, viewer)
 		}
@@ -183,7 +183,8 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 		if p, ok := authors[a.UserID].Person(); ok {
 			author = &p
 		}
-		out = append(out, toView(keys[i].Name, a, author, &stats[i], liked[i].Found()))
+		likes, comments := sums[i]()
+		out = append(out, toView(keys[i].Name, a, author, likes, comments, liked[i].Found()))
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/likes"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -53,6 +54,7 @@ type fixture struct {
 	graph  *graph.Service
 	groups *groups.Service
 	act    *activities.Service
+	likes  *likes.Service
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -74,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	svc := services(t, db, gen, f.acc, testenv.StartTasks(t).Queue)
-	f.graph, f.groups, f.act = svc.Graph, svc.Groups, svc.Activities
+	f.graph, f.groups, f.act, f.likes = svc.Graph, svc.Groups, svc.Activities, svc.Likes
 	return f
 }
 

@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -11,22 +13,40 @@ import (
 	"socialstream/internal/store"
 )
 
-// KindStats is the kind of an activity's counts: Stats/{activityId}, a
-// root entity, not a child of the Activity (children share an entity
-// group, which the emulator, like legacy Datastore, serialises).
+// KindStats is the kind of an activity's counter shards: Stats/{activityId}
+// (shard 0) and Stats/{activityId}-{n}, root entities, not children of the
+// Activity (children share an entity group, which the emulator, like legacy
+// Datastore, serialises), so that writes to two shards never contend.
 const KindStats = "Stats"
 
 // Counting likes and comments.
 //
 // Likes (package likes) and comments (package comments) are entities of
-// their own. The counts live in one Stats entity per activity, changed in
-// the same transaction as the like, unlike, comment or deletion that
+// their own. Their counts live in the activity's counter shards, changed
+// in the same transaction as the like, unlike, comment or deletion that
 // changes them (through Reaction): exact as soon as the answer arrives,
 // and exact under retries, since the transaction re-reads whether the like
-// or comment is there before it counts. A popular activity's Stats entity
-// is contended; transactions retry (store.MaxAttempts).
+// or comment is there before it counts. The counts are the sums of the
+// shards, read in the batch lookup that already reads a feed's authors
+// (Activity.Shards says how many to read): a count costs the same however
+// many likes it counts.
+//
+// An activity starts with one shard. A reaction whose transaction met
+// contention (a popular activity, liked by many at once) widens the
+// activity to spreadFactor times as many shards, up to MaxShards; a
+// reaction writes the shard its reactor's id hashes to, so concurrent
+// reactions mostly write different entities. A shard may go below zero
+// (a like counted in one shard, its unlike in another, after a widening);
+// only the sum means anything.
 
-// Stats are an activity's counts.
+// MaxShards bounds an activity's counter shards, and so what a feed reads
+// per activity.
+const MaxShards = 16
+
+// spreadFactor is how much one widening multiplies the shards by.
+const spreadFactor = 4
+
+// Stats is one counter shard of an activity.
 type Stats struct {
 	Likes    int64 `datastore:"likes,noindex"`
 	Comments int64 `datastore:"comments,noindex"`
@@ -35,25 +55,70 @@ type Stats struct {
 	Counted time.Time `datastore:"counted,noindex"`
 }
 
-// StatsKey returns the key of an activity's counts.
-func StatsKey(db *store.DB, activity string) *datastore.Key {
-	return db.NameKey(KindStats, activity, nil)
+// StatsKey returns the key of an activity's counter shard n.
+func StatsKey(db *store.DB, activity string, n int) *datastore.Key {
+	if n == 0 {
+		return db.NameKey(KindStats, activity, nil) // the single count of earlier versions
+	}
+	return db.NameKey(KindStats, activity+"-"+strconv.Itoa(n), nil)
 }
 
-// Reaction is an activity and its counts as the transaction of a reaction
-// to it (a like, a comment) read them.
+// statsKeys returns the keys of n counter shards of an activity.
+func statsKeys(db *store.DB, activity string, n int) []*datastore.Key {
+	keys := make([]*datastore.Key, n)
+	for i := range keys {
+		keys[i] = StatsKey(db, activity, i)
+	}
+	return keys
+}
+
+// shards returns how many counter shards the activity has.
+func (a *Activity) shards() int { return min(MaxShards, max(1, a.Shards)) }
+
+// shardOf returns the shard among n that a reactor's id counts in.
+func shardOf(by string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(by))
+	return int(h.Sum32() % uint32(n))
+}
+
+// counts reads, into a lookup, every counter shard of an activity; the
+// returned func sums them once the lookup has run.
+func counts(l *store.Lookup, activity string, a *Activity) func() (likes, comments int64) {
+	st := make([]Stats, a.shards())
+	for i, k := range statsKeys(l.DB(), activity, len(st)) {
+		l.Add(k, &st[i])
+	}
+	return func() (likes, comments int64) {
+		for _, s := range st {
+			likes, comments = likes+s.Likes, comments+s.Comments
+		}
+		return max(0, likes), max(0, comments)
+	}
+}
+
+// Reaction is an activity and one of its counter shards as the transaction
+// of a reaction to it (a like, a comment) read them.
 type Reaction struct {
 	id    string
 	a     Activity
 	found store.Ref
+	shard int
 	st    Stats
 }
 
-// ReadReaction adds an activity and its counts to a transaction's lookup.
-func ReadReaction(l *store.Lookup, activity string) *Reaction {
+// ReadReaction adds an activity and the counter shard that by's reactions
+// count in to a transaction's lookup. seen is the activity as read before
+// the transaction, whose shard count picks the shard: an activity's shards
+// only ever grow, so any shard it had is one it has. With seen nil (an
+// erasure, which reads no activity first), the shard is the first.
+func ReadReaction(l *store.Lookup, activity, by string, seen *Activity) *Reaction {
 	r := &Reaction{id: activity}
+	if seen != nil {
+		r.shard = shardOf(by, seen.shards())
+	}
 	r.found = l.Add(Key(l.DB(), activity), &r.a)
-	l.Add(StatsKey(l.DB(), activity), &r.st)
+	l.Add(StatsKey(l.DB(), activity, r.shard), &r.st)
 	return r
 }
 
@@ -65,15 +130,64 @@ func (r *Reaction) Err() error {
 	return nil
 }
 
+// ID returns the activity's id.
+func (r *Reaction) ID() string { return r.id }
+
 // Author returns the activity's author.
 func (r *Reaction) Author() string { return r.a.UserID }
 
-// Count adds likes and comments to the counts, never below zero, and
-// writes them in tx. The transaction must have read the change it counts.
+// Shards returns how many counter shards the transaction saw the activity
+// have: the value for Widen should the transaction have met contention.
+func (r *Reaction) Shards() int { return r.a.shards() }
+
+// Activity returns the activity as the transaction read it.
+func (r *Reaction) Activity() *Activity { return &r.a }
+
+// Count adds likes and comments to the counts, in the shard the lookup
+// read, and writes it in tx. The transaction must have read the change it
+// counts.
 func (r *Reaction) Count(tx *store.Tx, likes, comments int64) error {
-	r.st.Likes = max(0, r.st.Likes+likes)
-	r.st.Comments = max(0, r.st.Comments+comments)
-	return tx.Put(StatsKey(tx.DB(), r.id), &r.st)
+	r.st.Likes += likes
+	r.st.Comments += comments
+	return tx.Put(StatsKey(tx.DB(), r.id, r.shard), &r.st)
+}
+
+// Widen gives an activity spreadFactor times the counter shards it had
+// when a reaction's transaction, which met contention, saw it have seen,
+// unless it was widened since (by a reaction that saw the same). Losing the
+// race to a delete is no error.
+func (s *Service) Widen(ctx context.Context, activity string, seen int) error {
+	if seen >= MaxShards {
+		return nil
+	}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var a Activity
+		if ok, err := tx.Get(Key(s.db, activity), &a); err != nil || !ok || a.shards() != seen {
+			return err
+		}
+		a.Shards = min(MaxShards, seen*spreadFactor)
+		return tx.Put(Key(s.db, activity), &a)
+	})
+	if err != nil {
+		return fmt.Errorf("activities.Widen(%s): %w", activity, err)
+	}
+	return nil
+}
+
+// ReactionView returns the activity a reaction's transaction read as
+// viewer sees it once it has committed: with every counter shard summed,
+// read in one lookup with its author.
+func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
+	vs, err := s.views(ctx, viewer, []*datastore.Key{Key(s.db, r.id)}, []*Activity{&r.a}, "")
+	if err != nil {
+		return View{}, err
+	}
+	if len(vs) != 1 {
+		// The viewer and the author block each other: the reaction was
+		// refused, so this cannot happen after one that committed.
+		return View{}, ErrNoSuchActivity
+	}
+	return vs[0], nil
 }
 
 // Exists checks that an activity exists and returns it.

@@ -246,8 +246,9 @@ func TestOsapiActivities(t *testing.T) {
 		t.Errorf("unknown method: %v, want 501", res["nope"])
 	}
 
-	// Likes, comments, notifications: {} where nothing is returned.
-	if r := object(t, "likes.create", alices.one("likes.create", map[string]any{"activityId": id})); len(r) != 0 {
+	// Likes answer the activity with its counts; comments and
+	// notifications {} where nothing is returned.
+	if r := object(t, "likes.create", alices.one("likes.create", map[string]any{"activityId": id})); r["id"] != id || r["likesCount"] != 1.0 || r["likedByViewer"] != true {
 		t.Errorf("likes.create: %v", r)
 	}
 	c := object(t, "comments.create", alices.one("comments.create", map[string]any{"activityId": id, "text": "nice"}))
@@ -257,7 +258,7 @@ func TestOsapiActivities(t *testing.T) {
 	if r := object(t, "comments.delete", alices.one("comments.delete", map[string]any{"activityId": []string{id}, "commentId": c["id"]})); len(r) != 0 {
 		t.Errorf("comments.delete: %v", r)
 	}
-	if r := object(t, "likes.delete", alices.one("likes.delete", map[string]any{"activityId": id})); len(r) != 0 {
+	if r := object(t, "likes.delete", alices.one("likes.delete", map[string]any{"activityId": id})); r["id"] != id || r["likesCount"] != 0.0 || r["likedByViewer"] != false {
 		t.Errorf("likes.delete: %v", r)
 	}
 	if r := object(t, "notifications.read", g.one("notifications.read", map[string]any{"all": true})); len(r) != 0 {

@@ -146,8 +146,8 @@ func (s *Server) Routes() *gin.Engine {
 
 	lk := social.Group("/rest/likes")
 	lk.GET("/:activityId", rest(s, http.StatusOK, s.likesGet, likesFromRequest))
-	lk.POST("/:activityId", rest(s, http.StatusNoContent, s.likesCreate, likesFromRequest))
-	lk.DELETE("/:activityId", rest(s, http.StatusNoContent, s.likesDelete, likesFromRequest))
+	lk.POST("/:activityId", rest(s, http.StatusOK, s.likesCreate, likesFromRequest))
+	lk.DELETE("/:activityId", rest(s, http.StatusOK, s.likesDelete, likesFromRequest))
 
 	nt := social.Group("/rest/notifications")
 	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))

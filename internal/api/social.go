@@ -82,11 +82,19 @@ func (s *Server) likesGet(ctx context.Context, caller string, p likeParams) (any
 }
 
 func (s *Server) likesCreate(ctx context.Context, caller string, p likeParams) (any, error) {
-	return nil, s.likes.Like(ctx, caller, p.ActivityID)
+	v, err := s.likes.Like(ctx, caller, p.ActivityID)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
 }
 
 func (s *Server) likesDelete(ctx context.Context, caller string, p likeParams) (any, error) {
-	return nil, s.likes.Unlike(ctx, caller, p.ActivityID)
+	v, err := s.likes.Unlike(ctx, caller, p.ActivityID)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
 }
 
 // notificationParams are the parameters of notifications.get and .read.

@@ -97,10 +97,13 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		return View{}, err
 	}
 	var commenter accounts.Person
+	var r *activities.Reaction
+	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		attempts++
 		var prior Comment
 		l := tx.Lookup()
-		r := activities.ReadReaction(l, activity)
+		r = activities.ReadReaction(l, activity, user, a)
 		taken := l.Add(Key(s.db, id), &prior)
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
@@ -108,6 +111,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
+		a = r.Activity() // a retry picks its shard among those seen last
 		switch err := r.Err(); {
 		case err != nil:
 			return err
@@ -134,6 +138,10 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("comments.Create(%s): %w", activity, err)
+	}
+	if attempts > 1 {
+		// Contended: spread the counts. Best effort, as the comment is in.
+		_ = s.act.Widen(ctx, activity, r.Shards())
 	}
 	return toView(activity, id, c, map[string]accounts.Person{user: commenter}), nil
 }
@@ -222,7 +230,7 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			l = tx.Lookup()
 			rs := map[string]*activities.Reaction{}
 			for a := range per {
-				rs[a] = activities.ReadReaction(l, a)
+				rs[a] = activities.ReadReaction(l, a, user, nil)
 			}
 			if err := l.Run(ctx); err != nil {
 				return err
@@ -256,7 +264,7 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		var c Comment
 		key := Key(s.db, id)
 		l := tx.Lookup()
-		r := activities.ReadReaction(l, activity)
+		r := activities.ReadReaction(l, activity, user, nil)
 		exists := l.Add(key, &c)
 		if err := l.Run(ctx); err != nil {
 			return err

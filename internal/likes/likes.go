@@ -2,7 +2,8 @@
 // root entity per user and activity, so likes of a popular activity never
 // contend with each other. A like is one operation with its side effects:
 // the activity's likesCount (through activities.Reaction) and the author's
-// notification change in the same transaction as the like.
+// notification change in the same transaction as the like, and the like
+// answers the activity with its new counts.
 package likes
 
 import (
@@ -53,20 +54,24 @@ func New(db *store.DB, act *activities.Service, notes *notifications.Service) (*
 }
 
 // Like records user's like of an activity, counts it and notifies the
-// activity's author, all in one transaction. Liking again changes nothing.
-func (s *Service) Like(ctx context.Context, user, activity string) error {
+// activity's author, all in one transaction, and returns the activity as
+// user sees it then, with its counts. Liking again changes nothing.
+func (s *Service) Like(ctx context.Context, user, activity string) (activities.View, error) {
 	a, err := s.act.Exists(ctx, activity)
 	if err != nil {
-		return err
+		return activities.View{}, err
 	}
 	event := notifications.Event{Type: notifications.Like, ActorID: user, Recipients: []string{a.UserID},
 		ActivityID: activity, ID: fmt.Sprintf("like-%s-%s", activity, user)}
 	if err := s.notes.Expect(ctx, event); err != nil {
-		return err
+		return activities.View{}, err
 	}
+	var r *activities.Reaction
+	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		attempts++
 		l := tx.Lookup()
-		r := activities.ReadReaction(l, activity)
+		r = activities.ReadReaction(l, activity, user, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
@@ -74,6 +79,7 @@ func (s *Service) Like(ctx context.Context, user, activity string) error {
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
+		a = r.Activity() // a retry picks its shard among those seen last
 		switch err := r.Err(); {
 		case err != nil:
 			return err
@@ -94,23 +100,44 @@ func (s *Service) Like(ctx context.Context, user, activity string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("likes.Like(%s, %s): %w", user, activity, err)
+		return activities.View{}, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, err)
 	}
-	return nil
+	return s.answer(ctx, user, r, attempts)
 }
 
-// Unlike removes user's like of an activity, if any, and counts it.
-func (s *Service) Unlike(ctx context.Context, user, activity string) error {
-	if _, err := s.act.Exists(ctx, activity); err != nil {
-		return err
+// answer returns the activity a committed like or unlike read, as user
+// sees it, after widening its counter shards if the transaction met
+// contention (a retry). The widening is best effort: the like is done, and
+// the next contended one tries again.
+func (s *Service) answer(ctx context.Context, user string, r *activities.Reaction, attempts int) (activities.View, error) {
+	if attempts > 1 {
+		_ = s.act.Widen(ctx, r.ID(), r.Shards())
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	v, err := s.act.ReactionView(ctx, user, r)
+	if err != nil {
+		return activities.View{}, fmt.Errorf("likes: view of %s: %w", r.ID(), err)
+	}
+	return v, nil
+}
+
+// Unlike removes user's like of an activity, if any, counts it, and returns
+// the activity as user sees it then.
+func (s *Service) Unlike(ctx context.Context, user, activity string) (activities.View, error) {
+	a, err := s.act.Exists(ctx, activity)
+	if err != nil {
+		return activities.View{}, err
+	}
+	var r *activities.Reaction
+	attempts := 0
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		attempts++
 		l := tx.Lookup()
-		r := activities.ReadReaction(l, activity)
+		r = activities.ReadReaction(l, activity, user, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
+		a = r.Activity()
 		if err := r.Err(); err != nil || !liked.Found() {
 			return err
 		}
@@ -120,9 +147,9 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) error {
 		return r.Count(tx, -1, 0)
 	})
 	if err != nil {
-		return fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
+		return activities.View{}, fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
 	}
-	return nil
+	return s.answer(ctx, user, r, attempts)
 }
 
 // Erase deletes up to n likes of a deleted user, each with its count, and
@@ -136,7 +163,7 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			found := make([]store.Ref, len(keys))
 			for i, k := range keys {
 				activity, _, _ := strings.Cut(k.Name, "_")
-				rs[i], found[i] = activities.ReadReaction(l, activity), l.Add(k, &Like{})
+				rs[i], found[i] = activities.ReadReaction(l, activity, user, nil), l.Add(k, &Like{})
 			}
 			if err := l.Run(ctx); err != nil {
 				return err

@@ -310,33 +310,45 @@ func (r Ref) Found() bool { return r.l != nil && r.i < len(r.l.found) && r.l.fou
 // Len returns how many entities the lookup holds.
 func (l *Lookup) Len() int { return len(l.keys) }
 
-// Run loads every entity added, in one call. A missing entity is not an
-// error; its Ref says so. In a transaction, ctx is the transaction's.
+// MaxLookup is the most keys Datastore looks up in one call.
+const MaxLookup = 1000
+
+// Run loads every entity added, in one call (one per MaxLookup keys). A
+// missing entity is not an error; its Ref says so. In a transaction, ctx
+// is the transaction's.
 func (l *Lookup) Run(ctx context.Context) error {
 	l.found = make([]bool, len(l.keys))
-	if len(l.keys) == 0 {
-		return nil
+	for from := 0; from < len(l.keys); from += MaxLookup {
+		to := min(len(l.keys), from+MaxLookup)
+		if err := l.run(ctx, from, to); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+func (l *Lookup) run(ctx context.Context, from, to int) error {
+	keys, dst := l.keys[from:to], l.dst[from:to]
 	var err error
 	if l.tx != nil {
-		err = l.tx.GetMulti(l.keys, l.dst)
+		err = l.tx.GetMulti(keys, dst)
 	} else {
-		err = l.db.client.GetMulti(ctx, l.keys, l.dst)
+		err = l.db.client.GetMulti(ctx, keys, dst)
 	}
 	if err == nil {
-		for i := range l.found {
+		for i := from; i < to; i++ {
 			l.found[i] = true
 		}
 		return nil
 	}
 	var me datastore.MultiError
-	if !errors.As(err, &me) || len(me) != len(l.keys) {
+	if !errors.As(err, &me) || len(me) != len(keys) {
 		return Convert(err)
 	}
 	for i, e := range me {
 		switch {
 		case e == nil:
-			l.found[i] = true
+			l.found[from+i] = true
 		case errors.Is(e, datastore.ErrNoSuchEntity):
 		default:
 			return Convert(e)

@@ -416,9 +416,10 @@ function activity(a) {
   setLike();
   likeBtn.addEventListener('click', () => guard(likeBtn, async () => {
     const liking = !a.likedByViewer;
-    await api(liking ? 'POST' : 'DELETE', rest('/likes/' + enc(a.id)));
-    a.likedByViewer = liking;
-    a.likesCount = Math.max(0, (a.likesCount || 0) + (liking ? 1 : -1));
+    // The answer is the activity with its counts as they are now.
+    const data = await api(liking ? 'POST' : 'DELETE', rest('/likes/' + enc(a.id)));
+    a.likedByViewer = data.entry.likedByViewer;
+    a.likesCount = data.entry.likesCount;
     setLike();
   }));
   const commentsId = 'c' + a.id;

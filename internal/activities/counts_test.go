@@ -1,0 +1,152 @@
+package activities_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/store"
+)
+
+// The counts are the sums of the counter shards, whichever shard a change
+// went to: a like counted before a widening and undone after it (in
+// another shard) leaves the count exact, a stale widening changes nothing,
+// a feed still reads every shard in its one lookup, and the delete takes
+// every shard with it.
+func TestCountsAcrossShards(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	author := f.user(t, "author")
+	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "counted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fans := make([]string, 6)
+	for i := range fans {
+		fans[i] = f.user(t, fmt.Sprint("fan", i))
+	}
+	likesCount := func(want int64) {
+		t.Helper()
+		f.calls.reset()
+		list, _, err := f.act.Feed(ctx, activities.FeedRequest{Viewer: author, Selector: activities.Self, UserID: author, Page: store.PageRequest{Count: 5}})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("feed: %v %v", list, err)
+		}
+		if list[0].LikesCount != want {
+			t.Errorf("likesCount %d, want %d", list[0].LikesCount, want)
+		}
+		if diff := cmp.Diff(map[string]int{"RunQuery": 1, "Lookup": 1}, f.calls.reset()); diff != "" {
+			t.Errorf("Datastore calls of the feed (-want +got):\n%s", diff)
+		}
+	}
+	shards := func() int {
+		t.Helper()
+		var a activities.Activity
+		if _, err := f.db.Get(ctx, activities.Key(f.db, v.ID), &a); err != nil {
+			t.Fatal(err)
+		}
+		return a.Shards
+	}
+	if got, err := f.likes.Like(ctx, fans[0], v.ID); err != nil || got.LikesCount != 1 || !got.LikedByViewer {
+		t.Fatalf("like: %+v %v", got, err)
+	}
+	if err := f.act.Widen(ctx, v.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.act.Widen(ctx, v.ID, 1); err != nil { // seen 1 again: widened already
+		t.Fatal(err)
+	}
+	if n := shards(); n != 4 {
+		t.Fatalf("shards after two widenings from 1: %d, want 4", n)
+	}
+	if got, err := f.likes.Unlike(ctx, fans[0], v.ID); err != nil || got.LikesCount != 0 || got.LikedByViewer {
+		t.Fatalf("unlike: %+v %v", got, err)
+	}
+	for _, fan := range fans {
+		if _, err := f.likes.Like(ctx, fan, v.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	likesCount(int64(len(fans)))
+	for _, seen := range []int{4, 16} {
+		if err := f.act.Widen(ctx, v.ID, seen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := shards(); n != activities.MaxShards {
+		t.Fatalf("shards: %d, want %d", n, activities.MaxShards)
+	}
+	got, err := f.likes.Unlike(ctx, fans[1], v.ID)
+	if err != nil || got.LikesCount != int64(len(fans)-1) {
+		t.Fatalf("unlike across %d shards: %+v %v", activities.MaxShards, got, err)
+	}
+	likesCount(int64(len(fans) - 1))
+	// Shards in use: the sum is spread, not in one entity.
+	used := 0
+	for n := range activities.MaxShards {
+		var st activities.Stats
+		if ok, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, n), &st); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			used++
+		}
+	}
+	if used < 2 {
+		t.Errorf("%d counter shards written; want the likes spread", used)
+	}
+	if err := f.act.Delete(ctx, author, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	for n := range activities.MaxShards {
+		if ok, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, n), &activities.Stats{}); err != nil || ok {
+			t.Errorf("shard %d after the delete: found %v, %v", n, ok, err)
+		}
+	}
+}
+
+// Many people liking one activity at once: the contended transactions
+// widen its counters, and the count ends exact.
+func TestContendedLikesWiden(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	author := f.user(t, "author")
+	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "viral"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 48
+	fans := make([]string, n)
+	for i := range fans {
+		fans[i] = f.user(t, fmt.Sprint("fan", i))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for _, fan := range fans {
+		wg.Go(func() {
+			_, err := f.likes.Like(ctx, fan, v.ID)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	var a activities.Activity
+	if _, err := f.db.Get(ctx, activities.Key(f.db, v.ID), &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Shards <= 1 {
+		t.Errorf("shards after %d concurrent likes: %d; want widened", n, a.Shards)
+	}
+	list, err := f.act.Get(ctx, author, author, "", []string{v.ID})
+	if err != nil || len(list) != 1 || list[0].LikesCount != n {
+		t.Errorf("after %d likes: %+v %v", n, list, err)
+	}
+}
