@@ -10,7 +10,8 @@
 // 5,000 users beside a pull-merge baseline, post latency and the time until
 // every follower sees a post for authors with up to 100,000 followers, and
 // the time from a follow until the followee's newest 200 activities are at
-// home. It prints a markdown report and writes JSON.
+// home, and the hot spots: a like storm on one activity and a follow storm
+// on one user, with that user's posts during the storm. It prints a markdown report and writes JSON.
 //
 // Run it from the repository root:
 //
@@ -55,6 +56,9 @@ type config struct {
 	mergeSamples int
 	postSamples  int
 	follows      int
+	storm        int
+	stormClients int
+	stormPosts   int
 	verbose      bool
 }
 
@@ -86,6 +90,9 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.mergeSamples, "merge-samples", 20, "pull-merge reads per reader")
 	fs.IntVar(&cfg.postSamples, "post-samples", 3, "posts per poster")
 	fs.IntVar(&cfg.follows, "follows", 10, "follows timed until 200 activities are at home")
+	fs.IntVar(&cfg.storm, "storm", 2000, "likes of one activity, and follows of one user, in each storm")
+	fs.IntVar(&cfg.stormClients, "storm-clients", 32, "concurrent clients of each storm")
+	fs.IntVar(&cfg.stormPosts, "storm-posts", 20, "posts by the followed user before and after the follow storm")
 	fs.BoolVar(&cfg.verbose, "v", false, "show the service's warnings (job retries and the like)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -96,6 +103,7 @@ func parseFlags(args []string) (config, error) {
 	if *quick {
 		cfg.authors, cfg.fanOut, readers, posters, cfg.samples, cfg.mergeSamples, cfg.postSamples, cfg.follows =
 			60, 5, "1,10,50", "0,100,6000", 40, 4, 1, 2
+		cfg.storm, cfg.stormClients, cfg.stormPosts = 120, 8, 4
 		clients = "1,4"
 	}
 	var err error
@@ -113,7 +121,8 @@ func parseFlags(args []string) (config, error) {
 			return cfg, fmt.Errorf("a reader follows 1 to -authors (%d) authors, not %d", cfg.authors, k)
 		}
 	}
-	if cfg.authors < 2 || cfg.samples < 4 || cfg.mergeSamples < 1 || cfg.postSamples < 1 || cfg.follows < 1 {
+	if cfg.authors < 2 || cfg.samples < 4 || cfg.mergeSamples < 1 || cfg.postSamples < 1 || cfg.follows < 1 ||
+		cfg.storm < 1 || cfg.stormClients < 1 || cfg.stormPosts < 1 {
 		return cfg, errors.New("-authors must be at least 2, -samples 4, and the other counts 1")
 	}
 	return cfg, nil

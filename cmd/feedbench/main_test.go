@@ -89,14 +89,27 @@ func TestQuick(t *testing.T) {
 	if rep.FollowToHome.N != 2 || rep.FollowToHome.P50 <= 0 {
 		t.Errorf("follow to home %+v", rep.FollowToHome)
 	}
-	if len(rep.Targets) != 6 {
-		t.Errorf("%d targets, want 6", len(rep.Targets))
+	// The storms are checked, not only timed: no request fails, and the
+	// count read after the last answer is the number of requests.
+	if len(rep.Storms) != 2 {
+		t.Fatalf("storm rows %+v, want 2", rep.Storms)
+	}
+	for _, st := range rep.Storms {
+		if st.Ops != 120 || st.Clients != 8 || st.Errors != 0 || !st.Exact || st.Count != 120 || st.Latency.N != 120 || st.PerSecond <= 0 {
+			t.Errorf("storm row %+v", st)
+		}
+	}
+	if p := rep.StormPosts; p.Before.N != 4 || p.After.N != 4 || p.During.N < 1 {
+		t.Errorf("posts around the follow storm %+v", p)
+	}
+	if len(rep.Targets) != 11 {
+		t.Errorf("%d targets, want 11", len(rep.Targets))
 	}
 	if rep.Graph.Users != 60+3+3+1 || rep.Graph.Activities != firstAuthorPosts+59+starPosts {
 		t.Errorf("graph %+v", rep.Graph)
 	}
 	md := out.String()
-	for _, s := range []string{"### Datastore calls per operation", "### Flatness", "### Targets", "JSON: " + jsonPath} {
+	for _, s := range []string{"### Datastore calls per operation", "### Flatness", "### Hot spots", "### Targets", "JSON: " + jsonPath} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q", s)
 		}
@@ -109,6 +122,8 @@ func TestFlags(t *testing.T) {
 		{"-readers", "0"},
 		{"-authors", "10", "-readers", "11"},
 		{"-samples", "2"},
+		{"-storm", "0"},
+		{"-storm-clients", "0"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args); err == nil {

@@ -68,6 +68,8 @@ type report struct {
 	Flatness     []flatRow  `json:"flatness"`
 	Posts        []postRow  `json:"posts"`
 	FollowToHome dist       `json:"followTo200AtHome"`
+	Storms       []stormRow `json:"storms"`
+	StormPosts   stormPosts `json:"stormPosts"`
 	Targets      []target   `json:"targets"`
 }
 
@@ -76,6 +78,13 @@ type report struct {
 // that leaves fewer than 3 reads.
 func mergeSamples(n, k int) int {
 	return min(n, max(3, 5_000/k))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func ratio(a, b float64) float64 {
@@ -219,6 +228,12 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	rep.FollowToHome = summarise(took)
 	progress("follow → 200 at home: p50 %.0f ms", rep.FollowToHome.P50)
 
+	// 6. Hot spots.
+	var err error
+	if rep.Storms, rep.StormPosts, err = storms(ctx, s, cfg, progress); err != nil {
+		return nil, err
+	}
+
 	for _, h := range rep.Home {
 		rep.Targets = append(rep.Targets,
 			target{fmt.Sprintf("home p50 vs floor, %d clients", h.Clients), 1.15, h.RatioP50, h.RatioP50 <= 1.15},
@@ -231,6 +246,12 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	rep.Targets = append(rep.Targets,
 		target{fmt.Sprintf("home p50, following %d vs %d", cfg.readers[len(cfg.readers)-1], cfg.readers[0]), 1.1, worst, worst <= 1.1},
 		target{"follow → 200 at home, p50 seconds", 3, rep.FollowToHome.P50 / 1000, rep.FollowToHome.P50 <= 3000})
+	for _, st := range rep.Storms {
+		rep.Targets = append(rep.Targets, target{st.What + ", errors", 0, float64(st.Errors), st.Errors == 0},
+			target{st.What + ", count exact after the last answer (1 = yes)", 1, float64(boolInt(st.Exact)), st.Exact})
+	}
+	during := ratio(rep.StormPosts.During.P50, rep.StormPosts.After.P50)
+	rep.Targets = append(rep.Targets, target{"post p50 during the follow storm vs after it", 1.5, during, during <= 1.5})
 	return rep, nil
 }
 
@@ -303,6 +324,30 @@ func (r *report) markdown(w io.Writer) {
 	p("### Follow until the newest 200 activities are at home")
 	p("")
 	p("%d follows: p50 %.0f ms, p90 %.0f ms, max %.0f ms.", r.FollowToHome.N, r.FollowToHome.P50, r.FollowToHome.P90, r.FollowToHome.Max)
+	p("")
+	p("### Hot spots")
+	p("")
+	p("| storm | ops | clients | per second | p50 | p99 | max | errors | count after the last answer |")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	for _, st := range r.Storms {
+		exact := "exact"
+		if !st.Exact {
+			exact = "**wrong**"
+		}
+		p("| %s | %d | %d | %.0f | %.0f ms | %.0f ms | %.0f ms | %d | %d, %s |", st.What, st.Ops, st.Clients, st.PerSecond,
+			st.Latency.P50, st.Latency.P99, st.Latency.Max, st.Errors, st.Count, exact)
+	}
+	p("")
+	p("Posts by the user the follow storm is on:")
+	p("")
+	p("| when | posts | p50 | p99 | max |")
+	p("| --- | ---: | ---: | ---: | ---: |")
+	for _, x := range []struct {
+		when string
+		d    dist
+	}{{"before the storm", r.StormPosts.Before}, {"during the storm", r.StormPosts.During}, {"after it (same followers)", r.StormPosts.After}} {
+		p("| %s | %d | %.0f ms | %.0f ms | %.0f ms |", x.when, x.d.N, x.d.P50, x.d.P99, x.d.Max)
+	}
 	p("")
 	p("### Targets")
 	p("")

@@ -67,6 +67,9 @@ type User struct {
 	FollowersCount int64     `datastore:"followersCount,noindex"`
 	FollowingCount int64     `datastore:"followingCount,noindex"`
 	Published      time.Time `datastore:"published,noindex"`
+	// Shards is how many follower count shards the user's followers are
+	// counted in besides FollowersCount: 0, or CountShards once Spread.
+	Shards int `datastore:"shards,noindex"`
 }
 
 type usernameEntity struct {
@@ -171,34 +174,75 @@ func UserKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindUse
 // Record is a user as a batch lookup read it, for operations of other
 // packages that read or count a person in their own transaction.
 type Record struct {
-	id  string
-	ref store.Ref
-	u   User
+	id     string
+	ref    store.Ref
+	u      User
+	counts []*followerCount // the count shards read, from 0
+	// shard is the count shard a transaction's follow or unfollow changes
+	// (ReadCounted), -1 for none read yet.
+	shard int
+	count followerCount
 }
 
-// Read adds user id to a lookup; the Record answers once the lookup has run.
+// Read adds user id to a lookup; the Record answers once the lookup has
+// run. Outside a transaction the lookup reads the user's follower count
+// shards too, if the user is spread.
 func Read(l *store.Lookup, id string) *Record {
-	r := &Record{id: id}
+	r := &Record{id: id, shard: -1}
 	r.ref = l.Add(UserKey(l.DB(), id), &r.u)
+	if !l.InTx() {
+		n, _ := spreadUsers.Get(spreadName(l.DB(), id))
+		r.addCounts(l, n)
+		l.Then(func() {
+			if r.ref.Found() && r.u.Shards > len(r.counts) {
+				spreadUsers.Add(spreadName(l.DB(), id), r.u.Shards)
+				r.addCounts(l, r.u.Shards)
+			}
+		})
+	}
 	return r
 }
 
 // Exists reports whether the user exists.
 func (r *Record) Exists() bool { return r.ref.Found() }
 
-// Person returns the user as the API shows it, if the user exists.
+// Person returns the user as the API shows it, if the user exists. Its
+// follower count is exact if Exact says so.
 func (r *Record) Person() (Person, bool) {
 	if !r.ref.Found() {
 		return Person{}, false
 	}
-	return ToPerson(r.id, &r.u), true
+	p := ToPerson(r.id, &r.u)
+	for _, c := range r.counts {
+		p.FollowersCount += c.Followers
+	}
+	p.FollowersCount = max(0, p.FollowersCount)
+	return p, true
 }
 
-// Count adds to the user's follower and following counts, never below
-// zero, and writes them in tx. The transaction must have read the change
+// Count adds to the user's follower and following counts and writes them
+// in tx: followers to the count shard ReadCounted read if the user is
+// spread (shard 0, read here, if it read none), else, as following, to
+// the User, never below zero. The transaction must have read the change
 // it counts. A user that does not exist is left alone.
 func (r *Record) Count(tx *store.Tx, followers, following int64) error {
 	if !r.ref.Found() {
+		return nil
+	}
+	if followers != 0 && r.u.Shards > 0 {
+		if r.shard < 0 {
+			r.shard = 0
+			if _, err := tx.Get(CountKey(tx.DB(), r.id, 0), &r.count); err != nil {
+				return err
+			}
+		}
+		r.count.Followers += followers
+		if err := tx.Put(CountKey(tx.DB(), r.id, r.shard), &r.count); err != nil {
+			return err
+		}
+		followers = 0
+	}
+	if followers == 0 && following == 0 {
 		return nil
 	}
 	r.u.FollowersCount = max(0, r.u.FollowersCount+followers)
@@ -335,18 +379,20 @@ func (s *Service) Login(ctx context.Context, username, password string) (Person,
 		bcrypt.CompareHashAndPassword(s.dummy, prehash(password))
 		return Person{}, "", ErrBadLogin
 	}
-	var u User
-	if ok, err := s.db.Get(ctx, UserKey(s.db, ue.UserID), &u); err != nil || !ok {
-		return Person{}, "", fmt.Errorf("accounts.Login(%q): user %s: found %v: %w", username, ue.UserID, ok, err)
+	l := s.db.Lookup()
+	r := Read(l, ue.UserID)
+	if err := l.Run(ctx); err != nil || !r.Exists() {
+		return Person{}, "", fmt.Errorf("accounts.Login(%q): user %s: found %v: %w", username, ue.UserID, r.Exists(), err)
 	}
-	if bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil {
+	if bcrypt.CompareHashAndPassword(r.u.PasswordHash, prehash(password)) != nil {
 		return Person{}, "", ErrBadLogin
 	}
 	token, err := s.newToken(ctx, ue.UserID)
 	if err != nil {
 		return Person{}, "", err
 	}
-	return ToPerson(ue.UserID, &u), token, nil
+	p, _ := r.Person()
+	return p, token, nil
 }
 
 func tokenKey(db *store.DB, token string) *datastore.Key {
@@ -507,7 +553,7 @@ func (s *Service) Delete(ctx context.Context, user, password string, erase func(
 			} else if !ok || ue.UserID != user {
 				nameKey = nil // taken again since: not ours to free
 			}
-			keys := []*datastore.Key{UserKey(s.db, user)}
+			keys := append([]*datastore.Key{UserKey(s.db, user)}, countKeys(s.db, user)...)
 			if nameKey != nil {
 				keys = append(keys, nameKey)
 			}
@@ -526,15 +572,14 @@ func (s *Service) Get(ctx context.Context, id string) (Person, error) {
 	if _, ok := ids.Parse(id); !ok {
 		return Person{}, ErrNoSuchPerson
 	}
-	var u User
-	ok, err := s.db.Get(ctx, UserKey(s.db, id), &u)
+	p, ok, err := Load(ctx, s.db, id)
 	if err != nil {
 		return Person{}, fmt.Errorf("accounts.Get(%q): %w", id, err)
 	}
 	if !ok {
 		return Person{}, ErrNoSuchPerson
 	}
-	return ToPerson(id, &u), nil
+	return p, nil
 }
 
 // GetMulti returns the people with the given ids, in one batch lookup, as a

@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -75,13 +74,6 @@ func statsKeys(db *store.DB, activity string, n int) []*datastore.Key {
 // shards returns how many counter shards the activity has.
 func (a *Activity) shards() int { return min(MaxShards, max(1, a.Shards)) }
 
-// shardOf returns the shard among n that a reactor's id counts in.
-func shardOf(by string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(by))
-	return int(h.Sum32() % uint32(n))
-}
-
 // counts reads, into a lookup, every counter shard of an activity; the
 // returned func sums them once the lookup has run.
 func counts(l *store.Lookup, activity string, a *Activity) func() (likes, comments int64) {
@@ -115,7 +107,7 @@ type Reaction struct {
 func ReadReaction(l *store.Lookup, activity, by string, seen *Activity) *Reaction {
 	r := &Reaction{id: activity}
 	if seen != nil {
-		r.shard = shardOf(by, seen.shards())
+		r.shard = store.Shard(by, seen.shards())
 	}
 	r.found = l.Add(Key(l.DB(), activity), &r.a)
 	l.Add(StatsKey(l.DB(), activity, r.shard), &r.st)

@@ -97,6 +97,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		return View{}, err
 	}
 	var commenter accounts.Person
+	var exact bool
 	var r *activities.Reaction
 	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -121,6 +122,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 			return blocks.ErrBlocked
 		}
 		commenter, _ = me.Person()
+		exact = me.Exact()
 		if taken.Found() {
 			if prior.UserID == user && prior.Seq == seq {
 				return nil // this very comment: a retry after a commit that did apply
@@ -142,6 +144,12 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	if attempts > 1 {
 		// Contended: spread the counts. Best effort, as the comment is in.
 		_ = s.act.Widen(ctx, activity, r.Shards())
+	}
+	if !exact {
+		// A spread commenter's count shards are not read in the transaction.
+		if p, ok, err := accounts.Load(ctx, s.db, user); err == nil && ok {
+			commenter = p
+		}
 	}
 	return toView(activity, id, c, map[string]accounts.Person{user: commenter}), nil
 }

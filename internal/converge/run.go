@@ -53,6 +53,10 @@ type Config struct {
 	// sent (so jobs run before the change they follow lands).
 	TaskFaults, EnqueueFaults, DatastoreFaults, CommitFaults, SlowCommits float64
 
+	// Storms is the weight of storms in the mix (the others weigh 1 to
+	// 20): many users at once liking one post and following its author.
+	Storms int
+
 	// The service's copy settings: small, so that windows matter.
 	CopyLimit, BackfillMax, BackfillBatch int
 	// GiveUpAfter is how long jobs wait for their change to commit.
@@ -68,7 +72,7 @@ type Config struct {
 // Defaults returns a configuration of a short run.
 func Defaults() Config {
 	return Config{
-		Seed: 1, Clients: 4, Users: 10, MaxUsers: 200, Duration: 30 * time.Second, Settle: 3 * time.Minute, Dir: ".",
+		Seed: 1, Clients: 4, Users: 10, MaxUsers: 200, Duration: 30 * time.Second, Storms: 2, Settle: 3 * time.Minute, Dir: ".",
 		TaskFaults: 0.1, EnqueueFaults: 0.03, DatastoreFaults: 0.02, CommitFaults: 0.03, SlowCommits: 0.1,
 		CopyLimit: 3, BackfillMax: 4, BackfillBatch: 2,
 		GiveUpAfter: 30 * time.Second, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
@@ -261,13 +265,16 @@ type runner struct {
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "delete account", "set app data", "delete app data"}
+	"block", "unblock", "delete account", "set app data", "delete app data", "storm"}
 
 // everyOpRan reports whether every operation ran at least n times.
 func (r *runner) everyOpRan(n int) bool {
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
 	for _, k := range kinds {
+		if k == "storm" && r.cfg.Storms == 0 {
+			continue
+		}
 		if r.m.ops[k] < n {
 			return false
 		}
@@ -380,6 +387,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
 		{2, r.block}, {1, r.unblock}, {1, r.deleteAccount},
 		{3, r.setAppData}, {2, r.deleteAppData},
+		{r.cfg.Storms, r.storm},
 	}
 	total := 0
 	for _, o := range ops {
@@ -460,6 +468,65 @@ func (r *runner) burst(ctx context.Context, a *actor) (bool, error) {
 	r.m.done("burst", false, time.Now())
 	return true, g.Wait()
 }
+
+// storm is the hot spots' race: up to stormCrowd users at once (of the
+// client's own) like and
+// unlike one user's post and follow and unfollow that user, stormRounds
+// times each, so that the transactions on the post's counts and on the
+// user's followers contend (and spread). Each user still makes one
+// request at a time.
+func (r *runner) storm(ctx context.Context, a *actor) (bool, error) {
+	star := r.someUser(a.rng)
+	p := r.livePost(a, star.id)
+	r.m.mu.Lock()
+	if star.gone {
+		r.m.mu.Unlock()
+		return false, nil
+	}
+	// The crowd is this client's own users: no other client acts as them
+	// meanwhile (deleting one of them, say).
+	var crowd []*user
+	for _, i := range a.rng.Perm(len(a.users)) {
+		if u := a.users[i]; !u.gone && u.id != star.id && len(crowd) < stormCrowd {
+			crowd = append(crowd, u)
+		}
+	}
+	r.m.mu.Unlock()
+	if len(crowd) < 2 {
+		return false, nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, u := range crowd {
+		rng := rand.New(rand.NewPCG(a.rng.Uint64(), a.rng.Uint64()))
+		g.Go(func() error {
+			for range stormRounds {
+				var err error
+				switch k := rng.IntN(10); {
+				case p != nil && k < 4:
+					err = r.likeAs(gctx, u, p, true)
+				case p != nil && k < 6:
+					err = r.likeAs(gctx, u, p, false)
+				case k < 9:
+					err = r.followAs(gctx, u, star, copyLimit(rng))
+				default:
+					err = r.unfollowAs(gctx, u, star.id, rng.IntN(2) == 0)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	r.m.done("storm", false, time.Now())
+	return true, g.Wait()
+}
+
+// A storm's size.
+const (
+	stormCrowd  = 16
+	stormRounds = 3
+)
 
 func (r *runner) full() bool {
 	r.m.mu.Lock()
@@ -604,9 +671,12 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 		return false, nil
 	}
 	sort.Strings(followees)
-	b := followees[a.rng.IntN(len(followees))]
+	return true, r.unfollowAs(ctx, f, followees[a.rng.IntN(len(followees))], a.rng.IntN(10) < 3)
+}
+
+// unfollowAs makes f unfollow b, keeping the copies' history if keep.
+func (r *runner) unfollowAs(ctx context.Context, f *user, b string, keep bool) error {
 	defer r.lock("follow " + f.id + " " + b)()
-	keep := a.rng.IntN(10) < 3
 	path := "/social/rest/people/@me/@friends/" + b
 	if keep {
 		path += "?keepHistory=true"
@@ -617,7 +687,7 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 	if out == unknown {
 		rep, err := r.probe(ctx, "unfollow", "/social/rest/people/@me/@friends/"+b, f.token, 200, 404)
 		if err != nil {
-			return true, err
+			return err
 		}
 		gone = rep.status == 404
 	}
@@ -630,7 +700,7 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 		r.m.following[key] = false
 		r.m.mu.Unlock()
 	}
-	return true, nil
+	return nil
 }
 
 func (r *runner) post(ctx context.Context, a *actor) (bool, error) {
@@ -1055,12 +1125,18 @@ func (r *runner) setLike(ctx context.Context, a *actor, on bool) (bool, error) {
 	if p == nil {
 		return false, nil
 	}
+	return true, r.likeAs(ctx, u, p, on)
+}
+
+// likeAs makes u like p (or unlike it, with on false).
+func (r *runner) likeAs(ctx context.Context, u *user, p *post, on bool) error {
+	defer r.lock("like " + p.id + " " + u.id)()
 	op, method := "like", http.MethodPost
 	if !on {
 		op, method = "unlike", http.MethodDelete
 	}
 	path := "/social/rest/likes/" + p.id
-	_, out := r.writeIf(ctx, op, method, path, u.token, nil, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
+	rep, out := r.writeIf(ctx, op, method, path, u.token, nil, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
 	key := pair{p.id, u.id}
 	r.m.mu.Lock()
 	now := r.m.likes[key]
@@ -1068,10 +1144,14 @@ func (r *runner) setLike(ctx context.Context, a *actor, on bool) (bool, error) {
 	switch out {
 	case acked:
 		now = on
+		// The answer is the activity as u sees it after the change.
+		if e := entry(rep); str(e, "id") != p.id || e["likedByViewer"] != on || num(e, "likesCount") < boolCount(on) {
+			r.m.violate(fmt.Sprintf("%s %s by %s answered %v", op, p.id, u.name, rep.body))
+		}
 	case unknown:
 		rep, err := r.probe(ctx, op, path, u.token, 200, 404)
 		if err != nil {
-			return true, err
+			return err
 		}
 		now = false
 		items, _ := rep.body["list"].([]any)
@@ -1085,7 +1165,14 @@ func (r *runner) setLike(ctx context.Context, a *actor, on bool) (bool, error) {
 	r.m.mu.Lock()
 	r.m.likes[key] = now
 	r.m.mu.Unlock()
-	return true, nil
+	return nil
+}
+
+func boolCount(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {

@@ -75,14 +75,106 @@ func (f Follow) Gen() int64 { return f.Created.UnixMicro() }
 // InChunk returns the follower chunk that holds the follower (pair.Link).
 func (f *Follow) InChunk() int { return f.Chunk }
 
-// Index records how many ids each of a user's follower chunks holds.
+// Index records a user's follower chunks.
+//
+// A user starts with one lane: a follow adds its follower to the first
+// chunk with room, and Sizes says how many ids each chunk holds, kept by
+// every follow and unfollow. When follows of the user contend (a celebrity
+// gaining followers fast: a follow's transaction retried), spread gives
+// the user Lanes lanes, each filling a fresh chunk of its own: a follow
+// adds its follower to the chunk of the lane its id hashes to, writing
+// that chunk alone, and opens the lane a new chunk when it is full (the
+// only follow that writes the Index). No lane fills chunk 0, which a post
+// reads in its transaction, so the follows do not slow the user's posts.
+// Spread, Sizes keeps only the chunk count (its length); unfollows leave
+// their holes.
 type Index struct {
 	Sizes []int64 `datastore:"sizes,noindex"`
+	// Lanes are the chunks each lane fills; empty: one lane, unspread.
+	Lanes []int64 `datastore:"lanes,noindex"`
+}
+
+// Lanes is how many lanes a spread user's follows fill.
+const Lanes = accounts.CountShards
+
+// chunkFor returns the chunk a follow by follower goes to, or -1 for a
+// new one at the end.
+func (x *Index) chunkFor(follower string) int {
+	if len(x.Lanes) > 0 {
+		return int(x.Lanes[store.Shard(follower, len(x.Lanes))])
+	}
+	return slices.IndexFunc(x.Sizes, func(size int64) bool { return size < ChunkCap })
 }
 
 // Chunk is one follower chunk.
 type Chunk struct {
 	IDs []string `datastore:"ids,noindex"`
+	// Since holds when each follow of IDs began (Follow.Gen), in the same
+	// order; an id past its end (a chunk of an earlier version) is 0. A
+	// fan-out job, which may run long after its post, copies only the
+	// followers whose follow began before the post.
+	Since []int64 `datastore:"since,noindex"`
+	// Left are followers who unfollowed keeping their copies, with when
+	// their follow began and ended (see leave).
+	Left      []string `datastore:"left,noindex"`
+	LeftSince []int64  `datastore:"leftSince,noindex"`
+	LeftAt    []int64  `datastore:"leftAt,noindex"`
+}
+
+// A chunk keeps a trace of a follower who unfollowed keeping their copies
+// for leftTTL, and of leftMax of them at most: a fan-out job of a post made
+// while they followed, which runs after they left, still copies it to them.
+// A fan-out job that runs later than that (a week of retries) misses them.
+const (
+	leftTTL = 7 * 24 * time.Hour
+	leftMax = 1000
+)
+
+// leave keeps a trace of a follower whose follow, begun at since, ended at
+// now, keeping the copies, and forgets traces past leftTTL or leftMax.
+func (c *Chunk) leave(id string, since, now int64) {
+	c.Left, c.LeftSince, c.LeftAt = append(c.Left, id), append(c.LeftSince, since), append(c.LeftAt, now)
+	drop := max(0, len(c.Left)-leftMax)
+	for drop < len(c.LeftAt) && c.LeftAt[drop] < now-leftTTL.Microseconds() {
+		drop++
+	}
+	c.Left, c.LeftSince, c.LeftAt = c.Left[drop:], c.LeftSince[drop:], c.LeftAt[drop:]
+}
+
+// add adds a follower whose follow began at since.
+func (c *Chunk) add(id string, since int64) {
+	for len(c.Since) < len(c.IDs) {
+		c.Since = append(c.Since, 0)
+	}
+	c.IDs, c.Since = append(c.IDs, id), append(c.Since[:len(c.IDs)], since)
+}
+
+// remove takes a follower out.
+func (c *Chunk) remove(id string) {
+	if i := slices.Index(c.IDs, id); i >= 0 {
+		c.IDs = slices.Delete(c.IDs, i, i+1)
+		if i < len(c.Since) {
+			c.Since = slices.Delete(c.Since, i, i+1)
+		}
+	}
+}
+
+// before returns the followers at time t: whose follow began before t,
+// and those who left since keeping their copies (one may be in both, after
+// following again; audience merges drop the second).
+func (c *Chunk) before(t int64) []string {
+	var out []string
+	for i, id := range c.IDs {
+		if i >= len(c.Since) || c.Since[i] < t {
+			out = append(out, id)
+		}
+	}
+	for i, id := range c.Left {
+		if i < len(c.LeftSince) && i < len(c.LeftAt) && c.LeftSince[i] < t && t <= c.LeftAt[i] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // FollowKey returns the key of follower's follow of followee.
@@ -149,13 +241,22 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 	}
 	// A follow that exists, or a followee that does not, or a block,
 	// needs no job.
+	// The same lookup reads the followee's index and how their count is
+	// kept, so the transaction reads the chunk and count shard it writes
+	// in its one lookup.
+	var seen struct {
+		idx Index
+		u   int // the followee's count shards
+	}
 	l := s.db.Lookup()
 	f := l.Add(FollowKey(s.db, follower, followee), &Follow{})
 	to := accounts.Read(l, followee)
 	blocked := blocks.ReadBetween(l, follower, followee)
+	l.Add(IndexKey(s.db, followee), &seen.idx)
 	if err := l.Run(ctx); err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
+	seen.u = to.Shards()
 	if p, ok := to.Person(); !ok {
 		return accounts.Person{}, accounts.ErrNoSuchPerson
 	} else if f.Found() {
@@ -177,23 +278,34 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		return accounts.Person{}, err
 	}
 	var person accounts.Person
+	var exact bool
+	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		attempts++
 		var (
 			f     Follow
 			idx   Index
 			ended pair.Ended
+			chunk Chunk
 			l     = tx.Lookup()
 		)
 		exists := l.Add(FollowKey(s.db, follower, followee), &f)
-		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
+		from, to := accounts.Read(l, follower), accounts.ReadCounted(l, followee, follower, seen.u)
 		l.Add(IndexKey(s.db, followee), &idx)
 		l.Add(EndedKey(s.db, follower, followee), &ended)
 		blocked := blocks.ReadBetween(l, follower, followee)
 		note := s.notes.Prepare(l, event)
+		// The chunk this follow goes to, as the index read before said.
+		hint := seen.idx.chunkFor(follower)
+		if hint >= 0 {
+			l.Add(ChunkKey(s.db, followee, hint), &chunk)
+		}
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
+		seen.idx, seen.u = idx, to.Shards() // a retry reads what this one saw
 		person, _ = to.Person()
+		exact = to.Exact()
 		switch {
 		case exists.Found():
 			return nil // followed meanwhile
@@ -204,19 +316,32 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		case blocked.Any():
 			return blocks.ErrBlocked
 		}
-		// The first chunk with room, so unfollows leave no long-lived holes.
-		n := slices.IndexFunc(idx.Sizes, func(size int64) bool { return size < ChunkCap })
-		var chunk Chunk
-		if n < 0 {
-			n = len(idx.Sizes)
-			idx.Sizes = append(idx.Sizes, 0)
-		} else if _, err := tx.Get(ChunkKey(s.db, followee, n), &chunk); err != nil {
-			return err
+		keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
+		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created}}
+		n := idx.chunkFor(follower)
+		if n != hint {
+			chunk = Chunk{}
+			if n >= 0 {
+				if _, err := tx.Get(ChunkKey(s.db, followee, n), &chunk); err != nil {
+					return err
+				}
+			}
 		}
-		chunk.IDs = append(chunk.IDs, follower)
-		idx.Sizes[n] = int64(len(chunk.IDs))
-		keys := []*datastore.Key{FollowKey(s.db, follower, followee), IndexKey(s.db, followee), ChunkKey(s.db, followee, n)}
-		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created, Chunk: n}, &idx, &chunk}
+		if n < 0 || len(chunk.IDs) >= ChunkCap {
+			// A new chunk: the first lane's, or this lane's next.
+			n, chunk = len(idx.Sizes), Chunk{}
+			idx.Sizes = append(idx.Sizes, 0)
+			if len(idx.Lanes) > 0 {
+				idx.Lanes[store.Shard(follower, len(idx.Lanes))] = int64(n)
+			}
+		}
+		chunk.add(follower, created.UnixMicro())
+		vals[0].(*Follow).Chunk = n
+		keys, vals = append(keys, ChunkKey(s.db, followee, n)), append(vals, &chunk)
+		if len(idx.Lanes) == 0 || idx.Sizes[n] == 0 {
+			idx.Sizes[n] = int64(len(chunk.IDs))
+			keys, vals = append(keys, IndexKey(s.db, followee)), append(vals, &idx)
+		}
 		if ended.Begin(created.UnixMicro()) {
 			// A removal is under way: it must spare what this follow sees.
 			ended.Of(follower, followee)
@@ -238,7 +363,56 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
+	if attempts > 1 && seen.u == 0 {
+		// Follows of followee contend: spread them. Best effort: the
+		// follow is done, and the next contended one tries again.
+		_ = s.Spread(ctx, followee)
+		exact = false
+	}
+	if !exact {
+		return s.load(ctx, followee)
+	}
 	return person, nil
+}
+
+// load reads a person with exact counts, after a transaction that read
+// them without their count shards.
+func (s *Service) load(ctx context.Context, id string) (accounts.Person, error) {
+	p, ok, err := accounts.Load(ctx, s.db, id)
+	if err == nil && !ok {
+		err = accounts.ErrNoSuchPerson
+	}
+	return p, err
+}
+
+// Spread gives a user's follows Lanes lanes, each filling a fresh chunk,
+// and their count CountShards shards (see Index), unless spread already.
+// Follow calls it when follows of the user contend; an operator may call
+// it ahead of a known celebrity's launch.
+func (s *Service) Spread(ctx context.Context, user string) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var idx Index
+		l := tx.Lookup()
+		l.Add(IndexKey(s.db, user), &idx)
+		r := accounts.Read(l, user)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		if ok, err := accounts.Spread(tx, r); err != nil || !ok || len(idx.Lanes) > 0 {
+			return err
+		}
+		// Lanes open their chunks as their first follows come, at the end:
+		// numbers reserved here, so no two lanes share one.
+		for range Lanes {
+			idx.Lanes = append(idx.Lanes, int64(len(idx.Sizes)))
+			idx.Sizes = append(idx.Sizes, 0)
+		}
+		return tx.Put(IndexKey(s.db, user), &idx)
+	})
+	if err != nil {
+		return fmt.Errorf("graph.Spread(%s): %w", user, err)
+	}
+	return nil
 }
 
 // Unfollow ends follower's follow of followee, if there is one. Unless
@@ -263,7 +437,7 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 		if err := l.Run(ctx); err != nil || !exists.Found() {
 			return err
 		}
-		return s.end(ctx, tx, []*Follow{&f}, removal, map[string]*accounts.Record{follower: from, followee: to})
+		return s.end(ctx, tx, []*Follow{&f}, removal, keepHistory, map[string]*accounts.Record{follower: from, followee: to})
 	})
 	if err != nil {
 		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
@@ -272,11 +446,12 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 }
 
 // end ends follows read in tx: it takes each follower out of its
-// followee's chunk, records the pair's history (naming removal, when not
+// followee's chunk (leaving a trace there if keep: an unfollow that keeps
+// the copies), records the pair's history (naming removal, when not
 // zero, as the job that removes the copies), counts both people in people
 // (those that exist: a person erased is not counted) and deletes the
 // follows. people must hold both ends of every follow.
-func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal int64, people map[string]*accounts.Record) error {
+func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal int64, keep bool, people map[string]*accounts.Record) error {
 	l := tx.Lookup()
 	idx := map[string]*Index{}
 	idxFound := map[string]store.Ref{}
@@ -310,7 +485,10 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal i
 	followers, following := map[string]int64{}, map[string]int64{}
 	for i, f := range fs {
 		if c := chunks[chunkKeys[i]]; chunkFound[chunkKeys[i]].Found() {
-			c.IDs = slices.DeleteFunc(c.IDs, func(id string) bool { return id == f.Follower })
+			c.remove(f.Follower)
+			if keep {
+				c.leave(f.Follower, f.Gen(), s.now().UnixMicro())
+			}
 			if x := idx[f.Followee]; idxFound[f.Followee].Found() && f.Chunk < len(x.Sizes) {
 				x.Sizes[f.Chunk] = int64(len(c.IDs))
 			}
@@ -337,7 +515,9 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal i
 		}
 	}
 	for user, x := range idx {
-		if idxFound[user].Found() {
+		// A spread user's index keeps only the chunk count: unfollows do
+		// not write it, as follows do not.
+		if idxFound[user].Found() && len(x.Lanes) == 0 {
 			keys, vals = append(keys, IndexKey(s.db, user)), append(vals, x)
 		}
 	}
@@ -416,7 +596,7 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 				ending = append(ending, f.follow)
 			}
 			if len(ending) > 0 {
-				if err := s.end(ctx, tx, ending, removal, people); err != nil {
+				if err := s.end(ctx, tx, ending, removal, false, people); err != nil {
 					return err
 				}
 				person, _ = people[blocked].Person()
@@ -430,6 +610,9 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 	}
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
+	}
+	if person.ID != "" {
+		return s.load(ctx, blocked) // with every count shard of a spread person
 	}
 	return person, nil
 }
@@ -496,7 +679,7 @@ func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
 						ending = append(ending, &fs[i])
 					}
 				}
-				return s.end(ctx, tx, ending, 0, people)
+				return s.end(ctx, tx, ending, 0, false, people)
 			})
 		})
 		if done += k; err != nil {
@@ -571,12 +754,13 @@ func (f *Followers) Chunks() int { return len(f.idx.Sizes) }
 // First returns the ids of the first follower chunk.
 func (f *Followers) First() []string { return f.chunk0.IDs }
 
-// ChunkIDs reads, in tx, the ids of user's follower chunk n, and whether
-// it exists.
-func ChunkIDs(tx *store.Tx, user string, n int) ([]string, bool, error) {
+// ChunkIDs reads, in tx, the ids of user's follower chunk n whose follow
+// began before the time before (µs since the epoch), and whether the chunk
+// exists.
+func ChunkIDs(tx *store.Tx, user string, n int, before int64) ([]string, bool, error) {
 	var c Chunk
 	ok, err := tx.Get(ChunkKey(tx.DB(), user, n), &c)
-	return c.IDs, ok, err
+	return c.before(before), ok, err
 }
 
 // ReadPair adds follower's follow of followee and its history to a lookup.

@@ -104,11 +104,16 @@ func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
 			t.Errorf("fan %d followingCount = %d, want %d", i, fp.FollowingCount, w)
 		}
 	}
-	var chunk graph.Chunk
-	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &chunk); err != nil {
+	// The follows contended, so they may have spread over lanes: the
+	// followers are those of every chunk, each once.
+	var chunks []graph.Chunk
+	if _, err := db.GetAll(ctx, db.Query(graph.KindFollowerChunk).Ancestor(graph.IndexKey(db, star)), &chunks); err != nil {
 		t.Fatal(err)
 	}
-	got := slices.Clone(chunk.IDs)
+	var got []string
+	for _, c := range chunks {
+		got = append(got, c.IDs...)
+	}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
@@ -232,5 +237,103 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	}
 	if p, err := acc.Get(ctx, a); err != nil || p.FollowersCount != 0 || p.FollowingCount != 0 {
 		t.Errorf("blocker's counts %+v, %v; want 0/0", p, err)
+	}
+}
+
+// Once a user is spread, a follow writes only its lane's chunk and count
+// shard: not the User, not chunk 0 (which posts read), not the index
+// (unless its lane opens a chunk); the counts stay exact across follows,
+// unfollows of followers from before and after, and a full lane.
+func TestSpreadFollows(t *testing.T) {
+	ctx := context.Background()
+	db, acc, g, users := setup(t, 24)
+	star, early, fans := users[0], users[1:4], users[4:]
+	for _, u := range early {
+		if _, err := g.Follow(ctx, u, star, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Spread(ctx, star); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Spread(ctx, star); err != nil { // spread already: nothing
+		t.Fatal(err)
+	}
+	var idx graph.Index
+	if _, err := db.Get(ctx, graph.IndexKey(db, star), &idx); err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Lanes) != graph.Lanes || len(idx.Sizes) != 1+graph.Lanes || slices.Contains(idx.Lanes, 0) {
+		t.Fatalf("index after spreading: %+v", idx)
+	}
+	var before accounts.User
+	if _, err := db.Get(ctx, accounts.UserKey(db, star), &before); err != nil {
+		t.Fatal(err)
+	}
+	// A full lane: the follow landing there opens a new chunk at the end.
+	full := fans[0]
+	lane := store.Shard(full, graph.Lanes)
+	filler := make([]string, graph.ChunkCap)
+	for i := range filler {
+		filler[i] = fmt.Sprint(7_000_000_000 + i)
+	}
+	if err := db.Put(ctx, graph.ChunkKey(db, star, int(idx.Lanes[lane])), &graph.Chunk{IDs: filler}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range fans {
+		p, err := g.Follow(ctx, u, star, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u == fans[len(fans)-1] && p.FollowersCount != int64(len(early)+len(fans)) {
+			t.Errorf("the last follow answers followersCount %d, want %d", p.FollowersCount, len(early)+len(fans))
+		}
+	}
+	var after accounts.User
+	if _, err := db.Get(ctx, accounts.UserKey(db, star), &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.FollowersCount != before.FollowersCount {
+		t.Errorf("the User's own count moved from %d to %d: follows wrote it", before.FollowersCount, after.FollowersCount)
+	}
+	var c0 graph.Chunk
+	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil || len(c0.IDs) != len(early) {
+		t.Errorf("chunk 0 = %v, %v; want the %d early followers only", c0.IDs, err, len(early))
+	}
+	var idx2 graph.Index
+	if _, err := db.Get(ctx, graph.IndexKey(db, star), &idx2); err != nil {
+		t.Fatal(err)
+	}
+	if n := int(idx2.Lanes[lane]); n != 1+graph.Lanes {
+		t.Errorf("the full lane fills chunk %d, want the new chunk %d", n, 1+graph.Lanes)
+	}
+	f, ok, err := g.Get(ctx, full, star)
+	if err != nil || !ok || f.Chunk != 1+graph.Lanes {
+		t.Errorf("the follow into the full lane is in chunk %d (%v %v), want %d", f.Chunk, ok, err, 1+graph.Lanes)
+	}
+	// Unfollows from chunk 0 and from the lanes.
+	for _, u := range []string{early[0], fans[0], fans[5]} {
+		if err := g.Unfollow(ctx, u, star, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := len(early) + len(fans) - 3
+	if p, err := acc.Get(ctx, star); err != nil || p.FollowersCount != int64(want) {
+		t.Errorf("followersCount %d, %v; want %d", p.FollowersCount, err, want)
+	}
+	var chunks []graph.Chunk
+	if _, err := db.GetAll(ctx, db.Query(graph.KindFollowerChunk).Ancestor(graph.IndexKey(db, star)), &chunks); err != nil {
+		t.Fatal(err)
+	}
+	ids := 0
+	for _, c := range chunks {
+		for _, id := range c.IDs {
+			if !slices.Contains(filler, id) {
+				ids++
+			}
+		}
+	}
+	if ids != want {
+		t.Errorf("%d followers in the chunks, want %d", ids, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 
 	"cloud.google.com/go/datastore"
 	"google.golang.org/api/iterator"
@@ -280,6 +281,7 @@ type Lookup struct {
 	keys  []*datastore.Key
 	dst   []any
 	found []bool
+	then  []func()
 }
 
 // Lookup starts a batch lookup outside any transaction.
@@ -290,6 +292,14 @@ func (tx *Tx) Lookup() *Lookup { return &Lookup{db: tx.db, tx: tx.tx} }
 
 // DB returns the DB the lookup reads, for its keys.
 func (l *Lookup) DB() *DB { return l.db }
+
+// InTx reports whether the lookup is a transaction's.
+func (l *Lookup) InTx() bool { return l.tx != nil }
+
+// Then has f called once the entities added so far are loaded. f may add
+// more, which Run loads in a further round: for an entity whose own fields
+// say what else to read, which is rare (else it costs a round trip).
+func (l *Lookup) Then(f func()) { l.then = append(l.then, f) }
 
 // Ref is one entity of a Lookup.
 type Ref struct {
@@ -313,18 +323,28 @@ func (l *Lookup) Len() int { return len(l.keys) }
 // MaxLookup is the most keys Datastore looks up in one call.
 const MaxLookup = 1000
 
-// Run loads every entity added, in one call (one per MaxLookup keys). A
-// missing entity is not an error; its Ref says so. In a transaction, ctx
-// is the transaction's.
+// Run loads every entity added, in one call (one per MaxLookup keys), and
+// then what the functions given to Then add. A missing entity is not an
+// error; its Ref says so. In a transaction, ctx is the transaction's.
 func (l *Lookup) Run(ctx context.Context) error {
-	l.found = make([]bool, len(l.keys))
-	for from := 0; from < len(l.keys); from += MaxLookup {
-		to := min(len(l.keys), from+MaxLookup)
-		if err := l.run(ctx, from, to); err != nil {
-			return err
+	l.found = l.found[:0]
+	for done := 0; ; {
+		l.found = append(l.found, make([]bool, len(l.keys)-done)...)
+		for from := done; from < len(l.keys); from += MaxLookup {
+			if err := l.run(ctx, from, min(len(l.keys), from+MaxLookup)); err != nil {
+				return err
+			}
+		}
+		done = len(l.keys)
+		then := l.then
+		l.then = nil
+		for _, f := range then {
+			f()
+		}
+		if len(l.keys) == done {
+			return nil
 		}
 	}
-	return nil
 }
 
 func (l *Lookup) run(ctx context.Context, from, to int) error {
@@ -355,6 +375,14 @@ func (l *Lookup) run(ctx context.Context, from, to int) error {
 		}
 	}
 	return nil
+}
+
+// Shard returns which of n shards (counter shards, say) the id by writes
+// to: the same every time, spread evenly over ids.
+func Shard(by string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(by))
+	return int(h.Sum32() % uint32(max(1, n)))
 }
 
 // Drain runs the keys-only query q for batch keys at a time and hands each

@@ -164,10 +164,10 @@ func TestDispatchWithHeadersOnceOn2xx(t *testing.T) {
 		t.Fatalf("handler ran %d times, want 1", len(calls))
 	}
 	c := calls[0]
-	if c.queueName != "fast" || c.taskName != "job-1" || c.retryCount != 0 || c.body != `{"x":1}` {
+	if c.queueName != "fast" || c.taskName != queue.TaskID("job-1") || c.retryCount != 0 || c.body != `{"x":1}` {
 		t.Errorf("got %+v", c)
 	}
-	_, err := s.client.GetTask(ctx, &cloudtaskspb.GetTaskRequest{Name: queue.QueuePath(s.cfg, "fast") + "/tasks/job-1"})
+	_, err := s.client.GetTask(ctx, &cloudtaskspb.GetTaskRequest{Name: queue.QueuePath(s.cfg, "fast") + "/tasks/" + queue.TaskID("job-1")})
 	if status.Code(err) != codes.NotFound {
 		t.Errorf("GetTask after success: %v, want NotFound", err)
 	}
@@ -301,7 +301,7 @@ func TestQueueAndTaskMethods(t *testing.T) {
 	if len(listed) != 3 {
 		t.Fatalf("ListTasks = %v, want 3 tasks", listed)
 	}
-	name := parent + "/queues/fast/tasks/later-1"
+	name := parent + "/queues/fast/tasks/" + queue.TaskID("later-1")
 	got, err := s.client.GetTask(ctx, &cloudtaskspb.GetTaskRequest{Name: name})
 	if err != nil || got.Name != name {
 		t.Fatalf("GetTask = %v, %v", got, err)

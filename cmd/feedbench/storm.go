@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// stormRow is one storm: ops requests on one activity or one user from
+// clients at once.
+type stormRow struct {
+	What      string  `json:"what"`
+	Ops       int     `json:"ops"`
+	Clients   int     `json:"clients"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"perSecond"`
+	Latency   dist    `json:"latency"`
+	Errors    int     `json:"errors"`
+	Count     int64   `json:"count"` // read right after the last answer
+	Exact     bool    `json:"exact"`
+}
+
+// stormPosts are the posts of the followed user: before the follow storm,
+// during it, and after it (same user, same followers, no storm).
+type stormPosts struct {
+	Before dist `json:"before"`
+	During dist `json:"during"`
+	After  dist `json:"after"`
+}
+
+// storm runs op(i) for i in 0..n-1 from clients goroutines, counting
+// failures instead of stopping at the first, and times each.
+func storm(ctx context.Context, n, clients int, op func(ctx context.Context, i int) error) (lat []time.Duration, took time.Duration, errs int, first error) {
+	var next, failed atomic.Int64
+	var once sync.Once
+	lat = make([]time.Duration, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				t := time.Now()
+				if err := op(ctx, i); err != nil {
+					failed.Add(1)
+					once.Do(func() { first = err })
+				}
+				lat[i] = time.Since(t)
+			}
+		})
+	}
+	wg.Wait()
+	return lat, time.Since(start), int(failed.Load()), first
+}
+
+// expect sends a request and wants status back.
+func (s *stack) expect(ctx context.Context, status int, method, path, token string, body any) ([]byte, error) {
+	got, data, err := s.call(ctx, method, path, token, body)
+	if err == nil && got != status {
+		err = fmt.Errorf("%s %s: %d %s", method, path, got, data)
+	}
+	return data, err
+}
+
+// count reads one number field of an entry through the API.
+func (s *stack) count(ctx context.Context, path, token, field string) (int64, error) {
+	data, err := s.expect(ctx, http.StatusOK, "GET", path, token, nil)
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		Entry map[string]any `json:"entry"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return 0, err
+	}
+	n, _ := r.Entry[field].(float64)
+	return int64(n), nil
+}
+
+func (row *stormRow) finish(lat []time.Duration, took time.Duration, errs int, got, want int64) {
+	row.Latency, row.Seconds, row.Errors = summarise(lat), took.Seconds(), errs
+	row.PerSecond = float64(row.Ops) / took.Seconds()
+	row.Count, row.Exact = got, got == want
+}
+
+// storms measures the hot spots: cfg.storm likes of one activity, then
+// cfg.storm follows of one user, from cfg.stormClients clients each, with
+// that user posting before, during and after the follow storm.
+func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...any)) ([]stormRow, stormPosts, error) {
+	crowd := make([]user, cfg.storm)
+	err := parallel(ctx, len(crowd), 16, func(ctx context.Context, i int) (err error) {
+		crowd[i], err = s.register(ctx, fmt.Sprintf("crowd%05d", i))
+		return err
+	})
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	star, err := s.register(ctx, "viral")
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+
+	// Like storm.
+	id, err := s.postHTTP(ctx, star, "viral post")
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	likes := stormRow{What: "like storm: likes of one activity", Ops: cfg.storm, Clients: cfg.stormClients}
+	lat, took, errs, first := storm(ctx, cfg.storm, cfg.stormClients, func(ctx context.Context, i int) error {
+		_, err := s.expect(ctx, http.StatusOK, "POST", "/social/rest/likes/"+id, crowd[i].token, nil)
+		return err
+	})
+	got, err := s.count(ctx, "/social/rest/activities/"+star.id+"/@self/@app/"+id, star.token, "likesCount")
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	likes.finish(lat, took, errs, got, int64(cfg.storm))
+	progress("like storm: %.0f/s, p99 %.0f ms, %d errors (first: %v), likesCount %d", likes.PerSecond, likes.Latency.P99, errs, first, got)
+
+	// Follow storm, and the followed user's posts around it.
+	var posts stormPosts
+	postSome := func(n int, what string) (dist, error) {
+		var d []time.Duration
+		for i := range n {
+			t := time.Now()
+			if _, err := s.postHTTP(ctx, star, fmt.Sprintf("%s %d", what, i)); err != nil {
+				return dist{}, err
+			}
+			d = append(d, time.Since(t))
+		}
+		return summarise(d), nil
+	}
+	if posts.Before, err = postSome(cfg.stormPosts, "before"); err != nil {
+		return nil, stormPosts{}, err
+	}
+	follows := stormRow{What: "follow storm: follows of one user", Ops: cfg.storm, Clients: cfg.stormClients}
+	done := make(chan struct{})
+	var during []time.Duration
+	var postErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			t := time.Now()
+			if _, err := s.postHTTP(ctx, star, fmt.Sprintf("during %d", i)); err != nil {
+				postErr = err
+				return
+			}
+			during = append(during, time.Since(t))
+		}
+	})
+	lat, took, errs, first = storm(ctx, cfg.storm, cfg.stormClients, func(ctx context.Context, i int) error {
+		_, err := s.expect(ctx, http.StatusCreated, "POST", "/social/rest/people/@me/@friends", crowd[i].token, map[string]any{"id": star.id, "copyLimit": 0})
+		return err
+	})
+	close(done)
+	wg.Wait()
+	if postErr != nil {
+		return nil, stormPosts{}, fmt.Errorf("a post during the follow storm: %w", postErr)
+	}
+	posts.During = summarise(during)
+	got, err = s.count(ctx, "/social/rest/people/"+star.id+"/@self", star.token, "followersCount")
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	follows.finish(lat, took, errs, got, int64(cfg.storm))
+	progress("follow storm: %.0f/s, p99 %.0f ms, %d errors (first: %v), followersCount %d; %d posts during it, p50 %.0f ms",
+		follows.PerSecond, follows.Latency.P99, errs, first, got, posts.During.N, posts.During.P50)
+	if posts.After, err = postSome(cfg.stormPosts, "after"); err != nil {
+		return nil, stormPosts{}, err
+	}
+	return []stormRow{likes, follows}, posts, nil
+}
