@@ -69,19 +69,27 @@ func (s *stack) expect(ctx context.Context, status int, method, path, token stri
 	return data, err
 }
 
-// count reads one number field of an entry through the API.
+// count reads one number field of an entry (or a list of one) through the
+// API.
 func (s *stack) count(ctx context.Context, path, token, field string) (int64, error) {
 	data, err := s.expect(ctx, http.StatusOK, "GET", path, token, nil)
 	if err != nil {
 		return 0, err
 	}
 	var r struct {
-		Entry map[string]any `json:"entry"`
+		Entry map[string]any   `json:"entry"`
+		List  []map[string]any `json:"list"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return 0, err
 	}
-	n, _ := r.Entry[field].(float64)
+	if r.Entry == nil && len(r.List) == 1 {
+		r.Entry = r.List[0]
+	}
+	n, ok := r.Entry[field].(float64)
+	if !ok {
+		return 0, fmt.Errorf("GET %s: no %s in %s", path, field, data)
+	}
 	return int64(n), nil
 }
 

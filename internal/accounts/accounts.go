@@ -182,6 +182,8 @@ type Record struct {
 	// (ReadCounted), -1 for none read yet.
 	shard int
 	count followerCount
+	// partial: only the count shard was read (ReadCounted).
+	partial bool
 }
 
 // Read adds user id to a lookup; the Record answers once the lookup has
@@ -244,6 +246,9 @@ func (r *Record) Count(tx *store.Tx, followers, following int64) error {
 	}
 	if followers == 0 && following == 0 {
 		return nil
+	}
+	if r.partial {
+		return fmt.Errorf("accounts: %s was read for its follower count alone", r.id)
 	}
 	r.u.FollowersCount = max(0, r.u.FollowersCount+followers)
 	r.u.FollowingCount = max(0, r.u.FollowingCount+following)

@@ -56,29 +56,41 @@ func (r *Record) addCounts(l *store.Lookup, n int) {
 // Exact reports whether Person's counts are exact: a lookup outside a
 // transaction reads a spread user's count shards, one in a transaction
 // does not (so that it conflicts with no follow); Load reads them after.
-func (r *Record) Exact() bool { return !r.ref.Found() || len(r.counts) >= r.u.Shards }
+func (r *Record) Exact() bool { return !r.partial && (!r.ref.Found() || len(r.counts) >= r.u.Shards) }
 
-// ReadCounted adds user id to a transaction's lookup, as Read does, with
-// the one count shard that a follow or unfollow by follower changes. seen
-// is how many shards the user had when read before the transaction (0:
-// not spread); a user spread since counts in shard 0, read by Count.
+// ReadCounted adds user id to a transaction's lookup, for a follow or
+// unfollow by follower that counts them. seen is how many count shards the
+// user had when read before the transaction. Not spread (0), it reads the
+// User as Read does. Spread, it reads only the count shard follower's
+// changes go to, which also says the user is there (Spread writes them
+// all, a deletion deletes them all): a celebrity's follows do not all read
+// their User at once. Such a Record counts followers only, and its Person
+// is not Exact.
 func ReadCounted(l *store.Lookup, id, follower string, seen int) *Record {
-	r := Read(l, id)
-	if seen > 0 {
-		r.shard = store.Shard(follower, seen)
-		l.Add(CountKey(l.DB(), id, r.shard), &r.count)
+	if seen == 0 {
+		return Read(l, id)
 	}
+	r := &Record{id: id, partial: true, shard: store.Shard(follower, seen)}
+	r.u.Shards = seen
+	r.ref = l.Add(CountKey(l.DB(), id, r.shard), &r.count)
 	return r
 }
 
 // Spread moves, in tx, the counting of a user's followers to CountShards
 // shards, and reports whether it did (false: spread already, or gone).
 func Spread(tx *store.Tx, r *Record) (bool, error) {
-	if !r.ref.Found() || r.u.Shards > 0 {
+	if !r.ref.Found() || r.u.Shards > 0 || r.partial {
 		return false, nil
 	}
 	r.u.Shards = CountShards
-	return true, tx.Put(UserKey(tx.DB(), r.id), &r.u)
+	// Every shard exists from now: a follow reads its own to know the
+	// user is there (ReadCounted).
+	keys := append([]*datastore.Key{UserKey(tx.DB(), r.id)}, countKeys(tx.DB(), r.id)...)
+	vals := []any{&r.u}
+	for range CountShards {
+		vals = append(vals, &followerCount{})
+	}
+	return true, tx.PutMulti(keys, vals)
 }
 
 // Shards returns how many count shards the user's followers are counted

@@ -200,8 +200,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			if err := checkAudience(aud); err != nil {
 				return err
 			}
-			puts := []*datastore.Key{Key(s.db, id), AudienceKey(s.db, id, 0)}
-			vals := []any{a, aud}
+			// The first counter shard, which reactions read to know the
+			// activity is there (see Reaction).
+			puts := []*datastore.Key{Key(s.db, id), AudienceKey(s.db, id, 0), StatsKey(s.db, id, 0)}
+			vals := []any{a, aud, &Stats{}}
 			if in.ExternalID != "" {
 				puts, vals = append(puts, extKey), append(vals, &externalID{ActivityID: id})
 			}

@@ -40,7 +40,7 @@ const KindStats = "Stats"
 
 // MaxShards bounds an activity's counter shards, and so what a feed reads
 // per activity.
-const MaxShards = 16
+const MaxShards = 64
 
 // spreadFactor is how much one widening multiplies the shards by.
 const spreadFactor = 4
@@ -94,32 +94,48 @@ func counts(l *store.Lookup, activity string, a *Activity) func() (likes, commen
 type Reaction struct {
 	id    string
 	a     Activity
-	found store.Ref
+	found store.Ref // the activity, or with seen, the shard
+	seen  bool
 	shard int
 	st    Stats
 }
 
-// ReadReaction adds an activity and the counter shard that by's reactions
-// count in to a transaction's lookup. seen is the activity as read before
-// the transaction, whose shard count picks the shard: an activity's shards
-// only ever grow, so any shard it had is one it has. With seen nil (an
-// erasure, which reads no activity first), the shard is the first.
-func ReadReaction(l *store.Lookup, activity, by string, seen *Activity) *Reaction {
-	r := &Reaction{id: activity}
+// ReadReaction adds one counter shard of an activity to a transaction's
+// lookup: with seen, the activity as read before the transaction, the
+// shard by's reactions count in (the next one on each attempt), and not the activity itself (every
+// reaction to a popular activity would read it at once; the shard says
+// the activity is there, as a post writes its first shard, a widening the
+// others, and a delete deletes them all). An activity's shards only ever
+// grow, so any shard it had is one it has. With seen nil (an erasure, a
+// comment's delete), it adds the activity and its first shard.
+func ReadReaction(l *store.Lookup, activity, by string, attempt int, seen *Activity) *Reaction {
+	r := &Reaction{id: activity, seen: seen != nil}
 	if seen != nil {
-		r.shard = store.Shard(by, seen.shards())
+		// A retry moves to the next shard: the one it met contention on
+		// is busy.
+		r.a, r.shard = *seen, (store.Shard(by, seen.shards())+attempt)%seen.shards()
+		r.found = l.Add(StatsKey(l.DB(), activity, r.shard), &r.st)
+		return r
 	}
 	r.found = l.Add(Key(l.DB(), activity), &r.a)
 	l.Add(StatsKey(l.DB(), activity, r.shard), &r.st)
 	return r
 }
 
-// Err is ErrNoSuchActivity when the activity does not exist.
-func (r *Reaction) Err() error {
-	if !r.found.Found() {
-		return ErrNoSuchActivity
+// Check returns ErrNoSuchActivity when the activity does not exist. A
+// shard read without the activity that is missing is one an activity of an
+// earlier version never wrote, or one its delete took: the activity, read
+// then, tells.
+func (r *Reaction) Check(tx *store.Tx) error {
+	if r.found.Found() {
+		return nil
 	}
-	return nil
+	if r.seen {
+		if ok, err := tx.Get(Key(tx.DB(), r.id), &r.a); err != nil || ok {
+			return err
+		}
+	}
+	return ErrNoSuchActivity
 }
 
 // ID returns the activity's id.
@@ -128,11 +144,12 @@ func (r *Reaction) ID() string { return r.id }
 // Author returns the activity's author.
 func (r *Reaction) Author() string { return r.a.UserID }
 
-// Shards returns how many counter shards the transaction saw the activity
-// have: the value for Widen should the transaction have met contention.
+// Shards returns how many counter shards the reaction chose its shard
+// among: the value for Widen should its transaction have met contention.
 func (r *Reaction) Shards() int { return r.a.shards() }
 
-// Activity returns the activity as the transaction read it.
+// Activity returns the activity as the transaction read it (with seen,
+// as it was seen).
 func (r *Reaction) Activity() *Activity { return &r.a }
 
 // Count adds likes and comments to the counts, in the shard the lookup
@@ -158,7 +175,14 @@ func (s *Service) Widen(ctx context.Context, activity string, seen int) error {
 			return err
 		}
 		a.Shards = min(MaxShards, seen*spreadFactor)
-		return tx.Put(Key(s.db, activity), &a)
+		// Each new shard exists from now, as the reactions that pick it
+		// read it to know the activity is there.
+		keys := append([]*datastore.Key{Key(s.db, activity)}, statsKeys(s.db, activity, a.Shards)[seen:]...)
+		vals := []any{&a}
+		for range keys[1:] {
+			vals = append(vals, &Stats{})
+		}
+		return tx.PutMulti(keys, vals)
 	})
 	if err != nil {
 		return fmt.Errorf("activities.Widen(%s): %w", activity, err)

@@ -104,16 +104,16 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		attempts++
 		var prior Comment
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, a)
+		r = activities.ReadReaction(l, activity, user, attempts, a)
 		taken := l.Add(Key(s.db, id), &prior)
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
-		note := s.notes.Prepare(l, event)
+		note := s.notes.PrepareChecked(l, event)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
 		a = r.Activity() // a retry picks its shard among those seen last
-		switch err := r.Err(); {
+		switch err := r.Check(tx); {
 		case err != nil:
 			return err
 		case !me.Exists():
@@ -238,13 +238,13 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			l = tx.Lookup()
 			rs := map[string]*activities.Reaction{}
 			for a := range per {
-				rs[a] = activities.ReadReaction(l, a, user, nil)
+				rs[a] = activities.ReadReaction(l, a, user, 0, nil)
 			}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
 			for a, r := range rs {
-				if r.Err() == nil {
+				if r.Check(tx) == nil {
 					if err := r.Count(tx, 0, -per[a]); err != nil {
 						return err
 					}
@@ -272,12 +272,12 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		var c Comment
 		key := Key(s.db, id)
 		l := tx.Lookup()
-		r := activities.ReadReaction(l, activity, user, nil)
+		r := activities.ReadReaction(l, activity, user, 0, nil)
 		exists := l.Add(key, &c)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		switch err := r.Err(); {
+		switch err := r.Check(tx); {
 		case err != nil:
 			return err
 		case !exists.Found() || c.ActivityID != activity:

@@ -282,19 +282,28 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		attempts++
+		// Spread, the transaction reads nothing every other follow of the
+		// followee reads too (their User, their index): only its lane's
+		// chunk and count shard, and the follower's own entities.
+		spread := seen.u > 0 && len(seen.idx.Lanes) > 0
 		var (
 			f     Follow
 			idx   Index
 			ended pair.Ended
 			chunk Chunk
+			note  *notifications.Pending
 			l     = tx.Lookup()
 		)
 		exists := l.Add(FollowKey(s.db, follower, followee), &f)
 		from, to := accounts.Read(l, follower), accounts.ReadCounted(l, followee, follower, seen.u)
-		l.Add(IndexKey(s.db, followee), &idx)
+		if spread {
+			note = s.notes.PrepareChecked(l, event)
+		} else {
+			l.Add(IndexKey(s.db, followee), &idx)
+			note = s.notes.Prepare(l, event)
+		}
 		l.Add(EndedKey(s.db, follower, followee), &ended)
 		blocked := blocks.ReadBetween(l, follower, followee)
-		note := s.notes.Prepare(l, event)
 		// The chunk this follow goes to, as the index read before said.
 		hint := seen.idx.chunkFor(follower)
 		if hint >= 0 {
@@ -303,7 +312,6 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		seen.idx, seen.u = idx, to.Shards() // a retry reads what this one saw
 		person, _ = to.Person()
 		exact = to.Exact()
 		switch {
@@ -318,18 +326,28 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		}
 		keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
 		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created}}
-		n := idx.chunkFor(follower)
-		if n != hint {
-			chunk = Chunk{}
-			if n >= 0 {
-				if _, err := tx.Get(ChunkKey(s.db, followee, n), &chunk); err != nil {
-					return err
+		n, writeIndex := hint, !spread
+		if spread && (n < 0 || len(chunk.IDs) >= ChunkCap) {
+			// The lane's chunk is full, or moved on since the index was
+			// read: read it now.
+			if _, err := tx.Get(IndexKey(s.db, followee), &idx); err != nil {
+				return err
+			}
+		}
+		if !spread || n < 0 || len(chunk.IDs) >= ChunkCap {
+			seen.idx = idx // a retry reads the chunk this one saw
+			if m := idx.chunkFor(follower); m != n {
+				n, chunk = m, Chunk{}
+				if n >= 0 {
+					if _, err := tx.Get(ChunkKey(s.db, followee, n), &chunk); err != nil {
+						return err
+					}
 				}
 			}
 		}
 		if n < 0 || len(chunk.IDs) >= ChunkCap {
 			// A new chunk: the first lane's, or this lane's next.
-			n, chunk = len(idx.Sizes), Chunk{}
+			n, chunk, writeIndex = len(idx.Sizes), Chunk{}, true
 			idx.Sizes = append(idx.Sizes, 0)
 			if len(idx.Lanes) > 0 {
 				idx.Lanes[store.Shard(follower, len(idx.Lanes))] = int64(n)
@@ -338,8 +356,10 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		chunk.add(follower, created.UnixMicro())
 		vals[0].(*Follow).Chunk = n
 		keys, vals = append(keys, ChunkKey(s.db, followee, n)), append(vals, &chunk)
-		if len(idx.Lanes) == 0 || idx.Sizes[n] == 0 {
-			idx.Sizes[n] = int64(len(chunk.IDs))
+		if writeIndex {
+			if len(idx.Lanes) == 0 {
+				idx.Sizes[n] = int64(len(chunk.IDs))
+			}
 			keys, vals = append(keys, IndexKey(s.db, followee)), append(vals, &idx)
 		}
 		if ended.Begin(created.UnixMicro()) {
@@ -355,6 +375,9 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		}
 		if err := to.Count(tx, 1, 0); err != nil {
 			return err
+		}
+		if !spread {
+			seen.u = to.Shards()
 		}
 		person, _ = to.Person()
 		_, err := note.Write(tx)

@@ -71,16 +71,16 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		attempts++
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, a)
+		r = activities.ReadReaction(l, activity, user, attempts, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
-		note := s.notes.Prepare(l, event)
+		note := s.notes.PrepareChecked(l, event)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
 		a = r.Activity() // a retry picks its shard among those seen last
-		switch err := r.Err(); {
+		switch err := r.Check(tx); {
 		case err != nil:
 			return err
 		case !me.Exists():
@@ -132,13 +132,13 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		attempts++
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, a)
+		r = activities.ReadReaction(l, activity, user, attempts, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
 		a = r.Activity()
-		if err := r.Err(); err != nil || !liked.Found() {
+		if err := r.Check(tx); err != nil || !liked.Found() {
 			return err
 		}
 		if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
@@ -163,13 +163,13 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			found := make([]store.Ref, len(keys))
 			for i, k := range keys {
 				activity, _, _ := strings.Cut(k.Name, "_")
-				rs[i], found[i] = activities.ReadReaction(l, activity, user, nil), l.Add(k, &Like{})
+				rs[i], found[i] = activities.ReadReaction(l, activity, user, 0, nil), l.Add(k, &Like{})
 			}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
 			for i, r := range rs {
-				if found[i].Found() && r.Err() == nil { // one like per activity: one count each
+				if found[i].Found() && r.Check(tx) == nil { // one like per activity: one count each
 					if err := r.Count(tx, -1, 0); err != nil {
 						return err
 					}

@@ -193,6 +193,7 @@ type Pending struct {
 	refs    []store.Ref
 	people  []*accounts.Record
 	between []*blocks.Between
+	checked bool // by the operation's transaction (PrepareChecked)
 }
 
 // Prepare adds the notifications of e to the lookup of the transaction
@@ -212,13 +213,32 @@ func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 	return p
 }
 
+// PrepareChecked is Prepare for an operation whose transaction checks
+// itself that the actor and the one recipient do not block each other, and
+// that the recipient is there or what the event is about would go with
+// them: a like or comment, which checks its activity (should its author be
+// erased, the activity goes, and its cleanup deletes the notifications
+// about it), or a follow of a spread user (which reads their count shard).
+// It adds only the notification, not the recipient: a popular activity's
+// likes, or a celebrity's follows, would all read the recipient at once.
+func (s *Service) PrepareChecked(l *store.Lookup, e Event) *Pending {
+	if e.Seq <= 0 {
+		e.Seq = s.ids.Next()
+	}
+	p := &Pending{e: e, users: e.recipients(), checked: true}
+	for _, u := range p.users {
+		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
+	}
+	return p
+}
+
 // Write makes, in tx, the notifications that the lookup did not find, and
 // returns how many.
 func (p *Pending) Write(tx *store.Tx) (int, error) {
 	var keys []*datastore.Key
 	var vals []*Notification
 	for i, u := range p.users {
-		if !p.refs[i].Found() && p.people[i].Exists() && !p.between[i].Any() {
+		if !p.refs[i].Found() && (p.checked || p.people[i].Exists() && !p.between[i].Any()) {
 			keys = append(keys, Key(tx.DB(), u, p.e.ID))
 			vals = append(vals, p.e.notification(u))
 		}
