@@ -59,6 +59,8 @@ type config struct {
 	storm        int
 	stormClients int
 	stormPosts   int
+	cpuProfile   string
+	stormsOnly   bool
 	verbose      bool
 }
 
@@ -93,6 +95,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.storm, "storm", 2000, "likes of one activity, and follows of one user, in each storm")
 	fs.IntVar(&cfg.stormClients, "storm-clients", 32, "concurrent clients of each storm")
 	fs.IntVar(&cfg.stormPosts, "storm-posts", 20, "posts by the followed user before and after the follow storm")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the home feed at 1 client (API and floor, interleaved) to this file")
+	fs.BoolVar(&cfg.stormsOnly, "storms-only", false, "measure the hot spots alone, on an empty graph")
 	fs.BoolVar(&cfg.verbose, "v", false, "show the service's warnings (job retries and the like)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -147,6 +151,14 @@ func realMain(ctx context.Context, args []string, out, logOut io.Writer) error {
 	defer s.close()
 	progress("API on %s", s.url)
 
+	if cfg.stormsOnly {
+		rep := &report{}
+		if rep.Storms, rep.StormPosts, err = storms(ctx, s, cfg, progress); err != nil {
+			return err
+		}
+		rep.markdown(out)
+		return nil
+	}
 	w, err := seed(ctx, s, cfg, progress)
 	if err != nil {
 		return fmt.Errorf("seeding: %w", err)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -80,6 +82,26 @@ func mergeSamples(n, k int) int {
 	return min(n, max(3, 5_000/k))
 }
 
+// profile starts a CPU profile into path, if path is set and on is true,
+// and returns what stops it.
+func profile(path string, on bool) (func(), error) {
+	if path == "" || !on {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -131,7 +153,12 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	for _, c := range cfg.clients {
 		s.calls.take(fromRequest)
 		s.direct.take(fromDirect)
+		stop, err := profile(cfg.cpuProfile, c == 1)
+		if err != nil {
+			return nil, err
+		}
 		ours, floor, err := interleaved(ctx, cfg.samples, c, s.homeHTTP(mid), s.homeFloor(mid))
+		stop()
 		if err != nil {
 			return nil, err
 		}

@@ -105,6 +105,9 @@ type Activity struct {
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
 	Chunks int `datastore:"chunks,noindex"`
+	// RootFrom is the author's first follower chunk stored as a root
+	// entity at posting time (graph.Index.RootFrom; 0: none).
+	RootFrom int64 `datastore:"rootFrom,noindex"`
 	// Shards is the number of counter shards of its likes and comments
 	// (see Reaction); 0, as activities of earlier versions have, is 1.
 	Shards int `datastore:"shards,noindex"`

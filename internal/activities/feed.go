@@ -264,7 +264,7 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 		}
 		// Those who followed after the post began do not get it from
 		// here: their follow's own job copies it, if it copies any.
-		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, (a.PostedTime+1)*1000)
+		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, a.RootFrom, (a.PostedTime+1)*1000)
 		if err != nil {
 			return err
 		} else if !ok {

@@ -189,7 +189,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				return errUnplanned
 			}
 			a = mine
-			a.GroupIDs, a.Chunks = inGroups.IDs(), max(1, follows.Chunks())
+			a.GroupIDs, a.Chunks, a.RootFrom = inGroups.IDs(), max(1, follows.Chunks()), follows.RootFrom()
 			a.MentionIDs = nil
 			for i, m := range mentions {
 				if named[i].Exists() && !between[i].Any() {

@@ -75,10 +75,16 @@ func valueNames(v any, id string) bool {
 // erasure leaves nothing of it in any kind: activities and their copies,
 // follows both ways with their counts, memberships (an owned group goes to
 // its longest member, or with none goes), invitations, likes and comments
-// with their counts, notifications received and caused, blocks, history.
+// with their counts, notifications received and caused, blocks, history,
+// and a spread user's lane chunks and count shards.
 func TestDeleteAccountErasesEverything(t *testing.T) {
 	e := newEnv(t)
 	v, a, b, c := e.register("victim"), e.register("alice"), e.register("bob"), e.register("carol")
+	// The victim is spread, as a celebrity is: their followers are in root
+	// lane chunks and counted in shards, all of which must go too.
+	if err := e.svc.Graph.Spread(context.Background(), v.id); err != nil {
+		t.Fatal(err)
+	}
 	e.follow(v, a.id)
 	e.follow(a, v.id)
 	e.follow(b, v.id)

@@ -66,6 +66,15 @@ type Follow struct {
 	Followee string    `datastore:"followee"`
 	Created  time.Time `datastore:"created"`
 	Chunk    int       `datastore:"chunk,noindex"` // the follower chunk holding Follower
+	Root     bool      `datastore:"root,noindex"`  // that chunk is a root entity (LaneChunkKey)
+}
+
+// chunkKey returns the key of the chunk holding the follower.
+func (f *Follow) chunkKey(db *store.DB) *datastore.Key {
+	if f.Root {
+		return LaneChunkKey(db, f.Followee, f.Chunk)
+	}
+	return ChunkKey(db, f.Followee, f.Chunk)
 }
 
 // Gen returns the generation of a follow: its creation time in
@@ -92,7 +101,24 @@ type Index struct {
 	Sizes []int64 `datastore:"sizes,noindex"`
 	// Lanes are the chunks each lane fills; empty: one lane, unspread.
 	Lanes []int64 `datastore:"lanes,noindex"`
+	// RootFrom, when set, is the first chunk stored as a root entity
+	// (LaneChunkKey) rather than a child of the index: the chunks spread
+	// made and those after. The emulator, like legacy Datastore,
+	// serialises transactions on one entity group, which would make the
+	// lanes one hot spot again.
+	RootFrom int64 `datastore:"rootFrom,noindex"`
 }
+
+// chunkKey returns the key of the user's chunk n.
+func (x *Index) chunkKey(db *store.DB, user string, n int) *datastore.Key {
+	if x.root(n) {
+		return LaneChunkKey(db, user, n)
+	}
+	return ChunkKey(db, user, n)
+}
+
+// root reports whether chunk n is a root entity.
+func (x *Index) root(n int) bool { return x.RootFrom > 0 && int64(n) >= x.RootFrom }
 
 // Lanes is how many lanes a spread user's follows fill.
 const Lanes = accounts.CountShards
@@ -187,9 +213,16 @@ func IndexKey(db *store.DB, user string) *datastore.Key {
 	return db.NameKey(KindFollowerIndex, user, nil)
 }
 
-// ChunkKey returns the key of a user's follower chunk n.
+// ChunkKey returns the key of a user's follower chunk n, a child of their
+// index, as chunks are until the user is spread (see Index.RootFrom).
 func ChunkKey(db *store.DB, user string, n int) *datastore.Key {
 	return db.NameKey(KindFollowerChunk, strconv.Itoa(n), IndexKey(db, user))
+}
+
+// LaneChunkKey returns the key of a spread user's follower chunk n, a root
+// entity.
+func LaneChunkKey(db *store.DB, user string, n int) *datastore.Key {
+	return db.NameKey(KindFollowerChunk, user+"_"+strconv.Itoa(n), nil)
 }
 
 // EndedKey returns the key of follower's history with followee.
@@ -307,7 +340,7 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		// The chunk this follow goes to, as the index read before said.
 		hint := seen.idx.chunkFor(follower)
 		if hint >= 0 {
-			l.Add(ChunkKey(s.db, followee, hint), &chunk)
+			l.Add(seen.idx.chunkKey(s.db, followee, hint), &chunk)
 		}
 		if err := l.Run(ctx); err != nil {
 			return err
@@ -339,7 +372,7 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 			if m := idx.chunkFor(follower); m != n {
 				n, chunk = m, Chunk{}
 				if n >= 0 {
-					if _, err := tx.Get(ChunkKey(s.db, followee, n), &chunk); err != nil {
+					if _, err := tx.Get(idx.chunkKey(s.db, followee, n), &chunk); err != nil {
 						return err
 					}
 				}
@@ -354,8 +387,11 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 			}
 		}
 		chunk.add(follower, created.UnixMicro())
-		vals[0].(*Follow).Chunk = n
-		keys, vals = append(keys, ChunkKey(s.db, followee, n)), append(vals, &chunk)
+		if spread && idx.RootFrom == 0 {
+			idx = seen.idx // not read in this transaction: the one read before
+		}
+		vals[0].(*Follow).Chunk, vals[0].(*Follow).Root = n, idx.root(n)
+		keys, vals = append(keys, idx.chunkKey(s.db, followee, n)), append(vals, &chunk)
 		if writeIndex {
 			if len(idx.Lanes) == 0 {
 				idx.Sizes[n] = int64(len(chunk.IDs))
@@ -425,7 +461,12 @@ func (s *Service) Spread(ctx context.Context, user string) error {
 			return err
 		}
 		// Lanes open their chunks as their first follows come, at the end:
-		// numbers reserved here, so no two lanes share one.
+		// numbers reserved here, so no two lanes share one, and none is
+		// chunk 0 (which posts read), nor a child of the index.
+		if len(idx.Sizes) == 0 {
+			idx.Sizes = []int64{0}
+		}
+		idx.RootFrom = int64(len(idx.Sizes))
 		for range Lanes {
 			idx.Lanes = append(idx.Lanes, int64(len(idx.Sizes)))
 			idx.Sizes = append(idx.Sizes, 0)
@@ -487,7 +528,7 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal i
 			idx[f.Followee] = &Index{}
 			idxFound[f.Followee] = l.Add(IndexKey(s.db, f.Followee), idx[f.Followee])
 		}
-		key := ChunkKey(s.db, f.Followee, f.Chunk)
+		key := f.chunkKey(s.db)
 		for k := range chunks {
 			if k.Equal(key) {
 				key = k
@@ -724,6 +765,27 @@ func EraseRest(ctx context.Context, db *store.DB, user string, n int) (int, erro
 		var chunks []*datastore.Key
 		chunks, _, err = db.KeysFrom(ctx, db.Query(KindFollowerChunk).Ancestor(IndexKey(db, user)).KeysOnly(), "", n-len(keys))
 		keys = append(keys, chunks...)
+		var idx Index
+		if err == nil && len(keys) < n {
+			_, err = db.Get(ctx, IndexKey(db, user), &idx)
+		}
+		// A spread user's root chunks, those still there (so that the
+		// steps move on to the index once they are gone).
+		l := db.Lookup()
+		var refs []store.Ref
+		var roots []*datastore.Key
+		for c := idx.RootFrom; err == nil && idx.RootFrom > 0 && c < int64(len(idx.Sizes)) && len(keys)+len(roots) < n; c++ {
+			roots = append(roots, LaneChunkKey(db, user, int(c)))
+			refs = append(refs, l.Add(roots[len(roots)-1], &Chunk{}))
+		}
+		if err == nil {
+			err = l.Run(ctx)
+		}
+		for i, r := range refs {
+			if r.Found() {
+				keys = append(keys, roots[i])
+			}
+		}
 		if err == nil && len(keys) < n {
 			keys = append(keys, IndexKey(db, user))
 		}
@@ -777,12 +839,17 @@ func (f *Followers) Chunks() int { return len(f.idx.Sizes) }
 // First returns the ids of the first follower chunk.
 func (f *Followers) First() []string { return f.chunk0.IDs }
 
+// RootFrom returns, for an activity's record of its author's chunks, the
+// first chunk stored as a root entity (0: none).
+func (f *Followers) RootFrom() int64 { return f.idx.RootFrom }
+
 // ChunkIDs reads, in tx, the ids of user's follower chunk n whose follow
 // began before the time before (µs since the epoch), and whether the chunk
-// exists.
-func ChunkIDs(tx *store.Tx, user string, n int, before int64) ([]string, bool, error) {
+// exists. rootFrom is the user's Index.RootFrom as a post recorded it.
+func ChunkIDs(tx *store.Tx, user string, n int, rootFrom, before int64) ([]string, bool, error) {
 	var c Chunk
-	ok, err := tx.Get(ChunkKey(tx.DB(), user, n), &c)
+	idx := Index{RootFrom: rootFrom}
+	ok, err := tx.Get(idx.chunkKey(tx.DB(), user, n), &c)
 	return c.before(before), ok, err
 }
 

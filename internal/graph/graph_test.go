@@ -106,10 +106,7 @@ func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
 	}
 	// The follows contended, so they may have spread over lanes: the
 	// followers are those of every chunk, each once.
-	var chunks []graph.Chunk
-	if _, err := db.GetAll(ctx, db.Query(graph.KindFollowerChunk).Ancestor(graph.IndexKey(db, star)), &chunks); err != nil {
-		t.Fatal(err)
-	}
+	chunks := allChunks(t, db, star)
 	var got []string
 	for _, c := range chunks {
 		got = append(got, c.IDs...)
@@ -263,7 +260,7 @@ func TestSpreadFollows(t *testing.T) {
 	if _, err := db.Get(ctx, graph.IndexKey(db, star), &idx); err != nil {
 		t.Fatal(err)
 	}
-	if len(idx.Lanes) != graph.Lanes || len(idx.Sizes) != 1+graph.Lanes || slices.Contains(idx.Lanes, 0) {
+	if len(idx.Lanes) != graph.Lanes || len(idx.Sizes) != 1+graph.Lanes || slices.Contains(idx.Lanes, 0) || idx.RootFrom != 1 {
 		t.Fatalf("index after spreading: %+v", idx)
 	}
 	var before accounts.User
@@ -277,7 +274,7 @@ func TestSpreadFollows(t *testing.T) {
 	for i := range filler {
 		filler[i] = fmt.Sprint(7_000_000_000 + i)
 	}
-	if err := db.Put(ctx, graph.ChunkKey(db, star, int(idx.Lanes[lane])), &graph.Chunk{IDs: filler}); err != nil {
+	if err := db.Put(ctx, graph.LaneChunkKey(db, star, int(idx.Lanes[lane])), &graph.Chunk{IDs: filler}); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range fans {
@@ -321,10 +318,7 @@ func TestSpreadFollows(t *testing.T) {
 	if p, err := acc.Get(ctx, star); err != nil || p.FollowersCount != int64(want) {
 		t.Errorf("followersCount %d, %v; want %d", p.FollowersCount, err, want)
 	}
-	var chunks []graph.Chunk
-	if _, err := db.GetAll(ctx, db.Query(graph.KindFollowerChunk).Ancestor(graph.IndexKey(db, star)), &chunks); err != nil {
-		t.Fatal(err)
-	}
+	chunks := allChunks(t, db, star)
 	ids := 0
 	for _, c := range chunks {
 		for _, id := range c.IDs {
@@ -336,4 +330,28 @@ func TestSpreadFollows(t *testing.T) {
 	if ids != want {
 		t.Errorf("%d followers in the chunks, want %d", ids, want)
 	}
+}
+
+// allChunks reads every follower chunk of user: children of the index,
+// and, once spread, root entities.
+func allChunks(t *testing.T, db *store.DB, user string) []graph.Chunk {
+	t.Helper()
+	ctx := context.Background()
+	var chunks []graph.Chunk
+	if _, err := db.GetAll(ctx, db.Query(graph.KindFollowerChunk).Ancestor(graph.IndexKey(db, user)), &chunks); err != nil {
+		t.Fatal(err)
+	}
+	var idx graph.Index
+	if _, err := db.Get(ctx, graph.IndexKey(db, user), &idx); err != nil {
+		t.Fatal(err)
+	}
+	for n := idx.RootFrom; idx.RootFrom > 0 && n < int64(len(idx.Sizes)); n++ {
+		var c graph.Chunk
+		if ok, err := db.Get(ctx, graph.LaneChunkKey(db, user, int(n)), &c); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			chunks = append(chunks, c)
+		}
+	}
+	return chunks
 }
