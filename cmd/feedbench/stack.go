@@ -105,6 +105,8 @@ type stack struct {
 	calls  *counter // the API's client
 	direct *counter // the bench's client
 
+	pending func() int // tasks not yet done
+
 	db     *store.DB // the bench's
 	acc    *accounts.Service
 	graph  *graph.Service
@@ -152,6 +154,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.closer = append(s.closer, st.Close)
 	s.url = st.URL
+	s.pending = st.Tasks.Server.Pending
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
 	client, err := store.Open(ctx, project, st.DatastoreHost, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.direct.intercept)))

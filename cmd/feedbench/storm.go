@@ -25,11 +25,16 @@ type stormRow struct {
 }
 
 // stormPosts are the posts of the followed user: before the follow storm,
-// during it, and after it (same user, same followers, no storm).
+// during it (one a second), and after it (same user, same followers, no
+// storm), before and after on a quiet system (no job pending).
 type stormPosts struct {
 	Before dist `json:"before"`
 	During dist `json:"during"`
 	After  dist `json:"after"`
+	// Bystander is an unrelated user's posts during the storm, each right
+	// after one of the followed user's: what the storm's load alone costs
+	// any post on the same emulator.
+	Bystander dist `json:"bystander"`
 }
 
 // storm runs op(i) for i in 0..n-1 from clients goroutines, counting
@@ -99,6 +104,10 @@ func (row *stormRow) finish(lat []time.Duration, took time.Duration, errs int, g
 	row.Count, row.Exact = got, got == want
 }
 
+// stormPostEvery is how often the followed user posts during the follow
+// storm: a busy celebrity, each post fanned out to every lane.
+const stormPostEvery = time.Second
+
 // storms measures the hot spots: cfg.storm likes of one activity, then
 // cfg.storm follows of one user, from cfg.stormClients clients each, with
 // that user posting before, during and after the follow storm.
@@ -112,6 +121,10 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 		return nil, stormPosts{}, err
 	}
 	star, err := s.register(ctx, "viral")
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	bystander, err := s.register(ctx, "bystander")
 	if err != nil {
 		return nil, stormPosts{}, err
 	}
@@ -146,27 +159,44 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 		}
 		return summarise(d), nil
 	}
+	// The posts before and after the storm are made on a quiet system:
+	// every job of the storms and of the posts during it done.
+	quiet := func() error {
+		return waitFor(ctx, 10*time.Minute, 100*time.Millisecond, func() (bool, error) { return s.pending() == 0, nil })
+	}
+	if err := quiet(); err != nil {
+		return nil, stormPosts{}, fmt.Errorf("the jobs of the like storm never finished: %w", err)
+	}
 	if posts.Before, err = postSome(cfg.stormPosts, "before"); err != nil {
 		return nil, stormPosts{}, err
 	}
 	follows := stormRow{What: "follow storm: follows of one user", Ops: cfg.storm, Clients: cfg.stormClients}
 	done := make(chan struct{})
-	var during []time.Duration
+	var during, other []time.Duration
 	var postErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		tick := time.NewTicker(stormPostEvery)
+		defer tick.Stop()
 		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			default:
+			if i > 0 { // the first at once, so even a short storm has one
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+				}
 			}
-			t := time.Now()
-			if _, err := s.postHTTP(ctx, star, fmt.Sprintf("during %d", i)); err != nil {
-				postErr = err
-				return
+			for _, p := range []struct {
+				u user
+				d *[]time.Duration
+			}{{star, &during}, {bystander, &other}} {
+				t := time.Now()
+				if _, err := s.postHTTP(ctx, p.u, fmt.Sprintf("during %d", i)); err != nil {
+					postErr = err
+					return
+				}
+				*p.d = append(*p.d, time.Since(t))
 			}
-			during = append(during, time.Since(t))
 		}
 	})
 	lat, took, errs, first = storm(ctx, cfg.storm, cfg.stormClients, func(ctx context.Context, i int) error {
@@ -178,14 +208,17 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 	if postErr != nil {
 		return nil, stormPosts{}, fmt.Errorf("a post during the follow storm: %w", postErr)
 	}
-	posts.During = summarise(during)
+	posts.During, posts.Bystander = summarise(during), summarise(other)
 	got, err = s.count(ctx, "/social/rest/people/"+star.id+"/@self", star.token, "followersCount")
 	if err != nil {
 		return nil, stormPosts{}, err
 	}
 	follows.finish(lat, took, errs, got, int64(cfg.storm))
-	progress("follow storm: %.0f/s, p99 %.0f ms, %d errors (first: %v), followersCount %d; %d posts during it, p50 %.0f ms",
-		follows.PerSecond, follows.Latency.P99, errs, first, got, posts.During.N, posts.During.P50)
+	progress("follow storm: %.0f/s, p99 %.0f ms, %d errors (first: %v), followersCount %d; %d posts during it, p50 %.0f ms (a bystander's %.0f ms)",
+		follows.PerSecond, follows.Latency.P99, errs, first, got, posts.During.N, posts.During.P50, posts.Bystander.P50)
+	if err := quiet(); err != nil {
+		return nil, stormPosts{}, fmt.Errorf("the jobs of the follow storm never finished: %w", err)
+	}
 	if posts.After, err = postSome(cfg.stormPosts, "after"); err != nil {
 		return nil, stormPosts{}, err
 	}
