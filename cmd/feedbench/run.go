@@ -359,12 +359,8 @@ func (r *report) markdown(w io.Writer) {
 	p("| storm | ops | clients | per second | p50 | p99 | max | errors | count after the last answer |")
 	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, st := range r.Storms {
-		exact := "exact"
-		if !st.Exact {
-			exact = "**wrong**"
-		}
 		p("| %s | %d | %d | %.0f | %.0f ms | %.0f ms | %.0f ms | %d | %d, %s |", st.What, st.Ops, st.Clients, st.PerSecond,
-			st.Latency.P50, st.Latency.P99, st.Latency.Max, st.Errors, st.Count, exact)
+			st.Latency.P50, st.Latency.P99, st.Latency.Max, st.Errors, st.Count, mark(st.Exact, "exact", "**wrong**"))
 	}
 	p("")
 	p("Posts by the user the follow storm is on:")
@@ -384,10 +380,14 @@ func (r *report) markdown(w io.Writer) {
 	p("| what | target | got | met |")
 	p("| --- | ---: | ---: | --- |")
 	for _, t := range r.Targets {
-		met := "yes"
-		if !t.Met {
-			met = "**no**"
-		}
-		p("| %s | %.2f | %.2f | %s |", t.What, t.Target, t.Got, met)
+		p("| %s | %.2f | %.2f | %s |", t.What, t.Target, t.Got, mark(t.Met, "yes", "**no**"))
 	}
+}
+
+// mark says yes or no, as the report shows it.
+func mark(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
 }

@@ -18,7 +18,8 @@
 //   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
 //     activity first posted with it.
 //
-//   - Stats/{id}: the activity's like and comment counts (see Reaction).
+//   - Stats/{id} and Stats/{id}-{n}: the activity's like and comment
+//     counter shards (see Reaction).
 //
 // Jobs it owns, each enqueued before the commit it follows, idempotent: the
 // fan-out of a post's other audience chunks, the notifications of a post's

@@ -161,14 +161,8 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 // best effort.
 func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := &recorder{}
-	svc := services(t, db, gen, acc, q)
+	db, acc, svc := recorded(t, q)
 	act := svc.Activities
 	p, _, err := acc.Register(ctx, "author", "password1", "")
 	if err != nil {
@@ -244,6 +238,19 @@ func fullChunk(t *testing.T, g *graph.Service, user string, n int) {
 	if err := g.ImportFollowers(context.Background(), user, ids); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// recorded builds the services over a test store and q (a recorder: no
+// job runs by itself).
+func recorded(t *testing.T, q *recorder) (*store.DB, *accounts.Service, *app.Services) {
+	t.Helper()
+	db := testenv.DB(t)
+	gen := ids.New()
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, acc, services(t, db, gen, acc, q)
 }
 
 // services builds the services over db and q, as the app does.

@@ -5,13 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/ids"
 	"socialstream/internal/store"
-	"socialstream/internal/testenv"
 )
 
 // A spread author's posts reach most followers through fan-out jobs,
@@ -22,13 +17,7 @@ import (
 // spread over many chunks; here the jobs run by hand, after the changes.
 func TestLateFanoutCopiesToFollowersOfThePost(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := services(t, db, gen, acc, &recorder{}) // no job runs by itself
+	db, acc, svc := recorded(t, &recorder{}) // no job runs by itself
 	user := func(name string) string {
 		p, _, err := acc.Register(ctx, name, "password1", "")
 		if err != nil {

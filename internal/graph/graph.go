@@ -6,7 +6,9 @@
 //   - FollowerIndex/{user}: how many ids each of the user's follower chunks
 //     holds.
 //   - FollowerIndex/{user}/FollowerChunk/{n}: up to ChunkCap follower ids,
-//     unindexed.
+//     unindexed; a spread user's later chunks are root entities,
+//     FollowerChunk/{user}_{n} (see Index: a celebrity's follows go into
+//     lanes that do not contend).
 //
 // The chunks exist so that posting never queries the follow graph: a post
 // copies chunk n of its author's followers into audience chunk n of the
@@ -273,10 +275,9 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		return accounts.Person{}, ErrSelfFollow
 	}
 	// A follow that exists, or a followee that does not, or a block,
-	// needs no job.
-	// The same lookup reads the followee's index and how their count is
-	// kept, so the transaction reads the chunk and count shard it writes
-	// in its one lookup.
+	// needs no job. The same lookup reads the followee's index and how
+	// their count is kept, so that the transaction reads the chunk and
+	// count shard it writes in its one lookup.
 	var seen struct {
 		idx Index
 		u   int // the followee's count shards
