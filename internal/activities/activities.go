@@ -109,6 +109,12 @@ type Activity struct {
 	// RootFrom is the author's first follower chunk stored as a root
 	// entity at posting time (graph.Index.RootFrom; 0: none).
 	RootFrom int64 `datastore:"rootFrom,noindex"`
+	// Committed is a time (µs) between the post's commit and its answer,
+	// written just after the commit when other chunks are fanned out by
+	// jobs: a fan-out job, which may run long after, copies the post to
+	// the followers whose follow began before then (see FanoutTask.Before).
+	// 0: not written (a failure, or an earlier version).
+	Committed int64 `datastore:"committed,noindex"`
 	// Shards is the number of counter shards of its likes and comments
 	// (see Reaction); 0, as activities of earlier versions have, is 1.
 	Shards int `datastore:"shards,noindex"`

@@ -150,3 +150,27 @@ func TestContendedLikesWiden(t *testing.T) {
 		t.Errorf("after %d likes: %+v %v", n, list, err)
 	}
 }
+
+// A like or unlike that commits answers the activity, even across a block
+// between the reactor and the author (an unlike is allowed across one). It
+// used to answer 404 for an unlike that had happened, which the
+// convergence checker took, rightly, for one that had not.
+func TestReactionAnswersAcrossABlock(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	author, fan := f.user(t, "author"), f.user(t, "fan")
+	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "liked, then blocked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.likes.Like(ctx, fan, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.graph.Block(ctx, author, fan); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.likes.Unlike(ctx, fan, v.ID)
+	if err != nil || got.ID != v.ID || got.LikesCount != 0 || got.LikedByViewer {
+		t.Errorf("unlike across a block: %+v, %v", got, err)
+	}
+}

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -143,6 +144,12 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, p store.PageReque
 // someone the viewer blocks, or who blocks the viewer, is left out (so a
 // page may hold fewer than asked for).
 func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string) ([]View, error) {
+	return s.viewsOf(ctx, viewer, keys, acts, group, true)
+}
+
+// viewsOf is views, leaving out the activities of people with a block
+// with the viewer only if hide.
+func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide bool) ([]View, error) {
 	l := s.db.Lookup()
 	authors := map[string]*accounts.Record{}
 	between := map[string]*blocks.Between{}
@@ -150,7 +157,9 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 		if authors[a.UserID] == nil {
 			authors[a.UserID] = accounts.Read(l, a.UserID)
 			if viewer != "" && a.UserID != viewer {
-				between[a.UserID] = blocks.ReadBetween(l, viewer, a.UserID)
+				if hide {
+					between[a.UserID] = blocks.ReadBetween(l, viewer, a.UserID)
+				}
 			}
 		}
 	}
@@ -245,8 +254,31 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 			}
 			return FanoutResult{}, ErrNotYet
 		}
+		// The post stamps its commit just after it (Committed): wait for
+		// that a little too, then take now, a time after the commit too.
+		found := s.now().UnixMicro()
+		for i := 0; i < planWaits && a.Committed == 0 && a.Chunks > 1 && s.now().Sub(ids.Time(seq)) < planWaitWindow; i++ {
+			select {
+			case <-ctx.Done():
+				return FanoutResult{}, ctx.Err()
+			case <-time.After(planWait):
+			}
+			if ok, err = s.db.Get(ctx, key, &a); err != nil || !ok {
+				return FanoutResult{}, err
+			}
+		}
+		before := a.Committed
+		if before == 0 && a.Chunks > 1 {
+			if s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter {
+				// The post answers after its stamp: a follow that began
+				// since is not this post's to copy, and only the stamp
+				// tells which.
+				return FanoutResult{}, ErrNotYet
+			}
+			before = found // the stamp failed: a time after the commit
+		}
 		for n := 1; n < a.Chunks; n++ {
-			if err := s.enqueueFanout(ctx, t.ActivityID, n); err != nil {
+			if err := s.enqueueFanout(ctx, t.ActivityID, n, before); err != nil {
 				return FanoutResult{Enqueued: n - 1}, err
 			}
 		}
@@ -262,9 +294,16 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 			res.Skipped = "activity deleted"
 			return nil
 		}
-		// Those who followed after the post began do not get it from
+		// Those who followed after the post committed do not get it from
 		// here: their follow's own job copies it, if it copies any.
-		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, a.RootFrom, (a.PostedTime+1)*1000)
+		before := t.Before
+		if before == 0 {
+			before = a.Committed
+		}
+		if before == 0 {
+			before = math.MaxInt64 // a job of an earlier version: everyone
+		}
+		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, a.RootFrom, before)
 		if err != nil {
 			return err
 		} else if !ok {

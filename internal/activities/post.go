@@ -72,6 +72,13 @@ func externalIDKey(db *store.DB, user, ext string) *datastore.Key {
 type FanoutTask struct {
 	ActivityID string `json:"activityId"`
 	Chunk      int    `json:"chunk"`
+	// Before, set by the planning job on the jobs of the other chunks, is
+	// when the post committed, as near as known: the chunk's followers
+	// whose follow began before it get the post. A follow that began
+	// after it has a job of its own, which copies the post or not by its
+	// copyLimit; one that began before may have run its job before the
+	// post committed, and so relies on this one. 0: everyone in the chunk.
+	Before int64 `json:"before,omitempty"`
 }
 
 // FanoutPath is where fan-out jobs are sent.
@@ -126,7 +133,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	for attempt := 0; ; attempt++ {
 		id = strconv.FormatInt(seq, 10)
 		if chunks > 1 && !planned {
-			if err := s.enqueueFanout(ctx, id, 0); err != nil {
+			if err := s.enqueueFanout(ctx, id, 0, 0); err != nil {
 				return View{}, false, err
 			}
 			planned = true
@@ -219,6 +226,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		break
 	}
+	if planned {
+		// Even after an error: a commit may have applied all the same.
+		s.stampCommitted(ctx, id)
+	}
 	if err != nil {
 		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
 	}
@@ -239,8 +250,30 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	return vs[0], true, nil
 }
 
-func (s *Service) enqueueFanout(ctx context.Context, id string, chunk int) error {
-	body, _ := json.Marshal(FanoutTask{ActivityID: id, Chunk: chunk})
+// stampCommitted records on a post that has just committed, and has not
+// answered yet, the time (Activity.Committed) that tells its fan-out jobs
+// whose follows came before it. Best effort: without it, the planning job
+// waits for it, then (GiveUpAfter past the post) takes the time it first
+// found the post, a later one.
+func (s *Service) stampCommitted(ctx context.Context, id string) {
+	now := s.now().UnixMicro()
+	for range 3 { // a failed call is retried: the planning job waits for it
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			var a Activity
+			if ok, err := tx.Get(Key(s.db, id), &a); err != nil || !ok || a.Committed != 0 {
+				return err // deleted meanwhile, or stamped by an earlier try
+			}
+			a.Committed = now
+			return tx.Put(Key(s.db, id), &a)
+		})
+		if err == nil {
+			return
+		}
+	}
+}
+
+func (s *Service) enqueueFanout(ctx context.Context, id string, chunk int, before int64) error {
+	body, _ := json.Marshal(FanoutTask{ActivityID: id, Chunk: chunk, Before: before})
 	return s.queue.Enqueue(ctx, queue.Task{
 		Queue: s.cfg.FanoutQueue, Path: FanoutPath, Body: body,
 		Name: fmt.Sprintf("fanout-%s-%d", id, chunk),

@@ -3,10 +3,19 @@ package activities_test
 import (
 	"context"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+
+	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/ids"
 	"socialstream/internal/store"
+	"socialstream/internal/testenv"
 )
 
 // A spread author's posts reach most followers through fan-out jobs,
@@ -66,5 +75,84 @@ func TestLateFanoutCopiesToFollowersOfThePost(t *testing.T) {
 		if has != want {
 			t.Errorf("home of %s has the post: %v, want %v", map[string]string{stays: "stays", leaves: "leaves", late: "late"}[who], has, want)
 		}
+	}
+}
+
+// A follow that begins while a post is committing may run its own job
+// before the post lands, so the post's fan-out must copy the post to it:
+// the fan-out goes by when the post committed, not when it began. (The
+// checker found a post lost this way when fan-out went by the latter.)
+// Here the follow runs while the post's commit is held.
+func TestFanoutCoversFollowsDuringTheCommit(t *testing.T) {
+	ctx := context.Background()
+	var hold struct {
+		sync.Mutex
+		then func()
+	}
+	client, err := store.Open(ctx, testenv.Project, testenv.EmulatorHost(t), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(
+		func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			if strings.HasSuffix(method, "/Commit") {
+				hold.Lock()
+				f := hold.then
+				hold.then = nil
+				hold.Unlock()
+				if f != nil {
+					f()
+				}
+			}
+			return invoker(ctx, method, req, reply, cc, opts...)
+		})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	db, err := store.New(client, testenv.Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := ids.New()
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := services(t, db, gen, acc, &recorder{})
+	star, _, err := acc.Register(ctx, "star", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fan, _, err := acc.Register(ctx, "fan", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Graph.Spread(ctx, star.ID); err != nil {
+		t.Fatal(err)
+	}
+	var followed error
+	hold.then = func() {
+		none := 0
+		_, followed = svc.Graph.Follow(ctx, fan.ID, star.ID, &none)
+	}
+	v, _, err := svc.Activities.Post(ctx, star.ID, activities.PostInput{Title: "landing late"})
+	if err != nil || followed != nil {
+		t.Fatalf("post %v, follow during its commit %v", err, followed)
+	}
+	var a activities.Activity
+	if _, err := db.Get(ctx, activities.Key(db, v.ID), &a); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok, err := svc.Graph.Get(ctx, fan.ID, star.ID); err != nil || !ok || f.Created.UnixMicro() <= a.PostedTime*1000 || f.Created.UnixMicro() >= a.Committed {
+		t.Fatalf("the follow (%v %v) began at %d, not between the post's start %d and its commit stamp %d", ok, err, f.Created.UnixMicro(), a.PostedTime*1000, a.Committed)
+	}
+	for n := 1; n < a.Chunks; n++ {
+		if _, err := svc.Activities.Fanout(ctx, activities.FanoutTask{ActivityID: v.ID, Chunk: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _, err := svc.Activities.Feed(ctx, activities.FeedRequest{Viewer: fan.ID, Selector: activities.Friends, UserID: fan.ID, Page: store.PageRequest{Count: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(list, func(x activities.View) bool { return x.ID == v.ID }) {
+		t.Errorf("the fan-out left out a follow made while the post committed")
 	}
 }

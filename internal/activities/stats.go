@@ -191,17 +191,14 @@ func (s *Service) Widen(ctx context.Context, activity string, seen int) error {
 }
 
 // ReactionView returns the activity a reaction's transaction read as
-// viewer sees it once it has committed: with every counter shard summed,
-// read in one lookup with its author.
+// viewer, the reactor, sees it once it has committed: with every counter
+// shard summed, read in one lookup with its author. A block between them
+// does not hide it: the reaction happened (an unlike is allowed across a
+// block, and a block may land just after a like), and its answer says so.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
-	vs, err := s.views(ctx, viewer, []*datastore.Key{Key(s.db, r.id)}, []*Activity{&r.a}, "")
+	vs, err := s.viewsOf(ctx, viewer, []*datastore.Key{Key(s.db, r.id)}, []*Activity{&r.a}, "", false)
 	if err != nil {
 		return View{}, err
-	}
-	if len(vs) != 1 {
-		// The viewer and the author block each other: the reaction was
-		// refused, so this cannot happen after one that committed.
-		return View{}, ErrNoSuchActivity
 	}
 	return vs[0], nil
 }

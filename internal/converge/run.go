@@ -506,9 +506,11 @@ func (r *runner) storm(ctx context.Context, a *actor) (bool, error) {
 					err = r.likeAs(gctx, u, p, true)
 				case p != nil && k < 6:
 					err = r.likeAs(gctx, u, p, false)
-				case k < 9:
+				case k < 9 || !r.follows(u.id, star.id):
 					err = r.followAs(gctx, u, star, copyLimit(rng))
 				default:
+					// Only a follow the model knows of: an unfollow of none
+					// is no change, and no event.
 					err = r.unfollowAs(gctx, u, star.id, rng.IntN(2) == 0)
 				}
 				if err != nil {
@@ -520,6 +522,13 @@ func (r *runner) storm(ctx context.Context, a *actor) (bool, error) {
 	}
 	r.m.done("storm", false, time.Now())
 	return true, g.Wait()
+}
+
+// follows reports whether the model has a following b.
+func (r *runner) follows(a, b string) bool {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	return r.m.following[pair{a, b}]
 }
 
 // A storm's size.
