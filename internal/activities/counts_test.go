@@ -174,3 +174,42 @@ func TestReactionAnswersAcrossABlock(t *testing.T) {
 		t.Errorf("unlike across a block: %+v, %v", got, err)
 	}
 }
+
+// A like's answer counts every shard the activity has when it answers, not
+// those it had when the like began: likes counted in shards a widening
+// added meanwhile came before it. (The checker found a like answering
+// likesCount 0 with likedByViewer true.) Here the widening and another
+// like land between the like's first read and its transaction.
+func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	_, acc, svc, hold := held(t, "/BeginTransaction")
+	user := func(name string) string {
+		p, _, err := acc.Register(ctx, name, "password1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	author, fan := user("author"), user("fan")
+	other := user("other0")
+	for i := 1; store.Shard(other, 4) == 0; i++ { // one that counts in a new shard
+		other = user(fmt.Sprint("other", i))
+	}
+	v, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "widened meanwhile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meanwhile error
+	hold(func() {
+		if meanwhile = svc.Activities.Widen(ctx, v.ID, 1); meanwhile == nil {
+			_, meanwhile = svc.Likes.Like(ctx, other, v.ID)
+		}
+	})
+	got, err := svc.Likes.Like(ctx, fan, v.ID)
+	if err != nil || meanwhile != nil {
+		t.Fatalf("like %v, meanwhile %v", err, meanwhile)
+	}
+	if got.LikesCount != 2 || !got.LikedByViewer {
+		t.Errorf("the like answers likesCount %d, likedByViewer %v; want 2, true", got.LikesCount, got.LikedByViewer)
+	}
+}

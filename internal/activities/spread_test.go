@@ -13,6 +13,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/app"
 	"socialstream/internal/ids"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
@@ -85,37 +86,7 @@ func TestLateFanoutCopiesToFollowersOfThePost(t *testing.T) {
 // Here the follow runs while the post's commit is held.
 func TestFanoutCoversFollowsDuringTheCommit(t *testing.T) {
 	ctx := context.Background()
-	var hold struct {
-		sync.Mutex
-		then func()
-	}
-	client, err := store.Open(ctx, testenv.Project, testenv.EmulatorHost(t), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(
-		func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			if strings.HasSuffix(method, "/Commit") {
-				hold.Lock()
-				f := hold.then
-				hold.then = nil
-				hold.Unlock()
-				if f != nil {
-					f()
-				}
-			}
-			return invoker(ctx, method, req, reply, cc, opts...)
-		})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	db, err := store.New(client, testenv.Namespace(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := services(t, db, gen, acc, &recorder{})
+	db, acc, svc, hold := held(t, "/Commit")
 	star, _, err := acc.Register(ctx, "star", "password1", "")
 	if err != nil {
 		t.Fatal(err)
@@ -128,10 +99,10 @@ func TestFanoutCoversFollowsDuringTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var followed error
-	hold.then = func() {
+	hold(func() {
 		none := 0
 		_, followed = svc.Graph.Follow(ctx, fan.ID, star.ID, &none)
-	}
+	})
 	v, _, err := svc.Activities.Post(ctx, star.ID, activities.PostInput{Title: "landing late"})
 	if err != nil || followed != nil {
 		t.Fatalf("post %v, follow during its commit %v", err, followed)
@@ -154,5 +125,45 @@ func TestFanoutCoversFollowsDuringTheCommit(t *testing.T) {
 	}
 	if !slices.ContainsFunc(list, func(x activities.View) bool { return x.ID == v.ID }) {
 		t.Errorf("the fan-out left out a follow made while the post committed")
+	}
+}
+
+// held builds the services, with no job running by itself, on a Datastore
+// client that, once hold is given a function, runs it (once) just before
+// the next call of the gRPC method ending in method.
+func held(t *testing.T, method string) (*store.DB, *accounts.Service, *app.Services, func(func())) {
+	t.Helper()
+	var mu sync.Mutex
+	var then func()
+	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(
+		func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			if strings.HasSuffix(m, method) {
+				mu.Lock()
+				f := then
+				then = nil
+				mu.Unlock()
+				if f != nil {
+					f()
+				}
+			}
+			return invoker(ctx, m, req, reply, cc, opts...)
+		})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	db, err := store.New(client, testenv.Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := ids.New()
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, acc, services(t, db, gen, acc, &recorder{}), func(f func()) {
+		mu.Lock()
+		then = f
+		mu.Unlock()
 	}
 }

@@ -102,18 +102,19 @@ type Reaction struct {
 
 // ReadReaction adds one counter shard of an activity to a transaction's
 // lookup: with seen, the activity as read before the transaction, the
-// shard by's reactions count in (the next one on each attempt), and not the activity itself (every
-// reaction to a popular activity would read it at once; the shard says
-// the activity is there, as a post writes its first shard, a widening the
-// others, and a delete deletes them all). An activity's shards only ever
-// grow, so any shard it had is one it has. With seen nil (an erasure, a
-// comment's delete), it adds the activity and its first shard.
-func ReadReaction(l *store.Lookup, activity, by string, attempt int, seen *Activity) *Reaction {
+// shard by's reactions count in (the next one for each retry of the
+// transaction so far), and not the activity itself (every reaction to a
+// popular activity would read it at once; the shard says the activity is
+// there, as a post writes its first shard, a widening the others, and a
+// delete deletes them all). An activity's shards only ever grow, so any
+// shard it had is one it has. With seen nil (an erasure, a comment's
+// delete), it adds the activity and its first shard.
+func ReadReaction(l *store.Lookup, activity, by string, retry int, seen *Activity) *Reaction {
 	r := &Reaction{id: activity, seen: seen != nil}
 	if seen != nil {
 		// A retry moves to the next shard: the one it met contention on
 		// is busy.
-		r.a, r.shard = *seen, (store.Shard(by, seen.shards())+attempt)%seen.shards()
+		r.a, r.shard = *seen, (store.Shard(by, seen.shards())+retry)%seen.shards()
 		r.found = l.Add(StatsKey(l.DB(), activity, r.shard), &r.st)
 		return r
 	}
@@ -195,8 +196,19 @@ func (s *Service) Widen(ctx context.Context, activity string, seen int) error {
 // shard summed, read in one lookup with its author. A block between them
 // does not hide it: the reaction happened (an unlike is allowed across a
 // block, and a block may land just after a like), and its answer says so.
+//
+// The activity is read again first: its shards may have been widened since
+// the reaction read it, and likes counted in the new shards before this
+// one committed belong in the count.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
-	vs, err := s.viewsOf(ctx, viewer, []*datastore.Key{Key(s.db, r.id)}, []*Activity{&r.a}, "", false)
+	found, acts, err := s.load(ctx, []*datastore.Key{Key(s.db, r.id)})
+	if err != nil {
+		return View{}, err
+	}
+	if len(acts) == 0 {
+		return View{}, ErrNoSuchActivity // deleted since
+	}
+	vs, err := s.viewsOf(ctx, viewer, found, acts, "", false)
 	if err != nil {
 		return View{}, err
 	}

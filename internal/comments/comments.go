@@ -104,7 +104,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		attempts++
 		var prior Comment
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, attempts, a)
+		r = activities.ReadReaction(l, activity, user, attempts-1, a)
 		taken := l.Add(Key(s.db, id), &prior)
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes

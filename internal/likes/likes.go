@@ -71,7 +71,7 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		attempts++
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, attempts, a)
+		r = activities.ReadReaction(l, activity, user, attempts-1, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
@@ -132,7 +132,7 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		attempts++
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, attempts, a)
+		r = activities.ReadReaction(l, activity, user, attempts-1, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		if err := l.Run(ctx); err != nil {
 			return err
