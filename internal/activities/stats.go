@@ -192,23 +192,19 @@ func (s *Service) Widen(ctx context.Context, activity string, seen int) error {
 }
 
 // ReactionView returns the activity a reaction's transaction read as
-// viewer, the reactor, sees it once it has committed: with every counter
-// shard summed, read in one lookup with its author. A block between them
-// does not hide it: the reaction happened (an unlike is allowed across a
-// block, and a block may land just after a like), and its answer says so.
+// viewer, the reactor, sees it once it has committed: with its counts,
+// read in one lookup with its author. A block between them does not hide
+// it: the reaction happened (an unlike is allowed across a block, and a
+// block may land just after a like), and its answer says so.
 //
-// The activity is read again first: its shards may have been widened since
-// the reaction read it, and likes counted in the new shards before this
-// one committed belong in the count.
+// The lookup reads every shard the activity may have (MaxShards), not
+// those it had: a widening since, with a like and its unlike counted in
+// different shards meanwhile, would make a count of the old shards alone
+// wrong; one lookup reads all at one time.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
-	found, acts, err := s.load(ctx, []*datastore.Key{Key(s.db, r.id)})
-	if err != nil {
-		return View{}, err
-	}
-	if len(acts) == 0 {
-		return View{}, ErrNoSuchActivity // deleted since
-	}
-	vs, err := s.viewsOf(ctx, viewer, found, acts, "", false)
+	a := r.a
+	a.Shards = MaxShards
+	vs, err := s.viewsOf(ctx, viewer, []*datastore.Key{Key(s.db, r.id)}, []*Activity{&a}, "", false)
 	if err != nil {
 		return View{}, err
 	}
