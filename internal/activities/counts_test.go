@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/likes"
 	"socialstream/internal/store"
 )
 
@@ -182,7 +183,7 @@ func TestReactionAnswersAcrossABlock(t *testing.T) {
 // like land between the like's first read and its transaction.
 func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
 	ctx := context.Background()
-	_, acc, svc, hold := held(t, "/BeginTransaction")
+	_, acc, svc, hold := held(t)
 	user := func(name string) string {
 		p, _, err := acc.Register(ctx, name, "password1", "")
 		if err != nil {
@@ -200,7 +201,7 @@ func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var meanwhile error
-	hold(func() {
+	hold("/BeginTransaction", func() {
 		if meanwhile = svc.Activities.Widen(ctx, v.ID, 1); meanwhile == nil {
 			_, meanwhile = svc.Likes.Like(ctx, other, v.ID)
 		}
@@ -211,5 +212,71 @@ func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
 	}
 	if got.LikesCount != 2 || !got.LikedByViewer {
 		t.Errorf("the like answers likesCount %d, likedByViewer %v; want 2, true", got.LikesCount, got.LikedByViewer)
+	}
+}
+
+// A like's answer is one reading of the activity's counts. It once read
+// the activity, then its shards: a widening in between, with a like and
+// its unlike counted in different shards meanwhile (an unlike that
+// retried moves to the next shard), made it count the unlike and not the
+// like. (The checker saw a like answer likesCount 0 with likedByViewer
+// true.) Here those changes land just after the first read that follows
+// the like's commit; the unlike that moved to the first shard is written
+// as likes.Unlike writes one.
+func TestLikeAnswerIsOneReading(t *testing.T) {
+	ctx := context.Background()
+	db, acc, svc, hold := held(t)
+	user := func(name string) string {
+		p, _, err := acc.Register(ctx, name, "password1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	author, fan := user("author"), user("fan")
+	x := user("xx0") // x's like counts in a shard of four other than the first
+	for i := 1; store.Shard(x, 4) == 0; i++ {
+		x = user(fmt.Sprint("xx", i))
+	}
+	v, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "one reading"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meanwhile error
+	change := func() {
+		if meanwhile = svc.Activities.Widen(ctx, v.ID, 1); meanwhile != nil {
+			return
+		}
+		if _, meanwhile = svc.Likes.Like(ctx, x, v.ID); meanwhile != nil {
+			return
+		}
+		meanwhile = db.Update(ctx, func(tx *store.Tx) error {
+			var st activities.Stats
+			if _, err := tx.Get(activities.StatsKey(db, v.ID, 0), &st); err != nil {
+				return err
+			}
+			st.Likes--
+			if err := tx.Put(activities.StatsKey(db, v.ID, 0), &st); err != nil {
+				return err
+			}
+			return tx.Delete(likes.LikeKey(db, v.ID, x))
+		})
+	}
+	// After the like's commit, the next read is its answer's first.
+	hold("/Commit", func() { hold("/Lookup", func() { hold("/Lookup", change) }) })
+	got, err := svc.Likes.Like(ctx, fan, v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LikesCount != 1 || !got.LikedByViewer {
+		t.Errorf("the like answers likesCount %d, likedByViewer %v; want 1, true", got.LikesCount, got.LikedByViewer)
+	}
+	// A read that runs change, if the answer did not.
+	if _, err := svc.Activities.Exists(ctx, v.ID); err != nil || meanwhile != nil {
+		t.Fatal(err, meanwhile)
+	}
+	list, err := svc.Activities.Get(ctx, fan, author, "", []string{v.ID})
+	if err != nil || len(list) != 1 || list[0].LikesCount != 1 {
+		t.Errorf("read back: %+v %v", list, err)
 	}
 }

@@ -86,7 +86,7 @@ func TestLateFanoutCopiesToFollowersOfThePost(t *testing.T) {
 // Here the follow runs while the post's commit is held.
 func TestFanoutCoversFollowsDuringTheCommit(t *testing.T) {
 	ctx := context.Background()
-	db, acc, svc, hold := held(t, "/Commit")
+	db, acc, svc, hold := held(t)
 	star, _, err := acc.Register(ctx, "star", "password1", "")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestFanoutCoversFollowsDuringTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var followed error
-	hold(func() {
+	hold("/Commit", func() {
 		none := 0
 		_, followed = svc.Graph.Follow(ctx, fan.ID, star.ID, &none)
 	})
@@ -129,22 +129,22 @@ func TestFanoutCoversFollowsDuringTheCommit(t *testing.T) {
 }
 
 // held builds the services, with no job running by itself, on a Datastore
-// client that, once hold is given a function, runs it (once) just before
-// the next call of the gRPC method ending in method.
-func held(t *testing.T, method string) (*store.DB, *accounts.Service, *app.Services, func(func())) {
+// client that, once hold is given a gRPC method's suffix and a function,
+// runs the function (once) just before the next call of that method. A
+// function may hold the next step.
+func held(t *testing.T) (*store.DB, *accounts.Service, *app.Services, func(method string, f func())) {
 	t.Helper()
 	var mu sync.Mutex
-	var then func()
+	hooks := map[string]func(){}
 	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(
 		func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			if strings.HasSuffix(m, method) {
-				mu.Lock()
-				f := then
-				then = nil
-				mu.Unlock()
-				if f != nil {
-					f()
-				}
+			name := m[strings.LastIndex(m, "/"):]
+			mu.Lock()
+			f := hooks[name]
+			delete(hooks, name)
+			mu.Unlock()
+			if f != nil {
+				f()
 			}
 			return invoker(ctx, m, req, reply, cc, opts...)
 		})))
@@ -161,9 +161,9 @@ func held(t *testing.T, method string) (*store.DB, *accounts.Service, *app.Servi
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db, acc, services(t, db, gen, acc, &recorder{}), func(f func()) {
+	return db, acc, services(t, db, gen, acc, &recorder{}), func(method string, f func()) {
 		mu.Lock()
-		then = f
+		hooks[method] = f
 		mu.Unlock()
 	}
 }
