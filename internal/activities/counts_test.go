@@ -184,13 +184,7 @@ func TestReactionAnswersAcrossABlock(t *testing.T) {
 func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	_, acc, svc, hold := held(t)
-	user := func(name string) string {
-		p, _, err := acc.Register(ctx, name, "password1", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
-	}
+	user := func(name string) string { return register(t, acc, name) }
 	author, fan := user("author"), user("fan")
 	other := user("other0")
 	for i := 1; store.Shard(other, 4) == 0; i++ { // one that counts in a new shard
@@ -226,13 +220,7 @@ func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
 func TestLikeAnswerIsOneReading(t *testing.T) {
 	ctx := context.Background()
 	db, acc, svc, hold := held(t)
-	user := func(name string) string {
-		p, _, err := acc.Register(ctx, name, "password1", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
-	}
+	user := func(name string) string { return register(t, acc, name) }
 	author, fan := user("author"), user("fan")
 	x := user("xx0") // x's like counts in a shard of four other than the first
 	for i := 1; store.Shard(x, 4) == 0; i++ {

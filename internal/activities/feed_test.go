@@ -60,8 +60,24 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	c := &calls{n: map[string]int{}}
+	db := intercepted(t, c.intercept)
+	gen := ids.New()
+	f := &fixture{db: db, calls: c}
+	var err error
+	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
+		t.Fatal(err)
+	}
+	svc := services(t, db, gen, f.acc, testenv.StartTasks(t).Queue)
+	f.graph, f.groups, f.act, f.likes = svc.Graph, svc.Groups, svc.Activities, svc.Likes
+	return f
+}
+
+// intercepted returns a store on the test's namespace over a Datastore
+// client whose calls go through interceptor.
+func intercepted(t *testing.T, interceptor grpc.UnaryClientInterceptor) *store.DB {
+	t.Helper()
 	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t),
-		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(c.intercept)))
+		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(interceptor)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +86,17 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen := ids.New()
-	f := &fixture{db: db, calls: c}
-	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
+	return db
+}
+
+// register registers a user and returns their id.
+func register(t *testing.T, acc *accounts.Service, name string) string {
+	t.Helper()
+	p, _, err := acc.Register(context.Background(), name, "password1", "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	svc := services(t, db, gen, f.acc, testenv.StartTasks(t).Queue)
-	f.graph, f.groups, f.act, f.likes = svc.Graph, svc.Groups, svc.Activities, svc.Likes
-	return f
+	return p.ID
 }
 
 func (f *fixture) user(t *testing.T, name string) string {

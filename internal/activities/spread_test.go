@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 
 	"socialstream/internal/accounts"
@@ -16,7 +15,6 @@ import (
 	"socialstream/internal/app"
 	"socialstream/internal/ids"
 	"socialstream/internal/store"
-	"socialstream/internal/testenv"
 )
 
 // A spread author's posts reach most followers through fan-out jobs,
@@ -28,13 +26,7 @@ import (
 func TestLateFanoutCopiesToFollowersOfThePost(t *testing.T) {
 	ctx := context.Background()
 	db, acc, svc := recorded(t, &recorder{}) // no job runs by itself
-	user := func(name string) string {
-		p, _, err := acc.Register(ctx, name, "password1", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
-	}
+	user := func(name string) string { return register(t, acc, name) }
 	star, stays, leaves, late := user("star"), user("stays"), user("leaves"), user("late")
 	if err := svc.Graph.Spread(ctx, star); err != nil {
 		t.Fatal(err)
@@ -136,26 +128,17 @@ func held(t *testing.T) (*store.DB, *accounts.Service, *app.Services, func(metho
 	t.Helper()
 	var mu sync.Mutex
 	hooks := map[string]func(){}
-	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(
-		func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			name := m[strings.LastIndex(m, "/"):]
-			mu.Lock()
-			f := hooks[name]
-			delete(hooks, name)
-			mu.Unlock()
-			if f != nil {
-				f()
-			}
-			return invoker(ctx, m, req, reply, cc, opts...)
-		})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	db, err := store.New(client, testenv.Namespace(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := intercepted(t, func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		name := m[strings.LastIndex(m, "/"):]
+		mu.Lock()
+		f := hooks[name]
+		delete(hooks, name)
+		mu.Unlock()
+		if f != nil {
+			f()
+		}
+		return invoker(ctx, m, req, reply, cc, opts...)
+	})
 	gen := ids.New()
 	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
 	if err != nil {
