@@ -156,7 +156,7 @@ func realMain(ctx context.Context, args []string, out, logOut io.Writer) error {
 		if rep.Storms, rep.StormPosts, err = storms(ctx, s, cfg, progress); err != nil {
 			return err
 		}
-		rep.markdown(out)
+		rep.hotSpots(out)
 		return nil
 	}
 	w, err := seed(ctx, s, cfg, progress)

@@ -354,6 +354,19 @@ func (r *report) markdown(w io.Writer) {
 	p("")
 	p("%d follows: p50 %.0f ms, p90 %.0f ms, max %.0f ms.", r.FollowToHome.N, r.FollowToHome.P50, r.FollowToHome.P90, r.FollowToHome.Max)
 	p("")
+	r.hotSpots(w)
+	p("### Targets")
+	p("")
+	p("| what | target | got | met |")
+	p("| --- | ---: | ---: | --- |")
+	for _, t := range r.Targets {
+		p("| %s | %.2f | %.2f | %s |", t.What, t.Target, t.Got, mark(t.Met, "yes", "**no**"))
+	}
+}
+
+// hotSpots writes the storms' section of the report.
+func (r *report) hotSpots(w io.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	p("### Hot spots")
 	p("")
 	p("| storm | ops | clients | per second | p50 | p99 | max | errors | count after the last answer |")
@@ -375,13 +388,6 @@ func (r *report) markdown(w io.Writer) {
 		p("| %s | %d | %.0f ms | %.0f ms | %.0f ms |", x.when, x.d.N, x.d.P50, x.d.P99, x.d.Max)
 	}
 	p("")
-	p("### Targets")
-	p("")
-	p("| what | target | got | met |")
-	p("| --- | ---: | ---: | --- |")
-	for _, t := range r.Targets {
-		p("| %s | %.2f | %.2f | %s |", t.What, t.Target, t.Got, mark(t.Met, "yes", "**no**"))
-	}
 }
 
 // mark says yes or no, as the report shows it.

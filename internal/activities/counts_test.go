@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -266,5 +267,42 @@ func TestLikeAnswerIsOneReading(t *testing.T) {
 	list, err := svc.Activities.Get(ctx, fan, author, "", []string{v.ID})
 	if err != nil || len(list) != 1 || list[0].LikesCount != 1 {
 		t.Errorf("read back: %+v %v", list, err)
+	}
+}
+
+// A reaction reads its shard, not its activity: a missing shard is either
+// an activity of an earlier version, which had none until its first
+// reaction (the like goes ahead and makes it), or one deleted since the
+// reaction first read it (the like is refused and leaves nothing).
+func TestReactionWithoutItsShard(t *testing.T) {
+	ctx := context.Background()
+	db, acc, svc, hold := held(t)
+	author, fan := register(t, acc, "author"), register(t, acc, "fan")
+	old, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "from before shards"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Delete(ctx, activities.StatsKey(db, old.ID, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := svc.Likes.Like(ctx, fan, old.ID); err != nil || got.LikesCount != 1 {
+		t.Fatalf("like of an activity with no shard: %+v %v", got, err)
+	}
+	var st activities.Stats
+	if ok, err := db.Get(ctx, activities.StatsKey(db, old.ID, 0), &st); err != nil || !ok || st.Likes != 1 {
+		t.Errorf("its first shard: found %v, %+v, %v", ok, st, err)
+	}
+
+	gone, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "deleted under the like"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleted error
+	hold("/BeginTransaction", func() { deleted = svc.Activities.Delete(ctx, author, gone.ID) })
+	if _, err := svc.Likes.Like(ctx, fan, gone.ID); !errors.Is(err, activities.ErrNoSuchActivity) || deleted != nil {
+		t.Fatalf("like of an activity deleted under it: %v (delete: %v), want no such activity", err, deleted)
+	}
+	if ok, err := db.Get(ctx, likes.LikeKey(db, gone.ID, fan), &likes.Like{}); err != nil || ok {
+		t.Errorf("a like of the deleted activity was written: %v %v", ok, err)
 	}
 }

@@ -149,10 +149,6 @@ func (r *Reaction) Author() string { return r.a.UserID }
 // among: the value for Widen should its transaction have met contention.
 func (r *Reaction) Shards() int { return r.a.shards() }
 
-// Activity returns the activity as the transaction read it (with seen,
-// as it was seen).
-func (r *Reaction) Activity() *Activity { return &r.a }
-
 // Count adds likes and comments to the counts, in the shard the lookup
 // read, and writes it in tx. The transaction must have read the change it
 // counts.

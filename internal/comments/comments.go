@@ -112,7 +112,6 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		a = r.Activity() // a retry picks its shard among those seen last
 		switch err := r.Check(tx); {
 		case err != nil:
 			return err

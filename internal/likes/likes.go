@@ -79,7 +79,6 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		a = r.Activity() // a retry picks its shard among those seen last
 		switch err := r.Check(tx); {
 		case err != nil:
 			return err
@@ -137,7 +136,6 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		a = r.Activity()
 		if err := r.Check(tx); err != nil || !liked.Found() {
 			return err
 		}
