@@ -148,7 +148,7 @@ func get(t *testing.T, url string) string {
 
 func TestMissingToolsSayWhatToInstall(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := dsemu.Command(context.Background())
+	_, err := dsemu.Command(context.Background(), dsemu.Firestore)
 	if !errors.Is(err, dsemu.ErrMissingTool) || !strings.Contains(err.Error(), "install") {
 		t.Errorf("Command with an empty PATH = %v, want ErrMissingTool saying what to install", err)
 	}

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"socialstream/internal/dsemu"
 )
 
 // Config configures a run.
@@ -41,7 +43,8 @@ type Config struct {
 	Settle  time.Duration // the longest wait for every queue to empty
 
 	Dir       string // the repository root: index.yaml and queue.yaml
-	Datastore string // an emulator's host:port; empty starts one
+	Datastore string       // an emulator's host:port; empty starts one of Engine
+	Engine    dsemu.Engine // the emulator to start; default Firestore in Datastore mode
 
 	// Fault shares (0 to 1): TaskFaults of task deliveries delayed, and
 	// as many delivered twice, half as many answered 503 by the emulator

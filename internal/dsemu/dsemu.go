@@ -1,7 +1,16 @@
-// Package dsemu starts and stops the official Cloud Datastore emulator, which
-// ships with the Google Cloud CLI, in Firestore-in-Datastore mode with
-// --require_indexes, so that every query not covered by index.yaml fails as it
-// would in production.
+// Package dsemu starts and stops the emulators of Datastore that ship with
+// the Google Cloud CLI:
+//
+//   - Firestore, the default: the Firestore emulator in Datastore mode, which
+//     behaves like production (Firestore in Datastore mode): transactions
+//     take locks (PESSIMISTIC concurrency) and property transforms
+//     (Increment, AppendMissingElements, RemoveAllFromArray) apply. It keeps
+//     its data in memory only and does not enforce index.yaml.
+//   - Legacy: the legacy Datastore emulator, in Firestore-in-Datastore mode
+//     with --require_indexes, so that a query not covered by index.yaml
+//     fails as it would in production. It runs optimistic transactions on
+//     entity groups and ignores property transforms, so it only proves
+//     index coverage (package testenv replays the suite's queries on it).
 //
 // The emulator's launcher script runs java as a child of its own, so the
 // emulator is started in a process group of its own and Stop signals the whole
@@ -28,12 +37,44 @@ import (
 	"time"
 )
 
+// Engine names an emulator.
+type Engine int
+
+const (
+	// Firestore is the Firestore emulator in Datastore mode.
+	Firestore Engine = iota
+	// Legacy is the legacy Datastore emulator.
+	Legacy
+)
+
+// ParseEngine parses "firestore" or "legacy".
+func ParseEngine(s string) (Engine, error) {
+	switch s {
+	case "firestore":
+		return Firestore, nil
+	case "legacy":
+		return Legacy, nil
+	}
+	return 0, fmt.Errorf("dsemu: unknown engine %q (firestore or legacy)", s)
+}
+
+func (e Engine) String() string {
+	if e == Legacy {
+		return "legacy"
+	}
+	return "firestore"
+}
+
 // Options configure Start.
 type Options struct {
-	// IndexFile is the index.yaml the emulator enforces. Required.
+	// Engine is the emulator to start; the zero value is Firestore.
+	Engine Engine
+	// IndexFile is the index.yaml the Legacy emulator enforces; required
+	// for it, unused by Firestore.
 	IndexFile string
-	// DataDir keeps the emulator's project and, unless InMemory, its data.
-	// Empty means a temporary folder removed by Stop.
+	// DataDir keeps the Legacy emulator's project and, unless InMemory,
+	// its data. Empty means a temporary folder removed by Stop. Firestore
+	// keeps its data in memory whatever this says.
 	DataDir string
 	// InMemory keeps no data on disk.
 	InMemory bool
@@ -47,6 +88,7 @@ type Options struct {
 type Emulator struct {
 	// Host is host:port, the value for DATASTORE_EMULATOR_HOST.
 	Host    string
+	engine  Engine
 	cmd     *exec.Cmd
 	done    chan struct{}
 	waitErr error
@@ -57,40 +99,47 @@ type Emulator struct {
 // is not installed; its text says what to install.
 var ErrMissingTool = errors.New("missing tool")
 
-// Command returns the path of the cloud_datastore_emulator launcher, or an
-// error wrapping ErrMissingTool that says what to install.
-func Command(ctx context.Context) (string, error) {
+// Command returns the path of the engine's launcher, or an error wrapping
+// ErrMissingTool that says what to install.
+func Command(ctx context.Context, engine Engine) (string, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", fmt.Errorf("%w: java not found: install a Java runtime 11 or newer (Debian: apt-get install openjdk-17-jre-headless)", ErrMissingTool)
 	}
 	gcloud, err := exec.LookPath("gcloud")
 	if err != nil {
-		return "", fmt.Errorf("%w: gcloud not found: install the Google Cloud CLI with its Datastore emulator (Debian: apt-get install google-cloud-cli google-cloud-cli-datastore-emulator)", ErrMissingTool)
+		return "", fmt.Errorf("%w: gcloud not found: install the Google Cloud CLI with its emulators (Debian: apt-get install google-cloud-cli google-cloud-cli-firestore-emulator google-cloud-cli-datastore-emulator)", ErrMissingTool)
 	}
 	out, err := exec.CommandContext(ctx, gcloud, "info", "--format=value(installation.sdk_root)").Output()
 	if err != nil {
 		return "", fmt.Errorf("dsemu: gcloud info: %w", err)
 	}
-	bin := filepath.Join(strings.TrimSpace(string(out)), "platform", "cloud-datastore-emulator", "cloud_datastore_emulator")
+	dir, launcher, component := "cloud-firestore-emulator", "cloud_firestore_emulator", "cloud-firestore-emulator"
+	if engine == Legacy {
+		dir, launcher, component = "cloud-datastore-emulator", "cloud_datastore_emulator", "cloud-datastore-emulator"
+	}
+	bin := filepath.Join(strings.TrimSpace(string(out)), "platform", dir, launcher)
 	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("%w: the Datastore emulator is not installed at %s: install it (gcloud components install cloud-datastore-emulator, or Debian: apt-get install google-cloud-cli-datastore-emulator)", ErrMissingTool, bin)
+		return "", fmt.Errorf("%w: the %s emulator is not installed at %s: install it (gcloud components install %s, or Debian: apt-get install google-cloud-cli-%s)", ErrMissingTool, engine, bin, component, strings.TrimPrefix(component, "cloud-"))
 	}
 	return bin, nil
 }
 
 // Start starts an emulator and waits until its health check answers.
 func Start(ctx context.Context, opts Options) (*Emulator, error) {
-	if opts.IndexFile == "" {
-		return nil, errors.New("dsemu: IndexFile is required")
+	var index string
+	if opts.Engine == Legacy {
+		if opts.IndexFile == "" {
+			return nil, errors.New("dsemu: IndexFile is required")
+		}
+		var err error
+		if index, err = filepath.Abs(opts.IndexFile); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(index); err != nil {
+			return nil, fmt.Errorf("dsemu: index file: %w", err)
+		}
 	}
-	index, err := filepath.Abs(opts.IndexFile)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(index); err != nil {
-		return nil, fmt.Errorf("dsemu: index file: %w", err)
-	}
-	bin, err := Command(ctx)
+	bin, err := Command(ctx, opts.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -99,15 +148,15 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 		logw = io.Discard
 	}
 
-	e := &Emulator{done: make(chan struct{})}
+	e := &Emulator{done: make(chan struct{}), engine: opts.Engine}
 	dir := opts.DataDir
-	if dir == "" {
+	if opts.Engine == Legacy && dir == "" {
 		if e.tmpDir, err = os.MkdirTemp("", "dsemu-"); err != nil {
 			return nil, err
 		}
 		dir = filepath.Join(e.tmpDir, "project")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "WEB-INF")); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, "WEB-INF")); opts.Engine == Legacy && errors.Is(err, os.ErrNotExist) {
 		create := exec.CommandContext(ctx, bin, "create", dir)
 		if out, err := create.CombinedOutput(); err != nil {
 			e.removeTmp()
@@ -149,16 +198,21 @@ func (e *Emulator) launch(ctx context.Context, bin string, port int, index, dir 
 	e.done = make(chan struct{})
 	e.waitErr = nil
 	e.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	args := []string{"start",
-		"--host=127.0.0.1", "--port=" + strconv.Itoa(port),
-		"--store_on_disk=" + strconv.FormatBool(!inMemory),
-		"--firestore_in_datastore_mode",
-		// Firestore in Datastore mode is strongly consistent; the emulator's
-		// default (0.9) mimics the legacy eventually consistent Datastore.
-		"--consistency=1.0",
-		"--require_indexes",
-		"--index_file=" + index,
-		dir,
+	args := []string{"start", "--host=127.0.0.1", "--port=" + strconv.Itoa(port)}
+	if e.engine == Legacy {
+		args = append(args,
+			"--store_on_disk="+strconv.FormatBool(!inMemory),
+			"--firestore_in_datastore_mode",
+			// Firestore in Datastore mode is strongly consistent; the
+			// emulator's default (0.9) mimics the legacy eventually
+			// consistent Datastore.
+			"--consistency=1.0",
+			"--require_indexes",
+			"--index_file="+index,
+			dir,
+		)
+	} else {
+		args = append(args, "--database-mode=datastore-mode")
 	}
 	e.cmd = exec.Command(bin, args...)
 	e.cmd.Stdout, e.cmd.Stderr = logw, logw
@@ -222,8 +276,11 @@ func (e *Emulator) waitHealthy(ctx context.Context, limit time.Duration) error {
 // unquoted ${JAVA:="java"}, which JAVA="exec java" turns into an exec.
 func execsJava(bin string) bool {
 	script, err := os.ReadFile(bin)
-	return err == nil && strings.Contains(string(script), `${JAVA:="java"} -cp`)
+	return err == nil && strings.Contains(string(script), `${JAVA:="java"} `)
 }
+
+// Engine returns which emulator this is.
+func (e *Emulator) Engine() Engine { return e.engine }
 
 // Stop stops the emulator and every process it started, and removes its
 // temporary folder if it made one. It is safe to call more than once.

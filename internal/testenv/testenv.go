@@ -1,10 +1,17 @@
 // Package testenv gives tests a real Datastore: the emulator named by
-// DATASTORE_EMULATOR_HOST, or else one it starts once per test binary with the
-// repository's index.yaml and --require_indexes. Each test gets a namespace of
-// its own, so tests run side by side without seeing each other's data.
+// DATASTORE_EMULATOR_HOST, or else one it starts once per test binary, of
+// the engine SOCIALSTREAM_ENGINE names: "legacy" (the default, for now: the
+// legacy Datastore emulator with index.yaml and --require_indexes) or
+// "firestore" (the Firestore emulator in Datastore mode, production's
+// engine: locks and property transforms). Each test gets a namespace of its
+// own, so tests run side by side without seeing each other's data. On any
+// emulator but a started legacy one, tests reach it through a recorder of
+// their queries, which Main replays on the legacy emulator with index.yaml
+// and --require_indexes: a query without its index fails the run (see
+// indexes.go).
 //
-// A package that uses it runs its tests through Main, which stops the
-// emulator it started:
+// A package that uses it runs its tests through Main, which checks the
+// indexes and stops the emulators it started:
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 //
@@ -34,17 +41,26 @@ const Project = "socialstream-test"
 
 var (
 	once     sync.Once
-	host     string
+	host     string // the recorder's, in front of the emulator
+	target   string // the emulator's
 	emu      *dsemu.Emulator
+	rec      *recorder
 	client   *datastore.Client
 	setupErr error
 )
 
-// Main runs the tests and stops the emulator if this binary started one.
+// Main runs the tests, checks that index.yaml covers every query they ran,
+// and stops the emulators this binary started.
 func Main(m *testing.M) int {
 	code := m.Run()
 	if client != nil {
 		client.Close()
+	}
+	if rec != nil {
+		if code == 0 {
+			code = checkIndexes()
+		}
+		rec.Stop()
 	}
 	if emu != nil {
 		emu.Stop()
@@ -52,23 +68,68 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// checkIndexes replays the recorded queries on the legacy emulator and
+// returns 1, naming each query, if index.yaml lacks an index one needs.
+func checkIndexes() int {
+	index, err := RepoFile("index.yaml")
+	if err == nil {
+		var missing []string
+		missing, err = rec.checkIndexes(context.Background(), index, nil)
+		for _, m := range missing {
+			fmt.Fprintf(os.Stderr, "testenv: index.yaml has no index for a query the tests ran: %s\n", m)
+		}
+		if err == nil && len(missing) > 0 {
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: index check: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
 func setup() {
 	ctx := context.Background()
-	host = os.Getenv("DATASTORE_EMULATOR_HOST")
-	if host == "" {
+	target = os.Getenv("DATASTORE_EMULATOR_HOST")
+	if target == "" {
+		engine, err := Engine()
+		if err != nil {
+			setupErr = err
+			return
+		}
 		index, err := RepoFile("index.yaml")
 		if err != nil {
 			setupErr = err
 			return
 		}
-		emu, err = dsemu.Start(ctx, dsemu.Options{IndexFile: index, InMemory: true})
+		emu, err = dsemu.Start(ctx, dsemu.Options{Engine: engine, IndexFile: index, InMemory: true})
 		if err != nil {
-			setupErr = fmt.Errorf("start the Datastore emulator: %w", err)
+			setupErr = fmt.Errorf("start the %s emulator: %w", engine, err)
 			return
 		}
-		host = emu.Host
+		target = emu.Host
+	}
+	host = target
+	if emu == nil || emu.Engine() != dsemu.Legacy {
+		// An emulator that does not enforce index.yaml: record the
+		// queries, for Main to replay on one that does.
+		if rec, setupErr = startRecorder(target); setupErr != nil {
+			return
+		}
+		host = rec.addr
 	}
 	client, setupErr = store.Open(ctx, Project, host)
+}
+
+// Engine returns the engine SOCIALSTREAM_ENGINE names ("legacy" when
+// unset), for tests that start an emulator.
+func Engine() (dsemu.Engine, error) {
+	name := os.Getenv("SOCIALSTREAM_ENGINE")
+	if name == "" {
+		return dsemu.Legacy, nil
+	}
+	return dsemu.ParseEngine(name)
 }
 
 // EmulatorHost returns the emulator's host:port, starting it if needed.
@@ -127,14 +188,19 @@ func RepoFile(name string) (string, error) {
 // OwnDB starts an emulator for this test alone and returns a store on it;
 // both stop when the test ends. For tests that load so much data (100,000
 // followers) that they would slow every other test sharing an emulator.
+// Its queries are not recorded: the same code runs them on the shared one.
 func OwnDB(t testing.TB) *store.DB {
 	t.Helper()
+	engine, err := Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
 	index, err := RepoFile("index.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e, err := dsemu.Start(ctx, dsemu.Options{IndexFile: index, InMemory: true})
+	e, err := dsemu.Start(ctx, dsemu.Options{Engine: engine, IndexFile: index, InMemory: true})
 	if err != nil {
 		t.Fatalf("testenv: start an emulator: %v", err)
 	}
