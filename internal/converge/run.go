@@ -42,7 +42,7 @@ type Config struct {
 	MinEach int
 	Settle  time.Duration // the longest wait for every queue to empty
 
-	Dir       string // the repository root: index.yaml and queue.yaml
+	Dir       string       // the repository root: index.yaml and queue.yaml
 	Datastore string       // an emulator's host:port; empty starts one of Engine
 	Engine    dsemu.Engine // the emulator to start; default Firestore in Datastore mode
 

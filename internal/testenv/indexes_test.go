@@ -40,7 +40,7 @@ func TestIndexCheckNamesAnUncoveredQuery(t *testing.T) {
 	for _, q := range []*datastore.Query{
 		datastore.NewQuery("Uncovered").Namespace(ns).FilterField("a", "=", "x").Order("-b").KeysOnly(),
 		datastore.NewQuery("Uncovered").Namespace(ns).FilterField("a", "=", "y").Order("-b").KeysOnly(), // same shape
-		datastore.NewQuery("Covered").Namespace(ns).FilterField("a", "=", "x").KeysOnly(),                // built-in index
+		datastore.NewQuery("Covered").Namespace(ns).FilterField("a", "=", "x").KeysOnly(),               // built-in index
 	} {
 		if _, err := c.GetAll(ctx, q, none); err != nil {
 			t.Fatal(err)
