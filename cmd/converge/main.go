@@ -22,7 +22,6 @@ import (
 	"syscall"
 
 	"socialstream/internal/converge"
-	"socialstream/internal/dsemu"
 )
 
 func main() {
@@ -49,8 +48,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.IntVar(&cfg.MaxUsers, "max-users", cfg.MaxUsers, "the mix registers no more users once there are this many")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long the mix runs")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "the longest wait for every queue to empty")
-	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Datastore emulator (default: start one of -engine)")
-	engine := fs.String("engine", "legacy", "the emulator to start: legacy (the legacy Datastore emulator, enforcing index.yaml) or firestore (Firestore in Datastore mode, as production)")
+	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Firestore emulator in Datastore mode (default: start one)")
 	fs.Float64Var(&cfg.TaskFaults, "task-faults", cfg.TaskFaults, "share of task deliveries delayed, and of those delivered twice (half as many answered 503, half timed out)")
 	fs.Float64Var(&cfg.EnqueueFaults, "enqueue-faults", cfg.EnqueueFaults, "share of CreateTask calls failed before, and of those failed after, creating the task")
 	fs.Float64Var(&cfg.DatastoreFaults, "datastore-faults", cfg.DatastoreFaults, "share of Datastore calls failed before they are sent")
@@ -61,10 +59,6 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.IntVar(&cfg.BackfillMax, "backfill-max", cfg.BackfillMax, "the service's BACKFILL_MAX")
 	verbose := fs.Bool("v", false, "print the stack's warnings and errors")
 	if err := fs.Parse(args); err != nil {
-		return 0, err
-	}
-	var err error
-	if cfg.Engine, err = dsemu.ParseEngine(*engine); err != nil {
 		return 0, err
 	}
 	if *verbose {

@@ -1,13 +1,11 @@
-// Command dev runs socialstream locally in one go: a Datastore emulator
-// (--engine: the legacy one with --require_indexes and the repository's
-// index.yaml, or the Firestore emulator in Datastore mode, production's
-// engine), or the one DATASTORE_EMULATOR_HOST names, the project's Cloud
-// Tasks emulator reading queue.yaml, and the API. Ctrl-C or SIGTERM stops
-// all of them.
+// Command dev runs socialstream locally in one go: the Firestore emulator
+// in Datastore mode (production's engine; data in memory), or the one
+// DATASTORE_EMULATOR_HOST names, the project's Cloud Tasks emulator
+// reading queue.yaml, and the API. Ctrl-C or SIGTERM stops all of them.
 //
 // Run it from the repository root:
 //
-//	go run ./cmd/dev [--port 8080] [--host 127.0.0.1] [--engine legacy|firestore] [--in-memory] [--data-dir DIR]
+//	go run ./cmd/dev [--port 8080] [--host 127.0.0.1]
 //
 // It reads the same environment variables as cmd/server (README.md lists
 // them), except those the stack sets itself: the emulator hosts, the
@@ -23,12 +21,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
 	"socialstream/internal/app"
-	"socialstream/internal/dsemu"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 )
@@ -56,21 +52,13 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	if cfg.Project == "" {
 		cfg.Project = project
 	}
-	cacheDir, _ := os.UserCacheDir()
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	port := fs.String("port", cfg.Port, "port of the API (default $PORT, else 8080)")
 	host := fs.String("host", "127.0.0.1", "interface the API listens on (0.0.0.0 for every one: then anyone who reaches this machine reaches the API)")
-	engine := fs.String("engine", "legacy", "the emulator to start: legacy (the legacy Datastore emulator, enforcing index.yaml; data on disk) or firestore (Firestore in Datastore mode, as production; data in memory)")
-	inMemory := fs.Bool("in-memory", false, "keep no Datastore data on disk (legacy engine)")
-	dataDir := fs.String("data-dir", filepath.Join(cacheDir, "socialstream", "datastore"), "where the legacy Datastore emulator keeps its data")
 	dsPort := fs.Int("datastore-port", 0, "port of the Datastore emulator (0 picks a free one)")
 	tasksPort := fs.Int("tasks-port", 0, "port of the Cloud Tasks emulator (0 picks a free one)")
 	verbose := fs.Bool("v", false, "log debug lines, and the Datastore emulator's output")
 	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	eng, err := dsemu.ParseEngine(*engine)
-	if err != nil {
 		return err
 	}
 	for _, f := range []string{"index.yaml", "queue.yaml"} {
@@ -90,28 +78,25 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	}
 	o := localstack.Options{
 		Project: cfg.Project, Location: location, DatastorePort: *dsPort, EmulatorLog: emuLog,
-		DatastoreHost: cfg.DatastoreEmulatorHost, Engine: eng,
-		Namespace: cfg.Namespace,
-		APIAddr:   net.JoinHostPort(*host, *port),
-		TasksAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(*tasksPort)),
-		Accounts:  cfg.Accounts(),
-		Rebuild:   cfg.Rebuild(),
-		Limits:    &cfg.RateLimits,
-		Logger:    log,
+		DatastoreHost: cfg.DatastoreEmulatorHost,
+		Namespace:     cfg.Namespace,
+		APIAddr:       net.JoinHostPort(*host, *port),
+		TasksAddr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(*tasksPort)),
+		Accounts:      cfg.Accounts(),
+		Rebuild:       cfg.Rebuild(),
+		Limits:        &cfg.RateLimits,
+		Logger:        log,
 	}
-	where := "in memory"
-	switch {
-	case o.DatastoreHost != "":
-		where = "DATASTORE_EMULATOR_HOST's"
-	case eng == dsemu.Legacy && !*inMemory:
-		o.DataDir, where = *dataDir, *dataDir
+	where := "Firestore in Datastore mode, data in memory"
+	if o.DatastoreHost != "" {
+		where = "DATASTORE_EMULATOR_HOST"
 	}
 	st, err := localstack.Start(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	fmt.Fprintf(out, "datastore emulator  %s  (%s; data: %s)\n", st.DatastoreHost, eng, where)
+	fmt.Fprintf(out, "datastore emulator  %s  (%s)\n", st.DatastoreHost, where)
 	fmt.Fprintf(out, "tasks emulator      %s  (queues from queue.yaml)\n", st.Tasks.Host)
 	limits := "on"
 	if cfg.RateLimits.Off {

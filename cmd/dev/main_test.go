@@ -31,7 +31,7 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- realMain(ctx, []string{"--port", "0", "--in-memory"}, pw)
+		done <- realMain(ctx, []string{"--port", "0"}, pw)
 		pw.Close()
 	}()
 

@@ -32,8 +32,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"socialstream/internal/dsemu"
 )
 
 func main() {
@@ -48,7 +46,6 @@ func main() {
 // config is what a run measures.
 type config struct {
 	datastore    string
-	engine       dsemu.Engine
 	jsonPath     string
 	authors      int
 	fanOut       int
@@ -84,8 +81,7 @@ func parseFlags(args []string) (config, error) {
 	var cfg config
 	var readers, posters, clients string
 	quick := fs.Bool("quick", false, "a small graph and few samples: checks that the bench works, measures little")
-	fs.StringVar(&cfg.datastore, "datastore", "", "host:port of a running Datastore emulator (default: start one of -engine)")
-	engine := fs.String("engine", "legacy", "the emulator to start: legacy (the legacy Datastore emulator, enforcing index.yaml) or firestore (Firestore in Datastore mode, as production)")
+	fs.StringVar(&cfg.datastore, "datastore", "", "host:port of a running Firestore emulator in Datastore mode (default: start one)")
 	fs.StringVar(&cfg.jsonPath, "json", "feedbench.json", "where to write the results as JSON")
 	fs.IntVar(&cfg.authors, "authors", 5000, "authors in the synthetic graph")
 	fs.IntVar(&cfg.fanOut, "fan-out", 10, "users each author follows, drawn from a Zipf distribution")
@@ -105,10 +101,6 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	var err error
-	if cfg.engine, err = dsemu.ParseEngine(*engine); err != nil {
-		return cfg, err
-	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
@@ -118,6 +110,7 @@ func parseFlags(args []string) (config, error) {
 		cfg.storm, cfg.stormClients, cfg.stormPosts = 120, 8, 4
 		clients = "1,4"
 	}
+	var err error
 	if cfg.readers, err = parseInts(readers); err != nil {
 		return cfg, err
 	}

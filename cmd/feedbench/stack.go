@@ -136,7 +136,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	acfg := accounts.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second}
 	rcfg := rebuild.Config{CopyLimit: 200, BackfillMax: 1000}
 	st, err := localstack.Start(ctx, localstack.Options{
-		Project: project, Location: location, DatastoreHost: cfg.datastore, Engine: cfg.engine, Namespace: namespace,
+		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
 		ClientOptions: []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept))},
 		Accounts:      acfg, Rebuild: rcfg, Logger: log,
 		Wrap: func(h http.Handler) http.Handler {

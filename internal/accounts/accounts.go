@@ -69,8 +69,9 @@ type User struct {
 	FollowersCount int64     `datastore:"followersCount,noindex"`
 	FollowingCount int64     `datastore:"followingCount,noindex"`
 	Published      time.Time `datastore:"published,noindex"`
-	// Shards is how many follower count shards the user's followers are
-	// counted in besides FollowersCount: 0, or CountShards once Spread.
+	// Shards is how many follower count shards of an earlier version the
+	// user's followers are counted in besides FollowersCount: 0, or
+	// CountShards.
 	Shards int `datastore:"shards,noindex"`
 }
 
@@ -103,7 +104,7 @@ func ToPerson(id string, u *User) Person {
 		DisplayName:       u.DisplayName,
 		PreferredUsername: u.Username,
 		FollowersCount:    u.FollowersCount,
-		FollowingCount:    u.FollowingCount,
+		FollowingCount:    max(0, u.FollowingCount),
 		Published:         u.Published.UTC().Format(time.RFC3339),
 	}
 }
@@ -180,19 +181,15 @@ type Record struct {
 	ref    store.Ref
 	u      User
 	counts []*followerCount // the count shards read, from 0
-	// shard is the count shard a transaction's follow or unfollow changes
-	// (ReadCounted), -1 for none read yet.
-	shard int
-	count followerCount
-	// partial: only the count shard was read (ReadCounted).
-	partial bool
+	// blind: not read; counted at the commit (Counted).
+	blind bool
 }
 
 // Read adds user id to a lookup; the Record answers once the lookup has
 // run. Outside a transaction the lookup reads the user's follower count
 // shards too, if the user is spread.
 func Read(l *store.Lookup, id string) *Record {
-	r := &Record{id: id, shard: -1}
+	r := &Record{id: id}
 	r.ref = l.Add(UserKey(l.DB(), id), &r.u)
 	if !l.InTx() {
 		n, _ := spreadUsers.Get(spreadName(l.DB(), id))
@@ -224,37 +221,26 @@ func (r *Record) Person() (Person, bool) {
 	return p, true
 }
 
-// Count adds to the user's follower and following counts and writes them
-// in tx: followers to the count shard ReadCounted read if the user is
-// spread (shard 0, read here, if it read none), else, as following, to
-// the User, never below zero. The transaction must have read the change
-// it counts. A user that does not exist is left alone.
+// Count adds to the user's follower and following counts with tx's
+// commit, by server-side increments that read nothing. A user read and not
+// found is left alone; a Counted one must be there at the commit. The
+// transaction must have read the change it counts. A count never shows
+// below zero (Person).
 func (r *Record) Count(tx *store.Tx, followers, following int64) error {
-	if !r.ref.Found() {
+	if !r.blind && !r.ref.Found() {
 		return nil
 	}
-	if followers != 0 && r.u.Shards > 0 {
-		if r.shard < 0 {
-			r.shard = 0
-			if _, err := tx.Get(CountKey(tx.DB(), r.id, 0), &r.count); err != nil {
-				return err
-			}
-		}
-		r.count.Followers += followers
-		if err := tx.Put(CountKey(tx.DB(), r.id, r.shard), &r.count); err != nil {
-			return err
-		}
-		followers = 0
+	var ts []datastore.PropertyTransform
+	if followers != 0 {
+		ts = append(ts, datastore.Increment("followersCount", followers))
 	}
-	if followers == 0 && following == 0 {
+	if following != 0 {
+		ts = append(ts, datastore.Increment("followingCount", following))
+	}
+	if len(ts) == 0 {
 		return nil
 	}
-	if r.partial {
-		return fmt.Errorf("accounts: %s was read for its follower count alone", r.id)
-	}
-	r.u.FollowersCount = max(0, r.u.FollowersCount+followers)
-	r.u.FollowingCount = max(0, r.u.FollowingCount+following)
-	return tx.Put(UserKey(tx.DB(), r.id), &r.u)
+	return tx.Transform(UserKey(tx.DB(), r.id), ts...)
 }
 
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,30}$`)

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -12,19 +13,20 @@ import (
 	"socialstream/internal/store"
 )
 
-// KindFollowerCount is the kind of a spread user's follower count shards:
-// FollowerCount/{userId}-{n}, root entities.
+// KindFollowerCount is the kind of the follower count shards of earlier
+// versions: FollowerCount/{userId}-{n}, root entities.
+//
+// Counts are properties of the User (followersCount, followingCount),
+// changed by server-side increments in the commit of the change they count
+// (Count), which read nothing: a celebrity's followers do not wait on each
+// other's locks. Earlier versions moved a celebrity's follower count to
+// CountShards shards (User.Shards of them); those shards are read, added to
+// the User's count, and never written again, so counts stay exact without
+// a migration. The erasure deletes them.
 const KindFollowerCount = "FollowerCount"
 
-// CountShards is how many follower count shards a user is spread over.
-//
-// A user's follower count starts in the User entity, which every follow of
-// them writes. When follows of one user contend (a celebrity gaining
-// followers fast; package graph says when), Spread moves the counting of
-// their followers to CountShards shards: a follow writes the shard its
-// follower's id hashes to, the User entity is only read, and the count is
-// the User's plus the shards'. A shard may go below zero (a follower
-// counted in one, the unfollow in another); only the sum means anything.
+// CountShards is how many follower count shards an earlier version gave a
+// celebrity.
 const CountShards = 16
 
 type followerCount struct {
@@ -36,10 +38,11 @@ func CountKey(db *store.DB, user string, n int) *datastore.Key {
 	return db.NameKey(KindFollowerCount, user+"-"+strconv.Itoa(n), nil)
 }
 
-// spreadUsers remembers, per instance, the users whose counts are spread,
-// so a lookup of them reads their shards in its first round; a user met
-// for the first time costs a second round (store.Lookup.Then). Spreading
-// is never undone, so an entry cannot be wrong, only missing.
+// spreadUsers remembers, per instance, the users of earlier versions whose
+// counts are in shards, so a lookup of them reads their shards in its
+// first round; a user met for the first time costs a second round
+// (store.Lookup.Then). Nothing spreads a user any more, so an entry
+// cannot be wrong, only missing.
 var spreadUsers = expirable.NewLRU[string, int](10_000, nil, time.Hour)
 
 func spreadName(db *store.DB, user string) string { return db.Namespace() + "/" + user }
@@ -53,49 +56,27 @@ func (r *Record) addCounts(l *store.Lookup, n int) {
 	}
 }
 
-// Exact reports whether Person's counts are exact: a lookup outside a
-// transaction reads a spread user's count shards, one in a transaction
-// does not (so that it conflicts with no follow); Load reads them after.
-func (r *Record) Exact() bool { return !r.partial && (!r.ref.Found() || len(r.counts) >= r.u.Shards) }
+// Exact reports whether Person's counts are exact: a lookup in a
+// transaction does not read the count shards of earlier versions; Load
+// reads them after.
+func (r *Record) Exact() bool { return !r.ref.Found() || len(r.counts) >= r.u.Shards }
 
-// ReadCounted adds user id to a transaction's lookup, for a follow or
-// unfollow by follower that counts them. seen is how many count shards the
-// user had when read before the transaction. Not spread (0), it reads the
-// User as Read does. Spread, it reads only the count shard follower's
-// changes go to, which also says the user is there (Spread writes them
-// all, a deletion deletes them all): a celebrity's follows do not all read
-// their User at once. Such a Record counts followers only, and its Person
-// is not Exact.
-func ReadCounted(l *store.Lookup, id, follower string, seen int) *Record {
-	if seen == 0 {
-		return Read(l, id)
+// Counted returns a Record of user id that a transaction counts in
+// without reading it (a follow counting its followee: a celebrity's
+// followers would otherwise all hold a lock on one User). Count checks at
+// the commit that the user is there: the commit fails with ErrNoSuchPerson
+// (see Err) if not. It has no Person.
+func Counted(id string) *Record { return &Record{id: id, blind: true} }
+
+// Err returns the error of a transaction that counted in a Record as its
+// caller should see it: ErrNoSuchPerson if a Counted user was gone at the
+// commit.
+func Err(err error) error {
+	if errors.Is(err, store.ErrGone) {
+		return ErrNoSuchPerson
 	}
-	r := &Record{id: id, partial: true, shard: store.Shard(follower, seen)}
-	r.u.Shards = seen
-	r.ref = l.Add(CountKey(l.DB(), id, r.shard), &r.count)
-	return r
+	return err
 }
-
-// Spread moves, in tx, the counting of a user's followers to CountShards
-// shards, and reports whether it did (false: spread already, or gone).
-func Spread(tx *store.Tx, r *Record) (bool, error) {
-	if !r.ref.Found() || r.u.Shards > 0 || r.partial {
-		return false, nil
-	}
-	r.u.Shards = CountShards
-	// Every shard exists from now: a follow reads its own to know the
-	// user is there (ReadCounted).
-	keys := append([]*datastore.Key{UserKey(tx.DB(), r.id)}, countKeys(tx.DB(), r.id)...)
-	vals := []any{&r.u}
-	for range CountShards {
-		vals = append(vals, &followerCount{})
-	}
-	return true, tx.PutMulti(keys, vals)
-}
-
-// Shards returns how many count shards the user's followers are counted
-// in (0: not spread).
-func (r *Record) Shards() int { return r.u.Shards }
 
 // Load reads a person outside any transaction, with every count shard.
 func Load(ctx context.Context, db *store.DB, id string) (Person, bool, error) {

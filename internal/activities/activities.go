@@ -18,8 +18,9 @@
 //   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
 //     activity first posted with it.
 //
-//   - Stats/{id} and Stats/{id}-{n}: the activity's like and comment
-//     counter shards (see Reaction).
+//   - Stats/{id} and Stats/{id}-{n}: the like and comment counter shards
+//     of an activity of an earlier version (see Reaction); read, never
+//     written.
 //
 // Jobs it owns, each enqueued before the commit it follows, idempotent: the
 // fan-out of a post's other audience chunks, the notifications of a post's
@@ -67,10 +68,12 @@ const MaxIndexEntries = 20000
 //   - 2 in the built-in indexes of seq, 2 in those of userId,
 //   - n in the composite index (followerIds, seq desc) of the home feed,
 //
-// 3n + 4 in all. n = 5,000 gives 15,004, under the 20,000 limit with 4,996
-// to spare; n = 6,665 would be the most that fits. Entity size stays small
-// too: 5,000 ids of 19 digits are about 100 KB of the 1 MiB limit.
-const AudienceChunkSize = 5000
+// 3n + 4 in all, under the 20,000 limit up to n = 6,665. The Firestore
+// emulator in Datastore mode refuses an entity of more than 5,000 indexed
+// values ("Too many indexed properties"): n ids, seq and userId make
+// n + 2, so n = 4,998 is the most it takes. Entity size stays small too:
+// 5,000 ids of 19 digits are about 100 KB of the 1 MiB limit.
+const AudienceChunkSize = 4998
 
 // AudienceIndexEntries is the number of index entries of an Audience entity
 // with n ids.
@@ -115,9 +118,13 @@ type Activity struct {
 	// the followers whose follow began before then (see FanoutTask.Before).
 	// 0: not written (a failure, or an earlier version).
 	Committed int64 `datastore:"committed,noindex"`
-	// Shards is the number of counter shards of its likes and comments
-	// (see Reaction); 0, as activities of earlier versions have, is 1.
-	Shards int `datastore:"shards,noindex"`
+	// LikesCount and CommentsCount are its counts, changed by server-side
+	// increments (see Reaction); with Counted false (an earlier version's
+	// activity), they add to those of its Shards counter shards (0 is 1).
+	LikesCount    int64 `datastore:"likesCount,noindex"`
+	CommentsCount int64 `datastore:"commentsCount,noindex"`
+	Counted       bool  `datastore:"counted,noindex"`
+	Shards        int   `datastore:"shards,noindex"`
 }
 
 // Audience is one chunk of an activity's home-feed audience.
@@ -315,7 +322,7 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 		if a.UserID != author {
 			return ErrNotAuthor
 		}
-		keys := append([]*datastore.Key{key}, statsKeys(s.db, id, a.shards())...)
+		keys := append([]*datastore.Key{key}, statsKeys(s.db, id, a.legacyShards())...)
 		if a.ExternalID != "" {
 			keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
 		}
@@ -376,8 +383,7 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 	// notification jobs check the activity in their transactions.
 	deleted, err = s.db.DeleteAll(ctx, s.db.Query(KindAudience).Ancestor(key).KeysOnly(), cleanupBatch)
 	if err == nil {
-		// The delete took them all; a widening that lost its race to it
-		// cannot have added one, but this costs one call.
+		// The counter shards of an earlier version's activity.
 		err = s.db.DeleteMulti(ctx, statsKeys(s.db, t.ActivityID, MaxShards))
 	}
 	for _, forget := range s.cfg.Forget {

@@ -77,38 +77,52 @@ func mergeIDs(tx *store.Tx, ref Ref, base int, ids []string) (int, error) {
 	return added, nil
 }
 
+// appendRoom is how far under AudienceChunkSize an audience chunk must be,
+// as read outside a transaction, for a job to append to it blind: room for
+// the appends of jobs under way at once.
+const appendRoom = 64
+
 // AddFollower adds follower to audience chunk base of each activity, in tx,
 // and returns the ids of the activities it changed. Activities that no
 // longer exist are skipped, so no audience outlives its activity.
+//
+// The chunks are read outside the transaction, which holds no lock on
+// them: the follow jobs of a popular author's new followers, all adding to
+// the same chunks at once, would otherwise wait on each other's locks. A
+// chunk that is there with room gets the follower by a server-side
+// AppendMissingElements that reads nothing (and fails the commit should
+// the activity's deletion take the chunk meanwhile: the job retries). One
+// missing (its activity deleted, or its fan-out still to come) or nearly
+// full is read and written in tx.
 func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string, error) {
-	l := tx.Lookup()
-	acts := make([]Activity, len(refs))
+	db := tx.DB()
+	l := db.Lookup() // outside tx
 	auds := make([]Audience, len(refs))
 	found := make([]store.Ref, len(refs))
 	for i, r := range refs {
-		found[i] = l.Add(Key(tx.DB(), r.ID), &acts[i])
-		l.Add(AudienceKey(tx.DB(), r.ID, base), &auds[i])
+		found[i] = l.Add(AudienceKey(db, r.ID, base), &auds[i])
 	}
 	if err := l.Run(context.Background()); err != nil {
 		return nil, err
 	}
 	var changed []string
-	var putKeys []*datastore.Key
-	var putVals []any
 	for i, r := range refs {
-		if !found[i].Found() {
-			continue // deleted
-		}
 		aud := &auds[i]
-		r.Author = acts[i].UserID
 		switch {
-		case slices.Contains(aud.FollowerIDs, follower):
+		case found[i].Found() && slices.Contains(aud.FollowerIDs, follower):
 			continue
-		case len(aud.FollowerIDs) < AudienceChunkSize:
-			aud.FollowerIDs = append(aud.FollowerIDs, follower)
-			aud.Seq, aud.UserID = r.Seq, r.Author
-			putKeys, putVals = append(putKeys, AudienceKey(tx.DB(), r.ID, base)), append(putVals, aud)
-		default: // full: rare, so one entity at a time
+		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
+			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements("followerIds", follower)); err != nil {
+				return nil, err
+			}
+		default:
+			var a Activity
+			if ok, err := tx.Get(Key(db, r.ID), &a); err != nil {
+				return nil, err
+			} else if !ok {
+				continue // deleted
+			}
+			r.Author = a.UserID
 			n, err := mergeIDs(tx, r, base, []string{follower})
 			if err != nil {
 				return nil, err
@@ -118,9 +132,6 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 			}
 		}
 		changed = append(changed, r.ID)
-	}
-	if err := tx.PutMulti(putKeys, putVals); err != nil {
-		return nil, err
 	}
 	return changed, nil
 }
@@ -148,33 +159,19 @@ func RemoveFollower(tx *store.Tx, keys []*datastore.Key, follower string, cutoff
 	if len(pick) == 0 {
 		return nil, nil
 	}
-	l := tx.Lookup()
-	auds := make([]Audience, len(pick))
-	found := make([]store.Ref, len(pick))
-	for i, k := range pick {
-		found[i] = l.Add(k, &auds[i])
-	}
-	if err := l.Run(context.Background()); err != nil {
-		return nil, err
-	}
+	// Each chunk loses the follower by a server-side RemoveAllFromArray
+	// that reads nothing, so jobs removing followers of one author do not
+	// wait on each other's locks. A chunk deleted with its activity since
+	// the query fails the commit: the job retries, and its query no longer
+	// finds it.
 	var changed []string
-	var putKeys []*datastore.Key
-	var putVals []any
-	for i, k := range pick {
-		if !found[i].Found() {
-			continue // the activity was deleted
+	for _, k := range pick {
+		if err := tx.Transform(k, datastore.RemoveAllFromArray("followerIds", follower)); err != nil {
+			return nil, err
 		}
-		n := len(auds[i].FollowerIDs)
-		auds[i].FollowerIDs = slices.DeleteFunc(auds[i].FollowerIDs, func(id string) bool { return id == follower })
-		if len(auds[i].FollowerIDs) < n {
-			putKeys, putVals = append(putKeys, k), append(putVals, &auds[i])
-			if !slices.Contains(changed, k.Parent.Name) {
-				changed = append(changed, k.Parent.Name)
-			}
+		if !slices.Contains(changed, k.Parent.Name) {
+			changed = append(changed, k.Parent.Name)
 		}
-	}
-	if err := tx.PutMulti(putKeys, putVals); err != nil {
-		return nil, err
 	}
 	return changed, nil
 }

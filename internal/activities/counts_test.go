@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"cloud.google.com/go/datastore"
 	"github.com/google/go-cmp/cmp"
 
 	"socialstream/internal/activities"
@@ -14,20 +15,20 @@ import (
 	"socialstream/internal/store"
 )
 
-// The counts are the sums of the counter shards, whichever shard a change
-// went to: a like counted before a widening and undone after it (in
-// another shard) leaves the count exact, a stale widening changes nothing,
-// a feed still reads every shard in its one lookup, and the delete takes
-// every shard with it.
-func TestCountsAcrossShards(t *testing.T) {
+// An activity of an earlier version keeps its counts in counter shards;
+// its count is the Activity's own plus the shards', which a feed reads in
+// its one lookup. Likes and unlikes after the change of version count on
+// the Activity, and the sum stays exact; the delete takes the shards.
+// One written before there were shards (none at all) counts too.
+func TestCountsOfAnEarlierVersion(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	author := f.user(t, "author")
-	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "counted"})
+	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "counted in shards"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fans := make([]string, 6)
+	fans := make([]string, 5)
 	for i := range fans {
 		fans[i] = f.user(t, fmt.Sprint("fan", i))
 	}
@@ -45,60 +46,36 @@ func TestCountsAcrossShards(t *testing.T) {
 			t.Errorf("Datastore calls of the feed (-want +got):\n%s", diff)
 		}
 	}
-	shards := func() int {
-		t.Helper()
-		var a activities.Activity
-		if _, err := f.db.Get(ctx, activities.Key(f.db, v.ID), &a); err != nil {
-			t.Fatal(err)
-		}
-		return a.Shards
-	}
-	if got, err := f.likes.Like(ctx, fans[0], v.ID); err != nil || got.LikesCount != 1 || !got.LikedByViewer {
-		t.Fatalf("like: %+v %v", got, err)
-	}
-	if err := f.act.Widen(ctx, v.ID, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.act.Widen(ctx, v.ID, 1); err != nil { // seen 1 again: widened already
-		t.Fatal(err)
-	}
-	if n := shards(); n != 4 {
-		t.Fatalf("shards after two widenings from 1: %d, want 4", n)
-	}
-	if got, err := f.likes.Unlike(ctx, fans[0], v.ID); err != nil || got.LikesCount != 0 || got.LikedByViewer {
-		t.Fatalf("unlike: %+v %v", got, err)
-	}
-	for _, fan := range fans {
+	for _, fan := range fans[:3] {
 		if _, err := f.likes.Like(ctx, fan, v.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	likesCount(int64(len(fans)))
-	for _, seen := range []int{4, 16} {
-		if err := f.act.Widen(ctx, v.ID, seen); err != nil {
-			t.Fatal(err)
+	// As the earlier version left it: the three likes counted in two of
+	// four shards, none on the Activity.
+	err = f.db.Update(ctx, func(tx *store.Tx) error {
+		var a activities.Activity
+		if _, err := tx.Get(activities.Key(f.db, v.ID), &a); err != nil {
+			return err
 		}
+		a.Counted, a.Shards, a.LikesCount = false, 4, 0
+		return tx.PutMulti([]*datastore.Key{activities.Key(f.db, v.ID), activities.StatsKey(f.db, v.ID, 0), activities.StatsKey(f.db, v.ID, 2)},
+			[]any{&a, &activities.Stats{Likes: 1}, &activities.Stats{Likes: 2}})
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := shards(); n != activities.MaxShards {
-		t.Fatalf("shards: %d, want %d", n, activities.MaxShards)
+	likesCount(3)
+	if got, err := f.likes.Like(ctx, fans[3], v.ID); err != nil || got.LikesCount != 4 || !got.LikedByViewer {
+		t.Errorf("like: %+v %v; want 4 likes", got, err)
 	}
-	got, err := f.likes.Unlike(ctx, fans[1], v.ID)
-	if err != nil || got.LikesCount != int64(len(fans)-1) {
-		t.Fatalf("unlike across %d shards: %+v %v", activities.MaxShards, got, err)
+	if got, err := f.likes.Unlike(ctx, fans[0], v.ID); err != nil || got.LikesCount != 3 || got.LikedByViewer {
+		t.Errorf("unlike of a like counted in a shard: %+v %v; want 3 likes", got, err)
 	}
-	likesCount(int64(len(fans) - 1))
-	// Shards in use: the sum is spread, not in one entity.
-	used := 0
-	for n := range activities.MaxShards {
-		var st activities.Stats
-		if ok, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, n), &st); err != nil {
-			t.Fatal(err)
-		} else if ok {
-			used++
-		}
-	}
-	if used < 2 {
-		t.Errorf("%d counter shards written; want the likes spread", used)
+	likesCount(3)
+	var st activities.Stats
+	if _, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, 2), &st); err != nil || st.Likes != 2 {
+		t.Errorf("shard 2 now %+v, %v: written since", st, err)
 	}
 	if err := f.act.Delete(ctx, author, v.ID); err != nil {
 		t.Fatal(err)
@@ -108,11 +85,33 @@ func TestCountsAcrossShards(t *testing.T) {
 			t.Errorf("shard %d after the delete: found %v, %v", n, ok, err)
 		}
 	}
+
+	// From before shards: no shard, no count of its own.
+	old, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "from before shards"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.db.Update(ctx, func(tx *store.Tx) error {
+		var a activities.Activity
+		if _, err := tx.Get(activities.Key(f.db, old.ID), &a); err != nil {
+			return err
+		}
+		a.Counted, a.Shards = false, 0
+		return tx.Put(activities.Key(f.db, old.ID), &a)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.likes.Like(ctx, fans[4], old.ID); err != nil || got.LikesCount != 1 {
+		t.Errorf("like of an activity with no shard: %+v %v", got, err)
+	}
+	likesCount(1)
 }
 
-// Many people liking one activity at once: the contended transactions
-// widen its counters, and the count ends exact.
-func TestContendedLikesWiden(t *testing.T) {
+// Many people liking one activity at once all succeed, and the count is
+// exact: each like adds to it on the server, reading nothing the others
+// write.
+func TestContendedLikesCountExactly(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	author := f.user(t, "author")
@@ -127,29 +126,33 @@ func TestContendedLikesWiden(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
+	answers := make(chan activities.View, n)
 	for _, fan := range fans {
 		wg.Go(func() {
-			_, err := f.likes.Like(ctx, fan, v.ID)
+			got, err := f.likes.Like(ctx, fan, v.ID)
 			errs <- err
+			answers <- got
 		})
 	}
 	wg.Wait()
 	close(errs)
+	close(answers)
 	for err := range errs {
 		if err != nil {
 			t.Error(err)
 		}
 	}
-	var a activities.Activity
-	if _, err := f.db.Get(ctx, activities.Key(f.db, v.ID), &a); err != nil {
-		t.Fatal(err)
-	}
-	if a.Shards <= 1 {
-		t.Errorf("shards after %d concurrent likes: %d; want widened", n, a.Shards)
+	for got := range answers {
+		if got.LikesCount < 1 || got.LikesCount > n || !got.LikedByViewer {
+			t.Errorf("a like answered likesCount %d, likedByViewer %v", got.LikesCount, got.LikedByViewer)
+		}
 	}
 	list, err := f.act.Get(ctx, author, author, "", []string{v.ID})
 	if err != nil || len(list) != 1 || list[0].LikesCount != n {
 		t.Errorf("after %d likes: %+v %v", n, list, err)
+	}
+	if ok, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, 0), &activities.Stats{}); err != nil || ok {
+		t.Errorf("a counter shard was written: %v %v", ok, err)
 	}
 }
 
@@ -177,30 +180,19 @@ func TestReactionAnswersAcrossABlock(t *testing.T) {
 	}
 }
 
-// A like's answer counts every shard the activity has when it answers, not
-// those it had when the like began: likes counted in shards a widening
-// added meanwhile came before it. (The checker found a like answering
-// likesCount 0 with likedByViewer true.) Here the widening and another
-// like land between the like's first read and its transaction.
-func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
+// A like's answer counts the likes that landed between its first read of
+// the activity and its transaction: it counts on the server, not from
+// what it read.
+func TestLikeAnswerCountsLikesMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	_, acc, svc, hold := held(t)
-	user := func(name string) string { return register(t, acc, name) }
-	author, fan := user("author"), user("fan")
-	other := user("other0")
-	for i := 1; store.Shard(other, 4) == 0; i++ { // one that counts in a new shard
-		other = user(fmt.Sprint("other", i))
-	}
-	v, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "widened meanwhile"})
+	author, fan, other := register(t, acc, "author"), register(t, acc, "fan"), register(t, acc, "other")
+	v, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "liked meanwhile"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var meanwhile error
-	hold("/BeginTransaction", func() {
-		if meanwhile = svc.Activities.Widen(ctx, v.ID, 1); meanwhile == nil {
-			_, meanwhile = svc.Likes.Like(ctx, other, v.ID)
-		}
-	})
+	hold("/BeginTransaction", func() { _, meanwhile = svc.Likes.Like(ctx, other, v.ID) })
 	got, err := svc.Likes.Like(ctx, fan, v.ID)
 	if err != nil || meanwhile != nil {
 		t.Fatalf("like %v, meanwhile %v", err, meanwhile)
@@ -210,89 +202,48 @@ func TestLikeAnswerCountsShardsWidenedMeanwhile(t *testing.T) {
 	}
 }
 
-// A like's answer is one reading of the activity's counts. It once read
-// the activity, then its shards: a widening in between, with a like and
-// its unlike counted in different shards meanwhile (an unlike that
-// retried moves to the next shard), made it count the unlike and not the
-// like. (The checker saw a like answer likesCount 0 with likedByViewer
-// true.) Here those changes land just after the first read that follows
-// the like's commit; the unlike that moved to the first shard is written
-// as likes.Unlike writes one.
+// A like's answer is one reading, after its commit, of the activity's
+// count and of the viewer's like: never likedByViewer with likesCount 0
+// (the convergence checker saw that answer when the two came from
+// different readings). Here, just after the like commits and before its
+// answer reads, another person likes and the fan unlikes: the answer is
+// the state after both, whole.
 func TestLikeAnswerIsOneReading(t *testing.T) {
 	ctx := context.Background()
-	db, acc, svc, hold := held(t)
-	user := func(name string) string { return register(t, acc, name) }
-	author, fan := user("author"), user("fan")
-	x := user("xx0") // x's like counts in a shard of four other than the first
-	for i := 1; store.Shard(x, 4) == 0; i++ {
-		x = user(fmt.Sprint("xx", i))
-	}
+	_, acc, svc, hold := held(t)
+	author, fan, x := register(t, acc, "author"), register(t, acc, "fan"), register(t, acc, "xxx")
 	v, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "one reading"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var meanwhile error
 	change := func() {
-		if meanwhile = svc.Activities.Widen(ctx, v.ID, 1); meanwhile != nil {
-			return
+		if _, meanwhile = svc.Likes.Like(ctx, x, v.ID); meanwhile == nil {
+			_, meanwhile = svc.Likes.Unlike(ctx, fan, v.ID)
 		}
-		if _, meanwhile = svc.Likes.Like(ctx, x, v.ID); meanwhile != nil {
-			return
-		}
-		meanwhile = db.Update(ctx, func(tx *store.Tx) error {
-			var st activities.Stats
-			if _, err := tx.Get(activities.StatsKey(db, v.ID, 0), &st); err != nil {
-				return err
-			}
-			st.Likes--
-			if err := tx.Put(activities.StatsKey(db, v.ID, 0), &st); err != nil {
-				return err
-			}
-			return tx.Delete(likes.LikeKey(db, v.ID, x))
-		})
 	}
-	// After the like's commit, the next read is its answer's first.
-	hold("/Commit", func() { hold("/Lookup", func() { hold("/Lookup", change) }) })
+	// After the like's commit, the next read is its answer's.
+	hold("/Commit", func() { hold("/Lookup", change) })
 	got, err := svc.Likes.Like(ctx, fan, v.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.LikesCount != 1 || !got.LikedByViewer {
-		t.Errorf("the like answers likesCount %d, likedByViewer %v; want 1, true", got.LikesCount, got.LikedByViewer)
-	}
-	// A read that runs change, if the answer did not.
-	if _, err := svc.Activities.Exists(ctx, v.ID); err != nil || meanwhile != nil {
+	if err != nil || meanwhile != nil {
 		t.Fatal(err, meanwhile)
 	}
+	if got.LikesCount != 1 || got.LikedByViewer {
+		t.Errorf("the like answers likesCount %d, likedByViewer %v; want 1, false (the state after the changes)", got.LikesCount, got.LikedByViewer)
+	}
 	list, err := svc.Activities.Get(ctx, fan, author, "", []string{v.ID})
-	if err != nil || len(list) != 1 || list[0].LikesCount != 1 {
+	if err != nil || len(list) != 1 || list[0].LikesCount != 1 || list[0].LikedByViewer {
 		t.Errorf("read back: %+v %v", list, err)
 	}
 }
 
-// A reaction reads its shard, not its activity: a missing shard is either
-// an activity of an earlier version, which had none until its first
-// reaction (the like goes ahead and makes it), or one deleted since the
-// reaction first read it (the like is refused and leaves nothing).
-func TestReactionWithoutItsShard(t *testing.T) {
+// A like does not read its activity in its transaction; the count's
+// update checks at the commit that it is there. An activity deleted after
+// the like first read it refuses the like, which leaves nothing.
+func TestLikeOfAnActivityDeletedUnderIt(t *testing.T) {
 	ctx := context.Background()
 	db, acc, svc, hold := held(t)
 	author, fan := register(t, acc, "author"), register(t, acc, "fan")
-	old, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "from before shards"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Delete(ctx, activities.StatsKey(db, old.ID, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := svc.Likes.Like(ctx, fan, old.ID); err != nil || got.LikesCount != 1 {
-		t.Fatalf("like of an activity with no shard: %+v %v", got, err)
-	}
-	var st activities.Stats
-	if ok, err := db.Get(ctx, activities.StatsKey(db, old.ID, 0), &st); err != nil || !ok || st.Likes != 1 {
-		t.Errorf("its first shard: found %v, %+v, %v", ok, st, err)
-	}
-
 	gone, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "deleted under the like"})
 	if err != nil {
 		t.Fatal(err)
@@ -304,5 +255,8 @@ func TestReactionWithoutItsShard(t *testing.T) {
 	}
 	if ok, err := db.Get(ctx, likes.LikeKey(db, gone.ID, fan), &likes.Like{}); err != nil || ok {
 		t.Errorf("a like of the deleted activity was written: %v %v", ok, err)
+	}
+	if ok, err := db.Get(ctx, activities.Key(db, gone.ID), &activities.Activity{}); err != nil || ok {
+		t.Errorf("the count's update made the activity again: %v %v", ok, err)
 	}
 }

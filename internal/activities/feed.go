@@ -166,7 +166,7 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 	sums := make([]func() (int64, int64), len(acts))
 	liked := make([]store.Ref, len(acts))
 	for i, a := range acts {
-		sums[i] = counts(l, keys[i].Name, a)
+		sums[i] = counts(l, keys[i].Name, a, a.legacyShards())
 		if viewer != "" && s.cfg.Liked != nil {
 			liked[i] = s.cfg.Liked(l, keys[i].Name, viewer)
 		}

@@ -196,6 +196,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				return errUnplanned
 			}
 			a = mine
+			a.Counted = true
 			a.GroupIDs, a.Chunks, a.RootFrom = inGroups.IDs(), max(1, follows.Chunks()), follows.RootFrom()
 			a.MentionIDs = nil
 			for i, m := range mentions {
@@ -203,14 +204,19 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 					a.MentionIDs = append(a.MentionIDs, m)
 				}
 			}
-			aud := &Audience{FollowerIDs: append([]string{author}, follows.First()...), Seq: seq, UserID: author}
-			if err := checkAudience(aud); err != nil {
-				return err
+			puts := []*datastore.Key{Key(s.db, id)}
+			vals := []any{a}
+			// Audience chunk 0, and its overflows should the followers'
+			// chunk have filled past ChunkCap.
+			rest := append([]string{author}, follows.First()...)
+			for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
+				aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: seq, UserID: author}
+				rest = rest[len(aud.FollowerIDs):]
+				if err := checkAudience(aud); err != nil {
+					return err
+				}
+				puts, vals = append(puts, overflowKey(s.db, id, 0, j)), append(vals, aud)
 			}
-			// The first counter shard, which reactions read to know the
-			// activity is there (see Reaction).
-			puts := []*datastore.Key{Key(s.db, id), AudienceKey(s.db, id, 0), StatsKey(s.db, id, 0)}
-			vals := []any{a, aud, &Stats{}}
 			if in.ExternalID != "" {
 				puts, vals = append(puts, extKey), append(vals, &externalID{ActivityID: id})
 			}

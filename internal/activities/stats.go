@@ -2,62 +2,56 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
 	"socialstream/internal/store"
 )
 
-// KindStats is the kind of an activity's counter shards: Stats/{activityId}
-// (shard 0) and Stats/{activityId}-{n}, root entities, not children of the
-// Activity (children share an entity group, which the emulator, like legacy
-// Datastore, serialises), so that writes to two shards never contend.
-const KindStats = "Stats"
-
 // Counting likes and comments.
 //
 // Likes (package likes) and comments (package comments) are entities of
-// their own. Their counts live in the activity's counter shards, changed
-// in the same transaction as the like, unlike, comment or deletion that
-// changes them (through Reaction): exact as soon as the answer arrives,
-// and exact under retries, since the transaction re-reads whether the like
-// or comment is there before it counts. The counts are the sums of the
-// shards, read in the batch lookup that already reads a feed's authors
-// (Activity.Shards says how many to read): a count costs the same however
-// many likes it counts.
+// their own. Their counts are properties of the Activity (likesCount,
+// commentsCount), changed by a server-side Increment in the same commit as
+// the like, unlike, comment or deletion they count (through Reaction):
+// exact as soon as the answer arrives, and exact under retries, since the
+// transaction re-reads whether the like or comment is there before it
+// counts. No reaction reads the Activity in its transaction: Datastore
+// takes a lock on what a transaction reads, and a popular activity's
+// likers would wait on each other's locks; a blind increment waits on
+// nothing but the commit. The count's update also checks that the activity
+// is there when the reaction commits (an update of a missing entity fails
+// the commit).
 //
-// An activity starts with one shard. A reaction whose transaction met
-// contention (a popular activity, liked by many at once) widens the
-// activity to spreadFactor times as many shards, up to MaxShards; a
-// reaction writes the shard its reactor's id hashes to, so concurrent
-// reactions mostly write different entities. A shard may go below zero
-// (a like counted in one shard, its unlike in another, after a widening);
-// only the sum means anything.
+// Activities of earlier versions kept their counts in counter shards,
+// Stats/{activityId} and Stats/{activityId}-{n} (Activity.Shards of them);
+// their Counted is false. Their counts are the sum of the Activity's own and
+// the shards', which nothing writes any more: a feed reads the shards of
+// such an activity in the lookup it does anyway, and its counts stay exact
+// without a migration. The activity's cleanup deletes its shards.
 
-// MaxShards bounds an activity's counter shards, and so what a feed reads
-// per activity.
+// KindStats is the kind of the counter shards of earlier versions.
+const KindStats = "Stats"
+
+// MaxShards is the most counter shards an activity of an earlier version
+// has.
 const MaxShards = 64
 
-// spreadFactor is how much one widening multiplies the shards by.
-const spreadFactor = 4
-
-// Stats is one counter shard of an activity.
+// Stats is one counter shard of an activity of an earlier version.
 type Stats struct {
 	Likes    int64 `datastore:"likes,noindex"`
 	Comments int64 `datastore:"comments,noindex"`
-	// Counted was set by the recount job of earlier versions; kept so
-	// their entities still load.
-	Counted time.Time `datastore:"counted,noindex"`
 }
 
 // StatsKey returns the key of an activity's counter shard n.
 func StatsKey(db *store.DB, activity string, n int) *datastore.Key {
 	if n == 0 {
-		return db.NameKey(KindStats, activity, nil) // the single count of earlier versions
+		return db.NameKey(KindStats, activity, nil)
 	}
 	return db.NameKey(KindStats, activity+"-"+strconv.Itoa(n), nil)
 }
@@ -71,17 +65,25 @@ func statsKeys(db *store.DB, activity string, n int) []*datastore.Key {
 	return keys
 }
 
-// shards returns how many counter shards the activity has.
-func (a *Activity) shards() int { return min(MaxShards, max(1, a.Shards)) }
+// legacyShards returns how many counter shards of an earlier version a
+// lookup must read to count the activity: none for one posted since.
+func (a *Activity) legacyShards() int {
+	if a.Counted {
+		return 0
+	}
+	return min(MaxShards, max(1, a.Shards))
+}
 
-// counts reads, into a lookup, every counter shard of an activity; the
-// returned func sums them once the lookup has run.
-func counts(l *store.Lookup, activity string, a *Activity) func() (likes, comments int64) {
-	st := make([]Stats, a.shards())
-	for i, k := range statsKeys(l.DB(), activity, len(st)) {
+// counts adds to a lookup what counting an activity needs beyond the
+// activity itself (the shards of an earlier version's), and returns the
+// func that counts once the lookup has run.
+func counts(l *store.Lookup, activity string, a *Activity, shards int) func() (likes, comments int64) {
+	st := make([]Stats, shards)
+	for i, k := range statsKeys(l.DB(), activity, shards) {
 		l.Add(k, &st[i])
 	}
 	return func() (likes, comments int64) {
+		likes, comments = a.LikesCount, a.CommentsCount
 		for _, s := range st {
 			likes, comments = likes+s.Likes, comments+s.Comments
 		}
@@ -89,54 +91,36 @@ func counts(l *store.Lookup, activity string, a *Activity) func() (likes, commen
 	}
 }
 
-// Reaction is an activity and one of its counter shards as the transaction
-// of a reaction to it (a like, a comment) read them.
+// Reaction is a reaction's (a like's, a comment's) view of the activity it
+// counts in, inside the reaction's transaction.
 type Reaction struct {
 	id    string
 	a     Activity
-	found store.Ref // the activity, or with seen, the shard
-	seen  bool
-	shard int
-	st    Stats
+	read  bool
+	found store.Ref
 }
 
-// ReadReaction adds one counter shard of an activity to a transaction's
-// lookup: with seen, the activity as read before the transaction, the
-// shard by's reactions count in (the next one for each retry of the
-// transaction so far), and not the activity itself (every reaction to a
-// popular activity would read it at once; the shard says the activity is
-// there, as a post writes its first shard, a widening the others, and a
-// delete deletes them all). An activity's shards only ever grow, so any
-// shard it had is one it has. With seen nil (an erasure, a comment's
-// delete), it adds the activity and its first shard.
-func ReadReaction(l *store.Lookup, activity, by string, retry int, seen *Activity) *Reaction {
-	r := &Reaction{id: activity, seen: seen != nil}
+// ReadReaction prepares the counting of a reaction to an activity. With
+// seen, the activity as read before the transaction, it reads nothing:
+// Count's update checks at the commit that the activity is still there
+// (the hot path: a like, a comment). With seen nil (an erasure, a
+// comment's delete), it adds the activity to the transaction's lookup.
+func ReadReaction(l *store.Lookup, activity string, seen *Activity) *Reaction {
 	if seen != nil {
-		// A retry moves to the next shard: the one it met contention on
-		// is busy.
-		r.a, r.shard = *seen, (store.Shard(by, seen.shards())+retry)%seen.shards()
-		r.found = l.Add(StatsKey(l.DB(), activity, r.shard), &r.st)
-		return r
+		return &Reaction{id: activity, a: *seen}
 	}
+	r := &Reaction{id: activity, read: true}
 	r.found = l.Add(Key(l.DB(), activity), &r.a)
-	l.Add(StatsKey(l.DB(), activity, r.shard), &r.st)
 	return r
 }
 
-// Check returns ErrNoSuchActivity when the activity does not exist. A
-// shard read without the activity that is missing is one an activity of an
-// earlier version never wrote, or one its delete took: the activity, read
-// then, tells.
-func (r *Reaction) Check(tx *store.Tx) error {
-	if r.found.Found() {
-		return nil
+// Check returns ErrNoSuchActivity when the lookup found no activity. An
+// activity not read is checked by Count at the commit.
+func (r *Reaction) Check() error {
+	if r.read && !r.found.Found() {
+		return ErrNoSuchActivity
 	}
-	if r.seen {
-		if ok, err := tx.Get(Key(tx.DB(), r.id), &r.a); err != nil || ok {
-			return err
-		}
-	}
-	return ErrNoSuchActivity
+	return nil
 }
 
 // ID returns the activity's id.
@@ -145,66 +129,67 @@ func (r *Reaction) ID() string { return r.id }
 // Author returns the activity's author.
 func (r *Reaction) Author() string { return r.a.UserID }
 
-// Shards returns how many counter shards the reaction chose its shard
-// among: the value for Widen should its transaction have met contention.
-func (r *Reaction) Shards() int { return r.a.shards() }
-
-// Count adds likes and comments to the counts, in the shard the lookup
-// read, and writes it in tx. The transaction must have read the change it
-// counts.
+// Count adds likes and comments to the activity's counts with tx's commit,
+// which fails with ErrNoSuchActivity if the activity is gone by then. The
+// transaction must have read the change it counts.
 func (r *Reaction) Count(tx *store.Tx, likes, comments int64) error {
-	r.st.Likes += likes
-	r.st.Comments += comments
-	return tx.Put(StatsKey(tx.DB(), r.id, r.shard), &r.st)
-}
-
-// Widen gives an activity spreadFactor times the counter shards it had
-// when a reaction's transaction, which met contention, saw it have seen,
-// unless it was widened since (by a reaction that saw the same). Losing the
-// race to a delete is no error.
-func (s *Service) Widen(ctx context.Context, activity string, seen int) error {
-	if seen >= MaxShards {
+	var ts []datastore.PropertyTransform
+	if likes != 0 {
+		ts = append(ts, datastore.Increment("likesCount", likes))
+	}
+	if comments != 0 {
+		ts = append(ts, datastore.Increment("commentsCount", comments))
+	}
+	if len(ts) == 0 {
 		return nil
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var a Activity
-		if ok, err := tx.Get(Key(s.db, activity), &a); err != nil || !ok || a.shards() != seen {
-			return err
-		}
-		a.Shards = min(MaxShards, seen*spreadFactor)
-		// Each new shard exists from now, as the reactions that pick it
-		// read it to know the activity is there.
-		keys := append([]*datastore.Key{Key(s.db, activity)}, statsKeys(s.db, activity, a.Shards)[seen:]...)
-		vals := []any{&a}
-		for range keys[1:] {
-			vals = append(vals, &Stats{})
-		}
-		return tx.PutMulti(keys, vals)
-	})
-	if err != nil {
-		return fmt.Errorf("activities.Widen(%s): %w", activity, err)
-	}
-	return nil
+	return tx.Transform(Key(tx.DB(), r.id), ts...)
 }
 
-// ReactionView returns the activity a reaction's transaction read as
-// viewer, the reactor, sees it once it has committed: with its counts,
-// read in one lookup with its author. A block between them does not hide
-// it: the reaction happened (an unlike is allowed across a block, and a
-// block may land just after a like), and its answer says so.
-//
-// The lookup reads every shard the activity may have (MaxShards), not
-// those it had: a widening since, with a like and its unlike counted in
-// different shards meanwhile, would make a count of the old shards alone
-// wrong; one lookup reads all at one time.
-func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
-	a := r.a
-	a.Shards = MaxShards
-	vs, err := s.viewsOf(ctx, viewer, []*datastore.Key{Key(s.db, r.id)}, []*Activity{&a}, "", false)
-	if err != nil {
-		return View{}, err
+// Err returns the error of a reaction's transaction as its caller should
+// see it: ErrNoSuchActivity if Count found the activity gone at the commit.
+func (r *Reaction) Err(err error) error {
+	if errors.Is(err, store.ErrGone) {
+		return ErrNoSuchActivity
 	}
-	return vs[0], nil
+	return err
+}
+
+// ReactionView returns the activity a committed reaction counted in, as
+// viewer, the reactor, sees it: read again, with its author, its counts
+// and viewer's like, in one lookup, so that the counts are those of one
+// moment after the commit. A block between them does not hide it: the
+// reaction happened (an unlike is allowed across a block, and a block may
+// land just after a like), and its answer says so. An activity deleted
+// since is answered as the reaction saw it.
+func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
+	var a Activity
+	l := s.db.Lookup()
+	found := l.Add(Key(s.db, r.id), &a)
+	author := accounts.Read(l, r.a.UserID)
+	// An earlier version's activity: every shard it may have, since how
+	// many it has is read in this same lookup.
+	shards := 0
+	if !r.a.Counted {
+		shards = MaxShards
+	}
+	sum := counts(l, r.id, &a, shards)
+	var liked store.Ref
+	if s.cfg.Liked != nil {
+		liked = s.cfg.Liked(l, r.id, viewer)
+	}
+	if err := l.Run(ctx); err != nil {
+		return View{}, fmt.Errorf("activities: view of %s: %w", r.id, err)
+	}
+	if !found.Found() {
+		a = r.a
+	}
+	var p *accounts.Person
+	if person, ok := author.Person(); ok {
+		p = &person
+	}
+	likes, comments := sum()
+	return toView(r.id, &a, p, likes, comments, liked.Found()), nil
 }
 
 // Exists checks that an activity exists and returns it.

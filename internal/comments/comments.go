@@ -99,12 +99,10 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	var commenter accounts.Person
 	var exact bool
 	var r *activities.Reaction
-	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		attempts++
 		var prior Comment
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, attempts-1, a)
+		r = activities.ReadReaction(l, activity, a)
 		taken := l.Add(Key(s.db, id), &prior)
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
@@ -112,7 +110,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		switch err := r.Check(tx); {
+		switch err := r.Check(); {
 		case err != nil:
 			return err
 		case !me.Exists():
@@ -138,11 +136,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		return err
 	})
 	if err != nil {
-		return View{}, fmt.Errorf("comments.Create(%s): %w", activity, err)
-	}
-	if attempts > 1 {
-		// Contended: spread the counts. Best effort, as the comment is in.
-		_ = s.act.Widen(ctx, activity, r.Shards())
+		return View{}, fmt.Errorf("comments.Create(%s): %w", activity, r.Err(err))
 	}
 	if !exact {
 		// A spread commenter's count shards are not read in the transaction.
@@ -237,13 +231,13 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			l = tx.Lookup()
 			rs := map[string]*activities.Reaction{}
 			for a := range per {
-				rs[a] = activities.ReadReaction(l, a, user, 0, nil)
+				rs[a] = activities.ReadReaction(l, a, nil)
 			}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
 			for a, r := range rs {
-				if r.Check(tx) == nil {
+				if r.Check() == nil {
 					if err := r.Count(tx, 0, -per[a]); err != nil {
 						return err
 					}
@@ -271,12 +265,12 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		var c Comment
 		key := Key(s.db, id)
 		l := tx.Lookup()
-		r := activities.ReadReaction(l, activity, user, 0, nil)
+		r := activities.ReadReaction(l, activity, nil)
 		exists := l.Add(key, &c)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		switch err := r.Check(tx); {
+		switch err := r.Check(); {
 		case err != nil:
 			return err
 		case !exists.Found() || c.ActivityID != activity:

@@ -26,8 +26,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-
-	"socialstream/internal/dsemu"
 )
 
 // Config configures a run.
@@ -42,9 +40,8 @@ type Config struct {
 	MinEach int
 	Settle  time.Duration // the longest wait for every queue to empty
 
-	Dir       string       // the repository root: index.yaml and queue.yaml
-	Datastore string       // an emulator's host:port; empty starts one of Engine
-	Engine    dsemu.Engine // the emulator to start; default Firestore in Datastore mode
+	Dir       string // the repository root: index.yaml and queue.yaml
+	Datastore string // an emulator's host:port; empty starts one of Engine
 
 	// Fault shares (0 to 1): TaskFaults of task deliveries delayed, and
 	// as many delivered twice, half as many answered 503 by the emulator

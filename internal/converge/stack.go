@@ -39,7 +39,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	st, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location,
-		DatastoreHost: cfg.Datastore, Engine: cfg.Engine, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
+		DatastoreHost: cfg.Datastore, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
 		ClientOptions: []option.ClientOption{faults.Option()},
 		// queue.yaml's queues and retry semantics, but a short backoff and
 		// at least 20 dispatches a second (the backfill queue's 2/s would

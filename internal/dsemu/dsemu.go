@@ -47,17 +47,6 @@ const (
 	Legacy
 )
 
-// ParseEngine parses "firestore" or "legacy".
-func ParseEngine(s string) (Engine, error) {
-	switch s {
-	case "firestore":
-		return Firestore, nil
-	case "legacy":
-		return Legacy, nil
-	}
-	return 0, fmt.Errorf("dsemu: unknown engine %q (firestore or legacy)", s)
-}
-
 func (e Engine) String() string {
 	if e == Legacy {
 		return "legacy"

@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,10 +53,13 @@ const (
 	KindFollowEnded   = "FollowEnded"
 )
 
-// ChunkCap is the number of follower ids one chunk holds: one fewer than an
-// audience chunk (activities.AudienceChunkSize, which explains the number),
-// since audience chunk 0 also holds the author.
-const ChunkCap = 4999
+// ChunkCap is the number of follower ids a chunk takes before follows
+// open the next: under an audience chunk's (activities.AudienceChunkSize,
+// which explains the number) by the author, whom audience chunk 0 also
+// holds, and by 97 more. Follows join a chunk without reading it, so the
+// follows under way when it fills may all join it; the audience copies
+// spill what does not fit into overflow chunks.
+const ChunkCap = 4900
 
 // ErrSelfFollow refuses a follow of oneself.
 var ErrSelfFollow = derrors.New(derrors.InvalidArgument, "you cannot follow yourself")
@@ -125,25 +127,38 @@ func (x *Index) root(n int) bool { return x.RootFrom > 0 && int64(n) >= x.RootFr
 // Lanes is how many lanes a spread user's follows fill.
 const Lanes = accounts.CountShards
 
-// chunkFor returns the chunk a follow by follower goes to, or -1 for a
-// new one at the end.
+// chunks returns how many follower chunks the user has. Every user has
+// chunk 0, written by the first follow that joins it: the follows of a new
+// user write neither the index nor each other's reads.
+func (x *Index) chunks() int { return max(1, len(x.Sizes)) }
+
+// chunkFor returns the chunk a follow by follower goes to.
 func (x *Index) chunkFor(follower string) int {
 	if len(x.Lanes) > 0 {
 		return int(x.Lanes[store.Shard(follower, len(x.Lanes))])
 	}
-	return slices.IndexFunc(x.Sizes, func(size int64) bool { return size < ChunkCap })
+	return x.chunks() - 1 // the last chunk
 }
 
 // Chunk is one follower chunk.
+//
+// Follows and unfollows change a chunk by server-side transforms that read
+// nothing (AppendMissingElements, RemoveAllFromArray): a celebrity's
+// followers do not wait on each other's locks. So each list is one of
+// self-describing entries, never two lists kept in step.
 type Chunk struct {
 	IDs []string `datastore:"ids,noindex"`
-	// Since holds when each follow of IDs began (Follow.Gen), in the same
-	// order; an id past its end (a chunk of an earlier version) is 0. A
-	// fan-out job, which may run long after its post, copies only the
-	// followers whose follow began before the post.
-	Since []int64 `datastore:"since,noindex"`
-	// Left are followers who unfollowed keeping their copies, with when
-	// their follow began and ended (see leave).
+	// Began holds "id@µs" for each follow of IDs: when it began
+	// (Follow.Gen). An id without one (an earlier version's) counts as
+	// followed long ago. A fan-out job, which may run long after its post,
+	// copies only the followers whose follow began before the post.
+	Began []string `datastore:"began,noindex"`
+	// Gone holds "id@began@ended" (µs) for each follower who unfollowed
+	// keeping their copies (see prune).
+	Gone []string `datastore:"gone,noindex"`
+	// Since, Left, LeftSince and LeftAt are what earlier versions kept;
+	// read, never written.
+	Since     []int64  `datastore:"since,noindex"`
 	Left      []string `datastore:"left,noindex"`
 	LeftSince []int64  `datastore:"leftSince,noindex"`
 	LeftAt    []int64  `datastore:"leftAt,noindex"`
@@ -158,42 +173,86 @@ const (
 	leftMax = 1000
 )
 
-// leave keeps a trace of a follower whose follow, begun at since, ended at
-// now, keeping the copies, and forgets traces past leftTTL or leftMax.
-func (c *Chunk) leave(id string, since, now int64) {
-	c.Left, c.LeftSince, c.LeftAt = append(c.Left, id), append(c.LeftSince, since), append(c.LeftAt, now)
-	drop := max(0, len(c.Left)-leftMax)
-	for drop < len(c.LeftAt) && c.LeftAt[drop] < now-leftTTL.Microseconds() {
-		drop++
-	}
-	c.Left, c.LeftSince, c.LeftAt = c.Left[drop:], c.LeftSince[drop:], c.LeftAt[drop:]
+func beganEntry(id string, since int64) string { return id + "@" + strconv.FormatInt(since, 10) }
+
+func goneEntry(id string, since, ended int64) string {
+	return beganEntry(id, since) + "@" + strconv.FormatInt(ended, 10)
 }
 
-// add adds a follower whose follow began at since.
-func (c *Chunk) add(id string, since int64) {
-	for len(c.Since) < len(c.IDs) {
-		c.Since = append(c.Since, 0)
+// parseEntry splits "id@n@m..." into the id and its numbers.
+func parseEntry(e string) (string, []int64) {
+	parts := strings.Split(e, "@")
+	nums := make([]int64, 0, len(parts)-1)
+	for _, p := range parts[1:] {
+		n, _ := strconv.ParseInt(p, 10, 64)
+		nums = append(nums, n)
 	}
-	c.IDs, c.Since = append(c.IDs, id), append(c.Since[:len(c.IDs)], since)
+	return parts[0], nums
 }
 
-// remove takes a follower out.
-func (c *Chunk) remove(id string) {
-	if i := slices.Index(c.IDs, id); i >= 0 {
-		c.IDs = slices.Delete(c.IDs, i, i+1)
-		if i < len(c.Since) {
-			c.Since = slices.Delete(c.Since, i, i+1)
+// joins returns the transforms that add a follower whose follow began at
+// since, and take out the traces prune finds stale as of now.
+func (c *Chunk) joins(id string, since, now int64) []datastore.PropertyTransform {
+	ts := []datastore.PropertyTransform{
+		datastore.AppendMissingElements("ids", id),
+		datastore.AppendMissingElements("began", beganEntry(id, since)),
+	}
+	if stale := c.prune(now); len(stale) > 0 {
+		ts = append(ts, datastore.RemoveAllFromArray("gone", stale...))
+	}
+	return ts
+}
+
+// leaves returns the transforms that take out a follower whose follow
+// began at since, leaving a trace if it ended at ended keeping the copies
+// (keep).
+func leaves(id string, since, ended int64, keep bool) []datastore.PropertyTransform {
+	ts := []datastore.PropertyTransform{
+		datastore.RemoveAllFromArray("ids", id),
+		datastore.RemoveAllFromArray("began", beganEntry(id, since)),
+	}
+	if keep {
+		ts = append(ts, datastore.AppendMissingElements("gone", goneEntry(id, since, ended)))
+	}
+	return ts
+}
+
+// prune returns the traces of leavers that are past leftTTL as of now, or
+// beyond the newest leftMax, for a follow to take out as it joins.
+func (c *Chunk) prune(now int64) []any {
+	var stale []any
+	for i, e := range c.Gone {
+		if _, n := parseEntry(e); len(n) < 2 || n[1] < now-leftTTL.Microseconds() || i < len(c.Gone)-leftMax {
+			stale = append(stale, e)
 		}
 	}
+	return stale
+}
+
+// add adds a follower whose follow began at since, as joins does on the
+// server, to a chunk about to be written whole.
+func (c *Chunk) add(id string, since int64) {
+	c.IDs, c.Began = append(c.IDs, id), append(c.Began, beganEntry(id, since))
 }
 
 // before returns the followers at time t: whose follow began before t,
 // and those who left since keeping their copies (one may be in both, after
 // following again; audience merges drop the second).
 func (c *Chunk) before(t int64) []string {
+	began := make(map[string]int64, len(c.Began))
+	for _, e := range c.Began {
+		if id, n := parseEntry(e); len(n) == 1 {
+			began[id] = n[0]
+		}
+	}
 	var out []string
-	for i, id := range c.IDs {
-		if i >= len(c.Since) || c.Since[i] < t {
+	for _, id := range c.IDs {
+		if began[id] < t {
+			out = append(out, id)
+		}
+	}
+	for _, e := range c.Gone {
+		if id, n := parseEntry(e); len(n) == 2 && n[0] < t && t <= n[1] {
 			out = append(out, id)
 		}
 	}
@@ -275,22 +334,27 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		return accounts.Person{}, ErrSelfFollow
 	}
 	// A follow that exists, or a followee that does not, or a block,
-	// needs no job. The same lookup reads the followee's index and how
-	// their count is kept, so that the transaction reads the chunk and
-	// count shard it writes in its one lookup.
-	var seen struct {
-		idx Index
-		u   int // the followee's count shards
-	}
+	// needs no job. The same lookup reads the followee's index, so that
+	// the transaction reads the chunk it writes in its one lookup.
+	var (
+		seen      Index
+		seenChunk Chunk
+		hint      int
+	)
 	l := s.db.Lookup()
 	f := l.Add(FollowKey(s.db, follower, followee), &Follow{})
 	to := accounts.Read(l, followee)
 	blocked := blocks.ReadBetween(l, follower, followee)
-	l.Add(IndexKey(s.db, followee), &seen.idx)
+	l.Add(IndexKey(s.db, followee), &seen)
+	l.Then(func() {
+		// The chunk this follow goes to, and whether it has room: read
+		// here, outside the transaction, which writes it blind.
+		hint = seen.chunkFor(follower)
+		l.Add(seen.chunkKey(s.db, followee, hint), &seenChunk)
+	})
 	if err := l.Run(ctx); err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
-	seen.u = to.Shards()
 	if p, ok := to.Person(); !ok {
 		return accounts.Person{}, accounts.ErrNoSuchPerson
 	} else if f.Found() {
@@ -311,94 +375,62 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 	if err := s.notes.Expect(ctx, event); err != nil {
 		return accounts.Person{}, err
 	}
-	var person accounts.Person
-	var exact bool
-	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		attempts++
-		// Spread, the transaction reads nothing every other follow of the
-		// followee reads too (their User, their index): only its lane's
-		// chunk and count shard, and the follower's own entities.
-		spread := seen.u > 0 && len(seen.idx.Lanes) > 0
+		// Neither User is read: their counts change by increments that
+		// also check, at the commit, that they are there. A celebrity's
+		// followers would otherwise wait on each other's locks on the
+		// followee, and one person's follows at once on their own.
 		var (
 			f     Follow
 			idx   Index
 			ended pair.Ended
-			chunk Chunk
-			note  *notifications.Pending
 			l     = tx.Lookup()
 		)
 		exists := l.Add(FollowKey(s.db, follower, followee), &f)
-		from, to := accounts.Read(l, follower), accounts.ReadCounted(l, followee, follower, seen.u)
-		if spread {
-			note = s.notes.PrepareChecked(l, event)
-		} else {
-			l.Add(IndexKey(s.db, followee), &idx)
-			note = s.notes.Prepare(l, event)
-		}
+		from, to := accounts.Counted(follower), accounts.Counted(followee)
+		l.Add(IndexKey(s.db, followee), &idx)
+		note := s.notes.PrepareChecked(l, event)
 		l.Add(EndedKey(s.db, follower, followee), &ended)
 		blocked := blocks.ReadBetween(l, follower, followee)
-		// The chunk this follow goes to, as the index read before said.
-		hint := seen.idx.chunkFor(follower)
-		if hint >= 0 {
-			l.Add(seen.idx.chunkKey(s.db, followee, hint), &chunk)
-		}
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		person, _ = to.Person()
-		exact = to.Exact()
 		switch {
 		case exists.Found():
 			return nil // followed meanwhile
-		case !from.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case !to.Exists():
-			return accounts.ErrNoSuchPerson
 		case blocked.Any():
 			return blocks.ErrBlocked
 		}
 		keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
 		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created}}
-		n, writeIndex := hint, !spread
-		if spread && (n < 0 || len(chunk.IDs) >= ChunkCap) {
-			// The lane's chunk is full, or moved on since the index was
-			// read: read it now.
-			if _, err := tx.Get(IndexKey(s.db, followee), &idx); err != nil {
+		// The follower joins its chunk by transforms that read nothing,
+		// unless the index moved on since it was read, or the chunk is
+		// full (once in ChunkCap follows): then the chunk is read here,
+		// and a full one is followed by a new one, written whole with the
+		// index (so two follows opening one conflict on the index).
+		gen, now := created.UnixMicro(), s.now().UnixMicro()
+		n, chunk, joins := idx.chunkFor(follower), seenChunk, []datastore.PropertyTransform(nil)
+		if n != hint {
+			chunk = Chunk{}
+			if _, err := tx.Get(idx.chunkKey(s.db, followee, n), &chunk); err != nil {
 				return err
 			}
 		}
-		if !spread || n < 0 || len(chunk.IDs) >= ChunkCap {
-			seen.idx = idx // a retry reads the chunk this one saw
-			if m := idx.chunkFor(follower); m != n {
-				n, chunk = m, Chunk{}
-				if n >= 0 {
-					if _, err := tx.Get(idx.chunkKey(s.db, followee, n), &chunk); err != nil {
-						return err
-					}
-				}
+		if len(chunk.IDs) < ChunkCap {
+			joins = chunk.joins(follower, gen, now)
+		} else {
+			if len(idx.Sizes) == 0 {
+				idx.Sizes = []int64{int64(len(chunk.IDs))} // chunk 0, full
 			}
-		}
-		if n < 0 || len(chunk.IDs) >= ChunkCap {
-			// A new chunk: the first lane's, or this lane's next.
-			n, chunk, writeIndex = len(idx.Sizes), Chunk{}, true
-			idx.Sizes = append(idx.Sizes, 0)
+			n, chunk = len(idx.Sizes), Chunk{}
+			chunk.add(follower, gen)
+			idx.Sizes = append(idx.Sizes, 1)
 			if len(idx.Lanes) > 0 {
 				idx.Lanes[store.Shard(follower, len(idx.Lanes))] = int64(n)
 			}
-		}
-		chunk.add(follower, created.UnixMicro())
-		if spread && idx.RootFrom == 0 {
-			idx = seen.idx // not read in this transaction: the one read before
+			keys, vals = append(keys, idx.chunkKey(s.db, followee, n), IndexKey(s.db, followee)), append(vals, &chunk, &idx)
 		}
 		vals[0].(*Follow).Chunk, vals[0].(*Follow).Root = n, idx.root(n)
-		keys, vals = append(keys, idx.chunkKey(s.db, followee, n)), append(vals, &chunk)
-		if writeIndex {
-			if len(idx.Lanes) == 0 {
-				idx.Sizes[n] = int64(len(chunk.IDs))
-			}
-			keys, vals = append(keys, IndexKey(s.db, followee)), append(vals, &idx)
-		}
 		if ended.Begin(created.UnixMicro()) {
 			// A removal is under way: it must spare what this follow sees.
 			ended.Of(follower, followee)
@@ -407,77 +439,49 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		if err := tx.PutMulti(keys, vals); err != nil {
 			return err
 		}
+		if joins != nil {
+			if err := tx.TransformAny(idx.chunkKey(s.db, followee, n), joins...); err != nil {
+				return err
+			}
+		}
 		if err := from.Count(tx, 0, 1); err != nil {
 			return err
 		}
 		if err := to.Count(tx, 1, 0); err != nil {
 			return err
 		}
-		if !spread {
-			seen.u = to.Shards()
-		}
-		person, _ = to.Person()
 		_, err := note.Write(tx)
 		return err
 	})
+	if errors.Is(err, store.ErrGone) {
+		err = s.gone(ctx, follower)
+	}
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
-	if attempts > 1 && seen.u == 0 {
-		// Follows of followee contend: spread them. Best effort: the
-		// follow is done, and the next contended one tries again.
-		_ = s.Spread(ctx, followee)
-		exact = false
-	}
-	if !exact {
-		return s.load(ctx, followee)
-	}
-	return person, nil
+	return s.load(ctx, followee)
 }
 
-// load reads a person with exact counts, after a transaction that read
-// them without their count shards.
+// gone returns the error of a follow whose commit found one of the two
+// people gone: the follower (ErrBadToken: deleted meanwhile) or else the
+// followee.
+func (s *Service) gone(ctx context.Context, follower string) error {
+	if _, ok, err := accounts.Load(ctx, s.db, follower); err != nil {
+		return err
+	} else if !ok {
+		return accounts.ErrBadToken
+	}
+	return accounts.ErrNoSuchPerson
+}
+
+// load reads a person with exact counts after the commit of a change that
+// counted them.
 func (s *Service) load(ctx context.Context, id string) (accounts.Person, error) {
 	p, ok, err := accounts.Load(ctx, s.db, id)
 	if err == nil && !ok {
 		err = accounts.ErrNoSuchPerson
 	}
 	return p, err
-}
-
-// Spread gives a user's follows Lanes lanes, each filling a fresh chunk,
-// and their count CountShards shards (see Index), unless spread already.
-// Follow calls it when follows of the user contend; an operator may call
-// it ahead of a known celebrity's launch.
-func (s *Service) Spread(ctx context.Context, user string) error {
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var idx Index
-		l := tx.Lookup()
-		l.Add(IndexKey(s.db, user), &idx)
-		r := accounts.Read(l, user)
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		if ok, err := accounts.Spread(tx, r); err != nil || !ok || len(idx.Lanes) > 0 {
-			return err
-		}
-		// Lanes open their chunks as their first follows come, at the end:
-		// numbers reserved here, so no two lanes share one, and none is
-		// chunk 0 (which posts read), nor a child of the index.
-		if len(idx.Sizes) == 0 {
-			idx.Sizes = []int64{0}
-		}
-		idx.RootFrom = int64(len(idx.Sizes))
-		for range Lanes {
-			idx.Lanes = append(idx.Lanes, int64(len(idx.Sizes)))
-			idx.Sizes = append(idx.Sizes, 0)
-		}
-		return tx.Put(IndexKey(s.db, user), &idx)
-	})
-	if err != nil {
-		return fmt.Errorf("graph.Spread(%s): %w", user, err)
-	}
-	return nil
 }
 
 // Unfollow ends follower's follow of followee, if there is one. Unless
@@ -494,16 +498,28 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 			return err
 		}
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var f Follow
-		l := tx.Lookup()
-		exists := l.Add(FollowKey(s.db, follower, followee), &f)
-		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
-		if err := l.Run(ctx); err != nil || !exists.Found() {
-			return err
+	// Both people are counted blind, as in Follow; should one be gone
+	// (erased), the commit fails, and the unfollow goes again reading
+	// them, so that it counts only those there.
+	var err error
+	for _, blind := range []bool{true, false} {
+		err = s.db.Update(ctx, func(tx *store.Tx) error {
+			var f Follow
+			l := tx.Lookup()
+			exists := l.Add(FollowKey(s.db, follower, followee), &f)
+			from, to := accounts.Counted(follower), accounts.Counted(followee)
+			if !blind {
+				from, to = accounts.Read(l, follower), accounts.Read(l, followee)
+			}
+			if err := l.Run(ctx); err != nil || !exists.Found() {
+				return err
+			}
+			return s.end(ctx, tx, []*Follow{&f}, removal, keepHistory, map[string]*accounts.Record{follower: from, followee: to})
+		})
+		if !errors.Is(err, store.ErrGone) {
+			break
 		}
-		return s.end(ctx, tx, []*Follow{&f}, removal, keepHistory, map[string]*accounts.Record{follower: from, followee: to})
-	})
+	}
 	if err != nil {
 		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
 	}
@@ -518,28 +534,8 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 // follows. people must hold both ends of every follow.
 func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal int64, keep bool, people map[string]*accounts.Record) error {
 	l := tx.Lookup()
-	idx := map[string]*Index{}
-	idxFound := map[string]store.Ref{}
-	chunks := map[*datastore.Key]*Chunk{}
-	chunkFound := map[*datastore.Key]store.Ref{}
-	chunkKeys := make([]*datastore.Key, len(fs))
 	ended := make([]pair.Ended, len(fs))
 	for i, f := range fs {
-		if idx[f.Followee] == nil {
-			idx[f.Followee] = &Index{}
-			idxFound[f.Followee] = l.Add(IndexKey(s.db, f.Followee), idx[f.Followee])
-		}
-		key := f.chunkKey(s.db)
-		for k := range chunks {
-			if k.Equal(key) {
-				key = k
-			}
-		}
-		if chunks[key] == nil {
-			chunks[key] = &Chunk{}
-			chunkFound[key] = l.Add(key, chunks[key])
-		}
-		chunkKeys[i] = key
 		l.Add(EndedKey(s.db, f.Follower, f.Followee), &ended[i])
 	}
 	if err := l.Run(ctx); err != nil {
@@ -547,23 +543,26 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal i
 	}
 	var keys, gone []*datastore.Key
 	var vals []any
+	now := s.now().UnixMicro()
+	// One mutation per chunk, however many of the follows it holds.
+	chunks := map[string]*datastore.Key{}
+	leaving := map[string][]datastore.PropertyTransform{}
 	followers, following := map[string]int64{}, map[string]int64{}
 	for i, f := range fs {
-		if c := chunks[chunkKeys[i]]; chunkFound[chunkKeys[i]].Found() {
-			c.remove(f.Follower)
-			if keep {
-				c.leave(f.Follower, f.Gen(), s.now().UnixMicro())
-			}
-			if x := idx[f.Followee]; idxFound[f.Followee].Found() && f.Chunk < len(x.Sizes) {
-				x.Sizes[f.Chunk] = int64(len(c.IDs))
-			}
-		}
+		k := f.chunkKey(s.db)
+		chunks[k.String()] = k
+		leaving[k.String()] = append(leaving[k.String()], leaves(f.Follower, f.Gen(), now, keep)...)
 		ended[i].End(f.Gen(), removal)
 		ended[i].Of(f.Follower, f.Followee)
 		keys, vals = append(keys, EndedKey(s.db, f.Follower, f.Followee)), append(vals, &ended[i])
 		gone = append(gone, FollowKey(s.db, f.Follower, f.Followee))
 		followers[f.Followee]--
 		following[f.Follower]--
+	}
+	for name, k := range chunks {
+		if err := tx.TransformAny(k, leaving[name]...); err != nil {
+			return err
+		}
 	}
 	// One write per person, however many of the follows they are in.
 	for id, r := range people {
@@ -572,18 +571,6 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal i
 		}
 		if err := r.Count(tx, followers[id], following[id]); err != nil {
 			return err
-		}
-	}
-	for k, c := range chunks {
-		if chunkFound[k].Found() {
-			keys, vals = append(keys, k), append(vals, c)
-		}
-	}
-	for user, x := range idx {
-		// A spread user's index keeps only the chunk count: unfollows do
-		// not write it, as follows do not.
-		if idxFound[user].Found() && len(x.Lanes) == 0 {
-			keys, vals = append(keys, IndexKey(s.db, user)), append(vals, x)
 		}
 	}
 	if err := tx.PutMulti(keys, vals); err != nil {
@@ -816,7 +803,7 @@ func ChunkCount(ctx context.Context, db *store.DB, user string) (int, error) {
 	if _, err := db.Get(ctx, IndexKey(db, user), &idx); err != nil {
 		return 0, fmt.Errorf("graph.ChunkCount(%s): %w", user, err)
 	}
-	return len(idx.Sizes), nil
+	return idx.chunks(), nil
 }
 
 // Followers is what a post reads of its author's followers, in its own
@@ -835,7 +822,7 @@ func ReadFollowers(l *store.Lookup, user string) *Followers {
 }
 
 // Chunks returns how many follower chunks the user has.
-func (f *Followers) Chunks() int { return len(f.idx.Sizes) }
+func (f *Followers) Chunks() int { return f.idx.chunks() }
 
 // First returns the ids of the first follower chunk.
 func (f *Followers) First() []string { return f.chunk0.IDs }

@@ -8,12 +8,14 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/app"
 	"socialstream/internal/graph"
+	"socialstream/internal/graph/graphtest"
 	"socialstream/internal/ids"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
@@ -125,7 +127,10 @@ func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
 	}
 }
 
-func TestChunksFillAndReuseRoom(t *testing.T) {
+// Follows fill the last chunk, and open a new one when it is full. Room an
+// unfollow frees in an earlier chunk stays free: a follow joins its chunk
+// without reading the others.
+func TestChunksFillInOrder(t *testing.T) {
 	ctx := context.Background()
 	db, _, g, users := setup(t, 3)
 	star := users[0]
@@ -147,7 +152,6 @@ func TestChunksFillAndReuseRoom(t *testing.T) {
 	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 1), &c1); err != nil || !slices.Equal(c1.IDs, []string{users[1]}) {
 		t.Errorf("chunk 1 = %v, %v", c1.IDs, err)
 	}
-	// Room freed in chunk 0 is used by the next follow.
 	if err := g.Unfollow(ctx, filler[10], star, true); err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +162,14 @@ func TestChunksFillAndReuseRoom(t *testing.T) {
 	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil {
 		t.Fatal(err)
 	}
-	if len(c0.IDs) != graph.ChunkCap || !slices.Contains(c0.IDs, users[2]) || slices.Contains(c0.IDs, filler[10]) {
-		t.Errorf("chunk 0 after unfollow and follow: %d ids, has new %v, has old %v",
-			len(c0.IDs), slices.Contains(c0.IDs, users[2]), slices.Contains(c0.IDs, filler[10]))
+	if len(c0.IDs) != graph.ChunkCap-1 || slices.Contains(c0.IDs, filler[10]) {
+		t.Errorf("chunk 0 after the unfollow: %d ids, has the unfollower %v", len(c0.IDs), slices.Contains(c0.IDs, filler[10]))
+	}
+	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 1), &c1); err != nil || !slices.Equal(c1.IDs, []string{users[1], users[2]}) {
+		t.Errorf("chunk 1 = %v, %v; want both follows", c1.IDs, err)
+	}
+	if n, err := graph.ChunkCount(ctx, db, star); err != nil || n != 2 {
+		t.Errorf("ChunkCount = %d, %v; want 2", n, err)
 	}
 }
 
@@ -237,11 +246,13 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	}
 }
 
-// Once a user is spread, a follow writes only its lane's chunk and count
-// shard: not the User, not chunk 0 (which posts read), not the index
-// (unless its lane opens a chunk); the counts stay exact across follows,
-// unfollows of followers from before and after, and a full lane.
-func TestSpreadFollows(t *testing.T) {
+// A user an earlier version spread (a celebrity: followers counted in
+// count shards, follows filling lanes of root chunks) keeps working: a
+// follow joins its lane's chunk, not chunk 0 (which posts read), a full
+// lane opens a new chunk at the end, and the counts, the User's own plus
+// the shards', stay exact across follows and unfollows of followers from
+// before and after the change of version.
+func TestFollowsOfAUserSpreadByAnEarlierVersion(t *testing.T) {
 	ctx := context.Background()
 	db, acc, g, users := setup(t, 24)
 	star, early, fans := users[0], users[1:4], users[4:]
@@ -250,21 +261,8 @@ func TestSpreadFollows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := g.Spread(ctx, star); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Spread(ctx, star); err != nil { // spread already: nothing
-		t.Fatal(err)
-	}
-	var idx graph.Index
-	if _, err := db.Get(ctx, graph.IndexKey(db, star), &idx); err != nil {
-		t.Fatal(err)
-	}
-	if len(idx.Lanes) != graph.Lanes || len(idx.Sizes) != 1+graph.Lanes || slices.Contains(idx.Lanes, 0) || idx.RootFrom != 1 {
-		t.Fatalf("index after spreading: %+v", idx)
-	}
-	var before accounts.User
-	if _, err := db.Get(ctx, accounts.UserKey(db, star), &before); err != nil {
+	idx, err := graphtest.SpreadAsEarlier(ctx, db, star)
+	if err != nil {
 		t.Fatal(err)
 	}
 	// A full lane: the follow landing there opens a new chunk at the end.
@@ -274,7 +272,34 @@ func TestSpreadFollows(t *testing.T) {
 	for i := range filler {
 		filler[i] = fmt.Sprint(7_000_000_000 + i)
 	}
-	if err := db.Put(ctx, graph.LaneChunkKey(db, star, int(idx.Lanes[lane])), &graph.Chunk{IDs: filler}); err != nil {
+	lanes := map[int]*graph.Chunk{lane: {IDs: filler}}
+	// Two followers the earlier version added to lanes and counted in
+	// shards.
+	old, fans := fans[len(fans)-2:], fans[:len(fans)-2]
+	for _, u := range old {
+		l := store.Shard(u, graph.Lanes)
+		if lanes[l] == nil {
+			lanes[l] = &graph.Chunk{}
+		}
+		lanes[l].IDs = append(lanes[l].IDs, u)
+		f := &graph.Follow{Follower: u, Followee: star, Created: time.Now().UTC(), Chunk: int(idx.Lanes[l]), Root: true}
+		if err := db.Put(ctx, graph.FollowKey(db, u, star), f); err != nil {
+			t.Fatal(err)
+		}
+		if err := graphtest.CountInShard(ctx, db, star, store.Shard(u, accounts.CountShards), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for l, c := range lanes {
+		if err := db.Put(ctx, graph.LaneChunkKey(db, star, int(idx.Lanes[l])), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, err := acc.Get(ctx, star); err != nil || p.FollowersCount != int64(len(early)+len(old)) {
+		t.Fatalf("followersCount after the spreading: %d, %v; want %d", p.FollowersCount, err, len(early)+len(old))
+	}
+	var before accounts.User
+	if _, err := db.Get(ctx, accounts.UserKey(db, star), &before); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range fans {
@@ -282,16 +307,16 @@ func TestSpreadFollows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u == fans[len(fans)-1] && p.FollowersCount != int64(len(early)+len(fans)) {
-			t.Errorf("the last follow answers followersCount %d, want %d", p.FollowersCount, len(early)+len(fans))
+		if u == fans[len(fans)-1] && p.FollowersCount != int64(len(early)+len(old)+len(fans)) {
+			t.Errorf("the last follow answers followersCount %d, want %d", p.FollowersCount, len(early)+len(old)+len(fans))
 		}
 	}
 	var after accounts.User
 	if _, err := db.Get(ctx, accounts.UserKey(db, star), &after); err != nil {
 		t.Fatal(err)
 	}
-	if after.FollowersCount != before.FollowersCount {
-		t.Errorf("the User's own count moved from %d to %d: follows wrote it", before.FollowersCount, after.FollowersCount)
+	if after.FollowersCount-before.FollowersCount != int64(len(fans)) {
+		t.Errorf("the User's own count moved from %d to %d, want by %d: the follows count there now", before.FollowersCount, after.FollowersCount, len(fans))
 	}
 	var c0 graph.Chunk
 	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil || len(c0.IDs) != len(early) {
@@ -308,13 +333,14 @@ func TestSpreadFollows(t *testing.T) {
 	if err != nil || !ok || f.Chunk != 1+graph.Lanes {
 		t.Errorf("the follow into the full lane is in chunk %d (%v %v), want %d", f.Chunk, ok, err, 1+graph.Lanes)
 	}
-	// Unfollows from chunk 0 and from the lanes.
-	for _, u := range []string{early[0], fans[0], fans[5]} {
+	// Unfollows from chunk 0, from the lanes, of followers of both
+	// versions.
+	for _, u := range []string{early[0], old[0], fans[0], fans[5]} {
 		if err := g.Unfollow(ctx, u, star, true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := len(early) + len(fans) - 3
+	want := len(early) + len(old) + len(fans) - 4
 	if p, err := acc.Get(ctx, star); err != nil || p.FollowersCount != int64(want) {
 		t.Errorf("followersCount %d, %v; want %d", p.FollowersCount, err, want)
 	}

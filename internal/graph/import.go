@@ -19,9 +19,13 @@ import (
 // same followee.
 func (s *Service) ImportFollowers(ctx context.Context, followee string, followers []string) error {
 	var idx Index
-	if _, err := s.db.Get(ctx, IndexKey(s.db, followee), &idx); err != nil {
+	var first Chunk
+	l := s.db.Lookup()
+	l.Add(IndexKey(s.db, followee), &idx)
+	l.Add(ChunkKey(s.db, followee, 0), &first)
+	if err := l.Run(ctx); err != nil {
 		return err
-	} else if len(idx.Sizes) > 0 {
+	} else if len(idx.Sizes) > 0 || len(first.IDs) > 0 {
 		return fmt.Errorf("graph.ImportFollowers(%s): already has followers", followee)
 	}
 	now := s.now().UTC()

@@ -133,7 +133,7 @@ type View struct {
 
 // ToView converts a stored group.
 func ToView(id string, g *Group) View {
-	return View{ID: id, Title: g.Title, Description: g.Description, OwnerID: g.OwnerID, JoinPolicy: g.JoinPolicy, MembersCount: g.MembersCount}
+	return View{ID: id, Title: g.Title, Description: g.Description, OwnerID: g.OwnerID, JoinPolicy: g.JoinPolicy, MembersCount: max(0, g.MembersCount)}
 }
 
 // Jobs are the jobs a change of membership needs, enqueued before it
@@ -331,7 +331,12 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 			ended pair.Ended
 			l     = tx.Lookup()
 		)
-		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &m)
+		// The Group is not read: every join of a popular group would hold
+		// a lock on it. Its count changes by an increment that also checks,
+		// at the commit, that it is there; what checkJoin reads of it
+		// (policy, owner) is as read before, and an owner's erasure that
+		// hands it on since is seen by ownerExists.
+		isMember := l.Add(MembershipKey(s.db, group, user), &m)
 		invited := l.Add(InvitationKey(s.db, group, user), &Invitation{})
 		l.Add(UserGroupsKey(s.db, user), &ug)
 		u := accounts.Read(l, user)
@@ -340,17 +345,19 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if !hasGroup.Found() {
-			return ErrNoSuchGroup
+		switch {
+		case !u.Exists():
+			return accounts.ErrBadToken // deleted meanwhile
+		case isMember.Found():
+			// Joined meanwhile, or by an attempt of this transaction whose
+			// commit applied but answered an error (and took the
+			// invitation that checkJoin would now miss).
+			return nil
 		}
 		if err := checkJoin(&g, actor, user, invited.Found()); err != nil {
 			return err
 		}
 		switch {
-		case !u.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case isMember.Found():
-			return nil // joined meanwhile
 		case len(ug.GroupIDs) >= MaxGroupsPerUser:
 			return ErrTooManyGroups
 		}
@@ -359,12 +366,14 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 		if owner, err := ownerExists(ctx, tx, &g); err != nil || !owner {
 			return cmp.Or(err, ErrOwnerGone)
 		}
-		g.MembersCount++
 		if !slices.Contains(ug.GroupIDs, group) {
 			ug.GroupIDs = append(ug.GroupIDs, group)
 		}
-		keys := []*datastore.Key{GroupKey(s.db, group), MembershipKey(s.db, group, user), UserGroupsKey(s.db, user)}
-		vals := []any{&g, &Membership{GroupID: group, UserID: user, Created: created}, &ug}
+		if err := countMembers(tx, group, 1); err != nil {
+			return err
+		}
+		keys := []*datastore.Key{MembershipKey(s.db, group, user), UserGroupsKey(s.db, user)}
+		vals := []any{&Membership{GroupID: group, UserID: user, Created: created}, &ug}
 		if ended.Begin(created.UnixMicro()) {
 			// The removal under way spares what this membership sees.
 			ended.Of(group, user)
@@ -382,10 +391,13 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 		_, err := note.Write(tx)
 		return err
 	})
+	if errors.Is(err, store.ErrGone) {
+		err = ErrNoSuchGroup // deleted since it was read
+	}
 	if err != nil {
 		return View{}, AlreadyMember, fmt.Errorf("groups.Join(%s, %s, %s): %w", actor, group, user, err)
 	}
-	return ToView(group, &g), out, nil
+	return s.answer(ctx, group, &g, out)
 }
 
 // invite records the owner's invitation of user to group and notifies
@@ -467,39 +479,61 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
 		return err
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		// The Group is not read, as in Join; the owner it was checked
+		// against (checkLeave, above) changes only with the owner's
+		// erasure.
 		var (
-			g     Group
 			m     Membership
 			ug    UserGroups
 			ended pair.Ended
 			l     = tx.Lookup()
 		)
-		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &m)
+		isMember := l.Add(MembershipKey(s.db, group, user), &m)
 		l.Add(UserGroupsKey(s.db, user), &ug)
 		l.Add(EndedKey(s.db, group, user), &ended)
-		if err := l.Run(ctx); err != nil {
+		if err := l.Run(ctx); err != nil || !isMember.Found() {
 			return err
 		}
-		if !hasGroup.Found() {
-			return ErrNoSuchGroup
-		}
-		if err := checkLeave(&g, actor, user); err != nil || !isMember.Found() {
+		if err := countMembers(tx, group, -1); err != nil {
 			return err
 		}
-		g.MembersCount = max(0, g.MembersCount-1)
 		ug.GroupIDs = slices.DeleteFunc(ug.GroupIDs, func(id string) bool { return id == group })
 		ended.End(m.Gen(), removal)
 		ended.Of(group, user)
-		err := tx.PutMulti([]*datastore.Key{GroupKey(s.db, group), UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}, []any{&g, &ug, &ended})
+		err := tx.PutMulti([]*datastore.Key{UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}, []any{&ug, &ended})
 		if err != nil {
 			return err
 		}
 		return tx.Delete(MembershipKey(s.db, group, user))
 	})
+	if errors.Is(err, store.ErrGone) {
+		err = ErrNoSuchGroup // deleted since it was read
+	}
 	if err != nil {
 		return fmt.Errorf("groups.Leave(%s, %s, %s): %w", actor, group, user, err)
 	}
 	return nil
+}
+
+// countMembers adds n to a group's member count with tx's commit, by a
+// server-side increment that reads nothing; the commit fails with
+// store.ErrGone if the group is gone by then.
+func countMembers(tx *store.Tx, group string, n int64) error {
+	return tx.Transform(GroupKey(tx.DB(), group), datastore.Increment("membersCount", n))
+}
+
+// answer returns a group as read again after a join, for its exact
+// count; as read before, should it be gone meanwhile or the read fail.
+func (s *Service) answer(ctx context.Context, group string, seen *Group, out Outcome) (View, Outcome, error) {
+	var g Group
+	if ok, err := s.db.Get(ctx, GroupKey(s.db, group), &g); err != nil || !ok {
+		// The join is done: answer it as read before, counted.
+		g = *seen
+		if out == Joined {
+			g.MembersCount++
+		}
+	}
+	return ToView(group, &g), out, nil
 }
 
 // ownerExists reads, in tx, whether g's owner still has an account.

@@ -67,11 +67,9 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		return activities.View{}, err
 	}
 	var r *activities.Reaction
-	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		attempts++
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, attempts-1, a)
+		r = activities.ReadReaction(l, activity, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
@@ -79,7 +77,7 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		switch err := r.Check(tx); {
+		switch err := r.Check(); {
 		case err != nil:
 			return err
 		case !me.Exists():
@@ -99,19 +97,14 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		return err
 	})
 	if err != nil {
-		return activities.View{}, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, err)
+		return activities.View{}, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, r.Err(err))
 	}
-	return s.answer(ctx, user, r, attempts)
+	return s.answer(ctx, user, r)
 }
 
-// answer returns the activity a committed like or unlike read, as user
-// sees it, after widening its counter shards if the transaction met
-// contention (a retry). The widening is best effort: the like is done, and
-// the next contended one tries again.
-func (s *Service) answer(ctx context.Context, user string, r *activities.Reaction, attempts int) (activities.View, error) {
-	if attempts > 1 {
-		_ = s.act.Widen(ctx, r.ID(), r.Shards())
-	}
+// answer returns the activity a committed like or unlike counted in, as
+// user sees it.
+func (s *Service) answer(ctx context.Context, user string, r *activities.Reaction) (activities.View, error) {
 	v, err := s.act.ReactionView(ctx, user, r)
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes: view of %s: %w", r.ID(), err)
@@ -127,16 +120,14 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 		return activities.View{}, err
 	}
 	var r *activities.Reaction
-	attempts := 0
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		attempts++
 		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, user, attempts-1, a)
+		r = activities.ReadReaction(l, activity, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if err := r.Check(tx); err != nil || !liked.Found() {
+		if err := r.Check(); err != nil || !liked.Found() {
 			return err
 		}
 		if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
@@ -145,9 +136,9 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 		return r.Count(tx, -1, 0)
 	})
 	if err != nil {
-		return activities.View{}, fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, err)
+		return activities.View{}, fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, r.Err(err))
 	}
-	return s.answer(ctx, user, r, attempts)
+	return s.answer(ctx, user, r)
 }
 
 // Erase deletes up to n likes of a deleted user, each with its count, and
@@ -161,13 +152,13 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			found := make([]store.Ref, len(keys))
 			for i, k := range keys {
 				activity, _, _ := strings.Cut(k.Name, "_")
-				rs[i], found[i] = activities.ReadReaction(l, activity, user, 0, nil), l.Add(k, &Like{})
+				rs[i], found[i] = activities.ReadReaction(l, activity, nil), l.Add(k, &Like{})
 			}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
 			for i, r := range rs {
-				if found[i].Found() && r.Check(tx) == nil { // one like per activity: one count each
+				if found[i].Found() && r.Check() == nil { // one like per activity: one count each
 					if err := r.Count(tx, -1, 0); err != nil {
 						return err
 					}

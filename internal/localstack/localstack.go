@@ -46,15 +46,10 @@ type Options struct {
 	// namespace on a shared emulator); the Datastore fields below are
 	// then ignored.
 	DB *store.DB
-	// DatastoreHost is an emulator already running; empty starts one of
-	// Engine.
+	// DatastoreHost is an emulator already running; empty starts the
+	// Firestore emulator in Datastore mode, which keeps its data in
+	// memory.
 	DatastoreHost string
-	// Engine is the emulator to start: the Firestore emulator in Datastore
-	// mode by default (production's locks and transforms).
-	Engine dsemu.Engine
-	// DataDir keeps a started legacy emulator's data on disk; empty keeps
-	// it in memory. The Firestore emulator keeps data in memory only.
-	DataDir       string
 	DatastorePort int       // 0 picks a free port
 	EmulatorLog   io.Writer // the started emulator's output; nil drops it
 	Namespace     string    // the API's Datastore namespace
@@ -209,13 +204,7 @@ func (s *Stack) openStore(ctx context.Context, o Options) (*store.DB, error) {
 		if _, err := os.Stat(index); err != nil {
 			return nil, errors.New("index.yaml not found: run from the repository root")
 		}
-		opts := dsemu.Options{Engine: o.Engine, IndexFile: index, InMemory: o.DataDir == "", DataDir: o.DataDir, Port: o.DatastorePort, Log: o.EmulatorLog}
-		if o.DataDir != "" && o.Engine == dsemu.Legacy {
-			if err := os.MkdirAll(filepath.Dir(o.DataDir), 0o755); err != nil {
-				return nil, err
-			}
-		}
-		emu, err := dsemu.Start(ctx, opts)
+		emu, err := dsemu.Start(ctx, dsemu.Options{Engine: dsemu.Firestore, IndexFile: index, InMemory: true, Port: o.DatastorePort, Log: o.EmulatorLog})
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,11 @@
 // the same commit calls a function of the owner that takes the
 // transaction. Its test runs the check on the repository, so `go test`
 // fails when a package reaches into another's entities.
+//
+// Test fixtures are exempt as test files are: a package in a directory
+// named ...test (as graph/graphtest, which writes the data of earlier
+// versions) is for tests alone, and Check reports any other file that
+// imports one.
 package ownership
 
 import (
@@ -124,6 +129,11 @@ func Check(root, module string, owners []string) ([]Violation, error) {
 		local := map[string]string{}
 		for _, imp := range f.file.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
+			if rel, ok := strings.CutPrefix(p, module+"/"); ok && isFixtures(path.Base(rel)) {
+				pos := f.fset.Position(imp.Pos())
+				file, _ := filepath.Rel(root, pos.Filename)
+				out = append(out, Violation{File: filepath.ToSlash(file), Line: pos.Line, Owner: rel, Name: "(test fixtures, imported outside tests)"})
+			}
 			rel, ok := strings.CutPrefix(p, module+"/")
 			if !ok || owned[rel] == nil || rel == f.dir {
 				continue
@@ -169,7 +179,11 @@ type file struct {
 	dir  string // the file's directory below root, slash-separated
 }
 
-// parse parses the non-test Go files under dir, skipping testdata.
+// isFixtures reports whether a directory holds test fixtures.
+func isFixtures(dir string) bool { return strings.HasSuffix(dir, "test") }
+
+// parse parses the non-test Go files under dir, skipping testdata and
+// test fixtures.
 func parse(dir string) ([]file, error) {
 	var out []file
 	fset := token.NewFileSet()
@@ -179,7 +193,7 @@ func parse(dir string) ([]file, error) {
 			return err
 		}
 		if d.IsDir() {
-			if d.Name() == "testdata" || (strings.HasPrefix(d.Name(), ".") && p != root) {
+			if d.Name() == "testdata" || isFixtures(d.Name()) || (strings.HasPrefix(d.Name(), ".") && p != root) {
 				return filepath.SkipDir
 			}
 			return nil

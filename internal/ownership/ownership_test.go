@@ -26,7 +26,8 @@ func TestNoPackageNamesAnotherOwnersEntities(t *testing.T) {
 
 // The check finds what it is for, and nothing else: a kind, a key and an
 // entity struct named outside their owner, not a view, a function or a
-// local variable of the same name.
+// local variable of the same name; test fixtures may name them, and only
+// tests may import fixtures.
 func TestCheckFindsAViolation(t *testing.T) {
 	vs, err := ownership.Check(filepath.Join("testdata", "src"), "example", []string{"internal/owner"})
 	if err != nil {
@@ -37,6 +38,7 @@ func TestCheckFindsAViolation(t *testing.T) {
 		got = append(got, v.String())
 	}
 	want := []string{
+		"internal/leaky/leaky.go:5: ownertest.(test fixtures, imported outside tests)",
 		"internal/other/other.go:9: owner.ThingKey",
 		"internal/other/other.go:10: owner.Thing",
 		"internal/other/other.go:11: owner.KindThing",

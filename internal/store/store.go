@@ -110,6 +110,8 @@ func Convert(err error) error {
 		switch s.Code() {
 		case codes.AlreadyExists:
 			return fmt.Errorf("%w: %w", derrors.Conflict, err)
+		case codes.NotFound: // a Transform of an entity that is not there
+			return fmt.Errorf("%w: %w", ErrGone, err)
 		case codes.Aborted, codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
 			return fmt.Errorf("%w: %w", derrors.Unavailable, err)
 		}
@@ -262,6 +264,32 @@ func (tx *Tx) PutMulti(keys []*datastore.Key, src any) error {
 
 // Delete deletes one entity with the commit.
 func (tx *Tx) Delete(key *datastore.Key) error { return tx.tx.Delete(key) }
+
+// ErrGone is the error of a commit whose Transform found no entity.
+var ErrGone = derrors.New(derrors.NotFound, "not found")
+
+// Transform changes properties of the entity at key on the server, with
+// the commit and without reading it (datastore.Increment,
+// AppendMissingElements, RemoveAllFromArray): the way to change what many
+// transactions change at once, as none of them holds a lock on it until
+// its commit. The entity must exist then, or the commit fails with
+// ErrGone: a transform is also a check that it is there. The
+// transforms apply after any Put of the same entity in tx.
+func (tx *Tx) Transform(key *datastore.Key, ts ...datastore.PropertyTransform) error {
+	_, err := tx.tx.Mutate(datastore.NewUpdate(key, &none{}).WithPropertyMask().WithTransforms(ts...))
+	return err
+}
+
+// TransformAny is Transform for an entity that may not exist: it makes
+// one of only the transformed properties if there is none.
+func (tx *Tx) TransformAny(key *datastore.Key, ts ...datastore.PropertyTransform) error {
+	_, err := tx.tx.Mutate(datastore.NewUpsert(key, &none{}).WithPropertyMask().WithTransforms(ts...))
+	return err
+}
+
+// none is an entity of no properties: the base of a Transform, whose
+// empty property mask keeps every property the entity has.
+type none struct{}
 
 // DeleteMulti deletes entities with the commit.
 func (tx *Tx) DeleteMulti(keys []*datastore.Key) error {

@@ -1,13 +1,11 @@
 // Package testenv gives tests a real Datastore: the emulator named by
-// DATASTORE_EMULATOR_HOST, or else one it starts once per test binary, of
-// the engine SOCIALSTREAM_ENGINE names: "legacy" (the default, for now: the
-// legacy Datastore emulator with index.yaml and --require_indexes) or
-// "firestore" (the Firestore emulator in Datastore mode, production's
-// engine: locks and property transforms). Each test gets a namespace of its
-// own, so tests run side by side without seeing each other's data. On any
-// emulator but a started legacy one, tests reach it through a recorder of
-// their queries, which Main replays on the legacy emulator with index.yaml
-// and --require_indexes: a query without its index fails the run (see
+// DATASTORE_EMULATOR_HOST, or else the Firestore emulator in Datastore mode
+// (production's engine: locks and property transforms), started once per
+// test binary. Each test gets a namespace of its own, so tests run side by
+// side without seeing each other's data. Tests reach the emulator through
+// a recorder of their queries, which Main replays on the legacy Datastore
+// emulator with index.yaml and --require_indexes, the one emulator that
+// enforces indexes: a query without its index fails the run (see
 // indexes.go).
 //
 // A package that uses it runs its tests through Main, which checks the
@@ -93,43 +91,26 @@ func setup() {
 	ctx := context.Background()
 	target = os.Getenv("DATASTORE_EMULATOR_HOST")
 	if target == "" {
-		engine, err := Engine()
-		if err != nil {
-			setupErr = err
-			return
-		}
 		index, err := RepoFile("index.yaml")
 		if err != nil {
 			setupErr = err
 			return
 		}
-		emu, err = dsemu.Start(ctx, dsemu.Options{Engine: engine, IndexFile: index, InMemory: true})
+		emu, err = dsemu.Start(ctx, dsemu.Options{Engine: dsemu.Firestore, IndexFile: index, InMemory: true})
 		if err != nil {
-			setupErr = fmt.Errorf("start the %s emulator: %w", engine, err)
+			setupErr = fmt.Errorf("start the Firestore emulator: %w", err)
 			return
 		}
 		target = emu.Host
 	}
 	host = target
-	if emu == nil || emu.Engine() != dsemu.Legacy {
-		// An emulator that does not enforce index.yaml: record the
-		// queries, for Main to replay on one that does.
-		if rec, setupErr = startRecorder(target); setupErr != nil {
-			return
-		}
-		host = rec.addr
+	// The emulator does not enforce index.yaml: record the queries, for
+	// Main to replay on one that does.
+	if rec, setupErr = startRecorder(target); setupErr != nil {
+		return
 	}
+	host = rec.addr
 	client, setupErr = store.Open(ctx, Project, host)
-}
-
-// Engine returns the engine SOCIALSTREAM_ENGINE names ("legacy" when
-// unset), for tests that start an emulator.
-func Engine() (dsemu.Engine, error) {
-	name := os.Getenv("SOCIALSTREAM_ENGINE")
-	if name == "" {
-		return dsemu.Legacy, nil
-	}
-	return dsemu.ParseEngine(name)
 }
 
 // EmulatorHost returns the emulator's host:port, starting it if needed.
@@ -191,16 +172,12 @@ func RepoFile(name string) (string, error) {
 // Its queries are not recorded: the same code runs them on the shared one.
 func OwnDB(t testing.TB) *store.DB {
 	t.Helper()
-	engine, err := Engine()
-	if err != nil {
-		t.Fatal(err)
-	}
 	index, err := RepoFile("index.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e, err := dsemu.Start(ctx, dsemu.Options{Engine: engine, IndexFile: index, InMemory: true})
+	e, err := dsemu.Start(ctx, dsemu.Options{Engine: dsemu.Firestore, IndexFile: index, InMemory: true})
 	if err != nil {
 		t.Fatalf("testenv: start an emulator: %v", err)
 	}
