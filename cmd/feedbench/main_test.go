@@ -99,7 +99,7 @@ func TestQuick(t *testing.T) {
 			t.Errorf("storm row %+v", st)
 		}
 	}
-	if p := rep.StormPosts; p.Before.N != 4 || p.After.N != 4 || p.During.N < 1 || p.Bystander.N != p.During.N {
+	if p := rep.StormPosts; p.Before.N != 4 || p.After.N != 4 || p.Control.N != 4 || p.During.N < 1 || p.Bystander.N != p.During.N {
 		t.Errorf("posts around the follow storm %+v", p)
 	}
 	if len(rep.Targets) != 11 {

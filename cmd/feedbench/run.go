@@ -384,7 +384,8 @@ func (r *report) hotSpots(w io.Writer) {
 		when string
 		d    dist
 	}{{"before the storm", r.StormPosts.Before}, {"during the storm", r.StormPosts.During},
-		{"after it (same followers)", r.StormPosts.After}, {"a bystander's, during the storm", r.StormPosts.Bystander}} {
+		{"after it (the storm's followers)", r.StormPosts.After}, {"a bystander's, during the storm", r.StormPosts.Bystander},
+		{"a user given the same followers by import, no storm", r.StormPosts.Control}} {
 		p("| %s | %d | %.0f ms | %.0f ms | %.0f ms |", x.when, x.d.N, x.d.P50, x.d.P99, x.d.Max)
 	}
 	p("")

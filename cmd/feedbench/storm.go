@@ -35,6 +35,10 @@ type stormPosts struct {
 	// after one of the followed user's: what the storm's load alone costs
 	// any post on the same emulator.
 	Bystander dist `json:"bystander"`
+	// Control is the posts of a user given the same followers by import,
+	// with no storm, on a quiet system: what a post to that many followers
+	// costs, against which After shows what the storm left behind.
+	Control dist `json:"control"`
 }
 
 // storm runs op(i) for i in 0..n-1 from clients goroutines, counting
@@ -149,15 +153,7 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 	// Follow storm, and the followed user's posts around it.
 	var posts stormPosts
 	postSome := func(n int, what string) (dist, error) {
-		var d []time.Duration
-		for i := range n {
-			t := time.Now()
-			if _, err := s.postHTTP(ctx, star, fmt.Sprintf("%s %d", what, i)); err != nil {
-				return dist{}, err
-			}
-			d = append(d, time.Since(t))
-		}
-		return summarise(d), nil
+		return postsBy(ctx, s, star, n, what)
 	}
 	// The posts before and after the storm are made on a quiet system:
 	// every job of the storms and of the posts during it done.
@@ -222,5 +218,33 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 	if posts.After, err = postSome(cfg.stormPosts, "after"); err != nil {
 		return nil, stormPosts{}, err
 	}
+	control, err := s.register(ctx, "control")
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	ids := make([]string, len(crowd))
+	for i, u := range crowd {
+		ids[i] = u.id
+	}
+	if err := s.graph.ImportFollowers(ctx, control.id, ids); err != nil {
+		return nil, stormPosts{}, err
+	}
+	if posts.Control, err = postsBy(ctx, s, control, cfg.stormPosts, "control"); err != nil {
+		return nil, stormPosts{}, err
+	}
 	return []stormRow{likes, follows}, posts, nil
+}
+
+// postsBy makes n posts by u, one after another, and returns their
+// latencies.
+func postsBy(ctx context.Context, s *stack, u user, n int, what string) (dist, error) {
+	var d []time.Duration
+	for i := range n {
+		t := time.Now()
+		if _, err := s.postHTTP(ctx, u, fmt.Sprintf("%s %d", what, i)); err != nil {
+			return dist{}, err
+		}
+		d = append(d, time.Since(t))
+	}
+	return summarise(d), nil
 }

@@ -47,31 +47,57 @@ func WithGroup(db *store.DB, owner, group string) *datastore.Query {
 // AddGroup adds group to the groupIds of each activity, in tx, and returns
 // the ids of the activities it changed. Activities that no longer exist
 // are skipped.
+//
+// The activities are read outside the transaction, which takes no lock on
+// them: the jobs of one author's joins, and the likes of those
+// activities, change them at once. Each gets the group by a server-side
+// AppendMissingElements that reads nothing, and fails the commit should
+// the activity be deleted meanwhile (the job retries).
 func AddGroup(tx *store.Tx, refs []Ref, group string) ([]string, error) {
 	keys := make([]*datastore.Key, len(refs))
 	for i, r := range refs {
 		keys[i] = Key(tx.DB(), r.ID)
 	}
-	return editActivities(tx, keys, func(_ *datastore.Key, a *Activity) bool {
-		if slices.Contains(a.GroupIDs, group) || len(a.GroupIDs) >= maxGroupCopies {
-			return false
-		}
-		a.GroupIDs = append(a.GroupIDs, group)
-		return true
-	})
+	return transformActivities(tx, keys, func(a *Activity) bool {
+		return !slices.Contains(a.GroupIDs, group) && len(a.GroupIDs) < maxGroupCopies
+	}, datastore.AppendMissingElements("groupIds", group))
 }
 
 // RemoveGroup removes group, in tx, from the activities with the given
 // keys (from WithGroup) that were surely posted before cutoff (all of them
-// when cutoff is zero), and returns the ids of those it changed.
+// when cutoff is zero), and returns the ids of those it changed. It reads
+// them outside the transaction and removes the group by a server-side
+// RemoveAllFromArray, as AddGroup adds it.
 func RemoveGroup(tx *store.Tx, keys []*datastore.Key, group string, cutoff time.Time) ([]string, error) {
-	return editActivities(tx, keys, func(_ *datastore.Key, a *Activity) bool {
-		if !slices.Contains(a.GroupIDs, group) || (!cutoff.IsZero() && !ids.MintedBefore(a.Seq, cutoff)) {
-			return false
+	return transformActivities(tx, keys, func(a *Activity) bool {
+		return slices.Contains(a.GroupIDs, group) && (cutoff.IsZero() || ids.MintedBefore(a.Seq, cutoff))
+	}, datastore.RemoveAllFromArray("groupIds", group))
+}
+
+// transformActivities reads the activities at keys outside tx and applies
+// t, in tx, to each that exists and that pick chooses; it returns the ids
+// of those.
+func transformActivities(tx *store.Tx, keys []*datastore.Key, pick func(*Activity) bool, t datastore.PropertyTransform) ([]string, error) {
+	l := tx.DB().Lookup() // outside tx
+	acts := make([]Activity, len(keys))
+	found := make([]store.Ref, len(keys))
+	for i, k := range keys {
+		found[i] = l.Add(k, &acts[i])
+	}
+	if err := l.Run(context.Background()); err != nil {
+		return nil, err
+	}
+	var changed []string
+	for i, k := range keys {
+		if !found[i].Found() || !pick(&acts[i]) {
+			continue
 		}
-		a.GroupIDs = slices.DeleteFunc(a.GroupIDs, func(g string) bool { return g == group })
-		return true
-	})
+		if err := tx.Transform(k, t); err != nil {
+			return nil, err
+		}
+		changed = append(changed, k.Name)
+	}
+	return changed, nil
 }
 
 // editActivities reads the activities at keys in tx, applies edit to each

@@ -261,11 +261,19 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 	if _, ok := ids.Parse(id); !ok {
 		return ErrNoSuchComment
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	// The activity is read before the transaction, as a comment's
+	// creation reads it: its count changes blind, and the commit fails
+	// should it be gone by then.
+	a, err := s.act.Exists(ctx, activity)
+	if err != nil {
+		return err
+	}
+	var r *activities.Reaction
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var c Comment
 		key := Key(s.db, id)
 		l := tx.Lookup()
-		r := activities.ReadReaction(l, activity, nil)
+		r = activities.ReadReaction(l, activity, a)
 		exists := l.Add(key, &c)
 		if err := l.Run(ctx); err != nil {
 			return err
@@ -284,7 +292,7 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		return r.Count(tx, 0, -1)
 	})
 	if err != nil {
-		return fmt.Errorf("comments.Delete(%s, %s): %w", activity, id, err)
+		return fmt.Errorf("comments.Delete(%s, %s): %w", activity, id, r.Err(err))
 	}
 	return nil
 }
