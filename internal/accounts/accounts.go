@@ -8,8 +8,8 @@
 //     the same name (in any letter case) cannot both win.
 //   - Token/{sha256 of the token}: a login session. The token itself is
 //     never stored, so a copy of the database does not log anyone in.
-//   - FollowerCount/{id}-{n}: a spread user's follower count shards (see
-//     CountShards).
+//   - FollowerCount/{id}-{n}: the follower count shards an earlier version
+//     gave a celebrity (see CountShards); read, never written.
 //
 // Other packages read people, and change their follow counts in their own
 // transactions, through Read and Record.

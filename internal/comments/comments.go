@@ -139,7 +139,8 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		return View{}, fmt.Errorf("comments.Create(%s): %w", activity, r.Err(err))
 	}
 	if !exact {
-		// A spread commenter's count shards are not read in the transaction.
+		// The count shards of an earlier version's celebrity are not read
+		// in the transaction.
 		if p, ok, err := accounts.Load(ctx, s.db, user); err == nil && ok {
 			commenter = p
 		}

@@ -476,7 +476,7 @@ func (r *runner) burst(ctx context.Context, a *actor) (bool, error) {
 // client's own) like and
 // unlike one user's post and follow and unfollow that user, stormRounds
 // times each, so that the transactions on the post's counts and on the
-// user's followers contend (and spread). Each user still makes one
+// user's followers contend. Each user still makes one
 // request at a time.
 func (r *runner) storm(ctx context.Context, a *actor) (bool, error) {
 	star := r.someUser(a.rng)

@@ -3,12 +3,12 @@
 // Entities:
 //   - Follow/{follower}_{followee}: one follow, for the @friends and
 //     @followers lists (queries on follower or followee, newest first).
-//   - FollowerIndex/{user}: how many ids each of the user's follower chunks
-//     holds.
+//   - FollowerIndex/{user}: how many follower chunks the user has (see
+//     Index); written only when a follow opens a new chunk.
 //   - FollowerIndex/{user}/FollowerChunk/{n}: up to ChunkCap follower ids,
-//     unindexed; a spread user's later chunks are root entities,
-//     FollowerChunk/{user}_{n} (see Index: a celebrity's follows go into
-//     lanes that do not contend).
+//     unindexed, changed by server-side transforms (see Chunk); the lanes
+//     an earlier version gave a celebrity are root entities,
+//     FollowerChunk/{user}_{n}.
 //
 // The chunks exist so that posting never queries the follow graph: a post
 // copies chunk n of its author's followers into audience chunk n of the
@@ -16,7 +16,9 @@
 // would cost time in proportion to the follower count, and the Datastore
 // emulator takes minutes over 100,000 matches. Follow and Unfollow keep the
 // Follow entity, the chunk, the index and both users' counts (through
-// package accounts) in one transaction, so they always agree.
+// package accounts) in one transaction, so they always agree; none of them
+// reads what a celebrity's other followers write at the same time (the
+// chunk and the counts change by transforms that read nothing).
 //
 //   - FollowEnded/{follower}_{followee}: the pair's history (pair.Ended)
 //     that the rebuild jobs read.
@@ -90,26 +92,23 @@ func (f *Follow) InChunk() int { return f.Chunk }
 
 // Index records a user's follower chunks.
 //
-// A user starts with one lane: a follow adds its follower to the first
-// chunk with room, and Sizes says how many ids each chunk holds, kept by
-// every follow and unfollow. When follows of the user contend (a celebrity
-// gaining followers fast: a follow's transaction retried), spread gives
-// the user Lanes lanes, each filling a fresh chunk of its own: a follow
-// adds its follower to the chunk of the lane its id hashes to, writing
-// that chunk alone, and opens the lane a new chunk when it is full (the
-// only follow that writes the Index). No lane fills chunk 0, which a post
-// reads in its transaction, so the follows do not slow the user's posts.
-// Spread, Sizes keeps only the chunk count (its length); unfollows leave
-// their holes.
+// Follows fill the last chunk; the follow that finds it full opens the
+// next, the only follow that writes the Index. Sizes' length is the chunk
+// count (every user has chunk 0, written by their first follow, so a user
+// with one chunk may have no Index at all); its values are what earlier
+// versions kept, unused. Unfollows leave holes that no follow refills.
+//
+// Earlier versions spread a celebrity's follows over Lanes lanes, each
+// filling chunks of its own (Lanes, RootFrom); such a user's follows keep
+// going to the chunk of the lane the follower's id hashes to.
 type Index struct {
 	Sizes []int64 `datastore:"sizes,noindex"`
-	// Lanes are the chunks each lane fills; empty: one lane, unspread.
+	// Lanes are the chunks each lane of an earlier version fills; empty
+	// for every user since.
 	Lanes []int64 `datastore:"lanes,noindex"`
 	// RootFrom, when set, is the first chunk stored as a root entity
-	// (LaneChunkKey) rather than a child of the index: the chunks spread
-	// made and those after. The emulator, like legacy Datastore,
-	// serialises transactions on one entity group, which would make the
-	// lanes one hot spot again.
+	// (LaneChunkKey) rather than a child of the index: the chunks an
+	// earlier version's spreading made and those after.
 	RootFrom int64 `datastore:"rootFrom,noindex"`
 }
 
@@ -124,7 +123,7 @@ func (x *Index) chunkKey(db *store.DB, user string, n int) *datastore.Key {
 // root reports whether chunk n is a root entity.
 func (x *Index) root(n int) bool { return x.RootFrom > 0 && int64(n) >= x.RootFrom }
 
-// Lanes is how many lanes a spread user's follows fill.
+// Lanes is how many lanes an earlier version spread a user's follows over.
 const Lanes = accounts.CountShards
 
 // chunks returns how many follower chunks the user has. Every user has
@@ -275,12 +274,13 @@ func IndexKey(db *store.DB, user string) *datastore.Key {
 }
 
 // ChunkKey returns the key of a user's follower chunk n, a child of their
-// index, as chunks are until the user is spread (see Index.RootFrom).
+// index, as every chunk is but an earlier version's lanes (see
+// Index.RootFrom).
 func ChunkKey(db *store.DB, user string, n int) *datastore.Key {
 	return db.NameKey(KindFollowerChunk, strconv.Itoa(n), IndexKey(db, user))
 }
 
-// LaneChunkKey returns the key of a spread user's follower chunk n, a root
+// LaneChunkKey returns the key of a lane's follower chunk n, a root
 // entity.
 func LaneChunkKey(db *store.DB, user string, n int) *datastore.Key {
 	return db.NameKey(KindFollowerChunk, user+"_"+strconv.Itoa(n), nil)

@@ -218,7 +218,8 @@ func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 // that the recipient is there or what the event is about would go with
 // them: a like or comment, which checks its activity (should its author be
 // erased, the activity goes, and its cleanup deletes the notifications
-// about it), or a follow of a spread user (which reads their count shard).
+// about it), or a follow (whose commit counts the followee, which fails if
+// they are gone).
 // It adds only the notification, not the recipient: a popular activity's
 // likes, or a celebrity's follows, would all read the recipient at once.
 func (s *Service) PrepareChecked(l *store.Lookup, e Event) *Pending {
