@@ -230,17 +230,7 @@ func (r *Record) Count(tx *store.Tx, followers, following int64) error {
 	if !r.blind && !r.ref.Found() {
 		return nil
 	}
-	var ts []datastore.PropertyTransform
-	if followers != 0 {
-		ts = append(ts, datastore.Increment("followersCount", followers))
-	}
-	if following != 0 {
-		ts = append(ts, datastore.Increment("followingCount", following))
-	}
-	if len(ts) == 0 {
-		return nil
-	}
-	return tx.Transform(UserKey(tx.DB(), r.id), ts...)
+	return tx.Increment(UserKey(tx.DB(), r.id), map[string]int64{"followersCount": followers, "followingCount": following})
 }
 
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,30}$`)

@@ -78,18 +78,13 @@ func RemoveGroup(tx *store.Tx, keys []*datastore.Key, group string, cutoff time.
 // t, in tx, to each that exists and that pick chooses; it returns the ids
 // of those.
 func transformActivities(tx *store.Tx, keys []*datastore.Key, pick func(*Activity) bool, t datastore.PropertyTransform) ([]string, error) {
-	l := tx.DB().Lookup() // outside tx
-	acts := make([]Activity, len(keys))
-	found := make([]store.Ref, len(keys))
-	for i, k := range keys {
-		found[i] = l.Add(k, &acts[i])
-	}
-	if err := l.Run(context.Background()); err != nil {
+	acts, found, err := readActivities(tx.DB().Lookup(), keys) // outside tx
+	if err != nil {
 		return nil, err
 	}
 	var changed []string
 	for i, k := range keys {
-		if !found[i].Found() || !pick(&acts[i]) {
+		if !found[i] || !pick(&acts[i]) {
 			continue
 		}
 		if err := tx.Transform(k, t); err != nil {
@@ -100,23 +95,35 @@ func transformActivities(tx *store.Tx, keys []*datastore.Key, pick func(*Activit
 	return changed, nil
 }
 
+// readActivities reads the activities at keys with l, and which exist.
+func readActivities(l *store.Lookup, keys []*datastore.Key) ([]Activity, []bool, error) {
+	acts := make([]Activity, len(keys))
+	refs := make([]store.Ref, len(keys))
+	for i, k := range keys {
+		refs[i] = l.Add(k, &acts[i])
+	}
+	if err := l.Run(context.Background()); err != nil {
+		return nil, nil, err
+	}
+	found := make([]bool, len(keys))
+	for i, r := range refs {
+		found[i] = r.Found()
+	}
+	return acts, found, nil
+}
+
 // editActivities reads the activities at keys in tx, applies edit to each
 // that exists, and writes those it changed, whose ids it returns.
 func editActivities(tx *store.Tx, keys []*datastore.Key, edit func(*datastore.Key, *Activity) bool) ([]string, error) {
-	l := tx.Lookup()
-	acts := make([]Activity, len(keys))
-	found := make([]store.Ref, len(keys))
-	for i, k := range keys {
-		found[i] = l.Add(k, &acts[i])
-	}
-	if err := l.Run(context.Background()); err != nil {
+	acts, found, err := readActivities(tx.Lookup(), keys)
+	if err != nil {
 		return nil, err
 	}
 	var changed []string
 	var putKeys []*datastore.Key
 	var putVals []any
 	for i, k := range keys {
-		if found[i].Found() && edit(k, &acts[i]) {
+		if found[i] && edit(k, &acts[i]) {
 			putKeys, putVals = append(putKeys, k), append(putVals, &acts[i])
 			changed = append(changed, k.Name)
 		}

@@ -133,17 +133,7 @@ func (r *Reaction) Author() string { return r.a.UserID }
 // which fails with ErrNoSuchActivity if the activity is gone by then. The
 // transaction must have read the change it counts.
 func (r *Reaction) Count(tx *store.Tx, likes, comments int64) error {
-	var ts []datastore.PropertyTransform
-	if likes != 0 {
-		ts = append(ts, datastore.Increment("likesCount", likes))
-	}
-	if comments != 0 {
-		ts = append(ts, datastore.Increment("commentsCount", comments))
-	}
-	if len(ts) == 0 {
-		return nil
-	}
-	return tx.Transform(Key(tx.DB(), r.id), ts...)
+	return tx.Increment(Key(tx.DB(), r.id), map[string]int64{"likesCount": likes, "commentsCount": comments})
 }
 
 // Err returns the error of a reaction's transaction as its caller should

@@ -519,7 +519,7 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
 // server-side increment that reads nothing; the commit fails with
 // store.ErrGone if the group is gone by then.
 func countMembers(tx *store.Tx, group string, n int64) error {
-	return tx.Transform(GroupKey(tx.DB(), group), datastore.Increment("membersCount", n))
+	return tx.Increment(GroupKey(tx.DB(), group), map[string]int64{"membersCount": n})
 }
 
 // answer returns a group as read again after a join, for its exact

@@ -287,6 +287,21 @@ func (tx *Tx) TransformAny(key *datastore.Key, ts ...datastore.PropertyTransform
 	return err
 }
 
+// Increment adds each non-zero delta to its property of the entity at key,
+// as Transform does: on the server, with the commit, reading nothing.
+func (tx *Tx) Increment(key *datastore.Key, deltas map[string]int64) error {
+	var ts []datastore.PropertyTransform
+	for name, n := range deltas {
+		if n != 0 {
+			ts = append(ts, datastore.Increment(name, n))
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	return tx.Transform(key, ts...)
+}
+
 // none is an entity of no properties: the base of a Transform, whose
 // empty property mask keeps every property the entity has.
 type none struct{}
