@@ -62,6 +62,11 @@ var (
 )
 
 // User is the stored account.
+//
+// Its counts are those an earlier version kept here, read and never
+// written again (new counts are in the user's Counts): a User changes only
+// when its owner changes it, so the many transactions that read it to see
+// that a person is there take a lock nobody else wants.
 type User struct {
 	Username       string    `datastore:"username,noindex"`
 	DisplayName    string    `datastore:"displayName,noindex"`
@@ -104,7 +109,7 @@ func ToPerson(id string, u *User) Person {
 		DisplayName:       u.DisplayName,
 		PreferredUsername: u.Username,
 		FollowersCount:    u.FollowersCount,
-		FollowingCount:    max(0, u.FollowingCount),
+		FollowingCount:    u.FollowingCount,
 		Published:         u.Published.UTC().Format(time.RFC3339),
 	}
 }
@@ -180,24 +185,26 @@ type Record struct {
 	id     string
 	ref    store.Ref
 	u      User
-	counts []*followerCount // the count shards read, from 0
-	// blind: not read; counted at the commit (Counted).
-	blind bool
+	counts *Counts // nil in a transaction: not read
+	shards []*followerCount
 }
 
 // Read adds user id to a lookup; the Record answers once the lookup has
-// run. Outside a transaction the lookup reads the user's follower count
-// shards too, if the user is spread.
+// run. Outside a transaction the lookup reads the user's counts too (and
+// the count shards of an earlier version, if the user has them); in one,
+// only the User, which tells that the person is there.
 func Read(l *store.Lookup, id string) *Record {
 	r := &Record{id: id}
 	r.ref = l.Add(UserKey(l.DB(), id), &r.u)
 	if !l.InTx() {
+		r.counts = &Counts{}
+		l.Add(CountsKey(l.DB(), id), r.counts)
 		n, _ := spreadUsers.Get(spreadName(l.DB(), id))
-		r.addCounts(l, n)
+		r.addShards(l, n)
 		l.Then(func() {
-			if r.ref.Found() && r.u.Shards > len(r.counts) {
+			if r.ref.Found() && r.u.Shards > len(r.shards) {
 				spreadUsers.Add(spreadName(l.DB(), id), r.u.Shards)
-				r.addCounts(l, r.u.Shards)
+				r.addShards(l, r.u.Shards)
 			}
 		})
 	}
@@ -208,29 +215,33 @@ func Read(l *store.Lookup, id string) *Record {
 func (r *Record) Exists() bool { return r.ref.Found() }
 
 // Person returns the user as the API shows it, if the user exists. Its
-// follower count is exact if Exact says so.
+// counts are those of a lookup outside a transaction: one in a
+// transaction reads none.
 func (r *Record) Person() (Person, bool) {
 	if !r.ref.Found() {
 		return Person{}, false
 	}
 	p := ToPerson(r.id, &r.u)
-	for _, c := range r.counts {
+	if r.counts != nil {
+		p.FollowersCount += r.counts.Followers
+		p.FollowingCount += r.counts.Following
+	}
+	for _, c := range r.shards {
 		p.FollowersCount += c.Followers
 	}
-	p.FollowersCount = max(0, p.FollowersCount)
+	p.FollowersCount, p.FollowingCount = max(0, p.FollowersCount), max(0, p.FollowingCount)
 	return p, true
 }
 
 // Count adds to the user's follower and following counts with tx's
 // commit, by server-side increments that read nothing. A user read and not
-// found is left alone; a Counted one must be there at the commit. The
-// transaction must have read the change it counts. A count never shows
-// below zero (Person).
+// found is left alone. The transaction must have read the user and the
+// change it counts.
 func (r *Record) Count(tx *store.Tx, followers, following int64) error {
-	if !r.blind && !r.ref.Found() {
+	if !r.ref.Found() {
 		return nil
 	}
-	return tx.Increment(UserKey(tx.DB(), r.id), map[string]int64{"followersCount": followers, "followingCount": following})
+	return tx.IncrementAny(CountsKey(tx.DB(), r.id), map[string]int64{"followers": followers, "following": following})
 }
 
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,30}$`)
@@ -536,7 +547,7 @@ func (s *Service) Delete(ctx context.Context, user, password string, erase func(
 			} else if !ok || ue.UserID != user {
 				nameKey = nil // taken again since: not ours to free
 			}
-			keys := append([]*datastore.Key{UserKey(s.db, user)}, countKeys(s.db, user)...)
+			keys := append([]*datastore.Key{UserKey(s.db, user), CountsKey(s.db, user)}, countKeys(s.db, user)...)
 			if nameKey != nil {
 				keys = append(keys, nameKey)
 			}

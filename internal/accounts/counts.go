@@ -2,7 +2,6 @@ package accounts
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,16 +12,32 @@ import (
 	"socialstream/internal/store"
 )
 
+// KindCounts is the kind of a user's counts: Counts/{userId}, a root
+// entity beside the User, changed only by server-side increments in the
+// commit of the follow or unfollow they count (Record.Count), which read
+// nothing: a celebrity's followers do not wait on each other's locks, and
+// nothing that reads the User to see the person is there waits on them.
+//
+// Earlier versions kept the counts on the User (followersCount,
+// followingCount), and before that spread a celebrity's follower count
+// over CountShards FollowerCount shards (User.Shards of them). Both are
+// read, added up with Counts, and never written again, so counts stay
+// exact without a migration. The erasure deletes them all.
+const KindCounts = "Counts"
+
+// Counts is a user's follower and following counts, since this version.
+type Counts struct {
+	Followers int64 `datastore:"followers,noindex"`
+	Following int64 `datastore:"following,noindex"`
+}
+
+// CountsKey returns the key of a user's Counts.
+func CountsKey(db *store.DB, user string) *datastore.Key {
+	return db.NameKey(KindCounts, user, nil)
+}
+
 // KindFollowerCount is the kind of the follower count shards of earlier
 // versions: FollowerCount/{userId}-{n}, root entities.
-//
-// Counts are properties of the User (followersCount, followingCount),
-// changed by server-side increments in the commit of the change they count
-// (Count), which read nothing: a celebrity's followers do not wait on each
-// other's locks. Earlier versions moved a celebrity's follower count to
-// CountShards shards (User.Shards of them); those shards are read, added to
-// the User's count, and never written again, so counts stay exact without
-// a migration. The erasure deletes them.
 const KindFollowerCount = "FollowerCount"
 
 // CountShards is how many follower count shards an earlier version gave a
@@ -47,38 +62,16 @@ var spreadUsers = expirable.NewLRU[string, int](10_000, nil, time.Hour)
 
 func spreadName(db *store.DB, user string) string { return db.Namespace() + "/" + user }
 
-// addCounts adds r's count shards from len(r.counts) up to n to a lookup.
-func (r *Record) addCounts(l *store.Lookup, n int) {
-	for i := len(r.counts); i < n; i++ {
+// addShards adds r's count shards from len(r.shards) up to n to a lookup.
+func (r *Record) addShards(l *store.Lookup, n int) {
+	for i := len(r.shards); i < n; i++ {
 		c := &followerCount{}
 		l.Add(CountKey(l.DB(), r.id, i), c)
-		r.counts = append(r.counts, c)
+		r.shards = append(r.shards, c)
 	}
 }
 
-// Exact reports whether Person's counts are exact: a lookup in a
-// transaction does not read the count shards of earlier versions; Load
-// reads them after.
-func (r *Record) Exact() bool { return !r.ref.Found() || len(r.counts) >= r.u.Shards }
-
-// Counted returns a Record of user id that a transaction counts in
-// without reading it (a follow counting its followee: a celebrity's
-// followers would otherwise all hold a lock on one User). Count checks at
-// the commit that the user is there: the commit fails with ErrNoSuchPerson
-// (see Err) if not. It has no Person.
-func Counted(id string) *Record { return &Record{id: id, blind: true} }
-
-// Err returns the error of a transaction that counted in a Record as its
-// caller should see it: ErrNoSuchPerson if a Counted user was gone at the
-// commit.
-func Err(err error) error {
-	if errors.Is(err, store.ErrGone) {
-		return ErrNoSuchPerson
-	}
-	return err
-}
-
-// Load reads a person outside any transaction, with every count shard.
+// Load reads a person outside any transaction, with every count.
 func Load(ctx context.Context, db *store.DB, id string) (Person, bool, error) {
 	l := db.Lookup()
 	r := Read(l, id)

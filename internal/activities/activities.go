@@ -400,14 +400,16 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 	return true, deleted, nil
 }
 
-// Mentioned reports, in tx, whether an activity exists and whom it
-// mentions: for jobs of other packages that must not write about a
-// deleted activity, or tell someone of a mention the post dropped.
-func Mentioned(tx *store.Tx, id string) (bool, []string, error) {
+// Mentioned reads an activity outside any transaction, for jobs of other
+// packages that must not write about one not committed yet, or tell
+// someone of a mention the post dropped: its key (nil for an id that
+// cannot be one), whether it exists, and whom it mentions.
+func Mentioned(ctx context.Context, db *store.DB, id string) (*datastore.Key, bool, []string, error) {
 	if _, ok := ids.Parse(id); !ok {
-		return false, nil, nil
+		return nil, false, nil, nil
 	}
 	var a Activity
-	ok, err := tx.Get(Key(tx.DB(), id), &a)
-	return ok, a.MentionIDs, err
+	key := Key(db, id)
+	ok, err := db.Get(ctx, key, &a)
+	return key, ok, a.MentionIDs, err
 }

@@ -7,6 +7,7 @@ package api
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -194,10 +195,19 @@ func (s *Server) recover(c *gin.Context) {
 	c.Next()
 }
 
-// limitBody refuses bodies over MaxBody, and malformed query strings,
-// whose parameters would otherwise be silently dropped.
+// drainMax is the most of a refused body read to its end before the
+// answer, App Engine's own limit on a request: the client, still sending,
+// would otherwise find the connection reset and never read the 413.
+const drainMax = 32 << 20
+
+// limitBody refuses bodies over MaxBody (413), and malformed query
+// strings, whose parameters would otherwise be silently dropped. The rest
+// of a body refused as too large, up to drainMax, is read and dropped
+// before the answer goes, and the connection then closes.
 func (s *Server) limitBody(c *gin.Context) {
+	body := c.Request.Body
 	if c.Request.ContentLength > MaxBody {
+		drain(c, body)
 		s.fail(c, errTooLarge)
 		return
 	}
@@ -205,8 +215,16 @@ func (s *Server) limitBody(c *gin.Context) {
 		s.fail(c, errBadQuery)
 		return
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBody)
+	c.Request.Body = http.MaxBytesReader(c.Writer, body, MaxBody)
 	c.Next()
+	if c.Writer.Status() == http.StatusRequestEntityTooLarge {
+		drain(c, body) // the answer is not sent until the handler returns
+	}
+}
+
+func drain(c *gin.Context, body io.Reader) {
+	c.Header("Connection", "close")
+	_, _ = io.CopyN(io.Discard, body, drainMax)
 }
 
 const callerKey = "caller"

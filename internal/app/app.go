@@ -313,7 +313,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	s := &Services{Accounts: acc}
 	var err error
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
-		Mentioned:   activities.Mentioned,
+		Activity: func(ctx context.Context, id string) (*datastore.Key, bool, []string, error) {
+			return activities.Mentioned(ctx, db, id)
+		},
 		GiveUpAfter: rcfg.GiveUpAfter,
 	}); err != nil {
 		return nil, err

@@ -96,8 +96,6 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	if err := s.notes.Expect(ctx, event); err != nil {
 		return View{}, err
 	}
-	var commenter accounts.Person
-	var exact bool
 	var r *activities.Reaction
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var prior Comment
@@ -118,8 +116,6 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		case blocked.Any() && !taken.Found():
 			return blocks.ErrBlocked
 		}
-		commenter, _ = me.Person()
-		exact = me.Exact()
 		if taken.Found() {
 			if prior.UserID == user && prior.Seq == seq {
 				return nil // this very comment: a retry after a commit that did apply
@@ -138,14 +134,13 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	if err != nil {
 		return View{}, fmt.Errorf("comments.Create(%s): %w", activity, r.Err(err))
 	}
-	if !exact {
-		// The count shards of an earlier version's celebrity are not read
-		// in the transaction.
-		if p, ok, err := accounts.Load(ctx, s.db, user); err == nil && ok {
-			commenter = p
-		}
+	// The commenter as shown, counts included: the transaction reads only
+	// that the person is there.
+	people := map[string]accounts.Person{}
+	if p, ok, err := accounts.Load(ctx, s.db, user); err == nil && ok {
+		people[user] = p
 	}
-	return toView(activity, id, c, map[string]accounts.Person{user: commenter}), nil
+	return toView(activity, id, c, people), nil
 }
 
 func toView(activity, id string, c *Comment, people map[string]accounts.Person) View {

@@ -45,9 +45,11 @@ type Injector struct {
 	next atomic.Int32 // a code armed by FailNextCommit, 0 if none
 	// rollback says the rollback after that commit answers OK unsent.
 	rollback atomic.Bool
-	mu       sync.Mutex
-	rng      *rand.Rand
-	counts   map[string]int64
+	// failRollback is a code armed by FailNextRollback, 0 if none.
+	failRollback atomic.Int32
+	mu           sync.Mutex
+	rng          *rand.Rand
+	counts       map[string]int64
 }
 
 // New returns an Injector.
@@ -97,6 +99,12 @@ func (in *Injector) intercept(ctx context.Context, method string, req, reply any
 	if name == "Rollback" && in.rollback.Swap(false) {
 		return nil
 	}
+	if c := codes.Code(in.failRollback.Swap(0)); name == "Rollback" && c != codes.OK {
+		in.count(name + " " + c.String() + " before the call")
+		return status.Errorf(c, "injected fault: %s before %s", c, name)
+	} else if c != codes.OK {
+		in.failRollback.Store(int32(c)) // armed for a rollback, not this call
+	}
 	if c, ok := in.draw(in.cfg.Before, name, "before the call"); ok {
 		return status.Errorf(c, "injected fault: %s before %s", c, name)
 	}
@@ -115,9 +123,7 @@ func (in *Injector) intercept(ctx context.Context, method string, req, reply any
 	}
 	if c := codes.Code(in.next.Swap(0)); c != codes.OK {
 		in.rollback.Store(true)
-		in.mu.Lock()
-		in.counts[name+" "+c.String()+" after it applied"]++
-		in.mu.Unlock()
+		in.count(name + " " + c.String() + " after it applied")
 		return status.Errorf(c, "injected fault: %s after the commit applied", c)
 	}
 	if c, ok := in.draw(in.cfg.AfterCommit, name, "after it applied"); ok {
@@ -132,6 +138,17 @@ func (in *Injector) intercept(ctx context.Context, method string, req, reply any
 // library then gives up). With Aborted, the library runs the transaction
 // again: a deterministic test that a write recognises its own commit.
 func (in *Injector) FailNextCommit(code codes.Code) { in.next.Store(int32(code)) }
+
+// FailNextRollback makes the next Rollback fail with code without
+// reaching the Datastore, as a network may: the transaction stays open,
+// holding its locks, unless the caller tries again.
+func (in *Injector) FailNextRollback(code codes.Code) { in.failRollback.Store(int32(code)) }
+
+func (in *Injector) count(what string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.counts[what]++
+}
 
 // SetEnabled turns the faults on (the start) or off.
 func (in *Injector) SetEnabled(on bool) { in.off.Store(!on) }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"cloud.google.com/go/datastore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -72,5 +73,49 @@ func TestFaults(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("counted %d faults, want 1: %v", n, after.Counts())
+	}
+}
+
+// A transaction that fails and whose rollback is lost on the way is rolled
+// back again: the Datastore would otherwise keep its locks for a minute,
+// and a writer of what it read would wait and fail meanwhile.
+func TestALostRollbackIsSentAgain(t *testing.T) {
+	ctx := context.Background()
+	in := dsfaults.New(dsfaults.Config{Seed: 1})
+	c, err := store.Open(ctx, testenv.Project, testenv.EmulatorHost(t), in.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	db, err := store.New(c, testenv.Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := db.NameKey("Thing", "read", nil)
+	if err := db.Put(ctx, key, &thing{1}); err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("refused")
+	in.FailNextRollback(codes.Unavailable)
+	err = db.Update(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Get(key, &thing{}); err != nil {
+			return err
+		}
+		return refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("Update: %v, want its own error", err)
+	}
+	if n := in.Counts()["Rollback Unavailable before the call"]; n != 1 {
+		t.Fatalf("rollbacks failed: %d, want 1: %v", n, in.Counts())
+	}
+	// One try, no retry: the write must find no lock held on what the
+	// failed transaction read.
+	_, err = c.RunInTransaction(ctx, func(tx *datastore.Transaction) error {
+		_, err := tx.Put(key, &thing{2})
+		return err
+	}, datastore.MaxAttempts(1))
+	if err != nil {
+		t.Errorf("a write of what the failed transaction read: %v, want it to commit at once", err)
 	}
 }

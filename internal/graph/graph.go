@@ -376,10 +376,10 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		return accounts.Person{}, err
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		// Neither User is read: their counts change by increments that
-		// also check, at the commit, that they are there. A celebrity's
-		// followers would otherwise wait on each other's locks on the
-		// followee, and one person's follows at once on their own.
+		// Both people are read, to see that they are there (their Users
+		// change only when they do); their counts change by increments
+		// that read nothing, so a celebrity's followers do not wait on
+		// each other's locks.
 		var (
 			f     Follow
 			idx   Index
@@ -387,7 +387,7 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 			l     = tx.Lookup()
 		)
 		exists := l.Add(FollowKey(s.db, follower, followee), &f)
-		from, to := accounts.Counted(follower), accounts.Counted(followee)
+		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
 		l.Add(IndexKey(s.db, followee), &idx)
 		note := s.notes.PrepareChecked(l, event)
 		l.Add(EndedKey(s.db, follower, followee), &ended)
@@ -396,6 +396,10 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 			return err
 		}
 		switch {
+		case !from.Exists():
+			return accounts.ErrBadToken // deleted meanwhile
+		case !to.Exists():
+			return accounts.ErrNoSuchPerson
 		case exists.Found():
 			return nil // followed meanwhile
 		case blocked.Any():
@@ -453,25 +457,10 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		_, err := note.Write(tx)
 		return err
 	})
-	if errors.Is(err, store.ErrGone) {
-		err = s.gone(ctx, follower)
-	}
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
 	return s.load(ctx, followee)
-}
-
-// gone returns the error of a follow whose commit found one of the two
-// people gone: the follower (ErrBadToken: deleted meanwhile) or else the
-// followee.
-func (s *Service) gone(ctx context.Context, follower string) error {
-	if _, ok, err := accounts.Load(ctx, s.db, follower); err != nil {
-		return err
-	} else if !ok {
-		return accounts.ErrBadToken
-	}
-	return accounts.ErrNoSuchPerson
 }
 
 // load reads a person with exact counts after the commit of a change that
@@ -498,28 +487,16 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 			return err
 		}
 	}
-	// Both people are counted blind, as in Follow; should one be gone
-	// (erased), the commit fails, and the unfollow goes again reading
-	// them, so that it counts only those there.
-	var err error
-	for _, blind := range []bool{true, false} {
-		err = s.db.Update(ctx, func(tx *store.Tx) error {
-			var f Follow
-			l := tx.Lookup()
-			exists := l.Add(FollowKey(s.db, follower, followee), &f)
-			from, to := accounts.Counted(follower), accounts.Counted(followee)
-			if !blind {
-				from, to = accounts.Read(l, follower), accounts.Read(l, followee)
-			}
-			if err := l.Run(ctx); err != nil || !exists.Found() {
-				return err
-			}
-			return s.end(ctx, tx, []*Follow{&f}, removal, keepHistory, map[string]*accounts.Record{follower: from, followee: to})
-		})
-		if !errors.Is(err, store.ErrGone) {
-			break
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var f Follow
+		l := tx.Lookup()
+		exists := l.Add(FollowKey(s.db, follower, followee), &f)
+		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
+		if err := l.Run(ctx); err != nil || !exists.Found() {
+			return err
 		}
-	}
+		return s.end(ctx, tx, []*Follow{&f}, removal, keepHistory, map[string]*accounts.Record{follower: from, followee: to})
+	})
 	if err != nil {
 		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
 	}

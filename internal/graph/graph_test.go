@@ -251,6 +251,44 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 // follow joins its lane's chunk, not chunk 0 (which posts read), a full
 // lane opens a new chunk at the end, and the counts, the User's own plus
 // the shards', stay exact across follows and unfollows of followers from
+// The version before Counts kept counts on the User: they are read and
+// added to, never written, and a follow or unfollow now counts in Counts
+// alone.
+func TestCountsKeptOnTheUserByTheLastVersion(t *testing.T) {
+	ctx := context.Background()
+	db, acc, g, users := setup(t, 3)
+	a, b, c := users[0], users[1], users[2]
+	if err := graphtest.CountOnUser(ctx, db, a, 5, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range [][2]string{{b, a}, {c, a}, {a, b}} {
+		if _, err := g.Follow(ctx, f[0], f[1], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Unfollow(ctx, c, a, false); err != nil {
+		t.Fatal(err)
+	}
+	p, err := acc.Get(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FollowersCount != 5+2-1 || p.FollowingCount != 2+1 {
+		t.Errorf("counts %d/%d, want %d/%d", p.FollowersCount, p.FollowingCount, 5+2-1, 2+1)
+	}
+	var u accounts.User
+	if _, err := db.Get(ctx, accounts.UserKey(db, a), &u); err != nil || u.FollowersCount != 5 || u.FollowingCount != 2 {
+		t.Errorf("the User's counts moved to %d/%d (%v), want 5/2 as the earlier version left them", u.FollowersCount, u.FollowingCount, err)
+	}
+	// The erasure takes the Counts with the User.
+	if err := acc.Delete(ctx, a, "password1", func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.Get(ctx, accounts.CountsKey(db, a), &accounts.Counts{}); err != nil || ok {
+		t.Errorf("Counts after the erasure: found %v, %v; want gone", ok, err)
+	}
+}
+
 // before and after the change of version.
 func TestFollowsOfAUserSpreadByAnEarlierVersion(t *testing.T) {
 	ctx := context.Background()
@@ -302,6 +340,10 @@ func TestFollowsOfAUserSpreadByAnEarlierVersion(t *testing.T) {
 	if _, err := db.Get(ctx, accounts.UserKey(db, star), &before); err != nil {
 		t.Fatal(err)
 	}
+	var countsBefore accounts.Counts
+	if _, err := db.Get(ctx, accounts.CountsKey(db, star), &countsBefore); err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range fans {
 		p, err := g.Follow(ctx, u, star, nil)
 		if err != nil {
@@ -315,8 +357,13 @@ func TestFollowsOfAUserSpreadByAnEarlierVersion(t *testing.T) {
 	if _, err := db.Get(ctx, accounts.UserKey(db, star), &after); err != nil {
 		t.Fatal(err)
 	}
-	if after.FollowersCount-before.FollowersCount != int64(len(fans)) {
-		t.Errorf("the User's own count moved from %d to %d, want by %d: the follows count there now", before.FollowersCount, after.FollowersCount, len(fans))
+	var countsAfter accounts.Counts
+	if _, err := db.Get(ctx, accounts.CountsKey(db, star), &countsAfter); err != nil {
+		t.Fatal(err)
+	}
+	if after.FollowersCount != before.FollowersCount || countsAfter.Followers-countsBefore.Followers != int64(len(fans)) {
+		t.Errorf("the User's count moved from %d to %d, its Counts from %d to %d; want the follows counted in Counts alone, by %d",
+			before.FollowersCount, after.FollowersCount, countsBefore.Followers, countsAfter.Followers, len(fans))
 	}
 	var c0 graph.Chunk
 	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil || len(c0.IDs) != len(early) {

@@ -103,12 +103,14 @@ type View struct {
 // Config tunes a Service.
 type Config struct {
 	Queue string // default "notifications"
-	// Mentioned, when set, tells whether an activity exists and whom it
-	// mentions, in the transaction of a job that writes notifications
-	// about it (package activities): none is made about an activity not
-	// committed yet, or deleted already, whose cleanup may be over, and a
-	// mention only to someone the activity still mentions.
-	Mentioned func(tx *store.Tx, id string) (bool, []string, error)
+	// Activity, when set, reads an activity for a job that writes
+	// notifications about it (package activities), outside any
+	// transaction: its key, whether it exists and whom it mentions. None
+	// is made about an activity not committed yet, and a mention only to
+	// someone the activity mentions. The job's commit checks that the
+	// activity is still there (store.Tx.Check), without a lock on it: none
+	// is made about one deleted, whose cleanup may be over.
+	Activity func(ctx context.Context, id string) (*datastore.Key, bool, []string, error)
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -294,36 +296,42 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 	if e.Seq <= 0 {
 		return 0, nil // from an older version, which enqueued after the commit
 	}
+	var activity *datastore.Key
+	if e.ActivityID != "" && s.cfg.Activity != nil {
+		key, ok, mentioned, err := s.cfg.Activity(ctx, e.ActivityID)
+		switch {
+		case err != nil:
+			return 0, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
+		case !ok && key != nil && s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter:
+			return 0, ErrNotYet
+		case !ok:
+			return 0, nil // never committed, or deleted: nothing to tell
+		}
+		if e.Type == Mention {
+			recipients = slices.DeleteFunc(recipients, func(r string) bool { return !slices.Contains(mentioned, r) })
+		}
+		activity = key
+	}
 	made := 0
 	for start := 0; start < len(recipients); start += 250 {
 		part := e
 		part.Recipients = recipients[start:min(start+250, len(recipients))]
 		var n int
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
-			n = 0
-			if e.ActivityID != "" && s.cfg.Mentioned != nil {
-				ok, mentioned, err := s.cfg.Mentioned(tx, e.ActivityID)
-				switch {
-				case err != nil:
-					return err
-				case !ok && s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter:
-					return ErrNotYet
-				case !ok:
-					return nil // never committed, or deleted: nothing to tell
-				}
-				if e.Type == Mention {
-					part.Recipients = slices.DeleteFunc(slices.Clone(part.Recipients), func(r string) bool { return !slices.Contains(mentioned, r) })
-				}
-			}
 			l := tx.Lookup()
 			p := s.Prepare(l, part)
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
 			var err error
-			n, err = p.Write(tx)
-			return err
+			if n, err = p.Write(tx); err != nil || n == 0 || activity == nil {
+				return err
+			}
+			return tx.Check(activity)
 		})
+		if errors.Is(err, store.ErrGone) {
+			return made, nil // the activity was deleted meanwhile
+		}
 		if err != nil {
 			return made, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/datastore"
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
@@ -116,12 +117,19 @@ func TestOrderOfEventsNotOfJobs(t *testing.T) {
 // cleanup may be over already.
 func TestNothingAboutADeletedActivity(t *testing.T) {
 	ctx := context.Background()
-	exists := map[string]bool{"1": true}
+	// 4 is read as there, and deleted before the job's commit.
+	exists := map[string]bool{"1": true, "4": true}
 	gen := ids.New()
-	_, svc := newService(t, gen, nopQueue{}, notifications.Config{
-		Mentioned:   func(_ *store.Tx, id string) (bool, []string, error) { return exists[id], []string{"1001"}, nil },
+	var db *store.DB
+	db, svc := newService(t, gen, nopQueue{}, notifications.Config{
+		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, error) {
+			return db.NameKey("Activity", id, nil), exists[id], []string{"1001"}, nil
+		},
 		GiveUpAfter: time.Minute,
 	})
+	if err := db.Put(ctx, db.NameKey("Activity", "1", nil), &struct{ N int }{1}); err != nil {
+		t.Fatal(err)
+	}
 	long := ids.NewNode(1, func() time.Time { return time.Now().Add(-2 * time.Minute) }).Next()
 	for _, c := range []struct {
 		name     string
@@ -133,10 +141,14 @@ func TestNothingAboutADeletedActivity(t *testing.T) {
 		{"exists", "1", gen.Next(), 1, nil},
 		{"not committed yet: retry", "2", gen.Next(), 0, notifications.ErrNotYet},
 		{"never committed, or deleted", "3", long, 0, nil},
+		{"deleted before the commit", "4", gen.Next(), 0, nil},
 	} {
 		e := notifications.Event{Type: notifications.Mention, ActorID: "2002", Recipients: []string{"1001"}, ActivityID: c.activity, ID: "mention-" + c.activity, Seq: c.seq}
 		if made, err := svc.Run(ctx, e); !errors.Is(err, c.wantErr) || made != c.want {
 			t.Errorf("%s: made %d, %v; want %d, %v", c.name, made, err, c.want, c.wantErr)
+		}
+		if ok, err := db.Get(ctx, notifications.Key(db, "1001", e.ID), &notifications.Notification{}); err != nil || ok != (c.want == 1) {
+			t.Errorf("%s: notification stored %v, %v; want %v", c.name, ok, err, c.want == 1)
 		}
 	}
 }
@@ -214,8 +226,8 @@ func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notificatio
 func TestNotifiesOnlyWhomItMay(t *testing.T) {
 	ctx := context.Background()
 	db, svc := newService(t, ids.New(), nopQueue{}, notifications.Config{
-		Mentioned: func(_ *store.Tx, id string) (bool, []string, error) {
-			return true, []string{"1001", "3003", "4004", "5005"}, nil
+		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, error) {
+			return nil, true, []string{"1001", "3003", "4004", "5005"}, nil
 		},
 	})
 	for _, b := range []struct{ blocker, blocked string }{{"3003", "2002"}, {"2002", "5005"}} {

@@ -17,6 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
+	"time"
 
 	"cloud.google.com/go/datastore"
 	"google.golang.org/api/iterator"
@@ -235,11 +238,41 @@ func (tx *Tx) DB() *DB { return tx.db }
 // Update runs f in a transaction, retrying contention up to MaxAttempts
 // times, and converts the error. f may run more than once: it must set
 // anything it reports afresh each time.
+//
+// A transaction that does not commit is rolled back, so that its locks go
+// at once: one left open holds them until the Datastore expires it, a
+// minute later, and every writer of what it read waits and fails
+// meanwhile. The client library gives up on a rollback that fails with
+// anything but a timeout; Update tries again.
 func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
+	var last *datastore.Transaction
 	_, err := db.client.RunInTransaction(ctx, func(t *datastore.Transaction) error {
+		last = t
 		return f(&Tx{db: db, tx: t})
 	}, datastore.MaxAttempts(MaxAttempts))
+	if err != nil && last != nil {
+		rollBack(last)
+	}
 	return Convert(err)
+}
+
+// rollBack rolls back a transaction the client library may have failed to
+// roll back, trying again while the error says the call may not have
+// reached the Datastore. One rolled back already, or committed, answers at
+// once without a call, or with an error that ends the tries.
+func rollBack(t *datastore.Transaction) {
+	wait := 20 * time.Millisecond
+	for range 5 {
+		s, ok := status.FromError(t.Rollback())
+		switch {
+		case !ok: // not a call: rolled back or committed already
+			return
+		case s.Code() != codes.Unavailable && s.Code() != codes.DeadlineExceeded && s.Code() != codes.Aborted && s.Code() != codes.Internal:
+			return // done (OK), or refused for good
+		}
+		time.Sleep(wait)
+		wait *= 2
+	}
 }
 
 // Get loads the entity at key into dst and reports whether it exists.
@@ -280,6 +313,12 @@ func (tx *Tx) Transform(key *datastore.Key, ts ...datastore.PropertyTransform) e
 	return err
 }
 
+// Check makes tx's commit fail with ErrGone unless the entity at key is
+// there then. It reads nothing and changes nothing (a Transform of no
+// property): how a transaction writes about what many others change at
+// once, such as a popular activity, without holding a lock on it.
+func (tx *Tx) Check(key *datastore.Key) error { return tx.Transform(key) }
+
 // TransformAny is Transform for an entity that may not exist: it makes
 // one of only the transformed properties if there is none.
 func (tx *Tx) TransformAny(key *datastore.Key, ts ...datastore.PropertyTransform) error {
@@ -290,16 +329,29 @@ func (tx *Tx) TransformAny(key *datastore.Key, ts ...datastore.PropertyTransform
 // Increment adds each non-zero delta to its property of the entity at key,
 // as Transform does: on the server, with the commit, reading nothing.
 func (tx *Tx) Increment(key *datastore.Key, deltas map[string]int64) error {
+	if ts := increments(deltas); len(ts) > 0 {
+		return tx.Transform(key, ts...)
+	}
+	return nil
+}
+
+// IncrementAny is Increment as TransformAny: the entity is made, of only
+// those properties, if there is none.
+func (tx *Tx) IncrementAny(key *datastore.Key, deltas map[string]int64) error {
+	if ts := increments(deltas); len(ts) > 0 {
+		return tx.TransformAny(key, ts...)
+	}
+	return nil
+}
+
+func increments(deltas map[string]int64) []datastore.PropertyTransform {
 	var ts []datastore.PropertyTransform
-	for name, n := range deltas {
-		if n != 0 {
+	for _, name := range slices.Sorted(maps.Keys(deltas)) {
+		if n := deltas[name]; n != 0 {
 			ts = append(ts, datastore.Increment(name, n))
 		}
 	}
-	if len(ts) == 0 {
-		return nil
-	}
-	return tx.Transform(key, ts...)
+	return ts
 }
 
 // none is an entity of no properties: the base of a Transform, whose

@@ -66,3 +66,17 @@ func CountInShard(ctx context.Context, db *store.DB, user string, i int, n int64
 		return tx.Put(accounts.CountKey(db, user, i), &c)
 	})
 }
+
+// CountOnUser adds to a user's counts where the version before Counts kept
+// them: on the User itself.
+func CountOnUser(ctx context.Context, db *store.DB, user string, followers, following int64) error {
+	return db.Update(ctx, func(tx *store.Tx) error {
+		var u accounts.User
+		if ok, err := tx.Get(accounts.UserKey(db, user), &u); err != nil || !ok {
+			return fmt.Errorf("graphtest: user %s: found %v: %w", user, ok, err)
+		}
+		u.FollowersCount += followers
+		u.FollowingCount += following
+		return tx.Put(accounts.UserKey(db, user), &u)
+	})
+}
