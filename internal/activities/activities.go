@@ -125,6 +125,11 @@ type Activity struct {
 	CommentsCount int64 `datastore:"commentsCount,noindex"`
 	Counted       bool  `datastore:"counted,noindex"`
 	Shards        int   `datastore:"shards,noindex"`
+	// Edits is how many times it was edited: its Versions 0..Edits-1
+	// hold what it was before each. EditedTime is when it last was, ms
+	// since the epoch (0: never).
+	Edits      int   `datastore:"edits,noindex"`
+	EditedTime int64 `datastore:"editedTime,noindex"`
 }
 
 // Audience is one chunk of an activity's home-feed audience.
@@ -157,6 +162,7 @@ type View struct {
 	LikesCount    int64            `json:"likesCount"`
 	CommentsCount int64            `json:"commentsCount"`
 	LikedByViewer bool             `json:"likedByViewer"`
+	EditedTime    int64            `json:"editedTime,omitempty"`
 }
 
 func toView(id string, a *Activity, author *accounts.Person, likes, comments int64, liked bool) View {
@@ -167,7 +173,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Author: author,
-		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked,
+		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 	}
 }
 
@@ -323,6 +329,7 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 			return ErrNotAuthor
 		}
 		keys := append([]*datastore.Key{key}, statsKeys(s.db, id, a.legacyShards())...)
+		keys = append(keys, versionKeys(s.db, id, a.Edits)...)
 		if a.ExternalID != "" {
 			keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
 		}
@@ -403,13 +410,14 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 // Mentioned reads an activity outside any transaction, for jobs of other
 // packages that must not write about one not committed yet, or tell
 // someone of a mention the post dropped: its key (nil for an id that
-// cannot be one), whether it exists, and whom it mentions.
-func Mentioned(ctx context.Context, db *store.DB, id string) (*datastore.Key, bool, []string, error) {
+// cannot be one), whether it exists, whom it mentions and how many times
+// it was edited.
+func Mentioned(ctx context.Context, db *store.DB, id string) (*datastore.Key, bool, []string, int, error) {
 	if _, ok := ids.Parse(id); !ok {
-		return nil, false, nil, nil
+		return nil, false, nil, 0, nil
 	}
 	var a Activity
 	key := Key(db, id)
 	ok, err := db.Get(ctx, key, &a)
-	return key, ok, a.MentionIDs, err
+	return key, ok, a.MentionIDs, a.Edits, err
 }

@@ -15,6 +15,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/mutes"
 	"socialstream/internal/store"
 )
 
@@ -32,7 +33,10 @@ type FeedRequest struct {
 	Selector string // Self, Friends, Mentions, All, or a group id
 	UserID   string // whose feed, for Self, Friends and Mentions
 	AppID    string // only this app's activities; empty or @app for all
-	Page     store.PageRequest
+	// Since, if set, is an activity id: only the activities newer than
+	// it (what is new since a reader last looked), newest first.
+	Since string
+	Page  store.PageRequest
 }
 
 var (
@@ -57,43 +61,57 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 	if app != "" && r.Selector != Self && r.Selector != All {
 		return nil, "", errAppFilter
 	}
+	// newer narrows a feed's query to what is newer than Since: a range on
+	// the property it is ordered by, served by the same index.
+	newer, since := func(q *datastore.Query) *datastore.Query { return q }, ""
+	if r.Since != "" {
+		seq, ok := ids.Parse(r.Since)
+		if !ok {
+			return nil, "", derrors.New(derrors.InvalidArgument, "since must be an activity id")
+		}
+		newer = func(q *datastore.Query) *datastore.Query { return q.FilterField("seq", ">", seq) }
+		since = ":since" + r.Since
+	}
 	switch r.Selector {
 	case Self:
 		q := s.db.Query(KindActivity).FilterField("userId", "=", r.UserID)
 		if app != "" {
 			q = q.FilterField("appId", "=", app)
 		}
-		return s.activityFeed(ctx, r.Viewer, q.Order("-seq"), "self:"+r.UserID+":"+app, r.Page, "")
+		// A person's own feed shows them even to someone who mutes them,
+		// as their page.
+		return s.activityFeed(ctx, r.Viewer, newer(q).Order("-seq"), "self:"+r.UserID+":"+app+since, r.Page, "", false)
 	case All:
 		q := s.db.Query(KindActivity)
 		if app != "" {
 			q = q.FilterField("appId", "=", app)
 		}
-		return s.activityFeed(ctx, r.Viewer, q.Order("-seq"), "all:"+app, r.Page, "")
+		return s.activityFeed(ctx, r.Viewer, newer(q).Order("-seq"), "all:"+app+since, r.Page, "", true)
 	case Mentions:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		q := s.db.Query(KindActivity).FilterField("mentionIds", "=", r.UserID).Order("-seq")
-		return s.activityFeed(ctx, r.Viewer, q, "mentions:"+r.UserID, r.Page, "")
+		q := newer(s.db.Query(KindActivity).FilterField("mentionIds", "=", r.UserID)).Order("-seq")
+		return s.activityFeed(ctx, r.Viewer, q, "mentions:"+r.UserID+since, r.Page, "", true)
 	case Friends:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		return s.homeFeed(ctx, r.Viewer, r.Page)
+		return s.homeFeed(ctx, r.Viewer, newer, since, r.Page)
 	default:
 		group := r.Selector
 		if _, ok := ids.Parse(group); !ok {
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)
 		}
-		q := s.db.Query(KindActivity).FilterField("groupIds", "=", group).Order("-seq")
-		return s.activityFeed(ctx, r.Viewer, q, "group:"+group, r.Page, group)
+		q := newer(s.db.Query(KindActivity).FilterField("groupIds", "=", group)).Order("-seq")
+		return s.activityFeed(ctx, r.Viewer, q, "group:"+group+since, r.Page, group, true)
 	}
 }
 
 // activityFeed runs a feed's query on activities; for a group's feed, group
-// names the group whose access the batch lookup checks too.
-func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.Query, tag string, p store.PageRequest, group string) ([]View, string, error) {
+// names the group whose access the batch lookup checks too. quiet leaves
+// out the activities of the people the viewer mutes.
+func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.Query, tag string, p store.PageRequest, group string, quiet bool) ([]View, string, error) {
 	keys, vals, next, err := store.Page[Activity](ctx, s.db, q, tag, p)
 	if err != nil {
 		return nil, "", err
@@ -102,16 +120,16 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.
 	for i := range vals {
 		acts[i] = &vals[i]
 	}
-	views, err := s.views(ctx, viewer, keys, acts, group)
+	views, err := s.viewsOf(ctx, viewer, keys, acts, group, true, quiet)
 	if err != nil {
 		return nil, "", err
 	}
 	return views, next, nil
 }
 
-func (s *Service) homeFeed(ctx context.Context, viewer string, p store.PageRequest) ([]View, string, error) {
-	q := s.db.Query(KindAudience).FilterField("followerIds", "=", viewer).Order("-seq").KeysOnly()
-	audKeys, _, next, err := store.Page[Audience](ctx, s.db, q, "home:"+viewer, p)
+func (s *Service) homeFeed(ctx context.Context, viewer string, newer func(*datastore.Query) *datastore.Query, since string, p store.PageRequest) ([]View, string, error) {
+	q := newer(s.db.Query(KindAudience).FilterField("followerIds", "=", viewer)).Order("-seq").KeysOnly()
+	audKeys, _, next, err := store.Page[Audience](ctx, s.db, q, "home:"+viewer+since, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -130,7 +148,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, p store.PageReque
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
 	}
-	views, err := s.views(ctx, viewer, found, list, "")
+	views, err := s.viewsOf(ctx, viewer, found, list, "", true, true)
 	if err != nil {
 		return nil, "", err
 	}
@@ -144,21 +162,26 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, p store.PageReque
 // someone the viewer blocks, or who blocks the viewer, is left out (so a
 // page may hold fewer than asked for).
 func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string) ([]View, error) {
-	return s.viewsOf(ctx, viewer, keys, acts, group, true)
+	return s.viewsOf(ctx, viewer, keys, acts, group, true, false)
 }
 
 // viewsOf is views, leaving out the activities of people with a block
-// with the viewer only if hide.
-func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide bool) ([]View, error) {
+// with the viewer only if hide, and, if quiet, those of the people the
+// viewer mutes (read in the same lookup).
+func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide, quiet bool) ([]View, error) {
 	l := s.db.Lookup()
 	authors := map[string]*accounts.Record{}
 	between := map[string]*blocks.Between{}
+	muted := map[string]*mutes.Ref{}
 	for _, a := range acts {
 		if authors[a.UserID] == nil {
 			authors[a.UserID] = accounts.Read(l, a.UserID)
 			if viewer != "" && a.UserID != viewer {
 				if hide {
 					between[a.UserID] = blocks.ReadBetween(l, viewer, a.UserID)
+				}
+				if quiet {
+					muted[a.UserID] = mutes.Read(l, viewer, a.UserID)
 				}
 			}
 		}
@@ -184,8 +207,9 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 		}
 	}
 	out := make([]View, 0, len(acts))
+	now := s.now()
 	for i, a := range acts {
-		if b := between[a.UserID]; b != nil && b.Any() {
+		if b := between[a.UserID]; b != nil && b.Any() || muted[a.UserID].ActiveAt(now) {
 			continue
 		}
 		var author *accounts.Person
@@ -342,20 +366,22 @@ func HomeIDs(ctx context.Context, db *store.DB, viewer string, offset, n int) ([
 }
 
 // LookupBare does a feed's two batch lookups for the activities with the
-// given ids and nothing more: the activities, then their authors, counts
-// and viewer's likes (through liked). It returns how many activities it
-// found. For the bench's floor.
+// given ids and nothing more: the activities, then their authors, counts,
+// viewer's likes (through liked), blocks and mutes. It returns how many
+// activities it found. For the bench's floor.
 func LookupBare(ctx context.Context, db *store.DB, viewer string, idList []string, liked func(l *store.Lookup, activity, viewer string) store.Ref) (int, error) {
 	keys := make([]*datastore.Key, len(idList))
 	for i, id := range idList {
 		keys[i] = Key(db, id)
 	}
-	s := &Service{db: db, cfg: Config{Liked: liked}}
+	s := &Service{db: db, cfg: Config{Liked: liked}, now: time.Now}
 	found, acts, err := s.load(ctx, keys)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := s.views(ctx, viewer, found, acts, ""); err != nil {
+	// The keys a home feed's second lookup reads: authors, counts,
+	// likes, blocks and mutes.
+	if _, err := s.viewsOf(ctx, viewer, found, acts, "", true, true); err != nil {
 		return 0, err
 	}
 	return len(found), nil

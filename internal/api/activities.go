@@ -19,6 +19,8 @@ type activityParams struct {
 	ActivityIDs list            `json:"activityIds"`
 	Activity    *activityFields `json:"activity"`
 	Fields      list            `json:"fields"`
+	// Since asks a feed for what is newer than this activity id.
+	Since string `json:"since"`
 	paging
 }
 
@@ -41,6 +43,7 @@ func activitiesGetFromRequest(c *gin.Context) (activityParams, error) {
 	if p.Fields, err = listFromQuery(c, "fields"); err != nil {
 		return p, err
 	}
+	p.Since = c.Query("since")
 	p.paging, err = pagingFromQuery(c)
 	return p, err
 }
@@ -53,6 +56,69 @@ func activitiesCreateFromRequest(c *gin.Context) (activityParams, error) {
 	}
 	p.Activity = &f
 	return p, nil
+}
+
+// activityEdit is an edit as a client sends it: a field left out is kept.
+type activityEdit struct {
+	Title *string `json:"title"`
+	Body  *string `json:"body"`
+}
+
+// activityUpdateParams are the parameters of activities.update.
+type activityUpdateParams struct {
+	UserID      string        `json:"userId"`
+	GroupID     string        `json:"groupId"`
+	AppID       string        `json:"appId"`
+	ActivityIDs list          `json:"activityIds"`
+	Activity    *activityEdit `json:"activity"`
+}
+
+func activitiesUpdateFromRequest(c *gin.Context) (activityUpdateParams, error) {
+	p := activityUpdateParams{UserID: c.Param("userId"), GroupID: c.Param("selector"), AppID: c.Param("appId")}
+	var err error
+	if p.ActivityIDs, err = splitList([]string{c.Param("ids")}); err != nil {
+		return p, err
+	}
+	var f activityEdit
+	if err := decodeJSON(c.Request.Body, &f); err != nil {
+		return p, err
+	}
+	p.Activity = &f
+	return p, nil
+}
+
+// activitiesUpdate edits one of the caller's activities: its title, its
+// body or both.
+func (s *Server) activitiesUpdate(ctx context.Context, caller string, p activityUpdateParams) (any, error) {
+	if err := s.checkOwnSelf(ctx, caller, activityParams{UserID: p.UserID, GroupID: p.GroupID}); err != nil {
+		return nil, err
+	}
+	if len(p.ActivityIDs) != 1 {
+		return nil, derrors.New(derrors.InvalidArgument, "give the id of one activity to edit")
+	}
+	if p.Activity == nil {
+		return nil, derrors.New(derrors.InvalidArgument, "activity is required")
+	}
+	v, err := s.activities.Edit(ctx, caller, p.ActivityIDs[0], activities.EditInput{Title: p.Activity.Title, Body: p.Activity.Body})
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
+// activitiesHistory lists the versions of one of the caller's activities.
+func (s *Server) activitiesHistory(ctx context.Context, caller string, p activityParams) (any, error) {
+	if err := s.checkOwnSelf(ctx, caller, p); err != nil {
+		return nil, err
+	}
+	if len(p.ActivityIDs) != 1 {
+		return nil, derrors.New(derrors.InvalidArgument, "give the id of one activity")
+	}
+	list, err := s.activities.History(ctx, caller, p.ActivityIDs[0])
+	if err != nil {
+		return nil, err
+	}
+	return collection{List: list, ItemsPerPage: len(list), TotalResults: int64(len(list))}, nil
 }
 
 func activitiesDeleteFromRequest(c *gin.Context) (activityParams, error) {
@@ -79,6 +145,9 @@ func (s *Server) findActivities(ctx context.Context, caller string, p activityPa
 		return nil, err
 	}
 	if len(p.ActivityIDs) > 0 {
+		if p.Since != "" {
+			return nil, derrors.New(derrors.InvalidArgument, "since applies to feeds, not to activities by id")
+		}
 		if p.GroupID != activities.Self {
 			return nil, derrors.New(derrors.InvalidArgument, "activities are fetched by id under @self")
 		}
@@ -95,7 +164,7 @@ func (s *Server) findActivities(ctx context.Context, caller string, p activityPa
 		}
 		return collection{List: list, ItemsPerPage: len(list), TotalResults: int64(len(list))}, nil
 	}
-	req := activities.FeedRequest{Viewer: caller, Selector: p.GroupID, AppID: p.AppID, Page: page}
+	req := activities.FeedRequest{Viewer: caller, Selector: p.GroupID, AppID: p.AppID, Since: p.Since, Page: page}
 	switch p.GroupID {
 	case activities.Self, activities.Friends, activities.Mentions:
 		if req.UserID, err = s.accounts.Resolve(ctx, caller, p.UserID); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/activities"
 	"socialstream/internal/graph/graphtest"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/queue"
@@ -93,6 +94,10 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if r := e.do("POST", "/social/rest/activities/@me/@self", v.token, map[string]string{"title": "again", "externalId": "x1"}); r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
+	// An edited post: its versions must go too.
+	if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+mine, v.token, map[string]string{"title": "hello @alice, edited"}); r.status != 200 {
+		t.Fatal(r.status, string(r.raw))
+	}
 	theirs := e.post(a, "hi @victim and @bob")
 	bobs := e.post(b, "bob alone")
 	for _, like := range []struct {
@@ -136,6 +141,11 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if r := e.do("POST", "/social/rest/people/@me/@blocked", b.token, map[string]string{"id": v.id}); r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
+	for _, m := range [][2]user{{v, a}, {a, v}} {
+		if r := e.do("POST", "/social/rest/people/@me/@muted", m[0].token, map[string]string{"id": m[1].id}); r.status != 201 {
+			t.Fatal(r.status, string(r.raw))
+		}
+	}
 	for _, u := range []user{v, a} {
 		if r := e.do("PUT", "/social/rest/appdata/@me/@self/notes", u.token, map[string]string{"theme": "dark"}); r.status != 204 {
 			t.Fatal(r.status, string(r.raw))
@@ -168,6 +178,10 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	e.settle()
 
 	found, counted := mentionsOf(t, e.db, v.id)
+	// A version names its activity, not its author.
+	if ok, err := e.db.Get(context.Background(), activities.VersionKey(e.db, mine, 0), &activities.Version{}); err != nil || ok {
+		found = append(found, fmt.Sprintf("version 0 of %s: %v, %v", mine, ok, err))
+	}
 	if len(found) > 0 {
 		t.Errorf("after the erasure, %d entities still name the user:\n%s", len(found), strings.Join(found, "\n"))
 	}
@@ -400,8 +414,16 @@ func TestExport(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.register("alice"), e.register("bob")
 	n := lifecycle.ExportPage + 5
+	var first string
 	for i := range n {
-		e.post(a, fmt.Sprintf("post %d", i))
+		id := e.post(a, fmt.Sprintf("post %d", i))
+		if i == 0 {
+			first = id
+		}
+	}
+	// The first post, edited, is exported with its versions.
+	if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+first, a.token, map[string]string{"title": "post 0, edited"}); r.status != 200 {
+		t.Fatal(r.status)
 	}
 	e.follow(a, b.id)
 	e.follow(b, a.id)
@@ -416,6 +438,9 @@ func TestExport(t *testing.T) {
 		t.Fatal(r.status)
 	}
 	if r := e.do("PUT", "/social/rest/appdata/@me/@self/notes", a.token, map[string]string{"theme": "dark"}); r.status != 204 {
+		t.Fatal(r.status)
+	}
+	if r := e.do("POST", "/social/rest/people/@me/@muted", a.token, map[string]any{"id": b.id, "duration": 60}); r.status != 201 {
 		t.Fatal(r.status)
 	}
 	e.wantError(e.do("GET", "/auth/account/export", "", nil), http.StatusUnauthorized)
@@ -433,6 +458,7 @@ func TestExport(t *testing.T) {
 		Comments   []map[string]any `json:"comments"`
 		Likes      []map[string]any `json:"likes"`
 		Blocked    []map[string]any `json:"blocked"`
+		Muted      []map[string]any `json:"muted"`
 		AppData    map[string]any   `json:"appData"`
 		Complete   bool             `json:"complete"`
 	}
@@ -442,14 +468,19 @@ func TestExport(t *testing.T) {
 	switch {
 	case !doc.Complete || doc.Person["id"] != a.id:
 		t.Errorf("complete %v, person %v", doc.Complete, doc.Person)
-	case len(doc.Activities) != n || doc.Activities[0]["title"] != fmt.Sprintf("post %d", n-1) || doc.Activities[n-1]["title"] != "post 0":
+	case len(doc.Activities) != n || doc.Activities[0]["title"] != fmt.Sprintf("post %d", n-1) || doc.Activities[n-1]["title"] != "post 0, edited":
 		t.Errorf("%d activities, want %d newest first", len(doc.Activities), n)
+	case doc.Activities[0]["history"] != nil || fmt.Sprint(doc.Activities[n-1]["history"]) != fmt.Sprintf("[map[mentions:[] postedTime:%v title:post 0] map[mentions:[] postedTime:%v title:post 0, edited]]",
+		doc.Activities[n-1]["postedTime"], doc.Activities[n-1]["editedTime"]):
+		t.Errorf("histories: %v and %v, want none and the edited post's two versions", doc.Activities[0]["history"], doc.Activities[n-1]["history"])
 	case len(doc.Follows) != 1 || doc.Follows[0]["id"] != b.id || len(doc.Followers) != 1 || doc.Followers[0]["id"] != b.id:
 		t.Errorf("follows %v, followers %v", doc.Follows, doc.Followers)
 	case len(doc.Groups) != 1 || len(doc.Comments) != 1 || doc.Comments[0]["text"] != "mine" ||
 		len(doc.Likes) != 1 || doc.Likes[0]["activityId"] != bobs || len(doc.Blocked) != 0 ||
 		!reflect.DeepEqual(doc.AppData, map[string]any{"notes": map[string]any{"theme": "dark"}}):
 		t.Errorf("groups %v, comments %v, likes %v, blocked %v, appData %v", doc.Groups, doc.Comments, doc.Likes, doc.Blocked, doc.AppData)
+	case len(doc.Muted) != 1 || doc.Muted[0]["id"] != b.id || doc.Muted[0]["until"] == nil:
+		t.Errorf("muted %v, want bob for a minute", doc.Muted)
 	}
 }
 

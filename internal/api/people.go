@@ -6,12 +6,14 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/mutes"
 	"socialstream/internal/store"
 )
 
@@ -60,8 +62,8 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 	if p.GroupID == "" {
 		p.GroupID = "@self"
 	}
-	if p.PersonID != "" && p.GroupID != "@friends" && p.GroupID != "@followers" && p.GroupID != "@blocked" {
-		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends, @followers and @blocked only")
+	if p.PersonID != "" && p.GroupID != "@friends" && p.GroupID != "@followers" && p.GroupID != "@blocked" && p.GroupID != "@muted" {
+		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends, @followers, @blocked and @muted only")
 	}
 	if len(p.UserIDs) > 0 {
 		if p.GroupID != "@self" {
@@ -86,6 +88,9 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 	}
 	if p.GroupID == "@blocked" {
 		return s.blocked(ctx, caller, p.UserID, p.PersonID, page)
+	}
+	if p.GroupID == "@muted" {
+		return s.muted(ctx, caller, p.UserID, p.PersonID, page)
 	}
 	if p.GroupID != "@friends" && p.GroupID != "@followers" {
 		if _, ok := ids.Parse(p.GroupID); !ok {
@@ -208,6 +213,9 @@ type followParams struct {
 	ID          string `json:"id"`
 	CopyLimit   *int   `json:"copyLimit"`
 	KeepHistory bool   `json:"keepHistory"`
+	// Duration is how long a mute lasts, in seconds; none or 0: without
+	// end.
+	Duration *int64 `json:"duration"`
 }
 
 func followFromRequest(c *gin.Context) (followParams, error) {
@@ -238,10 +246,10 @@ func unfollowFromRequest(c *gin.Context) (followParams, error) {
 	return p, nil
 }
 
-var errFollowPath = derrors.New(derrors.NotFound, "follows are made at /people/@me/@friends, blocks at /people/@me/@blocked")
+var errFollowPath = derrors.New(derrors.NotFound, "follows are made at /people/@me/@friends, blocks at /people/@me/@blocked, mutes at /people/@me/@muted")
 
-// checkFollowPath checks that a follow or block is the caller's own, and
-// returns which of the two it is: @friends (the default) or @blocked.
+// checkFollowPath checks that a follow, block or mute is the caller's own,
+// and returns which it is: @friends (the default), @blocked or @muted.
 func (s *Server) checkFollowPath(ctx context.Context, caller string, p followParams) (string, error) {
 	if p.UserID == "" {
 		p.UserID = "@me"
@@ -249,7 +257,7 @@ func (s *Server) checkFollowPath(ctx context.Context, caller string, p followPar
 	if p.GroupID == "" {
 		p.GroupID = "@friends"
 	}
-	if p.GroupID != "@friends" && p.GroupID != "@blocked" {
+	if p.GroupID != "@friends" && p.GroupID != "@blocked" && p.GroupID != "@muted" {
 		return "", errFollowPath
 	}
 	id, err := s.accounts.Resolve(ctx, caller, p.UserID)
@@ -257,12 +265,13 @@ func (s *Server) checkFollowPath(ctx context.Context, caller string, p followPar
 		return "", err
 	}
 	if id != caller {
-		return "", derrors.New(derrors.PermissionDenied, "you can only change whom you follow or block")
+		return "", derrors.New(derrors.PermissionDenied, "you can only change whom you follow, block or mute")
 	}
 	return p.GroupID, nil
 }
 
-// follow follows, or with @blocked blocks, the person in the body.
+// follow follows, or with @blocked blocks, or with @muted mutes, the
+// person in the body.
 func (s *Server) follow(ctx context.Context, caller string, p followParams) (any, error) {
 	list, err := s.checkFollowPath(ctx, caller, p)
 	if err != nil {
@@ -271,11 +280,31 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 	if p.ID == "" {
 		return nil, derrors.New(derrors.InvalidArgument, `give the id of the person as {"id": ...}`)
 	}
+	if p.Duration != nil && list != "@muted" {
+		return nil, derrors.New(derrors.InvalidArgument, "duration applies to mutes only")
+	}
 	target, err := s.accounts.Resolve(ctx, caller, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	var person accounts.Person
+	if list == "@muted" {
+		if p.CopyLimit != nil || p.KeepHistory {
+			return nil, derrors.New(derrors.InvalidArgument, "copyLimit and keepHistory apply to follows only")
+		}
+		var d int64
+		if p.Duration != nil {
+			d = *p.Duration
+		}
+		if d < 0 || d > int64(mutes.MaxDuration/time.Second) {
+			return nil, mutes.ErrDuration
+		}
+		person, m, err := s.mutes.Mute(ctx, caller, target, time.Duration(d)*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		return entry{mutedPerson(person, m)}, nil
+	}
 	if list == "@blocked" {
 		if p.CopyLimit != nil || p.KeepHistory {
 			return nil, derrors.New(derrors.InvalidArgument, "copyLimit and keepHistory apply to follows only")
@@ -300,13 +329,29 @@ func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (a
 	if err != nil {
 		return nil, err
 	}
-	if list == "@blocked" {
-		if p.KeepHistory {
-			return nil, derrors.New(derrors.InvalidArgument, "keepHistory applies to unfollows only")
-		}
+	if list != "@friends" && p.KeepHistory {
+		return nil, derrors.New(derrors.InvalidArgument, "keepHistory applies to unfollows only")
+	}
+	switch list {
+	case "@blocked":
 		return nil, s.graph.Unblock(ctx, caller, target)
+	case "@muted":
+		return nil, s.mutes.Unmute(ctx, caller, target)
 	}
 	return nil, s.graph.Unfollow(ctx, caller, target, p.KeepHistory)
+}
+
+// checkOwn checks that userID names the caller, for what only its owner
+// sees.
+func (s *Server) checkOwn(ctx context.Context, caller, userID, what string) error {
+	id, err := s.accounts.Resolve(ctx, caller, userID)
+	if err != nil {
+		return err
+	}
+	if id != caller {
+		return derrors.New(derrors.PermissionDenied, what+" is visible to its owner only")
+	}
+	return nil
 }
 
 // blocked lists the people the caller blocks: nobody else's list is
@@ -314,12 +359,8 @@ func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (a
 // With person, it answers whether the caller blocks that person: the
 // person, or a 404.
 func (s *Server) blocked(ctx context.Context, caller, userID, person string, page store.PageRequest) (any, error) {
-	id, err := s.accounts.Resolve(ctx, caller, userID)
-	if err != nil {
+	if err := s.checkOwn(ctx, caller, userID, "a block list"); err != nil {
 		return nil, err
-	}
-	if id != caller {
-		return nil, derrors.New(derrors.PermissionDenied, "a block list is visible to its owner only")
 	}
 	if person != "" {
 		other, err := s.accounts.Resolve(ctx, caller, person)
@@ -342,6 +383,66 @@ func (s *Server) blocked(ctx context.Context, caller, userID, person string, pag
 		return nil, err
 	}
 	return s.people(ctx, list, page, next, int64(page.Offset+len(list)+boolInt(next != "")))
+}
+
+// muted lists the people the caller mutes now, each with when the mute
+// ends (mutedUntil, if it does): nobody else's list is shown. With person,
+// it answers whether the caller mutes that person: the person, or a 404.
+func (s *Server) muted(ctx context.Context, caller, userID, person string, page store.PageRequest) (any, error) {
+	if err := s.checkOwn(ctx, caller, userID, "a mute list"); err != nil {
+		return nil, err
+	}
+	if person != "" {
+		other, err := s.accounts.Resolve(ctx, caller, person)
+		if err != nil {
+			return nil, err
+		}
+		m, ok, err := s.mutes.Get(ctx, caller, other)
+		if err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not mute %s", caller, other))
+		}
+		p, err := s.accounts.Get(ctx, other)
+		if err != nil {
+			return nil, err
+		}
+		return entry{mutedPerson(p, m)}, nil
+	}
+	ms, next, err := s.mutes.List(ctx, caller, page)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.Muted
+	}
+	found, err := s.accounts.GetMulti(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]mutedView, 0, len(ms))
+	for _, m := range ms {
+		if p, ok := found[m.Muted]; ok {
+			list = append(list, mutedPerson(p, m))
+		}
+	}
+	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
+		TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+}
+
+// mutedView is a person as a mute list shows them.
+type mutedView struct {
+	accounts.Person
+	MutedUntil string `json:"mutedUntil,omitempty"`
+}
+
+func mutedPerson(p accounts.Person, m mutes.Mute) mutedView {
+	v := mutedView{Person: p}
+	if !m.Until.IsZero() {
+		v.MutedUntil = m.Until.UTC().Format(time.RFC3339)
+	}
+	return v
 }
 
 // page checks the paging parameters.

@@ -54,6 +54,7 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"activities.get":     method(s.activitiesGet),
 		"activities.create":  method(s.activitiesCreate),
 		"activities.delete":  method(s.activitiesDelete),
+		"activities.update":  method(s.activitiesUpdate),
 		"appdata.get":        method(s.appDataGet),
 		"appdata.update":     method(s.appDataUpdate),
 		"appdata.delete":     method(s.appDataDelete),

@@ -25,6 +25,8 @@ import (
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/logging"
+	"socialstream/internal/markers"
+	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/web"
@@ -45,6 +47,8 @@ type Deps struct {
 	Notifications *notifications.Service
 	Lifecycle     *lifecycle.Service
 	AppData       *appdata.Service
+	Mutes         *mutes.Service
+	Markers       *markers.Service
 	Logger        *slog.Logger
 	Guard         Guard
 }
@@ -61,6 +65,8 @@ type Server struct {
 	notifications *notifications.Service
 	lifecycle     *lifecycle.Service
 	appData       *appdata.Service
+	mutes         *mutes.Service
+	markers       *markers.Service
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -70,11 +76,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -138,6 +144,8 @@ func (s *Server) Routes() *gin.Engine {
 	act.GET("/:userId/:selector/:appId/:ids", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))
 	act.POST("/:userId/:selector", rest(s, http.StatusCreated, s.activitiesCreate, activitiesCreateFromRequest))
 	act.POST("/:userId/:selector/:appId", rest(s, http.StatusCreated, s.activitiesCreate, activitiesCreateFromRequest))
+	act.PUT("/:userId/:selector/:appId/:ids", rest(s, http.StatusOK, s.activitiesUpdate, activitiesUpdateFromRequest))
+	act.GET("/:userId/:selector/:appId/:ids/history", rest(s, http.StatusOK, s.activitiesHistory, activitiesDeleteFromRequest))
 	act.DELETE("/:userId/:selector/:appId/:ids", rest(s, http.StatusNoContent, s.activitiesDelete, activitiesDeleteFromRequest))
 
 	com := social.Group("/rest/comments")
@@ -153,6 +161,10 @@ func (s *Server) Routes() *gin.Engine {
 	nt := social.Group("/rest/notifications")
 	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))
 	nt.POST("/:userId/read", rest(s, http.StatusNoContent, s.notificationsRead, notificationsFromRequest))
+
+	mk := social.Group("/rest/markers")
+	mk.GET("/:userId", rest(s, http.StatusOK, s.markersGet, markersFromRequest))
+	mk.POST("/:userId", rest(s, http.StatusOK, s.markersMove, markersFromRequest))
 
 	ad := social.Group("/rest/appdata")
 	ad.GET("/:userId/:selector/:appId", rest(s, http.StatusOK, s.appDataGet, appDataFromRequest))

@@ -29,6 +29,8 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
+	"socialstream/internal/markers"
+	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
@@ -304,6 +306,8 @@ type Services struct {
 	Likes         *likes.Service
 	Lifecycle     *lifecycle.Service
 	AppData       *appdata.Service
+	Mutes         *mutes.Service
+	Markers       *markers.Service
 }
 
 // NewServices builds the services over db and q. Each gets the owners
@@ -313,7 +317,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	s := &Services{Accounts: acc}
 	var err error
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
-		Activity: func(ctx context.Context, id string) (*datastore.Key, bool, []string, error) {
+		Activity: func(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 			return activities.Mentioned(ctx, db, id)
 		},
 		GiveUpAfter: rcfg.GiveUpAfter,
@@ -349,6 +353,12 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.AppData, err = appdata.New(db); err != nil {
 		return nil, err
 	}
+	if s.Mutes, err = mutes.New(db, acc); err != nil {
+		return nil, err
+	}
+	if s.Markers, err = markers.New(db); err != nil {
+		return nil, err
+	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
 		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
@@ -360,7 +370,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -96,16 +96,9 @@ func Each(ctx context.Context, db *store.DB, blocker string, f func(id string, c
 // Erase deletes up to n blocks made by or of a deleted user, and returns
 // how many it deleted.
 func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	deleted := 0
-	for _, field := range []string{"blocker", "blocked"} {
-		k, err := db.Drain(ctx, db.Query(KindBlock).FilterField(field, "=", user).KeysOnly(), n-deleted, 500,
-			func(keys []*datastore.Key) error { return db.DeleteMulti(ctx, keys) })
-		if deleted += k; err != nil {
-			return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)
-		}
-		if deleted >= n {
-			break
-		}
+	deleted, err := db.DeleteWhere(ctx, KindBlock, []string{"blocker", "blocked"}, user, n)
+	if err != nil {
+		return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)
 	}
 	return deleted, nil
 }

@@ -73,8 +73,13 @@ type model struct {
 	// the pairs (either order) that ever had one, whose likes, comments,
 	// mentions and follows of each other may be refused.
 	blocks, everBlocked map[pair]bool
+	// mutes holds the (muter, muted) pairs that hold now.
+	mutes map[pair]bool
 	// appData is each (user, app)'s keys and values.
-	appData    map[pair]map[string]string
+	appData map[pair]map[string]string
+	// marks is each user's home marker as last known: the newest
+	// position acknowledged (markers only move forward).
+	marks      map[string]string
 	ops        map[string]int
 	failed     map[string]int
 	violations []string
@@ -86,7 +91,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, appData: map[pair]map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }

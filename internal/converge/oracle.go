@@ -61,10 +61,11 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 	}
 	// A feed leaves out the activities of people its reader has a block
-	// with, either way.
+	// with, either way, and (all but their own) of people its reader
+	// mutes.
 	unblocked := func(reader string, want func(p *post) presence) func(p *post) presence {
 		return func(p *post) presence {
-			if m.between(reader, p.author) {
+			if m.between(reader, p.author) || m.mutes[pair{reader, p.author}] {
 				return mayOut
 			}
 			return want(p)
@@ -183,6 +184,9 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			continue
 		}
 		rep.Checked++
+		if got := str(it, "title"); got != p.title {
+			m.violations = append(m.violations, fmt.Sprintf("activity %s: title %q, want %q, as last written", p.id, got, p.title))
+		}
 		ms, _ := it["mentions"].([]any)
 		for _, id := range ms {
 			if m.deleted(fmt.Sprint(id)) {
@@ -194,6 +198,17 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 		if got := num(it, "commentsCount"); got != comments[p.id] {
 			m.violations = append(m.violations, fmt.Sprintf("activity %s: commentsCount %d, want %d", p.id, got, comments[p.id]))
+		}
+	}
+	// Home markers: where the last acknowledged move left them.
+	for _, u := range people {
+		rm, err := r.c.read(ctx, "/social/rest/markers/@me?feeds=home", u.token)
+		if err != nil || rm.status != 200 {
+			return fmt.Errorf("read %s's markers: %v %v", u.name, err, rm.body)
+		}
+		home, _ := entry(rm)["home"].(map[string]any)
+		if got, want := str(home, "lastReadId"), m.marks[u.id]; got != want {
+			m.violations = append(m.violations, fmt.Sprintf("%s: home marker %q, want %q", u.name, got, want))
 		}
 	}
 	// People's counts, and that no notification points at a deleted

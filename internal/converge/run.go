@@ -266,9 +266,9 @@ type runner struct {
 }
 
 // kinds are the operations of the mix, as reports name them.
-var kinds = []string{"register", "follow", "unfollow", "post", "delete", "create group", "join", "invite", "accept",
+var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "delete account", "set app data", "delete app data", "storm"}
+	"block", "unblock", "mute", "unmute", "mark", "delete account", "set app data", "delete app data", "storm"}
 
 // everyOpRan reports whether every operation ran at least n times.
 func (r *runner) everyOpRan(n int) bool {
@@ -385,10 +385,10 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 			return true, r.register(ctx, a)
 		}},
 		{2, r.burst},
-		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.deletePost},
+		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.editPost}, {4, r.deletePost},
 		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
-		{2, r.block}, {1, r.unblock}, {1, r.deleteAccount},
+		{2, r.block}, {1, r.unblock}, {2, r.mute}, {2, r.mark}, {1, r.deleteAccount},
 		{3, r.setAppData}, {2, r.deleteAppData},
 		{r.cfg.Storms, r.storm},
 	}
@@ -822,6 +822,64 @@ func (r *runner) ownerGone(g *group) func(int) bool {
 		defer r.m.mu.Unlock()
 		return r.m.gone(g.owner) && (status == 403 || status == 404 || status == 409)
 	}
+}
+
+// editPost edits one of a user's posts, by REST or JSON-RPC in turn: a new
+// title naming up to two people, so that its mentions change.
+func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, u.id)
+	if p == nil {
+		return false, nil
+	}
+	r.seq.Lock()
+	r.n++
+	n := r.n
+	r.seq.Unlock()
+	title := fmt.Sprintf("edit %d by %s", n, u.name)
+	var mentions []string
+	for k := a.rng.IntN(3); k > 0; k-- {
+		m := r.someUser(a.rng)
+		if !strings.Contains(title, "@"+m.name+" ") {
+			title += " @" + m.name + " "
+			mentions = append(mentions, m.id)
+		}
+	}
+	title = strings.TrimSpace(title)
+	path := "/social/rest/activities/@me/@self/@app/" + p.id
+	var rep reply
+	var out outcome
+	if r.turns.Add(1)%2 == 0 {
+		rep, out = r.write(ctx, "edit", viaRPC, "activities.update", u.token,
+			map[string]any{"activityId": p.id, "activity": map[string]string{"title": title}}, http.StatusConflict)
+		rep.body = map[string]any{"entry": rep.body}
+	} else {
+		rep, out = r.write(ctx, "edit", http.MethodPut, path, u.token, map[string]string{"title": title}, http.StatusConflict)
+	}
+	var made []string
+	applied := out == acked
+	if applied {
+		made = r.checkMentions(title, u.id, entry(rep), mentions)
+	}
+	if out == unknown {
+		rep, err := r.probe(ctx, "edit", "/social/rest/activities/@me/@self/@app/"+p.id, u.token, 200)
+		if err != nil {
+			return true, err
+		}
+		if items, _ := rep.body["list"].([]any); len(items) == 1 {
+			if m, ok := items[0].(map[string]any); ok && str(m, "title") == title {
+				applied = true
+				made = r.checkMentions(title, u.id, m, mentions)
+			}
+		}
+	}
+	r.m.done("edit", out != acked, time.Now())
+	if applied {
+		r.m.mu.Lock()
+		p.title, p.mentions = title, made
+		r.m.mu.Unlock()
+	}
+	return true, nil
 }
 
 func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
@@ -1348,6 +1406,94 @@ func (r *runner) unblock(ctx context.Context, a *actor) (bool, error) {
 	r.m.mu.Lock()
 	r.m.blocks[k] = false
 	r.m.mu.Unlock()
+	return true, nil
+}
+
+// mute makes one of a's users mute someone, or unmute someone they mute,
+// by REST or JSON-RPC in turn: nothing changes but what the muter's feeds
+// show.
+func (r *runner) mute(ctx context.Context, a *actor) (bool, error) {
+	u, b := a.pick(), (*user)(nil)
+	r.m.mu.Lock()
+	var mine []pair
+	for k, on := range r.m.mutes {
+		if on && slices.Contains(a.users, r.m.byID[k.a]) {
+			mine = append(mine, k)
+		}
+	}
+	if len(mine) > 0 && a.rng.IntN(2) == 0 {
+		sort.Slice(mine, func(i, j int) bool { return mine[i].a+mine[i].b < mine[j].a+mine[j].b })
+		k := mine[a.rng.IntN(len(mine))]
+		u, b = r.m.byID[k.a], r.m.byID[k.b]
+	}
+	r.m.mu.Unlock()
+	if b == nil {
+		if b = r.otherUser(a, u.id); b == nil {
+			return false, nil
+		}
+	}
+	r.m.mu.Lock()
+	on := !r.m.mutes[pair{u.id, b.id}]
+	r.m.mu.Unlock()
+	op := "mute"
+	var out outcome
+	switch {
+	case !on:
+		op = "unmute"
+		_, out = r.write(ctx, op, http.MethodDelete, "/social/rest/people/@me/@muted/"+b.id, u.token, nil)
+	case r.turns.Add(1)%2 == 0:
+		_, out = r.writeIf(ctx, op, viaRPC, "people.create", u.token, map[string]string{"groupId": "@muted", "id": b.id}, r.goneAnswer(b.id))
+	default:
+		_, out = r.writeIf(ctx, op, http.MethodPost, "/social/rest/people/@me/@muted", u.token, map[string]string{"id": b.id}, r.goneAnswer(b.id))
+	}
+	now := on == (out == acked) // refused: as it was
+	if out == unknown {
+		rep, err := r.probe(ctx, op, "/social/rest/people/@me/@muted/"+b.id, u.token, 200, 404)
+		if err != nil {
+			return true, err
+		}
+		now = rep.status == 200
+	}
+	r.m.done(op, out != acked, time.Now())
+	r.m.mu.Lock()
+	r.m.mutes[pair{u.id, b.id}] = now
+	r.m.mu.Unlock()
+	return true, nil
+}
+
+// mark moves one of a's users' home marker to some post, by REST: the
+// answer must be the newer of that post and the marker as it was.
+func (r *runner) mark(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, "")
+	if p == nil {
+		return false, nil
+	}
+	r.m.mu.Lock()
+	was := r.m.marks[u.id]
+	r.m.mu.Unlock()
+	want := p.id
+	if was != "" && newerOrSame(was, p.id) {
+		want = was
+	}
+	rep, out := r.write(ctx, "mark", http.MethodPost, "/social/rest/markers/@me", u.token, map[string]any{"home": map[string]string{"lastReadId": p.id}})
+	if out == unknown {
+		var err error
+		if rep, err = r.probe(ctx, "mark", "/social/rest/markers/@me?feeds=home", u.token, 200); err != nil {
+			return true, err
+		}
+	}
+	r.m.done("mark", out != acked, time.Now())
+	home, _ := entry(rep)["home"].(map[string]any)
+	got := str(home, "lastReadId")
+	switch {
+	case out == acked && got != want, out == unknown && got != want && got != was:
+		r.m.violate(fmt.Sprintf("mark: %s's home marker moved from %q to %s answered %q, want %q", u.name, was, p.id, got, want))
+	case out != refused:
+		r.m.mu.Lock()
+		r.m.marks[u.id] = got
+		r.m.mu.Unlock()
+	}
 	return true, nil
 }
 

@@ -20,7 +20,8 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 type thing struct{ N int }
 
-func open(t *testing.T, in *dsfaults.Injector) *store.DB {
+// open returns a DB, and its client, behind in.
+func open(t *testing.T, in *dsfaults.Injector) (*store.DB, *datastore.Client) {
 	t.Helper()
 	c, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), in.Option())
 	if err != nil {
@@ -31,7 +32,7 @@ func open(t *testing.T, in *dsfaults.Injector) *store.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db
+	return db, c
 }
 
 // A fault before the call writes nothing; one after a commit answers an
@@ -47,7 +48,7 @@ func TestFaults(t *testing.T) {
 	}
 
 	before := dsfaults.New(dsfaults.Config{Seed: 1, Before: 1})
-	db := open(t, before)
+	db, _ := open(t, before)
 	key := db.NameKey("Thing", "a", nil)
 	if err := db.Put(ctx, key, &thing{1}); err == nil || !transient(err) {
 		t.Fatalf("Put with every call failing before: %v", err)
@@ -58,7 +59,7 @@ func TestFaults(t *testing.T) {
 	}
 
 	after := dsfaults.New(dsfaults.Config{Seed: 1, AfterCommit: 1})
-	db = open(t, after)
+	db, _ = open(t, after)
 	key = db.NameKey("Thing", "b", nil)
 	if err := db.Put(ctx, key, &thing{2}); err == nil || !transient(err) {
 		t.Fatalf("Put with every commit failing after: %v", err)
@@ -82,22 +83,14 @@ func TestFaults(t *testing.T) {
 func TestALostRollbackIsSentAgain(t *testing.T) {
 	ctx := context.Background()
 	in := dsfaults.New(dsfaults.Config{Seed: 1})
-	c, err := store.Open(ctx, testenv.Project, testenv.EmulatorHost(t), in.Option())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	db, err := store.New(c, testenv.Namespace(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, c := open(t, in)
 	key := db.NameKey("Thing", "read", nil)
 	if err := db.Put(ctx, key, &thing{1}); err != nil {
 		t.Fatal(err)
 	}
 	refused := errors.New("refused")
 	in.FailNextRollback(codes.Unavailable)
-	err = db.Update(ctx, func(tx *store.Tx) error {
+	err := db.Update(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Get(key, &thing{}); err != nil {
 			return err
 		}

@@ -32,6 +32,8 @@ import (
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
 	"socialstream/internal/likes"
+	"socialstream/internal/markers"
+	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -144,6 +146,12 @@ func (s *Service) phases() []phase {
 		}},
 		{"blocks", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return blocks.Erase(ctx, db, user, n)
+		}},
+		{"mutes", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return mutes.Erase(ctx, db, user, n)
+		}},
+		{"markers", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return markers.Erase(ctx, db, user, n)
 		}},
 		{"groups", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return s.svc.Groups.Erase(ctx, user, n)

@@ -15,6 +15,8 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/likes"
+	"socialstream/internal/markers"
+	"socialstream/internal/mutes"
 	"socialstream/internal/store"
 )
 
@@ -35,9 +37,25 @@ type Like struct {
 	Since      string `json:"since"`
 }
 
+// Muted is one of the mutes of an export: whom, since when, until when
+// (if it ends), ended ones included.
+type Muted struct {
+	ID    string `json:"id"`
+	Since string `json:"since"`
+	Until string `json:"until,omitempty"`
+}
+
+// ExportedActivity is an activity as an export shows it: an edited one
+// with its versions.
+type ExportedActivity struct {
+	activities.View
+	History []activities.VersionView `json:"history,omitempty"`
+}
+
 // Export writes user's data to w as one JSON document: person, then
-// activities (newest first, with their counts), follows, followers,
-// groups, comments, likes, blocked and appData (by application), each list read a page at
+// activities (newest first, with their counts, and an edited one's
+// versions), follows, followers,
+// groups, comments, likes, blocked, muted, markers and appData (by application), each list read a page at
 // a time and written as it is read, so the document is never held in
 // memory; flush, when set, is called after each page. It checks the
 // person before writing anything: an error then has written nothing. An
@@ -60,7 +78,13 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 				return err
 			}
 			for _, v := range vs {
-				if err := item(v); err != nil {
+				a := ExportedActivity{View: v}
+				if v.EditedTime != 0 {
+					if a.History, err = s.svc.Activities.History(ctx, user, v.ID); err != nil {
+						return err
+					}
+				}
+				if err := item(a); err != nil {
 					return err
 				}
 			}
@@ -103,6 +127,20 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 	d.list("blocked", func(item func(any) error) error {
 		return blocks.Each(ctx, s.db, user, func(id string, since time.Time) error { return item(Since{ID: id, Since: stamp(since)}) })
 	})
+	d.list("muted", func(item func(any) error) error {
+		return mutes.Each(ctx, s.db, user, func(m mutes.Mute) error {
+			v := Muted{ID: m.Muted, Since: stamp(m.Created)}
+			if !m.Until.IsZero() {
+				v.Until = stamp(m.Until)
+			}
+			return item(v)
+		})
+	})
+	marks, err := markers.All(ctx, s.db, user)
+	if d.err == nil {
+		d.err = err
+	}
+	d.field("markers", marks)
 	apps, err := appdata.Export(ctx, s.db, user)
 	if d.err == nil {
 		d.err = err

@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/mutes"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -75,6 +76,10 @@ type Event struct {
 	// the events. Zero (an event from an older version) is minted when
 	// the job runs.
 	Seq int64 `json:"seq,omitempty"`
+	// Edit, for the mentions an edit of the activity makes, is that
+	// edit's number: the job waits for the activity to have been edited
+	// so many times before it reads whom it mentions.
+	Edit int `json:"edit,omitempty"`
 }
 
 // Notification is the stored notification.
@@ -105,12 +110,13 @@ type Config struct {
 	Queue string // default "notifications"
 	// Activity, when set, reads an activity for a job that writes
 	// notifications about it (package activities), outside any
-	// transaction: its key, whether it exists and whom it mentions. None
-	// is made about an activity not committed yet, and a mention only to
-	// someone the activity mentions. The job's commit checks that the
-	// activity is still there (store.Tx.Check), without a lock on it: none
-	// is made about one deleted, whose cleanup may be over.
-	Activity func(ctx context.Context, id string) (*datastore.Key, bool, []string, error)
+	// transaction: its key, whether it exists, whom it mentions and how
+	// many times it was edited. None is made about an activity not
+	// committed yet (or not yet edited as the event says), and a mention
+	// only to someone the activity mentions. The job's commit checks that
+	// the activity is still there (store.Tx.Check), without a lock on it:
+	// none is made about one deleted, whose cleanup may be over.
+	Activity func(ctx context.Context, id string) (key *datastore.Key, ok bool, mentions []string, edits int, err error)
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -195,22 +201,26 @@ type Pending struct {
 	refs    []store.Ref
 	people  []*accounts.Record
 	between []*blocks.Between
-	checked bool // by the operation's transaction (PrepareChecked)
+	muted   []*mutes.Ref
+	at      time.Time // when the mutes are judged
+	checked bool      // by the operation's transaction (PrepareChecked)
 }
 
 // Prepare adds the notifications of e to the lookup of the transaction
-// that makes the change e tells of, with each recipient and the blocks
-// between them and the actor. Nobody is notified of their own doing, and
-// nobody deleted, or blocked by the actor or blocking them.
+// that makes the change e tells of, with each recipient, the blocks
+// between them and the actor, and their mute of the actor. Nobody is
+// notified of their own doing, and nobody deleted, blocked by the actor,
+// blocking them or muting them.
 func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 	if e.Seq <= 0 {
 		e.Seq = s.ids.Next()
 	}
-	p := &Pending{e: e, users: e.recipients()}
+	p := &Pending{e: e, users: e.recipients(), at: s.now()}
 	for _, u := range p.users {
 		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
 		p.people = append(p.people, accounts.Read(l, u))
 		p.between = append(p.between, blocks.ReadBetween(l, u, e.ActorID))
+		p.muted = append(p.muted, mutes.Read(l, u, e.ActorID))
 	}
 	return p
 }
@@ -220,17 +230,18 @@ func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 // that the recipient is there or what the event is about would go with
 // them: a like or comment, which checks its activity (should its author be
 // erased, the activity goes, and its cleanup deletes the notifications
-// about it), or a follow (whose commit counts the followee, which fails if
-// they are gone).
-// It adds only the notification, not the recipient: a popular activity's
-// likes, or a celebrity's follows, would all read the recipient at once.
+// about it), or a follow (whose transaction reads the followee).
+// It adds only the notification and the recipient's mute of the actor
+// (rarely written), not the recipient, whom the operation reads itself or
+// does not need.
 func (s *Service) PrepareChecked(l *store.Lookup, e Event) *Pending {
 	if e.Seq <= 0 {
 		e.Seq = s.ids.Next()
 	}
-	p := &Pending{e: e, users: e.recipients(), checked: true}
+	p := &Pending{e: e, users: e.recipients(), at: s.now(), checked: true}
 	for _, u := range p.users {
 		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
+		p.muted = append(p.muted, mutes.Read(l, u, e.ActorID))
 	}
 	return p
 }
@@ -241,7 +252,7 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 	var keys []*datastore.Key
 	var vals []*Notification
 	for i, u := range p.users {
-		if !p.refs[i].Found() && (p.checked || p.people[i].Exists() && !p.between[i].Any()) {
+		if !p.refs[i].Found() && !p.muted[i].ActiveAt(p.at) && (p.checked || p.people[i].Exists() && !p.between[i].Any()) {
 			keys = append(keys, Key(tx.DB(), u, p.e.ID))
 			vals = append(vals, p.e.notification(u))
 		}
@@ -298,11 +309,12 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 	}
 	var activity *datastore.Key
 	if e.ActivityID != "" && s.cfg.Activity != nil {
-		key, ok, mentioned, err := s.cfg.Activity(ctx, e.ActivityID)
+		key, ok, mentioned, edits, err := s.cfg.Activity(ctx, e.ActivityID)
+		waiting := s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter
 		switch {
 		case err != nil:
 			return 0, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
-		case !ok && key != nil && s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter:
+		case (!ok && key != nil || ok && edits < e.Edit) && waiting:
 			return 0, ErrNotYet
 		case !ok:
 			return 0, nil // never committed, or deleted: nothing to tell
@@ -404,27 +416,30 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 }
 
 // actors reads the actors of user's notifications ns in one lookup, with
-// the blocks between each and user: it returns the actors that exist, and
-// those user blocks or is blocked by, whose notifications from before the
-// block are not shown.
+// the blocks between each and user and user's mutes of them: it returns
+// the actors that exist, and those user blocks, is blocked by or mutes,
+// whose notifications from before are not shown.
 func (s *Service) actors(ctx context.Context, user string, ns []Notification) (map[string]accounts.Person, map[string]bool, error) {
 	l := s.db.Lookup()
 	recs := map[string]*accounts.Record{}
 	between := map[string]*blocks.Between{}
+	muted := map[string]*mutes.Ref{}
 	for _, n := range ns {
 		if recs[n.ActorID] == nil && n.ActorID != "" {
 			recs[n.ActorID], between[n.ActorID] = accounts.Read(l, n.ActorID), blocks.ReadBetween(l, user, n.ActorID)
+			muted[n.ActorID] = mutes.Read(l, user, n.ActorID)
 		}
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, nil, fmt.Errorf("notifications: actors of %s: %w", user, err)
 	}
 	people, hidden := map[string]accounts.Person{}, map[string]bool{}
+	now := s.now()
 	for id, r := range recs {
 		if p, ok := r.Person(); ok {
 			people[id] = p
 		}
-		hidden[id] = between[id].Any()
+		hidden[id] = between[id].Any() || muted[id].ActiveAt(now)
 	}
 	return people, hidden, nil
 }

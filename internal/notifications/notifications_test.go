@@ -122,8 +122,8 @@ func TestNothingAboutADeletedActivity(t *testing.T) {
 	gen := ids.New()
 	var db *store.DB
 	db, svc := newService(t, gen, nopQueue{}, notifications.Config{
-		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, error) {
-			return db.NameKey("Activity", id, nil), exists[id], []string{"1001"}, nil
+		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, int, error) {
+			return db.NameKey("Activity", id, nil), exists[id], []string{"1001"}, 0, nil
 		},
 		GiveUpAfter: time.Minute,
 	})
@@ -135,15 +135,18 @@ func TestNothingAboutADeletedActivity(t *testing.T) {
 		name     string
 		activity string
 		seq      int64 // when the event was enqueued
+		edit     int   // the edit whose mentions it tells of
 		want     int
 		wantErr  error
 	}{
-		{"exists", "1", gen.Next(), 1, nil},
-		{"not committed yet: retry", "2", gen.Next(), 0, notifications.ErrNotYet},
-		{"never committed, or deleted", "3", long, 0, nil},
-		{"deleted before the commit", "4", gen.Next(), 0, nil},
+		{"an edit not committed yet: retry", "1", gen.Next(), 1, 0, notifications.ErrNotYet},
+		{"exists", "1", gen.Next(), 0, 1, nil},
+		{"not committed yet: retry", "2", gen.Next(), 0, 0, notifications.ErrNotYet},
+		{"never committed, or deleted", "3", long, 0, 0, nil},
+		{"deleted before the commit", "4", gen.Next(), 0, 0, nil},
 	} {
-		e := notifications.Event{Type: notifications.Mention, ActorID: "2002", Recipients: []string{"1001"}, ActivityID: c.activity, ID: "mention-" + c.activity, Seq: c.seq}
+		e := notifications.Event{Type: notifications.Mention, ActorID: "2002", Recipients: []string{"1001"}, ActivityID: c.activity,
+			ID: "mention-" + c.activity, Seq: c.seq, Edit: c.edit}
 		if made, err := svc.Run(ctx, e); !errors.Is(err, c.wantErr) || made != c.want {
 			t.Errorf("%s: made %d, %v; want %d, %v", c.name, made, err, c.want, c.wantErr)
 		}
@@ -226,8 +229,8 @@ func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notificatio
 func TestNotifiesOnlyWhomItMay(t *testing.T) {
 	ctx := context.Background()
 	db, svc := newService(t, ids.New(), nopQueue{}, notifications.Config{
-		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, error) {
-			return nil, true, []string{"1001", "3003", "4004", "5005"}, nil
+		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, int, error) {
+			return nil, true, []string{"1001", "3003", "4004", "5005"}, 0, nil
 		},
 	})
 	for _, b := range []struct{ blocker, blocked string }{{"3003", "2002"}, {"2002", "5005"}} {

@@ -38,6 +38,8 @@ var Owners = []string{
 	"internal/notifications",
 	"internal/ratelimit",
 	"internal/blocks",
+	"internal/mutes",
+	"internal/markers",
 	"internal/appdata",
 }
 

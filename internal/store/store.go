@@ -498,3 +498,18 @@ func (db *DB) Drain(ctx context.Context, q *datastore.Query, n, batch int, f fun
 	}
 	return done, nil
 }
+
+// DeleteWhere deletes up to n entities of kind whose property field, for
+// each of fields in turn, equals value (an erased account's, by any
+// property that names it), 500 at a time, and returns how many.
+func (db *DB) DeleteWhere(ctx context.Context, kind string, fields []string, value string, n int) (int, error) {
+	deleted := 0
+	for _, field := range fields {
+		k, err := db.Drain(ctx, db.Query(kind).FilterField(field, "=", value).KeysOnly(), n-deleted, 500,
+			func(keys []*datastore.Key) error { return db.DeleteMulti(ctx, keys) })
+		if deleted += k; err != nil || deleted >= n {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}

@@ -161,6 +161,37 @@ func TestTwoPeople(t *testing.T) {
 		"bob's post at home after logging in again", nil)
 	ann.shot("logged-in-again")
 
+	// Bob posts again while ann is at home: her page says so, and shows
+	// it when asked, without her reloading the page. (The page looks
+	// every 30 seconds; the test makes it look now.)
+	const again = "Anyone there?"
+	bob.do(
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), again),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)),
+	)
+	ann.waitFor(`(document.querySelector('section.feed').poll(), document.querySelector('section.feed .fresh:not([hidden])')?.textContent === '1 new')`,
+		"1 new at ann's home", nil)
+	ann.shot("one-new")
+	ann.do(chromedp.Click(chromedp.CSS(`section.feed .fresh`)))
+	ann.waitFor(`document.querySelector('.stream .activity .title')?.textContent === `+jsString(again)+
+		` && document.querySelector('section.feed .fresh').hidden`, "the new post on top", nil)
+
+	// Bob fixes his post in place: the page draws it as the server
+	// answers, marked edited.
+	const fixed = "Hello @ann, welcome to socialstream, edited!"
+	bob.do(
+		chromedp.Click(chromedp.CSS(`.stream .activity button[aria-label="Edit this post"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.stream .activity form.edit textarea[name=title]`)),
+	)
+	bob.checkLabels()
+	bob.do(
+		chromedp.SetValue(chromedp.CSS(`form.edit textarea[name=title]`), fixed),
+		chromedp.Click(chromedp.CSS(`form.edit button[type=submit]`)),
+	)
+	bob.waitFor(`[...document.querySelectorAll('.stream .activity')].some(e => e.querySelector('.title').textContent === `+jsString(fixed)+
+		` && e.querySelector('.edited') !== null) && document.querySelector('form.edit') === null`, "bob's post edited in place", nil)
+	bob.shot("edited")
+
 	ann.checkConsole()
 	bob.checkConsole()
 }
@@ -302,7 +333,8 @@ func TestInvitationToAClosedGroup(t *testing.T) {
 	fay.checkConsole()
 }
 
-// TestBlockAndDeleteAccount drives a block from a person's page (asked
+// TestBlockAndDeleteAccount drives a mute and an unmute, then a block from
+// a person's page (asked
 // once more, it ends the follow and hides the follow button; the other
 // can then not follow), an unblock, the download of one's data and the
 // deletion of one's account behind the password.
@@ -313,6 +345,15 @@ func TestBlockAndDeleteAccount(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Follow @ivy"]`)),
 		chromedp.Click(chromedp.CSS(`button[aria-label="Follow @ivy"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unfollow @ivy"]`)),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Mute @ivy"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unmute @ivy"]`)),
+	)
+	// The mute is the server's: the page drawn anew says so.
+	hal.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unmute @ivy"]`)))
+	hal.shot("muted")
+	hal.do(
+		chromedp.Click(chromedp.CSS(`button[aria-label="Unmute @ivy"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Mute @ivy"]`)),
 		chromedp.Click(chromedp.CSS(`button[aria-label="Block @ivy"]`)),
 	)
 	hal.waitFor(`document.querySelector('main .person .hint')?.textContent.includes('stop following each other')`, "the block explained", nil)

@@ -7,6 +7,7 @@ const TOKEN_KEY = 'socialstream.token';
 const TIMEOUT_MS = 30000;
 const PAGE = 20;
 const BADGE_POLL_MS = 15000;
+const POLL_MS = 30000; // how often a feed looks for what is new
 
 const state = {
   token: localStorage.getItem(TOKEN_KEY) || '',
@@ -339,10 +340,10 @@ function authView(mode) {
 }
 
 const FEEDS = {
-  home: { label: 'Home', path: '/activities/@me/@friends' },
+  home: { label: 'Home', path: '/activities/@me/@friends', marker: 'home' },
   mine: { label: 'Mine', path: '/activities/@me/@self' },
-  mentions: { label: 'Mentions', path: '/activities/@me/@mentions' },
-  public: { label: 'Public', path: '/activities/@me/@all' },
+  mentions: { label: 'Mentions', path: '/activities/@me/@mentions', marker: 'mentions' },
+  public: { label: 'Public', path: '/activities/@me/@all', marker: 'all' },
 };
 
 function feedTabs(current) {
@@ -380,28 +381,62 @@ function composer(onPosted) {
 }
 
 // stream renders a paged list of activities from path into a section.
-function stream(path, label, isCurrent, emptyText) {
+// stream renders a paged list of activities from path into a section. It
+// looks every POLL_MS for what is new (since the newest it shows) and says
+// "N new" rather than reloading; with a marker name, loading the top moves
+// that marker, so the person's other devices know what was seen.
+function stream(path, label, isCurrent, emptyText, marker) {
   const list = h('ol', { class: 'stream', 'aria-label': label });
   const more = h('button', { type: 'button', class: 'secondary', text: 'Load more', hidden: true });
   const empty = h('p', { class: 'empty', text: emptyText, hidden: true });
+  const fresh = h('button', { type: 'button', class: 'fresh', hidden: true, 'aria-live': 'polite' });
   let cursor = '';
+  let newest = '';
+  const seen = (id) => {
+    if (!newest || id.length > newest.length || (id.length === newest.length && id > newest)) newest = id;
+  };
   async function load(reset) {
     const res = await api('GET', withQuery(rest(path), { count: PAGE, cursor: reset ? '' : cursor }));
     if (!isCurrent()) return;
-    if (reset) put(list);
-    for (const a of res.list || []) list.append(h('li', {}, activity(a)));
+    if (reset) {
+      put(list);
+      fresh.hidden = true;
+    }
+    for (const a of res.list || []) {
+      list.append(h('li', {}, activity(a)));
+      seen(a.id);
+    }
     cursor = res.nextCursor || '';
     more.hidden = !cursor;
     empty.hidden = list.children.length > 0;
+    if (reset && marker && newest) {
+      // Best effort: a marker that did not move only says less next time.
+      api('POST', rest('/markers/@me'), { [marker]: { lastReadId: newest } }).catch(() => {});
+    }
   }
+  async function poll() {
+    if (!isCurrent() || !newest) return;
+    const res = await api('GET', withQuery(rest(path), { count: 100, since: newest, fields: 'id' }));
+    if (!isCurrent()) return;
+    const n = (res.list || []).length;
+    fresh.textContent = `${n}${res.nextCursor ? '+' : ''} new`;
+    fresh.hidden = n === 0;
+  }
+  const timer = setInterval(() => {
+    if (!isCurrent()) clearInterval(timer);
+    else poll().catch(() => {});
+  }, POLL_MS);
+  fresh.addEventListener('click', () => guard(fresh, () => load(true)));
   more.addEventListener('click', () => guard(more, () => load(false)));
   const refresh = h('button', { type: 'button', class: 'secondary', text: 'Refresh' });
   refresh.addEventListener('click', () => guard(refresh, () => load(true)));
-  const section = h('section', { class: 'feed' }, h('div', { class: 'row' }, refresh), empty, list, more);
+  const section = h('section', { class: 'feed' }, h('div', { class: 'row' }, refresh, fresh), empty, list, more);
   section.load = load;
+  section.poll = poll;
   section.prepend = (a) => {
     list.prepend(h('li', {}, activity(a)));
     empty.hidden = true;
+    seen(a.id);
   };
   return section;
 }
@@ -454,18 +489,50 @@ function activity(a) {
       });
     });
     actions.push(del);
+    const edit = h('button', { type: 'button', class: 'secondary', text: 'Edit', 'aria-label': 'Edit this post', 'aria-expanded': 'false' });
+    edit.addEventListener('click', () => {
+      const open = edit.getAttribute('aria-expanded') !== 'true';
+      edit.setAttribute('aria-expanded', String(open));
+      const form = art.querySelector('form.edit');
+      if (form) form.remove();
+      if (open) art.insertBefore(editor(a, art, () => edit.click()), art.querySelector('.actions'));
+    });
+    actions.push(edit);
   }
   const author = a.author || { preferredUsername: '', displayName: a.userId };
   put(art,
     h('header', {}, personLink(author), ' ',
       author.preferredUsername ? h('span', { class: 'handle', text: '@' + author.preferredUsername }) : null,
-      ' · ', h('a', { href: `#/activity/${enc(a.userId)}/${enc(a.id)}`, class: 'when' }, time(a.postedTime))),
+      ' · ', h('a', { href: `#/activity/${enc(a.userId)}/${enc(a.id)}`, class: 'when' }, time(a.postedTime)),
+      a.editedTime ? h('span', { class: 'edited', title: 'edited ' + new Date(a.editedTime).toLocaleString(), text: ' · edited' }) : null),
     h('p', { class: 'title' }, linkify(a.title || '')),
     a.body ? h('p', { class: 'body' }, linkify(a.body)) : null,
     a.url ? h('p', {}, h('a', { href: a.url, rel: 'nofollow noopener ugc', text: a.url })) : null,
     h('div', { class: 'actions' }, actions),
     comments);
   return art;
+}
+
+// editor is the form that edits one's own post in place: on saving, the
+// post is drawn again as the server answers it (its mentions follow the
+// new text).
+function editor(a, art, close) {
+  const title = h('textarea', { name: 'title', required: true, maxlength: 500, rows: 3 });
+  title.value = a.title || '';
+  const body = h('textarea', { name: 'body', maxlength: 10000, rows: 2 });
+  body.value = a.body || '';
+  const save = h('button', { type: 'submit', text: 'Save' });
+  return h('form', {
+    class: 'edit', 'aria-label': 'Edit post',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(save, async () => {
+        const res = await api('PUT', rest('/activities/@me/@self/@app/' + enc(a.id)), { title: title.value, body: body.value });
+        art.replaceWith(activity(res.entry));
+      });
+    },
+  }, field('Text', title), field('More (optional)', body), save,
+  h('button', { type: 'button', class: 'secondary', text: 'Cancel', onclick: close }));
 }
 
 async function commentList(a, box, onCount) {
@@ -513,7 +580,7 @@ async function commentList(a, box, onCount) {
 
 async function feedView(key) {
   const f = FEEDS[key];
-  const feed = stream(f.path, f.label + ' feed', () => isCurrent(), emptyFor(key));
+  const feed = stream(f.path, f.label + ' feed', () => isCurrent(), emptyFor(key), f.marker);
   const parts = [h('h1', { class: 'visually-hidden', text: f.label }), finder(), feedTabs(key)];
   if (key === 'home' || key === 'mine') parts.push(composer((a) => feed.prepend(a)));
   parts.push(feed);
@@ -559,7 +626,8 @@ async function personView(name) {
     };
     let following = false;
     let blocking = false;
-    if (!isMe) [following, blocking] = await Promise.all([holds('@friends'), holds('@blocked')]);
+    let muting = false;
+    if (!isMe) [following, blocking, muting] = await Promise.all([holds('@friends'), holds('@blocked'), holds('@muted')]);
     if (!isCurrent()) return;
     const counts = h('p', { class: 'counts' });
     const setCounts = () => {
@@ -618,11 +686,26 @@ async function personView(name) {
       yes.focus();
     });
     if (!isMe) setBlock();
+    // Muting quiets them for the caller alone; they are not told.
+    const muteBtn = h('button', { type: 'button', class: 'secondary' });
+    const setMute = () => {
+      muteBtn.textContent = muting ? 'Unmute' : 'Mute';
+      muteBtn.setAttribute('aria-label', `${muting ? 'Unmute' : 'Mute'} @${person.preferredUsername}`);
+      muteBtn.title = muting ? '' : 'Their posts leave your feeds and they stop notifying you; they are not told.';
+    };
+    setMute();
+    muteBtn.addEventListener('click', () => guard(muteBtn, async () => {
+      if (muting) await api('DELETE', rest('/people/@me/@muted/' + enc(person.id)));
+      else await api('POST', rest('/people/@me/@muted'), { id: person.id });
+      muting = !muting;
+      setMute();
+    }));
     put(head,
       h('h1', { text: person.displayName }),
       h('p', { class: 'handle', text: '@' + person.preferredUsername }),
       counts,
       isMe ? null : followBtn,
+      isMe ? null : h('div', { class: 'row' }, muteBtn),
       isMe ? null : blockBox,
       isMe ? account() : null);
     const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,

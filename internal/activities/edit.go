@@ -1,0 +1,242 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
+	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
+	"socialstream/internal/notifications"
+	"socialstream/internal/store"
+	"socialstream/internal/text"
+)
+
+// KindVersion is the kind of an activity's earlier versions:
+// Activity/{id}/Version/{n}, n from 0 (as first posted), one per edit.
+// Only the author reads them.
+const KindVersion = "Version"
+
+// MaxEdits is how many times an activity may be edited.
+const MaxEdits = 50
+
+var (
+	ErrTooManyEdits    = derrors.New(derrors.Conflict, fmt.Sprintf("an activity can be edited at most %d times", MaxEdits))
+	errEditedMeanwhile = errors.New("activities: edited meanwhile")
+)
+
+// Version is an activity's title, body and mentions as they were until an
+// edit.
+type Version struct {
+	Title      string   `datastore:"title,noindex"`
+	Body       string   `datastore:"body,noindex"`
+	MentionIDs []string `datastore:"mentionIds,noindex"`
+	// Time is when it was posted, or made by an edit: ms since the epoch.
+	Time int64 `datastore:"time,noindex"`
+}
+
+// VersionKey returns the key of an activity's version n.
+func VersionKey(db *store.DB, activity string, n int) *datastore.Key {
+	return db.NameKey(KindVersion, strconv.Itoa(n), Key(db, activity))
+}
+
+func versionKeys(db *store.DB, activity string, n int) []*datastore.Key {
+	keys := make([]*datastore.Key, n)
+	for i := range keys {
+		keys[i] = VersionKey(db, activity, i)
+	}
+	return keys
+}
+
+// EditInput is what an author sends to edit an activity: a nil field is
+// left as it is.
+type EditInput struct {
+	Title *string
+	Body  *string
+}
+
+// VersionView is one version of an activity, as its author sees it.
+type VersionView struct {
+	Title      string   `json:"title"`
+	Body       string   `json:"body,omitempty"`
+	Mentions   []string `json:"mentions"`
+	PostedTime int64    `json:"postedTime"`
+}
+
+// Edit changes the title and body of author's activity id, and returns it
+// as it is now. Its mentions follow the text: the people named in it now
+// are its mentions (as for a post: none deleted, or with a block with the
+// author), so the @mentions feeds follow at once, and those it newly
+// mentions are notified. What it was is kept as a Version for the author.
+// An edit that changes nothing writes nothing, so a retry after a commit
+// that applied answers as the first did.
+func (s *Service) Edit(ctx context.Context, author, id string, in EditInput) (View, error) {
+	if _, ok := ids.Parse(id); !ok {
+		return View{}, ErrNoSuchActivity
+	}
+	if in.Title == nil && in.Body == nil {
+		return View{}, derrors.New(derrors.InvalidArgument, "give a title or a body to change")
+	}
+	for attempt := 0; ; attempt++ {
+		v, err := s.edit(ctx, author, id, in)
+		if errors.Is(err, errEditedMeanwhile) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return View{}, fmt.Errorf("activities.Edit(%s): %w", id, err)
+		}
+		return v, nil
+	}
+}
+
+func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (View, error) {
+	key := Key(s.db, id)
+	var seen Activity
+	if ok, err := s.db.Get(ctx, key, &seen); err != nil {
+		return View{}, err
+	} else if !ok {
+		return View{}, ErrNoSuchActivity
+	} else if seen.UserID != author {
+		return View{}, ErrNotAuthor
+	}
+	title, body := seen.Title, seen.Body
+	var err error
+	if in.Title != nil {
+		if title, err = text.Clean("title", *in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
+			return View{}, err
+		}
+	}
+	if in.Body != nil {
+		if body, err = text.Clean("body", *in.Body, text.Rules{Max: MaxBody, Multiline: true}); err != nil {
+			return View{}, err
+		}
+	}
+	if title == seen.Title && body == seen.Body {
+		return s.viewOne(ctx, author, key, &seen)
+	}
+	if seen.Edits >= MaxEdits {
+		return View{}, ErrTooManyEdits
+	}
+	names := ParseMentions(title + "\n" + body)
+	byName, err := s.accounts.LookupUsernames(ctx, names)
+	if err != nil {
+		return View{}, err
+	}
+	var mentions, added []string
+	for _, n := range names {
+		if m, ok := byName[n]; ok {
+			mentions = append(mentions, m)
+			if !slices.Contains(seen.MentionIDs, m) {
+				added = append(added, m)
+			}
+		}
+	}
+	// The newly mentioned are told by a job enqueued before the commit,
+	// named for this edit: it waits for the edit, then tells only those
+	// the activity mentions.
+	if len(added) > 0 {
+		err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
+			Recipients: added, ActivityID: id, ID: fmt.Sprintf("mention-%s-%d", id, seen.Edits+1), Edit: seen.Edits + 1})
+		if err != nil {
+			return View{}, err
+		}
+	}
+	var a Activity
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		found := l.Add(key, &a)
+		me := accounts.Read(l, author)
+		named := make([]*accounts.Record, len(mentions))
+		between := make([]*blocks.Between, len(mentions))
+		for i, m := range mentions {
+			named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, author)
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		switch {
+		case !me.Exists():
+			return accounts.ErrBadToken // deleted meanwhile
+		case !found.Found():
+			return ErrNoSuchActivity
+		case a.Edits != seen.Edits || a.Title != seen.Title || a.Body != seen.Body:
+			return errEditedMeanwhile
+		}
+		was := &Version{Title: a.Title, Body: a.Body, MentionIDs: a.MentionIDs, Time: a.PostedTime}
+		if a.EditedTime != 0 {
+			was.Time = a.EditedTime
+		}
+		a.Title, a.Body, a.MentionIDs = title, body, nil
+		for i, m := range mentions {
+			if named[i].Exists() && !between[i].Any() {
+				a.MentionIDs = append(a.MentionIDs, m)
+			}
+		}
+		a.EditedTime = max(s.now().UnixMilli(), was.Time+1)
+		a.Edits++
+		return tx.PutMulti([]*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{was, &a})
+	})
+	if err != nil {
+		return View{}, err
+	}
+	return s.viewOne(ctx, author, key, &a)
+}
+
+// viewOne returns one activity as viewer sees it.
+func (s *Service) viewOne(ctx context.Context, viewer string, key *datastore.Key, a *Activity) (View, error) {
+	vs, err := s.views(ctx, viewer, []*datastore.Key{key}, []*Activity{a}, "")
+	if err != nil {
+		return View{}, err
+	}
+	if len(vs) != 1 {
+		return View{}, ErrNoSuchActivity
+	}
+	return vs[0], nil
+}
+
+// History returns the versions of author's activity id, oldest first, the
+// one it shows now last: to its author alone.
+func (s *Service) History(ctx context.Context, viewer, id string) ([]VersionView, error) {
+	if _, ok := ids.Parse(id); !ok {
+		return nil, ErrNoSuchActivity
+	}
+	var a Activity
+	if ok, err := s.db.Get(ctx, Key(s.db, id), &a); err != nil {
+		return nil, fmt.Errorf("activities.History(%s): %w", id, err)
+	} else if !ok {
+		return nil, ErrNoSuchActivity
+	} else if a.UserID != viewer {
+		return nil, ErrNotAuthor
+	}
+	vs := make([]Version, a.Edits)
+	refs := make([]store.Ref, a.Edits)
+	l := s.db.Lookup()
+	for i, k := range versionKeys(s.db, id, a.Edits) {
+		refs[i] = l.Add(k, &vs[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("activities.History(%s): %w", id, err)
+	}
+	now := Version{Title: a.Title, Body: a.Body, MentionIDs: a.MentionIDs, Time: a.PostedTime}
+	if a.EditedTime != 0 {
+		now.Time = a.EditedTime
+	}
+	out := make([]VersionView, 0, len(vs)+1)
+	for i, v := range append(vs, now) {
+		if i < len(refs) && !refs[i].Found() {
+			continue
+		}
+		m := v.MentionIDs
+		if m == nil {
+			m = []string{}
+		}
+		out = append(out, VersionView{Title: v.Title, Body: v.Body, Mentions: m, PostedTime: v.Time})
+	}
+	return out, nil
+}

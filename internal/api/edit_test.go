@@ -1,0 +1,119 @@
+package api_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"socialstream/internal/activities"
+)
+
+// An author edits a post: the text and mentions change at once (the
+// @mentions feeds follow, the newly mentioned are told), the activity says
+// it was edited, and its earlier versions are kept for the author alone.
+func TestEditActivity(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
+	id := e.post(alice, "hello @bob")
+	path := "/social/rest/activities/@me/@self/@app/" + id
+	e.waitQueuesEmpty()
+	if got := e.notificationTypes(carol); len(got) != 0 {
+		t.Fatalf("carol's notifications before the edit: %v", got)
+	}
+
+	r := e.do("PUT", path, alice.token, map[string]string{"title": "hello @carol", "body": "fixed"})
+	if r.status != 200 {
+		t.Fatalf("edit: %d %s", r.status, r.raw)
+	}
+	a := e.entry(r)
+	if a["title"] != "hello @carol" || a["body"] != "fixed" || !cmp.Equal(a["mentions"], []any{carol.id}) || a["editedTime"] == nil ||
+		a["editedTime"].(float64) < a["postedTime"].(float64) {
+		t.Errorf("edited activity: %v", a)
+	}
+	if got := e.feed(bob, "@me/@mentions"); len(got) != 0 {
+		t.Errorf("bob's mentions after the edit: %v, want none", got)
+	}
+	if got := e.feed(carol, "@me/@mentions"); !cmp.Equal(got, []string{id}) {
+		t.Errorf("carol's mentions after the edit: %v, want %s", got, id)
+	}
+	e.waitQueuesEmpty()
+	if got := e.notificationTypes(carol); !cmp.Equal(got, []string{"mention"}) {
+		t.Errorf("carol's notifications after the edit: %v, want one mention", got)
+	}
+	// Read by anyone, it says it was edited.
+	if got := e.activity(bob, alice.id, id); got["title"] != "hello @carol" || got["editedTime"] != a["editedTime"] {
+		t.Errorf("bob reads %v", got)
+	}
+
+	// An edit that changes nothing makes no version; the body alone may
+	// change, keeping the title.
+	if r := e.do("PUT", path, alice.token, map[string]string{"title": "hello @carol"}); r.status != 200 || e.entry(r)["editedTime"] != a["editedTime"] {
+		t.Errorf("an edit that changes nothing: %d %s", r.status, r.raw)
+	}
+	if r := e.do("PUT", path, alice.token, map[string]string{"body": "fixed again"}); r.status != 200 || e.entry(r)["title"] != "hello @carol" {
+		t.Errorf("an edit of the body: %d %s", r.status, r.raw)
+	}
+
+	// The history, oldest first, to the author alone.
+	h := e.do("GET", path+"/history", alice.token, nil)
+	if h.status != 200 {
+		t.Fatalf("history: %d %s", h.status, h.raw)
+	}
+	var titles, bodies []string
+	var mentioned []any
+	for _, v := range h.body["list"].([]any) {
+		m := v.(map[string]any)
+		titles, bodies = append(titles, m["title"].(string)), append(bodies, fmt.Sprint(m["body"]))
+		mentioned = append(mentioned, m["mentions"])
+	}
+	if !cmp.Equal(titles, []string{"hello @bob", "hello @carol", "hello @carol"}) || !cmp.Equal(bodies, []string{"<nil>", "fixed", "fixed again"}) ||
+		!cmp.Equal(mentioned, []any{[]any{bob.id}, []any{carol.id}, []any{carol.id}}) {
+		t.Errorf("history: titles %v, bodies %v, mentions %v", titles, bodies, mentioned)
+	}
+	e.wantError(e.do("GET", "/social/rest/activities/"+alice.id+"/@self/@app/"+id+"/history", bob.token, nil), 403)
+
+	// Refusals change nothing.
+	e.wantError(e.do("PUT", "/social/rest/activities/"+alice.id+"/@self/@app/"+id, bob.token, map[string]string{"title": "mine now"}), 403)
+	e.wantError(e.do("PUT", path, alice.token, map[string]string{"title": "  "}), 400)
+	e.wantError(e.do("PUT", path, alice.token, map[string]any{}), 400)
+	e.wantError(e.do("PUT", path, alice.token, map[string]any{"title": 7}), 400)
+	e.wantError(e.do("PUT", "/social/rest/activities/@me/@self/@app/999999999", alice.token, map[string]string{"title": "x"}), 404)
+	e.wantError(e.do("PUT", "/social/rest/activities/@me/@self/@app/1,2", alice.token, map[string]string{"title": "x"}), 400)
+	if got := e.activity(alice, alice.id, id); got["title"] != "hello @carol" || got["body"] != "fixed again" {
+		t.Errorf("after the refusals: %v", got)
+	}
+
+	// By JSON-RPC, as osapi would call it.
+	res := e.doBatch(alice, `[{"method":"activities.update","id":"1","params":{"userId":"@viewer","groupId":"@self","activityId":"`+id+`","activity":{"title":"by rpc"}}}]`)
+	if got, ok := res[0]["result"].(map[string]any); !ok || got["title"] != "by rpc" || got["id"] != id {
+		t.Errorf("activities.update: %v", res[0])
+	}
+
+	// Deleting the activity takes its versions with it.
+	if r := e.do("DELETE", path, alice.token, nil); r.status != 204 {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	for n := range 3 {
+		if ok, err := e.db.Get(t.Context(), activities.VersionKey(e.db, id, n), &activities.Version{}); err != nil || ok {
+			t.Errorf("version %d after the delete: %v, %v", n, ok, err)
+		}
+	}
+}
+
+// An activity is edited at most MaxEdits times.
+func TestEditsAreBounded(t *testing.T) {
+	e := newEnv(t)
+	alice := e.register("alice")
+	id := e.post(alice, "v0")
+	path := "/social/rest/activities/@me/@self/@app/" + id
+	for n := 1; n <= activities.MaxEdits; n++ {
+		if r := e.do("PUT", path, alice.token, map[string]string{"title": fmt.Sprint("v", n)}); r.status != 200 {
+			t.Fatalf("edit %d: %d %s", n, r.status, r.raw)
+		}
+	}
+	e.wantError(e.do("PUT", path, alice.token, map[string]string{"title": "one too many"}), 409)
+	if got := e.activity(alice, alice.id, id); got["title"] != fmt.Sprint("v", activities.MaxEdits) {
+		t.Errorf("after the refused edit: %v", got["title"])
+	}
+}
