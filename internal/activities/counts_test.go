@@ -260,3 +260,27 @@ func TestLikeOfAnActivityDeletedUnderIt(t *testing.T) {
 		t.Errorf("the count's update made the activity again: %v %v", ok, err)
 	}
 }
+
+// An activity deleted between a like's commit and its answer is answered
+// as gone (404): its likes go with it, and an answer of the activity as
+// the like first saw it said likedByViewer with likesCount 0 (the
+// convergence checker saw that, with 16 clients).
+func TestLikeAnswerOfAnActivityDeletedSince(t *testing.T) {
+	ctx := context.Background()
+	_, acc, svc, hold := held(t)
+	author, fan := register(t, acc, "author"), register(t, acc, "fan")
+	v, _, err := svc.Activities.Post(ctx, author, activities.PostInput{Title: "deleted after the like"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleted error
+	// After the like's commit, the next read is its answer's.
+	hold("/Commit", func() { hold("/Lookup", func() { deleted = svc.Activities.Delete(ctx, author, v.ID) }) })
+	got, err := svc.Likes.Like(ctx, fan, v.ID)
+	if deleted != nil {
+		t.Fatal(deleted)
+	}
+	if !errors.Is(err, activities.ErrNoSuchActivity) {
+		t.Errorf("the like of an activity deleted since its commit answers %+v, %v; want no such activity", got, err)
+	}
+}

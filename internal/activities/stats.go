@@ -151,7 +151,7 @@ func (r *Reaction) Err(err error) error {
 // moment after the commit. A block between them does not hide it: the
 // reaction happened (an unlike is allowed across a block, and a block may
 // land just after a like), and its answer says so. An activity deleted
-// since is answered as the reaction saw it.
+// since is ErrNoSuchActivity: its likes and comments go with it.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
 	var a Activity
 	l := s.db.Lookup()
@@ -172,7 +172,7 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 		return View{}, fmt.Errorf("activities: view of %s: %w", r.id, err)
 	}
 	if !found.Found() {
-		a = r.a
+		return View{}, ErrNoSuchActivity
 	}
 	var p *accounts.Person
 	if person, ok := author.Person(); ok {
