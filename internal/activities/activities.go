@@ -105,6 +105,9 @@ type Activity struct {
 	ExternalID string   `datastore:"externalId,noindex"`
 	MentionIDs []string `datastore:"mentionIds"`
 	GroupIDs   []string `datastore:"groupIds"`
+	// Tags are the #tags of its title and body (package tags), as the
+	// tag feeds find it.
+	Tags []string `datastore:"tags"`
 	// Chunks is the number of follower chunks the author had at posting
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
@@ -158,6 +161,7 @@ type View struct {
 	PostedTime    int64            `json:"postedTime"`
 	ExternalID    string           `json:"externalId,omitempty"`
 	Mentions      []string         `json:"mentions"`
+	Tags          []string         `json:"tags"`
 	Author        *accounts.Person `json:"author,omitempty"`
 	LikesCount    int64            `json:"likesCount"`
 	CommentsCount int64            `json:"commentsCount"`
@@ -166,13 +170,16 @@ type View struct {
 }
 
 func toView(id string, a *Activity, author *accounts.Person, likes, comments int64, liked bool) View {
-	m := a.MentionIDs
+	m, tags := a.MentionIDs, a.Tags
 	if m == nil {
 		m = []string{}
 	}
+	if tags == nil {
+		tags = []string{}
+	}
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL,
-		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Author: author,
+		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 	}
 }

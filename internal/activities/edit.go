@@ -15,6 +15,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/store"
+	"socialstream/internal/tags"
 	"socialstream/internal/text"
 )
 
@@ -73,7 +74,9 @@ type VersionView struct {
 // as it is now. Its mentions follow the text: the people named in it now
 // are its mentions (as for a post: none deleted, or with a block with the
 // author), so the @mentions feeds follow at once, and those it newly
-// mentions are notified. What it was is kept as a Version for the author.
+// mentions are notified. Its tags follow too: the tag feeds at once, and
+// a job brings it to the followers of a tag it adds and takes it from
+// those of a tag it drops. What it was is kept as a Version for the author.
 // An edit that changes nothing writes nothing, so a retry after a commit
 // that applied answers as the first did.
 func (s *Service) Edit(ctx context.Context, author, id string, in EditInput) (View, error) {
@@ -123,6 +126,10 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if seen.Edits >= MaxEdits {
 		return View{}, ErrTooManyEdits
 	}
+	tagged, err := tags.Parse(title + "\n" + body)
+	if err != nil {
+		return View{}, err
+	}
 	names := ParseMentions(title + "\n" + body)
 	byName, err := s.accounts.LookupUsernames(ctx, names)
 	if err != nil {
@@ -144,6 +151,24 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
 			Recipients: added, ActivityID: id, ID: fmt.Sprintf("mention-%s-%d", id, seen.Edits+1), Edit: seen.Edits + 1})
 		if err != nil {
+			return View{}, err
+		}
+	}
+	// So are the tag jobs: pages of tag followers for the tags it adds,
+	// none left for those it takes away.
+	t := TagTask{ActivityID: id, Edit: seen.Edits + 1, At: s.now().UnixMicro()}
+	for _, tag := range tagged {
+		if !slices.Contains(seen.Tags, tag) {
+			t.Add = append(t.Add, tag)
+		}
+	}
+	for _, tag := range seen.Tags {
+		if !slices.Contains(tagged, tag) {
+			t.Remove = append(t.Remove, tag)
+		}
+	}
+	if len(t.Add)+len(t.Remove) > 0 {
+		if err := s.enqueueTags(ctx, t); err != nil {
 			return View{}, err
 		}
 	}
@@ -172,7 +197,7 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		if a.EditedTime != 0 {
 			was.Time = a.EditedTime
 		}
-		a.Title, a.Body, a.MentionIDs = title, body, nil
+		a.Title, a.Body, a.MentionIDs, a.Tags = title, body, nil, tagged
 		for i, m := range mentions {
 			if named[i].Exists() && !between[i].Any() {
 				a.MentionIDs = append(a.MentionIDs, m)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -17,6 +18,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
+	"socialstream/internal/tags"
 )
 
 // Feed selectors.
@@ -25,12 +27,14 @@ const (
 	Friends  = "@friends"
 	Mentions = "@mentions"
 	All      = "@all"
+	// TagPrefix starts the selector of a tag's feed: @tag:name.
+	TagPrefix = "@tag:"
 )
 
 // FeedRequest asks for one page of a feed.
 type FeedRequest struct {
 	Viewer   string
-	Selector string // Self, Friends, Mentions, All, or a group id
+	Selector string // Self, Friends, Mentions, All, TagPrefix and a tag, or a group id
 	UserID   string // whose feed, for Self, Friends and Mentions
 	AppID    string // only this app's activities; empty or @app for all
 	// Since, if set, is an activity id: only the activities newer than
@@ -99,6 +103,14 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		}
 		return s.homeFeed(ctx, r.Viewer, newer, since, r.Page)
 	default:
+		if name, ok := strings.CutPrefix(r.Selector, TagPrefix); ok {
+			tag, err := tags.Normalize(name)
+			if err != nil {
+				return nil, "", err
+			}
+			q := newer(s.db.Query(KindActivity).FilterField("tags", "=", tag)).Order("-seq")
+			return s.activityFeed(ctx, r.Viewer, q, "tag:"+tag+since, r.Page, "", true)
+		}
 		group := r.Selector
 		if _, ok := ids.Parse(group); !ok {
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)

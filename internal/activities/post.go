@@ -22,6 +22,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/tags"
 	"socialstream/internal/text"
 )
 
@@ -97,9 +98,14 @@ var (
 // once. An author with more followers gets the other chunks from fan-out
 // jobs; the planning job is enqueued before the commit, so a post can never
 // commit without it (a job whose activity never appears gives up). So is
-// the job that notifies the people it mentions.
+// the job that notifies the people it mentions, and the one that brings it
+// to the followers of its tags.
 func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, bool, error) {
 	if err := in.validate(); err != nil {
+		return View{}, false, err
+	}
+	tagged, err := tags.Parse(in.Title + "\n" + in.Body)
+	if err != nil {
 		return View{}, false, err
 	}
 	names := ParseMentions(in.Title + "\n" + in.Body)
@@ -128,6 +134,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		existing string
 		planned  bool
 		told     string // the id whose mention job is enqueued
+		filed    string // the id whose tag job is enqueued
 	)
 	seq := s.ids.Next()
 	for attempt := 0; ; attempt++ {
@@ -146,10 +153,16 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			told = id
 		}
+		if len(tagged) > 0 && filed != id {
+			if err := s.enqueueTags(ctx, TagTask{ActivityID: id, Add: tagged}); err != nil {
+				return View{}, false, err
+			}
+			filed = id
+		}
 		existing = ""
 		mine := &Activity{
 			Seq: seq, UserID: author, AppID: in.AppID, Title: in.Title, Body: in.Body, URL: in.URL,
-			PostedTime: s.now().UnixMilli(), ExternalID: in.ExternalID, MentionIDs: mentions,
+			PostedTime: s.now().UnixMilli(), ExternalID: in.ExternalID, MentionIDs: mentions, Tags: tagged,
 		}
 		err = s.db.Update(ctx, func(tx *store.Tx) error {
 			var (

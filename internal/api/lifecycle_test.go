@@ -98,8 +98,14 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+mine, v.token, map[string]string{"title": "hello @alice, edited"}); r.status != 200 {
 		t.Fatal(r.status, string(r.raw))
 	}
+	// Follows of a tag, and a post of it that brings it to them.
+	for _, u := range []user{v, a} {
+		if r := e.do("POST", "/social/rest/tags/@me", u.token, map[string]string{"name": "news"}); r.status != 201 {
+			t.Fatal(r.status, string(r.raw))
+		}
+	}
 	theirs := e.post(a, "hi @victim and @bob")
-	bobs := e.post(b, "bob alone")
+	bobs := e.post(b, "bob alone with the #news")
 	for _, like := range []struct {
 		u        user
 		activity string
@@ -186,7 +192,7 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 		t.Errorf("after the erasure, %d entities still name the user:\n%s", len(found), strings.Join(found, "\n"))
 	}
 	t.Logf("kinds counted after the erasure: %v", counted)
-	for _, kind := range []string{"Activity", "Audience", "Membership", "Group", "Comment", "Notification", "Token", "User", "Username", "AppData"} {
+	for _, kind := range []string{"Activity", "Audience", "Membership", "Group", "Comment", "Notification", "Token", "User", "Username", "AppData", "TagFollow"} {
 		if counted[kind] == 0 {
 			t.Errorf("no %s left at all: the check looked at nothing", kind)
 		}
@@ -443,6 +449,9 @@ func TestExport(t *testing.T) {
 	if r := e.do("POST", "/social/rest/people/@me/@muted", a.token, map[string]any{"id": b.id, "duration": 60}); r.status != 201 {
 		t.Fatal(r.status)
 	}
+	if r := e.do("POST", "/social/rest/tags/@me", a.token, map[string]any{"name": "#News"}); r.status != 201 {
+		t.Fatal(r.status)
+	}
 	e.wantError(e.do("GET", "/auth/account/export", "", nil), http.StatusUnauthorized)
 	r := e.do("GET", "/auth/account/export", a.token, nil)
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") ||
@@ -459,6 +468,7 @@ func TestExport(t *testing.T) {
 		Likes      []map[string]any `json:"likes"`
 		Blocked    []map[string]any `json:"blocked"`
 		Muted      []map[string]any `json:"muted"`
+		Tags       []map[string]any `json:"followedTags"`
 		AppData    map[string]any   `json:"appData"`
 		Complete   bool             `json:"complete"`
 	}
@@ -481,6 +491,8 @@ func TestExport(t *testing.T) {
 		t.Errorf("groups %v, comments %v, likes %v, blocked %v, appData %v", doc.Groups, doc.Comments, doc.Likes, doc.Blocked, doc.AppData)
 	case len(doc.Muted) != 1 || doc.Muted[0]["id"] != b.id || doc.Muted[0]["until"] == nil:
 		t.Errorf("muted %v, want bob for a minute", doc.Muted)
+	case len(doc.Tags) != 1 || doc.Tags[0]["name"] != "news" || doc.Tags[0]["since"] == nil:
+		t.Errorf("followed tags %v, want news", doc.Tags)
 	}
 }
 

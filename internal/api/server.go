@@ -29,6 +29,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/tags"
 	"socialstream/internal/web"
 )
 
@@ -49,6 +50,7 @@ type Deps struct {
 	AppData       *appdata.Service
 	Mutes         *mutes.Service
 	Markers       *markers.Service
+	Tags          *tags.Service
 	Logger        *slog.Logger
 	Guard         Guard
 }
@@ -67,6 +69,7 @@ type Server struct {
 	appData       *appdata.Service
 	mutes         *mutes.Service
 	markers       *markers.Service
+	tags          *tags.Service
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -76,11 +79,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Tags == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, tags: d.Tags, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -166,6 +169,12 @@ func (s *Server) Routes() *gin.Engine {
 	mk.GET("/:userId", rest(s, http.StatusOK, s.markersGet, markersFromRequest))
 	mk.POST("/:userId", rest(s, http.StatusOK, s.markersMove, markersFromRequest))
 
+	tg := social.Group("/rest/tags")
+	tg.GET("/:userId", rest(s, http.StatusOK, s.tagsGet, tagsFromRequest))
+	tg.GET("/:userId/:tag", rest(s, http.StatusOK, s.tagsGet, tagsFromRequest))
+	tg.POST("/:userId", rest(s, http.StatusCreated, s.tagsFollow, tagsFromRequest))
+	tg.DELETE("/:userId/:tag", rest(s, http.StatusNoContent, s.tagsUnfollow, tagsFromRequest))
+
 	ad := social.Group("/rest/appdata")
 	ad.GET("/:userId/:selector/:appId", rest(s, http.StatusOK, s.appDataGet, appDataFromRequest))
 	ad.PUT("/:userId/:selector/:appId", rest(s, http.StatusNoContent, s.appDataUpdate, appDataFromRequest))
@@ -176,6 +185,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/fanout", s.taskFanout)
 	tasks.POST("/rebuild", s.taskRebuild)
 	tasks.POST("/cleanup", s.taskCleanup)
+	tasks.POST("/tags", s.taskTags)
 	tasks.POST("/notify", s.taskNotify)
 	tasks.POST("/tokens", s.taskTokens)
 	tasks.POST("/erase", s.taskErase)

@@ -30,6 +30,19 @@ func (s *Server) taskFanout(c *gin.Context) {
 		"chunksEnqueued", res.Enqueued, "idsWritten", res.Written, "skipped", res.Skipped)
 }
 
+// taskTags brings a tagged activity to its tags' followers' home feeds,
+// or takes it from those of a tag an edit dropped.
+func (s *Server) taskTags(c *gin.Context) {
+	var t activities.TagTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	res, err := s.activities.TagJob(c.Request.Context(), t)
+	s.finishTask(c, err, "tags",
+		"activityId", t.ActivityID, "edit", t.Edit, "tag", t.Tag, "page", t.Page,
+		"enqueued", res.Enqueued, "idsWritten", res.Written, "pagesRemoved", res.Removed, "skipped", res.Skipped)
+}
+
 func (s *Server) taskRebuild(c *gin.Context) {
 	var j rebuild.Job
 	if !s.readTask(c, &j) {

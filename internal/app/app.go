@@ -36,6 +36,7 @@ import (
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
+	"socialstream/internal/tags"
 )
 
 // Config is the service's configuration. FromEnv fills it from the
@@ -308,6 +309,7 @@ type Services struct {
 	AppData       *appdata.Service
 	Mutes         *mutes.Service
 	Markers       *markers.Service
+	Tags          *tags.Service
 }
 
 // NewServices builds the services over db and q. Each gets the owners
@@ -359,6 +361,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Markers, err = markers.New(db); err != nil {
 		return nil, err
 	}
+	if s.Tags, err = tags.New(db); err != nil {
+		return nil, err
+	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
 		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
@@ -370,7 +375,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Tags: s.Tags, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/tags"
 )
 
 // ErasePath is where erasure jobs are sent.
@@ -149,6 +150,9 @@ func (s *Service) phases() []phase {
 		}},
 		{"mutes", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return mutes.Erase(ctx, db, user, n)
+		}},
+		{"followed tags", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return tags.Erase(ctx, db, user, n)
 		}},
 		{"markers", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return markers.Erase(ctx, db, user, n)

@@ -18,6 +18,7 @@ import (
 	"socialstream/internal/markers"
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
+	"socialstream/internal/tags"
 )
 
 // ExportPage is how many activities an export reads at a time; the other
@@ -43,6 +44,12 @@ type Muted struct {
 	ID    string `json:"id"`
 	Since string `json:"since"`
 	Until string `json:"until,omitempty"`
+}
+
+// FollowedTag is a tag the user follows, since when.
+type FollowedTag struct {
+	Name  string `json:"name"`
+	Since string `json:"since"`
 }
 
 // ExportedActivity is an activity as an export shows it: an edited one
@@ -134,6 +141,11 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 				v.Until = stamp(m.Until)
 			}
 			return item(v)
+		})
+	})
+	d.list("followedTags", func(item func(any) error) error {
+		return tags.Each(ctx, s.db, user, func(f tags.Followed) error {
+			return item(FollowedTag{Name: f.Tag, Since: stamp(f.Created)})
 		})
 	})
 	marks, err := markers.All(ctx, s.db, user)
