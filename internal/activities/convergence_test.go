@@ -36,6 +36,7 @@ import (
 type recorder struct {
 	mu      sync.Mutex
 	names   []string
+	tasks   []queue.Task
 	failing atomic.Bool
 }
 
@@ -46,6 +47,7 @@ func (r *recorder) Enqueue(_ context.Context, t queue.Task) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.names = append(r.names, t.Name)
+	r.tasks = append(r.tasks, t)
 	return nil
 }
 

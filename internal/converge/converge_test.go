@@ -102,3 +102,37 @@ func TestPresenceOf(t *testing.T) {
 		})
 	}
 }
+
+// The oracle's rule for one activity and a reader's follows of one of its
+// tags, and how it joins the rule of the author's follows.
+func TestTagPresence(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	posted := &post{start: at(5), end: at(5).Add(100 * time.Millisecond), seqTime: at(5).Add(50 * time.Millisecond)}
+	ev := func(add bool, s int) event { return event{add: add, start: at(s), end: at(s).Add(100 * time.Millisecond)} }
+	for _, c := range []struct {
+		name string
+		evs  []event
+		want presence
+	}{
+		{"never followed", nil, mayOut},
+		{"followed before", []event{ev(true, 1)}, mayIn},
+		{"followed after: no reach back", []event{ev(true, 8)}, mayOut},
+		{"followed before, unfollowed before", []event{ev(true, 1), ev(false, 2)}, mayOut},
+		{"followed before, unfollowed after", []event{ev(true, 1), ev(false, 8)}, mayIn | mayOut},
+		{"followed before, unfollowed and followed after", []event{ev(true, 1), ev(false, 7), ev(true, 8)}, mayIn | mayOut},
+		{"a follow during the post", []event{{add: true, start: at(5), end: at(6)}}, mayIn | mayOut},
+	} {
+		if got := tagPresence(posted, c.evs); got != c.want {
+			t.Errorf("%s: presence = %d, want %d", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct{ p, q, want presence }{
+		{mayIn, mayOut, mayIn}, {mayOut, mayOut, mayOut}, {mayIn | mayOut, mayOut, mayIn | mayOut},
+		{mayIn | mayOut, mayIn, mayIn}, {mayIn | mayOut, mayIn | mayOut, mayIn | mayOut},
+	} {
+		if got := union(c.p, c.q); got != c.want || union(c.q, c.p) != c.want {
+			t.Errorf("union(%d, %d) = %d, want %d", c.p, c.q, got, c.want)
+		}
+	}
+}

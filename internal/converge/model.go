@@ -25,6 +25,7 @@ type user struct {
 type post struct {
 	id, author, title string
 	mentions          []string
+	tags              []string // folded, as posted (edits keep them)
 	start, end        time.Time
 	seqTime           time.Time // when the id was minted, from the id itself
 	deleted           bool
@@ -75,6 +76,10 @@ type model struct {
 	blocks, everBlocked map[pair]bool
 	// mutes holds the (muter, muted) pairs that hold now.
 	mutes map[pair]bool
+	// tagFollows are the (user, tag) pairs' follow events in order, and
+	// tagFollowing whether each holds now.
+	tagFollows   map[pair][]event
+	tagFollowing map[pair]bool
 	// appData is each (user, app)'s keys and values.
 	appData map[pair]map[string]string
 	// marks is each user's home marker as last known: the newest
@@ -91,7 +96,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }
@@ -216,6 +221,42 @@ func presenceOf(a *post, evs []event, win window) presence {
 		}
 	}
 	return p
+}
+
+// tagPresence derives where activity a can be in a reader's home feed
+// after their follow events of one of its tags, all jobs run. The tag's
+// job brings a to those who followed the tag before a's id was minted and
+// still do when it runs; nothing brings it later, and nothing takes it
+// away:
+//   - not following at posting: out (a later follow does not reach back);
+//   - a change overlapping the post: either;
+//   - following at posting: in, or either if an unfollow came after (the
+//     job may have run before it or after).
+func tagPresence(a *post, evs []event) presence {
+	held, overlap, later := false, false, false
+	for _, ev := range evs {
+		switch {
+		case ev.end.Before(a.start):
+			held = ev.add
+		case ev.start.Before(a.end):
+			overlap = true
+		case !ev.add:
+			later = true
+		}
+	}
+	switch {
+	case overlap || held && later:
+		return mayIn | mayOut
+	case held:
+		return mayIn
+	}
+	return mayOut
+}
+
+// union is where an activity can be that either of two ways brings: in if
+// either must bring it, out only if neither does.
+func union(p, q presence) presence {
+	return (p|q)&mayIn | p&q&mayOut
 }
 
 // seqTime is when an activity id was minted.

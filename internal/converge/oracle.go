@@ -98,9 +98,19 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 					if p.author == u.id {
 						return mayIn
 					}
-					return presenceOf(p, m.follows[pair{u.id, p.author}], followWin)
+					in := presenceOf(p, m.follows[pair{u.id, p.author}], followWin)
+					for _, tag := range p.tags {
+						in = union(in, tagPresence(p, m.tagFollows[pair{u.id, tag}]))
+					}
+					return in
 				}),
-				history: func(p *post) string { return describe(m.follows[pair{u.id, p.author}]) }})
+				history: func(p *post) string {
+					h := describe(m.follows[pair{u.id, p.author}])
+					for _, tag := range p.tags {
+						h += "; #" + tag + " " + describe(m.tagFollows[pair{u.id, tag}])
+					}
+					return h
+				}})
 	}
 	// Groups whose owners are gone: handed to a member, or deleted with
 	// no member left.
@@ -122,6 +132,10 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	allReader := people[0]
 	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: allReader.token,
 		want: unblocked(allReader.id, exact(func(*post) bool { return true }))})
+	for _, tag := range tagNames {
+		feeds = append(feeds, feed{name: "#" + tag, path: "/social/rest/activities/@me/@tag:" + strings.ToUpper(tag), token: allReader.token,
+			want: unblocked(allReader.id, exact(func(p *post) bool { return slices.Contains(p.tags, tag) }))})
+	}
 
 	// Read every feed, several at a time, then compare.
 	got := make([][]map[string]any, len(feeds))

@@ -268,7 +268,11 @@ type runner struct {
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "mark", "delete account", "set app data", "delete app data", "storm"}
+	"block", "unblock", "mute", "unmute", "mark", "follow tag", "unfollow tag", "delete account", "set app data", "delete app data", "storm"}
+
+// tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
+// and people follow.
+var tagNames = []string{"alpha", "beta", "gamma"}
 
 // everyOpRan reports whether every operation ran at least n times.
 func (r *runner) everyOpRan(n int) bool {
@@ -388,7 +392,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.editPost}, {4, r.deletePost},
 		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
-		{2, r.block}, {1, r.unblock}, {2, r.mute}, {2, r.mark}, {1, r.deleteAccount},
+		{2, r.block}, {1, r.unblock}, {2, r.mute}, {2, r.mark}, {3, r.followTag}, {1, r.deleteAccount},
 		{3, r.setAppData}, {2, r.deleteAppData},
 		{r.cfg.Storms, r.storm},
 	}
@@ -735,7 +739,17 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 			mentions = append(mentions, m.id)
 		}
 	}
-	title = strings.TrimSpace(title)
+	// A third carry a tag or two, in whatever case.
+	var tagged []string
+	if rng.IntN(3) == 0 {
+		for k := 1 + rng.IntN(2); k > 0; k-- {
+			t := tagNames[rng.IntN(len(tagNames))]
+			if !slices.Contains(tagged, t) {
+				tagged = append(tagged, t)
+			}
+		}
+	}
+	title = strings.TrimSpace(title) + tagText(rng, tagged)
 	body := map[string]string{"title": title}
 	if rng.IntN(2) == 0 {
 		body["externalId"] = fmt.Sprintf("ext-%d", n)
@@ -765,7 +779,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	end := time.Now()
 	r.m.done("post", out != acked, end)
 	if id != "" {
-		p := &post{id: id, author: u.id, title: title, mentions: made, start: start, end: end, seqTime: seqTime(id)}
+		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id)}
 		r.m.mu.Lock()
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
@@ -845,7 +859,12 @@ func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
 			mentions = append(mentions, m.id)
 		}
 	}
-	title = strings.TrimSpace(title)
+	// An edit keeps the post's tags (the tag jobs of edits are tested on
+	// their own): the oracle's tag history of a post is its posting's.
+	r.m.mu.Lock()
+	tagged := p.tags
+	r.m.mu.Unlock()
+	title = strings.TrimSpace(title) + tagText(a.rng, tagged)
 	path := "/social/rest/activities/@me/@self/@app/" + p.id
 	var rep reply
 	var out outcome
@@ -1457,6 +1476,63 @@ func (r *runner) mute(ctx context.Context, a *actor) (bool, error) {
 	r.m.done(op, out != acked, time.Now())
 	r.m.mu.Lock()
 	r.m.mutes[pair{u.id, b.id}] = now
+	r.m.mu.Unlock()
+	return true, nil
+}
+
+// tagText writes tags as a title's tail, each in a case of its own.
+func tagText(rng *rand.Rand, tags []string) string {
+	var b strings.Builder
+	for _, t := range tags {
+		switch rng.IntN(3) {
+		case 0:
+			t = strings.ToUpper(t)
+		case 1:
+			t = strings.ToUpper(t[:1]) + t[1:]
+		}
+		b.WriteString(" #" + t)
+	}
+	return b.String()
+}
+
+// followTag makes one of a's users follow a tag, or unfollow one they
+// follow, by REST: from the follow on, the tag's new posts come to their
+// home feed; an unfollow stops what comes next.
+func (r *runner) followTag(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	tag := tagNames[a.rng.IntN(len(tagNames))]
+	k := pair{u.id, tag}
+	r.m.mu.Lock()
+	on := !r.m.tagFollowing[k]
+	r.m.mu.Unlock()
+	op := "follow tag"
+	start := time.Now()
+	var out outcome
+	if on {
+		name := tag
+		if a.rng.IntN(2) == 0 {
+			name = "#" + strings.ToUpper(tag)
+		}
+		_, out = r.write(ctx, op, http.MethodPost, "/social/rest/tags/@me", u.token, map[string]string{"name": name})
+	} else {
+		op = "unfollow tag"
+		_, out = r.write(ctx, op, http.MethodDelete, "/social/rest/tags/@me/"+tag, u.token, nil)
+	}
+	now := on == (out == acked) // refused: as it was
+	if out == unknown {
+		rep, err := r.probe(ctx, op, "/social/rest/tags/@me/"+tag, u.token, 200)
+		if err != nil {
+			return true, err
+		}
+		now = entry(rep)["following"] == true
+	}
+	end := time.Now()
+	r.m.done(op, out != acked, end)
+	r.m.mu.Lock()
+	if now != r.m.tagFollowing[k] {
+		r.m.tagFollows[k] = append(r.m.tagFollows[k], event{add: now, start: start, end: end})
+	}
+	r.m.tagFollowing[k] = now
 	r.m.mu.Unlock()
 	return true, nil
 }

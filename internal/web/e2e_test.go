@@ -712,3 +712,43 @@ func (b *tab) shot(step string) {
 func jsString(s string) string {
 	return fmt.Sprintf("%q", s) // Go's quoting is valid JavaScript for these strings
 }
+
+// TestHashtagsOnThePage follows a #tag from a post's link: the tag's page
+// lists its posts, its follow is the server's, and a stranger's next post
+// with the tag comes to the follower's home feed.
+func TestHashtagsOnThePage(t *testing.T) {
+	_, jo, kit := twoPeople(t, "joe", "kit")
+	jo.do(
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), "learning #Golang today"),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)),
+	)
+	jo.waitFor(`!!document.querySelector('.stream .activity .title a.tag[href="#/tag/Golang"]')`, "the tag as a link", nil)
+	jo.do(chromedp.Click(chromedp.CSS(`.stream .activity .title a.tag`)))
+	jo.waitFor(`document.querySelector('main h1')?.textContent === '#golang' && !!document.querySelector('button[aria-label="Follow #golang"]')`,
+		"the tag's page, folded, with a follow button", nil)
+	jo.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === 'learning #Golang today')`,
+		"the post in the tag's feed", nil)
+	jo.checkLabels()
+	jo.shot("tag")
+	jo.do(
+		chromedp.Click(chromedp.CSS(`button[aria-label="Follow #golang"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unfollow #golang"]`)),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unfollow #golang"]`)),
+	)
+	jo.shot("tag-followed")
+
+	kit.do(
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), "more #GOLANG from kit"),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)),
+	)
+	kit.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === 'more #GOLANG from kit')`,
+		"kit's post in her home", nil)
+	jo.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="home"]`)))
+	jo.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === 'more #GOLANG from kit')`,
+		"kit's tagged post in joe's home, though joe does not follow kit",
+		func() { jo.do(chromedp.Reload()) })
+	jo.shot("tag-at-home")
+	jo.checkConsole()
+	kit.checkConsole()
+}

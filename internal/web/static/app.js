@@ -196,19 +196,29 @@ function personLink(p) {
   return h('a', { href: '#/people/' + enc(p.preferredUsername), text: p.displayName || p.preferredUsername });
 }
 
-// linkify renders text with @mentions as links to the person, following the
-// server's rule: an @ at the start or after a character that cannot be part
-// of a name, then 3 to 30 of A-Z a-z 0-9 _, not followed by another @.
+// linkify renders text with @mentions as links to the person and #tags as
+// links to the tag's feed, following the server's rules: an @ at the start
+// or after a character that cannot be part of a name, then 3 to 30 of A-Z
+// a-z 0-9 _, not followed by another @; a # at the start or after a
+// character that cannot be part of a tag (nor / ) &), then letters, digits,
+// marks and _, not digits alone.
 function linkify(text) {
   const out = [];
-  const re = /(^|[^A-Za-z0-9_@])@([A-Za-z0-9_]{3,30})(?![A-Za-z0-9_@])/g;
+  const re = /(^|[^A-Za-z0-9_@])@([A-Za-z0-9_]{3,30})(?![A-Za-z0-9_@])|(^|[^\p{L}\p{Nd}\p{M}_#/)&])#([\p{L}\p{Nd}\p{M}_]+)/gu;
   let last = 0;
   let m;
   while ((m = re.exec(text)) !== null) {
-    const at = m.index + m[1].length;
-    out.push(text.slice(last, at));
-    out.push(h('a', { class: 'mention', href: '#/people/' + enc(m[2]), text: '@' + m[2] }));
-    last = at + 1 + m[2].length;
+    if (m[2] !== undefined) {
+      const at = m.index + m[1].length;
+      out.push(text.slice(last, at));
+      out.push(h('a', { class: 'mention', href: '#/people/' + enc(m[2]), text: '@' + m[2] }));
+      last = at + 1 + m[2].length;
+    } else if (/\D/u.test(m[4])) {
+      const at = m.index + m[3].length;
+      out.push(text.slice(last, at));
+      out.push(h('a', { class: 'tag', href: '#/tag/' + enc(m[4]), text: '#' + m[4] }));
+      last = at + 1 + m[4].length;
+    }
   }
   out.push(text.slice(last));
   return out;
@@ -834,6 +844,41 @@ async function groupView(id) {
   });
 }
 
+// tagView shows a tag's feed, with a button to follow it: its new posts
+// then come home too.
+async function tagView(name) {
+  const head = h('section', { class: 'card' });
+  const box = h('div', {});
+  const isCurrent = mount('#' + name, head, box);
+  await guard(null, async () => {
+    let tag = (await api('GET', rest('/tags/@me/' + enc(name)))).entry;
+    if (!isCurrent()) return;
+    document.title = '#' + tag.name + ' · socialstream';
+    const btn = h('button', { type: 'button' });
+    const set = () => {
+      btn.textContent = tag.following ? 'Unfollow tag' : 'Follow tag';
+      btn.className = tag.following ? 'secondary' : '';
+      btn.setAttribute('aria-label', `${tag.following ? 'Unfollow' : 'Follow'} #${tag.name}`);
+      btn.title = tag.following ? '' : 'Its new posts come to your home feed.';
+    };
+    set();
+    btn.addEventListener('click', () => guard(btn, async () => {
+      if (tag.following) {
+        await api('DELETE', rest('/tags/@me/' + enc(tag.name)));
+        tag = { name: tag.name, following: false };
+      } else {
+        tag = (await api('POST', rest('/tags/@me'), { name: tag.name })).entry;
+      }
+      set();
+    }));
+    put(head, h('h1', { text: '#' + tag.name }), btn);
+    const feed = stream('/activities/@me/@tag:' + enc(tag.name), '#' + tag.name + ' feed', isCurrent,
+      'No posts with this tag yet.');
+    put(box, feed);
+    await feed.load(true);
+  });
+}
+
 async function activityView(userId, id) {
   const box = h('div', {});
   const isCurrent = mount('Post', box);
@@ -924,6 +969,7 @@ function route() {
   switch (name) {
     case 'home': case 'mine': case 'mentions': case 'public': return feedView(name);
     case 'group': return groupView(a);
+    case 'tag': return tagView(a);
     case 'groups': return groupsView();
     case 'people': return personView(a || state.me.preferredUsername);
     case 'activity': return activityView(a, b);
