@@ -109,7 +109,9 @@ func TestTagPresence(t *testing.T) {
 	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
 	posted := &post{start: at(5), end: at(5).Add(100 * time.Millisecond), seqTime: at(5).Add(50 * time.Millisecond)}
-	ev := func(add bool, s int) event { return event{add: add, start: at(s), end: at(s).Add(100 * time.Millisecond)} }
+	ev := func(add bool, s int) event {
+		return event{add: add, start: at(s), end: at(s).Add(100 * time.Millisecond)}
+	}
 	for _, c := range []struct {
 		name string
 		evs  []event
