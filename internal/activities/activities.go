@@ -55,6 +55,7 @@ const (
 	KindActivity   = "Activity"
 	KindAudience   = "Audience"
 	KindExternalID = "ExternalID"
+	KindRepost     = "Repost"
 )
 
 // MaxIndexEntries is Firestore in Datastore mode's limit of index entries
@@ -108,6 +109,14 @@ type Activity struct {
 	// Tags are the #tags of its title and body (package tags), as the
 	// tag feeds find it.
 	Tags []string `datastore:"tags"`
+	// RepostOf, on a repost, is the activity it shares (indexed: a
+	// deleted activity's reposts go with it), and RepostOfUser that
+	// activity's author, so a feed reads both in its one batch lookup.
+	RepostOf     string `datastore:"repostOf"`
+	RepostOfUser string `datastore:"repostOfUserId,noindex"`
+	// RepostsCount counts its reposts, changed by server-side increments
+	// in the commits of the reposts and their deletes.
+	RepostsCount int64 `datastore:"repostsCount,noindex"`
 	// Chunks is the number of follower chunks the author had at posting
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
@@ -167,6 +176,11 @@ type View struct {
 	CommentsCount int64            `json:"commentsCount"`
 	LikedByViewer bool             `json:"likedByViewer"`
 	EditedTime    int64            `json:"editedTime,omitempty"`
+	// RepostsCount and RepostedByViewer say who shares it; RepostOf, on a
+	// repost, is the activity it shares, as the viewer sees it.
+	RepostsCount     int64 `json:"repostsCount"`
+	RepostedByViewer bool  `json:"repostedByViewer"`
+	RepostOf         *View `json:"repostOf,omitempty"`
 }
 
 func toView(id string, a *Activity, author *accounts.Person, likes, comments int64, liked bool) View {
@@ -181,6 +195,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
+		RepostsCount: max(0, a.RepostsCount),
 	}
 }
 
@@ -335,7 +350,20 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 		if a.UserID != author {
 			return ErrNotAuthor
 		}
+		var shared store.Ref
+		if a.RepostOf != "" {
+			l := tx.Lookup()
+			shared = l.Add(Key(s.db, a.RepostOf), &Activity{})
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+		}
+		unshared, err := unshare(tx, &a, shared)
+		if err != nil {
+			return err
+		}
 		keys := append([]*datastore.Key{key}, statsKeys(s.db, id, a.legacyShards())...)
+		keys = append(keys, unshared...)
 		keys = append(keys, versionKeys(s.db, id, a.Edits)...)
 		if a.ExternalID != "" {
 			keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
@@ -399,6 +427,11 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 	if err == nil {
 		// The counter shards of an earlier version's activity.
 		err = s.db.DeleteMulti(ctx, statsKeys(s.db, t.ActivityID, MaxShards))
+	}
+	if err == nil {
+		var n int
+		n, err = s.dropReposts(ctx, t.ActivityID)
+		deleted += n
 	}
 	for _, forget := range s.cfg.Forget {
 		if err != nil {

@@ -107,6 +107,8 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		return View{}, ErrNoSuchActivity
 	} else if seen.UserID != author {
 		return View{}, ErrNotAuthor
+	} else if seen.RepostOf != "" {
+		return View{}, errRepostEdit
 	}
 	title, body := seen.Title, seen.Body
 	var err error

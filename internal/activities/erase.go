@@ -36,6 +36,7 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, at int64, n 
 		}
 		return s.db.Update(ctx, func(tx *store.Tx) error {
 			var gone []*datastore.Key
+			var reposts []*Activity
 			_, err := editActivities(tx, keys, func(k *datastore.Key, a *Activity) bool {
 				// The other audience chunks go with the cleanup job.
 				gone = append(append(gone, k, AudienceKey(s.db, k.Name, 0)), statsKeys(s.db, k.Name, a.legacyShards())...)
@@ -43,10 +44,32 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, at int64, n 
 				if a.ExternalID != "" {
 					gone = append(gone, externalIDKey(s.db, author, a.ExternalID))
 				}
+				if a.RepostOf != "" {
+					reposts = append(reposts, a)
+				}
 				return false
 			})
 			if err != nil {
 				return err
+			}
+			// Reposts count no more on what they shared, if it is there
+			// and not going in this same commit.
+			l := tx.Lookup()
+			shared := make([]store.Ref, len(reposts))
+			for i, a := range reposts {
+				if !slices.ContainsFunc(keys, func(k *datastore.Key) bool { return k.Name == a.RepostOf }) {
+					shared[i] = l.Add(Key(s.db, a.RepostOf), &Activity{})
+				}
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			for i, a := range reposts {
+				more, err := unshare(tx, a, shared[i])
+				if err != nil {
+					return err
+				}
+				gone = append(gone, more...)
 			}
 			return tx.DeleteMulti(gone)
 		})

@@ -140,19 +140,36 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.
 }
 
 func (s *Service) homeFeed(ctx context.Context, viewer string, newer func(*datastore.Query) *datastore.Query, since string, p store.PageRequest) ([]View, string, error) {
+	// A viewer may be in more than one audience entity of an activity: a
+	// chunk of the author's followers and a page of a tag's. They share
+	// the activity's seq, so they come one after the other: the activity
+	// is shown once, and the cursor names the last one shown, which the
+	// next page leaves out should it begin with it again.
+	last, cursor, ok := strings.Cut(p.Cursor, ".")
+	if p.Cursor != "" {
+		if _, valid := ids.Parse(last); !ok || !valid {
+			return nil, "", store.ErrBadCursor
+		}
+		p.Cursor = cursor
+	}
 	q := newer(s.db.Query(KindAudience).FilterField("followerIds", "=", viewer)).Order("-seq").KeysOnly()
 	audKeys, _, next, err := store.Page[Audience](ctx, s.db, q, "home:"+viewer+since, p)
 	if err != nil {
 		return nil, "", err
 	}
-	// A viewer is in one chunk of an activity; should a rebuild ever leave
-	// them in two, show the activity once.
 	var keys []*datastore.Key
-	seen := map[string]bool{}
+	seen := map[string]bool{last: true}
 	for _, k := range audKeys {
 		if k.Parent != nil && !seen[k.Parent.Name] {
 			seen[k.Parent.Name] = true
 			keys = append(keys, k.Parent)
+		}
+	}
+	if next != "" {
+		if n := len(audKeys); n > 0 && audKeys[n-1].Parent != nil {
+			next = audKeys[n-1].Parent.Name + "." + next
+		} else {
+			next = last + "." + next
 		}
 	}
 	// An activity deleted since is left out: its audience went with it.
@@ -179,31 +196,66 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 
 // viewsOf is views, leaving out the activities of people with a block
 // with the viewer only if hide, and, if quiet, those of the people the
-// viewer mutes (read in the same lookup).
+// viewer mutes (read in the same lookup). A repost comes with the activity
+// it shares, read in the same lookup too (by the ids the repost holds):
+// one whose activity is gone, or by someone the viewer has a block with
+// or (if quiet) mutes, is left out.
 func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide, quiet bool) ([]View, error) {
 	l := s.db.Lookup()
 	authors := map[string]*accounts.Record{}
 	between := map[string]*blocks.Between{}
 	muted := map[string]*mutes.Ref{}
-	for _, a := range acts {
-		if authors[a.UserID] == nil {
-			authors[a.UserID] = accounts.Read(l, a.UserID)
-			if viewer != "" && a.UserID != viewer {
-				if hide {
-					between[a.UserID] = blocks.ReadBetween(l, viewer, a.UserID)
-				}
-				if quiet {
-					muted[a.UserID] = mutes.Read(l, viewer, a.UserID)
-				}
+	person := func(id string) {
+		if authors[id] != nil {
+			return
+		}
+		authors[id] = accounts.Read(l, id)
+		if viewer != "" && id != viewer {
+			if hide {
+				between[id] = blocks.ReadBetween(l, viewer, id)
+			}
+			if quiet {
+				muted[id] = mutes.Read(l, viewer, id)
 			}
 		}
 	}
-	sums := make([]func() (int64, int64), len(acts))
-	liked := make([]store.Ref, len(acts))
+	// what one activity shows, once the lookup has run.
+	type reading struct {
+		sums            func() (int64, int64)
+		liked, reposted store.Ref
+	}
+	viewers := func(id string) *reading {
+		r := &reading{}
+		if viewer != "" {
+			if s.cfg.Liked != nil {
+				r.liked = s.cfg.Liked(l, id, viewer)
+			}
+			r.reposted = l.Add(RepostKey(s.db, id, viewer), &Repost{})
+		}
+		return r
+	}
+	own := make([]*reading, len(acts))
+	shared := make([]*Activity, len(acts))
+	sharedFound := make([]store.Ref, len(acts))
+	sharedRead := make([]*reading, len(acts))
 	for i, a := range acts {
-		sums[i] = counts(l, keys[i].Name, a, a.legacyShards())
-		if viewer != "" && s.cfg.Liked != nil {
-			liked[i] = s.cfg.Liked(l, keys[i].Name, viewer)
+		person(a.UserID)
+		own[i] = viewers(keys[i].Name)
+		own[i].sums = counts(l, keys[i].Name, a, a.legacyShards())
+		if a.RepostOf != "" {
+			person(a.RepostOfUser)
+			shared[i] = &Activity{}
+			sharedFound[i] = l.Add(Key(s.db, a.RepostOf), shared[i])
+			sharedRead[i] = viewers(a.RepostOf)
+			// Its counts: the shards of an earlier version's activity,
+			// known once it is read (rare: one more round then).
+			l.Then(func() {
+				shards := 0
+				if sharedFound[i].Found() {
+					shards = shared[i].legacyShards()
+				}
+				sharedRead[i].sums = counts(l, a.RepostOf, shared[i], shards)
+			})
 		}
 	}
 	var access *groups.Access
@@ -218,18 +270,35 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 			return nil, err
 		}
 	}
-	out := make([]View, 0, len(acts))
 	now := s.now()
-	for i, a := range acts {
-		if b := between[a.UserID]; b != nil && b.Any() || muted[a.UserID].ActiveAt(now) {
-			continue
-		}
+	hidden := func(user string) bool {
+		b := between[user]
+		return b != nil && b.Any() || muted[user].ActiveAt(now)
+	}
+	view := func(id string, a *Activity, r *reading) View {
 		var author *accounts.Person
 		if p, ok := authors[a.UserID].Person(); ok {
 			author = &p
 		}
-		likes, comments := sums[i]()
-		out = append(out, toView(keys[i].Name, a, author, likes, comments, liked[i].Found()))
+		likes, comments := r.sums()
+		v := toView(id, a, author, likes, comments, r.liked.Found())
+		v.RepostedByViewer = r.reposted.Found()
+		return v
+	}
+	out := make([]View, 0, len(acts))
+	for i, a := range acts {
+		if hidden(a.UserID) {
+			continue
+		}
+		v := view(keys[i].Name, a, own[i])
+		if a.RepostOf != "" {
+			if !sharedFound[i].Found() || hidden(a.RepostOfUser) {
+				continue
+			}
+			orig := view(a.RepostOf, shared[i], sharedRead[i])
+			v.RepostOf = &orig
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

@@ -33,6 +33,9 @@ type PostInput struct {
 	Body       string
 	URL        string
 	ExternalID string
+	// repostOf, set by Repost alone, makes the post a repost of that
+	// activity, by repostOfUser.
+	repostOf, repostOfUser string
 }
 
 var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
@@ -41,6 +44,9 @@ var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 func ValidAppID(id string) bool { return appIDRE.MatchString(id) }
 
 func (in *PostInput) validate() error {
+	if in.repostOf != "" {
+		return nil // no text, and the rest is Repost's
+	}
 	var err error
 	if in.Title, err = text.Clean("title", in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
 		return err
@@ -177,7 +183,15 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				me       = accounts.Read(l, author)
 				named    = make([]*accounts.Record, len(mentions))
 				between  = make([]*blocks.Between, len(mentions))
+				shared   store.Ref
+				sharer   *blocks.Between
 			)
+			if in.repostOf != "" {
+				// The activity shared, still there, and no block between
+				// its author and the reposter.
+				shared = l.Add(Key(s.db, in.repostOf), &Activity{})
+				sharer = blocks.ReadBetween(l, author, in.repostOfUser)
+			}
 			if in.ExternalID != "" {
 				used = l.Add(extKey, &ext)
 			}
@@ -204,6 +218,12 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			if used.Found() {
 				existing = ext.ActivityID
 				return nil
+			}
+			if in.repostOf != "" && !shared.Found() {
+				return ErrNoSuchActivity
+			}
+			if sharer != nil && sharer.Any() {
+				return blocks.ErrBlocked
 			}
 			if follows.Chunks() > 1 && !planned {
 				return errUnplanned
@@ -232,6 +252,14 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			if in.ExternalID != "" {
 				puts, vals = append(puts, extKey), append(vals, &externalID{ActivityID: id})
+			}
+			if in.repostOf != "" {
+				a.RepostOf, a.RepostOfUser = in.repostOf, in.repostOfUser
+				puts = append(puts, RepostKey(s.db, in.repostOf, author))
+				vals = append(vals, &Repost{ActivityID: in.repostOf, UserID: author, RepostID: id, Created: s.now().UTC()})
+				if err := tx.Increment(Key(s.db, in.repostOf), map[string]int64{"repostsCount": 1}); err != nil {
+					return err
+				}
 			}
 			return tx.PutMulti(puts, vals)
 		})

@@ -168,6 +168,7 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	if s.cfg.Liked != nil {
 		liked = s.cfg.Liked(l, r.id, viewer)
 	}
+	reposted := l.Add(RepostKey(s.db, r.id, viewer), &Repost{})
 	if err := l.Run(ctx); err != nil {
 		return View{}, fmt.Errorf("activities: view of %s: %w", r.id, err)
 	}
@@ -179,7 +180,9 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 		p = &person
 	}
 	likes, comments := sum()
-	return toView(r.id, &a, p, likes, comments, liked.Found()), nil
+	v := toView(r.id, &a, p, likes, comments, liked.Found())
+	v.RepostedByViewer = reposted.Found()
+	return v, nil
 }
 
 // Exists checks that an activity exists and returns it.

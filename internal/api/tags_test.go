@@ -158,3 +158,36 @@ func TestHashtags(t *testing.T) {
 		t.Errorf("#café after the refused edit: %v", got)
 	}
 }
+
+// A reader who follows an author and a tag of theirs is in two audience
+// entities of each such post, which come one after the other in the home
+// feed's query: paged one at a time, the feed shows each post once. The
+// checker found a post twice across a page boundary.
+func TestHomeShowsAPostOnceThoughTwoWaysBringIt(t *testing.T) {
+	e := newEnv(t)
+	ann, ben := e.register("ann"), e.register("ben")
+	e.follow(ben, ann.id)
+	if r := e.do("POST", "/social/rest/tags/@me", ben.token, map[string]string{"name": "go"}); r.status != 201 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	var want []string
+	for i := range 3 {
+		want = append([]string{e.post(ann, fmt.Sprintf("post %d #go", i))}, want...)
+	}
+	e.waitQueuesEmpty()
+	var got []string
+	cursor := ""
+	for page := 0; page < 10; page++ {
+		r := e.do("GET", "/social/rest/activities/@me/@friends?count=1&cursor="+url.QueryEscape(cursor), ben.token, nil)
+		got = append(got, e.list(r)...)
+		if cursor = str(r.body["nextCursor"]); cursor == "" {
+			break
+		}
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("ben's home, a page of one at a time: %v, want %v", got, want)
+	}
+	// A cursor that is not the home feed's is refused.
+	e.wantError(e.do("GET", "/social/rest/activities/@me/@friends?cursor=x.y", ben.token, nil), 400)
+	e.wantError(e.do("GET", "/social/rest/activities/@me/@friends?cursor=abc", ben.token, nil), 400)
+}
