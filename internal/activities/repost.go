@@ -67,8 +67,7 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 // Unrepost undoes user's repost of an activity, if any, and returns the
 // activity as user sees it then.
 func (s *Service) Unrepost(ctx context.Context, user, id string) (View, error) {
-	a, err := s.Exists(ctx, id)
-	if err != nil {
+	if _, err := s.Exists(ctx, id); err != nil {
 		return View{}, err
 	}
 	var r Repost
@@ -80,6 +79,11 @@ func (s *Service) Unrepost(ctx context.Context, user, id string) (View, error) {
 		if err := s.Delete(ctx, user, r.RepostID); err != nil && !errors.Is(err, ErrNoSuchActivity) {
 			return View{}, err
 		}
+	}
+	// As it is now, its count without the repost.
+	a, err := s.Exists(ctx, id)
+	if err != nil {
+		return View{}, err
 	}
 	return s.viewOne(ctx, user, Key(s.db, id), a)
 }

@@ -106,6 +106,14 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	}
 	theirs := e.post(a, "hi @victim and @bob")
 	bobs := e.post(b, "bob alone with the #news")
+	// Reposts both ways: the victim's of bob's post, and alice's of the
+	// victim's.
+	if r := e.do("POST", "/social/rest/reposts/"+bobs, v.token, nil); r.status != 201 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	if r := e.do("POST", "/social/rest/reposts/"+mine, a.token, nil); r.status != 201 {
+		t.Fatal(r.status, string(r.raw))
+	}
 	for _, like := range []struct {
 		u        user
 		activity string
@@ -211,6 +219,12 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	act := func(id string) map[string]any { return e.activity(a, a.id, id) }
 	if got := act(theirs); got["likesCount"] != 0.0 || got["commentsCount"] != 1.0 || len(got["mentions"].([]any)) != 1 {
 		t.Errorf("alice's post: %v likes, %v comments, mentions %v; want 0, 1, [bob]", got["likesCount"], got["commentsCount"], got["mentions"])
+	}
+	if got := e.activity(b, b.id, bobs); got["repostsCount"] != 0.0 {
+		t.Errorf("bob's post: %v reposts, want 0: the victim's went", got["repostsCount"])
+	}
+	if got := e.feed(a, "@me/@self"); len(got) != 1 || got[0] != theirs {
+		t.Errorf("alice's own: %v, want her post alone: her repost of the victim's went with it", got)
 	}
 	g := e.entry(e.do("GET", "/social/rest/groups/@all/"+handed, a.token, nil))
 	if g["ownerId"] != a.id || g["membersCount"] != 2.0 {

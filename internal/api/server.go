@@ -169,6 +169,11 @@ func (s *Server) Routes() *gin.Engine {
 	mk.GET("/:userId", rest(s, http.StatusOK, s.markersGet, markersFromRequest))
 	mk.POST("/:userId", rest(s, http.StatusOK, s.markersMove, markersFromRequest))
 
+	rp := social.Group("/rest/reposts")
+	rp.GET("/:activityId", rest(s, http.StatusOK, s.repostsGet, likesFromRequest))
+	rp.POST("/:activityId", rest(s, http.StatusCreated, s.repostsCreate, likesFromRequest))
+	rp.DELETE("/:activityId", rest(s, http.StatusOK, s.repostsDelete, likesFromRequest))
+
 	tg := social.Group("/rest/tags")
 	tg.GET("/:userId", rest(s, http.StatusOK, s.tagsGet, tagsFromRequest))
 	tg.GET("/:userId/:tag", rest(s, http.StatusOK, s.tagsGet, tagsFromRequest))

@@ -97,6 +97,43 @@ func (s *Server) likesDelete(ctx context.Context, caller string, p likeParams) (
 	return entry{v}, nil
 }
 
+// repostsGet lists who reposts an activity, newest repost first.
+func (s *Server) repostsGet(ctx context.Context, caller string, p likeParams) (any, error) {
+	page, err := p.page()
+	if err != nil {
+		return nil, err
+	}
+	ids, next, err := s.activities.Reposters(ctx, p.ActivityID, page)
+	if err != nil {
+		return nil, err
+	}
+	return s.people(ctx, ids, page, next, int64(page.Offset+len(ids)+boolInt(next != "")))
+}
+
+// repostsCreate makes the caller repost an activity: 201 with the repost,
+// or 200 with the first one if they repost it already.
+func (s *Server) repostsCreate(ctx context.Context, caller string, p likeParams) (any, error) {
+	v, created, err := s.activities.Repost(ctx, caller, p.ActivityID)
+	if err != nil {
+		return nil, err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return statusEntry{entry: entry{v}, status: status}, nil
+}
+
+// repostsDelete undoes the caller's repost of an activity, and answers
+// the activity.
+func (s *Server) repostsDelete(ctx context.Context, caller string, p likeParams) (any, error) {
+	v, err := s.activities.Unrepost(ctx, caller, p.ActivityID)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
 // notificationParams are the parameters of notifications.get and .read.
 type notificationParams struct {
 	UserID string   `json:"userId"`
