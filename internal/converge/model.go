@@ -26,6 +26,9 @@ type post struct {
 	id, author, title string
 	mentions          []string
 	tags              []string // folded, as posted (edits keep them)
+	// repostOf and sharedAuthor, on a repost: the post it shares, and
+	// that post's author.
+	repostOf, sharedAuthor string
 	start, end        time.Time
 	seqTime           time.Time // when the id was minted, from the id itself
 	deleted           bool
@@ -80,6 +83,8 @@ type model struct {
 	// tagFollowing whether each holds now.
 	tagFollows   map[pair][]event
 	tagFollowing map[pair]bool
+	// reposts holds each (post, user)'s live repost.
+	reposts map[pair]*post
 	// appData is each (user, app)'s keys and values.
 	appData map[pair]map[string]string
 	// marks is each user's home marker as last known: the newest
@@ -96,8 +101,22 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
+	}
+}
+
+// drop marks p deleted, with the reposts of it (the cleanup deletes them,
+// and no feed shows them meanwhile). The caller holds m.mu.
+func (m *model) drop(p *post) {
+	p.deleted = true
+	if p.repostOf != "" && m.reposts[pair{p.repostOf, p.author}] == p {
+		delete(m.reposts, pair{p.repostOf, p.author})
+	}
+	for _, q := range m.posts {
+		if q.repostOf == p.id && !q.deleted {
+			m.drop(q)
+		}
 	}
 }
 

@@ -65,10 +65,27 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	// mutes.
 	unblocked := func(reader string, want func(p *post) presence) func(p *post) presence {
 		return func(p *post) presence {
-			if m.between(reader, p.author) || m.mutes[pair{reader, p.author}] {
+			if m.between(reader, p.author) || m.mutes[pair{reader, p.author}] ||
+				p.repostOf != "" && (m.between(reader, p.sharedAuthor) || m.mutes[pair{reader, p.sharedAuthor}]) {
 				return mayOut
 			}
 			return want(p)
+		}
+	}
+	// One's own page hides no post of one's own but a repost of someone
+	// one has a block with.
+	own := func(reader string, want func(p *post) presence) func(p *post) presence {
+		return func(p *post) presence {
+			if p.repostOf != "" && m.between(reader, p.sharedAuthor) {
+				return mayOut
+			}
+			return want(p)
+		}
+	}
+	reposts := map[string]int64{}
+	for _, p := range live {
+		if p.repostOf != "" {
+			reposts[p.repostOf]++
 		}
 	}
 	followWin := r.window(r.cfg.CopyLimit, byAuthor, rank)
@@ -90,7 +107,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	for _, u := range people {
 		feeds = append(feeds,
 			feed{name: "@self of " + u.name, path: "/social/rest/activities/@me/@self", token: u.token,
-				want: exact(func(p *post) bool { return p.author == u.id })},
+				want: own(u.id, exact(func(p *post) bool { return p.author == u.id }))},
 			feed{name: "@mentions of " + u.name, path: "/social/rest/activities/@me/@mentions", token: u.token,
 				want: unblocked(u.id, exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) }))},
 			feed{name: "home (@friends) of " + u.name, path: "/social/rest/activities/@me/@friends", token: u.token,
@@ -212,6 +229,12 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 		if got := num(it, "commentsCount"); got != comments[p.id] {
 			m.violations = append(m.violations, fmt.Sprintf("activity %s: commentsCount %d, want %d", p.id, got, comments[p.id]))
+		}
+		if got := num(it, "repostsCount"); got != reposts[p.id] {
+			m.violations = append(m.violations, fmt.Sprintf("activity %s: repostsCount %d, want %d", p.id, got, reposts[p.id]))
+		}
+		if o, _ := it["repostOf"].(map[string]any); p.repostOf != "" && (o == nil || str(o, "id") != p.repostOf) {
+			m.violations = append(m.violations, fmt.Sprintf("repost %s: repostOf %v, want %s", p.id, it["repostOf"], p.repostOf))
 		}
 	}
 	// Home markers: where the last acknowledged move left them.

@@ -268,7 +268,7 @@ type runner struct {
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "mark", "follow tag", "unfollow tag", "delete account", "set app data", "delete app data", "storm"}
+	"block", "unblock", "mute", "unmute", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -392,7 +392,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.editPost}, {4, r.deletePost},
 		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
-		{2, r.block}, {1, r.unblock}, {2, r.mute}, {2, r.mark}, {3, r.followTag}, {1, r.deleteAccount},
+		{2, r.block}, {1, r.unblock}, {2, r.mute}, {2, r.mark}, {3, r.followTag}, {4, r.repost}, {1, r.deleteAccount},
 		{3, r.setAppData}, {2, r.deleteAppData},
 		{r.cfg.Storms, r.storm},
 	}
@@ -843,8 +843,8 @@ func (r *runner) ownerGone(g *group) func(int) bool {
 func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
 	p := r.livePost(a, u.id)
-	if p == nil {
-		return false, nil
+	if p == nil || p.repostOf != "" {
+		return false, nil // a repost has no text to edit
 	}
 	r.seq.Lock()
 	r.n++
@@ -920,7 +920,7 @@ func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
 	r.m.done("delete", out != acked, time.Now())
 	if gone {
 		r.m.mu.Lock()
-		p.deleted = true
+		r.m.drop(p)
 		r.m.mu.Unlock()
 	}
 	return true, nil
@@ -1480,6 +1480,113 @@ func (r *runner) mute(ctx context.Context, a *actor) (bool, error) {
 	return true, nil
 }
 
+// repost makes one of a's users repost a live post (a repost shares the
+// post it shares), or undo one of theirs, by REST: a new repost is a post
+// of theirs, an undone one is deleted with it; reposting again must
+// answer the first repost.
+func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	r.m.mu.Lock()
+	var mine []*post
+	for k, p := range r.m.reposts {
+		if k.b == u.id && !p.deleted {
+			mine = append(mine, p)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].id < mine[j].id })
+	r.m.mu.Unlock()
+	if len(mine) > 0 && a.rng.IntN(3) == 0 {
+		return true, r.unrepost(ctx, u, mine[a.rng.IntN(len(mine))])
+	}
+	p := r.livePost(a, "")
+	if p == nil {
+		return false, nil
+	}
+	orig, sharer := p.id, p.author
+	if p.repostOf != "" {
+		orig, sharer = p.repostOf, p.sharedAuthor
+	}
+	defer r.lock("repost " + orig + " " + u.id)()
+	start := time.Now()
+	path := "/social/rest/reposts/" + p.id
+	rep, out := r.writeIf(ctx, "repost", http.MethodPost, path, u.token, nil, r.blockedAnswer(u.id, sharer), http.StatusNotFound)
+	id := ""
+	switch out {
+	case acked:
+		e := entry(rep)
+		id = str(e, "id")
+		if o, _ := e["repostOf"].(map[string]any); o == nil || str(o, "id") != orig || o["repostedByViewer"] != true || num(o, "repostsCount") < 1 {
+			r.m.violate(fmt.Sprintf("repost of %s by %s answered %v", p.id, u.name, rep.body))
+		}
+	case unknown:
+		// It is among the reposter's own, if it happened.
+		pr, err := r.probe(ctx, "repost", "/social/rest/activities/@me/@self?count=20", u.token, 200)
+		if err != nil {
+			return true, err
+		}
+		items, _ := pr.body["list"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				if o, _ := m["repostOf"].(map[string]any); o != nil && str(o, "id") == orig {
+					id = str(m, "id")
+				}
+			}
+		}
+	}
+	end := time.Now()
+	r.m.done("repost", out != acked, end)
+	if id == "" {
+		return true, nil
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	k := pair{orig, u.id}
+	if had := r.m.reposts[k]; had != nil && !had.deleted {
+		if had.id != id {
+			r.m.violations = append(r.m.violations, fmt.Sprintf("repost of %s by %s answered %s, not the first repost %s", orig, u.name, id, had.id))
+		}
+		return true, nil
+	}
+	q := &post{id: id, author: u.id, repostOf: orig, sharedAuthor: sharer, start: start, end: end, seqTime: seqTime(id)}
+	if r.m.postByID[id] != nil {
+		r.m.violations = append(r.m.violations, fmt.Sprintf("repost of %s by %s answered the id of another post, %s", orig, u.name, id))
+		return true, nil
+	}
+	r.m.posts = append(r.m.posts, q)
+	r.m.postByID[id] = q
+	r.m.reposts[k] = q
+	if o := r.m.postByID[orig]; o == nil || o.deleted {
+		r.m.drop(q) // its post went meanwhile: so does the repost
+	}
+	return true, nil
+}
+
+// unrepost undoes u's repost q: the answer is the post it shared.
+func (r *runner) unrepost(ctx context.Context, u *user, q *post) error {
+	defer r.lock("repost " + q.repostOf + " " + u.id)()
+	rep, out := r.write(ctx, "unrepost", http.MethodDelete, "/social/rest/reposts/"+q.repostOf, u.token, nil, http.StatusNotFound)
+	gone := out != unknown
+	if out == acked {
+		if e := entry(rep); str(e, "id") != q.repostOf || e["repostedByViewer"] != false {
+			r.m.violate(fmt.Sprintf("unrepost of %s by %s answered %v", q.repostOf, u.name, rep.body))
+		}
+	}
+	if out == unknown {
+		pr, err := r.probe(ctx, "unrepost", "/social/rest/activities/@me/@self/@app/"+q.id, u.token, 200, 404)
+		if err != nil {
+			return err
+		}
+		gone = pr.status == 404
+	}
+	r.m.done("unrepost", out != acked, time.Now())
+	if gone {
+		r.m.mu.Lock()
+		r.m.drop(q)
+		r.m.mu.Unlock()
+	}
+	return nil
+}
+
 // tagText writes tags as a title's tail, each in a case of its own.
 func tagText(rng *rand.Rand, tags []string) string {
 	var b strings.Builder
@@ -1621,8 +1728,8 @@ func (r *runner) deleteAccount(ctx context.Context, a *actor) (bool, error) {
 	defer r.m.mu.Unlock()
 	u.deleted = true
 	for _, p := range r.m.posts {
-		if p.author == u.id {
-			p.deleted = true
+		if p.author == u.id && !p.deleted {
+			r.m.drop(p)
 		}
 	}
 	for _, c := range r.m.comments {
