@@ -29,9 +29,9 @@ type post struct {
 	// repostOf and sharedAuthor, on a repost: the post it shares, and
 	// that post's author.
 	repostOf, sharedAuthor string
-	start, end        time.Time
-	seqTime           time.Time // when the id was minted, from the id itself
-	deleted           bool
+	start, end             time.Time
+	seqTime                time.Time // when the id was minted, from the id itself
+	deleted                bool
 }
 
 type group struct {
