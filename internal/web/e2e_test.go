@@ -713,10 +713,12 @@ func jsString(s string) string {
 	return fmt.Sprintf("%q", s) // Go's quoting is valid JavaScript for these strings
 }
 
-// TestHashtagsOnThePage follows a #tag from a post's link: the tag's page
-// lists its posts, its follow is the server's, and a stranger's next post
-// with the tag comes to the follower's home feed.
-func TestHashtagsOnThePage(t *testing.T) {
+// TestHashtagsAndRepostsOnThePage follows a #tag from a post's link: the
+// tag's page lists its posts, its follow is the server's, and a
+// stranger's next post with the tag comes to the follower's home feed.
+// Then a post is reposted from the tag's page: counted, and in the
+// reposter's home under a line that says so.
+func TestHashtagsAndRepostsOnThePage(t *testing.T) {
 	_, jo, kit := twoPeople(t, "joe", "kit")
 	jo.do(
 		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), "learning #Golang today"),
@@ -749,6 +751,20 @@ func TestHashtagsOnThePage(t *testing.T) {
 		"kit's tagged post in joe's home, though joe does not follow kit",
 		func() { jo.do(chromedp.Reload()) })
 	jo.shot("tag-at-home")
+
+	// Kit reposts joe's post from the tag's page: her home shows it under
+	// "kit reposted", counted.
+	kit.do(chromedp.Navigate(strings.Split(kit.evalString(`location.href`), "#")[0] + "#/tag/golang"))
+	kit.waitFor(`[...document.querySelectorAll('.stream .activity')].some(e => e.querySelector('.title')?.textContent === 'learning #Golang today')`,
+		"joe's post on the tag's page", nil)
+	kit.eval(`(() => { const art = [...document.querySelectorAll('.stream .activity')].find(e => e.querySelector('.title')?.textContent === 'learning #Golang today');
+		[...art.querySelectorAll('button')].find(b => b.textContent.startsWith('↻ Repost')).click(); return true })()`)
+	kit.waitFor(`[...document.querySelectorAll('.stream .activity button')].some(b => b.textContent === '↻ Reposted (1)' && b.getAttribute('aria-pressed') === 'true')`,
+		"the repost counted", nil)
+	kit.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="home"]`)))
+	kit.waitFor(`[...document.querySelectorAll('.stream .activity')].some(e => e.querySelector('.reposted')?.textContent === '↻ kit reposted' && e.querySelector('.title')?.textContent === 'learning #Golang today')`,
+		"the repost in kit's home", nil)
+	kit.shot("reposted")
 	jo.checkConsole()
 	kit.checkConsole()
 }

@@ -451,7 +451,15 @@ function stream(path, label, isCurrent, emptyText, marker) {
   return section;
 }
 
+// activity draws one activity; a repost is the activity it shares, under
+// a line that says who reposted it.
 function activity(a) {
+  if (a.repostOf) {
+    const art = activity(a.repostOf);
+    const by = a.author || { preferredUsername: '', displayName: a.userId };
+    art.prepend(h('p', { class: 'reposted' }, '↻ ', personLink(by), ' reposted'));
+    return art;
+  }
   const mine = state.me && a.userId === state.me.id;
   const likeBtn = h('button', { type: 'button', class: 'secondary', 'aria-pressed': String(Boolean(a.likedByViewer)) });
   const setLike = () => {
@@ -466,6 +474,22 @@ function activity(a) {
     a.likedByViewer = data.entry.likedByViewer;
     a.likesCount = data.entry.likesCount;
     setLike();
+  }));
+  const repostBtn = h('button', { type: 'button', class: 'secondary', 'aria-pressed': String(Boolean(a.repostedByViewer)) });
+  const setRepost = () => {
+    repostBtn.textContent = `${a.repostedByViewer ? '↻ Reposted' : '↻ Repost'} (${a.repostsCount || 0})`;
+    repostBtn.setAttribute('aria-pressed', String(Boolean(a.repostedByViewer)));
+    repostBtn.title = a.repostedByViewer ? 'Undo the repost' : 'Share it with your followers';
+  };
+  setRepost();
+  repostBtn.addEventListener('click', () => guard(repostBtn, async () => {
+    // A repost answers the repost, carrying the activity as it is now; an
+    // undo answers the activity.
+    const data = await api(a.repostedByViewer ? 'DELETE' : 'POST', rest('/reposts/' + enc(a.id)));
+    const now = data.entry.repostOf || data.entry;
+    a.repostedByViewer = now.repostedByViewer;
+    a.repostsCount = now.repostsCount;
+    setRepost();
   }));
   const commentsId = 'c' + a.id;
   const commentsBtn = h('button', {
@@ -486,7 +510,7 @@ function activity(a) {
     comments.hidden = !open;
     commentsBtn.setAttribute('aria-expanded', String(open));
   }));
-  const actions = [likeBtn, commentsBtn];
+  const actions = [likeBtn, repostBtn, commentsBtn];
   const art = h('article', { class: 'activity' });
   if (mine) {
     const del = h('button', { type: 'button', class: 'danger', text: 'Delete' });
