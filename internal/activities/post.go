@@ -134,6 +134,15 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	if err != nil {
 		return View{}, false, err
 	}
+	// A repost tells the author of what it shares, in its transaction.
+	var shareNote notifications.Event
+	if in.repostOf != "" {
+		shareNote = notifications.Event{Type: notifications.Repost, ActorID: author, Recipients: []string{in.repostOfUser},
+			ActivityID: in.repostOf, ID: fmt.Sprintf("repost-%s-%s", in.repostOf, author)}
+		if err := s.notes.Expect(ctx, shareNote); err != nil {
+			return View{}, false, err
+		}
+	}
 	var (
 		a        *Activity
 		id       string
@@ -185,12 +194,14 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				between  = make([]*blocks.Between, len(mentions))
 				shared   store.Ref
 				sharer   *blocks.Between
+				note     *notifications.Pending
 			)
 			if in.repostOf != "" {
 				// The activity shared, still there, and no block between
 				// its author and the reposter.
 				shared = l.Add(Key(s.db, in.repostOf), &Activity{})
 				sharer = blocks.ReadBetween(l, author, in.repostOfUser)
+				note = s.notes.PrepareChecked(l, shareNote)
 			}
 			if in.ExternalID != "" {
 				used = l.Add(extKey, &ext)
@@ -258,6 +269,9 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				puts = append(puts, RepostKey(s.db, in.repostOf, author))
 				vals = append(vals, &Repost{ActivityID: in.repostOf, UserID: author, RepostID: id, Created: s.now().UTC()})
 				if err := tx.Increment(Key(s.db, in.repostOf), map[string]int64{"repostsCount": 1}); err != nil {
+					return err
+				}
+				if _, err := note.Write(tx); err != nil {
 					return err
 				}
 			}

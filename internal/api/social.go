@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -139,6 +140,10 @@ type notificationParams struct {
 	UserID string   `json:"userId"`
 	IDs    []string `json:"ids"`
 	All    bool     `json:"all"`
+	// Grouped asks for the notifications in groups (Mastodon's grouped
+	// notifications): the likes of one activity, its reposts, the
+	// follows.
+	Grouped bool `json:"grouped"`
 	paging
 }
 
@@ -156,6 +161,11 @@ func notificationsFromRequest(c *gin.Context) (notificationParams, error) {
 		return p, err
 	}
 	p.paging, err = pagingFromQuery(c)
+	if v, ok := c.GetQuery("grouped"); ok && err == nil {
+		if p.Grouped, err = strconv.ParseBool(v); err != nil {
+			err = derrors.New(derrors.InvalidArgument, "grouped must be true or false")
+		}
+	}
 	return p, err
 }
 
@@ -180,6 +190,21 @@ func (s *Server) notificationsGet(ctx context.Context, caller string, p notifica
 	page, err := p.page()
 	if err != nil {
 		return nil, err
+	}
+	if p.Grouped {
+		// Groups span every notification kept: one read, paged by
+		// startIndex alone.
+		if page.Cursor != "" {
+			return nil, derrors.New(derrors.InvalidArgument, "grouped notifications are paged by startIndex, not cursor")
+		}
+		groups, total, unread, err := s.notifications.Grouped(ctx, caller, page.Offset, page.Count)
+		if err != nil {
+			return nil, err
+		}
+		return notificationList{
+			collection:  collection{List: groups, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: int64(total)},
+			UnreadCount: int64(unread),
+		}, nil
 	}
 	list, unread, next, err := s.notifications.List(ctx, caller, page)
 	if err != nil {

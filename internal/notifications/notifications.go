@@ -50,6 +50,8 @@ const (
 	// GroupInvite tells a user that a group's owner (the actor) invites
 	// them to the group.
 	GroupInvite = "group_invite"
+	// Repost tells an author that the actor reposted their activity.
+	Repost = "repost"
 )
 
 // MaxKept is how many notifications a user keeps.
@@ -413,6 +415,90 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 		out = append(out, v)
 	}
 	return out, visible(unread, hidden), next, nil
+}
+
+// MaxGroupActors is how many of a group's actors, the latest first, a
+// grouped list shows.
+const MaxGroupActors = 3
+
+// Group is notifications of one kind about one thing, after Mastodon's
+// grouped notifications: the likes of one activity, its reposts, the
+// follows; any other notification is a group of its own.
+type Group struct {
+	Key        string `json:"groupKey"`
+	Type       string `json:"type"`
+	ActivityID string `json:"activityId,omitempty"`
+	GroupID    string `json:"groupId,omitempty"`
+	// Count is how many notifications it holds, of the ones kept.
+	Count int `json:"count"`
+	// Actors are the latest few, newest first.
+	Actors    []accounts.Person `json:"actors"`
+	Published string            `json:"published"` // of the newest
+	Read      bool              `json:"read"`      // every one of them
+	// IDs are its notifications', newest first: mark-read takes them.
+	IDs []string `json:"ids"`
+}
+
+// groupKey is what groups n (whose key's name is id) with others.
+func groupKey(id string, n *Notification) string {
+	switch n.Type {
+	case Like, Repost:
+		return n.Type + ":" + n.ActivityID
+	case Follow:
+		return Follow
+	}
+	return "ungrouped:" + id
+}
+
+// Grouped returns user's kept notifications as groups, newest group first
+// (by its newest notification), from offset, count at most, with how many
+// groups there are and how many hold an unread one. Every notification
+// kept is read at once (at most MaxKept, and those a pruning job has yet
+// to drop): groups span the whole list, so no page can split one.
+func (s *Service) Grouped(ctx context.Context, user string, offset, count int) ([]Group, int, int, error) {
+	var ns []Notification
+	q := s.db.Query(Kind).FilterField("userId", "=", user).Order("-seq").Limit(2 * MaxKept)
+	keys, err := s.db.GetAll(ctx, q, &ns)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
+	}
+	people, hidden, err := s.actors(ctx, user, ns)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var groups []*Group
+	byKey := map[string]*Group{}
+	unread := 0
+	for i, n := range ns {
+		if hidden[n.ActorID] {
+			continue // from before a block or mute
+		}
+		k := groupKey(keys[i].Name, &n)
+		g := byKey[k]
+		if g == nil {
+			g = &Group{Key: k, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID,
+				Published: n.Published.UTC().Format(time.RFC3339), Read: true, Actors: []accounts.Person{}}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.Count++
+		g.IDs = append(g.IDs, keys[i].Name)
+		if p, ok := people[n.ActorID]; ok && len(g.Actors) < MaxGroupActors &&
+			!slices.ContainsFunc(g.Actors, func(a accounts.Person) bool { return a.ID == p.ID }) {
+			g.Actors = append(g.Actors, p)
+		}
+		if !n.Read {
+			if g.Read {
+				unread++
+			}
+			g.Read = false
+		}
+	}
+	out := []Group{}
+	for _, g := range groups[min(offset, len(groups)):min(offset+count, len(groups))] {
+		out = append(out, *g)
+	}
+	return out, len(groups), unread, nil
 }
 
 // actors reads the actors of user's notifications ns in one lookup, with
