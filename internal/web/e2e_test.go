@@ -765,6 +765,11 @@ func TestHashtagsAndRepostsOnThePage(t *testing.T) {
 	kit.waitFor(`[...document.querySelectorAll('.stream .activity')].some(e => e.querySelector('.reposted')?.textContent === '↻ kit reposted' && e.querySelector('.title')?.textContent === 'learning #Golang today')`,
 		"the repost in kit's home", nil)
 	kit.shot("reposted")
+	// Joe is told, on one line per group.
+	jo.do(chromedp.Click(chromedp.CSS(`#notif-link`)), chromedp.WaitVisible(chromedp.CSS(`.notes li.unread`)))
+	if got := jo.text(`.notes`); !strings.Contains(got, "kit reposted your post") {
+		t.Errorf("joe's notifications %q lack the repost", got)
+	}
 	jo.checkConsole()
 	kit.checkConsole()
 }

@@ -287,7 +287,7 @@ async function refreshBadge() {
   if (!state.token) return;
   let n;
   try {
-    const res = await api('GET', withQuery(rest('/notifications/@me'), { count: 1 }));
+    const res = await api('GET', withQuery(rest('/notifications/@me'), { count: 1, grouped: true }));
     n = res.unreadCount || 0;
   } catch (err) {
     return; // the badge waits for the next poll; errors show where asked for
@@ -925,6 +925,7 @@ const NOTE_TEXT = {
   follow: 'followed you',
   comment: 'commented on your post',
   like: 'liked your post',
+  repost: 'reposted your post',
   group_join: 'joined your group',
   group_invite: 'invited you to a group',
 };
@@ -935,22 +936,31 @@ async function notificationsView() {
   const all = h('button', { type: 'button', class: 'secondary', text: 'Mark all as read' });
   const isCurrent = mount('Notifications', h('h1', { text: 'Notifications' }), h('div', { class: 'row' }, all), list, more);
   markNav('notifications');
-  let cursor = '';
-  const render = (n) => {
-    const li = h('li', { class: n.read ? 'read' : 'unread' });
-    const what = h('span', {}, personLink(n.actor), ' ', NOTE_TEXT[n.type] || n.type);
-    const link = n.activityId
-      ? h('a', { href: `#/activity/${enc(n.type === 'mention' ? (n.actor && n.actor.id) : state.me.id)}/${enc(n.activityId)}`, text: 'See the post' })
-      : n.groupId ? h('a', { href: '#/group/' + enc(n.groupId), text: 'See the group' }) : null;
-    if (!n.read) li.append(h('span', { class: 'visually-hidden', text: 'Unread: ' }));
-    li.append(what, ' ', time(n.published));
+  // Grouped: the likes of a post, its reposts and the follows are one line
+  // each, "ann and 12 others liked your post".
+  let next = 0;
+  const who = (g) => {
+    const [first, second] = g.actors;
+    if (!first) return [h('span', { text: 'someone' })];
+    if (g.count === 1) return [personLink(first)];
+    if (g.count === 2 && second) return [personLink(first), ' and ', personLink(second)];
+    return [personLink(first), ` and ${plural(g.count - 1, 'other', 'others')}`];
+  };
+  const render = (g) => {
+    const li = h('li', { class: g.read ? 'read' : 'unread' });
+    const what = h('span', {}, ...who(g), ' ', NOTE_TEXT[g.type] || g.type);
+    const link = g.activityId
+      ? h('a', { href: `#/activity/${enc(g.type === 'mention' ? (g.actors[0] && g.actors[0].id) : state.me.id)}/${enc(g.activityId)}`, text: 'See the post' })
+      : g.groupId ? h('a', { href: '#/group/' + enc(g.groupId), text: 'See the group' }) : null;
+    if (!g.read) li.append(h('span', { class: 'visually-hidden', text: 'Unread: ' }));
+    li.append(what, ' ', time(g.published));
     if (link) li.append(' ', link);
-    if (!n.read) {
+    if (!g.read) {
       const mark = h('button', { type: 'button', class: 'secondary small', text: 'Mark read' });
       mark.addEventListener('click', () => guard(mark, async () => {
-        await api('POST', rest('/notifications/@me/read'), { ids: [n.id] });
-        n.read = true;
-        li.replaceWith(render(n));
+        await api('POST', rest('/notifications/@me/read'), { ids: g.ids });
+        g.read = true;
+        li.replaceWith(render(g));
         refreshBadge();
       }));
       li.append(' ', mark);
@@ -958,13 +968,14 @@ async function notificationsView() {
     return li;
   };
   const load = async (reset) => {
-    const res = await api('GET', withQuery(rest('/notifications/@me'), { count: PAGE, cursor: reset ? '' : cursor }));
+    const from = reset ? 0 : next;
+    const res = await api('GET', withQuery(rest('/notifications/@me'), { count: PAGE, startIndex: from, grouped: true }));
     if (!isCurrent()) return;
     if (reset) put(list);
-    for (const n of res.list || []) list.append(render(n));
+    for (const g of res.list || []) list.append(render(g));
     if (!list.children.length) list.append(h('li', { class: 'empty', text: 'No notifications.' }));
-    cursor = res.nextCursor || '';
-    more.hidden = !cursor;
+    next = from + (res.list || []).length;
+    more.hidden = next >= (res.totalResults || 0);
   };
   more.addEventListener('click', () => guard(more, () => load(false)));
   all.addEventListener('click', () => guard(all, async () => {
