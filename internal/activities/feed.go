@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"math"
 	"slices"
@@ -145,12 +146,14 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, newer func(*datas
 	// the activity's seq, so they come one after the other: the activity
 	// is shown once, and the cursor names the last one shown, which the
 	// next page leaves out should it begin with it again.
-	last, cursor, ok := strings.Cut(p.Cursor, ".")
+	last := ""
 	if p.Cursor != "" {
-		if _, valid := ids.Parse(last); !ok || !valid {
+		raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		id, cursor, ok := strings.Cut(string(raw), "\x00")
+		if _, valid := ids.Parse(id); err != nil || !ok || !valid {
 			return nil, "", store.ErrBadCursor
 		}
-		p.Cursor = cursor
+		last, p.Cursor = id, cursor
 	}
 	q := newer(s.db.Query(KindAudience).FilterField("followerIds", "=", viewer)).Order("-seq").KeysOnly()
 	audKeys, _, next, err := store.Page[Audience](ctx, s.db, q, "home:"+viewer+since, p)
@@ -167,10 +170,9 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, newer func(*datas
 	}
 	if next != "" {
 		if n := len(audKeys); n > 0 && audKeys[n-1].Parent != nil {
-			next = audKeys[n-1].Parent.Name + "." + next
-		} else {
-			next = last + "." + next
+			last = audKeys[n-1].Parent.Name
 		}
+		next = base64.RawURLEncoding.EncodeToString([]byte(last + "\x00" + next))
 	}
 	// An activity deleted since is left out: its audience went with it.
 	found, list, err := s.load(ctx, keys)
