@@ -117,6 +117,11 @@ type Activity struct {
 	// RepostsCount counts its reposts, changed by server-side increments
 	// in the commits of the reposts and their deletes.
 	RepostsCount int64 `datastore:"repostsCount,noindex"`
+	// Visibility is who may see it (public, followers, mentioned; empty:
+	// an earlier version's, public), and VisibleTo the audiences whose
+	// feeds' queries find it (see visibility.go).
+	Visibility string   `datastore:"visibility,noindex"`
+	VisibleTo  []string `datastore:"visibleTo"`
 	// Chunks is the number of follower chunks the author had at posting
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
@@ -167,6 +172,7 @@ type View struct {
 	Title         string           `json:"title"`
 	Body          string           `json:"body,omitempty"`
 	URL           string           `json:"url,omitempty"`
+	Visibility    string           `json:"visibility"`
 	PostedTime    int64            `json:"postedTime"`
 	ExternalID    string           `json:"externalId,omitempty"`
 	Mentions      []string         `json:"mentions"`
@@ -192,7 +198,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 		tags = []string{}
 	}
 	return View{
-		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL,
+		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.visibility(),
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 		RepostsCount: max(0, a.RepostsCount),
@@ -293,6 +299,10 @@ func (s *Service) Get(ctx context.Context, viewer, user, appID string, idList []
 		if a.UserID == user && (appID == "" || appID == "@app" || a.AppID == appID) {
 			mine, theirs = append(mine, found[i]), append(theirs, a)
 		}
+	}
+	// Those the viewer may see: what they may not is as if not there.
+	if mine, theirs, err = s.seen(ctx, viewer, mine, theirs); err != nil {
+		return nil, err
 	}
 	return s.views(ctx, viewer, mine, theirs, "")
 }

@@ -109,8 +109,8 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 	for i, r := range refs {
 		aud := &auds[i]
 		switch {
-		case found[i].Found() && slices.Contains(aud.FollowerIDs, follower):
-			continue
+		case found[i].Found() && (slices.Contains(aud.FollowerIDs, follower) || aud.UserID == MentionAudience(r.Author)):
+			continue // there already, or for the mentioned alone
 		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
 			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements("followerIds", follower)); err != nil {
 				return nil, err
@@ -119,8 +119,8 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 			var a Activity
 			if ok, err := tx.Get(Key(db, r.ID), &a); err != nil {
 				return nil, err
-			} else if !ok {
-				continue // deleted
+			} else if !ok || !a.reachesFollowers() {
+				continue // deleted, or for the mentioned alone
 			}
 			r.Author = a.UserID
 			n, err := mergeIDs(tx, r, base, []string{follower})

@@ -83,11 +83,27 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if app != "" {
 			q = q.FilterField("appId", "=", app)
 		}
+		// Read by someone else: what they may see, by the query.
+		tag := "self:" + r.UserID + ":" + app + since
+		if r.Viewer != r.UserID {
+			audience := Public
+			if r.Viewer != "" {
+				ok, err := s.db.Get(ctx, graph.FollowKey(s.db, r.Viewer, r.UserID), &graph.Follow{})
+				if err != nil {
+					return nil, "", fmt.Errorf("activities: does %s follow %s: %w", r.Viewer, r.UserID, err)
+				}
+				if ok {
+					audience = FollowersOnly
+				}
+			}
+			q = q.FilterField("visibleTo", "=", audience)
+			tag += ":" + audience
+		}
 		// A person's own feed shows them even to someone who mutes them,
 		// as their page.
-		return s.activityFeed(ctx, r.Viewer, newer(q).Order("-seq"), "self:"+r.UserID+":"+app+since, r.Page, "", false)
+		return s.activityFeed(ctx, r.Viewer, newer(q).Order("-seq"), tag, r.Page, "", false)
 	case All:
-		q := s.db.Query(KindActivity)
+		q := s.db.Query(KindActivity).FilterField("visibleTo", "=", Public)
 		if app != "" {
 			q = q.FilterField("appId", "=", app)
 		}
@@ -109,7 +125,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 			if err != nil {
 				return nil, "", err
 			}
-			q := newer(s.db.Query(KindActivity).FilterField("tags", "=", tag)).Order("-seq")
+			q := newer(s.db.Query(KindActivity).FilterField("tags", "=", tag).FilterField("visibleTo", "=", Public)).Order("-seq")
 			return s.activityFeed(ctx, r.Viewer, q, "tag:"+tag+since, r.Page, "", true)
 		}
 		group := r.Selector
@@ -399,6 +415,9 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 			return err
 		} else if !ok {
 			res.Skipped = "activity deleted"
+			return nil
+		} else if !a.reachesFollowers() {
+			res.Skipped = "for the mentioned alone"
 			return nil
 		}
 		// Those who followed after the post committed do not get it from

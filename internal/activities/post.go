@@ -33,6 +33,8 @@ type PostInput struct {
 	Body       string
 	URL        string
 	ExternalID string
+	// Visibility is public (the default, empty), followers or mentioned.
+	Visibility string
 	// repostOf, set by Repost alone, makes the post a repost of that
 	// activity, by repostOfUser.
 	repostOf, repostOfUser string
@@ -44,6 +46,13 @@ var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 func ValidAppID(id string) bool { return appIDRE.MatchString(id) }
 
 func (in *PostInput) validate() error {
+	switch in.Visibility {
+	case "":
+		in.Visibility = Public
+	case Public, FollowersOnly, MentionedOnly:
+	default:
+		return errVisibility
+	}
 	if in.repostOf != "" {
 		return nil // no text, and the rest is Repost's
 	}
@@ -168,7 +177,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			told = id
 		}
-		if len(tagged) > 0 && filed != id {
+		if len(tagged) > 0 && filed != id && in.Visibility == Public {
 			if err := s.enqueueTags(ctx, TagTask{ActivityID: id, Add: tagged}); err != nil {
 				return View{}, false, err
 			}
@@ -236,12 +245,20 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			if sharer != nil && sharer.Any() {
 				return blocks.ErrBlocked
 			}
-			if follows.Chunks() > 1 && !planned {
+			reach := in.Visibility != MentionedOnly
+			if reach && follows.Chunks() > 1 && !planned {
 				return errUnplanned
 			}
 			a = mine
 			a.Counted = true
-			a.GroupIDs, a.Chunks, a.RootFrom = inGroups.IDs(), max(1, follows.Chunks()), follows.RootFrom()
+			a.Visibility, a.VisibleTo = in.Visibility, visibleTo(in.Visibility)
+			a.Chunks = 1
+			if reach {
+				a.Chunks, a.RootFrom = max(1, follows.Chunks()), follows.RootFrom()
+			}
+			if in.Visibility == Public {
+				a.GroupIDs = inGroups.IDs() // group feeds hold public activities alone
+			}
 			a.MentionIDs = nil
 			for i, m := range mentions {
 				if named[i].Exists() && !between[i].Any() {
@@ -251,10 +268,14 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			puts := []*datastore.Key{Key(s.db, id)}
 			vals := []any{a}
 			// Audience chunk 0, and its overflows should the followers'
-			// chunk have filled past ChunkCap.
-			rest := append([]string{author}, follows.First()...)
+			// chunk have filled past ChunkCap; for the mentioned alone,
+			// they and the author.
+			rest, whose := append([]string{author}, follows.First()...), author
+			if !reach {
+				rest, whose = append([]string{author}, a.MentionIDs...), MentionAudience(author)
+			}
 			for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
-				aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: seq, UserID: author}
+				aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: seq, UserID: whose}
 				rest = rest[len(aud.FollowerIDs):]
 				if err := checkAudience(aud); err != nil {
 					return err

@@ -42,6 +42,8 @@ func RepostKey(db *store.DB, activity, user string) *datastore.Key {
 	return db.NameKey(KindRepost, activity+"_"+user, nil)
 }
 
+var errNotPublic = derrors.New(derrors.PermissionDenied, "only a public activity can be reposted")
+
 var errRepostEdit = derrors.New(derrors.InvalidArgument, "a repost has no text to edit; undo it instead")
 
 // repostExternalID is the dedupe key of user's repost of activity.
@@ -60,6 +62,13 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 		if a, err = s.Exists(ctx, id); err != nil {
 			return View{}, false, err
 		}
+	}
+	if !a.IsPublic() {
+		// Not even to say so to someone who may not see it.
+		if _, err := s.Visible(ctx, user, id); err != nil {
+			return View{}, false, err
+		}
+		return View{}, false, errNotPublic
 	}
 	return s.Post(ctx, user, PostInput{ExternalID: repostExternalID(id), repostOf: id, repostOfUser: a.UserID})
 }
@@ -89,8 +98,8 @@ func (s *Service) Unrepost(ctx context.Context, user, id string) (View, error) {
 }
 
 // Reposters lists who reposts an activity, newest repost first, as ids.
-func (s *Service) Reposters(ctx context.Context, id string, p store.PageRequest) ([]string, string, error) {
-	if _, err := s.Exists(ctx, id); err != nil {
+func (s *Service) Reposters(ctx context.Context, viewer, id string, p store.PageRequest) ([]string, string, error) {
+	if _, err := s.Visible(ctx, viewer, id); err != nil {
 		return nil, "", err
 	}
 	q := s.db.Query(KindRepost).FilterField("activityId", "=", id).Order("-created")

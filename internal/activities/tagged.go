@@ -179,6 +179,9 @@ func (s *Service) tagPage(ctx context.Context, t TagTask, seq int64) (TagResult,
 		} else if !slices.Contains(a.Tags, t.Tag) {
 			res.Skipped = "tag edited away"
 			return nil
+		} else if !a.IsPublic() {
+			res.Skipped = "not public"
+			return nil
 		}
 		var still []string
 		for i, f := range followers {

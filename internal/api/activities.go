@@ -32,6 +32,7 @@ type activityFields struct {
 	URL        string `json:"url"`
 	ExternalID string `json:"externalId"`
 	AppID      string `json:"appId"`
+	Visibility string `json:"visibility"`
 }
 
 func activitiesGetFromRequest(c *gin.Context) (activityParams, error) {
@@ -215,6 +216,7 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	}
 	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
 		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
+		Visibility: p.Activity.Visibility,
 	})
 	if err != nil {
 		return nil, err

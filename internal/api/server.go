@@ -191,6 +191,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/rebuild", s.taskRebuild)
 	tasks.POST("/cleanup", s.taskCleanup)
 	tasks.POST("/tags", s.taskTags)
+	tasks.POST("/migrate", s.taskMigrate)
 	tasks.POST("/notify", s.taskNotify)
 	tasks.POST("/tokens", s.taskTokens)
 	tasks.POST("/erase", s.taskErase)

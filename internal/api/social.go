@@ -75,7 +75,7 @@ func (s *Server) likesGet(ctx context.Context, caller string, p likeParams) (any
 	if err != nil {
 		return nil, err
 	}
-	ids, next, err := s.likes.Likers(ctx, p.ActivityID, page)
+	ids, next, err := s.likes.Likers(ctx, caller, p.ActivityID, page)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (s *Server) repostsGet(ctx context.Context, caller string, p likeParams) (a
 	if err != nil {
 		return nil, err
 	}
-	ids, next, err := s.activities.Reposters(ctx, p.ActivityID, page)
+	ids, next, err := s.activities.Reposters(ctx, caller, p.ActivityID, page)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,17 @@ func (s *Server) taskTags(c *gin.Context) {
 		"enqueued", res.Enqueued, "idsWritten", res.Written, "pagesRemoved", res.Removed, "skipped", res.Skipped)
 }
 
+// taskMigrate runs one step of the visibility migration of the
+// activities of earlier versions.
+func (s *Server) taskMigrate(c *gin.Context) {
+	var t activities.MigrateTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	n, err := s.activities.Migrate(c.Request.Context(), t)
+	s.finishTask(c, err, "migrate", "step", t.Step, "changed", n)
+}
+
 func (s *Server) taskRebuild(c *gin.Context) {
 	var j rebuild.Job
 	if !s.readTask(c, &j) {

@@ -261,14 +261,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	a.closers = append(a.closers, tasksClient.Close)
 
-	a.Handler, err = build(cfg, log, dsClient, tasksClient)
+	a.Handler, err = build(ctx, cfg, log, dsClient, tasksClient)
 	if err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient *cloudtasks.Client) (http.Handler, error) {
+func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient *cloudtasks.Client) (http.Handler, error) {
 	db, err := store.New(dsClient, cfg.Namespace)
 	if err != nil {
 		return nil, err
@@ -287,6 +287,11 @@ func build(cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient
 	s, err := NewServices(db, gen, acc, q, log, cfg.Rebuild())
 	if err != nil {
 		return nil, err
+	}
+	// The data of earlier versions, brought up to date by jobs; an
+	// instance that cannot enqueue them now leaves them to the next.
+	if err := s.Activities.StartMigration(ctx); err != nil {
+		log.Warn("the migration of earlier versions' data was not started", "err", err)
 	}
 	limits, err := ratelimit.New(db, cfg.RateLimits)
 	if err != nil {

@@ -84,7 +84,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	if err != nil {
 		return View{}, err
 	}
-	a, err := s.act.Exists(ctx, activity)
+	a, err := s.act.Visible(ctx, user, activity)
 	if err != nil {
 		return View{}, err
 	}
@@ -155,7 +155,7 @@ func toView(activity, id string, c *Comment, people map[string]accounts.Person) 
 // without those of people viewer blocks or is blocked by (so a page may
 // hold fewer than asked for).
 func (s *Service) List(ctx context.Context, viewer, activity string, p store.PageRequest) ([]View, string, error) {
-	if _, err := s.act.Exists(ctx, activity); err != nil {
+	if _, err := s.act.Visible(ctx, viewer, activity); err != nil {
 		return nil, "", err
 	}
 	q := s.db.Query(KindComment).FilterField("activityId", "=", activity).Order("seq")

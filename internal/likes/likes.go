@@ -57,7 +57,7 @@ func New(db *store.DB, act *activities.Service, notes *notifications.Service) (*
 // activity's author, all in one transaction, and returns the activity as
 // user sees it then, with its counts. Liking again changes nothing.
 func (s *Service) Like(ctx context.Context, user, activity string) (activities.View, error) {
-	a, err := s.act.Exists(ctx, activity)
+	a, err := s.act.Visible(ctx, user, activity)
 	if err != nil {
 		return activities.View{}, err
 	}
@@ -180,9 +180,10 @@ func Each(ctx context.Context, db *store.DB, user string, f func(activity string
 	return store.Each[Like](ctx, db, q, 500, func(_ *datastore.Key, l *Like) error { return f(l.ActivityID, l.Created) })
 }
 
-// Likers lists who likes an activity, newest like first, as ids.
-func (s *Service) Likers(ctx context.Context, activity string, p store.PageRequest) ([]string, string, error) {
-	if _, err := s.act.Exists(ctx, activity); err != nil {
+// Likers lists who likes an activity viewer may see, newest like first,
+// as ids.
+func (s *Service) Likers(ctx context.Context, viewer, activity string, p store.PageRequest) ([]string, string, error) {
+	if _, err := s.act.Visible(ctx, viewer, activity); err != nil {
 		return nil, "", err
 	}
 	q := s.db.Query(KindLike).FilterField("activityId", "=", activity).Order("-created")
