@@ -29,9 +29,14 @@ type post struct {
 	// repostOf and sharedAuthor, on a repost: the post it shares, and
 	// that post's author.
 	repostOf, sharedAuthor string
-	start, end             time.Time
-	seqTime                time.Time // when the id was minted, from the id itself
-	deleted                bool
+	// visibility is public, followers or mentioned; audience, for the
+	// mentioned alone, the people it mentioned as posted (edits change its
+	// mentions, not who has it at home).
+	visibility string
+	audience   []string
+	start, end time.Time
+	seqTime    time.Time // when the id was minted, from the id itself
+	deleted    bool
 }
 
 type group struct {
@@ -105,6 +110,9 @@ func newModel() *model {
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }
+
+// public reports whether anyone may see p.
+func (p *post) public() bool { return p.visibility == "" || p.visibility == "public" }
 
 // drop marks p deleted, with the reposts of it (the cleanup deletes them,
 // and no feed shows them meanwhile). The caller holds m.mu.

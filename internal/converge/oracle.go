@@ -112,12 +112,18 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 				want: unblocked(u.id, exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) }))},
 			feed{name: "home (@friends) of " + u.name, path: "/social/rest/activities/@me/@friends", token: u.token,
 				want: unblocked(u.id, func(p *post) presence {
-					if p.author == u.id {
+					switch {
+					case p.author == u.id:
 						return mayIn
+					case p.visibility == "mentioned":
+						// Its audience, written with it.
+						return exact(func(p *post) bool { return slices.Contains(p.audience, u.id) })(p)
 					}
 					in := presenceOf(p, m.follows[pair{u.id, p.author}], followWin)
-					for _, tag := range p.tags {
-						in = union(in, tagPresence(p, m.tagFollows[pair{u.id, tag}]))
+					if p.public() {
+						for _, tag := range p.tags {
+							in = union(in, tagPresence(p, m.tagFollows[pair{u.id, tag}]))
+						}
 					}
 					return in
 				}),
@@ -143,15 +149,20 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			}
 		}
 		feeds = append(feeds, feed{name: "feed of group " + g.title, path: "/social/rest/activities/@me/" + g.id, token: reader.token,
-			want:    unblocked(reader.id, func(p *post) presence { return presenceOf(p, m.members[pair{g.id, p.author}], followWin) }),
+			want: unblocked(reader.id, func(p *post) presence {
+				if !p.public() {
+					return mayOut // group copies are of public posts alone
+				}
+				return presenceOf(p, m.members[pair{g.id, p.author}], followWin)
+			}),
 			history: func(p *post) string { return describe(m.members[pair{g.id, p.author}]) }})
 	}
 	allReader := people[0]
 	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: allReader.token,
-		want: unblocked(allReader.id, exact(func(*post) bool { return true }))})
+		want: unblocked(allReader.id, exact(func(p *post) bool { return p.public() }))})
 	for _, tag := range tagNames {
 		feeds = append(feeds, feed{name: "#" + tag, path: "/social/rest/activities/@me/@tag:" + strings.ToUpper(tag), token: allReader.token,
-			want: unblocked(allReader.id, exact(func(p *post) bool { return slices.Contains(p.tags, tag) }))})
+			want: unblocked(allReader.id, exact(func(p *post) bool { return p.public() && slices.Contains(p.tags, tag) }))})
 	}
 
 	// Read every feed, several at a time, then compare.

@@ -751,6 +751,17 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	}
 	title = strings.TrimSpace(title) + tagText(rng, tagged)
 	body := map[string]string{"title": title}
+	// Seven in ten public, two for followers, one for the mentioned.
+	visibility := "public"
+	switch k := rng.IntN(10); {
+	case k == 9:
+		visibility = "mentioned"
+	case k >= 7:
+		visibility = "followers"
+	}
+	if visibility != "public" || rng.IntN(2) == 0 {
+		body["visibility"] = visibility
+	}
 	if rng.IntN(2) == 0 {
 		body["externalId"] = fmt.Sprintf("ext-%d", n)
 	}
@@ -779,7 +790,10 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	end := time.Now()
 	r.m.done("post", out != acked, end)
 	if id != "" {
-		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id)}
+		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility}
+		if visibility == "mentioned" {
+			p.audience = slices.Clone(made)
+		}
 		r.m.mu.Lock()
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
@@ -1509,7 +1523,15 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 	defer r.lock("repost " + orig + " " + u.id)()
 	start := time.Now()
 	path := "/social/rest/reposts/" + p.id
-	rep, out := r.writeIf(ctx, "repost", http.MethodPost, path, u.token, nil, r.blockedAnswer(u.id, sharer), http.StatusNotFound)
+	// Only a public post can be reposted: another is a 403 (or, to
+	// someone who may not see it, a 404).
+	r.m.mu.Lock()
+	shared := r.m.postByID[orig]
+	public := shared != nil && shared.public()
+	r.m.mu.Unlock()
+	blocked := r.blockedAnswer(u.id, sharer)
+	rep, out := r.writeIf(ctx, "repost", http.MethodPost, path, u.token, nil,
+		func(status int) bool { return status == http.StatusForbidden && !public || blocked(status) }, http.StatusNotFound)
 	id := ""
 	switch out {
 	case acked:
