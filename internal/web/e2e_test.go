@@ -765,6 +765,19 @@ func TestHashtagsAndRepostsOnThePage(t *testing.T) {
 	kit.waitFor(`[...document.querySelectorAll('.stream .activity')].some(e => e.querySelector('.reposted')?.textContent === '↻ kit reposted' && e.querySelector('.title')?.textContent === 'learning #Golang today')`,
 		"the repost in kit's home", nil)
 	kit.shot("reposted")
+	// A post for the mentioned alone: kit, who follows nobody, has it at
+	// home, marked so.
+	jo.do(
+		chromedp.Click(chromedp.CSS(`#nav a[data-nav="home"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer select[name=visibility]`)),
+		chromedp.SetValue(chromedp.CSS(`form.composer select[name=visibility]`), "mentioned"),
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), "just for @kit"),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)),
+	)
+	jo.checkLabels()
+	kit.waitFor(`[...document.querySelectorAll('.stream .activity')].some(e => e.querySelector('.title')?.textContent === 'just for @kit' && e.querySelector('.visibility')?.textContent === ' · mentioned only')`,
+		"joe's post for kit in her home, marked", func() { kit.do(chromedp.Reload()) })
+	kit.shot("mentioned-only")
 	// Joe is told, on one line per group.
 	jo.do(chromedp.Click(chromedp.CSS(`#notif-link`)), chromedp.WaitVisible(chromedp.CSS(`.notes li.unread`)))
 	if got := jo.text(`.notes`); !strings.Contains(got, "kit reposted your post") {

@@ -368,6 +368,10 @@ function composer(onPosted) {
   const url = h('input', { name: 'url', type: 'url', maxlength: 2000, placeholder: 'https://' });
   const left = h('small', { class: 'hint', 'aria-live': 'polite', text: '500 characters left' });
   text.addEventListener('input', () => { left.textContent = `${500 - text.value.length} characters left`; });
+  const visibility = h('select', { name: 'visibility' },
+    h('option', { value: 'public', text: 'Public: anyone' }),
+    h('option', { value: 'followers', text: 'Followers: your followers and the people you mention' }),
+    h('option', { value: 'mentioned', text: 'Mentioned: the people you mention alone' }));
   const submit = h('button', { type: 'submit', text: 'Post' });
   // One key per draft: a post retried after a slow or lost answer is
   // recognised by the server (externalId) and not made twice.
@@ -377,17 +381,19 @@ function composer(onPosted) {
     onsubmit: (e) => {
       e.preventDefault();
       guard(submit, async () => {
-        const body = { title: text.value, externalId: key };
+        const body = { title: text.value, externalId: key, visibility: visibility.value };
         if (url.value.trim()) body.url = url.value.trim();
         const res = await api('POST', rest('/activities/@me/@self'), body);
         text.value = '';
         url.value = '';
+        visibility.value = 'public';
         left.textContent = '500 characters left';
         key = randomKey();
         onPosted(res.entry);
       });
     },
-  }, field('What’s happening? Use @name to mention someone.', text), left, field('Link (optional)', url), submit);
+  }, field('What’s happening? Use @name to mention someone, #tag to file it.', text), left, field('Link (optional)', url),
+  field('Who can see it', visibility), submit);
 }
 
 // stream renders a paged list of activities from path into a section.
@@ -510,7 +516,8 @@ function activity(a) {
     comments.hidden = !open;
     commentsBtn.setAttribute('aria-expanded', String(open));
   }));
-  const actions = [likeBtn, repostBtn, commentsBtn];
+  // Only a public post can be reposted.
+  const actions = !a.visibility || a.visibility === 'public' ? [likeBtn, repostBtn, commentsBtn] : [likeBtn, commentsBtn];
   const art = h('article', { class: 'activity' });
   if (mine) {
     const del = h('button', { type: 'button', class: 'danger', text: 'Delete' });
@@ -538,7 +545,9 @@ function activity(a) {
     h('header', {}, personLink(author), ' ',
       author.preferredUsername ? h('span', { class: 'handle', text: '@' + author.preferredUsername }) : null,
       ' · ', h('a', { href: `#/activity/${enc(a.userId)}/${enc(a.id)}`, class: 'when' }, time(a.postedTime)),
-      a.editedTime ? h('span', { class: 'edited', title: 'edited ' + new Date(a.editedTime).toLocaleString(), text: ' · edited' }) : null),
+      a.editedTime ? h('span', { class: 'edited', title: 'edited ' + new Date(a.editedTime).toLocaleString(), text: ' · edited' }) : null,
+      a.visibility && a.visibility !== 'public'
+        ? h('span', { class: 'visibility', text: a.visibility === 'followers' ? ' · followers only' : ' · mentioned only' }) : null),
     h('p', { class: 'title' }, linkify(a.title || '')),
     a.body ? h('p', { class: 'body' }, linkify(a.body)) : null,
     a.url ? h('p', {}, h('a', { href: a.url, rel: 'nofollow noopener ugc', text: a.url })) : null,
