@@ -6,13 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/crypto/bcrypt"
 
-	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/ids"
 	"socialstream/internal/store"
-	"socialstream/internal/testenv"
 )
 
 // An activity of an earlier version has no visibility: until the
@@ -22,14 +18,9 @@ import (
 // enqueues none.
 func TestVisibilityMigration(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := &recorder{}
-	act := services(t, db, gen, acc, q).Activities
+	db, acc, svc := recorded(t, q)
+	act := svc.Activities
 	author, reader := register(t, acc, "author"), register(t, acc, "reader")
 	old, _, err := act.Post(ctx, author, activities.PostInput{Title: "from before"})
 	if err != nil {

@@ -9,12 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/ids"
-	"socialstream/internal/testenv"
 )
 
 // tagTasks returns the bodies of the tag jobs the recorder took, from the
@@ -45,14 +40,8 @@ func (r *recorder) tagTasks(t *testing.T, from int) []activities.TagTask {
 // a page job that comes after that writes nothing.
 func TestTagJobsInAnyOrder(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := &recorder{}
-	svc := services(t, db, gen, acc, q)
+	db, acc, svc := recorded(t, q)
 	act := svc.Activities
 	author, early, late := register(t, acc, "author"), register(t, acc, "early"), register(t, acc, "late")
 	if _, err := svc.Tags.Follow(ctx, early, "#Go"); err != nil {

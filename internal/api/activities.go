@@ -221,11 +221,17 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	if err != nil {
 		return nil, err
 	}
+	return made(v, created), nil
+}
+
+// made answers an activity a post made (201), or the one it had made
+// before (200).
+func made(v activities.View, created bool) statusEntry {
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	return statusEntry{entry: entry{v}, status: status}, nil
+	return statusEntry{entry: entry{v}, status: status}
 }
 
 func (s *Server) activitiesDelete(ctx context.Context, caller string, p activityParams) (any, error) {

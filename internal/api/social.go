@@ -118,11 +118,7 @@ func (s *Server) repostsCreate(ctx context.Context, caller string, p likeParams)
 	if err != nil {
 		return nil, err
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	return statusEntry{entry: entry{v}, status: status}, nil
+	return made(v, created), nil
 }
 
 // repostsDelete undoes the caller's repost of an activity, and answers
