@@ -291,6 +291,36 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			return fmt.Errorf("read notifications of %s: %w", u.name, err)
 		}
 		rep.Checked++
+		// Grouped, the same notifications: every one in one group, the
+		// unread groups those holding an unread one.
+		rg, err := r.c.read(ctx, "/social/rest/notifications/@me?grouped=true&count=100", u.token)
+		if err != nil || rg.status != 200 {
+			return fmt.Errorf("read %s's grouped notifications: %v %v", u.name, err, rg.body)
+		}
+		rep.Checked++
+		inGroups, unreadGroups := map[string]bool{}, int64(0)
+		groups, _ := rg.body["list"].([]any)
+		for _, g := range groups {
+			gm, _ := g.(map[string]any)
+			ids, _ := gm["ids"].([]any)
+			if num(gm, "count") != int64(len(ids)) {
+				m.violations = append(m.violations, fmt.Sprintf("%s: group %s counts %d of %d ids", u.name, str(gm, "groupKey"), num(gm, "count"), len(ids)))
+			}
+			for _, id := range ids {
+				inGroups[fmt.Sprint(id)] = true
+			}
+			if gm["read"] != true {
+				unreadGroups++
+			}
+		}
+		if got := num(rg.body, "unreadCount"); got != unreadGroups {
+			m.violations = append(m.violations, fmt.Sprintf("%s: grouped unreadCount %d, want the %d unread groups", u.name, got, unreadGroups))
+		}
+		for _, n := range ns {
+			if len(ns) < 100 && !inGroups[str(n, "id")] {
+				m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) in no group", u.name, str(n, "id"), str(n, "type")))
+			}
+		}
 		for _, n := range ns {
 			if n["actor"] == nil {
 				m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) from someone deleted", u.name, str(n, "id"), str(n, "type")))
