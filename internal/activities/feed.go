@@ -88,11 +88,12 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if r.Viewer != r.UserID {
 			audience := Public
 			if r.Viewer != "" {
-				ok, err := s.db.Get(ctx, graph.FollowKey(s.db, r.Viewer, r.UserID), &graph.Follow{})
-				if err != nil {
+				l := s.db.Lookup()
+				follows := graph.Follows(l, r.Viewer, r.UserID)
+				if err := l.Run(ctx); err != nil {
 					return nil, "", fmt.Errorf("activities: does %s follow %s: %w", r.Viewer, r.UserID, err)
 				}
-				if ok {
+				if follows.Found() {
 					audience = FollowersOnly
 				}
 			}

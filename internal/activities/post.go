@@ -204,8 +204,11 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				shared   store.Ref
 				sharer   *blocks.Between
 				note     *notifications.Pending
+				prev     Repost
+				reposted store.Ref
 			)
 			if in.repostOf != "" {
+				reposted = l.Add(RepostKey(s.db, in.repostOf, author), &prev)
 				// The activity shared, still there, and no block between
 				// its author and the reposter.
 				shared = l.Add(Key(s.db, in.repostOf), &Activity{})
@@ -237,6 +240,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			if used.Found() {
 				existing = ext.ActivityID
+				return nil
+			}
+			if reposted.Found() {
+				existing = prev.RepostID // reposting again: the first repost
 				return nil
 			}
 			if in.repostOf != "" && !shared.Found() {

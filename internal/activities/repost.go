@@ -21,7 +21,7 @@ import (
 //
 //   - Repost/{activityId}_{userId} says that user reposts the activity, and
 //     which activity is the repost. Reposting again answers the first
-//     repost: the post's dedupe key is the activity reposted.
+//     repost: the post's transaction reads it, as it reads an externalId.
 //   - The shared activity's repostsCount changes by server-side increments
 //     in the commit of the repost and of its delete.
 //   - A repost of a repost shares the activity first posted.
@@ -46,9 +46,6 @@ var errNotPublic = derrors.New(derrors.PermissionDenied, "only a public activity
 
 var errRepostEdit = derrors.New(derrors.InvalidArgument, "a repost has no text to edit; undo it instead")
 
-// repostExternalID is the dedupe key of user's repost of activity.
-func repostExternalID(activity string) string { return "repost:" + activity }
-
 // Repost makes user repost an activity (the one it shares, for a repost)
 // and returns the repost as user sees it, and whether it is new: reposting
 // again answers the first repost.
@@ -70,7 +67,7 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 		}
 		return View{}, false, errNotPublic
 	}
-	return s.Post(ctx, user, PostInput{ExternalID: repostExternalID(id), repostOf: id, repostOfUser: a.UserID})
+	return s.Post(ctx, user, PostInput{repostOf: id, repostOfUser: a.UserID})
 }
 
 // Unrepost undoes user's repost of an activity, if any, and returns the

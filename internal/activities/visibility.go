@@ -98,7 +98,7 @@ func (s *Service) readFollows(ctx context.Context, viewer string, acts []*Activi
 	refs := map[string]store.Ref{}
 	for _, a := range acts {
 		if _, ok := refs[a.UserID]; !ok && a.needsFollow(viewer) {
-			refs[a.UserID] = l.Add(graph.FollowKey(s.db, viewer, a.UserID), &graph.Follow{})
+			refs[a.UserID] = graph.Follows(l, viewer, a.UserID)
 		}
 	}
 	follows := map[string]bool{}

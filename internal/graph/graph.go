@@ -774,6 +774,12 @@ func (s *Service) Get(ctx context.Context, follower, followee string) (Follow, b
 	return f, ok, nil
 }
 
+// Follows adds follower's follow of followee to a lookup: its Ref says
+// whether follower follows followee.
+func Follows(l *store.Lookup, follower, followee string) store.Ref {
+	return l.Add(FollowKey(l.DB(), follower, followee), &Follow{})
+}
+
 // ChunkCount returns how many follower chunks user has.
 func ChunkCount(ctx context.Context, db *store.DB, user string) (int, error) {
 	var idx Index
