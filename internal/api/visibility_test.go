@@ -77,6 +77,15 @@ func TestVisibility(t *testing.T) {
 		t.Errorf("dan comments on the post for him: %d %s", r.status, r.raw)
 	}
 	e.wantError(e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]string{"title": "x", "visibility": "friends"}), 400)
+	// By JSON-RPC too.
+	res := e.doBatch(ann, `[{"method":"activities.create","id":"c","params":{"userId":"@viewer","groupId":"@self","activity":{"title":"by rpc","visibility":"followers"}}},
+		{"method":"activities.create","id":"d","params":{"userId":"@viewer","groupId":"@self","activity":{"title":"by rpc","visibility":"everyone"}}}]`)
+	if got, _ := res[0]["result"].(map[string]any); got == nil || got["visibility"] != "followers" {
+		t.Errorf("activities.create for followers: %v", res[0])
+	}
+	if e, _ := res[1]["error"].(map[string]any); e == nil || e["code"] != 400.0 {
+		t.Errorf("activities.create for everyone: %v, want a 400", res[1])
+	}
 
 	// A later follow brings what followers see, never what is for the
 	// mentioned; a page of someone's posts stays full for a stranger.

@@ -40,6 +40,7 @@ var Owners = []string{
 	"internal/blocks",
 	"internal/mutes",
 	"internal/markers",
+	"internal/tags",
 	"internal/appdata",
 }
 
