@@ -42,9 +42,10 @@ func RepostKey(db *store.DB, activity, user string) *datastore.Key {
 	return db.NameKey(KindRepost, activity+"_"+user, nil)
 }
 
-var errNotPublic = derrors.New(derrors.PermissionDenied, "only a public activity can be reposted")
-
-var errRepostEdit = derrors.New(derrors.InvalidArgument, "a repost has no text to edit; undo it instead")
+var (
+	errNotPublic  = derrors.New(derrors.PermissionDenied, "only a public activity can be reposted")
+	errRepostEdit = derrors.New(derrors.InvalidArgument, "a repost has no text to edit; undo it instead")
+)
 
 // Repost makes user repost an activity (the one it shares, for a repost)
 // and returns the repost as user sees it, and whether it is new: reposting
@@ -73,7 +74,7 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 // Unrepost undoes user's repost of an activity, if any, and returns the
 // activity as user sees it then.
 func (s *Service) Unrepost(ctx context.Context, user, id string) (View, error) {
-	if _, err := s.Exists(ctx, id); err != nil {
+	if _, err := s.Visible(ctx, user, id); err != nil {
 		return View{}, err
 	}
 	var r Repost
@@ -87,7 +88,7 @@ func (s *Service) Unrepost(ctx context.Context, user, id string) (View, error) {
 		}
 	}
 	// As it is now, its count without the repost.
-	a, err := s.Exists(ctx, id)
+	a, err := s.Visible(ctx, user, id)
 	if err != nil {
 		return View{}, err
 	}

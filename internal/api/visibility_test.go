@@ -70,6 +70,9 @@ func TestVisibility(t *testing.T) {
 	e.wantError(e.do("GET", "/social/rest/likes/"+fol, cat.token, nil), 404)
 	e.wantError(e.do("POST", "/social/rest/reposts/"+fol, cat.token, nil), 404)
 	e.wantError(e.do("POST", "/social/rest/reposts/"+fol, ben.token, nil), 403)
+	// Nor can an undo show it.
+	e.wantError(e.do("DELETE", "/social/rest/likes/"+fol, cat.token, nil), 404)
+	e.wantError(e.do("DELETE", "/social/rest/reposts/"+men, cat.token, nil), 404)
 	if r := e.do("POST", "/social/rest/likes/"+fol, ben.token, nil); r.status != 200 {
 		t.Errorf("ben likes the followers-only post: %d %s", r.status, r.raw)
 	}

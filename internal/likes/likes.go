@@ -113,9 +113,11 @@ func (s *Service) answer(ctx context.Context, user string, r *activities.Reactio
 }
 
 // Unlike removes user's like of an activity, if any, counts it, and returns
-// the activity as user sees it then.
+// the activity as user sees it then. One user may no longer see (a
+// follower's like of a followers-only activity, the follow ended) is, to
+// them, not there: its answer would show it.
 func (s *Service) Unlike(ctx context.Context, user, activity string) (activities.View, error) {
-	a, err := s.act.Exists(ctx, activity)
+	a, err := s.act.Visible(ctx, user, activity)
 	if err != nil {
 		return activities.View{}, err
 	}
