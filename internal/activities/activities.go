@@ -4,16 +4,27 @@
 // An Activity stores copies of its author's graph at posting time, so that
 // every feed is one equality query plus one batch lookup:
 //
-//   - Activity/{id}: the activity, with userId, appId, groupIds and
-//     mentionIds indexed for the @self, {groupId}, @mentions and @all feeds;
-//     seq (the id as an integer) orders every feed newest first.
+//   - Activity/{id}: the activity, with userId, appId, groupIds,
+//     mentionIds, tags and visibleTo indexed for the @self, {groupId},
+//     @mentions, @tag and @all feeds (visibility.go); repostOf on a repost
+//     (repost.go); seq (the id as an integer) orders every feed newest
+//     first.
 //
 //   - Activity/{id}/Audience/{n}: relation index entities holding the ids
 //     that see the activity at home: the author and the author's followers,
 //     AudienceChunkSize ids at most each. Audience chunk n copies the
 //     author's follower chunk n (package graph), and chunk 0 adds the
-//     author. The home feed is a keys-only query on followerIds; the
-//     Activity entities stay small.
+//     author. An activity for the mentioned alone has chunk 0 alone, of
+//     them and the author; Audience/#{tag}:{n} hold the followers of its
+//     tags (tagged.go). The home feed is a keys-only query on followerIds;
+//     the Activity entities stay small.
+//
+//   - Activity/{id}/Version/{n}: what an edited activity was (edit.go).
+//
+//   - Repost/{activityId}_{userId}: a user's repost of an activity.
+//
+//   - Migration/visibility: that earlier versions' activities were made
+//     public (migrate.go).
 //
 //   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
 //     activity first posted with it.
@@ -24,7 +35,8 @@
 //
 // Jobs it owns, each enqueued before the commit it follows, idempotent: the
 // fan-out of a post's other audience chunks, the notifications of a post's
-// mentions (package notifications), and the cleanup after a delete
+// mentions (package notifications), the pages of its tags' followers, the
+// visibility migration, and the cleanup after a delete
 // (audience chunks follow jobs added, counts, and, through Config.Forget,
 // what other packages keep about the activity: likes, comments,
 // notifications).
@@ -153,10 +165,12 @@ type Activity struct {
 type Audience struct {
 	FollowerIDs []string `datastore:"followerIds"`
 	Seq         int64    `datastore:"seq"`
-	// UserID is the activity's author, so that removing a follower from
-	// an author's activities finds exactly the chunks that hold it, however
-	// old (followerIds == F and userId == A, served by the built-in
-	// indexes).
+	// UserID says whose followers the chunk holds: the activity's author
+	// (so that removing a follower from an author's activities finds
+	// exactly the chunks that hold it, however old: followerIds == F and
+	// userId == A, served by the built-in indexes), a tag's
+	// (TagAudience), or, on the chunk of an activity for the mentioned
+	// alone, nobody's (MentionAudience), which no unfollow touches.
 	UserID string `datastore:"userId"`
 }
 

@@ -59,7 +59,7 @@ func AddGroup(tx *store.Tx, refs []Ref, group string) ([]string, error) {
 		keys[i] = Key(tx.DB(), r.ID)
 	}
 	return transformActivities(tx, keys, func(a *Activity) bool {
-		return a.IsPublic() && !slices.Contains(a.GroupIDs, group) && len(a.GroupIDs) < maxGroupCopies
+		return a.isPublic() && !slices.Contains(a.GroupIDs, group) && len(a.GroupIDs) < maxGroupCopies
 	}, datastore.AppendMissingElements("groupIds", group))
 }
 

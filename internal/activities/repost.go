@@ -61,7 +61,7 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 			return View{}, false, err
 		}
 	}
-	if !a.IsPublic() {
+	if !a.isPublic() {
 		// Not even to say so to someone who may not see it.
 		if _, err := s.Visible(ctx, user, id); err != nil {
 			return View{}, false, err

@@ -179,7 +179,7 @@ func (s *Service) tagPage(ctx context.Context, t TagTask, seq int64) (TagResult,
 		} else if !slices.Contains(a.Tags, t.Tag) {
 			res.Skipped = "tag edited away"
 			return nil
-		} else if !a.IsPublic() {
+		} else if !a.isPublic() {
 			res.Skipped = "not public"
 			return nil
 		}

@@ -67,8 +67,8 @@ func (a *Activity) visibility() string {
 	return a.Visibility
 }
 
-// IsPublic reports whether anyone may see a.
-func (a *Activity) IsPublic() bool { return a.visibility() == Public }
+// isPublic reports whether anyone may see a.
+func (a *Activity) isPublic() bool { return a.visibility() == Public }
 
 // reachesFollowers reports whether a goes to the author's followers.
 func (a *Activity) reachesFollowers() bool { return a.visibility() != MentionedOnly }
@@ -77,7 +77,7 @@ func (a *Activity) reachesFollowers() bool { return a.visibility() != MentionedO
 // its author.
 func (a *Activity) seenBy(viewer string, follows bool) bool {
 	switch {
-	case a.UserID == viewer || a.IsPublic() || slices.Contains(a.MentionIDs, viewer):
+	case a.UserID == viewer || a.isPublic() || slices.Contains(a.MentionIDs, viewer):
 		return true
 	case a.visibility() == FollowersOnly:
 		return follows

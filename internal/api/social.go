@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/store"
 )
 
 // commentParams are the parameters of comments.*.
@@ -71,11 +72,18 @@ func likesFromRequest(c *gin.Context) (likeParams, error) {
 }
 
 func (s *Server) likesGet(ctx context.Context, caller string, p likeParams) (any, error) {
+	return s.whoReacted(ctx, caller, p, s.likes.Likers)
+}
+
+// whoReacted answers the people a list of an activity's (its likers, its
+// reposters) names, a page of ids at a time.
+func (s *Server) whoReacted(ctx context.Context, caller string, p likeParams,
+	list func(ctx context.Context, viewer, activity string, p store.PageRequest) ([]string, string, error)) (any, error) {
 	page, err := p.page()
 	if err != nil {
 		return nil, err
 	}
-	ids, next, err := s.likes.Likers(ctx, caller, p.ActivityID, page)
+	ids, next, err := list(ctx, caller, p.ActivityID, page)
 	if err != nil {
 		return nil, err
 	}
@@ -100,15 +108,7 @@ func (s *Server) likesDelete(ctx context.Context, caller string, p likeParams) (
 
 // repostsGet lists who reposts an activity, newest repost first.
 func (s *Server) repostsGet(ctx context.Context, caller string, p likeParams) (any, error) {
-	page, err := p.page()
-	if err != nil {
-		return nil, err
-	}
-	ids, next, err := s.activities.Reposters(ctx, caller, p.ActivityID, page)
-	if err != nil {
-		return nil, err
-	}
-	return s.people(ctx, ids, page, next, int64(page.Offset+len(ids)+boolInt(next != "")))
+	return s.whoReacted(ctx, caller, p, s.activities.Reposters)
 }
 
 // repostsCreate makes the caller repost an activity: 201 with the repost,
