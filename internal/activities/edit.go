@@ -207,7 +207,15 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		}
 		a.EditedTime = max(s.now().UnixMilli(), was.Time+1)
 		a.Edits++
-		return tx.PutMulti([]*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{was, &a})
+		keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{was, &a}
+		if !a.reachesFollowers() {
+			// The home audience of an activity for the mentioned alone is
+			// who it mentions: as it mentions them now, in this commit, so
+			// that whoever it no longer names loses it at home at once
+			// and whoever it newly names has it there as if posted so.
+			keys, vals = append(keys, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(&a))
+		}
+		return tx.PutMulti(keys, vals)
 	})
 	if err != nil {
 		return View{}, err

@@ -277,12 +277,14 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			// Audience chunk 0, and its overflows should the followers'
 			// chunk have filled past ChunkCap; for the mentioned alone,
 			// they and the author.
-			rest, whose := append([]string{author}, follows.First()...), author
-			if !reach {
-				rest, whose = append([]string{author}, a.MentionIDs...), MentionAudience(author)
+			var rest []string
+			if reach {
+				rest = append([]string{author}, follows.First()...)
+			} else {
+				puts, vals = append(puts, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(a))
 			}
 			for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
-				aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: seq, UserID: whose}
+				aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: seq, UserID: author}
 				rest = rest[len(aud.FollowerIDs):]
 				if err := checkAudience(aud); err != nil {
 					return err

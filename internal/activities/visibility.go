@@ -46,6 +46,13 @@ const (
 // of the author takes a mentioned person out of it.
 func MentionAudience(author string) string { return "@" + author }
 
+// mentionedAudience returns the one audience chunk of a, an activity for
+// the mentioned alone: its author and those it mentions (at most
+// MaxMentions, far under a chunk's size).
+func mentionedAudience(a *Activity) *Audience {
+	return &Audience{FollowerIDs: append([]string{a.UserID}, a.MentionIDs...), Seq: a.Seq, UserID: MentionAudience(a.UserID)}
+}
+
 var errVisibility = derrors.New(derrors.InvalidArgument, "visibility must be public, followers or mentioned")
 
 // visibleTo returns the visibleTo of an activity of visibility v.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"socialstream/internal/activities"
 )
@@ -115,5 +116,72 @@ func TestEditsAreBounded(t *testing.T) {
 	e.wantError(e.do("PUT", path, alice.token, map[string]string{"title": "one too many"}), 409)
 	if got := e.activity(alice, alice.id, id); got["title"] != fmt.Sprint("v", activities.MaxEdits) {
 		t.Errorf("after the refused edit: %v", got["title"])
+	}
+}
+
+// An edit changes who may see an activity for the mentioned alone, and
+// its home audience with it, at once: whoever it no longer names has it
+// nowhere, home included; whoever it newly names has it at home and by
+// id as if it had been posted so. A followers-only activity keeps its
+// followers and reaches the newly named as a post would: by id and among
+// their mentions, not at home.
+func TestAnEditMovesWhoSeesIt(t *testing.T) {
+	e := newEnv(t)
+	ann, ben, cat, dan := e.register("ann"), e.register("ben"), e.register("cat"), e.register("dan")
+	e.follow(dan, ann.id)
+	post := func(title, visibility string) string {
+		t.Helper()
+		r := e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]string{"title": title, "visibility": visibility})
+		if r.status != 201 {
+			t.Fatalf("post: %d %s", r.status, r.raw)
+		}
+		return e.entry(r)["id"].(string)
+	}
+	edit := func(id, title string) {
+		t.Helper()
+		if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+id, ann.token, map[string]string{"title": title}); r.status != 200 {
+			t.Fatalf("edit: %d %s", r.status, r.raw)
+		}
+	}
+	byID := func(u user, id string) int {
+		return e.do("GET", "/social/rest/activities/"+ann.id+"/@self/@app/"+id, u.token, nil).status
+	}
+	men := post("for @ben alone", "mentioned")
+	fol := post("for my followers and @ben", "followers")
+	if got := e.feed(ben, "@me/@friends"); !cmp.Equal(got, []string{men}) {
+		t.Fatalf("ben's home before the edits: %v, want %s", got, men)
+	}
+
+	edit(men, "for @cat alone")
+	edit(fol, "for my followers and @cat")
+	for _, c := range []struct {
+		who        user
+		path       string
+		want       []string
+		menID, fol int
+	}{
+		{ann, "@me/@friends", []string{fol, men}, 200, 200},
+		{ben, "@me/@friends", nil, 404, 404},
+		{ben, "@me/@mentions", nil, 404, 404},
+		{cat, "@me/@friends", []string{men}, 200, 200},
+		{cat, "@me/@mentions", []string{fol, men}, 200, 200},
+		{dan, "@me/@friends", []string{fol}, 404, 200},
+	} {
+		if got := e.feed(c.who, c.path); !cmp.Equal(got, c.want, cmpopts.EquateEmpty()) {
+			t.Errorf("after the edits, %s reads %s: %v, want %v", c.who.name, c.path, got, c.want)
+		}
+		if m, f := byID(c.who, men), byID(c.who, fol); m != c.menID || f != c.fol {
+			t.Errorf("after the edits, %s reads them by id: %d and %d, want %d and %d", c.who.name, m, f, c.menID, c.fol)
+		}
+	}
+
+	// Named again, ben has it back; the job of cat's mention, named for
+	// its edit, changes nothing of that.
+	edit(men, "for @ben and @cat")
+	e.waitQueuesEmpty()
+	for _, u := range []user{ben, cat} {
+		if got := e.feed(u, "@me/@friends"); !cmp.Equal(got, []string{men}) {
+			t.Errorf("%s's home after ben is named again: %v, want %s", u.name, got, men)
+		}
 	}
 }

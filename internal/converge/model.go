@@ -29,11 +29,9 @@ type post struct {
 	// repostOf and sharedAuthor, on a repost: the post it shares, and
 	// that post's author.
 	repostOf, sharedAuthor string
-	// visibility is public, followers or mentioned; audience, for the
-	// mentioned alone, the people it mentioned as posted (edits change its
-	// mentions, not who has it at home).
+	// visibility is public, followers or mentioned: for the mentioned
+	// alone, its home audience is whom it mentions now, as last edited.
 	visibility string
-	audience   []string
 	start, end time.Time
 	seqTime    time.Time // when the id was minted, from the id itself
 	deleted    bool

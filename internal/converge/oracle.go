@@ -116,8 +116,8 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 					case p.author == u.id:
 						return mayIn
 					case p.visibility == "mentioned":
-						// Its audience, written with it.
-						return exact(func(p *post) bool { return slices.Contains(p.audience, u.id) })(p)
+						// Whom it mentions, as last edited.
+						return exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) })(p)
 					}
 					in := presenceOf(p, m.follows[pair{u.id, p.author}], followWin)
 					if p.public() {

@@ -791,9 +791,6 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	r.m.done("post", out != acked, end)
 	if id != "" {
 		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility}
-		if visibility == "mentioned" {
-			p.audience = slices.Clone(made)
-		}
 		r.m.mu.Lock()
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
