@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/likes"
+	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
@@ -32,12 +34,15 @@ import (
 )
 
 // recorder is a Queue that records the names of the tasks it takes, or
-// refuses every task while failing is set.
+// refuses every task while failing is set. With deliver set, it hands it
+// each task as it takes it: a task Cloud Tasks runs at once, before the
+// commit of the change that enqueued it.
 type recorder struct {
 	mu      sync.Mutex
 	names   []string
 	tasks   []queue.Task
 	failing atomic.Bool
+	deliver func(queue.Task)
 }
 
 func (r *recorder) Enqueue(_ context.Context, t queue.Task) error {
@@ -45,9 +50,13 @@ func (r *recorder) Enqueue(_ context.Context, t queue.Task) error {
 		return derrors.New(derrors.Unavailable, "queue down")
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.names = append(r.names, t.Name)
 	r.tasks = append(r.tasks, t)
+	deliver := r.deliver
+	r.mu.Unlock()
+	if deliver != nil {
+		deliver(t)
+	}
 	return nil
 }
 
@@ -227,6 +236,76 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("after cleanup these remain: %v", left)
+	}
+}
+
+// An erased author's activities are deleted by the erasure's steps, each
+// enqueueing the cleanup jobs of its activities before its commit. A
+// cleanup job that runs before that commit must wait for it, however long
+// after the account's deletion the step runs: one that took the erasure's
+// start for the delete's and gave up left the activity's likes, comments,
+// reposts and the notifications about them behind for good (its retry's
+// enqueue is the same task, which the queue takes for done).
+func TestAnErasedAuthorsActivitiesAreCleanedUpAfterALateStep(t *testing.T) {
+	ctx := context.Background()
+	q := &recorder{}
+	db, acc, svc := recorded(t, q)
+	act := svc.Activities
+	author, _, err := acc.Register(ctx, "author", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fan, _, err := acc.Register(ctx, "fan", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := act.Post(ctx, author.ID, activities.PostInput{Title: "soon gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Likes.Like(ctx, fan.ID, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	like := likes.LikeKey(db, v.ID, fan.ID)
+	note := notifications.Key(db, author.ID, fmt.Sprintf("like-%s-%s", v.ID, fan.ID))
+	if ok, err := db.Get(ctx, note, &notifications.Notification{}); err != nil || !ok {
+		t.Fatalf("the like's notification: %v, %v", ok, err)
+	}
+
+	// The step runs long after the deletion was asked for; its cleanup
+	// job runs before its commit, as the queue may deliver it.
+	var early []activities.CleanupTask
+	q.mu.Lock()
+	q.deliver = func(task queue.Task) {
+		var c activities.CleanupTask
+		if task.Path != activities.CleanupPath || json.Unmarshal(task.Body, &c) != nil {
+			return
+		}
+		if _, _, err := act.Cleanup(ctx, c); errors.Is(err, activities.ErrNotYet) {
+			early = append(early, c) // the queue retries it
+		} else if err != nil {
+			t.Errorf("cleanup before the commit: %v", err)
+		}
+	}
+	q.mu.Unlock()
+	if _, err := act.EraseAuthored(ctx, author.ID, time.Now().Add(-time.Hour).UnixMicro(), 100); err != nil {
+		t.Fatal(err)
+	}
+	q.mu.Lock()
+	q.deliver = nil
+	q.mu.Unlock()
+	if len(early) == 0 {
+		t.Fatal("the cleanup job that ran before the commit did not ask to be retried")
+	}
+	for _, c := range early {
+		if gone, _, err := act.Cleanup(ctx, c); err != nil || !gone {
+			t.Fatalf("cleanup retried after the commit: gone %v, %v", gone, err)
+		}
+	}
+	for _, k := range []*datastore.Key{like, note} {
+		if ok, err := db.Get(ctx, k, &datastore.PropertyList{}); ok || err != nil {
+			t.Errorf("%v outlives the erased activity (%v)", k, err)
+		}
 	}
 }
 

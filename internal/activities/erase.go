@@ -23,12 +23,16 @@ import (
 const eraseBatch = 25
 
 // EraseAuthored deletes up to n activities of a deleted author, as Delete
-// does, each with its cleanup job enqueued before the commit (named by at,
-// the erasure's time, so a retried erasure enqueues none twice). It
-// returns how many it deleted.
-func (s *Service) EraseAuthored(ctx context.Context, author string, at int64, n int) (int, error) {
+// does, each with its cleanup job enqueued before the commit. A job is
+// timed, and named, by its enqueue, as Delete's is, not by the erasure's
+// start: a step may run long after it, and a job that runs before the
+// step's commit must wait for it, not give up; a retried step's jobs are
+// new ones, not the earlier attempt's, which may have given up already.
+// It returns how many it deleted.
+func (s *Service) EraseAuthored(ctx context.Context, author string, _ int64, n int) (int, error) {
 	q := s.db.Query(KindActivity).FilterField("userId", "=", author).KeysOnly()
 	done, err := s.db.Drain(ctx, q, n, eraseBatch, func(keys []*datastore.Key) error {
+		at := s.now().UnixMicro()
 		for _, k := range keys {
 			if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: k.Name, At: at}); err != nil {
 				return err
