@@ -29,6 +29,7 @@ import (
 	"testing"
 
 	"cloud.google.com/go/datastore"
+	"google.golang.org/api/option"
 
 	"socialstream/internal/dsemu"
 	"socialstream/internal/store"
@@ -128,6 +129,23 @@ func DB(t testing.TB) *store.DB {
 	t.Helper()
 	EmulatorHost(t)
 	db, err := store.New(client, Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// DBWith returns a store bound to a fresh namespace for this test, on a
+// client of its own made with opts (an interceptor, say), closed when the
+// test ends.
+func DBWith(t testing.TB, opts ...option.ClientOption) *store.DB {
+	t.Helper()
+	c, err := store.Open(context.Background(), Project, EmulatorHost(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	db, err := store.New(c, Namespace(t))
 	if err != nil {
 		t.Fatal(err)
 	}
