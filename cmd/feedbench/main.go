@@ -13,9 +13,16 @@
 // home, and the hot spots: a like storm on one activity and a follow storm
 // on one user, with that user's posts during the storm. It prints a markdown report and writes JSON.
 //
+// With -bill it meters instead what each operation is billed (every feed
+// page, the notifications pages, posts, likes, comments, reposts, edits,
+// deletes, follows and unfollows, each with its jobs), in entities read,
+// written and deleted and index entries stored, beside the least its
+// answer needs.
+//
 // Run it from the repository root:
 //
 //	go run ./cmd/feedbench [-json feedbench.json] [-quick]
+//	go run ./cmd/feedbench -bill [-bill-posters 0,1000,100000]
 package main
 
 import (
@@ -61,6 +68,8 @@ type config struct {
 	stormPosts   int
 	cpuProfile   string
 	stormsOnly   bool
+	bill         bool
+	billPosters  []int
 	verbose      bool
 }
 
@@ -97,6 +106,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.stormPosts, "storm-posts", 20, "posts by the followed user before and after the follow storm")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the home feed at 1 client (API and floor, interleaved) to this file")
 	fs.BoolVar(&cfg.stormsOnly, "storms-only", false, "measure the hot spots alone, on an empty graph")
+	fs.BoolVar(&cfg.bill, "bill", false, "meter what each operation is billed, alone, on a small world of its own")
+	billPosters := fs.String("bill-posters", "0,1000,100000", "follower counts of the posts -bill meters")
 	fs.BoolVar(&cfg.verbose, "v", false, "show the service's warnings (job retries and the like)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -111,6 +122,9 @@ func parseFlags(args []string) (config, error) {
 		clients = "1,4"
 	}
 	var err error
+	if cfg.billPosters, err = parseInts(*billPosters); err != nil {
+		return cfg, err
+	}
 	if cfg.readers, err = parseInts(readers); err != nil {
 		return cfg, err
 	}
@@ -151,6 +165,14 @@ func realMain(ctx context.Context, args []string, out, logOut io.Writer) error {
 	defer s.close()
 	progress("API on %s", s.url)
 
+	if cfg.bill {
+		rows, err := billing(ctx, s, cfg.billPosters, progress)
+		if err != nil {
+			return err
+		}
+		billMarkdown(out, rows)
+		return nil
+	}
 	if cfg.stormsOnly {
 		rep := &report{}
 		if rep.Storms, rep.StormPosts, err = storms(ctx, s, cfg, progress); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
+	"socialstream/internal/meter"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 )
@@ -102,8 +104,9 @@ func (t tally) meanMs() map[string]float64 {
 type stack struct {
 	url    string
 	http   *http.Client
-	calls  *counter // the API's client
-	direct *counter // the bench's client
+	calls  *counter     // the API's client
+	direct *counter     // the bench's client
+	meter  *meter.Meter // the API's client: what its calls are billed
 
 	pending func() int // tasks not yet done
 
@@ -129,6 +132,13 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 			s.close()
 		}
 	}()
+	indexYAML, err := os.ReadFile("index.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("run the bench from the repository's root: %w", err)
+	}
+	if s.meter, err = meter.New(indexYAML); err != nil {
+		return nil, err
+	}
 	log := logging.New(logOut, slog.LevelWarn, project)
 	namespace := fmt.Sprintf("feedbench-%d", time.Now().UnixNano())
 	// The least bcrypt work: sign-ups are seeding here, not what is
@@ -137,7 +147,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	rcfg := rebuild.Config{CopyLimit: 200, BackfillMax: 1000}
 	st, err := localstack.Start(ctx, localstack.Options{
 		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
-		ClientOptions: []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept))},
+		ClientOptions: []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept, s.meter.Intercept))},
 		Accounts:      acfg, Rebuild: rcfg, Logger: log,
 		Wrap: func(h http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

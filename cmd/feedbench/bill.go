@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"socialstream/internal/meter"
+)
+
+// The billing meter: what each operation costs as Firestore in Datastore
+// mode bills it (package meter), beside what its answer needs. Every
+// operation runs through the API on a small world made for it, with the
+// jobs it enqueues (the bill is taken once every queue is empty), one at a
+// time, so the meter counts that operation alone.
+
+// billRow is one operation's bill.
+type billRow struct {
+	Op   string     `json:"op"`
+	Bill meter.Bill `json:"bill"`
+	// MinReads is the least the answer needs (MinRule says why); 0 where
+	// no minimum is stated.
+	MinReads int    `json:"minReads,omitempty"`
+	MinRule  string `json:"minRule,omitempty"`
+}
+
+// Ratio is the reads billed over the minimum.
+func (r billRow) Ratio() float64 {
+	if r.MinReads == 0 {
+		return 0
+	}
+	return float64(r.Bill.Reads()) / float64(r.MinReads)
+}
+
+// billWorld is what the metered operations act on: a reader following
+// billPage authors, each of whom posted once naming the reader (the
+// newest page of every feed), the first author billPage more times
+// before, all with one tag and in one group of the reader's; the reader
+// liked a few of them.
+type billWorld struct {
+	reader, helper user
+	authors        []user
+	group          string
+	newest         []string // the authors' newest posts, by author
+}
+
+const (
+	billPage  = pageSize
+	billTag   = "bench"
+	billLikes = 5
+)
+
+// billing runs every metered operation and returns its bill; posters are
+// the follower counts of the posts metered.
+func billing(ctx context.Context, s *stack, posters []int, progress func(string, ...any)) ([]billRow, error) {
+	w, err := billSeed(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("billing: seed: %w", err)
+	}
+	progress("billing: world ready")
+	var rows []billRow
+	reader, first := w.reader, w.authors[0]
+	feeds := []struct {
+		op, path string
+		who      user
+		extra    int // entities the answer needs beside its query, activities and authors
+		rule     string
+	}{
+		{"home page", "/social/rest/activities/@me/@friends", reader, 0, ""},
+		{"@self by its owner", "/social/rest/activities/@me/@self", first, 0, ""},
+		{"@self by another", "/social/rest/activities/" + first.id + "/@self", reader, 1, " + the reader's follow"},
+		{"@all page", "/social/rest/activities/@all/@all", reader, 0, ""},
+		{"@mentions page", "/social/rest/activities/@me/@mentions", reader, 0, ""},
+		{"group page", "/social/rest/activities/@me/" + w.group, reader, 2, " + the group and the reader's membership"},
+		{"tag page", "/social/rest/activities/@me/@tag:" + billTag, reader, 0, ""},
+	}
+	for _, f := range feeds {
+		var page struct {
+			List []struct {
+				UserID   string `json:"userId"`
+				RepostOf *struct {
+					UserID string `json:"userId"`
+				} `json:"repostOf"`
+			} `json:"list"`
+		}
+		b, err := s.metered(ctx, f.who, "GET", f.path+"?count="+strconv.Itoa(billPage), nil, &page)
+		if err != nil {
+			return nil, fmt.Errorf("billing: %s: %w", f.op, err)
+		}
+		people := map[string]bool{}
+		shared := 0
+		for _, a := range page.List {
+			people[a.UserID] = true
+			if a.RepostOf != nil {
+				shared++
+				people[a.RepostOf.UserID] = true
+			}
+		}
+		n := len(page.List) + shared
+		rows = append(rows, billRow{Op: f.op, Bill: b, MinReads: 1 + n + len(people) + f.extra,
+			MinRule: fmt.Sprintf("1 query + %d activities + %d authors%s", n, len(people), f.rule)})
+	}
+
+	var notes struct {
+		List []struct {
+			Actor struct {
+				ID string `json:"id"`
+			} `json:"actor"`
+		} `json:"list"`
+	}
+	b, err := s.metered(ctx, reader, "GET", "/social/rest/notifications/@me?count="+strconv.Itoa(billPage), nil, &notes)
+	if err != nil {
+		return nil, fmt.Errorf("billing: notifications: %w", err)
+	}
+	actors := map[string]bool{}
+	for _, n := range notes.List {
+		actors[n.Actor.ID] = true
+	}
+	rows = append(rows, billRow{Op: "notifications page", Bill: b, MinReads: 1 + len(notes.List) + len(actors),
+		MinRule: fmt.Sprintf("%d notifications + %d actors + 1 unread count query", len(notes.List), len(actors))})
+	var groups struct {
+		List []struct {
+			Count  int `json:"count"`
+			Actors []struct {
+				ID string `json:"id"`
+			} `json:"actors"`
+		} `json:"list"`
+		Total int `json:"totalResults"`
+	}
+	b, err = s.metered(ctx, reader, "GET", "/social/rest/notifications/@me?grouped=true&count="+strconv.Itoa(billPage), nil, &groups)
+	if err != nil {
+		return nil, fmt.Errorf("billing: grouped notifications: %w", err)
+	}
+	kept := 0
+	actors = map[string]bool{}
+	for _, g := range groups.List {
+		kept += g.Count
+		for _, a := range g.Actors {
+			actors[a.ID] = true
+		}
+	}
+	if groups.Total > len(groups.List) {
+		kept = 0 // not every group on the page: no minimum stated
+	}
+	row := billRow{Op: "grouped notifications page", Bill: b}
+	if kept > 0 {
+		row.MinReads, row.MinRule = kept+len(actors), fmt.Sprintf("%d notifications kept + %d actors shown", kept, len(actors))
+	}
+	rows = append(rows, row)
+
+	// Writes, each with its jobs.
+	for _, n := range posters {
+		p, err := s.register(ctx, fmt.Sprintf("billposter%d", n))
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			followers := make([]string, n)
+			for i := range followers {
+				followers[i] = fmt.Sprintf("billfollower%d", i)
+			}
+			if err := s.graph.ImportFollowers(ctx, p.id, followers); err != nil {
+				return nil, err
+			}
+		}
+		b, err := s.metered(ctx, p, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "a post"}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("billing: post to %d: %w", n, err)
+		}
+		rows = append(rows, billRow{Op: fmt.Sprintf("post, %d followers", n), Bill: b})
+		progress("billing: post to %d followers metered", n)
+	}
+	h := w.helper
+	writes := []struct {
+		op, method, path string
+		who              user
+		body             any
+	}{
+		{"like", "POST", "/social/rest/likes/" + w.newest[1], h, nil},
+		{"comment", "POST", "/social/rest/comments/" + w.newest[1], h, map[string]string{"text": "a comment"}},
+		{"repost", "POST", "/social/rest/reposts/" + w.newest[2], h, nil},
+		{"edit", "PUT", "/social/rest/activities/@me/@self/@app/" + w.newest[3], w.authors[3], map[string]string{"title": "edited"}},
+		{"delete", "DELETE", "/social/rest/activities/@me/@self/@app/" + w.newest[4], w.authors[4], nil},
+		{"follow, with its rebuild", "POST", "/social/rest/people/@me/@friends", h, map[string]string{"id": first.id}},
+		{"unfollow, with its rebuild", "DELETE", "/social/rest/people/@me/@friends/" + first.id, h, nil},
+	}
+	for _, op := range writes {
+		b, err := s.metered(ctx, op.who, op.method, op.path, op.body, nil)
+		if err != nil {
+			return nil, fmt.Errorf("billing: %s: %w", op.op, err)
+		}
+		rows = append(rows, billRow{Op: op.op, Bill: b})
+	}
+	return rows, nil
+}
+
+// billSeed makes the world of the metered operations through the API.
+func billSeed(ctx context.Context, s *stack) (*billWorld, error) {
+	w := &billWorld{}
+	var err error
+	if w.reader, err = s.register(ctx, "billreader"); err != nil {
+		return nil, err
+	}
+	if w.helper, err = s.register(ctx, "billhelper"); err != nil {
+		return nil, err
+	}
+	var g struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	if err := s.do(ctx, w.reader, "POST", "/social/rest/groups/@me", map[string]string{"title": "bench", "joinPolicy": "open"}, &g); err != nil {
+		return nil, err
+	}
+	w.group = g.Entry.ID
+	for i := range billPage {
+		a, err := s.register(ctx, fmt.Sprintf("billauthor%d", i))
+		if err != nil {
+			return nil, err
+		}
+		w.authors = append(w.authors, a)
+		if err := s.do(ctx, a, "POST", "/social/rest/groups/@all/"+w.group+"/members", map[string]string{"id": "@me"}, nil); err != nil {
+			return nil, err
+		}
+		if err := s.do(ctx, w.reader, "POST", "/social/rest/people/@me/@friends", map[string]string{"id": a.id}, nil); err != nil {
+			return nil, err
+		}
+	}
+	for i := range billPage {
+		if _, err := s.postHTTP(ctx, w.authors[0], fmt.Sprintf("earlier %d #%s", i, billTag)); err != nil {
+			return nil, err
+		}
+	}
+	for i, a := range w.authors {
+		id, err := s.postHTTP(ctx, a, fmt.Sprintf("post %d for @%s #%s", i, w.reader.name, billTag))
+		if err != nil {
+			return nil, err
+		}
+		w.newest = append(w.newest, id)
+	}
+	for _, id := range w.newest[len(w.newest)-billLikes:] {
+		if err := s.do(ctx, w.reader, "POST", "/social/rest/likes/"+id, nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	return w, s.settle(ctx)
+}
+
+// do sends a request as u, fails on any answer but a 2xx, and decodes it
+// into out (if not nil).
+func (s *stack) do(ctx context.Context, u user, method, path string, body, out any) error {
+	status, data, err := s.call(ctx, method, path, u.token, body)
+	if err != nil {
+		return err
+	}
+	if status/100 != 2 {
+		return fmt.Errorf("%s %s as %s: %d %s", method, path, u.name, status, data)
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+// settle waits for every queue to empty.
+func (s *stack) settle(ctx context.Context) error {
+	return waitFor(ctx, 5*time.Minute, 20*time.Millisecond, func() (bool, error) { return s.pending() == 0, nil })
+}
+
+// metered runs one request as u, with the jobs it enqueues, and returns
+// what the Datastore calls of both were billed. The token is read (and
+// cached) by a request before, so the bill is the operation's alone.
+func (s *stack) metered(ctx context.Context, u user, method, path string, body, out any) (meter.Bill, error) {
+	if err := s.do(ctx, u, "GET", "/social/rest/people/@me/@self", nil, nil); err != nil {
+		return meter.Bill{}, err
+	}
+	if err := s.settle(ctx); err != nil {
+		return meter.Bill{}, err
+	}
+	s.meter.Take()
+	if err := s.do(ctx, u, method, path, body, out); err != nil {
+		return meter.Bill{}, err
+	}
+	if err := s.settle(ctx); err != nil {
+		return meter.Bill{}, err
+	}
+	return s.meter.Take(), nil
+}
+
+// billMarkdown writes the bills as a table.
+func billMarkdown(w io.Writer, rows []billRow) {
+	fmt.Fprintln(w, "### What each operation is billed")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| operation | calls | reads | keys found / missing | query entities / keys-only | writes | deletes | transforms | index entries | bytes | least reads | ratio |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+	for _, r := range rows {
+		b := r.Bill
+		least, ratio := "", ""
+		if r.MinReads > 0 {
+			least, ratio = fmt.Sprintf("%d: %s", r.MinReads, r.MinRule), fmt.Sprintf("%.2fx", r.Ratio())
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %d / %d | %d / %d | %d | %d | %d | %d | %d | %s | %s |\n", r.Op, callString(b.Calls), b.Reads(),
+			b.Found, b.Missing, b.EntityResults, b.KeyResults, b.Writes, b.Deletes, b.Transforms, b.IndexEntries, b.Bytes, least, ratio)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Reads: every key looked up (found or missing), every entity a query returned, one for a query that returned none;")
+	fmt.Fprintln(w, "keys-only results are index entries read, not entities. Every job the operation enqueued is included.")
+}
