@@ -124,6 +124,7 @@ func TestFlags(t *testing.T) {
 		{"-samples", "2"},
 		{"-storm", "0"},
 		{"-storm-clients", "0"},
+		{"-bill-posters", "10,x"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args); err == nil {
