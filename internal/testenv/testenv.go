@@ -140,7 +140,14 @@ func DB(t testing.TB) *store.DB {
 // test ends.
 func DBWith(t testing.TB, opts ...option.ClientOption) *store.DB {
 	t.Helper()
-	c, err := store.Open(context.Background(), Project, EmulatorHost(t), opts...)
+	return dbOn(t, EmulatorHost(t), opts...)
+}
+
+// dbOn returns a store bound to a fresh namespace for this test, on a
+// client of its own to the emulator at host, closed when the test ends.
+func dbOn(t testing.TB, host string, opts ...option.ClientOption) *store.DB {
+	t.Helper()
+	c, err := store.Open(context.Background(), Project, host, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,14 +207,5 @@ func OwnDB(t testing.TB) *store.DB {
 		t.Fatalf("testenv: start an emulator: %v", err)
 	}
 	t.Cleanup(func() { e.Stop() })
-	c, err := store.Open(ctx, Project, e.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	db, err := store.New(c, Namespace(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return dbOn(t, e.Host)
 }
