@@ -143,13 +143,35 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		}
 	}
 	if groups.Total > len(groups.List) {
-		kept = 0 // not every group on the page: no minimum stated
+		// Not every group on the page: the rest, unmetered, for how
+		// many notifications are kept.
+		var rest struct {
+			List []struct {
+				Count int `json:"count"`
+			} `json:"list"`
+		}
+		path := fmt.Sprintf("/social/rest/notifications/@me?grouped=true&startIndex=%d&count=100", len(groups.List))
+		if err := s.do(ctx, reader, "GET", path, nil, &rest); err != nil {
+			return nil, fmt.Errorf("billing: grouped notifications: %w", err)
+		}
+		for _, g := range rest.List {
+			kept += g.Count
+		}
 	}
-	row := billRow{Op: "grouped notifications page", Bill: b}
-	if kept > 0 {
-		row.MinReads, row.MinRule = kept+len(actors), fmt.Sprintf("%d notifications kept + %d actors shown", kept, len(actors))
+	rows = append(rows, billRow{Op: "grouped notifications page", Bill: b, MinReads: kept + len(actors),
+		MinRule: fmt.Sprintf("%d notifications kept + %d actors shown", kept, len(actors))})
+
+	var unread struct {
+		Entry struct {
+			Count int `json:"unreadCount"`
+		} `json:"entry"`
 	}
-	rows = append(rows, row)
+	b, err = s.metered(ctx, reader, "GET", "/social/rest/notifications/@me/unread", nil, &unread)
+	if err != nil {
+		return nil, fmt.Errorf("billing: unread count: %w", err)
+	}
+	rows = append(rows, billRow{Op: "unread count", Bill: b, MinReads: max(1, unread.Entry.Count) + 1,
+		MinRule: fmt.Sprintf("%d unread notifications (1 query if none) + the reader's blocks and mutes", unread.Entry.Count)})
 
 	// Writes, each with its jobs.
 	for _, n := range posters {

@@ -8,6 +8,8 @@
 //     the same name (in any letter case) cannot both win.
 //   - Token/{sha256 of the token}: a login session. The token itself is
 //     never stored, so a copy of the database does not log anyone in.
+//   - Counts/{id}: the user's card, what pages show of them with their
+//     counts (see KindCounts).
 //   - FollowerCount/{id}-{n}: the follower count shards an earlier version
 //     gave a celebrity (see CountShards); read, never written.
 //
@@ -37,6 +39,7 @@ import (
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
+	"socialstream/internal/viewer"
 )
 
 // Kinds of the entities this package owns.
@@ -183,42 +186,66 @@ func UserKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindUse
 // packages that read or count a person in their own transaction.
 type Record struct {
 	id     string
-	ref    store.Ref
+	ref    store.Ref // the User's; outside a transaction, read only for a card without a name
+	card   store.Ref
+	named  bool // outside a transaction: the card was enough
 	u      User
 	counts *Counts // nil in a transaction: not read
 	shards []*followerCount
 }
 
 // Read adds user id to a lookup; the Record answers once the lookup has
-// run. Outside a transaction the lookup reads the user's counts too (and
-// the count shards of an earlier version, if the user has them); in one,
-// only the User, which tells that the person is there.
+// run. Outside a transaction the lookup reads the user's card (Counts),
+// which is the person with their counts; for a person of an earlier
+// version whose card has no name yet, a further round reads the User (and
+// the count shards of an earlier version, if the user has them). In a
+// transaction it reads only the User, which tells that the person is there.
 func Read(l *store.Lookup, id string) *Record {
 	r := &Record{id: id}
-	r.ref = l.Add(UserKey(l.DB(), id), &r.u)
-	if !l.InTx() {
-		r.counts = &Counts{}
-		l.Add(CountsKey(l.DB(), id), r.counts)
-		n, _ := spreadUsers.Get(spreadName(l.DB(), id))
-		r.addShards(l, n)
+	if l.InTx() {
+		r.ref = l.Add(UserKey(l.DB(), id), &r.u)
+		return r
+	}
+	r.counts = &Counts{}
+	r.card = l.Add(CountsKey(l.DB(), id), r.counts)
+	n, _ := spreadUsers.Get(spreadName(l.DB(), id))
+	r.addShards(l, n)
+	l.Then(func() {
+		if r.card.Found() && r.counts.Named() {
+			c := r.counts
+			r.named = true
+			r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published,
+				FollowersCount: c.BaseFollowers, FollowingCount: c.BaseFollowing, Shards: c.Shards}
+			r.moreShards(l)
+			return
+		}
+		r.ref = l.Add(UserKey(l.DB(), id), &r.u)
 		l.Then(func() {
-			if r.ref.Found() && r.u.Shards > len(r.shards) {
-				spreadUsers.Add(spreadName(l.DB(), id), r.u.Shards)
-				r.addShards(l, r.u.Shards)
+			if r.ref.Found() {
+				r.moreShards(l)
 			}
 		})
-	}
+	})
 	return r
 }
 
+// moreShards adds the count shards of an earlier version the lookup has
+// yet to read, once the user read says how many there are.
+func (r *Record) moreShards(l *store.Lookup) {
+	if r.u.Shards > len(r.shards) {
+		spreadUsers.Add(spreadName(l.DB(), r.id), r.u.Shards)
+		r.addShards(l, r.u.Shards)
+	}
+}
+
 // Exists reports whether the user exists.
-func (r *Record) Exists() bool { return r.ref.Found() }
+func (r *Record) Exists() bool { return r.named || r.ref.Found() }
 
 // Person returns the user as the API shows it, if the user exists. Its
 // counts are those of a lookup outside a transaction: one in a
 // transaction reads none.
 func (r *Record) Person() (Person, bool) {
-	if !r.ref.Found() {
+	if !r.Exists() {
 		return Person{}, false
 	}
 	p := ToPerson(r.id, &r.u)
@@ -238,7 +265,7 @@ func (r *Record) Person() (Person, bool) {
 // found is left alone. The transaction must have read the user and the
 // change it counts.
 func (r *Record) Count(tx *store.Tx, followers, following int64) error {
-	if !r.ref.Found() {
+	if !r.Exists() {
 		return nil
 	}
 	return tx.IncrementAny(CountsKey(tx.DB(), r.id), map[string]int64{"followers": followers, "following": following})
@@ -342,7 +369,11 @@ func (s *Service) Register(ctx context.Context, username, password, displayName 
 			if user.Found() {
 				return errIDTaken
 			}
-			return tx.PutMulti([]*datastore.Key{nameKey, userKey}, []any{&usernameEntity{UserID: id}, u})
+			if err := viewer.Start(tx, id); err != nil {
+				return err
+			}
+			return tx.PutMulti([]*datastore.Key{nameKey, userKey, CountsKey(s.db, id)},
+				[]any{&usernameEntity{UserID: id}, u, Card(u, Counts{})})
 		})
 		if !errors.Is(err, errIDTaken) || attempt == 3 {
 			break
@@ -373,12 +404,13 @@ func (s *Service) Login(ctx context.Context, username, password string) (Person,
 		bcrypt.CompareHashAndPassword(s.dummy, prehash(password))
 		return Person{}, "", ErrBadLogin
 	}
+	var u User
 	l := s.db.Lookup()
-	r := Read(l, ue.UserID)
-	if err := l.Run(ctx); err != nil || !r.Exists() {
-		return Person{}, "", fmt.Errorf("accounts.Login(%q): user %s: found %v: %w", username, ue.UserID, r.Exists(), err)
+	r, found := Read(l, ue.UserID), l.Add(UserKey(s.db, ue.UserID), &u) // the card, and the User for its password
+	if err := l.Run(ctx); err != nil || !found.Found() || !r.Exists() {
+		return Person{}, "", fmt.Errorf("accounts.Login(%q): user %s: found %v: %w", username, ue.UserID, found.Found(), err)
 	}
-	if bcrypt.CompareHashAndPassword(r.u.PasswordHash, prehash(password)) != nil {
+	if bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil {
 		return Person{}, "", ErrBadLogin
 	}
 	token, err := s.newToken(ctx, ue.UserID)
@@ -547,6 +579,9 @@ func (s *Service) Delete(ctx context.Context, user, password string, erase func(
 			} else if !ok || ue.UserID != user {
 				nameKey = nil // taken again since: not ours to free
 			}
+			if err := viewer.Forget(tx, user); err != nil {
+				return err
+			}
 			keys := append([]*datastore.Key{UserKey(s.db, user), CountsKey(s.db, user)}, countKeys(s.db, user)...)
 			if nameKey != nil {
 				keys = append(keys, nameKey)
@@ -559,6 +594,48 @@ func (s *Service) Delete(ctx context.Context, user, password string, erase func(
 	}
 	_, err = s.LogoutAll(ctx, user)
 	return err
+}
+
+// CardUpgrade is a person read in a transaction of the people upgrade
+// (package upgrade): their User and card.
+type CardUpgrade struct {
+	id         string
+	user, card store.Ref
+	u          User
+	c          Counts
+}
+
+// ReadCardUpgrade adds user id's User and card to a transaction's lookup.
+func ReadCardUpgrade(l *store.Lookup, id string) *CardUpgrade {
+	x := &CardUpgrade{id: id}
+	x.user, x.card = l.Add(UserKey(l.DB(), id), &x.u), l.Add(CountsKey(l.DB(), id), &x.c)
+	return x
+}
+
+// Exists reports whether the person is there.
+func (x *CardUpgrade) Exists() bool { return x.user.Found() }
+
+// Write writes the person's card with tx's commit, if it has no name yet,
+// and reports whether it did.
+func (x *CardUpgrade) Write(tx *store.Tx) (bool, error) {
+	if !x.user.Found() || x.card.Found() && x.c.Named() {
+		return false, nil
+	}
+	return true, tx.Put(CountsKey(tx.DB(), x.id), Card(&x.u, x.c))
+}
+
+// UserIDs returns the ids of up to n users in key order from cursor
+// (empty: the first), and the cursor after them.
+func UserIDs(ctx context.Context, db *store.DB, cursor string, n int) ([]string, string, error) {
+	keys, next, err := db.KeysFrom(ctx, db.Query(KindUser).KeysOnly(), cursor, n)
+	if err != nil {
+		return nil, "", fmt.Errorf("accounts.UserIDs: %w", err)
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.Name
+	}
+	return out, next, nil
 }
 
 // Get returns a person by id.

@@ -12,24 +12,52 @@ import (
 	"socialstream/internal/store"
 )
 
-// KindCounts is the kind of a user's counts: Counts/{userId}, a root
-// entity beside the User, changed only by server-side increments in the
-// commit of the follow or unfollow they count (Record.Count), which read
-// nothing: a celebrity's followers do not wait on each other's locks, and
-// nothing that reads the User to see the person is there waits on them.
+// KindCounts is the kind of a user's card: Counts/{userId}, a root
+// entity beside the User, which holds what every page shows of a person
+// (name, display name, when they joined) and their follower and following
+// counts, so that a feed reads one entity per author. Its counts change
+// only by server-side increments in the commit of the follow or unfollow
+// they count (Record.Count), which read nothing: a celebrity's followers
+// do not wait on each other's locks, and nothing that reads the User to
+// see the person is there waits on them. Its names are written once, at
+// registration (names do not change).
 //
 // Earlier versions kept the counts on the User (followersCount,
 // followingCount), and before that spread a celebrity's follower count
-// over CountShards FollowerCount shards (User.Shards of them). Both are
-// read, added up with Counts, and never written again, so counts stay
-// exact without a migration. The erasure deletes them all.
+// over CountShards FollowerCount shards (User.Shards of them); their
+// Counts, if any, held counts alone. A card without a name is such a
+// person's: a lookup reads their User too (one more round), adds its
+// counts and shards, until the people upgrade (package upgrade) has
+// copied the User's names, counts and shards onto the card. The old
+// counts are never written again, so counts stay exact throughout. The
+// erasure deletes them all.
 const KindCounts = "Counts"
 
-// Counts is a user's follower and following counts, since this version.
+// Counts is a user's card: their names and their counts.
 type Counts struct {
 	Followers int64 `datastore:"followers,noindex"`
 	Following int64 `datastore:"following,noindex"`
+	// What the User holds and pages show; Username empty: a card of an
+	// earlier version, not yet upgraded.
+	Username    string    `datastore:"username,noindex"`
+	DisplayName string    `datastore:"displayName,noindex"`
+	Published   time.Time `datastore:"published,noindex"`
+	// The counts and shards of an earlier version's User, copied.
+	BaseFollowers int64 `datastore:"baseFollowers,noindex"`
+	BaseFollowing int64 `datastore:"baseFollowing,noindex"`
+	Shards        int   `datastore:"shards,noindex"`
 }
+
+// Card returns the card of a user as registration writes it, or as the
+// upgrade writes it over c (the counts c holds kept).
+func Card(u *User, c Counts) *Counts {
+	c.Username, c.DisplayName, c.Published = u.Username, u.DisplayName, u.Published
+	c.BaseFollowers, c.BaseFollowing, c.Shards = u.FollowersCount, u.FollowingCount, u.Shards
+	return &c
+}
+
+// Named reports whether the card is one registration or the upgrade wrote.
+func (c *Counts) Named() bool { return c.Username != "" }
 
 // CountsKey returns the key of a user's Counts.
 func CountsKey(db *store.DB, user string) *datastore.Key {

@@ -60,6 +60,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	viewerstate "socialstream/internal/viewer"
 )
 
 // Kinds of the entities this package owns.
@@ -375,9 +376,10 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 			return ErrNotAuthor
 		}
 		var shared store.Ref
+		var own *viewerstate.Ref
 		if a.RepostOf != "" {
 			l := tx.Lookup()
-			shared = l.Add(Key(s.db, a.RepostOf), &Activity{})
+			shared, own = l.Add(Key(s.db, a.RepostOf), &Activity{}), viewerstate.Read(l, author)
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
@@ -385,6 +387,12 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 		unshared, err := unshare(tx, &a, shared)
 		if err != nil {
 			return err
+		}
+		if own.Found() { // the reposter's state lists the repost no more
+			own.Edit(s.now()).SetRepost(a.RepostOf, false)
+			if err := own.Save(tx); err != nil {
+				return err
+			}
 		}
 		keys := append([]*datastore.Key{key}, statsKeys(s.db, id, a.legacyShards())...)
 		keys = append(keys, unshared...)

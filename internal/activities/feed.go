@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	viewerstate "socialstream/internal/viewer"
 )
 
 // Feed selectors.
@@ -221,46 +222,43 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 // or (if quiet) mutes, is left out.
 func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide, quiet bool) ([]View, error) {
 	l := s.db.Lookup()
+	// The viewer's own state, read once: it answers the blocks, mutes,
+	// likes and reposts it knows; what it does not (a person of an
+	// earlier version not yet upgraded, lists grown past their bounds,
+	// activities older than its likes reach) is read by key in a further
+	// round, as it was before there was one.
+	var own *viewerstate.Ref
+	if viewer != "" {
+		own = viewerstate.Read(l, viewer)
+	}
 	authors := map[string]*accounts.Record{}
-	between := map[string]*blocks.Between{}
-	muted := map[string]*mutes.Ref{}
+	var people []string
 	person := func(id string) {
-		if authors[id] != nil {
-			return
-		}
-		authors[id] = accounts.Read(l, id)
-		if viewer != "" && id != viewer {
-			if hide {
-				between[id] = blocks.ReadBetween(l, viewer, id)
-			}
-			if quiet {
-				muted[id] = mutes.Read(l, viewer, id)
-			}
+		if authors[id] == nil {
+			authors[id] = accounts.Read(l, id)
+			people = append(people, id)
 		}
 	}
 	// what one activity shows, once the lookup has run.
 	type reading struct {
+		id              string
 		sums            func() (int64, int64)
 		liked, reposted store.Ref
 	}
+	var readings []*reading
 	viewers := func(id string) *reading {
-		r := &reading{}
-		if viewer != "" {
-			if s.cfg.Liked != nil {
-				r.liked = s.cfg.Liked(l, id, viewer)
-			}
-			r.reposted = l.Add(RepostKey(s.db, id, viewer), &Repost{})
-		}
+		r := &reading{id: id}
+		readings = append(readings, r)
 		return r
 	}
-	own := make([]*reading, len(acts))
+	own0 := make([]*reading, len(acts))
 	shared := make([]*Activity, len(acts))
 	sharedFound := make([]store.Ref, len(acts))
 	sharedRead := make([]*reading, len(acts))
 	for i, a := range acts {
 		person(a.UserID)
-		own[i] = viewers(keys[i].Name)
-		own[i].sums = counts(l, keys[i].Name, a, a.legacyShards())
+		own0[i] = viewers(keys[i].Name)
+		own0[i].sums = counts(l, keys[i].Name, a, a.legacyShards())
 		if a.RepostOf != "" {
 			person(a.RepostOfUser)
 			shared[i] = &Activity{}
@@ -277,6 +275,33 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 			})
 		}
 	}
+	between := map[string]*blocks.Between{}
+	muted := map[string]*mutes.Ref{}
+	if viewer != "" {
+		l.Then(func() {
+			if !own.KnowsPeople() {
+				for _, id := range people {
+					if id == viewer {
+						continue
+					}
+					if hide {
+						between[id] = blocks.ReadBetween(l, viewer, id)
+					}
+					if quiet {
+						muted[id] = mutes.Read(l, viewer, id)
+					}
+				}
+			}
+			for _, r := range readings {
+				if !own.KnowsActivity(r.id) {
+					if s.cfg.Liked != nil {
+						r.liked = s.cfg.Liked(l, r.id, viewer)
+					}
+					r.reposted = l.Add(RepostKey(s.db, r.id, viewer), &Repost{})
+				}
+			}
+		})
+	}
 	var access *groups.Access
 	if group != "" {
 		access = groups.ReadAccess(l, group, viewer)
@@ -291,6 +316,12 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 	}
 	now := s.now()
 	hidden := func(user string) bool {
+		if viewer == "" || user == viewer {
+			return false
+		}
+		if own.KnowsPeople() {
+			return hide && own.Blocked(user) || quiet && own.Mutes(user, now)
+		}
 		b := between[user]
 		return b != nil && b.Any() || muted[user].ActiveAt(now)
 	}
@@ -300,8 +331,12 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 			author = &p
 		}
 		likes, comments := r.sums()
-		v := toView(id, a, author, likes, comments, r.liked.Found())
-		v.RepostedByViewer = r.reposted.Found()
+		liked, reposted := r.liked.Found(), r.reposted.Found()
+		if viewer != "" && own.KnowsActivity(id) {
+			liked, reposted = own.Likes(id), own.Reposts(id)
+		}
+		v := toView(id, a, author, likes, comments, liked)
+		v.RepostedByViewer = reposted
 		return v
 	}
 	out := make([]View, 0, len(acts))
@@ -309,7 +344,7 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 		if hidden(a.UserID) {
 			continue
 		}
-		v := view(keys[i].Name, a, own[i])
+		v := view(keys[i].Name, a, own0[i])
 		if a.RepostOf != "" {
 			if !sharedFound[i].Found() || hidden(a.RepostOfUser) {
 				continue

@@ -24,6 +24,7 @@ import (
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	"socialstream/internal/text"
+	viewerstate "socialstream/internal/viewer"
 )
 
 // PostInput is what a client sends to post an activity.
@@ -206,9 +207,11 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				note     *notifications.Pending
 				prev     Repost
 				reposted store.Ref
+				own      *viewerstate.Ref
 			)
 			if in.repostOf != "" {
 				reposted = l.Add(RepostKey(s.db, in.repostOf, author), &prev)
+				own = viewerstate.Read(l, author) // lists the repost
 				// The activity shared, still there, and no block between
 				// its author and the reposter.
 				shared = l.Add(Key(s.db, in.repostOf), &Activity{})
@@ -302,6 +305,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 					return err
 				}
 				if _, err := note.Write(tx); err != nil {
+					return err
+				}
+				own.Edit(s.now()).SetRepost(in.repostOf, true)
+				if err := own.Save(tx); err != nil {
 					return err
 				}
 			}

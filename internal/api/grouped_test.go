@@ -89,6 +89,32 @@ func TestGroupedNotifications(t *testing.T) {
 		t.Errorf("notifications.get grouped: %v", res[0])
 	}
 
+	// The unread count alone: the notifications, and the groups they
+	// fall in; one blocked is not counted.
+	unreadOf := func(u user) (any, any) {
+		t.Helper()
+		r := e.do("GET", "/social/rest/notifications/@me/unread", u.token, nil)
+		if r.status != 200 {
+			t.Fatalf("unread: %d %s", r.status, r.raw)
+		}
+		m := r.body["entry"].(map[string]any)
+		return m["unreadCount"], m["unreadGroups"]
+	}
+	if n, g := unreadOf(ann); n != 4.0 || g != 3.0 {
+		t.Errorf("unread: %v in %v groups; want 4 in 3", n, g)
+	}
+	if r := e.do("POST", "/social/rest/people/@me/@blocked", ann.token, map[string]string{"id": fay.id}); r.status != 201 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	if n, g := unreadOf(ann); n != 3.0 || g != 2.0 {
+		t.Errorf("unread with fay blocked: %v in %v groups; want 3 in 2", n, g)
+	}
+	res = e.doBatch(ann, `[{"method":"notifications.unread","id":"u","params":{"userId":"@me"}}]`)
+	if m, _ := res[0]["result"].(map[string]any); m == nil || m["unreadCount"] != 3.0 || m["unreadGroups"] != 2.0 {
+		t.Errorf("notifications.unread: %v", res[0])
+	}
+	e.wantError(e.do("GET", "/social/rest/notifications/"+ann.id+"/unread", ben.token, nil), 403)
+
 	e.wantError(e.do("GET", "/social/rest/notifications/@me?grouped=maybe", ann.token, nil), 400)
 	e.wantError(e.do("GET", "/social/rest/notifications/@me?grouped=true&cursor=abc", ann.token, nil), 400)
 	e.wantError(e.do("GET", "/social/rest/notifications/"+ann.id+"?grouped=true", ben.token, nil), 403)

@@ -30,6 +30,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/tags"
+	"socialstream/internal/upgrade"
 	"socialstream/internal/web"
 )
 
@@ -51,6 +52,7 @@ type Deps struct {
 	Mutes         *mutes.Service
 	Markers       *markers.Service
 	Tags          *tags.Service
+	Upgrade       *upgrade.Service
 	Logger        *slog.Logger
 	Guard         Guard
 }
@@ -70,6 +72,7 @@ type Server struct {
 	mutes         *mutes.Service
 	markers       *markers.Service
 	tags          *tags.Service
+	upgrade       *upgrade.Service
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -79,11 +82,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Tags == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Tags == nil || d.Upgrade == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, tags: d.Tags, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, tags: d.Tags, upgrade: d.Upgrade, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -163,6 +166,7 @@ func (s *Server) Routes() *gin.Engine {
 
 	nt := social.Group("/rest/notifications")
 	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))
+	nt.GET("/:userId/unread", rest(s, http.StatusOK, s.notificationsUnread, notificationsFromRequest))
 	nt.POST("/:userId/read", rest(s, http.StatusNoContent, s.notificationsRead, notificationsFromRequest))
 
 	mk := social.Group("/rest/markers")
@@ -192,6 +196,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/cleanup", s.taskCleanup)
 	tasks.POST("/tags", s.taskTags)
 	tasks.POST("/migrate", s.taskMigrate)
+	tasks.POST("/upgrade", s.taskUpgrade)
 	tasks.POST("/notify", s.taskNotify)
 	tasks.POST("/tokens", s.taskTokens)
 	tasks.POST("/erase", s.taskErase)

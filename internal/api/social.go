@@ -212,6 +212,25 @@ func (s *Server) notificationsGet(ctx context.Context, caller string, p notifica
 	}, nil
 }
 
+// unreadCounts is what notifications.unread answers.
+type unreadCounts struct {
+	UnreadCount  int64 `json:"unreadCount"`
+	UnreadGroups int   `json:"unreadGroups"`
+}
+
+// notificationsUnread answers how many notifications are unread, and in
+// how many groups, reading the unread ones alone.
+func (s *Server) notificationsUnread(ctx context.Context, caller string, p notificationParams) (any, error) {
+	if err := s.checkOwnNotifications(ctx, caller, p.UserID); err != nil {
+		return nil, err
+	}
+	n, groups, err := s.notifications.Unread(ctx, caller)
+	if err != nil {
+		return nil, err
+	}
+	return entry{unreadCounts{UnreadCount: n, UnreadGroups: groups}}, nil
+}
+
 func (s *Server) notificationsRead(ctx context.Context, caller string, p notificationParams) (any, error) {
 	if err := s.checkOwnNotifications(ctx, caller, p.UserID); err != nil {
 		return nil, err

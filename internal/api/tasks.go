@@ -13,6 +13,7 @@ import (
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/upgrade"
 )
 
 // Task handlers answer 2xx when the job is done or can never succeed (a
@@ -52,6 +53,16 @@ func (s *Server) taskMigrate(c *gin.Context) {
 	}
 	n, err := s.activities.Migrate(c.Request.Context(), t)
 	s.finishTask(c, err, "migrate", "step", t.Step, "changed", n)
+}
+
+// taskUpgrade runs one step of the upgrade of earlier versions' people.
+func (s *Server) taskUpgrade(c *gin.Context) {
+	var t upgrade.Task
+	if !s.readTask(c, &t) {
+		return
+	}
+	n, err := s.upgrade.Run(c.Request.Context(), t)
+	s.finishTask(c, err, "upgrade", "step", t.Step, "changed", n)
 }
 
 func (s *Server) taskRebuild(c *gin.Context) {

@@ -37,6 +37,7 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	"socialstream/internal/upgrade"
 )
 
 // Config is the service's configuration. FromEnv fills it from the
@@ -290,7 +291,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	}
 	// The data of earlier versions, brought up to date by jobs; an
 	// instance that cannot enqueue them now leaves them to the next.
-	if err := s.Activities.StartMigration(ctx); err != nil {
+	if err := s.StartUpgrades(ctx); err != nil {
 		log.Warn("the migration of earlier versions' data was not started", "err", err)
 	}
 	limits, err := ratelimit.New(db, cfg.RateLimits)
@@ -315,6 +316,7 @@ type Services struct {
 	Mutes         *mutes.Service
 	Markers       *markers.Service
 	Tags          *tags.Service
+	Upgrade       *upgrade.Service
 }
 
 // NewServices builds the services over db and q. Each gets the owners
@@ -369,6 +371,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Tags, err = tags.New(db); err != nil {
 		return nil, err
 	}
+	if s.Upgrade, err = upgrade.New(db, q, "cleanup"); err != nil {
+		return nil, err
+	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
 		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
@@ -377,10 +382,17 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	return s, nil
 }
 
+// StartUpgrades enqueues the first job of each upgrade of earlier
+// versions' data that is not done (the activities' visibility, the
+// people's cards and states), as every instance does when it starts.
+func (s *Services) StartUpgrades(ctx context.Context) error {
+	return errors.Join(s.Activities.StartMigration(ctx), s.Upgrade.Start(ctx))
+}
+
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Tags: s.Tags, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Tags: s.Tags, Upgrade: s.Upgrade, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -14,12 +14,14 @@ package blocks
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // KindBlock is the kind of the entities this package owns.
@@ -93,12 +95,67 @@ func Each(ctx context.Context, db *store.DB, blocker string, f func(id string, c
 	return store.Each[Block](ctx, db, q, 500, func(_ *datastore.Key, b *Block) error { return f(b.Blocked, b.Created) })
 }
 
+// Involving returns whom user blocks and who blocks user, up to n of
+// each, by keys-only queries (for the people upgrade, which reads each
+// again by key in its transaction).
+func Involving(ctx context.Context, db *store.DB, user string, n int) (made, received []string, err error) {
+	for _, field := range []string{"blocker", "blocked"} {
+		keys, err := db.GetAll(ctx, db.Query(KindBlock).FilterField(field, "=", user).KeysOnly().Limit(n), nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("blocks.Involving(%s): %w", user, err)
+		}
+		for _, k := range keys {
+			blocker, blocked, _ := strings.Cut(k.Name, "_")
+			if field == "blocker" {
+				made = append(made, blocked)
+			} else {
+				received = append(received, blocker)
+			}
+		}
+	}
+	return made, received, nil
+}
+
 // Erase deletes up to n blocks made by or of a deleted user, and returns
-// how many it deleted.
+// how many it deleted. Each goes with its line in the other person's
+// state (package viewer), in one commit.
 func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	deleted, err := db.DeleteWhere(ctx, KindBlock, []string{"blocker", "blocked"}, user, n)
-	if err != nil {
-		return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)
+	deleted := 0
+	for _, field := range []string{"blocker", "blocked"} {
+		k, err := db.Drain(ctx, db.Query(KindBlock).FilterField(field, "=", user).KeysOnly(), n-deleted, 25,
+			func(keys []*datastore.Key) error {
+				return db.Update(ctx, func(tx *store.Tx) error {
+					l := tx.Lookup()
+					others := make([]*viewer.Ref, len(keys))
+					for i, k := range keys {
+						other, blocked, _ := strings.Cut(k.Name, "_")
+						if other == user {
+							other = blocked
+						}
+						others[i] = viewer.Read(l, other)
+					}
+					if err := l.Run(ctx); err != nil {
+						return err
+					}
+					for _, o := range others {
+						if o.Found() {
+							st := o.Edit(time.Now())
+							st.SetBlock(user, false)
+							st.SetBlockedBy(user, false)
+							if err := o.Save(tx); err != nil {
+								return err
+							}
+						}
+					}
+					return tx.DeleteMulti(keys)
+				})
+			})
+		if deleted += k; err != nil {
+			return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)
+		}
+		if deleted >= n {
+			break
+		}
 	}
 	return deleted, nil
 }

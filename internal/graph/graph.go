@@ -45,6 +45,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // Kinds of the entities this package owns.
@@ -598,6 +599,7 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 			ab, ba := l.Add(FollowKey(s.db, blocker, blocked), &fab), l.Add(FollowKey(s.db, blocked, blocker), &fba)
 			people := map[string]*accounts.Record{blocker: accounts.Read(l, blocker), blocked: accounts.Read(l, blocked)}
 			already := blocks.ReadBetween(l, blocker, blocked)
+			states := []*viewer.Ref{viewer.Read(l, blocker), viewer.Read(l, blocked)}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
@@ -630,6 +632,14 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 				}
 				person, _ = people[blocked].Person()
 			}
+			// Both states list it: the feeds of each leave the other out.
+			states[0].Edit(s.now()).SetBlock(blocked, true)
+			states[1].Edit(s.now()).SetBlockedBy(blocker, true)
+			for _, st := range states {
+				if err := st.Save(tx); err != nil {
+					return err
+				}
+			}
 			return blocks.Set(tx, blocker, blocked, s.now())
 		})
 		if errors.Is(err, errUnplanned) && attempt < 3 {
@@ -649,7 +659,27 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 // Unblock ends blocker's block of blocked, if any. It restores no follow:
 // either may follow the other again.
 func (s *Service) Unblock(ctx context.Context, blocker, blocked string) error {
-	err := s.db.Update(ctx, func(tx *store.Tx) error { return blocks.Clear(tx, blocker, blocked) })
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		states := []*viewer.Ref{viewer.Read(l, blocker), viewer.Read(l, blocked)}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		// A state not there has nothing to take out (and the person may
+		// be gone).
+		if states[0].Found() {
+			states[0].Edit(s.now()).SetBlock(blocked, false)
+		}
+		if states[1].Found() {
+			states[1].Edit(s.now()).SetBlockedBy(blocker, false)
+		}
+		for _, st := range states {
+			if err := st.Save(tx); err != nil {
+				return err
+			}
+		}
+		return blocks.Clear(tx, blocker, blocked)
+	})
 	if err != nil {
 		return fmt.Errorf("graph.Unblock(%s, %s): %w", blocker, blocked, err)
 	}

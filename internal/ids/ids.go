@@ -108,3 +108,9 @@ func Parse(s string) (int64, bool) {
 	}
 	return n, true
 }
+
+// First returns the least id minted at t: every id minted at or after t
+// is at least it.
+func First(t time.Time) int64 {
+	return max(0, t.Sub(Epoch).Milliseconds()) << (nodeBits + seqBits)
+}

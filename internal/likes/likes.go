@@ -1,6 +1,8 @@
 // Package likes owns likes of activities: Like/{activityId}_{userId}, one
 // root entity per user and activity, so likes of a popular activity never
-// contend with each other. A like is one operation with its side effects:
+// contend with each other. The liker's state (package viewer) lists it in
+// the same transaction, so a feed page knows the viewer's likes in one
+// read. A like is one operation with its side effects:
 // the activity's likesCount (through activities.Reaction) and the author's
 // notification change in the same transaction as the like, and the like
 // answers the activity with its new counts.
@@ -20,6 +22,7 @@ import (
 	"socialstream/internal/blocks"
 	"socialstream/internal/notifications"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // KindLike is the kind of the entities this package owns.
@@ -73,6 +76,7 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		me := accounts.Read(l, user)
 		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
+		own := viewer.Read(l, user)
 		note := s.notes.PrepareChecked(l, event)
 		if err := l.Run(ctx); err != nil {
 			return err
@@ -88,6 +92,10 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 			return blocks.ErrBlocked
 		}
 		if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
+			return err
+		}
+		own.Edit(s.now()).SetLike(activity, true)
+		if err := own.Save(tx); err != nil {
 			return err
 		}
 		if err := r.Count(tx, 1, 0); err != nil {
@@ -126,6 +134,7 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 		l := tx.Lookup()
 		r = activities.ReadReaction(l, activity, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
+		own := viewer.Read(l, user)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
@@ -134,6 +143,12 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 		}
 		if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
 			return err
+		}
+		if own.Found() {
+			own.Edit(s.now()).SetLike(activity, false)
+			if err := own.Save(tx); err != nil {
+				return err
+			}
 		}
 		return r.Count(tx, -1, 0)
 	})

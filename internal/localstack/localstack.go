@@ -194,7 +194,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}()
 	s.closers = append(s.closers, func() { cancel(); <-done })
 	// As a deployed instance does when it starts.
-	if err := s.Services.Activities.StartMigration(ctx); err != nil {
+	if err := s.Services.StartUpgrades(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil

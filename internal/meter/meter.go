@@ -174,7 +174,14 @@ func (m *Meter) Intercept(ctx context.Context, method string, req, reply any, cc
 			b.Empty = 1
 		}
 	case *pb.RunAggregationQueryResponse:
+		// A count bills one read per 1,000 index entries it matched, at
+		// least one.
 		b.Queries, b.Empty = 1, 1
+		for _, res := range r.GetBatch().GetAggregationResults() {
+			for _, v := range res.GetAggregateProperties() {
+				b.Empty = max(b.Empty, int((v.GetIntegerValue()+999)/1000))
+			}
+		}
 	}
 	if c, ok := req.(*pb.CommitRequest); ok {
 		for _, mu := range c.GetMutations() {

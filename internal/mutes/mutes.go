@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -22,6 +23,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // KindMute is the kind of the entities this package owns.
@@ -46,6 +48,10 @@ type mute struct {
 	// Until is when it ends by itself; zero: never.
 	Until time.Time `datastore:"until,noindex"`
 }
+
+// Stored is a mute as stored, for the upgrade that lists it in the
+// muter's state.
+type Stored = mute
 
 // Mute is a mute as this package answers it.
 type Mute struct {
@@ -75,6 +81,10 @@ func Read(l *store.Lookup, muter, muted string) *Ref {
 	r.ref = l.Add(Key(l.DB(), muter, muted), &r.m)
 	return r
 }
+
+// Until returns when the mute read ends (zero: never), and whether it
+// is there.
+func (r *Ref) Until() (time.Time, bool) { return r.m.Until, r != nil && r.ref.Found() }
 
 // ActiveAt reports whether the mute read is there and holds at t.
 func (r *Ref) ActiveAt(t time.Time) bool { return r != nil && r.ref.Found() && r.m.view().ActiveAt(t) }
@@ -113,7 +123,23 @@ func (s *Service) Mute(ctx context.Context, muter, muted string, d time.Duration
 	if d > 0 {
 		m.Until = now.Add(d)
 	}
-	if err := s.db.Put(ctx, Key(s.db, muter, muted), &m); err != nil {
+	// The mute and the muter's state (package viewer), in one commit.
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		me, own := accounts.Read(l, muter), viewer.Read(l, muter)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		if !me.Exists() {
+			return accounts.ErrBadToken // deleted meanwhile
+		}
+		own.Edit(now).SetMute(muted, m.Until, true)
+		if err := own.Save(tx); err != nil {
+			return err
+		}
+		return tx.Put(Key(s.db, muter, muted), &m)
+	})
+	if err != nil {
 		return accounts.Person{}, Mute{}, fmt.Errorf("mutes.Mute(%s, %s): %w", muter, muted, err)
 	}
 	return p, m.view(), nil
@@ -121,7 +147,21 @@ func (s *Service) Mute(ctx context.Context, muter, muted string, d time.Duration
 
 // Unmute ends muter's mute of muted, if any.
 func (s *Service) Unmute(ctx context.Context, muter, muted string) error {
-	if err := s.db.DeleteMulti(ctx, []*datastore.Key{Key(s.db, muter, muted)}); err != nil {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		own := viewer.Read(l, muter)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		if own.Found() {
+			own.Edit(s.now()).SetMute(muted, time.Time{}, false)
+			if err := own.Save(tx); err != nil {
+				return err
+			}
+		}
+		return tx.Delete(Key(s.db, muter, muted))
+	})
+	if err != nil {
 		return fmt.Errorf("mutes.Unmute(%s, %s): %w", muter, muted, err)
 	}
 	return nil
@@ -162,12 +202,59 @@ func Each(ctx context.Context, db *store.DB, muter string, f func(m Mute) error)
 	return store.Each[mute](ctx, db, q, 500, func(_ *datastore.Key, m *mute) error { return f(m.view()) })
 }
 
-// Erase deletes up to n mutes made by or of a deleted user, and returns
-// how many it deleted.
-func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	deleted, err := db.DeleteWhere(ctx, KindMute, []string{"muter", "muted"}, user, n)
+// MutedBy returns whom muter mutes (ended or not), up to n, by a
+// keys-only query (for the people upgrade, which reads each again by key
+// in its transaction).
+func MutedBy(ctx context.Context, db *store.DB, muter string, n int) ([]string, error) {
+	keys, err := db.GetAll(ctx, db.Query(KindMute).FilterField("muter", "=", muter).KeysOnly().Limit(n), nil)
 	if err != nil {
-		return deleted, fmt.Errorf("mutes.Erase(%s): %w", user, err)
+		return nil, fmt.Errorf("mutes.MutedBy(%s): %w", muter, err)
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		_, out[i], _ = strings.Cut(k.Name, "_")
+	}
+	return out, nil
+}
+
+// Erase deletes up to n mutes made by or of a deleted user, and returns
+// how many it deleted. A mute of the user goes with its line in the
+// muter's state (package viewer), in one commit; the user's own state
+// went with their account.
+func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	deleted := 0
+	for _, field := range []string{"muter", "muted"} {
+		k, err := db.Drain(ctx, db.Query(KindMute).FilterField(field, "=", user).KeysOnly(), n-deleted, 25,
+			func(keys []*datastore.Key) error {
+				return db.Update(ctx, func(tx *store.Tx) error {
+					l := tx.Lookup()
+					var muters []*viewer.Ref
+					if field == "muted" {
+						for _, k := range keys {
+							muter, _, _ := strings.Cut(k.Name, "_")
+							muters = append(muters, viewer.Read(l, muter))
+						}
+					}
+					if err := l.Run(ctx); err != nil {
+						return err
+					}
+					for _, m := range muters {
+						if m.Found() {
+							m.Edit(time.Now()).SetMute(user, time.Time{}, false)
+							if err := m.Save(tx); err != nil {
+								return err
+							}
+						}
+					}
+					return tx.DeleteMulti(keys)
+				})
+			})
+		if deleted += k; err != nil {
+			return deleted, fmt.Errorf("mutes.Erase(%s): %w", user, err)
+		}
+		if deleted >= n {
+			break
+		}
 	}
 	return deleted, nil
 }

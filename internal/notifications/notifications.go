@@ -35,6 +35,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // Kind of the entities this package owns.
@@ -393,12 +394,12 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 	if err != nil {
 		return nil, 0, "", err
 	}
-	unread, err := s.unreadOnes(ctx, user)
+	// The actors of the page, with user's own state.
+	people, hidden, own, err := s.actors(ctx, user, vals)
 	if err != nil {
 		return nil, 0, "", err
 	}
-	// The actors of the page and of the unread ones, in one lookup.
-	people, hidden, err := s.actors(ctx, user, append(slices.Clip(vals), unread...))
+	unread, _, err := s.unread(ctx, user, own, false)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -414,7 +415,62 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 		}
 		out = append(out, v)
 	}
-	return out, visible(unread, hidden), next, nil
+	return out, unread, next, nil
+}
+
+// Unread returns how many of user's notifications are unread, and in how
+// many groups (as Grouped groups them), reading the unread ones alone.
+func (s *Service) Unread(ctx context.Context, user string) (int64, int, error) {
+	l := s.db.Lookup()
+	own := viewer.Read(l, user)
+	if err := l.Run(ctx); err != nil {
+		return 0, 0, fmt.Errorf("notifications.Unread(%s): %w", user, err)
+	}
+	return s.unread(ctx, user, own, true)
+}
+
+// unread counts user's unread notifications, and if groups, the groups
+// they fall in. When user's state (own) says no one is hidden from them,
+// a count of the index answers (one read per 1,000); else the unread ones
+// are read, with their actors' blocks and mutes should the state not know
+// them.
+func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref, groups bool) (int64, int, error) {
+	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false)
+	now := s.now()
+	if !groups && own.KnowsPeople() && own.HidesNone(now) {
+		n, err := s.db.Count(ctx, q)
+		if err != nil {
+			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		}
+		return n, 0, nil
+	}
+	var ns []Notification
+	keys, err := s.db.GetAll(ctx, q, &ns)
+	if err != nil {
+		return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+	}
+	var hidden map[string]bool
+	if own.KnowsPeople() {
+		hidden = map[string]bool{}
+		for _, n := range ns {
+			hidden[n.ActorID] = own.Hides(n.ActorID, now)
+		}
+	} else {
+		l := s.db.Lookup()
+		hide := s.readHidden(l, user, ns, nil)
+		if err := l.Run(ctx); err != nil {
+			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		}
+		hidden = hide()
+	}
+	count, seen := int64(0), map[string]bool{}
+	for i, n := range ns {
+		if !hidden[n.ActorID] {
+			count++
+			seen[groupKey(keys[i].Name, &n)] = true
+		}
+	}
+	return count, len(seen), nil
 }
 
 // MaxGroupActors is how many of a group's actors, the latest first, a
@@ -462,7 +518,7 @@ func (s *Service) Grouped(ctx context.Context, user string, offset, count int) (
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
 	}
-	people, hidden, err := s.actors(ctx, user, ns)
+	people, hidden, _, err := s.actors(ctx, user, ns)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -502,53 +558,66 @@ func (s *Service) Grouped(ctx context.Context, user string, offset, count int) (
 }
 
 // actors reads the actors of user's notifications ns in one lookup, with
-// the blocks between each and user and user's mutes of them: it returns
-// the actors that exist, and those user blocks, is blocked by or mutes,
-// whose notifications from before are not shown.
-func (s *Service) actors(ctx context.Context, user string, ns []Notification) (map[string]accounts.Person, map[string]bool, error) {
+// user's own state (package viewer), which says whom user blocks, is
+// blocked by or mutes (or, should it not know, the blocks and mutes
+// between user and each actor, by key): it returns the actors that exist,
+// and those whose notifications from before are not shown.
+func (s *Service) actors(ctx context.Context, user string, ns []Notification) (map[string]accounts.Person, map[string]bool, *viewer.Ref, error) {
 	l := s.db.Lookup()
+	own := viewer.Read(l, user)
 	recs := map[string]*accounts.Record{}
-	between := map[string]*blocks.Between{}
-	muted := map[string]*mutes.Ref{}
 	for _, n := range ns {
 		if recs[n.ActorID] == nil && n.ActorID != "" {
-			recs[n.ActorID], between[n.ActorID] = accounts.Read(l, n.ActorID), blocks.ReadBetween(l, user, n.ActorID)
-			muted[n.ActorID] = mutes.Read(l, user, n.ActorID)
+			recs[n.ActorID] = accounts.Read(l, n.ActorID)
 		}
 	}
+	hide := s.readHidden(l, user, ns, own)
 	if err := l.Run(ctx); err != nil {
-		return nil, nil, fmt.Errorf("notifications: actors of %s: %w", user, err)
+		return nil, nil, nil, fmt.Errorf("notifications: actors of %s: %w", user, err)
 	}
-	people, hidden := map[string]accounts.Person{}, map[string]bool{}
-	now := s.now()
+	people := map[string]accounts.Person{}
 	for id, r := range recs {
 		if p, ok := r.Person(); ok {
 			people[id] = p
 		}
-		hidden[id] = between[id].Any() || muted[id].ActiveAt(now)
 	}
-	return people, hidden, nil
+	return people, hide(), own, nil
 }
 
-// unreadOnes returns user's unread notifications: at most MaxKept, so
-// reading them is cheap and needs no aggregation index.
-func (s *Service) unreadOnes(ctx context.Context, user string) ([]Notification, error) {
-	var ns []Notification
-	if _, err := s.db.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false), &ns); err != nil {
-		return nil, fmt.Errorf("notifications.unread(%s): %w", user, err)
-	}
-	return ns, nil
-}
-
-// visible counts the notifications of ns whose actor is not hidden.
-func visible(ns []Notification, hidden map[string]bool) int64 {
-	n := int64(0)
-	for _, x := range ns {
-		if !hidden[x.ActorID] {
-			n++
+// readHidden adds to a lookup what tells whose notifications of ns are
+// kept from user: nothing more if user's state own knows (read in the same
+// lookup), else the blocks and mutes between user and each actor. The
+// function it returns answers once the lookup has run.
+func (s *Service) readHidden(l *store.Lookup, user string, ns []Notification, own *viewer.Ref) func() map[string]bool {
+	between := map[string]*blocks.Between{}
+	muted := map[string]*mutes.Ref{}
+	add := func() {
+		if own.KnowsPeople() {
+			return
+		}
+		for _, n := range ns {
+			if between[n.ActorID] == nil && n.ActorID != "" {
+				between[n.ActorID], muted[n.ActorID] = blocks.ReadBetween(l, user, n.ActorID), mutes.Read(l, user, n.ActorID)
+			}
 		}
 	}
-	return n
+	if own != nil {
+		l.Then(add) // once the state says whether it knows
+	} else {
+		add()
+	}
+	return func() map[string]bool {
+		hidden := map[string]bool{}
+		now := s.now()
+		for _, n := range ns {
+			if own.KnowsPeople() {
+				hidden[n.ActorID] = own.Hides(n.ActorID, now)
+			} else if b := between[n.ActorID]; b != nil {
+				hidden[n.ActorID] = b.Any() || muted[n.ActorID].ActiveAt(now)
+			}
+		}
+		return hidden
+	}
 }
 
 // Erase deletes up to n notifications of a deleted user: those they

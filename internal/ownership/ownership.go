@@ -42,6 +42,7 @@ var Owners = []string{
 	"internal/markers",
 	"internal/tags",
 	"internal/appdata",
+	"internal/viewer",
 }
 
 // Violation is one name of an owner's used outside it.

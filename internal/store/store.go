@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/datastore"
+	pb "cloud.google.com/go/datastore/apiv1/datastorepb"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
@@ -166,6 +167,27 @@ func (db *DB) DeleteMulti(ctx context.Context, keys []*datastore.Key) error {
 func (db *DB) GetAll(ctx context.Context, q *datastore.Query, dst any) ([]*datastore.Key, error) {
 	keys, err := db.client.GetAll(ctx, q, dst)
 	return keys, Convert(err)
+}
+
+// Count returns how many entities q matches, counted by Datastore (an
+// aggregation query: one read per 1,000 index entries it matches, none of
+// the entities).
+func (db *DB) Count(ctx context.Context, q *datastore.Query) (int64, error) {
+	res, err := db.client.RunAggregationQuery(ctx, q.NewAggregationQuery().WithCount("n"))
+	if err != nil {
+		return 0, Convert(err)
+	}
+	v, ok := res["n"]
+	if !ok {
+		return 0, errors.New("store.Count: no count in the answer")
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case *pb.Value:
+		return n.GetIntegerValue(), nil
+	}
+	return 0, fmt.Errorf("store.Count: a count of type %T", v)
 }
 
 // DeleteAll deletes what a keys-only query q finds, batch keys at a time,

@@ -26,8 +26,10 @@ func SpreadAsEarlier(ctx context.Context, db *store.DB, user string) (graph.Inde
 	var idx graph.Index
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		var u accounts.User
+		var c accounts.Counts
 		l := tx.Lookup()
 		l.Add(graph.IndexKey(db, user), &idx)
+		l.Add(accounts.CountsKey(db, user), &c)
 		found := l.Add(accounts.UserKey(db, user), &u)
 		if err := l.Run(ctx); err != nil {
 			return err
@@ -36,7 +38,7 @@ func SpreadAsEarlier(ctx context.Context, db *store.DB, user string) (graph.Inde
 			return fmt.Errorf("graphtest: %s is missing or spread already", user)
 		}
 		u.Shards = accounts.CountShards
-		keys, vals := []*datastore.Key{accounts.UserKey(db, user)}, []any{&u}
+		keys, vals := []*datastore.Key{accounts.UserKey(db, user), accounts.CountsKey(db, user)}, []any{&u, earlierCard(&c)}
 		for n := range accounts.CountShards {
 			keys, vals = append(keys, accounts.CountKey(db, user, n)), append(vals, &followerCount{})
 		}
@@ -72,11 +74,21 @@ func CountInShard(ctx context.Context, db *store.DB, user string, i int, n int64
 func CountOnUser(ctx context.Context, db *store.DB, user string, followers, following int64) error {
 	return db.Update(ctx, func(tx *store.Tx) error {
 		var u accounts.User
-		if ok, err := tx.Get(accounts.UserKey(db, user), &u); err != nil || !ok {
-			return fmt.Errorf("graphtest: user %s: found %v: %w", user, ok, err)
+		var c accounts.Counts
+		l := tx.Lookup()
+		found := l.Add(accounts.UserKey(db, user), &u)
+		l.Add(accounts.CountsKey(db, user), &c)
+		if err := l.Run(ctx); err != nil || !found.Found() {
+			return fmt.Errorf("graphtest: user %s: found %v: %w", user, found.Found(), err)
 		}
 		u.FollowersCount += followers
 		u.FollowingCount += following
-		return tx.Put(accounts.UserKey(db, user), &u)
+		return tx.PutMulti([]*datastore.Key{accounts.UserKey(db, user), accounts.CountsKey(db, user)}, []any{&u, earlierCard(&c)})
 	})
+}
+
+// earlierCard is a user's Counts as the versions before cards wrote it:
+// counts alone, no names.
+func earlierCard(c *accounts.Counts) *accounts.Counts {
+	return &accounts.Counts{Followers: c.Followers, Following: c.Following}
 }

@@ -287,8 +287,9 @@ async function refreshBadge() {
   if (!state.token) return;
   let n;
   try {
-    const res = await api('GET', withQuery(rest('/notifications/@me'), { count: 1, grouped: true }));
-    n = res.unreadCount || 0;
+    // The unread ones alone are read: the badge counts unread groups.
+    const res = await api('GET', rest('/notifications/@me/unread'));
+    n = (res.entry && res.entry.unreadGroups) || 0;
   } catch (err) {
     return; // the badge waits for the next poll; errors show where asked for
   }

@@ -1,0 +1,273 @@
+// Package viewer owns what a person's own actions make every page show
+// them, kept in one entity per person, ViewerState/{userId}, so that a
+// feed or notifications page reads it once rather than once per author or
+// activity: whom they block, who blocks them, whom they mute and until
+// when, and which recent activities they like and repost.
+//
+// The entities of record stay where they are (Block, Mute, Like, Repost,
+// each owned by its package): every write of one changes the state in the
+// same transaction, so the two never disagree. A state is bounded:
+//
+//   - its lists of people hold at most MaxPeople ids each; one that would
+//     grow past it sets Overflow and the lists are dropped, and from then
+//     on a page reads the blocks and mutes between its viewer and each
+//     author by key, as it would without a state;
+//   - it holds the likes and reposts of the activities whose seq is at
+//     least Since, at most MaxRecent of each; one that would grow past it
+//     drops its oldest and raises Since. A page reads by key the like and
+//     repost of an activity older than Since.
+//
+// Accounts made by this version get a complete state at registration.
+// A person of an earlier version has none until a write makes one: it is
+// then not Complete (blocks and mutes are read by key) until the upgrade
+// job has listed their blocks and mutes into it, and its Since is a
+// little after it was made (see FirstSince), so every like and repost of
+// an activity from then on is in it.
+package viewer
+
+import (
+	"slices"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/ids"
+	"socialstream/internal/store"
+)
+
+// Kind is the kind of the entities this package owns.
+const Kind = "ViewerState"
+
+// Bounds of a state; past them a page reads what it needs by key.
+const (
+	MaxPeople = 1000 // ids in each of Blocks, BlockedBy and Muted
+	MaxRecent = 1000 // activities in each of Liked and Reposted
+)
+
+// skew is how far apart the clocks of two instances may be: the Since of
+// a state made for a person of an earlier version is this much after it
+// was made, so an activity minted by an instance whose clock is ahead
+// cannot be liked before the state exists and still be at or after Since.
+const skew = time.Minute
+
+// State is one person's own state, as stored. Every property is noindex:
+// it is read by key alone.
+type State struct {
+	// Complete says Blocks, BlockedBy and Muted list every block and mute
+	// of the person's (unless Overflow).
+	Complete bool `datastore:"complete,noindex"`
+	// Overflow says a list of people grew past MaxPeople and was dropped.
+	Overflow   bool     `datastore:"overflow,noindex"`
+	Blocks     []string `datastore:"blocks,noindex"`     // whom they block
+	BlockedBy  []string `datastore:"blockedBy,noindex"`  // who blocks them
+	Muted      []string `datastore:"muted,noindex"`      // whom they mute
+	MutedUntil []int64  `datastore:"mutedUntil,noindex"` // each mute's end, Unix ms; 0: none
+	// Since is the least seq of the activities whose likes and reposts
+	// by the person Liked and Reposted hold, every one of them.
+	Since    int64    `datastore:"since,noindex"`
+	Liked    []string `datastore:"liked,noindex"`
+	Reposted []string `datastore:"reposted,noindex"`
+}
+
+// Key returns the key of user's state.
+func Key(db *store.DB, user string) *datastore.Key {
+	return db.NameKey(Kind, user, nil)
+}
+
+// New returns the state of an account made now: complete, every like
+// and repost of every activity in it (there are none).
+func New() *State { return &State{Complete: true} }
+
+// Start writes the state of an account made in tx.
+func Start(tx *store.Tx, user string) error { return tx.Put(Key(tx.DB(), user), New()) }
+
+// Forget deletes a deleted account's state in tx.
+func Forget(tx *store.Tx, user string) error { return tx.Delete(Key(tx.DB(), user)) }
+
+// FirstSince is the Since of a state made at now for a person of an
+// earlier version, whose likes and reposts until then are not in it.
+func FirstSince(now time.Time) int64 { return ids.First(now.Add(skew)) }
+
+// Ref is a person's state as a lookup read it; in a transaction, the
+// state to change and save.
+type Ref struct {
+	ref   store.Ref
+	user  string
+	s     State
+	dirty bool
+}
+
+// Read adds user's state to a lookup. A nil Ref (no viewer) knows nothing.
+func Read(l *store.Lookup, user string) *Ref {
+	r := &Ref{user: user}
+	r.ref = l.Add(Key(l.DB(), user), &r.s)
+	return r
+}
+
+// KnowsPeople reports whether the state answers Hides, so no block or
+// mute need be read by key.
+func (r *Ref) KnowsPeople() bool {
+	return r != nil && r.ref.Found() && r.s.Complete && !r.s.Overflow
+}
+
+// Blocked reports whether the owner blocks person or person blocks the
+// owner. Only for a state that KnowsPeople.
+func (r *Ref) Blocked(person string) bool {
+	return slices.Contains(r.s.Blocks, person) || slices.Contains(r.s.BlockedBy, person)
+}
+
+// Mutes reports whether the owner mutes person at now. Only for a state
+// that KnowsPeople.
+func (r *Ref) Mutes(person string, now time.Time) bool {
+	s := &r.s
+	if i := slices.Index(s.Muted, person); i >= 0 && i < len(s.MutedUntil) {
+		return s.MutedUntil[i] == 0 || now.UnixMilli() < s.MutedUntil[i]
+	}
+	return false
+}
+
+// Hides reports whether person's notifications are kept from the owner
+// at now: a block either way, or a mute that holds. Only for a state that
+// KnowsPeople.
+func (r *Ref) Hides(person string, now time.Time) bool {
+	return r.Blocked(person) || r.Mutes(person, now)
+}
+
+// HidesNone reports whether the state hides no one at now: no block
+// either way, no mute that holds. Only for a state that KnowsPeople.
+func (r *Ref) HidesNone(now time.Time) bool {
+	s := &r.s
+	if len(s.Blocks) > 0 || len(s.BlockedBy) > 0 {
+		return false
+	}
+	for _, until := range s.MutedUntil {
+		if until == 0 || now.UnixMilli() < until {
+			return false
+		}
+	}
+	return true
+}
+
+// KnowsActivity reports whether the state answers Likes and Reposts for
+// the activity id.
+func (r *Ref) KnowsActivity(id string) bool {
+	seq, ok := ids.Parse(id)
+	return r != nil && r.ref.Found() && ok && seq >= r.s.Since
+}
+
+// Likes reports whether the owner likes the activity id; only for one the
+// state KnowsActivity.
+func (r *Ref) Likes(id string) bool { return slices.Contains(r.s.Liked, id) }
+
+// Reposts reports whether the owner reposts the activity id; only for one
+// the state KnowsActivity.
+func (r *Ref) Reposts(id string) bool { return slices.Contains(r.s.Reposted, id) }
+
+// Complete reports whether the state lists every block and mute.
+func (r *Ref) Complete() bool { return r != nil && r.ref.Found() && r.s.Complete }
+
+// Found reports whether the state is there.
+func (r *Ref) Found() bool { return r != nil && r.ref.Found() }
+
+// Edit returns the state to change, in the transaction that read it: one
+// not there is made, for a person of an earlier version (not Complete,
+// Since after now). Save writes it.
+func (r *Ref) Edit(now time.Time) *State {
+	if !r.ref.Found() && !r.dirty {
+		r.s = State{Since: FirstSince(now)}
+	}
+	r.dirty = true
+	return &r.s
+}
+
+// Save writes the state with tx's commit, if Edit was called.
+func (r *Ref) Save(tx *store.Tx) error {
+	if r == nil || !r.dirty {
+		return nil
+	}
+	return tx.Put(Key(tx.DB(), r.user), &r.s)
+}
+
+// SetLike records a like of the activity id (on false: its end).
+func (s *State) SetLike(id string, on bool) { s.recent(&s.Liked, &s.Reposted, id, on) }
+
+// SetRepost records a repost of the activity id (on false: its end).
+func (s *State) SetRepost(id string, on bool) { s.recent(&s.Reposted, &s.Liked, id, on) }
+
+// recent adds id to *list, or takes it out; an id older than Since is not
+// listed. A list grown past MaxRecent drops its oldest, raising Since past
+// them, and other drops what is then older than Since.
+func (s *State) recent(list, other *[]string, id string, on bool) {
+	l := slices.DeleteFunc(slices.Clone(*list), func(x string) bool { return x == id })
+	seq, ok := ids.Parse(id)
+	if on && ok && seq >= s.Since {
+		l = append(l, id)
+	}
+	*list = l
+	if len(l) <= MaxRecent {
+		return
+	}
+	seqs := make([]int64, len(l))
+	for i, x := range l {
+		seqs[i], _ = ids.Parse(x)
+	}
+	slices.Sort(seqs)
+	s.Since = seqs[len(seqs)-MaxRecent] // the oldest kept
+	older := func(x string) bool { n, _ := ids.Parse(x); return n < s.Since }
+	*list = slices.DeleteFunc(l, older)
+	*other = slices.DeleteFunc(slices.Clone(*other), older)
+}
+
+// SetBlock records that the owner blocks person (on false: no longer).
+func (s *State) SetBlock(person string, on bool) { s.Blocks = s.people(s.Blocks, person, on) }
+
+// SetBlockedBy records that person blocks the owner (on false: no longer).
+func (s *State) SetBlockedBy(person string, on bool) {
+	s.BlockedBy = s.people(s.BlockedBy, person, on)
+}
+
+// SetMute records that the owner mutes person until until (zero: no end),
+// or, if on is false, no longer.
+func (s *State) SetMute(person string, until time.Time, on bool) {
+	if s.Overflow {
+		return
+	}
+	if i := slices.Index(s.Muted, person); i >= 0 {
+		s.Muted = slices.Delete(slices.Clone(s.Muted), i, i+1)
+		if i < len(s.MutedUntil) {
+			s.MutedUntil = slices.Delete(slices.Clone(s.MutedUntil), i, i+1)
+		}
+	}
+	if !on {
+		return
+	}
+	if len(s.Muted) >= MaxPeople {
+		s.overflow()
+		return
+	}
+	var ms int64
+	if !until.IsZero() {
+		ms = until.UnixMilli()
+	}
+	s.Muted, s.MutedUntil = append(s.Muted, person), append(s.MutedUntil, ms)
+}
+
+func (s *State) people(list []string, person string, on bool) []string {
+	if s.Overflow {
+		return nil
+	}
+	list = slices.DeleteFunc(slices.Clone(list), func(x string) bool { return x == person })
+	if !on {
+		return list
+	}
+	if len(list) >= MaxPeople {
+		s.overflow()
+		return nil
+	}
+	return append(list, person)
+}
+
+func (s *State) overflow() {
+	s.Overflow = true
+	s.Blocks, s.BlockedBy, s.Muted, s.MutedUntil = nil, nil, nil, nil
+}

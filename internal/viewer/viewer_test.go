@@ -1,0 +1,91 @@
+package viewer
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"socialstream/internal/ids"
+)
+
+func id(seq int64) string { return strconv.FormatInt(seq, 10) }
+
+// The likes a state holds stay bounded: past MaxRecent the oldest go and
+// Since rises past them, taking the reposts older than it too, so every
+// like and repost of an activity at or after Since is still listed.
+func TestRecentLikesBoundedBySince(t *testing.T) {
+	s := New()
+	base := ids.First(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s.SetRepost(id(base+1), true) // older than every like below but one
+	for i := int64(0); i <= MaxRecent; i++ {
+		s.SetLike(id(base+2*i), true)
+	}
+	if len(s.Liked) != MaxRecent {
+		t.Fatalf("%d likes listed, want %d", len(s.Liked), MaxRecent)
+	}
+	if s.Since != base+2 {
+		t.Errorf("Since = %d, want %d: the oldest like dropped, no more", s.Since, base+2)
+	}
+	if slices.Contains(s.Liked, id(base)) || len(s.Reposted) != 0 {
+		t.Errorf("older than Since still listed: liked %v, reposted %v", slices.Contains(s.Liked, id(base)), s.Reposted)
+	}
+	// A like of an activity older than Since is not listed (a page reads
+	// it by key); its end takes nothing out either.
+	s.SetLike(id(base), true)
+	if slices.Contains(s.Liked, id(base)) {
+		t.Error("a like older than Since listed")
+	}
+	s.SetLike(id(base+4), false)
+	if slices.Contains(s.Liked, id(base+4)) || len(s.Liked) != MaxRecent-1 {
+		t.Errorf("an unlike left %d listed", len(s.Liked))
+	}
+}
+
+// A list of people that would pass MaxPeople drops every list and says
+// so: a page then reads blocks and mutes by key.
+func TestPeopleOverflow(t *testing.T) {
+	s := New()
+	for i := range MaxPeople {
+		s.SetBlock(id(int64(i+1)), true)
+	}
+	s.SetMute("m", time.Time{}, true)
+	if s.Overflow || len(s.Blocks) != MaxPeople {
+		t.Fatalf("overflow %v with %d blocks", s.Overflow, len(s.Blocks))
+	}
+	s.SetBlock("one-more", true)
+	if !s.Overflow || s.Blocks != nil || s.Muted != nil {
+		t.Errorf("past MaxPeople: overflow %v, %d blocks, %d mutes listed", s.Overflow, len(s.Blocks), len(s.Muted))
+	}
+	s.SetBlockedBy("x", true)
+	if s.BlockedBy != nil {
+		t.Error("an overflowed state lists again")
+	}
+}
+
+// A mute holds until its end; a block either way hides; a state that
+// lists nothing hides no one.
+func TestHides(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	r := &Ref{}
+	r.s = *New()
+	if !r.HidesNone(now) {
+		t.Error("an empty state hides someone")
+	}
+	r.s.SetMute("brief", now.Add(time.Hour), true)
+	r.s.SetMute("forever", time.Time{}, true)
+	r.s.SetBlockedBy("foe", true)
+	for who, want := range map[string]bool{"brief": true, "forever": true, "foe": true, "friend": false} {
+		if got := r.Hides(who, now); got != want {
+			t.Errorf("Hides(%s) = %v, want %v", who, got, want)
+		}
+	}
+	if r.Hides("brief", now.Add(2*time.Hour)) {
+		t.Error("a mute past its end still hides")
+	}
+	r.s.SetBlockedBy("foe", false)
+	r.s.SetMute("forever", time.Time{}, false)
+	if r.HidesNone(now) || !r.HidesNone(now.Add(2*time.Hour)) {
+		t.Error("HidesNone does not follow the mute's end")
+	}
+}
