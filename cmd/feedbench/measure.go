@@ -160,8 +160,8 @@ func (s *stack) homeFloor(u user) func(ctx context.Context) error {
 	}
 }
 
-// lookupViews looks up activities, then their authors, counts and the
-// viewer's likes, as a feed does.
+// lookupViews looks up activities, then their authors' cards and the
+// viewer's state, as a feed does.
 func (s *stack) lookupViews(ctx context.Context, u user, ids []string) error {
 	n, err := activities.LookupBare(ctx, s.db, u.id, ids, likes.Liked)
 	if err != nil {

@@ -517,8 +517,8 @@ func LookupBare(ctx context.Context, db *store.DB, viewer string, idList []strin
 	if err != nil {
 		return 0, err
 	}
-	// The keys a home feed's second lookup reads: authors, counts,
-	// likes, blocks and mutes.
+	// The keys a home feed's second lookup reads: the authors' cards
+	// and the viewer's state (and what those cannot answer, by key).
 	if _, err := s.viewsOf(ctx, viewer, found, acts, "", true, true); err != nil {
 		return 0, err
 	}
