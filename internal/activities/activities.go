@@ -50,6 +50,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -111,7 +112,7 @@ var (
 type Activity struct {
 	Seq        int64    `datastore:"seq"`
 	UserID     string   `datastore:"userId"`
-	AppID      string   `datastore:"appId"`
+	AppID      string   `datastore:"appId,omitempty"` // none: in no index (no query asks for no app)
 	Title      string   `datastore:"title,noindex"`
 	Body       string   `datastore:"body,noindex"`
 	URL        string   `datastore:"url,noindex"`
@@ -125,7 +126,7 @@ type Activity struct {
 	// RepostOf, on a repost, is the activity it shares (indexed: a
 	// deleted activity's reposts go with it), and RepostOfUser that
 	// activity's author, so a feed reads both in its one batch lookup.
-	RepostOf     string `datastore:"repostOf"`
+	RepostOf     string `datastore:"repostOf,omitempty"`
 	RepostOfUser string `datastore:"repostOfUserId,noindex"`
 	// RepostsCount counts its reposts, changed by server-side increments
 	// in the commits of the reposts and their deletes.
@@ -230,6 +231,9 @@ type Config struct {
 	// GiveUpAfter is how long a job waits for the post or delete it is
 	// about to commit; 0 means 2 minutes.
 	GiveUpAfter time.Duration
+	// HomeRetention is how far back a home feed reaches, and how long the
+	// audience chunks that make it are kept (0: for ever); see HomeEdge.
+	HomeRetention time.Duration
 	// Liked, when set, adds viewer's like of an activity to a feed's
 	// batch lookup (package likes), for likedByViewer.
 	Liked func(l *store.Lookup, activity, viewer string) store.Ref
@@ -250,6 +254,7 @@ type Service struct {
 	queue    queue.Queue
 	cfg      Config
 	now      func() time.Time
+	lastTrim atomic.Int64 // the hour (Unix) this instance last enqueued a trim in
 }
 
 // New returns a Service.

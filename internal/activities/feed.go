@@ -180,8 +180,18 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, newer func(*datas
 	}
 	var keys []*datastore.Key
 	seen := map[string]bool{last: true}
-	for _, k := range audKeys {
-		if k.Parent != nil && !seen[k.Parent.Name] {
+	edge := s.homeEdge()
+	for i, k := range audKeys {
+		if k.Parent == nil {
+			continue
+		}
+		// The feed ends at its edge: a chunk past it, not trimmed yet, is
+		// not shown, nor is anything after it.
+		if seq, _ := ids.Parse(k.Parent.Name); edge > 0 && seq < edge {
+			audKeys, next = audKeys[:i], ""
+			break
+		}
+		if !seen[k.Parent.Name] {
 			seen[k.Parent.Name] = true
 			keys = append(keys, k.Parent)
 		}
@@ -388,6 +398,9 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 	seq, ok := ids.Parse(t.ActivityID)
 	if !ok || t.Chunk < 0 || t.Chunk > 10000 {
 		return FanoutResult{Skipped: "malformed task"}, nil
+	}
+	if edge := s.homeEdge(); seq < edge {
+		return FanoutResult{Skipped: "past the home feed's edge"}, nil
 	}
 	key := Key(s.db, t.ActivityID)
 	if t.Chunk == 0 {

@@ -341,6 +341,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		return vs[0], false, nil
 	}
+	s.scheduleTrim(ctx)
 	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, "")
 	if err != nil || len(vs) != 1 {
 		return View{}, false, fmt.Errorf("activities.Post(%s): view: %w", author, err)

@@ -152,6 +152,9 @@ func (s *Service) TagJob(ctx context.Context, t TagTask) (TagResult, error) {
 // tagPage writes one page of tag's followers onto activity t.ActivityID,
 // and enqueues the next.
 func (s *Service) tagPage(ctx context.Context, t TagTask, seq int64) (TagResult, error) {
+	if seq < s.homeEdge() {
+		return TagResult{Skipped: "past the home feed's edge"}, nil
+	}
 	followers, next, err := tags.Followers(ctx, s.db, t.Tag, ids.Time(seq), t.Cursor, AudienceChunkSize)
 	if err != nil {
 		return TagResult{}, err

@@ -199,6 +199,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/upgrade", s.taskUpgrade)
 	tasks.POST("/notify", s.taskNotify)
 	tasks.POST("/tokens", s.taskTokens)
+	tasks.POST("/trim", s.taskTrim)
 	tasks.POST("/erase", s.taskErase)
 
 	return r

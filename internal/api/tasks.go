@@ -105,6 +105,12 @@ func (s *Server) taskTokens(c *gin.Context) {
 	s.finishTask(c, err, "tokens", "deleted", n)
 }
 
+// taskTrim deletes the audience chunks past the home feed's edge.
+func (s *Server) taskTrim(c *gin.Context) {
+	n, err := s.activities.Trim(c.Request.Context())
+	s.finishTask(c, err, "trim", "deleted", n)
+}
+
 // taskErase runs one step of the erasure of a deleted account.
 func (s *Server) taskErase(c *gin.Context) {
 	var t lifecycle.EraseTask

@@ -56,6 +56,10 @@ type Config struct {
 
 	CopyLimit   int // COPY_LIMIT: activities copied at once on follow or join
 	BackfillMax int // BACKFILL_MAX: older activities the backfill covers; 0 is off
+	// HomeRetention is HOME_RETENTION, a Go duration: how far back a home
+	// feed reaches, and how long its audience copies are kept (0: for
+	// ever; else at least MinHomeRetention).
+	HomeRetention time.Duration
 
 	LogLevel   slog.Level    // LOG_LEVEL: debug, info, warn, error
 	BcryptCost int           // BCRYPT_COST
@@ -163,6 +167,13 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		}
 		c.TokenCacheTTL = d
 	}
+	if v := getenv("HOME_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("HOME_RETENTION: %w", err)
+		}
+		c.HomeRetention = d
+	}
 	if v := getenv("TOKEN_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -190,6 +201,11 @@ func (c Config) Deployable() error {
 	return errors.Join(errs...)
 }
 
+// MinHomeRetention is the shortest HOME_RETENTION: a day, so that no job
+// still at work on a post (its fan-out, a follow's copies, all retried for
+// hours at most) meets the edge.
+const MinHomeRetention = 24 * time.Hour
+
 // Validate checks the configuration.
 func (c Config) Validate() error {
 	var errs []error
@@ -207,6 +223,9 @@ func (c Config) Validate() error {
 	}
 	if c.BackfillMax < 0 {
 		errs = append(errs, errors.New("BACKFILL_MAX must not be negative"))
+	}
+	if c.HomeRetention != 0 && c.HomeRetention < MinHomeRetention {
+		errs = append(errs, fmt.Errorf("HOME_RETENTION %v is under %v (0 keeps every copy)", c.HomeRetention, MinHomeRetention))
 	}
 	if c.TokenCacheTTL < 0 {
 		errs = append(errs, errors.New("TOKEN_CACHE_TTL must not be negative"))
@@ -230,7 +249,7 @@ func (c Config) Accounts() accounts.Config {
 
 // Rebuild is the rebuild jobs' part of the configuration.
 func (c Config) Rebuild() rebuild.Config {
-	return rebuild.Config{CopyLimit: c.CopyLimit, BackfillMax: c.BackfillMax}
+	return rebuild.Config{CopyLimit: c.CopyLimit, BackfillMax: c.BackfillMax, HomeRetention: c.HomeRetention}
 }
 
 // App is the built service.
@@ -343,7 +362,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
-		FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter,
+		FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Liked: likes.Liked,
 		Forget: []func(context.Context, string) (int, error){
 			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },

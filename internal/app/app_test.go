@@ -18,14 +18,14 @@ func TestFromEnv(t *testing.T) {
 		"GOOGLE_CLOUD_PROJECT": "p1", "CLOUD_TASKS_LOCATION": "us-central1",
 		"GAE_ENV": "standard", "GAE_SERVICE": "api", "LOG_LEVEL": "warn",
 		"BCRYPT_COST": "12", "TOKEN_TTL": "72h", "DATASTORE_NAMESPACE": "staging",
-		"TOKEN_CACHE_TTL": "10s", "RATE_LIMIT_LOGIN": "5/10m",
+		"TOKEN_CACHE_TTL": "10s", "RATE_LIMIT_LOGIN": "5/10m", "HOME_RETENTION": "2160h",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
-		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000, RateLimits: ratelimit.Defaults()}
+		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults()}
 	want.RateLimits.Login = ratelimit.Rule{Quota: 5, Window: 10 * time.Minute}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
@@ -48,6 +48,9 @@ func TestFromEnvRejects(t *testing.T) {
 		"copy limit too big":     {"COPY_LIMIT": "1001"},
 		"copy limit zero":        {"COPY_LIMIT": "0"},
 		"negative backfill":      {"BACKFILL_MAX": "-1"},
+		"bad retention":          {"HOME_RETENTION": "90d"},
+		"short retention":        {"HOME_RETENTION": "1h"},
+		"negative retention":     {"HOME_RETENTION": "-24h"},
 		"no task secret":         {"TASKS_SECRET": ""},
 		"short task secret":      {"TASKS_SECRET": "short"},
 		"rate limits maybe":      {"RATE_LIMITS": "maybe"},

@@ -69,6 +69,9 @@ type Options struct {
 
 	Accounts accounts.Config
 	Rebuild  rebuild.Config
+	// Gen mints the ids; default ids.New() (tests bring one on a clock
+	// of their own).
+	Gen *ids.Generator
 	// Limits are the API's rate limits; nil is none.
 	Limits *ratelimit.Config
 	// Wrap, when set, wraps the API's handler (to tag requests, say).
@@ -160,7 +163,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, s.Tasks.Close)
 
-	s.Gen = ids.New()
+	s.Gen = o.Gen
+	if s.Gen == nil {
+		s.Gen = ids.New()
+	}
 	if o.Accounts.Queue == nil {
 		o.Accounts.Queue = s.Tasks.Queue
 	}

@@ -91,8 +91,8 @@ type Notification struct {
 	Seq        int64     `datastore:"seq"`
 	Read       bool      `datastore:"read"`
 	Type       string    `datastore:"type,noindex"`
-	ActorID    string    `datastore:"actorId"`    // indexed: erasing an account deletes what it caused
-	ActivityID string    `datastore:"activityId"` // indexed: deleting an activity deletes its notifications
+	ActorID    string    `datastore:"actorId"`              // indexed: erasing an account deletes what it caused
+	ActivityID string    `datastore:"activityId,omitempty"` // indexed: deleting an activity deletes its notifications; none, in no index
 	GroupID    string    `datastore:"groupId,noindex"`
 	Published  time.Time `datastore:"published,noindex"`
 }

@@ -47,3 +47,36 @@ func TestCheckFindsAViolation(t *testing.T) {
 		t.Errorf("violations = %q\nwant %q", got, want)
 	}
 }
+
+// Every indexed property of every entity is there for a query that
+// filters or orders by it; the rest are noindex.
+func TestEveryIndexedPropertyIsQueried(t *testing.T) {
+	root, err := testenv.RepoFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ownership.Unqueried(root, ownership.Owners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		t.Errorf("%s is indexed, and no query filters or orders by it: make it noindex", p)
+	}
+}
+
+// The check finds an indexed property no query uses, and counts the
+// names a query takes from a literal, a range over literals, or its
+// caller.
+func TestUnqueriedFindsAnIndexedPropertyNoQueryUses(t *testing.T) {
+	ps, err := ownership.Unqueried(filepath.Join("testdata", "src"), []string{"internal/owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.String())
+	}
+	if want := []string{"owner.Thing.seen"}; !slices.Equal(got, want) {
+		t.Errorf("unqueried = %q, want %q", got, want)
+	}
+}

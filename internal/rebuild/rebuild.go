@@ -110,6 +110,10 @@ type Config struct {
 	// RemovalsPerJob bounds the copies one removing job looks at before it
 	// hands the rest to the next; 0 means 1000.
 	RemovalsPerJob int
+	// HomeRetention is how far back a home feed reaches (0: for ever): a
+	// follow's jobs copy no activity older than that to the follower's
+	// audience, and stop there (see activities.HomeEdge).
+	HomeRetention time.Duration
 }
 
 // MaxCopyLimit bounds a per-call copyLimit.
@@ -345,6 +349,19 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 	}
 	res.Scanned = len(refs)
+	// A follow copies nothing a home feed no longer reaches: the activities
+	// past its edge, and with them the rest of the backfill, are left out.
+	// (A group's feed is the activities' own groupIds, kept whatever
+	// their age.)
+	past := false
+	if edge := activities.HomeEdge(s.cfg.HomeRetention, s.now()); j.Group == "" && edge > 0 {
+		for i, r := range refs {
+			if r.Seq < edge {
+				refs, past = refs[:i], true
+				break
+			}
+		}
+	}
 	for start := 0; start < len(refs); start += s.cfg.Batch {
 		batch := refs[start:min(start+s.cfg.Batch, len(refs))]
 		stop, err := s.edit(ctx, j, &res, s.adding, func(tx *store.Tx, p pair.State) ([]string, error) {
@@ -357,7 +374,7 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 			return res, err
 		}
 	}
-	if len(refs) == j.Limit && j.Budget > 0 && len(refs) > 0 {
+	if !past && len(refs) == j.Limit && j.Budget > 0 && len(refs) > 0 {
 		next := j
 		next.Step++
 		next.Before = refs[len(refs)-1].Seq

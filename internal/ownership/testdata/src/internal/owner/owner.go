@@ -8,7 +8,12 @@ const KindThing = "Thing"
 
 // Thing is an entity.
 type Thing struct {
-	N int `datastore:"n"`
+	N    int      `datastore:"n"`
+	Tags []string `datastore:"tags"`
+	Kept string   `datastore:"kept"`
+	Seen bool     `datastore:"seen"` // indexed, and queried by nothing
+	Note string   `datastore:"note,noindex"`
+	Skip string   `datastore:"-"`
 }
 
 // View is not an entity.

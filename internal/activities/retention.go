@@ -1,0 +1,86 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+)
+
+// Retention of the home feed's copies.
+//
+// An activity's audience chunks are what put it in its readers' home
+// feeds, and they are nearly all of what a post stores: three index
+// entries per reader. With a retention R set, a home feed reaches back R
+// and no further: its edge, HomeEdge, is the least seq of an activity
+// posted R ago. The feed ends there (nothing older is shown, though a
+// chunk not trimmed yet is still stored), the trim job deletes the chunks
+// of every activity past it, and nothing writes a chunk past it again:
+// neither a late fan-out or tag job nor a follow's copies and backfill.
+// Everything else stays: the activity itself, on its author's page
+// (@self), in @mentions, group, tag and @all feeds, which are its own
+// properties and not copies.
+
+// HomeEdge returns the least seq a home feed shows at now when it reaches
+// back retention, or 0 when it reaches back for ever (retention 0).
+func HomeEdge(retention time.Duration, now time.Time) int64 {
+	if retention <= 0 {
+		return 0
+	}
+	return ids.First(now.Add(-retention))
+}
+
+func (s *Service) homeEdge() int64 { return HomeEdge(s.cfg.HomeRetention, s.now()) }
+
+// TrimPath is where the trim job runs; TrimQueue is its queue.
+const (
+	TrimPath  = "/_tasks/trim"
+	TrimQueue = "cleanup"
+	trimBatch = 500
+)
+
+// scheduleTrim enqueues the trim once an hour, from the first post of the
+// hour on each instance, under the hour's name (so many instances enqueue
+// one). A failure is left alone: the next hour's trim deletes the same.
+func (s *Service) scheduleTrim(ctx context.Context) {
+	if s.cfg.HomeRetention <= 0 {
+		return
+	}
+	now := s.now().UTC()
+	hour := now.Unix() / 3600
+	if s.lastTrim.Swap(hour) == hour {
+		return
+	}
+	_ = s.queue.Enqueue(ctx, queue.Task{Queue: TrimQueue, Path: TrimPath, Body: []byte("{}"),
+		Name: "audience-trim-" + now.Format("2006010215")})
+}
+
+// Trim deletes up to trimBatch audience chunks of activities past the home
+// feed's edge, and enqueues itself again when there may be more. It
+// returns how many it deleted. With no retention it deletes nothing.
+// Deleting a chunk is safe against every writer of one: a job that
+// appends or removes a follower fails its commit on a chunk gone since
+// its query, retries and no longer finds it, and none writes one past the
+// edge.
+func (s *Service) Trim(ctx context.Context) (int, error) {
+	edge := s.homeEdge()
+	if edge == 0 {
+		return 0, nil
+	}
+	q := s.db.Query(KindAudience).FilterField("seq", "<", edge).KeysOnly()
+	keys, _, err := s.db.KeysFrom(ctx, q, "", trimBatch)
+	if err == nil {
+		err = s.db.DeleteMulti(ctx, keys)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("activities.Trim: %w", err)
+	}
+	if len(keys) == trimBatch {
+		if err := s.queue.Enqueue(ctx, queue.Task{Queue: TrimQueue, Path: TrimPath, Body: []byte("{}")}); err != nil {
+			return len(keys), fmt.Errorf("activities.Trim: next: %w", err)
+		}
+	}
+	return len(keys), nil
+}
