@@ -17,8 +17,10 @@ import (
 // and no further: its edge, HomeEdge, is the least seq of an activity
 // posted R ago. The feed ends there (nothing older is shown, though a
 // chunk not trimmed yet is still stored), the trim job deletes the chunks
-// of every activity past it, and nothing writes a chunk past it again:
+// of every activity past it, and no job writes a chunk past it again:
 // neither a late fan-out or tag job nor a follow's copies and backfill.
+// (An edit of an older mentioned-only post rewrites its chunk of the
+// mentioned, which the feed does not show and the next trim deletes.)
 // Everything else stays: the activity itself, on its author's page
 // (@self), in @mentions, group, tag and @all feeds, which are its own
 // properties and not copies.
