@@ -261,14 +261,14 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 		readings = append(readings, r)
 		return r
 	}
-	own0 := make([]*reading, len(acts))
+	readingOf := make([]*reading, len(acts))
 	shared := make([]*Activity, len(acts))
 	sharedFound := make([]store.Ref, len(acts))
 	sharedRead := make([]*reading, len(acts))
 	for i, a := range acts {
 		person(a.UserID)
-		own0[i] = viewers(keys[i].Name)
-		own0[i].sums = counts(l, keys[i].Name, a, a.legacyShards())
+		readingOf[i] = viewers(keys[i].Name)
+		readingOf[i].sums = counts(l, keys[i].Name, a, a.legacyShards())
 		if a.RepostOf != "" {
 			person(a.RepostOfUser)
 			shared[i] = &Activity{}
@@ -354,7 +354,7 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 		if hidden(a.UserID) {
 			continue
 		}
-		v := view(keys[i].Name, a, own0[i])
+		v := view(keys[i].Name, a, readingOf[i])
 		if a.RepostOf != "" {
 			if !sharedFound[i].Found() || hidden(a.RepostOfUser) {
 				continue

@@ -120,42 +120,20 @@ func Involving(ctx context.Context, db *store.DB, user string, n int) (made, rec
 // how many it deleted. Each goes with its line in the other person's
 // state (package viewer), in one commit.
 func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	deleted := 0
-	for _, field := range []string{"blocker", "blocked"} {
-		k, err := db.Drain(ctx, db.Query(KindBlock).FilterField(field, "=", user).KeysOnly(), n-deleted, 25,
-			func(keys []*datastore.Key) error {
-				return db.Update(ctx, func(tx *store.Tx) error {
-					l := tx.Lookup()
-					others := make([]*viewer.Ref, len(keys))
-					for i, k := range keys {
-						other, blocked, _ := strings.Cut(k.Name, "_")
-						if other == user {
-							other = blocked
-						}
-						others[i] = viewer.Read(l, other)
-					}
-					if err := l.Run(ctx); err != nil {
-						return err
-					}
-					for _, o := range others {
-						if o.Found() {
-							st := o.Edit(time.Now())
-							st.SetBlock(user, false)
-							st.SetBlockedBy(user, false)
-							if err := o.Save(tx); err != nil {
-								return err
-							}
-						}
-					}
-					return tx.DeleteMulti(keys)
-				})
-			})
-		if deleted += k; err != nil {
-			return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)
-		}
-		if deleted >= n {
-			break
-		}
+	deleted, err := db.DeleteWhereWith(ctx, KindBlock, []string{"blocker", "blocked"}, user, n, 25,
+		func(tx *store.Tx, keys []*datastore.Key) error {
+			others := make([]string, len(keys))
+			for i, k := range keys {
+				blocker, blocked, _ := strings.Cut(k.Name, "_")
+				others[i] = blocker
+				if blocker == user {
+					others[i] = blocked
+				}
+			}
+			return viewer.Unlist(ctx, tx, others, user, time.Now())
+		})
+	if err != nil {
+		return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)
 	}
 	return deleted, nil
 }

@@ -222,39 +222,18 @@ func MutedBy(ctx context.Context, db *store.DB, muter string, n int) ([]string, 
 // muter's state (package viewer), in one commit; the user's own state
 // went with their account.
 func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	deleted := 0
-	for _, field := range []string{"muter", "muted"} {
-		k, err := db.Drain(ctx, db.Query(KindMute).FilterField(field, "=", user).KeysOnly(), n-deleted, 25,
-			func(keys []*datastore.Key) error {
-				return db.Update(ctx, func(tx *store.Tx) error {
-					l := tx.Lookup()
-					var muters []*viewer.Ref
-					if field == "muted" {
-						for _, k := range keys {
-							muter, _, _ := strings.Cut(k.Name, "_")
-							muters = append(muters, viewer.Read(l, muter))
-						}
-					}
-					if err := l.Run(ctx); err != nil {
-						return err
-					}
-					for _, m := range muters {
-						if m.Found() {
-							m.Edit(time.Now()).SetMute(user, time.Time{}, false)
-							if err := m.Save(tx); err != nil {
-								return err
-							}
-						}
-					}
-					return tx.DeleteMulti(keys)
-				})
-			})
-		if deleted += k; err != nil {
-			return deleted, fmt.Errorf("mutes.Erase(%s): %w", user, err)
-		}
-		if deleted >= n {
-			break
-		}
+	deleted, err := db.DeleteWhereWith(ctx, KindMute, []string{"muter", "muted"}, user, n, 25,
+		func(tx *store.Tx, keys []*datastore.Key) error {
+			var muters []string
+			for _, k := range keys {
+				if muter, _, _ := strings.Cut(k.Name, "_"); muter != user {
+					muters = append(muters, muter)
+				}
+			}
+			return viewer.Unlist(ctx, tx, muters, user, time.Now())
+		})
+	if err != nil {
+		return deleted, fmt.Errorf("mutes.Erase(%s): %w", user, err)
 	}
 	return deleted, nil
 }

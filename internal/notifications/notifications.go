@@ -449,20 +449,13 @@ func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref, grou
 	if err != nil {
 		return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
 	}
-	var hidden map[string]bool
-	if own.KnowsPeople() {
-		hidden = map[string]bool{}
-		for _, n := range ns {
-			hidden[n.ActorID] = own.Hides(n.ActorID, now)
-		}
-	} else {
-		l := s.db.Lookup()
-		hide := s.readHidden(l, user, ns, nil)
-		if err := l.Run(ctx); err != nil {
-			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
-		}
-		hidden = hide()
+	// A lookup of nothing when the state knows (it makes no call).
+	l := s.db.Lookup()
+	hide := s.readHidden(l, user, ns, own)
+	if err := l.Run(ctx); err != nil {
+		return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
 	}
+	hidden := hide()
 	count, seen := int64(0), map[string]bool{}
 	for i, n := range ns {
 		if !hidden[n.ActorID] {
@@ -586,8 +579,8 @@ func (s *Service) actors(ctx context.Context, user string, ns []Notification) (m
 
 // readHidden adds to a lookup what tells whose notifications of ns are
 // kept from user: nothing more if user's state own knows (read in the same
-// lookup), else the blocks and mutes between user and each actor. The
-// function it returns answers once the lookup has run.
+// lookup, or before), else the blocks and mutes between user and each
+// actor. The function it returns answers once the lookup has run.
 func (s *Service) readHidden(l *store.Lookup, user string, ns []Notification, own *viewer.Ref) func() map[string]bool {
 	between := map[string]*blocks.Between{}
 	muted := map[string]*mutes.Ref{}

@@ -139,11 +139,28 @@ func queriedNames(root string) (map[string]bool, error) {
 			})
 			if dynamic {
 				literals(fn.Body)
-				for _, p := range fn.Type.Params.List {
-					if t := types(p.Type); t == "string" || t == "[]string" {
-						forwarding[fn.Name.Name] = true
-					}
+				if takesNames(fn) {
+					forwarding[fn.Name.Name] = true
 				}
+			}
+		}
+	}
+	// A function that hands names on to one that forwards them forwards
+	// them too.
+	for grew := true; grew; {
+		grew = false
+		for _, f := range files {
+			for _, d := range f.file.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Body == nil || forwarding[fn.Name.Name] || !takesNames(fn) {
+					continue
+				}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if call, ok := n.(*ast.CallExpr); ok && forwarding[callName(call)] && !forwarding[fn.Name.Name] {
+						forwarding[fn.Name.Name], grew = true, true
+					}
+					return true
+				})
 			}
 		}
 	}
@@ -158,6 +175,16 @@ func queriedNames(root string) (map[string]bool, error) {
 		})
 	}
 	return out, nil
+}
+
+// takesNames reports whether fn takes a string or a list of them.
+func takesNames(fn *ast.FuncDecl) bool {
+	for _, p := range fn.Type.Params.List {
+		if t := types(p.Type); t == "string" || t == "[]string" {
+			return true
+		}
+	}
+	return false
 }
 
 // isQueryCall reports whether call is a query's FilterField or Order.

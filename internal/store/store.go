@@ -525,10 +525,28 @@ func (db *DB) Drain(ctx context.Context, q *datastore.Query, n, batch int, f fun
 // each of fields in turn, equals value (an erased account's, by any
 // property that names it), 500 at a time, and returns how many.
 func (db *DB) DeleteWhere(ctx context.Context, kind string, fields []string, value string, n int) (int, error) {
+	return db.deleteWhere(ctx, kind, fields, value, n, 500, func(keys []*datastore.Key) error { return db.DeleteMulti(ctx, keys) })
+}
+
+// DeleteWhereWith is DeleteWhere, batch entities at a time, each batch
+// deleted in a transaction that also runs with: what must change in the
+// same commit as the entities go.
+func (db *DB) DeleteWhereWith(ctx context.Context, kind string, fields []string, value string, n, batch int,
+	with func(tx *Tx, keys []*datastore.Key) error) (int, error) {
+	return db.deleteWhere(ctx, kind, fields, value, n, batch, func(keys []*datastore.Key) error {
+		return db.Update(ctx, func(tx *Tx) error {
+			if err := with(tx, keys); err != nil {
+				return err
+			}
+			return tx.DeleteMulti(keys)
+		})
+	})
+}
+
+func (db *DB) deleteWhere(ctx context.Context, kind string, fields []string, value string, n, batch int, del func([]*datastore.Key) error) (int, error) {
 	deleted := 0
 	for _, field := range fields {
-		k, err := db.Drain(ctx, db.Query(kind).FilterField(field, "=", value).KeysOnly(), n-deleted, 500,
-			func(keys []*datastore.Key) error { return db.DeleteMulti(ctx, keys) })
+		k, err := db.Drain(ctx, db.Query(kind).FilterField(field, "=", value).KeysOnly(), n-deleted, batch, del)
 		if deleted += k; err != nil || deleted >= n {
 			return deleted, err
 		}

@@ -26,6 +26,7 @@
 package viewer
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -83,6 +84,33 @@ func Start(tx *store.Tx, user string) error { return tx.Put(Key(tx.DB(), user), 
 
 // Forget deletes a deleted account's state in tx.
 func Forget(tx *store.Tx, user string) error { return tx.Delete(Key(tx.DB(), user)) }
+
+// Unlist takes a deleted person out of the states of others, in tx: out
+// of whom each blocks, who blocks each and whom each mutes. A state not
+// there has nothing to take out.
+func Unlist(ctx context.Context, tx *store.Tx, others []string, person string, now time.Time) error {
+	l := tx.Lookup()
+	var refs []*Ref
+	for _, o := range slices.Compact(slices.Sorted(slices.Values(others))) {
+		refs = append(refs, Read(l, o))
+	}
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if !r.Found() {
+			continue
+		}
+		st := r.Edit(now)
+		st.SetBlock(person, false)
+		st.SetBlockedBy(person, false)
+		st.SetMute(person, time.Time{}, false)
+		if err := r.Save(tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // FirstSince is the Since of a state made at now for a person of an
 // earlier version, whose likes and reposts until then are not in it.

@@ -11,6 +11,7 @@ type Thing struct {
 	N    int      `datastore:"n"`
 	Tags []string `datastore:"tags"`
 	Kept string   `datastore:"kept"`
+	Deep string   `datastore:"deep"`
 	Seen bool     `datastore:"seen"` // indexed, and queried by nothing
 	Note string   `datastore:"note,noindex"`
 	Skip string   `datastore:"-"`

@@ -18,3 +18,12 @@ func tagged(q Q, tag string) {
 func where(q Q, field string, v any) Q { return q.FilterField(field, "=", v) }
 
 func kept(q Q) Q { return where(q, "kept", true) }
+
+func whereAll(q Q, fields []string, v any) Q {
+	for _, f := range fields {
+		q = where(q, f, v)
+	}
+	return q
+}
+
+func deep(q Q) Q { return whereAll(q, []string{"deep"}, true) }
