@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"socialstream/internal/costmodel"
 	"socialstream/internal/testenv"
 )
 
@@ -108,6 +111,24 @@ func TestBill(t *testing.T) {
 	}
 	if a, b := byOp["post, 0 followers"].Bill, byOp["post, 100 followers"].Bill; b.IndexEntries-a.IndexEntries != 3*100 {
 		t.Errorf("index entries of a post to 100 followers %d, to none %d: want 3 more a follower", b.IndexEntries, a.IndexEntries)
+	}
+	// The cost model's figures are the meter's.
+	model := map[string]costmodel.Op{"post, 0 followers": costmodel.Post(0), "post, 100 followers": costmodel.Post(100)}
+	maps.Copy(model, costmodel.Metered)
+	for op, want := range model {
+		b, ok := byOp[op]
+		if !ok {
+			t.Errorf("cost model's %s: not metered", op)
+			continue
+		}
+		got := costmodel.Op{Reads: float64(b.Bill.Reads()), Writes: float64(b.Bill.Writes), Deletes: float64(b.Bill.Deletes),
+			IndexEntries: float64(b.Bill.IndexEntries), Bytes: float64(b.Bill.Bytes)}
+		if math.Abs(got.Bytes-want.Bytes) <= want.Bytes/200 {
+			got.Bytes = want.Bytes // bytes within 0.5%: names and ids differ in length from run to run
+		}
+		if got != want {
+			t.Errorf("cost model's %s = %+v, the meter's %+v: change internal/costmodel", op, want, got)
+		}
 	}
 	var md bytes.Buffer
 	billMarkdown(&md, rows)

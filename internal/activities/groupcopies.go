@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -31,7 +30,7 @@ func Newest(ctx context.Context, db *store.DB, owner string, before int64, limit
 	}
 	refs := make([]Ref, 0, len(keys))
 	for _, k := range keys {
-		seq, _ := strconv.ParseInt(k.Name, 10, 64)
+		seq, _ := ids.Parse(k.Name)
 		refs = append(refs, Ref{ID: k.Name, Seq: seq, Author: owner})
 	}
 	return refs, nil

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"strconv"
 	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
@@ -19,6 +18,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -163,7 +163,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	)
 	seq := s.ids.Next()
 	for attempt := 0; ; attempt++ {
-		id = strconv.FormatInt(seq, 10)
+		id = ids.Format(seq)
 		if chunks > 1 && !planned {
 			if err := s.enqueueFanout(ctx, id, 0, 0); err != nil {
 				return View{}, false, err

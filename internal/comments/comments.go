@@ -89,7 +89,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		return View{}, err
 	}
 	seq := s.ids.Next()
-	id := fmt.Sprint(seq)
+	id := ids.Format(seq)
 	c := &Comment{ActivityID: activity, Seq: seq, UserID: user, Text: body, Published: s.now().UTC()}
 	event := notifications.Event{Type: notifications.Comment, ActorID: user, Recipients: []string{a.UserID},
 		ActivityID: activity, ID: "comment-" + id}

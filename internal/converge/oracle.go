@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"socialstream/internal/ids"
 )
 
 // check compares every feed and count with the oracle.
@@ -456,9 +458,11 @@ func (r *runner) window(defaultLimit int, byAuthor map[string][]*post, rank map[
 	}
 }
 
-// newerOrSame compares two activity ids (decimal seqs).
+// newerOrSame compares two activity ids by the ids they write.
 func newerOrSame(a, b string) bool {
-	return len(a) > len(b) || len(a) == len(b) && a >= b
+	x, _ := ids.Parse(a)
+	y, _ := ids.Parse(b)
+	return x >= y
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }

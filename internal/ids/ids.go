@@ -2,6 +2,16 @@
 // snowflake (seed design 003): 41 bits of milliseconds since 2024-01-01 UTC,
 // 10 bits of node and 12 bits of sequence within the millisecond.
 //
+// An id has two written forms. The plain form is its decimal (at most 19
+// digits, no leading zero): people and groups are named so, and so were
+// the activities and comments of earlier versions. The scattered form
+// (Format) is 20 decimal digits of a fixed mixing of the id, a bijection
+// of 64-bit numbers: consecutive ids are far apart in it, so the entities
+// written at the rate of posts, named by it, spread over the whole key
+// range instead of all landing at its end (Firestore's guidance on
+// monotonically increasing key names). Parse reads both; the order of ids
+// is the order of the numbers Parse returns, never that of the strings.
+//
 // An App Engine instance cannot learn a unique node number cheaply, so each
 // Generator draws its node at random. Two instances that draw the same node
 // and mint in the same millisecond can collide; callers that need uniqueness
@@ -77,8 +87,70 @@ func (g *Generator) Next() int64 {
 	return ms<<(nodeBits+seqBits) | g.node<<seqBits | g.seq
 }
 
-// NextString returns Next in decimal, the form ids take in the API.
+// NextString returns Next in its plain form.
 func (g *Generator) NextString() string { return strconv.FormatInt(g.Next(), 10) }
+
+// scatteredLen is the length of an id in its scattered form: every 64-bit
+// number has 20 digits or fewer, and a plain id at most 19.
+const scatteredLen = 20
+
+// The odd multipliers of the mixing, and their inverses modulo 2^64.
+const (
+	mixK1 = 0xbf58476d1ce4e5b9
+	mixK2 = 0x94d049bb133111eb
+)
+
+var mixInv1, mixInv2 = inverse(mixK1), inverse(mixK2)
+
+// inverse returns the inverse of odd k modulo 2^64 (Newton's iteration:
+// each step doubles the bits that are right).
+func inverse(k uint64) uint64 {
+	x := k // right to 3 bits for any odd k
+	for range 5 {
+		x *= 2 - k*x
+	}
+	return x
+}
+
+// unshift inverts x ^= x >> s.
+func unshift(y uint64, s uint) uint64 {
+	x := y
+	for range 64 / s {
+		x = y ^ x>>s
+	}
+	return x
+}
+
+// mix is the finalizer of splitmix64: every bit of the result depends on
+// every bit of x, and each step is invertible.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= mixK1
+	x ^= x >> 27
+	x *= mixK2
+	x ^= x >> 31
+	return x
+}
+
+func unmix(x uint64) uint64 {
+	x = unshift(x, 31)
+	x *= mixInv2
+	x = unshift(x, 27)
+	x *= mixInv1
+	x = unshift(x, 30)
+	return x
+}
+
+// Format returns id in its scattered form.
+func Format(id int64) string {
+	return fmt.Sprintf("%020d", mix(uint64(id)))
+}
+
+// NextScattered returns Next in its scattered form, and the id.
+func (g *Generator) NextScattered() (string, int64) {
+	id := g.Next()
+	return Format(id), id
+}
 
 // Time returns the time at which id was minted, to the millisecond.
 func Time(id int64) time.Time {
@@ -91,10 +163,10 @@ func MintedBefore(id int64, t time.Time) bool {
 	return !Time(id).Add(time.Millisecond).After(t)
 }
 
-// Parse parses a decimal id. It reports false for anything that is not a
-// positive 64-bit integer in canonical form.
+// Parse returns the id written s, in either form. It reports false for
+// anything that is not a positive 64-bit id written in one of them.
 func Parse(s string) (int64, bool) {
-	if s == "" || len(s) > 19 || s[0] == '0' {
+	if s == "" || len(s) > scatteredLen {
 		return 0, false
 	}
 	for i := 0; i < len(s); i++ {
@@ -102,11 +174,28 @@ func Parse(s string) (int64, bool) {
 			return 0, false
 		}
 	}
+	if len(s) == scatteredLen {
+		u, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		n := int64(unmix(u))
+		return n, n > 0
+	}
+	if s[0] == '0' {
+		return 0, false
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
 		return 0, false
 	}
 	return n, true
+}
+
+// Scattered reports whether s is an id in its scattered form.
+func Scattered(s string) bool {
+	_, ok := Parse(s)
+	return ok && len(s) == scatteredLen
 }
 
 // First returns the least id minted at t: every id minted at or after t

@@ -1,6 +1,7 @@
 package ids
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -128,5 +129,75 @@ func TestMintedBefore(t *testing.T) {
 		if got := MintedBefore(id, c.t); got != c.want {
 			t.Errorf("MintedBefore(id of %s, %s) = %v, want %v", at.Add(300*time.Microsecond).Format("15:04:05.000000"), c.t.Format("15:04:05.000000"), got, c.want)
 		}
+	}
+}
+
+func TestScatteredForm(t *testing.T) {
+	g := New()
+	for i := 0; i < 1000; i++ {
+		id := g.Next()
+		s := Format(id)
+		if len(s) != 20 || !Scattered(s) {
+			t.Fatalf("Format(%d) = %q: not 20 digits", id, s)
+		}
+		if got, ok := Parse(s); !ok || got != id {
+			t.Fatalf("Parse(Format(%d)) = %d, %v", id, got, ok)
+		}
+		if plain := strconv.FormatInt(id, 10); Scattered(plain) {
+			t.Fatalf("plain %q taken for scattered", plain)
+		}
+	}
+	for _, bad := range []string{"18446744073709551616", "0000000000000000000a", "00000000000000000000"} {
+		if n, ok := Parse(bad); ok {
+			t.Errorf("Parse(%q) = %d, want refused", bad, n)
+		}
+	}
+	// Half of the 20-digit numbers decode to a negative 64-bit number: not ids.
+	refused := 0
+	for u := uint64(1); u < 1<<63; u = u*3 + 7 {
+		if _, ok := Parse(fmt.Sprintf("%020d", u)); !ok {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Error("every 20-digit number parsed: the negative ones should not")
+	}
+}
+
+// The ids one instance mints in a burst, in their scattered form, fall
+// evenly over the whole key range and in no order: sixteen equal ranges
+// of the key space each take about a sixteenth, and about half of the
+// consecutive pairs go down.
+func TestScatteredKeysSpread(t *testing.T) {
+	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	g := NewNode(3, func() time.Time { return now })
+	const n = 16 * 1024
+	var buckets [16]int
+	down, prev := 0, ""
+	for i := 0; i < n; i++ {
+		if i%100 == 0 {
+			now = now.Add(time.Millisecond)
+		}
+		s, _ := g.NextScattered()
+		u, _ := strconv.ParseUint(s, 10, 64)
+		buckets[u>>60]++
+		if s < prev {
+			down++
+		}
+		prev = s
+	}
+	for b, c := range buckets {
+		if c < n/16*3/4 || c > n/16*5/4 {
+			t.Errorf("range %d of 16 holds %d of %d new keys, want about %d", b, c, n, n/16)
+		}
+	}
+	if down < n*2/5 || down > n*3/5 {
+		t.Errorf("%d of %d consecutive keys go down, want about half", down, n)
+	}
+	// The plain form, for contrast, only ever goes up.
+	g2 := NewNode(3, func() time.Time { return now })
+	a, b := strconv.FormatInt(g2.Next(), 10), strconv.FormatInt(g2.Next(), 10)
+	if b < a {
+		t.Errorf("plain ids %s, %s: expected increasing", a, b)
 	}
 }

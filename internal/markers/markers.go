@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 
 	"cloud.google.com/go/datastore"
 
@@ -98,7 +97,7 @@ func (s *Service) Get(ctx context.Context, user string, feeds []string) (map[str
 	out := map[string]Marker{}
 	for i, f := range feeds {
 		if refs[i].Found() {
-			out[f] = Marker{LastReadID: strconv.FormatInt(vals[i].Seq, 10)}
+			out[f] = Marker{LastReadID: ids.Format(vals[i].Seq)}
 		}
 	}
 	return out, nil
@@ -143,7 +142,7 @@ func All(ctx context.Context, db *store.DB, user string) (map[string]Marker, err
 	q := db.Query(KindMarker).Ancestor(ownerKey(db, user))
 	out := map[string]Marker{}
 	err := store.Each[marker](ctx, db, q, 500, func(k *datastore.Key, m *marker) error {
-		out[k.Name] = Marker{LastReadID: strconv.FormatInt(m.Seq, 10)}
+		out[k.Name] = Marker{LastReadID: ids.Format(m.Seq)}
 		return nil
 	})
 	if err != nil {

@@ -408,10 +408,9 @@ function stream(path, label, isCurrent, emptyText, marker) {
   const empty = h('p', { class: 'empty', text: emptyText, hidden: true });
   const fresh = h('button', { type: 'button', class: 'fresh', hidden: true, 'aria-live': 'polite' });
   let cursor = '';
+  // The id of the newest activity shown: the first of a fresh load, or one
+  // just posted. Ids are opaque strings; a feed's order is the server's.
   let newest = '';
-  const seen = (id) => {
-    if (!newest || id.length > newest.length || (id.length === newest.length && id > newest)) newest = id;
-  };
   async function load(reset) {
     const res = await api('GET', withQuery(rest(path), { count: PAGE, cursor: reset ? '' : cursor }));
     if (!isCurrent()) return;
@@ -419,10 +418,8 @@ function stream(path, label, isCurrent, emptyText, marker) {
       put(list);
       fresh.hidden = true;
     }
-    for (const a of res.list || []) {
-      list.append(h('li', {}, activity(a)));
-      seen(a.id);
-    }
+    for (const a of res.list || []) list.append(h('li', {}, activity(a)));
+    if (reset) newest = res.list && res.list.length ? res.list[0].id : '';
     cursor = res.nextCursor || '';
     more.hidden = !cursor;
     empty.hidden = list.children.length > 0;
@@ -453,7 +450,7 @@ function stream(path, label, isCurrent, emptyText, marker) {
   section.prepend = (a) => {
     list.prepend(h('li', {}, activity(a)));
     empty.hidden = true;
-    seen(a.id);
+    newest = a.id;
   };
   return section;
 }

@@ -1,0 +1,98 @@
+// Command costmodel prints what a workload costs on Firestore in Datastore
+// mode with this service's design, and beside it fan-out on write into
+// Redis (Mastodon's home timelines) and pull (a query per followee), per
+// day and per month.
+//
+//	go run ./cmd/costmodel                       # the three communities of the README
+//	go run ./cmd/costmodel -preset million -posts 5 -retention-days 7
+//	go run ./cmd/costmodel -measure-redis        # the Redis figures, measured (needs redis-server)
+//
+// The per-operation figures are the billing meter's (feedbench -bill);
+// the workload is an assumption, set by flags.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"socialstream/internal/costmodel"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "costmodel:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("costmodel", flag.ContinueOnError)
+	preset := fs.String("preset", "", "one workload of: "+presetNames()+" (default all three)")
+	measure := fs.Bool("measure-redis", false, "measure Redis's memory per home entry and its delivery rate, and stop")
+	var sets []func(*costmodel.Workload)
+	num := func(name, usage string, field func(*costmodel.Workload) *float64) {
+		fs.Func(name, usage, func(s string) error {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v < 0 {
+				return fmt.Errorf("want a number at least 0")
+			}
+			sets = append(sets, func(w *costmodel.Workload) { *field(w) = v })
+			return nil
+		})
+	}
+	num("people", "people", func(w *costmodel.Workload) *float64 { return &w.People })
+	num("active", "share of people active in a day (0..1)", func(w *costmodel.Workload) *float64 { return &w.Active })
+	num("following", "people an ordinary person follows", func(w *costmodel.Workload) *float64 { return &w.Following })
+	num("celebrities", "people with -celebrity-followers each", func(w *costmodel.Workload) *float64 { return &w.Celebrities })
+	num("celebrity-followers", "followers of each celebrity", func(w *costmodel.Workload) *float64 { return &w.CelebrityFollowers })
+	num("celebrity-posts", "posts a day of each celebrity", func(w *costmodel.Workload) *float64 { return &w.CelebrityPosts })
+	num("posts", "posts a day of an active person", func(w *costmodel.Workload) *float64 { return &w.Posts })
+	num("home-pages", "home pages a day of an active person", func(w *costmodel.Workload) *float64 { return &w.HomePages })
+	num("other-pages", "other feed pages a day of an active person", func(w *costmodel.Workload) *float64 { return &w.OtherPages })
+	num("likes", "likes a day of an active person", func(w *costmodel.Workload) *float64 { return &w.Likes })
+	num("follows", "follows a day of an active person", func(w *costmodel.Workload) *float64 { return &w.Follows })
+	num("retention-days", "HOME_RETENTION in days (0: for ever)", func(w *costmodel.Workload) *float64 { return &w.RetentionDays })
+	num("peak", "the busiest second over the mean", func(w *costmodel.Workload) *float64 { return &w.Peak })
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *measure {
+		return measureRedis(ctx, out)
+	}
+	var ws []costmodel.Workload
+	for _, w := range costmodel.Presets {
+		if *preset == "" || w.Name == *preset {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return fmt.Errorf("no preset %q (%s)", *preset, presetNames())
+	}
+	for i := range ws {
+		for _, set := range sets {
+			set(&ws[i])
+		}
+	}
+	results := make([]costmodel.Result, len(ws))
+	for i, w := range ws {
+		results[i] = costmodel.Model(w, costmodel.Nam5)
+	}
+	Report(out, results, costmodel.Nam5)
+	return nil
+}
+
+func presetNames() string {
+	var names []string
+	for _, w := range costmodel.Presets {
+		names = append(names, strconv.Quote(w.Name))
+	}
+	return strings.Join(names, ", ")
+}

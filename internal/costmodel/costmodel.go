@@ -1,0 +1,261 @@
+// Package costmodel turns a workload (people, their follows, what they do
+// in a day) into what Firestore in Datastore mode bills for it, and sets
+// beside it two other designs on the same workload: fan-out on write into
+// Redis sorted sets (Mastodon's home timelines) and pull (one query per
+// followee, at read time).
+//
+// Its per-operation figures are the billing meter's (feedbench -bill on
+// the emulator; TestBill in cmd/feedbench checks that they agree), so the
+// model is only as right as the workload it is given.
+package costmodel
+
+import "math"
+
+// Op is what one operation is billed: entities read, written and deleted,
+// index entries written, bytes stored.
+type Op struct {
+	Reads, Writes, Deletes, IndexEntries, Bytes float64
+}
+
+func (o Op) plus(p Op) Op {
+	return Op{o.Reads + p.Reads, o.Writes + p.Writes, o.Deletes + p.Deletes, o.IndexEntries + p.IndexEntries, o.Bytes + p.Bytes}
+}
+
+func (o Op) times(n float64) Op {
+	return Op{o.Reads * n, o.Writes * n, o.Deletes * n, o.IndexEntries * n, o.Bytes * n}
+}
+
+// Metered are the figures of the billing meter for each operation, named
+// as feedbench -bill names them, with every job the operation enqueues.
+var Metered = map[string]Op{
+	"home page":                  {Reads: 42},
+	"@self by another":           {Reads: 24},
+	"@all page":                  {Reads: 42},
+	"notifications page":         {Reads: 43},
+	"unread count":               {Reads: 41},
+	"like":                       {Reads: 13, Writes: 4, IndexEntries: 19, Bytes: 3128},
+	"comment":                    {Reads: 9, Writes: 3, IndexEntries: 19, Bytes: 2676},
+	"follow, with its rebuild":   {Reads: 45, Writes: 26, IndexEntries: 84, Bytes: 10824},
+	"unfollow, with its rebuild": {Reads: 14, Writes: 26, Deletes: 1, IndexEntries: 8, Bytes: 1370},
+}
+
+// A post to F followers, as metered: a post to none, and what each
+// follower adds (its id in an audience chunk: three index entries).
+var (
+	PostAlone   = Op{Reads: 8, Writes: 2, IndexEntries: 20, Bytes: 2636}
+	PerFollower = Op{IndexEntries: 3, Bytes: 362.7}
+	// PerFanoutChunk is what each audience chunk past the first costs:
+	// its fan-out job reads the follower chunk it copies and the
+	// activity, and writes the audience chunk.
+	PerFanoutChunk = Op{Reads: 3, Writes: 1}
+)
+
+// AudienceChunkSize is how many follower ids one audience chunk holds
+// (activities.AudienceChunkSize).
+const AudienceChunkSize = 4998
+
+// Post returns what a post to followers is billed, with its jobs.
+func Post(followers float64) Op {
+	chunks := math.Max(1, math.Ceil((followers+1)/AudienceChunkSize))
+	return PostAlone.plus(PerFollower.times(followers)).plus(PerFanoutChunk.times(chunks - 1))
+}
+
+// Prices are Firestore in Datastore mode's, in US dollars.
+type Prices struct {
+	Source                  string
+	PerReads, PerWrites     float64 // per 100,000 entities
+	PerDeletes              float64 // per 100,000 entities
+	PerGiBMonth             float64
+	FreeReads, FreeWrites   float64 // per day
+	FreeDeletes, FreeStored float64 // per day; GiB
+}
+
+// Nam5 is the price list of the US multi-region nam5, as published on
+// Firestore in Datastore mode's pricing page (read 2026-11-24).
+var Nam5 = Prices{
+	Source:   "Firestore in Datastore mode pricing, multi-region nam5 (United States), read 2026-11-24",
+	PerReads: 0.06, PerWrites: 0.18, PerDeletes: 0.02, PerGiBMonth: 0.18,
+	FreeReads: 50000, FreeWrites: 20000, FreeDeletes: 20000, FreeStored: 1,
+}
+
+// Workload is what a community does in a day.
+type Workload struct {
+	Name string
+	// People, and the share of them active on a day.
+	People, Active float64
+	// Following is how many people an ordinary person follows, on
+	// average; Celebrities are people followed by CelebrityFollowers
+	// each, who post CelebrityPosts a day each.
+	Following, Celebrities, CelebrityFollowers, CelebrityPosts float64
+	// What an active person does in a day.
+	Posts, HomePages, OtherPages, NotificationPages, UnreadPolls float64
+	Likes, Comments, Follows, Unfollows                          float64
+	// PublicShare is the share of posts that are public (in @all).
+	PublicShare float64
+	// RetentionDays is HOME_RETENTION in days (0: for ever).
+	RetentionDays float64
+	// Peak is the busiest second's rate over the day's mean.
+	Peak float64
+}
+
+// Presets are the three communities the README models.
+var Presets = []Workload{
+	{Name: "community", People: 10_000, Active: 0.3, Following: 50,
+		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5},
+	{Name: "million", People: 1_000_000, Active: 0.2, Following: 150,
+		Celebrities: 100, CelebrityFollowers: 100_000, CelebrityPosts: 5,
+		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5},
+	{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
+		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5,
+		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5},
+}
+
+// Counts are a design's figures for one day.
+type Counts struct {
+	Reads, Writes, Deletes, IndexEntries float64
+	// StoredBytes is what the day adds to storage for good; HeldBytes
+	// what the retention window holds once full.
+	StoredBytes, HeldBytes float64
+}
+
+// Result is the model of one workload.
+type Result struct {
+	Workload Workload
+	Day      Counts
+	// OrdinaryFollowers is the mean follower count of an ordinary
+	// person: the follows left once the celebrities have theirs.
+	OrdinaryFollowers float64
+	// PostsPerDay, of which CelebrityPostsPerDay by celebrities.
+	PostsPerDay, CelebrityPostsPerDay float64
+	// PeakPosts is posts a second at the peak; HottestRange the writes a
+	// second, at the peak, to the busiest sequential index range, and
+	// HottestName which.
+	PeakPosts, HottestRange float64
+	HottestName             string
+	// DollarsMonth is a month's bill at the Prices: 30 days of reads,
+	// writes and deletes, and the storage at the month's end.
+	DollarsMonth float64
+	// Homes compares the designs on the home feed: this one, fan-out on
+	// write into Redis, and pull.
+	Homes [3]Home
+}
+
+// Home is what reading home pages and delivering posts to them cost a
+// day under one design; the rest of the workload (likes, comments,
+// follows, other pages) is the same under all three.
+type Home struct {
+	Design                 string
+	Reads, Writes, Deletes float64
+	// Held is what the database holds for the homes; Memory what Redis
+	// does (fan-out on write).
+	Held, Memory float64
+	// RedisOps are Redis commands a day; PeakThreads how many Redis
+	// command threads (instances, or shards) the peak's deliveries keep
+	// busy, at the measured rate.
+	RedisOps, PeakThreads float64
+	// DollarsMonth is the database's part of a month, at the Prices.
+	DollarsMonth float64
+}
+
+// Redis home timelines, as measured by costmodel -measure-redis (Redis
+// 7.0.15, Debian's, on the 2-core machine the suite runs on): the bytes
+// per entry of 800-entry sorted sets of 19-digit ids scored by
+// themselves, and the deliveries (an add and a trim) one pipelined
+// connection, and so Redis's one command thread, runs a second.
+const (
+	HomeSize                 = 800
+	RedisBytesPerItem        = 128.7
+	RedisDeliveriesPerSecond = 304_000
+)
+
+// secondsPerDay and daysPerMonth turn days into seconds and months.
+const (
+	secondsPerDay = 86400
+	daysPerMonth  = 30
+)
+
+// Model computes the day of a workload under each design.
+func Model(w Workload, p Prices) Result {
+	r := Result{Workload: w}
+	active := w.People * w.Active
+	ordinary := w.People - w.Celebrities
+	// Every person follows Following people; the celebrities' followers
+	// are among those follows.
+	r.OrdinaryFollowers = math.Max(0, (w.People*w.Following-w.Celebrities*w.CelebrityFollowers)/math.Max(1, ordinary))
+	ordinaryPosts := math.Max(0, active-w.Celebrities) * w.Posts
+	r.CelebrityPostsPerDay = w.Celebrities * w.CelebrityPosts
+	r.PostsPerDay = ordinaryPosts + r.CelebrityPostsPerDay
+
+	post := Post(r.OrdinaryFollowers).times(ordinaryPosts).plus(Post(w.CelebrityFollowers).times(r.CelebrityPostsPerDay))
+	pages := Metered["home page"].times(active * w.HomePages).
+		plus(Metered["@self by another"].times(active * w.OtherPages)).
+		plus(Metered["notifications page"].times(active * w.NotificationPages)).
+		plus(Metered["unread count"].times(active * w.UnreadPolls))
+	acts := Metered["like"].times(active * w.Likes).
+		plus(Metered["comment"].times(active * w.Comments)).
+		plus(Metered["follow, with its rebuild"].times(active * w.Follows)).
+		plus(Metered["unfollow, with its rebuild"].times(active * w.Unfollows))
+	day := post.plus(pages).plus(acts)
+	r.Day = Counts{Reads: day.Reads, Writes: day.Writes, Deletes: day.Deletes, IndexEntries: day.IndexEntries}
+	// What the audience copies hold is kept for the retention (then the
+	// trim deletes a chunk per chunk written); everything else for good.
+	audience := PerFollower.Bytes * (ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers)
+	r.Day.StoredBytes = day.Bytes - audience
+	if w.RetentionDays > 0 {
+		r.Day.HeldBytes = audience * w.RetentionDays
+		r.Day.Deletes += post.Writes - r.PostsPerDay // the chunks trimmed: as many as written
+	} else {
+		r.Day.StoredBytes = day.Bytes
+	}
+
+	// The sequential ranges: before scattered ordering, every post's
+	// activity and audience chunks go to the end of the seq indexes.
+	r.PeakPosts = r.PostsPerDay / secondsPerDay * w.Peak
+	chunksPerSecond := (post.Writes - r.PostsPerDay) / secondsPerDay * w.Peak
+	r.HottestRange, r.HottestName = chunksPerSecond, "Audience seq (every audience chunk written)"
+	if r.PeakPosts > r.HottestRange {
+		r.HottestRange, r.HottestName = r.PeakPosts, "Activity seq (every post)"
+	}
+
+	month := func(perDay, free, price float64) float64 {
+		return math.Max(0, perDay-free) * daysPerMonth / 100000 * price
+	}
+	storedGiB := (r.Day.StoredBytes*daysPerMonth + r.Day.HeldBytes) / (1 << 30)
+	r.DollarsMonth = month(r.Day.Reads, p.FreeReads, p.PerReads) + month(r.Day.Writes, p.FreeWrites, p.PerWrites) +
+		month(r.Day.Deletes, p.FreeDeletes, p.PerDeletes) + math.Max(0, storedGiB-p.FreeStored)*p.PerGiBMonth
+
+	// The home feed under each design. Here: the home pages, and the
+	// posts with their audience copies, held for the retention (or a
+	// year, without one).
+	homePages := active * w.HomePages
+	held := audience * w.RetentionDays
+	if w.RetentionDays == 0 {
+		held = audience * 365
+	}
+	chunks := post.Writes - r.PostsPerDay
+	r.Homes[0] = Home{Design: "this one: query on read", Reads: Metered["home page"].Reads*homePages + post.Reads,
+		Writes: post.Writes, Held: held}
+	if w.RetentionDays > 0 {
+		r.Homes[0].Deletes = chunks
+	}
+	// Fan-out on write: two commands per follower per post (add, trim)
+	// and one a page; the page's activities and authors from the
+	// database (the page's reads but its query and the reader's state).
+	deliveries := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers
+	pageEntities := Metered["home page"].Reads - 2
+	r.Homes[1] = Home{Design: "fan-out on write into Redis", Reads: pageEntities * homePages, Writes: r.PostsPerDay,
+		Memory: active * HomeSize * RedisBytesPerItem, RedisOps: 2*deliveries + homePages,
+		PeakThreads: deliveries / secondsPerDay * w.Peak / RedisDeliveriesPerSecond}
+	// Pull: a query per followee (at least a read each: one that finds
+	// nothing new is billed one) and the page's activities and authors.
+	r.Homes[2] = Home{Design: "pull: a query per followee", Reads: (w.Following + pageEntities) * homePages, Writes: r.PostsPerDay}
+	for i := range r.Homes {
+		h := &r.Homes[i]
+		h.DollarsMonth = month(h.Reads, 0, p.PerReads) + month(h.Writes, 0, p.PerWrites) + month(h.Deletes, 0, p.PerDeletes) +
+			h.Held/(1<<30)*p.PerGiBMonth
+	}
+	return r
+}

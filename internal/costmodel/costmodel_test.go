@@ -1,0 +1,80 @@
+package costmodel
+
+import (
+	"math"
+	"testing"
+)
+
+func TestPostChunks(t *testing.T) {
+	for _, c := range []struct {
+		followers    float64
+		writes       float64
+		reads        float64
+		indexEntries float64
+	}{
+		{0, 2, 8, 20},
+		{AudienceChunkSize - 1, 2, 8, 20 + 3*(AudienceChunkSize-1)}, // the author and every follower in chunk 0
+		{AudienceChunkSize, 3, 11, 20 + 3*AudienceChunkSize},        // one more chunk, by a fan-out job
+		{100_000, 22, 68, 300_020},
+	} {
+		got := Post(c.followers)
+		if got.Writes != c.writes || got.Reads != c.reads || got.IndexEntries != c.indexEntries {
+			t.Errorf("Post(%.0f) = %+v, want %v writes, %v reads, %v index entries", c.followers, got, c.writes, c.reads, c.indexEntries)
+		}
+	}
+}
+
+// A community small enough to count by hand: 100 people, all active,
+// each following 10, posting once and reading home twice a day.
+func TestModelByHand(t *testing.T) {
+	w := Workload{Name: "hand", People: 100, Active: 1, Following: 10, Posts: 1, HomePages: 2, RetentionDays: 10, Peak: 1}
+	r := Model(w, Nam5)
+	if r.OrdinaryFollowers != 10 || r.PostsPerDay != 100 {
+		t.Fatalf("followers %v, posts %v", r.OrdinaryFollowers, r.PostsPerDay)
+	}
+	post := Post(10)
+	want := Counts{
+		Reads:        100*post.Reads + 200*Metered["home page"].Reads,
+		Writes:       100 * post.Writes,
+		Deletes:      100 * (post.Writes - 1), // each audience chunk trimmed
+		IndexEntries: 100 * post.IndexEntries,
+		StoredBytes:  100 * (post.Bytes - 10*PerFollower.Bytes),
+		HeldBytes:    10 * 100 * 10 * PerFollower.Bytes,
+	}
+	if !near(r.Day, want) {
+		t.Errorf("day = %+v\nwant  %+v", r.Day, want)
+	}
+	if h := r.Homes[1]; h.RedisOps != 2*100*10+200 || h.Memory != 100*HomeSize*RedisBytesPerItem {
+		t.Errorf("Redis: %+v", h)
+	}
+	if h := r.Homes[2]; h.Reads != 200*(10+Metered["home page"].Reads-2) || h.Writes != 100 {
+		t.Errorf("pull: %+v", h)
+	}
+	// Without retention nothing is trimmed, and the copies stay.
+	w.RetentionDays = 0
+	if r := Model(w, Nam5); r.Day.Deletes != 0 || r.Day.HeldBytes != 0 || r.Day.StoredBytes != 100*post.Bytes {
+		t.Errorf("for ever: %+v", r.Day)
+	}
+}
+
+// Celebrities' posts go to their followers, and the busiest range is
+// their audience chunks'.
+func TestCelebrities(t *testing.T) {
+	w := Workload{People: 1000, Active: 1, Following: 20, Celebrities: 2, CelebrityFollowers: 9000, CelebrityPosts: 10, Peak: 2}
+	r := Model(w, Nam5)
+	if want := (1000*20 - 2*9000) / 998.0; math.Abs(r.OrdinaryFollowers-want) > 1e-9 {
+		t.Errorf("ordinary followers %v, want %v", r.OrdinaryFollowers, want)
+	}
+	if r.CelebrityPostsPerDay != 20 || r.Day.Writes != 20*Post(9000).Writes {
+		t.Errorf("celebrity posts %v, writes %v", r.CelebrityPostsPerDay, r.Day.Writes)
+	}
+	if r.HottestName == "" || r.HottestRange != 20*2*2/86400.0 {
+		t.Errorf("hottest %v (%s)", r.HottestRange, r.HottestName)
+	}
+}
+
+func near(a, b Counts) bool {
+	eq := func(x, y float64) bool { return math.Abs(x-y) <= 1e-6*math.Max(1, math.Abs(y)) }
+	return eq(a.Reads, b.Reads) && eq(a.Writes, b.Writes) && eq(a.Deletes, b.Deletes) &&
+		eq(a.IndexEntries, b.IndexEntries) && eq(a.StoredBytes, b.StoredBytes) && eq(a.HeldBytes, b.HeldBytes)
+}
