@@ -44,6 +44,9 @@ func TestModelByHand(t *testing.T) {
 	if !near(r.Day, want) {
 		t.Errorf("day = %+v\nwant  %+v", r.Day, want)
 	}
+	if h := r.Homes[0]; h.Reads != 200*Metered["home page"].Reads || h.Writes != 100*post.Writes || h.Held != want.HeldBytes {
+		t.Errorf("this design's home: %+v", h)
+	}
 	if h := r.Homes[1]; h.RedisOps != 2*100*10+200 || h.Memory != 100*HomeSize*RedisBytesPerItem {
 		t.Errorf("Redis: %+v", h)
 	}
