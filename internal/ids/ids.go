@@ -146,12 +146,6 @@ func Format(id int64) string {
 	return fmt.Sprintf("%020d", mix(uint64(id)))
 }
 
-// NextScattered returns Next in its scattered form, and the id.
-func (g *Generator) NextScattered() (string, int64) {
-	id := g.Next()
-	return Format(id), id
-}
-
 // Time returns the time at which id was minted, to the millisecond.
 func Time(id int64) time.Time {
 	return Epoch.Add(time.Duration(id>>(nodeBits+seqBits)) * time.Millisecond)
@@ -180,7 +174,10 @@ func Parse(s string) (int64, bool) {
 			return 0, false
 		}
 		n := int64(unmix(u))
-		return n, n > 0
+		if n <= 0 {
+			return 0, false
+		}
+		return n, true
 	}
 	if s[0] == '0' {
 		return 0, false

@@ -178,7 +178,7 @@ func TestScatteredKeysSpread(t *testing.T) {
 		if i%100 == 0 {
 			now = now.Add(time.Millisecond)
 		}
-		s, _ := g.NextScattered()
+		s := Format(g.Next())
 		u, _ := strconv.ParseUint(s, 10, 64)
 		buckets[u>>60]++
 		if s < prev {
