@@ -27,3 +27,12 @@ func TestRun(t *testing.T) {
 		}
 	}
 }
+
+// Without redis-server the measurement says what it needs.
+func TestMeasureRedisNeedsTheServer(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	err := run(context.Background(), []string{"-measure-redis"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "needs redis-server") {
+		t.Errorf("run -measure-redis with no redis-server: %v", err)
+	}
+}

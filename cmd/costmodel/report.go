@@ -69,7 +69,7 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		}))
 		switch i {
 		case 0:
-			row("audience copies held", h(func(x costmodel.Home) string { return size(x.Held) }))
+			row("audience copies held (a year's, with no retention)", h(func(x costmodel.Home) string { return size(x.Held) }))
 		case 1:
 			row(fmt.Sprintf("Redis: memory of the active people's homes (%d entries each)", costmodel.HomeSize), h(func(x costmodel.Home) string { return size(x.Memory) }))
 			row("Redis: commands a day; threads busy at the peak", h(func(x costmodel.Home) string { return n(x.RedisOps) + "; " + fmt.Sprintf("%.2f", x.PeakThreads) }))

@@ -149,8 +149,9 @@ type Result struct {
 type Home struct {
 	Design                 string
 	Reads, Writes, Deletes float64
-	// Held is what the database holds for the homes; Memory what Redis
-	// does (fan-out on write).
+	// Held is what the database holds for the homes (with no retention,
+	// a year of audience copies); Memory what Redis does (fan-out on
+	// write).
 	Held, Memory float64
 	// RedisOps are Redis commands a day; PeakThreads how many Redis
 	// command threads (instances, or shards) the peak's deliveries keep
@@ -199,14 +200,18 @@ func Model(w Workload, p Prices) Result {
 		plus(Metered["follow, with its rebuild"].times(active * w.Follows)).
 		plus(Metered["unfollow, with its rebuild"].times(active * w.Unfollows))
 	day := post.plus(pages).plus(acts)
+	// A delivery is one follower's copy of one post; chunks are the
+	// audience chunks the day's posts write.
+	deliveries := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers
+	chunks := post.Writes - r.PostsPerDay
 	r.Day = Counts{Reads: day.Reads, Writes: day.Writes, Deletes: day.Deletes, IndexEntries: day.IndexEntries}
 	// What the audience copies hold is kept for the retention (then the
 	// trim deletes a chunk per chunk written); everything else for good.
-	audience := PerFollower.Bytes * (ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers)
+	audience := PerFollower.Bytes * deliveries
 	r.Day.StoredBytes = day.Bytes - audience
 	if w.RetentionDays > 0 {
 		r.Day.HeldBytes = audience * w.RetentionDays
-		r.Day.Deletes += post.Writes - r.PostsPerDay // the chunks trimmed: as many as written
+		r.Day.Deletes += chunks // trimmed: as many as written
 	} else {
 		r.Day.StoredBytes = day.Bytes
 	}
@@ -214,7 +219,7 @@ func Model(w Workload, p Prices) Result {
 	// The sequential ranges: before scattered ordering, every post's
 	// activity and audience chunks go to the end of the seq indexes.
 	r.PeakPosts = r.PostsPerDay / secondsPerDay * w.Peak
-	chunksPerSecond := (post.Writes - r.PostsPerDay) / secondsPerDay * w.Peak
+	chunksPerSecond := chunks / secondsPerDay * w.Peak
 	r.HottestRange, r.HottestName = chunksPerSecond, "Audience seq (every audience chunk written)"
 	if r.PeakPosts > r.HottestRange {
 		r.HottestRange, r.HottestName = r.PeakPosts, "Activity seq (every post)"
@@ -235,7 +240,6 @@ func Model(w Workload, p Prices) Result {
 	if w.RetentionDays == 0 {
 		held = audience * 365
 	}
-	chunks := post.Writes - r.PostsPerDay
 	// Every design reads what a post reads of its author and writes the
 	// activity; here a post writes its audience chunks too, and its
 	// fan-out jobs read what they copy.
@@ -247,7 +251,6 @@ func Model(w Workload, p Prices) Result {
 	// Fan-out on write: two commands per follower per post (add, trim)
 	// and one a page; the page's activities and authors from the
 	// database (the page's reads but its query and the reader's state).
-	deliveries := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers
 	pageEntities := Metered["home page"].Reads - 2
 	r.Homes[1] = Home{Design: "fan-out on write into Redis", Reads: pageEntities * homePages, Writes: r.PostsPerDay,
 		Memory: active * HomeSize * RedisBytesPerItem, RedisOps: 2*deliveries + homePages,
