@@ -735,3 +735,10 @@ func (s *Service) LookupUsernames(ctx context.Context, names []string) (map[stri
 	}
 	return out, nil
 }
+
+// Nobody reports whether no person has signed up in db: a database no
+// version has served anyone from.
+func Nobody(ctx context.Context, db *store.DB) (bool, error) {
+	keys, err := db.GetAll(ctx, db.Query(KindUser).KeysOnly().Limit(1), nil)
+	return len(keys) == 0, err
+}

@@ -4,11 +4,10 @@
 // An Activity stores copies of its author's graph at posting time, so that
 // every feed is one equality query plus one batch lookup:
 //
-//   - Activity/{id}: the activity, with userId, appId, groupIds,
-//     mentionIds, tags and visibleTo indexed for the @self, {groupId},
-//     @mentions, @tag and @all feeds (visibility.go); repostOf on a repost
-//     (repost.go); seq (the id as an integer) orders every feed newest
-//     first.
+//   - Activity/{id}: the activity, with its places in the @self,
+//     {groupId}, @mentions, @tag and @all feeds (places.go; who may see
+//     it, visibility.go); repostOf on a repost (repost.go); seq, the id as
+//     an integer, orders every feed newest first through the places.
 //
 //   - Activity/{id}/Audience/{n}: relation index entities holding the ids
 //     that see the activity at home: the author and the author's followers,
@@ -16,8 +15,8 @@
 //     author's follower chunk n (package graph), and chunk 0 adds the
 //     author. An activity for the mentioned alone has chunk 0 alone, of
 //     them and the author; Audience/#{tag}:{n} hold the followers of its
-//     tags (tagged.go). The home feed is a keys-only query on followerIds;
-//     the Activity entities stay small.
+//     tags (tagged.go). The home feed is a keys-only range of their home
+//     places; the Activity entities stay small.
 //
 //   - Activity/{id}/Version/{n}: what an edited activity was (edit.go).
 //
@@ -36,7 +35,8 @@
 // Jobs it owns, each enqueued before the commit it follows, idempotent: the
 // fan-out of a post's other audience chunks, the notifications of a post's
 // mentions (package notifications), the pages of its tags' followers, the
-// visibility migration, and the cleanup after a delete
+// visibility migration, the move to places (reorder.go), and the cleanup
+// after a delete
 // (audience chunks follow jobs added, counts, and, through Config.Forget,
 // what other packages keep about the activity: likes, comments,
 // notifications).
@@ -59,6 +59,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/order"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	viewerstate "socialstream/internal/viewer"
@@ -79,15 +80,16 @@ const MaxIndexEntries = 20000
 // AudienceChunkSize is the most ids one Audience entity holds.
 //
 // An Audience entity with n ids has these index entries:
-//   - 2n in the built-in indexes of followerIds (ascending and descending),
-//   - 2 in the built-in indexes of seq, 2 in those of userId,
-//   - n in the composite index (followerIds, seq desc) of the home feed,
+//   - 2n in the built-in indexes of home (ascending and descending), one
+//     value {follower}/{seq} an id (places.go),
+//   - n in the composite index (userId, home) of an unfollow's query,
+//   - 2 in the built-in indexes of userId, 2 in those of trim,
 //
 // 3n + 4 in all, under the 20,000 limit up to n = 6,665. The Firestore
 // emulator in Datastore mode refuses an entity of more than 5,000 indexed
-// values ("Too many indexed properties"): n ids, seq and userId make
+// values ("Too many indexed properties"): n ids, userId and trim make
 // n + 2, so n = 4,998 is the most it takes. Entity size stays small too:
-// 5,000 ids of 19 digits are about 100 KB of the 1 MiB limit.
+// 5,000 home values of 31 bytes are about 160 KB of the 1 MiB limit.
 const AudienceChunkSize = 4998
 
 // AudienceIndexEntries is the number of index entries of an Audience entity
@@ -110,9 +112,11 @@ var (
 
 // Activity is the stored activity.
 type Activity struct {
-	Seq        int64    `datastore:"seq"`
-	UserID     string   `datastore:"userId"`
-	AppID      string   `datastore:"appId,omitempty"` // none: in no index (no query asks for no app)
+	// Seq (the id as an integer) orders the feeds through the places
+	// of places.go, not by an index of its own.
+	Seq        int64    `datastore:"seq,noindex"`
+	UserID     string   `datastore:"userId"` // indexed: an erasure finds the author's activities, a group removal its copies
+	AppID      string   `datastore:"appId,omitempty,noindex"`
 	Title      string   `datastore:"title,noindex"`
 	Body       string   `datastore:"body,noindex"`
 	URL        string   `datastore:"url,noindex"`
@@ -122,7 +126,7 @@ type Activity struct {
 	GroupIDs   []string `datastore:"groupIds"`
 	// Tags are the #tags of its title and body (package tags), as the
 	// tag feeds find it.
-	Tags []string `datastore:"tags"`
+	Tags []string `datastore:"tags,noindex"`
 	// RepostOf, on a repost, is the activity it shares (indexed: a
 	// deleted activity's reposts go with it), and RepostOfUser that
 	// activity's author, so a feed reads both in its one batch lookup.
@@ -135,7 +139,7 @@ type Activity struct {
 	// an earlier version's, public), and VisibleTo the audiences whose
 	// feeds' queries find it (see visibility.go).
 	Visibility string   `datastore:"visibility,noindex"`
-	VisibleTo  []string `datastore:"visibleTo"`
+	VisibleTo  []string `datastore:"visibleTo,noindex"`
 	// Chunks is the number of follower chunks the author had at posting
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
@@ -164,9 +168,10 @@ type Activity struct {
 }
 
 // Audience is one chunk of an activity's home-feed audience.
+// It is stored as its home and trim places (places.go).
 type Audience struct {
-	FollowerIDs []string `datastore:"followerIds"`
-	Seq         int64    `datastore:"seq"`
+	FollowerIDs []string `datastore:"-"`
+	Seq         int64    `datastore:"seq,noindex"`
 	// UserID says whose followers the chunk holds: the activity's author
 	// (so that removing a follower from an author's activities finds
 	// exactly the chunks that hold it, however old: followerIds == F and
@@ -234,6 +239,14 @@ type Config struct {
 	// HomeRetention is how far back a home feed reaches, and how long the
 	// audience chunks that make it are kept (0: for ever); see HomeEdge.
 	HomeRetention time.Duration
+	// Upgrade says whether activities and audience chunks of an earlier
+	// version, ordered by an indexed seq, may remain (package order): the
+	// feeds then read them by the earlier queries too. Nil: none remain.
+	Upgrade *order.Upgrade
+	// Reorder, when set, moves up to n notifications of an earlier
+	// version to this version's form (package notifications), for the
+	// jobs of the move (reorder.go).
+	Reorder func(ctx context.Context, n int) (int, error)
 	// Liked, when set, adds viewer's like of an activity to a feed's
 	// batch lookup (package likes), for likedByViewer.
 	Liked func(l *store.Lookup, activity, viewer string) store.Ref

@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/ids"
+	"socialstream/internal/order"
 	"socialstream/internal/store"
 )
 
@@ -112,7 +113,7 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 		case found[i].Found() && (slices.Contains(aud.FollowerIDs, follower) || aud.UserID == MentionAudience(r.Author)):
 			continue // there already, or for the mentioned alone
 		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
-			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements("followerIds", follower)); err != nil {
+			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements(homeProp, homePlace(follower, r.Seq))); err != nil {
 				return nil, err
 			}
 		default:
@@ -136,41 +137,59 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 	return changed, nil
 }
 
-// AudienceOf returns the keys-only query of the audience chunks of
+// AudienceOf returns the keys-only queries of the audience chunks of
 // author's activities that hold follower: every copy a removal must undo,
-// in any chunk or overflow, however old. Two equality filters, served by
-// the built-in indexes (a merge join), in key order.
-func AudienceOf(db *store.DB, follower, author string) *datastore.Query {
-	return db.Query(KindAudience).FilterField("followerIds", "=", follower).FilterField("userId", "=", author).KeysOnly()
+// in any chunk or overflow, however old. The first is a range of the home
+// places of follower beside userId (the composite index (userId, home));
+// should earlier be true (package order), the second finds the chunks of
+// an earlier version, by two equality filters served by the built-in
+// indexes (a merge join). Pass the keys each finds to RemoveFollower with
+// its index.
+func AudienceOf(db *store.DB, follower, author string, earlier bool) []*datastore.Query {
+	qs := []*datastore.Query{order.Range(db.Query(KindAudience).FilterField("userId", "=", author), homeProp, follower, 0, order.Place{}).KeysOnly()}
+	if earlier {
+		qs = append(qs, db.Query(KindAudience).FilterField("followerIds", "=", follower).FilterField("userId", "=", author).KeysOnly())
+	}
+	return qs
 }
 
 // RemoveFollower removes follower, in tx, from the audience chunks with the
-// given keys (from AudienceOf) whose activity was surely posted before
-// cutoff (all of them when cutoff is zero). It returns the ids of the activities
-// it changed.
-func RemoveFollower(tx *store.Tx, keys []*datastore.Key, follower string, cutoff time.Time) ([]string, error) {
-	var pick []*datastore.Key
+// given keys (from the query of AudienceOf of index phase) whose activity
+// was surely posted before cutoff (all of them when cutoff is zero). It
+// returns the ids of the activities it changed.
+func RemoveFollower(tx *store.Tx, keys []*datastore.Key, follower string, cutoff time.Time, phase int) ([]string, error) {
+	type pick struct {
+		key *datastore.Key
+		seq int64
+	}
+	var picks []pick
 	for _, k := range keys {
 		seq, ok := ids.Parse(k.Parent.Name)
 		if ok && (cutoff.IsZero() || ids.MintedBefore(seq, cutoff)) {
-			pick = append(pick, k)
+			picks = append(picks, pick{k, seq})
 		}
 	}
-	if len(pick) == 0 {
+	if len(picks) == 0 {
 		return nil, nil
 	}
 	// Each chunk loses the follower by a server-side RemoveAllFromArray
 	// that reads nothing, so jobs removing followers of one author do not
 	// wait on each other's locks. A chunk deleted with its activity since
 	// the query fails the commit: the job retries, and its query no longer
-	// finds it.
+	// finds it. A chunk of an earlier version loses it from its list of
+	// ids too (and from its home places, which a job of this version may
+	// have added).
 	var changed []string
-	for _, k := range pick {
-		if err := tx.Transform(k, datastore.RemoveAllFromArray("followerIds", follower)); err != nil {
+	for _, p := range picks {
+		ts := []datastore.PropertyTransform{datastore.RemoveAllFromArray(homeProp, homePlace(follower, p.seq))}
+		if phase > 0 {
+			ts = append(ts, datastore.RemoveAllFromArray("followerIds", follower))
+		}
+		if err := tx.Transform(p.key, ts...); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(changed, k.Parent.Name) {
-			changed = append(changed, k.Parent.Name)
+		if !slices.Contains(changed, p.key.Parent.Name) {
+			changed = append(changed, p.key.Parent.Name)
 		}
 	}
 	return changed, nil

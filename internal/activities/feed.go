@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"math"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
+	"socialstream/internal/order"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	viewerstate "socialstream/internal/viewer"
@@ -67,25 +67,27 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 	if app != "" && r.Selector != Self && r.Selector != All {
 		return nil, "", errAppFilter
 	}
-	// newer narrows a feed's query to what is newer than Since: a range on
-	// the property it is ordered by, served by the same index.
-	newer, since := func(q *datastore.Query) *datastore.Query { return q }, ""
+	// since narrows a feed to what is newer than Since: the lower bound of
+	// the range of its places.
+	var since int64
+	sinceTag := ""
 	if r.Since != "" {
 		seq, ok := ids.Parse(r.Since)
 		if !ok {
 			return nil, "", derrors.New(derrors.InvalidArgument, "since must be an activity id")
 		}
-		newer = func(q *datastore.Query) *datastore.Query { return q.FilterField("seq", ">", seq) }
-		since = ":since" + r.Since
+		since, sinceTag = seq, ":since"+r.Since
 	}
+	acts := s.db.Query(KindActivity)
 	switch r.Selector {
 	case Self:
-		q := s.db.Query(KindActivity).FilterField("userId", "=", r.UserID)
+		prefix := selfFeed(r.UserID, app)
+		earlier := acts.FilterField("userId", "=", r.UserID)
 		if app != "" {
-			q = q.FilterField("appId", "=", app)
+			earlier = earlier.FilterField("appId", "=", app)
 		}
 		// Read by someone else: what they may see, by the query.
-		tag := "self:" + r.UserID + ":" + app + since
+		tag := "self:" + r.UserID + ":" + app + sinceTag
 		if r.Viewer != r.UserID {
 			audience := Public
 			if r.Viewer != "" {
@@ -98,109 +100,130 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 					audience = FollowersOnly
 				}
 			}
-			q = q.FilterField("visibleTo", "=", audience)
+			prefix = pageFeed(r.UserID, app, audience)
+			earlier = earlier.FilterField("visibleTo", "=", audience)
 			tag += ":" + audience
 		}
 		// A person's own feed shows them even to someone who mutes them,
 		// as their page.
-		return s.activityFeed(ctx, r.Viewer, newer(q).Order("-seq"), tag, r.Page, "", false)
+		return s.activityFeed(ctx, r.Viewer, []string{prefix}, earlier, since, tag, r.Page, "", false)
 	case All:
-		q := s.db.Query(KindActivity).FilterField("visibleTo", "=", Public)
-		if app != "" {
-			q = q.FilterField("appId", "=", app)
+		prefixes := make([]string, PublicShards)
+		for i := range prefixes {
+			prefixes[i] = publicFeed(i, app)
 		}
-		return s.activityFeed(ctx, r.Viewer, newer(q).Order("-seq"), "all:"+app+since, r.Page, "", true)
+		earlier := acts.FilterField("visibleTo", "=", Public)
+		if app != "" {
+			earlier = earlier.FilterField("appId", "=", app)
+		}
+		return s.activityFeed(ctx, r.Viewer, prefixes, earlier, since, "all:"+app+sinceTag, r.Page, "", true)
 	case Mentions:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		q := newer(s.db.Query(KindActivity).FilterField("mentionIds", "=", r.UserID)).Order("-seq")
-		return s.activityFeed(ctx, r.Viewer, q, "mentions:"+r.UserID+since, r.Page, "", true)
+		earlier := acts.FilterField("mentionIds", "=", r.UserID)
+		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, earlier, since, "mentions:"+r.UserID+sinceTag, r.Page, "", true)
 	case Friends:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		return s.homeFeed(ctx, r.Viewer, newer, since, r.Page)
+		return s.homeFeed(ctx, r.Viewer, since, sinceTag, r.Page)
 	default:
 		if name, ok := strings.CutPrefix(r.Selector, TagPrefix); ok {
 			tag, err := tags.Normalize(name)
 			if err != nil {
 				return nil, "", err
 			}
-			q := newer(s.db.Query(KindActivity).FilterField("tags", "=", tag).FilterField("visibleTo", "=", Public)).Order("-seq")
-			return s.activityFeed(ctx, r.Viewer, q, "tag:"+tag+since, r.Page, "", true)
+			earlier := acts.FilterField("tags", "=", tag).FilterField("visibleTo", "=", Public)
+			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, earlier, since, "tag:"+tag+sinceTag, r.Page, "", true)
 		}
 		group := r.Selector
 		if _, ok := ids.Parse(group); !ok {
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)
 		}
-		q := newer(s.db.Query(KindActivity).FilterField("groupIds", "=", group)).Order("-seq")
-		return s.activityFeed(ctx, r.Viewer, q, "group:"+group+since, r.Page, group, true)
+		earlier := acts.FilterField("groupIds", "=", group)
+		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, earlier, since, "group:"+group+sinceTag, r.Page, group, true)
 	}
 }
 
-// activityFeed runs a feed's query on activities; for a group's feed, group
-// names the group whose access the batch lookup checks too. quiet leaves
-// out the activities of the people the viewer mutes.
-func (s *Service) activityFeed(ctx context.Context, viewer string, q *datastore.Query, tag string, p store.PageRequest, group string, quiet bool) ([]View, string, error) {
-	keys, vals, next, err := store.Page[Activity](ctx, s.db, q, tag, p)
+// activityFeed reads a page of the feed of the activities in the ranges of
+// prefixes (and those of an earlier version that earlier finds), newer
+// than since; for a group's feed, group names the group whose access the
+// batch lookup checks too. quiet leaves out the activities of the people
+// the viewer mutes. One range is one query of the activities themselves;
+// more (the shards of @all) are keys-only queries, merged, and one batch
+// lookup of the activities of the page.
+func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, earlier *datastore.Query, since int64, tag string, p store.PageRequest, group string, quiet bool) ([]View, string, error) {
+	from, err := order.DecodeCursor(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	acts := make([]*Activity, len(vals))
-	for i := range vals {
-		acts[i] = &vals[i]
+	qs := s.feedQueries(ctx, KindActivity, feedsProp, prefixes, earlier, since, from)
+	keysOnly := len(qs) > 1
+	if keysOnly {
+		for i := range qs {
+			qs[i] = qs[i].KeysOnly()
+		}
+	}
+	keys, vals, last, more, err := order.Page[Activity](ctx, s.db, qs, keysOnly, placeOfActivity, p.Count, p.Offset)
+	if err != nil {
+		return nil, "", fmt.Errorf("activities: feed %s: %w", tag, err)
+	}
+	var acts []*Activity
+	if keysOnly {
+		// An activity deleted since the query is left out.
+		if keys, acts, err = s.load(ctx, keys); err != nil {
+			return nil, "", fmt.Errorf("activities: feed %s: %w", tag, err)
+		}
+	} else {
+		acts = make([]*Activity, len(vals))
+		for i := range vals {
+			acts[i] = &vals[i]
+		}
 	}
 	views, err := s.viewsOf(ctx, viewer, keys, acts, group, true, quiet)
 	if err != nil {
 		return nil, "", err
 	}
+	next := ""
+	if more {
+		next = order.EncodeCursor(tag, last)
+	}
 	return views, next, nil
 }
 
-func (s *Service) homeFeed(ctx context.Context, viewer string, newer func(*datastore.Query) *datastore.Query, since string, p store.PageRequest) ([]View, string, error) {
-	// A viewer may be in more than one audience entity of an activity: a
-	// chunk of the author's followers and a page of a tag's. They share
-	// the activity's seq, so they come one after the other: the activity
-	// is shown once, and the cursor names the last one shown, which the
-	// next page leaves out should it begin with it again.
-	last := ""
-	if p.Cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
-		id, cursor, ok := strings.Cut(string(raw), "\x00")
-		if _, valid := ids.Parse(id); err != nil || !ok || !valid {
-			return nil, "", store.ErrBadCursor
-		}
-		last, p.Cursor = id, cursor
-	}
-	q := newer(s.db.Query(KindAudience).FilterField("followerIds", "=", viewer)).Order("-seq").KeysOnly()
-	audKeys, _, next, err := store.Page[Audience](ctx, s.db, q, "home:"+viewer+since, p)
+// homeFeed reads a page of viewer's home feed: a keys-only range of the
+// home places of the audience chunks, and one batch lookup of their
+// activities. A viewer may be in more than one chunk of an activity (a
+// chunk of the author's followers and a page of a tag's): they share its
+// place, so the activity is shown once, and the next page starts below it.
+// The feed ends at its edge: the range goes no further back, though a
+// chunk past it may not be trimmed yet.
+func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinceTag string, p store.PageRequest) ([]View, string, error) {
+	tag := "home:" + viewer + sinceTag
+	from, err := order.DecodeCursor(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
+	if edge := s.homeEdge(); edge > 0 {
+		since = max(since, edge-1)
+	}
+	earlier := s.db.Query(KindAudience).FilterField("followerIds", "=", viewer)
+	qs := s.feedQueries(ctx, KindAudience, homeProp, []string{viewer}, earlier, since, from)
+	for i := range qs {
+		qs[i] = qs[i].KeysOnly()
+	}
+	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, placeOfChunk, p.Count, p.Offset)
+	if err != nil {
+		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
+	}
 	var keys []*datastore.Key
-	seen := map[string]bool{last: true}
-	edge := s.homeEdge()
-	for i, k := range audKeys {
-		if k.Parent == nil {
-			continue
-		}
-		// The feed ends at its edge: a chunk past it, not trimmed yet, is
-		// not shown, nor is anything after it.
-		if seq, _ := ids.Parse(k.Parent.Name); edge > 0 && seq < edge {
-			audKeys, next = audKeys[:i], ""
-			break
-		}
-		if !seen[k.Parent.Name] {
+	seen := map[string]bool{}
+	for _, k := range audKeys {
+		if k.Parent != nil && !seen[k.Parent.Name] {
 			seen[k.Parent.Name] = true
 			keys = append(keys, k.Parent)
 		}
-	}
-	if next != "" {
-		if n := len(audKeys); n > 0 && audKeys[n-1].Parent != nil {
-			last = audKeys[n-1].Parent.Name
-		}
-		next = base64.RawURLEncoding.EncodeToString([]byte(last + "\x00" + next))
 	}
 	// An activity deleted since is left out: its audience went with it.
 	found, list, err := s.load(ctx, keys)
@@ -210,6 +233,10 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, newer func(*datas
 	views, err := s.viewsOf(ctx, viewer, found, list, "", true, true)
 	if err != nil {
 		return nil, "", err
+	}
+	next := ""
+	if more {
+		next = order.EncodeCursor(tag, last)
 	}
 	return views, next, nil
 }
@@ -502,7 +529,7 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 // the bench's floor and probes, which measure the Datastore work a feed
 // cannot avoid.
 func HomeIDs(ctx context.Context, db *store.DB, viewer string, offset, n int) ([]string, error) {
-	q := db.Query(KindAudience).FilterField("followerIds", "=", viewer).Order("-seq").KeysOnly().Offset(offset)
+	q := order.Range(db.Query(KindAudience), homeProp, viewer, 0, order.Place{}).KeysOnly().Offset(offset)
 	keys, _, err := db.KeysFrom(ctx, q, "", n)
 	if err != nil {
 		return nil, err

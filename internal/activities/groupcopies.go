@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/order"
 	"socialstream/internal/store"
 )
 
@@ -18,13 +19,16 @@ import (
 const maxGroupCopies = 2 * groups.MaxGroupsPerUser
 
 // Newest returns owner's newest activities, limit at most, older than
-// before unless it is zero, newest first.
-func Newest(ctx context.Context, db *store.DB, owner string, before int64, limit int) ([]Ref, error) {
-	q := db.Query(KindActivity).FilterField("userId", "=", owner)
-	if before > 0 {
-		q = q.FilterField("seq", "<", before)
+// before unless it is zero, newest first: a range of their own page's
+// places, and, should earlier be true (package order), of activities of an
+// earlier version too.
+func Newest(ctx context.Context, db *store.DB, owner string, before int64, limit int, earlier bool) ([]Ref, error) {
+	from := order.Place{Seq: before}
+	qs := []*datastore.Query{order.Range(db.Query(KindActivity), feedsProp, selfFeed(owner, ""), 0, from).KeysOnly()}
+	if earlier {
+		qs = append(qs, earlierRange(db.Query(KindActivity).FilterField("userId", "=", owner), 0, from).KeysOnly())
 	}
-	keys, err := db.GetAll(ctx, q.Order("-seq").Limit(limit).KeysOnly(), nil)
+	keys, _, _, _, err := order.Page[Activity](ctx, db, qs, true, placeOfActivity, limit, 0)
 	if err != nil {
 		return nil, fmt.Errorf("activities.Newest(%s): %w", owner, err)
 	}
@@ -59,7 +63,10 @@ func AddGroup(tx *store.Tx, refs []Ref, group string) ([]string, error) {
 	}
 	return transformActivities(tx, keys, func(a *Activity) bool {
 		return a.isPublic() && !slices.Contains(a.GroupIDs, group) && len(a.GroupIDs) < maxGroupCopies
-	}, datastore.AppendMissingElements("groupIds", group))
+	}, func(a *Activity) []datastore.PropertyTransform {
+		return []datastore.PropertyTransform{datastore.AppendMissingElements("groupIds", group),
+			datastore.AppendMissingElements(feedsProp, order.Value(groupFeed(group), a.Seq))}
+	})
 }
 
 // RemoveGroup removes group, in tx, from the activities with the given
@@ -70,13 +77,16 @@ func AddGroup(tx *store.Tx, refs []Ref, group string) ([]string, error) {
 func RemoveGroup(tx *store.Tx, keys []*datastore.Key, group string, cutoff time.Time) ([]string, error) {
 	return transformActivities(tx, keys, func(a *Activity) bool {
 		return slices.Contains(a.GroupIDs, group) && (cutoff.IsZero() || ids.MintedBefore(a.Seq, cutoff))
-	}, datastore.RemoveAllFromArray("groupIds", group))
+	}, func(a *Activity) []datastore.PropertyTransform {
+		return []datastore.PropertyTransform{datastore.RemoveAllFromArray("groupIds", group),
+			datastore.RemoveAllFromArray(feedsProp, order.Value(groupFeed(group), a.Seq))}
+	})
 }
 
 // transformActivities reads the activities at keys outside tx and applies
-// t, in tx, to each that exists and that pick chooses; it returns the ids
-// of those.
-func transformActivities(tx *store.Tx, keys []*datastore.Key, pick func(*Activity) bool, t datastore.PropertyTransform) ([]string, error) {
+// the transforms of t, in tx, to each that exists and that pick chooses;
+// it returns the ids of those.
+func transformActivities(tx *store.Tx, keys []*datastore.Key, pick func(*Activity) bool, t func(*Activity) []datastore.PropertyTransform) ([]string, error) {
 	acts, found, err := readActivities(tx.DB().Lookup(), keys) // outside tx
 	if err != nil {
 		return nil, err
@@ -86,7 +96,7 @@ func transformActivities(tx *store.Tx, keys []*datastore.Key, pick func(*Activit
 		if !found[i] || !pick(&acts[i]) {
 			continue
 		}
-		if err := tx.Transform(k, t); err != nil {
+		if err := tx.Transform(k, t(&acts[i])...); err != nil {
 			return nil, err
 		}
 		changed = append(changed, k.Name)

@@ -9,6 +9,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/store"
+	"socialstream/internal/testenv"
 )
 
 // An activity of an earlier version has no visibility: until the
@@ -43,6 +44,7 @@ func TestVisibilityMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testenv.EarlierForm(t, db, activities.Key(db, old.ID))
 	public := func() []string {
 		t.Helper()
 		var got []string

@@ -25,12 +25,13 @@ const (
 
 // Every feed enforces visibility with its query, never by leaving out
 // what a page read: an activity's visibleTo holds the audiences that may
-// find it by a query. A public one holds both, a followers-only one
-// "followers", one for the mentioned neither.
-//   - @all and tag feeds query visibleTo = "public";
-//   - a person's page, read by someone else, visibleTo = "followers" if
-//     the reader follows them (one lookup of the follow, by key, before the
-//     query), else "public";
+// find it by a query, and its places (places.go) follow from it. A public
+// one holds both, a followers-only one "followers", one for the mentioned
+// neither.
+//   - @all and tag feeds are places of public activities alone;
+//   - a person's page, read by someone else, is the range of the
+//     "followers" audience if the reader follows them (one lookup of the
+//     follow, by key, before the query), else of "public";
 //   - home and @mentions need no filter: the audience chunks of a
 //     followers-only activity hold the followers, those of one for the
 //     mentioned hold the people it mentions, and @mentions lists what
@@ -38,8 +39,9 @@ const (
 //   - a group's feed holds public activities alone: group copies are made
 //     of those only.
 //
-// Activities of earlier versions have no visibility and no visibleTo: the
-// migration job (MigrateVisibility) makes them public.
+// Activities of earlier versions have no visibility and no visibleTo:
+// they are public, their places say so once this version writes them, and
+// the migration job (MigrateVisibility) gives them both.
 
 // MentionAudience is the value of Audience.UserID on the chunk of an
 // activity for the mentioned alone: not the author's, so that no unfollow

@@ -197,6 +197,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/tags", s.taskTags)
 	tasks.POST("/migrate", s.taskMigrate)
 	tasks.POST("/upgrade", s.taskUpgrade)
+	tasks.POST("/reorder", s.taskReorder)
 	tasks.POST("/notify", s.taskNotify)
 	tasks.POST("/tokens", s.taskTokens)
 	tasks.POST("/trim", s.taskTrim)

@@ -55,6 +55,17 @@ func (s *Server) taskMigrate(c *gin.Context) {
 	s.finishTask(c, err, "migrate", "step", t.Step, "changed", n)
 }
 
+// taskReorder runs one job of the move of earlier versions' activities,
+// audience chunks and notifications to this version's order.
+func (s *Server) taskReorder(c *gin.Context) {
+	var t activities.ReorderTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	n, err := s.activities.Reorder(c.Request.Context(), t)
+	s.finishTask(c, err, "reorder", "step", t.Step, "moved", n)
+}
+
 // taskUpgrade runs one step of the upgrade of earlier versions' people.
 func (s *Server) taskUpgrade(c *gin.Context) {
 	var t upgrade.Task

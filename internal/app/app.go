@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/markers"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
+	"socialstream/internal/order"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
@@ -344,11 +345,16 @@ type Services struct {
 func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config) (*Services, error) {
 	s := &Services{Accounts: acc}
 	var err error
+	// Whether entities of an earlier version's order remain: one state,
+	// that every feed reads and the move's last job sets.
+	moved := order.NewUpgrade(db)
+	rcfg.Upgrade = moved
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
 		Activity: func(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 			return activities.Mentioned(ctx, db, id)
 		},
 		GiveUpAfter: rcfg.GiveUpAfter,
+		Upgrade:     moved,
 	}); err != nil {
 		return nil, err
 	}
@@ -363,7 +369,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
-		Liked: likes.Liked,
+		Liked: likes.Liked, Upgrade: moved, Reorder: s.Notifications.Reorder,
 		Forget: []func(context.Context, string) (int, error){
 			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
 			func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
@@ -403,9 +409,10 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 
 // StartUpgrades enqueues the first job of each upgrade of earlier
 // versions' data that is not done (the activities' visibility, the
-// people's cards and states), as every instance does when it starts.
+// people's cards and states, the order of activities, audience chunks and
+// notifications), as every instance does when it starts.
 func (s *Services) StartUpgrades(ctx context.Context) error {
-	return errors.Join(s.Activities.StartMigration(ctx), s.Upgrade.Start(ctx))
+	return errors.Join(s.Activities.StartMigration(ctx), s.Upgrade.Start(ctx), s.Activities.StartReorder(ctx))
 }
 
 // Routes returns the HTTP handler of the services, behind guard.

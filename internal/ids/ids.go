@@ -200,3 +200,7 @@ func Scattered(s string) bool {
 func First(t time.Time) int64 {
 	return max(0, t.Sub(Epoch).Milliseconds()) << (nodeBits + seqBits)
 }
+
+// Spread returns id's place in the scattered order: consecutive ids give
+// values spread evenly over 64 bits, for picking a shard.
+func Spread(id int64) uint64 { return mix(uint64(id)) }

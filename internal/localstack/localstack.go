@@ -199,9 +199,17 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 	}()
 	s.closers = append(s.closers, func() { cancel(); <-done })
-	// As a deployed instance does when it starts.
-	if err := s.Services.StartUpgrades(ctx); err != nil {
-		return nil, err
+	// As a deployed instance does when it starts; a failure (a fault the
+	// caller injects) is tried again, as the next instance would.
+	for try := 1; ; try++ {
+		err := s.Services.StartUpgrades(ctx)
+		if err == nil {
+			break
+		}
+		if try == 5 {
+			return nil, err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return s, nil
 }

@@ -33,6 +33,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
+	"socialstream/internal/order"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
@@ -86,9 +87,13 @@ type Event struct {
 }
 
 // Notification is the stored notification.
+//
+// It is stored with its place in its recipient's list (package order):
+// order, {userId}/{seq}, whose built-in index lists a user's
+// notifications newest first; seq is in no index.
 type Notification struct {
 	UserID     string    `datastore:"userId"`
-	Seq        int64     `datastore:"seq"`
+	Seq        int64     `datastore:"seq,noindex"`
 	Read       bool      `datastore:"read"`
 	Type       string    `datastore:"type,noindex"`
 	ActorID    string    `datastore:"actorId"`              // indexed: erasing an account deletes what it caused
@@ -96,6 +101,33 @@ type Notification struct {
 	GroupID    string    `datastore:"groupId,noindex"`
 	Published  time.Time `datastore:"published,noindex"`
 }
+
+const orderProp = "order"
+
+// Load loads a notification, of this version or an earlier one.
+func (n *Notification) Load(ps []datastore.Property) error { return order.Load(n, ps, orderProp) }
+
+// Save saves a notification with its place.
+func (n *Notification) Save() ([]datastore.Property, error) {
+	return order.Save(n, datastore.Property{Name: orderProp, Value: order.Value(n.UserID, n.Seq)})
+}
+
+// newest returns the queries of user's notifications, newest first, from
+// a page's place: a range of their places, and while notifications of an
+// earlier version may remain (package order), the earlier query too.
+func (s *Service) newest(ctx context.Context, user string, from order.Place) []*datastore.Query {
+	qs := []*datastore.Query{order.Range(s.db.Query(Kind), orderProp, user, 0, from)}
+	if s.cfg.Upgrade.Pending(ctx) {
+		q := s.db.Query(Kind).FilterField("userId", "=", user)
+		if from.Seq > 0 {
+			q = q.FilterField("seq", "<", from.Seq)
+		}
+		qs = append(qs, q.Order("-seq"))
+	}
+	return qs
+}
+
+func placeOf(_ *datastore.Key, n *Notification) order.Place { return order.Place{Seq: n.Seq} }
 
 // View is a notification as the API shows it.
 type View struct {
@@ -123,6 +155,9 @@ type Config struct {
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
+	// Upgrade says whether notifications of an earlier version, ordered
+	// by an indexed seq, may remain (package order); nil: none do.
+	Upgrade *order.Upgrade
 }
 
 // Service makes and lists notifications.
@@ -371,10 +406,13 @@ func (s *Service) ForgetActivity(ctx context.Context, activity string) (int, err
 }
 
 func (s *Service) prune(ctx context.Context, user string) error {
-	q := s.db.Query(Kind).FilterField("userId", "=", user).Order("-seq").Offset(MaxKept).KeysOnly()
-	keys, err := s.db.GetAll(ctx, q, nil)
-	if err != nil {
-		return fmt.Errorf("notifications.prune(%s): %w", user, err)
+	var keys []*datastore.Key
+	for _, q := range s.newest(ctx, user, order.Place{}) {
+		ks, err := s.db.GetAll(ctx, q.Offset(MaxKept).KeysOnly(), nil)
+		if err != nil {
+			return fmt.Errorf("notifications.prune(%s): %w", user, err)
+		}
+		keys = append(keys, ks...)
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 500)
@@ -389,10 +427,18 @@ func (s *Service) prune(ctx context.Context, user string) error {
 // List returns a page of user's notifications, newest first, and how many
 // are unread.
 func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([]View, int64, string, error) {
-	q := s.db.Query(Kind).FilterField("userId", "=", user).Order("-seq")
-	keys, vals, next, err := store.Page[Notification](ctx, s.db, q, "notifications:"+user, p)
+	tag := "notifications:" + user
+	from, err := order.DecodeCursor(tag, p.Cursor)
 	if err != nil {
 		return nil, 0, "", err
+	}
+	keys, vals, last, more, err := order.Page[Notification](ctx, s.db, s.newest(ctx, user, from), false, placeOf, p.Count, p.Offset)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
+	}
+	next := ""
+	if more {
+		next = order.EncodeCursor(tag, last)
 	}
 	// The actors of the page, with user's own state.
 	people, hidden, own, err := s.actors(ctx, user, vals)
@@ -505,9 +551,7 @@ func groupKey(id string, n *Notification) string {
 // kept is read at once (at most MaxKept, and those a pruning job has yet
 // to drop): groups span the whole list, so no page can split one.
 func (s *Service) Grouped(ctx context.Context, user string, offset, count int) ([]Group, int, int, error) {
-	var ns []Notification
-	q := s.db.Query(Kind).FilterField("userId", "=", user).Order("-seq").Limit(2 * MaxKept)
-	keys, err := s.db.GetAll(ctx, q, &ns)
+	keys, ns, _, _, err := order.Page[Notification](ctx, s.db, s.newest(ctx, user, order.Place{}), false, placeOf, 2*MaxKept, 0)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
 	}
@@ -682,4 +726,15 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 		}
 	}
 	return nil
+}
+
+// Reorder moves up to n notifications of an earlier version, ordered by
+// an indexed seq, to this version's form (package order), and returns how
+// many it moved.
+func (s *Service) Reorder(ctx context.Context, n int) (int, error) {
+	moved, err := order.Rewrite(ctx, s.db, Kind, n, func() any { return &Notification{} })
+	if err != nil {
+		return moved, fmt.Errorf("notifications.Reorder: %w", err)
+	}
+	return moved, nil
 }

@@ -46,6 +46,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/order"
 	"socialstream/internal/pair"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -81,8 +82,10 @@ type Job struct {
 	// Before, when set, limits an adding job to activities older than
 	// this seq.
 	Before int64 `json:"before,omitempty"`
-	// Cursor is where a removing job's query goes on.
+	// Cursor is where a removing job's query goes on, and Phase which of
+	// its queries (activities.AudienceOf) that is.
 	Cursor string `json:"cursor,omitempty"`
+	Phase  int    `json:"phase,omitempty"`
 	Limit  int    `json:"limit"`  // activities an adding job covers
 	Budget int    `json:"budget"` // activities the backfill may still cover after it
 	Step   int    `json:"step"`
@@ -114,6 +117,9 @@ type Config struct {
 	// follow's jobs copy no activity older than that to the follower's
 	// audience, and stop there (see activities.HomeEdge).
 	HomeRetention time.Duration
+	// Upgrade says whether activities and audience chunks of an earlier
+	// version may remain (package order); nil: none do.
+	Upgrade *order.Upgrade
 }
 
 // MaxCopyLimit bounds a per-call copyLimit.
@@ -344,7 +350,7 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 		res.Stopped = stop
 		return res, err
 	}
-	refs, err := activities.Newest(ctx, s.db, j.Owner, j.Before, j.Limit)
+	refs, err := activities.Newest(ctx, s.db, j.Owner, j.Before, j.Limit, s.cfg.Upgrade.Pending(ctx))
 	if err != nil {
 		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 	}
@@ -402,20 +408,27 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 		res.Stopped = stop
 		return res, err
 	}
-	var q *datastore.Query
+	// The copies to undo: a removal of a follower finds those of this
+	// version by one query and, while the move of package order is under
+	// way, those of an earlier version by another (j.Phase says which).
+	var qs []*datastore.Query
 	if j.Group == "" {
-		q = activities.AudienceOf(s.db, j.Follower, j.Owner)
+		qs = activities.AudienceOf(s.db, j.Follower, j.Owner, j.Phase > 0 || s.cfg.Upgrade.Pending(ctx))
 	} else {
-		q = activities.WithGroup(s.db, j.Owner, j.Group)
+		qs = []*datastore.Query{activities.WithGroup(s.db, j.Owner, j.Group)}
 	}
-	cursor := j.Cursor
+	cursor, phase := j.Cursor, j.Phase
 	for res.Scanned < s.cfg.RemovalsPerJob {
-		keys, next, err := s.db.KeysFrom(ctx, q, cursor, s.cfg.Batch)
+		if phase >= len(qs) {
+			return res, s.finishRemoval(ctx, j)
+		}
+		keys, next, err := s.db.KeysFrom(ctx, qs[phase], cursor, s.cfg.Batch)
 		if err != nil {
 			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 		}
 		if len(keys) == 0 {
-			return res, s.finishRemoval(ctx, j)
+			cursor, phase = "", phase+1
+			continue
 		}
 		res.Scanned += len(keys)
 		stop, err := s.edit(ctx, j, &res, s.removing, func(tx *store.Tx, p pair.State) ([]string, error) {
@@ -424,7 +437,7 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 				cutoff = time.UnixMicro(p.Ended.Cutoff)
 			}
 			if j.Group == "" {
-				return activities.RemoveFollower(tx, keys, j.Follower, cutoff)
+				return activities.RemoveFollower(tx, keys, j.Follower, cutoff, phase)
 			}
 			return activities.RemoveGroup(tx, keys, j.Group, cutoff)
 		})
@@ -436,7 +449,7 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 	// More than one job should do: hand the rest on.
 	next := j
 	next.Step++
-	next.Cursor = cursor
+	next.Cursor, next.Phase = cursor, phase
 	next.At = j.at()
 	if err := s.enqueue(ctx, next); err != nil {
 		return res, err
