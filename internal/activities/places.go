@@ -163,7 +163,7 @@ func (a *Audience) Load(ps []datastore.Property) error {
 func (a *Audience) Save() ([]datastore.Property, error) {
 	home := make([]string, len(a.FollowerIDs))
 	for i, id := range a.FollowerIDs {
-		home[i] = order.Value(id, a.Seq)
+		home[i] = homePlace(id, a.Seq)
 	}
 	return order.Save(a,
 		datastore.Property{Name: homeProp, Value: list(home)},

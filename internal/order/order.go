@@ -273,31 +273,35 @@ func (u *Upgrade) Pending(ctx context.Context) bool {
 		return false
 	}
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.over {
+	over, pending, fresh := u.over, u.pending, !u.checked.IsZero() && u.now().Sub(u.checked) < recheck
+	u.mu.Unlock()
+	if over {
 		return false
 	}
-	now := u.now()
-	if !u.checked.IsZero() && now.Sub(u.checked) < recheck {
-		return u.pending
+	if fresh {
+		return pending
 	}
+	// Read without the lock: the feeds of other requests go on meanwhile
+	// with what was last read.
 	var r Record
 	ok, err := u.db.Get(ctx, RecordKey(u.db), &r)
 	if err != nil {
 		return true
 	}
-	u.checked, u.pending = now, false
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.checked = u.now()
 	switch {
 	case !ok:
 		// No move begun: a database of this version, or one whose
 		// instances have not started yet; read again in a while.
-		return false
+		u.pending = false
 	case !r.Done.IsZero():
-		u.over = true
-		return false
+		u.over, u.pending = true, false
+	default:
+		u.pending = true
 	}
-	u.pending = true
-	return true
+	return u.pending
 }
 
 // Set records what the caller knows: that the move is over or not.
