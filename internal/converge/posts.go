@@ -1,0 +1,445 @@
+package converge
+
+// The operations on activities: posts with mentions and tags, edits,
+// deletes, reposts, followed tags and read markers.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+func (r *runner) livePost(a *actor, author string) *post {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	var live []*post
+	for _, p := range r.m.posts {
+		if !p.deleted && (author == "" || p.author == author) {
+			live = append(live, p)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	return live[a.rng.IntN(len(live))]
+}
+
+func (r *runner) post(ctx context.Context, a *actor) (bool, error) {
+	return true, r.postAs(ctx, a.rng, a.pick())
+}
+
+// postAs posts as u, mentioning up to two users, half the time with an
+// externalId.
+func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
+	r.seq.Lock()
+	r.n++
+	n := r.n
+	r.seq.Unlock()
+	var mentions []string
+	title := fmt.Sprintf("post %d by %s", n, u.name)
+	for k := rng.IntN(3); k > 0; k-- {
+		m := r.someUser(rng)
+		if !strings.Contains(title, "@"+m.name+" ") {
+			title += " @" + m.name + " "
+			mentions = append(mentions, m.id)
+		}
+	}
+	// A third carry a tag or two, in whatever case.
+	var tagged []string
+	if rng.IntN(3) == 0 {
+		for k := 1 + rng.IntN(2); k > 0; k-- {
+			t := tagNames[rng.IntN(len(tagNames))]
+			if !slices.Contains(tagged, t) {
+				tagged = append(tagged, t)
+			}
+		}
+	}
+	title = strings.TrimSpace(title) + tagText(rng, tagged)
+	body := map[string]string{"title": title}
+	// Seven in ten public, two for followers, one for the mentioned.
+	visibility := "public"
+	switch k := rng.IntN(10); {
+	case k == 9:
+		visibility = "mentioned"
+	case k >= 7:
+		visibility = "followers"
+	}
+	if visibility != "public" || rng.IntN(2) == 0 {
+		body["visibility"] = visibility
+	}
+	if rng.IntN(2) == 0 {
+		body["externalId"] = fmt.Sprintf("ext-%d", n)
+	}
+	start := time.Now()
+	rep, out := r.write(ctx, "post", http.MethodPost, "/social/rest/activities/@me/@self", u.token, body)
+	id := ""
+	var made []string // the mentions the post made
+	if out == acked {
+		id = str(entry(rep), "id")
+		made = r.checkMentions(title, u.id, entry(rep), mentions)
+	}
+	if out == unknown {
+		// It is the newest of the author's own, if it happened.
+		rep, err := r.probe(ctx, "post", "/social/rest/activities/@me/@self?count=5", u.token, 200)
+		if err != nil {
+			return err
+		}
+		items, _ := rep.body["list"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok && str(m, "title") == title {
+				id = str(m, "id")
+				made = r.checkMentions(title, u.id, m, mentions)
+			}
+		}
+	}
+	end := time.Now()
+	r.m.done("post", out != acked, end)
+	if id != "" {
+		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility}
+		r.m.mu.Lock()
+		if r.m.postByID[id] != nil {
+			r.m.mu.Unlock()
+			r.m.violate(fmt.Sprintf("post %q answered the id of another post, %s", title, id))
+			return nil
+		}
+		r.m.posts = append(r.m.posts, p)
+		r.m.postByID[id] = p
+		r.m.mu.Unlock()
+	}
+	return nil
+}
+
+// checkMentions returns the mentions activity v made, and checks them
+// against those its title asked for: a mention may only be dropped for
+// someone whose account is gone or who had a block with the author.
+func (r *runner) checkMentions(title, author string, v map[string]any, asked []string) []string {
+	got, _ := v["mentions"].([]any)
+	made := make([]string, 0, len(got))
+	for _, g := range got {
+		made = append(made, fmt.Sprint(g))
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	for _, m := range made {
+		if !slices.Contains(asked, m) {
+			r.m.violations = append(r.m.violations, fmt.Sprintf("post %q: mentions %s, which it did not name", title, m))
+		}
+	}
+	for _, m := range asked {
+		if !slices.Contains(made, m) && !r.m.gone(m) && !r.m.blockedOnce(author, m) {
+			r.m.violations = append(r.m.violations, fmt.Sprintf("post %q: dropped the mention of %s", title, m))
+		}
+	}
+	return made
+}
+
+// goneAnswer tolerates the refusals an operation naming id may get while
+// id's account is being deleted.
+func (r *runner) goneAnswer(id string) func(int) bool {
+	return func(status int) bool {
+		r.m.mu.Lock()
+		defer r.m.mu.Unlock()
+		return r.m.gone(id) && (status == 401 || status == 403 || status == 404 || status == 409)
+	}
+}
+
+// editPost edits one of a user's posts, by REST or JSON-RPC in turn: a new
+// title naming up to two people, so that its mentions change.
+func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, u.id)
+	if p == nil || p.repostOf != "" {
+		return false, nil // a repost has no text to edit
+	}
+	r.seq.Lock()
+	r.n++
+	n := r.n
+	r.seq.Unlock()
+	title := fmt.Sprintf("edit %d by %s", n, u.name)
+	var mentions []string
+	for k := a.rng.IntN(3); k > 0; k-- {
+		m := r.someUser(a.rng)
+		if !strings.Contains(title, "@"+m.name+" ") {
+			title += " @" + m.name + " "
+			mentions = append(mentions, m.id)
+		}
+	}
+	// An edit keeps the post's tags (the tag jobs of edits are tested on
+	// their own): the oracle's tag history of a post is its posting's.
+	r.m.mu.Lock()
+	tagged := p.tags
+	r.m.mu.Unlock()
+	title = strings.TrimSpace(title) + tagText(a.rng, tagged)
+	path := "/social/rest/activities/@me/@self/@app/" + p.id
+	var rep reply
+	var out outcome
+	if r.turns.Add(1)%2 == 0 {
+		rep, out = r.write(ctx, "edit", viaRPC, "activities.update", u.token,
+			map[string]any{"activityId": p.id, "activity": map[string]string{"title": title}}, http.StatusConflict)
+		rep.body = map[string]any{"entry": rep.body}
+	} else {
+		rep, out = r.write(ctx, "edit", http.MethodPut, path, u.token, map[string]string{"title": title}, http.StatusConflict)
+	}
+	var made []string
+	applied := out == acked
+	if applied {
+		made = r.checkMentions(title, u.id, entry(rep), mentions)
+	}
+	if out == unknown {
+		rep, err := r.probe(ctx, "edit", "/social/rest/activities/@me/@self/@app/"+p.id, u.token, 200)
+		if err != nil {
+			return true, err
+		}
+		if items, _ := rep.body["list"].([]any); len(items) == 1 {
+			if m, ok := items[0].(map[string]any); ok && str(m, "title") == title {
+				applied = true
+				made = r.checkMentions(title, u.id, m, mentions)
+			}
+		}
+	}
+	r.m.done("edit", out != acked, time.Now())
+	if applied {
+		r.m.mu.Lock()
+		p.title, p.mentions = title, made
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, u.id)
+	if p == nil {
+		return false, nil
+	}
+	path := "/social/rest/activities/@me/@self/@app/" + p.id
+	_, out := r.write(ctx, "delete", http.MethodDelete, path, u.token, nil, http.StatusNotFound)
+	gone := out != unknown // 204, or a 404 after an attempt that did delete
+	if out == unknown {
+		rep, err := r.probe(ctx, "delete", path, u.token, 200, 404)
+		if err != nil {
+			return true, err
+		}
+		gone = rep.status == 404
+	}
+	r.m.done("delete", out != acked, time.Now())
+	if gone {
+		r.m.mu.Lock()
+		r.m.drop(p)
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+// repost makes one of a's users repost a live post (a repost shares the
+// post it shares), or undo one of theirs, by REST: a new repost is a post
+// of theirs, an undone one is deleted with it; reposting again must
+// answer the first repost.
+func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	r.m.mu.Lock()
+	var mine []*post
+	for k, p := range r.m.reposts {
+		if k.b == u.id && !p.deleted {
+			mine = append(mine, p)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].id < mine[j].id })
+	r.m.mu.Unlock()
+	if len(mine) > 0 && a.rng.IntN(3) == 0 {
+		return true, r.unrepost(ctx, u, mine[a.rng.IntN(len(mine))])
+	}
+	p := r.livePost(a, "")
+	if p == nil {
+		return false, nil
+	}
+	orig, sharer := p.id, p.author
+	if p.repostOf != "" {
+		orig, sharer = p.repostOf, p.sharedAuthor
+	}
+	defer r.lock("repost " + orig + " " + u.id)()
+	start := time.Now()
+	path := "/social/rest/reposts/" + p.id
+	// Only a public post can be reposted: another is a 403 (or, to
+	// someone who may not see it, a 404).
+	r.m.mu.Lock()
+	shared := r.m.postByID[orig]
+	public := shared != nil && shared.public()
+	r.m.mu.Unlock()
+	blocked := r.blockedAnswer(u.id, sharer)
+	rep, out := r.writeIf(ctx, "repost", http.MethodPost, path, u.token, nil,
+		func(status int) bool { return status == http.StatusForbidden && !public || blocked(status) }, http.StatusNotFound)
+	id := ""
+	switch out {
+	case acked:
+		e := entry(rep)
+		id = str(e, "id")
+		if o, _ := e["repostOf"].(map[string]any); o == nil || str(o, "id") != orig || o["repostedByViewer"] != true || num(o, "repostsCount") < 1 {
+			r.m.violate(fmt.Sprintf("repost of %s by %s answered %v", p.id, u.name, rep.body))
+		}
+	case unknown:
+		// It is among the reposter's own, if it happened.
+		pr, err := r.probe(ctx, "repost", "/social/rest/activities/@me/@self?count=20", u.token, 200)
+		if err != nil {
+			return true, err
+		}
+		items, _ := pr.body["list"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				if o, _ := m["repostOf"].(map[string]any); o != nil && str(o, "id") == orig {
+					id = str(m, "id")
+				}
+			}
+		}
+	}
+	end := time.Now()
+	r.m.done("repost", out != acked, end)
+	if id == "" {
+		return true, nil
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	k := pair{orig, u.id}
+	if had := r.m.reposts[k]; had != nil && !had.deleted {
+		if had.id != id {
+			r.m.violations = append(r.m.violations, fmt.Sprintf("repost of %s by %s answered %s, not the first repost %s", orig, u.name, id, had.id))
+		}
+		return true, nil
+	}
+	q := &post{id: id, author: u.id, repostOf: orig, sharedAuthor: sharer, start: start, end: end, seqTime: seqTime(id)}
+	if r.m.postByID[id] != nil {
+		r.m.violations = append(r.m.violations, fmt.Sprintf("repost of %s by %s answered the id of another post, %s", orig, u.name, id))
+		return true, nil
+	}
+	r.m.posts = append(r.m.posts, q)
+	r.m.postByID[id] = q
+	r.m.reposts[k] = q
+	if o := r.m.postByID[orig]; o == nil || o.deleted {
+		r.m.drop(q) // its post went meanwhile: so does the repost
+	}
+	return true, nil
+}
+
+// unrepost undoes u's repost q: the answer is the post it shared.
+func (r *runner) unrepost(ctx context.Context, u *user, q *post) error {
+	defer r.lock("repost " + q.repostOf + " " + u.id)()
+	rep, out := r.write(ctx, "unrepost", http.MethodDelete, "/social/rest/reposts/"+q.repostOf, u.token, nil, http.StatusNotFound)
+	gone := out != unknown
+	if out == acked {
+		if e := entry(rep); str(e, "id") != q.repostOf || e["repostedByViewer"] != false {
+			r.m.violate(fmt.Sprintf("unrepost of %s by %s answered %v", q.repostOf, u.name, rep.body))
+		}
+	}
+	if out == unknown {
+		pr, err := r.probe(ctx, "unrepost", "/social/rest/activities/@me/@self/@app/"+q.id, u.token, 200, 404)
+		if err != nil {
+			return err
+		}
+		gone = pr.status == 404
+	}
+	r.m.done("unrepost", out != acked, time.Now())
+	if gone {
+		r.m.mu.Lock()
+		r.m.drop(q)
+		r.m.mu.Unlock()
+	}
+	return nil
+}
+
+// tagText writes tags as a title's tail, each in a case of its own.
+func tagText(rng *rand.Rand, tags []string) string {
+	var b strings.Builder
+	for _, t := range tags {
+		switch rng.IntN(3) {
+		case 0:
+			t = strings.ToUpper(t)
+		case 1:
+			t = strings.ToUpper(t[:1]) + t[1:]
+		}
+		b.WriteString(" #" + t)
+	}
+	return b.String()
+}
+
+// followTag makes one of a's users follow a tag, or unfollow one they
+// follow, by REST: from the follow on, the tag's new posts come to their
+// home feed; an unfollow stops what comes next.
+func (r *runner) followTag(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	tag := tagNames[a.rng.IntN(len(tagNames))]
+	k := pair{u.id, tag}
+	r.m.mu.Lock()
+	on := !r.m.tagFollowing[k]
+	r.m.mu.Unlock()
+	op := "follow tag"
+	start := time.Now()
+	var out outcome
+	if on {
+		name := tag
+		if a.rng.IntN(2) == 0 {
+			name = "#" + strings.ToUpper(tag)
+		}
+		_, out = r.write(ctx, op, http.MethodPost, "/social/rest/tags/@me", u.token, map[string]string{"name": name})
+	} else {
+		op = "unfollow tag"
+		_, out = r.write(ctx, op, http.MethodDelete, "/social/rest/tags/@me/"+tag, u.token, nil)
+	}
+	now := on == (out == acked) // refused: as it was
+	if out == unknown {
+		rep, err := r.probe(ctx, op, "/social/rest/tags/@me/"+tag, u.token, 200)
+		if err != nil {
+			return true, err
+		}
+		now = entry(rep)["following"] == true
+	}
+	end := time.Now()
+	r.m.done(op, out != acked, end)
+	r.m.mu.Lock()
+	if now != r.m.tagFollowing[k] {
+		r.m.tagFollows[k] = append(r.m.tagFollows[k], event{add: now, start: start, end: end})
+	}
+	r.m.tagFollowing[k] = now
+	r.m.mu.Unlock()
+	return true, nil
+}
+
+// mark moves one of a's users' home marker to some post, by REST: the
+// answer must be the newer of that post and the marker as it was.
+func (r *runner) mark(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, "")
+	if p == nil {
+		return false, nil
+	}
+	r.m.mu.Lock()
+	was := r.m.marks[u.id]
+	r.m.mu.Unlock()
+	want := p.id
+	if was != "" && newerOrSame(was, p.id) {
+		want = was
+	}
+	rep, out := r.write(ctx, "mark", http.MethodPost, "/social/rest/markers/@me", u.token, map[string]any{"home": map[string]string{"lastReadId": p.id}})
+	if out == unknown {
+		var err error
+		if rep, err = r.probe(ctx, "mark", "/social/rest/markers/@me?feeds=home", u.token, 200); err != nil {
+			return true, err
+		}
+	}
+	r.m.done("mark", out != acked, time.Now())
+	home, _ := entry(rep)["home"].(map[string]any)
+	got := str(home, "lastReadId")
+	switch {
+	case out == acked && got != want, out == unknown && got != want && got != was:
+		r.m.violate(fmt.Sprintf("mark: %s's home marker moved from %q to %s answered %q, want %q", u.name, was, p.id, got, want))
+	case out != refused:
+		r.m.mu.Lock()
+		r.m.marks[u.id] = got
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}

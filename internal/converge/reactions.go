@@ -1,0 +1,165 @@
+package converge
+
+// The operations on reactions to activities: likes and comments.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+func (r *runner) like(ctx context.Context, a *actor) (bool, error) {
+	return r.setLike(ctx, a, true)
+}
+
+func (r *runner) unlike(ctx context.Context, a *actor) (bool, error) {
+	return r.setLike(ctx, a, false)
+}
+
+func (r *runner) setLike(ctx context.Context, a *actor, on bool) (bool, error) {
+	u := a.pick()
+	var p *post
+	if on {
+		p = r.livePost(a, "")
+	} else {
+		r.m.mu.Lock()
+		var liked []*post
+		for _, q := range r.m.posts {
+			if !q.deleted && r.m.likes[pair{q.id, u.id}] {
+				liked = append(liked, q)
+			}
+		}
+		r.m.mu.Unlock()
+		if len(liked) > 0 {
+			p = liked[a.rng.IntN(len(liked))]
+		}
+	}
+	if p == nil {
+		return false, nil
+	}
+	return true, r.likeAs(ctx, u, p, on)
+}
+
+// likeAs makes u like p (or unlike it, with on false).
+func (r *runner) likeAs(ctx context.Context, u *user, p *post, on bool) error {
+	defer r.lock("like " + p.id + " " + u.id)()
+	op, method := "like", http.MethodPost
+	if !on {
+		op, method = "unlike", http.MethodDelete
+	}
+	path := "/social/rest/likes/" + p.id
+	rep, out := r.writeIf(ctx, op, method, path, u.token, nil, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
+	key := pair{p.id, u.id}
+	r.m.mu.Lock()
+	now := r.m.likes[key]
+	r.m.mu.Unlock()
+	switch out {
+	case acked:
+		now = on
+		// The answer is the activity as u sees it after the change.
+		if e := entry(rep); str(e, "id") != p.id || e["likedByViewer"] != on || num(e, "likesCount") < boolCount(on) {
+			r.m.violate(fmt.Sprintf("%s %s by %s answered %v", op, p.id, u.name, rep.body))
+		}
+	case unknown:
+		rep, err := r.probe(ctx, op, path, u.token, 200, 404)
+		if err != nil {
+			return err
+		}
+		now = false
+		items, _ := rep.body["list"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok && str(m, "id") == u.id {
+				now = true
+			}
+		}
+	}
+	r.m.done(op, out != acked, time.Now())
+	r.m.mu.Lock()
+	r.m.likes[key] = now
+	r.m.mu.Unlock()
+	return nil
+}
+
+func boolCount(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	p := r.livePost(a, "")
+	if p == nil {
+		return false, nil
+	}
+	r.seq.Lock()
+	r.n++
+	text := fmt.Sprintf("comment %d by %s", r.n, u.name)
+	r.seq.Unlock()
+	path := "/social/rest/comments/" + p.id
+	rep, out := r.writeIf(ctx, "comment", http.MethodPost, path, u.token, map[string]string{"text": text}, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
+	id := ""
+	if out == acked {
+		id = str(entry(rep), "id")
+	}
+	if out == unknown {
+		items, err := r.c.list(ctx, path, u.token)
+		if err != nil && !strings.Contains(err.Error(), ": 404 ") {
+			return true, err
+		}
+		for _, it := range items {
+			if str(it, "text") == text {
+				id = str(it, "id")
+			}
+		}
+	}
+	r.m.done("comment", out != acked, time.Now())
+	if id != "" {
+		r.m.mu.Lock()
+		r.m.comments = append(r.m.comments, &comment{id: id, activity: p.id, author: u.id})
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
+
+func (r *runner) deleteComment(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	r.m.mu.Lock()
+	var mine []*comment
+	for _, c := range r.m.comments {
+		if p := r.m.postByID[c.activity]; !c.deleted && !p.deleted && (c.author == u.id || p.author == u.id) {
+			mine = append(mine, c)
+		}
+	}
+	r.m.mu.Unlock()
+	if len(mine) == 0 {
+		return false, nil
+	}
+	c := mine[a.rng.IntN(len(mine))]
+	defer r.lock("comment " + c.id)()
+	path := "/social/rest/comments/" + c.activity + "/" + c.id
+	_, out := r.write(ctx, "delete comment", http.MethodDelete, path, u.token, nil, http.StatusNotFound)
+	gone := out != unknown
+	if out == unknown {
+		items, err := r.c.list(ctx, "/social/rest/comments/"+c.activity, u.token)
+		if err != nil && !strings.Contains(err.Error(), ": 404 ") {
+			return true, err
+		}
+		gone = true
+		for _, it := range items {
+			if str(it, "id") == c.id {
+				gone = false
+			}
+		}
+	}
+	r.m.done("delete comment", out != acked, time.Now())
+	if gone {
+		r.m.mu.Lock()
+		c.deleted = true
+		r.m.mu.Unlock()
+	}
+	return true, nil
+}
