@@ -81,7 +81,43 @@ type User struct {
 	// user's followers are counted in besides FollowersCount: 0, or
 	// CountShards.
 	Shards int `datastore:"shards,noindex"`
+	Standing
 }
+
+// Standing is what a person's account allows: whether it is locked (a
+// follow is a request they decide), its role, and what moderation did to
+// it. The User and the card (Counts) both hold it: transactions that read
+// the User to see a person is there see it, and every page that shows the
+// person's activities reads the card anyway, so a suspension or a limit
+// hides them at once with no read more. SetStanding writes both.
+type Standing struct {
+	Locked bool `datastore:"locked,noindex"`
+	// Unlocked names the last unlock (µs), which its job waits for.
+	Unlocked int64 `datastore:"unlocked,noindex"`
+	// Role is "", RoleModerator or RoleAdmin; indexed (empty omitted) so
+	// that the staff can be listed.
+	Role string `datastore:"role,omitempty"`
+	// Limited keeps the person's activities out of @all and tag feeds, and
+	// from anyone who does not follow them.
+	Limited bool `datastore:"limited,noindex"`
+	// Suspended is when the account was suspended; zero if it is not.
+	Suspended time.Time `datastore:"suspended,noindex"`
+}
+
+// Roles a person may have.
+const (
+	RoleModerator = "moderator"
+	RoleAdmin     = "admin"
+)
+
+// IsSuspended reports whether the account is suspended.
+func (s Standing) IsSuspended() bool { return !s.Suspended.IsZero() }
+
+// Staff reports whether the person may moderate.
+func (s Standing) Staff() bool { return s.Role == RoleModerator || s.Role == RoleAdmin }
+
+// ErrSuspended refuses sign-in to a suspended account.
+var ErrSuspended = derrors.New(derrors.PermissionDenied, "this account is suspended")
 
 type usernameEntity struct {
 	UserID string `datastore:"userId,noindex"`
@@ -103,7 +139,16 @@ type Person struct {
 	FollowersCount    int64  `json:"followersCount"`
 	FollowingCount    int64  `json:"followingCount"`
 	Published         string `json:"published"`
+	// Locked: a follow of this person is a request they decide.
+	Locked bool `json:"locked"`
+	// Role is shown for moderators and admins alone.
+	Role string `json:"role,omitempty"`
+	// standing is the rest, for the operations that act on it.
+	standing Standing
 }
+
+// Standing returns what the person's account allows.
+func (p Person) Standing() Standing { return p.standing }
 
 // ToPerson converts a stored user.
 func ToPerson(id string, u *User) Person {
@@ -114,6 +159,9 @@ func ToPerson(id string, u *User) Person {
 		FollowersCount:    u.FollowersCount,
 		FollowingCount:    u.FollowingCount,
 		Published:         u.Published.UTC().Format(time.RFC3339),
+		Locked:            u.Locked,
+		Role:              u.Role,
+		standing:          u.Standing,
 	}
 }
 
@@ -215,7 +263,7 @@ func Read(l *store.Lookup, id string) *Record {
 			c := r.counts
 			r.named = true
 			r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published,
-				FollowersCount: c.BaseFollowers, FollowingCount: c.BaseFollowing, Shards: c.Shards}
+				FollowersCount: c.BaseFollowers, FollowingCount: c.BaseFollowing, Shards: c.Shards, Standing: c.Standing}
 			r.moreShards(l)
 			return
 		}
@@ -240,6 +288,15 @@ func (r *Record) moreShards(l *store.Lookup) {
 
 // Exists reports whether the user exists.
 func (r *Record) Exists() bool { return r.named || r.ref.Found() }
+
+// Standing returns what the user's account allows (zero if there is no
+// such user).
+func (r *Record) Standing() Standing {
+	if !r.Exists() {
+		return Standing{}
+	}
+	return r.u.Standing
+}
 
 // Person returns the user as the API shows it, if the user exists. Its
 // counts are those of a lookup outside a transaction: one in a
@@ -412,6 +469,9 @@ func (s *Service) Login(ctx context.Context, username, password string) (Person,
 	}
 	if bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil {
 		return Person{}, "", ErrBadLogin
+	}
+	if u.IsSuspended() {
+		return Person{}, "", ErrSuspended
 	}
 	token, err := s.newToken(ctx, ue.UserID)
 	if err != nil {

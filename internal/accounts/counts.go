@@ -46,6 +46,9 @@ type Counts struct {
 	BaseFollowers int64 `datastore:"baseFollowers,noindex"`
 	BaseFollowing int64 `datastore:"baseFollowing,noindex"`
 	Shards        int   `datastore:"shards,noindex"`
+	// The User's Standing, copied by SetStanding: one entity value, in no
+	// index.
+	Standing `datastore:"standing,noindex"`
 }
 
 // Card returns the card of a user as registration writes it, or as the
@@ -53,6 +56,7 @@ type Counts struct {
 func Card(u *User, c Counts) *Counts {
 	c.Username, c.DisplayName, c.Published = u.Username, u.DisplayName, u.Published
 	c.BaseFollowers, c.BaseFollowing, c.Shards = u.FollowersCount, u.FollowingCount, u.Shards
+	c.Standing = u.Standing
 	return &c
 }
 
@@ -117,4 +121,30 @@ func countKeys(db *store.DB, user string) []*datastore.Key {
 		keys[i] = CountKey(db, user, i)
 	}
 	return keys
+}
+
+// SetStanding changes, in tx, user's standing by change, on the User and
+// its card alike, and returns the person as it was before. A user not
+// there is ErrNoSuchPerson.
+func SetStanding(ctx context.Context, tx *store.Tx, user string, change func(*Standing) error) (Standing, error) {
+	var (
+		u User
+		c Counts
+		l = tx.Lookup()
+	)
+	found, _ := l.Add(UserKey(tx.DB(), user), &u), l.Add(CountsKey(tx.DB(), user), &c)
+	if err := l.Run(ctx); err != nil {
+		return Standing{}, err
+	}
+	if !found.Found() {
+		return Standing{}, ErrNoSuchPerson
+	}
+	was := u.Standing
+	if err := change(&u.Standing); err != nil {
+		return was, err
+	}
+	if u.Standing == was {
+		return was, nil
+	}
+	return was, tx.PutMulti([]*datastore.Key{UserKey(tx.DB(), user), CountsKey(tx.DB(), user)}, []any{&u, Card(&u, c)})
 }

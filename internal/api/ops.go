@@ -39,10 +39,11 @@ func rest[P any](s *Server, status int, op operation[P], build func(*gin.Context
 			c.Status(http.StatusNoContent)
 			return
 		}
+		answer := status // per request: the route's own is shared
 		if se, ok := body.(statusEntry); ok && se.status != 0 {
-			status = se.status
+			answer = se.status
 		}
-		c.JSON(status, body)
+		c.JSON(answer, body)
 	}
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
+	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
@@ -62,8 +64,8 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 	if p.GroupID == "" {
 		p.GroupID = "@self"
 	}
-	if p.PersonID != "" && p.GroupID != "@friends" && p.GroupID != "@followers" && p.GroupID != "@blocked" && p.GroupID != "@muted" {
-		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends, @followers, @blocked and @muted only")
+	if p.PersonID != "" && !slices.Contains(listSelectors, p.GroupID) {
+		return nil, derrors.New(derrors.InvalidArgument, "a personId applies to @friends, @followers, @blocked, @muted, @requests and @requested only")
 	}
 	if len(p.UserIDs) > 0 {
 		if p.GroupID != "@self" {
@@ -91,6 +93,9 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 	}
 	if p.GroupID == "@muted" {
 		return s.muted(ctx, caller, p.UserID, p.PersonID, page)
+	}
+	if p.GroupID == "@requests" || p.GroupID == "@requested" {
+		return s.requests(ctx, caller, p.UserID, p.GroupID == "@requested", p.PersonID, page)
 	}
 	if p.GroupID != "@friends" && p.GroupID != "@followers" {
 		if _, ok := ids.Parse(p.GroupID); !ok {
@@ -246,10 +251,15 @@ func unfollowFromRequest(c *gin.Context) (followParams, error) {
 	return p, nil
 }
 
-var errFollowPath = derrors.New(derrors.NotFound, "follows are made at /people/@me/@friends, blocks at /people/@me/@blocked, mutes at /people/@me/@muted")
+// listSelectors are the people lists a personId asks about.
+var listSelectors = []string{"@friends", "@followers", "@blocked", "@muted", "@requests", "@requested"}
 
-// checkFollowPath checks that a follow, block or mute is the caller's own,
-// and returns which it is: @friends (the default), @blocked or @muted.
+var errFollowPath = derrors.New(derrors.NotFound, "follows are made at /people/@me/@friends, blocks at /people/@me/@blocked, mutes at /people/@me/@muted, approvals at /people/@me/@followers, rejections at /people/@me/@requests")
+
+// checkFollowPath checks that a follow, block or mute (or an approval,
+// @followers, or a rejection, @requests) is the caller's own, and returns
+// which it is: @friends (the default), @blocked, @muted, @followers or
+// @requests.
 func (s *Server) checkFollowPath(ctx context.Context, caller string, p followParams) (string, error) {
 	if p.UserID == "" {
 		p.UserID = "@me"
@@ -257,7 +267,7 @@ func (s *Server) checkFollowPath(ctx context.Context, caller string, p followPar
 	if p.GroupID == "" {
 		p.GroupID = "@friends"
 	}
-	if p.GroupID != "@friends" && p.GroupID != "@blocked" && p.GroupID != "@muted" {
+	if !slices.Contains([]string{"@friends", "@blocked", "@muted", "@followers", "@requests"}, p.GroupID) {
 		return "", errFollowPath
 	}
 	id, err := s.accounts.Resolve(ctx, caller, p.UserID)
@@ -271,7 +281,8 @@ func (s *Server) checkFollowPath(ctx context.Context, caller string, p followPar
 }
 
 // follow follows, or with @blocked blocks, or with @muted mutes, the
-// person in the body.
+// person in the body; with @followers it approves their pending request to
+// follow the caller. A follow of a locked person is a request: 202.
 func (s *Server) follow(ctx context.Context, caller string, p followParams) (any, error) {
 	list, err := s.checkFollowPath(ctx, caller, p)
 	if err != nil {
@@ -286,6 +297,19 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 	target, err := s.accounts.Resolve(ctx, caller, p.ID)
 	if err != nil {
 		return nil, err
+	}
+	if list == "@requests" {
+		return nil, derrors.New(derrors.NotFound, "follow requests are approved at /people/@me/@followers and rejected by DELETE /people/@me/@requests/{id}")
+	}
+	if list == "@followers" {
+		if p.CopyLimit != nil || p.KeepHistory {
+			return nil, derrors.New(derrors.InvalidArgument, "copyLimit and keepHistory apply to follows only")
+		}
+		person, err := s.graph.Approve(ctx, caller, target)
+		if err != nil {
+			return nil, err
+		}
+		return entry{person}, nil
 	}
 	var person accounts.Person
 	if list == "@muted" {
@@ -311,7 +335,12 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 		}
 		person, err = s.graph.Block(ctx, caller, target)
 	} else {
-		person, err = s.graph.Follow(ctx, caller, target, p.CopyLimit)
+		var out graph.Outcome
+		person, out, err = s.graph.Ask(ctx, caller, target, p.CopyLimit)
+		if err == nil && out == graph.Requested {
+			// Accepted for the person's decision.
+			return statusEntry{entry: entry{requestedPerson{Person: person, Requested: true}}, status: http.StatusAccepted}, nil
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -319,7 +348,16 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 	return entry{person}, nil
 }
 
-// unfollow unfollows, or with @blocked unblocks, the person in the path.
+// requestedPerson is a person as a follow that became a request shows
+// them.
+type requestedPerson struct {
+	accounts.Person
+	Requested bool `json:"requested"`
+}
+
+// unfollow unfollows (or withdraws the request to follow), or with
+// @blocked unblocks, or with @requests rejects the request of, the person
+// in the path.
 func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (any, error) {
 	list, err := s.checkFollowPath(ctx, caller, p)
 	if err != nil {
@@ -337,6 +375,10 @@ func (s *Server) unfollow(ctx context.Context, caller string, p followParams) (a
 		return nil, s.graph.Unblock(ctx, caller, target)
 	case "@muted":
 		return nil, s.mutes.Unmute(ctx, caller, target)
+	case "@requests":
+		return nil, s.graph.Reject(ctx, caller, target)
+	case "@followers":
+		return nil, derrors.New(derrors.NotFound, "a follower leaves by their own unfollow; a pending request is rejected at /people/@me/@requests/{id}")
 	}
 	return nil, s.graph.Unfollow(ctx, caller, target, p.KeepHistory)
 }

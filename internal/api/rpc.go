@@ -47,6 +47,7 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"people.get":           method(s.peopleGet),
 		"people.create":        method(s.follow),
 		"people.delete":        method(s.unfollow),
+		"people.update":        method(s.peopleUpdate),
 		"groups.get":           method(s.groupsGet),
 		"groups.create":        method(s.groupsCreate),
 		"groups.join":          method(s.join),

@@ -135,6 +135,7 @@ func (s *Server) Routes() *gin.Engine {
 	people.GET("/:userId/:selector", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
 	people.GET("/:userId/:selector/:target", rest(s, http.StatusOK, s.peopleGet, peopleGetFromRequest))
 	people.POST("/:userId/:selector", rest(s, http.StatusCreated, s.follow, followFromRequest))
+	people.PUT("/:userId/:selector", rest(s, http.StatusOK, s.peopleUpdate, personUpdateFromRequest))
 	people.DELETE("/:userId/:selector/:target", rest(s, http.StatusNoContent, s.unfollow, unfollowFromRequest))
 
 	grp := social.Group("/rest/groups")
@@ -198,6 +199,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/migrate", s.taskMigrate)
 	tasks.POST("/upgrade", s.taskUpgrade)
 	tasks.POST("/reorder", s.taskReorder)
+	tasks.POST("/unlock", s.taskUnlock)
 	tasks.POST("/notify", s.taskNotify)
 	tasks.POST("/tokens", s.taskTokens)
 	tasks.POST("/trim", s.taskTrim)

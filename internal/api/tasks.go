@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/graph"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
@@ -162,4 +163,15 @@ func (s *Server) finishTask(c *gin.Context, err error, job string, attrs ...any)
 	}
 	s.log.InfoContext(ctx, "task done", attrs...)
 	c.Status(http.StatusNoContent)
+}
+
+// taskUnlock approves, a batch at a time, the follow requests an unlocked
+// person had pending.
+func (s *Server) taskUnlock(c *gin.Context) {
+	var t graph.UnlockTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	n, err := s.graph.Unlocked(c.Request.Context(), t)
+	s.finishTask(c, err, "unlock", "user", t.User, "step", t.Step, "approved", n)
 }

@@ -44,6 +44,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
 )
@@ -311,29 +312,55 @@ type Service struct {
 	db    *store.DB
 	notes *notifications.Service
 	jobs  Jobs
+	queue queue.Queue // for the unlock jobs
 	now   func() time.Time
 }
 
 // New returns a Service.
-func New(db *store.DB, notes *notifications.Service, jobs Jobs) (*Service, error) {
-	if db == nil || notes == nil || jobs == nil {
+func New(db *store.DB, notes *notifications.Service, jobs Jobs, q queue.Queue) (*Service, error) {
+	if db == nil || notes == nil || jobs == nil || q == nil {
 		return nil, errors.New("graph.New: nil dependency")
 	}
-	return &Service{db: db, notes: notes, jobs: jobs, now: time.Now}, nil
+	return &Service{db: db, notes: notes, jobs: jobs, queue: q, now: time.Now}, nil
 }
 
-// Follow makes follower follow followee and returns the followee. It
+// Follow makes follower follow followee and returns the followee, as Ask
+// does, whatever Ask's outcome.
+func (s *Service) Follow(ctx context.Context, follower, followee string, copyLimit *int) (accounts.Person, error) {
+	p, _, err := s.Ask(ctx, follower, followee, copyLimit)
+	return p, err
+}
+
+// Ask makes follower follow followee and returns the followee. It
 // enqueues the job that copies the followee's newest copyLimit activities
 // (nil: the default; 0: none) before the commit, and notifies the followee
-// in the same transaction. Following again changes nothing.
-func (s *Service) Follow(ctx context.Context, follower, followee string, copyLimit *int) (accounts.Person, error) {
+// in the same transaction. Following again changes nothing. A followee
+// who locked their account gets a request instead (Requested), which
+// they decide.
+func (s *Service) Ask(ctx context.Context, follower, followee string, copyLimit *int) (accounts.Person, Outcome, error) {
 	limit, err := s.jobs.CopyLimit(copyLimit)
 	if err != nil {
-		return accounts.Person{}, err
+		return accounts.Person{}, Followed, err
 	}
 	if follower == followee {
-		return accounts.Person{}, ErrSelfFollow
+		return accounts.Person{}, Followed, ErrSelfFollow
 	}
+	for attempt := 0; ; attempt++ {
+		p, out, err := s.follow(ctx, follower, followee, limit, false)
+		if errors.Is(err, errLockChanged) && attempt < 3 {
+			continue
+		}
+		if errors.Is(err, errLockChanged) {
+			err = derrors.New(derrors.Unavailable, "the person is locking or unlocking their account: try again")
+		}
+		return p, out, err
+	}
+}
+
+// follow makes follower follow followee, or asks to (request) if followee
+// is locked, unless approval: then it is followee's approval of the
+// pending request, which it ends.
+func (s *Service) follow(ctx context.Context, follower, followee string, limit int, approval bool) (accounts.Person, Outcome, error) {
 	// A follow that exists, or a followee that does not, or a block,
 	// needs no job. The same lookup reads the followee's index, so that
 	// the transaction reads the chunk it writes in its one lookup.
@@ -354,29 +381,34 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		l.Add(seen.chunkKey(s.db, followee, hint), &seenChunk)
 	})
 	if err := l.Run(ctx); err != nil {
-		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
+		return accounts.Person{}, Followed, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
 	if p, ok := to.Person(); !ok {
-		return accounts.Person{}, accounts.ErrNoSuchPerson
-	} else if f.Found() {
-		return p, nil // following already: nothing to do
+		return accounts.Person{}, Followed, accounts.ErrNoSuchPerson
+	} else if f.Found() && !approval {
+		return p, Followed, nil // following already: nothing to do
 	} else if blocked.Any() {
-		return accounts.Person{}, blocks.ErrBlocked
+		return accounts.Person{}, Followed, blocks.ErrBlocked
+	} else if to.Standing().Locked && !approval {
+		return s.request(ctx, follower, followee, limit)
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
 	if limit > 0 {
 		if err := s.jobs.Followed(ctx, follower, followee, created.UnixMicro(), limit); err != nil {
-			return accounts.Person{}, err
+			return accounts.Person{}, Followed, err
 		}
 	}
 	// One follow notification per pair and UTC day: following, unfollowing
-	// and following again is no megaphone.
+	// and following again is no megaphone. An approval notifies no one:
+	// the followee made it.
 	event := notifications.Event{Type: notifications.Follow, ActorID: follower, Recipients: []string{followee},
 		ID: fmt.Sprintf("follow-%s-%s-%s", follower, followee, created.UTC().Format("20060102"))}
-	if err := s.notes.Expect(ctx, event); err != nil {
-		return accounts.Person{}, err
+	if !approval {
+		if err := s.notes.Expect(ctx, event); err != nil {
+			return accounts.Person{}, Followed, err
+		}
 	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		// Both people are read, to see that they are there (their Users
 		// change only when they do); their counts change by increments
 		// that read nothing, so a celebrity's followers do not wait on
@@ -390,9 +422,13 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		exists := l.Add(FollowKey(s.db, follower, followee), &f)
 		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
 		l.Add(IndexKey(s.db, followee), &idx)
-		note := s.notes.PrepareChecked(l, event)
+		var note *notifications.Pending
+		if !approval {
+			note = s.notes.PrepareChecked(l, event)
+		}
 		l.Add(EndedKey(s.db, follower, followee), &ended)
 		blocked := blocks.ReadBetween(l, follower, followee)
+		asked := l.Add(RequestKey(s.db, follower, followee), &Request{})
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
@@ -401,10 +437,16 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 			return accounts.ErrBadToken // deleted meanwhile
 		case !to.Exists():
 			return accounts.ErrNoSuchPerson
+		case approval && !asked.Found():
+			return ErrNoRequest // withdrawn, decided or erased meanwhile
+		case exists.Found() && approval:
+			return endRequest(tx, follower, followee)
 		case exists.Found():
 			return nil // followed meanwhile
 		case blocked.Any():
 			return blocks.ErrBlocked
+		case !approval && to.Standing().Locked:
+			return errLockChanged // locked meanwhile: a request
 		}
 		keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
 		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created}}
@@ -455,13 +497,20 @@ func (s *Service) Follow(ctx context.Context, follower, followee string, copyLim
 		if err := to.Count(tx, 1, 0); err != nil {
 			return err
 		}
+		if approval {
+			return endRequest(tx, follower, followee)
+		}
 		_, err := note.Write(tx)
 		return err
 	})
-	if err != nil {
-		return accounts.Person{}, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
+	if errors.Is(err, errLockChanged) || errors.Is(err, ErrNoRequest) {
+		return accounts.Person{}, Followed, err
 	}
-	return s.load(ctx, followee)
+	if err != nil {
+		return accounts.Person{}, Followed, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
+	}
+	p, err := s.load(ctx, followee)
+	return p, Followed, err
 }
 
 // load reads a person with exact counts after the commit of a change that
@@ -474,12 +523,15 @@ func (s *Service) load(ctx context.Context, id string) (accounts.Person, error) 
 	return p, err
 }
 
-// Unfollow ends follower's follow of followee, if there is one. Unless
+// Unfollow ends follower's follow of followee, if there is one, or their
+// pending request to follow them. Unless
 // keepHistory, it enqueues, before the commit, the job that removes
 // follower from every one of followee's activities.
 func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepHistory bool) error {
-	if ok, err := s.db.Get(ctx, FollowKey(s.db, follower, followee), &Follow{}); err != nil || !ok {
+	if ok, err := s.db.Get(ctx, FollowKey(s.db, follower, followee), &Follow{}); err != nil {
 		return err
+	} else if !ok {
+		return s.withdraw(ctx, follower, followee) // a request, if any, is withdrawn
 	}
 	var removal int64
 	if !keepHistory {
@@ -632,6 +684,13 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 				}
 				person, _ = people[blocked].Person()
 			}
+			// Requests either way end with the follows.
+			if err := endRequest(tx, blocker, blocked); err != nil {
+				return err
+			}
+			if err := endRequest(tx, blocked, blocker); err != nil {
+				return err
+			}
 			// Both states list it: the feeds of each leave the other out.
 			states[0].Edit(s.now()).SetBlock(blocked, true)
 			states[1].Edit(s.now()).SetBlockedBy(blocker, true)
@@ -752,10 +811,16 @@ func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
 }
 
 // EraseRest deletes, once Erase has ended every follow of a deleted user,
-// up to n of what is left of them: their follower index and chunks, and
-// the history of every pair they were in. It returns how many it deleted.
+// up to n of what is left of them: the follow requests they made or
+// received, their follower index and chunks, and the history of every
+// pair they were in. It returns how many it deleted.
 func EraseRest(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	keys, _, err := db.KeysFrom(ctx, db.Query(KindFollowEnded).FilterField("pair", "=", user).KeysOnly(), "", n)
+	keys, err := eraseRequests(ctx, db, user, n)
+	if err == nil && len(keys) < n {
+		var ended []*datastore.Key
+		ended, _, err = db.KeysFrom(ctx, db.Query(KindFollowEnded).FilterField("pair", "=", user).KeysOnly(), "", n-len(keys))
+		keys = append(keys, ended...)
+	}
 	if err == nil && len(keys) < n {
 		var chunks []*datastore.Key
 		chunks, _, err = db.KeysFrom(ctx, db.Query(KindFollowerChunk).Ancestor(IndexKey(db, user)).KeysOnly(), "", n-len(keys))

@@ -201,7 +201,8 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{})
+	q := testenv.StartTasks(t).Queue
+	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	g, err := graph.New(db, svc.Notifications, jobs)
+	g, err := graph.New(db, svc.Notifications, jobs, q)
 	if err != nil {
 		t.Fatal(err)
 	}

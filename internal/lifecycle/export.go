@@ -61,8 +61,8 @@ type ExportedActivity struct {
 
 // Export writes user's data to w as one JSON document: person, then
 // activities (newest first, with their counts, and an edited one's
-// versions), follows, followers,
-// groups, comments, likes, blocked, muted, markers and appData (by application), each list read a page at
+// versions), follows, followers, the pending follow requests received
+// (followRequests) and sent (followRequested), groups, comments, likes, blocked, muted, markers and appData (by application), each list read a page at
 // a time and written as it is read, so the document is never held in
 // memory; flush, when set, is called after each page. It checks the
 // person before writing anything: an error then has written nothing. An
@@ -110,6 +110,21 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 		d.list(name, func(item func(any) error) error {
 			return graph.Each(ctx, s.db, user, followers, func(id string, since time.Time) error {
 				return item(Since{ID: id, Since: stamp(since)})
+			})
+		})
+	}
+	for _, sent := range []bool{false, true} {
+		name := "followRequests"
+		if sent {
+			name = "followRequested"
+		}
+		d.list(name, func(item func(any) error) error {
+			return graph.EachRequest(ctx, s.db, user, sent, func(r graph.Request) error {
+				id := r.Requester
+				if sent {
+					id = r.Target
+				}
+				return item(Since{ID: id, Since: stamp(r.Created)})
 			})
 		})
 	}

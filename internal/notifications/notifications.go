@@ -54,6 +54,9 @@ const (
 	GroupInvite = "group_invite"
 	// Repost tells an author that the actor reposted their activity.
 	Repost = "repost"
+	// FollowRequest tells a person with a locked account that the actor
+	// asks to follow them; it goes when the request is decided.
+	FollowRequest = "follow_request"
 )
 
 // MaxKept is how many notifications a user keeps.

@@ -1,0 +1,332 @@
+package graph
+
+// Locked accounts, after Mastodon's: a person who locks their account
+// decides each follow of them. A follow of a locked person is a request
+// (FollowRequest/{requester}_{target}) with a follow_request notification;
+// the person approves it (the follow begins then, with its rebuild job and
+// no follow notification: they know) or rejects it, and the requester may
+// withdraw it (an unfollow). Unlocking enqueues a job that approves what is
+// pending. Nothing reaches a requester before the approval: no Follow
+// exists, so no copy, rebuild, backfill or visibility check counts them.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
+	"socialstream/internal/derrors"
+	"socialstream/internal/notifications"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// KindFollowRequest is the kind of a pending follow request.
+const KindFollowRequest = "FollowRequest"
+
+// Request is a pending follow of a locked person. Requester and Target
+// are indexed with Created, for the lists of each (newest first); the
+// erasure of either deletes it.
+type Request struct {
+	Requester string    `datastore:"requester"`
+	Target    string    `datastore:"target"`
+	Created   time.Time `datastore:"created"`
+	// CopyLimit is the follow's copyLimit, checked when it was asked: the
+	// approval copies so many activities.
+	CopyLimit int `datastore:"copyLimit,noindex"`
+}
+
+// Outcome is what a follow did.
+type Outcome int
+
+const (
+	Followed  Outcome = iota // the follow began (or was there)
+	Requested                // the person is locked: the follow waits for their approval
+)
+
+// ErrNoRequest answers a decision on a request that is not pending.
+var ErrNoRequest = derrors.New(derrors.NotFound, "no pending follow request from this person")
+
+// errLockChanged says the followee locked or unlocked between a follow's
+// read and its transaction: the follow starts over.
+var errLockChanged = errors.New("graph: the followee's lock changed")
+
+// RequestKey returns the key of requester's request to follow target.
+func RequestKey(db *store.DB, requester, target string) *datastore.Key {
+	return db.NameKey(KindFollowRequest, requester+"_"+target, nil)
+}
+
+// requestEvent is the follow_request notification of a request: one per
+// pair, deleted when the request is decided or withdrawn.
+func requestEvent(requester, target string) notifications.Event {
+	return notifications.Event{Type: notifications.FollowRequest, ActorID: requester, Recipients: []string{target},
+		ID: fmt.Sprintf("followreq-%s-%s", requester, target)}
+}
+
+// endRequest deletes, in tx, a request and its notification.
+func endRequest(tx *store.Tx, requester, target string) error {
+	db := tx.DB()
+	return tx.DeleteMulti([]*datastore.Key{RequestKey(db, requester, target),
+		notifications.Key(db, target, requestEvent(requester, target).ID)})
+}
+
+// request records follower's request to follow followee, a locked person,
+// with its notification, in one transaction; asking again changes
+// nothing. A followee unlocked meanwhile is errLockChanged.
+func (s *Service) request(ctx context.Context, follower, followee string, limit int) (accounts.Person, Outcome, error) {
+	event := requestEvent(follower, followee)
+	if err := s.notes.Expect(ctx, event); err != nil {
+		return accounts.Person{}, Requested, err
+	}
+	out := Requested
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		out = Requested
+		l := tx.Lookup()
+		exists := l.Add(FollowKey(s.db, follower, followee), &Follow{})
+		asked := l.Add(RequestKey(s.db, follower, followee), &Request{})
+		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
+		blocked := blocks.ReadBetween(l, follower, followee)
+		note := s.notes.PrepareChecked(l, event)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		switch {
+		case !from.Exists():
+			return accounts.ErrBadToken
+		case !to.Exists():
+			return accounts.ErrNoSuchPerson
+		case exists.Found():
+			out = Followed
+			return nil
+		case blocked.Any():
+			return blocks.ErrBlocked
+		case !to.Standing().Locked:
+			return errLockChanged
+		case asked.Found():
+			return nil
+		}
+		r := &Request{Requester: follower, Target: followee, Created: s.now().UTC().Truncate(time.Microsecond), CopyLimit: limit}
+		if err := tx.Put(RequestKey(s.db, follower, followee), r); err != nil {
+			return err
+		}
+		_, err := note.Write(tx)
+		return err
+	})
+	if err != nil {
+		return accounts.Person{}, out, err
+	}
+	p, err := s.load(ctx, followee)
+	return p, out, err
+}
+
+// Approve approves requester's pending request to follow target: the
+// follow begins, with the copies a follow makes. A request not pending is
+// ErrNoRequest.
+func (s *Service) Approve(ctx context.Context, target, requester string) (accounts.Person, error) {
+	var r Request
+	if ok, err := s.db.Get(ctx, RequestKey(s.db, requester, target), &r); err != nil {
+		return accounts.Person{}, fmt.Errorf("graph.Approve(%s, %s): %w", target, requester, err)
+	} else if !ok {
+		return accounts.Person{}, ErrNoRequest
+	}
+	if _, _, err := s.follow(ctx, requester, target, r.CopyLimit, true); err != nil {
+		return accounts.Person{}, err
+	}
+	return s.load(ctx, requester)
+}
+
+// Reject rejects requester's pending request to follow target; a request
+// not pending is ErrNoRequest.
+func (s *Service) Reject(ctx context.Context, target, requester string) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if ok, err := tx.Get(RequestKey(s.db, requester, target), &Request{}); err != nil {
+			return err
+		} else if !ok {
+			return ErrNoRequest
+		}
+		return endRequest(tx, requester, target)
+	})
+	if err != nil && !errors.Is(err, ErrNoRequest) {
+		err = fmt.Errorf("graph.Reject(%s, %s): %w", target, requester, err)
+	}
+	return err
+}
+
+// withdraw ends requester's pending request to follow target, if any.
+func (s *Service) withdraw(ctx context.Context, requester, target string) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if ok, err := tx.Get(RequestKey(s.db, requester, target), &Request{}); err != nil || !ok {
+			return err
+		}
+		return endRequest(tx, requester, target)
+	})
+	if err != nil {
+		return fmt.Errorf("graph.withdraw(%s, %s): %w", requester, target, err)
+	}
+	return nil
+}
+
+// Asked reports whether requester's request to follow target is pending.
+func (s *Service) Asked(ctx context.Context, requester, target string) (Request, bool, error) {
+	var r Request
+	ok, err := s.db.Get(ctx, RequestKey(s.db, requester, target), &r)
+	if err != nil {
+		return Request{}, false, fmt.Errorf("graph.Asked: %w", err)
+	}
+	return r, ok, nil
+}
+
+// Requests lists the pending requests to follow user (or, with sent, those
+// user made), newest first.
+func (s *Service) Requests(ctx context.Context, user string, sent bool, p store.PageRequest) ([]Request, string, error) {
+	field, tag := "target", "requests:"
+	if sent {
+		field, tag = "requester", "requested:"
+	}
+	q := s.db.Query(KindFollowRequest).FilterField(field, "=", user).Order("-created")
+	_, rs, next, err := store.Page[Request](ctx, s.db, q, tag+user, p)
+	if err != nil {
+		return nil, "", fmt.Errorf("graph.Requests(%s): %w", user, err)
+	}
+	return rs, next, nil
+}
+
+// SetLocked locks or unlocks user's account and returns them. Unlocking
+// enqueues, before the commit, the job that approves what is pending
+// (UnlockTask).
+func (s *Service) SetLocked(ctx context.Context, user string, locked bool) (accounts.Person, error) {
+	if p, err := s.load(ctx, user); err != nil || p.Locked == locked {
+		return p, err // nothing to change
+	}
+	at := s.now().UnixMicro()
+	if !locked {
+		if err := s.enqueueUnlock(ctx, UnlockTask{User: user, At: at}); err != nil {
+			return accounts.Person{}, err
+		}
+	}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := accounts.SetStanding(ctx, tx, user, func(st *accounts.Standing) error {
+			if !locked && st.Locked {
+				st.Unlocked = at
+			}
+			st.Locked = locked
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return accounts.Person{}, fmt.Errorf("graph.SetLocked(%s): %w", user, err)
+	}
+	return s.load(ctx, user)
+}
+
+// UnlockPath is where the jobs that approve an unlocked person's pending
+// requests are sent.
+const UnlockPath = "/_tasks/unlock"
+
+// UnlockTask is one step of the approval of what an unlocked person had
+// pending.
+type UnlockTask struct {
+	User string `json:"user"`
+	At   int64  `json:"at"` // the unlock, µs: names the chain
+	Step int    `json:"step,omitempty"`
+}
+
+// unlockWait is how long an unlock's job waits for the unlock to commit.
+const unlockWait = time.Minute
+
+var errUnlockNotYet = derrors.New(derrors.Unavailable, "the unlock of this job is not committed yet")
+
+// unlockBatch is how many requests one step approves.
+const unlockBatch = 20
+
+func (s *Service) enqueueUnlock(ctx context.Context, t UnlockTask) error {
+	body, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return s.queue.Enqueue(ctx, queue.Task{Queue: "rebuild", Path: UnlockPath, Body: body,
+		Name: fmt.Sprintf("unlock-%s-%d-%d", t.User, t.At, t.Step)})
+}
+
+// Unlocked runs one step of an unlock: unless the person locked again
+// since, it approves up to unlockBatch pending requests, and enqueues the
+// next step if there may be more. It returns how many it approved.
+func (s *Service) Unlocked(ctx context.Context, t UnlockTask) (int, error) {
+	p, err := s.load(ctx, t.User)
+	if errors.Is(err, accounts.ErrNoSuchPerson) {
+		return 0, nil // erased: the erasure deletes the requests
+	} else if err != nil {
+		return 0, err
+	}
+	switch st := p.Standing(); {
+	case st.Unlocked < t.At && s.now().Sub(time.UnixMicro(t.At)) < unlockWait:
+		return 0, errUnlockNotYet // enqueued before the unlock's commit
+	case st.Unlocked < t.At:
+		return 0, nil // the unlock never committed, or nothing was locked
+	case st.Locked:
+		return 0, nil // locked again: what is pending waits for them
+	}
+	q := s.db.Query(KindFollowRequest).FilterField("target", "=", t.User).Order("-created").KeysOnly()
+	keys, _, err := s.db.KeysFrom(ctx, q, "", unlockBatch)
+	if err != nil {
+		return 0, fmt.Errorf("graph.Unlocked(%s): %w", t.User, err)
+	}
+	n := 0
+	for _, k := range keys {
+		requester, _, _ := strings.Cut(k.Name, "_")
+		_, err := s.Approve(ctx, t.User, requester)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, ErrNoRequest):
+		case errors.Is(err, accounts.ErrBadToken), errors.Is(err, blocks.ErrBlocked):
+			// The requester is gone, or a block came between: the request
+			// ends without a follow.
+			if err := s.withdraw(ctx, requester, t.User); err != nil {
+				return n, err
+			}
+		default:
+			return n, fmt.Errorf("graph.Unlocked(%s): %w", t.User, err)
+		}
+	}
+	if len(keys) == unlockBatch {
+		t.Step++
+		return n, s.enqueueUnlock(ctx, t)
+	}
+	return n, nil
+}
+
+// eraseRequests returns the keys of up to n follow requests user made or
+// received.
+func eraseRequests(ctx context.Context, db *store.DB, user string, n int) ([]*datastore.Key, error) {
+	var out []*datastore.Key
+	for _, field := range []string{"requester", "target"} {
+		if len(out) >= n {
+			break
+		}
+		keys, _, err := db.KeysFrom(ctx, db.Query(KindFollowRequest).FilterField(field, "=", user).KeysOnly(), "", n-len(out))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keys...)
+	}
+	return out, nil
+}
+
+// EachRequest calls f with each pending request to follow user (or, with
+// sent, each user made), newest first, a page at a time (for an export).
+func EachRequest(ctx context.Context, db *store.DB, user string, sent bool, f func(Request) error) error {
+	field := "target"
+	if sent {
+		field = "requester"
+	}
+	q := db.Query(KindFollowRequest).FilterField(field, "=", user).Order("-created")
+	return store.Each[Request](ctx, db, q, 500, func(_ *datastore.Key, r *Request) error { return f(*r) })
+}
