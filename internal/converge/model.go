@@ -82,6 +82,11 @@ type model struct {
 	blocks, everBlocked map[pair]bool
 	// mutes holds the (muter, muted) pairs that hold now.
 	mutes map[pair]bool
+	// locked holds the people whose accounts are locked; requested the
+	// pending follow requests (requester, target), each with the copyLimit
+	// it was asked with.
+	locked    map[string]bool
+	requested map[pair]int
 	// tagFollows are the (user, tag) pairs' follow events in order, and
 	// tagFollowing whether each holds now.
 	tagFollows   map[pair][]event
@@ -104,7 +109,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }

@@ -288,6 +288,32 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		if got := num(e, "followingCount"); got != following {
 			m.violations = append(m.violations, fmt.Sprintf("%s: followingCount %d, want %d", u.name, got, following))
 		}
+		// Locked or not, and the requests pending, those of people still
+		// there.
+		if got := e["locked"] == true; got != m.locked[u.id] {
+			m.violations = append(m.violations, fmt.Sprintf("%s: locked %v, want %v", u.name, got, m.locked[u.id]))
+		}
+		var wantAsked, gotAsked []string
+		for k := range m.requested {
+			if k.b == u.id && !m.gone(k.a) {
+				wantAsked = append(wantAsked, k.a)
+			}
+		}
+		asked, err := r.c.list(ctx, "/social/rest/people/@me/@requests", u.token)
+		if err != nil {
+			return fmt.Errorf("read %s's follow requests: %w", u.name, err)
+		}
+		rep.Checked++
+		for _, it := range asked {
+			if id := str(it, "id"); !m.gone(id) {
+				gotAsked = append(gotAsked, id)
+			}
+		}
+		slices.Sort(wantAsked)
+		slices.Sort(gotAsked)
+		if !slices.Equal(gotAsked, wantAsked) {
+			m.violations = append(m.violations, fmt.Sprintf("%s: follow requests pending %v, want %v", u.name, gotAsked, wantAsked))
+		}
 		ns, err := r.c.list(ctx, "/social/rest/notifications/@me", u.token)
 		if err != nil {
 			return fmt.Errorf("read notifications of %s: %w", u.name, err)

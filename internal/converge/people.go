@@ -91,26 +91,35 @@ func copyLimit(rng *rand.Rand) int {
 	return -1
 }
 
-// followAs makes f follow b with copyLimit limit (-1: none given).
+// followAs makes f follow b with copyLimit limit (-1: none given); if b
+// is locked, f asks to.
 func (r *runner) followAs(ctx context.Context, f, b *user, limit int) error {
 	path := "/social/rest/people/@me/@friends"
 	if limit >= 0 {
 		path += fmt.Sprintf("?copyLimit=%d", limit)
 	}
 	key := pair{f.id, b.id}
+	defer r.lock("standing " + b.id)()
 	defer r.lock("follow " + f.id + " " + b.id)()
 	r.m.mu.Lock()
 	before := r.m.following[key]
 	blocked := r.m.between(f.id, b.id)
+	locked := r.m.locked[b.id]
 	r.m.mu.Unlock()
 	var refusals []int
 	if blocked {
 		refusals = append(refusals, http.StatusForbidden)
 	}
 	start := time.Now()
-	_, out := r.writeIf(ctx, "follow", http.MethodPost, path, f.token, map[string]string{"id": b.id}, r.goneAnswer(b.id), refusals...)
-	now := out == acked
-	if out == unknown {
+	rep, out := r.writeIf(ctx, "follow", http.MethodPost, path, f.token, map[string]string{"id": b.id}, r.goneAnswer(b.id), refusals...)
+	now, asked := out == acked && rep.status != http.StatusAccepted, out == acked && rep.status == http.StatusAccepted
+	if out == unknown && locked && !before {
+		rep, err := r.probe(ctx, "follow", "/social/rest/people/@me/@requested/"+b.id, f.token, 200, 404)
+		if err != nil {
+			return err
+		}
+		asked = rep.status == 200
+	} else if out == unknown {
 		rep, err := r.probe(ctx, "follow", "/social/rest/people/@me/@friends/"+b.id, f.token, 200, 404)
 		if err != nil {
 			return err
@@ -121,23 +130,40 @@ func (r *runner) followAs(ctx context.Context, f, b *user, limit int) error {
 	r.m.done("follow", out != acked, end)
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
-	if now && !before {
+	switch {
+	case asked && (!locked || before):
+		r.m.violate(fmt.Sprintf("follow: %s's follow of %s, %s, became a request", f.name, b.name, map[bool]string{true: "followed already", false: "not locked"}[before]))
+	case now && locked && !before:
+		r.m.violate(fmt.Sprintf("follow: %s follows %s, who is locked, without approval", f.name, b.name))
+	case asked:
+		r.m.requested[key] = limit
+	}
+	if now && !before && !locked {
 		r.m.follows[key] = append(r.m.follows[key], event{add: true, start: start, end: end, copyLimit: limit})
 	}
-	r.m.following[key] = now || before
+	r.m.following[key] = now && !locked || before
 	return nil
 }
 
 func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 	f := a.pick()
 	r.m.mu.Lock()
-	var followees []string
+	var followees, asked []string
 	for k, on := range r.m.following {
 		if on && k.a == f.id {
 			followees = append(followees, k.b)
 		}
 	}
+	for k := range r.m.requested {
+		if k.a == f.id {
+			asked = append(asked, k.b)
+		}
+	}
 	r.m.mu.Unlock()
+	if len(asked) > 0 && (len(followees) == 0 || a.rng.IntN(4) == 0) {
+		sort.Strings(asked)
+		return true, r.withdraw(ctx, f, asked[a.rng.IntN(len(asked))])
+	}
 	if len(followees) == 0 {
 		return false, nil
 	}
@@ -147,27 +173,46 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 
 // unfollowAs makes f unfollow b, keeping the copies' history if keep.
 func (r *runner) unfollowAs(ctx context.Context, f *user, b string, keep bool) error {
+	return r.endFollow(ctx, "unfollow", f, b, keep)
+}
+
+// withdraw makes f withdraw their request to follow b: an unfollow.
+func (r *runner) withdraw(ctx context.Context, f *user, b string) error {
+	return r.endFollow(ctx, "withdraw", f, b, false)
+}
+
+// endFollow is an unfollow by f of b, op as reports name it: it ends the
+// follow, or the request to follow.
+func (r *runner) endFollow(ctx context.Context, op string, f *user, b string, keep bool) error {
+	defer r.lock("standing " + b)()
 	defer r.lock("follow " + f.id + " " + b)()
 	path := "/social/rest/people/@me/@friends/" + b
 	if keep {
 		path += "?keepHistory=true"
 	}
 	start := time.Now()
-	_, out := r.write(ctx, "unfollow", http.MethodDelete, path, f.token, nil)
+	_, out := r.write(ctx, op, http.MethodDelete, path, f.token, nil)
 	gone := out == acked
 	if out == unknown {
-		rep, err := r.probe(ctx, "unfollow", "/social/rest/people/@me/@friends/"+b, f.token, 200, 404)
+		rep, err := r.probe(ctx, op, "/social/rest/people/@me/@friends/"+b, f.token, 200, 404)
 		if err != nil {
 			return err
 		}
-		gone = rep.status == 404
+		asked, err := r.probe(ctx, op, "/social/rest/people/@me/@requested/"+b, f.token, 200, 404)
+		if err != nil {
+			return err
+		}
+		gone = rep.status == 404 && asked.status == 404
 	}
 	end := time.Now()
-	r.m.done("unfollow", out != acked, end)
+	r.m.done(op, out != acked, end)
 	if gone {
 		key := pair{f.id, b}
 		r.m.mu.Lock()
-		r.m.follows[key] = append(r.m.follows[key], event{start: start, end: end, keep: keep})
+		delete(r.m.requested, key)
+		if op != "withdraw" || r.m.following[key] {
+			r.m.follows[key] = append(r.m.follows[key], event{start: start, end: end, keep: keep})
+		}
 		r.m.following[key] = false
 		r.m.mu.Unlock()
 	}
@@ -222,6 +267,15 @@ func (r *runner) blockedAnswer(a, b string) func(int) bool {
 
 // lockPair takes the follow locks of a and b both ways, in one order, for
 // a block or unblock, which changes both.
+// lockStandings holds what a and b's lock and pending requests may
+// change by, taken before any pair's lock.
+func (r *runner) lockStandings(a, b string) func() {
+	keys := []string{"standing " + a, "standing " + b}
+	sort.Strings(keys)
+	u1, u2 := r.lock(keys[0]), r.lock(keys[1])
+	return func() { u2(); u1() }
+}
+
 func (r *runner) lockPair(a, b string) func() {
 	keys := []string{"follow " + a + " " + b, "follow " + b + " " + a}
 	sort.Strings(keys)
@@ -237,6 +291,7 @@ func (r *runner) block(ctx context.Context, a *actor) (bool, error) {
 	if b == nil {
 		return false, nil
 	}
+	defer r.lockStandings(u.id, b.id)()
 	defer r.lockPair(u.id, b.id)()
 	r.m.mu.Lock()
 	r.m.everBlocked[pair{u.id, b.id}] = true // from the moment it is asked
@@ -260,6 +315,7 @@ func (r *runner) block(ctx context.Context, a *actor) (bool, error) {
 	defer r.m.mu.Unlock()
 	r.m.blocks[pair{u.id, b.id}] = true
 	for _, k := range []pair{{u.id, b.id}, {b.id, u.id}} {
+		delete(r.m.requested, k) // a block ends requests both ways
 		if r.m.following[k] {
 			r.m.follows[k] = append(r.m.follows[k], event{start: start, end: end})
 			r.m.following[k] = false

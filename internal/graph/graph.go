@@ -437,12 +437,12 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 			return accounts.ErrBadToken // deleted meanwhile
 		case !to.Exists():
 			return accounts.ErrNoSuchPerson
-		case approval && !asked.Found():
-			return ErrNoRequest // withdrawn, decided or erased meanwhile
-		case exists.Found() && approval:
+		case exists.Found() && approval && asked.Found():
 			return endRequest(tx, follower, followee)
 		case exists.Found():
-			return nil // followed meanwhile
+			return nil // followed meanwhile (or approved: a retry after the commit)
+		case approval && !asked.Found():
+			return ErrNoRequest // withdrawn, decided or erased meanwhile
 		case blocked.Any():
 			return blocks.ErrBlocked
 		case !approval && to.Standing().Locked:

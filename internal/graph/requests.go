@@ -126,14 +126,20 @@ func (s *Service) request(ctx context.Context, follower, followee string, limit 
 }
 
 // Approve approves requester's pending request to follow target: the
-// follow begins, with the copies a follow makes. A request not pending is
-// ErrNoRequest.
+// follow begins, with the copies a follow makes. Approving a follower
+// again changes nothing (so that a retry after a commit succeeds); a
+// request not pending from someone who does not follow is ErrNoRequest.
 func (s *Service) Approve(ctx context.Context, target, requester string) (accounts.Person, error) {
 	var r Request
-	if ok, err := s.db.Get(ctx, RequestKey(s.db, requester, target), &r); err != nil {
+	l := s.db.Lookup()
+	asked, follows := l.Add(RequestKey(s.db, requester, target), &r), Follows(l, requester, target)
+	if err := l.Run(ctx); err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Approve(%s, %s): %w", target, requester, err)
-	} else if !ok {
+	}
+	if !asked.Found() && !follows.Found() {
 		return accounts.Person{}, ErrNoRequest
+	} else if !asked.Found() {
+		return s.load(ctx, requester) // a follower already
 	}
 	if _, _, err := s.follow(ctx, requester, target, r.CopyLimit, true); err != nil {
 		return accounts.Person{}, err
@@ -141,21 +147,13 @@ func (s *Service) Approve(ctx context.Context, target, requester string) (accoun
 	return s.load(ctx, requester)
 }
 
-// Reject rejects requester's pending request to follow target; a request
-// not pending is ErrNoRequest.
+// Reject rejects requester's pending request to follow target, if there
+// is one.
 func (s *Service) Reject(ctx context.Context, target, requester string) error {
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		if ok, err := tx.Get(RequestKey(s.db, requester, target), &Request{}); err != nil {
-			return err
-		} else if !ok {
-			return ErrNoRequest
-		}
-		return endRequest(tx, requester, target)
-	})
-	if err != nil && !errors.Is(err, ErrNoRequest) {
-		err = fmt.Errorf("graph.Reject(%s, %s): %w", target, requester, err)
+	if err := s.withdraw(ctx, requester, target); err != nil {
+		return fmt.Errorf("graph.Reject(%s, %s): %w", target, requester, err)
 	}
-	return err
+	return nil
 }
 
 // withdraw ends requester's pending request to follow target, if any.

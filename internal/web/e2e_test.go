@@ -416,6 +416,49 @@ func TestBlockAndDeleteAccount(t *testing.T) {
 	ivy.checkConsole()
 }
 
+// TestLockedAccountOnThePage locks an account from its own page; the other
+// person asks to follow, the request shows on the locked person's page
+// with its notification, and the approval makes a follower.
+func TestLockedAccountOnThePage(t *testing.T) {
+	_, kim, lou := twoPeople(t, "kim", "lou")
+	kim.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`.privacy input[name=locked]`)),
+		chromedp.Click(chromedp.CSS(`.privacy input[name=locked]`)))
+	kim.waitFor(`document.querySelector('.privacy [role=status]')?.textContent.includes('locked')`, "the lock confirmed", nil)
+
+	lou.do(
+		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "kim"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Ask to follow @kim"]`)),
+	)
+	if got := lou.text(`main .person .hint`); !strings.Contains(got, "Locked account") {
+		t.Errorf("a locked person's page says %q", got)
+	}
+	lou.do(chromedp.Click(chromedp.CSS(`button[aria-label="Ask to follow @kim"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Withdraw request @kim"]`)))
+	if got := lou.text(`.person .counts`); got != "0 followers · 0 following" {
+		t.Errorf("kim's counts while the request waits = %q", got)
+	}
+	lou.shot("requested")
+
+	kim.waitFor(`document.getElementById('badge').textContent === '1'`, "a badge of 1",
+		func() { kim.do(chromedp.Click(chromedp.CSS(`#me-link`))) })
+	kim.do(chromedp.Click(chromedp.CSS(`#notif-link`)), chromedp.WaitVisible(chromedp.CSS(`.notes li.unread`)))
+	if got := kim.text(`.notes`); !strings.Contains(got, "lou asked to follow you") {
+		t.Errorf("notifications %q lack the request", got)
+	}
+	kim.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Approve @lou"]`)))
+	kim.checkLabels()
+	kim.shot("requests")
+	kim.do(chromedp.Click(chromedp.CSS(`button[aria-label="Approve @lou"]`)))
+	kim.waitFor(`document.querySelector('.requests')?.textContent.includes('now follows you')`, "the approval", nil)
+
+	lou.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unfollow @kim"]`)))
+	if got := lou.text(`.person .counts`); got != "1 follower · 0 following" {
+		t.Errorf("kim's counts after the approval = %q", got)
+	}
+	kim.checkConsole()
+	lou.checkConsole()
+}
+
 // twoPeople starts the stack and a browser with two tabs, each signed up
 // as its name.
 func twoPeople(t *testing.T, a, b string) (url string, ta, tb *tab) {

@@ -666,9 +666,13 @@ async function personView(name) {
       }
     };
     let following = false;
+    let requested = false;
     let blocking = false;
     let muting = false;
-    if (!isMe) [following, blocking, muting] = await Promise.all([holds('@friends'), holds('@blocked'), holds('@muted')]);
+    if (!isMe) {
+      [following, requested, blocking, muting] = await Promise.all(
+        [holds('@friends'), holds('@requested'), holds('@blocked'), holds('@muted')]);
+    }
     if (!isCurrent()) return;
     const counts = h('p', { class: 'counts' });
     const setCounts = () => {
@@ -676,20 +680,26 @@ async function personView(name) {
     };
     setCounts();
     const followBtn = h('button', { type: 'button' });
+    // A locked person decides each follow: the button then asks, and
+    // while the request is pending it withdraws it.
     const setFollow = () => {
-      followBtn.textContent = following ? 'Unfollow' : 'Follow';
-      followBtn.className = following ? 'secondary' : '';
-      followBtn.setAttribute('aria-label', `${following ? 'Unfollow' : 'Follow'} @${person.preferredUsername}`);
+      const label = following ? 'Unfollow' : requested ? 'Withdraw request' : person.locked ? 'Ask to follow' : 'Follow';
+      followBtn.textContent = label;
+      followBtn.className = following || requested ? 'secondary' : '';
+      followBtn.setAttribute('aria-label', `${label} @${person.preferredUsername}`);
     };
     setFollow();
     followBtn.addEventListener('click', () => guard(followBtn, async () => {
-      if (following) {
+      if (following || requested) {
         await api('DELETE', rest('/people/@me/@friends/' + enc(person.id)));
         person = (await api('GET', rest('/people/' + enc(person.id) + '/@self'))).entry;
+        following = requested = false;
       } else {
-        person = (await api('POST', rest('/people/@me/@friends'), { id: person.id })).entry;
+        const res = (await api('POST', rest('/people/@me/@friends'), { id: person.id })).entry;
+        requested = res.requested === true;
+        following = !requested;
+        person = res;
       }
-      following = !following;
       setFollow();
       setCounts();
     }));
@@ -707,7 +717,7 @@ async function personView(name) {
         await api('DELETE', rest('/people/@me/@blocked/' + enc(person.id)));
       } else {
         person = (await api('POST', rest('/people/@me/@blocked'), { id: person.id })).entry;
-        following = false;
+        following = requested = false;
       }
       blocking = !blocking;
       setFollow();
@@ -744,10 +754,12 @@ async function personView(name) {
     put(head,
       h('h1', { text: person.displayName }),
       h('p', { class: 'handle', text: '@' + person.preferredUsername }),
+      person.locked && !isMe ? h('p', { class: 'hint', text: 'Locked account: they approve each follower.' }) : null,
       counts,
       isMe ? null : followBtn,
       isMe ? null : h('div', { class: 'row' }, muteBtn),
       isMe ? null : blockBox,
+      isMe ? privacy(person, (p) => { person = p; }) : null,
       isMe ? account() : null);
     const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,
       'No posts yet.');
@@ -760,6 +772,49 @@ async function personView(name) {
         : h('p', { class: 'empty', text: 'In no groups.' }));
     await feed.load(true);
   });
+}
+
+// privacy is the signed-in person's lock, and the requests to follow
+// them that wait for their decision.
+function privacy(person, changed) {
+  const lock = h('input', { type: 'checkbox', name: 'locked' });
+  lock.checked = !!person.locked;
+  const status = h('p', { class: 'hint', role: 'status' });
+  const requests = h('ul', { class: 'requests', 'aria-label': 'Follow requests' });
+  lock.addEventListener('change', () => guard(lock, async () => {
+    const p = (await api('PUT', rest('/people/@me/@self'), { locked: lock.checked })).entry;
+    changed(p);
+    status.textContent = p.locked
+      ? 'Your account is locked: you approve each new follower.'
+      : 'Your account is open: the requests waiting are being approved.';
+    await load();
+  }));
+  const load = async () => {
+    const res = await api('GET', withQuery(rest('/people/@me/@requests'), { count: 100 }));
+    put(requests);
+    for (const p of res.list || []) {
+      const approve = h('button', { type: 'button', class: 'small', text: 'Approve', 'aria-label': 'Approve @' + p.preferredUsername });
+      const reject = h('button', { type: 'button', class: 'secondary small', text: 'Reject', 'aria-label': 'Reject @' + p.preferredUsername });
+      const li = h('li', {}, personLink(p), ' ', time(p.requestedAt), ' ', approve, ' ', reject);
+      approve.addEventListener('click', () => guard(approve, async () => {
+        await api('POST', rest('/people/@me/@followers'), { id: p.id });
+        li.replaceWith(h('li', {}, personLink(p), ' now follows you.'));
+      }));
+      reject.addEventListener('click', () => guard(reject, async () => {
+        await api('DELETE', rest('/people/@me/@requests/' + enc(p.id)));
+        li.remove();
+      }));
+      requests.append(li);
+    }
+    if (!requests.children.length) requests.append(h('li', { class: 'empty', text: 'No follow requests.' }));
+  };
+  guard(null, load);
+  return h('section', { class: 'privacy', 'aria-labelledby': 'privacy' },
+    h('h2', { id: 'privacy', text: 'Privacy' }),
+    h('label', {}, lock, ' Lock my account: approve each follower'),
+    status,
+    h('h3', { text: 'Follow requests' }),
+    requests);
 }
 
 // account is the signed-in person's own controls: a download of their
@@ -935,6 +990,7 @@ const NOTE_TEXT = {
   repost: 'reposted your post',
   group_join: 'joined your group',
   group_invite: 'invited you to a group',
+  follow_request: 'asked to follow you',
 };
 
 async function notificationsView() {
