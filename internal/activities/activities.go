@@ -57,6 +57,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
+	"socialstream/internal/filters"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/order"
@@ -208,6 +209,9 @@ type View struct {
 	RepostsCount     int64 `json:"repostsCount"`
 	RepostedByViewer bool  `json:"repostedByViewer"`
 	RepostOf         *View `json:"repostOf,omitempty"`
+	// Filtered, in a feed, holds the viewer's keyword filters that warn
+	// of it (package filters).
+	Filtered []filters.Match `json:"filtered,omitempty"`
 }
 
 func toView(id string, a *Activity, author *accounts.Person, likes, comments int64, liked bool) View {

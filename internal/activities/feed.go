@@ -13,6 +13,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
+	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -106,7 +107,11 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		}
 		// A person's own feed shows them even to someone who mutes them,
 		// as their page.
-		return s.activityFeed(ctx, r.Viewer, []string{prefix}, earlier, since, tag, r.Page, "", false)
+		where := filters.Account // a person's page, read by someone else
+		if r.Viewer == r.UserID {
+			where = ""
+		}
+		return s.activityFeed(ctx, r.Viewer, []string{prefix}, earlier, since, tag, r.Page, "", false, where)
 	case All:
 		prefixes := make([]string, PublicShards)
 		for i := range prefixes {
@@ -116,13 +121,13 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if app != "" {
 			earlier = earlier.FilterField("appId", "=", app)
 		}
-		return s.activityFeed(ctx, r.Viewer, prefixes, earlier, since, "all:"+app+sinceTag, r.Page, "", true)
+		return s.activityFeed(ctx, r.Viewer, prefixes, earlier, since, "all:"+app+sinceTag, r.Page, "", true, filters.Public)
 	case Mentions:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
 		earlier := acts.FilterField("mentionIds", "=", r.UserID)
-		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, earlier, since, "mentions:"+r.UserID+sinceTag, r.Page, "", true)
+		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, earlier, since, "mentions:"+r.UserID+sinceTag, r.Page, "", true, filters.Notifications)
 	case Friends:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
@@ -135,14 +140,14 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 				return nil, "", err
 			}
 			earlier := acts.FilterField("tags", "=", tag).FilterField("visibleTo", "=", Public)
-			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, earlier, since, "tag:"+tag+sinceTag, r.Page, "", true)
+			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, earlier, since, "tag:"+tag+sinceTag, r.Page, "", true, filters.Tags)
 		}
 		group := r.Selector
 		if _, ok := ids.Parse(group); !ok {
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)
 		}
 		earlier := acts.FilterField("groupIds", "=", group)
-		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, earlier, since, "group:"+group+sinceTag, r.Page, group, true)
+		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, earlier, since, "group:"+group+sinceTag, r.Page, group, true, filters.Home)
 	}
 }
 
@@ -153,7 +158,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 // the viewer mutes. One range is one query of the activities themselves;
 // more (the shards of @all) are keys-only queries, merged, and one batch
 // lookup of the activities of the page.
-func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, earlier *datastore.Query, since int64, tag string, p store.PageRequest, group string, quiet bool) ([]View, string, error) {
+func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, earlier *datastore.Query, since int64, tag string, p store.PageRequest, group string, quiet bool, where string) ([]View, string, error) {
 	from, err := order.DecodeCursor(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
@@ -181,7 +186,7 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 			acts[i] = &vals[i]
 		}
 	}
-	views, err := s.viewsOf(ctx, viewer, keys, acts, group, true, quiet)
+	views, err := s.viewsOf(ctx, viewer, keys, acts, group, true, quiet, where)
 	if err != nil {
 		return nil, "", err
 	}
@@ -230,7 +235,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinc
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
 	}
-	views, err := s.viewsOf(ctx, viewer, found, list, "", true, true)
+	views, err := s.viewsOf(ctx, viewer, found, list, "", true, true, filters.Home)
 	if err != nil {
 		return nil, "", err
 	}
@@ -248,7 +253,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinc
 // someone the viewer blocks, or who blocks the viewer, is left out (so a
 // page may hold fewer than asked for).
 func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string) ([]View, error) {
-	return s.viewsOf(ctx, viewer, keys, acts, group, true, false)
+	return s.viewsOf(ctx, viewer, keys, acts, group, true, false, "")
 }
 
 // viewsOf is views, leaving out the activities of people with a block
@@ -257,7 +262,7 @@ func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Ke
 // it shares, read in the same lookup too (by the ids the repost holds):
 // one whose activity is gone, or by someone the viewer has a block with
 // or (if quiet) mutes, is left out.
-func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide, quiet bool) ([]View, error) {
+func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide, quiet bool, where string) ([]View, error) {
 	l := s.db.Lookup()
 	// The viewer's own state, read once: it answers the blocks, mutes,
 	// likes and reposts it knows; what it does not (a person of an
@@ -376,18 +381,33 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 		v.RepostedByViewer = reposted
 		return v
 	}
+	// The viewer's keyword filters for this feed, from the state read
+	// above: hidden, or shown with what matched.
+	var filtered *filters.Set
+	if viewer != "" {
+		filtered = filters.Active(own.Filters(), where, now)
+	}
 	out := make([]View, 0, len(acts))
 	for i, a := range acts {
 		if hidden(a.UserID) {
 			continue
 		}
 		v := view(keys[i].Name, a, readingOf[i])
+		texts := []string{a.Title, a.Body}
 		if a.RepostOf != "" {
 			if !sharedFound[i].Found() || hidden(a.RepostOfUser) {
 				continue
 			}
 			orig := view(a.RepostOf, shared[i], sharedRead[i])
 			v.RepostOf = &orig
+			texts = append(texts, shared[i].Title, shared[i].Body)
+		}
+		if a.UserID != viewer {
+			hide, warn := filtered.Apply(texts...)
+			if hide {
+				continue
+			}
+			v.Filtered = warn
 		}
 		out = append(out, v)
 	}
@@ -559,7 +579,7 @@ func LookupBare(ctx context.Context, db *store.DB, viewer string, idList []strin
 	}
 	// The keys a home feed's second lookup reads: the authors' cards
 	// and the viewer's state (and what those cannot answer, by key).
-	if _, err := s.viewsOf(ctx, viewer, found, acts, "", true, true); err != nil {
+	if _, err := s.viewsOf(ctx, viewer, found, acts, "", true, true, filters.Home); err != nil {
 		return 0, err
 	}
 	return len(found), nil

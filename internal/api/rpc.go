@@ -66,6 +66,10 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"likes.create":         method(s.likesCreate),
 		"likes.delete":         method(s.likesDelete),
 		"notifications.get":    method(s.notificationsGet),
+		"filters.get":          method(s.filtersGet),
+		"filters.create":       method(s.filtersCreate),
+		"filters.update":       method(s.filtersUpdate),
+		"filters.delete":       method(s.filtersDelete),
 		"notifications.read":   method(s.notificationsRead),
 		"notifications.unread": method(s.notificationsUnread),
 	}

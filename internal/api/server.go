@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/appdata"
 	"socialstream/internal/comments"
+	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/lifecycle"
@@ -51,6 +52,7 @@ type Deps struct {
 	AppData       *appdata.Service
 	Mutes         *mutes.Service
 	Markers       *markers.Service
+	Filters       *filters.Service
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
 	Logger        *slog.Logger
@@ -71,6 +73,7 @@ type Server struct {
 	appData       *appdata.Service
 	mutes         *mutes.Service
 	markers       *markers.Service
+	filters       *filters.Service
 	tags          *tags.Service
 	upgrade       *upgrade.Service
 	log           *slog.Logger
@@ -82,11 +85,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Tags == nil || d.Upgrade == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Tags == nil || d.Upgrade == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, tags: d.Tags, upgrade: d.Upgrade, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, tags: d.Tags, upgrade: d.Upgrade, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -178,6 +181,13 @@ func (s *Server) Routes() *gin.Engine {
 	rp.GET("/:activityId", rest(s, http.StatusOK, s.repostsGet, likesFromRequest))
 	rp.POST("/:activityId", rest(s, http.StatusCreated, s.repostsCreate, likesFromRequest))
 	rp.DELETE("/:activityId", rest(s, http.StatusOK, s.repostsDelete, likesFromRequest))
+
+	fl := social.Group("/rest/filters")
+	fl.GET("/:userId", rest(s, http.StatusOK, s.filtersGet, filtersFromRequest))
+	fl.GET("/:userId/:filterId", rest(s, http.StatusOK, s.filtersGet, filtersFromRequest))
+	fl.POST("/:userId", rest(s, http.StatusCreated, s.filtersCreate, filtersFromRequest))
+	fl.PUT("/:userId/:filterId", rest(s, http.StatusOK, s.filtersUpdate, filtersFromRequest))
+	fl.DELETE("/:userId/:filterId", rest(s, http.StatusNoContent, s.filtersDelete, filtersFromRequest))
 
 	tg := social.Group("/rest/tags")
 	tg.GET("/:userId", rest(s, http.StatusOK, s.tagsGet, tagsFromRequest))

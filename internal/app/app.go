@@ -24,6 +24,7 @@ import (
 	"socialstream/internal/api"
 	"socialstream/internal/appdata"
 	"socialstream/internal/comments"
+	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -335,6 +336,7 @@ type Services struct {
 	AppData       *appdata.Service
 	Mutes         *mutes.Service
 	Markers       *markers.Service
+	Filters       *filters.Service
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
 }
@@ -390,6 +392,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Mutes, err = mutes.New(db, acc); err != nil {
 		return nil, err
 	}
+	if s.Filters, err = filters.New(db); err != nil {
+		return nil, err
+	}
 	if s.Markers, err = markers.New(db); err != nil {
 		return nil, err
 	}
@@ -418,7 +423,7 @@ func (s *Services) StartUpgrades(ctx context.Context) error {
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Tags: s.Tags, Upgrade: s.Upgrade, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Tags: s.Tags, Upgrade: s.Upgrade, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

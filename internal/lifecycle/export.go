@@ -12,6 +12,7 @@ import (
 	"socialstream/internal/appdata"
 	"socialstream/internal/blocks"
 	"socialstream/internal/comments"
+	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/likes"
@@ -62,7 +63,7 @@ type ExportedActivity struct {
 // Export writes user's data to w as one JSON document: person, then
 // activities (newest first, with their counts, and an edited one's
 // versions), follows, followers, the pending follow requests received
-// (followRequests) and sent (followRequested), groups, comments, likes, blocked, muted, markers and appData (by application), each list read a page at
+// (followRequests) and sent (followRequested), groups, comments, likes, blocked, muted, followedTags, filters, markers and appData (by application), each list read a page at
 // a time and written as it is read, so the document is never held in
 // memory; flush, when set, is called after each page. It checks the
 // person before writing anything: an error then has written nothing. An
@@ -163,6 +164,11 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 			return item(FollowedTag{Name: f.Tag, Since: stamp(f.Created)})
 		})
 	})
+	fs, err := filters.Of(ctx, s.db, user)
+	if d.err == nil {
+		d.err = err
+	}
+	d.field("filters", fs)
 	marks, err := markers.All(ctx, s.db, user)
 	if d.err == nil {
 		d.err = err

@@ -68,6 +68,9 @@ type State struct {
 	Since    int64    `datastore:"since,noindex"`
 	Liked    []string `datastore:"liked,noindex"`
 	Reposted []string `datastore:"reposted,noindex"`
+	// Filters are the person's keyword filters, each one JSON string
+	// (package filters owns them).
+	Filters []string `datastore:"filters,noindex"`
 }
 
 // Key returns the key of user's state.
@@ -190,6 +193,15 @@ func (r *Ref) Likes(id string) bool { return slices.Contains(r.s.Liked, id) }
 // Reposts reports whether the owner reposts the activity id; only for one
 // the state KnowsActivity.
 func (r *Ref) Reposts(id string) bool { return slices.Contains(r.s.Reposted, id) }
+
+// Filters returns the person's keyword filters as stored (package
+// filters reads them); none for a nil Ref.
+func (r *Ref) Filters() []string {
+	if r == nil || !r.ref.Found() {
+		return nil
+	}
+	return r.s.Filters
+}
 
 // Complete reports whether the state lists every block and mute.
 func (r *Ref) Complete() bool { return r != nil && r.ref.Found() && r.s.Complete }

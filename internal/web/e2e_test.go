@@ -418,12 +418,13 @@ func TestBlockAndDeleteAccount(t *testing.T) {
 
 // TestLockedAccountOnThePage locks an account from its own page; the other
 // person asks to follow, the request shows on the locked person's page
-// with its notification, and the approval makes a follower.
+// with its notification, and the approval makes a follower, who then adds
+// a keyword filter that folds a post behind a warning.
 func TestLockedAccountOnThePage(t *testing.T) {
 	_, kim, lou := twoPeople(t, "kim", "lou")
 	kim.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`.privacy input[name=locked]`)),
 		chromedp.Click(chromedp.CSS(`.privacy input[name=locked]`)))
-	kim.waitFor(`document.querySelector('.privacy [role=status]')?.textContent.includes('locked')`, "the lock confirmed", nil)
+	kim.waitFor(`!!document.querySelector('.privacy [role=status]')?.textContent.includes('locked')`, "the lock confirmed", nil)
 
 	lou.do(
 		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "kim"+kb.Enter),
@@ -449,12 +450,31 @@ func TestLockedAccountOnThePage(t *testing.T) {
 	kim.checkLabels()
 	kim.shot("requests")
 	kim.do(chromedp.Click(chromedp.CSS(`button[aria-label="Approve @lou"]`)))
-	kim.waitFor(`document.querySelector('.requests')?.textContent.includes('now follows you')`, "the approval", nil)
+	kim.waitFor(`!!document.querySelector('.requests')?.textContent.includes('now follows you')`, "the approval", nil)
 
 	lou.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`button[aria-label="Unfollow @kim"]`)))
 	if got := lou.text(`.person .counts`); got != "1 follower · 0 following" {
 		t.Errorf("kim's counts after the approval = %q", got)
 	}
+
+	// Lou adds a keyword filter that warns; kim's post with the word is
+	// folded behind it at lou's home until lou asks to see it.
+	lou.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`.filter-form input[name=keyword]`)),
+		chromedp.SendKeys(chromedp.CSS(`.filter-form input[name=keyword]`), "finale"),
+		chromedp.Click(chromedp.CSS(`.filter-form button[type=submit]`)))
+	lou.waitFor(`!!document.querySelector('.filters')?.textContent.includes('finale: finale (warn')`, "the filter listed", nil)
+	lou.checkLabels()
+	lou.shot("filter")
+	const post = "What a finale tonight"
+	kim.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav=home]`)), chromedp.WaitVisible(chromedp.CSS(`form.composer textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), post),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)))
+	lou.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav=home]`)), chromedp.WaitVisible(chromedp.CSS(`section.feed`)))
+	lou.waitFor(`!!document.querySelector('.stream .activity.filtered')?.textContent.includes('Filtered: finale (finale)')`,
+		"kim's post folded at lou's home", func() { lou.do(chromedp.Click(chromedp.CSS(`section.feed .row button`))) })
+	lou.shot("filtered")
+	lou.clickButton("Show anyway")
+	lou.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`, "the post shown", nil)
 	kim.checkConsole()
 	lou.checkConsole()
 }

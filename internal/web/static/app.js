@@ -457,9 +457,22 @@ function stream(path, label, isCurrent, emptyText, marker) {
 
 // activity draws one activity; a repost is the activity it shares, under
 // a line that says who reposted it.
+// activity draws an activity; one a keyword filter of the reader's warns
+// of is folded behind the filter's name until asked for.
 function activity(a) {
+  const warned = a.filtered || [];
+  if (!warned.length) return activityCard(a);
+  const show = h('button', { type: 'button', class: 'secondary small', text: 'Show anyway' });
+  const art = h('article', { class: 'activity filtered' },
+    h('p', { class: 'hint', text: 'Filtered: ' + warned.map((m) => `${m.title} (${m.keywordMatches.join(', ')})`).join('; ') }),
+    show);
+  show.addEventListener('click', () => art.replaceWith(activityCard(a)));
+  return art;
+}
+
+function activityCard(a) {
   if (a.repostOf) {
-    const art = activity(a.repostOf);
+    const art = activityCard(a.repostOf);
     const by = a.author || { preferredUsername: '', displayName: a.userId };
     art.prepend(h('p', { class: 'reposted' }, '↻ ', personLink(by), ' reposted'));
     return art;
@@ -814,7 +827,50 @@ function privacy(person, changed) {
     h('label', {}, lock, ' Lock my account: approve each follower'),
     status,
     h('h3', { text: 'Follow requests' }),
-    requests);
+    requests,
+    keywordFilters());
+}
+
+// keywordFilters lists the reader's keyword filters, each with a delete
+// button, and adds one: a keyword, whole word or not, hidden or folded
+// behind a warning, in the home, public and tag feeds.
+function keywordFilters() {
+  const list = h('ul', { class: 'filters', 'aria-label': 'Keyword filters' });
+  const keyword = h('input', { type: 'text', name: 'keyword', maxlength: '100', required: true });
+  const whole = h('input', { type: 'checkbox', name: 'wholeWord' });
+  const action = h('select', { name: 'action' },
+    h('option', { value: 'warn', text: 'Fold behind a warning' }),
+    h('option', { value: 'hide', text: 'Hide' }));
+  const addBtn = h('button', { type: 'submit', text: 'Add filter' });
+  const load = async () => {
+    const res = await api('GET', rest('/filters/@me'));
+    put(list);
+    for (const f of res.list || []) {
+      const del = h('button', { type: 'button', class: 'secondary small', text: 'Delete', 'aria-label': 'Delete filter ' + f.title });
+      del.addEventListener('click', () => guard(del, async () => {
+        await api('DELETE', rest('/filters/@me/' + enc(f.id)));
+        await load();
+      }));
+      list.append(h('li', {}, `${f.title}: ${f.keywords.map((k) => k.keyword).join(', ')} (${f.action}, ${f.context.join(', ')}) `, del));
+    }
+    if (!list.children.length) list.append(h('li', { class: 'empty', text: 'No keyword filters.' }));
+  };
+  const form = h('form', {
+    class: 'filter-form',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(addBtn, async () => {
+        await api('POST', rest('/filters/@me'), {
+          title: keyword.value, keywords: [{ keyword: keyword.value, wholeWord: whole.checked }],
+          context: ['home', 'public', 'tags'], action: action.value,
+        });
+        keyword.value = '';
+        await load();
+      });
+    },
+  }, field('Keyword', keyword), h('label', {}, whole, ' Whole word only'), field('What to do', action), addBtn);
+  guard(null, load);
+  return h('div', {}, h('h3', { text: 'Keyword filters' }), list, form);
 }
 
 // account is the signed-in person's own controls: a download of their
