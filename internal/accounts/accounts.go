@@ -94,9 +94,8 @@ type Standing struct {
 	Locked bool `datastore:"locked,noindex"`
 	// Unlocked names the last unlock (µs), which its job waits for.
 	Unlocked int64 `datastore:"unlocked,noindex"`
-	// Role is "", RoleModerator or RoleAdmin; indexed (empty omitted) so
-	// that the staff can be listed.
-	Role string `datastore:"role,omitempty"`
+	// Role is "", RoleModerator or RoleAdmin.
+	Role string `datastore:"role,noindex,omitempty"`
 	// Limited keeps the person's activities out of @all and tag feeds, and
 	// from anyone who does not follow them.
 	Limited bool `datastore:"limited,noindex"`

@@ -123,10 +123,23 @@ func countKeys(db *store.DB, user string) []*datastore.Key {
 	return keys
 }
 
-// SetStanding changes, in tx, user's standing by change, on the User and
+// SetLocked locks or unlocks user's account in tx, on the User and its
+// card alike; an unlock records at (µs) as the last (Standing.Unlocked).
+func SetLocked(ctx context.Context, tx *store.Tx, user string, locked bool, at int64) error {
+	_, err := setStanding(ctx, tx, user, func(st *Standing) error {
+		if !locked && st.Locked {
+			st.Unlocked = at
+		}
+		st.Locked = locked
+		return nil
+	})
+	return err
+}
+
+// setStanding changes, in tx, user's standing by change, on the User and
 // its card alike, and returns the person as it was before. A user not
 // there is ErrNoSuchPerson.
-func SetStanding(ctx context.Context, tx *store.Tx, user string, change func(*Standing) error) (Standing, error) {
+func setStanding(ctx context.Context, tx *store.Tx, user string, change func(*Standing) error) (Standing, error) {
 	var (
 		u User
 		c Counts

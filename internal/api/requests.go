@@ -9,7 +9,6 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
-	"socialstream/internal/graph"
 	"socialstream/internal/store"
 )
 
@@ -36,7 +35,7 @@ func (s *Server) requests(ctx context.Context, caller, userID string, sent bool,
 		if sent {
 			requester, target = caller, other
 		}
-		r, ok, err := s.graph.Asked(ctx, requester, target)
+		since, ok, err := s.graph.Asked(ctx, requester, target)
 		if err != nil {
 			return nil, err
 		} else if !ok {
@@ -46,21 +45,15 @@ func (s *Server) requests(ctx context.Context, caller, userID string, sent bool,
 		if err != nil {
 			return nil, err
 		}
-		return entry{requestView{Person: p, RequestedAt: r.Created.UTC().Format(time.RFC3339)}}, nil
+		return entry{requestView{Person: p, RequestedAt: since.UTC().Format(time.RFC3339)}}, nil
 	}
 	rs, next, err := s.graph.Requests(ctx, caller, sent, page)
 	if err != nil {
 		return nil, err
 	}
-	other := func(r graph.Request) string {
-		if sent {
-			return r.Target
-		}
-		return r.Requester
-	}
 	idList := make([]string, len(rs))
 	for i, r := range rs {
-		idList[i] = other(r)
+		idList[i] = r.Person
 	}
 	found, err := s.accounts.GetMulti(ctx, idList)
 	if err != nil {
@@ -68,8 +61,8 @@ func (s *Server) requests(ctx context.Context, caller, userID string, sent bool,
 	}
 	list := make([]requestView, 0, len(rs))
 	for _, r := range rs {
-		if p, ok := found[other(r)]; ok {
-			list = append(list, requestView{Person: p, RequestedAt: r.Created.UTC().Format(time.RFC3339)})
+		if p, ok := found[r.Person]; ok {
+			list = append(list, requestView{Person: p, RequestedAt: r.Since.UTC().Format(time.RFC3339)})
 		}
 	}
 	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,

@@ -136,7 +136,9 @@ func (r *runner) followAs(ctx context.Context, f, b *user, limit int) error {
 	case now && locked && !before:
 		r.m.violate(fmt.Sprintf("follow: %s follows %s, who is locked, without approval", f.name, b.name))
 	case asked:
-		r.m.requested[key] = limit
+		if _, ok := r.m.requested[key]; !ok {
+			r.m.requested[key] = limit // asking again keeps the first request
+		}
 	}
 	if now && !before && !locked {
 		r.m.follows[key] = append(r.m.follows[key], event{add: true, start: start, end: end, copyLimit: limit})

@@ -428,7 +428,10 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 		}
 		l.Add(EndedKey(s.db, follower, followee), &ended)
 		blocked := blocks.ReadBetween(l, follower, followee)
-		asked := l.Add(RequestKey(s.db, follower, followee), &Request{})
+		var asked store.Ref // read by an approval alone
+		if approval {
+			asked = l.Add(RequestKey(s.db, follower, followee), &Request{})
+		}
 		if err := l.Run(ctx); err != nil {
 			return err
 		}

@@ -72,8 +72,10 @@ func requestEvent(requester, target string) notifications.Event {
 // endRequest deletes, in tx, a request and its notification.
 func endRequest(tx *store.Tx, requester, target string) error {
 	db := tx.DB()
-	return tx.DeleteMulti([]*datastore.Key{RequestKey(db, requester, target),
-		notifications.Key(db, target, requestEvent(requester, target).ID)})
+	if err := tx.Delete(RequestKey(db, requester, target)); err != nil {
+		return err
+	}
+	return notifications.Forget(tx, target, requestEvent(requester, target).ID)
 }
 
 // request records follower's request to follow followee, a locked person,
@@ -170,19 +172,34 @@ func (s *Service) withdraw(ctx context.Context, requester, target string) error 
 	return nil
 }
 
-// Asked reports whether requester's request to follow target is pending.
-func (s *Service) Asked(ctx context.Context, requester, target string) (Request, bool, error) {
+// Asked reports whether requester's request to follow target is pending,
+// and since when.
+func (s *Service) Asked(ctx context.Context, requester, target string) (time.Time, bool, error) {
 	var r Request
 	ok, err := s.db.Get(ctx, RequestKey(s.db, requester, target), &r)
 	if err != nil {
-		return Request{}, false, fmt.Errorf("graph.Asked: %w", err)
+		return time.Time{}, false, fmt.Errorf("graph.Asked: %w", err)
 	}
-	return r, ok, nil
+	return r.Created, ok, nil
+}
+
+// Pending is a pending request as its lists show it: the other person,
+// and since when.
+type Pending struct {
+	Person string
+	Since  time.Time
+}
+
+func (r *Request) pending(sent bool) Pending {
+	if sent {
+		return Pending{Person: r.Target, Since: r.Created}
+	}
+	return Pending{Person: r.Requester, Since: r.Created}
 }
 
 // Requests lists the pending requests to follow user (or, with sent, those
 // user made), newest first.
-func (s *Service) Requests(ctx context.Context, user string, sent bool, p store.PageRequest) ([]Request, string, error) {
+func (s *Service) Requests(ctx context.Context, user string, sent bool, p store.PageRequest) ([]Pending, string, error) {
 	field, tag := "target", "requests:"
 	if sent {
 		field, tag = "requester", "requested:"
@@ -192,7 +209,11 @@ func (s *Service) Requests(ctx context.Context, user string, sent bool, p store.
 	if err != nil {
 		return nil, "", fmt.Errorf("graph.Requests(%s): %w", user, err)
 	}
-	return rs, next, nil
+	out := make([]Pending, len(rs))
+	for i := range rs {
+		out[i] = rs[i].pending(sent)
+	}
+	return out, next, nil
 }
 
 // SetLocked locks or unlocks user's account and returns them. Unlocking
@@ -208,16 +229,7 @@ func (s *Service) SetLocked(ctx context.Context, user string, locked bool) (acco
 			return accounts.Person{}, err
 		}
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		_, err := accounts.SetStanding(ctx, tx, user, func(st *accounts.Standing) error {
-			if !locked && st.Locked {
-				st.Unlocked = at
-			}
-			st.Locked = locked
-			return nil
-		})
-		return err
-	})
+	err := s.db.Update(ctx, func(tx *store.Tx) error { return accounts.SetLocked(ctx, tx, user, locked, at) })
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.SetLocked(%s): %w", user, err)
 	}
@@ -320,11 +332,11 @@ func eraseRequests(ctx context.Context, db *store.DB, user string, n int) ([]*da
 
 // EachRequest calls f with each pending request to follow user (or, with
 // sent, each user made), newest first, a page at a time (for an export).
-func EachRequest(ctx context.Context, db *store.DB, user string, sent bool, f func(Request) error) error {
+func EachRequest(ctx context.Context, db *store.DB, user string, sent bool, f func(Pending) error) error {
 	field := "target"
 	if sent {
 		field = "requester"
 	}
 	q := db.Query(KindFollowRequest).FilterField(field, "=", user).Order("-created")
-	return store.Each[Request](ctx, db, q, 500, func(_ *datastore.Key, r *Request) error { return f(*r) })
+	return store.Each[Request](ctx, db, q, 500, func(_ *datastore.Key, r *Request) error { return f(r.pending(sent)) })
 }

@@ -120,12 +120,8 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 			name = "followRequested"
 		}
 		d.list(name, func(item func(any) error) error {
-			return graph.EachRequest(ctx, s.db, user, sent, func(r graph.Request) error {
-				id := r.Requester
-				if sent {
-					id = r.Target
-				}
-				return item(Since{ID: id, Since: stamp(r.Created)})
+			return graph.EachRequest(ctx, s.db, user, sent, func(r graph.Pending) error {
+				return item(Since{ID: r.Person, Since: stamp(r.Since)})
 			})
 		})
 	}

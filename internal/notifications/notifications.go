@@ -325,6 +325,12 @@ func (s *Service) Notify(ctx context.Context, e Event) error {
 	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: Path, Body: body, Name: "n-" + e.ID})
 }
 
+// Forget deletes, in tx, user's notification of the event id, if any: for
+// an event that no longer holds (a follow request decided).
+func Forget(tx *store.Tx, user, id string) error {
+	return tx.Delete(Key(tx.DB(), user, id))
+}
+
 // Key returns the key of a recipient's notification of an event.
 func Key(db *store.DB, user, event string) *datastore.Key {
 	return db.NameKey(Kind, user+"_"+event, nil)
