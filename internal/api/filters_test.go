@@ -38,6 +38,10 @@ func TestKeywordFilters(t *testing.T) {
 	if warn["action"] != "warn" || hide["id"] == "" || hide["id"] == warn["id"] {
 		t.Errorf("filters as made: %v %v", hide, warn)
 	}
+	if f := e.entry(e.do("GET", filters+"/"+hide["id"].(string), alice.token, nil)); f["title"] != "No spoilers" || f["action"] != "hide" {
+		t.Errorf("one filter read back: %v", f)
+	}
+	e.wantError(e.do("GET", filters+"/nosuch", alice.token, nil), http.StatusNotFound)
 
 	home := func() (ids []string, marked map[string]any) {
 		t.Helper()
