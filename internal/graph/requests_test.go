@@ -1,0 +1,82 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/app"
+	"socialstream/internal/derrors"
+	"socialstream/internal/graph"
+	"socialstream/internal/ids"
+	"socialstream/internal/rebuild"
+	"socialstream/internal/testenv"
+)
+
+// An unlock's job enqueued before the unlock commits, and run first, asks
+// to be retried rather than end with nothing approved; run for an unlock
+// that never committed, long ago, it ends; a second run after the
+// approvals changes nothing.
+func TestUnlockJobWaitsForItsUnlock(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	star, _, err := acc.Register(ctx, "star", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fan, _, err := acc.Register(ctx, "fan", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Graph.SetLocked(ctx, star.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := svc.Graph.Ask(ctx, fan.ID, star.ID, nil); err != nil || out != graph.Requested {
+		t.Fatalf("ask: %v %v", out, err)
+	}
+
+	// Still locked: the job of an unlock not yet committed.
+	n, err := svc.Graph.Unlocked(ctx, graph.UnlockTask{User: star.ID, At: time.Now().UnixMicro()})
+	if !errors.Is(err, derrors.Unavailable) || n != 0 {
+		t.Errorf("job before its unlock's commit: %d, %v; want a retry", n, err)
+	}
+	// An unlock that never committed, long ago: the job ends.
+	if n, err := svc.Graph.Unlocked(ctx, graph.UnlockTask{User: star.ID, At: time.Now().Add(-time.Hour).UnixMicro()}); err != nil || n != 0 {
+		t.Errorf("job of an unlock that never was: %d, %v", n, err)
+	}
+	if _, ok, err := svc.Graph.Asked(ctx, fan.ID, star.ID); err != nil || !ok {
+		t.Fatalf("the request after those jobs: %v %v", ok, err)
+	}
+
+	if _, err := svc.Graph.SetLocked(ctx, star.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	// Its job, run here (the queue's may run too): the request is approved.
+	if _, err := svc.Graph.Unlocked(ctx, graph.UnlockTask{User: star.ID, At: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := acc.Get(ctx, star.ID)
+	st := p.Standing()
+	if n, err := svc.Graph.Unlocked(ctx, graph.UnlockTask{User: star.ID, At: st.Unlocked}); err != nil || n != 0 {
+		t.Errorf("the unlock's job run again: %d approved, %v", n, err)
+	}
+	if _, ok, err := svc.Graph.Get(ctx, fan.ID, star.ID); err != nil || !ok {
+		t.Errorf("fan follows star after the unlock: %v %v", ok, err)
+	}
+	if _, ok, _ := svc.Graph.Asked(ctx, fan.ID, star.ID); ok {
+		t.Error("the request is still pending after its approval")
+	}
+}
