@@ -101,6 +101,9 @@ type Standing struct {
 	Limited bool `datastore:"limited,noindex"`
 	// Suspended is when the account was suspended; zero if it is not.
 	Suspended time.Time `datastore:"suspended,noindex"`
+	// SuspendedFor is the reason the suspension gave, which a sign-in
+	// is told.
+	SuspendedFor string `datastore:"suspendedFor,noindex,omitempty"`
 }
 
 // Roles a person may have.
@@ -115,8 +118,18 @@ func (s Standing) IsSuspended() bool { return !s.Suspended.IsZero() }
 // Staff reports whether the person may moderate.
 func (s Standing) Staff() bool { return s.Role == RoleModerator || s.Role == RoleAdmin }
 
-// ErrSuspended refuses sign-in to a suspended account.
+// ErrSuspended refuses sign-in to a suspended account, and any write of
+// one whose token outlived the suspension on another instance.
 var ErrSuspended = derrors.New(derrors.PermissionDenied, "this account is suspended")
+
+// Refusal is the error a sign-in to an account of this standing gets:
+// ErrSuspended, with the reason the suspension gave.
+func (s Standing) Refusal() error {
+	if s.SuspendedFor == "" {
+		return ErrSuspended
+	}
+	return fmt.Errorf("%w: %w", derrors.New(derrors.PermissionDenied, "this account is suspended: "+s.SuspendedFor), ErrSuspended)
+}
 
 type usernameEntity struct {
 	UserID string `datastore:"userId,noindex"`
@@ -470,7 +483,7 @@ func (s *Service) Login(ctx context.Context, username, password string) (Person,
 		return Person{}, "", ErrBadLogin
 	}
 	if u.IsSuspended() {
-		return Person{}, "", ErrSuspended
+		return Person{}, "", u.Refusal()
 	}
 	token, err := s.newToken(ctx, ue.UserID)
 	if err != nil {
@@ -626,9 +639,27 @@ func (s *Service) Delete(ctx context.Context, user, password string, erase func(
 	if ok && (len(password) > 4*MaxPassword || bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil) {
 		return ErrWrongPassword
 	}
+	return s.remove(ctx, user, ok, &u, erase)
+}
+
+// Remove deletes user's account as Delete does, without a password: the
+// end of a suspension that was not lifted (package lifecycle).
+func (s *Service) Remove(ctx context.Context, user string, erase func(context.Context) error) error {
+	var u User
+	ok, err := s.db.Get(ctx, UserKey(s.db, user), &u)
+	if err != nil {
+		return fmt.Errorf("accounts.Remove(%s): %w", user, err)
+	}
+	return s.remove(ctx, user, ok, &u, erase)
+}
+
+// remove runs erase, then deletes user's account (u, read before, if ok)
+// and ends their tokens.
+func (s *Service) remove(ctx context.Context, user string, ok bool, u *User, erase func(context.Context) error) error {
 	if err := erase(ctx); err != nil {
 		return err
 	}
+	var err error
 	if ok {
 		err = s.db.Update(ctx, func(tx *store.Tx) error {
 			var ue usernameEntity
@@ -772,8 +803,13 @@ func (s *Service) Resolve(ctx context.Context, caller, ref string) (string, erro
 // LookupUsernames maps lowercased usernames to user ids in one batch lookup;
 // unknown names are left out.
 func (s *Service) LookupUsernames(ctx context.Context, names []string) (map[string]string, error) {
+	return UserIDsByName(ctx, s.db, names)
+}
+
+// UserIDsByName is LookupUsernames over db, for the operator's tools.
+func UserIDsByName(ctx context.Context, db *store.DB, names []string) (map[string]string, error) {
 	out := map[string]string{}
-	l := s.db.Lookup()
+	l := db.Lookup()
 	refs := map[string]store.Ref{}
 	ents := map[string]*usernameEntity{}
 	for _, n := range names {
@@ -782,7 +818,7 @@ func (s *Service) LookupUsernames(ctx context.Context, names []string) (map[stri
 			continue
 		}
 		ents[lower] = &usernameEntity{}
-		refs[lower] = l.Add(s.db.NameKey(KindUsername, lower, nil), ents[lower])
+		refs[lower] = l.Add(db.NameKey(KindUsername, lower, nil), ents[lower])
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("accounts.LookupUsernames: %w", err)

@@ -126,7 +126,7 @@ func countKeys(db *store.DB, user string) []*datastore.Key {
 // SetLocked locks or unlocks user's account in tx, on the User and its
 // card alike; an unlock records at (µs) as the last (Standing.Unlocked).
 func SetLocked(ctx context.Context, tx *store.Tx, user string, locked bool, at int64) error {
-	_, err := setStanding(ctx, tx, user, func(st *Standing) error {
+	_, err := SetStanding(ctx, tx, user, func(st *Standing) error {
 		if !locked && st.Locked {
 			st.Unlocked = at
 		}
@@ -136,10 +136,11 @@ func SetLocked(ctx context.Context, tx *store.Tx, user string, locked bool, at i
 	return err
 }
 
-// setStanding changes, in tx, user's standing by change, on the User and
-// its card alike, and returns the person as it was before. A user not
-// there is ErrNoSuchPerson.
-func setStanding(ctx context.Context, tx *store.Tx, user string, change func(*Standing) error) (Standing, error) {
+// SetStanding changes, in tx, user's standing by change, on the User and
+// its card alike, and returns it as it was before. A user not there is
+// ErrNoSuchPerson. change may refuse with an error, which SetStanding
+// returns.
+func SetStanding(ctx context.Context, tx *store.Tx, user string, change func(*Standing) error) (Standing, error) {
 	var (
 		u User
 		c Counts

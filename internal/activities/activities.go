@@ -166,6 +166,9 @@ type Activity struct {
 	// since the epoch (0: never).
 	Edits      int   `datastore:"edits,noindex"`
 	EditedTime int64 `datastore:"editedTime,noindex"`
+	// Removed is when moderation took it down (µs; 0: it was not): it
+	// is kept for the record and shown to nobody.
+	Removed int64 `datastore:"removed,noindex,omitempty"`
 }
 
 // Audience is one chunk of an activity's home-feed audience.

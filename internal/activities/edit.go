@@ -103,8 +103,8 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	var seen Activity
 	if ok, err := s.db.Get(ctx, key, &seen); err != nil {
 		return View{}, err
-	} else if !ok {
-		return View{}, ErrNoSuchActivity
+	} else if !ok || seen.Removed != 0 {
+		return View{}, ErrNoSuchActivity // one taken down is not there
 	} else if seen.UserID != author {
 		return View{}, ErrNotAuthor
 	} else if seen.RepostOf != "" {
@@ -190,6 +190,8 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		switch {
 		case !me.Exists():
 			return accounts.ErrBadToken // deleted meanwhile
+		case me.Standing().IsSuspended():
+			return accounts.ErrSuspended // a token another instance still trusts
 		case !found.Found():
 			return ErrNoSuchActivity
 		case a.Edits != seen.Edits || a.Title != seen.Title || a.Body != seen.Body:

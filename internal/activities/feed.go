@@ -89,6 +89,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		}
 		// Read by someone else: what they may see, by the query.
 		tag := "self:" + r.UserID + ":" + app + sinceTag
+		var followed map[string]bool // whom the viewer is known to follow
 		if r.Viewer != r.UserID {
 			audience := Public
 			if r.Viewer != "" {
@@ -98,7 +99,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 					return nil, "", fmt.Errorf("activities: does %s follow %s: %w", r.Viewer, r.UserID, err)
 				}
 				if follows.Found() {
-					audience = FollowersOnly
+					audience, followed = FollowersOnly, map[string]bool{r.UserID: true}
 				}
 			}
 			prefix = pageFeed(r.UserID, app, audience)
@@ -111,7 +112,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if r.Viewer == r.UserID {
 			where = ""
 		}
-		return s.activityFeed(ctx, r.Viewer, []string{prefix}, earlier, since, tag, r.Page, "", false, where)
+		return s.activityFeed(ctx, r.Viewer, []string{prefix}, earlier, since, tag, r.Page, look{where: where, followed: followed})
 	case All:
 		prefixes := make([]string, PublicShards)
 		for i := range prefixes {
@@ -121,13 +122,13 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if app != "" {
 			earlier = earlier.FilterField("appId", "=", app)
 		}
-		return s.activityFeed(ctx, r.Viewer, prefixes, earlier, since, "all:"+app+sinceTag, r.Page, "", true, filters.Public)
+		return s.activityFeed(ctx, r.Viewer, prefixes, earlier, since, "all:"+app+sinceTag, r.Page, look{quiet: true, where: filters.Public})
 	case Mentions:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
 		earlier := acts.FilterField("mentionIds", "=", r.UserID)
-		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, earlier, since, "mentions:"+r.UserID+sinceTag, r.Page, "", true, filters.Notifications)
+		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, earlier, since, "mentions:"+r.UserID+sinceTag, r.Page, look{quiet: true, where: filters.Notifications})
 	case Friends:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
@@ -140,14 +141,14 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 				return nil, "", err
 			}
 			earlier := acts.FilterField("tags", "=", tag).FilterField("visibleTo", "=", Public)
-			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, earlier, since, "tag:"+tag+sinceTag, r.Page, "", true, filters.Tags)
+			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, earlier, since, "tag:"+tag+sinceTag, r.Page, look{quiet: true, where: filters.Tags})
 		}
 		group := r.Selector
 		if _, ok := ids.Parse(group); !ok {
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)
 		}
 		earlier := acts.FilterField("groupIds", "=", group)
-		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, earlier, since, "group:"+group+sinceTag, r.Page, group, true, filters.Home)
+		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, earlier, since, "group:"+group+sinceTag, r.Page, look{group: group, quiet: true, where: filters.Home})
 	}
 }
 
@@ -158,7 +159,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 // the viewer mutes. One range is one query of the activities themselves;
 // more (the shards of @all) are keys-only queries, merged, and one batch
 // lookup of the activities of the page.
-func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, earlier *datastore.Query, since int64, tag string, p store.PageRequest, group string, quiet bool, where string) ([]View, string, error) {
+func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, earlier *datastore.Query, since int64, tag string, p store.PageRequest, lk look) ([]View, string, error) {
 	from, err := order.DecodeCursor(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
@@ -186,7 +187,8 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 			acts[i] = &vals[i]
 		}
 	}
-	views, err := s.viewsOf(ctx, viewer, keys, acts, group, true, quiet, where)
+	lk.hide = true
+	views, err := s.viewsOf(ctx, viewer, keys, acts, lk)
 	if err != nil {
 		return nil, "", err
 	}
@@ -224,8 +226,18 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinc
 	}
 	var keys []*datastore.Key
 	seen := map[string]bool{}
+	// A chunk of an author's followers (named by its number) says the
+	// viewer follows the author; one of a tag's or of the mentioned does
+	// not.
+	viaFollow := map[string]bool{}
 	for _, k := range audKeys {
-		if k.Parent != nil && !seen[k.Parent.Name] {
+		if k.Parent == nil {
+			continue
+		}
+		if k.Name != "" && k.Name[0] >= '0' && k.Name[0] <= '9' {
+			viaFollow[k.Parent.Name] = true
+		}
+		if !seen[k.Parent.Name] {
 			seen[k.Parent.Name] = true
 			keys = append(keys, k.Parent)
 		}
@@ -235,7 +247,13 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinc
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
 	}
-	views, err := s.viewsOf(ctx, viewer, found, list, "", true, true, filters.Home)
+	followed := map[string]bool{}
+	for i, k := range found {
+		if viaFollow[k.Name] && list[i].Visibility != MentionedOnly {
+			followed[list[i].UserID] = true
+		}
+	}
+	views, err := s.viewsOf(ctx, viewer, found, list, look{hide: true, quiet: true, where: filters.Home, followed: followed})
 	if err != nil {
 		return nil, "", err
 	}
@@ -253,16 +271,37 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinc
 // someone the viewer blocks, or who blocks the viewer, is left out (so a
 // page may hold fewer than asked for).
 func (s *Service) views(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string) ([]View, error) {
-	return s.viewsOf(ctx, viewer, keys, acts, group, true, false, "")
+	return s.viewsOf(ctx, viewer, keys, acts, look{group: group, hide: true})
+}
+
+// look says how a page is read.
+type look struct {
+	group string // a group's feed: the lookup checks the viewer's access
+	// hide leaves out the activities of people with a block with the
+	// viewer; quiet those of the people the viewer mutes.
+	hide, quiet bool
+	where       string // the viewer's filters' context (package filters)
+	// followed names authors the viewer is known to follow (what the
+	// feed's query says), whose limited accounts need no read.
+	followed map[string]bool
 }
 
 // viewsOf is views, leaving out the activities of people with a block
-// with the viewer only if hide, and, if quiet, those of the people the
-// viewer mutes (read in the same lookup). A repost comes with the activity
-// it shares, read in the same lookup too (by the ids the repost holds):
-// one whose activity is gone, or by someone the viewer has a block with
-// or (if quiet) mutes, is left out.
-func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, group string, hide, quiet bool, where string) ([]View, error) {
+// with the viewer only if lk.hide, and, if lk.quiet, those of the people
+// the viewer mutes (read in the same lookup). A repost comes with the
+// activity it shares, read in the same lookup too (by the ids the repost
+// holds): one whose activity is gone, or by someone the viewer has a block
+// with or (if quiet) mutes, is left out.
+//
+// What moderation did is read from what the lookup reads anyway: an
+// activity taken down (Removed), or by a suspended author (their card),
+// is not there. An activity of a limited author is not in @all or tag
+// feeds, and elsewhere reaches only the author's followers: those the
+// feed's query says follow (lk.followed) need nothing more, anyone else
+// has their follow read in a further round (only for a page that holds a
+// limited author's activity).
+func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, lk look) ([]View, error) {
+	group, hide, quiet, where := lk.group, lk.hide, lk.quiet, lk.where
 	l := s.db.Lookup()
 	// The viewer's own state, read once: it answers the blocks, mutes,
 	// likes and reposts it knows; what it does not (a person of an
@@ -344,6 +383,19 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 			}
 		})
 	}
+	// The follows of limited authors the feed does not vouch for, once
+	// their cards say they are limited.
+	follows := map[string]store.Ref{}
+	public := where == filters.Public || where == filters.Tags
+	if viewer != "" && !public {
+		l.Then(func() {
+			for _, id := range people {
+				if id != viewer && !lk.followed[id] && authors[id].Standing().Limited {
+					follows[id] = graph.Follows(l, viewer, id)
+				}
+			}
+		})
+	}
 	var access *groups.Access
 	if group != "" {
 		access = groups.ReadAccess(l, group, viewer)
@@ -357,6 +409,19 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 		}
 	}
 	now := s.now()
+	// moderated says whether moderation keeps a from the viewer.
+	moderated := func(a *Activity, author string) bool {
+		st := authors[author].Standing()
+		switch {
+		case a.Removed != 0 || st.IsSuspended():
+			return true
+		case !st.Limited || author == viewer && viewer != "":
+			return false
+		case public:
+			return true
+		}
+		return !lk.followed[author] && !follows[author].Found()
+	}
 	hidden := func(user string) bool {
 		if viewer == "" || user == viewer {
 			return false
@@ -389,13 +454,13 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 	}
 	out := make([]View, 0, len(acts))
 	for i, a := range acts {
-		if hidden(a.UserID) {
+		if hidden(a.UserID) || moderated(a, a.UserID) {
 			continue
 		}
 		v := view(keys[i].Name, a, readingOf[i])
 		texts := []string{a.Title, a.Body}
 		if a.RepostOf != "" {
-			if !sharedFound[i].Found() || hidden(a.RepostOfUser) {
+			if !sharedFound[i].Found() || hidden(a.RepostOfUser) || moderated(shared[i], a.RepostOfUser) {
 				continue
 			}
 			orig := view(a.RepostOf, shared[i], sharedRead[i])
@@ -579,7 +644,7 @@ func LookupBare(ctx context.Context, db *store.DB, viewer string, idList []strin
 	}
 	// The keys a home feed's second lookup reads: the authors' cards
 	// and the viewer's state (and what those cannot answer, by key).
-	if _, err := s.viewsOf(ctx, viewer, found, acts, "", true, true, filters.Home); err != nil {
+	if _, err := s.viewsOf(ctx, viewer, found, acts, look{hide: true, quiet: true, where: filters.Home}); err != nil {
 		return 0, err
 	}
 	return len(found), nil

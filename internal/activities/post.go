@@ -232,6 +232,9 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			if !me.Exists() {
 				return accounts.ErrBadToken // deleted meanwhile
 			}
+			if me.Standing().IsSuspended() {
+				return accounts.ErrSuspended // a token another instance still trusts
+			}
 			if taken.Found() {
 				if prior.UserID == author && prior.PostedTime == mine.PostedTime {
 					// This very post: the transaction is retried after a

@@ -146,6 +146,9 @@ func (s *Service) Visible(ctx context.Context, viewer, id string) (*Activity, er
 	if err != nil {
 		return nil, err
 	}
+	if a.Removed != 0 {
+		return nil, ErrNoSuchActivity
+	}
 	_, seen, err := s.seen(ctx, viewer, []*datastore.Key{Key(s.db, id)}, []*Activity{a})
 	if err != nil {
 		return nil, err

@@ -82,6 +82,9 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 		if err != nil {
 			return nil, err
 		}
+		if id != caller && person.Standing().IsSuspended() {
+			return nil, accounts.ErrNoSuchPerson // hidden everywhere while suspended
+		}
 		return entry{person}, nil
 	}
 	page, err := p.page()
@@ -203,7 +206,7 @@ func (s *Server) people(ctx context.Context, idList []string, page store.PageReq
 	}
 	list := make([]accounts.Person, 0, len(idList))
 	for _, id := range idList {
-		if p, ok := found[id]; ok {
+		if p, ok := found[id]; ok && !p.Standing().IsSuspended() {
 			list = append(list, p)
 		}
 	}

@@ -70,6 +70,13 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"filters.create":       method(s.filtersCreate),
 		"filters.update":       method(s.filtersUpdate),
 		"filters.delete":       method(s.filtersDelete),
+		"reports.get":          method(s.reportsGet),
+		"reports.create":       method(s.reportsCreate),
+		"moderation.reports":   method(s.moderationReports),
+		"moderation.act":       method(s.moderationAct),
+		"moderation.log":       method(s.moderationLog),
+		"moderation.grant":     method(s.moderationGrant),
+		"moderation.notices":   method(s.moderationNotices),
 		"notifications.read":   method(s.notificationsRead),
 		"notifications.unread": method(s.notificationsUnread),
 	}

@@ -27,6 +27,7 @@ import (
 	"socialstream/internal/likes"
 	"socialstream/internal/logging"
 	"socialstream/internal/markers"
+	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
@@ -53,6 +54,7 @@ type Deps struct {
 	Mutes         *mutes.Service
 	Markers       *markers.Service
 	Filters       *filters.Service
+	Moderation    *moderation.Service
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
 	Logger        *slog.Logger
@@ -74,6 +76,7 @@ type Server struct {
 	mutes         *mutes.Service
 	markers       *markers.Service
 	filters       *filters.Service
+	moderation    *moderation.Service
 	tags          *tags.Service
 	upgrade       *upgrade.Service
 	log           *slog.Logger
@@ -85,11 +88,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Tags == nil || d.Upgrade == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Upgrade == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, tags: d.Tags, upgrade: d.Upgrade, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, upgrade: d.Upgrade, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -189,6 +192,19 @@ func (s *Server) Routes() *gin.Engine {
 	fl.PUT("/:userId/:filterId", rest(s, http.StatusOK, s.filtersUpdate, filtersFromRequest))
 	fl.DELETE("/:userId/:filterId", rest(s, http.StatusNoContent, s.filtersDelete, filtersFromRequest))
 
+	rep := social.Group("/rest/reports")
+	rep.GET("/:userId", rest(s, http.StatusOK, s.reportsGet, reportsFromRequest))
+	rep.GET("/:userId/:reportId", rest(s, http.StatusOK, s.reportsGet, reportsFromRequest))
+	rep.POST("/:userId", rest(s, http.StatusCreated, s.reportsCreate, reportsFromRequest))
+
+	mod := social.Group("/rest/moderation")
+	mod.GET("/reports", rest(s, http.StatusOK, s.moderationReports, moderationFromRequest))
+	mod.GET("/reports/:reportId", rest(s, http.StatusOK, s.moderationReports, moderationFromRequest))
+	mod.POST("/actions", rest(s, http.StatusCreated, s.moderationAct, moderationFromRequest))
+	mod.GET("/actions", rest(s, http.StatusOK, s.moderationLog, moderationFromRequest))
+	mod.PUT("/roles/:userId", rest(s, http.StatusOK, s.moderationGrant, moderationFromRequest))
+	mod.GET("/notices/:userId", rest(s, http.StatusOK, s.moderationNotices, moderationFromRequest))
+
 	tg := social.Group("/rest/tags")
 	tg.GET("/:userId", rest(s, http.StatusOK, s.tagsGet, tagsFromRequest))
 	tg.GET("/:userId/:tag", rest(s, http.StatusOK, s.tagsGet, tagsFromRequest))
@@ -214,6 +230,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/tokens", s.taskTokens)
 	tasks.POST("/trim", s.taskTrim)
 	tasks.POST("/erase", s.taskErase)
+	tasks.POST(strings.TrimPrefix(moderation.ExpiryPath, "/_tasks"), s.taskSuspension)
 
 	return r
 }

@@ -12,6 +12,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/lifecycle"
+	"socialstream/internal/moderation"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/upgrade"
@@ -132,6 +133,17 @@ func (s *Server) taskErase(c *gin.Context) {
 	res, err := s.lifecycle.Erase(c.Request.Context(), t)
 	s.finishTask(c, err, "erase", "userId", t.UserID, "phase", t.Phase, "step", t.Step,
 		"erased", res.Erased, "stopped", res.Stopped, "next", res.Next, "done", res.Done)
+}
+
+// taskSuspension ends a suspension's grace: the account goes, unless the
+// suspension was lifted.
+func (s *Server) taskSuspension(c *gin.Context) {
+	var t moderation.ExpiryTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	ended, err := s.lifecycle.EndSuspension(c.Request.Context(), t)
+	s.finishTask(c, err, "suspension", "userId", t.UserID, "at", t.At, "ended", ended)
 }
 
 func (s *Server) readTask(c *gin.Context, dst any) bool {

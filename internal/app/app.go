@@ -31,6 +31,7 @@ import (
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/order"
@@ -337,6 +338,7 @@ type Services struct {
 	Mutes         *mutes.Service
 	Markers       *markers.Service
 	Filters       *filters.Service
+	Moderation    *moderation.Service
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
 }
@@ -395,6 +397,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Filters, err = filters.New(db); err != nil {
 		return nil, err
 	}
+	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q, moderation.Config{}); err != nil {
+		return nil, err
+	}
 	if s.Markers, err = markers.New(db); err != nil {
 		return nil, err
 	}
@@ -423,7 +428,7 @@ func (s *Services) StartUpgrades(ctx context.Context) error {
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Tags: s.Tags, Upgrade: s.Upgrade, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Upgrade: s.Upgrade, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

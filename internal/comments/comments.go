@@ -113,6 +113,8 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 			return err
 		case !me.Exists():
 			return accounts.ErrBadToken // deleted meanwhile
+		case me.Standing().IsSuspended():
+			return accounts.ErrSuspended // a token another instance still trusts
 		case blocked.Any() && !taken.Found():
 			return blocks.ErrBlocked
 		}
@@ -185,8 +187,8 @@ func (s *Service) List(ctx context.Context, viewer, activity string, p store.Pag
 	}
 	out := make([]View, 0, len(vals))
 	for i := range vals {
-		if b := between[vals[i].UserID]; b != nil && b.Any() {
-			continue
+		if b := between[vals[i].UserID]; b != nil && b.Any() || recs[vals[i].UserID].Standing().IsSuspended() {
+			continue // a suspended person's comments are not there
 		}
 		out = append(out, toView(activity, keys[i].Name, &vals[i], people))
 	}

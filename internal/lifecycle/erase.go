@@ -33,6 +33,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
@@ -112,6 +113,18 @@ func (s *Service) Delete(ctx context.Context, user, password string) error {
 	return s.svc.Accounts.Delete(ctx, user, password, func(ctx context.Context) error { return s.enqueue(ctx, t) })
 }
 
+// EndSuspension ends the grace of the suspension t names: if it still
+// holds, the account is deleted as its owner would delete it (with no
+// password), and erased. It reports whether it did.
+func (s *Service) EndSuspension(ctx context.Context, t moderation.ExpiryTask) (bool, error) {
+	due, err := moderation.Due(ctx, s.db, t, s.now())
+	if err != nil || !due {
+		return false, err
+	}
+	e := EraseTask{UserID: t.UserID, At: s.now().UnixMicro()} // its first step waits for this deletion
+	return true, s.svc.Accounts.Remove(ctx, t.UserID, func(ctx context.Context) error { return s.enqueue(ctx, e) })
+}
+
 func (s *Service) enqueue(ctx context.Context, t EraseTask) error {
 	body, err := json.Marshal(t)
 	if err != nil {
@@ -178,6 +191,9 @@ func (s *Service) phases() []phase {
 		}},
 		{"group history", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return groups.EraseRest(ctx, db, user, n)
+		}},
+		{"reports", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return moderation.Erase(ctx, db, user, n)
 		}},
 		{"app data", func(ctx context.Context, user string, _ int64, _ int) (int, error) {
 			return appdata.Erase(ctx, db, user)

@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/groups"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -63,7 +64,9 @@ type ExportedActivity struct {
 // Export writes user's data to w as one JSON document: person, then
 // activities (newest first, with their counts, and an edited one's
 // versions), follows, followers, the pending follow requests received
-// (followRequests) and sent (followRequested), groups, comments, likes, blocked, muted, followedTags, filters, markers and appData (by application), each list read a page at
+// (followRequests) and sent (followRequested), groups, comments, likes, blocked, muted, followedTags, filters,
+// the reports filed (reports) and what moderation did to the account
+// (moderationNotices), markers and appData (by application), each list read a page at
 // a time and written as it is read, so the document is never held in
 // memory; flush, when set, is called after each page. It checks the
 // person before writing anything: an error then has written nothing. An
@@ -165,6 +168,12 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 		d.err = err
 	}
 	d.field("filters", fs)
+	reports, notices, err := moderation.Export(ctx, s.db, user)
+	if d.err == nil {
+		d.err = err
+	}
+	d.field("reports", reports)
+	d.field("moderationNotices", notices)
 	marks, err := markers.All(ctx, s.db, user)
 	if d.err == nil {
 		d.err = err

@@ -86,6 +86,8 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 			return err
 		case !me.Exists():
 			return accounts.ErrBadToken // deleted meanwhile
+		case me.Standing().IsSuspended():
+			return accounts.ErrSuspended // a token another instance still trusts
 		case liked.Found():
 			return nil
 		case blocked.Any():

@@ -57,6 +57,9 @@ const (
 	// FollowRequest tells a person with a locked account that the actor
 	// asks to follow them; it goes when the request is decided.
 	FollowRequest = "follow_request"
+	// Moderation tells a person what moderation did to their account or
+	// activities (ActionID names it); it has no actor.
+	Moderation = "moderation"
 )
 
 // MaxKept is how many notifications a user keeps.
@@ -75,6 +78,9 @@ type Event struct {
 	Recipients []string `json:"recipients"`
 	ActivityID string   `json:"activityId,omitempty"`
 	GroupID    string   `json:"groupId,omitempty"`
+	// ActionID, on a Moderation notice, is the moderation action it
+	// tells of.
+	ActionID string `json:"actionId,omitempty"`
 	// ID names the event uniquely, e.g. "comment-123"; letters, digits,
 	// - and _ only.
 	ID string `json:"id"`
@@ -102,6 +108,7 @@ type Notification struct {
 	ActorID    string    `datastore:"actorId"`              // indexed: erasing an account deletes what it caused
 	ActivityID string    `datastore:"activityId,omitempty"` // indexed: deleting an activity deletes its notifications; none, in no index
 	GroupID    string    `datastore:"groupId,noindex"`
+	ActionID   string    `datastore:"actionId,noindex,omitempty"`
 	Published  time.Time `datastore:"published,noindex"`
 }
 
@@ -139,6 +146,7 @@ type View struct {
 	Actor      *accounts.Person `json:"actor,omitempty"`
 	ActivityID string           `json:"activityId,omitempty"`
 	GroupID    string           `json:"groupId,omitempty"`
+	ActionID   string           `json:"actionId,omitempty"`
 	Published  string           `json:"published"`
 	Read       bool             `json:"read"`
 }
@@ -303,7 +311,7 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 
 func (e Event) notification(user string) *Notification {
 	return &Notification{UserID: user, Seq: e.Seq, Type: e.Type, ActorID: e.ActorID,
-		ActivityID: e.ActivityID, GroupID: e.GroupID, Published: ids.Time(e.Seq).UTC()}
+		ActivityID: e.ActivityID, GroupID: e.GroupID, ActionID: e.ActionID, Published: ids.Time(e.Seq).UTC()}
 }
 
 // Notify enqueues the job that makes an event's notifications (a post's
@@ -323,6 +331,19 @@ func (s *Service) Notify(ctx context.Context, e Event) error {
 		return err
 	}
 	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: Path, Body: body, Name: "n-" + e.ID})
+}
+
+// Tell makes, in tx, the notification of e for its one recipient, as it
+// is: for a notice the service itself gives (Moderation), which no block
+// or mute keeps away. Expect must have been called before.
+func (s *Service) Tell(tx *store.Tx, e Event) error {
+	if len(e.Recipients) != 1 || !eventID.MatchString(e.ID) {
+		return fmt.Errorf("notifications.Tell: bad event %q", e.ID)
+	}
+	if e.Seq <= 0 {
+		e.Seq = s.ids.Next()
+	}
+	return tx.Put(Key(tx.DB(), e.Recipients[0], e.ID), e.notification(e.Recipients[0]))
 }
 
 // Forget deletes, in tx, user's notification of the event id, if any: for
@@ -463,7 +484,7 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 		if hidden[n.ActorID] {
 			continue // from before a block
 		}
-		v := View{ID: keys[i].Name, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID,
+		v := View{ID: keys[i].Name, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
 			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
 		if a, ok := people[n.ActorID]; ok {
 			v.Actor = &a
@@ -622,12 +643,16 @@ func (s *Service) actors(ctx context.Context, user string, ns []Notification) (m
 		return nil, nil, nil, fmt.Errorf("notifications: actors of %s: %w", user, err)
 	}
 	people := map[string]accounts.Person{}
+	hidden := hide()
 	for id, r := range recs {
 		if p, ok := r.Person(); ok {
 			people[id] = p
 		}
+		if r.Standing().IsSuspended() {
+			hidden[id] = true // what a suspended person did is not there
+		}
 	}
-	return people, hide(), own, nil
+	return people, hidden, own, nil
 }
 
 // readHidden adds to a lookup what tells whose notifications of ns are

@@ -89,13 +89,37 @@ func (s *Server) FaultCounts() map[string]int64 {
 	return out
 }
 
-// Pending returns how many tasks are waiting or running in all queues.
+// Horizon is how far ahead a task may be due and still count as pending:
+// one scheduled further (the end of a suspension's grace, a month out)
+// is not work the queues have under way, and waiting for it would never
+// end.
+const Horizon = time.Hour
+
+// Pending returns how many tasks are waiting or running in all queues,
+// leaving out those due past Horizon (Scheduled counts them).
 func (s *Server) Pending() int {
-	n := 0
+	n, _ := s.count()
+	return n
+}
+
+// Scheduled returns how many tasks are due past Horizon.
+func (s *Server) Scheduled() int {
+	_, far := s.count()
+	return far
+}
+
+func (s *Server) count() (pending, far int) {
+	horizon := time.Now().Add(Horizon)
 	for _, q := range s.queues {
 		q.mu.Lock()
-		n += len(q.tasks)
+		for _, t := range q.tasks {
+			if t.due.After(horizon) {
+				far++
+			} else {
+				pending++
+			}
+		}
 		q.mu.Unlock()
 	}
-	return n
+	return pending, far
 }

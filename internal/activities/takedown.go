@@ -1,0 +1,75 @@
+package activities
+
+import (
+	"context"
+	"slices"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/derrors"
+	"socialstream/internal/store"
+)
+
+// ErrNotTheirs says an activity named by moderation is not the account's.
+var ErrNotTheirs = derrors.New(derrors.NotFound, "no such activity of this person")
+
+// Snapshot is an activity as moderation keeps it: what it said when it
+// was reported, whatever becomes of it.
+type Snapshot struct {
+	ID         string   `json:"id"`
+	Title      string   `json:"title"`
+	Body       string   `json:"body,omitempty"`
+	URL        string   `json:"url,omitempty"`
+	Visibility string   `json:"visibility"`
+	PostedTime int64    `json:"postedTime"`
+	EditedTime int64    `json:"editedTime,omitempty"`
+	RepostOf   string   `json:"repostOf,omitempty"`
+	Mentions   []string `json:"mentions"`
+	Tags       []string `json:"tags"`
+}
+
+// Snap returns what a view shows, as moderation keeps it.
+func Snap(v View) Snapshot {
+	s := Snapshot{ID: v.ID, Title: v.Title, Body: v.Body, URL: v.URL, Visibility: v.Visibility,
+		PostedTime: v.PostedTime, EditedTime: v.EditedTime, Mentions: v.Mentions, Tags: v.Tags}
+	if v.RepostOf != nil {
+		s.RepostOf = v.RepostOf.ID
+	}
+	return s
+}
+
+// Takedown takes author's activities idList down at at (µs), or puts
+// them back (at 0), in tx: one taken down is in no feed and not there by
+// id for anyone, its author included, and is kept for the record. Each
+// must be the author's (ErrNotTheirs otherwise). It reports the ids it
+// changed.
+func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string, at int64) ([]string, error) {
+	l := tx.Lookup()
+	keys := make([]*datastore.Key, len(idList))
+	acts := make([]Activity, len(idList))
+	refs := make([]store.Ref, len(idList))
+	for i, id := range idList {
+		keys[i] = Key(tx.DB(), id)
+		refs[i] = l.Add(keys[i], &acts[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	var changed []string
+	var put []*datastore.Key
+	var vals []*Activity
+	for i := range acts {
+		if !refs[i].Found() || acts[i].UserID != author {
+			return nil, ErrNotTheirs
+		}
+		if (acts[i].Removed != 0) == (at != 0) || slices.Contains(changed, idList[i]) {
+			continue
+		}
+		acts[i].Removed = at
+		changed, put, vals = append(changed, idList[i]), append(put, keys[i]), append(vals, &acts[i])
+	}
+	if len(put) == 0 {
+		return nil, nil
+	}
+	return changed, tx.PutMulti(put, vals)
+}

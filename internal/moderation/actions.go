@@ -1,0 +1,504 @@
+package moderation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
+	"socialstream/internal/notifications"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+	"socialstream/internal/text"
+)
+
+// Actions a moderator takes.
+const (
+	Dismiss   = "dismiss"   // resolves a report with no action
+	Remove    = "remove"    // takes activities down
+	Restore   = "restore"   // puts taken down activities back
+	Limit     = "limit"     // out of @all and tag feeds; reaches followers alone
+	Unlimit   = "unlimit"   //
+	Suspend   = "suspend"   // no sign-in, hidden everywhere; erased after Grace
+	Unsuspend = "unsuspend" // within Grace
+	// Grant is an admin's change of a person's role (the reason names
+	// the role); in the audit log, not taken through Act.
+	Grant = "grant"
+)
+
+// ActionNames are the actions Act takes.
+var ActionNames = []string{Dismiss, Remove, Restore, Limit, Unlimit, Suspend, Unsuspend}
+
+// MaxActionActivities is how many activities one remove or restore names.
+const MaxActionActivities = 25
+
+// Action is a stored moderator action: the audit log, and the notices of
+// the account it concerns.
+type Action struct {
+	AccountID   string    `datastore:"accountId"` // indexed, with created: the account's notices
+	Created     time.Time `datastore:"created"`   // indexed: the log, newest first
+	ModeratorID string    `datastore:"moderatorId,noindex"`
+	Action      string    `datastore:"action,noindex"`
+	Reason      string    `datastore:"reason,noindex"`
+	ReportID    string    `datastore:"reportId,noindex"`
+	ActivityIDs []string  `datastore:"activityIds,noindex"`
+}
+
+// ActionInput is what a moderator asks for.
+type ActionInput struct {
+	Action      string   `json:"action"`
+	AccountID   string   `json:"accountId"`
+	ReportID    string   `json:"reportId"`
+	ActivityIDs []string `json:"activityIds"`
+	Reason      string   `json:"reason"`
+}
+
+// Notice is an action as the account it concerns sees it: never who took it.
+type Notice struct {
+	ID          string   `json:"id"`
+	Action      string   `json:"action"`
+	Reason      string   `json:"reason"`
+	ActivityIDs []string `json:"activityIds"`
+	Created     string   `json:"created"`
+}
+
+// Entry is an action as the audit log shows it.
+type Entry struct {
+	Notice
+	AccountID   string `json:"accountId"`
+	ModeratorID string `json:"moderatorId"`
+	ReportID    string `json:"reportId,omitempty"`
+}
+
+func actionKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindAction, id, nil) }
+
+func (a *Action) notice(id string) Notice {
+	n := Notice{ID: id, Action: a.Action, Reason: a.Reason, ActivityIDs: a.ActivityIDs, Created: a.Created.UTC().Format(time.RFC3339)}
+	if n.ActivityIDs == nil {
+		n.ActivityIDs = []string{}
+	}
+	return n
+}
+
+func (a *Action) entry(id string) Entry {
+	return Entry{Notice: a.notice(id), AccountID: a.AccountID, ModeratorID: a.ModeratorID, ReportID: a.ReportID}
+}
+
+var (
+	errSelf      = derrors.New(derrors.InvalidArgument, "you cannot act on your own account")
+	errOnAdmin   = derrors.New(derrors.PermissionDenied, "a moderator cannot act on an admin")
+	errResolved  = derrors.New(derrors.Conflict, "the report is resolved already")
+	errNoChange  = derrors.New(derrors.Conflict, "the account or activities are so already")
+	errPastGrace = derrors.New(derrors.Conflict, "the suspension can no longer be lifted: the account is being erased")
+	errNotOfIt   = derrors.New(derrors.InvalidArgument, "the report is not about this account")
+)
+
+// check checks and completes in, against the report it names (if any).
+func (in *ActionInput) check() error {
+	if !slices.Contains(ActionNames, in.Action) {
+		return invalid("action is one of dismiss, remove, restore, limit, unlimit, suspend, unsuspend")
+	}
+	reason, err := text.Clean("reason", in.Reason, text.Rules{Max: MaxReason, Required: in.Action != Dismiss, Multiline: true})
+	if err != nil {
+		return err
+	}
+	in.Reason = reason
+	if in.Action == Dismiss && in.ReportID == "" {
+		return invalid("dismiss names the report: reportId")
+	}
+	if in.AccountID == "" && in.ReportID == "" {
+		return invalid("accountId names the account")
+	}
+	takes := in.Action == Remove || in.Action == Restore
+	if !takes && len(in.ActivityIDs) > 0 {
+		return invalid("activityIds go with remove and restore alone")
+	}
+	if len(in.ActivityIDs) > MaxActionActivities {
+		return invalid(fmt.Sprintf("at most %d activities at once", MaxActionActivities))
+	}
+	in.ActivityIDs = slices.Compact(slices.Sorted(slices.Values(in.ActivityIDs)))
+	for _, id := range in.ActivityIDs {
+		if _, ok := ids.Parse(id); !ok {
+			return invalid(fmt.Sprintf("%q is not an activity id", id))
+		}
+	}
+	if in.ReportID != "" && !ids.Scattered(in.ReportID) {
+		return ErrNoSuchReport
+	}
+	return nil
+}
+
+// Act takes moderator's action, and resolves the report it names. The
+// moderator's role is read in its transaction; a moderator cannot act on
+// an admin, nor anyone on their own account. The account is told (a
+// Moderation notification, and its notices), except of a dismissal; the
+// action is in the audit log. A suspension ends the account's tokens.
+func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (Entry, error) {
+	if err := in.check(); err != nil {
+		return Entry{}, err
+	}
+	if in.ReportID != "" && in.AccountID == "" {
+		r, err := s.read(ctx, in.ReportID)
+		if err != nil {
+			return Entry{}, err
+		}
+		in.AccountID = r.AccountID
+	}
+	if in.AccountID == moderator {
+		return Entry{}, errSelf
+	}
+	now := s.now().UTC()
+	id := ids.Format(s.ids.Next())
+	a := &Action{AccountID: in.AccountID, Created: now, ModeratorID: moderator, Action: in.Action,
+		Reason: in.Reason, ReportID: in.ReportID, ActivityIDs: in.ActivityIDs}
+	told := in.Action != Dismiss
+	event := notifications.Event{Type: notifications.Moderation, Recipients: []string{in.AccountID}, ID: "mod-" + id, ActionID: id}
+	if told {
+		if err := s.notes.Expect(ctx, event); err != nil {
+			return Entry{}, err
+		}
+	}
+	if in.Action == Suspend {
+		// The end of the grace, enqueued before the commit: it does
+		// nothing for a suspension that never committed or was lifted.
+		if err := s.enqueueExpiry(ctx, ExpiryTask{UserID: in.AccountID, At: now.UnixMicro()}); err != nil {
+			return Entry{}, err
+		}
+	}
+	var again *Entry // the report's resolution, committed by an earlier try
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		again = nil
+		l := tx.Lookup()
+		me, them := accounts.Read(l, moderator), accounts.Read(l, in.AccountID)
+		var rep Report
+		var repRef store.Ref
+		var prior Action
+		var priorRef store.Ref
+		if in.ReportID != "" {
+			repRef = l.Add(reportKey(s.db, in.ReportID), &rep)
+			l.Then(func() {
+				if repRef.Found() && rep.ActionID != "" {
+					priorRef = l.Add(actionKey(s.db, rep.ActionID), &prior)
+				}
+			})
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		if !me.Standing().Staff() {
+			return ErrNotStaff
+		}
+		if !them.Exists() {
+			return accounts.ErrNoSuchPerson
+		}
+		if them.Standing().Role == accounts.RoleAdmin && me.Standing().Role != accounts.RoleAdmin {
+			return errOnAdmin
+		}
+		if in.ReportID != "" {
+			switch {
+			case !repRef.Found():
+				return ErrNoSuchReport
+			case rep.AccountID != in.AccountID:
+				return errNotOfIt
+			case rep.State != Open:
+				if priorRef.Found() && prior.Action == in.Action && prior.ModeratorID == moderator {
+					e := prior.entry(rep.ActionID)
+					again = &e // a retry of what committed
+					return nil
+				}
+				return errResolved
+			}
+			if in.Action == Remove && len(in.ActivityIDs) == 0 {
+				a.ActivityIDs = rep.ActivityIDs
+			}
+		}
+		if err := s.apply(ctx, tx, a, now); err != nil {
+			return err
+		}
+		if in.ReportID != "" {
+			rep.State, rep.Resolved, rep.ActionID, rep.HandledBy = Actioned, now, id, moderator
+			if in.Action == Dismiss {
+				rep.State = Dismissed
+			}
+			if err := tx.Put(reportKey(s.db, in.ReportID), &rep); err != nil {
+				return err
+			}
+		}
+		if told {
+			if err := s.notes.Tell(tx, event); err != nil {
+				return err
+			}
+		}
+		return tx.Put(actionKey(s.db, id), a)
+	})
+	if err != nil {
+		return Entry{}, fmt.Errorf("moderation.Act(%s %s): %w", in.Action, in.AccountID, err)
+	}
+	if again != nil {
+		return *again, nil
+	}
+	if in.Action == Suspend {
+		if _, err := s.acc.LogoutAll(ctx, in.AccountID); err != nil {
+			return Entry{}, err
+		}
+	}
+	return a.entry(id), nil
+}
+
+// apply makes the change of action a in tx.
+func (s *Service) apply(ctx context.Context, tx *store.Tx, a *Action, now time.Time) error {
+	standing := func(change func(*accounts.Standing) bool) error {
+		_, err := accounts.SetStanding(ctx, tx, a.AccountID, func(st *accounts.Standing) error {
+			if !change(st) {
+				return errNoChange
+			}
+			return nil
+		})
+		return err
+	}
+	switch a.Action {
+	case Remove, Restore:
+		if len(a.ActivityIDs) == 0 {
+			return invalid("name the activities: activityIds")
+		}
+		at := now.UnixMicro()
+		if a.Action == Restore {
+			at = 0
+		}
+		changed, err := activities.Takedown(ctx, tx, a.AccountID, a.ActivityIDs, at)
+		if err != nil {
+			return err
+		}
+		if len(changed) == 0 {
+			return errNoChange
+		}
+	case Limit, Unlimit:
+		return standing(func(st *accounts.Standing) bool {
+			on := a.Action == Limit
+			if st.Limited == on {
+				return false
+			}
+			st.Limited = on
+			return true
+		})
+	case Suspend:
+		return standing(func(st *accounts.Standing) bool {
+			if st.IsSuspended() {
+				return false
+			}
+			st.Suspended, st.SuspendedFor = now, a.Reason
+			return true
+		})
+	case Unsuspend:
+		var past bool
+		err := standing(func(st *accounts.Standing) bool {
+			if !st.IsSuspended() {
+				return false
+			}
+			if past = !now.Before(ends(st.Suspended)); past {
+				return true // refused below, with nothing written
+			}
+			st.Suspended, st.SuspendedFor = time.Time{}, ""
+			return true
+		})
+		if past {
+			return errPastGrace
+		}
+		return err
+	}
+	return nil
+}
+
+// Grant gives user role ("" takes the role away), if admin is an admin.
+// An admin cannot change their own role, so there is always one; the
+// grant is in the audit log, and the person is told.
+func (s *Service) Grant(ctx context.Context, admin, user, role string) (accounts.Person, error) {
+	if role != "" && role != accounts.RoleModerator && role != accounts.RoleAdmin {
+		return accounts.Person{}, invalid(`role is "moderator", "admin" or "" (none)`)
+	}
+	now := s.now().UTC()
+	id := ids.Format(s.ids.Next())
+	event := notifications.Event{Type: notifications.Moderation, Recipients: []string{user}, ID: "mod-" + id, ActionID: id}
+	if err := s.notes.Expect(ctx, event); err != nil {
+		return accounts.Person{}, err
+	}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		me := accounts.Read(l, admin)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		if me.Standing().Role != accounts.RoleAdmin {
+			return ErrNotAdmin
+		}
+		if user == admin {
+			return invalid("an admin cannot change their own role")
+		}
+		was, err := accounts.SetStanding(ctx, tx, user, func(st *accounts.Standing) error {
+			st.Role = role
+			return nil
+		})
+		if err != nil || was.Role == role {
+			return err // the same role: nothing to log or tell
+		}
+		a := &Action{AccountID: user, Created: now, ModeratorID: admin, Action: Grant, Reason: roleName(role)}
+		if err := s.notes.Tell(tx, event); err != nil {
+			return err
+		}
+		return tx.Put(actionKey(s.db, id), a)
+	})
+	if err != nil {
+		return accounts.Person{}, fmt.Errorf("moderation.Grant(%s %q): %w", user, role, err)
+	}
+	return s.acc.Get(ctx, user)
+}
+
+func roleName(role string) string {
+	if role == "" {
+		return "no role"
+	}
+	return role
+}
+
+// SetRole gives user role with no check, for the operator's command that
+// names the first admin (cmd/admin). It is in the audit log as a grant
+// by nobody.
+func SetRole(ctx context.Context, db *store.DB, gen *ids.Generator, user, role string) error {
+	if role != "" && role != accounts.RoleModerator && role != accounts.RoleAdmin {
+		return invalid(`role is "moderator", "admin" or "" (none)`)
+	}
+	id := ids.Format(gen.Next())
+	return db.Update(ctx, func(tx *store.Tx) error {
+		was, err := accounts.SetStanding(ctx, tx, user, func(st *accounts.Standing) error {
+			st.Role = role
+			return nil
+		})
+		if err != nil || was.Role == role {
+			return err
+		}
+		return tx.Put(actionKey(db, id), &Action{AccountID: user, Created: time.Now().UTC(), Action: Grant, Reason: roleName(role)})
+	})
+}
+
+// Log returns a page of the audit log, newest first, for admin.
+func (s *Service) Log(ctx context.Context, admin string, p store.PageRequest) ([]Entry, string, error) {
+	st, err := s.staff(ctx, admin)
+	if err == nil && st.Role != accounts.RoleAdmin {
+		err = ErrNotAdmin
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	q := s.db.Query(KindAction).Order("-created")
+	keys, vals, next, err := store.Page[Action](ctx, s.db, q, "log", p)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]Entry, len(vals))
+	for i := range vals {
+		out[i] = vals[i].entry(keys[i].Name)
+	}
+	return out, next, nil
+}
+
+// Notices returns a page of what moderation did to user's account,
+// newest first (the dismissals of reports about them are not theirs).
+func (s *Service) Notices(ctx context.Context, user string, p store.PageRequest) ([]Notice, string, error) {
+	q := s.db.Query(KindAction).FilterField("accountId", "=", user).Order("-created")
+	keys, vals, next, err := store.Page[Action](ctx, s.db, q, "notices:"+user, p)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]Notice, 0, len(vals))
+	for i := range vals {
+		if vals[i].Action != Dismiss {
+			out = append(out, vals[i].notice(keys[i].Name))
+		}
+	}
+	return out, next, nil
+}
+
+// slack is how much before Grace a suspension's end runs: Cloud Tasks
+// schedules at most 30 days ahead, and the task is enqueued a moment
+// after the suspension's time.
+const slack = time.Minute
+
+// ends returns when a suspension begun at t can no longer be lifted.
+func ends(t time.Time) time.Time { return t.Add(Grace - slack) }
+
+// ExpiryPath is where the end of a suspension's grace is sent.
+const ExpiryPath = "/_tasks/suspension"
+
+// ExpiryTask is the body of the end of a suspension's grace.
+type ExpiryTask struct {
+	UserID string `json:"userId"`
+	At     int64  `json:"at"` // when the suspension began, µs
+}
+
+func (s *Service) enqueueExpiry(ctx context.Context, t ExpiryTask) error {
+	body, _ := json.Marshal(t)
+	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: ExpiryPath, Body: body,
+		Name: fmt.Sprintf("suspension-%s-%d", t.UserID, t.At), Delay: Grace - slack})
+}
+
+// ErrNotYet says the end of a grace came early; the queue retries it.
+var ErrNotYet = derrors.New(derrors.Unavailable, "the suspension's grace is not over yet")
+
+// Due reports whether the suspension t names still holds and its grace
+// is over, so the account goes (package lifecycle): false for one lifted,
+// or never committed, or replaced by a later one (whose own task ends
+// it); ErrNotYet before the grace is over.
+func Due(ctx context.Context, db *store.DB, t ExpiryTask, now time.Time) (bool, error) {
+	l := db.Lookup()
+	r := accounts.Read(l, t.UserID)
+	if err := l.Run(ctx); err != nil {
+		return false, fmt.Errorf("moderation.Due(%s): %w", t.UserID, err)
+	}
+	st := r.Standing()
+	if !st.IsSuspended() || st.Suspended.UnixMicro() != t.At {
+		return false, nil
+	}
+	if now.Before(ends(st.Suspended)) {
+		return false, ErrNotYet
+	}
+	return true, nil
+}
+
+// Erase deletes up to n reports of a deleted user's: those they filed and
+// those about them. The audit log keeps its entries (ids and reasons).
+func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	return db.DeleteWhere(ctx, KindReport, []string{"reporterId", "accountId"}, user, n)
+}
+
+// Export returns the reports user filed and the notices of their account,
+// newest first, for an export.
+func Export(ctx context.Context, db *store.DB, user string) ([]ReportView, []Notice, error) {
+	reports := []ReportView{}
+	q := db.Query(KindReport).FilterField("reporterId", "=", user).Order("-created")
+	err := store.Each[Report](ctx, db, q, 500, func(k *datastore.Key, r *Report) error {
+		reports = append(reports, r.view(k.Name))
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("moderation.Export(%s): %w", user, err)
+	}
+	notices := []Notice{}
+	q = db.Query(KindAction).FilterField("accountId", "=", user).Order("-created")
+	err = store.Each[Action](ctx, db, q, 500, func(k *datastore.Key, a *Action) error {
+		if a.Action != Dismiss {
+			notices = append(notices, a.notice(k.Name))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("moderation.Export(%s): %w", user, err)
+	}
+	return reports, notices, nil
+}
