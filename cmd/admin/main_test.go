@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/ids"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// The command names an admin by username in the Datastore the
+// environment names, and refuses what it cannot do.
+func TestRole(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, _, err := acc.Register(ctx, "ann", "password-ann", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATASTORE_PROJECT_ID": testenv.Project, "DATASTORE_EMULATOR_HOST": testenv.EmulatorHost(t), "DATASTORE_NAMESPACE": db.Namespace()}
+	run := func(args ...string) (string, error) {
+		var out strings.Builder
+		err := realMain(ctx, args, func(k string) string { return env[k] }, &out)
+		return out.String(), err
+	}
+	role := func() string {
+		p, err := acc.Get(ctx, ann.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Role
+	}
+	for _, args := range [][]string{{}, {"role", "ann"}, {"role", "ann", "king"}, {"grant", "ann", "admin"}, {"role", "no one", "admin"}, {"role", "nobody", "admin"}} {
+		if _, err := run(args...); err == nil {
+			t.Errorf("admin %q: no error", args)
+		}
+	}
+	if out, err := run("role", "ANN", "admin"); err != nil || !strings.Contains(out, "admin") || role() != accounts.RoleAdmin {
+		t.Fatalf("role ann admin: %q %v, role %q", out, err, role())
+	}
+	if _, err := run("role", "ann", "none"); err != nil || role() != "" {
+		t.Fatalf("role ann none: %v, role %q", err, role())
+	}
+	delete(env, "DATASTORE_PROJECT_ID")
+	if _, err := run("role", "ann", "admin"); err == nil {
+		t.Errorf("no project: no error")
+	}
+}
