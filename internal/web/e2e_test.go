@@ -20,7 +20,10 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
+	"socialstream/internal/ids"
+	"socialstream/internal/moderation"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
 
@@ -479,6 +482,68 @@ func TestLockedAccountOnThePage(t *testing.T) {
 	lou.checkConsole()
 }
 
+// On the page: a person reports a post from its card; an admin (named as
+// the operator's command does) finds it in the Moderation queue with what
+// it said and removes it with a reason; its author is told, reads why, and
+// the post is gone from their page.
+func TestModerationOnThePage(t *testing.T) {
+	db := testenv.DB(t)
+	url := startStackOn(t, db)
+	browserCtx := startBrowser(t)
+	shots := screenshotDir(t)
+	ada, bob := newTab(t, browserCtx, "ada", shots), newTab(t, browserCtx, "bob", shots)
+	ada.signUp(url)
+	bob.signUp(url)
+	const spam = "Cheap pills, click here"
+	bob.do(chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), spam),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)))
+	bob.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(spam)+`)`, "bob's post", nil)
+
+	ctx := context.Background()
+	found, err := accounts.UserIDsByName(ctx, db, []string{"ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := moderation.SetRole(ctx, db, ids.New(), found["ada"], accounts.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	ada.do(chromedp.Navigate(url+"/#/public"), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#mod-link`)))
+	ada.waitFor(`!!document.querySelector('button[aria-label="Report this post"]')`, "bob's post in public", nil)
+	ada.do(chromedp.Click(chromedp.CSS(`button[aria-label="Report this post"]`)), chromedp.WaitVisible(chromedp.CSS(`form.report select[name=category]`)),
+		chromedp.SetValue(chromedp.CSS(`form.report select[name=category]`), "spam"),
+		chromedp.SendKeys(chromedp.CSS(`form.report textarea[name=comment]`), "selling pills"))
+	ada.checkLabels()
+	ada.shot("report")
+	ada.do(chromedp.Click(chromedp.CSS(`form.report button[type=submit]`)))
+	ada.waitFor(`!!document.querySelector('main')?.textContent.includes('moderators will look at it')`, "the report filed", nil)
+
+	ada.do(chromedp.Click(chromedp.CSS(`#mod-link`)), chromedp.WaitVisible(chromedp.CSS(`.reports input[name=reason]`)))
+	if got := ada.text(`.reports`); !strings.Contains(got, spam) || !strings.Contains(got, "selling pills") || !strings.Contains(got, "@bob") {
+		t.Errorf("the queue shows %q", got)
+	}
+	ada.checkLabels()
+	ada.shot("queue")
+	ada.do(chromedp.SendKeys(chromedp.CSS(`.reports input[name=reason]`), "no spam here"))
+	ada.clickButton("Remove")
+	ada.waitFor(`!!document.querySelector('.reports')?.textContent.includes('Posts removed: report resolved')`, "the removal", nil)
+	ada.waitFor(`!!document.querySelector('ol[aria-label="Audit log"]')?.textContent.includes('no spam here')`, "the audit log", nil)
+
+	bob.waitFor(`document.getElementById('badge').textContent === '1'`, "a badge of 1",
+		func() { bob.do(chromedp.Click(chromedp.CSS(`#me-link`))) })
+	bob.do(chromedp.Click(chromedp.CSS(`#notif-link`)), chromedp.WaitVisible(chromedp.CSS(`.notes li.unread`)))
+	if got := bob.text(`.notes`); !strings.Contains(got, "Moderation acted on your account") {
+		t.Errorf("bob's notifications %q", got)
+	}
+	bob.do(chromedp.Click(chromedp.CSS(`.notes a[href="#/notices"]`)))
+	bob.waitFor(`!!document.querySelector('ol[aria-label="Notices"]')?.textContent.includes('Posts removed: no spam here')`, "bob's notice", nil)
+	bob.shot("notice")
+	bob.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`section.feed`)))
+	bob.waitFor(`!!document.querySelector('main')?.textContent.includes('No posts yet') && !document.querySelector('main').textContent.includes(`+jsString(spam)+`)`,
+		"bob's page without the post", nil)
+	ada.checkConsole()
+	bob.checkConsole()
+}
+
 // twoPeople starts the stack and a browser with two tabs, each signed up
 // as its name.
 func twoPeople(t *testing.T, a, b string) (url string, ta, tb *tab) {
@@ -509,12 +574,18 @@ func (b *tab) createGroup(title, description, policy string) {
 
 func startStack(t *testing.T) string {
 	t.Helper()
+	return startStackOn(t, testenv.DB(t))
+}
+
+// startStackOn is startStack on db.
+func startStackOn(t *testing.T, db *store.DB) string {
+	t.Helper()
 	root, err := testenv.RepoFile("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := localstack.Start(context.Background(), localstack.Options{
-		Dir: root, DB: testenv.DB(t), Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
+		Dir: root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
 		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Rebuild: rebuild.Config{BackfillMax: 1000},
 		Logger: logging.New(os.Stderr, slog.LevelWarn, testenv.Project),
 		Wrap: func(h http.Handler) http.Handler {

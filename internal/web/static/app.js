@@ -276,6 +276,8 @@ function renderNav() {
     me.href = '#/people/' + enc(state.me.preferredUsername);
     me.textContent = '@' + state.me.preferredUsername;
   }
+  // Moderators and admins have their queue.
+  $('mod-link').hidden = !(on && state.me.role);
 }
 
 async function loadGroups() {
@@ -550,6 +552,16 @@ function activityCard(a) {
       if (open) art.insertBefore(editor(a, art, () => edit.click()), art.querySelector('.actions'));
     });
     actions.push(edit);
+  } else if (state.me) {
+    const report = h('button', { type: 'button', class: 'secondary', text: 'Report', 'aria-expanded': 'false', 'aria-label': 'Report this post' });
+    report.addEventListener('click', () => {
+      const open = report.getAttribute('aria-expanded') !== 'true';
+      report.setAttribute('aria-expanded', String(open));
+      const form = art.querySelector('form.report');
+      if (form) form.remove();
+      if (open) art.insertBefore(reportForm(a.userId, [a.id], () => report.click()), art.querySelector('.actions'));
+    });
+    actions.push(report);
   }
   const author = a.author || { preferredUsername: '', displayName: a.userId };
   put(art,
@@ -772,6 +784,7 @@ async function personView(name) {
       isMe ? null : followBtn,
       isMe ? null : h('div', { class: 'row' }, muteBtn),
       isMe ? null : blockBox,
+      isMe ? null : reportPerson(person),
       isMe ? privacy(person, (p) => { person = p; }) : null,
       isMe ? account() : null);
     const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,
@@ -1047,6 +1060,7 @@ const NOTE_TEXT = {
   group_join: 'joined your group',
   group_invite: 'invited you to a group',
   follow_request: 'asked to follow you',
+  moderation: 'Moderation acted on your account',
 };
 
 async function notificationsView() {
@@ -1068,7 +1082,7 @@ async function notificationsView() {
   const render = (g) => {
     const li = h('li', { class: g.read ? 'read' : 'unread' });
     const what = h('span', {}, ...who(g), ' ', NOTE_TEXT[g.type] || g.type);
-    const link = g.activityId
+    const link = g.type === 'moderation' ? h('a', { href: '#/notices', text: 'See why' }) : g.activityId
       ? h('a', { href: `#/activity/${enc(g.type === 'mention' ? (g.actors[0] && g.actors[0].id) : state.me.id)}/${enc(g.activityId)}`, text: 'See the post' })
       : g.groupId ? h('a', { href: '#/group/' + enc(g.groupId), text: 'See the group' }) : null;
     if (!g.read) li.append(h('span', { class: 'visually-hidden', text: 'Unread: ' }));
@@ -1105,6 +1119,113 @@ async function notificationsView() {
   await guard(null, () => load(true));
 }
 
+// ---- reports and moderation ----------------------------------------------------
+
+const CATEGORIES = [['spam', 'Spam'], ['abuse', 'Abuse or harassment'], ['illegal', 'Illegal content'], ['other', 'Something else']];
+
+// reportForm files a report of a person (and some of their posts), in
+// place.
+function reportForm(accountId, activityIds, close) {
+  const category = h('select', { name: 'category' }, CATEGORIES.map(([v, t]) => h('option', { value: v, text: t })));
+  const comment = h('textarea', { name: 'comment', maxlength: 1000, rows: 2, placeholder: 'What is wrong (optional)' });
+  const send = h('button', { type: 'submit', text: 'Send report' });
+  const status = h('p', { class: 'hint', role: 'status' });
+  const form = h('form', { class: 'report' }, field('Why', category), field('Comment', comment), h('div', { class: 'row' }, send), status);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    guard(send, async () => {
+      await api('POST', rest('/reports/@me'), { accountId, activityIds, category: category.value, comment: comment.value });
+      put(form, h('p', { class: 'hint', role: 'status', text: 'Thank you: moderators will look at it.' }));
+      setTimeout(close, 1500);
+    });
+  });
+  return form;
+}
+
+// reportPerson is the "Report" of a person's page.
+function reportPerson(person) {
+  const box = h('div', {});
+  const btn = h('button', { type: 'button', class: 'secondary', text: 'Report', 'aria-label': 'Report @' + person.preferredUsername, 'aria-expanded': 'false' });
+  btn.addEventListener('click', () => {
+    const open = btn.getAttribute('aria-expanded') !== 'true';
+    btn.setAttribute('aria-expanded', String(open));
+    put(box, open ? reportForm(person.id, [], () => btn.click()) : null);
+  });
+  return h('div', { class: 'row' }, btn, box);
+}
+
+const ACTION_TEXT = {
+  remove: 'Posts removed', restore: 'Posts restored', limit: 'Account limited', unlimit: 'Limit lifted',
+  suspend: 'Account suspended', unsuspend: 'Suspension lifted', grant: 'Role changed', dismiss: 'Report dismissed',
+};
+
+// noticesView is what moderation did to one's account, and why; and
+// one's own reports with their state.
+async function noticesView() {
+  const notices = h('ol', { class: 'notes', 'aria-label': 'Notices' });
+  const reports = h('ol', { class: 'notes', 'aria-label': 'My reports' });
+  const isCurrent = mount('Notices', h('h1', { text: 'Moderation notices' }), notices, h('h2', { text: 'My reports' }), reports);
+  await guard(null, async () => {
+    const [ns, rs] = await Promise.all([api('GET', rest('/moderation/notices/@me')), api('GET', rest('/reports/@me'))]);
+    if (!isCurrent()) return;
+    for (const n of ns.list || []) {
+      notices.append(h('li', {}, h('strong', { text: ACTION_TEXT[n.action] || n.action }), ': ', n.reason, ' ', time(n.created),
+        n.activityIds.length ? h('span', { class: 'hint', text: ` (${plural(n.activityIds.length, 'post', 'posts')})` }) : null));
+    }
+    if (!notices.children.length) notices.append(h('li', { class: 'empty', text: 'Nothing.' }));
+    for (const r of rs.list || []) {
+      reports.append(h('li', {}, `${r.category}: `, h('span', { class: 'state', text: r.state }), ' ', time(r.created)));
+    }
+    if (!reports.children.length) reports.append(h('li', { class: 'empty', text: 'No reports.' }));
+  });
+}
+
+// moderationView is the queue of open reports, each with what was
+// reported as it was then and the actions a moderator takes; admins see
+// the audit log too.
+async function moderationView() {
+  const queue = h('ol', { class: 'reports', 'aria-label': 'Open reports' });
+  const log = h('ol', { class: 'notes', 'aria-label': 'Audit log' });
+  const admin = state.me.role === 'admin';
+  const isCurrent = mount('Moderation', h('h1', { text: 'Moderation' }), h('h2', { text: 'Open reports' }), queue,
+    admin ? h('h2', { text: 'Audit log' }) : null, admin ? log : null);
+  markNav('moderation');
+  const render = (r) => {
+    const li = h('li', { class: 'card' });
+    const reason = h('input', { name: 'reason', maxlength: 1000, placeholder: 'Reason, told to the account' });
+    const status = h('p', { class: 'hint', role: 'status' });
+    const act = (action) => {
+      const b = h('button', { type: 'button', class: action === 'dismiss' ? 'secondary' : 'danger', text: action[0].toUpperCase() + action.slice(1) });
+      b.addEventListener('click', () => guard(b, async () => {
+        await api('POST', rest('/moderation/actions'), { action, reportId: r.id, reason: reason.value });
+        put(li, h('p', { class: 'hint', role: 'status', text: `${ACTION_TEXT[action] || action}: report resolved.` }));
+        if (admin) await loadLog();
+      }));
+      return b;
+    };
+    put(li,
+      h('p', {}, h('strong', { text: r.category }), ' report of ', h('a', { href: '#/people/' + enc(r.account.preferredUsername), text: '@' + r.account.preferredUsername }),
+        ' ', time(r.created)),
+      r.comment ? h('p', { class: 'body', text: r.comment }) : null,
+      r.activities.length ? h('ul', { class: 'snapshot' }, r.activities.map((a) => h('li', {}, h('p', { class: 'title', text: a.title }), a.body ? h('p', { class: 'body', text: a.body }) : null))) : null,
+      field('Reason', reason),
+      h('div', { class: 'row' }, act('dismiss'), r.activities.length ? act('remove') : null, act('limit'), act('suspend')),
+      status);
+    return li;
+  };
+  const loadLog = async () => {
+    const res = await api('GET', rest('/moderation/actions'));
+    put(log, (res.list || []).map((e) => h('li', {}, h('strong', { text: ACTION_TEXT[e.action] || e.action }), ' ', e.reason, ' ', time(e.created))));
+  };
+  await guard(null, async () => {
+    const res = await api('GET', rest('/moderation/reports'));
+    if (!isCurrent()) return;
+    put(queue, (res.list || []).map(render));
+    if (!queue.children.length) queue.append(h('li', { class: 'empty', text: 'No open reports.' }));
+    if (admin) await loadLog();
+  });
+}
+
 // ---- routing -----------------------------------------------------------------
 
 function route() {
@@ -1128,6 +1249,8 @@ function route() {
     case 'people': return personView(a || state.me.preferredUsername);
     case 'activity': return activityView(a, b);
     case 'notifications': return notificationsView();
+    case 'notices': return noticesView();
+    case 'moderation': return moderationView();
     default: go('#/home');
   }
 }
