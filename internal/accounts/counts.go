@@ -162,3 +162,52 @@ func SetStanding(ctx context.Context, tx *store.Tx, user string, change func(*St
 	}
 	return was, tx.PutMulti([]*datastore.Key{UserKey(tx.DB(), user), CountsKey(tx.DB(), user)}, []any{&u, Card(&u, c)})
 }
+
+// SetRole gives user role ("" for none) in tx, and returns the role they
+// had.
+func SetRole(ctx context.Context, tx *store.Tx, user, role string) (string, error) {
+	was, err := SetStanding(ctx, tx, user, func(st *Standing) error {
+		st.Role = role
+		return nil
+	})
+	return was.Role, err
+}
+
+// SetLimited limits user's account or lifts the limit, in tx, and reports
+// whether that changed anything.
+func SetLimited(ctx context.Context, tx *store.Tx, user string, on bool) (bool, error) {
+	was, err := SetStanding(ctx, tx, user, func(st *Standing) error {
+		st.Limited = on
+		return nil
+	})
+	return err == nil && was.Limited != on, err
+}
+
+// Suspend suspends user's account at at, for reason, in tx, and reports
+// whether it was not suspended already.
+func Suspend(ctx context.Context, tx *store.Tx, user string, at time.Time, reason string) (bool, error) {
+	was, err := SetStanding(ctx, tx, user, func(st *Standing) error {
+		if !st.IsSuspended() {
+			st.Suspended, st.SuspendedFor = at, reason
+		}
+		return nil
+	})
+	return err == nil && !was.IsSuspended(), err
+}
+
+// Unsuspend lifts user's suspension in tx, if lift, asked with when it
+// began, allows it (its error is returned, and nothing changes); it
+// reports whether there was one.
+func Unsuspend(ctx context.Context, tx *store.Tx, user string, lift func(since time.Time) error) (bool, error) {
+	was, err := SetStanding(ctx, tx, user, func(st *Standing) error {
+		if !st.IsSuspended() {
+			return nil
+		}
+		if err := lift(st.Suspended); err != nil {
+			return err
+		}
+		st.Suspended, st.SuspendedFor = time.Time{}, ""
+		return nil
+	})
+	return err == nil && was.IsSuspended(), err
+}

@@ -191,30 +191,31 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		err = s.db.Update(ctx, func(tx *store.Tx) error {
 			var (
-				ext      externalID
-				prior    Activity
-				l        = tx.Lookup()
-				taken    = l.Add(Key(s.db, id), &prior)
-				follows  = graph.ReadFollowers(l, author)
-				inGroups = groups.ReadGroupsOf(l, author)
-				extKey   = externalIDKey(s.db, author, in.ExternalID)
-				used     store.Ref
-				me       = accounts.Read(l, author)
-				named    = make([]*accounts.Record, len(mentions))
-				between  = make([]*blocks.Between, len(mentions))
-				shared   store.Ref
-				sharer   *blocks.Between
-				note     *notifications.Pending
-				prev     Repost
-				reposted store.Ref
-				own      *viewerstate.Ref
+				ext       externalID
+				prior     Activity
+				l         = tx.Lookup()
+				taken     = l.Add(Key(s.db, id), &prior)
+				follows   = graph.ReadFollowers(l, author)
+				inGroups  = groups.ReadGroupsOf(l, author)
+				extKey    = externalIDKey(s.db, author, in.ExternalID)
+				used      store.Ref
+				me        = accounts.Read(l, author)
+				named     = make([]*accounts.Record, len(mentions))
+				between   = make([]*blocks.Between, len(mentions))
+				shared    store.Ref
+				sharedAct = &Activity{}
+				sharer    *blocks.Between
+				note      *notifications.Pending
+				prev      Repost
+				reposted  store.Ref
+				own       *viewerstate.Ref
 			)
 			if in.repostOf != "" {
 				reposted = l.Add(RepostKey(s.db, in.repostOf, author), &prev)
 				own = viewerstate.Read(l, author) // lists the repost
 				// The activity shared, still there, and no block between
 				// its author and the reposter.
-				shared = l.Add(Key(s.db, in.repostOf), &Activity{})
+				shared = l.Add(Key(s.db, in.repostOf), sharedAct)
 				sharer = blocks.ReadBetween(l, author, in.repostOfUser)
 				note = s.notes.PrepareChecked(l, shareNote)
 			}
@@ -252,8 +253,8 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				existing = prev.RepostID // reposting again: the first repost
 				return nil
 			}
-			if in.repostOf != "" && !shared.Found() {
-				return ErrNoSuchActivity
+			if in.repostOf != "" && (!shared.Found() || sharedAct.Removed != 0) {
+				return ErrNoSuchActivity // gone, or taken down
 			}
 			if sharer != nil && sharer.Any() {
 				return blocks.ErrBlocked
@@ -340,12 +341,18 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			return View{}, false, err
 		}
 		if len(vs) == 0 {
+			if in.repostOf != "" {
+				return View{}, false, ErrNoSuchActivity // the shared activity was taken down since
+			}
 			return View{}, false, fmt.Errorf("activities.Post(%s): externalId names missing activity %s", author, existing)
 		}
 		return vs[0], false, nil
 	}
 	s.scheduleTrim(ctx)
 	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, "")
+	if err == nil && len(vs) == 0 && in.repostOf != "" {
+		return View{}, false, ErrNoSuchActivity // the shared activity was taken down just after
+	}
 	if err != nil || len(vs) != 1 {
 		return View{}, false, fmt.Errorf("activities.Post(%s): view: %w", author, err)
 	}

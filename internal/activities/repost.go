@@ -61,6 +61,9 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 			return View{}, false, err
 		}
 	}
+	if a.Removed != 0 {
+		return View{}, false, ErrNoSuchActivity // taken down
+	}
 	if !a.isPublic() {
 		// Not even to say so to someone who may not see it.
 		if _, err := s.Visible(ctx, user, id); err != nil {

@@ -35,6 +35,9 @@ type post struct {
 	start, end time.Time
 	seqTime    time.Time // when the id was minted, from the id itself
 	deleted    bool
+	// removed: a moderator took it down (it is nowhere, and nor are
+	// reposts of it); removing: a removal is under way.
+	removed, removing bool
 }
 
 type group struct {
@@ -129,6 +132,16 @@ func (m *model) drop(p *post) {
 			m.drop(q)
 		}
 	}
+}
+
+// hidden reports whether moderation keeps p from every feed: it was
+// removed, or it reposts what was. The caller holds m.mu.
+func (m *model) hidden(p *post) bool {
+	if p.removed {
+		return true
+	}
+	shared := m.postByID[p.repostOf]
+	return shared != nil && shared.removed
 }
 
 // between reports whether a and b block each other now, either way.

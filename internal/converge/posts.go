@@ -138,6 +138,16 @@ func (r *runner) checkMentions(title, author string, v map[string]any, asked []s
 	return made
 }
 
+// takenDown tolerates the 404 of an edit of p while a moderator removes
+// it, or after.
+func (r *runner) takenDown(p *post) func(int) bool {
+	return func(status int) bool {
+		r.m.mu.Lock()
+		defer r.m.mu.Unlock()
+		return status == http.StatusNotFound && (p.removed || p.removing)
+	}
+}
+
 // goneAnswer tolerates the refusals an operation naming id may get while
 // id's account is being deleted.
 func (r *runner) goneAnswer(id string) func(int) bool {
@@ -179,11 +189,11 @@ func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
 	var rep reply
 	var out outcome
 	if r.turns.Add(1)%2 == 0 {
-		rep, out = r.write(ctx, "edit", viaRPC, "activities.update", u.token,
-			map[string]any{"activityId": p.id, "activity": map[string]string{"title": title}}, http.StatusConflict)
+		rep, out = r.writeIf(ctx, "edit", viaRPC, "activities.update", u.token,
+			map[string]any{"activityId": p.id, "activity": map[string]string{"title": title}}, r.takenDown(p), http.StatusConflict)
 		rep.body = map[string]any{"entry": rep.body}
 	} else {
-		rep, out = r.write(ctx, "edit", http.MethodPut, path, u.token, map[string]string{"title": title}, http.StatusConflict)
+		rep, out = r.writeIf(ctx, "edit", http.MethodPut, path, u.token, map[string]string{"title": title}, r.takenDown(p), http.StatusConflict)
 	}
 	var made []string
 	applied := out == acked
@@ -215,6 +225,15 @@ func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
 	p := r.livePost(a, u.id)
 	if p == nil {
+		return false, nil
+	}
+	// Not while a moderator removes it, nor after: a removed post is a
+	// 404 by id, and the probe below could not tell it from a deleted one.
+	defer r.lock("moderate " + p.id)()
+	r.m.mu.Lock()
+	removed := p.removed
+	r.m.mu.Unlock()
+	if removed {
 		return false, nil
 	}
 	path := "/social/rest/activities/@me/@self/@app/" + p.id

@@ -170,6 +170,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for i := range clients {
 		clients[i] = &actor{n: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 	}
+	if err := r.startStaff(ctx, st.db); err != nil {
+		return nil, err
+	}
 	for i := 0; i < max(cfg.Users, cfg.Clients); i++ { // each client acts as one user at least
 		if err := r.register(ctx, clients[i%len(clients)]); err != nil {
 			return nil, err
@@ -262,6 +265,7 @@ type runner struct {
 	m     *model
 	c     *client
 	locks sync.Map // string → *sync.Mutex: pairs and comments that two users may change
+	staff *user    // the moderator, in no actor's users
 	seq   sync.Mutex
 	n     int
 	turns atomic.Int64 // alternates REST and JSON-RPC where both serve
@@ -270,7 +274,7 @@ type runner struct {
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -395,7 +399,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
 		{2, r.block}, {1, r.unblock}, {2, r.setLocked}, {3, r.decide}, {2, r.mute}, {2, r.mark}, {3, r.followTag}, {4, r.repost}, {1, r.deleteAccount},
-		{3, r.setAppData}, {2, r.deleteAppData},
+		{3, r.setAppData}, {2, r.deleteAppData}, {1, r.remove},
 		{r.cfg.Storms, r.storm},
 	}
 	total := 0

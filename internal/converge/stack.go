@@ -14,6 +14,7 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )
 
@@ -29,6 +30,7 @@ type stack struct {
 	url      string
 	tasks    *tasksemu.Server
 	dsFaults *dsfaults.Injector
+	db       *store.DB // through the faults
 	close    func()
 }
 
@@ -68,5 +70,5 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	if err != nil {
 		return nil, err
 	}
-	return &stack{url: st.URL, tasks: st.Tasks.Server, dsFaults: faults, close: st.Close}, nil
+	return &stack{url: st.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, close: st.Close}, nil
 }

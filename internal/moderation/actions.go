@@ -254,15 +254,8 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 
 // apply makes the change of action a in tx.
 func (s *Service) apply(ctx context.Context, tx *store.Tx, a *Action, now time.Time) error {
-	standing := func(change func(*accounts.Standing) bool) error {
-		_, err := accounts.SetStanding(ctx, tx, a.AccountID, func(st *accounts.Standing) error {
-			if !change(st) {
-				return errNoChange
-			}
-			return nil
-		})
-		return err
-	}
+	changed := true
+	var err error
 	switch a.Action {
 	case Remove, Restore:
 		if len(a.ActivityIDs) == 0 {
@@ -272,48 +265,25 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, a *Action, now time.T
 		if a.Action == Restore {
 			at = 0
 		}
-		changed, err := activities.Takedown(ctx, tx, a.AccountID, a.ActivityIDs, at)
-		if err != nil {
-			return err
-		}
-		if len(changed) == 0 {
-			return errNoChange
-		}
+		var ids []string
+		ids, err = activities.Takedown(ctx, tx, a.AccountID, a.ActivityIDs, at)
+		changed = len(ids) > 0
 	case Limit, Unlimit:
-		return standing(func(st *accounts.Standing) bool {
-			on := a.Action == Limit
-			if st.Limited == on {
-				return false
-			}
-			st.Limited = on
-			return true
-		})
+		changed, err = accounts.SetLimited(ctx, tx, a.AccountID, a.Action == Limit)
 	case Suspend:
-		return standing(func(st *accounts.Standing) bool {
-			if st.IsSuspended() {
-				return false
-			}
-			st.Suspended, st.SuspendedFor = now, a.Reason
-			return true
-		})
+		changed, err = accounts.Suspend(ctx, tx, a.AccountID, now, a.Reason)
 	case Unsuspend:
-		var past bool
-		err := standing(func(st *accounts.Standing) bool {
-			if !st.IsSuspended() {
-				return false
+		changed, err = accounts.Unsuspend(ctx, tx, a.AccountID, func(since time.Time) error {
+			if !now.Before(ends(since)) {
+				return errPastGrace
 			}
-			if past = !now.Before(ends(st.Suspended)); past {
-				return true // refused below, with nothing written
-			}
-			st.Suspended, st.SuspendedFor = time.Time{}, ""
-			return true
+			return nil
 		})
-		if past {
-			return errPastGrace
-		}
-		return err
 	}
-	return nil
+	if err == nil && !changed {
+		err = errNoChange
+	}
+	return err
 }
 
 // Grant gives user role ("" takes the role away), if admin is an admin.
@@ -341,11 +311,8 @@ func (s *Service) Grant(ctx context.Context, admin, user, role string) (accounts
 		if user == admin {
 			return invalid("an admin cannot change their own role")
 		}
-		was, err := accounts.SetStanding(ctx, tx, user, func(st *accounts.Standing) error {
-			st.Role = role
-			return nil
-		})
-		if err != nil || was.Role == role {
+		was, err := accounts.SetRole(ctx, tx, user, role)
+		if err != nil || was == role {
 			return err // the same role: nothing to log or tell
 		}
 		a := &Action{AccountID: user, Created: now, ModeratorID: admin, Action: Grant, Reason: roleName(role)}
@@ -376,11 +343,8 @@ func SetRole(ctx context.Context, db *store.DB, gen *ids.Generator, user, role s
 	}
 	id := ids.Format(gen.Next())
 	return db.Update(ctx, func(tx *store.Tx) error {
-		was, err := accounts.SetStanding(ctx, tx, user, func(st *accounts.Standing) error {
-			st.Role = role
-			return nil
-		})
-		if err != nil || was.Role == role {
+		was, err := accounts.SetRole(ctx, tx, user, role)
+		if err != nil || was == role {
 			return err
 		}
 		return tx.Put(actionKey(db, id), &Action{AccountID: user, Created: time.Now().UTC(), Action: Grant, Reason: roleName(role)})
@@ -389,8 +353,8 @@ func SetRole(ctx context.Context, db *store.DB, gen *ids.Generator, user, role s
 
 // Log returns a page of the audit log, newest first, for admin.
 func (s *Service) Log(ctx context.Context, admin string, p store.PageRequest) ([]Entry, string, error) {
-	st, err := s.staff(ctx, admin)
-	if err == nil && st.Role != accounts.RoleAdmin {
+	role, err := s.staff(ctx, admin)
+	if err == nil && role != accounts.RoleAdmin {
 		err = ErrNotAdmin
 	}
 	if err != nil {

@@ -345,18 +345,17 @@ func (s *Service) Queued(ctx context.Context, moderator, id string) (QueuedRepor
 	return r.queued(id), nil
 }
 
-// staff returns user's standing if they are a moderator or an admin, and
+// staff returns user's role if they are a moderator or an admin, and
 // ErrNotStaff otherwise: read on every call, so a role taken away counts
 // at once.
-func (s *Service) staff(ctx context.Context, user string) (accounts.Standing, error) {
+func (s *Service) staff(ctx context.Context, user string) (string, error) {
 	l := s.db.Lookup()
 	me := accounts.Read(l, user)
 	if err := l.Run(ctx); err != nil {
-		return accounts.Standing{}, fmt.Errorf("moderation: %s: %w", user, err)
+		return "", fmt.Errorf("moderation: %s: %w", user, err)
 	}
-	st := me.Standing()
-	if !st.Staff() {
-		return st, ErrNotStaff
+	if !me.Standing().Staff() {
+		return "", ErrNotStaff
 	}
-	return st, nil
+	return me.Standing().Role, nil
 }

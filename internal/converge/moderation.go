@@ -1,0 +1,131 @@
+package converge
+
+// The operations of moderation: a report of a public post and its removal
+// by the checker's moderator, who is named as the operator's command names
+// the first admin and takes no other part in the mix.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/ids"
+	"socialstream/internal/moderation"
+	"socialstream/internal/store"
+)
+
+// staffName is the checker's moderator's username.
+const staffName = "moderator0"
+
+// startStaff registers the moderator and makes them an admin, through
+// the faults (both are idempotent, so a fault is tried again).
+func (r *runner) startStaff(ctx context.Context, db *store.DB) error {
+	var rep reply
+	for {
+		var out outcome
+		rep, out = r.write(ctx, "staff", http.MethodPost, "/auth/register", "", map[string]string{"username": staffName, "password": password}, http.StatusConflict)
+		if out == acked {
+			break
+		}
+		if rep, out = r.write(ctx, "staff", http.MethodPost, "/auth/login", "", map[string]string{"username": staffName, "password": password}, http.StatusUnauthorized); out == acked {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	r.staff = &user{id: str(entry(rep), "id"), name: staffName, token: str(rep.body, "token")}
+	gen := ids.New()
+	for tries := 0; ; tries++ {
+		err := moderation.SetRole(ctx, db, gen, r.staff.id, accounts.RoleAdmin)
+		if err == nil {
+			return nil
+		}
+		if tries == 20 {
+			return fmt.Errorf("converge: naming the moderator: %w", err)
+		}
+	}
+}
+
+// remove has one of a's users report someone else's public post, and the
+// moderator remove it, resolving the report: from then on the oracle
+// expects it (and reposts of it) nowhere. A report refused (the reporter
+// cannot see the post any more, or has reported too much this hour) leaves
+// the moderator to act on the post directly.
+func (r *runner) remove(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	r.m.mu.Lock()
+	var candidates []*post
+	for _, p := range r.m.posts {
+		if !p.deleted && !p.removed && !p.removing && p.public() && p.repostOf == "" && p.author != u.id && !r.m.gone(p.author) {
+			candidates = append(candidates, p)
+		}
+	}
+	var p *post
+	if len(candidates) > 0 {
+		p = candidates[a.rng.IntN(len(candidates))]
+		p.removing = true
+	}
+	r.m.mu.Unlock()
+	if p == nil {
+		return false, nil
+	}
+	defer r.lock("moderate " + p.id)() // no delete of it meanwhile
+	removed := false
+	defer func() {
+		r.m.mu.Lock()
+		p.removing, p.removed = false, p.removed || removed
+		r.m.mu.Unlock()
+	}()
+	rep, out := r.writeIf(ctx, "report", http.MethodPost, "/social/rest/reports/@me", u.token,
+		map[string]any{"accountId": p.author, "activityIds": []string{p.id}, "category": "spam", "comment": "checker"},
+		r.blockedAnswer(u.id, p.author), http.StatusNotFound, http.StatusTooManyRequests)
+	r.m.done("report", out != acked, time.Now())
+	action := map[string]any{"action": "remove", "accountId": p.author, "activityIds": []string{p.id}, "reason": "checker"}
+	report := ""
+	if out == acked {
+		report = str(entry(rep), "id")
+		action = map[string]any{"action": "remove", "reportId": report, "reason": "checker"}
+	}
+	// A post deleted meanwhile is a 404; one whose author's account is
+	// going may be refused otherwise too.
+	_, out = r.writeIf(ctx, "remove", http.MethodPost, "/social/rest/moderation/actions", r.staff.token, action,
+		r.goneAnswer(p.author), http.StatusNotFound)
+	removed = out == acked
+	if out == unknown {
+		var err error
+		if removed, err = r.removedByProbe(ctx, p.id, report); err != nil {
+			return true, err
+		}
+	}
+	r.m.done("remove", out != acked, time.Now())
+	return true, nil
+}
+
+// removedByProbe tells whether the removal of id happened: by its report's
+// state, or by the audit log.
+func (r *runner) removedByProbe(ctx context.Context, id, report string) (bool, error) {
+	if report != "" {
+		rep, err := r.probe(ctx, "remove", "/social/rest/moderation/reports/"+report, r.staff.token, 200)
+		if err != nil {
+			return false, err
+		}
+		return str(entry(rep), "state") == moderation.Actioned, nil
+	}
+	rep, err := r.probe(ctx, "remove", "/social/rest/moderation/actions?count=100", r.staff.token, 200)
+	if err != nil {
+		return false, err
+	}
+	items, _ := rep.body["list"].([]any)
+	for _, it := range items {
+		e, _ := it.(map[string]any)
+		named, _ := e["activityIds"].([]any)
+		if str(e, "action") == moderation.Remove && slices.Contains(named, any(id)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
