@@ -18,9 +18,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/ids"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
-	"socialstream/internal/ids"
 	"socialstream/internal/moderation"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
