@@ -351,6 +351,15 @@ func TestSuspension(t *testing.T) {
 		}
 	}
 	hidden()
+	counts := func(likes, comments float64) {
+		t.Helper()
+		e.settle() // the withholding job
+		got := e.activity(alice, alice.id, hers)
+		if got["likesCount"] != likes || got["commentsCount"] != comments {
+			t.Errorf("alice's post counts %v likes and %v comments, want %v and %v", got["likesCount"], got["commentsCount"], likes, comments)
+		}
+	}
+	counts(0, 0)
 	if e.tasks.Server.Scheduled() != 1 {
 		t.Errorf("scheduled tasks: %d, want the end of the grace", e.tasks.Server.Scheduled())
 	}
@@ -364,6 +373,7 @@ func TestSuspension(t *testing.T) {
 	if !slices.Contains(e.feed(carol, "@me/@friends"), post) || len(e.list(e.do("GET", "/social/rest/comments/"+hers, alice.token, nil))) != 1 {
 		t.Errorf("the lifted suspension left bob hidden")
 	}
+	counts(1, 1)
 	ctx := context.Background()
 	// The end of a lifted suspension's grace does nothing.
 	var first moderation.ExpiryTask

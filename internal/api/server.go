@@ -231,6 +231,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/trim", s.taskTrim)
 	tasks.POST("/erase", s.taskErase)
 	tasks.POST(strings.TrimPrefix(moderation.ExpiryPath, "/_tasks"), s.taskSuspension)
+	tasks.POST(strings.TrimPrefix(moderation.WithholdPath, "/_tasks"), s.taskWithhold)
 
 	return r
 }

@@ -146,6 +146,17 @@ func (s *Server) taskSuspension(c *gin.Context) {
 	s.finishTask(c, err, "suspension", "userId", t.UserID, "at", t.At, "ended", ended)
 }
 
+// taskWithhold brings the counts of a suspended person's likes and
+// comments in step with the suspension.
+func (s *Server) taskWithhold(c *gin.Context) {
+	var t moderation.WithholdTask
+	if !s.readTask(c, &t) {
+		return
+	}
+	stopped, err := s.moderation.Withhold(c.Request.Context(), t)
+	s.finishTask(c, err, "withhold", "userId", t.UserID, "on", t.On, "kind", t.Kind, "step", t.Step, "stopped", stopped)
+}
+
 func (s *Server) readTask(c *gin.Context, dst any) bool {
 	data, err := io.ReadAll(c.Request.Body)
 	if err == nil {

@@ -42,6 +42,10 @@ type Comment struct {
 	UserID     string    `datastore:"userId"` // indexed: an account's export and erasure
 	Text       string    `datastore:"text,noindex"`
 	Published  time.Time `datastore:"published,noindex"`
+	// Withheld: the author's account is suspended, and the activity's
+	// commentsCount does not count it (package moderation's job keeps it
+	// in step with the suspension).
+	Withheld bool `datastore:"withheld,noindex,omitempty"`
 }
 
 // View is a comment as the API shows it.
@@ -222,7 +226,7 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			// One count per activity, however many comments on it go.
 			per := map[string]int64{}
 			for i := range cs {
-				if found[i].Found() {
+				if found[i].Found() && !cs[i].Withheld {
 					per[cs[i].ActivityID]++
 				}
 			}
@@ -284,8 +288,8 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 		case c.UserID != user && r.Author() != user:
 			return ErrNotAllowed
 		}
-		if err := tx.Delete(key); err != nil {
-			return err
+		if err := tx.Delete(key); err != nil || c.Withheld {
+			return err // a withheld comment is not counted
 		}
 		return r.Count(tx, 0, -1)
 	})
@@ -303,4 +307,72 @@ func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {
 		return n, fmt.Errorf("comments.Forget(%s): %w", activity, err)
 	}
 	return n, nil
+}
+
+// Withhold brings the counts of up to n of user's comments, from cursor,
+// in step with whether their account is suspended (suspended, read in each
+// batch's transaction: a comment is withheld from its activity's
+// commentsCount, or counted again). It returns the cursor after them (""
+// when done).
+func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, suspended func(*store.Tx) (bool, error)) (string, error) {
+	q := db.Query(KindComment).FilterField("userId", "=", user).KeysOnly()
+	keys, next, err := db.KeysFrom(ctx, q, cursor, n)
+	if err != nil {
+		return "", fmt.Errorf("comments.Withhold(%s): %w", user, err)
+	}
+	const batch = 25
+	for from := 0; from < len(keys); from += batch {
+		part := keys[from:min(len(keys), from+batch)]
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			want, err := suspended(tx)
+			if err != nil {
+				return err
+			}
+			l := tx.Lookup()
+			cs := make([]Comment, len(part))
+			found := make([]store.Ref, len(part))
+			for i, k := range part {
+				found[i] = l.Add(k, &cs[i])
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			per := map[string]int64{} // one count per activity
+			var put []*datastore.Key
+			var vals []*Comment
+			for i, k := range part {
+				if found[i].Found() && cs[i].Withheld != want {
+					cs[i].Withheld = want
+					put, vals = append(put, k), append(vals, &cs[i])
+					per[cs[i].ActivityID] += map[bool]int64{true: -1, false: 1}[want]
+				}
+			}
+			if len(put) == 0 {
+				return nil
+			}
+			l = tx.Lookup()
+			rs := map[string]*activities.Reaction{}
+			for a := range per {
+				rs[a] = activities.ReadReaction(l, a, nil)
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			for a, r := range rs {
+				if r.Check() == nil {
+					if err := r.Count(tx, 0, per[a]); err != nil {
+						return err
+					}
+				}
+			}
+			return tx.PutMulti(put, vals)
+		})
+		if err != nil {
+			return "", fmt.Errorf("comments.Withhold(%s): %w", user, err)
+		}
+	}
+	if len(keys) < n {
+		next = ""
+	}
+	return next, nil
 }

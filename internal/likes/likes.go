@@ -33,6 +33,10 @@ type Like struct {
 	ActivityID string    `datastore:"activityId"`
 	UserID     string    `datastore:"userId"` // indexed: erasing an account deletes its likes
 	Created    time.Time `datastore:"created"`
+	// Withheld: the liker's account is suspended, and the activity's
+	// likesCount does not count it (package moderation's job keeps it in
+	// step with the suspension).
+	Withheld bool `datastore:"withheld,noindex,omitempty"`
 }
 
 // LikeKey returns the key of user's like of an activity.
@@ -135,7 +139,8 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
 		r = activities.ReadReaction(l, activity, a)
-		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
+		var was Like
+		liked := l.Add(LikeKey(s.db, activity, user), &was)
 		own := viewer.Read(l, user)
 		if err := l.Run(ctx); err != nil {
 			return err
@@ -151,6 +156,9 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 			if err := own.Save(tx); err != nil {
 				return err
 			}
+		}
+		if was.Withheld {
+			return nil // not counted
 		}
 		return r.Count(tx, -1, 0)
 	})
@@ -169,15 +177,16 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 			l := tx.Lookup()
 			rs := make([]*activities.Reaction, len(keys))
 			found := make([]store.Ref, len(keys))
+			ls := make([]Like, len(keys))
 			for i, k := range keys {
 				activity, _, _ := strings.Cut(k.Name, "_")
-				rs[i], found[i] = activities.ReadReaction(l, activity, nil), l.Add(k, &Like{})
+				rs[i], found[i] = activities.ReadReaction(l, activity, nil), l.Add(k, &ls[i])
 			}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
 			for i, r := range rs {
-				if found[i].Found() && r.Check() == nil { // one like per activity: one count each
+				if found[i].Found() && !ls[i].Withheld && r.Check() == nil { // one like per activity: one count each
 					if err := r.Count(tx, -1, 0); err != nil {
 						return err
 					}
@@ -232,3 +241,62 @@ func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {
 	}
 	return n, nil
 }
+
+// Withhold brings the counts of up to n of user's likes, from cursor, in
+// step with whether their account is suspended (suspended, read in each
+// batch's transaction: a like is withheld from its activity's likesCount,
+// or counted again). It returns the cursor after them ("" when done).
+func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, suspended func(*store.Tx) (bool, error)) (string, error) {
+	q := db.Query(KindLike).FilterField("userId", "=", user).KeysOnly()
+	keys, next, err := db.KeysFrom(ctx, q, cursor, n)
+	if err != nil {
+		return "", fmt.Errorf("likes.Withhold(%s): %w", user, err)
+	}
+	for from := 0; from < len(keys); from += withholdBatch {
+		batch := keys[from:min(len(keys), from+withholdBatch)]
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			want, err := suspended(tx)
+			if err != nil {
+				return err
+			}
+			l := tx.Lookup()
+			ls := make([]Like, len(batch))
+			found := make([]store.Ref, len(batch))
+			rs := make([]*activities.Reaction, len(batch))
+			for i, k := range batch {
+				activity, _, _ := strings.Cut(k.Name, "_")
+				rs[i], found[i] = activities.ReadReaction(l, activity, nil), l.Add(k, &ls[i])
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			var put []*datastore.Key
+			var vals []*Like
+			for i, k := range batch {
+				if !found[i].Found() || ls[i].Withheld == want || rs[i].Check() != nil {
+					continue
+				}
+				ls[i].Withheld = want
+				put, vals = append(put, k), append(vals, &ls[i])
+				if err := rs[i].Count(tx, map[bool]int64{true: -1, false: 1}[want], 0); err != nil {
+					return err
+				}
+			}
+			if len(put) == 0 {
+				return nil
+			}
+			return tx.PutMulti(put, vals)
+		})
+		if err != nil {
+			return "", fmt.Errorf("likes.Withhold(%s): %w", user, err)
+		}
+	}
+	if len(keys) < n {
+		next = ""
+	}
+	return next, nil
+}
+
+// withholdBatch is how many likes or comments one transaction of a
+// withholding changes.
+const withholdBatch = 25

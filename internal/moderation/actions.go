@@ -172,6 +172,13 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 			return Entry{}, err
 		}
 	}
+	if in.Action == Suspend || in.Action == Unsuspend {
+		// The counts of the person's likes and comments follow.
+		t := WithholdTask{UserID: in.AccountID, At: now.UnixMicro(), On: in.Action == Suspend, Kind: withholdLikes}
+		if err := s.enqueueWithhold(ctx, t); err != nil {
+			return Entry{}, err
+		}
+	}
 	var again *Entry // the report's resolution, committed by an earlier try
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		again = nil

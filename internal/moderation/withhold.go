@@ -1,0 +1,105 @@
+package moderation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/comments"
+	"socialstream/internal/likes"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// A suspension hides a person's likes and comments from the lists at
+// once (their card says they are suspended), and the withholding job
+// takes them out of the activities' counts (or, once it is lifted, counts
+// them again): each Like and Comment says whether it is withheld, so the
+// job can run any number of times, and each of its transactions reads the
+// person's standing, so whichever job runs last leaves the counts as the
+// standing is.
+
+// WithholdPath is where the withholding jobs are sent.
+const WithholdPath = "/_tasks/withhold"
+
+// WithholdTask is the body of one step of a withholding.
+type WithholdTask struct {
+	UserID string `json:"userId"`
+	At     int64  `json:"at"` // the suspension's or its lifting's time, µs
+	On     bool   `json:"on"` // a suspension (true) or its lifting
+	Kind   string `json:"kind"`
+	Cursor string `json:"cursor,omitempty"`
+	Step   int    `json:"step"`
+}
+
+// Kinds a withholding goes through, in order.
+const (
+	withholdLikes    = "likes"
+	withholdComments = "comments"
+	withholdPage     = 500
+	// withholdWait is how long a withholding waits for its change to
+	// commit; past it, the change never did, or a later one replaced it
+	// (whose own job does the work).
+	withholdWait = 2 * time.Minute
+)
+
+func (s *Service) enqueueWithhold(ctx context.Context, t WithholdTask) error {
+	body, _ := json.Marshal(t)
+	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: WithholdPath, Body: body,
+		Name: fmt.Sprintf("withhold-%s-%d-%d", t.UserID, t.At, t.Step)})
+}
+
+// errWithholdNotYet says the change a withholding follows is not
+// committed yet; the queue retries it.
+var errWithholdNotYet = fmt.Errorf("moderation: the suspension's change is not committed yet: %w", ErrNotYet)
+
+// Withhold runs one step of a withholding, and reports how it ended:
+// "", or why it did nothing.
+func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) {
+	l := s.db.Lookup()
+	r := accounts.Read(l, t.UserID)
+	if err := l.Run(ctx); err != nil {
+		return "", err
+	}
+	if !r.Exists() {
+		return "the account is gone", nil
+	}
+	if r.Standing().IsSuspended() != t.On {
+		if s.now().Sub(time.UnixMicro(t.At)) < withholdWait {
+			return "", errWithholdNotYet
+		}
+		return "replaced, or never committed", nil
+	}
+	suspended := func(tx *store.Tx) (bool, error) {
+		l := tx.Lookup()
+		me := accounts.Read(l, t.UserID)
+		if err := l.Run(ctx); err != nil {
+			return false, err
+		}
+		return me.Standing().IsSuspended(), nil
+	}
+	var next string
+	var err error
+	switch t.Kind {
+	case withholdLikes:
+		next, err = likes.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
+	case withholdComments:
+		next, err = comments.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
+	default:
+		return "malformed task", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if next == "" && t.Kind == withholdComments {
+		return "", nil
+	}
+	t.Step++
+	t.Cursor = next
+	if next == "" {
+		t.Kind = withholdComments
+	}
+	return "", s.enqueueWithhold(ctx, t)
+}
