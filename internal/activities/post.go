@@ -204,6 +204,8 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				between   = make([]*blocks.Between, len(mentions))
 				shared    store.Ref
 				sharedAct = &Activity{}
+				sharedBy  *accounts.Record // the shared activity's author
+				fanOf     store.Ref        // the reposter's follow of them
 				sharer    *blocks.Between
 				note      *notifications.Pending
 				prev      Repost
@@ -217,6 +219,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				// its author and the reposter.
 				shared = l.Add(Key(s.db, in.repostOf), sharedAct)
 				sharer = blocks.ReadBetween(l, author, in.repostOfUser)
+				// What moderation did to them: a suspended person's
+				// activities, or a limited one's to a non-follower, are
+				// not there to share.
+				sharedBy, fanOf = accounts.Read(l, in.repostOfUser), graph.Follows(l, author, in.repostOfUser)
 				note = s.notes.PrepareChecked(l, shareNote)
 			}
 			if in.ExternalID != "" {
@@ -255,6 +261,11 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			if in.repostOf != "" && (!shared.Found() || sharedAct.Removed != 0) {
 				return ErrNoSuchActivity // gone, or taken down
+			}
+			if sharedBy != nil && in.repostOfUser != author {
+				if st := sharedBy.Standing(); st.IsSuspended() || st.Limited && !fanOf.Found() {
+					return ErrNoSuchActivity
+				}
 			}
 			if sharer != nil && sharer.Any() {
 				return blocks.ErrBlocked

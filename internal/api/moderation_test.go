@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -281,7 +282,9 @@ func TestLimitedAccount(t *testing.T) {
 	if !slices.Contains(e.feed(bob, "@me/@all"), news) {
 		t.Errorf("bob does not see his own post in @all")
 	}
-	// A repost carries it no further.
+	// No one but a follower may share it, and a repost carries it no
+	// further.
+	e.wantError(e.do("POST", "/social/rest/reposts/"+news, dan.token, nil), http.StatusNotFound)
 	if r := e.do("POST", "/social/rest/reposts/"+news, carol.token, nil); r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
@@ -424,4 +427,41 @@ func (e *env) feedItems(u user, path string) []map[string]any {
 		out = append(out, it.(map[string]any))
 	}
 	return out
+}
+
+// The withholding job waits for its suspension (or its lifting) to
+// commit, and ends without a change for one that never did or that a
+// later one replaced; run again, it changes nothing.
+func TestWithholdingWaitsForItsChange(t *testing.T) {
+	e := newEnv(t)
+	bob, alice := e.register("bob"), e.register("alice")
+	hers := e.post(alice, "alice's post")
+	if r := e.do("POST", "/social/rest/likes/"+hers, bob.token, nil); r.status != 200 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	ctx := context.Background()
+	now := time.Now()
+	job := moderation.WithholdTask{UserID: bob.id, At: now.UnixMicro(), On: true, Kind: "likes"}
+	if _, err := e.svc.Moderation.Withhold(ctx, job); !errors.Is(err, moderation.ErrNotYet) {
+		t.Errorf("a withholding before its suspension commits: %v, want a retry", err)
+	}
+	job.At = now.Add(-time.Hour).UnixMicro()
+	if stopped, err := e.svc.Moderation.Withhold(ctx, job); err != nil || stopped == "" {
+		t.Errorf("a withholding of a suspension that never came: %q %v, want it to stop", stopped, err)
+	}
+	if got := e.activity(alice, alice.id, hers)["likesCount"]; got != 1.0 {
+		t.Errorf("likesCount %v after withholdings that did nothing, want 1", got)
+	}
+	// Lifted, a job of the suspension before stops; the lifting's counts
+	// them, however many times it runs.
+	lift := moderation.WithholdTask{UserID: bob.id, At: now.UnixMicro(), On: false, Kind: "likes"}
+	for range 2 {
+		if _, err := e.svc.Moderation.Withhold(ctx, lift); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.settle()
+	if got := e.activity(alice, alice.id, hers)["likesCount"]; got != 1.0 {
+		t.Errorf("likesCount %v after a lifting's job ran twice, want 1", got)
+	}
 }
