@@ -129,3 +129,45 @@ func (r *runner) removedByProbe(ctx context.Context, id, report string) (bool, e
 	}
 	return false, nil
 }
+
+// limit has the moderator limit someone, or lift their limit: from then
+// on the oracle expects their posts (and reposts of them) in no @all or
+// tag feed but their own reader's, and elsewhere with their followers
+// alone.
+func (r *runner) limit(ctx context.Context, a *actor) (bool, error) {
+	u := r.someUser(a.rng)
+	defer r.lock("standing " + u.id)()
+	r.m.mu.Lock()
+	on, gone := !r.m.limited[u.id], r.m.gone(u.id)
+	r.m.mu.Unlock()
+	if gone {
+		return false, nil
+	}
+	op := map[bool]string{true: moderation.Limit, false: moderation.Unlimit}[on]
+	_, out := r.writeIf(ctx, op, http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
+		map[string]any{"action": op, "accountId": u.id, "reason": "checker"}, r.goneAnswer(u.id))
+	now := r.m.limited[u.id]
+	switch out {
+	case acked:
+		now = on
+	case unknown:
+		// The newest limit or lift of theirs in the audit log says.
+		rep, err := r.probe(ctx, op, "/social/rest/moderation/actions?count=100", r.staff.token, 200)
+		if err != nil {
+			return true, err
+		}
+		items, _ := rep.body["list"].([]any)
+		for _, it := range items {
+			e, _ := it.(map[string]any)
+			if k := str(e, "action"); str(e, "accountId") == u.id && (k == moderation.Limit || k == moderation.Unlimit) {
+				now = k == moderation.Limit
+				break
+			}
+		}
+	}
+	r.m.done(op, out != acked, time.Now())
+	r.m.mu.Lock()
+	r.m.limited[u.id] = now
+	r.m.mu.Unlock()
+	return true, nil
+}
