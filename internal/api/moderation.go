@@ -8,6 +8,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/moderation"
+	"socialstream/internal/store"
 )
 
 // reportParams are the parameters of reports.*: whose (the caller's),
@@ -51,8 +52,7 @@ func (s *Server) reportsGet(ctx context.Context, caller string, p reportParams) 
 	if err != nil {
 		return nil, err
 	}
-	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
-		TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+	return paged(list, len(list), page, next), nil
 }
 
 var errNoReport = derrors.New(derrors.InvalidArgument, `give the report: {"accountId", "activityIds", "category", "comment"}`)
@@ -66,12 +66,9 @@ func (s *Server) reportsCreate(ctx context.Context, caller string, p reportParam
 		return nil, errNoReport
 	}
 	in := *p.Report
-	if in.AccountID != "" {
-		id, err := s.accounts.Resolve(ctx, caller, in.AccountID)
-		if err != nil {
-			return nil, err
-		}
-		in.AccountID = id
+	var err error
+	if in.AccountID, err = s.resolveGiven(ctx, caller, in.AccountID); err != nil {
+		return nil, err
 	}
 	r, err := s.moderation.File(ctx, caller, in)
 	if err != nil {
@@ -132,8 +129,7 @@ func (s *Server) moderationReports(ctx context.Context, caller string, p moderat
 	if err != nil {
 		return nil, err
 	}
-	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
-		TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+	return paged(list, len(list), page, next), nil
 }
 
 var errNoAction = derrors.New(derrors.InvalidArgument, `give the action: {"action", "accountId", "reportId", "activityIds", "reason"}`)
@@ -144,12 +140,9 @@ func (s *Server) moderationAct(ctx context.Context, caller string, p moderationP
 		return nil, errNoAction
 	}
 	in := *p.Action
-	if in.AccountID != "" {
-		id, err := s.accounts.Resolve(ctx, caller, in.AccountID)
-		if err != nil {
-			return nil, err
-		}
-		in.AccountID = id
+	var err error
+	if in.AccountID, err = s.resolveGiven(ctx, caller, in.AccountID); err != nil {
+		return nil, err
 	}
 	e, err := s.moderation.Act(ctx, caller, in)
 	if err != nil {
@@ -168,8 +161,7 @@ func (s *Server) moderationLog(ctx context.Context, caller string, p moderationP
 	if err != nil {
 		return nil, err
 	}
-	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
-		TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+	return paged(list, len(list), page, next), nil
 }
 
 // moderationGrant sets a person's role, for admins.
@@ -204,8 +196,21 @@ func (s *Server) moderationNotices(ctx context.Context, caller string, p moderat
 	if err != nil {
 		return nil, err
 	}
+	return paged(list, len(list), page, next), nil
+}
+
+// paged is a page of n items of list, whose next page starts at next.
+func paged(list any, n int, page store.PageRequest, next string) collection {
 	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
-		TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+		TotalResults: int64(page.Offset + n + boolInt(next != "")), NextCursor: next}
+}
+
+// resolveGiven resolves ref (an id, @me, @username:NAME), if given.
+func (s *Server) resolveGiven(ctx context.Context, caller, ref string) (string, error) {
+	if ref == "" {
+		return "", nil
+	}
+	return s.accounts.Resolve(ctx, caller, ref)
 }
 
 // orMe is userID, or @me when it is not given (JSON-RPC).
