@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"cloud.google.com/go/datastore"
@@ -72,4 +73,41 @@ func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string,
 		return nil, nil
 	}
 	return changed, tx.PutMulti(put, vals)
+}
+
+// Texts returns the title and body of each of the activities idList that
+// exists and is not reader's (and of what a repost shares, as the
+// repost's own: one more round only for reposts), in one batch lookup: for
+// reader's keyword filters of what is not a feed (notifications), which
+// leave one's own activities alone, as the feeds' do.
+func Texts(ctx context.Context, db *store.DB, reader string, idList []string) (map[string][]string, error) {
+	l := db.Lookup()
+	acts := make([]Activity, len(idList))
+	refs := make([]store.Ref, len(idList))
+	shared := make([]*Activity, len(idList))
+	for i, id := range idList {
+		refs[i] = l.Add(Key(db, id), &acts[i])
+	}
+	l.Then(func() {
+		for i := range acts {
+			if refs[i].Found() && acts[i].RepostOf != "" {
+				shared[i] = &Activity{}
+				l.Add(Key(db, acts[i].RepostOf), shared[i])
+			}
+		}
+	})
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("activities.Texts: %w", err)
+	}
+	out := map[string][]string{}
+	for i, id := range idList {
+		if !refs[i].Found() || acts[i].UserID == reader {
+			continue
+		}
+		out[id] = []string{acts[i].Title, acts[i].Body}
+		if shared[i] != nil {
+			out[id] = append(out[id], shared[i].Title, shared[i].Body)
+		}
+	}
+	return out, nil
 }

@@ -137,3 +137,48 @@ func TestKeywordFilters(t *testing.T) {
 		t.Errorf("filters.get: %v", res)
 	}
 }
+
+// A filter of the notifications context applies to the notification list
+// too, read only when one is active: what it hides is not there, what it
+// warns of carries it; a notification about one's own activity (a like)
+// is never filtered.
+func TestKeywordFiltersOfNotifications(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.register("alice"), e.register("bob")
+	mine := e.post(alice, "my spoiler thread")
+	hidden := e.post(bob, "the spoiler is out @alice")
+	warned := e.post(bob, "the ending, @alice")
+	if r := e.do("POST", "/social/rest/likes/"+mine, bob.token, nil); r.status != 200 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	e.settle()
+	for _, f := range []map[string]any{
+		{"title": "spoilers", "keywords": []map[string]any{{"keyword": "spoiler"}}, "context": []string{"notifications"}, "action": "hide"},
+		{"title": "endings", "keywords": []map[string]any{{"keyword": "ending", "wholeWord": true}}, "context": []string{"notifications"}, "action": "warn"},
+	} {
+		if r := e.do("POST", "/social/rest/filters/@me", alice.token, f); r.status != 201 {
+			t.Fatal(r.status, string(r.raw))
+		}
+	}
+	r := e.do("GET", "/social/rest/notifications/@me", alice.token, nil)
+	about := map[string]map[string]any{}
+	for _, it := range r.body["list"].([]any) {
+		n := it.(map[string]any)
+		about[n["activityId"].(string)] = n
+	}
+	if _, ok := about[hidden]; ok {
+		t.Errorf("the notification of a hidden mention is listed")
+	}
+	if n := about[warned]; n == nil || n["filtered"] == nil {
+		t.Errorf("the warned mention's notification: %v", n)
+	}
+	if n := about[mine]; n == nil || n["filtered"] != nil {
+		t.Errorf("the like of alice's own post: %v", n)
+	}
+	grouped := e.do("GET", "/social/rest/notifications/@me?grouped=true", alice.token, nil)
+	for _, it := range grouped.body["list"].([]any) {
+		if it.(map[string]any)["activityId"] == hidden {
+			t.Errorf("the grouped list holds the hidden mention")
+		}
+	}
+}

@@ -357,6 +357,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		Activity: func(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 			return activities.Mentioned(ctx, db, id)
 		},
+		Texts: func(ctx context.Context, reader string, ids []string) (map[string][]string, error) {
+			return activities.Texts(ctx, db, reader, ids)
+		},
 		GiveUpAfter: rcfg.GiveUpAfter,
 		Upgrade:     moved,
 	}); err != nil {

@@ -31,6 +31,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
+	"socialstream/internal/filters"
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
@@ -149,6 +150,9 @@ type View struct {
 	ActionID   string           `json:"actionId,omitempty"`
 	Published  string           `json:"published"`
 	Read       bool             `json:"read"`
+	// Filtered names the reader's keyword filters that warn of the
+	// activity it is about.
+	Filtered []filters.Match `json:"filtered,omitempty"`
 }
 
 // Config tunes a Service.
@@ -163,6 +167,10 @@ type Config struct {
 	// the activity is still there (store.Tx.Check), without a lock on it:
 	// none is made about one deleted, whose cleanup may be over.
 	Activity func(ctx context.Context, id string) (key *datastore.Key, ok bool, mentions []string, edits int, err error)
+	// Texts, when set, reads the title and body of activities, in one
+	// batch lookup (package activities): for the reader's keyword filters
+	// of the notifications context, read only when one is active.
+	Texts func(ctx context.Context, reader string, ids []string) (map[string][]string, error)
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -479,16 +487,21 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 	if err != nil {
 		return nil, 0, "", err
 	}
+	hide, warn, err := s.filter(ctx, user, own, vals)
+	if err != nil {
+		return nil, 0, "", err
+	}
 	out := make([]View, 0, len(vals))
 	for i, n := range vals {
-		if hidden[n.ActorID] {
-			continue // from before a block
+		if hidden[n.ActorID] || hide[n.ActivityID] {
+			continue // from before a block, or filtered out
 		}
 		v := View{ID: keys[i].Name, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
 			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
 		if a, ok := people[n.ActorID]; ok {
 			v.Actor = &a
 		}
+		v.Filtered = warn[n.ActivityID]
 		out = append(out, v)
 	}
 	return out, unread, next, nil
@@ -585,7 +598,11 @@ func (s *Service) Grouped(ctx context.Context, user string, offset, count int) (
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
 	}
-	people, hidden, _, err := s.actors(ctx, user, ns)
+	people, hidden, own, err := s.actors(ctx, user, ns)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	hide, _, err := s.filter(ctx, user, own, ns)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -593,8 +610,8 @@ func (s *Service) Grouped(ctx context.Context, user string, offset, count int) (
 	byKey := map[string]*Group{}
 	unread := 0
 	for i, n := range ns {
-		if hidden[n.ActorID] {
-			continue // from before a block or mute
+		if hidden[n.ActorID] || hide[n.ActivityID] {
+			continue // from before a block or mute, or filtered out
 		}
 		k := groupKey(keys[i].Name, &n)
 		g := byKey[k]
@@ -653,6 +670,37 @@ func (s *Service) actors(ctx context.Context, user string, ns []Notification) (m
 		}
 	}
 	return people, hidden, own, nil
+}
+
+// filter applies the reader's keyword filters of the notifications
+// context (from their state own) to the activities ns are about (those
+// of others: one's own are never filtered): the
+// activities a filter hides, and the filters that warn of each. Their
+// texts are read, in one batch lookup, only when such a filter is active.
+func (s *Service) filter(ctx context.Context, user string, own *viewer.Ref, ns []Notification) (hide map[string]bool, warn map[string][]filters.Match, err error) {
+	set := filters.Active(own.Filters(), filters.Notifications, s.now())
+	if set == nil || s.cfg.Texts == nil {
+		return nil, nil, nil
+	}
+	var idList []string
+	for _, n := range ns {
+		if n.ActivityID != "" && !slices.Contains(idList, n.ActivityID) {
+			idList = append(idList, n.ActivityID)
+		}
+	}
+	if len(idList) == 0 {
+		return nil, nil, nil
+	}
+	texts, err := s.cfg.Texts(ctx, user, idList)
+	if err != nil {
+		return nil, nil, fmt.Errorf("notifications: filtered activities: %w", err)
+	}
+	hide, warn = map[string]bool{}, map[string][]filters.Match{}
+	for id, t := range texts {
+		h, w := set.Apply(t...)
+		hide[id], warn[id] = h, w
+	}
+	return hide, warn, nil
 }
 
 // readHidden adds to a lookup what tells whose notifications of ns are
