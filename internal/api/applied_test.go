@@ -66,3 +66,33 @@ func TestWriteWhoseCommitAppliedThenAborted(t *testing.T) {
 		t.Error("no fault was injected")
 	}
 }
+
+// A moderator's action whose commit applied and answered Aborted runs
+// its transaction again: it finds its own action and answers it, once in
+// the audit log, rather than a 409 for an account that is so already.
+// Found by the convergence checker (a limit answered 409).
+func TestModerationWhoseCommitAppliedThenAborted(t *testing.T) {
+	inj := dsfaults.New(dsfaults.Config{})
+	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), inj.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	db, err := store.New(client, testenv.Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvOn(t, db, rebuild.Config{})
+	ada, bob := e.register("ada"), e.register("bob")
+	e.makeAdmin(ada)
+	for _, action := range []string{"limit", "suspend"} {
+		inj.FailNextCommit(codes.Aborted)
+		e.act(ada, map[string]any{"action": action, "accountId": bob.id, "reason": "once"})
+	}
+	if r := e.do("GET", "/social/rest/people/@me/@self", bob.token, nil); r.status != 401 {
+		t.Errorf("bob's token after a suspension retried: %d", r.status)
+	}
+	if got := e.list(e.do("GET", "/social/rest/moderation/actions", ada.token, nil)); len(got) != 3 { // the grant too
+		t.Errorf("audit log: %v, want the grant, one limit and one suspension", got)
+	}
+}

@@ -184,6 +184,10 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 		again = nil
 		l := tx.Lookup()
 		me, them := accounts.Read(l, moderator), accounts.Read(l, in.AccountID)
+		// This very action, should an attempt of this call have
+		// committed and answered an error (the transaction runs again).
+		var mine Action
+		done := l.Add(actionKey(s.db, id), &mine)
 		var rep Report
 		var repRef store.Ref
 		var prior Action
@@ -198,6 +202,11 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 		}
 		if err := l.Run(ctx); err != nil {
 			return err
+		}
+		if done.Found() {
+			e := mine.entry(id)
+			again = &e
+			return nil
 		}
 		if !me.Standing().Staff() {
 			return ErrNotStaff
@@ -248,15 +257,17 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 	if err != nil {
 		return Entry{}, fmt.Errorf("moderation.Act(%s %s): %w", in.Action, in.AccountID, err)
 	}
+	e := a.entry(id)
 	if again != nil {
-		return *again, nil
+		e = *again
 	}
-	if in.Action == Suspend {
+	if e.Action == Suspend {
+		// Every session ends (again, for a retry: it ends no other).
 		if _, err := s.acc.LogoutAll(ctx, in.AccountID); err != nil {
 			return Entry{}, err
 		}
 	}
-	return a.entry(id), nil
+	return e, nil
 }
 
 // apply makes the change of action a in tx.
