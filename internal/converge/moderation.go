@@ -171,3 +171,83 @@ func (r *runner) limit(ctx context.Context, a *actor) (bool, error) {
 	r.m.mu.Unlock()
 	return true, nil
 }
+
+// suspend has the moderator suspend one of a's users, or lift the
+// suspension of one: a suspended user takes no part in the mix (their
+// tokens end), and the oracle expects their posts and reposts of them in
+// no feed, and their likes and comments in no count; lifted, they sign in
+// anew and all is back.
+func (r *runner) suspend(ctx context.Context, a *actor) (bool, error) {
+	if len(a.suspended) > 0 && (len(a.users) < 2 || a.rng.IntN(2) == 0) {
+		return true, r.unsuspend(ctx, a)
+	}
+	if len(a.users) < 2 {
+		return false, nil
+	}
+	i := a.rng.IntN(len(a.users))
+	u := a.users[i]
+	defer r.lock("standing " + u.id)()
+	_, out := r.write(ctx, "suspend", http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
+		map[string]any{"action": moderation.Suspend, "accountId": u.id, "reason": "checker"})
+	now := out == acked
+	if out == unknown {
+		// A sign-in says: 403 while suspended.
+		rep, err := r.signIn(ctx, u)
+		if err != nil {
+			return true, err
+		}
+		now = rep.status == http.StatusForbidden
+	}
+	r.m.done("suspend", out != acked, time.Now())
+	if !now {
+		return true, nil
+	}
+	a.users = slices.Delete(a.users, i, i+1)
+	a.suspended = append(a.suspended, u)
+	r.m.mu.Lock()
+	r.m.suspended[u.id] = true
+	r.m.mu.Unlock()
+	return true, nil
+}
+
+// unsuspend lifts the suspension of one of a's suspended users, who then
+// signs in anew.
+func (r *runner) unsuspend(ctx context.Context, a *actor) error {
+	i := a.rng.IntN(len(a.suspended))
+	u := a.suspended[i]
+	defer r.lock("standing " + u.id)()
+	_, out := r.write(ctx, "unsuspend", http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
+		map[string]any{"action": moderation.Unsuspend, "accountId": u.id, "reason": "checker"})
+	r.m.done("unsuspend", out != acked, time.Now())
+	rep, err := r.signIn(ctx, u)
+	if err != nil {
+		return err
+	}
+	switch {
+	case rep.status == http.StatusForbidden && out != acked:
+		return nil // still suspended
+	case rep.status != http.StatusOK:
+		r.m.violate(fmt.Sprintf("unsuspend: %s signs in with %d %v", u.name, rep.status, rep.body))
+		return nil
+	}
+	u.token = str(rep.body, "token")
+	a.suspended = slices.Delete(a.suspended, i, i+1)
+	a.users = append(a.users, u)
+	r.m.mu.Lock()
+	delete(r.m.suspended, u.id)
+	r.m.mu.Unlock()
+	return nil
+}
+
+// signIn signs u in, through the faults, until an answer says how it went.
+func (r *runner) signIn(ctx context.Context, u *user) (reply, error) {
+	for tries := 0; ; tries++ {
+		rep, err := r.c.call(ctx, http.MethodPost, "/auth/login", "", map[string]string{"username": u.name, "password": password})
+		if err == nil && rep.status != http.StatusServiceUnavailable && rep.status < 500 {
+			return rep, nil
+		}
+		if tries == 20 || ctx.Err() != nil {
+			return rep, fmt.Errorf("sign in %s: %v %d", u.name, err, rep.status)
+		}
+	}
+}

@@ -24,9 +24,9 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			live = append(live, p) // a removed post must be nowhere: no feed must show it
 		}
 	}
-	var people []*user // those whose accounts live
+	var people []*user // those whose accounts live, and may sign in
 	for _, u := range m.users {
-		if !u.deleted {
+		if !u.deleted && !m.suspended[u.id] {
 			people = append(people, u)
 		}
 	}
@@ -52,13 +52,14 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 	}
 	likes, comments := map[string]int64{}, map[string]int64{}
+	// A suspended person's likes and comments are in no count.
 	for k, on := range m.likes {
-		if on && !m.deleted(k.b) {
+		if on && !m.deleted(k.b) && !m.suspended[k.b] {
 			likes[k.a]++
 		}
 	}
 	for _, c := range m.comments {
-		if !c.deleted {
+		if !c.deleted && !m.suspended[c.author] {
 			comments[c.activity]++
 		}
 	}
@@ -80,6 +81,9 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	reach := func(reader string, public bool, want func(p *post) presence) func(p *post) presence {
 		return func(p *post) presence {
 			for _, a := range []string{p.author, p.sharedAuthor} {
+				if m.suspended[a] {
+					return mayOut // a suspended person's posts are nowhere
+				}
 				if a == "" || a == reader || !m.limited[a] {
 					continue
 				}
@@ -171,6 +175,9 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			if reader = heirs[g.id]; reader == nil {
 				continue // deleted, as it must be
 			}
+		}
+		if m.suspended[reader.id] {
+			continue // its reader cannot sign in
 		}
 		feeds = append(feeds, feed{name: "feed of group " + g.title, path: "/social/rest/activities/@me/" + g.id, token: reader.token,
 			want: reach(reader.id, false, unblocked(reader.id, func(p *post) presence {
@@ -450,7 +457,7 @@ func (r *runner) heirs(ctx context.Context, rep *Report) (map[string]*user, erro
 		if len(members) == 0 {
 			var anyone *user
 			for _, u := range m.users {
-				if !u.deleted {
+				if !u.deleted && !m.suspended[u.id] {
 					anyone = u
 					break
 				}
@@ -464,7 +471,17 @@ func (r *runner) heirs(ctx context.Context, rep *Report) (map[string]*user, erro
 			}
 			continue
 		}
-		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, members[0].token)
+		reader := members[0]
+		for _, u := range members {
+			if !m.suspended[u.id] {
+				reader = u // one who may sign in
+				break
+			}
+		}
+		if m.suspended[reader.id] {
+			continue // no member may sign in to read it
+		}
+		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, reader.token)
 		if err != nil {
 			return nil, err
 		}
