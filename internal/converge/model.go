@@ -93,6 +93,8 @@ type model struct {
 	// limited holds the people a moderator limited, suspended those a
 	// moderator suspended.
 	limited, suspended map[string]bool
+	// filters holds each user's keyword filter, if they have one.
+	filters map[string]keywordFilter
 	// tagFollows are the (user, tag) pairs' follow events in order, and
 	// tagFollowing whether each holds now.
 	tagFollows   map[pair][]event
@@ -115,7 +117,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }

@@ -274,7 +274,7 @@ type runner struct {
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -402,7 +402,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
 		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
 		{2, r.block}, {1, r.unblock}, {2, r.setLocked}, {3, r.decide}, {2, r.mute}, {2, r.mark}, {3, r.followTag}, {4, r.repost}, {1, r.deleteAccount},
-		{3, r.setAppData}, {2, r.deleteAppData}, {1, r.remove}, {2, r.limit}, {2, r.suspend},
+		{3, r.setAppData}, {2, r.deleteAppData}, {1, r.remove}, {2, r.limit}, {2, r.suspend}, {2, r.filter},
 		{r.cfg.Storms, r.storm},
 	}
 	total := 0
