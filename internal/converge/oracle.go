@@ -444,6 +444,9 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 				continue // deleted: heirs checked that
 			}
 		}
+		if m.suspended[reader.id] {
+			continue // its owner cannot sign in to read it
+		}
 		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, reader.token)
 		if err != nil || rg.status != 200 {
 			return fmt.Errorf("read group %s: %v %v", g.title, err, rg.body)
