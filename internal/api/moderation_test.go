@@ -465,3 +465,23 @@ func TestWithholdingWaitsForItsChange(t *testing.T) {
 		t.Errorf("likesCount %v after a lifting's job ran twice, want 1", got)
 	}
 }
+
+// A suspension whose call committed and failed before it ended the
+// tokens leaves them working; suspending again is a 409 that ends them.
+func TestSuspendingAgainEndsTokens(t *testing.T) {
+	e := newEnv(t)
+	ada, bob := e.register("ada"), e.register("bob")
+	e.makeAdmin(ada)
+	ctx := context.Background()
+	err := e.db.Update(ctx, func(tx *store.Tx) error { // the commit of a call that failed after it
+		_, err := accounts.Suspend(ctx, tx, bob.id, time.Now(), "spam")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wantError(e.do("POST", "/social/rest/moderation/actions", ada.token, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "spam"}), http.StatusConflict)
+	if r := e.do("GET", "/social/rest/notifications/@me", bob.token, nil); r.status != http.StatusUnauthorized {
+		t.Errorf("bob's token after the second suspension: %d, want 401", r.status)
+	}
+}

@@ -3,6 +3,7 @@ package moderation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -255,6 +256,13 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 		return tx.Put(actionKey(s.db, id), a)
 	})
 	if err != nil {
+		if in.Action == Suspend && errors.Is(err, errNoChange) {
+			// Suspended already, perhaps by a call that failed before
+			// it ended the tokens: end them now.
+			if _, lerr := s.acc.LogoutAll(ctx, in.AccountID); lerr != nil {
+				return Entry{}, lerr
+			}
+		}
 		return Entry{}, fmt.Errorf("moderation.Act(%s %s): %w", in.Action, in.AccountID, err)
 	}
 	e := a.entry(id)
