@@ -282,6 +282,10 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 		orig, sharer = p.repostOf, p.sharedAuthor
 	}
 	defer r.lock("repost " + orig + " " + u.id)()
+	// No moderator hides what it shares between the repost and a probe of
+	// it (a probe reads one's own page, which would not show it).
+	defer r.lock("standing " + sharer)()
+	defer r.lock("moderate " + orig)()
 	start := time.Now()
 	path := "/social/rest/reposts/" + p.id
 	// Only a public post can be reposted: another is a 403 (or, to
