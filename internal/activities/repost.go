@@ -77,14 +77,7 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 // Unrepost undoes user's repost of an activity, if any, and returns the
 // activity as user sees it then.
 func (s *Service) Unrepost(ctx context.Context, user, id string) (View, error) {
-	seen, err := s.Visible(ctx, user, id)
-	if err != nil {
-		return View{}, err
-	}
-	// One moderation keeps from user (a suspended author's, a limited
-	// one's they do not follow) is not there to undo: as its answer would
-	// be.
-	if _, err := s.viewOne(ctx, user, Key(s.db, id), seen); err != nil {
+	if _, err := s.Visible(ctx, user, id); err != nil {
 		return View{}, err
 	}
 	var r Repost
