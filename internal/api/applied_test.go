@@ -20,17 +20,7 @@ import (
 // and a registration failed with "id collision" or "taken", a comment
 // with a conflict.
 func TestWriteWhoseCommitAppliedThenAborted(t *testing.T) {
-	inj := dsfaults.New(dsfaults.Config{})
-	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), inj.Option())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	db, err := store.New(client, testenv.Namespace(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvOn(t, db, rebuild.Config{})
+	e, inj := newEnvWithFaults(t)
 	alice := e.register("alice")
 
 	inj.FailNextCommit(codes.Aborted)
@@ -72,17 +62,7 @@ func TestWriteWhoseCommitAppliedThenAborted(t *testing.T) {
 // the audit log, rather than a 409 for an account that is so already.
 // Found by the convergence checker (a limit answered 409).
 func TestModerationWhoseCommitAppliedThenAborted(t *testing.T) {
-	inj := dsfaults.New(dsfaults.Config{})
-	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), inj.Option())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	db, err := store.New(client, testenv.Namespace(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvOn(t, db, rebuild.Config{})
+	e, inj := newEnvWithFaults(t)
 	ada, bob := e.register("ada"), e.register("bob")
 	e.makeAdmin(ada)
 	for _, action := range []string{"limit", "suspend"} {
@@ -95,4 +75,21 @@ func TestModerationWhoseCommitAppliedThenAborted(t *testing.T) {
 	if got := e.list(e.do("GET", "/social/rest/moderation/actions", ada.token, nil)); len(got) != 3 { // the grant too
 		t.Errorf("audit log: %v, want the grant, one limit and one suspension", got)
 	}
+}
+
+// newEnvWithFaults is newEnv on a Datastore client with a fault injector
+// the test arms.
+func newEnvWithFaults(t *testing.T) (*env, *dsfaults.Injector) {
+	t.Helper()
+	inj := dsfaults.New(dsfaults.Config{})
+	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), inj.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	db, err := store.New(client, testenv.Namespace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newEnvOn(t, db, rebuild.Config{}), inj
 }
