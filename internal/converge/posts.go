@@ -229,14 +229,15 @@ func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
 	}
 	// Not while a moderator removes it, nor after: a removed post is a
 	// 404 by id, and the probe below could not tell it from a deleted
-	// one. So is a repost of what moderation hides from its reposter.
+	// one. So is a repost of what moderation, or a block, hides from its
+	// reposter.
 	defer r.lock("moderate " + p.id)()
 	if p.repostOf != "" {
 		defer r.lock("standing " + p.sharedAuthor)()
 		defer r.lock("moderate " + p.repostOf)()
 	}
 	r.m.mu.Lock()
-	hidden := p.removed || p.repostOf != "" && (r.m.hidden(p) || r.m.suspended[p.sharedAuthor] ||
+	hidden := p.removed || p.repostOf != "" && (r.m.hidden(p) || r.m.suspended[p.sharedAuthor] || r.m.between(u.id, p.sharedAuthor) ||
 		r.m.limited[p.sharedAuthor] && p.sharedAuthor != u.id && !r.m.following[pair{u.id, p.sharedAuthor}])
 	r.m.mu.Unlock()
 	if hidden {
