@@ -230,20 +230,11 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 					per[cs[i].ActivityID]++
 				}
 			}
-			l = tx.Lookup()
-			rs := map[string]*activities.Reaction{}
 			for a := range per {
-				rs[a] = activities.ReadReaction(l, a, nil)
+				per[a] = -per[a]
 			}
-			if err := l.Run(ctx); err != nil {
+			if err := countComments(ctx, tx, per); err != nil {
 				return err
-			}
-			for a, r := range rs {
-				if r.Check() == nil {
-					if err := r.Count(tx, 0, -per[a]); err != nil {
-						return err
-					}
-				}
 			}
 			return tx.DeleteMulti(keys)
 		})
@@ -350,20 +341,8 @@ func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, sus
 			if len(put) == 0 {
 				return nil
 			}
-			l = tx.Lookup()
-			rs := map[string]*activities.Reaction{}
-			for a := range per {
-				rs[a] = activities.ReadReaction(l, a, nil)
-			}
-			if err := l.Run(ctx); err != nil {
+			if err := countComments(ctx, tx, per); err != nil {
 				return err
-			}
-			for a, r := range rs {
-				if r.Check() == nil {
-					if err := r.Count(tx, 0, per[a]); err != nil {
-						return err
-					}
-				}
 			}
 			return tx.PutMulti(put, vals)
 		})
@@ -375,4 +354,25 @@ func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, sus
 		next = ""
 	}
 	return next, nil
+}
+
+// countComments adds per[activity] to each activity's commentsCount in
+// tx, one count per activity; an activity gone is left alone.
+func countComments(ctx context.Context, tx *store.Tx, per map[string]int64) error {
+	l := tx.Lookup()
+	rs := map[string]*activities.Reaction{}
+	for a := range per {
+		rs[a] = activities.ReadReaction(l, a, nil)
+	}
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	for a, r := range rs {
+		if r.Check() == nil {
+			if err := r.Count(tx, 0, per[a]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
