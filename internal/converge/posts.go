@@ -166,6 +166,15 @@ func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
 	if p == nil || p.repostOf != "" {
 		return false, nil // a repost has no text to edit
 	}
+	// Not while a moderator removes it, nor after: its probe reads it by
+	// id, a 404 once removed.
+	defer r.lock("moderate " + p.id)()
+	r.m.mu.Lock()
+	removed := p.removed
+	r.m.mu.Unlock()
+	if removed {
+		return false, nil
+	}
 	r.seq.Lock()
 	r.n++
 	n := r.n
