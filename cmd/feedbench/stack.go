@@ -178,7 +178,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	if s.acc, err = accounts.New(s.db, st.Gen, acfg); err != nil {
 		return nil, err
 	}
-	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, rcfg)
+	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, rcfg, app.Pictures{})
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/filters"
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 	"socialstream/internal/notifications"
 	"socialstream/internal/order"
 	"socialstream/internal/queue"
@@ -169,6 +170,9 @@ type Activity struct {
 	// Removed is when moderation took it down (µs; 0: it was not): it
 	// is kept for the record and shown to nobody.
 	Removed int64 `datastore:"removed,noindex,omitempty"`
+	// Media are its pictures (package media), copied in the post's
+	// commit so a feed shows them with no further read.
+	Media []media.Attached `datastore:"media,noindex,omitempty"`
 }
 
 // Audience is one chunk of an activity's home-feed audience.
@@ -215,6 +219,9 @@ type View struct {
 	// Filtered, in a feed, holds the viewer's keyword filters that warn
 	// of it (package filters).
 	Filtered []filters.Match `json:"filtered,omitempty"`
+	// MediaItems are its pictures, with links that work for a while
+	// (package media).
+	MediaItems []media.View `json:"mediaItems,omitempty"`
 }
 
 func toView(id string, a *Activity, author *accounts.Person, likes, comments int64, liked bool) View {
@@ -231,6 +238,46 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 		RepostsCount: max(0, a.RepostsCount),
 	}
+}
+
+// minter returns the maker of the links of the pictures of acts (nil
+// ones skipped), if any has pictures.
+func (s *Service) minter(ctx context.Context, acts ...*Activity) (media.Minter, error) {
+	for _, a := range acts {
+		if a != nil && len(a.Media) > 0 && s.cfg.Links != nil {
+			return s.cfg.Links.Minter(ctx)
+		}
+	}
+	return media.Minter{}, nil
+}
+
+// pictures returns the views of an activity's pictures.
+func pictures(m media.Minter, list []media.Attached) []media.View {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]media.View, len(list))
+	for i, a := range list {
+		out[i] = m.Attached(a)
+	}
+	return out
+}
+
+// Describe changes, in tx, the alt text of picture item in the copy an
+// activity keeps (media.Config.Describe).
+func Describe(tx *store.Tx, activity, item, description string) error {
+	var a Activity
+	ok, err := tx.Get(Key(tx.DB(), activity), &a)
+	if err != nil || !ok {
+		return err // an activity gone takes its pictures with it
+	}
+	for i := range a.Media {
+		if a.Media[i].ID == item {
+			a.Media[i].Description = description
+			return tx.Put(Key(tx.DB(), activity), &a)
+		}
+	}
+	return nil
 }
 
 // Config tunes a Service.
@@ -263,6 +310,8 @@ type Config struct {
 	// be idempotent, and no new entity about the activity may appear
 	// once it is gone.
 	Forget []func(ctx context.Context, activity string) (int, error)
+	// Links, when set, makes the links of the activities' pictures.
+	Links *media.Links
 }
 
 // Service manages activities and feeds.

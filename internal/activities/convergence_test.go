@@ -337,7 +337,7 @@ func recorded(t *testing.T, q *recorder) (*store.DB, *accounts.Service, *app.Ser
 // services builds the services over db and q, as the app does.
 func services(t *testing.T, db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue) *app.Services {
 	t.Helper()
-	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{})
+	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
 	if err != nil {
 		t.Fatal(err)
 	}

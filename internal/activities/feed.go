@@ -408,6 +408,14 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 			return nil, err
 		}
 	}
+	var pictured []*Activity
+	for i, a := range acts {
+		pictured = append(pictured, a, shared[i])
+	}
+	mint, err := s.minter(ctx, pictured...)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
 	// moderated says whether moderation keeps a from the viewer.
 	moderated := func(a *Activity, author string) bool {
@@ -444,6 +452,7 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 		}
 		v := toView(id, a, author, likes, comments, liked)
 		v.RepostedByViewer = reposted
+		v.MediaItems = pictures(mint, a.Media)
 		return v
 	}
 	// The viewer's keyword filters for this feed, from the state read

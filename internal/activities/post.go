@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -36,6 +37,9 @@ type PostInput struct {
 	ExternalID string
 	// Visibility is public (the default, empty), followers or mentioned.
 	Visibility string
+	// Media are the ids of the author's uploaded pictures it carries, at
+	// most media.MaxPerActivity, in the order shown.
+	Media []string
 	// repostOf, set by Repost alone, makes the post a repost of that
 	// activity, by repostOfUser.
 	repostOf, repostOfUser string
@@ -56,6 +60,9 @@ func (in *PostInput) validate() error {
 	}
 	if in.repostOf != "" {
 		return nil // no text, and the rest is Repost's
+	}
+	if err := media.CheckIDs(in.Media); err != nil {
+		return err
 	}
 	var err error
 	if in.Title, err = text.Clean("title", in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
@@ -211,7 +218,11 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				prev      Repost
 				reposted  store.Ref
 				own       *viewerstate.Ref
+				pictures  func(string) ([]*datastore.Key, []any, []media.Attached, error)
 			)
+			if len(in.Media) > 0 {
+				pictures = media.ReadLoose(l, in.Media)
+			}
 			if in.repostOf != "" {
 				reposted = l.Add(RepostKey(s.db, in.repostOf, author), &prev)
 				own = viewerstate.Read(l, author) // lists the repost
@@ -311,6 +322,15 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			}
 			if in.ExternalID != "" {
 				puts, vals = append(puts, extKey), append(vals, &externalID{ActivityID: id})
+			}
+			if pictures != nil {
+				keys, items, attached, err := pictures(author)
+				if err != nil {
+					return err
+				}
+				media.SetActivity(items, id)
+				a.Media = attached
+				puts, vals = append(puts, keys...), append(vals, items...)
 			}
 			if in.repostOf != "" {
 				a.RepostOf, a.RepostOfUser = in.repostOf, in.repostOfUser

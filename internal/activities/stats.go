@@ -180,8 +180,13 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 		p = &person
 	}
 	likes, comments := sum()
+	mint, err := s.minter(ctx, &a)
+	if err != nil {
+		return View{}, err
+	}
 	v := toView(r.id, &a, p, likes, comments, liked.Found())
 	v.RepostedByViewer = reposted.Found()
+	v.MediaItems = pictures(mint, a.Media)
 	return v, nil
 }
 

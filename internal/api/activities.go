@@ -33,6 +33,8 @@ type activityFields struct {
 	ExternalID string `json:"externalId"`
 	AppID      string `json:"appId"`
 	Visibility string `json:"visibility"`
+	// MediaItems are the uploaded pictures it carries.
+	MediaItems mediaRefs `json:"mediaItems"`
 }
 
 func activitiesGetFromRequest(c *gin.Context) (activityParams, error) {
@@ -216,7 +218,7 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	}
 	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
 		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
-		Visibility: p.Activity.Visibility,
+		Visibility: p.Activity.Visibility, Media: p.Activity.MediaItems,
 	})
 	if err != nil {
 		return nil, err

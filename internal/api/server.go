@@ -27,6 +27,7 @@ import (
 	"socialstream/internal/likes"
 	"socialstream/internal/logging"
 	"socialstream/internal/markers"
+	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
@@ -36,8 +37,14 @@ import (
 	"socialstream/internal/web"
 )
 
-// MaxBody is the largest request body accepted.
+// MaxBody is the largest request body accepted, but for an upload's.
 const MaxBody = 1 << 20
+
+// MaxUpload is the largest body of an upload (a POST under uploadPath):
+// the largest image, and room for a multipart form's parts around it.
+const MaxUpload = media.MaxBytes + 64<<10
+
+const uploadPath = "/social/rest/mediaItems/"
 
 // Deps are what the Server needs.
 type Deps struct {
@@ -57,6 +64,7 @@ type Deps struct {
 	Moderation    *moderation.Service
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
+	Media         *media.Service
 	Logger        *slog.Logger
 	Guard         Guard
 }
@@ -79,6 +87,7 @@ type Server struct {
 	moderation    *moderation.Service
 	tags          *tags.Service
 	upgrade       *upgrade.Service
+	media         *media.Service
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -88,11 +97,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Upgrade == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Upgrade == nil || d.Media == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, upgrade: d.Upgrade, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, upgrade: d.Upgrade, media: d.Media, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -217,6 +226,27 @@ func (s *Server) Routes() *gin.Engine {
 	ad.POST("/:userId/:selector/:appId", rest(s, http.StatusNoContent, s.appDataUpdate, appDataFromRequest))
 	ad.DELETE("/:userId/:selector/:appId", rest(s, http.StatusNoContent, s.appDataDelete, appDataFromRequest))
 
+	al := social.Group("/rest/albums")
+	al.GET("/@supportedFields", rest(s, http.StatusOK, supportedFields(albumFields), noParams))
+	al.GET("/:userId/:groupId", rest(s, http.StatusOK, s.albumsGet, albumsFromRequest))
+	al.GET("/:userId/:groupId/:albumId", rest(s, http.StatusOK, s.albumsGet, albumsFromRequest))
+	al.POST("/:userId/:groupId", rest(s, http.StatusCreated, s.albumsCreate, albumsFromRequest))
+	al.PUT("/:userId/:groupId/:albumId", rest(s, http.StatusOK, s.albumsUpdate, albumsFromRequest))
+	al.DELETE("/:userId/:groupId/:albumId", rest(s, http.StatusNoContent, s.albumsDelete, albumsFromRequest))
+
+	mi := social.Group("/rest/mediaItems")
+	mi.GET("/@supportedFields", rest(s, http.StatusOK, supportedFields(mediaItemFields), noParams))
+	mi.GET("/:userId/:groupId", rest(s, http.StatusOK, s.mediaItemsGet, mediaFromRequest))
+	mi.GET("/:userId/:groupId/:albumId", rest(s, http.StatusOK, s.mediaItemsGet, mediaFromRequest))
+	mi.GET("/:userId/:groupId/:albumId/:mediaItemId", rest(s, http.StatusOK, s.mediaItemsGet, mediaFromRequest))
+	mi.POST("/:userId/:groupId", rest(s, http.StatusCreated, s.mediaItemsCreate, mediaFromRequest))
+	mi.POST("/:userId/:groupId/:albumId", rest(s, http.StatusCreated, s.mediaItemsCreate, mediaFromRequest))
+	mi.PUT("/:userId/:groupId/:albumId/:mediaItemId", rest(s, http.StatusOK, s.mediaItemsUpdate, mediaFromRequest))
+	mi.DELETE("/:userId/:groupId/:albumId/:mediaItemId", rest(s, http.StatusNoContent, s.mediaItemsDelete, mediaFromRequest))
+
+	r.GET("/media/:id/:variant", s.servePicture)
+	r.HEAD("/media/:id/:variant", s.servePicture)
+
 	tasks := r.Group("/_tasks")
 	tasks.POST("/fanout", s.taskFanout)
 	tasks.POST("/rebuild", s.taskRebuild)
@@ -232,6 +262,7 @@ func (s *Server) Routes() *gin.Engine {
 	tasks.POST("/erase", s.taskErase)
 	tasks.POST(strings.TrimPrefix(moderation.ExpiryPath, "/_tasks"), s.taskSuspension)
 	tasks.POST(strings.TrimPrefix(moderation.WithholdPath, "/_tasks"), s.taskWithhold)
+	tasks.POST(strings.TrimPrefix(media.Path, "/_tasks"), s.taskMedia)
 
 	return r
 }
@@ -271,7 +302,11 @@ const drainMax = 32 << 20
 // before the answer goes, and the connection then closes.
 func (s *Server) limitBody(c *gin.Context) {
 	body := c.Request.Body
-	if c.Request.ContentLength > MaxBody {
+	limit := int64(MaxBody)
+	if c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) {
+		limit = MaxUpload
+	}
+	if c.Request.ContentLength > limit {
 		drain(c, body)
 		s.fail(c, errTooLarge)
 		return
@@ -280,7 +315,7 @@ func (s *Server) limitBody(c *gin.Context) {
 		s.fail(c, errBadQuery)
 		return
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, body, MaxBody)
+	c.Request.Body = http.MaxBytesReader(c.Writer, body, limit)
 	c.Next()
 	if c.Writer.Status() == http.StatusRequestEntityTooLarge {
 		drain(c, body) // the answer is not sent until the handler returns

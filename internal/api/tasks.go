@@ -12,6 +12,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/lifecycle"
+	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
@@ -197,4 +198,13 @@ func (s *Server) taskUnlock(c *gin.Context) {
 	}
 	n, err := s.graph.Unlocked(c.Request.Context(), t)
 	s.finishTask(c, err, "unlock", "user", t.User, "step", t.Step, "approved", n)
+}
+
+func (s *Server) taskMedia(c *gin.Context) {
+	var t media.Task
+	if !s.readTask(c, &t) {
+		return
+	}
+	did, err := s.media.Run(c.Request.Context(), t)
+	s.finishTask(c, err, "media", "op", t.Op, "id", t.ID, "did", did)
 }

@@ -12,12 +12,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	cloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	"cloud.google.com/go/datastore"
+	"cloud.google.com/go/storage"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
@@ -31,6 +33,7 @@ import (
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
@@ -54,6 +57,16 @@ type Config struct {
 	TasksEmulatorHost     string // CLOUD_TASKS_EMULATOR_HOST
 	TasksLocation         string // CLOUD_TASKS_LOCATION
 
+	// MediaBucket is MEDIA_BUCKET, the Cloud Storage bucket of the
+	// pictures (default: the project's default bucket, PROJECT.appspot.com).
+	MediaBucket string
+	// StorageEmulatorHost is STORAGE_EMULATOR_HOST: a Cloud Storage
+	// emulator's host:port, instead of Cloud Storage.
+	StorageEmulatorHost string
+	// PublicURL is PUBLIC_URL, the service's own URL (https://host), that
+	// the links to pictures start with; empty: they start at the root.
+	PublicURL string
+
 	OnAppEngine bool   // GAE_ENV == "standard"
 	Service     string // GAE_SERVICE: tasks are routed back to it
 
@@ -75,8 +88,8 @@ type Config struct {
 	// requests must carry (api.TaskSecretHeader); required there.
 	TasksSecret string
 	// RateLimits are RATE_LIMITS=off, or the defaults changed by
-	// RATE_LIMIT_ACCOUNT, RATE_LIMIT_ADDRESS, RATE_LIMIT_LOGIN and
-	// RATE_LIMIT_REGISTER, each QUOTA/WINDOW (300/5m).
+	// RATE_LIMIT_ACCOUNT, RATE_LIMIT_ADDRESS, RATE_LIMIT_LOGIN,
+	// RATE_LIMIT_REGISTER and RATE_LIMIT_UPLOAD, each QUOTA/WINDOW (300/5m).
 	RateLimits ratelimit.Config
 }
 
@@ -107,6 +120,9 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		OnAppEngine:           getenv("GAE_ENV") == "standard",
 		Service:               getenv("GAE_SERVICE"),
 		TasksSecret:           getenv("TASKS_SECRET"),
+		MediaBucket:           getenv("MEDIA_BUCKET"),
+		StorageEmulatorHost:   getenv("STORAGE_EMULATOR_HOST"),
+		PublicURL:             strings.TrimSuffix(getenv("PUBLIC_URL"), "/"),
 		RateLimits:            ratelimit.Defaults(),
 	}
 	switch v := getenv("RATE_LIMITS"); v {
@@ -122,6 +138,7 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	}{
 		{"RATE_LIMIT_ACCOUNT", &c.RateLimits.Account}, {"RATE_LIMIT_ADDRESS", &c.RateLimits.Address},
 		{"RATE_LIMIT_LOGIN", &c.RateLimits.Login}, {"RATE_LIMIT_REGISTER", &c.RateLimits.Register},
+		{"RATE_LIMIT_UPLOAD", &c.RateLimits.Upload},
 	} {
 		if s := getenv(v.name); s != "" {
 			r, err := ratelimit.ParseRule(s)
@@ -149,6 +166,9 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.Project == "" {
 		c.Project = getenv("DATASTORE_PROJECT_ID")
+	}
+	if c.MediaBucket == "" && c.Project != "" {
+		c.MediaBucket = c.Project + ".appspot.com"
 	}
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
@@ -215,7 +235,12 @@ func (c Config) Validate() error {
 	if n, err := strconv.Atoi(c.Port); err != nil || n < 0 || n > 65535 {
 		errs = append(errs, fmt.Errorf("PORT %q is not a port number", c.Port))
 	}
-	if c.OnAppEngine && (c.DatastoreEmulatorHost != "" || c.TasksEmulatorHost != "") {
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+			errs = append(errs, fmt.Errorf("PUBLIC_URL %q is not an http or https URL of a host, with no path", c.PublicURL))
+		}
+	}
+	if c.OnAppEngine && (c.DatastoreEmulatorHost != "" || c.TasksEmulatorHost != "" || c.StorageEmulatorHost != "") {
 		errs = append(errs, errors.New("emulator hosts must not be set on App Engine"))
 	}
 	if c.BcryptCost != 0 && (c.BcryptCost < 4 || c.BcryptCost > 31) {
@@ -284,14 +309,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	a.closers = append(a.closers, tasksClient.Close)
 
-	a.Handler, err = build(ctx, cfg, log, dsClient, tasksClient)
+	endpoint := ""
+	if cfg.StorageEmulatorHost != "" {
+		endpoint = "http://" + cfg.StorageEmulatorHost + "/storage/v1/"
+	}
+	storageClient, err := media.Dial(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, storageClient.Close)
+
+	a.Handler, err = build(ctx, cfg, log, dsClient, tasksClient, storageClient)
 	if err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient *cloudtasks.Client) (http.Handler, error) {
+func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient *cloudtasks.Client, storageClient *storage.Client) (http.Handler, error) {
 	db, err := store.New(dsClient, cfg.Namespace)
 	if err != nil {
 		return nil, err
@@ -307,7 +342,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewServices(db, gen, acc, q, log, cfg.Rebuild())
+	s, err := NewServices(db, gen, acc, q, log, cfg.Rebuild(), Pictures{Client: storageClient, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL})
 	if err != nil {
 		return nil, err
 	}
@@ -341,14 +376,41 @@ type Services struct {
 	Moderation    *moderation.Service
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
+	Media         *media.Service // nil without Pictures
+}
+
+// Pictures says where pictures are kept: a Cloud Storage client and the
+// bucket, and the service's public URL for the links to them ("" for
+// links from the root). The zero Pictures is none, for services that
+// serve no API.
+type Pictures struct {
+	Client    *storage.Client
+	Bucket    string
+	PublicURL string
 }
 
 // NewServices builds the services over db and q. Each gets the owners
 // below it; the hooks through which an owner below hears of one above
 // (an activity's likes, comments and notifications) are wired here.
-func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config) (*Services, error) {
+func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures) (*Services, error) {
 	s := &Services{Accounts: acc}
 	var err error
+	var links *media.Links
+	if pics.Client != nil {
+		links = media.NewLinks(db, pics.PublicURL)
+		if s.Media, err = media.New(db, gen, acc, pics.Client, q, links, media.Config{
+			Bucket: pics.Bucket, Describe: activities.Describe,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	forget := []func(context.Context, string) (int, error){
+		func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
+		func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
+	}
+	if s.Media != nil {
+		forget = append(forget, s.Media.ForgetActivity)
+	}
 	// Whether entities of an earlier version's order remain: one state,
 	// that every feed reads and the move's last job sets.
 	moved := order.NewUpgrade(db)
@@ -377,11 +439,8 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Liked: likes.Liked, Upgrade: moved, Reorder: s.Notifications.Reorder,
-		Forget: []func(context.Context, string) (int, error){
-			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
-			func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
-			s.Notifications.ForgetActivity,
-		},
+		Forget: append(forget, s.Notifications.ForgetActivity),
+		Links:  links,
 	}); err != nil {
 		return nil, err
 	}
@@ -413,7 +472,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
-		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications}, q,
+		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
 		return nil, err
 	}
@@ -431,7 +490,7 @@ func (s *Services) StartUpgrades(ctx context.Context) error {
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Upgrade: s.Upgrade, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Upgrade: s.Upgrade, Media: s.Media, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, [
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := testenv.StartTasks(t).Queue
-	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{})
+	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestUnlockJobWaitsForItsUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
 	if err != nil {
 		t.Fatal(err)
 	}

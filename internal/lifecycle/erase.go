@@ -33,6 +33,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
@@ -73,6 +74,7 @@ type Services struct {
 	Activities    *activities.Service
 	Comments      *comments.Service
 	Notifications *notifications.Service
+	Media         *media.Service // nil: the service keeps no pictures
 }
 
 // Service deletes and exports accounts.
@@ -174,6 +176,12 @@ func (s *Service) phases() []phase {
 			return s.svc.Groups.Erase(ctx, user, n)
 		}},
 		{"activities", s.svc.Activities.EraseAuthored},
+		{"pictures", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			if s.svc.Media == nil {
+				return 0, nil
+			}
+			return s.svc.Media.Erase(ctx, user, n)
+		}},
 		{"mentions", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return activities.EraseMentions(ctx, db, user, n)
 		}},

@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/groups"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
@@ -138,6 +139,14 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 		}
 		return err
 	})
+	if s.svc.Media != nil {
+		d.list("mediaItems", func(item func(any) error) error {
+			return s.svc.Media.EachItem(ctx, user, func(v media.View) error { return item(v) })
+		})
+		d.list("albums", func(item func(any) error) error {
+			return s.svc.Media.EachAlbum(ctx, user, func(v media.AlbumView) error { return item(v) })
+		})
+	}
 	d.list("comments", func(item func(any) error) error {
 		return comments.Each(ctx, s.db, user, func(v comments.View) error { return item(v) })
 	})

@@ -1,7 +1,9 @@
 // Package localstack starts the whole service on one machine, wired as in
 // production: the official Datastore emulator (or a store given), the
 // project's Cloud Tasks emulator with queue.yaml's queues, reached through
-// the real cloudtasks/apiv2 client, and the API on real HTTP. cmd/dev,
+// the real cloudtasks/apiv2 client, a Cloud Storage emulator reached
+// through the real cloud.google.com/go/storage client, and the API on
+// real HTTP. cmd/dev,
 // cmd/feedbench, the convergence checker and the API's tests all start it
 // here, each with its own options (ports, faults, interceptors).
 package localstack
@@ -27,7 +29,9 @@ import (
 	"socialstream/internal/api"
 	"socialstream/internal/app"
 	"socialstream/internal/dsemu"
+	"socialstream/internal/gcsemu"
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
@@ -57,6 +61,13 @@ type Options struct {
 	// interceptor that counts calls or injects faults).
 	ClientOptions []option.ClientOption
 
+	// StorageEndpoint is a Cloud Storage emulator already running (its
+	// JSON API's URL), with the bucket Bucket; empty starts one in the
+	// process (package gcsemu).
+	StorageEndpoint string
+	// Bucket is the pictures' bucket; default "socialstream-local-media".
+	Bucket string
+
 	// APIAddr and TasksAddr are where the API and the tasks emulator
 	// listen; default 127.0.0.1:0.
 	APIAddr, TasksAddr string
@@ -83,10 +94,14 @@ type Options struct {
 type Stack struct {
 	URL           string // the API's base URL
 	DatastoreHost string // "" when Options.DB was given
-	DB            *store.DB
-	Gen           *ids.Generator
-	Services      *app.Services
-	Tasks         *tasksemu.Local
+	// Storage is the Cloud Storage emulator started (nil when
+	// Options.StorageEndpoint was given), and Bucket the pictures'.
+	Storage  *gcsemu.Emulator
+	Bucket   string
+	DB       *store.DB
+	Gen      *ids.Generator
+	Services *app.Services
+	Tasks    *tasksemu.Local
 	// TaskSecret is this run's proof of the tasks emulator: the API runs
 	// only task requests that carry it (api.TaskSecretHeader).
 	TaskSecret string
@@ -174,7 +189,11 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Services, err = app.NewServices(s.DB, s.Gen, acc, s.Tasks.Queue, o.Logger, o.Rebuild); err != nil {
+	pics, err := s.openStorage(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if s.Services, err = app.NewServices(s.DB, s.Gen, acc, s.Tasks.Queue, o.Logger, o.Rebuild, pics); err != nil {
 		return nil, err
 	}
 	guard := api.Guard{TaskSecret: s.TaskSecret}
@@ -241,6 +260,31 @@ func (s *Stack) openStore(ctx context.Context, o Options) (*store.DB, error) {
 	}
 	s.closers = append(s.closers, func() { client.Close() })
 	return store.New(client, o.Namespace)
+}
+
+// openStorage connects to the Cloud Storage emulator o names, or starts
+// one in the process.
+func (s *Stack) openStorage(ctx context.Context, o Options) (app.Pictures, error) {
+	s.Bucket = o.Bucket
+	if s.Bucket == "" {
+		s.Bucket = "socialstream-local-media"
+	}
+	endpoint := o.StorageEndpoint
+	if endpoint == "" {
+		emu, err := gcsemu.Start(0, s.Bucket)
+		if err != nil {
+			return app.Pictures{}, err
+		}
+		s.Storage = emu
+		s.closers = append(s.closers, emu.Stop)
+		endpoint = emu.Endpoint
+	}
+	client, err := media.Dial(ctx, endpoint)
+	if err != nil {
+		return app.Pictures{}, err
+	}
+	s.closers = append(s.closers, func() { client.Close() })
+	return app.Pictures{Client: client, Bucket: s.Bucket, PublicURL: s.URL}, nil
 }
 
 // Wait returns when ctx is done, or with the error of a part of the stack

@@ -70,6 +70,7 @@ type Config struct {
 	Address  Rule // units per client address for unauthenticated requests, per instance
 	Login    Rule // failed logins per username, across instances
 	Register Rule // registrations per client address, across instances
+	Upload   Rule // picture uploads per account, across instances
 }
 
 // Defaults are Mastodon's published limits for the API (300 requests per 5
@@ -80,6 +81,7 @@ func Defaults() Config {
 		Address:  Rule{300, 5 * time.Minute},
 		Login:    Rule{10, 15 * time.Minute},
 		Register: Rule{10, time.Hour},
+		Upload:   Rule{30, time.Hour},
 	}
 }
 
@@ -88,7 +90,7 @@ func (c Config) Validate() error {
 	if c.Off {
 		return nil
 	}
-	for _, r := range []Rule{c.Account, c.Address, c.Login, c.Register} {
+	for _, r := range []Rule{c.Account, c.Address, c.Login, c.Register, c.Upload} {
 		if r.Quota < 1 || r.Window < time.Second {
 			return fmt.Errorf("rate limit %s: need a quota of 1 or more per a second or more", r)
 		}
@@ -273,6 +275,7 @@ func (s *Shared) decide(tat time.Time, cost int, now time.Time) Decision {
 type Limits struct {
 	Account, Address *Local
 	Login, Register  *Shared
+	Upload           *Shared
 }
 
 // localSize bounds each instance's buckets (about 200 bytes each).
@@ -294,5 +297,6 @@ func New(db *store.DB, c Config) (*Limits, error) {
 		Address:  NewLocal("address", c.Address, localSize),
 		Login:    NewShared(db, "login", c.Login),
 		Register: NewShared(db, "register", c.Register),
+		Upload:   NewShared(db, "upload", c.Upload),
 	}, nil
 }

@@ -1,0 +1,225 @@
+package media
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"testing"
+
+	"socialstream/internal/derrors"
+)
+
+// twoTone is a w × h image, red on its left half and blue on its right.
+func twoTone(w, h int) *image.NRGBA {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			c := color.NRGBA{R: 255, A: 255}
+			if x >= w/2 {
+				c = color.NRGBA{B: 255, A: 255}
+			}
+			img.SetNRGBA(x, y, c)
+		}
+	}
+	return img
+}
+
+func encodeJPEG(t testing.TB, img image.Image) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func encodePNG(t testing.TB, img image.Image) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// withExif puts an APP1 Exif segment after a JPEG's start: orientation o,
+// and after the directory a location as a camera would write it.
+func withExif(jpg []byte, o uint16, secret string) []byte {
+	var tiff bytes.Buffer
+	tiff.WriteString("II*\x00")
+	binary.Write(&tiff, binary.LittleEndian, uint32(8)) // the first directory
+	binary.Write(&tiff, binary.LittleEndian, uint16(1)) // one entry
+	binary.Write(&tiff, binary.LittleEndian, []uint16{0x0112, 3})
+	binary.Write(&tiff, binary.LittleEndian, uint32(1))
+	binary.Write(&tiff, binary.LittleEndian, []uint16{o, 0})
+	binary.Write(&tiff, binary.LittleEndian, uint32(0)) // no next directory
+	tiff.WriteString(secret)
+	seg := append([]byte("Exif\x00\x00"), tiff.Bytes()...)
+	var out bytes.Buffer
+	out.Write(jpg[:2])
+	out.Write([]byte{0xFF, 0xE1})
+	binary.Write(&out, binary.BigEndian, uint16(len(seg)+2))
+	out.Write(seg)
+	out.Write(jpg[2:])
+	return out.Bytes()
+}
+
+func TestSniffTellsByBytes(t *testing.T) {
+	webp, err := os.ReadFile("testdata/blue-purple-pink.lossy.webp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gifBuf bytes.Buffer
+	if err := gif.Encode(&gifBuf, twoTone(4, 4), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"jpeg", encodeJPEG(t, twoTone(4, 4)), JPEG},
+		{"png", encodePNG(t, twoTone(4, 4)), PNG},
+		{"gif", gifBuf.Bytes(), GIF},
+		{"webp", webp, WebP},
+		{"html", []byte("<html><script>alert(1)</script>"), ""},
+		{"svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), ""},
+		{"riff but not webp", []byte("RIFF\x00\x00\x00\x00WAVEfmt "), ""},
+		{"empty", nil, ""},
+	} {
+		if got := Sniff(c.data); got != c.want {
+			t.Errorf("%s: Sniff = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestProcessStripsExifAndTurnsUpright(t *testing.T) {
+	const secret = "GPS 48.8584N 2.2945E"
+	src := withExif(encodeJPEG(t, twoTone(40, 20)), 6, secret) // 6: turn a quarter clockwise
+	if !bytes.Contains(src, []byte(secret)) || jpegOrientation(src) != 6 {
+		t.Fatal("the test's JPEG lacks its EXIF")
+	}
+	p, err := Process(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MimeType != JPEG || p.Width != 20 || p.Height != 40 {
+		t.Fatalf("got %s %d×%d, want an upright image/jpeg 20×40", p.MimeType, p.Width, p.Height)
+	}
+	for _, b := range [][]byte{p.Data, p.Thumb} {
+		if bytes.Contains(b, []byte("Exif")) || bytes.Contains(b, []byte(secret)) {
+			t.Error("the metadata survived")
+		}
+	}
+	img, err := jpeg.Decode(bytes.NewReader(p.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Turned clockwise, the red left half is on top.
+	if r, _, b, _ := img.At(10, 5).RGBA(); r < b {
+		t.Errorf("the top is not red: the image was not turned upright")
+	}
+	if r, _, b, _ := img.At(10, 35).RGBA(); b < r {
+		t.Errorf("the bottom is not blue")
+	}
+}
+
+func TestProcessEachOrientation(t *testing.T) {
+	src := twoTone(4, 2)
+	src.SetNRGBA(0, 0, color.NRGBA{G: 255, A: 255}) // a green corner marks the top left
+	for o := 1; o <= 8; o++ {
+		out := orient(src, o)
+		b := out.Bounds()
+		if o >= 5 && (b.Dx() != 2 || b.Dy() != 4) || o < 5 && (b.Dx() != 4 || b.Dy() != 2) {
+			t.Errorf("orientation %d: %v", o, b)
+			continue
+		}
+		// Where the top-left corner goes, per the EXIF specification.
+		want := map[int]image.Point{1: {0, 0}, 2: {3, 0}, 3: {3, 1}, 4: {0, 1}, 5: {0, 0}, 6: {1, 0}, 7: {1, 3}, 8: {0, 3}}[o]
+		if _, g, _, _ := out.At(want.X, want.Y).RGBA(); g == 0 {
+			t.Errorf("orientation %d: the top-left corner is not at %v", o, want)
+		}
+	}
+}
+
+func TestProcessKinds(t *testing.T) {
+	webp, err := os.ReadFile("testdata/blue-purple-pink.lossy.webp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear := image.NewNRGBA(image.Rect(0, 0, 900, 300)) // transparent
+	var gifBuf bytes.Buffer
+	if err := gif.Encode(&gifBuf, twoTone(30, 10), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name             string
+		data             []byte
+		mime, thumb      string
+		w, h, thumbW, tH int
+	}{
+		{"png with transparency", encodePNG(t, clear), PNG, PNG, 900, 300, 400, 133},
+		{"opaque png", encodePNG(t, twoTone(300, 900)), PNG, JPEG, 300, 900, 133, 400},
+		{"gif", gifBuf.Bytes(), GIF, JPEG, 30, 10, 30, 10},
+		{"webp", webp, JPEG, JPEG, 0, 0, 0, 0},
+	} {
+		p, err := Process(c.data)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if p.MimeType != c.mime || p.ThumbType != c.thumb {
+			t.Errorf("%s: %s with a %s thumbnail, want %s and %s", c.name, p.MimeType, p.ThumbType, c.mime, c.thumb)
+		}
+		if c.w != 0 && (p.Width != c.w || p.Height != c.h || p.ThumbWidth != c.thumbW || p.ThumbHeight != c.tH) {
+			t.Errorf("%s: %d×%d, thumbnail %d×%d", c.name, p.Width, p.Height, p.ThumbWidth, p.ThumbHeight)
+		}
+		if Sniff(p.Data) != p.MimeType || Sniff(p.Thumb) != p.ThumbType {
+			t.Errorf("%s: the stored bytes are not what they are said to be", c.name)
+		}
+		if _, _, err := image.Decode(bytes.NewReader(p.Thumb)); err != nil {
+			t.Errorf("%s: thumbnail: %v", c.name, err)
+		}
+	}
+}
+
+// bomb returns a PNG whose header says w × h: DecodeConfig believes it,
+// and a decoder would allocate for it.
+func bomb(t *testing.T, w, h uint32) []byte {
+	b := encodePNG(t, image.NewGray(image.Rect(0, 0, 1, 1)))
+	binary.BigEndian.PutUint32(b[16:], w)
+	binary.BigEndian.PutUint32(b[20:], h)
+	binary.BigEndian.PutUint32(b[29:], crc32.ChecksumIEEE(b[12:29])) // IHDR's type and data
+	return b
+}
+
+func TestProcessRefuses(t *testing.T) {
+	jpg := encodeJPEG(t, twoTone(20, 20))
+	for _, c := range []struct {
+		name string
+		data []byte
+		kind error
+	}{
+		{"empty", nil, derrors.InvalidArgument},
+		{"text said to be an image", []byte("GIF89 is not how this starts"), derrors.InvalidArgument},
+		{"truncated jpeg", jpg[:len(jpg)/2], derrors.InvalidArgument},
+		{"decompression bomb", bomb(t, 100000, 100000), derrors.InvalidArgument},
+		{"just over the pixels", bomb(t, 4097, 4096), derrors.InvalidArgument},
+		{"too many bytes", append(bytes.Clone(jpg), make([]byte, MaxBytes)...), derrors.TooLarge},
+	} {
+		_, err := Process(c.data)
+		if !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
+	}
+	if _, err := Process(bomb(t, 4096, 4096)); errors.Is(err, errTooMany) {
+		t.Error("4096 × 4096 is within the limit")
+	}
+}

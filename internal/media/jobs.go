@@ -1,0 +1,179 @@
+package media
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/derrors"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// Path is where the media jobs are sent.
+const Path = "/_tasks/media"
+
+// The jobs' operations.
+const (
+	// OpCollect deletes an item's objects unless its record holds them:
+	// an item on an activity, in an album, or loose for less than
+	// LooseFor. A loose item older than that goes with them.
+	OpCollect = "collect"
+	// OpAlbum deletes the items of a deleted album.
+	OpAlbum = "album"
+)
+
+// Task is the body of a media job.
+type Task struct {
+	Op string `json:"op"`
+	ID string `json:"id"` // the item's or the album's
+	// Deleted says the item's delete enqueued it (the name keeps it
+	// apart from the upload's).
+	Deleted bool  `json:"deleted,omitempty"`
+	At      int64 `json:"at,omitempty"` // when it was enqueued, µs
+}
+
+func (t Task) name() string {
+	n := "media-" + t.Op + "-" + t.ID
+	if t.Deleted {
+		n += "-deleted"
+	}
+	return n
+}
+
+func (s *Service) enqueue(ctx context.Context, t Task, delay time.Duration) error {
+	t.At = s.now().UnixMicro()
+	body, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: Path, Body: body, Name: t.name(), Delay: delay})
+}
+
+// ErrNotYet says a job came before the change it follows committed; the
+// queue retries it.
+var ErrNotYet = derrors.New(derrors.Unavailable, "the album's deletion is not committed yet")
+
+// giveUpAfter is how long an album's job waits for the album's delete.
+const giveUpAfter = 2 * time.Minute
+
+// Run runs one media job and says what it did, for its log line.
+func (s *Service) Run(ctx context.Context, t Task) (string, error) {
+	if !ValidID(t.ID) {
+		return "malformed task", nil
+	}
+	switch t.Op {
+	case OpCollect:
+		return s.collect(ctx, t.ID)
+	case OpAlbum:
+		var a Album
+		ok, err := s.db.Get(ctx, AlbumKey(s.db, t.ID), &a)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			if s.now().Sub(time.UnixMicro(t.At)) < giveUpAfter {
+				return "", ErrNotYet
+			}
+			return "the album was never deleted", nil
+		}
+		n, err := s.deleteWhere(ctx, "albumId", t.ID, 1<<30)
+		return fmt.Sprintf("%d items of the album deleted", n), err
+	}
+	return "malformed task", nil
+}
+
+// collect deletes an item's objects, and a loose one's record once it has
+// been loose for LooseFor, unless the record holds them.
+func (s *Service) collect(ctx context.Context, id string) (string, error) {
+	var drop bool
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var it Item
+		ok, err := tx.Get(ItemKey(s.db, id), &it)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok:
+			drop = true // never stored, or deleted
+		case it.loose() && s.now().Sub(it.Created) >= LooseFor:
+			drop = true
+			return tx.Delete(ItemKey(s.db, id))
+		default:
+			drop = false
+		}
+		return nil
+	})
+	if err != nil || !drop {
+		return "kept", err
+	}
+	if err := s.deleteObjects(ctx, id); err != nil {
+		return "", err
+	}
+	return "collected", nil
+}
+
+// deleteWhere deletes up to n items whose field is value, objects first,
+// and returns how many.
+func (s *Service) deleteWhere(ctx context.Context, field, value string, n int) (int, error) {
+	q := s.db.Query(KindItem).FilterField(field, "=", value).KeysOnly()
+	return s.db.Drain(ctx, q, n, 100, func(keys []*datastore.Key) error {
+		var errs []error
+		for _, k := range keys {
+			errs = append(errs, s.deleteObjects(ctx, k.Name))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		return s.db.DeleteMulti(ctx, keys)
+	})
+}
+
+// ForgetActivity deletes the pictures of a deleted activity, for its
+// cleanup job (activities.Config.Forget).
+func (s *Service) ForgetActivity(ctx context.Context, activity string) (int, error) {
+	n, err := s.deleteWhere(ctx, "activityId", activity, 1<<30)
+	if err != nil {
+		return n, fmt.Errorf("media.ForgetActivity(%s): %w", activity, err)
+	}
+	return n, nil
+}
+
+// Erase deletes up to n of a deleted account's items, objects first, then
+// its albums, and returns how many it deleted: a phase of its erasure.
+func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
+	done, err := s.deleteWhere(ctx, "userId", user, n)
+	if err != nil || done >= n {
+		return done, err
+	}
+	albums, err := s.db.DeleteWhere(ctx, KindAlbum, []string{"userId"}, user, n-done)
+	return done + albums, err
+}
+
+// EachItem calls f with the view of each of user's items, for an export:
+// its links work for LinkLife.
+func (s *Service) EachItem(ctx context.Context, user string, f func(View) error) error {
+	m, err := s.Links.Minter(ctx)
+	if err != nil {
+		return err
+	}
+	return store.Each(ctx, s.db, s.db.Query(KindItem).FilterField("userId", "=", user), 200, func(k *datastore.Key, it *Item) error {
+		it.ID = k.Name
+		return f(m.Item(it))
+	})
+}
+
+// EachAlbum calls f with the view of each of user's albums, for an export.
+func (s *Service) EachAlbum(ctx context.Context, user string, f func(AlbumView) error) error {
+	m, err := s.Links.Minter(ctx)
+	if err != nil {
+		return err
+	}
+	return store.Each(ctx, s.db, s.db.Query(KindAlbum).FilterField("userId", "=", user), 200, func(k *datastore.Key, a *Album) error {
+		return f(m.Album(k.Name, a))
+	})
+}

@@ -1,0 +1,603 @@
+// Package media owns pictures: their bytes in a Cloud Storage bucket, and
+// in Datastore what is known of them, never the bytes themselves.
+//
+//   - MediaItem/{id}: one uploaded image (OpenSocial's MediaItem): its
+//     owner, type, size, alt text, and where it belongs: on one activity
+//     (activityId), in one album (albumId), or nowhere yet (loose). Its
+//     bytes are the objects media/{id} and media/{id}/thumb.
+//   - Album/{id}: a person's album (OpenSocial's Album).
+//   - MediaKey/links: the secret that signs the links to pictures
+//     (links.go), made once.
+//
+// An activity keeps a copy of its pictures (Attached) in its own entity,
+// written in the post's commit, so a feed shows them with no further read.
+//
+// No object outlives what it belongs to. An upload enqueues its collection
+// before it stores anything: a day later, the collect job deletes the
+// objects of an item that is still loose, or was never stored. A deleted
+// item's collection runs a minute after its delete; a deleted album's and
+// a deleted activity's items go by jobs that delete the objects before the
+// entities, so a retry finds what remains; an erased account's by a phase
+// of its erasure. Every job can run any number of times.
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/datastore"
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+	"socialstream/internal/text"
+)
+
+// Kinds of the entities this package owns.
+const (
+	KindItem  = "MediaItem"
+	KindAlbum = "Album"
+	KindKey   = "MediaKey"
+)
+
+// Limits of the contract.
+const (
+	MaxPerActivity = 4    // pictures on one activity
+	MaxDescription = 1500 // alt text, in characters (Mastodon's limit)
+	MaxTitle       = 200
+	MaxAlbums      = 100 // albums per person
+	MaxAlbumItems  = 1000
+	// LooseFor is how long an item on no activity and in no album is
+	// kept before it is collected.
+	LooseFor = 24 * time.Hour
+)
+
+// Item is the stored record of a picture.
+type Item struct {
+	UserID string `datastore:"userId"`
+	// AlbumID and ActivityID say where it belongs (at most one is set):
+	// indexed for a deleted album's and a deleted activity's jobs.
+	AlbumID    string    `datastore:"albumId,omitempty"`
+	ActivityID string    `datastore:"activityId,omitempty"`
+	Created    time.Time `datastore:"created"`
+	Attached
+	Title string `datastore:"title,noindex,omitempty"`
+	Bytes int64  `datastore:"bytes,noindex"`
+}
+
+// Attached is what an activity keeps of each of its pictures, and what
+// every view of a picture is made from.
+type Attached struct {
+	ID          string `datastore:"id,noindex" json:"-"`
+	MimeType    string `datastore:"mimeType,noindex" json:"-"`
+	Width       int    `datastore:"width,noindex" json:"-"`
+	Height      int    `datastore:"height,noindex" json:"-"`
+	ThumbType   string `datastore:"thumbType,noindex" json:"-"`
+	ThumbWidth  int    `datastore:"thumbWidth,noindex" json:"-"`
+	ThumbHeight int    `datastore:"thumbHeight,noindex" json:"-"`
+	Description string `datastore:"description,noindex" json:"-"`
+}
+
+// loose reports whether the item belongs nowhere yet.
+func (it *Item) loose() bool { return it.AlbumID == "" && it.ActivityID == "" }
+
+// Album is a stored album.
+type Album struct {
+	UserID      string    `datastore:"userId"`
+	Title       string    `datastore:"title,noindex"`
+	Description string    `datastore:"description,noindex"`
+	Created     time.Time `datastore:"created"`
+	Count       int       `datastore:"count,noindex"`
+	// Cover is the item whose thumbnail stands for the album: the last
+	// one added that is still there ("" for none).
+	Cover Attached `datastore:"cover,noindex"`
+}
+
+// ItemKey returns an item's key.
+func ItemKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindItem, id, nil) }
+
+// AlbumKey returns an album's key.
+func AlbumKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindAlbum, id, nil) }
+
+// Object names of an item's bytes in the bucket.
+func imageObject(id string) string { return "media/" + id }
+func thumbObject(id string) string { return "media/" + id + "/thumb" }
+
+// ObjectsOf returns the names of an item's objects.
+func ObjectsOf(id string) []string { return []string{imageObject(id), thumbObject(id)} }
+
+var (
+	ErrNoSuchItem  = derrors.New(derrors.NotFound, "no such media item")
+	ErrNoSuchAlbum = derrors.New(derrors.NotFound, "no such album")
+	errBadItemID   = derrors.New(derrors.InvalidArgument, "a media item id is the id an upload answered")
+)
+
+// ValidID reports whether s may be a media item's or an album's id.
+func ValidID(s string) bool { return ids.Scattered(s) }
+
+// Dial returns a client of Cloud Storage, or, when endpoint is set, of
+// the emulator whose JSON API is there (no credentials; reads through
+// the JSON API, since the XML API's host is production's).
+func Dial(ctx context.Context, endpoint string) (*storage.Client, error) {
+	var opts []option.ClientOption
+	if endpoint != "" {
+		opts = []option.ClientOption{option.WithEndpoint(endpoint), option.WithoutAuthentication(), storage.WithJSONReads()}
+	}
+	c, err := storage.NewClient(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("storage client: %w", err)
+	}
+	return c, nil
+}
+
+// Config tunes a Service.
+type Config struct {
+	// Bucket is the Cloud Storage bucket of the pictures (MEDIA_BUCKET).
+	Bucket string
+	// Queue is the queue of the jobs; default "cleanup".
+	Queue string
+	// Describe, when set, changes the alt text of a picture on an
+	// activity in the activity's copy, in tx (package activities).
+	Describe func(tx *store.Tx, activity, item, description string) error
+	// Uploads is how many images one instance decodes at once (each may
+	// take 64 MiB); default 2.
+	Uploads int
+}
+
+// Service keeps pictures and albums.
+type Service struct {
+	db       *store.DB
+	ids      *ids.Generator
+	accounts *accounts.Service
+	bucket   *storage.BucketHandle
+	queue    queue.Queue
+	cfg      Config
+	now      func() time.Time
+	decoding chan struct{}
+	Links    *Links
+}
+
+// New returns a Service over the bucket cfg.Bucket of client, whose
+// links are signed by links.
+func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, client *storage.Client, q queue.Queue, links *Links, cfg Config) (*Service, error) {
+	if db == nil || gen == nil || acc == nil || client == nil || q == nil || links == nil {
+		return nil, errors.New("media.New: nil dependency")
+	}
+	if cfg.Bucket == "" {
+		return nil, errors.New("media.New: no bucket")
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = "cleanup"
+	}
+	if cfg.Uploads == 0 {
+		cfg.Uploads = 2
+	}
+	return &Service{db: db, ids: gen, accounts: acc, bucket: client.Bucket(cfg.Bucket), queue: q, cfg: cfg,
+		now: time.Now, decoding: make(chan struct{}, cfg.Uploads), Links: links}, nil
+}
+
+// UploadInput is an upload: the bytes as sent, and what the person says
+// of them.
+type UploadInput struct {
+	Data        []byte
+	AlbumID     string // the album it goes into; "" for none (a post's)
+	Title       string
+	Description string // alt text
+}
+
+func cleanText(title, description *string) error {
+	var err error
+	if *title, err = text.Clean("title", *title, text.Rules{Max: MaxTitle}); err != nil {
+		return err
+	}
+	if *description, err = text.Clean("description", *description, text.Rules{Max: MaxDescription, Multiline: true}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Upload stores a picture of user's: made safe (Process), its objects
+// written, then its record; its collection is enqueued first, so that
+// whatever fails after, nothing is left behind for more than a day.
+func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Item, string, error) {
+	if err := cleanText(&in.Title, &in.Description); err != nil {
+		return nil, "", err
+	}
+	if in.AlbumID != "" {
+		if _, err := s.ownAlbum(ctx, user, in.AlbumID); err != nil {
+			return nil, "", err
+		}
+	}
+	pic, err := s.process(ctx, in.Data)
+	if err != nil {
+		return nil, "", err
+	}
+	id := ids.Format(s.ids.Next())
+	if err := s.enqueue(ctx, Task{Op: OpCollect, ID: id}, LooseFor+time.Minute); err != nil {
+		return nil, "", err
+	}
+	if err := s.write(ctx, id, pic); err != nil {
+		s.deleteObjects(context.WithoutCancel(ctx), id) // best effort: the collection follows anyway
+		return nil, "", err
+	}
+	it := &Item{
+		UserID: user, AlbumID: in.AlbumID, Created: s.now().UTC(), Title: in.Title, Bytes: int64(len(pic.Data)),
+		Attached: Attached{ID: id, MimeType: pic.MimeType, Width: pic.Width, Height: pic.Height, ThumbType: pic.ThumbType,
+			ThumbWidth: pic.ThumbWidth, ThumbHeight: pic.ThumbHeight, Description: in.Description},
+	}
+	var refused error // the transaction's own refusal: nothing committed
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		refused = nil
+		l := tx.Lookup()
+		me := accounts.Read(l, user)
+		var album Album
+		var inAlbum store.Ref
+		if in.AlbumID != "" {
+			inAlbum = l.Add(AlbumKey(s.db, in.AlbumID), &album)
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		switch {
+		case !me.Exists():
+			refused = accounts.ErrBadToken
+		case me.Standing().IsSuspended():
+			refused = accounts.ErrSuspended
+		case in.AlbumID != "":
+			refused = album.add(inAlbum.Found(), user, &it.Attached)
+		}
+		if refused != nil {
+			return refused
+		}
+		if in.AlbumID != "" {
+			if err := tx.Put(AlbumKey(s.db, in.AlbumID), &album); err != nil {
+				return err
+			}
+		}
+		return tx.Put(ItemKey(s.db, id), it)
+	})
+	if err != nil {
+		if refused != nil && errors.Is(err, refused) {
+			s.deleteObjects(context.WithoutCancel(ctx), id) // best effort: the collection follows anyway
+		}
+		// Otherwise the objects stay: the commit may have applied all
+		// the same, and the collection will know.
+		return nil, "", fmt.Errorf("media.Upload(%s): %w", user, err)
+	}
+	return it, id, nil
+}
+
+// process runs Process with at most cfg.Uploads at once.
+func (s *Service) process(ctx context.Context, data []byte) (*Picture, error) {
+	if len(data) == 0 || len(data) > MaxBytes || Sniff(data) == "" {
+		return Process(data) // its error, without waiting
+	}
+	select {
+	case s.decoding <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.decoding }()
+	return Process(data)
+}
+
+var errAlbumFull = derrors.New(derrors.Conflict, fmt.Sprintf("an album holds at most %d media items", MaxAlbumItems))
+
+// add counts item into the album a, found or not, of user's.
+func (a *Album) add(found bool, user string, item *Attached) error {
+	if !found || a.UserID != user {
+		return ErrNoSuchAlbum
+	}
+	if a.Count >= MaxAlbumItems {
+		return errAlbumFull
+	}
+	a.Count++
+	a.Cover = *item
+	return nil
+}
+
+// drop takes item out of the album a's count and cover.
+func (a *Album) drop(item string) {
+	a.Count = max(0, a.Count-1)
+	if a.Cover.ID == item {
+		a.Cover = Attached{}
+	}
+}
+
+func (s *Service) write(ctx context.Context, id string, p *Picture) error {
+	for _, o := range []struct {
+		name, kind string
+		data       []byte
+	}{{imageObject(id), p.MimeType, p.Data}, {thumbObject(id), p.ThumbType, p.Thumb}} {
+		w := s.bucket.Object(o.name).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
+		w.ContentType = o.kind
+		w.CacheControl = "private, max-age=31536000, immutable"
+		w.ChunkSize = 0 // one request: the bytes are all here
+		if _, err := w.Write(o.data); err != nil {
+			w.Close()
+			return fmt.Errorf("media: write %s: %w", o.name, err)
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("media: write %s: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// deleteObjects deletes an item's objects; those already gone count as
+// deleted.
+func (s *Service) deleteObjects(ctx context.Context, id string) error {
+	var errs []error
+	for _, name := range ObjectsOf(id) {
+		if err := s.bucket.Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
+			errs = append(errs, fmt.Errorf("media: delete %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Open opens an item's image, or its thumbnail, to be streamed.
+func (s *Service) Open(ctx context.Context, id string, thumb bool) (*storage.Reader, error) {
+	name := imageObject(id)
+	if thumb {
+		name = thumbObject(id)
+	}
+	r, err := s.bucket.Object(name).NewReader(ctx)
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return nil, ErrNoSuchItem
+	}
+	return r, err
+}
+
+// Item returns one item, whoever owns it; ErrNoSuchItem if there is none.
+func (s *Service) Item(ctx context.Context, id string) (*Item, error) {
+	if !ValidID(id) {
+		return nil, ErrNoSuchItem
+	}
+	var it Item
+	ok, err := s.db.Get(ctx, ItemKey(s.db, id), &it)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNoSuchItem
+	}
+	it.ID = id
+	return &it, nil
+}
+
+// Items returns the items named, in the order asked; unknown ids are left
+// out.
+func (s *Service) Items(ctx context.Context, idList []string) ([]*Item, error) {
+	l := s.db.Lookup()
+	vals := make([]*Item, len(idList))
+	refs := make([]store.Ref, len(idList))
+	for i, id := range idList {
+		if !ValidID(id) {
+			return nil, errBadItemID
+		}
+		vals[i] = &Item{}
+		refs[i] = l.Add(ItemKey(s.db, id), vals[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	var out []*Item
+	for i, r := range refs {
+		if r.Found() {
+			vals[i].ID = idList[i]
+			out = append(out, vals[i])
+		}
+	}
+	return out, nil
+}
+
+// Of lists user's items, newest first, in one album or all of them.
+func (s *Service) Of(ctx context.Context, user, album string, p store.PageRequest) ([]*Item, string, error) {
+	q := s.db.Query(KindItem).FilterField("userId", "=", user).Order("-created")
+	tag := "media:" + user
+	if album != "" {
+		q = s.db.Query(KindItem).FilterField("albumId", "=", album).Order("-created")
+		tag = "album:" + album
+	}
+	keys, vals, next, err := store.Page[Item](ctx, s.db, q, tag, p)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]*Item, len(vals))
+	for i := range vals {
+		vals[i].ID = keys[i].Name
+		out[i] = &vals[i]
+	}
+	return out, next, nil
+}
+
+// ItemUpdate is what an update may change of an item: nil is unchanged.
+type ItemUpdate struct {
+	Title       *string
+	Description *string
+}
+
+// Update changes an item of user's; the alt text of one on an activity
+// changes in the activity's copy in the same commit.
+func (s *Service) Update(ctx context.Context, user, id string, in ItemUpdate) (*Item, error) {
+	var out *Item
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		it, err := s.ownItem(tx, user, id)
+		if err != nil {
+			return err
+		}
+		title, desc := it.Title, it.Description
+		if in.Title != nil {
+			title = *in.Title
+		}
+		if in.Description != nil {
+			desc = *in.Description
+		}
+		if err := cleanText(&title, &desc); err != nil {
+			return err
+		}
+		it.Title = title
+		if desc != it.Description && it.ActivityID != "" && s.cfg.Describe != nil {
+			if err := s.cfg.Describe(tx, it.ActivityID, id, desc); err != nil {
+				return err
+			}
+		}
+		it.Description = desc
+		out = it
+		return tx.Put(ItemKey(s.db, id), it)
+	})
+	return out, err
+}
+
+// ownItem reads an item of user's in tx.
+func (s *Service) ownItem(tx *store.Tx, user, id string) (*Item, error) {
+	if !ValidID(id) {
+		return nil, ErrNoSuchItem
+	}
+	var it Item
+	ok, err := tx.Get(ItemKey(s.db, id), &it)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || it.UserID != user {
+		return nil, ErrNoSuchItem
+	}
+	it.ID = id
+	return &it, nil
+}
+
+var errOnActivity = derrors.New(derrors.Conflict, "the media item is on an activity: it goes when the activity is deleted")
+
+// Delete deletes an item of user's that is on no activity. Its collection,
+// enqueued first, deletes its objects once the delete has committed.
+func (s *Service) Delete(ctx context.Context, user, id string) error {
+	if !ValidID(id) {
+		return ErrNoSuchItem
+	}
+	if err := s.enqueue(ctx, Task{Op: OpCollect, ID: id, Deleted: true}, time.Minute); err != nil {
+		return err
+	}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		it, err := s.ownItem(tx, user, id)
+		if err != nil {
+			return err
+		}
+		if it.ActivityID != "" {
+			return errOnActivity
+		}
+		if it.AlbumID != "" {
+			var a Album
+			ok, err := tx.Get(AlbumKey(s.db, it.AlbumID), &a)
+			if err != nil {
+				return err
+			}
+			if ok {
+				a.drop(id)
+				if err := tx.Put(AlbumKey(s.db, it.AlbumID), &a); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Delete(ItemKey(s.db, id))
+	})
+	if err != nil {
+		return err
+	}
+	_ = s.deleteObjects(ctx, id) // at once, as well as by the job: best effort
+	return nil
+}
+
+// Move puts a loose item of user's into one of their albums (OpenSocial's
+// mediaItems.create of an uploaded item).
+func (s *Service) Move(ctx context.Context, user, id, album string) (*Item, error) {
+	var out *Item
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		it, err := s.ownItem(tx, user, id)
+		if err != nil {
+			return err
+		}
+		if it.AlbumID == album {
+			out = it
+			return nil // done before: a retry
+		}
+		if !it.loose() {
+			return errNotLoose
+		}
+		var a Album
+		ok, err := tx.Get(AlbumKey(s.db, album), &a)
+		if err != nil {
+			return err
+		}
+		if err := a.add(ok, user, &it.Attached); err != nil {
+			return err
+		}
+		it.AlbumID = album
+		out = it
+		return tx.PutMulti([]*datastore.Key{AlbumKey(s.db, album), ItemKey(s.db, id)}, []any{&a, it})
+	})
+	return out, err
+}
+
+var errNotLoose = derrors.New(derrors.Conflict, "the media item is already on an activity or in an album")
+
+// ReadLoose adds to l the items named, for a post of user's that attaches
+// them; check, once l has run, says whether each may be attached and
+// returns what the activity keeps of them.
+func ReadLoose(l *store.Lookup, idList []string) func(user string) ([]*datastore.Key, []any, []Attached, error) {
+	vals := make([]*Item, len(idList))
+	refs := make([]store.Ref, len(idList))
+	for i, id := range idList {
+		vals[i] = &Item{}
+		refs[i] = l.Add(ItemKey(l.DB(), id), vals[i])
+	}
+	return func(user string) ([]*datastore.Key, []any, []Attached, error) {
+		keys := make([]*datastore.Key, len(idList))
+		puts := make([]any, len(idList))
+		att := make([]Attached, len(idList))
+		for i, id := range idList {
+			it := vals[i]
+			if !refs[i].Found() || it.UserID != user {
+				return nil, nil, nil, derrors.New(derrors.NotFound, fmt.Sprintf("no such media item %s of yours", id))
+			}
+			if !it.loose() {
+				return nil, nil, nil, derrors.New(derrors.Conflict, fmt.Sprintf("media item %s is already on an activity or in an album", id))
+			}
+			it.ID = id
+			keys[i], puts[i], att[i] = ItemKey(l.DB(), id), it, it.Attached
+		}
+		return keys, puts, att, nil
+	}
+}
+
+// SetActivity marks the items read by ReadLoose (puts) as on activity.
+func SetActivity(puts []any, activity string) {
+	for _, p := range puts {
+		p.(*Item).ActivityID = activity
+	}
+}
+
+// CheckIDs checks the media item ids of a post: at most MaxPerActivity,
+// each once.
+func CheckIDs(list []string) error {
+	if len(list) > MaxPerActivity {
+		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("an activity carries at most %d media items", MaxPerActivity))
+	}
+	seen := map[string]bool{}
+	for _, id := range list {
+		if !ValidID(id) {
+			return errBadItemID
+		}
+		if seen[id] {
+			return derrors.New(derrors.InvalidArgument, "a media item is named twice")
+		}
+		seen[id] = true
+	}
+	return nil
+}

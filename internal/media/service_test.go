@@ -1,0 +1,281 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/derrors"
+	"socialstream/internal/gcsemu"
+	"socialstream/internal/ids"
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+const bucket = "media-test"
+
+// fixture is a Service on the test's Datastore namespace, a Cloud Storage
+// emulator of its own and a tasks emulator, on a clock the test moves.
+type fixture struct {
+	t     *testing.T
+	s     *Service
+	db    *store.DB
+	gcs   *gcsemu.Emulator
+	clock time.Time
+	user  string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := testenv.DB(t)
+	gcs, err := gcsemu.Start(0, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gcs.Stop)
+	client, err := Dial(ctx, gcs.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	gen := ids.New()
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := acc.Register(ctx, "ann", "password-ann", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, db: db, gcs: gcs, clock: time.Now(), user: p.ID}
+	links := NewLinks(db, "")
+	links.now = func() time.Time { return f.clock }
+	f.s, err = New(db, gen, acc, client, testenv.StartTasks(t).Queue, links, Config{Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.now = func() time.Time { return f.clock }
+	return f
+}
+
+func (f *fixture) objects() []string {
+	f.t.Helper()
+	names, err := f.gcs.Objects(bucket, "")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (f *fixture) upload(in UploadInput) string {
+	f.t.Helper()
+	if in.Data == nil {
+		in.Data = encodePNG(f.t, twoTone(8, 8))
+	}
+	_, id, err := f.s.Upload(context.Background(), f.user, in)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return id
+}
+
+func TestUploadStoresBothObjectsAndARecord(t *testing.T) {
+	f := newFixture(t)
+	id := f.upload(UploadInput{Description: "  two colours  "})
+	if got, want := f.objects(), ObjectsOf(id); !slices.Equal(got, want) {
+		t.Fatalf("objects %v, want %v", got, want)
+	}
+	it, err := f.s.Item(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.UserID != f.user || it.Description != "two colours" || it.MimeType != PNG || it.Width != 8 || !it.loose() {
+		t.Errorf("item %+v", it)
+	}
+}
+
+func TestFailedUploadLeavesNothing(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, in := range []UploadInput{
+		{Data: []byte("not an image at all")},
+		{Data: encodePNG(t, twoTone(4, 4)), Description: string(make([]rune, MaxDescription+1))},
+		{Data: encodePNG(t, twoTone(4, 4)), AlbumID: ids.Format(12345)}, // no such album
+	} {
+		if _, _, err := f.s.Upload(ctx, f.user, in); err == nil {
+			t.Fatal("the upload was taken")
+		}
+	}
+	// An account deleted meanwhile: the objects are written, the record
+	// is refused, and the objects go at once.
+	if _, _, err := f.s.Upload(ctx, ids.Format(999), UploadInput{Data: encodePNG(t, twoTone(4, 4))}); !errors.Is(err, accounts.ErrBadToken) {
+		t.Fatalf("an upload by nobody: %v", err)
+	}
+	n, err := f.db.Count(ctx, f.db.Query(KindItem).KeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.objects(); n != 0 || len(got) != 0 {
+		t.Fatalf("%d records and objects %v", n, got)
+	}
+	// Objects whose record never came (a commit that failed, or whose
+	// outcome was not known): their collection, a day later, takes them.
+	pic, err := Process(encodePNG(t, twoTone(4, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ids.Format(4242)
+	if err := f.s.write(ctx, id, pic); err != nil {
+		t.Fatal(err)
+	}
+	f.clock = f.clock.Add(LooseFor + time.Minute)
+	if did, err := f.s.Run(ctx, Task{Op: OpCollect, ID: id}); err != nil || did != "collected" {
+		t.Fatalf("collect: %q %v", did, err)
+	}
+	if got := f.objects(); len(got) != 0 {
+		t.Errorf("objects left: %v", got)
+	}
+}
+
+func TestCollectTakesLooseItemsAfterADay(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	loose := f.upload(UploadInput{})
+	albumID, _, err := f.s.CreateAlbum(ctx, f.user, AlbumInput{Title: ptr("trip")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := f.upload(UploadInput{AlbumID: albumID})
+
+	// Early: nothing goes.
+	if did, err := f.s.Run(ctx, Task{Op: OpCollect, ID: loose}); err != nil || did != "kept" {
+		t.Fatalf("early collect: %q %v", did, err)
+	}
+	f.clock = f.clock.Add(LooseFor)
+	for _, id := range []string{loose, kept} {
+		for range 2 { // twice: a job may run again
+			if _, err := f.s.Run(ctx, Task{Op: OpCollect, ID: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got, want := f.objects(), ObjectsOf(kept); !slices.Equal(got, want) {
+		t.Errorf("objects %v, want the album's alone %v", got, want)
+	}
+	if _, err := f.s.Item(ctx, loose); !errors.Is(err, ErrNoSuchItem) {
+		t.Errorf("the loose item's record: %v", err)
+	}
+}
+
+func TestDeleteAlbumTakesItsItems(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	albumID, _, err := f.s.CreateAlbum(ctx, f.user, AlbumInput{Title: ptr("trip")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.upload(UploadInput{AlbumID: albumID})
+	moved := f.upload(UploadInput{})
+	if _, err := f.s.Move(ctx, f.user, moved, albumID); err != nil {
+		t.Fatal(err)
+	}
+	other := f.upload(UploadInput{})
+	a, err := f.s.AlbumOf(ctx, f.user, albumID)
+	if err != nil || a.Count != 2 || a.Cover.ID != moved {
+		t.Fatalf("album %+v %v", a, err)
+	}
+	// The job, come before the delete's commit, waits for it.
+	if _, err := f.s.Run(ctx, Task{Op: OpAlbum, ID: albumID, At: f.clock.UnixMicro()}); !errors.Is(err, derrors.Unavailable) {
+		t.Fatalf("early album job: %v", err)
+	}
+	if err := f.s.DeleteAlbum(ctx, f.user, albumID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Run(ctx, Task{Op: OpAlbum, ID: albumID}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.objects(), ObjectsOf(other); !slices.Equal(got, want) {
+		t.Errorf("objects %v, want %v", got, want)
+	}
+	for _, id := range []string{in, moved} {
+		if _, err := f.s.Item(ctx, id); !errors.Is(err, ErrNoSuchItem) {
+			t.Errorf("item %s: %v", id, err)
+		}
+	}
+}
+
+func TestEraseTakesEverything(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	albumID, _, err := f.s.CreateAlbum(ctx, f.user, AlbumInput{Title: ptr("trip")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.upload(UploadInput{AlbumID: albumID})
+	f.upload(UploadInput{})
+	total := 0
+	for {
+		n, err := f.s.Erase(ctx, f.user, 2) // a small budget: it hands on
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		if n < 2 {
+			break
+		}
+	}
+	if total != 3 || len(f.objects()) != 0 {
+		t.Errorf("erased %d, objects left %v", total, f.objects())
+	}
+	if _, err := f.s.AlbumOf(ctx, f.user, albumID); !errors.Is(err, ErrNoSuchAlbum) {
+		t.Errorf("album: %v", err)
+	}
+}
+
+func TestLinks(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	m, err := f.s.Links.Minter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ids.Format(777)
+	v := m.Attached(Attached{ID: id})
+	check := func(link string) error {
+		u, err := url.Parse(link)
+		if err != nil {
+			return err
+		}
+		_, err = f.s.Links.Check(ctx, id, VariantImage, u.Query().Get("e"), u.Query().Get("s"))
+		return err
+	}
+	if err := check(v.URL); err != nil {
+		t.Fatalf("a fresh link: %v", err)
+	}
+	if err := check(v.ThumbnailURL); err == nil {
+		t.Error("a thumbnail's signature opens the image")
+	}
+	// Another instance reads the same key.
+	other := NewLinks(f.db, "")
+	m2, err := other.Minter(ctx)
+	if err != nil || m2.Attached(Attached{ID: id}).URL != v.URL {
+		t.Errorf("another instance's link %v", err)
+	}
+	f.clock = f.clock.Add(LinkLife + LinkStep)
+	if err := check(v.URL); !errors.Is(err, derrors.PermissionDenied) {
+		t.Errorf("an ended link: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
