@@ -21,7 +21,8 @@ const Path = "/_tasks/media"
 const (
 	// OpCollect deletes an item's objects unless its record holds them:
 	// an item on an activity, in an album, or loose for less than
-	// LooseFor. A loose item older than that goes with them.
+	// LooseFor. A loose item older than that goes with them. Enqueued by
+	// a delete (Deleted), it waits for the delete to commit instead.
 	OpCollect = "collect"
 	// OpAlbum deletes the items of a deleted album.
 	OpAlbum = "album"
@@ -58,7 +59,7 @@ func (s *Service) enqueue(ctx context.Context, t Task, delay time.Duration) erro
 // queue retries it.
 var ErrNotYet = derrors.New(derrors.Unavailable, "the album's deletion is not committed yet")
 
-// giveUpAfter is how long an album's job waits for the album's delete.
+// giveUpAfter is how long a delete's job waits for the delete.
 const giveUpAfter = 2 * time.Minute
 
 // Run runs one media job and says what it did, for its log line.
@@ -68,6 +69,9 @@ func (s *Service) Run(ctx context.Context, t Task) (string, error) {
 	}
 	switch t.Op {
 	case OpCollect:
+		if t.Deleted {
+			return s.collectDeleted(ctx, t)
+		}
 		return s.collect(ctx, t.ID)
 	case OpAlbum:
 		var a Album
@@ -116,6 +120,26 @@ func (s *Service) collect(ctx context.Context, id string) (string, error) {
 	}
 	return "collected", nil
 }
+
+// collectDeleted deletes the objects of an item once its delete has
+// committed.
+func (s *Service) collectDeleted(ctx context.Context, t Task) (string, error) {
+	found, err := s.db.Get(ctx, ItemKey(s.db, t.ID), &Item{})
+	switch {
+	case err != nil:
+		return "", err
+	case found && s.now().Sub(time.UnixMicro(t.At)) < giveUpAfter:
+		return "", errDeleteNotYet
+	case found:
+		return "the item was never deleted", nil
+	}
+	if err := s.deleteObjects(ctx, t.ID); err != nil {
+		return "", err
+	}
+	return "collected", nil
+}
+
+var errDeleteNotYet = derrors.New(derrors.Unavailable, "the media item's deletion is not committed yet")
 
 // deleteWhere deletes up to n items whose field is value, objects first,
 // and returns how many.

@@ -15,7 +15,8 @@
 // No object outlives what it belongs to. An upload enqueues its collection
 // before it stores anything: a day later, the collect job deletes the
 // objects of an item that is still loose, or was never stored. A deleted
-// item's collection runs a minute after its delete; a deleted album's and
+// item's objects go at once, and by a job enqueued before the delete that
+// waits for its commit; a deleted album's and
 // a deleted activity's items go by jobs that delete the objects before the
 // entities, so a retry finds what remains; an erased account's by a phase
 // of its erasure. Every job can run any number of times.
@@ -475,16 +476,23 @@ func (s *Service) ownItem(tx *store.Tx, user, id string) (*Item, error) {
 
 var errOnActivity = derrors.New(derrors.Conflict, "the media item is on an activity: it goes when the activity is deleted")
 
-// Delete deletes an item of user's that is on no activity. Its collection,
-// enqueued first, deletes its objects once the delete has committed.
+// Delete deletes an item of user's that is on no activity, and at once its
+// objects. Its collection, enqueued before the delete, deletes them too
+// once the delete has committed, should this instance not get to it.
 func (s *Service) Delete(ctx context.Context, user, id string) error {
-	if !ValidID(id) {
+	it, err := s.Item(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case it.UserID != user:
 		return ErrNoSuchItem
+	case it.ActivityID != "":
+		return errOnActivity
 	}
-	if err := s.enqueue(ctx, Task{Op: OpCollect, ID: id, Deleted: true}, time.Minute); err != nil {
+	if err := s.enqueue(ctx, Task{Op: OpCollect, ID: id, Deleted: true}, 0); err != nil {
 		return err
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		it, err := s.ownItem(tx, user, id)
 		if err != nil {
 			return err

@@ -1,0 +1,419 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"socialstream/internal/localstack"
+	"socialstream/internal/media"
+	"socialstream/internal/ratelimit"
+)
+
+// picture returns a w × h image encoded as kind (png or jpeg).
+func picture(t testing.TB, kind string, w, h int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.SetNRGBA(x, y, color.NRGBA{R: uint8(x), G: uint8(y), B: 200, A: 255})
+		}
+	}
+	var buf bytes.Buffer
+	var err error
+	if kind == "jpeg" {
+		err = jpeg.Encode(&buf, img, nil)
+	} else {
+		err = png.Encode(&buf, img)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// upload sends an image's bytes as the body.
+func (e *env) upload(u user, data []byte, alt string) resp {
+	e.t.Helper()
+	return e.do("POST", "/social/rest/mediaItems/@me/@self?description="+url.QueryEscape(alt), u.token, data, "Content-Type", "image/png")
+}
+
+// uploaded uploads a picture and returns its entry.
+func (e *env) uploaded(u user, alt string) map[string]any {
+	e.t.Helper()
+	r := e.upload(u, picture(e.t, "png", 64, 48), alt)
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("upload: %d %s", r.status, r.raw)
+	}
+	return e.entry(r)
+}
+
+// fetch reads a picture's link with no token, as an img element does.
+func (e *env) fetch(link string) (int, string, []byte) {
+	e.t.Helper()
+	res, err := http.Get(link)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	req, _ := http.NewRequest("GET", link, nil)
+	checkContract(e.t, req, res.StatusCode, res.Header, body)
+	return res.StatusCode, res.Header.Get("Content-Type"), body
+}
+
+// objects lists the bucket's objects.
+func (e *env) objects() []string {
+	e.t.Helper()
+	names, err := e.stack.Storage.Objects(e.stack.Bucket, "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func mediaOf(t *testing.T, v map[string]any) []map[string]any {
+	t.Helper()
+	list, _ := v["mediaItems"].([]any)
+	out := make([]map[string]any, len(list))
+	for i, m := range list {
+		out[i] = m.(map[string]any)
+	}
+	return out
+}
+
+func TestPicturesOnActivities(t *testing.T) {
+	e := newEnv(t)
+	ann, bob, carl := e.register("ann"), e.register("bob"), e.register("carl")
+	e.follow(bob, ann.id)
+
+	first := e.uploaded(ann, "a gradient, blue")
+	if first["mimeType"] != "image/png" || first["width"] != float64(64) || first["height"] != float64(48) ||
+		first["description"] != "a gradient, blue" || first["type"] != "image" {
+		t.Fatalf("upload answered %v", first)
+	}
+	// A JPEG, by a multipart form as a browser sends it.
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "photo.jpg")
+	fw.Write(picture(t, "jpeg", 30, 20))
+	mw.WriteField("description", "a photo")
+	mw.Close()
+	r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, form.Bytes(), "Content-Type", mw.FormDataContentType())
+	if r.status != http.StatusCreated || e.entry(r)["mimeType"] != "image/jpeg" {
+		t.Fatalf("multipart upload: %d %s", r.status, r.raw)
+	}
+	second := e.entry(r)
+
+	r = e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{
+		"title": "holiday", "visibility": "followers",
+		"mediaItems": []map[string]string{{"id": first["id"].(string)}, {"id": second["id"].(string)}},
+	})
+	if r.status != http.StatusCreated {
+		t.Fatalf("post: %d %s", r.status, r.raw)
+	}
+	post := e.entry(r)
+	pics := mediaOf(t, post)
+	if len(pics) != 2 || pics[0]["id"] != first["id"] || pics[1]["description"] != "a photo" {
+		t.Fatalf("the post's pictures: %v", pics)
+	}
+
+	// Bob, a follower, sees them in his home feed, and their links work
+	// with no token.
+	home := e.do("GET", "/social/rest/activities/@me/@friends", bob.token, nil)
+	items, _ := home.body["list"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("bob's home: %s", home.raw)
+	}
+	seen := mediaOf(t, items[0].(map[string]any))
+	if len(seen) != 2 {
+		t.Fatalf("bob sees %v", seen)
+	}
+	status, kind, body := e.fetch(seen[0]["url"].(string))
+	if status != 200 || kind != "image/png" {
+		t.Fatalf("the picture: %d %s", status, kind)
+	}
+	if img, err := png.Decode(bytes.NewReader(body)); err != nil || img.Bounds().Dx() != 64 {
+		t.Fatalf("the picture's bytes: %v", err)
+	}
+	if status, kind, _ := e.fetch(seen[1]["thumbnailUrl"].(string)); status != 200 || kind != "image/jpeg" {
+		t.Fatalf("the thumbnail: %d %s", status, kind)
+	}
+	// A link whose signature is changed, or that names another picture,
+	// opens nothing.
+	forged := strings.Replace(seen[0]["url"].(string), "s=", "s=x", 1)
+	if status, _, _ := e.fetch(forged); status != http.StatusNotFound {
+		t.Errorf("a forged link: %d", status)
+	}
+	swapped := strings.Replace(seen[0]["url"].(string), first["id"].(string), second["id"].(string), 1)
+	if status, _, _ := e.fetch(swapped); status != http.StatusNotFound {
+		t.Errorf("a link to another picture: %d", status)
+	}
+
+	// Carl, a stranger, gets neither the post nor its pictures by id.
+	one := "/social/rest/mediaItems/" + ann.id + "/@self/@all/" + first["id"].(string)
+	e.wantError(e.do("GET", one, carl.token, nil), http.StatusNotFound)
+	if got := e.list(e.do("GET", "/social/rest/mediaItems/"+ann.id+"/@self", carl.token, nil)); len(got) != 0 {
+		t.Errorf("carl lists ann's pictures: %v", got)
+	}
+	if r := e.do("GET", one, bob.token, nil); r.status != 200 || e.entry(r)["activityId"] != post["id"] {
+		t.Errorf("bob reads the picture by id: %d %s", r.status, r.raw)
+	}
+
+	// Attaching: one's own loose uploads alone, four at most.
+	third := e.uploaded(ann, "")
+	e.wantError(e.do("POST", "/social/rest/activities/@me/@self", carl.token, map[string]any{
+		"title": "mine now", "mediaItems": []map[string]string{{"id": third["id"].(string)}}}), http.StatusNotFound)
+	e.wantError(e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{
+		"title": "again", "mediaItems": []map[string]string{{"id": first["id"].(string)}}}), http.StatusConflict)
+	five := []string{}
+	for range 5 {
+		five = append(five, third["id"].(string))
+	}
+	e.wantError(e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{"title": "many", "mediaItems": five}), http.StatusBadRequest)
+	e.wantError(e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{"title": "bad", "mediaItems": []string{"../etc"}}), http.StatusBadRequest)
+
+	// New alt text shows on the activity at once.
+	r = e.do("PUT", "/social/rest/mediaItems/@me/@self/@all/"+first["id"].(string), ann.token, map[string]string{"description": "a gradient, blue to green"})
+	if r.status != 200 {
+		t.Fatalf("update: %d %s", r.status, r.raw)
+	}
+	r = e.do("GET", "/social/rest/activities/"+ann.id+"/@self/@app/"+post["id"].(string), bob.token, nil)
+	if got := mediaOf(t, r.body["list"].([]any)[0].(map[string]any)); got[0]["description"] != "a gradient, blue to green" {
+		t.Errorf("the activity shows %v", got[0]["description"])
+	}
+	// A picture on an activity goes with it, not alone.
+	e.wantError(e.do("DELETE", one, ann.token, nil), http.StatusConflict)
+
+	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+post["id"].(string), ann.token, nil); r.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	e.settle()
+	if got, want := e.objects(), media.ObjectsOf(third["id"].(string)); !slices.Equal(got, want) {
+		t.Errorf("objects after the delete: %v, want the loose upload's alone %v", got, want)
+	}
+}
+
+// bomb is a PNG whose header says 100,000 × 100,000 pixels.
+func bomb(t *testing.T) []byte {
+	b := picture(t, "png", 1, 1)
+	binary.BigEndian.PutUint32(b[16:], 100000)
+	binary.BigEndian.PutUint32(b[20:], 100000)
+	binary.BigEndian.PutUint32(b[29:], crc32.ChecksumIEEE(b[12:29]))
+	return b
+}
+
+func TestUploadRefusals(t *testing.T) {
+	e := newEnv(t)
+	ann := e.register("ann")
+	big := append(picture(t, "png", 8, 8), make([]byte, media.MaxBytes)...)
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		kind   string
+		status int
+	}{
+		{"html said to be a PNG", []byte("<html><script>alert(1)</script></html>"), "image/png", 400},
+		{"an empty body", []byte{}, "image/png", 400},
+		{"a decompression bomb", bomb(t), "image/png", 400},
+		{"over 8 MiB", big, "image/png", 413},
+		{"a PNG sent as text", picture(t, "png", 4, 4), "text/plain", 400},
+	} {
+		r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, c.data, "Content-Type", c.kind)
+		if r.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, r.status, r.raw, c.status)
+		}
+		e.wantError(r, c.status)
+	}
+	// Multipart with no file.
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	mw.WriteField("description", "where is it")
+	mw.Close()
+	e.wantError(e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, form.Bytes(), "Content-Type", mw.FormDataContentType()), 400)
+	// Nobody else's.
+	bob := e.register("bob")
+	e.wantError(e.do("POST", "/social/rest/mediaItems/"+bob.id+"/@self", ann.token, picture(t, "png", 4, 4), "Content-Type", "image/png"), 403)
+	if got := e.objects(); len(got) != 0 {
+		t.Errorf("refused uploads left objects: %v", got)
+	}
+}
+
+func TestAlbums(t *testing.T) {
+	e := newEnv(t)
+	ann, bob := e.register("ann"), e.register("bob")
+	for _, path := range []string{"/social/rest/albums/@supportedFields", "/social/rest/mediaItems/@supportedFields"} {
+		r := e.do("GET", path, ann.token, nil)
+		if r.status != 200 || !bytes.Contains(r.raw, []byte(`"thumbnailUrl"`)) {
+			t.Errorf("%s: %d %s", path, r.status, r.raw)
+		}
+	}
+	r := e.do("POST", "/social/rest/albums/@me/@self", ann.token, map[string]string{"title": "Trip", "description": "by the sea"})
+	if r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	album := e.entry(r)["id"].(string)
+	e.wantError(e.do("POST", "/social/rest/albums/@me/@self", ann.token, map[string]string{"title": "  "}), 400)
+
+	// Into it: an upload, and a loose picture moved.
+	r = e.do("POST", "/social/rest/mediaItems/@me/@self/"+album+"?description=waves", ann.token, picture(t, "png", 10, 10), "Content-Type", "image/png")
+	if r.status != http.StatusCreated || e.entry(r)["albumId"] != album {
+		t.Fatalf("upload into the album: %d %s", r.status, r.raw)
+	}
+	inAlbum := e.entry(r)["id"].(string)
+	loose := e.uploaded(ann, "sand")["id"].(string)
+	r = e.do("POST", "/social/rest/mediaItems/@me/@self/"+album, ann.token, map[string]string{"id": loose})
+	if r.status != http.StatusOK || e.entry(r)["albumId"] != album {
+		t.Fatalf("move into the album: %d %s", r.status, r.raw)
+	}
+	e.wantError(e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{
+		"title": "from the album", "mediaItems": []string{loose}}), http.StatusConflict)
+
+	r = e.do("GET", "/social/rest/albums/@me/@self/"+album, ann.token, nil)
+	if r.status != 200 || e.entry(r)["mediaItemCount"] != float64(2) || e.entry(r)["thumbnailUrl"] == nil {
+		t.Fatalf("the album: %d %s", r.status, r.raw)
+	}
+	if got := e.list(e.do("GET", "/social/rest/mediaItems/@me/@self/"+album, ann.token, nil)); !slices.Equal(got, []string{loose, inAlbum}) {
+		t.Errorf("the album's pictures %v, want %v", got, []string{loose, inAlbum})
+	}
+	if got := e.list(e.do("GET", "/social/rest/mediaItems/@me/@self/@all/"+inAlbum+","+loose, ann.token, nil)); len(got) != 2 {
+		t.Errorf("two by id: %v", got)
+	}
+	if got := e.list(e.do("GET", "/social/rest/albums/@me/@self", ann.token, nil)); !slices.Equal(got, []string{album}) {
+		t.Errorf("albums %v", got)
+	}
+	r = e.do("PUT", "/social/rest/albums/@me/@self/"+album, ann.token, map[string]string{"title": "Summer"})
+	if r.status != 200 || e.entry(r)["title"] != "Summer" || e.entry(r)["description"] != "by the sea" {
+		t.Fatalf("update: %d %s", r.status, r.raw)
+	}
+	// Albums are their owner's.
+	e.wantError(e.do("GET", "/social/rest/albums/"+ann.id+"/@self", bob.token, nil), http.StatusForbidden)
+	e.wantError(e.do("GET", "/social/rest/mediaItems/"+ann.id+"/@self/"+album, bob.token, nil), http.StatusForbidden)
+	e.wantError(e.do("PUT", "/social/rest/albums/"+ann.id+"/@self/"+album, bob.token, map[string]string{"title": "mine"}), http.StatusForbidden)
+	e.wantError(e.do("DELETE", "/social/rest/albums/@me/@self/"+album, bob.token, nil), http.StatusNotFound)
+	e.wantError(e.do("GET", "/social/rest/albums/@me/@friends", ann.token, nil), http.StatusBadRequest)
+
+	if r := e.do("DELETE", "/social/rest/mediaItems/@me/@self/"+album+"/"+inAlbum, ann.token, nil); r.status != http.StatusNoContent {
+		t.Fatalf("delete a picture: %d %s", r.status, r.raw)
+	}
+	if r := e.do("DELETE", "/social/rest/albums/@me/@self/"+album, ann.token, nil); r.status != http.StatusNoContent {
+		t.Fatalf("delete the album: %d %s", r.status, r.raw)
+	}
+	e.settle()
+	if got := e.objects(); len(got) != 0 {
+		t.Errorf("objects left: %v", got)
+	}
+}
+
+func TestMediaOverJSONRPC(t *testing.T) {
+	e := newEnv(t)
+	ann := e.register("ann")
+	data := "data:image/png;base64," + base64.StdEncoding.EncodeToString(picture(t, "png", 12, 12))
+	r := e.do("POST", "/social/rpc", ann.token, fmt.Sprintf(`[
+		{"method":"albums.create","id":"a","params":{"userId":"@viewer","groupId":"@self","album":{"title":"RPC"}}},
+		{"method":"mediaItems.create","id":"m","params":{"userId":"@viewer","groupId":"@self","mediaItem":{"url":%q,"description":"dots"}}},
+		{"method":"mediaItems.supportedFields","id":"f"},
+		{"method":"system.listMethods","id":"l"}
+	]`, data))
+	if r.status != 200 {
+		t.Fatalf("batch: %d %s", r.status, r.raw)
+	}
+	results := map[string]any{}
+	for _, v := range rpcResults(t, r.raw) {
+		if v["error"] != nil {
+			t.Fatalf("call %v: %v", v["id"], v["error"])
+		}
+		results[v["id"].(string)] = v["result"]
+	}
+	album := results["a"].(map[string]any)["id"].(string)
+	item := results["m"].(map[string]any)
+	if item["description"] != "dots" || item["width"] != float64(12) {
+		t.Fatalf("mediaItems.create answered %v", item)
+	}
+	if !slices.Contains(asStrings(results["l"]), "albums.get") || !slices.Contains(asStrings(results["f"]), "url") {
+		t.Errorf("listMethods %v, supportedFields %v", results["l"], results["f"])
+	}
+	r = e.do("POST", "/social/rpc", ann.token, fmt.Sprintf(`[
+		{"method":"mediaItems.create","id":"move","params":{"userId":"@me","albumId":%q,"mediaItem":{"id":%q}}},
+		{"method":"mediaItems.update","id":"u","params":{"userId":"@me","albumId":%q,"mediaItemIds":%q,"mediaItem":{"title":"Dots"}}},
+		{"method":"mediaItems.get","id":"g","params":{"userId":"@me","groupId":"@self","albumId":%q}},
+		{"method":"albums.get","id":"ag","params":{"userId":"@me","groupId":"@self","albumId":[%q]}},
+		{"method":"mediaItems.create","id":"bad","params":{"userId":"@me","mediaItem":{"url":"https://example.com/x.png"}}}
+	]`, album, item["id"], album, item["id"], album, album))
+	byID := map[string]map[string]any{}
+	for _, v := range rpcResults(t, r.raw) {
+		byID[v["id"].(string)] = v
+	}
+	for _, id := range []string{"move", "u", "g", "ag"} {
+		if byID[id]["error"] != nil {
+			t.Errorf("%s: %v", id, byID[id]["error"])
+		}
+	}
+	if got := byID["u"]["result"].(map[string]any)["title"]; got != "Dots" {
+		t.Errorf("update: title %v", got)
+	}
+	if list := byID["g"]["result"].(map[string]any)["list"].([]any); len(list) != 1 {
+		t.Errorf("the album holds %v", list)
+	}
+	if byID["ag"]["result"].(map[string]any)["mediaItemCount"] != float64(1) {
+		t.Errorf("albums.get %v", byID["ag"]["result"])
+	}
+	if byID["bad"]["error"] == nil {
+		t.Error("a create from a remote URL was taken: the service fetches no URL")
+	}
+}
+
+func asStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i], _ = s.(string)
+	}
+	return out
+}
+
+func TestUploadRateLimit(t *testing.T) {
+	setup := newEnv(t)
+	lim := ratelimit.Defaults()
+	lim.Upload = ratelimit.Rule{Quota: 2, Window: time.Hour}
+	e := newEnvFrom(t, localstack.Options{DB: setup.db, Limits: &lim})
+	ann := e.register("ann")
+	for i := range 3 {
+		r := e.upload(ann, picture(t, "png", 4, 4), "")
+		if i < 2 && r.status != http.StatusCreated {
+			t.Fatalf("upload %d: %d %s", i, r.status, r.raw)
+		}
+		if i == 2 {
+			e.wantError(r, http.StatusTooManyRequests)
+			if r.header.Get("Retry-After") == "" {
+				t.Error("no Retry-After")
+			}
+		}
+	}
+}
+
+// rpcResults decodes a JSON-RPC batch's answers.
+func rpcResults(t *testing.T, raw []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("not a batch answer: %s", raw)
+	}
+	return out
+}
