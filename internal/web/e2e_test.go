@@ -1,8 +1,11 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"log/slog"
 	"net/http"
 	"os"
@@ -919,4 +922,42 @@ func TestHashtagsAndRepostsOnThePage(t *testing.T) {
 	}
 	jo.checkConsole()
 	kit.checkConsole()
+}
+
+// TestPicturesOnThePage: a person attaches a picture to a post with its
+// alt text; the post shows it, loaded through its link, with that alt
+// text, to another person too.
+func TestPicturesOnThePage(t *testing.T) {
+	url, ann, bob := twoPeople(t, "ann", "bob")
+	file := filepath.Join(t.TempDir(), "sunset.png")
+	img := image.NewNRGBA(image.Rect(0, 0, 120, 80))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const alt = "A sunset over the harbour"
+	ann.do(chromedp.SetUploadFiles(chromedp.CSS(`form.composer input[type=file]`), []string{file}),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer input[name=alt]`)))
+	ann.checkLabels()
+	ann.do(chromedp.SendKeys(chromedp.CSS(`form.composer input[name=alt]`), alt),
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), "Evening walk"),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)))
+	loaded := `(() => { const i = document.querySelector('.stream .activity .pictures img');
+		return !!i && i.complete && i.naturalWidth === 120 && i.alt === ` + jsString(alt) + `; })()`
+	ann.waitFor(loaded, "ann's post with its picture", nil)
+	if ann.eval(`document.querySelectorAll('form.composer .chosen li').length !== 0`) {
+		t.Error("the composer still holds the picture after posting")
+	}
+	ann.shot("picture-posted")
+	bob.do(chromedp.Navigate(url + "/#/public"))
+	bob.waitFor(loaded, "ann's picture in public", func() { bob.do(chromedp.Reload()) })
+	bob.shot("picture-seen")
+	ann.checkConsole()
+	bob.checkConsole()
 }

@@ -47,7 +47,8 @@ function busy(delta) {
 // failure is an ApiError whose message is fit to show.
 async function api(method, path, body) {
   const headers = {};
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const form = body instanceof FormData; // an upload: the browser sets its type
+  if (body !== undefined && !form) headers['Content-Type'] = 'application/json';
   if (state.token) headers.Authorization = 'Bearer ' + state.token;
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
@@ -58,7 +59,7 @@ async function api(method, path, body) {
       res = await fetch(path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined || form ? body : JSON.stringify(body),
         signal: ctl.signal,
       });
     } catch (e) {
@@ -376,6 +377,7 @@ function composer(onPosted) {
     h('option', { value: 'followers', text: 'Followers: your followers and the people you mention' }),
     h('option', { value: 'mentioned', text: 'Mentioned: the people you mention alone' }));
   const submit = h('button', { type: 'submit', text: 'Post' });
+  const pics = pictureChooser();
   // One key per draft: a post retried after a slow or lost answer is
   // recognised by the server (externalId) and not made twice.
   let key = randomKey();
@@ -386,17 +388,68 @@ function composer(onPosted) {
       guard(submit, async () => {
         const body = { title: text.value, externalId: key, visibility: visibility.value };
         if (url.value.trim()) body.url = url.value.trim();
+        const ids = await pics.upload();
+        if (ids.length) body.mediaItems = ids.map((id) => ({ id }));
         const res = await api('POST', rest('/activities/@me/@self'), body);
         text.value = '';
         url.value = '';
         visibility.value = 'public';
         left.textContent = '500 characters left';
+        pics.clear();
         key = randomKey();
         onPosted(res.entry);
       });
     },
   }, field('What’s happening? Use @name to mention someone, #tag to file it.', text), left, field('Link (optional)', url),
-  field('Who can see it', visibility), submit);
+  pics.el, field('Who can see it', visibility), submit);
+}
+
+const MAX_PICTURES = 4;
+
+// pictureChooser lets a person pick up to four pictures for a post, each
+// with its alt text; upload sends those not sent yet (a post retried after
+// a failure does not upload them twice) and returns their ids in order.
+function pictureChooser() {
+  const input = h('input', { type: 'file', name: 'pictures', accept: 'image/jpeg,image/png,image/gif,image/webp', multiple: true });
+  const list = h('ul', { class: 'chosen', 'aria-label': 'Chosen pictures' });
+  let chosen = []; // {file, alt (an input), id once uploaded}
+  const draw = () => {
+    list.replaceChildren(...chosen.map((c, i) => {
+      const remove = h('button', { type: 'button', class: 'secondary', text: 'Remove', 'aria-label': 'Remove ' + c.file.name });
+      remove.addEventListener('click', () => { chosen.splice(i, 1); draw(); });
+      return h('li', {}, h('span', { text: c.file.name }), field('Describe it for people who cannot see it (alt text)', c.alt), remove);
+    }));
+  };
+  input.addEventListener('change', () => {
+    for (const file of input.files) {
+      if (chosen.length < MAX_PICTURES) chosen.push({ file, alt: h('input', { type: 'text', name: 'alt', maxlength: 1500 }) });
+    }
+    input.value = '';
+    draw();
+  });
+  return {
+    el: h('div', { class: 'pictures-field' }, field(`Pictures (up to ${MAX_PICTURES}, 8 MiB each)`, input), list),
+    async upload() {
+      for (const c of chosen) {
+        if (c.id) continue;
+        const form = new FormData();
+        form.append('description', c.alt.value);
+        form.append('file', c.file);
+        c.id = (await api('POST', rest('/mediaItems/@me/@self'), form)).entry.id;
+      }
+      return chosen.map((c) => c.id);
+    },
+    clear() { chosen = []; draw(); },
+  };
+}
+
+// pictures shows an activity's pictures: each thumbnail, with its alt
+// text, links to the whole picture.
+function pictures(items) {
+  if (!items || !items.length) return null;
+  return h('div', { class: 'pictures' }, items.map((m) =>
+    h('a', { href: m.url, target: '_blank', rel: 'noopener' },
+      h('img', { src: m.thumbnailUrl, alt: m.description || '', loading: 'lazy', title: m.description || undefined }))));
 }
 
 // stream renders a paged list of activities from path into a section.
@@ -574,6 +627,7 @@ function activityCard(a) {
     h('p', { class: 'title' }, linkify(a.title || '')),
     a.body ? h('p', { class: 'body' }, linkify(a.body)) : null,
     a.url ? h('p', {}, h('a', { href: a.url, rel: 'nofollow noopener ugc', text: a.url })) : null,
+    pictures(a.mediaItems),
     h('div', { class: 'actions' }, actions),
     comments);
   return art;
