@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"strconv"
 	"time"
@@ -195,6 +198,34 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		rows = append(rows, billRow{Op: fmt.Sprintf("post, %d followers", n), Bill: b})
 		progress("billing: post to %d followers metered", n)
 	}
+	// Pictures: an upload, and a post that carries four (whose feeds
+	// read nothing more: the post keeps a copy of them).
+	type uploaded struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	var pics []map[string]string
+	for i := range 4 {
+		var up uploaded
+		path := fmt.Sprintf("/social/rest/mediaItems/@me/@self?description=picture+%d", i)
+		if i == 1 { // the first made the links' key
+			b, err := s.metered(ctx, w.helper, "POST", path, billPicture, &up)
+			if err != nil {
+				return nil, fmt.Errorf("billing: upload: %w", err)
+			}
+			rows = append(rows, billRow{Op: "upload a picture", Bill: b})
+		} else if err := s.do(ctx, w.helper, "POST", path, billPicture, &up); err != nil {
+			return nil, fmt.Errorf("billing: upload: %w", err)
+		}
+		pics = append(pics, map[string]string{"id": up.Entry.ID})
+	}
+	b, err = s.metered(ctx, w.helper, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "four pictures", "mediaItems": pics}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("billing: post with pictures: %w", err)
+	}
+	rows = append(rows, billRow{Op: "post with 4 pictures, 0 followers", Bill: b})
+
 	h := w.helper
 	writes := []struct {
 		op, method, path string
@@ -331,3 +362,16 @@ func billMarkdown(w io.Writer, rows []billRow) {
 	fmt.Fprintln(w, "Reads: every key looked up (found or missing), every entity a query returned, one for a query that returned none;")
 	fmt.Fprintln(w, "keys-only results are index entries read, not entities. Every job the operation enqueued is included.")
 }
+
+// billPicture is the picture the bill uploads: 64 × 64 pixels, as PNG.
+var billPicture = func() []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 64, 64))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}()

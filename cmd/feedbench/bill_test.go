@@ -108,6 +108,8 @@ func TestBill(t *testing.T) {
 		{"like", 4, 0},                // the like, the activity's count, the notification, the liker's state
 		{"comment", 3, 0},
 		{"edit", 2, 0}, // the activity and its earlier version
+		{"upload a picture", 1, 0},
+		{"post with 4 pictures, 0 followers", 6, 0}, // a post's two, and each picture's record, marked as on it
 	} {
 		if b := byOp[c.op].Bill; b.Writes != c.writes || b.Deletes != c.deletes {
 			t.Errorf("%s: %d writes and %d deletes, want %d and %d (%v)", c.op, b.Writes, b.Deletes, c.writes, c.deletes, b)

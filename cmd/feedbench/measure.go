@@ -109,7 +109,12 @@ func interleaved(ctx context.Context, n, clients int, a, b func(ctx context.Cont
 // call sends a request to the API and returns the status and body.
 func (s *stack) call(ctx context.Context, method, path, token string, body any) (int, []byte, error) {
 	var rd io.Reader
-	if body != nil {
+	kind := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case []byte: // a picture's bytes
+		rd, kind = bytes.NewReader(b), "image/png"
+	default:
 		data, err := json.Marshal(body)
 		if err != nil {
 			return 0, nil, err
@@ -119,6 +124,9 @@ func (s *stack) call(ctx context.Context, method, path, token string, body any) 
 	req, err := http.NewRequestWithContext(ctx, method, s.url+path, rd)
 	if err != nil {
 		return 0, nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", kind)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

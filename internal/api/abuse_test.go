@@ -40,7 +40,7 @@ func TestRateLimitsPerAccountAndPerCall(t *testing.T) {
 	alice, bob := setup.register("alice"), setup.register("bob")
 	e := limited(t, setup, ratelimit.Config{
 		Account: ratelimit.Rule{Quota: 5, Window: time.Minute}, Address: ratelimit.Rule{Quota: 1000, Window: time.Minute},
-		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour},
+		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour}, Upload: ratelimit.Rule{Quota: 30, Window: time.Hour},
 	})
 
 	for i := 0; i < 5; i++ {
@@ -114,7 +114,7 @@ func TestLoginsLimitedAcrossInstances(t *testing.T) {
 	setup.register("carol")
 	lim := ratelimit.Config{
 		Account: ratelimit.Rule{Quota: 100, Window: time.Minute}, Address: ratelimit.Rule{Quota: 1000, Window: time.Minute},
-		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour},
+		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour}, Upload: ratelimit.Rule{Quota: 30, Window: time.Hour},
 	}
 	one, two := limited(t, setup, lim), limited(t, setup, lim)
 	wrong := map[string]string{"username": "Carol", "password": "not-the-password"}
@@ -160,7 +160,7 @@ func TestUnauthenticatedLimitedPerAddress(t *testing.T) {
 	erin := setup.register("erin")
 	e := limited(t, setup, ratelimit.Config{
 		Account: ratelimit.Rule{Quota: 100, Window: time.Minute}, Address: ratelimit.Rule{Quota: 3, Window: time.Minute},
-		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour},
+		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour}, Upload: ratelimit.Rule{Quota: 30, Window: time.Hour},
 	})
 	bad := strings.Repeat("x", len(erin.token))
 	for i := 0; i < 3; i++ {
@@ -201,7 +201,7 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	// client address is the one App Engine's front end reports.
 	limits, err := ratelimit.New(e.db, ratelimit.Config{
 		Account: ratelimit.Rule{Quota: 100, Window: time.Minute}, Address: ratelimit.Rule{Quota: 1, Window: time.Minute},
-		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour},
+		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour}, Upload: ratelimit.Rule{Quota: 30, Window: time.Hour},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ func TestJunkNeverA500(t *testing.T) {
 	junk(t, e, u, other, act, group, closed)
 	lim := e.stackLimits(ratelimit.Config{
 		Account: ratelimit.Rule{Quota: 800, Window: time.Hour}, Address: ratelimit.Rule{Quota: 400, Window: time.Hour},
-		Login: ratelimit.Rule{Quota: 5, Window: time.Hour}, Register: ratelimit.Rule{Quota: 5, Window: time.Hour},
+		Login: ratelimit.Rule{Quota: 5, Window: time.Hour}, Register: ratelimit.Rule{Quota: 5, Window: time.Hour}, Upload: ratelimit.Rule{Quota: 30, Window: time.Hour},
 	})
 	if n := junk(t, lim, u, other, act, group, closed); n == 0 {
 		t.Error("the limited instance never answered 429")

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"reflect"
@@ -378,4 +379,59 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+func TestOsapiAlbumsAndMediaItems(t *testing.T) {
+	e := newEnv(t)
+	ann := e.register("ann")
+	g := gadget{e: e, token: ann.token, auth: "st"}
+
+	album := object(t, "osapi.albums.create", g.one("albums.create", map[string]any{"album": map[string]any{"title": "Gadget album"}}))
+	albumID := album["id"].(string)
+	if album["ownerId"] != ann.id || album["mediaItemCount"] != float64(0) {
+		t.Errorf("albums.create gives %v", album)
+	}
+	data := "data:image/png;base64," + base64.StdEncoding.EncodeToString(picture(t, "png", 16, 9))
+	item := object(t, "osapi.mediaItems.create", g.one("mediaItems.create", map[string]any{
+		"albumId": albumID, "mediaItem": map[string]any{"url": data, "description": "a small gradient"}}))
+	itemID := item["id"].(string)
+	if item["albumId"] != albumID || item["width"] != float64(16) || item["type"] != "image" {
+		t.Errorf("mediaItems.create gives %v", item)
+	}
+	// Several calls in one batch, as a gadget's newBatch makes them.
+	res := g.execute(
+		call("albums", "albums.get", nil),
+		call("items", "mediaItems.get", map[string]any{"albumId": albumID}),
+		call("byId", "mediaItems.get", map[string]any{"albumId": albumID, "mediaItemId": itemID}),
+		call("fields", "albums.supportedFields", nil),
+		// Shindig's update names the item mediaItemIds.
+		call("update", "mediaItems.update", map[string]any{"albumId": albumID, "mediaItemIds": itemID, "mediaItem": map[string]any{"description": "a gradient"}}),
+	)
+	if list := object(t, "albums.get", res["albums"])["list"].([]any); len(list) != 1 {
+		t.Errorf("albums.get lists %v", list)
+	}
+	if list := object(t, "mediaItems.get", res["items"])["list"].([]any); len(list) != 1 {
+		t.Errorf("mediaItems.get lists %v", list)
+	}
+	if got := object(t, "mediaItems.get by id", res["byId"]); got["id"] != itemID {
+		t.Errorf("mediaItems.get by id gives %v", got)
+	}
+	if fields, _ := res["fields"].([]any); !slices.Contains(fields, any("mediaItemCount")) {
+		t.Errorf("albums.supportedFields gives %v", res["fields"])
+	}
+	if got := object(t, "mediaItems.update", res["update"]); got["description"] != "a gradient" {
+		t.Errorf("mediaItems.update gives %v", got)
+	}
+	res = g.execute(
+		call("del", "mediaItems.delete", map[string]any{"albumId": albumID, "mediaItemId": itemID}),
+		call("gone", "albums.delete", map[string]any{"albumId": albumID}),
+	)
+	for _, key := range []string{"del", "gone"} {
+		if m, _ := res[key].(map[string]any); m == nil || m["error"] != nil {
+			t.Errorf("%s: callback gets %v", key, res[key])
+		}
+	}
+	if got := g.one("albums.get", map[string]any{"albumId": albumID}); !reflect.DeepEqual(got.(map[string]any)["error"].(map[string]any)["code"], float64(404)) {
+		t.Errorf("a deleted album: %v", got)
+	}
 }

@@ -19,14 +19,17 @@ func TestFromEnv(t *testing.T) {
 		"GAE_ENV": "standard", "GAE_SERVICE": "api", "LOG_LEVEL": "warn",
 		"BCRYPT_COST": "12", "TOKEN_TTL": "72h", "DATASTORE_NAMESPACE": "staging",
 		"TOKEN_CACHE_TTL": "10s", "RATE_LIMIT_LOGIN": "5/10m", "HOME_RETENTION": "2160h",
+		"RATE_LIMIT_UPLOAD": "10/1h", "PUBLIC_URL": "https://p1.example.com/",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
-		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults()}
+		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
+		MediaBucket: "p1.appspot.com", PublicURL: "https://p1.example.com"}
 	want.RateLimits.Login = ratelimit.Rule{Quota: 5, Window: 10 * time.Minute}
+	want.RateLimits.Upload = ratelimit.Rule{Quota: 10, Window: time.Hour}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
@@ -35,28 +38,32 @@ func TestFromEnv(t *testing.T) {
 func TestFromEnvRejects(t *testing.T) {
 	base := map[string]string{"GOOGLE_CLOUD_PROJECT": "p", "CLOUD_TASKS_LOCATION": "l", "TASKS_SECRET": strings.Repeat("s", MinTasksSecret)}
 	tests := map[string]map[string]string{
-		"no project":             {"CLOUD_TASKS_LOCATION": "l"},
-		"no location":            {"GOOGLE_CLOUD_PROJECT": "p"},
-		"bad port":               {"PORT": "http"},
-		"bad level":              {"LOG_LEVEL": "loud"},
-		"bad cost":               {"BCRYPT_COST": "40"},
-		"bad ttl":                {"TOKEN_TTL": "soon"},
-		"bad cache ttl":          {"TOKEN_CACHE_TTL": "later"},
-		"negative cache ttl":     {"TOKEN_CACHE_TTL": "-1s"},
-		"emulator on App Engine": {"GAE_ENV": "standard", "DATASTORE_EMULATOR_HOST": "localhost:1"},
-		"bad namespace":          {"DATASTORE_NAMESPACE": "a/b"},
-		"copy limit too big":     {"COPY_LIMIT": "1001"},
-		"copy limit zero":        {"COPY_LIMIT": "0"},
-		"negative backfill":      {"BACKFILL_MAX": "-1"},
-		"bad retention":          {"HOME_RETENTION": "90d"},
-		"short retention":        {"HOME_RETENTION": "1h"},
-		"negative retention":     {"HOME_RETENTION": "-24h"},
-		"no task secret":         {"TASKS_SECRET": ""},
-		"short task secret":      {"TASKS_SECRET": "short"},
-		"rate limits maybe":      {"RATE_LIMITS": "maybe"},
-		"bad account limit":      {"RATE_LIMIT_ACCOUNT": "300"},
-		"zero login limit":       {"RATE_LIMIT_LOGIN": "0/1m"},
-		"tiny register window":   {"RATE_LIMIT_REGISTER": "5/1ms"},
+		"no project":                     {"CLOUD_TASKS_LOCATION": "l"},
+		"no location":                    {"GOOGLE_CLOUD_PROJECT": "p"},
+		"bad port":                       {"PORT": "http"},
+		"bad level":                      {"LOG_LEVEL": "loud"},
+		"bad cost":                       {"BCRYPT_COST": "40"},
+		"bad ttl":                        {"TOKEN_TTL": "soon"},
+		"bad cache ttl":                  {"TOKEN_CACHE_TTL": "later"},
+		"negative cache ttl":             {"TOKEN_CACHE_TTL": "-1s"},
+		"emulator on App Engine":         {"GAE_ENV": "standard", "DATASTORE_EMULATOR_HOST": "localhost:1"},
+		"bad namespace":                  {"DATASTORE_NAMESPACE": "a/b"},
+		"copy limit too big":             {"COPY_LIMIT": "1001"},
+		"copy limit zero":                {"COPY_LIMIT": "0"},
+		"negative backfill":              {"BACKFILL_MAX": "-1"},
+		"bad retention":                  {"HOME_RETENTION": "90d"},
+		"short retention":                {"HOME_RETENTION": "1h"},
+		"negative retention":             {"HOME_RETENTION": "-24h"},
+		"no task secret":                 {"TASKS_SECRET": ""},
+		"short task secret":              {"TASKS_SECRET": "short"},
+		"rate limits maybe":              {"RATE_LIMITS": "maybe"},
+		"bad account limit":              {"RATE_LIMIT_ACCOUNT": "300"},
+		"zero login limit":               {"RATE_LIMIT_LOGIN": "0/1m"},
+		"tiny register window":           {"RATE_LIMIT_REGISTER": "5/1ms"},
+		"no upload limit":                {"RATE_LIMIT_UPLOAD": "0/1h"},
+		"public URL with a path":         {"PUBLIC_URL": "https://example.com/app"},
+		"public URL not http":            {"PUBLIC_URL": "ftp://example.com"},
+		"storage emulator on App Engine": {"GAE_ENV": "standard", "STORAGE_EMULATOR_HOST": "localhost:1"},
 	}
 	for name, over := range tests {
 		m := map[string]string{}

@@ -142,3 +142,39 @@ func entry(r reply) map[string]any {
 	e, _ := r.body["entry"].(map[string]any)
 	return e
 }
+
+// upload sends an image's bytes, as a client uploading a picture does.
+func (c *client) upload(ctx context.Context, token string, data []byte, alt string) (reply, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/social/rest/mediaItems/@me/@self?description="+url.QueryEscape(alt), bytes.NewReader(data))
+	if err != nil {
+		return reply{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "image/png")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode}
+	if err := json.NewDecoder(resp.Body).Decode(&r.body); err != nil {
+		return r, fmt.Errorf("upload: %d answer is not a JSON object", resp.StatusCode)
+	}
+	return r, nil
+}
+
+// fetch reads a picture's link with no token, as an img element does,
+// and returns its status and type.
+func (c *client) fetch(ctx context.Context, link string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), err
+}

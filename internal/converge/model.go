@@ -38,6 +38,9 @@ type post struct {
 	// removed: a moderator took it down (it is nowhere, and nor are
 	// reposts of it); removing: a removal is under way.
 	removed, removing bool
+	// pictures are the ids of its pictures, in order, and alts their
+	// alt texts.
+	pictures, alts []string
 }
 
 type group struct {

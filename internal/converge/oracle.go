@@ -258,6 +258,10 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q), which a moderator removed", f.name, id, p.title))
 			case f.want(p).forbid():
 				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q, posted %s) though it must not; history %s", f.name, id, p.title, clock(p.start), f.history(p)))
+			default:
+				if v := pictureViolation(f.name, it, p); v != "" {
+					m.violations = append(m.violations, v)
+				}
 			}
 		}
 		for _, p := range live {
@@ -269,6 +273,10 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 				m.violations = append(m.violations, fmt.Sprintf("%s: lacks %s (%q, posted %s-%s)%s", f.name, p.id, p.title, clock(p.start), clock(p.end), h))
 			}
 		}
+	}
+
+	if err := r.checkPictureObjects(ctx, all); err != nil {
+		return err
 	}
 
 	// Counts of activities, from @all, and mentions of nobody gone.
@@ -581,4 +589,65 @@ func describe(evs []event) string {
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+// pictureViolation says how a feed's item it differs from post p in its
+// pictures (their ids and alt texts, in order), or "".
+func pictureViolation(feed string, it map[string]any, p *post) string {
+	items, _ := it["mediaItems"].([]any)
+	var got, alts []string
+	for _, x := range items {
+		m, _ := x.(map[string]any)
+		got, alts = append(got, str(m, "id")), append(alts, str(m, "description"))
+	}
+	if !slices.Equal(got, p.pictures) || !slices.Equal(alts, p.alts) {
+		return fmt.Sprintf("%s: %s shows pictures %v %q, want %v %q", feed, p.id, got, alts, p.pictures, p.alts)
+	}
+	return ""
+}
+
+// checkPictureObjects checks the pictures' bucket against the model: the
+// pictures of every post that remains (live, or removed and kept) have
+// their image and thumbnail, and the links @all hands out open them with
+// no token; no object of a deleted post's picture remains. Objects of no
+// post are uploads never attached, which are collected a day later.
+func (r *runner) checkPictureObjects(ctx context.Context, all []map[string]any) error {
+	m := r.m
+	names, err := r.objects()
+	if err != nil {
+		return fmt.Errorf("list the pictures' bucket: %w", err)
+	}
+	stored := map[string]bool{}
+	for _, n := range names {
+		stored[n] = true
+	}
+	for _, p := range m.posts {
+		gone := p.deleted || m.deleted(p.author)
+		for _, id := range p.pictures {
+			for _, name := range []string{"media/" + id, "media/" + id + "/thumb"} {
+				switch {
+				case gone && stored[name]:
+					m.violations = append(m.violations, fmt.Sprintf("object %s of deleted post %s remains", name, p.id))
+				case !gone && !stored[name]:
+					m.violations = append(m.violations, fmt.Sprintf("post %s lacks its picture's object %s", p.id, name))
+				}
+			}
+		}
+	}
+	for _, it := range all {
+		items, _ := it["mediaItems"].([]any)
+		for _, x := range items {
+			pic, _ := x.(map[string]any)
+			for _, link := range []string{str(pic, "url"), str(pic, "thumbnailUrl")} {
+				status, kind, err := r.c.fetch(ctx, link)
+				if err != nil {
+					return fmt.Errorf("fetch a picture: %w", err)
+				}
+				if status != 200 || !strings.HasPrefix(kind, "image/") {
+					m.violations = append(m.violations, fmt.Sprintf("activity %s: picture link %s answered %d %s", str(it, "id"), link, status, kind))
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -4,8 +4,11 @@ package converge
 // deletes, reposts, followed tags and read markers.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -60,7 +63,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 		}
 	}
 	title = strings.TrimSpace(title) + tagText(rng, tagged)
-	body := map[string]string{"title": title}
+	body := map[string]any{"title": title}
 	// Seven in ten public, two for followers, one for the mentioned.
 	visibility := "public"
 	switch k := rng.IntN(10); {
@@ -75,6 +78,21 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	if rng.IntN(2) == 0 {
 		body["externalId"] = fmt.Sprintf("ext-%d", n)
 	}
+	// One in five carries a picture or two.
+	var pics, alts []string
+	if rng.IntN(5) == 0 {
+		for k := 1 + rng.IntN(2); k > 0; k-- {
+			alt := fmt.Sprintf("picture %d of post %d", k, n)
+			if id, err := r.upload(ctx, u, alt); err != nil {
+				return err
+			} else if id != "" {
+				pics, alts = append(pics, id), append(alts, alt)
+			}
+		}
+		if len(pics) > 0 {
+			body["mediaItems"] = pics
+		}
+	}
 	start := time.Now()
 	rep, out := r.write(ctx, "post", http.MethodPost, "/social/rest/activities/@me/@self", u.token, body)
 	id := ""
@@ -82,6 +100,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	if out == acked {
 		id = str(entry(rep), "id")
 		made = r.checkMentions(title, u.id, entry(rep), mentions)
+		r.checkPictures("post", id, entry(rep), pics, alts)
 	}
 	if out == unknown {
 		// It is the newest of the author's own, if it happened.
@@ -94,13 +113,15 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 			if m, ok := it.(map[string]any); ok && str(m, "title") == title {
 				id = str(m, "id")
 				made = r.checkMentions(title, u.id, m, mentions)
+				r.checkPictures("post", id, m, pics, alts)
 			}
 		}
 	}
 	end := time.Now()
 	r.m.done("post", out != acked, end)
 	if id != "" {
-		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility}
+		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility,
+			pictures: pics, alts: alts}
 		r.m.mu.Lock()
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
@@ -112,6 +133,54 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 		r.m.mu.Unlock()
 	}
 	return nil
+}
+
+// tinyPNG is the picture the mix uploads: a 2 × 2 PNG.
+var tinyPNG = func() []byte {
+	var buf bytes.Buffer
+	img := image.NewNRGBA(image.Rect(0, 0, 2, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(40 * i)
+	}
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}()
+
+// upload uploads a picture as u and returns its id, or "" if it was not
+// known to be stored (a loose upload is collected a day later).
+func (r *runner) upload(ctx context.Context, u *user, alt string) (string, error) {
+	rep, err := r.c.upload(ctx, u.token, tinyPNG, alt)
+	ok := err == nil && rep.status == http.StatusCreated
+	switch {
+	case err != nil, rep.status == http.StatusServiceUnavailable:
+	case !ok && rep.status != http.StatusUnauthorized && rep.status != http.StatusForbidden:
+		r.m.violate(fmt.Sprintf("upload: answered %d %v", rep.status, rep.body))
+	}
+	r.m.done("upload", !ok, time.Now())
+	if !ok {
+		return "", nil
+	}
+	e := entry(rep)
+	if str(e, "description") != alt || num(e, "width") != 2 || str(e, "mimeType") != "image/png" {
+		r.m.violate(fmt.Sprintf("upload: answered %v", e))
+	}
+	return str(e, "id"), nil
+}
+
+// checkPictures checks the pictures an activity v shows: those posted, in
+// order, with their alt texts.
+func (r *runner) checkPictures(op, id string, v map[string]any, pics, alts []string) {
+	items, _ := v["mediaItems"].([]any)
+	var got, gotAlts []string
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		got, gotAlts = append(got, str(m, "id")), append(gotAlts, str(m, "description"))
+	}
+	if !slices.Equal(got, pics) || !slices.Equal(gotAlts, alts) {
+		r.m.violate(fmt.Sprintf("%s: activity %s shows pictures %v %q, want %v %q", op, id, got, gotAlts, pics, alts))
+	}
 }
 
 // checkMentions returns the mentions activity v made, and checks them

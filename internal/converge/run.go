@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer st.close()
 	r := &runner{
-		cfg: cfg, m: newModel(),
+		cfg: cfg, m: newModel(), objects: st.objects,
 		c: &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
 	}
 	clients := make([]*actor, cfg.Clients)
@@ -269,12 +269,14 @@ type runner struct {
 	seq   sync.Mutex
 	n     int
 	turns atomic.Int64 // alternates REST and JSON-RPC where both serve
+	// objects lists the pictures' bucket.
+	objects func() ([]string, error)
 }
 
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.

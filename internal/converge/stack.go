@@ -25,12 +25,14 @@ const (
 
 // stack is the service under test: the API on loopback over real HTTP,
 // the tasks emulator (with its fault mode) running its jobs, the Datastore
-// emulator behind a fault-injecting interceptor.
+// emulator behind a fault-injecting interceptor, the Cloud Storage
+// emulator of the pictures.
 type stack struct {
 	url      string
 	tasks    *tasksemu.Server
 	dsFaults *dsfaults.Injector
 	db       *store.DB // through the faults
+	objects  func() ([]string, error)
 	close    func()
 }
 
@@ -70,5 +72,6 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	if err != nil {
 		return nil, err
 	}
-	return &stack{url: st.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, close: st.Close}, nil
+	objects := func() ([]string, error) { return st.Storage.Objects(st.Bucket, "") }
+	return &stack{url: st.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, close: st.Close}, nil
 }
