@@ -205,6 +205,19 @@ func (s *Server) mediaOwner(ctx context.Context, caller string, p mediaParams) e
 	return err
 }
 
+// ownOne checks that a write names the caller's own, and returns the one
+// id of ids it names (what, for the error).
+func (s *Server) ownOne(ctx context.Context, caller string, p mediaParams, ids list, what string) (string, error) {
+	if err := s.mediaOwner(ctx, caller, p); err != nil {
+		return "", err
+	}
+	id, err := one(ids, what)
+	if err != nil || id == "" {
+		return "", derrors.New(derrors.InvalidArgument, "give the "+what+" of one")
+	}
+	return id, nil
+}
+
 // mediaItemsGet answers mediaItems.get: the caller's items, all or one
 // album's or by id; another person's, only those on activities the
 // caller may see (albums are their owner's alone).
@@ -398,12 +411,9 @@ func (s *Server) uploadAllowed(ctx context.Context, caller string) error {
 // mediaItemsUpdate answers mediaItems.update: an item's title and alt
 // text.
 func (s *Server) mediaItemsUpdate(ctx context.Context, caller string, p mediaParams) (any, error) {
-	if err := s.mediaOwner(ctx, caller, p); err != nil {
+	id, err := s.ownOne(ctx, caller, p, append(p.MediaItemID, p.MediaItemIDs...), "mediaItemId")
+	if err != nil {
 		return nil, err
-	}
-	id, err := one(append(p.MediaItemID, p.MediaItemIDs...), "mediaItemId")
-	if err != nil || id == "" {
-		return nil, derrors.New(derrors.InvalidArgument, "give the mediaItemId of one item")
 	}
 	if p.MediaItem == nil {
 		return nil, derrors.New(derrors.InvalidArgument, "mediaItem is required")
@@ -422,12 +432,9 @@ func (s *Server) mediaItemsUpdate(ctx context.Context, caller string, p mediaPar
 // mediaItemsDelete answers mediaItems.delete: one item of the caller's
 // on no activity.
 func (s *Server) mediaItemsDelete(ctx context.Context, caller string, p mediaParams) (any, error) {
-	if err := s.mediaOwner(ctx, caller, p); err != nil {
+	id, err := s.ownOne(ctx, caller, p, p.MediaItemID, "mediaItemId")
+	if err != nil {
 		return nil, err
-	}
-	id, err := one(p.MediaItemID, "mediaItemId")
-	if err != nil || id == "" {
-		return nil, derrors.New(derrors.InvalidArgument, "give the mediaItemId of one item")
 	}
 	return nil, s.media.Delete(ctx, caller, id)
 }
@@ -528,12 +535,9 @@ func (s *Server) albumsCreate(ctx context.Context, caller string, p mediaParams)
 
 // albumsUpdate answers albums.update.
 func (s *Server) albumsUpdate(ctx context.Context, caller string, p mediaParams) (any, error) {
-	if err := s.mediaOwner(ctx, caller, p); err != nil {
+	id, err := s.ownOne(ctx, caller, p, p.AlbumID, "albumId")
+	if err != nil {
 		return nil, err
-	}
-	id, err := one(p.AlbumID, "albumId")
-	if err != nil || id == "" {
-		return nil, derrors.New(derrors.InvalidArgument, "give the albumId of one album")
 	}
 	if p.Album == nil {
 		return nil, derrors.New(derrors.InvalidArgument, "album is required")
@@ -551,12 +555,9 @@ func (s *Server) albumsUpdate(ctx context.Context, caller string, p mediaParams)
 
 // albumsDelete answers albums.delete: the album, and by a job its items.
 func (s *Server) albumsDelete(ctx context.Context, caller string, p mediaParams) (any, error) {
-	if err := s.mediaOwner(ctx, caller, p); err != nil {
+	id, err := s.ownOne(ctx, caller, p, p.AlbumID, "albumId")
+	if err != nil {
 		return nil, err
-	}
-	id, err := one(p.AlbumID, "albumId")
-	if err != nil || id == "" {
-		return nil, derrors.New(derrors.InvalidArgument, "give the albumId of one album")
 	}
 	return nil, s.media.DeleteAlbum(ctx, caller, id)
 }

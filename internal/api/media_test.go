@@ -417,3 +417,45 @@ func rpcResults(t *testing.T, raw []byte) []map[string]any {
 	}
 	return out
 }
+
+func TestErasureAndExportCoverPictures(t *testing.T) {
+	e := newEnv(t)
+	v := e.register("victim")
+	onPost := e.uploaded(v, "on a post")["id"].(string)
+	e.uploaded(v, "never posted")
+	r := e.do("POST", "/social/rest/albums/@me/@self", v.token, map[string]string{"title": "kept"})
+	album := e.entry(r)["id"].(string)
+	if r := e.do("POST", "/social/rest/mediaItems/@me/@self/"+album, v.token, picture(t, "png", 5, 5), "Content-Type", "image/png"); r.status != http.StatusCreated {
+		t.Fatalf("upload into the album: %d %s", r.status, r.raw)
+	}
+	if r := e.do("POST", "/social/rest/activities/@me/@self", v.token, map[string]any{"title": "with a picture", "mediaItems": []string{onPost}}); r.status != http.StatusCreated {
+		t.Fatalf("post: %d %s", r.status, r.raw)
+	}
+
+	r = e.do("GET", "/auth/account/export", v.token, nil)
+	if r.status != 200 {
+		t.Fatalf("export: %d %s", r.status, r.raw)
+	}
+	pics, _ := r.body["mediaItems"].([]any)
+	albums, _ := r.body["albums"].([]any)
+	if len(pics) != 3 || len(albums) != 1 {
+		t.Fatalf("the export holds %d pictures and %d albums, want 3 and 1", len(pics), len(albums))
+	}
+	if status, _, _ := e.fetch(pics[0].(map[string]any)["url"].(string)); status != 200 {
+		t.Errorf("an exported picture's link: %d", status)
+	}
+	if got := e.objects(); len(got) != 6 {
+		t.Fatalf("objects before the erasure: %v", got)
+	}
+
+	if r := e.do("DELETE", "/auth/account", v.token, map[string]string{"password": "password-victim"}); r.status != http.StatusAccepted {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	e.settle()
+	if got := e.objects(); len(got) != 0 {
+		t.Errorf("objects after the erasure: %v", got)
+	}
+	if found, _ := mentionsOf(t, e.db, v.id); len(found) > 0 {
+		t.Errorf("after the erasure, entities still name the user:\n%s", strings.Join(found, "\n"))
+	}
+}
