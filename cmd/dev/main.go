@@ -94,6 +94,12 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	if o.DatastoreHost != "" {
 		where = "DATASTORE_EMULATOR_HOST"
 	}
+	storage := "in this process, data in memory"
+	if cfg.StorageEmulatorHost != "" {
+		// One run elsewhere, whose bucket MEDIA_BUCKET must exist.
+		o.StorageEndpoint, o.Bucket = "http://"+cfg.StorageEmulatorHost+"/storage/v1/", cfg.MediaBucket
+		storage = "STORAGE_EMULATOR_HOST"
+	}
 	st, err := localstack.Start(ctx, o)
 	if err != nil {
 		return err
@@ -101,6 +107,7 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	defer st.Close()
 	fmt.Fprintf(out, "datastore emulator  %s  (%s)\n", st.DatastoreHost, where)
 	fmt.Fprintf(out, "tasks emulator      %s  (queues from queue.yaml)\n", st.Tasks.Host)
+	fmt.Fprintf(out, "storage emulator    %s  (%s; bucket %s)\n", st.StorageEndpoint, storage, st.Bucket)
 	limits := "on"
 	if cfg.RateLimits.Off {
 		limits = "off (RATE_LIMITS=off)"

@@ -36,16 +36,19 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	}()
 
 	lines := map[string]string{}
-	re := regexp.MustCompile(`^(datastore emulator|tasks emulator|API)\s+(\S+)`)
+	re := regexp.MustCompile(`^(datastore emulator|tasks emulator|storage emulator|API)\s+(\S+)`)
 	sc := bufio.NewScanner(pr)
-	for len(lines) < 3 && sc.Scan() {
+	for len(lines) < 4 && sc.Scan() {
 		if m := re.FindStringSubmatch(sc.Text()); m != nil {
 			lines[m[1]] = m[2]
 		}
 	}
 	go io.Copy(io.Discard, pr)
-	if len(lines) < 3 {
-		t.Fatalf("stack did not print its three addresses: %v (err %v)", lines, <-done)
+	if len(lines) < 4 {
+		t.Fatalf("stack did not print its four addresses: %v (err %v)", lines, <-done)
+	}
+	if body := get(t, lines["storage emulator"]+"b"); !strings.Contains(body, "socialstream-local-media") {
+		t.Errorf("storage emulator's buckets: %q", body)
 	}
 
 	dsHost := lines["datastore emulator"]

@@ -95,13 +95,15 @@ type Stack struct {
 	URL           string // the API's base URL
 	DatastoreHost string // "" when Options.DB was given
 	// Storage is the Cloud Storage emulator started (nil when
-	// Options.StorageEndpoint was given), and Bucket the pictures'.
-	Storage  *gcsemu.Emulator
-	Bucket   string
-	DB       *store.DB
-	Gen      *ids.Generator
-	Services *app.Services
-	Tasks    *tasksemu.Local
+	// Options.StorageEndpoint was given), StorageEndpoint the JSON API
+	// the service uses, and Bucket the pictures'.
+	Storage         *gcsemu.Emulator
+	StorageEndpoint string
+	Bucket          string
+	DB              *store.DB
+	Gen             *ids.Generator
+	Services        *app.Services
+	Tasks           *tasksemu.Local
 	// TaskSecret is this run's proof of the tasks emulator: the API runs
 	// only task requests that carry it (api.TaskSecretHeader).
 	TaskSecret string
@@ -279,6 +281,7 @@ func (s *Stack) openStorage(ctx context.Context, o Options) (app.Pictures, error
 		s.closers = append(s.closers, emu.Stop)
 		endpoint = emu.Endpoint
 	}
+	s.StorageEndpoint = endpoint
 	client, err := media.Dial(ctx, endpoint)
 	if err != nil {
 		return app.Pictures{}, err
