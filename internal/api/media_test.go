@@ -233,6 +233,7 @@ func TestUploadRefusals(t *testing.T) {
 		{"an empty body", []byte{}, "image/png", 400},
 		{"a decompression bomb", bomb(t), "image/png", 400},
 		{"over 8 MiB", big, "image/png", 413},
+		{"over 9 MiB", append(bytes.Clone(big), make([]byte, 1<<20)...), "image/png", 413},
 		{"a PNG sent as text", picture(t, "png", 4, 4), "text/plain", 400},
 	} {
 		r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, c.data, "Content-Type", c.kind)
@@ -240,6 +241,9 @@ func TestUploadRefusals(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, r.status, r.raw, c.status)
 		}
 		e.wantError(r, c.status)
+		if c.status == 413 && !strings.Contains(r.errMessage(), "8 MiB") {
+			t.Errorf("%s: %q does not say the limit", c.name, r.errMessage())
+		}
 	}
 	// Multipart with no file.
 	var form bytes.Buffer

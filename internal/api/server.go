@@ -302,13 +302,13 @@ const drainMax = 32 << 20
 // before the answer goes, and the connection then closes.
 func (s *Server) limitBody(c *gin.Context) {
 	body := c.Request.Body
-	limit := int64(MaxBody)
+	limit, tooLarge := int64(MaxBody), errTooLarge
 	if c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) {
-		limit = MaxUpload
+		limit, tooLarge = MaxUpload, errTooLargeUpload
 	}
 	if c.Request.ContentLength > limit {
 		drain(c, body)
-		s.fail(c, errTooLarge)
+		s.fail(c, tooLarge)
 		return
 	}
 	if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
