@@ -181,7 +181,7 @@ func thumbnail(img image.Image) image.Image {
 	} else {
 		w, h = max(1, w*ThumbSide/h), ThumbSide
 	}
-	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	dst := image.NewRGBA(image.Rect(0, 0, w, h)) // RGBA: the scaler's fast paths write it
 	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
 	return dst
 }
@@ -257,14 +257,14 @@ func orient(img image.Image, o int) image.Image {
 		return img
 	}
 	b := img.Bounds()
-	src := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	src := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy())) // RGBA: draw's fast path from a JPEG's YCbCr
 	draw.Draw(src, src.Bounds(), img, b.Min, draw.Src)
 	w, h := b.Dx(), b.Dy()
 	dw, dh := w, h
 	if o >= 5 { // the ones that turn a quarter swap the sides
 		dw, dh = h, w
 	}
-	dst := image.NewNRGBA(image.Rect(0, 0, dw, dh))
+	dst := image.NewRGBA(image.Rect(0, 0, dw, dh))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
 			var dx, dy int

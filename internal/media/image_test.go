@@ -223,3 +223,16 @@ func TestProcessRefuses(t *testing.T) {
 		t.Error("4096 × 4096 is within the limit")
 	}
 }
+
+// BenchmarkProcess makes a phone photo safe: a 4000 × 3000 JPEG (12
+// megapixels), turned upright, encoded again, with its thumbnail.
+func BenchmarkProcess(b *testing.B) {
+	src := withExif(encodeJPEG(b, twoTone(4000, 3000)), 6, "")
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Process(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
