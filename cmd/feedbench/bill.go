@@ -220,11 +220,16 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		}
 		pics = append(pics, map[string]string{"id": up.Entry.ID})
 	}
-	b, err = s.metered(ctx, w.helper, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "four pictures", "mediaItems": pics}, nil)
+	var posted uploaded
+	b, err = s.metered(ctx, w.helper, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "four pictures", "mediaItems": pics}, &posted)
 	if err != nil {
 		return nil, fmt.Errorf("billing: post with pictures: %w", err)
 	}
 	rows = append(rows, billRow{Op: "post with 4 pictures, 0 followers", Bill: b})
+	if b, err = s.metered(ctx, w.helper, "DELETE", "/social/rest/activities/@me/@self/@app/"+posted.Entry.ID, nil, nil); err != nil {
+		return nil, fmt.Errorf("billing: delete with pictures: %w", err)
+	}
+	rows = append(rows, billRow{Op: "delete a post with 4 pictures", Bill: b})
 
 	h := w.helper
 	writes := []struct {

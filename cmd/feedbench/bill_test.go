@@ -115,6 +115,14 @@ func TestBill(t *testing.T) {
 			t.Errorf("%s: %d writes and %d deletes, want %d and %d (%v)", c.op, b.Writes, b.Deletes, c.writes, c.deletes, b)
 		}
 	}
+	// A delete of a post with pictures finds their 4 records by one
+	// keys-only query; one without looks for none.
+	if b := byOp["delete a post with 4 pictures"].Bill; b.KeyResults < 4 || b.Calls["RunQuery"] != byOp["delete"].Bill.Calls["RunQuery"]+1 {
+		t.Errorf("delete a post with 4 pictures: %v", b)
+	}
+	if got, want := callString(byOp["delete"].Bill.Calls), "1 BeginTransaction, 3 Commit, 4 Lookup, 6 RunQuery"; got != want {
+		t.Errorf("delete: calls %s, want %s", got, want)
+	}
 	if a, b := byOp["post, 0 followers"].Bill, byOp["post, 100 followers"].Bill; b.IndexEntries-a.IndexEntries != 3*100 {
 		t.Errorf("index entries of a post to 100 followers %d, to none %d: want 3 more a follower", b.IndexEntries, a.IndexEntries)
 	}

@@ -50,6 +50,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -312,6 +313,9 @@ type Config struct {
 	Forget []func(ctx context.Context, activity string) (int, error)
 	// Links, when set, makes the links of the activities' pictures.
 	Links *media.Links
+	// ForgetPictures, when set, is run as Forget is, for an activity that
+	// had pictures: it deletes them (package media).
+	ForgetPictures func(ctx context.Context, activity string) (int, error)
 }
 
 // Service manages activities and feeds.
@@ -436,7 +440,7 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 	} else if a.UserID != author {
 		return ErrNotAuthor
 	}
-	if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: id, At: s.now().UnixMicro()}); err != nil {
+	if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}); err != nil {
 		return err
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
@@ -490,6 +494,9 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 type CleanupTask struct {
 	ActivityID string `json:"activityId"`
 	At         int64  `json:"at"` // when the delete was asked for, µs
+	// Pictures says the activity had pictures, for Config.ForgetPictures
+	// (an erasure's phase takes an erased author's, and sets it not).
+	Pictures bool `json:"pictures,omitempty"`
 }
 
 // CleanupPath is where cleanup jobs are sent.
@@ -539,7 +546,11 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 		n, err = s.dropReposts(ctx, t.ActivityID)
 		deleted += n
 	}
-	for _, forget := range s.cfg.Forget {
+	forgets := s.cfg.Forget
+	if t.Pictures && s.cfg.ForgetPictures != nil {
+		forgets = append(slices.Clip(forgets), s.cfg.ForgetPictures)
+	}
+	for _, forget := range forgets {
 		if err != nil {
 			break
 		}

@@ -404,12 +404,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 			return nil, err
 		}
 	}
-	forget := []func(context.Context, string) (int, error){
-		func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
-		func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
-	}
+	var forgetPictures func(context.Context, string) (int, error)
 	if s.Media != nil {
-		forget = append(forget, s.Media.ForgetActivity)
+		forgetPictures = s.Media.ForgetActivity
 	}
 	// Whether entities of an earlier version's order remain: one state,
 	// that every feed reads and the move's last job sets.
@@ -439,8 +436,12 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Liked: likes.Liked, Upgrade: moved, Reorder: s.Notifications.Reorder,
-		Forget: append(forget, s.Notifications.ForgetActivity),
-		Links:  links,
+		Forget: []func(context.Context, string) (int, error){
+			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
+			func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
+			s.Notifications.ForgetActivity,
+		},
+		Links: links, ForgetPictures: forgetPictures,
 	}); err != nil {
 		return nil, err
 	}
