@@ -176,6 +176,16 @@ func readForm(r *multipart.Reader) (*media.UploadInput, error) {
 	return in, nil
 }
 
+// album returns the one album a media item call names, "" for none or
+// anyAlbum (JSON-RPC passes it as REST's path does).
+func (p mediaParams) album() (string, error) {
+	a, err := one(p.AlbumID, "albumId")
+	if a == anyAlbum {
+		a = ""
+	}
+	return a, err
+}
+
 // one returns the single value of l, named name, or "".
 func one(l list, name string) (string, error) {
 	if len(l) > 1 {
@@ -226,7 +236,7 @@ func (s *Server) mediaItemsGet(ctx context.Context, caller string, p mediaParams
 	if err != nil {
 		return nil, err
 	}
-	album, err := one(p.AlbumID, "albumId")
+	album, err := p.album()
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +341,7 @@ func (s *Server) mediaItemsCreate(ctx context.Context, caller string, p mediaPar
 	if err := s.mediaOwner(ctx, caller, p); err != nil {
 		return nil, err
 	}
-	album, err := one(p.AlbumID, "albumId")
+	album, err := p.album()
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,7 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"moderation.grant":           method(s.moderationGrant),
 		"moderation.notices":         method(s.moderationNotices),
 		"notifications.read":         method(s.notificationsRead),
+		"notifications.unread":       method(s.notificationsUnread),
 		"albums.get":                 method(s.albumsGet),
 		"albums.create":              method(s.albumsCreate),
 		"albums.update":              method(s.albumsUpdate),
@@ -88,7 +89,6 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"mediaItems.update":          method(s.mediaItemsUpdate),
 		"mediaItems.delete":          method(s.mediaItemsDelete),
 		"mediaItems.supportedFields": method(supportedFields(mediaItemFields)),
-		"notifications.unread":       method(s.notificationsUnread),
 	}
 	names := slices.Sorted(maps.Keys(m))
 	names = slices.Insert(names, 0, "system.listMethods")
