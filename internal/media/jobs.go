@@ -32,16 +32,18 @@ const (
 type Task struct {
 	Op string `json:"op"`
 	ID string `json:"id"` // the item's or the album's
-	// Deleted says the item's delete enqueued it (the name keeps it
-	// apart from the upload's).
+	// Deleted says the item's delete enqueued it.
 	Deleted bool  `json:"deleted,omitempty"`
 	At      int64 `json:"at,omitempty"` // when it was enqueued, µs
 }
 
+// name names the task: an upload's collection by the item alone; a
+// delete's job by its time too, so that a delete tried again after one
+// that failed has a job of its own (the first may have given up).
 func (t Task) name() string {
 	n := "media-" + t.Op + "-" + t.ID
-	if t.Deleted {
-		n += "-deleted"
+	if t.Deleted || t.Op == OpAlbum {
+		n += fmt.Sprintf("-deleted-%d", t.At)
 	}
 	return n
 }
