@@ -109,7 +109,7 @@ func mediaBody(c *gin.Context, p *mediaParams) error {
 		in, err := readForm(multipart.NewReader(c.Request.Body, params["boundary"]))
 		p.upload = in
 		return err
-	case strings.HasPrefix(kind, "image/") || kind == "application/octet-stream":
+	case isUpload(kind):
 		data, err := readUpload(c.Request.Body)
 		p.upload = &media.UploadInput{Data: data, Title: c.Query("title"), Description: c.Query("description")}
 		return err

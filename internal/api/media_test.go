@@ -245,6 +245,11 @@ func TestUploadRefusals(t *testing.T) {
 			t.Errorf("%s: %q does not say the limit", c.name, r.errMessage())
 		}
 	}
+	// JSON on the upload path keeps the 1 MiB of every other body.
+	huge := `{"id":"` + strings.Repeat("a", 2<<20) + `"}`
+	if r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, huge, "Content-Type", "application/json"); r.status != 413 || strings.Contains(r.errMessage(), "8 MiB") {
+		t.Errorf("2 MiB of JSON: %d %q", r.status, r.errMessage())
+	}
 	// Multipart with no file.
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,6 +46,13 @@ const MaxBody = 1 << 20
 const MaxUpload = media.MaxBytes + 64<<10
 
 const uploadPath = "/social/rest/mediaItems/"
+
+// isUpload reports whether a body of this Content-Type is an image's
+// bytes (raw, or in a multipart form): JSON keeps MaxBody.
+func isUpload(contentType string) bool {
+	kind, _, _ := mime.ParseMediaType(contentType)
+	return strings.HasPrefix(kind, "image/") || kind == "application/octet-stream" || kind == "multipart/form-data"
+}
 
 // Deps are what the Server needs.
 type Deps struct {
@@ -303,7 +311,7 @@ const drainMax = 32 << 20
 func (s *Server) limitBody(c *gin.Context) {
 	body := c.Request.Body
 	limit, tooLarge := int64(MaxBody), errTooLarge
-	if c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) {
+	if c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) && isUpload(c.GetHeader("Content-Type")) {
 		limit, tooLarge = MaxUpload, errTooLargeUpload
 	}
 	if c.Request.ContentLength > limit {

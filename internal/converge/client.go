@@ -26,15 +26,20 @@ type reply struct {
 // call sends one request. A transport error (no answer) is an error;
 // every answer, whatever its status, is a reply.
 func (c *client) call(ctx context.Context, method, path, token string, body any) (reply, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return reply{}, err
-		}
-		rd = bytes.NewReader(b)
+	if body == nil {
+		return c.send(ctx, method, path, token, nil, "")
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	b, err := json.Marshal(body)
+	if err != nil {
+		return reply{}, err
+	}
+	return c.send(ctx, method, path, token, bytes.NewReader(b), "application/json")
+}
+
+// send sends one request with a body of type kind (none when body is
+// nil) and decodes the answer.
+func (c *client) send(ctx context.Context, method, path, token string, body io.Reader, kind string) (reply, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return reply{}, err
 	}
@@ -42,7 +47,7 @@ func (c *client) call(ctx context.Context, method, path, token string, body any)
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", kind)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -145,22 +150,7 @@ func entry(r reply) map[string]any {
 
 // upload sends an image's bytes, as a client uploading a picture does.
 func (c *client) upload(ctx context.Context, token string, data []byte, alt string) (reply, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/social/rest/mediaItems/@me/@self?description="+url.QueryEscape(alt), bytes.NewReader(data))
-	if err != nil {
-		return reply{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "image/png")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	r := reply{status: resp.StatusCode}
-	if err := json.NewDecoder(resp.Body).Decode(&r.body); err != nil {
-		return r, fmt.Errorf("upload: %d answer is not a JSON object", resp.StatusCode)
-	}
-	return r, nil
+	return c.send(ctx, http.MethodPost, "/social/rest/mediaItems/@me/@self?description="+url.QueryEscape(alt), token, bytes.NewReader(data), "image/png")
 }
 
 // fetch reads a picture's link with no token, as an img element does,

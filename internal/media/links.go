@@ -195,8 +195,8 @@ type AlbumView struct {
 func (m Minter) Album(id string, a *Album) AlbumView {
 	v := AlbumView{ID: id, OwnerID: a.UserID, Title: a.Title, Description: a.Description, MediaItemCount: a.Count,
 		MediaType: "image", Created: a.Created.UTC().Format(time.RFC3339)}
-	if a.Cover.ID != "" {
-		v.ThumbnailURL = m.link(a.Cover.ID, VariantThumb)
+	if a.Cover != "" {
+		v.ThumbnailURL = m.link(a.Cover, VariantThumb)
 	}
 	return v
 }

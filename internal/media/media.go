@@ -96,8 +96,8 @@ type Album struct {
 	Created     time.Time `datastore:"created"`
 	Count       int       `datastore:"count,noindex"`
 	// Cover is the item whose thumbnail stands for the album: the last
-	// one added that is still there ("" for none).
-	Cover Attached `datastore:"cover,noindex"`
+	// one added, while it is there ("" for none).
+	Cover string `datastore:"cover,noindex"`
 }
 
 // ItemKey returns an item's key.
@@ -251,7 +251,7 @@ func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Ite
 		case me.Standing().IsSuspended():
 			refused = accounts.ErrSuspended
 		case in.AlbumID != "":
-			refused = album.add(inAlbum.Found(), user, &it.Attached)
+			refused = album.add(inAlbum.Found(), user, id)
 		}
 		if refused != nil {
 			return refused
@@ -291,7 +291,7 @@ func (s *Service) process(ctx context.Context, data []byte) (*Picture, error) {
 var errAlbumFull = derrors.New(derrors.Conflict, fmt.Sprintf("an album holds at most %d media items", MaxAlbumItems))
 
 // add counts item into the album a, found or not, of user's.
-func (a *Album) add(found bool, user string, item *Attached) error {
+func (a *Album) add(found bool, user, item string) error {
 	if !found || a.UserID != user {
 		return ErrNoSuchAlbum
 	}
@@ -299,15 +299,15 @@ func (a *Album) add(found bool, user string, item *Attached) error {
 		return errAlbumFull
 	}
 	a.Count++
-	a.Cover = *item
+	a.Cover = item
 	return nil
 }
 
 // drop takes item out of the album a's count and cover.
 func (a *Album) drop(item string) {
 	a.Count = max(0, a.Count-1)
-	if a.Cover.ID == item {
-		a.Cover = Attached{}
+	if a.Cover == item {
+		a.Cover = ""
 	}
 }
 
@@ -543,7 +543,7 @@ func (s *Service) Move(ctx context.Context, user, id, album string) (*Item, erro
 		if err != nil {
 			return err
 		}
-		if err := a.add(ok, user, &it.Attached); err != nil {
+		if err := a.add(ok, user, id); err != nil {
 			return err
 		}
 		it.AlbumID = album

@@ -190,9 +190,13 @@ func TestDeleteAlbumTakesItsItems(t *testing.T) {
 	if _, err := f.s.Move(ctx, f.user, moved, albumID); err != nil {
 		t.Fatal(err)
 	}
+	// A move tried again (its answer lost) changes nothing more.
+	if _, err := f.s.Move(ctx, f.user, moved, albumID); err != nil {
+		t.Fatalf("the move again: %v", err)
+	}
 	other := f.upload(UploadInput{})
 	a, err := f.s.AlbumOf(ctx, f.user, albumID)
-	if err != nil || a.Count != 2 || a.Cover.ID != moved {
+	if err != nil || a.Count != 2 || a.Cover != moved {
 		t.Fatalf("album %+v %v", a, err)
 	}
 	// The job, come before the delete's commit, waits for it.
@@ -212,6 +216,43 @@ func TestDeleteAlbumTakesItsItems(t *testing.T) {
 		if _, err := f.s.Item(ctx, id); !errors.Is(err, ErrNoSuchItem) {
 			t.Errorf("item %s: %v", id, err)
 		}
+	}
+}
+
+func TestDeletedItemsJob(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	kept := f.upload(UploadInput{})
+	// A delete's job that comes before the commit waits for it; once it
+	// has waited long enough, the delete never happened and the objects
+	// stay.
+	early := Task{Op: OpCollect, ID: kept, Deleted: true, At: f.clock.UnixMicro()}
+	if _, err := f.s.Run(ctx, early); !errors.Is(err, derrors.Unavailable) {
+		t.Fatalf("before the delete's commit: %v", err)
+	}
+	f.clock = f.clock.Add(giveUpAfter)
+	if did, err := f.s.Run(ctx, early); err != nil || did != "the item was never deleted" {
+		t.Fatalf("after giving up: %q %v", did, err)
+	}
+	if got, want := f.objects(), ObjectsOf(kept); !slices.Equal(got, want) {
+		t.Fatalf("objects %v, want %v", got, want)
+	}
+	// A delete: the objects go at once, and its job, run again, finds
+	// nothing left to do.
+	if err := f.s.Delete(ctx, f.user, kept); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.objects(); len(got) != 0 {
+		t.Fatalf("objects after the delete: %v", got)
+	}
+	for range 2 {
+		if did, err := f.s.Run(ctx, Task{Op: OpCollect, ID: kept, Deleted: true, At: f.clock.UnixMicro()}); err != nil || did != "collected" {
+			t.Fatalf("the delete's job: %q %v", did, err)
+		}
+	}
+	// Nobody else's (one on an activity: the API's tests).
+	if err := f.s.Delete(ctx, ids.Format(999), f.upload(UploadInput{})); !errors.Is(err, ErrNoSuchItem) {
+		t.Errorf("someone else's delete: %v", err)
 	}
 }
 
