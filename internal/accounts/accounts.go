@@ -36,6 +36,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
@@ -59,7 +60,7 @@ const (
 var (
 	ErrUsernameTaken = derrors.New(derrors.Conflict, "username is taken")
 	ErrBadLogin      = derrors.New(derrors.Unauthenticated, "wrong username or password")
-	ErrBadToken      = derrors.New(derrors.Unauthenticated, "missing, invalid or expired token")
+	ErrBadToken      = policy.ErrNoActor
 	ErrNoSuchPerson  = derrors.New(derrors.NotFound, "no such person")
 	ErrWrongPassword = derrors.New(derrors.PermissionDenied, "wrong password")
 )
@@ -120,7 +121,34 @@ func (s Standing) Staff() bool { return s.Role == RoleModerator || s.Role == Rol
 
 // ErrSuspended refuses sign-in to a suspended account, and any write of
 // one whose token outlived the suspension on another instance.
-var ErrSuspended = derrors.New(derrors.PermissionDenied, "this account is suspended")
+var ErrSuspended = policy.ErrSuspended
+
+// Account returns the standing as the policy knows it, of an account id
+// that exists or not.
+func (s Standing) Account(id string, exists bool) policy.Account {
+	if !exists {
+		return policy.Account{ID: id}
+	}
+	return policy.Account{ID: id, Exists: true, Suspended: s.IsSuspended(), Limited: s.Limited, Locked: s.Locked, Role: s.Role}
+}
+
+// Guard returns what every transaction of a request of user's reads and
+// checks (see store.Guard): their User, and policy.MayAct. A token cache
+// may trust a suspended or deleted account's token for a while; its writes
+// are refused all the same.
+func (s *Service) Guard(user string) *store.Guard {
+	return &store.Guard{
+		Key: UserKey(s.db, user),
+		New: func() any { return &User{} },
+		Check: func(found bool, dst any) error {
+			u, ok := dst.(*User)
+			if !ok {
+				return fmt.Errorf("accounts: the guard of %s read a %T", user, dst)
+			}
+			return policy.MayAct(u.Standing.Account(user, found))
+		},
+	}
+}
 
 // Refusal is the error a sign-in to an account of this standing gets:
 // ErrSuspended, with the reason the suspension gave.
@@ -308,6 +336,25 @@ func (r *Record) Standing() Standing {
 		return Standing{}
 	}
 	return r.u.Standing
+}
+
+// Account returns the user as the policy knows them.
+func (r *Record) Account() policy.Account { return r.Standing().Account(r.id, r.Exists()) }
+
+// MayAct returns the policy's refusal of the user as an actor, if any
+// (gone, or suspended): for an operation that reads its actor anyway.
+func (r *Record) MayAct() error { return policy.MayAct(r.Account()) }
+
+// SeenBy reports whether reader may see the user's card (policy.SeePerson):
+// no one sees a suspended or gone account's but its owner. Blocks are the
+// caller's to weigh.
+func (r *Record) SeenBy(reader string) bool {
+	return policy.SeePerson(reader, r.Account(), policy.Ties{})
+}
+
+// SeenBy reports whether reader may see p's card (policy.SeePerson).
+func (p Person) SeenBy(reader string) bool {
+	return policy.SeePerson(reader, p.standing.Account(p.ID, p.ID != ""), policy.Ties{})
 }
 
 // Person returns the user as the API shows it, if the user exists. Its
@@ -544,7 +591,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 }
 
 // Logout ends the session of token. Ending an unknown token is not an error.
+// One may end one's session whatever one's standing: it is not guarded.
 func (s *Service) Logout(ctx context.Context, token string) error {
+	ctx = store.Unguarded(ctx)
 	if len(token) != tokenLen {
 		return nil
 	}
@@ -630,11 +679,22 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 // an account that is gone already checks no password, runs erase again
 // and ends the tokens, so a retry after a commit that answered an error
 // finishes the work.
+//
+// The account's own standing decides, not the request's guard (see
+// store.Guard): a suspended account may not delete itself (it is erased
+// when its suspension ends unlifted), and a retry that finds it gone
+// finishes what the deletion began.
 func (s *Service) Delete(ctx context.Context, user, password string, erase func(context.Context) error) error {
+	ctx = store.Unguarded(ctx)
 	var u User
 	ok, err := s.db.Get(ctx, UserKey(s.db, user), &u)
 	if err != nil {
 		return fmt.Errorf("accounts.Delete(%s): %w", user, err)
+	}
+	if ok {
+		if err := policy.MayAct(u.Standing.Account(user, true)); err != nil {
+			return err
+		}
 	}
 	if ok && (len(password) > 4*MaxPassword || bcrypt.CompareHashAndPassword(u.PasswordHash, prehash(password)) != nil) {
 		return ErrWrongPassword
@@ -682,7 +742,9 @@ func (s *Service) remove(ctx context.Context, user string, ok bool, u *User, era
 			return fmt.Errorf("accounts.Delete(%s): %w", user, err)
 		}
 	}
-	_, err = s.LogoutAll(ctx, user)
+	// The account is gone: what is left of it is not the actor's to
+	// guard (a retry of a deletion that committed must finish it).
+	_, err = s.LogoutAll(store.Unguarded(ctx), user)
 	return err
 }
 

@@ -126,7 +126,11 @@ type Activity struct {
 	PostedTime int64    `datastore:"postedTime,noindex"` // ms since the epoch
 	ExternalID string   `datastore:"externalId,noindex"`
 	MentionIDs []string `datastore:"mentionIds"`
-	GroupIDs   []string `datastore:"groupIds"`
+	// MentionedAt holds, for each of MentionIDs, the edit that mentioned
+	// them (0: the post; absent: all by the post), which names the one
+	// notification of it an edit that drops them forgets.
+	MentionedAt []int    `datastore:"mentionedAt,noindex"`
+	GroupIDs    []string `datastore:"groupIds"`
 	// Tags are the #tags of its title and body (package tags), as the
 	// tag feeds find it.
 	Tags []string `datastore:"tags,noindex"`
@@ -422,12 +426,29 @@ func (s *Service) load(ctx context.Context, keys []*datastore.Key) ([]*datastore
 	return found, list, nil
 }
 
+// notAuthor is the error of who would change an activity not theirs:
+// ErrNotAuthor if they may see it, else ErrNoSuchActivity, telling nothing
+// of it.
+func (s *Service) notAuthor(ctx context.Context, who, id string) error {
+	if _, err := s.Visible(ctx, who, id); err != nil {
+		return err
+	}
+	return ErrNotAuthor
+}
+
 // Delete deletes an activity of author's, with its audience chunks,
 // counts and dedupe entity, so it leaves every feed at once. A cleanup job,
 // enqueued before the commit, removes what the transaction cannot reach:
 // audience chunks follow jobs added, likes, comments (and, through the
-// caller's hook, notifications that point at it).
+// caller's hook, notifications that point at it). An activity moderation
+// removed is kept for the record: to its author it is not there.
 func (s *Service) Delete(ctx context.Context, author, id string) error {
+	return s.delete(ctx, author, id, false)
+}
+
+// delete is Delete; removed too deletes one moderation removed (the
+// reposts of a deleted activity, say).
+func (s *Service) delete(ctx context.Context, author, id string, removed bool) error {
 	if _, ok := ids.Parse(id); !ok {
 		return ErrNoSuchActivity
 	}
@@ -435,10 +456,10 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 	var a Activity
 	if ok, err := s.db.Get(ctx, key, &a); err != nil {
 		return fmt.Errorf("activities.Delete(%s): %w", id, err)
-	} else if !ok {
+	} else if !ok || a.Removed != 0 && !removed {
 		return ErrNoSuchActivity
 	} else if a.UserID != author {
-		return ErrNotAuthor
+		return s.notAuthor(ctx, author, id)
 	}
 	if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}); err != nil {
 		return err
@@ -447,7 +468,7 @@ func (s *Service) Delete(ctx context.Context, author, id string) error {
 		var a Activity
 		if ok, err := tx.Get(key, &a); err != nil {
 			return err
-		} else if !ok {
+		} else if !ok || a.Removed != 0 && !removed {
 			return ErrNoSuchActivity
 		}
 		if a.UserID != author {

@@ -106,7 +106,7 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	} else if !ok || seen.Removed != 0 {
 		return View{}, ErrNoSuchActivity // one taken down is not there
 	} else if seen.UserID != author {
-		return View{}, ErrNotAuthor
+		return View{}, s.notAuthor(ctx, author, id)
 	} else if seen.RepostOf != "" {
 		return View{}, errRepostEdit
 	}
@@ -151,7 +151,7 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	// the activity mentions.
 	if len(added) > 0 {
 		err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
-			Recipients: added, ActivityID: id, ID: fmt.Sprintf("mention-%s-%d", id, seen.Edits+1), Edit: seen.Edits + 1})
+			Recipients: added, ActivityID: id, ID: mentionEvent(id, seen.Edits+1), Edit: seen.Edits + 1})
 		if err != nil {
 			return View{}, err
 		}
@@ -188,10 +188,8 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 			return err
 		}
 		switch {
-		case !me.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case me.Standing().IsSuspended():
-			return accounts.ErrSuspended // a token another instance still trusts
+		case me.MayAct() != nil:
+			return me.MayAct() // deleted, or suspended with a token another instance still trusts
 		case !found.Found():
 			return ErrNoSuchActivity
 		case a.Edits != seen.Edits || a.Title != seen.Title || a.Body != seen.Body:
@@ -201,14 +199,30 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		if a.EditedTime != 0 {
 			was.Time = a.EditedTime
 		}
-		a.Title, a.Body, a.MentionIDs, a.Tags = title, body, nil, tagged
+		wasAt := mentionedAt(&a)
+		a.Title, a.Body, a.MentionIDs, a.MentionedAt, a.Tags = title, body, nil, nil, tagged
 		for i, m := range mentions {
 			if named[i].Exists() && !between[i].Any() {
-				a.MentionIDs = append(a.MentionIDs, m)
+				at, ok := wasAt[m]
+				if !ok {
+					at = a.Edits + 1 // mentioned by this edit
+				}
+				a.MentionIDs, a.MentionedAt = append(a.MentionIDs, m), append(a.MentionedAt, at)
 			}
 		}
 		a.EditedTime = max(s.now().UnixMilli(), was.Time+1)
 		a.Edits++
+		// Whoever the edit no longer mentions loses the notification of
+		// the mention (the post's, or the edit's that named them): they
+		// are no longer addressed. A mention job of an edit that runs
+		// later tells only whom the activity mentions then.
+		for m, at := range wasAt {
+			if !slices.Contains(a.MentionIDs, m) {
+				if err := notifications.Forget(tx, m, mentionEvent(id, at)); err != nil {
+					return err
+				}
+			}
+		}
 		keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{was, &a}
 		if !a.reachesFollowers() {
 			// The home audience of an activity for the mentioned alone is
@@ -223,6 +237,28 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		return View{}, err
 	}
 	return s.viewOne(ctx, author, key, &a)
+}
+
+// mentionedAt returns, of each person a mentions, the edit that
+// mentioned them (0: the post).
+func mentionedAt(a *Activity) map[string]int {
+	at := make(map[string]int, len(a.MentionIDs))
+	for i, m := range a.MentionIDs {
+		at[m] = 0
+		if i < len(a.MentionedAt) {
+			at[m] = a.MentionedAt[i]
+		}
+	}
+	return at
+}
+
+// mentionEvent names the event of the mentions of an activity's edit
+// (0: of its post).
+func mentionEvent(id string, edit int) string {
+	if edit == 0 {
+		return "mention-" + id
+	}
+	return fmt.Sprintf("mention-%s-%d", id, edit)
 }
 
 // viewOne returns one activity as viewer sees it.
@@ -246,10 +282,10 @@ func (s *Service) History(ctx context.Context, viewer, id string) ([]VersionView
 	var a Activity
 	if ok, err := s.db.Get(ctx, Key(s.db, id), &a); err != nil {
 		return nil, fmt.Errorf("activities.History(%s): %w", id, err)
-	} else if !ok {
-		return nil, ErrNoSuchActivity
+	} else if !ok || a.Removed != 0 {
+		return nil, ErrNoSuchActivity // a removed one is kept, for the record alone
 	} else if a.UserID != viewer {
-		return nil, ErrNotAuthor
+		return nil, s.notAuthor(ctx, viewer, id)
 	}
 	vs := make([]Version, a.Edits)
 	refs := make([]store.Ref, a.Edits)

@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	viewerstate "socialstream/internal/viewer"
@@ -418,17 +419,14 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 	}
 	now := s.now()
 	// moderated says whether moderation keeps a from the viewer.
+	feed := policy.Personal
+	if public {
+		feed = policy.PublicFeed
+	}
 	moderated := func(a *Activity, author string) bool {
-		st := authors[author].Standing()
-		switch {
-		case a.Removed != 0 || st.IsSuspended():
-			return true
-		case !st.Limited || author == viewer && viewer != "":
-			return false
-		case public:
-			return true
-		}
-		return !lk.followed[author] && !follows[author].Found()
+		rec := authors[author]
+		return policy.Moderated(viewer, feed, a.post(), rec.Standing().Account(author, rec.Exists()),
+			lk.followed[author] || follows[author].Found())
 	}
 	hidden := func(user string) bool {
 		if viewer == "" || user == viewer {

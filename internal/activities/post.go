@@ -179,7 +179,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		if len(mentions) > 0 && told != id {
 			err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
-				Recipients: mentions, ActivityID: id, ID: "mention-" + id})
+				Recipients: mentions, ActivityID: id, ID: mentionEvent(id, 0)})
 			if err != nil {
 				return View{}, false, err
 			}
@@ -234,7 +234,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				// activities, or a limited one's to a non-follower, are
 				// not there to share.
 				sharedBy, fanOf = accounts.Read(l, in.repostOfUser), graph.Follows(l, author, in.repostOfUser)
-				note = s.notes.PrepareChecked(l, shareNote)
+				note = s.notes.PrepareChecked(l, shareNote, me)
 			}
 			if in.ExternalID != "" {
 				used = l.Add(extKey, &ext)
@@ -247,11 +247,8 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
-			if !me.Exists() {
-				return accounts.ErrBadToken // deleted meanwhile
-			}
-			if me.Standing().IsSuspended() {
-				return accounts.ErrSuspended // a token another instance still trusts
+			if err := me.MayAct(); err != nil {
+				return err // deleted, or suspended with a token another instance still trusts
 			}
 			if taken.Found() {
 				if prior.UserID == author && prior.PostedTime == mine.PostedTime {

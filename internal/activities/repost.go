@@ -51,24 +51,17 @@ var (
 // and returns the repost as user sees it, and whether it is new: reposting
 // again answers the first repost.
 func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, error) {
-	a, err := s.Exists(ctx, id)
+	a, err := s.Visible(ctx, user, id)
 	if err != nil {
 		return View{}, false, err
 	}
 	if a.RepostOf != "" {
 		id = a.RepostOf
-		if a, err = s.Exists(ctx, id); err != nil {
+		if a, err = s.Visible(ctx, user, id); err != nil {
 			return View{}, false, err
 		}
-	}
-	if a.Removed != 0 {
-		return View{}, false, ErrNoSuchActivity // taken down
 	}
 	if !a.isPublic() {
-		// Not even to say so to someone who may not see it.
-		if _, err := s.Visible(ctx, user, id); err != nil {
-			return View{}, false, err
-		}
 		return View{}, false, errNotPublic
 	}
 	return s.Post(ctx, user, PostInput{repostOf: id, repostOfUser: a.UserID})
@@ -141,7 +134,7 @@ func (s *Service) dropReposts(ctx context.Context, id string) (int, error) {
 			return n, err
 		}
 		for i, k := range keys {
-			if err := s.Delete(ctx, reposts[i].UserID, k.Name); err != nil && !errors.Is(err, ErrNoSuchActivity) {
+			if err := s.delete(ctx, reposts[i].UserID, k.Name, true); err != nil && !errors.Is(err, ErrNoSuchActivity) {
 				return n, err
 			}
 			n++

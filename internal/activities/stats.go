@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -148,10 +149,11 @@ func (r *Reaction) Err(err error) error {
 // ReactionView returns the activity a committed reaction counted in, as
 // viewer, the reactor, sees it: read again, with its author, its counts
 // and viewer's like, in one lookup, so that the counts are those of one
-// moment after the commit. A block between them does not hide it: the
-// reaction happened (an unlike is allowed across a block, and a block may
-// land just after a like), and its answer says so. An activity deleted
-// since is ErrNoSuchActivity: its likes and comments go with it.
+// moment after the commit. The reaction asked Visible before it began,
+// so a block that lands just after it does not hide its answer; one the
+// policy hides by moderation since (removed, its author suspended) is
+// ErrNoSuchActivity, as is one deleted since: its likes and comments go
+// with it.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
 	var a Activity
 	l := s.db.Lookup()
@@ -172,7 +174,9 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	if err := l.Run(ctx); err != nil {
 		return View{}, fmt.Errorf("activities: view of %s: %w", r.id, err)
 	}
-	if !found.Found() {
+	// What the reaction's Visible decided of its ties (blocks, the follow
+	// of a limited author) holds; moderation that landed since hides it.
+	if !found.Found() || policy.Moderated(viewer, policy.ByID, a.post(), author.Standing().Account(r.a.UserID, author.Exists()), true) {
 		return View{}, ErrNoSuchActivity
 	}
 	var p *accounts.Person

@@ -8,6 +8,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -76,7 +77,8 @@ func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string,
 }
 
 // Texts returns the title and body of each of the activities idList that
-// exists and is not reader's (and of what a repost shares, as the
+// exists, is not reader's and may be read by them (none, for one removed
+// or no longer addressed to them) (and of what a repost shares, as the
 // repost's own: one more round only for reposts), in one batch lookup: for
 // reader's keyword filters of what is not a feed (notifications), which
 // leave one's own activities alone, as the feeds' do.
@@ -102,6 +104,15 @@ func Texts(ctx context.Context, db *store.DB, reader string, idList []string) (m
 	out := map[string][]string{}
 	for i, id := range idList {
 		if !refs[i].Found() || acts[i].UserID == reader {
+			continue
+		}
+		// Never a text the reader may not read: a filter that matched
+		// it would tell them what it says. Whom it addresses decides,
+		// with the reader taken for a follower (the notification came
+		// to them as one); moderation hides it whatever they follow.
+		if policy.Moderated(reader, policy.ByID, acts[i].post(), policy.Account{Exists: true}, true) ||
+			!policy.Addressed(reader, acts[i].post(), true) {
+			out[id] = nil
 			continue
 		}
 		out[id] = []string{acts[i].Title, acts[i].Body}

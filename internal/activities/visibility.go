@@ -3,25 +3,34 @@ package activities
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
 // Visibility, after Mastodon's: who may see an activity.
+// The policy (package policy) owns them; who may see what is decided
+// there.
 const (
 	// Public: anyone, in every feed that holds it.
-	Public = "public"
+	Public = policy.Public
 	// FollowersOnly: the author's followers (at home, and on the author's
 	// page when they read it), the people it mentions, and the author.
-	FollowersOnly = "followers"
+	FollowersOnly = policy.FollowersOnly
 	// MentionedOnly: the people it mentions and the author alone.
-	MentionedOnly = "mentioned"
+	MentionedOnly = policy.MentionedOnly
 )
+
+// post returns a as the policy knows it.
+func (a *Activity) post() policy.Post {
+	return policy.Post{Author: a.UserID, Visibility: a.Visibility, Mentions: a.MentionIDs, Removed: a.Removed != 0}
+}
 
 // Every feed enforces visibility with its query, never by leaving out
 // what a page read: an activity's visibleTo holds the audiences that may
@@ -85,13 +94,7 @@ func (a *Activity) reachesFollowers() bool { return a.visibility() != MentionedO
 // seenBy reports whether viewer may see a, given whether viewer follows
 // its author.
 func (a *Activity) seenBy(viewer string, follows bool) bool {
-	switch {
-	case a.UserID == viewer || a.isPublic() || slices.Contains(a.MentionIDs, viewer):
-		return true
-	case a.visibility() == FollowersOnly:
-		return follows
-	}
-	return false
+	return policy.Addressed(viewer, a.post(), follows)
 }
 
 // needsFollow reports whether telling if viewer sees a needs viewer's
@@ -139,8 +142,69 @@ func (s *Service) seen(ctx context.Context, viewer string, keys []*datastore.Key
 	return k, a, nil
 }
 
+// Seen is what deciding whether a reader may see an activity needs,
+// added to a batch lookup (outside a transaction, or in a reaction's): its
+// author's account, the blocks between reader and author, and the
+// reader's follow of the author where the policy needs it (for a limited
+// author, once the author's read says so: a further round). Err decides,
+// through the policy, once the lookup has run.
+type Seen struct {
+	viewer  string
+	a       *Activity
+	author  *accounts.Record // nil for the reader's own: the guard reads them
+	between *blocks.Between
+	follow  store.Ref
+}
+
+// ReadSeen adds to l what deciding whether viewer may see a needs.
+func ReadSeen(l *store.Lookup, viewer string, a *Activity) *Seen {
+	s := &Seen{viewer: viewer, a: a}
+	if viewer != "" && viewer == a.UserID {
+		return s
+	}
+	s.author = accounts.Read(l, a.UserID)
+	if viewer == "" {
+		return s
+	}
+	s.between = blocks.ReadBetween(l, viewer, a.UserID)
+	if policy.NeedsFollow(viewer, a.post(), policy.Account{Exists: true}, true) {
+		s.follow = graph.Follows(l, viewer, a.UserID)
+	} else {
+		l.Then(func() {
+			if s.author.Standing().Limited {
+				s.follow = graph.Follows(l, viewer, a.UserID)
+			}
+		})
+	}
+	return s
+}
+
+// Blocked reports whether a block stands between reader and author.
+func (s *Seen) Blocked() bool { return s.between != nil && s.between.Any() }
+
+// Err returns ErrNoSuchActivity unless the policy lets the reader see the
+// activity. The reader's own is hidden only when removed: their own
+// standing is their guard's to check.
+func (s *Seen) Err() error { return s.err(s.Blocked()) }
+
+// Unblocked is Err as if no block stood between them: for taking back
+// what one did before a block (an unlike).
+func (s *Seen) Unblocked() error { return s.err(false) }
+
+func (s *Seen) err(blocked bool) error {
+	author := policy.Account{ID: s.a.UserID, Exists: true}
+	if s.author != nil {
+		author = s.author.Account()
+	}
+	if !policy.SeePost(s.viewer, s.a.post(), author, policy.Ties{Follows: s.follow.Found(), Blocked: blocked}) {
+		return ErrNoSuchActivity
+	}
+	return nil
+}
+
 // Visible returns the activity id as viewer may see it, or
-// ErrNoSuchActivity: for a like, a comment, a repost, and their lists.
+// ErrNoSuchActivity: for an unlike, a repost, the lists of reactions. It
+// reads the activity, then what ReadSeen adds, in one lookup.
 func (s *Service) Visible(ctx context.Context, viewer, id string) (*Activity, error) {
 	a, err := s.Exists(ctx, id)
 	if err != nil {
@@ -149,12 +213,13 @@ func (s *Service) Visible(ctx context.Context, viewer, id string) (*Activity, er
 	if a.Removed != 0 {
 		return nil, ErrNoSuchActivity
 	}
-	_, seen, err := s.seen(ctx, viewer, []*datastore.Key{Key(s.db, id)}, []*Activity{a})
-	if err != nil {
-		return nil, err
+	l := s.db.Lookup()
+	seen := ReadSeen(l, viewer, a)
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("activities.Visible(%s): %w", id, err)
 	}
-	if len(seen) == 0 {
-		return nil, ErrNoSuchActivity
+	if err := seen.Err(); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -70,6 +70,9 @@ func unmarshal(data []byte, dst any) error {
 	if data[0] != '{' {
 		return derrors.New(derrors.InvalidArgument, "the body must be a JSON object")
 	}
+	if err := checkText(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)

@@ -378,8 +378,9 @@ func TestBlocks(t *testing.T) {
 	// Refused both ways.
 	e.wantError(e.do("POST", "/social/rest/people/@me/@friends", b.token, map[string]string{"id": a.id}), http.StatusForbidden)
 	e.wantError(e.do("POST", "/social/rest/people/@me/@friends", a.token, map[string]string{"id": b.id}), http.StatusForbidden)
-	e.wantError(e.do("POST", "/social/rest/likes/"+hers, b.token, nil), http.StatusForbidden)
-	e.wantError(e.do("POST", "/social/rest/comments/"+hers, b.token, map[string]string{"text": "after"}), http.StatusForbidden)
+	// Across a block, the other's activities are not there.
+	e.wantError(e.do("POST", "/social/rest/likes/"+hers, b.token, nil), http.StatusNotFound)
+	e.wantError(e.do("POST", "/social/rest/comments/"+hers, b.token, map[string]string{"text": "after"}), http.StatusNotFound)
 	// A mention is dropped; a join notifies nobody.
 	r = e.do("POST", "/social/rest/activities/@me/@self", b.token, map[string]string{"title": "hey @alice and @carol"})
 	if r.status != 201 {

@@ -258,7 +258,7 @@ func (s *Server) mediaItemsGet(ctx context.Context, caller string, p mediaParams
 				mine = append(mine, it)
 			}
 		}
-		if mine, err = s.readable(ctx, caller, user, mine); err != nil {
+		if mine, err = s.readableOnly(ctx, caller, user, mine); err != nil {
 			return nil, err
 		}
 		views := make([]media.View, len(mine))
@@ -285,11 +285,10 @@ func (s *Server) mediaItemsGet(ctx context.Context, caller string, p mediaParams
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := s.media.Of(ctx, user, album, page)
+	items, next, err := s.media.Of(ctx, user, album, page, func(items []*media.Item) ([]bool, error) {
+		return s.readable(ctx, caller, user, items)
+	})
 	if err != nil {
-		return nil, err
-	}
-	if items, err = s.readable(ctx, caller, user, items); err != nil {
 		return nil, err
 	}
 	views := make([]media.View, len(items))
@@ -301,12 +300,11 @@ func (s *Server) mediaItemsGet(ctx context.Context, caller string, p mediaParams
 
 var errPrivateAlbums = derrors.New(derrors.PermissionDenied, "albums are visible to their owner only")
 
-// readable keeps of user's items those the caller may see: all of their
-// own; of someone else's, those on an activity the caller may see.
-func (s *Server) readable(ctx context.Context, caller, user string, items []*media.Item) ([]*media.Item, error) {
-	if user == caller {
-		return items, nil
-	}
+// readable says which of user's items the caller may see
+// (policy.SeePicture): those on an activity the caller may see (the
+// activities' own reading of the policy, which hides a removed one from
+// its author too), and those on none if they are the caller's own.
+func (s *Server) readable(ctx context.Context, caller, user string, items []*media.Item) ([]bool, error) {
 	var acts []string
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -325,9 +323,22 @@ func (s *Server) readable(ctx context.Context, caller, user string, items []*med
 			visible[v.ID] = true
 		}
 	}
+	out := make([]bool, len(items))
+	for i, it := range items {
+		out[i] = it.ActivityID == "" && user == caller || visible[it.ActivityID]
+	}
+	return out, nil
+}
+
+// readableOnly keeps of items those readable says the caller may see.
+func (s *Server) readableOnly(ctx context.Context, caller, user string, items []*media.Item) ([]*media.Item, error) {
+	keep, err := s.readable(ctx, caller, user, items)
+	if err != nil {
+		return nil, err
+	}
 	var out []*media.Item
-	for _, it := range items {
-		if visible[it.ActivityID] {
+	for i, it := range items {
+		if keep[i] {
 			out = append(out, it)
 		}
 	}
@@ -428,7 +439,11 @@ func (s *Server) mediaItemsUpdate(ctx context.Context, caller string, p mediaPar
 	if p.MediaItem == nil {
 		return nil, derrors.New(derrors.InvalidArgument, "mediaItem is required")
 	}
-	it, err := s.media.Update(ctx, caller, id, media.ItemUpdate{Title: p.MediaItem.Title, Description: p.MediaItem.Description})
+	album, err := p.album()
+	if err != nil {
+		return nil, err
+	}
+	it, err := s.media.Update(ctx, caller, id, media.ItemUpdate{Title: p.MediaItem.Title, Description: p.MediaItem.Description, Album: album})
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +461,11 @@ func (s *Server) mediaItemsDelete(ctx context.Context, caller string, p mediaPar
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.media.Delete(ctx, caller, id)
+	album, err := p.album()
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.media.Delete(ctx, caller, id, album) // one not in the album named is not there
 }
 
 // albumsGet answers albums.get: the caller's albums, all or by id.

@@ -136,6 +136,9 @@ var errNoAction = derrors.New(derrors.InvalidArgument, `give the action: {"actio
 
 // moderationAct takes a moderator's action.
 func (s *Server) moderationAct(ctx context.Context, caller string, p moderationParams) (any, error) {
+	if err := s.moderation.MayModerate(ctx, caller); err != nil {
+		return nil, err // before anything the action names is looked up
+	}
 	if p.Action == nil {
 		return nil, errNoAction
 	}
@@ -166,6 +169,9 @@ func (s *Server) moderationLog(ctx context.Context, caller string, p moderationP
 
 // moderationGrant sets a person's role, for admins.
 func (s *Server) moderationGrant(ctx context.Context, caller string, p moderationParams) (any, error) {
+	if err := s.moderation.MayGrant(ctx, caller); err != nil {
+		return nil, err // before anything about the person is looked up
+	}
 	if p.Role == nil {
 		return nil, derrors.New(derrors.InvalidArgument, `give the role: {"role": "moderator" | "admin" | ""}`)
 	}

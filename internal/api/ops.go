@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 
 	"github.com/gin-gonic/gin"
 )
@@ -21,6 +22,7 @@ type entry struct {
 // rest adapts an operation to a REST route: build takes the parameters from
 // the path, query and body; status is the success status.
 func rest[P any](s *Server, status int, op operation[P], build func(*gin.Context) (P, error)) gin.HandlerFunc {
+	op = withCursors(s, op)
 	return func(c *gin.Context) {
 		p, err := build(c)
 		if err == nil {
@@ -45,6 +47,49 @@ func rest[P any](s *Server, status int, op operation[P], build func(*gin.Context
 		}
 		c.JSON(answer, body)
 	}
+}
+
+// withCursors runs op with the cursor of its paging opened, and the cursor
+// of its answer sealed (package cursor): clients see only sealed cursors,
+// REST and JSON-RPC alike.
+func withCursors[P any](s *Server, op operation[P]) operation[P] {
+	return func(ctx context.Context, caller string, p P) (any, error) {
+		if pg, ok := any(&p).(interface{ cursorOf() *string }); ok {
+			inner, err := s.cursors.Open(ctx, *pg.cursorOf())
+			if err != nil {
+				return nil, err
+			}
+			*pg.cursorOf() = inner
+		}
+		body, err := op(ctx, caller, p)
+		if err != nil || body == nil {
+			return body, err
+		}
+		return s.sealAnswer(ctx, body)
+	}
+}
+
+// cursorOf returns where the paging parameters keep their cursor.
+func (p *paging) cursorOf() *string { return &p.Cursor }
+
+// nextCursor returns where a collection keeps the cursor of its next page.
+func (c *collection) nextCursor() *string { return &c.NextCursor }
+
+// sealAnswer seals the cursor of an answer that is, or holds, a
+// collection.
+func (s *Server) sealAnswer(ctx context.Context, body any) (any, error) {
+	v := reflect.New(reflect.TypeOf(body))
+	v.Elem().Set(reflect.ValueOf(body))
+	c, ok := v.Interface().(interface{ nextCursor() *string })
+	if !ok || *c.nextCursor() == "" {
+		return body, nil
+	}
+	sealed, err := s.cursors.Seal(ctx, *c.nextCursor())
+	if err != nil {
+		return nil, err
+	}
+	*c.nextCursor() = sealed
+	return v.Elem().Interface(), nil
 }
 
 // statusEntry is an entry whose success status depends on what happened:

@@ -82,7 +82,7 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 		if err != nil {
 			return nil, err
 		}
-		if id != caller && person.Standing().IsSuspended() {
+		if !person.SeenBy(caller) {
 			return nil, accounts.ErrNoSuchPerson // hidden everywhere while suspended
 		}
 		return entry{person}, nil
@@ -117,7 +117,7 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 	if p.PersonID != "" {
 		return s.inList(ctx, caller, id, p.GroupID, p.PersonID)
 	}
-	subject, err := s.accounts.Get(ctx, id)
+	subject, err := s.card(ctx, caller, id) // a suspended person's lists are not there either
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +190,21 @@ func (s *Server) inList(ctx context.Context, caller, user, selector, person stri
 	if !ok {
 		return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not %s %s", user, rel, other))
 	}
-	p, err := s.accounts.Get(ctx, other)
+	p, err := s.card(ctx, caller, other)
 	if err != nil {
 		return nil, err
 	}
 	return entry{p}, nil
+}
+
+// card returns the person id as caller may see them (policy.SeePerson),
+// or ErrNoSuchPerson.
+func (s *Server) card(ctx context.Context, caller, id string) (accounts.Person, error) {
+	p, err := s.accounts.Get(ctx, id)
+	if err == nil && !p.SeenBy(caller) {
+		err = accounts.ErrNoSuchPerson
+	}
+	return p, err
 }
 
 // people looks up ids in one batch and returns them as a collection, in
@@ -206,7 +216,7 @@ func (s *Server) people(ctx context.Context, idList []string, page store.PageReq
 	}
 	list := make([]accounts.Person, 0, len(idList))
 	for _, id := range idList {
-		if p, ok := found[id]; ok && !p.Standing().IsSuspended() {
+		if p, ok := found[id]; ok && p.SeenBy("") {
 			list = append(list, p)
 		}
 	}
@@ -417,7 +427,7 @@ func (s *Server) blocked(ctx context.Context, caller, userID, person string, pag
 		} else if !ok {
 			return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not block %s", caller, other))
 		}
-		p, err := s.accounts.Get(ctx, other)
+		p, err := s.card(ctx, caller, other)
 		if err != nil {
 			return nil, err
 		}
@@ -448,7 +458,7 @@ func (s *Server) muted(ctx context.Context, caller, userID, person string, page 
 		} else if !ok {
 			return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not mute %s", caller, other))
 		}
-		p, err := s.accounts.Get(ctx, other)
+		p, err := s.card(ctx, caller, other)
 		if err != nil {
 			return nil, err
 		}

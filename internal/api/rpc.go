@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/store"
 )
 
 // MaxBatch is the most calls one JSON-RPC batch may hold.
@@ -24,7 +25,8 @@ const MaxBatch = 50
 type rpcFunc func(ctx context.Context, caller string, params json.RawMessage) (any, error)
 
 // method adapts an operation to JSON-RPC: params decode into P.
-func method[P any](op operation[P]) rpcFunc {
+func method[P any](s *Server, op operation[P]) rpcFunc {
+	op = withCursors(s, op)
 	return func(ctx context.Context, caller string, raw json.RawMessage) (any, error) {
 		var p P
 		if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
@@ -44,56 +46,65 @@ func method[P any](op operation[P]) rpcFunc {
 
 func (s *Server) rpcMethods() map[string]rpcFunc {
 	m := map[string]rpcFunc{
-		"people.get":                 method(s.peopleGet),
-		"people.create":              method(s.follow),
-		"people.delete":              method(s.unfollow),
-		"people.update":              method(s.peopleUpdate),
-		"groups.get":                 method(s.groupsGet),
-		"groups.create":              method(s.groupsCreate),
-		"groups.join":                method(s.join),
-		"groups.leave":               method(s.leave),
-		"activities.get":             method(s.activitiesGet),
-		"activities.create":          method(s.activitiesCreate),
-		"activities.delete":          method(s.activitiesDelete),
-		"activities.update":          method(s.activitiesUpdate),
-		"appdata.get":                method(s.appDataGet),
-		"appdata.update":             method(s.appDataUpdate),
-		"appdata.delete":             method(s.appDataDelete),
-		"comments.get":               method(s.commentsGet),
-		"comments.create":            method(s.commentsCreate),
-		"comments.delete":            method(s.commentsDelete),
-		"likes.get":                  method(s.likesGet),
-		"likes.create":               method(s.likesCreate),
-		"likes.delete":               method(s.likesDelete),
-		"notifications.get":          method(s.notificationsGet),
-		"filters.get":                method(s.filtersGet),
-		"filters.create":             method(s.filtersCreate),
-		"filters.update":             method(s.filtersUpdate),
-		"filters.delete":             method(s.filtersDelete),
-		"reports.get":                method(s.reportsGet),
-		"reports.create":             method(s.reportsCreate),
-		"moderation.reports":         method(s.moderationReports),
-		"moderation.act":             method(s.moderationAct),
-		"moderation.log":             method(s.moderationLog),
-		"moderation.grant":           method(s.moderationGrant),
-		"moderation.notices":         method(s.moderationNotices),
-		"notifications.read":         method(s.notificationsRead),
-		"notifications.unread":       method(s.notificationsUnread),
-		"albums.get":                 method(s.albumsGet),
-		"albums.create":              method(s.albumsCreate),
-		"albums.update":              method(s.albumsUpdate),
-		"albums.delete":              method(s.albumsDelete),
-		"albums.supportedFields":     method(supportedFields(albumFields)),
-		"mediaItems.get":             method(s.mediaItemsGet),
-		"mediaItems.create":          method(s.mediaItemsCreate),
-		"mediaItems.update":          method(s.mediaItemsUpdate),
-		"mediaItems.delete":          method(s.mediaItemsDelete),
-		"mediaItems.supportedFields": method(supportedFields(mediaItemFields)),
+		"people.get":                 method(s, s.peopleGet),
+		"people.create":              method(s, s.follow),
+		"people.delete":              method(s, s.unfollow),
+		"people.update":              method(s, s.peopleUpdate),
+		"groups.get":                 method(s, s.groupsGet),
+		"groups.create":              method(s, s.groupsCreate),
+		"groups.join":                method(s, s.join),
+		"groups.leave":               method(s, s.leave),
+		"activities.get":             method(s, s.activitiesGet),
+		"activities.create":          method(s, s.activitiesCreate),
+		"activities.delete":          method(s, s.activitiesDelete),
+		"activities.update":          method(s, s.activitiesUpdate),
+		"appdata.get":                method(s, s.appDataGet),
+		"appdata.update":             method(s, s.appDataUpdate),
+		"appdata.delete":             method(s, s.appDataDelete),
+		"comments.get":               method(s, s.commentsGet),
+		"comments.create":            method(s, s.commentsCreate),
+		"comments.delete":            method(s, s.commentsDelete),
+		"likes.get":                  method(s, s.likesGet),
+		"likes.create":               method(s, s.likesCreate),
+		"likes.delete":               method(s, s.likesDelete),
+		"notifications.get":          method(s, s.notificationsGet),
+		"filters.get":                method(s, s.filtersGet),
+		"filters.create":             method(s, s.filtersCreate),
+		"filters.update":             method(s, s.filtersUpdate),
+		"filters.delete":             method(s, s.filtersDelete),
+		"reports.get":                method(s, s.reportsGet),
+		"reports.create":             method(s, s.reportsCreate),
+		"moderation.reports":         method(s, s.moderationReports),
+		"moderation.act":             method(s, s.moderationAct),
+		"moderation.log":             method(s, s.moderationLog),
+		"moderation.grant":           method(s, s.moderationGrant),
+		"moderation.notices":         method(s, s.moderationNotices),
+		"notifications.read":         method(s, s.notificationsRead),
+		"notifications.unread":       method(s, s.notificationsUnread),
+		"albums.get":                 method(s, s.albumsGet),
+		"albums.create":              method(s, s.albumsCreate),
+		"albums.update":              method(s, s.albumsUpdate),
+		"albums.delete":              method(s, s.albumsDelete),
+		"albums.supportedFields":     method(s, supportedFields(albumFields)),
+		"mediaItems.get":             method(s, s.mediaItemsGet),
+		"mediaItems.create":          method(s, s.mediaItemsCreate),
+		"mediaItems.update":          method(s, s.mediaItemsUpdate),
+		"mediaItems.delete":          method(s, s.mediaItemsDelete),
+		"mediaItems.supportedFields": method(s, supportedFields(mediaItemFields)),
 	}
 	names := slices.Sorted(maps.Keys(m))
 	names = slices.Insert(names, 0, "system.listMethods")
-	m["system.listMethods"] = method(func(context.Context, string, struct{}) (any, error) { return names, nil })
+	m["system.listMethods"] = method(s, func(context.Context, string, struct{}) (any, error) { return names, nil })
 	return m
+}
+
+// rpcWrites reports whether a method may write: all but those that read.
+func rpcWrites(method string) bool {
+	switch method {
+	case "moderation.reports", "moderation.log", "moderation.notices", "notifications.unread", "system.listMethods":
+		return false
+	}
+	return !strings.HasSuffix(method, ".get") && !strings.HasSuffix(method, ".supportedFields")
 }
 
 // Shindig's shapes: which methods take several users (userId as a list),
@@ -208,6 +219,9 @@ func parseRPC(data []byte) (calls []rpcCall, batch bool, err error) {
 	if len(data) == 0 {
 		return nil, false, derrors.New(derrors.InvalidArgument, "a JSON-RPC call or batch is required")
 	}
+	if err := checkText(data); err != nil {
+		return nil, data[0] == '[', err
+	}
 	var raws []json.RawMessage
 	switch data[0] {
 	case '[':
@@ -288,6 +302,9 @@ func (s *Server) runRPC(ctx context.Context, caller string, call rpcCall) rpcRes
 				err = cerr
 			}
 			break
+		}
+		if rpcWrites(call.Method) {
+			ctx = store.WithWrites(ctx)
 		}
 		var body any
 		if body, err = f(ctx, caller, params); err == nil {

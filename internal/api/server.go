@@ -21,6 +21,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/appdata"
 	"socialstream/internal/comments"
+	"socialstream/internal/cursor"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -33,6 +34,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	"socialstream/internal/upgrade"
 	"socialstream/internal/web"
@@ -73,6 +75,7 @@ type Deps struct {
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
 	Media         *media.Service
+	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Guard         Guard
 }
@@ -96,6 +99,7 @@ type Server struct {
 	tags          *tags.Service
 	upgrade       *upgrade.Service
 	media         *media.Service
+	cursors       *cursor.Sealer
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -105,11 +109,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Upgrade == nil || d.Media == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Upgrade == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, upgrade: d.Upgrade, media: d.Media, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, upgrade: d.Upgrade, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -359,6 +363,13 @@ func (s *Server) authn(c *gin.Context) {
 		return
 	}
 	c.Set(callerKey, id)
+	// Every transaction the request runs reads the caller's account and
+	// refuses a suspended or deleted one, whatever the token cache says.
+	ctx := store.WithGuard(c.Request.Context(), s.accounts.Guard(id))
+	if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead && c.Request.URL.Path != RPCPath {
+		ctx = store.WithWrites(ctx) // JSON-RPC decides call by call
+	}
+	c.Request = c.Request.WithContext(ctx)
 	c.Next()
 }
 

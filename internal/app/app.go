@@ -26,6 +26,7 @@ import (
 	"socialstream/internal/api"
 	"socialstream/internal/appdata"
 	"socialstream/internal/comments"
+	"socialstream/internal/cursor"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -351,6 +352,9 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err := s.StartUpgrades(ctx); err != nil {
 		log.Warn("the migration of earlier versions' data was not started", "err", err)
 	}
+	if err := s.Cursors.Warm(ctx); err != nil {
+		log.Warn("the cursors' key was not read; the first page to need it will", "err", err)
+	}
 	limits, err := ratelimit.New(db, cfg.RateLimits)
 	if err != nil {
 		return nil, err
@@ -377,6 +381,8 @@ type Services struct {
 	Tags          *tags.Service
 	Upgrade       *upgrade.Service
 	Media         *media.Service // nil without Pictures
+	// Cursors seals the cursors the API hands out.
+	Cursors *cursor.Sealer
 }
 
 // Pictures says where pictures are kept: a Cloud Storage client and the
@@ -393,7 +399,7 @@ type Pictures struct {
 // below it; the hooks through which an owner below hears of one above
 // (an activity's likes, comments and notifications) are wired here.
 func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures) (*Services, error) {
-	s := &Services{Accounts: acc}
+	s := &Services{Accounts: acc, Cursors: cursor.New(db)}
 	var err error
 	var links *media.Links
 	if pics.Client != nil {
@@ -419,6 +425,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		Texts: func(ctx context.Context, reader string, ids []string) (map[string][]string, error) {
 			return activities.Texts(ctx, db, reader, ids)
 		},
+		Follows:     graph.Follows,
 		GiveUpAfter: rcfg.GiveUpAfter,
 		Upgrade:     moved,
 	}); err != nil {
@@ -491,7 +498,7 @@ func (s *Services) StartUpgrades(ctx context.Context) error {
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Upgrade: s.Upgrade, Media: s.Media, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Upgrade: s.Upgrade, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	if err != nil {
 		return View{}, err
 	}
-	a, err := s.act.Visible(ctx, user, activity)
+	a, err := s.act.Exists(ctx, activity)
 	if err != nil {
 		return View{}, err
 	}
@@ -107,20 +107,19 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 		r = activities.ReadReaction(l, activity, a)
 		taken := l.Add(Key(s.db, id), &prior)
 		me := accounts.Read(l, user)
-		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
-		note := s.notes.PrepareChecked(l, event)
+		seen := activities.ReadSeen(l, user, a) // an activity's author never changes
+		note := s.notes.PrepareChecked(l, event, me)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		switch err := r.Check(); {
-		case err != nil:
+		if err := r.Check(); err != nil {
 			return err
-		case !me.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case me.Standing().IsSuspended():
-			return accounts.ErrSuspended // a token another instance still trusts
-		case blocked.Any() && !taken.Found():
-			return blocks.ErrBlocked
+		}
+		if err := me.MayAct(); err != nil {
+			return err // a token another instance still trusts
+		}
+		if err := seen.Err(); err != nil && !taken.Found() {
+			return err // hidden from user: not there
 		}
 		if taken.Found() {
 			if prior.UserID == user && prior.Seq == seq {

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"socialstream/internal/graph"
+	"socialstream/internal/store"
 )
 
 // setLocked locks one of a's users, or unlocks them: then the job that
@@ -115,15 +118,29 @@ func (r *runner) decide(ctx context.Context, a *actor) (bool, error) {
 	_, out := r.writeIf(ctx, op, method, path, u.token, body, r.goneAnswer(requester.id))
 	followed, pending2 := out == acked && approve, out != acked
 	if out == unknown {
-		rep, err := r.probe(ctx, op, "/social/rest/people/@me/@followers/"+requester.id, u.token, 200, 404)
-		if err != nil {
-			return true, err
+		r.m.mu.Lock()
+		hidden := r.m.mayBeSuspended(requester.id)
+		r.m.mu.Unlock()
+		if hidden { // in no list of u's, and 404 by id
+			var err error
+			if followed, err = r.truth(ctx, func(l *store.Lookup) func() bool {
+				ref := graph.Follows(l, requester.id, u.id)
+				return ref.Found
+			}); err != nil {
+				return true, err
+			}
+		} else {
+			rep, err := r.probe(ctx, op, "/social/rest/people/@me/@followers/"+requester.id, u.token, 200, 404)
+			if err != nil {
+				return true, err
+			}
+			followed = rep.status == 200
 		}
 		asked, err := r.probe(ctx, op, "/social/rest/people/@me/@requests/"+requester.id, u.token, 200, 404)
 		if err != nil {
 			return true, err
 		}
-		followed, pending2 = rep.status == 200, asked.status == 200
+		pending2 = asked.status == 200
 	}
 	end := time.Now()
 	r.m.done(op, out != acked, end)

@@ -94,8 +94,11 @@ type model struct {
 	locked    map[string]bool
 	requested map[pair]int
 	// limited holds the people a moderator limited, suspended those a
-	// moderator suspended.
+	// moderator suspended; suspending counts the changes of each one's
+	// standing under way (suspensions, limits and their lifts), whose
+	// outcome no answer has told yet.
 	limited, suspended map[string]bool
+	suspending         map[string]int
 	// filters holds each user's keyword filter, if they have one.
 	filters map[string]keywordFilter
 	// tagFollows are the (user, tag) pairs' follow events in order, and
@@ -120,7 +123,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }
@@ -165,6 +168,35 @@ func (m *model) gone(id string) bool {
 	u := m.byID[id]
 	return u != nil && u.gone
 }
+
+// hiddenFrom says why the policy hides p from reader for sure ("" if it
+// may not), as far as the model knows: removed, its author suspended, or limited and
+// not followed by reader, or a block between them, with no change of the
+// author's standing under way. The caller holds m.mu, and asks before and
+// after a request: what was hidden throughout may not be reacted to.
+func (m *model) hiddenFrom(reader string, p *post) string {
+	a := p.author
+	if a == reader || m.suspending[a] > 0 {
+		return ""
+	}
+	switch {
+	case p.removed && !p.removing:
+		return "removed"
+	case m.suspended[a]:
+		return "its author suspended"
+	case m.limited[a] && !m.following[pair{reader, a}] && len(m.follows[pair{reader, a}]) == 0:
+		return "its author limited, never followed" // no follow may be in flight
+	case m.blocks[pair{reader, a}]:
+		return "its author blocked"
+	case m.blocks[pair{a, reader}]:
+		return "its author blocks the reader"
+	}
+	return ""
+}
+
+// mayBeSuspended reports whether id is suspended, or may be by a
+// suspension or lift under way.
+func (m *model) mayBeSuspended(id string) bool { return m.suspended[id] || m.suspending[id] > 0 }
 
 // deleted reports whether the account id's deletion was acknowledged.
 func (m *model) deleted(id string) bool {

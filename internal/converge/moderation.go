@@ -137,6 +137,7 @@ func (r *runner) removedByProbe(ctx context.Context, id, report string) (bool, e
 func (r *runner) limit(ctx context.Context, a *actor) (bool, error) {
 	u := r.someUser(a.rng)
 	defer r.lock("standing " + u.id)()
+	defer r.underWay(u.id)()
 	r.m.mu.Lock()
 	on, gone := !r.m.limited[u.id], r.m.gone(u.id)
 	r.m.mu.Unlock()
@@ -187,6 +188,8 @@ func (r *runner) suspend(ctx context.Context, a *actor) (bool, error) {
 	i := a.rng.IntN(len(a.users))
 	u := a.users[i]
 	defer r.lock("standing " + u.id)()
+	defer r.underWay(u.id)()
+	r.trust(ctx, u)
 	_, out := r.write(ctx, "suspend", http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
 		map[string]any{"action": moderation.Suspend, "accountId": u.id, "reason": "checker"})
 	now := out == acked
@@ -202,6 +205,7 @@ func (r *runner) suspend(ctx context.Context, a *actor) (bool, error) {
 	if !now {
 		return true, nil
 	}
+	r.staleWrites(ctx, u, "suspended", http.StatusForbidden, http.StatusUnauthorized)
 	a.users = slices.Delete(a.users, i, i+1)
 	a.suspended = append(a.suspended, u)
 	r.m.mu.Lock()
@@ -216,6 +220,7 @@ func (r *runner) unsuspend(ctx context.Context, a *actor) error {
 	i := a.rng.IntN(len(a.suspended))
 	u := a.suspended[i]
 	defer r.lock("standing " + u.id)()
+	defer r.underWay(u.id)()
 	_, out := r.write(ctx, "unsuspend", http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
 		map[string]any{"action": moderation.Unsuspend, "accountId": u.id, "reason": "checker"})
 	r.m.done("unsuspend", out != acked, time.Now())
@@ -237,6 +242,60 @@ func (r *runner) unsuspend(ctx context.Context, a *actor) error {
 	delete(r.m.suspended, u.id)
 	r.m.mu.Unlock()
 	return nil
+}
+
+// trust has the second instance verify u's token, which it then trusts
+// for its token cache's life (30 seconds) without reading it again.
+func (r *runner) trust(ctx context.Context, u *user) {
+	_, _ = r.other.read(ctx, "/social/rest/people/@me/@self", u.token)
+}
+
+// staleWrites sends writes of u's through the second instance, whose token
+// cache may still trust u's token after u was suspended or deleted through
+// the first: each must be refused with one of statuses (a refusal of the
+// actor; 401 once the cache has let the token go), and none may land. A
+// transient failure is tried again.
+func (r *runner) staleWrites(ctx context.Context, u *user, what string, statuses ...int) {
+	r.seq.Lock()
+	r.n++
+	title := fmt.Sprintf("stale %d by %s", r.n, u.name)
+	r.seq.Unlock()
+	writes := []func() (reply, error){
+		func() (reply, error) {
+			return r.other.call(ctx, http.MethodPost, "/social/rest/activities/@me/@self", u.token, map[string]string{"title": title})
+		},
+		func() (reply, error) {
+			return r.other.rpcCall(ctx, "people.create", u.token, map[string]string{"userId": "@me", "groupId": "@friends", "id": r.staff.id})
+		},
+		func() (reply, error) {
+			return r.other.call(ctx, http.MethodPost, "/social/rest/tags/@me", u.token, map[string]string{"name": tagNames[0]})
+		},
+	}
+	for _, w := range writes {
+		for try := 0; try < 10; try++ {
+			rep, err := w()
+			if err != nil || rep.status == http.StatusServiceUnavailable {
+				continue
+			}
+			if !slices.Contains(statuses, rep.status) {
+				r.m.violate(fmt.Sprintf("stale token: %s, %s, wrote through another instance: %d %v", u.name, what, rep.status, rep.body))
+			}
+			break
+		}
+	}
+}
+
+// underWay marks a suspension or lift of id under way until the function
+// it returns is called.
+func (r *runner) underWay(id string) func() {
+	r.m.mu.Lock()
+	r.m.suspending[id]++
+	r.m.mu.Unlock()
+	return func() {
+		r.m.mu.Lock()
+		r.m.suspending[id]--
+		r.m.mu.Unlock()
+	}
 }
 
 // signIn signs u in, through the faults, until an answer says how it went.

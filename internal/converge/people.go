@@ -11,6 +11,11 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"socialstream/internal/blocks"
+	"socialstream/internal/graph"
+	"socialstream/internal/mutes"
+	"socialstream/internal/store"
 )
 
 // follows reports whether the model has a following b.
@@ -111,7 +116,7 @@ func (r *runner) followAs(ctx context.Context, f, b *user, limit int) error {
 		refusals = append(refusals, http.StatusForbidden)
 	}
 	start := time.Now()
-	rep, out := r.writeIf(ctx, "follow", http.MethodPost, path, f.token, map[string]string{"id": b.id}, r.goneAnswer(b.id), refusals...)
+	rep, out := r.writeIf(ctx, "follow", http.MethodPost, path, f.token, map[string]string{"id": b.id}, r.hiddenAnswer(b.id), refusals...)
 	now, asked := out == acked && rep.status != http.StatusAccepted, out == acked && rep.status == http.StatusAccepted
 	if out == unknown && locked && !before {
 		rep, err := r.probe(ctx, "follow", "/social/rest/people/@me/@requested/"+b.id, f.token, 200, 404)
@@ -120,11 +125,10 @@ func (r *runner) followAs(ctx context.Context, f, b *user, limit int) error {
 		}
 		asked = rep.status == 200
 	} else if out == unknown {
-		rep, err := r.probe(ctx, "follow", "/social/rest/people/@me/@friends/"+b.id, f.token, 200, 404)
-		if err != nil {
+		var err error
+		if now, err = r.followsNow(ctx, "follow", f, b.id); err != nil {
 			return err
 		}
-		now = rep.status == 200
 	}
 	end := time.Now()
 	r.m.done("follow", out != acked, end)
@@ -173,6 +177,42 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 	return true, r.unfollowAs(ctx, f, followees[a.rng.IntN(len(followees))], a.rng.IntN(10) < 3)
 }
 
+// truth reads, straight from the Datastore, what the API rightly will not
+// tell: whether f follows, or mutes, someone suspended, whose card no
+// answer hands out (a 404 by id, and in no list). add adds the entity to
+// a lookup and returns whether it holds once the lookup has run. Reads
+// that fail (the fault layer) are tried again.
+func (r *runner) truth(ctx context.Context, add func(l *store.Lookup) func() bool) (bool, error) {
+	for try := 0; ; try++ {
+		l := r.db.Lookup()
+		holds := add(l)
+		err := l.Run(ctx)
+		if err == nil {
+			return holds(), nil
+		}
+		if try == 50 || ctx.Err() != nil {
+			return false, fmt.Errorf("truth: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// followsNow reads whether f follows b: through the API, or for someone
+// who may be suspended, the truth.
+func (r *runner) followsNow(ctx context.Context, op string, f *user, b string) (bool, error) {
+	r.m.mu.Lock()
+	hidden := r.m.mayBeSuspended(b)
+	r.m.mu.Unlock()
+	if hidden {
+		return r.truth(ctx, func(l *store.Lookup) func() bool {
+			ref := graph.Follows(l, f.id, b)
+			return ref.Found
+		})
+	}
+	rep, err := r.probe(ctx, op, "/social/rest/people/@me/@friends/"+b, f.token, 200, 404)
+	return rep.status == 200, err
+}
+
 // unfollowAs makes f unfollow b, keeping the copies' history if keep.
 func (r *runner) unfollowAs(ctx context.Context, f *user, b string, keep bool) error {
 	return r.endFollow(ctx, "unfollow", f, b, keep)
@@ -194,9 +234,15 @@ func (r *runner) endFollow(ctx context.Context, op string, f *user, b string, ke
 	}
 	start := time.Now()
 	_, out := r.write(ctx, op, http.MethodDelete, path, f.token, nil)
+	// An unfollow is idempotent: one whose answer was lost is sent again
+	// until one answers, as a client would (a probe cannot always tell: a
+	// suspended person is in no list, and answers 404 by id).
+	for try := 0; out == unknown && try < 10 && ctx.Err() == nil; try++ {
+		_, out = r.write(ctx, op, http.MethodDelete, path, f.token, nil)
+	}
 	gone := out == acked
 	if out == unknown {
-		rep, err := r.probe(ctx, op, "/social/rest/people/@me/@friends/"+b, f.token, 200, 404)
+		still, err := r.followsNow(ctx, op, f, b)
 		if err != nil {
 			return err
 		}
@@ -204,7 +250,7 @@ func (r *runner) endFollow(ctx context.Context, op string, f *user, b string, ke
 		if err != nil {
 			return err
 		}
-		gone = rep.status == 404 && asked.status == 404
+		gone = !still && asked.status == 404
 	}
 	end := time.Now()
 	r.m.done(op, out != acked, end)
@@ -299,9 +345,21 @@ func (r *runner) block(ctx context.Context, a *actor) (bool, error) {
 	r.m.everBlocked[pair{u.id, b.id}] = true // from the moment it is asked
 	r.m.mu.Unlock()
 	start := time.Now()
-	_, out := r.writeIf(ctx, "block", http.MethodPost, "/social/rest/people/@me/@blocked", u.token, map[string]string{"id": b.id}, r.goneAnswer(b.id))
+	_, out := r.writeIf(ctx, "block", http.MethodPost, "/social/rest/people/@me/@blocked", u.token, map[string]string{"id": b.id}, r.hiddenAnswer(b.id))
 	now := out == acked
-	if out == unknown {
+	r.m.mu.Lock()
+	hidden := r.m.mayBeSuspended(b.id)
+	r.m.mu.Unlock()
+	switch {
+	case out == unknown && hidden: // in no list of the blocker's
+		var err error
+		if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
+			between := blocks.ReadBetween(l, u.id, b.id)
+			return between.First
+		}); err != nil {
+			return true, err
+		}
+	case out == unknown:
 		items, err := r.c.list(ctx, "/social/rest/people/@me/@blocked", u.token)
 		if err != nil {
 			return true, err
@@ -390,17 +448,30 @@ func (r *runner) mute(ctx context.Context, a *actor) (bool, error) {
 		op = "unmute"
 		_, out = r.write(ctx, op, http.MethodDelete, "/social/rest/people/@me/@muted/"+b.id, u.token, nil)
 	case r.turns.Add(1)%2 == 0:
-		_, out = r.writeIf(ctx, op, viaRPC, "people.create", u.token, map[string]string{"groupId": "@muted", "id": b.id}, r.goneAnswer(b.id))
+		_, out = r.writeIf(ctx, op, viaRPC, "people.create", u.token, map[string]string{"groupId": "@muted", "id": b.id}, r.hiddenAnswer(b.id))
 	default:
-		_, out = r.writeIf(ctx, op, http.MethodPost, "/social/rest/people/@me/@muted", u.token, map[string]string{"id": b.id}, r.goneAnswer(b.id))
+		_, out = r.writeIf(ctx, op, http.MethodPost, "/social/rest/people/@me/@muted", u.token, map[string]string{"id": b.id}, r.hiddenAnswer(b.id))
 	}
 	now := on == (out == acked) // refused: as it was
 	if out == unknown {
-		rep, err := r.probe(ctx, op, "/social/rest/people/@me/@muted/"+b.id, u.token, 200, 404)
-		if err != nil {
-			return true, err
+		r.m.mu.Lock()
+		hidden := r.m.mayBeSuspended(b.id)
+		r.m.mu.Unlock()
+		if hidden {
+			var err error
+			if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
+				ref := mutes.Read(l, u.id, b.id)
+				return func() bool { return ref.ActiveAt(time.Now()) }
+			}); err != nil {
+				return true, err
+			}
+		} else {
+			rep, err := r.probe(ctx, op, "/social/rest/people/@me/@muted/"+b.id, u.token, 200, 404)
+			if err != nil {
+				return true, err
+			}
+			now = rep.status == 200
 		}
-		now = rep.status == 200
 	}
 	r.m.done(op, out != acked, time.Now())
 	r.m.mu.Lock()
@@ -432,6 +503,7 @@ func (r *runner) deleteAccount(ctx context.Context, a *actor) (bool, error) {
 	u.gone = true
 	r.m.mu.Unlock()
 	a.users = slices.Delete(a.users, i, i+1)
+	r.trust(ctx, u)
 	failed := false
 	for {
 		// A 401 after an attempt that answered nothing: that attempt
@@ -450,6 +522,7 @@ func (r *runner) deleteAccount(ctx context.Context, a *actor) (bool, error) {
 		}
 	}
 	r.m.done("delete account", failed, time.Now())
+	r.staleWrites(ctx, u, "deleted", http.StatusUnauthorized)
 	if rep, err := r.c.read(ctx, "/social/rest/people/@me/@self", u.token); err == nil && rep.status != http.StatusUnauthorized {
 		r.m.violate(fmt.Sprintf("delete account: %s's token works after the deletion: %d", u.name, rep.status))
 	}

@@ -227,6 +227,19 @@ func (r *runner) goneAnswer(id string) func(int) bool {
 	}
 }
 
+// hiddenAnswer is goneAnswer for a write that names a person: one
+// suspended (or perhaps, with a suspension or lift under way) is not there
+// to follow, block or mute either (404).
+func (r *runner) hiddenAnswer(id string) func(int) bool {
+	gone := r.goneAnswer(id)
+	return func(status int) bool {
+		r.m.mu.Lock()
+		suspended := r.m.mayBeSuspended(id)
+		r.m.mu.Unlock()
+		return gone(status) || suspended && status == 404
+	}
+}
+
 // editPost edits one of a user's posts, by REST or JSON-RPC in turn: a new
 // title naming up to two people, so that its mentions change.
 func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {

@@ -50,7 +50,16 @@ func (r *runner) likeAs(ctx context.Context, u *user, p *post, on bool) error {
 		op, method = "unlike", http.MethodDelete
 	}
 	path := "/social/rest/likes/" + p.id
+	r.m.mu.Lock()
+	before := r.m.hiddenFrom(u.id, p)
+	r.m.mu.Unlock()
 	rep, out := r.writeIf(ctx, op, method, path, u.token, nil, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
+	r.m.mu.Lock()
+	after := r.m.hiddenFrom(u.id, p)
+	r.m.mu.Unlock()
+	if on && out == acked && before != "" && after != "" {
+		r.m.violate(fmt.Sprintf("like of %s by %s, hidden from them (%s), answered %v", p.id, u.name, after, rep.body))
+	}
 	key := pair{p.id, u.id}
 	r.m.mu.Lock()
 	now := r.m.likes[key]
@@ -100,7 +109,16 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 	text := fmt.Sprintf("comment %d by %s", r.n, u.name)
 	r.seq.Unlock()
 	path := "/social/rest/comments/" + p.id
+	r.m.mu.Lock()
+	before := r.m.hiddenFrom(u.id, p)
+	r.m.mu.Unlock()
 	rep, out := r.writeIf(ctx, "comment", http.MethodPost, path, u.token, map[string]string{"text": text}, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
+	r.m.mu.Lock()
+	after := r.m.hiddenFrom(u.id, p)
+	r.m.mu.Unlock()
+	if out == acked && before != "" && after != "" {
+		r.m.violate(fmt.Sprintf("comment on %s by %s, hidden from them (%s), answered %v", p.id, u.name, after, rep.body))
+	}
 	id := ""
 	if out == acked {
 		id = str(entry(rep), "id")

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"socialstream/internal/store"
 )
 
 // Config configures a run.
@@ -164,12 +166,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer st.close()
 	r := &runner{
 		cfg: cfg, m: newModel(), objects: st.objects,
-		c: &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
+		c:     &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
+		other: &client{base: st.other, http: &http.Client{Timeout: 2 * time.Minute}},
 	}
 	clients := make([]*actor, cfg.Clients)
 	for i := range clients {
 		clients[i] = &actor{n: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 	}
+	r.db = st.db
 	if err := r.startStaff(ctx, st.db); err != nil {
 		return nil, err
 	}
@@ -264,8 +268,10 @@ type runner struct {
 	cfg   Config
 	m     *model
 	c     *client
-	locks sync.Map // string → *sync.Mutex: pairs and comments that two users may change
-	staff *user    // the moderator, in no actor's users
+	other *client   // the second instance's (see stack.other)
+	db    *store.DB // reads what no answer may tell (see truth)
+	locks sync.Map  // string → *sync.Mutex: pairs and comments that two users may change
+	staff *user     // the moderator, in no actor's users
 	seq   sync.Mutex
 	n     int
 	turns atomic.Int64 // alternates REST and JSON-RPC where both serve

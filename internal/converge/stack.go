@@ -28,7 +28,12 @@ const (
 // emulator behind a fault-injecting interceptor, the Cloud Storage
 // emulator of the pictures.
 type stack struct {
-	url      string
+	url string
+	// other is a second instance of the service on the same Datastore,
+	// as App Engine runs several: writes through it with a token it
+	// still trusts must be refused once the account is suspended or
+	// deleted through the first.
+	other    string
 	tasks    *tasksemu.Server
 	dsFaults *dsfaults.Injector
 	db       *store.DB // through the faults
@@ -73,5 +78,22 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		return nil, err
 	}
 	objects := func() ([]string, error) { return st.Storage.Objects(st.Bucket, "") }
-	return &stack{url: st.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, close: st.Close}, nil
+	// The second instance: the same Datastore, with no faults of its own
+	// (its writes are all refused), and a token cache of its own.
+	other, err := localstack.Start(ctx, localstack.Options{
+		Dir: cfg.Dir, Project: project, Location: location, DB: st.DB,
+		DispatchDeadline: time.Minute,
+		Accounts:         accounts.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second},
+		Rebuild: rebuild.Config{
+			CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch,
+			GiveUpAfter: cfg.GiveUpAfter,
+		},
+		Logger: logging.New(logOut, cfg.LogLevel, project),
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &stack{url: st.URL, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects,
+		close: func() { other.Close(); st.Close() }}, nil
 }

@@ -383,7 +383,9 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 	if err := l.Run(ctx); err != nil {
 		return accounts.Person{}, Followed, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
-	if p, ok := to.Person(); !ok {
+	// A follow asked for of someone suspended finds no one there; an
+	// approval is the followee's to make, whoever the follower is now.
+	if p, ok := to.Person(); !ok || !approval && !to.SeenBy(follower) {
 		return accounts.Person{}, Followed, accounts.ErrNoSuchPerson
 	} else if f.Found() && !approval {
 		return p, Followed, nil // following already: nothing to do
@@ -424,7 +426,7 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 		l.Add(IndexKey(s.db, followee), &idx)
 		var note *notifications.Pending
 		if !approval {
-			note = s.notes.PrepareChecked(l, event)
+			note = s.notes.PrepareChecked(l, event, from)
 		}
 		l.Add(EndedKey(s.db, follower, followee), &ended)
 		blocked := blocks.ReadBetween(l, follower, followee)
@@ -438,8 +440,10 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 		switch {
 		case !from.Exists():
 			return accounts.ErrBadToken // deleted meanwhile
-		case !to.Exists():
-			return accounts.ErrNoSuchPerson
+		case !approval && from.MayAct() != nil:
+			return from.MayAct() // the follower acts: suspended
+		case !to.Exists(), !approval && !to.SeenBy(follower):
+			return accounts.ErrNoSuchPerson // gone, or suspended: not there
 		case exists.Found() && approval && asked.Found():
 			return endRequest(tx, follower, followee)
 		case exists.Found():
@@ -634,7 +638,7 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 		if err := l.Run(ctx); err != nil {
 			return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
 		}
-		if !to.Exists() {
+		if !to.SeenBy(blocker) {
 			return accounts.Person{}, accounts.ErrNoSuchPerson
 		}
 		for _, f := range []struct {
@@ -659,9 +663,9 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 				return err
 			}
 			switch {
-			case !people[blocker].Exists():
-				return accounts.ErrBadToken // deleted meanwhile
-			case !people[blocked].Exists():
+			case people[blocker].MayAct() != nil:
+				return people[blocker].MayAct() // deleted, or suspended
+			case !people[blocked].SeenBy(blocker):
 				return accounts.ErrNoSuchPerson
 			}
 			person, _ = people[blocked].Person()

@@ -94,14 +94,14 @@ func (s *Service) request(ctx context.Context, follower, followee string, limit 
 		asked := l.Add(RequestKey(s.db, follower, followee), &Request{})
 		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
 		blocked := blocks.ReadBetween(l, follower, followee)
-		note := s.notes.PrepareChecked(l, event)
+		note := s.notes.PrepareChecked(l, event, from)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
 		switch {
 		case !from.Exists():
 			return accounts.ErrBadToken
-		case !to.Exists():
+		case !to.SeenBy(follower):
 			return accounts.ErrNoSuchPerson
 		case exists.Found():
 			out = Followed

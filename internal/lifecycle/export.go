@@ -82,6 +82,10 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 	d.raw("{")
 	d.field("exported", s.now().UTC().Format(time.RFC3339))
 	d.field("person", person)
+	// What the person may read of their own activities (a removed one is
+	// kept for the record, not for them), which also says which of their
+	// pictures they may read.
+	exported := map[string]bool{}
 	d.list("activities", func(item func(any) error) error {
 		page := store.PageRequest{Count: ExportPage}
 		for {
@@ -90,6 +94,7 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 				return err
 			}
 			for _, v := range vs {
+				exported[v.ID] = true
 				a := ExportedActivity{View: v}
 				if v.EditedTime != 0 {
 					if a.History, err = s.svc.Activities.History(ctx, user, v.ID); err != nil {
@@ -141,7 +146,8 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 	})
 	if s.svc.Media != nil {
 		d.list("mediaItems", func(item func(any) error) error {
-			return s.svc.Media.EachItem(ctx, user, func(v media.View) error { return item(v) })
+			return s.svc.Media.EachItem(ctx, user, func(activity string) bool { return !exported[activity] },
+				func(v media.View) error { return item(v) })
 		})
 		d.list("albums", func(item func(any) error) error {
 			return s.svc.Media.EachAlbum(ctx, user, func(v media.AlbumView) error { return item(v) })

@@ -19,7 +19,6 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/blocks"
 	"socialstream/internal/notifications"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
@@ -64,7 +63,7 @@ func New(db *store.DB, act *activities.Service, notes *notifications.Service) (*
 // activity's author, all in one transaction, and returns the activity as
 // user sees it then, with its counts. Liking again changes nothing.
 func (s *Service) Like(ctx context.Context, user, activity string) (activities.View, error) {
-	a, err := s.act.Visible(ctx, user, activity)
+	a, err := s.act.Exists(ctx, activity)
 	if err != nil {
 		return activities.View{}, err
 	}
@@ -79,23 +78,22 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		r = activities.ReadReaction(l, activity, a)
 		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 		me := accounts.Read(l, user)
-		blocked := blocks.ReadBetween(l, user, a.UserID) // an activity's author never changes
+		seen := activities.ReadSeen(l, user, a) // an activity's author never changes
 		own := viewer.Read(l, user)
-		note := s.notes.PrepareChecked(l, event)
+		note := s.notes.PrepareChecked(l, event, me)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
 		switch err := r.Check(); {
 		case err != nil:
 			return err
-		case !me.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case me.Standing().IsSuspended():
-			return accounts.ErrSuspended // a token another instance still trusts
+		case me.MayAct() != nil:
+			return me.MayAct() // a token another instance still trusts
 		case liked.Found():
 			return nil
-		case blocked.Any():
-			return blocks.ErrBlocked
+		}
+		if err := seen.Err(); err != nil {
+			return err // hidden from user: not there
 		}
 		if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
 			return err
@@ -127,11 +125,11 @@ func (s *Service) answer(ctx context.Context, user string, r *activities.Reactio
 }
 
 // Unlike removes user's like of an activity, if any, counts it, and returns
-// the activity as user sees it then. One user may no longer see (a
-// follower's like of a followers-only activity, the follow ended) is, to
-// them, not there: its answer would show it.
+// the activity as user sees it then. One the policy hides from user is, to
+// them, not there (its answer would show it), but for one a block alone
+// hides that they liked: the like is theirs to take back, and it happened.
 func (s *Service) Unlike(ctx context.Context, user, activity string) (activities.View, error) {
-	a, err := s.act.Visible(ctx, user, activity)
+	a, err := s.act.Exists(ctx, activity)
 	if err != nil {
 		return activities.View{}, err
 	}
@@ -142,11 +140,18 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 		var was Like
 		liked := l.Add(LikeKey(s.db, activity, user), &was)
 		own := viewer.Read(l, user)
+		seen := activities.ReadSeen(l, user, a)
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if err := r.Check(); err != nil || !liked.Found() {
+		if err := r.Check(); err != nil {
 			return err
+		}
+		if err := seen.Err(); err != nil && !(liked.Found() && seen.Unblocked() == nil) {
+			return err
+		}
+		if !liked.Found() {
+			return nil
 		}
 		if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
 			return err

@@ -181,13 +181,17 @@ func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
 }
 
 // EachItem calls f with the view of each of user's items, for an export:
-// its links work for LinkLife.
-func (s *Service) EachItem(ctx context.Context, user string, f func(View) error) error {
+// its links work for LinkLife. Those on an activity hidden says the person
+// may not read (one moderation removed) are left out.
+func (s *Service) EachItem(ctx context.Context, user string, hidden func(activity string) bool, f func(View) error) error {
 	m, err := s.Links.Minter(ctx)
 	if err != nil {
 		return err
 	}
 	return store.Each(ctx, s.db, s.db.Query(KindItem).FilterField("userId", "=", user), 200, func(k *datastore.Key, it *Item) error {
+		if it.ActivityID != "" && hidden(it.ActivityID) {
+			return nil // on an activity the person may not read (removed)
+		}
 		it.ID = k.Name
 		return f(m.Item(it))
 	})

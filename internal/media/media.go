@@ -399,15 +399,27 @@ func (s *Service) Items(ctx context.Context, idList []string) ([]*Item, error) {
 	return out, nil
 }
 
-// Of lists user's items, newest first, in one album or all of them.
-func (s *Service) Of(ctx context.Context, user, album string, p store.PageRequest) ([]*Item, string, error) {
+// scanItems bounds the items one page of a listing reads for the ones
+// its reader may see.
+const scanItems = 500
+
+// Of lists user's items, newest first, in one album or all of them: those
+// seen says the reader may see, in full pages (see store.PageFiltered).
+func (s *Service) Of(ctx context.Context, user, album string, p store.PageRequest, seen func([]*Item) ([]bool, error)) ([]*Item, string, error) {
 	q := s.db.Query(KindItem).FilterField("userId", "=", user).Order("-created")
 	tag := "media:" + user
 	if album != "" {
 		q = s.db.Query(KindItem).FilterField("albumId", "=", album).Order("-created")
 		tag = "album:" + album
 	}
-	keys, vals, next, err := store.Page[Item](ctx, s.db, q, tag, p)
+	keys, vals, next, err := store.PageFiltered(ctx, s.db, q, tag, p, scanItems, func(keys []*datastore.Key, vals []Item) ([]bool, error) {
+		items := make([]*Item, len(vals))
+		for i := range vals {
+			vals[i].ID = keys[i].Name
+			items[i] = &vals[i]
+		}
+		return seen(items)
+	})
 	if err != nil {
 		return nil, "", err
 	}
@@ -423,6 +435,9 @@ func (s *Service) Of(ctx context.Context, user, album string, p store.PageReques
 type ItemUpdate struct {
 	Title       *string
 	Description *string
+	// Album, when set, is the album the call named the item under: an
+	// item not in it is not there.
+	Album string
 }
 
 // Update changes an item of user's; the alt text of one on an activity
@@ -430,7 +445,7 @@ type ItemUpdate struct {
 func (s *Service) Update(ctx context.Context, user, id string, in ItemUpdate) (*Item, error) {
 	var out *Item
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		it, err := s.ownItem(tx, user, id)
+		it, err := s.ownItem(tx, user, id, in.Album)
 		if err != nil {
 			return err
 		}
@@ -457,8 +472,8 @@ func (s *Service) Update(ctx context.Context, user, id string, in ItemUpdate) (*
 	return out, err
 }
 
-// ownItem reads an item of user's in tx.
-func (s *Service) ownItem(tx *store.Tx, user, id string) (*Item, error) {
+// ownItem reads an item of user's in tx, in album if one is named.
+func (s *Service) ownItem(tx *store.Tx, user, id, album string) (*Item, error) {
 	if !ValidID(id) {
 		return nil, ErrNoSuchItem
 	}
@@ -467,7 +482,7 @@ func (s *Service) ownItem(tx *store.Tx, user, id string) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !ok || it.UserID != user {
+	if !ok || it.UserID != user || album != "" && it.AlbumID != album {
 		return nil, ErrNoSuchItem
 	}
 	it.ID = id
@@ -476,15 +491,16 @@ func (s *Service) ownItem(tx *store.Tx, user, id string) (*Item, error) {
 
 var errOnActivity = derrors.New(derrors.Conflict, "the media item is on an activity: it goes when the activity is deleted")
 
-// Delete deletes an item of user's that is on no activity, and at once its
-// objects. Its collection, enqueued before the delete, deletes them too
-// once the delete has committed, should this instance not get to it.
-func (s *Service) Delete(ctx context.Context, user, id string) error {
+// Delete deletes an item of user's that is on no activity (and in album,
+// if one is named), and at once its objects. Its collection, enqueued
+// before the delete, deletes them too once the delete has committed,
+// should this instance not get to it.
+func (s *Service) Delete(ctx context.Context, user, id, album string) error {
 	it, err := s.Item(ctx, id)
 	switch {
 	case err != nil:
 		return err
-	case it.UserID != user:
+	case it.UserID != user, album != "" && it.AlbumID != album:
 		return ErrNoSuchItem
 	case it.ActivityID != "":
 		return errOnActivity
@@ -493,7 +509,7 @@ func (s *Service) Delete(ctx context.Context, user, id string) error {
 		return err
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		it, err := s.ownItem(tx, user, id)
+		it, err := s.ownItem(tx, user, id, album)
 		if err != nil {
 			return err
 		}
@@ -527,7 +543,7 @@ func (s *Service) Delete(ctx context.Context, user, id string) error {
 func (s *Service) Move(ctx context.Context, user, id, album string) (*Item, error) {
 	var out *Item
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		it, err := s.ownItem(tx, user, id)
+		it, err := s.ownItem(tx, user, id, "")
 		if err != nil {
 			return err
 		}

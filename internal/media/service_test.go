@@ -239,7 +239,7 @@ func TestDeletedItemsJob(t *testing.T) {
 	}
 	// A delete: the objects go at once, and its job, run again, finds
 	// nothing left to do.
-	if err := f.s.Delete(ctx, f.user, kept); err != nil {
+	if err := f.s.Delete(ctx, f.user, kept, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.objects(); len(got) != 0 {
@@ -251,7 +251,7 @@ func TestDeletedItemsJob(t *testing.T) {
 		}
 	}
 	// Nobody else's (one on an activity: the API's tests).
-	if err := f.s.Delete(ctx, ids.Format(999), f.upload(UploadInput{})); !errors.Is(err, ErrNoSuchItem) {
+	if err := f.s.Delete(ctx, ids.Format(999), f.upload(UploadInput{}), ""); !errors.Is(err, ErrNoSuchItem) {
 		t.Errorf("someone else's delete: %v", err)
 	}
 }

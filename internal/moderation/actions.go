@@ -15,6 +15,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
@@ -142,6 +143,9 @@ func (in *ActionInput) check() error {
 // Moderation notification, and its notices), except of a dismissal; the
 // action is in the audit log. A suspension ends the account's tokens.
 func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (Entry, error) {
+	if err := s.MayModerate(ctx, moderator); err != nil {
+		return Entry{}, err // before anything the action names is read or told
+	}
 	if err := in.check(); err != nil {
 		return Entry{}, err
 	}
@@ -209,8 +213,8 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 			again = &e
 			return nil
 		}
-		if !me.Standing().Staff() {
-			return ErrNotStaff
+		if err := policy.MayModerate(me.Standing().Account(moderator, me.Exists())); err != nil {
+			return err
 		}
 		if !them.Exists() {
 			return accounts.ErrNoSuchPerson
@@ -331,8 +335,8 @@ func (s *Service) Grant(ctx context.Context, admin, user, role string) (accounts
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if me.Standing().Role != accounts.RoleAdmin {
-			return ErrNotAdmin
+		if err := policy.MayGrant(me.Standing().Account(admin, me.Exists())); err != nil {
+			return err
 		}
 		if user == admin {
 			return invalid("an admin cannot change their own role")
@@ -379,11 +383,7 @@ func SetRole(ctx context.Context, db *store.DB, gen *ids.Generator, user, role s
 
 // Log returns a page of the audit log, newest first, for admin.
 func (s *Service) Log(ctx context.Context, admin string, p store.PageRequest) ([]Entry, string, error) {
-	role, err := s.staff(ctx, admin)
-	if err == nil && role != accounts.RoleAdmin {
-		err = ErrNotAdmin
-	}
-	if err != nil {
+	if err := s.MayGrant(ctx, admin); err != nil {
 		return nil, "", err
 	}
 	q := s.db.Query(KindAction).Order("-created")

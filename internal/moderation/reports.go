@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
@@ -131,8 +132,8 @@ var (
 	ErrNoSuchReport = derrors.New(derrors.NotFound, "no such report")
 	ErrSelfReport   = derrors.New(derrors.InvalidArgument, "you cannot report yourself")
 	ErrTooMany      = derrors.New(derrors.RateLimited, fmt.Sprintf("at most %d reports an hour", ReportsPerHour))
-	ErrNotStaff     = derrors.New(derrors.PermissionDenied, "only moderators and admins may do that")
-	ErrNotAdmin     = derrors.New(derrors.PermissionDenied, "only admins may do that")
+	ErrNotStaff     = policy.ErrNotStaff
+	ErrNotAdmin     = policy.ErrNotAdmin
 )
 
 func invalid(msg string) error { return derrors.New(derrors.InvalidArgument, msg) }
@@ -318,7 +319,8 @@ func (s *Service) Queue(ctx context.Context, moderator, state string, p store.Pa
 	if state != Open && state != Dismissed && state != Actioned {
 		return nil, "", invalid("state is open, dismissed or actioned")
 	}
-	if _, err := s.staff(ctx, moderator); err != nil {
+	me, err := s.staff(ctx, moderator)
+	if err != nil {
 		return nil, "", err
 	}
 	q := s.db.Query(KindReport).FilterField("state", "=", state).Order("-created")
@@ -326,36 +328,58 @@ func (s *Service) Queue(ctx context.Context, moderator, state string, p store.Pa
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]QueuedReport, len(vals))
+	out := make([]QueuedReport, 0, len(vals))
 	for i := range vals {
-		out[i] = vals[i].queued(keys[i].Name)
+		// Never one about themselves: a page may then be short.
+		if policy.SeeReport(me, vals[i].AccountID) {
+			out = append(out, vals[i].queued(keys[i].Name))
+		}
 	}
 	return out, next, nil
 }
 
 // Queued returns one report, for moderator.
 func (s *Service) Queued(ctx context.Context, moderator, id string) (QueuedReport, error) {
-	if _, err := s.staff(ctx, moderator); err != nil {
+	me, err := s.staff(ctx, moderator)
+	if err != nil {
 		return QueuedReport{}, err
 	}
 	r, err := s.read(ctx, id)
 	if err != nil {
 		return QueuedReport{}, err
 	}
+	if !policy.SeeReport(me, r.AccountID) {
+		return QueuedReport{}, ErrNoSuchReport
+	}
 	return r.queued(id), nil
 }
 
-// staff returns user's role if they are a moderator or an admin, and
-// ErrNotStaff otherwise: read on every call, so a role taken away counts
-// at once.
-func (s *Service) staff(ctx context.Context, user string) (string, error) {
+// staff returns user's account as the policy knows it if policy.MayModerate
+// lets them moderate, and its refusal otherwise: read on every call, so a
+// role taken away or a suspension counts at once. It is asked before
+// anything about what the call names is read.
+func (s *Service) staff(ctx context.Context, user string) (policy.Account, error) {
 	l := s.db.Lookup()
 	me := accounts.Read(l, user)
 	if err := l.Run(ctx); err != nil {
-		return "", fmt.Errorf("moderation: %s: %w", user, err)
+		return policy.Account{}, fmt.Errorf("moderation: %s: %w", user, err)
 	}
-	if !me.Standing().Staff() {
-		return "", ErrNotStaff
+	acct := me.Standing().Account(user, me.Exists())
+	return acct, policy.MayModerate(acct)
+}
+
+// MayModerate refuses whoever may not moderate (policy.MayModerate), for
+// a caller to ask before it reads what the call names.
+func (s *Service) MayModerate(ctx context.Context, user string) error {
+	_, err := s.staff(ctx, user)
+	return err
+}
+
+// MayGrant refuses whoever may not change roles (policy.MayGrant).
+func (s *Service) MayGrant(ctx context.Context, user string) error {
+	acct, err := s.staff(ctx, user)
+	if err != nil {
+		return err
 	}
-	return me.Standing().Role, nil
+	return policy.MayGrant(acct)
 }

@@ -118,6 +118,9 @@ func (s *Service) Mute(ctx context.Context, muter, muted string, d time.Duration
 	if err != nil {
 		return accounts.Person{}, Mute{}, err
 	}
+	if !p.SeenBy(muter) {
+		return accounts.Person{}, Mute{}, accounts.ErrNoSuchPerson // suspended: not there
+	}
 	now := s.now().UTC()
 	m := mute{Muter: muter, Muted: muted, Created: now}
 	if d > 0 {
@@ -130,8 +133,8 @@ func (s *Service) Mute(ctx context.Context, muter, muted string, d time.Duration
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if !me.Exists() {
-			return accounts.ErrBadToken // deleted meanwhile
+		if err := me.MayAct(); err != nil {
+			return err // deleted, or suspended
 		}
 		own.Edit(now).SetMute(muted, m.Until, true)
 		if err := own.Save(tx); err != nil {

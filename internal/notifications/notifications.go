@@ -35,6 +35,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
@@ -171,6 +172,10 @@ type Config struct {
 	// batch lookup (package activities): for the reader's keyword filters
 	// of the notifications context, read only when one is active.
 	Texts func(ctx context.Context, reader string, ids []string) (map[string][]string, error)
+	// Follows, when set, adds to a lookup whether follower follows
+	// followee (package graph): for a limited actor, whose doings notify
+	// their followers alone.
+	Follows func(l *store.Lookup, follower, followee string) store.Ref
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -259,20 +264,45 @@ type Pending struct {
 	people  []*accounts.Record
 	between []*blocks.Between
 	muted   []*mutes.Ref
+	// actor is the one who did what e tells of, and follows whether each
+	// recipient follows them (read only for a limited actor).
+	actor   *accounts.Record
+	follows []store.Ref
 	at      time.Time // when the mutes are judged
 	checked bool      // by the operation's transaction (PrepareChecked)
+}
+
+// readFollows adds to the lookup, once the actor is read and only if they
+// are limited, whether each recipient follows them: a limited person's
+// doings notify their followers alone.
+func (s *Service) readFollows(l *store.Lookup, p *Pending) {
+	p.follows = make([]store.Ref, len(p.users))
+	l.Then(func() {
+		if !p.actor.Standing().Limited || s.cfg.Follows == nil {
+			return
+		}
+		for i, u := range p.users {
+			p.follows[i] = s.cfg.Follows(l, u, p.e.ActorID)
+		}
+	})
 }
 
 // Prepare adds the notifications of e to the lookup of the transaction
 // that makes the change e tells of, with each recipient, the blocks
 // between them and the actor, and their mute of the actor. Nobody is
 // notified of their own doing, and nobody deleted, blocked by the actor,
-// blocking them or muting them.
+// blocking them or muting them; nothing of an actor suspended or gone,
+// and of a limited actor nothing to whoever does not follow them (see
+// policy.Notifies).
 func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 	if e.Seq <= 0 {
 		e.Seq = s.ids.Next()
 	}
 	p := &Pending{e: e, users: e.recipients(), at: s.now()}
+	if e.ActorID != "" {
+		p.actor = accounts.Read(l, e.ActorID)
+		s.readFollows(l, p)
+	}
 	for _, u := range p.users {
 		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
 		p.people = append(p.people, accounts.Read(l, u))
@@ -290,12 +320,14 @@ func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 // about it), or a follow (whose transaction reads the followee).
 // It adds only the notification and the recipient's mute of the actor
 // (rarely written), not the recipient, whom the operation reads itself or
-// does not need.
-func (s *Service) PrepareChecked(l *store.Lookup, e Event) *Pending {
+// does not need; actor is the operation's own read of the actor, whose
+// standing decides as in Prepare.
+func (s *Service) PrepareChecked(l *store.Lookup, e Event, actor *accounts.Record) *Pending {
 	if e.Seq <= 0 {
 		e.Seq = s.ids.Next()
 	}
-	p := &Pending{e: e, users: e.recipients(), at: s.now(), checked: true}
+	p := &Pending{e: e, users: e.recipients(), at: s.now(), checked: true, actor: actor}
+	s.readFollows(l, p)
 	for _, u := range p.users {
 		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
 		p.muted = append(p.muted, mutes.Read(l, u, e.ActorID))
@@ -309,6 +341,12 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 	var keys []*datastore.Key
 	var vals []*Notification
 	for i, u := range p.users {
+		if p.actor != nil {
+			ties := policy.Ties{Follows: p.follows[i].Found(), Muted: p.muted[i].ActiveAt(p.at)}
+			if !policy.Notifies(u, p.actor.Standing().Account(p.e.ActorID, p.actor.Exists()), ties) {
+				continue
+			}
+		}
 		if !p.refs[i].Found() && !p.muted[i].ActiveAt(p.at) && (p.checked || p.people[i].Exists() && !p.between[i].Any()) {
 			keys = append(keys, Key(tx.DB(), u, p.e.ID))
 			vals = append(vals, p.e.notification(u))
@@ -665,8 +703,8 @@ func (s *Service) actors(ctx context.Context, user string, ns []Notification) (m
 		if p, ok := r.Person(); ok {
 			people[id] = p
 		}
-		if r.Standing().IsSuspended() {
-			hidden[id] = true // what a suspended person did is not there
+		if !policy.SeePerson(user, r.Account(), policy.Ties{}) {
+			hidden[id] = true // what a suspended or gone person did is not there
 		}
 	}
 	return people, hidden, own, nil
@@ -780,6 +818,9 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 			}
 			keys = append(keys, s.db.NameKey(Kind, id, nil))
 		}
+	}
+	if len(keys) == 0 {
+		return s.db.CheckGuard(ctx) // nothing to mark: refused all the same
 	}
 	for start := 0; start < len(keys); start += 250 {
 		part := keys[start:min(start+250, len(keys))]

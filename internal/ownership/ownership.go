@@ -43,6 +43,7 @@ var Owners = []string{
 	"internal/tags",
 	"internal/appdata",
 	"internal/viewer",
+	"internal/cursor",
 }
 
 // Violation is one name of an owner's used outside it.

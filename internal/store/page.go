@@ -136,3 +136,89 @@ func Each[T any](ctx context.Context, db *DB, q *datastore.Query, batch int, f f
 		cursor = c
 	}
 }
+
+// PageFiltered is Page over only the results keep keeps (what the reader
+// may see, say): full pages of p.Count kept results, after p.Offset kept
+// ones, read in batches until the page is full and one more kept result
+// says there is a next page, or the query is done, or scan results have
+// been read. The next page starts right after the last result returned,
+// so its cursor says nothing of the results left out; only when a page
+// reads scan results and keeps none does it start after the last one read
+// (a Datastore cursor, which the API seals). keep is called once a batch,
+// and returns what it keeps of it.
+func PageFiltered[T any](ctx context.Context, db *DB, q *datastore.Query, tag string, p PageRequest, scan int,
+	keep func(keys []*datastore.Key, vals []T) ([]bool, error)) (keys []*datastore.Key, vals []T, next string, err error) {
+	var start *datastore.Cursor
+	if p.Cursor != "" {
+		c, err := DecodeCursor(tag, p.Cursor)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		start = &c
+	}
+	skip, scanned, batch := p.Offset, 0, max(p.Count+1, 20)
+	for {
+		bq := q.Limit(batch)
+		if start != nil {
+			bq = bq.Start(*start)
+		}
+		bk, bv, after, err := runBatch[T](ctx, db, bq, p.Cursor != "" && scanned == 0)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("store.PageFiltered(%s): %w", tag, err)
+		}
+		kept, err := keep(bk, bv)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		for i := range bk {
+			switch {
+			case !kept[i]:
+			case skip > 0:
+				skip--
+			case len(keys) == p.Count:
+				return keys, vals, next, nil // one more: the next page is there
+			default:
+				keys, vals = append(keys, bk[i]), append(vals, bv[i])
+				next = EncodeCursor(tag, after[i])
+			}
+		}
+		scanned += len(bk)
+		if len(bk) < batch {
+			return keys, vals, "", nil
+		}
+		start = &after[len(after)-1]
+		if scanned >= scan {
+			if len(keys) == 0 {
+				next = EncodeCursor(tag, *start)
+			}
+			return keys, vals, next, nil
+		}
+	}
+}
+
+// runBatch runs q and returns its results with the cursor after each.
+// given says the query starts at a client's cursor.
+func runBatch[T any](ctx context.Context, db *DB, q *datastore.Query, given bool) ([]*datastore.Key, []T, []datastore.Cursor, error) {
+	var keys []*datastore.Key
+	var vals []T
+	var after []datastore.Cursor
+	it := db.client.Run(ctx, q)
+	for {
+		var v T
+		k, err := it.Next(&v)
+		if errors.Is(err, iterator.Done) {
+			return keys, vals, after, nil
+		}
+		if err != nil {
+			if given && status.Code(err) == codes.InvalidArgument {
+				return nil, nil, nil, ErrBadCursor
+			}
+			return nil, nil, nil, Convert(err)
+		}
+		c, err := it.Cursor()
+		if err != nil {
+			return nil, nil, nil, Convert(err)
+		}
+		keys, vals, after = append(keys, k), append(vals, v), append(after, c)
+	}
+}

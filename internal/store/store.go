@@ -137,28 +137,60 @@ func found(err error) (bool, error) {
 // Get loads the entity at key into dst and reports whether it exists; a
 // missing entity is not an error.
 func (db *DB) Get(ctx context.Context, key *datastore.Key, dst any) (bool, error) {
+	if outside(ctx) != nil { // a write request's first read: its guard rides with it
+		l := db.Lookup()
+		r := l.Add(key, dst)
+		if err := l.Run(ctx); err != nil {
+			return false, err
+		}
+		return r.Found(), nil
+	}
 	return found(db.client.Get(ctx, key, dst))
 }
 
-// Put writes one entity.
+// CheckGuard checks the guard of a write request (see Guard) that has not
+// read its actor yet: for a write that finds nothing to change before it
+// reads anything by key (a query's), so that it answers the actor's
+// refusal all the same. It reads nothing otherwise.
+func (db *DB) CheckGuard(ctx context.Context) error {
+	if outside(ctx) == nil {
+		return nil
+	}
+	return db.Lookup().run(ctx, 0, 0)
+}
+
+// Put writes one entity. Under a guard (a request's), it is a
+// transaction that checks it; so are PutMulti, Delete and DeleteMulti.
 func (db *DB) Put(ctx context.Context, key *datastore.Key, src any) error {
+	if GuardOf(ctx) != nil {
+		return db.Update(ctx, func(tx *Tx) error { return tx.Put(key, src) })
+	}
 	_, err := db.client.Put(ctx, key, src)
 	return Convert(err)
 }
 
 // PutMulti writes entities: src is a slice as long as keys.
 func (db *DB) PutMulti(ctx context.Context, keys []*datastore.Key, src any) error {
+	if GuardOf(ctx) != nil {
+		return db.Update(ctx, func(tx *Tx) error { return tx.PutMulti(keys, src) })
+	}
 	_, err := db.client.PutMulti(ctx, keys, src)
 	return Convert(err)
 }
 
 // Delete deletes one entity; a missing one is not an error.
 func (db *DB) Delete(ctx context.Context, key *datastore.Key) error {
+	if GuardOf(ctx) != nil {
+		return db.Update(ctx, func(tx *Tx) error { return tx.Delete(key) })
+	}
 	return Convert(db.client.Delete(ctx, key))
 }
 
 // DeleteMulti deletes entities; missing ones are not an error.
 func (db *DB) DeleteMulti(ctx context.Context, keys []*datastore.Key) error {
+	if GuardOf(ctx) != nil {
+		return db.Update(ctx, func(tx *Tx) error { return tx.DeleteMulti(keys) })
+	}
 	return Convert(db.client.DeleteMulti(ctx, keys))
 }
 
@@ -250,8 +282,9 @@ func ValidCursor(s string) bool {
 // Tx is a transaction under way. Writes are buffered and sent with the
 // commit; reads are consistent with it.
 type Tx struct {
-	db *DB
-	tx *datastore.Transaction
+	db    *DB
+	tx    *datastore.Transaction
+	guard *guarded
 }
 
 // DB returns the DB the transaction runs on, for its keys.
@@ -268,9 +301,14 @@ func (tx *Tx) DB() *DB { return tx.db }
 // anything but a timeout; Update tries again.
 func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
 	var last *datastore.Transaction
+	g := GuardOf(ctx)
 	_, err := db.client.RunInTransaction(ctx, func(t *datastore.Transaction) error {
 		last = t
-		return f(&Tx{db: db, tx: t})
+		tx := &Tx{db: db, tx: t, guard: &guarded{g: g}}
+		if err := f(tx); err != nil {
+			return err
+		}
+		return tx.guard.checkAlone(t)
 	}, datastore.MaxAttempts(MaxAttempts))
 	if err != nil && last != nil {
 		rollBack(last)
@@ -299,7 +337,15 @@ func rollBack(t *datastore.Transaction) {
 
 // Get loads the entity at key into dst and reports whether it exists.
 func (tx *Tx) Get(key *datastore.Key, dst any) (bool, error) {
-	return found(tx.tx.Get(key, dst))
+	if tx.guard.pending() == nil {
+		return found(tx.tx.Get(key, dst))
+	}
+	l := tx.Lookup()
+	r := l.Add(key, dst)
+	if err := l.Run(context.Background()); err != nil {
+		return false, err
+	}
+	return r.Found(), nil
 }
 
 // Put writes one entity with the commit.
@@ -395,6 +441,7 @@ func (tx *Tx) DeleteMulti(keys []*datastore.Key) error {
 type Lookup struct {
 	db    *DB
 	tx    *datastore.Transaction
+	guard *guarded // the transaction's
 	keys  []*datastore.Key
 	dst   []any
 	found []bool
@@ -405,7 +452,7 @@ type Lookup struct {
 func (db *DB) Lookup() *Lookup { return &Lookup{db: db} }
 
 // Lookup starts a batch lookup in the transaction.
-func (tx *Tx) Lookup() *Lookup { return &Lookup{db: tx.db, tx: tx.tx} }
+func (tx *Tx) Lookup() *Lookup { return &Lookup{db: tx.db, tx: tx.tx, guard: tx.guard} }
 
 // DB returns the DB the lookup reads, for its keys.
 func (l *Lookup) DB() *DB { return l.db }
@@ -447,8 +494,9 @@ func (l *Lookup) Run(ctx context.Context) error {
 	l.found = l.found[:0]
 	for done := 0; ; {
 		l.found = append(l.found, make([]bool, len(l.keys)-done)...)
-		for from := done; from < len(l.keys); from += MaxLookup {
-			if err := l.run(ctx, from, min(len(l.keys), from+MaxLookup)); err != nil {
+		step := MaxLookup - 1 // room for the guard
+		for from := done; from < len(l.keys); from += step {
+			if err := l.run(ctx, from, min(len(l.keys), from+step)); err != nil {
 				return err
 			}
 		}
@@ -466,15 +514,44 @@ func (l *Lookup) Run(ctx context.Context) error {
 
 func (l *Lookup) run(ctx context.Context, from, to int) error {
 	keys, dst := l.keys[from:to], l.dst[from:to]
-	var err error
 	if l.tx != nil {
-		err = l.tx.GetMulti(keys, dst)
-	} else {
-		err = l.db.client.GetMulti(ctx, keys, dst)
+		// The transaction's guard rides with its first read.
+		var g int
+		keys, dst, g = l.guard.add(keys, dst)
+		found := make([]bool, len(keys))
+		if err := getMulti(found, keys, func() error { return l.tx.GetMulti(keys, dst) }); err != nil {
+			return err
+		}
+		copy(l.found[from:to], found)
+		if g >= 0 {
+			return l.guard.check(found[g], dst[g])
+		}
+		return nil
 	}
+	if g := outside(ctx); g != nil {
+		// A write request's first read: its actor rides with it.
+		st := &guarded{g: g}
+		keys, dst, i := st.add(keys, dst)
+		found := make([]bool, len(keys))
+		if err := getMulti(found, keys, func() error { return l.db.client.GetMulti(ctx, keys, dst) }); err != nil {
+			return err
+		}
+		copy(l.found[from:to], found)
+		if err := st.check(found[i], dst[i]); err != nil {
+			return err
+		}
+		g.checked.Store(true)
+		return nil
+	}
+	return getMulti(l.found[from:to], keys, func() error { return l.db.client.GetMulti(ctx, keys, dst) })
+}
+
+// getMulti runs get, a GetMulti of keys, and marks in found those found.
+func getMulti(found []bool, keys []*datastore.Key, get func() error) error {
+	err := get()
 	if err == nil {
-		for i := from; i < to; i++ {
-			l.found[i] = true
+		for i := range found {
+			found[i] = true
 		}
 		return nil
 	}
@@ -485,7 +562,7 @@ func (l *Lookup) run(ctx context.Context, from, to int) error {
 	for i, e := range me {
 		switch {
 		case e == nil:
-			l.found[from+i] = true
+			found[i] = true
 		case errors.Is(e, datastore.ErrNoSuchEntity):
 		default:
 			return Convert(e)

@@ -1,0 +1,291 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"socialstream/internal/ids"
+)
+
+// hiddenState is one state the policy hides from the reader, with what it
+// hides: an activity (with its author, and a picture on it), or a person
+// alone.
+type hiddenState struct {
+	name                      string
+	activity, person, picture string
+	// personHidden: the person is hidden too (suspended, deleted), not
+	// their activity alone.
+	personHidden bool
+}
+
+// the secret every hidden activity's text holds, which no answer to the
+// reader may carry.
+const secret = "SECRET"
+
+// hiddenWorld makes, for reader, one of each hidden state.
+func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
+	t.Helper()
+	ada := e.register("ada")
+	e.makeAdmin(ada)
+	reader = e.register("reader")
+	postAs := func(u user, title, vis string) (string, string) {
+		t.Helper()
+		pic := e.uploaded(u, secret+" alt")["id"].(string)
+		body := map[string]any{"title": title, "mediaItems": []string{pic}}
+		if vis != "" {
+			body["visibility"] = vis
+		}
+		r := e.do("POST", "/social/rest/activities/@me/@self", u.token, body)
+		if r.status != http.StatusCreated {
+			t.Fatalf("post: %d %s", r.status, r.raw)
+		}
+		return e.entry(r)["id"].(string), pic
+	}
+	state := func(name string, u user, title, vis string) *hiddenState {
+		a, p := postAs(u, title, vis)
+		states = append(states, hiddenState{name: name, activity: a, person: u.id, picture: p})
+		return &states[len(states)-1]
+	}
+
+	removed := e.register("removed")
+	s := state("removed", removed, secret+" removed", "")
+	e.act(ada, map[string]any{"action": "remove", "accountId": removed.id, "activityIds": []string{s.activity}, "reason": "spam"})
+
+	suspended := e.register("suspended")
+	state("suspended author", suspended, secret+" suspended", "").personHidden = true
+	e.act(ada, map[string]any{"action": "suspend", "accountId": suspended.id, "reason": "spam"})
+
+	limited := e.register("limited")
+	state("limited author", limited, secret+" limited", "")
+	e.act(ada, map[string]any{"action": "limit", "accountId": limited.id, "reason": "spam"})
+
+	blocker := e.register("blocker")
+	state("blocked by its author", blocker, secret+" blocker", "")
+	if r := e.do("POST", "/social/rest/people/@me/@blocked", blocker.token, map[string]string{"id": reader.id}); r.status != http.StatusCreated {
+		t.Fatalf("block: %d %s", r.status, r.raw)
+	}
+	blocked := e.register("blocked")
+	state("its author blocked", blocked, secret+" blocked", "")
+	if r := e.do("POST", "/social/rest/people/@me/@blocked", reader.token, map[string]string{"id": blocked.id}); r.status != http.StatusCreated {
+		t.Fatalf("block: %d %s", r.status, r.raw)
+	}
+
+	locked := e.register("locked")
+	if r := e.do("PUT", "/social/rest/people/@me/@self", locked.token, map[string]any{"locked": true}); r.status != http.StatusOK {
+		t.Fatalf("lock: %d %s", r.status, r.raw)
+	}
+	state("a locked account's followers-only post", locked, secret+" locked", "followers")
+
+	dropper := e.register("dropper")
+	s = state("a mention an edit dropped", dropper, "hello @reader", "mentioned")
+	if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+s.activity, dropper.token, map[string]string{"title": secret + " dropped"}); r.status != http.StatusOK {
+		t.Fatalf("edit: %d %s", r.status, r.raw)
+	}
+
+	gone := e.register("gone")
+	state("a deleted account", gone, secret+" gone", "").personHidden = true
+	if r := e.do("DELETE", "/auth/account", gone.token, map[string]string{"password": "password-gone"}); r.status >= 300 {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	return reader, states
+}
+
+// absent is a state of things that never existed, in the same shapes.
+func absent() hiddenState {
+	g := ids.New()
+	return hiddenState{name: "nothing", activity: ids.Format(g.Next()), person: g.NextString(), picture: ids.Format(g.Next()), personHidden: true}
+}
+
+var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
+
+// request is the request of one operation of the OpenAPI document naming
+// the things of s, or "" for an operation that names none of them.
+func (s hiddenState) request(method, path string, personHidden bool) (string, any) {
+	names, namesPerson := false, false
+	filled := pathParam.ReplaceAllStringFunc(path, func(m string) string {
+		switch m[1 : len(m)-1] {
+		case "userId":
+			if strings.Contains(path, "{target}") {
+				return "@me" // the reader's own list, naming the person as target
+			}
+			namesPerson = true
+			return s.person
+		case "target":
+			namesPerson = true
+			return s.person
+		case "activityId", "ids":
+			names = true
+			return s.activity
+		case "mediaItemId", "id":
+			names = true
+			return s.picture
+		case "selector", "groupId":
+			if strings.HasPrefix(path, "/social/rest/people/") && strings.HasSuffix(path, "{target}") {
+				return "@friends"
+			}
+			return "@self"
+		case "appId":
+			return "@app"
+		case "albumId":
+			return "@all"
+		case "variant":
+			return "image"
+		}
+		return "0123456789abcdef" // a filter, report, comment or tag: none the reader has
+	})
+	if path == "/social/rest/people/{userId}/{selector}" && (method == http.MethodPost || method == http.MethodPut) {
+		filled = strings.Replace(filled, "/"+s.person+"/@self", "/@me/@friends", 1)
+	}
+	var body any
+	if method == http.MethodPost || method == http.MethodPut {
+		body = map[string]any{"id": s.person, "accountId": s.person, "activityIds": []string{s.activity}, "category": "spam",
+			"title": "t", "text": "t", "mediaItem": map[string]any{"id": s.picture, "description": "d"}}
+	}
+	if body != nil && !strings.Contains(path, "{") {
+		namesPerson = true // a write naming the person in its body only
+	}
+	if !names && !(namesPerson && personHidden) {
+		return "", nil // names nothing the state hides
+	}
+	return filled, body
+}
+
+// Whatever the policy hides from someone answers them, on every route of
+// the OpenAPI document that names it, as what never existed answers: the
+// same status, and nothing of it in the body. Each hidden state is tried
+// on every documented operation that names an activity, a person or a
+// picture, against the same operation naming things that never existed;
+// a route added later is tried without being named here.
+func TestHiddenAnswersAsAbsent(t *testing.T) {
+	e := newEnv(t)
+	reader, states := hiddenWorld(t, e)
+	e.settle()
+	doc, _, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type op struct{ method, path string }
+	var ops []op
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			if strings.HasPrefix(path, "/auth/") || path == "/social/rpc" {
+				continue // the caller's own account; JSON-RPC is tried below
+			}
+			ops = append(ops, op{method, path})
+		}
+	}
+	// Reads first, then writes; the reader's own unblock, unfollow and
+	// unmute last, as they end the states they are tried on.
+	rank := func(o op) int {
+		switch {
+		case o.method == http.MethodGet:
+			return 0
+		case o.method == http.MethodDelete && strings.HasPrefix(o.path, "/social/rest/people/"):
+			return 3
+		case o.method == http.MethodDelete:
+			return 2
+		}
+		return 1
+	}
+	slices.SortFunc(ops, func(a, b op) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a.method+a.path, b.method+b.path)
+	})
+	tried := 0
+	for _, o := range ops {
+		for _, s := range states {
+			path, body := s.request(o.method, o.path, s.personHidden)
+			if path == "" {
+				continue
+			}
+			none := absent()
+			nonePath, noneBody := none.request(o.method, o.path, s.personHidden)
+			want := e.do(o.method, nonePath, reader.token, noneBody)
+			got := e.do(o.method, path, reader.token, body)
+			tried++
+			if got.status != want.status {
+				t.Errorf("%s %s, %s: %d %s; what never existed: %d", o.method, o.path, s.name, got.status, got.raw, want.status)
+			}
+			if strings.Contains(string(got.raw), secret) {
+				t.Errorf("%s %s, %s: the answer carries the hidden text: %s", o.method, o.path, s.name, got.raw)
+			}
+		}
+	}
+	if tried < 100 {
+		t.Errorf("only %d requests tried", tried)
+	}
+}
+
+// The same over JSON-RPC: every method, its params naming the hidden
+// things as Shindig's osapi names them, against the same naming things
+// that never existed.
+func TestHiddenAnswersAsAbsentOverRPC(t *testing.T) {
+	e := newEnv(t)
+	reader, states := hiddenWorld(t, e)
+	e.settle()
+	r := e.do("POST", "/social/rpc", reader.token, `{"method":"system.listMethods","id":"m"}`)
+	var methods []string
+	for _, m := range r.body["result"].([]any) {
+		methods = append(methods, m.(string))
+	}
+	// Reads first; the reader's own deletes last.
+	rank := func(m string) int {
+		switch {
+		case strings.HasSuffix(m, ".get"):
+			return 0
+		case m == "people.delete":
+			return 3
+		case strings.HasSuffix(m, ".delete"):
+			return 2
+		}
+		return 1
+	}
+	slices.SortFunc(methods, func(a, b string) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	params := func(method string, s hiddenState) string {
+		if !s.personHidden {
+			// The activity and its picture alone, by their author.
+			return fmt.Sprintf(`{"userId":%q,"groupId":"@self","activityId":%q,"mediaItemId":%q,"albumId":"@all","activity":{"title":"t"},"comment":{"text":"t"},"text":"t"}`,
+				s.person, s.activity, s.picture)
+		}
+		return fmt.Sprintf(`{"userId":%q,"groupId":"@friends","id":%q,"activityId":%q,"mediaItemId":%q,"albumId":"@all","accountId":%q,"category":"spam","text":"t"}`,
+			s.person, s.person, s.activity, s.picture, s.person)
+	}
+	tried := 0
+	for _, m := range methods {
+		if m == "system.listMethods" || strings.HasSuffix(m, ".supportedFields") {
+			continue
+		}
+		for _, s := range states {
+			if strings.HasPrefix(m, "people.") && !s.personHidden {
+				continue // only their activity is hidden, not the person
+			}
+			none := absent()
+			none.personHidden = s.personHidden
+			call := func(s hiddenState) resp {
+				return e.do("POST", "/social/rpc", reader.token, fmt.Sprintf(`{"method":%q,"id":"1","params":%s}`, m, params(m, s)))
+			}
+			want, got := call(none), call(s)
+			tried++
+			if rpcStatus(got) != rpcStatus(want) {
+				t.Errorf("%s, %s: %d %s; what never existed: %d %s", m, s.name, rpcStatus(got), got.raw, rpcStatus(want), want.raw)
+			}
+			if strings.Contains(string(got.raw), secret) {
+				t.Errorf("%s, %s: the answer carries the hidden text: %s", m, s.name, got.raw)
+			}
+		}
+	}
+	if tried < 100 {
+		t.Errorf("only %d calls tried", tried)
+	}
+}
