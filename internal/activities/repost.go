@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
 	"socialstream/internal/store"
 )
 
@@ -68,10 +69,13 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 }
 
 // Unrepost undoes user's repost of an activity, if any, and returns the
-// activity as user sees it then.
+// activity as user sees it then. The repost is the reposter's own post:
+// it is deleted even when the policy now hides what it shares from them
+// (a block, moderation), and the answer is then a 404, as for an activity
+// that is not there.
 func (s *Service) Unrepost(ctx context.Context, user, id string) (View, error) {
-	if _, err := s.Visible(ctx, user, id); err != nil {
-		return View{}, err
+	if _, ok := ids.Parse(id); !ok {
+		return View{}, ErrNoSuchActivity
 	}
 	var r Repost
 	ok, err := s.db.Get(ctx, RepostKey(s.db, id, user), &r)

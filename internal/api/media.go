@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/media"
+	"socialstream/internal/policy"
 )
 
 // mediaParams are the parameters of mediaItems.* as Shindig's
@@ -325,7 +326,10 @@ func (s *Server) readable(ctx context.Context, caller, user string, items []*med
 	}
 	out := make([]bool, len(items))
 	for i, it := range items {
-		out[i] = it.ActivityID == "" && user == caller || visible[it.ActivityID]
+		// One on no post is its owner's alone (the caller, whose
+		// standing their token vouches for).
+		out[i] = visible[it.ActivityID] ||
+			it.ActivityID == "" && policy.SeePicture(caller, policy.Picture{Owner: user}, policy.Account{ID: user, Exists: true}, policy.Ties{})
 	}
 	return out, nil
 }

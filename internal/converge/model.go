@@ -1,7 +1,9 @@
 package converge
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,6 +101,9 @@ type model struct {
 	// outcome no answer has told yet.
 	limited, suspended map[string]bool
 	suspending         map[string]int
+	// standings is each person's changes of standing as the checker
+	// made and resolved them, for the violations that involve them.
+	standings map[string][]string
 	// filters holds each user's keyword filter, if they have one.
 	filters map[string]keywordFilter
 	// tagFollows are the (user, tag) pairs' follow events in order, and
@@ -123,7 +128,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		ops: map[string]int{}, failed: map[string]int{},
 	}
 }
@@ -185,7 +190,7 @@ func (m *model) hiddenFrom(reader string, p *post) string {
 	case m.suspended[a]:
 		return "its author suspended"
 	case m.limited[a] && !m.following[pair{reader, a}] && len(m.follows[pair{reader, a}]) == 0:
-		return "its author limited, never followed" // no follow may be in flight
+		return fmt.Sprintf("its author limited (%s), never followed", strings.Join(m.standings[a], "; ")) // no follow may be in flight
 	case m.blocks[pair{reader, a}]:
 		return "its author blocked"
 	case m.blocks[pair{a, reader}]:

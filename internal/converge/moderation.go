@@ -169,6 +169,7 @@ func (r *runner) limit(ctx context.Context, a *actor) (bool, error) {
 	r.m.done(op, out != acked, time.Now())
 	r.m.mu.Lock()
 	r.m.limited[u.id] = now
+	r.m.standings[u.id] = append(r.m.standings[u.id], fmt.Sprintf("%s %s, %s: limited %v", op, time.Now().Format("15:04:05.000"), out, now))
 	r.m.mu.Unlock()
 	return true, nil
 }

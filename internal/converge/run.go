@@ -331,6 +331,8 @@ const (
 	unknown                // 503 or no answer: read to find out
 )
 
+func (o outcome) String() string { return [...]string{"acked", "refused", "unknown"}[o] }
+
 // viaRPC as a write's method sends it as a JSON-RPC call: the path is the
 // RPC method, the body its params.
 const viaRPC = "RPC"

@@ -703,7 +703,7 @@ func (s *Service) actors(ctx context.Context, user string, ns []Notification) (m
 		if p, ok := r.Person(); ok {
 			people[id] = p
 		}
-		if !policy.SeePerson(user, r.Account(), policy.Ties{}) {
+		if !policy.SeeNotification(user, r.Account(), policy.Ties{}, nil, policy.Account{}, policy.Ties{}) {
 			hidden[id] = true // what a suspended or gone person did is not there
 		}
 	}

@@ -170,7 +170,8 @@ func Addressed(reader string, p Post, follows bool) bool {
 
 // SeePost decides whether reader ("" for no one signed in) may see p, by
 // author, tied to reader by t: moderation first (Moderated), then blocks,
-// then visibility. Mutes do not hide a post read by id (see InFeed).
+// then visibility. Mutes do not hide a post read by id; feeds weigh them
+// with the blocks they read.
 func SeePost(reader string, p Post, author Account, t Ties) bool {
 	switch {
 	case Moderated(reader, ByID, p, author, t.Follows):
@@ -227,21 +228,6 @@ const (
 	// PublicFeed: @all and tag feeds.
 	PublicFeed
 )
-
-// InFeed decides whether reader may find p in a feed of kind f: SeePost,
-// and in a public feed no limited author's post (not even for their
-// followers) but the reader's own; a muted author quiets any feed.
-func InFeed(reader string, f Feed, p Post, author Account, t Ties) bool {
-	switch {
-	case !SeePost(reader, p, author, t):
-		return false
-	case reader != "" && reader == p.Author:
-		return true
-	case Moderated(reader, f, p, author, t.Follows):
-		return false
-	}
-	return f == ByID || !t.Muted
-}
 
 // SeePerson decides whether reader may see who's card: never a gone or
 // suspended account's (but one's own), nor across a block.

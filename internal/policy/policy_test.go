@@ -58,31 +58,6 @@ func TestSeePost(t *testing.T) {
 	}
 }
 
-func TestInFeed(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		reader string
-		f      Feed
-		author Account
-		ties   Ties
-		want   bool
-	}{
-		{"public feed", "bob", PublicFeed, alice, Ties{}, true},
-		{"public feed, a limited author, to a follower", "bob", PublicFeed, limited, Ties{Follows: true}, false},
-		{"public feed, a limited author's own", "alice", PublicFeed, limited, Ties{}, true},
-		{"home, a limited author, to a follower", "bob", Personal, limited, Ties{Follows: true}, true},
-		{"home, a muted author", "bob", Personal, alice, Ties{Follows: true, Muted: true}, false},
-		{"by id, a muted author", "bob", ByID, alice, Ties{Muted: true}, true},
-		{"public feed, a suspended author", "bob", PublicFeed, suspended, Ties{}, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := InFeed(c.reader, c.f, post(Public), c.author, c.ties); got != c.want {
-				t.Errorf("InFeed = %v, want %v", got, c.want)
-			}
-		})
-	}
-}
-
 func TestNeedsFollow(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -248,6 +223,36 @@ func TestSeePicture(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := SeePicture(c.reader, c.pic, c.owner, c.ties); got != c.want {
 				t.Errorf("SeePicture = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestModerated(t *testing.T) {
+	removed := post(Public)
+	removed.Removed = true
+	for _, c := range []struct {
+		name    string
+		reader  string
+		f       Feed
+		p       Post
+		author  Account
+		follows bool
+		want    bool
+	}{
+		{"nothing", "bob", Personal, post(Public), alice, false, false},
+		{"removed, to its author", "alice", Personal, removed, alice, false, true},
+		{"a suspended author", "bob", Personal, post(Public), suspended, true, true},
+		{"a deleted author", "bob", ByID, post(Public), gone, true, true},
+		{"limited, followed, at home", "bob", Personal, post(Public), limited, true, false},
+		{"limited, followed, in @all", "bob", PublicFeed, post(Public), limited, true, true},
+		{"limited, not followed", "bob", ByID, post(Public), limited, false, true},
+		{"limited, the author's own in @all", "alice", PublicFeed, post(Public), limited, false, false},
+		{"visibility is not moderation's", "bob", Personal, post(MentionedOnly), alice, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Moderated(c.reader, c.f, c.p, c.author, c.follows); got != c.want {
+				t.Errorf("Moderated = %v, want %v", got, c.want)
 			}
 		})
 	}

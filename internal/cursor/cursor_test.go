@@ -1,0 +1,61 @@
+package cursor_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"socialstream/internal/cursor"
+	"socialstream/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// A sealed cursor opens to what was sealed, on any instance of the
+// deployment (one key, made once), says nothing of it, and any change
+// to it is refused.
+func TestSealAndOpen(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	a, b := cursor.New(db), cursor.New(db)
+	inner := "feed:u:123\x00the place 456"
+	sealed, err := a.Seal(ctx, inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sealed, "456") || sealed == inner {
+		t.Errorf("the sealed cursor shows what it holds: %q", sealed)
+	}
+	if got, err := b.Open(ctx, sealed); err != nil || got != inner {
+		t.Errorf("another instance opens %q, %v; want %q", got, err, inner)
+	}
+	again, _ := a.Seal(ctx, inner)
+	if again == sealed {
+		t.Error("two seals of one cursor are the same: a fresh nonce each time is wanted")
+	}
+	for i := range sealed {
+		b := []byte(sealed)
+		b[i] ^= 1
+		if _, err := a.Open(ctx, string(b)); !errors.Is(err, cursor.ErrBad) {
+			t.Errorf("byte %d changed: %v, want ErrBad", i, err)
+		}
+	}
+	for _, bad := range []string{"x", "!!!", sealed[:10], strings.Repeat("A", cursor.MaxSealed+1)} {
+		if _, err := a.Open(ctx, bad); !errors.Is(err, cursor.ErrBad) {
+			t.Errorf("Open(%.20q): %v, want ErrBad", bad, err)
+		}
+	}
+	if s, err := a.Seal(ctx, ""); s != "" || err != nil {
+		t.Errorf("Seal(\"\") = %q, %v", s, err)
+	}
+	if s, err := a.Open(ctx, ""); s != "" || err != nil {
+		t.Errorf("Open(\"\") = %q, %v", s, err)
+	}
+	// Another deployment's key opens nothing of this one's.
+	other := cursor.New(testenv.DB(t))
+	if _, err := other.Open(ctx, sealed); !errors.Is(err, cursor.ErrBad) {
+		t.Errorf("another deployment's cursor: %v", err)
+	}
+}
