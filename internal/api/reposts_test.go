@@ -99,3 +99,33 @@ func TestReposts(t *testing.T) {
 	}
 	e.wantError(e.do("GET", "/social/rest/reposts/"+a, eve.token, nil), 404)
 }
+
+// An unrepost takes back one's own repost even of what the policy now
+// hides from the reposter (the author blocked them, or was suspended), and
+// answers 404, as for what is not there. The convergence checker found
+// reposts left standing when it hid the activity before deleting.
+func TestUnrepostOfWhatIsNowHidden(t *testing.T) {
+	e := newEnv(t)
+	ada, ann, bob, cat := e.register("ada"), e.register("ann"), e.register("bob"), e.register("cat")
+	e.makeAdmin(ada)
+	blocked, suspended := e.post(ann, "ann's"), e.post(bob, "bob's")
+	for _, id := range []string{blocked, suspended} {
+		if r := e.do("POST", "/social/rest/reposts/"+id, cat.token, nil); r.status != 201 {
+			t.Fatalf("repost: %d %s", r.status, r.raw)
+		}
+	}
+	if r := e.do("POST", "/social/rest/people/@me/@blocked", ann.token, map[string]string{"id": cat.id}); r.status != 201 {
+		t.Fatalf("block: %d %s", r.status, r.raw)
+	}
+	e.act(ada, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "spam"})
+	for _, id := range []string{blocked, suspended} {
+		e.wantError(e.do("DELETE", "/social/rest/reposts/"+id, cat.token, nil), 404)
+	}
+	e.settle()
+	if got := e.feed(cat, "@me/@self"); len(got) != 0 {
+		t.Errorf("cat's reposts after unreposting: %v", got)
+	}
+	if n := e.activity(ann, ann.id, blocked)["repostsCount"]; n != 0.0 {
+		t.Errorf("ann's post counts %v reposts, want 0", n)
+	}
+}

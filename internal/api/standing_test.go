@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +154,93 @@ func TestSuspendedAdminCannotModerate(t *testing.T) {
 		t.Errorf("ada's audit log: %d %s", r.status, r.raw)
 	}
 	a.wantError(a.do("GET", "/social/rest/moderation/reports", mal.token, nil), http.StatusForbidden)
+}
+
+// No write of the OpenAPI document, and no JSON-RPC method that writes,
+// succeeds for a suspended or a deleted account through an instance that
+// still trusts its token: the routes are taken from the document and the
+// method list, so one added later is tried without being named here.
+func TestCachedTokenWritesNothingAnywhere(t *testing.T) {
+	a, b := twoInstances(t)
+	ada, bob, carol, dan := a.register("ada"), a.register("bob"), a.register("carol"), a.register("dan")
+	a.makeAdmin(ada)
+	carols := a.post(carol, "carol's")
+	for _, u := range []user{bob, dan} {
+		if r := b.do("GET", "/social/rest/people/@me/@self", u.token, nil); r.status != http.StatusOK {
+			t.Fatalf("%s on b: %d %s", u.name, r.status, r.raw)
+		}
+	}
+	a.act(ada, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "spam"})
+	if r := a.do("DELETE", "/auth/account", dan.token, map[string]string{"password": "password-dan"}); r.status >= 300 {
+		t.Fatalf("dan's deletion: %d %s", r.status, r.raw)
+	}
+	doc, _, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(path string) string {
+		return pathParam.ReplaceAllStringFunc(path, func(m string) string {
+			switch m[1 : len(m)-1] {
+			case "userId":
+				return "@me"
+			case "target", "id":
+				return carol.id
+			case "activityId", "ids":
+				return carols
+			case "selector", "groupId":
+				if strings.HasPrefix(path, "/social/rest/people/") {
+					return "@friends"
+				}
+				return "@self"
+			case "appId":
+				return "notes"
+			case "albumId":
+				return "@all"
+			}
+			return "0123456789abcdef"
+		})
+	}
+	body := map[string]any{"id": carol.id, "accountId": carol.id, "activityIds": []string{carols}, "category": "spam", "title": "t",
+		"text": "t", "name": "news", "locked": true, "all": true, "role": "moderator", "action": "limit", "reason": "r",
+		"keywords": []map[string]any{{"keyword": "w"}}, "context": []string{"home"}, "home": map[string]string{"lastReadId": carols},
+		"mediaItem": map[string]any{"description": "d"}, "password": "password-" + "x"}
+	tried := 0
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			if method == http.MethodGet || method == http.MethodHead || path == "/social/rpc" ||
+				path == "/auth/login" || path == "/auth/register" || path == "/auth/logout" {
+				continue
+			}
+			for _, u := range []user{bob, dan} {
+				r := b.do(method, fill(path), u.token, body)
+				tried++
+				if u == dan && method == http.MethodDelete && path == "/auth/account" {
+					continue // a deletion tried again finishes what it began: the account is gone either way
+				}
+				if r.status < 300 {
+					t.Errorf("%s %s by %s, whose token b still trusts: %d %s", method, path, u.name, r.status, r.raw)
+				}
+			}
+		}
+	}
+	r := b.do("POST", "/social/rpc", carol.token, `{"method":"system.listMethods","id":"m"}`)
+	for _, m := range r.body["result"].([]any) {
+		method := m.(string)
+		if strings.HasSuffix(method, ".get") || strings.HasSuffix(method, ".supportedFields") || method == "system.listMethods" ||
+			strings.HasPrefix(method, "moderation.") && method != "moderation.act" && method != "moderation.grant" || method == "notifications.unread" {
+			continue
+		}
+		params := fmt.Sprintf(`{"userId":"@me","groupId":"@self","activityId":%q,"id":%q,"appId":"notes","data":{"k":"v"},"activity":{"title":"t"},"comment":{"text":"t"},"album":{"title":"t"},"text":"t","ids":[],"all":true,"accountId":%q,"category":"spam","action":"limit","reason":"r","role":"admin","name":"news"}`,
+			carols, carol.id, carol.id)
+		for _, u := range []user{bob, dan} {
+			got := b.do("POST", "/social/rpc", u.token, fmt.Sprintf(`{"method":%q,"id":"1","params":%s}`, method, params))
+			tried++
+			if rpcStatus(got) < 300 {
+				t.Errorf("%s by %s, whose token b still trusts: %s", method, u.name, got.raw)
+			}
+		}
+	}
+	if tried < 60 {
+		t.Errorf("only %d writes tried", tried)
+	}
 }

@@ -118,23 +118,11 @@ func (r *runner) decide(ctx context.Context, a *actor) (bool, error) {
 	_, out := r.writeIf(ctx, op, method, path, u.token, body, r.goneAnswer(requester.id))
 	followed, pending2 := out == acked && approve, out != acked
 	if out == unknown {
-		r.m.mu.Lock()
-		hidden := r.m.mayBeSuspended(requester.id)
-		r.m.mu.Unlock()
-		if hidden { // in no list of u's, and 404 by id
-			var err error
-			if followed, err = r.truth(ctx, func(l *store.Lookup) func() bool {
-				ref := graph.Follows(l, requester.id, u.id)
-				return ref.Found
-			}); err != nil {
-				return true, err
-			}
-		} else {
-			rep, err := r.probe(ctx, op, "/social/rest/people/@me/@followers/"+requester.id, u.token, 200, 404)
-			if err != nil {
-				return true, err
-			}
-			followed = rep.status == 200
+		var err error
+		if followed, err = r.held(ctx, op, requester.id, "/social/rest/people/@me/@followers/"+requester.id, u.token, func(l *store.Lookup) func() bool {
+			return graph.Follows(l, requester.id, u.id).Found
+		}); err != nil {
+			return true, err
 		}
 		asked, err := r.probe(ctx, op, "/social/rest/people/@me/@requests/"+requester.id, u.token, 200, 404)
 		if err != nil {

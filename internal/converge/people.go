@@ -197,20 +197,25 @@ func (r *runner) truth(ctx context.Context, add func(l *store.Lookup) func() boo
 	}
 }
 
-// followsNow reads whether f follows b: through the API, or for someone
-// who may be suspended, the truth.
-func (r *runner) followsNow(ctx context.Context, op string, f *user, b string) (bool, error) {
+// held reads whether a tie with person holds: from the API's answer to
+// path with token (200 or 404), or, for someone who may be suspended,
+// whose card no answer hands out, the truth add reads.
+func (r *runner) held(ctx context.Context, op, person, path, token string, add func(l *store.Lookup) func() bool) (bool, error) {
 	r.m.mu.Lock()
-	hidden := r.m.mayBeSuspended(b)
+	hidden := r.m.mayBeSuspended(person)
 	r.m.mu.Unlock()
 	if hidden {
-		return r.truth(ctx, func(l *store.Lookup) func() bool {
-			ref := graph.Follows(l, f.id, b)
-			return ref.Found
-		})
+		return r.truth(ctx, add)
 	}
-	rep, err := r.probe(ctx, op, "/social/rest/people/@me/@friends/"+b, f.token, 200, 404)
+	rep, err := r.probe(ctx, op, path, token, 200, 404)
 	return rep.status == 200, err
+}
+
+// followsNow reads whether f follows b.
+func (r *runner) followsNow(ctx context.Context, op string, f *user, b string) (bool, error) {
+	return r.held(ctx, op, b, "/social/rest/people/@me/@friends/"+b, f.token, func(l *store.Lookup) func() bool {
+		return graph.Follows(l, f.id, b).Found
+	})
 }
 
 // unfollowAs makes f unfollow b, keeping the copies' history if keep.
@@ -454,23 +459,12 @@ func (r *runner) mute(ctx context.Context, a *actor) (bool, error) {
 	}
 	now := on == (out == acked) // refused: as it was
 	if out == unknown {
-		r.m.mu.Lock()
-		hidden := r.m.mayBeSuspended(b.id)
-		r.m.mu.Unlock()
-		if hidden {
-			var err error
-			if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
-				ref := mutes.Read(l, u.id, b.id)
-				return func() bool { return ref.ActiveAt(time.Now()) }
-			}); err != nil {
-				return true, err
-			}
-		} else {
-			rep, err := r.probe(ctx, op, "/social/rest/people/@me/@muted/"+b.id, u.token, 200, 404)
-			if err != nil {
-				return true, err
-			}
-			now = rep.status == 200
+		var err error
+		if now, err = r.held(ctx, op, b.id, "/social/rest/people/@me/@muted/"+b.id, u.token, func(l *store.Lookup) func() bool {
+			ref := mutes.Read(l, u.id, b.id)
+			return func() bool { return ref.ActiveAt(time.Now()) }
+		}); err != nil {
+			return true, err
 		}
 	}
 	r.m.done(op, out != acked, time.Now())
