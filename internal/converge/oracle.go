@@ -31,6 +31,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 	}
 	rep.Users, rep.Activities, rep.Groups = len(people), len(live), len(m.groups)
+	r.checkHidden(ctx, people)
 	// Every author's posts, newest first, and each post's place there.
 	byAuthor := map[string][]*post{}
 	for _, p := range m.posts {
@@ -650,4 +651,50 @@ func (r *runner) checkPictureObjects(ctx context.Context, all []map[string]any) 
 		}
 	}
 	return nil
+}
+
+// maxHiddenReads bounds the (reader, post) pairs checkHidden reads.
+const maxHiddenReads = 150
+
+// checkHidden reads, as readers, what the model knows the policy hides
+// from them once all has settled (a post removed, of someone suspended,
+// of someone limited they never followed, or across a block): by id, its
+// likes, comments and reposts, its history and its pictures must each
+// answer 404 with nothing of it, as what never existed does. The caller
+// holds m.mu.
+func (r *runner) checkHidden(ctx context.Context, people []*user) {
+	m := r.m
+	n := 0
+	for _, p := range m.posts {
+		if p.deleted {
+			continue
+		}
+		for _, u := range people {
+			why := m.hiddenFrom(u.id, p)
+			if why == "" || n == maxHiddenReads {
+				continue
+			}
+			n++
+			paths := []string{
+				"/social/rest/activities/" + p.author + "/@self/@app/" + p.id,
+				"/social/rest/likes/" + p.id,
+				"/social/rest/comments/" + p.id,
+				"/social/rest/reposts/" + p.id,
+				"/social/rest/activities/@me/@self/@app/" + p.id + "/history", // under another's id, any is a 403
+			}
+			for _, pic := range p.pictures {
+				paths = append(paths, "/social/rest/mediaItems/"+p.author+"/@self/@all/"+pic)
+			}
+			for _, path := range paths {
+				rep, err := r.c.read(ctx, path, u.token)
+				if err != nil {
+					m.violations = append(m.violations, fmt.Sprintf("hidden: GET %s as %s: %v", path, u.name, err))
+					continue
+				}
+				if rep.status != 404 || p.title != "" && strings.Contains(fmt.Sprint(rep.body), p.title) {
+					m.violations = append(m.violations, fmt.Sprintf("hidden: GET %s as %s (%s) answered %d %v", path, u.name, why, rep.status, rep.body))
+				}
+			}
+		}
+	}
 }
