@@ -339,7 +339,13 @@ func (s *stack) metered(ctx context.Context, u user, method, path string, body, 
 		return meter.Bill{}, err
 	}
 	s.meter.Take()
-	if err := s.do(ctx, u, method, path, body, out); err != nil {
+	// Its jobs run once it has answered, as they mostly do (enqueued
+	// before the commit, they may run before it, and then read once more
+	// to wait for it): so the bill is the same every run.
+	release := s.hold()
+	err := s.do(ctx, u, method, path, body, out)
+	release()
+	if err != nil {
 		return meter.Bill{}, err
 	}
 	if err := s.settle(ctx); err != nil {

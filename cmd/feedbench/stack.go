@@ -108,7 +108,8 @@ type stack struct {
 	direct *counter     // the bench's client
 	meter  *meter.Meter // the API's client: what its calls are billed
 
-	pending func() int // tasks not yet done
+	pending func() int              // tasks not yet done
+	hold    func() (release func()) // pauses every queue until release
 
 	db     *store.DB // the bench's
 	acc    *accounts.Service
@@ -164,7 +165,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.closer = append(s.closer, st.Close)
 	s.url = st.URL
-	s.pending = st.Tasks.Server.Pending
+	s.pending, s.hold = st.Tasks.Server.Pending, st.Tasks.Server.Hold
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
 	client, err := store.Open(ctx, project, st.DatastoreHost, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.direct.intercept)))

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"socialstream/internal/comments"
 )
 
 func (r *runner) like(ctx context.Context, a *actor) (bool, error) {
@@ -98,6 +100,13 @@ func boolCount(b bool) int64 {
 	return 0
 }
 
+// live reports whether the model has p not deleted.
+func (r *runner) live(p *post) bool {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	return !p.deleted
+}
+
 func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
 	p := r.livePost(a, "")
@@ -125,7 +134,21 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 	}
 	if out == unknown {
 		items, err := r.c.list(ctx, path, u.token)
-		if err != nil && !strings.Contains(err.Error(), ": 404 ") {
+		switch {
+		case err != nil && strings.Contains(err.Error(), ": 404 ") && r.live(p):
+			// The activity is gone, or now hidden from u (its author
+			// suspended, say), and its list with it: whether the comment
+			// landed, only the Datastore tells.
+			err = comments.Each(ctx, r.db, u.id, func(v comments.View) error {
+				if v.ActivityID == p.id && v.Text == text {
+					id = v.ID
+				}
+				return nil
+			})
+			if err != nil {
+				return true, err
+			}
+		case err != nil && !strings.Contains(err.Error(), ": 404 "):
 			return true, err
 		}
 		for _, it := range items {

@@ -57,6 +57,9 @@ func (q *queue) run(ctx context.Context) {
 
 // next returns the due task that is oldest due, or how long to wait for one.
 func (q *queue) next(now time.Time) (*task, time.Duration) {
+	if q.paused.Load() {
+		return nil, time.Minute // until ResumeQueue wakes it
+	}
 	var best *task
 	for _, t := range q.tasks {
 		if t.running || t.deleted {

@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
@@ -95,6 +96,7 @@ type queue struct {
 	tasks      map[string]*task
 	tombstones map[string]time.Time
 	wake       chan struct{}
+	paused     atomic.Bool // PauseQueue: tasks are kept, none dispatched
 }
 
 type task struct {
@@ -253,7 +255,7 @@ func (q *queue) proto() *cloudtaskspb.Queue {
 			MaxBackoff:   durationpb.New(r.MaxBackoff),
 			MaxDoublings: int32(r.MaxDoublings),
 		},
-		State: cloudtaskspb.Queue_RUNNING,
+		State: q.state(),
 	}
 	if r.AgeLimit > 0 {
 		pb.RetryConfig.MaxRetryDuration = durationpb.New(r.AgeLimit)

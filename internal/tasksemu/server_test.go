@@ -360,3 +360,41 @@ func TestRateAndConcurrencyLimits(t *testing.T) {
 		t.Errorf("6 tasks at 5/s took %v, want at least ~1s", span)
 	}
 }
+
+// A paused queue keeps what is added and dispatches none of it until it
+// is resumed, through the real client's PauseQueue and ResumeQueue as
+// through Hold.
+func TestPauseAndResume(t *testing.T) {
+	s := start(t, nil)
+	ctx := context.Background()
+	name := queue.QueuePath(s.cfg, "fast")
+	q, err := s.client.PauseQueue(ctx, &cloudtaskspb.PauseQueueRequest{Name: name})
+	if err != nil || q.GetState() != cloudtaskspb.Queue_PAUSED {
+		t.Fatalf("PauseQueue: %v, %v", q.GetState(), err)
+	}
+	if err := s.q.Enqueue(ctx, queue.Task{Queue: "fast", Path: "/_tasks/ok", Name: "held"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(s.rec.of("/_tasks/ok")); n != 0 || s.srv.Pending() != 1 {
+		t.Fatalf("a paused queue dispatched %d, keeps %d", n, s.srv.Pending())
+	}
+	if q, err := s.client.ResumeQueue(ctx, &cloudtaskspb.ResumeQueueRequest{Name: name}); err != nil || q.GetState() != cloudtaskspb.Queue_RUNNING {
+		t.Fatalf("ResumeQueue: %v, %v", q.GetState(), err)
+	}
+	waitFor(t, "the task once resumed", func() bool { return len(s.rec.of("/_tasks/ok")) == 1 })
+
+	release := s.srv.Hold()
+	if err := s.q.Enqueue(ctx, queue.Task{Queue: "fast", Path: "/_tasks/ok", Name: "held-again"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(s.rec.of("/_tasks/ok")); n != 1 {
+		t.Fatalf("a held queue dispatched: %d calls", n)
+	}
+	release()
+	waitFor(t, "the task once released", func() bool { return len(s.rec.of("/_tasks/ok")) == 2 })
+	if _, err := s.client.PauseQueue(ctx, &cloudtaskspb.PauseQueueRequest{Name: name + "-none"}); status.Code(err) != codes.NotFound {
+		t.Errorf("PauseQueue of no queue: %v", err)
+	}
+}
