@@ -203,8 +203,9 @@ func (s *Seen) err(blocked bool) error {
 }
 
 // Visible returns the activity id as viewer may see it, or
-// ErrNoSuchActivity: for an unlike, a repost, the lists of reactions. It
-// reads the activity, then what ReadSeen adds, in one lookup.
+// ErrNoSuchActivity: for a repost, the lists of reactions, an edit or a
+// delete by someone else. It reads the activity, then what ReadSeen adds,
+// in one lookup.
 func (s *Service) Visible(ctx context.Context, viewer, id string) (*Activity, error) {
 	a, err := s.Exists(ctx, id)
 	if err != nil {
