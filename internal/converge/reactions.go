@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"socialstream/internal/comments"
+	"socialstream/internal/likes"
+	"socialstream/internal/store"
 )
 
 func (r *runner) like(ctx context.Context, a *actor) (bool, error) {
@@ -83,6 +85,15 @@ func (r *runner) likeAs(ctx context.Context, u *user, p *post, on bool) error {
 		for _, it := range items {
 			if m, ok := it.(map[string]any); ok && str(m, "id") == u.id {
 				now = true
+			}
+		}
+		if rep.status == 404 && r.live(p) {
+			// Gone, or now hidden from u, and its list with it: only
+			// the Datastore tells whether the like landed.
+			if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
+				return likes.Liked(l, p.id, u.id).Found
+			}); err != nil {
+				return err
 			}
 		}
 	}
