@@ -183,15 +183,29 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 // a lookup and returns whether it holds once the lookup has run. Reads
 // that fail (the fault layer) are tried again.
 func (r *runner) truth(ctx context.Context, add func(l *store.Lookup) func() bool) (bool, error) {
-	for try := 0; ; try++ {
+	var holds bool
+	err := r.retry(ctx, func() error {
 		l := r.db.Lookup()
-		holds := add(l)
-		err := l.Run(ctx)
+		h := add(l)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		holds = h()
+		return nil
+	})
+	return holds, err
+}
+
+// retry runs read, a read of the Datastore's, until it succeeds: the
+// fault layer fails reads too.
+func (r *runner) retry(ctx context.Context, read func() error) error {
+	for try := 0; ; try++ {
+		err := read()
 		if err == nil {
-			return holds(), nil
+			return nil
 		}
 		if try == 50 || ctx.Err() != nil {
-			return false, fmt.Errorf("truth: %w", err)
+			return fmt.Errorf("truth: %w", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -150,11 +150,13 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 			// The activity is gone, or now hidden from u (its author
 			// suspended, say), and its list with it: whether the comment
 			// landed, only the Datastore tells.
-			err = comments.Each(ctx, r.db, u.id, func(v comments.View) error {
-				if v.ActivityID == p.id && v.Text == text {
-					id = v.ID
-				}
-				return nil
+			err = r.retry(ctx, func() error {
+				return comments.Each(ctx, r.db, u.id, func(v comments.View) error {
+					if v.ActivityID == p.id && v.Text == text {
+						id = v.ID
+					}
+					return nil
+				})
 			})
 			if err != nil {
 				return true, err
