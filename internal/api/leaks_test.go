@@ -256,3 +256,23 @@ func TestInvalidTextRefused(t *testing.T) {
 		t.Errorf("refused posts were stored: %v", got)
 	}
 }
+
+// Liking again what one liked before it was hidden (its author limited
+// since, and not followed) answers 404, not the activity. The convergence
+// checker found it: the like's shortcut for one liked already came before
+// the policy.
+func TestLikeAgainOfWhatIsNowHidden(t *testing.T) {
+	e := newEnv(t)
+	ada, ann, bob := e.register("ada"), e.register("ann"), e.register("bob")
+	e.makeAdmin(ada)
+	id := e.post(ann, "liked, then hidden")
+	if r := e.do("POST", "/social/rest/likes/"+id, bob.token, nil); r.status != 200 {
+		t.Fatalf("like: %d %s", r.status, r.raw)
+	}
+	e.act(ada, map[string]any{"action": "limit", "accountId": ann.id, "reason": "spam"})
+	r := e.do("POST", "/social/rest/likes/"+id, bob.token, nil)
+	e.wantError(r, 404)
+	if strings.Contains(string(r.raw), "liked, then hidden") {
+		t.Errorf("the answer shows the hidden activity: %s", r.raw)
+	}
+}

@@ -89,11 +89,12 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 			return err
 		case me.MayAct() != nil:
 			return me.MayAct() // a token another instance still trusts
-		case liked.Found():
-			return nil
 		}
 		if err := seen.Err(); err != nil {
-			return err // hidden from user: not there
+			return err // hidden from user: not there, liked before or not
+		}
+		if liked.Found() {
+			return nil
 		}
 		if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
 			return err
