@@ -10,7 +10,6 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
-	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -149,11 +148,11 @@ func (r *Reaction) Err(err error) error {
 // ReactionView returns the activity a committed reaction counted in, as
 // viewer, the reactor, sees it: read again, with its author, its counts
 // and viewer's like, in one lookup, so that the counts are those of one
-// moment after the commit. The reaction asked Visible before it began,
-// so a block that lands just after it does not hide its answer; one the
-// policy hides by moderation since (removed, its author suspended) is
-// ErrNoSuchActivity, as is one deleted since: its likes and comments go
-// with it.
+// moment after the commit. The reaction's transaction asked the policy
+// (ReadSeen), so what lands just after it (a block, a suspension) does
+// not hide its answer: the reaction happened, and a 404 would tell the
+// reactor it had not. One deleted since is ErrNoSuchActivity: its likes
+// and comments go with it.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
 	var a Activity
 	l := s.db.Lookup()
@@ -174,9 +173,7 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	if err := l.Run(ctx); err != nil {
 		return View{}, fmt.Errorf("activities: view of %s: %w", r.id, err)
 	}
-	// What the reaction's Visible decided of its ties (blocks, the follow
-	// of a limited author) holds; moderation that landed since hides it.
-	if !found.Found() || policy.Moderated(viewer, policy.ByID, a.post(), author.Standing().Account(r.a.UserID, author.Exists()), true) {
+	if !found.Found() {
 		return View{}, ErrNoSuchActivity
 	}
 	var p *accounts.Person
