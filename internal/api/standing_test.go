@@ -80,6 +80,22 @@ func refused(t *testing.T, b *env, u user, routes []writeRoute, status int) {
 	}
 }
 
+// staleTokens has b verify (and cache) the tokens of bob and dan, then
+// has ada suspend bob and dan delete their account through a: b trusts
+// both tokens still.
+func staleTokens(t *testing.T, a, b *env, ada, bob, dan user) {
+	t.Helper()
+	for _, u := range []user{bob, dan} {
+		if r := b.do("GET", "/social/rest/people/@me/@self", u.token, nil); r.status != http.StatusOK {
+			t.Fatalf("%s on b: %d %s", u.name, r.status, r.raw)
+		}
+	}
+	a.act(ada, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "spam"})
+	if r := a.do("DELETE", "/auth/account", dan.token, map[string]string{"password": "password-dan"}); r.status >= 300 {
+		t.Fatalf("dan's deletion: %d %s", r.status, r.raw)
+	}
+}
+
 // rpcStatus is the HTTP status a JSON-RPC answer's error carries (200 for
 // a result).
 func rpcStatus(r resp) int {
@@ -100,16 +116,7 @@ func TestCachedTokenWritesRefused(t *testing.T) {
 	a.makeAdmin(ada)
 	g := a.entry(a.do("POST", "/social/rest/groups/@me", carol.token, map[string]string{"title": "open"}))["id"].(string)
 	bobs, dans, carols := a.post(bob, "bob's"), a.post(dan, "dan's"), a.post(carol, "carol's")
-	// b verifies (and caches) both tokens.
-	for _, u := range []user{bob, dan} {
-		if r := b.do("GET", "/social/rest/people/@me/@self", u.token, nil); r.status != http.StatusOK {
-			t.Fatalf("%s on b: %d %s", u.name, r.status, r.raw)
-		}
-	}
-	a.act(ada, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "spam"})
-	if r := a.do("DELETE", "/auth/account", dan.token, map[string]string{"password": "password-dan"}); r.status >= 300 {
-		t.Fatalf("dan's deletion: %d %s", r.status, r.raw)
-	}
+	staleTokens(t, a, b, ada, bob, dan)
 	// a forgot both tokens; b trusts them still, and refuses every write.
 	a.wantError(a.do("GET", "/social/rest/people/@me/@self", bob.token, nil), http.StatusUnauthorized)
 	refused(t, b, bob, writeRoutes(bob, carol, bobs, carols, g), http.StatusForbidden)
@@ -165,15 +172,7 @@ func TestCachedTokenWritesNothingAnywhere(t *testing.T) {
 	ada, bob, carol, dan := a.register("ada"), a.register("bob"), a.register("carol"), a.register("dan")
 	a.makeAdmin(ada)
 	carols := a.post(carol, "carol's")
-	for _, u := range []user{bob, dan} {
-		if r := b.do("GET", "/social/rest/people/@me/@self", u.token, nil); r.status != http.StatusOK {
-			t.Fatalf("%s on b: %d %s", u.name, r.status, r.raw)
-		}
-	}
-	a.act(ada, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "spam"})
-	if r := a.do("DELETE", "/auth/account", dan.token, map[string]string{"password": "password-dan"}); r.status >= 300 {
-		t.Fatalf("dan's deletion: %d %s", r.status, r.raw)
-	}
+	staleTokens(t, a, b, ada, bob, dan)
 	doc, _, err := loadContract()
 	if err != nil {
 		t.Fatal(err)
