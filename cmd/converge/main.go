@@ -49,7 +49,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long the mix runs")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "the longest wait for every queue to empty")
 	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Firestore emulator in Datastore mode (default: start one)")
-	fs.Float64Var(&cfg.TaskFaults, "task-faults", cfg.TaskFaults, "share of task deliveries delayed, and of those delivered twice (half as many answered 503, half timed out)")
+	fs.Float64Var(&cfg.TaskFaults, "task-faults", cfg.TaskFaults, "share of task deliveries delayed, and of those delivered twice (half as many answered 500, half timed out)")
 	fs.Float64Var(&cfg.EnqueueFaults, "enqueue-faults", cfg.EnqueueFaults, "share of CreateTask calls failed before, and of those failed after, creating the task")
 	fs.Float64Var(&cfg.DatastoreFaults, "datastore-faults", cfg.DatastoreFaults, "share of Datastore calls failed before they are sent")
 	fs.Float64Var(&cfg.CommitFaults, "commit-faults", cfg.CommitFaults, "share of Datastore commits failed after they applied")

@@ -91,8 +91,8 @@ func TestQuick(t *testing.T) {
 	}
 	// The storms are checked, not only timed: no request fails, and the
 	// count read after the last answer is the number of requests.
-	if len(rep.Storms) != 2 {
-		t.Fatalf("storm rows %+v, want 2", rep.Storms)
+	if len(rep.Storms) != 4 {
+		t.Fatalf("storm rows %+v, want 4", rep.Storms)
 	}
 	for _, st := range rep.Storms {
 		if st.Ops != 120 || st.Clients != 8 || st.Errors != 0 || !st.Exact || st.Count != 120 || st.Latency.N != 120 || st.PerSecond <= 0 {
@@ -102,8 +102,8 @@ func TestQuick(t *testing.T) {
 	if p := rep.StormPosts; p.Before.N != 4 || p.After.N != 4 || p.Control.N != 4 || p.During.N < 1 || p.Bystander.N != p.During.N {
 		t.Errorf("posts around the follow storm %+v", p)
 	}
-	if len(rep.Targets) != 11 {
-		t.Errorf("%d targets, want 11", len(rep.Targets))
+	if len(rep.Targets) != 17 {
+		t.Errorf("%d targets, want 17", len(rep.Targets))
 	}
 	if rep.Graph.Users != 60+3+3+1 || rep.Graph.Activities != firstAuthorPosts+59+starPosts {
 		t.Errorf("graph %+v", rep.Graph)

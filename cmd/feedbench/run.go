@@ -282,6 +282,12 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 		rep.Targets = append(rep.Targets, target{st.What + ", errors", 0, float64(st.Errors), st.Errors == 0},
 			target{st.What + ", count exact after the last answer (1 = yes)", 1, float64(boolInt(st.Exact)), st.Exact})
 	}
+	// Every reaction to one activity is as cheap under contention as a
+	// like: none reads what the others write.
+	for _, st := range rep.Storms[1:3] {
+		r := ratio(st.Latency.P99, rep.Storms[0].Latency.P99)
+		rep.Targets = append(rep.Targets, target{st.What + ", p99 vs the like storm's", 2, r, r <= 2})
+	}
 	// The storm loads the whole emulator: the followed user's posts must
 	// be slowed no more than anyone's.
 	during := ratio(rep.StormPosts.During.P50, rep.StormPosts.Bystander.P50)

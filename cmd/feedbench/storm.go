@@ -22,6 +22,7 @@ type stormRow struct {
 	Errors    int     `json:"errors"`
 	Count     int64   `json:"count"` // read right after the last answer
 	Exact     bool    `json:"exact"`
+	First     string  `json:"firstError,omitempty"` // the first failure's, if any
 }
 
 // stormPosts are the posts of the followed user: before the follow storm,
@@ -150,6 +151,27 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 	likes.finish(lat, took, errs, got, int64(cfg.storm))
 	progress("like storm: %.0f/s, p99 %.0f ms, %d errors (first: %v), likesCount %d", likes.PerSecond, likes.Latency.P99, errs, first, got)
 
+	// Repost and comment storms on the same activity: every reaction
+	// counts in it, as a like does.
+	reposts, err := reactionStorm(ctx, s, cfg, crowd, star, id, "repost storm: reposts of one activity", "repostsCount",
+		func(ctx context.Context, u user) error {
+			_, err := s.expect(ctx, http.StatusCreated, "POST", "/social/rest/reposts/"+id, u.token, nil)
+			return err
+		})
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	progress("repost storm: %.0f/s, p99 %.0f ms, %d errors, repostsCount %d", reposts.PerSecond, reposts.Latency.P99, reposts.Errors, reposts.Count)
+	comments, err := reactionStorm(ctx, s, cfg, crowd, star, id, "comment storm: comments on one activity", "commentsCount",
+		func(ctx context.Context, u user) error {
+			_, err := s.expect(ctx, http.StatusCreated, "POST", "/social/rest/comments/"+id, u.token, map[string]string{"text": "storm comment by " + u.name})
+			return err
+		})
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	progress("comment storm: %.0f/s, p99 %.0f ms, %d errors, commentsCount %d", comments.PerSecond, comments.Latency.P99, comments.Errors, comments.Count)
+
 	// Follow storm, and the followed user's posts around it.
 	var posts stormPosts
 	postSome := func(n int, what string) (dist, error) {
@@ -232,7 +254,26 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 	if posts.Control, err = postsBy(ctx, s, control, cfg.stormPosts, "control"); err != nil {
 		return nil, stormPosts{}, err
 	}
-	return []stormRow{likes, follows}, posts, nil
+	return []stormRow{likes, reposts, comments, follows}, posts, nil
+}
+
+// reactionStorm has each of the crowd react once to the activity id of
+// star's, cfg.stormClients at a time, and reads the count the reactions
+// move (field) right after the last answer.
+func reactionStorm(ctx context.Context, s *stack, cfg config, crowd []user, star user, id, what, field string, react func(context.Context, user) error) (stormRow, error) {
+	row := stormRow{What: what, Ops: cfg.storm, Clients: cfg.stormClients}
+	lat, took, errs, first := storm(ctx, cfg.storm, cfg.stormClients, func(ctx context.Context, i int) error {
+		return react(ctx, crowd[i])
+	})
+	got, err := s.count(ctx, "/social/rest/activities/"+star.id+"/@self/@app/"+id, star.token, field)
+	if err != nil {
+		return row, err
+	}
+	row.finish(lat, took, errs, got, int64(cfg.storm))
+	if first != nil {
+		row.First = first.Error()
+	}
+	return row, nil
 }
 
 // postsBy makes n posts by u, one after another, and returns their

@@ -41,8 +41,10 @@ type PostInput struct {
 	// most media.MaxPerActivity, in the order shown.
 	Media []string
 	// repostOf, set by Repost alone, makes the post a repost of that
-	// activity, by repostOfUser.
+	// activity, by repostOfUser; shared is that activity as Repost read it,
+	// outside the transaction (see Post).
 	repostOf, repostOfUser string
+	shared                 *Activity
 }
 
 var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
@@ -198,27 +200,23 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		err = s.db.Update(ctx, func(tx *store.Tx) error {
 			var (
-				ext       externalID
-				prior     Activity
-				l         = tx.Lookup()
-				taken     = l.Add(Key(s.db, id), &prior)
-				follows   = graph.ReadFollowers(l, author)
-				inGroups  = groups.ReadGroupsOf(l, author)
-				extKey    = externalIDKey(s.db, author, in.ExternalID)
-				used      store.Ref
-				me        = accounts.Read(l, author)
-				named     = make([]*accounts.Record, len(mentions))
-				between   = make([]*blocks.Between, len(mentions))
-				shared    store.Ref
-				sharedAct = &Activity{}
-				sharedBy  *accounts.Record // the shared activity's author
-				fanOf     store.Ref        // the reposter's follow of them
-				sharer    *blocks.Between
-				note      *notifications.Pending
-				prev      Repost
-				reposted  store.Ref
-				own       *viewerstate.Ref
-				pictures  func(string) ([]*datastore.Key, []any, []media.Attached, error)
+				ext      externalID
+				prior    Activity
+				l        = tx.Lookup()
+				taken    = l.Add(Key(s.db, id), &prior)
+				follows  = graph.ReadFollowers(l, author)
+				inGroups = groups.ReadGroupsOf(l, author)
+				extKey   = externalIDKey(s.db, author, in.ExternalID)
+				used     store.Ref
+				me       = accounts.Read(l, author)
+				named    = make([]*accounts.Record, len(mentions))
+				between  = make([]*blocks.Between, len(mentions))
+				seen     *Seen // what the policy asks of a repost's shared activity
+				note     *notifications.Pending
+				prev     Repost
+				reposted store.Ref
+				own      *viewerstate.Ref
+				pictures func(string) ([]*datastore.Key, []any, []media.Attached, error)
 			)
 			if len(in.Media) > 0 {
 				pictures = media.ReadLoose(l, in.Media)
@@ -226,14 +224,13 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 			if in.repostOf != "" {
 				reposted = l.Add(RepostKey(s.db, in.repostOf, author), &prev)
 				own = viewerstate.Read(l, author) // lists the repost
-				// The activity shared, still there, and no block between
-				// its author and the reposter.
-				shared = l.Add(Key(s.db, in.repostOf), sharedAct)
-				sharer = blocks.ReadBetween(l, author, in.repostOfUser)
-				// What moderation did to them: a suspended person's
-				// activities, or a limited one's to a non-follower, are
-				// not there to share.
-				sharedBy, fanOf = accounts.Read(l, in.repostOfUser), graph.Follows(l, author, in.repostOfUser)
+				// The shared activity itself is not read: every reaction to
+				// it writes it, so a read would queue each repost behind
+				// them all. What decides whether the reposter may see it
+				// (its author's standing, blocks, a follow) is read here;
+				// that it is still there is checked by the count's
+				// transform at the commit.
+				seen = ReadSeen(l, author, in.shared)
 				note = s.notes.PrepareChecked(l, shareNote, me)
 			}
 			if in.ExternalID != "" {
@@ -267,16 +264,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				existing = prev.RepostID // reposting again: the first repost
 				return nil
 			}
-			if in.repostOf != "" && (!shared.Found() || sharedAct.Removed != 0) {
-				return ErrNoSuchActivity // gone, or taken down
-			}
-			if sharedBy != nil && in.repostOfUser != author {
-				if st := sharedBy.Standing(); st.IsSuspended() || st.Limited && !fanOf.Found() {
-					return ErrNoSuchActivity
+			if seen != nil {
+				if err := seen.Err(); err != nil {
+					return err // hidden from the reposter since Repost read it
 				}
-			}
-			if sharer != nil && sharer.Any() {
-				return blocks.ErrBlocked
 			}
 			reach := in.Visibility != MentionedOnly
 			if reach && follows.Chunks() > 1 && !planned {
@@ -359,6 +350,9 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	if planned {
 		// Even after an error: a commit may have applied all the same.
 		s.stampCommitted(ctx, id)
+	}
+	if in.repostOf != "" && errors.Is(err, store.ErrGone) {
+		err = ErrNoSuchActivity // the shared activity was deleted since Repost read it
 	}
 	if err != nil {
 		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)

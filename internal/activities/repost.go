@@ -65,7 +65,7 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 	if !a.isPublic() {
 		return View{}, false, errNotPublic
 	}
-	return s.Post(ctx, user, PostInput{repostOf: id, repostOfUser: a.UserID})
+	return s.Post(ctx, user, PostInput{repostOf: id, repostOfUser: a.UserID, shared: a})
 }
 
 // Unrepost undoes user's repost of an activity, if any, and returns the

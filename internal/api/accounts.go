@@ -60,8 +60,8 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	p, token, err := s.accounts.Login(ctx, in.Username, in.Password)
-	if errors.Is(err, accounts.ErrBadLogin) {
-		s.loginFailed(ctx, in.Username)
+	if err == nil || errors.Is(err, accounts.ErrSuspended) {
+		s.loginSucceeded(ctx, in.Username) // the password was right
 	}
 	if err != nil {
 		s.fail(c, err)

@@ -78,10 +78,15 @@ func TestModerationWhoseCommitAppliedThenAborted(t *testing.T) {
 }
 
 // newEnvWithFaults is newEnv on a Datastore client with a fault injector
-// the test arms.
-func newEnvWithFaults(t *testing.T) (*env, *dsfaults.Injector) {
+// the test arms: with cfg, it starts disabled, and the test enables it.
+func newEnvWithFaults(t *testing.T, cfg ...dsfaults.Config) (*env, *dsfaults.Injector) {
 	t.Helper()
-	inj := dsfaults.New(dsfaults.Config{})
+	var c dsfaults.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	inj := dsfaults.New(c)
+	inj.SetEnabled(len(cfg) == 0)
 	client, err := store.Open(context.Background(), testenv.Project, testenv.EmulatorHost(t), inj.Option())
 	if err != nil {
 		t.Fatal(err)

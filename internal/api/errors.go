@@ -44,6 +44,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 	} else {
 		s.log.WarnContext(ctx, "request refused", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
 	}
+	if status == http.StatusServiceUnavailable {
+		c.Header("Retry-After", "1") // what we answer 503 for passes in moments
+	}
 	c.AbortWithStatusJSON(status, errorBody{errorDetail{Code: status, Message: msg}})
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
 	"socialstream/internal/ratelimit"
 )
 
@@ -158,8 +160,9 @@ func (p memberParams) cost() int {
 }
 
 // loginAllowed meters a login: costPassword units of the address's quota,
-// and a look at the username's shared bucket of failed attempts (which
-// loginFailed spends), before any hash is computed.
+// and one unit of the username's shared bucket of failed logins, taken
+// before any hash is computed, so that logins at once cannot all pass a
+// bucket that holds fewer (loginSucceeded gives the unit back).
 func (s *Server) loginAllowed(c *gin.Context, username string) error {
 	ctx := c.Request.Context()
 	if err := charge(ctx, costPassword); err != nil {
@@ -168,14 +171,20 @@ func (s *Server) loginAllowed(c *gin.Context, username string) error {
 	if s.guard.Limits == nil || accounts.ValidateUsername(username) != nil {
 		return nil
 	}
-	d, err := s.guard.Limits.Login.Peek(ctx, strings.ToLower(username))
-	return refusal(c, d, err)
+	b := s.guard.Limits.Login
+	d, err := b.Take(ctx, strings.ToLower(username), 1)
+	return refusal(c, b, d, err)
 }
 
-// refusal is what a shared bucket's decision d (read with err) makes of
+// refusal is what a shared bucket's decision d (taken with err) makes of
 // the request: nothing when it is allowed, else a 429 whose answer
-// carries d's headers.
-func refusal(c *gin.Context, d ratelimit.Decision, err error) error {
+// carries d's headers. A take that could not be made is a refusal too
+// (b.Busy), never a pass: a crowd must not get through by making the
+// bucket's transactions fail.
+func refusal(c *gin.Context, b *ratelimit.Shared, d ratelimit.Decision, err error) error {
+	if errors.Is(err, derrors.Unavailable) {
+		d, err = b.Busy(), nil
+	}
 	if err != nil || d.Allowed {
 		return err
 	}
@@ -183,13 +192,14 @@ func refusal(c *gin.Context, d ratelimit.Decision, err error) error {
 	return d.Err()
 }
 
-// loginFailed spends a unit of the username's bucket of failed logins.
-func (s *Server) loginFailed(ctx context.Context, username string) {
+// loginSucceeded gives back the unit loginAllowed took: only failed
+// logins spend the bucket. A refund that fails leaves the unit spent.
+func (s *Server) loginSucceeded(ctx context.Context, username string) {
 	if s.guard.Limits == nil || accounts.ValidateUsername(username) != nil {
 		return
 	}
-	if _, err := s.guard.Limits.Login.Take(ctx, strings.ToLower(username), 1); err != nil {
-		s.log.WarnContext(ctx, "failed login not counted", "err", err)
+	if err := s.guard.Limits.Login.Refund(ctx, strings.ToLower(username), 1); err != nil {
+		s.log.WarnContext(ctx, "a login's unit not given back", "err", err)
 	}
 }
 
@@ -200,6 +210,7 @@ func (s *Server) registerAllowed(c *gin.Context) error {
 	if s.guard.Limits == nil {
 		return nil
 	}
-	d, err := s.guard.Limits.Register.Take(ctx, c.ClientIP(), 1)
-	return refusal(c, d, err)
+	b := s.guard.Limits.Register
+	d, err := b.Take(ctx, c.ClientIP(), 1)
+	return refusal(c, b, d, err)
 }

@@ -423,7 +423,11 @@ func (s *Server) uploadAllowed(ctx context.Context, caller string) error {
 	if s.guard.Limits == nil {
 		return nil
 	}
-	d, err := s.guard.Limits.Upload.Take(ctx, caller, 1)
+	b := s.guard.Limits.Upload
+	d, err := b.Take(ctx, caller, 1)
+	if errors.Is(err, derrors.Unavailable) {
+		d, err = b.Busy(), nil // a take that cannot be made is no pass
+	}
 	if err != nil || d.Allowed {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -15,6 +16,7 @@ import (
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/notifications"
+	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/upgrade"
 )
@@ -177,12 +179,19 @@ func (s *Server) finishTask(c *gin.Context, err error, job string, attrs ...any)
 	attrs = append(attrs, "job", job, "task", c.GetHeader("X-AppEngine-TaskName"),
 		"queue", c.GetHeader("X-AppEngine-QueueName"), "retryCount", c.GetHeader("X-AppEngine-TaskRetryCount"))
 	if err != nil {
-		level := "error"
-		if errors.Is(err, derrors.Unavailable) {
-			level = "retry"
+		// A 500, which Cloud Tasks retries with the queue's backoff; a 503
+		// would be taken for a system error and throttle the whole queue.
+		retries, _ := strconv.Atoi(c.GetHeader("X-AppEngine-TaskRetryCount"))
+		if queue.LastAttempt(c.GetHeader("X-AppEngine-QueueName"), retries) {
+			s.log.ErrorContext(ctx, "task gave up: its queue's retry limit is reached, and what it would have done is not done", append(attrs, "err", err)...)
+		} else {
+			level := "error"
+			if errors.Is(err, derrors.Unavailable) {
+				level = "retry"
+			}
+			s.log.WarnContext(ctx, "task failed; the queue retries it", append(attrs, "err", err, "kind", level)...)
 		}
-		s.log.WarnContext(ctx, "task failed; the queue retries it", append(attrs, "err", err, "kind", level)...)
-		c.JSON(http.StatusServiceUnavailable, errorBody{errorDetail{Code: http.StatusServiceUnavailable, Message: "retry"}})
+		c.JSON(http.StatusInternalServerError, errorBody{errorDetail{Code: http.StatusInternalServerError, Message: "the job failed; its queue retries it"}})
 		return
 	}
 	s.log.InfoContext(ctx, "task done", attrs...)

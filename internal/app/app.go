@@ -67,6 +67,10 @@ type Config struct {
 	// PublicURL is PUBLIC_URL, the service's own URL (https://host), that
 	// the links to pictures start with; empty: they start at the root.
 	PublicURL string
+	// UploadMemory is UPLOAD_MEMORY, the MiB an instance's uploads may
+	// hold at once while they are decoded (media.Config.Memory); 0: the
+	// default, for F2.
+	UploadMemory int
 
 	OnAppEngine bool   // GAE_ENV == "standard"
 	Service     string // GAE_SERVICE: tasks are routed back to it
@@ -156,7 +160,7 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	for _, v := range []struct {
 		name string
 		dst  *int
-	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}} {
+	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}} {
 		if s := getenv(v.name); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -164,6 +168,9 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 			}
 			*v.dst = n
 		}
+	}
+	if least := (media.MaxFootprint + 1<<20 - 1) >> 20; c.UploadMemory != 0 && int64(c.UploadMemory) < least {
+		return c, fmt.Errorf("UPLOAD_MEMORY %d: at least %d (MiB), what the largest upload holds", c.UploadMemory, least)
 	}
 	if c.Project == "" {
 		c.Project = getenv("DATASTORE_PROJECT_ID")
@@ -343,7 +350,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewServices(db, gen, acc, q, log, cfg.Rebuild(), Pictures{Client: storageClient, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL})
+	s, err := NewServices(db, gen, acc, q, log, cfg.Rebuild(), Pictures{Client: storageClient, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL, Memory: int64(cfg.UploadMemory) << 20})
 	if err != nil {
 		return nil, err
 	}
@@ -393,6 +400,7 @@ type Pictures struct {
 	Client    *storage.Client
 	Bucket    string
 	PublicURL string
+	Memory    int64 // media.Config.Memory: 0 for the default
 }
 
 // NewServices builds the services over db and q. Each gets the owners
@@ -405,7 +413,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if pics.Client != nil {
 		links = media.NewLinks(db, pics.PublicURL)
 		if s.Media, err = media.New(db, gen, acc, pics.Client, q, links, media.Config{
-			Bucket: pics.Bucket, Describe: activities.Describe,
+			Bucket: pics.Bucket, Describe: activities.Describe, Memory: pics.Memory,
 		}); err != nil {
 			return nil, err
 		}

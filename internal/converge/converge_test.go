@@ -41,7 +41,7 @@ func TestConverges(t *testing.T) {
 			t.Errorf("the mix ran no %s", op)
 		}
 	}
-	for _, k := range []string{"task delivered twice", "task delayed", "delivery answered 503", "delivery timed out after the app ran it", "CreateTask failed", "CreateTask failed after creating"} {
+	for _, k := range []string{"task delivered twice", "task delayed", "delivery answered 500", "delivery timed out after the app ran it", "CreateTask failed", "CreateTask failed after creating"} {
 		if rep.TaskFaults[k] == 0 {
 			t.Errorf("the tasks emulator injected no %q", k)
 		}

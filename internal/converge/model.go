@@ -37,6 +37,9 @@ type post struct {
 	start, end time.Time
 	seqTime    time.Time // when the id was minted, from the id itself
 	deleted    bool
+	// dropped says how the model learnt it was deleted, for a violation's
+	// message.
+	dropped string
 	// removed: a moderator took it down (it is nowhere, and nor are
 	// reposts of it); removing: a removal is under way.
 	removed, removing bool
@@ -138,14 +141,15 @@ func (p *post) public() bool { return p.visibility == "" || p.visibility == "pub
 
 // drop marks p deleted, with the reposts of it (the cleanup deletes them,
 // and no feed shows them meanwhile). The caller holds m.mu.
-func (m *model) drop(p *post) {
+func (m *model) drop(p *post, why string) {
 	p.deleted = true
+	p.dropped = fmt.Sprintf("%s at %s", why, time.Now().Format("15:04:05.000"))
 	if p.repostOf != "" && m.reposts[pair{p.repostOf, p.author}] == p {
 		delete(m.reposts, pair{p.repostOf, p.author})
 	}
 	for _, q := range m.posts {
 		if q.repostOf == p.id && !q.deleted {
-			m.drop(q)
+			m.drop(q, "its shared post "+p.id+" "+why)
 		}
 	}
 }

@@ -254,7 +254,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			case p == nil:
 				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q), which no acknowledged post made", f.name, id, str(it, "title")))
 			case p.deleted:
-				m.violations = append(m.violations, fmt.Sprintf("%s: shows deleted %s (%q)", f.name, id, p.title))
+				m.violations = append(m.violations, fmt.Sprintf("%s: shows deleted %s (%q by %s, repost of %q, dropped: %s)", f.name, id, p.title, p.author, p.repostOf, p.dropped))
 			case m.hidden(p):
 				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q), which a moderator removed", f.name, id, p.title))
 			case f.want(p).forbid():

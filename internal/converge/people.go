@@ -539,7 +539,7 @@ func (r *runner) deleteAccount(ctx context.Context, a *actor) (bool, error) {
 	u.deleted = true
 	for _, p := range r.m.posts {
 		if p.author == u.id && !p.deleted {
-			r.m.drop(p)
+			r.m.drop(p, "its author deleted")
 		}
 	}
 	for _, c := range r.m.comments {

@@ -347,7 +347,7 @@ func (r *runner) deletePost(ctx context.Context, a *actor) (bool, error) {
 	r.m.done("delete", out != acked, time.Now())
 	if gone {
 		r.m.mu.Lock()
-		r.m.drop(p)
+		r.m.drop(p, fmt.Sprintf("delete %s", out))
 		r.m.mu.Unlock()
 	}
 	return true, nil
@@ -375,6 +375,11 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 	if p == nil {
 		return false, nil
 	}
+	return true, r.repostAs(ctx, u, p)
+}
+
+// repostAs makes u repost p (what p shares, if p is a repost).
+func (r *runner) repostAs(ctx context.Context, u *user, p *post) error {
 	orig, sharer := p.id, p.author
 	if p.repostOf != "" {
 		orig, sharer = p.repostOf, p.sharedAuthor
@@ -382,8 +387,8 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 	defer r.lock("repost " + orig + " " + u.id)()
 	// No moderator hides what it shares between the repost and a probe of
 	// it (a probe reads one's own page, which would not show it).
-	defer r.lock("standing " + sharer)()
-	defer r.lock("moderate " + orig)()
+	defer r.rlock("standing " + sharer)()
+	defer r.rlock("moderate " + orig)()
 	start := time.Now()
 	path := "/social/rest/reposts/" + p.id
 	// Only a public post can be reposted: another is a 403 (or, to
@@ -407,7 +412,7 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 		// It is among the reposter's own, if it happened.
 		pr, err := r.probe(ctx, "repost", "/social/rest/activities/@me/@self?count=20", u.token, 200)
 		if err != nil {
-			return true, err
+			return err
 		}
 		items, _ := pr.body["list"].([]any)
 		for _, it := range items {
@@ -421,7 +426,7 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 	end := time.Now()
 	r.m.done("repost", out != acked, end)
 	if id == "" {
-		return true, nil
+		return nil
 	}
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
@@ -430,20 +435,20 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 		if had.id != id {
 			r.m.violations = append(r.m.violations, fmt.Sprintf("repost of %s by %s answered %s, not the first repost %s", orig, u.name, id, had.id))
 		}
-		return true, nil
+		return nil
 	}
 	q := &post{id: id, author: u.id, repostOf: orig, sharedAuthor: sharer, start: start, end: end, seqTime: seqTime(id)}
 	if r.m.postByID[id] != nil {
 		r.m.violations = append(r.m.violations, fmt.Sprintf("repost of %s by %s answered the id of another post, %s", orig, u.name, id))
-		return true, nil
+		return nil
 	}
 	r.m.posts = append(r.m.posts, q)
 	r.m.postByID[id] = q
 	r.m.reposts[k] = q
 	if o := r.m.postByID[orig]; o == nil || o.deleted {
-		r.m.drop(q) // its post went meanwhile: so does the repost
+		r.m.drop(q, "reposted after its post went") // its post went meanwhile: so does the repost
 	}
-	return true, nil
+	return nil
 }
 
 // unrepost undoes u's repost q: the answer is the post it shared.
@@ -466,7 +471,7 @@ func (r *runner) unrepost(ctx context.Context, u *user, q *post) error {
 	r.m.done("unrepost", out != acked, time.Now())
 	if gone {
 		r.m.mu.Lock()
-		r.m.drop(q)
+		r.m.drop(q, fmt.Sprintf("unrepost %s", out))
 		r.m.mu.Unlock()
 	}
 	return nil

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/comments"
+	"socialstream/internal/graph"
 	"socialstream/internal/likes"
 	"socialstream/internal/store"
 )
@@ -62,7 +64,7 @@ func (r *runner) likeAs(ctx context.Context, u *user, p *post, on bool) error {
 	after := r.m.hiddenFrom(u.id, p)
 	r.m.mu.Unlock()
 	if on && out == acked && before != "" && after != "" {
-		r.m.violate(fmt.Sprintf("like of %s by %s, hidden from them (%s), answered %v", p.id, u.name, after, rep.body))
+		r.m.violate(fmt.Sprintf("like of %s by %s, hidden from them (%s; %s), answered %v", p.id, u.name, after, r.stored(ctx, u.id, p.author), rep.body))
 	}
 	key := pair{p.id, u.id}
 	r.m.mu.Lock()
@@ -104,6 +106,27 @@ func (r *runner) likeAs(ctx context.Context, u *user, p *post, on bool) error {
 	return nil
 }
 
+// stored tells what the Datastore holds now of what hides author's
+// activities from reader, for a violation's message: the author's
+// standing, and whether reader follows them.
+func (r *runner) stored(ctx context.Context, reader, author string) string {
+	var limited, suspended, follows bool
+	err := r.retry(ctx, func() error {
+		l := r.db.Lookup()
+		rec, ref := accounts.Read(l, author), graph.Follows(l, reader, author)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		a := rec.Account()
+		limited, suspended, follows = a.Limited, a.Suspended, ref.Found()
+		return nil
+	})
+	if err != nil {
+		return "stored: " + err.Error()
+	}
+	return fmt.Sprintf("stored: limited %v, suspended %v, followed %v", limited, suspended, follows)
+}
+
 func boolCount(b bool) int64 {
 	if b {
 		return 1
@@ -124,6 +147,11 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 	if p == nil {
 		return false, nil
 	}
+	return true, r.commentAs(ctx, u, p)
+}
+
+// commentAs makes u comment on p.
+func (r *runner) commentAs(ctx context.Context, u *user, p *post) error {
 	r.seq.Lock()
 	r.n++
 	text := fmt.Sprintf("comment %d by %s", r.n, u.name)
@@ -137,7 +165,7 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 	after := r.m.hiddenFrom(u.id, p)
 	r.m.mu.Unlock()
 	if out == acked && before != "" && after != "" {
-		r.m.violate(fmt.Sprintf("comment on %s by %s, hidden from them (%s), answered %v", p.id, u.name, after, rep.body))
+		r.m.violate(fmt.Sprintf("comment on %s by %s, hidden from them (%s; %s), answered %v", p.id, u.name, after, r.stored(ctx, u.id, p.author), rep.body))
 	}
 	id := ""
 	if out == acked {
@@ -159,10 +187,10 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 				})
 			})
 			if err != nil {
-				return true, err
+				return err
 			}
 		case err != nil && !strings.Contains(err.Error(), ": 404 "):
-			return true, err
+			return err
 		}
 		for _, it := range items {
 			if str(it, "text") == text {
@@ -176,7 +204,7 @@ func (r *runner) comment(ctx context.Context, a *actor) (bool, error) {
 		r.m.comments = append(r.m.comments, &comment{id: id, activity: p.id, author: u.id})
 		r.m.mu.Unlock()
 	}
-	return true, nil
+	return nil
 }
 
 func (r *runner) deleteComment(ctx context.Context, a *actor) (bool, error) {

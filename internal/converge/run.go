@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,7 +49,7 @@ type Config struct {
 	Datastore string // an emulator's host:port; empty starts one of Engine
 
 	// Fault shares (0 to 1): TaskFaults of task deliveries delayed, and
-	// as many delivered twice, half as many answered 503 by the emulator
+	// as many delivered twice, half as many answered 500 by the emulator
 	// and half as many timed out after the app ran them; EnqueueFaults of
 	// CreateTask calls failed before, and as many after, creating the
 	// task; DatastoreFaults of Datastore calls failed before they are
@@ -237,7 +238,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	deadline := time.Now().Add(cfg.Settle)
 	for empty := 0; empty < 2; {
 		if time.Now().After(deadline) {
-			r.m.violate(fmt.Sprintf("queues still hold %d tasks %s after the last operation", st.tasks.Pending(), cfg.Settle))
+			r.m.violate(fmt.Sprintf("queues still hold %d tasks %s after the last operation: %s", st.tasks.Pending(), cfg.Settle, strings.Join(st.tasks.Describe(), "; ")))
 			break
 		}
 		if st.tasks.Pending() == 0 {
@@ -270,7 +271,7 @@ type runner struct {
 	c     *client
 	other *client   // the second instance's (see stack.other)
 	db    *store.DB // reads what no answer may tell (see truth)
-	locks sync.Map  // string → *sync.Mutex: pairs and comments that two users may change
+	locks sync.Map  // string → *sync.RWMutex: pairs and comments that two users may change
 	staff *user     // the moderator, in no actor's users
 	seq   sync.Mutex
 	n     int
@@ -316,10 +317,20 @@ type actor struct {
 }
 
 func (r *runner) lock(key string) func() {
-	v, _ := r.locks.LoadOrStore(key, &sync.Mutex{})
-	mu := v.(*sync.Mutex)
+	v, _ := r.locks.LoadOrStore(key, &sync.RWMutex{})
+	mu := v.(*sync.RWMutex)
 	mu.Lock()
 	return mu.Unlock
+}
+
+// rlock is lock shared with other holders of rlock: for operations that
+// may run at once with each other, but not with one that takes lock (many
+// reposts of one post, and no moderator's removal of it meanwhile).
+func (r *runner) rlock(key string) func() {
+	v, _ := r.locks.LoadOrStore(key, &sync.RWMutex{})
+	mu := v.(*sync.RWMutex)
+	mu.RLock()
+	return mu.RUnlock
 }
 
 // outcome of a write.
@@ -496,11 +507,10 @@ func (r *runner) burst(ctx context.Context, a *actor) (bool, error) {
 }
 
 // storm is the hot spots' race: up to stormCrowd users at once (of the
-// client's own) like and
-// unlike one user's post and follow and unfollow that user, stormRounds
-// times each, so that the transactions on the post's counts and on the
-// user's followers contend. Each user still makes one
-// request at a time.
+// client's own) like, unlike, repost and comment on one user's post and
+// follow and unfollow that user, stormRounds times each, so that the
+// transactions on the post's counts and on the user's followers contend.
+// Each user still makes one request at a time.
 func (r *runner) storm(ctx context.Context, a *actor) (bool, error) {
 	star := r.someUser(a.rng)
 	p := r.livePost(a, star.id)
@@ -527,12 +537,16 @@ func (r *runner) storm(ctx context.Context, a *actor) (bool, error) {
 		g.Go(func() error {
 			for range stormRounds {
 				var err error
-				switch k := rng.IntN(10); {
-				case p != nil && k < 4:
+				switch k := rng.IntN(12); {
+				case p != nil && k < 3:
 					err = r.likeAs(gctx, u, p, true)
-				case p != nil && k < 6:
+				case p != nil && k < 5:
 					err = r.likeAs(gctx, u, p, false)
-				case k < 9 || !r.follows(u.id, star.id):
+				case p != nil && k < 7:
+					err = r.repostAs(gctx, u, p)
+				case p != nil && k < 9:
+					err = r.commentAs(gctx, u, p)
+				case k < 11 || !r.follows(u.id, star.id):
 					err = r.followAs(gctx, u, star, copyLimit(rng))
 				default:
 					// Only a follow the model knows of: an unfollow of none

@@ -3,12 +3,13 @@ package media
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
-	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/webp"
@@ -30,8 +31,8 @@ const (
 	// request limit, and what a phone's photo needs.
 	MaxBytes = 8 << 20
 	// MaxPixels is the most pixels an image may have (4096 × 4096): a
-	// small file that would decode to more is a decompression bomb. A
-	// decoded image takes 4 bytes a pixel at most, 64 MiB.
+	// small file that would decode to more is a decompression bomb. What
+	// processing one holds is its Footprint, at most MaxFootprint.
 	MaxPixels = 1 << 24
 	// ThumbSide is the longest side of a thumbnail.
 	ThumbSide = 400
@@ -76,57 +77,83 @@ type Picture struct {
 	ThumbHeight   int
 }
 
+// Header is what an upload's first bytes say of it: its type, its size
+// and colour model, and (a JPEG's EXIF) the orientation that turns it
+// upright, 1 if none.
+type Header struct {
+	Kind        string
+	Config      image.Config
+	Orientation int
+}
+
+// ReadHeader checks data is an image within the limits, from its header
+// alone, and returns the header.
+func ReadHeader(data []byte) (Header, error) {
+	if len(data) == 0 {
+		return Header{}, errEmptyBody
+	}
+	if len(data) > MaxBytes {
+		return Header{}, errTooLarge
+	}
+	h := Header{Kind: Sniff(data), Orientation: 1}
+	var config func(io.Reader) (image.Config, error)
+	switch h.Kind {
+	case JPEG:
+		config = jpeg.DecodeConfig
+		if o := jpegOrientation(data); o > 1 && o <= 8 {
+			h.Orientation = o
+		}
+	case PNG:
+		config = png.DecodeConfig
+	case GIF:
+		config = gif.DecodeConfig
+	case WebP:
+		config = webp.DecodeConfig
+	default:
+		return Header{}, errNotImage
+	}
+	cfg, err := config(bytes.NewReader(data))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
+		return Header{}, errCorrupt
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
+		return Header{}, errTooMany
+	}
+	h.Config = cfg
+	return h, nil
+}
+
 // Process checks data is an image within the limits and makes its
 // Picture. The image is decoded only once its header says it is within
 // MaxPixels. A GIF keeps its first frame; a WebP, which Go cannot write,
 // becomes a PNG if it has transparency and a JPEG if not.
 func Process(data []byte) (*Picture, error) {
-	if len(data) == 0 {
-		return nil, errEmptyBody
+	h, err := ReadHeader(data)
+	if err != nil {
+		return nil, err
 	}
-	if len(data) > MaxBytes {
-		return nil, errTooLarge
-	}
-	kind := Sniff(data)
-	var (
-		config func([]byte) (image.Config, error)
-		decode func([]byte) (image.Image, error)
-	)
-	switch kind {
+	return h.process(data)
+}
+
+func (h Header) process(data []byte) (*Picture, error) {
+	var decode func(io.Reader) (image.Image, error)
+	switch h.Kind {
 	case JPEG:
-		config = func(b []byte) (image.Config, error) { return jpeg.DecodeConfig(bytes.NewReader(b)) }
-		decode = func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }
+		decode = jpeg.Decode
 	case PNG:
-		config = func(b []byte) (image.Config, error) { return png.DecodeConfig(bytes.NewReader(b)) }
-		decode = func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) }
+		decode = png.Decode
 	case GIF:
-		config = func(b []byte) (image.Config, error) { return gif.DecodeConfig(bytes.NewReader(b)) }
-		decode = func(b []byte) (image.Image, error) { return gif.Decode(bytes.NewReader(b)) } // the first frame
+		decode = gif.Decode // the first frame
 	case WebP:
-		config = func(b []byte) (image.Config, error) { return webp.DecodeConfig(bytes.NewReader(b)) }
-		decode = func(b []byte) (image.Image, error) { return webp.Decode(bytes.NewReader(b)) }
-	default:
-		return nil, errNotImage
+		decode = webp.Decode
 	}
-	cfg, err := config(data)
+	img, err := decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, errCorrupt
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, errCorrupt
-	}
-	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
-		return nil, errTooMany
-	}
-	img, err := decode(data)
-	if err != nil {
-		return nil, errCorrupt
-	}
-	if kind == JPEG {
-		img = orient(img, jpegOrientation(data))
-	}
-	out := kind
-	if kind == WebP {
+	img = orient(img, h.Orientation)
+	out := h.Kind
+	if h.Kind == WebP {
 		out = JPEG
 		if !opaque(img) {
 			out = PNG
@@ -149,22 +176,40 @@ func Process(data []byte) (*Picture, error) {
 }
 
 func encode(img image.Image, kind string) ([]byte, error) {
-	var buf bytes.Buffer
+	buf := &capped{max: maxOutput}
 	var err error
 	switch kind {
 	case JPEG:
-		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: jpegQuality})
+		err = jpeg.Encode(buf, img, &jpeg.Options{Quality: jpegQuality})
 	case PNG:
-		err = (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, img)
+		err = (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(buf, img)
 	case GIF:
-		err = gif.Encode(&buf, img, nil)
+		err = gif.Encode(buf, img, nil)
 	default:
 		err = fmt.Errorf("media: no encoder for %s", kind)
+	}
+	if errors.Is(err, errIncompressible) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("media: encode %s: %w", kind, err)
 	}
 	return buf.Bytes(), nil
+}
+
+var errIncompressible = derrors.New(derrors.TooLarge, fmt.Sprintf("the image's pixels do not compress: encoded again, it would take more than %d MiB", maxOutput>>20))
+
+// capped is a bytes.Buffer that refuses to grow past max bytes.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > c.max {
+		return 0, errIncompressible
+	}
+	return c.Buffer.Write(p)
 }
 
 // thumbnail scales img to fit ThumbSide × ThumbSide (never up), with the
@@ -251,42 +296,149 @@ func tiffOrientation(t []byte) int {
 }
 
 // orient turns img upright from EXIF orientation o: the mirrorings and
-// rotations of values 2 to 8.
+// rotations of values 2 to 8. A JPEG's YCbCr image is turned plane by
+// plane into another (one copy of its size, chroma still subsampled);
+// anything else is drawn straight into one RGBA.
 func orient(img image.Image, o int) image.Image {
 	if o <= 1 || o > 8 {
 		return img
 	}
-	b := img.Bounds()
-	src := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy())) // RGBA: draw's fast path from a JPEG's YCbCr
-	draw.Draw(src, src.Bounds(), img, b.Min, draw.Src)
-	w, h := b.Dx(), b.Dy()
-	dw, dh := w, h
-	if o >= 5 { // the ones that turn a quarter swap the sides
-		dw, dh = h, w
+	if y, ok := img.(*image.YCbCr); ok {
+		if out := orientYCbCr(y, o); out != nil {
+			return out
+		}
 	}
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	dw, dh := turned(w, h, o)
 	dst := image.NewRGBA(image.Rect(0, 0, dw, dh))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
-			var dx, dy int
-			switch o {
-			case 2:
-				dx, dy = w-1-x, y
-			case 3:
-				dx, dy = w-1-x, h-1-y
-			case 4:
-				dx, dy = x, h-1-y
-			case 5:
-				dx, dy = y, x
-			case 6:
-				dx, dy = h-1-y, x
-			case 7:
-				dx, dy = h-1-y, w-1-x
-			case 8:
-				dx, dy = y, w-1-x
-			}
-			si, di := src.PixOffset(x, y), dst.PixOffset(dx, dy)
-			copy(dst.Pix[di:di+4], src.Pix[si:si+4])
+			dx, dy := upright(x, y, w, h, o)
+			dst.Set(dx, dy, img.At(b.Min.X+x, b.Min.Y+y))
 		}
 	}
 	return dst
+}
+
+// turned is the size of a w × h image turned by orientation o: the ones
+// that turn a quarter (5 to 8) swap the sides.
+func turned(w, h, o int) (int, int) {
+	if o >= 5 {
+		return h, w
+	}
+	return w, h
+}
+
+// upright is where pixel (x, y) of a w × h image goes, turned by
+// orientation o.
+func upright(x, y, w, h, o int) (int, int) {
+	switch o {
+	case 2:
+		return w - 1 - x, y
+	case 3:
+		return w - 1 - x, h - 1 - y
+	case 4:
+		return x, h - 1 - y
+	case 5:
+		return y, x
+	case 6:
+		return h - 1 - y, x
+	case 7:
+		return h - 1 - y, w - 1 - x
+	case 8:
+		return y, w - 1 - x
+	}
+	return x, y
+}
+
+// orientYCbCr turns a YCbCr image by orientation o plane by plane, or
+// returns nil when its chroma subsampling has no turned counterpart
+// (4:1:1, 4:1:0).
+func orientYCbCr(src *image.YCbCr, o int) *image.YCbCr {
+	ratio := src.SubsampleRatio
+	if o >= 5 {
+		switch ratio {
+		case image.YCbCrSubsampleRatio422:
+			ratio = image.YCbCrSubsampleRatio440
+		case image.YCbCrSubsampleRatio440:
+			ratio = image.YCbCrSubsampleRatio422
+		case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio420:
+		default:
+			return nil
+		}
+	}
+	b := src.Bounds()
+	w, h := b.Dx(), b.Dy()
+	dw, dh := turned(w, h, o)
+	dst := image.NewYCbCr(image.Rect(0, 0, dw, dh), ratio)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			dx, dy := upright(x, y, w, h, o)
+			dst.Y[dst.YOffset(dx, dy)] = src.Y[src.YOffset(b.Min.X+x, b.Min.Y+y)]
+		}
+	}
+	// Each chroma sample is written from the source's sample that covers
+	// the same place, sample by sample of the destination.
+	cw, ch := chromaSize(dw, dh, ratio)
+	for cy := 0; cy < ch; cy++ {
+		for cx := 0; cx < cw; cx++ {
+			// A destination pixel this sample covers, back to the source.
+			px, py := chromaPixel(cx, cy, ratio)
+			px, py = min(px, dw-1), min(py, dh-1)
+			sx, sy := source(px, py, w, h, o)
+			si := src.COffset(b.Min.X+sx, b.Min.Y+sy)
+			di := dst.COffset(px, py)
+			dst.Cb[di], dst.Cr[di] = src.Cb[si], src.Cr[si]
+		}
+	}
+	return dst
+}
+
+// source is the pixel of a w × h image that upright sends to (dx, dy).
+func source(dx, dy, w, h, o int) (int, int) {
+	switch o {
+	case 2:
+		return w - 1 - dx, dy
+	case 3:
+		return w - 1 - dx, h - 1 - dy
+	case 4:
+		return dx, h - 1 - dy
+	case 5:
+		return dy, dx
+	case 6:
+		return dy, h - 1 - dx
+	case 7:
+		return w - 1 - dy, h - 1 - dx
+	case 8:
+		return w - 1 - dy, dx
+	}
+	return dx, dy
+}
+
+// chromaSize is how many chroma samples a w × h image of ratio has each
+// way.
+func chromaSize(w, h int, ratio image.YCbCrSubsampleRatio) (int, int) {
+	switch ratio {
+	case image.YCbCrSubsampleRatio422:
+		return (w + 1) / 2, h
+	case image.YCbCrSubsampleRatio420:
+		return (w + 1) / 2, (h + 1) / 2
+	case image.YCbCrSubsampleRatio440:
+		return w, (h + 1) / 2
+	}
+	return w, h
+}
+
+// chromaPixel is the top-left pixel chroma sample (cx, cy) covers.
+func chromaPixel(cx, cy int, ratio image.YCbCrSubsampleRatio) (int, int) {
+	switch ratio {
+	case image.YCbCrSubsampleRatio422:
+		return 2 * cx, cy
+	case image.YCbCrSubsampleRatio420:
+		return 2 * cx, 2 * cy
+	case image.YCbCrSubsampleRatio440:
+		return cx, 2 * cy
+	}
+	return cx, cy
 }

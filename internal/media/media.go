@@ -30,6 +30,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 	"cloud.google.com/go/storage"
+	"golang.org/x/sync/semaphore"
 	"google.golang.org/api/option"
 
 	"socialstream/internal/accounts"
@@ -146,10 +147,20 @@ type Config struct {
 	// Describe, when set, changes the alt text of a picture on an
 	// activity in the activity's copy, in tx (package activities).
 	Describe func(tx *store.Tx, activity, item, description string) error
-	// Uploads is how many images one instance decodes at once (each may
-	// take 64 MiB); default 2.
-	Uploads int
+	// Memory is how many bytes one instance's uploads may hold at once
+	// while they are decoded and encoded again (UPLOAD_MEMORY): each is
+	// admitted for its Footprint, told from its header, and the rest
+	// wait. Default DefaultMemory; at least MaxFootprint.
+	Memory int64
+	// Wait is how long an upload waits for its memory before it is
+	// answered 503 (try again); default 10 s.
+	Wait time.Duration
 }
+
+// DefaultMemory is Config.Memory's default, for App Engine's F2 class
+// (768 MB): room for the largest upload (MaxFootprint) and a little more,
+// and for the rest of the service beside it.
+const DefaultMemory = 320 << 20
 
 // Service keeps pictures and albums.
 type Service struct {
@@ -160,7 +171,7 @@ type Service struct {
 	queue    queue.Queue
 	cfg      Config
 	now      func() time.Time
-	decoding chan struct{}
+	admit    *admission // of cfg.Memory bytes
 	Links    *Links
 }
 
@@ -176,11 +187,17 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, client *storag
 	if cfg.Queue == "" {
 		cfg.Queue = "cleanup"
 	}
-	if cfg.Uploads == 0 {
-		cfg.Uploads = 2
+	if cfg.Memory == 0 {
+		cfg.Memory = DefaultMemory
+	}
+	if cfg.Memory < MaxFootprint {
+		return nil, fmt.Errorf("media.New: the uploads' memory (%d MiB) must hold the largest upload's %d MiB", cfg.Memory>>20, (MaxFootprint+1<<20-1)>>20)
+	}
+	if cfg.Wait == 0 {
+		cfg.Wait = 10 * time.Second
 	}
 	return &Service{db: db, ids: gen, accounts: acc, bucket: client.Bucket(cfg.Bucket), queue: q, cfg: cfg,
-		now: time.Now, decoding: make(chan struct{}, cfg.Uploads), Links: links}, nil
+		now: time.Now, admit: newAdmission(cfg.Memory, cfg.Wait), Links: links}, nil
 }
 
 // UploadInput is an upload: the bytes as sent, and what the person says
@@ -274,19 +291,44 @@ func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Ite
 	return it, id, nil
 }
 
-// process runs Process with at most cfg.Uploads at once.
+// process runs Process once the instance's memory for uploads holds the
+// upload's Footprint.
 func (s *Service) process(ctx context.Context, data []byte) (*Picture, error) {
-	if len(data) == 0 || len(data) > MaxBytes || Sniff(data) == "" {
-		return Process(data) // its error, without waiting
-	}
-	select {
-	case s.decoding <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-s.decoding }()
-	return Process(data)
+	return s.admit.process(ctx, data)
 }
+
+// admission admits uploads while their footprints fit a budget of bytes,
+// and makes the rest wait, at most wait.
+type admission struct {
+	memory *semaphore.Weighted
+	wait   time.Duration
+}
+
+func newAdmission(budget int64, wait time.Duration) *admission {
+	return &admission{memory: semaphore.NewWeighted(budget), wait: wait}
+}
+
+// process runs Process once data's Footprint fits, waiting at most
+// a.wait: then the upload is refused with errBusy, a 503 to try again.
+func (a *admission) process(ctx context.Context, data []byte) (*Picture, error) {
+	h, err := ReadHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	need := h.Footprint(data)
+	wait, cancel := context.WithTimeout(ctx, a.wait)
+	defer cancel()
+	if err := a.memory.Acquire(wait, need); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errBusy
+	}
+	defer a.memory.Release(need)
+	return h.process(data)
+}
+
+var errBusy = derrors.New(derrors.Unavailable, "too many pictures are being processed at once: try again shortly")
 
 var errAlbumFull = derrors.New(derrors.Conflict, fmt.Sprintf("an album holds at most %d media items", MaxAlbumItems))
 

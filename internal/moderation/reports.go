@@ -34,6 +34,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/policy"
 	"socialstream/internal/queue"
+	"socialstream/internal/ratelimit"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
 )
@@ -59,7 +60,9 @@ const (
 	MaxReportActivities = 10   // activities one report names
 	MaxComment          = 1000 // characters of a report's comment
 	MaxReason           = 1000 // characters of an action's reason
-	// ReportsPerHour is how many reports a person may file in an hour.
+	// ReportsPerHour is how many reports a person may file at once, and
+	// in an hour: a bucket of that many that refills one every six
+	// minutes, shared by every instance.
 	ReportsPerHour = 10
 	// Grace is how long a suspension may be lifted; then the account is
 	// erased as a deleted one is.
@@ -131,7 +134,6 @@ type QueuedReport struct {
 var (
 	ErrNoSuchReport = derrors.New(derrors.NotFound, "no such report")
 	ErrSelfReport   = derrors.New(derrors.InvalidArgument, "you cannot report yourself")
-	ErrTooMany      = derrors.New(derrors.RateLimited, fmt.Sprintf("at most %d reports an hour", ReportsPerHour))
 	ErrNotStaff     = policy.ErrNotStaff
 	ErrNotAdmin     = policy.ErrNotAdmin
 )
@@ -154,6 +156,11 @@ type Service struct {
 	queue queue.Queue
 	cfg   Config
 	now   func() time.Time
+	// filed is every reporter's bucket of reports (ReportsPerHour), in
+	// Datastore: a report takes its unit in a transaction of its own
+	// before its own, so reports at once cannot all pass a bucket that
+	// holds fewer.
+	filed *ratelimit.Shared
 }
 
 // New returns a Service.
@@ -164,7 +171,8 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, acts *activiti
 	if cfg.Queue == "" {
 		cfg.Queue = "cleanup"
 	}
-	return &Service{db: db, ids: gen, acc: acc, acts: acts, notes: notes, queue: q, cfg: cfg, now: time.Now}, nil
+	filed := ratelimit.NewShared(db, "report", ratelimit.Rule{Quota: ReportsPerHour, Window: time.Hour})
+	return &Service{db: db, ids: gen, acc: acc, acts: acts, notes: notes, queue: q, cfg: cfg, now: time.Now, filed: filed}, nil
 }
 
 func reportKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindReport, id, nil) }
@@ -195,17 +203,6 @@ func (s *Service) File(ctx context.Context, reporter string, in ReportInput) (Re
 			return ReportView{}, invalid(fmt.Sprintf("%q is not an activity id", id))
 		}
 	}
-	// The rate: the reporter's reports of the last hour, at most one
-	// more than the limit read.
-	recent := s.db.Query(KindReport).FilterField("reporterId", "=", reporter).
-		FilterField("created", ">", s.now().Add(-time.Hour)).Order("-created").KeysOnly()
-	keys, _, err := s.db.KeysFrom(ctx, recent, "", ReportsPerHour)
-	if err != nil {
-		return ReportView{}, fmt.Errorf("moderation.File: %w", err)
-	}
-	if len(keys) >= ReportsPerHour {
-		return ReportView{}, ErrTooMany
-	}
 	person, err := s.acc.Get(ctx, in.AccountID)
 	if err != nil {
 		return ReportView{}, err
@@ -228,6 +225,18 @@ func (s *Service) File(ctx context.Context, reporter string, in ReportInput) (Re
 	if err != nil {
 		return ReportView{}, err
 	}
+	// The report's unit, once it is known to be a report: one refused
+	// for what it says costs nothing.
+	d, err := s.filed.Take(ctx, reporter, 1)
+	if errors.Is(err, derrors.Unavailable) {
+		d, err = s.filed.Busy(), nil // a take that cannot be made is no pass
+	}
+	if err != nil {
+		return ReportView{}, fmt.Errorf("moderation.File: %w", err)
+	}
+	if !d.Allowed {
+		return ReportView{}, d.Err()
+	}
 	id := ids.Format(s.ids.Next())
 	r := &Report{ReporterID: reporter, AccountID: in.AccountID, State: Open, Created: s.now().UTC(),
 		Category: in.Category, Comment: comment, ActivityIDs: named, Snapshot: string(raw)}
@@ -243,6 +252,7 @@ func (s *Service) File(ctx context.Context, reporter string, in ReportInput) (Re
 		return tx.Put(reportKey(s.db, id), r)
 	})
 	if err != nil {
+		// The unit stays spent: a commit that failed may have applied.
 		return ReportView{}, fmt.Errorf("moderation.File: %w", err)
 	}
 	return r.view(id), nil

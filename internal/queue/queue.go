@@ -174,3 +174,32 @@ func NewCreateTaskRequest(cfg Config, t Task, now time.Time) (*cloudtaskspb.Crea
 	}
 	return &cloudtaskspb.CreateTaskRequest{Parent: parent, Task: task}, nil
 }
+
+// The queues of queue.yaml.
+const (
+	Rebuild       = "rebuild"       // audience copies after a change of the graph
+	Fanout        = "fanout"        // the audience chunks of a post past the first
+	Backfill      = "backfill"      // older activities, a small batch at a time
+	Notifications = "notifications" // notifications, derived and disposable
+	Cleanup       = "cleanup"       // what deletes, trims and expiries leave
+)
+
+// RetryLimits is each queue's task_retry_limit in queue.yaml (a test
+// holds the two equal). No queue has an age limit: with both, Cloud Tasks
+// retries until both are reached, and a handler could not tell its last
+// attempt.
+var RetryLimits = map[string]int{
+	Rebuild:       1500, // a day at the 60 s backoff: a dropped job leaves copies wrong
+	Fanout:        1500, // likewise
+	Backfill:      160,  // a day at 600 s
+	Notifications: 50,   // under two hours at 120 s: a late notification is worth little
+	Cleanup:       300,  // a day at 300 s
+}
+
+// LastAttempt reports whether the attempt of a task of queue name that
+// follows retries earlier ones is the last the queue makes: if it fails,
+// the task is dropped.
+func LastAttempt(name string, retries int) bool {
+	limit, ok := RetryLimits[name]
+	return ok && retries >= limit
+}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"net/http"
 	"strconv"
@@ -179,17 +180,6 @@ func (l *Local) Take(key string, cost int) Decision {
 	return l.fill(d, b.TokensAt(now))
 }
 
-// Peek says whether key's bucket holds one unit, spending none.
-func (l *Local) Peek(key string) Decision {
-	b, now := l.bucket(key), l.now()
-	tokens := b.TokensAt(now)
-	d := Decision{Policy: l.name, Rule: l.rule, Allowed: tokens >= 1}
-	if !d.Allowed {
-		d.RetryAfter = time.Duration((1 - tokens) * float64(l.rule.interval()))
-	}
-	return l.fill(d, tokens)
-}
-
 func (l *Local) fill(d Decision, tokens float64) Decision {
 	d.Remaining = max(0, int(tokens))
 	d.Reset = time.Duration((float64(l.rule.Quota) - tokens) * float64(l.rule.interval()))
@@ -205,6 +195,21 @@ type Shared struct {
 	name string
 	rule Rule
 	now  func() time.Time
+	// queue makes this instance's takes of one key wait for each other
+	// here (keys share one of its locks by hash), so that only the
+	// instances contend for the bucket's entity, not every request: a
+	// crowd at once is decided, not aborted.
+	queue [64]sync.Mutex
+}
+
+// lock holds this instance's lock of key until the function it returns
+// is called.
+func (s *Shared) lock(key string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	mu := &s.queue[h.Sum32()%uint32(len(s.queue))]
+	mu.Lock()
+	return mu.Unlock
 }
 
 type sharedState struct {
@@ -220,21 +225,10 @@ func (s *Shared) key(k string) *datastore.Key {
 	return s.db.NameKey(KindRateLimit, s.name+":"+k, nil)
 }
 
-// Peek says whether key's bucket holds one unit, with one read.
-func (s *Shared) Peek(ctx context.Context, key string) (Decision, error) {
-	var st sharedState
-	if _, err := s.db.Get(ctx, s.key(key), &st); err != nil {
-		return Decision{}, fmt.Errorf("ratelimit.Peek(%s): %w", s.name, err)
-	}
-	now := s.now()
-	d, left := s.decide(st.TAT, 1, now), s.decide(st.TAT, 0, now)
-	d.Remaining, d.Reset = left.Remaining, left.Reset
-	return d, nil
-}
-
 // Take spends cost units of key's bucket, in a transaction, if it holds
 // them.
 func (s *Shared) Take(ctx context.Context, key string, cost int) (Decision, error) {
+	defer s.lock(key)()
 	var d Decision
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var st sharedState
@@ -253,6 +247,38 @@ func (s *Shared) Take(ctx context.Context, key string, cost int) (Decision, erro
 		return Decision{}, fmt.Errorf("ratelimit.Take(%s): %w", s.name, err)
 	}
 	return d, nil
+}
+
+// Refund gives back cost units that Take spent on key's bucket: for a
+// unit reserved before the work it meters, which turned out not to spend
+// it (a login whose password was right). The bucket never holds more than
+// its quota.
+func (s *Shared) Refund(ctx context.Context, key string, cost int) error {
+	defer s.lock(key)()
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var st sharedState
+		if ok, err := tx.Get(s.key(key), &st); err != nil || !ok {
+			return err
+		}
+		now := s.now()
+		if !st.TAT.After(now) {
+			return nil // full already
+		}
+		st.TAT = st.TAT.Add(-time.Duration(cost) * s.rule.interval())
+		return tx.Put(s.key(key), &st)
+	})
+	if err != nil {
+		return fmt.Errorf("ratelimit.Refund(%s): %w", s.name, err)
+	}
+	return nil
+}
+
+// Busy is the decision on a request whose take could not be made (the
+// transaction lost to the others on the same bucket until it gave up): a
+// refusal, to be tried again in a second. A take that fails must never let
+// the request through, or a crowd would pass by making takes fail.
+func (s *Shared) Busy() Decision {
+	return Decision{Policy: s.name, Rule: s.rule, RetryAfter: time.Second}
 }
 
 // decide applies the algorithm: with TAT at tat, may cost units go at now?

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,28 +95,58 @@ func TestBuckets(t *testing.T) {
 	}
 }
 
-func TestPeekSpendsNothing(t *testing.T) {
+// A unit reserved and given back is there again; the bucket never holds
+// more than its quota.
+func TestRefund(t *testing.T) {
 	c := newClock()
-	r := rule(2, time.Minute)
-	l, s := local(r, c), shared(t, r, c)
+	s := shared(t, rule(2, time.Minute), c)
 	ctx := context.Background()
-	for i := 0; i < 5; i++ {
-		if d := l.Peek("k"); !d.Allowed || d.Remaining != 2 {
-			t.Fatalf("local peek %d: %+v", i, d)
-		}
-		if d, err := s.Peek(ctx, "k"); err != nil || !d.Allowed || d.Remaining != 2 {
-			t.Fatalf("shared peek %d: %+v %v", i, d, err)
+	for i := range 2 {
+		if d, err := s.Take(ctx, "k", 1); err != nil || !d.Allowed {
+			t.Fatalf("take %d: %+v %v", i, d, err)
 		}
 	}
-	l.Take("k", 2)
-	if _, err := s.Take(ctx, "k", 2); err != nil {
+	if d, err := s.Take(ctx, "k", 1); err != nil || d.Allowed || d.RetryAfter != 30*time.Second {
+		t.Fatalf("take of an empty bucket: %+v %v", d, err)
+	}
+	if err := s.Refund(ctx, "k", 1); err != nil {
 		t.Fatal(err)
 	}
-	if d := l.Peek("k"); d.Allowed || d.RetryAfter != 30*time.Second {
-		t.Errorf("local peek of an empty bucket: %+v", d)
+	if d, err := s.Take(ctx, "k", 1); err != nil || !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("take after a refund: %+v %v", d, err)
 	}
-	if d, _ := s.Peek(ctx, "k"); d.Allowed || d.RetryAfter != 30*time.Second {
-		t.Errorf("shared peek of an empty bucket: %+v", d)
+	c.add(time.Hour)
+	for range 3 {
+		if err := s.Refund(ctx, "k", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, err := s.Take(ctx, "k", 1); err != nil || !d.Allowed || d.Remaining != 1 {
+		t.Errorf("take of a full bucket refunded more: %+v %v, want 1 left of 2", d, err)
+	}
+}
+
+// Takes at once on one bucket cannot both win: thirty of a quota of ten
+// let ten through, and a take that fails is no pass.
+func TestTakesAtOnceAreExact(t *testing.T) {
+	c := newClock()
+	r := rule(10, time.Hour)
+	db := testenv.DB(t)
+	one, two := NewShared(db, "report", r), NewShared(db, "report", r)
+	one.now, two.now = c.now, c.now
+	var allowed atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 30 {
+		s := []*Shared{one, two}[i%2]
+		wg.Go(func() {
+			if d, err := s.Take(context.Background(), "alice", 1); err == nil && d.Allowed {
+				allowed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := allowed.Load(); n > 10 || n < 1 {
+		t.Errorf("%d of 30 takes at once allowed, want at most the quota of 10 (and some)", n)
 	}
 }
 

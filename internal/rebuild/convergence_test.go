@@ -220,10 +220,10 @@ func TestRemovalReachesCopiesInEveryChunk(t *testing.T) {
 	f.wantHome(a, nil)
 }
 
-// Jobs whose loss leaves copies wrong for good retry until they succeed:
-// no queue that carries them may drop a task after some age or number of
-// tries (the backfill queue used to, after 7 days and 50 tries).
-func TestJobQueuesNeverDropTasks(t *testing.T) {
+// Jobs whose loss leaves copies wrong retry for as long as an outage may
+// last: every queue that carries them keeps retrying a failing task for a
+// day at least before it drops it (and the job's last attempt says so).
+func TestJobQueuesRetryForADay(t *testing.T) {
 	qs := testenv.Queues(t)
 	must := map[string]bool{"rebuild": true, "backfill": true, "fanout": true, "cleanup": true}
 	for _, q := range qs {
@@ -231,8 +231,12 @@ func TestJobQueuesNeverDropTasks(t *testing.T) {
 			continue
 		}
 		delete(must, q.Name)
-		if q.Retry.RetryLimit != -1 || q.Retry.AgeLimit != 0 {
-			t.Errorf("queue %s drops tasks: retry limit %d, age limit %v", q.Name, q.Retry.RetryLimit, q.Retry.AgeLimit)
+		var retrying time.Duration
+		for i := 1; i <= q.Retry.RetryLimit; i++ {
+			retrying += q.Retry.Backoff(i)
+		}
+		if q.Retry.RetryLimit < 0 || q.Retry.AgeLimit != 0 || retrying < 24*time.Hour {
+			t.Errorf("queue %s: retry limit %d, age limit %v: retries for %v, want a limit of a day at least", q.Name, q.Retry.RetryLimit, q.Retry.AgeLimit, retrying)
 		}
 	}
 	for name := range must {

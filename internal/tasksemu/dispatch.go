@@ -115,7 +115,7 @@ func (q *queue) dispatch(ctx context.Context, t *task) {
 	var code int
 	var err error
 	if f.hit(FaultFail, f.cfg.Fail) {
-		code = http.StatusServiceUnavailable
+		code = http.StatusInternalServerError
 	} else {
 		code, err = q.send(ctx, method, target+uri, headers, body, deadline)
 		if err == nil && f.hit(FaultTimeout, f.cfg.Timeout) {
@@ -150,6 +150,9 @@ func (q *queue) dispatch(ctx context.Context, t *task) {
 	}
 	pb.LastAttempt = attempt
 	t.running = false
+	if err == nil {
+		q.congestion(code)
+	}
 
 	log := q.s.log.With("queue", q.cfg.Name, "task", id, "path", uri, "retryCount", pb.DispatchCount-1)
 	switch {

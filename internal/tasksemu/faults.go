@@ -1,7 +1,9 @@
 package tasksemu
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -20,8 +22,9 @@ type Faults struct {
 	// MaxDelay, which also reorders them.
 	Delay    float64
 	MaxDelay time.Duration
-	// Fail is the share of delivery attempts answered with a 503 of the
-	// emulator's own, without reaching the app; Timeout the share that
+	// Fail is the share of delivery attempts answered with a 500 of the
+	// emulator's own, without reaching the app (a failed attempt, which
+	// does not throttle the queue as a 503 would); Timeout the share that
 	// reach the app but count as timed out, whatever it answered. Both
 	// are retried with the queue's backoff.
 	Fail, Timeout float64
@@ -35,7 +38,7 @@ type Faults struct {
 const (
 	FaultDuplicate  = "task delivered twice"
 	FaultDelay      = "task delayed"
-	FaultFail       = "delivery answered 503"
+	FaultFail       = "delivery answered 500"
 	FaultTimeout    = "delivery timed out after the app ran it"
 	FaultCreateFail = "CreateTask failed"
 	FaultCreateLost = "CreateTask failed after creating"
@@ -106,6 +109,31 @@ func (s *Server) Pending() int {
 func (s *Server) Scheduled() int {
 	_, far := s.count()
 	return far
+}
+
+// Describe returns a line for each task Pending counts: its name, the
+// path it is delivered to, how many times it was dispatched and when it
+// is due. For a report of what never finished.
+func (s *Server) Describe() []string {
+	horizon := time.Now().Add(Horizon)
+	var out []string
+	for _, q := range s.queues {
+		q.mu.Lock()
+		for _, t := range q.tasks {
+			if t.due.After(horizon) {
+				continue
+			}
+			path := ""
+			if r := t.pb.GetAppEngineHttpRequest(); r != nil {
+				path = r.GetRelativeUri()
+			}
+			out = append(out, fmt.Sprintf("%s to %s, dispatched %d times, running %v, due %s",
+				t.pb.GetName(), path, t.pb.GetDispatchCount(), t.running, t.due.Format("15:04:05.000")))
+		}
+		q.mu.Unlock()
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (s *Server) count() (pending, far int) {

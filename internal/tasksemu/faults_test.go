@@ -24,7 +24,7 @@ func TestFaultMode(t *testing.T) {
 	}{
 		{"delivered twice", tasksemu.Faults{Duplicate: 1, MaxDelay: 50 * time.Millisecond}, 2, true, tasksemu.FaultDuplicate, 1},
 		{"delayed", tasksemu.Faults{Delay: 1, MaxDelay: 50 * time.Millisecond}, 1, true, tasksemu.FaultDelay, 1},
-		{"503 without reaching the app", tasksemu.Faults{Fail: 1}, 0, true, tasksemu.FaultFail, 4},
+		{"500 without reaching the app", tasksemu.Faults{Fail: 1}, 0, true, tasksemu.FaultFail, 4},
 		{"timed out after the app ran it", tasksemu.Faults{Timeout: 1}, 4, true, tasksemu.FaultTimeout, 4},
 		{"CreateTask failed", tasksemu.Faults{CreateFail: 1}, 0, false, tasksemu.FaultCreateFail, 1},
 		{"CreateTask failed after creating", tasksemu.Faults{CreateLost: 1}, 1, false, tasksemu.FaultCreateLost, 1},

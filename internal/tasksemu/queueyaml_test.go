@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	appqueue "socialstream/internal/queue"
 )
 
 func TestParseRepoQueueYAML(t *testing.T) {
@@ -17,22 +19,21 @@ func TestParseRepoQueueYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Queues of jobs whose loss would leave copies wrong retry without
-	// limit (their jobs answer 2xx when they can never succeed);
-	// notifications, derived and disposable, give up.
-	unlimited := map[string]bool{"rebuild": true, "fanout": true, "backfill": true, "cleanup": true}
+	// Every queue gives up after appqueue.RetryLimits (so a job's handler
+	// knows its last attempt), and has no age limit (with both, Cloud
+	// Tasks retries until both are reached).
 	got := map[string]bool{}
 	for _, q := range qs {
 		got[q.Name] = true
 		if q.Rate <= 0 || q.Retry.MaxBackoff <= 0 {
 			t.Errorf("queue %s: want a rate and a backoff, got %+v", q.Name, q)
 		}
-		limited := q.Retry.RetryLimit >= 0 || q.Retry.AgeLimit > 0
-		if limited == unlimited[q.Name] {
-			t.Errorf("queue %s: retry limit %d, age limit %v", q.Name, q.Retry.RetryLimit, q.Retry.AgeLimit)
+		want, ok := appqueue.RetryLimits[q.Name]
+		if !ok || q.Retry.RetryLimit != want || q.Retry.AgeLimit != 0 {
+			t.Errorf("queue %s: retry limit %d, age limit %v; want %d (appqueue.RetryLimits) and none", q.Name, q.Retry.RetryLimit, q.Retry.AgeLimit, want)
 		}
 	}
-	for _, name := range []string{"rebuild", "fanout", "backfill", "cleanup", "notifications"} {
+	for name := range appqueue.RetryLimits {
 		if !got[name] {
 			t.Errorf("queue.yaml has no %q queue", name)
 		}

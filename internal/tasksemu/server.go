@@ -97,6 +97,10 @@ type queue struct {
 	tombstones map[string]time.Time
 	wake       chan struct{}
 	paused     atomic.Bool // PauseQueue: tasks are kept, none dispatched
+	// throttle is the share of the configured rate that congestion
+	// control lets the queue dispatch at (throttle.go): 1 unless 503s
+	// slowed it.
+	throttle float64
 }
 
 type task struct {
@@ -143,6 +147,7 @@ func New(cfg Config) (*Server, error) {
 			tasks:      map[string]*task{},
 			tombstones: map[string]time.Time{},
 			wake:       make(chan struct{}, 1),
+			throttle:   1,
 		}
 		s.order = append(s.order, name)
 	}

@@ -398,3 +398,46 @@ func TestPauseAndResume(t *testing.T) {
 		t.Errorf("PauseQueue of no queue: %v", err)
 	}
 }
+
+// A 503 is a system error to Cloud Tasks: it throttles the whole queue,
+// and successes bring the rate back. A 500 is the task's own failure,
+// retried with backoff, and leaves the queue's rate alone.
+func TestA503ThrottlesTheQueueA500DoesNot(t *testing.T) {
+	s := start(t, func(path string, n int, w http.ResponseWriter) {
+		switch path {
+		case "/_tasks/503":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/_tasks/500":
+			w.WriteHeader(http.StatusInternalServerError)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+	ctx := context.Background()
+	run := func(path string, attempts int) {
+		t.Helper()
+		if err := s.q.Enqueue(ctx, queue.Task{Queue: "fast", Path: path, Body: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, path, func() bool { return len(s.rec.of(path)) == attempts && s.srv.Pending() == 0 })
+	}
+	full := s.srv.Rate("fast")
+	if full != 100 {
+		t.Fatalf("rate %v before any failure, want queue.yaml's 100", full)
+	}
+	run("/_tasks/500", 4) // the first attempt and task_retry_limit 3
+	if got := s.srv.Rate("fast"); got != full {
+		t.Errorf("rate %v after four 500s, want %v", got, full)
+	}
+	run("/_tasks/503", 4)
+	if got, want := s.srv.Rate("fast"), full/16; got != want {
+		t.Errorf("rate %v after four 503s, want %v", got, want)
+	}
+	if got := s.srv.Rate("slow"); got != 5 {
+		t.Errorf("the other queue's rate %v, want its own 5", got)
+	}
+	run("/_tasks/ok", 1)
+	if got, want := s.srv.Rate("fast"), full/8; got != want {
+		t.Errorf("rate %v after a success, want %v", got, want)
+	}
+}

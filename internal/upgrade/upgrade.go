@@ -29,6 +29,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/blocks"
+	"socialstream/internal/derrors"
 	"socialstream/internal/mutes"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -38,8 +39,12 @@ import (
 // Path is where the upgrade's jobs are sent.
 const Path = "/_tasks/upgrade"
 
-// batch is how many people one job upgrades.
-const batch = 50
+// batch is how many people one job upgrades, each tried up to
+// personTries times.
+const (
+	batch       = 50
+	personTries = 4
+)
 
 // Task is the body of an upgrade job.
 type Task struct {
@@ -95,7 +100,13 @@ func (s *Service) Run(ctx context.Context, t Task) (int, error) {
 	}
 	changed := 0
 	for _, id := range people {
+		// A failed call fails the whole job, which then starts its batch
+		// again: each person is tried a few times first, or a batch of
+		// many calls might never get through a flaky Datastore at once.
 		ok, err := s.Person(ctx, id)
+		for try := 1; try < personTries && errors.Is(err, derrors.Unavailable) && ctx.Err() == nil; try++ {
+			ok, err = s.Person(ctx, id)
+		}
 		if err != nil {
 			return changed, fmt.Errorf("upgrade.Run(%d): %w", t.Step, err)
 		}

@@ -1,0 +1,203 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// noise is a w × h image of model m whose pixels do not compress: the
+// worst an encoder's output and a decoder's work can be.
+func noise(w, h int, m color.Model) image.Image {
+	rng := rand.New(rand.NewPCG(uint64(w), uint64(h)))
+	r := image.Rect(0, 0, w, h)
+	switch m {
+	case color.NRGBA64Model:
+		img := image.NewNRGBA64(r)
+		for i := range img.Pix {
+			img.Pix[i] = byte(rng.Uint32())
+		}
+		return img
+	case color.YCbCrModel:
+		img := image.NewYCbCr(r, image.YCbCrSubsampleRatio420)
+		for _, p := range [][]byte{img.Y, img.Cb, img.Cr} {
+			for i := range p {
+				p[i] = byte(rng.Uint32())
+			}
+		}
+		return img
+	}
+	img := image.NewNRGBA(r)
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	return img
+}
+
+// worst are the uploads that hold the most memory, each at its largest.
+func worst(t testing.TB) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	var buf bytes.Buffer
+	// A 16-bit PNG as a 4096 × 4096 photo would be: smooth, so it fits
+	// MaxBytes (noise would not), and decodes at 8 bytes a pixel.
+	smooth := image.NewNRGBA64(image.Rect(0, 0, 4096, 4096))
+	for y := 0; y < 4096; y++ {
+		for x := 0; x < 4096; x++ {
+			smooth.SetNRGBA64(x, y, color.NRGBA64{uint16(x * 16), uint16(y * 16), uint16((x + y) * 8), 0xffff})
+		}
+	}
+	if err := png.Encode(&buf, smooth); err != nil {
+		t.Fatal(err)
+	}
+	out["16-bit PNG, 4096 × 4096"] = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if err := png.Encode(&buf, noise(1400, 1400, color.NRGBAModel)); err != nil {
+		t.Fatal(err)
+	}
+	out["8-bit PNG of noise, 1400 × 1400 (8 MB)"] = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if err := jpeg.Encode(&buf, twoTone(4096, 4096), &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	out["JPEG, 4096 × 4096, orientation 6"] = withExif(bytes.Clone(buf.Bytes()), 6, "")
+	webp, err := os.ReadFile("testdata/gradient-4096.lossless.webp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["lossless WebP with alpha, 4096 × 4096"] = webp
+	return out
+}
+
+// peakHeap returns the most heap f holds at once, over what was held
+// before: sampled every 100 µs with the collector running often (GOGC
+// 10), so what is garbage goes almost as soon as it is. Garbage the
+// collector has yet to take is the instance's memory limit's to bound
+// (GOMEMLIMIT, in app.yaml), not the uploads' budget.
+func peakHeap(f func()) uint64 {
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	base := read()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(100 * time.Microsecond)
+		defer t.Stop()
+		for {
+			if h := read(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	f()
+	if h := read(); h > peak.Load() {
+		peak.Store(h)
+	}
+	close(done)
+	wg.Wait()
+	return peak.Load() - min(base, peak.Load())
+}
+
+// Footprint, told from the header, covers the most heap Process holds for
+// the worst uploads, and the largest is MaxFootprint.
+func TestFootprintCoversProcess(t *testing.T) {
+	for name, data := range worst(t) {
+		h, err := ReadHeader(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var perr error
+		got := peakHeap(func() { _, perr = h.process(data) })
+		if perr != nil {
+			t.Fatalf("%s: %v", name, perr)
+		}
+		if f := h.Footprint(data); uint64(f) < got || f > MaxFootprint {
+			t.Errorf("%s: footprint %d MiB, allocated %d MiB; want between that and MaxFootprint (%d MiB)", name, f>>20, got>>20, MaxFootprint>>20)
+		}
+		t.Logf("%s: peak heap %d MiB, footprint %d MiB", name, got>>20, h.Footprint(data)>>20)
+	}
+}
+
+// BenchmarkWorstUploads processes the worst uploads, one at a time and
+// four at once through one instance's admission (DefaultMemory), and
+// reports the peak heap: what docs/performance.md states.
+func BenchmarkWorstUploads(b *testing.B) {
+	for name, data := range worst(b) {
+		h, err := ReadHeader(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s/%d at once", name, n), func(b *testing.B) {
+				a := newAdmission(DefaultMemory, time.Minute)
+				var peak uint64
+				for b.Loop() {
+					peak = max(peak, peakHeap(func() {
+						var wg sync.WaitGroup
+						for range n {
+							wg.Go(func() {
+								if _, err := a.process(context.Background(), data); err != nil {
+									b.Error(err)
+								}
+							})
+						}
+						wg.Wait()
+					}))
+				}
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				b.ReportMetric(float64(h.Footprint(data))/(1<<20), "footprint-MiB")
+			})
+		}
+	}
+}
+
+// An upload waits for its memory, and past the wait is refused as busy
+// (a 503): the instance never holds more than its budget.
+func TestAdmissionWaitsThenRefuses(t *testing.T) {
+	data := encodePNG(t, twoTone(64, 64))
+	h, err := ReadHeader(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := h.Footprint(data)
+	a := newAdmission(need, 50*time.Millisecond)
+	if err := a.memory.Acquire(context.Background(), 1); err != nil { // another upload holds a byte
+		t.Fatal(err)
+	}
+	if _, err := a.process(context.Background(), data); !errors.Is(err, errBusy) {
+		t.Fatalf("an upload that does not fit: %v, want errBusy", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		a.wait = time.Minute
+		_, err := a.process(context.Background(), data)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	a.memory.Release(1) // the other upload ends: this one fits
+	if err := <-done; err != nil {
+		t.Errorf("the upload once the memory is free: %v", err)
+	}
+}
