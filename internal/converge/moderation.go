@@ -147,23 +147,21 @@ func (r *runner) limit(ctx context.Context, a *actor) (bool, error) {
 	op := map[bool]string{true: moderation.Limit, false: moderation.Unlimit}[on]
 	_, out := r.writeIf(ctx, op, http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
 		map[string]any{"action": op, "accountId": u.id, "reason": "checker"}, r.goneAnswer(u.id))
+	r.m.mu.Lock()
 	now := r.m.limited[u.id]
+	r.m.mu.Unlock()
 	switch out {
 	case acked:
 		now = on
 	case unknown:
-		// The newest limit or lift of theirs in the audit log says.
-		rep, err := r.probe(ctx, op, "/social/rest/moderation/actions?count=100", r.staff.token, 200)
-		if err != nil {
+		// Their account says: the audit log's newest entries may be
+		// others' by the time it is read.
+		var err error
+		if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
+			rec := accounts.Read(l, u.id)
+			return func() bool { return rec.Account().Limited }
+		}); err != nil {
 			return true, err
-		}
-		items, _ := rep.body["list"].([]any)
-		for _, it := range items {
-			e, _ := it.(map[string]any)
-			if k := str(e, "action"); str(e, "accountId") == u.id && (k == moderation.Limit || k == moderation.Unlimit) {
-				now = k == moderation.Limit
-				break
-			}
 		}
 	}
 	r.m.done(op, out != acked, time.Now())
