@@ -147,6 +147,11 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	}
 	rep.Calls = append(rep.Calls, callRow{"home feed page (floor)", s.direct.take(fromDirect).Calls})
 	for _, k := range cfg.posters[:min(2, len(cfg.posters))] {
+		// The poster's token verified first, as the reader's is: the
+		// post's own calls alone are counted.
+		if _, err := s.expect(ctx, http.StatusOK, "GET", "/social/rest/people/@me/@self", w.posters[k].token, nil); err != nil {
+			return nil, err
+		}
 		s.calls.take(fromRequest)
 		if _, err := s.postHTTP(ctx, w.posters[k], "counted"); err != nil {
 			return nil, err

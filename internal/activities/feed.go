@@ -54,10 +54,11 @@ var (
 
 // Feed returns one page of a feed, newest first, and the cursor of the next.
 //
-// Every feed is one equality query and one batch lookup (of the authors,
-// and for a group feed the group and the viewer's membership too); the
-// home feed, a keys-only query on the audience entities, adds one batch
-// lookup of the activities themselves.
+// Every feed is one range query on one index (its places; @all reads
+// the ranges of its four shards at once) and one batch lookup (of the
+// authors, and for a group feed the group and the viewer's membership
+// too); the home feed, a keys-only query on the audience entities, adds
+// one batch lookup of the activities themselves.
 func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, error) {
 	app := r.AppID
 	if app == "@app" {

@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -32,6 +33,10 @@ type mediaParams struct {
 	MediaItemID  list            `json:"mediaItemId"`
 	MediaItemIDs list            `json:"mediaItemIds"`
 	MediaItem    *mediaItemInput `json:"mediaItem"`
+	// ID and Data are the names later versions of Shindig's media item
+	// handler also read an update's item id and item from.
+	ID   list            `json:"id"`
+	Data *mediaItemInput `json:"data"`
 	Album        *albumInput     `json:"album"`
 	paging
 	// upload is the image a REST create sends as its body.
@@ -440,18 +445,26 @@ func (s *Server) uploadAllowed(ctx context.Context, caller string) error {
 // mediaItemsUpdate answers mediaItems.update: an item's title and alt
 // text.
 func (s *Server) mediaItemsUpdate(ctx context.Context, caller string, p mediaParams) (any, error) {
-	id, err := s.ownOne(ctx, caller, p, append(p.MediaItemID, p.MediaItemIDs...), "mediaItemId")
+	ids := slices.Compact(slices.Sorted(slices.Values(slices.Concat(p.MediaItemID, p.MediaItemIDs, p.ID))))
+	id, err := s.ownOne(ctx, caller, p, ids, "mediaItemId")
 	if err != nil {
 		return nil, err
 	}
-	if p.MediaItem == nil {
-		return nil, derrors.New(derrors.InvalidArgument, "mediaItem is required")
+	item := p.MediaItem
+	switch {
+	case item == nil:
+		item = p.Data
+	case p.Data != nil:
+		return nil, derrors.New(derrors.InvalidArgument, "give the item as mediaItem or as data, not both")
+	}
+	if item == nil {
+		return nil, derrors.New(derrors.InvalidArgument, "mediaItem (or data) is required")
 	}
 	album, err := p.album()
 	if err != nil {
 		return nil, err
 	}
-	it, err := s.media.Update(ctx, caller, id, media.ItemUpdate{Title: p.MediaItem.Title, Description: p.MediaItem.Description, Album: album})
+	it, err := s.media.Update(ctx, caller, id, media.ItemUpdate{Title: item.Title, Description: item.Description, Album: album})
 	if err != nil {
 		return nil, err
 	}

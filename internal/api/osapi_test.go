@@ -422,6 +422,19 @@ func TestOsapiAlbumsAndMediaItems(t *testing.T) {
 	if got := object(t, "mediaItems.update", res["update"]); got["description"] != "a gradient" {
 		t.Errorf("mediaItems.update gives %v", got)
 	}
+	// Later versions of Shindig's handler also read the id from id and
+	// the item from data.
+	res = g.execute(
+		call("byData", "mediaItems.update", map[string]any{"albumId": albumID, "id": itemID, "data": map[string]any{"title": "Gradient"}}),
+		call("both", "mediaItems.update", map[string]any{"albumId": albumID, "mediaItemId": itemID, "id": itemID,
+			"mediaItem": map[string]any{"title": "One"}, "data": map[string]any{"title": "Two"}}),
+	)
+	if got := object(t, "mediaItems.update by id and data", res["byData"]); got["title"] != "Gradient" || got["description"] != "a gradient" {
+		t.Errorf("mediaItems.update by id and data gives %v", got)
+	}
+	if m, _ := res["both"].(map[string]any); m == nil || m["error"] == nil || m["error"].(map[string]any)["code"] != float64(400) {
+		t.Errorf("mediaItems.update with mediaItem and data: %v, want a 400", res["both"])
+	}
 	res = g.execute(
 		call("del", "mediaItems.delete", map[string]any{"albumId": albumID, "mediaItemId": itemID}),
 		call("gone", "albums.delete", map[string]any{"albumId": albumID}),

@@ -210,6 +210,9 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("TOKEN_TTL: %w", err)
 		}
+		if d <= 0 {
+			return c, fmt.Errorf("TOKEN_TTL %q must be positive (unset: 720h)", v)
+		}
 		c.TokenTTL = d
 	}
 	return c, c.Validate()

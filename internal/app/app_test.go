@@ -44,6 +44,8 @@ func TestFromEnvRejects(t *testing.T) {
 		"bad level":                      {"LOG_LEVEL": "loud"},
 		"bad cost":                       {"BCRYPT_COST": "40"},
 		"bad ttl":                        {"TOKEN_TTL": "soon"},
+		"zero ttl":                       {"TOKEN_TTL": "0"},
+		"negative ttl":                   {"TOKEN_TTL": "-1h"},
 		"bad cache ttl":                  {"TOKEN_CACHE_TTL": "later"},
 		"negative cache ttl":             {"TOKEN_CACHE_TTL": "-1s"},
 		"emulator on App Engine":         {"GAE_ENV": "standard", "DATASTORE_EMULATOR_HOST": "localhost:1"},

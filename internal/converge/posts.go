@@ -455,6 +455,13 @@ func (r *runner) repostAs(ctx context.Context, u *user, p *post) error {
 func (r *runner) unrepost(ctx context.Context, u *user, q *post) error {
 	defer r.lock("repost " + q.repostOf + " " + u.id)()
 	rep, out := r.write(ctx, "unrepost", http.MethodDelete, "/social/rest/reposts/"+q.repostOf, u.token, nil, http.StatusNotFound)
+	// An unrepost is idempotent: one whose answer was lost is sent again
+	// until one answers, as a client would. A probe of the repost cannot
+	// always tell: a repost of what is now hidden from its reposter is a
+	// 404 to them while it is still there.
+	for try := 0; out == unknown && try < 10 && ctx.Err() == nil; try++ {
+		rep, out = r.write(ctx, "unrepost", http.MethodDelete, "/social/rest/reposts/"+q.repostOf, u.token, nil, http.StatusNotFound)
+	}
 	gone := out != unknown
 	if out == acked {
 		if e := entry(rep); str(e, "id") != q.repostOf || e["repostedByViewer"] != false {
