@@ -11,8 +11,8 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -35,9 +35,9 @@ type mediaParams struct {
 	MediaItem    *mediaItemInput `json:"mediaItem"`
 	// ID and Data are the names later versions of Shindig's media item
 	// handler also read an update's item id and item from.
-	ID   list            `json:"id"`
-	Data *mediaItemInput `json:"data"`
-	Album        *albumInput     `json:"album"`
+	ID    list            `json:"id"`
+	Data  *mediaItemInput `json:"data"`
+	Album *albumInput     `json:"album"`
 	paging
 	// upload is the image a REST create sends as its body.
 	upload *media.UploadInput
