@@ -57,14 +57,21 @@ func (r *runner) likeAs(ctx context.Context, u *user, p *post, on bool) error {
 	}
 	path := "/social/rest/likes/" + p.id
 	r.m.mu.Lock()
-	before := r.m.hiddenFrom(u.id, p)
+	before, blockedBefore := r.m.hiddenFrom(u.id, p), r.m.between(u.id, p.author)
+	likedBefore := r.m.likes[pair{p.id, u.id}]
 	r.m.mu.Unlock()
 	rep, out := r.writeIf(ctx, op, method, path, u.token, nil, r.blockedAnswer(u.id, p.author), http.StatusNotFound)
 	r.m.mu.Lock()
-	after := r.m.hiddenFrom(u.id, p)
+	after, blockedAfter := r.m.hiddenFrom(u.id, p), r.m.between(u.id, p.author)
 	r.m.mu.Unlock()
-	if on && out == acked && before != "" && after != "" {
+	switch {
+	case out != acked || before == "" || after == "":
+	case on:
 		r.m.violate(fmt.Sprintf("like of %s by %s, hidden from them (%s; %s), answered %v", p.id, u.name, after, r.stored(ctx, u.id, p.author), rep.body))
+	case !(blockedBefore && blockedAfter && likedBefore):
+		// An unlike of what is hidden is a 404, but for taking back a
+		// like made before a block.
+		r.m.violate(fmt.Sprintf("unlike of %s by %s (liked before: %v), hidden from them (%s; %s), answered %v", p.id, u.name, likedBefore, after, r.stored(ctx, u.id, p.author), rep.body))
 	}
 	key := pair{p.id, u.id}
 	r.m.mu.Lock()
