@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +48,21 @@ type env struct {
 	logs  *syncBuffer
 	stack *localstack.Stack
 }
+
+// parallel lets a test that works on stacks of its own (each on its own
+// namespace, tasks emulator and HTTP server) run beside the others, once:
+// a test that builds two stacks asks twice.
+func parallel(t testing.TB) {
+	p, ok := t.(interface{ Parallel() })
+	if !ok || strings.Contains(t.Name(), "/") {
+		return // a benchmark, or a subtest, which its test may wait for
+	}
+	if _, again := parallelTests.LoadOrStore(t, true); !again {
+		p.Parallel()
+	}
+}
+
+var parallelTests sync.Map // testing.TB → true: the tests that called Parallel
 
 // syncBuffer collects log lines from handlers running concurrently.
 type syncBuffer struct {
@@ -96,6 +112,7 @@ func newEnvOn(t testing.TB, db *store.DB, rcfg rebuild.Config) *env {
 // rate limits); the test's own settings fill in the rest.
 func newEnvFrom(t testing.TB, o localstack.Options) *env {
 	t.Helper()
+	parallel(t)
 	root, err := testenv.RepoFile("")
 	if err != nil {
 		t.Fatal(err)
