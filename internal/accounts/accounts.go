@@ -632,7 +632,7 @@ func (s *Service) LogoutAll(ctx context.Context, user string) (int, error) {
 // queue.
 const (
 	SweepPath  = "/_tasks/tokens"
-	SweepQueue = "cleanup"
+	SweepQueue = queue.Cleanup
 	sweepBatch = 500
 )
 

@@ -340,10 +340,10 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, notes *notific
 		return nil, errors.New("activities.New: nil dependency")
 	}
 	if cfg.FanoutQueue == "" {
-		cfg.FanoutQueue = "fanout"
+		cfg.FanoutQueue = queue.Fanout
 	}
 	if cfg.CleanupQueue == "" {
-		cfg.CleanupQueue = "cleanup"
+		cfg.CleanupQueue = queue.Cleanup
 	}
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = defaultGiveUpAfter

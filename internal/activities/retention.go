@@ -43,7 +43,7 @@ func (s *Service) homeEdge() int64 { return HomeEdge(s.cfg.HomeRetention, s.now(
 // TrimPath is where the trim job runs; TrimQueue is its queue.
 const (
 	TrimPath  = "/_tasks/trim"
-	TrimQueue = "cleanup"
+	TrimQueue = queue.Cleanup
 	trimBatch = 500
 )
 

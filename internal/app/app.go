@@ -452,7 +452,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
-		FanoutQueue: "fanout", GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
+		FanoutQueue: queue.Fanout, GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Liked: likes.Liked, Upgrade: moved, Reorder: s.Notifications.Reorder,
 		Forget: []func(context.Context, string) (int, error){
 			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
@@ -487,7 +487,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Tags, err = tags.New(db); err != nil {
 		return nil, err
 	}
-	if s.Upgrade, err = upgrade.New(db, q, "cleanup"); err != nil {
+	if s.Upgrade, err = upgrade.New(db, q, queue.Cleanup); err != nil {
 		return nil, err
 	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,

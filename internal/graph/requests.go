@@ -261,7 +261,7 @@ func (s *Service) enqueueUnlock(ctx context.Context, t UnlockTask) error {
 	if err != nil {
 		return err
 	}
-	return s.queue.Enqueue(ctx, queue.Task{Queue: "rebuild", Path: UnlockPath, Body: body,
+	return s.queue.Enqueue(ctx, queue.Task{Queue: queue.Rebuild, Path: UnlockPath, Body: body,
 		Name: fmt.Sprintf("unlock-%s-%d-%d", t.User, t.At, t.Step)})
 }
 

@@ -93,7 +93,7 @@ func New(db *store.DB, svc Services, q queue.Queue, cfg Config) (*Service, error
 		return nil, errors.New("lifecycle.New: nil dependency")
 	}
 	if cfg.Queue == "" {
-		cfg.Queue = "cleanup"
+		cfg.Queue = queue.Cleanup
 	}
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = 2 * time.Minute

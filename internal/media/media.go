@@ -185,7 +185,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, client *storag
 		return nil, errors.New("media.New: no bucket")
 	}
 	if cfg.Queue == "" {
-		cfg.Queue = "cleanup"
+		cfg.Queue = queue.Cleanup
 	}
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory

@@ -169,7 +169,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, acts *activiti
 		return nil, errors.New("moderation.New: nil dependency")
 	}
 	if cfg.Queue == "" {
-		cfg.Queue = "cleanup"
+		cfg.Queue = queue.Cleanup
 	}
 	filed := ratelimit.NewShared(db, "report", ratelimit.Rule{Quota: ReportsPerHour, Window: time.Hour})
 	return &Service{db: db, ids: gen, acc: acc, acts: acts, notes: notes, queue: q, cfg: cfg, now: time.Now, filed: filed}, nil

@@ -200,7 +200,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 		return nil, errors.New("notifications.New: nil dependency")
 	}
 	if cfg.Queue == "" {
-		cfg.Queue = "notifications"
+		cfg.Queue = queue.Notifications
 	}
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = 2 * time.Minute

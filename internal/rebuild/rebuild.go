@@ -146,10 +146,10 @@ func New(db *store.DB, q queue.Queue, log *slog.Logger, cfg Config) (*Service, e
 		return nil, errors.New("rebuild.New: nil dependency")
 	}
 	if cfg.RebuildQueue == "" {
-		cfg.RebuildQueue = "rebuild"
+		cfg.RebuildQueue = queue.Rebuild
 	}
 	if cfg.BackfillQueue == "" {
-		cfg.BackfillQueue = "backfill"
+		cfg.BackfillQueue = queue.Backfill
 	}
 	if cfg.CopyLimit == 0 {
 		cfg.CopyLimit = 200
