@@ -346,7 +346,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, notes *notific
 		cfg.CleanupQueue = queue.Cleanup
 	}
 	if cfg.GiveUpAfter == 0 {
-		cfg.GiveUpAfter = defaultGiveUpAfter
+		cfg.GiveUpAfter = queue.GiveUpAfter
 	}
 	return &Service{db: db, ids: gen, accounts: acc, notes: notes, queue: q, cfg: cfg, now: time.Now}, nil
 }

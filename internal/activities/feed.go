@@ -491,11 +491,6 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 // the queue retries it.
 var ErrNotYet = derrors.New(derrors.Unavailable, "activity not committed yet")
 
-// defaultGiveUpAfter is how long after an activity id was minted a job stops
-// waiting for the activity to appear: a post that has not committed by then
-// never will.
-const defaultGiveUpAfter = 2 * time.Minute
-
 // A planning job that finds its activity not yet committed, within
 // planWaitWindow of the id being minted, looks again planWaits times,
 // planWait apart, before it returns ErrNotYet.

@@ -96,7 +96,7 @@ func New(db *store.DB, svc Services, q queue.Queue, cfg Config) (*Service, error
 		cfg.Queue = queue.Cleanup
 	}
 	if cfg.GiveUpAfter == 0 {
-		cfg.GiveUpAfter = 2 * time.Minute
+		cfg.GiveUpAfter = queue.GiveUpAfter
 	}
 	if cfg.Budget == 0 {
 		cfg.Budget = 2000

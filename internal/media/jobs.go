@@ -62,7 +62,7 @@ func (s *Service) enqueue(ctx context.Context, t Task, delay time.Duration) erro
 var ErrNotYet = derrors.New(derrors.Unavailable, "the album's deletion is not committed yet")
 
 // giveUpAfter is how long a delete's job waits for the delete.
-const giveUpAfter = 2 * time.Minute
+const giveUpAfter = queue.GiveUpAfter
 
 // Run runs one media job and says what it did, for its log line.
 func (s *Service) Run(ctx context.Context, t Task) (string, error) {

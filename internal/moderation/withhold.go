@@ -42,7 +42,7 @@ const (
 	// withholdWait is how long a withholding waits for its change to
 	// commit; past it, the change never did, or a later one replaced it
 	// (whose own job does the work).
-	withholdWait = 2 * time.Minute
+	withholdWait = queue.GiveUpAfter
 )
 
 func (s *Service) enqueueWithhold(ctx context.Context, t WithholdTask) error {

@@ -203,7 +203,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 		cfg.Queue = queue.Notifications
 	}
 	if cfg.GiveUpAfter == 0 {
-		cfg.GiveUpAfter = 2 * time.Minute
+		cfg.GiveUpAfter = queue.GiveUpAfter
 	}
 	return &Service{db: db, ids: gen, acc: acc, queue: q, cfg: cfg, now: time.Now}, nil
 }

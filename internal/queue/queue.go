@@ -203,3 +203,9 @@ func LastAttempt(name string, retries int) bool {
 	limit, ok := RetryLimits[name]
 	return ok && retries >= limit
 }
+
+// GiveUpAfter is how long a job waits for the change it follows to
+// commit (a job is enqueued before the commit of the change it follows):
+// a change that has not committed by then never will, for its request has
+// given up. Each job's handler answers "not yet" (retried) until then.
+const GiveUpAfter = 2 * time.Minute

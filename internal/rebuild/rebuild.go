@@ -167,7 +167,7 @@ func New(db *store.DB, q queue.Queue, log *slog.Logger, cfg Config) (*Service, e
 		cfg.Batch = 25
 	}
 	if cfg.GiveUpAfter == 0 {
-		cfg.GiveUpAfter = 2 * time.Minute
+		cfg.GiveUpAfter = queue.GiveUpAfter
 	}
 	if cfg.RemovalsPerJob == 0 {
 		cfg.RemovalsPerJob = 1000
