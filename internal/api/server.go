@@ -259,22 +259,19 @@ func (s *Server) Routes() *gin.Engine {
 	r.GET("/media/:id/:variant", s.servePicture)
 	r.HEAD("/media/:id/:variant", s.servePicture)
 
-	tasks := r.Group("/_tasks")
-	tasks.POST("/fanout", s.taskFanout)
-	tasks.POST("/rebuild", s.taskRebuild)
-	tasks.POST("/cleanup", s.taskCleanup)
-	tasks.POST("/tags", s.taskTags)
-	tasks.POST("/migrate", s.taskMigrate)
-	tasks.POST("/upgrade", s.taskUpgrade)
-	tasks.POST("/reorder", s.taskReorder)
-	tasks.POST("/unlock", s.taskUnlock)
-	tasks.POST("/notify", s.taskNotify)
-	tasks.POST("/tokens", s.taskTokens)
-	tasks.POST("/trim", s.taskTrim)
-	tasks.POST("/erase", s.taskErase)
-	tasks.POST(strings.TrimPrefix(moderation.ExpiryPath, "/_tasks"), s.taskSuspension)
-	tasks.POST(strings.TrimPrefix(moderation.WithholdPath, "/_tasks"), s.taskWithhold)
-	tasks.POST(strings.TrimPrefix(media.Path, "/_tasks"), s.taskMedia)
+	// Each job's handler, at the path its owner enqueues it to.
+	for path, h := range map[string]gin.HandlerFunc{
+		activities.FanoutPath: s.taskFanout, rebuild.Path: s.taskRebuild, activities.CleanupPath: s.taskCleanup,
+		activities.TagPagePath: s.taskTags, activities.MigratePath: s.taskMigrate, upgrade.Path: s.taskUpgrade,
+		activities.ReorderPath: s.taskReorder, graph.UnlockPath: s.taskUnlock, notifications.Path: s.taskNotify,
+		accounts.SweepPath: s.taskTokens, activities.TrimPath: s.taskTrim, lifecycle.ErasePath: s.taskErase,
+		moderation.ExpiryPath: s.taskSuspension, moderation.WithholdPath: s.taskWithhold, media.Path: s.taskMedia,
+	} {
+		if !strings.HasPrefix(path, "/_tasks/") {
+			panic("api: a job's path is outside /_tasks, where tasksOnly guards it: " + path) // a programming error
+		}
+		r.POST(path, h)
+	}
 
 	return r
 }
