@@ -38,7 +38,7 @@ import (
 	pb "cloud.google.com/go/datastore/apiv1/datastorepb"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Bill is what a run of calls comes to.
