@@ -7,11 +7,13 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -287,13 +289,21 @@ func (s *Server) trace(c *gin.Context) {
 		"method", c.Request.Method, "path", c.FullPath(), "status", c.Writer.Status(), "elapsed", time.Since(start))
 }
 
+// reportedErrorEvent is the @type of a log entry that Error Reporting
+// takes for an error, stack or not.
+const reportedErrorEvent = "type.googleapis.com/google.devtools.clouderrorreporting.v1beta1.ReportedErrorEvent"
+
 func (s *Server) recover(c *gin.Context) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.ErrorContext(c.Request.Context(), "panic", "value", v, "path", c.Request.URL.Path)
+			// The message is a Go panic's own text with its stack, which
+			// Error Reporting recognises and groups by where it happened;
+			// the @type makes it an error report whatever the text.
+			s.log.ErrorContext(c.Request.Context(), fmt.Sprintf("panic: %v\n\n%s", v, debug.Stack()),
+				"@type", reportedErrorEvent, "path", c.Request.URL.Path)
 			s.fail(c, errors.New("panic"))
 		}
 	}()

@@ -1,0 +1,41 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/logging"
+)
+
+// A panic is a 500 in the error envelope, logged at ERROR as Error
+// Reporting groups it: the Go panic's text with its stack, and the
+// ReportedErrorEvent type.
+func TestPanicLoggedForErrorReporting(t *testing.T) {
+	var logs bytes.Buffer
+	s := &Server{log: logging.New(&logs, slog.LevelInfo, "p")}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(s.recover)
+	r.GET("/boom", func(*gin.Context) { panic("the handler's bug") })
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/boom", nil))
+	if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), `"code":500`) {
+		t.Errorf("answer %d %s, want the 500 envelope", w.Code, w.Body)
+	}
+	var line map[string]any // the first line; "request failed" follows
+	if err := json.NewDecoder(&logs).Decode(&line); err != nil {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	msg, _ := line["message"].(string)
+	if line["severity"] != "ERROR" || line["@type"] != reportedErrorEvent ||
+		!strings.HasPrefix(msg, "panic: the handler's bug\n\ngoroutine ") || !strings.Contains(msg, "recover_test.go") {
+		t.Errorf("the panic's log line: %v", line)
+	}
+}
