@@ -163,9 +163,9 @@ func TestUnauthenticatedLimitedPerAddress(t *testing.T) {
 		Login: ratelimit.Rule{Quota: 3, Window: 15 * time.Minute}, Register: ratelimit.Rule{Quota: 2, Window: time.Hour}, Upload: ratelimit.Rule{Quota: 30, Window: time.Hour},
 	})
 	bad := strings.Repeat("x", len(erin.token))
-	for i := 0; i < 3; i++ {
-		// A forwarding header anyone can send names no new address.
-		e.wantError(e.do("GET", "/social/rest/people/@me/@self", bad, nil, "X-Forwarded-For", "10.0.0."+strconv.Itoa(i)), http.StatusUnauthorized)
+	for i, h := range []string{"X-Forwarded-For", api.UserIPHeader, "X-Appengine-Remote-Addr"} {
+		// A header anyone can send names no new address off App Engine.
+		e.wantError(e.do("GET", "/social/rest/people/@me/@self", bad, nil, h, "10.0.0."+strconv.Itoa(i)), http.StatusUnauthorized)
 	}
 	r := e.do("GET", "/social/rest/people/@me/@self", bad, nil)
 	e.wantError(r, http.StatusTooManyRequests)
@@ -223,9 +223,12 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	}
 	bad := strings.Repeat("x", 43)
 	for _, addr := range []string{"203.0.113.1", "203.0.113.2"} {
-		gae.wantError(gae.do("GET", "/social/rest/people/@me/@self", bad, nil, "X-Appengine-Remote-Addr", addr), http.StatusUnauthorized)
+		gae.wantError(gae.do("GET", "/social/rest/people/@me/@self", bad, nil, api.UserIPHeader, addr), http.StatusUnauthorized)
 	}
-	gae.wantError(gae.do("GET", "/social/rest/people/@me/@self", bad, nil, "X-Appengine-Remote-Addr", "203.0.113.1"), http.StatusTooManyRequests)
+	gae.wantError(gae.do("GET", "/social/rest/people/@me/@self", bad, nil, api.UserIPHeader, "203.0.113.1"), http.StatusTooManyRequests)
+	// Another header names no address there either: the address is the
+	// front end's, a third one.
+	gae.wantError(gae.do("GET", "/social/rest/people/@me/@self", bad, nil, api.UserIPHeader, "203.0.113.3", "X-Appengine-Remote-Addr", "203.0.113.1"), http.StatusUnauthorized)
 }
 
 // Follow, unfollow and follow again, five times: one notification a day.

@@ -130,11 +130,13 @@ func (s *Server) Routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	// The client address: on App Engine, what its front end says;
-	// elsewhere the connection's, never a header anyone can send.
+	// The client address: on App Engine, what its front end says in
+	// X-AppEngine-User-IP (which it sets on every request and strips from
+	// the client's); elsewhere the connection's, never a header anyone
+	// can send.
 	r.ForwardedByClientIP = false
 	if s.guard.OnAppEngine {
-		r.TrustedPlatform = gin.PlatformGoogleAppEngine
+		r.TrustedPlatform = UserIPHeader
 	}
 	// The task guard runs on every request, not just matched routes, so an
 	// unknown /_tasks path is a 403 too.
@@ -288,6 +290,10 @@ func (s *Server) trace(c *gin.Context) {
 	s.log.DebugContext(c.Request.Context(), "request",
 		"method", c.Request.Method, "path", c.FullPath(), "status", c.Writer.Status(), "elapsed", time.Since(start))
 }
+
+// UserIPHeader is where App Engine's front end gives the client's
+// address.
+const UserIPHeader = "X-AppEngine-User-IP"
 
 // reportedErrorEvent is the @type of a log entry that Error Reporting
 // takes for an error, stack or not.
