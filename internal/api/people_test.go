@@ -53,6 +53,9 @@ func TestPlumbing(t *testing.T) {
 	if r := e.do("GET", "/healthz", "", nil); r.status != 200 {
 		t.Errorf("healthz: %d", r.status)
 	}
+	if r := e.do("GET", "/_ah/warmup", "", nil); r.status != http.StatusNoContent {
+		t.Errorf("App Engine's warmup: %d %s", r.status, r.raw)
+	}
 	e.wantError(e.do("GET", "/no/such/thing", "", nil), 404)
 	e.wantError(e.do("DELETE", "/auth/register", "", nil), http.StatusMethodNotAllowed)
 	for _, p := range []string{"/_tasks/rebuild", "/_tasks/anything/else", "/_tasks/"} {

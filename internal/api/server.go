@@ -150,6 +150,11 @@ func (s *Server) Routes() *gin.Engine {
 		r.HEAD(path, page)
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	// App Engine's warmup request (app.yaml's inbound_services) reaches an
+	// instance before any traffic does. The start-up work (the upgrades'
+	// first jobs, the cursor key) ran before the instance listened, so it
+	// is warm once it answers.
+	r.GET("/_ah/warmup", func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", s.openapi) })
 
 	auth := r.Group("/auth")
