@@ -54,7 +54,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.Float64Var(&cfg.DatastoreFaults, "datastore-faults", cfg.DatastoreFaults, "share of Datastore calls failed before they are sent")
 	fs.Float64Var(&cfg.CommitFaults, "commit-faults", cfg.CommitFaults, "share of Datastore commits failed after they applied")
 	fs.Float64Var(&cfg.SlowCommits, "slow-commits", cfg.SlowCommits, "share of Datastore commits held up to half a second before they are sent")
-	fs.IntVar(&cfg.Storms, "storms", cfg.Storms, "weight of storms in the mix (others weigh 1 to 20): 16 users at once liking one post and following its author; 30 makes a storm mode")
+	fs.IntVar(&cfg.Storms, "storms", cfg.Storms, "weight of storms in the mix (others weigh 1 to 20): 16 users at once liking, reposting and commenting on one post and following its author; 30 makes a storm mode")
 	fs.IntVar(&cfg.CopyLimit, "copy-limit", cfg.CopyLimit, "the service's COPY_LIMIT")
 	fs.IntVar(&cfg.BackfillMax, "backfill-max", cfg.BackfillMax, "the service's BACKFILL_MAX")
 	verbose := fs.Bool("v", false, "print the stack's warnings and errors")
