@@ -30,6 +30,9 @@ type Guard struct {
 	TaskSecret string
 	// Limits are the rate limits; nil is none.
 	Limits *ratelimit.Limits
+	// CORSOrigins are the origins whose pages may call the API from a
+	// browser (CORS); none by default.
+	CORSOrigins []string
 }
 
 // TaskSecretHeader carries a task sender's secret off App Engine.

@@ -77,6 +77,9 @@ func checkContract(t testing.TB, req *http.Request, status int, header http.Head
 	if notInContract.MatchString(req.URL.Path) {
 		return
 	}
+	if req.Method == http.MethodOptions && req.Header.Get("Access-Control-Request-Method") != "" {
+		return // a CORS preflight, answered before any operation (TestCORSForListedOriginsOnly)
+	}
 	doc, router, err := loadContract()
 	if err != nil {
 		t.Fatal(err)

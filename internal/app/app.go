@@ -67,6 +67,9 @@ type Config struct {
 	// PublicURL is PUBLIC_URL, the service's own URL (https://host), that
 	// the links to pictures start with; empty: they start at the root.
 	PublicURL string
+	// CORSOrigins is CORS_ORIGINS: the origins whose pages may call the
+	// API from a browser, exact and comma-separated; none by default.
+	CORSOrigins []string
 	// UploadMemory is UPLOAD_MEMORY, the MiB an instance's uploads may
 	// hold at once while they are decoded (media.Config.Memory); 0: the
 	// default, for F2.
@@ -129,6 +132,10 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		StorageEmulatorHost:   getenv("STORAGE_EMULATOR_HOST"),
 		PublicURL:             strings.TrimSuffix(getenv("PUBLIC_URL"), "/"),
 		RateLimits:            ratelimit.Defaults(),
+	}
+	var err error
+	if c.CORSOrigins, err = api.ParseOrigins(getenv("CORS_ORIGINS")); err != nil {
+		return c, fmt.Errorf("CORS_ORIGINS: %w", err)
 	}
 	switch v := getenv("RATE_LIMITS"); v {
 	case "", "on":
@@ -369,7 +376,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	return Routes(s, log, api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, Limits: limits})
+	return Routes(s, log, api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, Limits: limits, CORSOrigins: cfg.CORSOrigins})
 }
 
 // Services are the domain services, built in the order of ownership.
@@ -512,6 +519,9 @@ func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error
 		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Upgrade: s.Upgrade, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
+	}
+	if len(guard.CORSOrigins) > 0 {
+		return api.CORS(guard.CORSOrigins, srv.Routes()), nil
 	}
 	return srv.Routes(), nil
 }

@@ -42,6 +42,9 @@ import (
 type Options struct {
 	// Dir is where index.yaml and queue.yaml are; default ".".
 	Dir string
+	// CORSOrigins are the origins whose pages may call the API from a
+	// browser (api.Guard.CORSOrigins).
+	CORSOrigins []string
 	// Project and Location name the emulators' project and queue
 	// location; default "socialstream-local" and "local".
 	Project, Location string
@@ -198,7 +201,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Services, err = app.NewServices(s.DB, s.Gen, acc, s.Tasks.Queue, o.Logger, o.Rebuild, pics); err != nil {
 		return nil, err
 	}
-	guard := api.Guard{TaskSecret: s.TaskSecret}
+	guard := api.Guard{TaskSecret: s.TaskSecret, CORSOrigins: o.CORSOrigins}
 	if o.Limits != nil {
 		if guard.Limits, err = ratelimit.New(s.DB, *o.Limits); err != nil {
 			return nil, err

@@ -583,12 +583,20 @@ func startStack(t *testing.T) string {
 // startStackOn is startStack on db.
 func startStackOn(t *testing.T, db *store.DB) string {
 	t.Helper()
+	return startStackWith(t, db, nil)
+}
+
+// startStackWith is startStackOn whose page may be called from the
+// origins listed (CORS).
+func startStackWith(t *testing.T, db *store.DB, origins []string) string {
+	t.Helper()
 	root, err := testenv.RepoFile("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := localstack.Start(context.Background(), localstack.Options{
-		Dir: root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
+		CORSOrigins: origins,
+		Dir:         root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
 		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Rebuild: rebuild.Config{BackfillMax: 1000},
 		Logger: logging.New(os.Stderr, slog.LevelWarn, testenv.Project),
 		Wrap: func(h http.Handler) http.Handler {

@@ -1,0 +1,39 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"socialstream/internal/localstack"
+)
+
+// A listed origin's page may call the API: its preflight is answered with
+// the methods and headers the API takes, no credentials, and its answers
+// expose the rate-limit headers. Another origin's gets no CORS header.
+func TestCORSForListedOriginsOnly(t *testing.T) {
+	const listed, other = "https://gadgets.example.com", "https://elsewhere.example.com"
+	e := newEnvFrom(t, localstack.Options{CORSOrigins: []string{listed}})
+	preflight := func(origin string) resp {
+		return e.do("OPTIONS", "/social/rest/activities/@me/@self", "", nil, "Origin", origin,
+			"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization,content-type")
+	}
+	r := preflight(listed)
+	h := r.header
+	if r.status/100 != 2 || h.Get("Access-Control-Allow-Origin") != listed || !strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
+		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "authorization") || h.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("a listed origin's preflight: %d %v", r.status, h)
+	}
+	if r := preflight(other); r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("another origin's preflight is allowed: %v", r.header)
+	}
+	ann := e.register("ann")
+	r = e.do("GET", "/social/rest/people/@me/@self", ann.token, nil, "Origin", listed)
+	expose := strings.ToLower(r.header.Get("Access-Control-Expose-Headers"))
+	if r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != listed || !strings.Contains(expose, "ratelimit") || !strings.Contains(expose, "retry-after") {
+		t.Errorf("a listed origin's call: %d %v", r.status, r.header)
+	}
+	if r := e.do("GET", "/social/rest/people/@me/@self", ann.token, nil, "Origin", other); r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("another origin's call: %d %v", r.status, r.header)
+	}
+}
