@@ -36,9 +36,9 @@ import (
 	"sync"
 
 	pb "cloud.google.com/go/datastore/apiv1/datastorepb"
+	"go.yaml.in/yaml/v3"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
-	"go.yaml.in/yaml/v3"
 )
 
 // Bill is what a run of calls comes to.
