@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -234,5 +235,78 @@ func BenchmarkProcess(b *testing.B) {
 		if _, err := Process(src); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A JPEG's YCbCr image is turned upright plane by plane: every luma
+// sample, and every chroma sample's top-left pixel, comes from the source
+// pixel that orientation sends there, for each subsampling a turn keeps
+// (a quarter turn swaps 4:2:2 and 4:4:0).
+func TestOrientYCbCrPlaneByPlane(t *testing.T) {
+	const w, h = 7, 5 // odd sides: the chroma planes' edges too
+	for _, ratio := range []image.YCbCrSubsampleRatio{image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440} {
+		src := image.NewYCbCr(image.Rect(0, 0, w, h), ratio)
+		for i := range src.Y {
+			src.Y[i] = byte(i)
+		}
+		for i := range src.Cb {
+			src.Cb[i], src.Cr[i] = byte(i), byte(200-i)
+		}
+		for o := 2; o <= 8; o++ {
+			dst := orientYCbCr(src, o)
+			if dst == nil {
+				t.Fatalf("ratio %v, orientation %d: not turned", ratio, o)
+			}
+			dw, dh := turned(w, h, o)
+			if b := dst.Bounds(); b.Dx() != dw || b.Dy() != dh {
+				t.Fatalf("ratio %v, orientation %d: %v, want %d × %d", ratio, o, b, dw, dh)
+			}
+			for y := 0; y < h; y++ {
+				for x := 0; x < w; x++ {
+					dx, dy := upright(x, y, w, h, o)
+					if sx, sy := source(dx, dy, w, h, o); sx != x || sy != y {
+						t.Fatalf("orientation %d: source(upright(%d, %d)) = (%d, %d)", o, x, y, sx, sy)
+					}
+					if got, want := dst.Y[dst.YOffset(dx, dy)], src.Y[src.YOffset(x, y)]; got != want {
+						t.Fatalf("ratio %v, orientation %d: luma at (%d, %d) = %d, want %d", ratio, o, dx, dy, got, want)
+					}
+				}
+			}
+			cw, ch := chromaSize(dw, dh, dst.SubsampleRatio)
+			for cy := 0; cy < ch; cy++ {
+				for cx := 0; cx < cw; cx++ {
+					px, py := chromaPixel(cx, cy, dst.SubsampleRatio)
+					px, py = min(px, dw-1), min(py, dh-1)
+					sx, sy := source(px, py, w, h, o)
+					si, di := src.COffset(sx, sy), dst.COffset(px, py)
+					if dst.Cb[di] != src.Cb[si] || dst.Cr[di] != src.Cr[si] {
+						t.Fatalf("ratio %v, orientation %d: chroma at (%d, %d) is not the source's at (%d, %d)", ratio, o, px, py, sx, sy)
+					}
+				}
+			}
+		}
+	}
+	// Without subsampling, the plane-by-plane turn shows what the RGBA
+	// path's turn of the same picture shows, pixel for pixel.
+	src := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio444)
+	for i := range src.Y {
+		src.Y[i], src.Cb[i], src.Cr[i] = byte(30*i), byte(7*i), byte(255-11*i)
+	}
+	rgba := image.NewRGBA(src.Bounds())
+	draw.Draw(rgba, rgba.Bounds(), src, image.Point{}, draw.Src)
+	for o := 2; o <= 8; o++ {
+		got, want := orient(src, o), orient(rgba, o)
+		for y := 0; y < want.Bounds().Dy(); y++ {
+			for x := 0; x < want.Bounds().Dx(); x++ {
+				if g, w := color.RGBAModel.Convert(got.At(x, y)), want.At(x, y); g != w {
+					t.Fatalf("orientation %d at (%d, %d): %v as YCbCr, %v as RGBA", o, x, y, g, w)
+				}
+			}
+		}
+	}
+	// 4:1:1 has no turned counterpart: left to the RGBA path.
+	if orientYCbCr(image.NewYCbCr(image.Rect(0, 0, 8, 4), image.YCbCrSubsampleRatio411), 6) != nil {
+		t.Error("a 4:1:1 image turned a quarter as YCbCr")
 	}
 }
