@@ -37,7 +37,6 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/policy"
-	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
 	"socialstream/internal/viewer"
@@ -163,12 +162,13 @@ type usernameEntity struct {
 	UserID string `datastore:"userId,noindex"`
 }
 
-// tokenEntity is indexed by user (to end every session of one) and by
-// expiry (for the sweep).
+// tokenEntity is indexed by user (to end every session of one). Past
+// Expires it works for no one, and the Datastore's TTL policy on expires
+// (README's Deploy section) deletes it, usually within a day.
 type tokenEntity struct {
 	UserID  string    `datastore:"userId"`
 	Created time.Time `datastore:"created,noindex"`
-	Expires time.Time `datastore:"expires"`
+	Expires time.Time `datastore:"expires,noindex"`
 }
 
 // Person is a user as the API shows it.
@@ -217,9 +217,6 @@ type Config struct {
 	// other instances it keeps working until their entry expires. Zero
 	// reads the Datastore on every request.
 	TokenCacheTTL time.Duration
-	// Queue, when set, gets the sweep of expired tokens (SweepTask), at
-	// most once an hour while people log in.
-	Queue queue.Queue
 }
 
 // tokenCacheSize bounds the verified tokens an instance keeps (about 150
@@ -236,7 +233,6 @@ type Service struct {
 	dummy []byte // a hash to compare against for unknown usernames
 	// tokens caches verified tokens by key name; nil when disabled.
 	tokens *expirable.LRU[string, tokenEntity]
-	q      queue.Queue
 }
 
 // New returns a Service.
@@ -260,7 +256,7 @@ func New(db *store.DB, gen *ids.Generator, cfg Config) (*Service, error) {
 	if cfg.TokenCacheTTL < 0 {
 		return nil, errors.New("accounts.New: negative token cache TTL")
 	}
-	s := &Service{db: db, ids: gen, cost: cfg.BcryptCost, ttl: cfg.TokenTTL, now: time.Now, dummy: dummy, q: cfg.Queue}
+	s := &Service{db: db, ids: gen, cost: cfg.BcryptCost, ttl: cfg.TokenTTL, now: time.Now, dummy: dummy}
 	if cfg.TokenCacheTTL > 0 {
 		s.tokens = expirable.NewLRU[string, tokenEntity](tokenCacheSize, nil, cfg.TokenCacheTTL)
 	}
@@ -552,7 +548,6 @@ func (s *Service) newToken(ctx context.Context, userID string) (string, error) {
 	}
 	token := base64.RawURLEncoding.EncodeToString(b[:])
 	now := s.now().UTC()
-	s.scheduleSweep(ctx, now)
 	if err := s.db.Put(ctx, tokenKey(s.db, token), &tokenEntity{UserID: userID, Created: now, Expires: now.Add(s.ttl)}); err != nil {
 		return "", fmt.Errorf("accounts.newToken: %w", err)
 	}
@@ -610,11 +605,14 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 	return nil
 }
 
+// logoutBatch is how many tokens LogoutAll deletes at a time.
+const logoutBatch = 500
+
 // LogoutAll ends every session of user, and returns how many there were.
 // This instance forgets them at once; other instances that verified one
 // within TokenCacheTTL trust it until their entry expires.
 func (s *Service) LogoutAll(ctx context.Context, user string) (int, error) {
-	n, err := s.db.DeleteAll(ctx, s.db.Query(KindToken).FilterField("userId", "=", user).KeysOnly(), sweepBatch)
+	n, err := s.db.DeleteAll(ctx, s.db.Query(KindToken).FilterField("userId", "=", user).KeysOnly(), logoutBatch)
 	if s.tokens != nil {
 		for _, k := range s.tokens.Keys() {
 			if te, ok := s.tokens.Peek(k); ok && te.UserID == user {
@@ -626,48 +624,6 @@ func (s *Service) LogoutAll(ctx context.Context, user string) (int, error) {
 		return n, fmt.Errorf("accounts.LogoutAll(%s): %w", user, err)
 	}
 	return n, nil
-}
-
-// SweepPath is where the sweep of expired tokens runs; SweepQueue is its
-// queue.
-const (
-	SweepPath  = "/_tasks/tokens"
-	SweepQueue = queue.Cleanup
-	sweepBatch = 500
-)
-
-// SweepTask is the body of a sweep: none is needed.
-type SweepTask struct{}
-
-// scheduleSweep enqueues the sweep of expired tokens once per hour of
-// logins. A failure to enqueue is left alone: the next login of the hour
-// or of the next one tries again, and expired tokens work for nobody
-// meanwhile.
-func (s *Service) scheduleSweep(ctx context.Context, now time.Time) {
-	if s.q == nil {
-		return
-	}
-	_ = s.q.Enqueue(ctx, queue.Task{Queue: SweepQueue, Path: SweepPath, Body: []byte("{}"),
-		Name: "tokens-sweep-" + now.Format("2006010215")})
-}
-
-// Sweep deletes up to sweepBatch expired tokens, and enqueues itself again
-// when there may be more. It returns how many it deleted.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
-	q := s.db.Query(KindToken).FilterField("expires", "<", s.now().UTC()).KeysOnly()
-	keys, _, err := s.db.KeysFrom(ctx, q, "", sweepBatch)
-	if err == nil {
-		err = s.db.DeleteMulti(ctx, keys)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("accounts.Sweep: %w", err)
-	}
-	if len(keys) == sweepBatch && s.q != nil {
-		if err := s.q.Enqueue(ctx, queue.Task{Queue: SweepQueue, Path: SweepPath, Body: []byte("{}")}); err != nil {
-			return len(keys), fmt.Errorf("accounts.Sweep: next: %w", err)
-		}
-	}
-	return len(keys), nil
 }
 
 // Delete deletes user's account, once password proves it theirs. The

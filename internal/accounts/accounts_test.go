@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
-	"socialstream/internal/queue"
 	"socialstream/internal/testenv"
 )
 
@@ -156,27 +154,13 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-// recordingQueue keeps the tasks it is given.
-type recordingQueue struct {
-	mu    sync.Mutex
-	tasks []queue.Task
-}
-
-func (q *recordingQueue) Enqueue(_ context.Context, t queue.Task) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.tasks = append(q.tasks, t)
-	return nil
-}
-
-// TestSweepAndLogoutAll: logins schedule one sweep an hour; the sweep
-// deletes expired tokens only; LogoutAll ends every session of one user,
-// cached ones included, and no one else's.
-func TestSweepAndLogoutAll(t *testing.T) {
+// TestExpiryAndLogoutAll: a token past its expiry works for no one (the
+// TTL policy deletes it later); LogoutAll ends every session of one user,
+// live ones cached included, and no one else's.
+func TestExpiryAndLogoutAll(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
-	q := &recordingQueue{}
-	s, err := New(db, ids.New(), Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour, TokenCacheTTL: time.Minute, Queue: q})
+	s, err := New(db, ids.New(), Config{BcryptCost: bcrypt.MinCost, TokenTTL: time.Hour, TokenCacheTTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,33 +174,19 @@ func TestSweepAndLogoutAll(t *testing.T) {
 	_, second, _ := s.Login(ctx, "sweepy", "password1")
 	_, third, _ := s.Login(ctx, "sweepy", "password1")
 	_, bystander, _ := s.Register(ctx, "bystander", "password1", "")
-	names := map[string]bool{}
-	for _, tk := range q.tasks {
-		if tk.Path != SweepPath {
-			t.Errorf("task to %s", tk.Path)
-		}
-		names[tk.Name] = true
-	}
-	if len(names) != 1 {
-		t.Errorf("four logins within one hour named %d sweeps: %v", len(names), names)
-	}
 
 	now = now.Add(20 * time.Minute) // the first token is 70 minutes old
-	n, err := s.Sweep(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("Sweep = %d, %v; want the one expired token", n, err)
-	}
 	if _, err := s.Authenticate(ctx, first); !errors.Is(err, derrors.Unauthenticated) {
 		t.Errorf("the expired token: %v", err)
 	}
 	for _, tok := range []string{second, third} {
 		if id, err := s.Authenticate(ctx, tok); err != nil || id != p.ID { // now cached, too
-			t.Fatalf("a live token after the sweep: %q %v", id, err)
+			t.Fatalf("a live token: %q %v", id, err)
 		}
 	}
 
-	if n, err := s.LogoutAll(ctx, p.ID); err != nil || n != 2 {
-		t.Fatalf("LogoutAll = %d, %v; want 2", n, err)
+	if n, err := s.LogoutAll(ctx, p.ID); err != nil || n != 3 {
+		t.Fatalf("LogoutAll = %d, %v; want the 3 sessions, the expired one too", n, err)
 	}
 	for _, tok := range []string{second, third} {
 		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, derrors.Unauthenticated) {

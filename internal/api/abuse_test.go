@@ -189,8 +189,8 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	if r := e.do("POST", "/_tasks/notify", "", `{}`, api.TaskSecretHeader, e.stack.TaskSecret); r.status != 204 {
 		t.Errorf("the sender's own request: %d %s", r.status, r.raw)
 	}
-	if r := e.do("POST", "/_tasks/tokens", "", `{}`, api.TaskSecretHeader, e.stack.TaskSecret); r.status != 204 {
-		t.Errorf("token sweep: %d %s", r.status, r.raw)
+	if r := e.do("POST", "/_tasks/trim", "", `{}`, api.TaskSecretHeader, e.stack.TaskSecret); r.status != 204 {
+		t.Errorf("the trim: %d %s", r.status, r.raw)
 	}
 	if r := e.do("GET", "/healthz", "", nil); r.header.Get("Strict-Transport-Security") != "" {
 		t.Error("HSTS off App Engine, over plain HTTP")

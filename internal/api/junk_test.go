@@ -53,7 +53,7 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 		{"GET", "/social/rest/notifications/@me"}, {"POST", "/social/rest/notifications/@me/read"},
 		{"POST", "/social/rpc"},
 		{"POST", "/social/rest/groups/@all/" + closed + "/members"}, {"DELETE", "/social/rest/groups/@all/" + closed + "/members/" + other.id},
-		{"POST", "/auth/logout?all=true"}, {"POST", "/_tasks/notify"}, {"POST", "/_tasks/tokens"},
+		{"POST", "/auth/logout?all=true"}, {"POST", "/_tasks/notify"}, {"POST", "/_tasks/trim"},
 		{"GET", "/auth/account/export"}, {"DELETE", "/auth/account"}, {"POST", "/_tasks/erase"},
 		{"GET", "/social/rest/people/@me/@blocked"}, {"POST", "/social/rest/people/@me/@blocked"},
 		{"GET", "/social/rest/people/@me/@blocked/" + other.id}, {"DELETE", "/social/rest/people/@me/@blocked/" + other.id},

@@ -273,7 +273,7 @@ func (s *Server) Routes() *gin.Engine {
 		activities.FanoutPath: s.taskFanout, rebuild.Path: s.taskRebuild, activities.CleanupPath: s.taskCleanup,
 		activities.TagPagePath: s.taskTags, activities.MigratePath: s.taskMigrate, upgrade.Path: s.taskUpgrade,
 		activities.ReorderPath: s.taskReorder, graph.UnlockPath: s.taskUnlock, notifications.Path: s.taskNotify,
-		accounts.SweepPath: s.taskTokens, activities.TrimPath: s.taskTrim, lifecycle.ErasePath: s.taskErase,
+		activities.TrimPath: s.taskTrim, lifecycle.ErasePath: s.taskErase,
 		moderation.ExpiryPath: s.taskSuspension, moderation.WithholdPath: s.taskWithhold, media.Path: s.taskMedia,
 	} {
 		if !strings.HasPrefix(path, "/_tasks/") {

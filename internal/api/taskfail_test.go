@@ -18,7 +18,7 @@ func TestAFailedJobIsA500AndItsLastAttemptSaysSo(t *testing.T) {
 	limit := queue.RetryLimits[queue.Cleanup]
 	for _, retries := range []int{0, limit - 1, limit} {
 		inj.SetEnabled(true)
-		r := e.do("POST", "/_tasks/tokens", "", `{}`, api.TaskSecretHeader, e.stack.TaskSecret,
+		r := e.do("POST", "/_tasks/cleanup", "", `{"activityId":"1234567","at":1}`, api.TaskSecretHeader, e.stack.TaskSecret,
 			"X-AppEngine-QueueName", queue.Cleanup, "X-AppEngine-TaskRetryCount", strconv.Itoa(retries))
 		inj.SetEnabled(false)
 		if r.status != http.StatusInternalServerError {
@@ -29,7 +29,7 @@ func TestAFailedJobIsA500AndItsLastAttemptSaysSo(t *testing.T) {
 			t.Errorf("retry %d of %d: logged a give-up %v, want %v", retries, limit, len(gaveUp) > 0, want)
 		}
 		for _, l := range gaveUp {
-			if l["severity"] != "ERROR" || l["job"] != "tokens" || l["err"] == nil {
+			if l["severity"] != "ERROR" || l["job"] != "cleanup" || l["err"] == nil {
 				t.Errorf("the give-up's log line: %v", l)
 			}
 		}

@@ -115,12 +115,6 @@ func (s *Server) taskNotify(c *gin.Context) {
 		"recipients", len(e.Recipients), "made", made)
 }
 
-// taskTokens sweeps expired tokens.
-func (s *Server) taskTokens(c *gin.Context) {
-	n, err := s.accounts.Sweep(c.Request.Context())
-	s.finishTask(c, err, "tokens", "deleted", n)
-}
-
 // taskTrim deletes the audience chunks past the home feed's edge.
 func (s *Server) taskTrim(c *gin.Context) {
 	n, err := s.activities.Trim(c.Request.Context())

@@ -354,9 +354,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	acfg := cfg.Accounts()
-	acfg.Queue = q
-	acc, err := accounts.New(db, gen, acfg)
+	acc, err := accounts.New(db, gen, cfg.Accounts())
 	if err != nil {
 		return nil, err
 	}

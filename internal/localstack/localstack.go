@@ -187,9 +187,6 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Gen == nil {
 		s.Gen = ids.New()
 	}
-	if o.Accounts.Queue == nil {
-		o.Accounts.Queue = s.Tasks.Queue
-	}
 	acc, err := accounts.New(s.DB, s.Gen, o.Accounts)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@
 //
 // Entities: RateLimit/{name}:{key}, the state of one shared bucket as the
 // generic cell rate algorithm keeps it (one time), written in a
-// transaction.
+// transaction, and deleted by a TTL policy once the bucket is full again.
 package ratelimit
 
 import (
@@ -214,6 +214,10 @@ func (s *Shared) lock(key string) func() {
 
 type sharedState struct {
 	TAT time.Time `datastore:"tat,noindex"`
+	// Expires is when the bucket is full again (TAT): from then on the
+	// entity says what no entity says, and the Datastore's TTL policy on
+	// expires (README's Deploy section) deletes it.
+	Expires time.Time `datastore:"expires,noindex"`
 }
 
 // NewShared returns a Shared of rule named name over db.
@@ -241,6 +245,7 @@ func (s *Shared) Take(ctx context.Context, key string, cost int) (Decision, erro
 			return nil
 		}
 		st.TAT = now.Add(d.Reset)
+		st.Expires = st.TAT
 		return tx.Put(s.key(key), &st)
 	})
 	if err != nil {
@@ -265,6 +270,7 @@ func (s *Shared) Refund(ctx context.Context, key string, cost int) error {
 			return nil // full already
 		}
 		st.TAT = st.TAT.Add(-time.Duration(cost) * s.rule.interval())
+		st.Expires = st.TAT
 		return tx.Put(s.key(key), &st)
 	})
 	if err != nil {
