@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/derrors"
 	"socialstream/internal/ratelimit"
 )
 
@@ -174,20 +172,15 @@ func (s *Server) loginAllowed(c *gin.Context, username string) error {
 	if s.guard.Limits == nil || accounts.ValidateUsername(username) != nil {
 		return nil
 	}
-	b := s.guard.Limits.Login
-	d, err := b.Take(ctx, strings.ToLower(username), 1)
-	return refusal(c, b, d, err)
+	d, err := s.guard.Limits.Login.Take(ctx, strings.ToLower(username), 1)
+	return refusal(c, d, err)
 }
 
 // refusal is what a shared bucket's decision d (taken with err) makes of
 // the request: nothing when it is allowed, else a 429 whose answer
-// carries d's headers. A take that could not be made is a refusal too
-// (b.Busy), never a pass: a crowd must not get through by making the
-// bucket's transactions fail.
-func refusal(c *gin.Context, b *ratelimit.Shared, d ratelimit.Decision, err error) error {
-	if errors.Is(err, derrors.Unavailable) {
-		d, err = b.Busy(), nil
-	}
+// carries d's headers (a take that could not be made is such a refusal:
+// ratelimit.Shared.Take).
+func refusal(c *gin.Context, d ratelimit.Decision, err error) error {
 	if err != nil || d.Allowed {
 		return err
 	}
@@ -213,7 +206,6 @@ func (s *Server) registerAllowed(c *gin.Context) error {
 	if s.guard.Limits == nil {
 		return nil
 	}
-	b := s.guard.Limits.Register
-	d, err := b.Take(ctx, c.ClientIP(), 1)
-	return refusal(c, b, d, err)
+	d, err := s.guard.Limits.Register.Take(ctx, c.ClientIP(), 1)
+	return refusal(c, d, err)
 }

@@ -428,11 +428,7 @@ func (s *Server) uploadAllowed(ctx context.Context, caller string) error {
 	if s.guard.Limits == nil {
 		return nil
 	}
-	b := s.guard.Limits.Upload
-	d, err := b.Take(ctx, caller, 1)
-	if errors.Is(err, derrors.Unavailable) {
-		d, err = b.Busy(), nil // a take that cannot be made is no pass
-	}
+	d, err := s.guard.Limits.Upload.Take(ctx, caller, 1)
 	if err != nil || d.Allowed {
 		return err
 	}

@@ -395,25 +395,18 @@ func orientYCbCr(src *image.YCbCr, o int) *image.YCbCr {
 	return dst
 }
 
-// source is the pixel of a w × h image that upright sends to (dx, dy).
+// source is the pixel of a w × h image that upright sends to (dx, dy):
+// upright of the turned image by the inverse orientation (each is its own
+// inverse but the two quarter turns, 6 and 8).
 func source(dx, dy, w, h, o int) (int, int) {
 	switch o {
-	case 2:
-		return w - 1 - dx, dy
-	case 3:
-		return w - 1 - dx, h - 1 - dy
-	case 4:
-		return dx, h - 1 - dy
-	case 5:
-		return dy, dx
 	case 6:
-		return dy, h - 1 - dx
-	case 7:
-		return w - 1 - dy, h - 1 - dx
+		o = 8
 	case 8:
-		return w - 1 - dy, dx
+		o = 6
 	}
-	return dx, dy
+	dw, dh := turned(w, h, o)
+	return upright(dx, dy, dw, dh, o)
 }
 
 // chromaSize is how many chroma samples a w × h image of ratio has each

@@ -228,9 +228,6 @@ func (s *Service) File(ctx context.Context, reporter string, in ReportInput) (Re
 	// The report's unit, once it is known to be a report: one refused
 	// for what it says costs nothing.
 	d, err := s.filed.Take(ctx, reporter, 1)
-	if errors.Is(err, derrors.Unavailable) {
-		d, err = s.filed.Busy(), nil // a take that cannot be made is no pass
-	}
 	if err != nil {
 		return ReportView{}, fmt.Errorf("moderation.File: %w", err)
 	}

@@ -248,6 +248,9 @@ func (s *Shared) Take(ctx context.Context, key string, cost int) (Decision, erro
 		st.Expires = st.TAT
 		return tx.Put(s.key(key), &st)
 	})
+	if errors.Is(err, derrors.Unavailable) {
+		return s.busy(), nil // lost to the others on the bucket until it gave up
+	}
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit.Take(%s): %w", s.name, err)
 	}
@@ -279,11 +282,11 @@ func (s *Shared) Refund(ctx context.Context, key string, cost int) error {
 	return nil
 }
 
-// Busy is the decision on a request whose take could not be made (the
-// transaction lost to the others on the same bucket until it gave up): a
+// busy is the decision on a take that could not be made (its transaction
+// lost to the others on the same bucket, or the Datastore failed): a
 // refusal, to be tried again in a second. A take that fails must never let
 // the request through, or a crowd would pass by making takes fail.
-func (s *Shared) Busy() Decision {
+func (s *Shared) busy() Decision {
 	return Decision{Policy: s.name, Rule: s.rule, RetryAfter: time.Second}
 }
 
