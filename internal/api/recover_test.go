@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"socialstream/internal/derrors"
 	"socialstream/internal/logging"
 )
 
@@ -37,5 +39,23 @@ func TestPanicLoggedForErrorReporting(t *testing.T) {
 	if line["severity"] != "ERROR" || line["@type"] != reportedErrorEvent ||
 		!strings.HasPrefix(msg, "panic: the handler's bug\n\ngoroutine ") || !strings.Contains(msg, "recover_test.go") {
 		t.Errorf("the panic's log line: %v", line)
+	}
+}
+
+// What the service answers 503 for (a Datastore that failed, uploads past
+// the instance's memory) passes in moments: the answer says when to try
+// again.
+func TestUnavailableSaysWhenToRetry(t *testing.T) {
+	s := &Server{log: logging.New(io.Discard, slog.LevelInfo, "p")}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.GET("/busy", func(c *gin.Context) { s.fail(c, derrors.New(derrors.Unavailable, "busy")) })
+	r.GET("/gone", func(c *gin.Context) { s.fail(c, derrors.New(derrors.NotFound, "gone")) })
+	for path, want := range map[string]string{"/busy": "1", "/gone": ""} {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		if got := w.Header().Get("Retry-After"); got != want {
+			t.Errorf("%s: %d with Retry-After %q, want %q", path, w.Code, got, want)
+		}
 	}
 }
