@@ -189,7 +189,7 @@ func (s *stack) pullMerge(u user, followees []user) func(ctx context.Context) er
 		var mu sync.Mutex
 		var all []activities.Ref
 		err := parallel(ctx, len(followees), 16, func(ctx context.Context, i int) error {
-			refs, err := activities.Newest(ctx, s.db, followees[i].id, 0, pageSize, false)
+			refs, err := activities.Newest(ctx, s.db, followees[i].id, 0, pageSize)
 			if err != nil {
 				return err
 			}

@@ -22,9 +22,6 @@
 //
 //   - Repost/{activityId}_{userId}: a user's repost of an activity.
 //
-//   - Migration/visibility: that earlier versions' activities were made
-//     public (migrate.go).
-//
 //   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
 //     activity first posted with it.
 //
@@ -34,12 +31,10 @@
 //
 // Jobs it owns, each enqueued before the commit it follows, idempotent: the
 // fan-out of a post's other audience chunks, the notifications of a post's
-// mentions (package notifications), the pages of its tags' followers, the
-// visibility migration, the move to places (reorder.go), and the cleanup
-// after a delete
-// (audience chunks follow jobs added, counts, and, through Config.Forget,
-// what other packages keep about the activity: likes, comments,
-// notifications).
+// mentions (package notifications), the pages of its tags' followers, and
+// the cleanup after a delete (audience chunks follow jobs added, counts,
+// and, through Config.Forget, what other packages keep about the activity:
+// likes, comments, notifications).
 //
 // The rebuild jobs (package rebuild) edit the copies through the functions
 // of audience.go and groupcopies.go, in their own transactions.
@@ -62,7 +57,6 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/notifications"
-	"socialstream/internal/order"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	viewerstate "socialstream/internal/viewer"
@@ -298,14 +292,6 @@ type Config struct {
 	// HomeRetention is how far back a home feed reaches, and how long the
 	// audience chunks that make it are kept (0: for ever); see HomeEdge.
 	HomeRetention time.Duration
-	// Upgrade says whether activities and audience chunks of an earlier
-	// version, ordered by an indexed seq, may remain (package order): the
-	// feeds then read them by the earlier queries too. Nil: none remain.
-	Upgrade *order.Upgrade
-	// Reorder, when set, moves up to n notifications of an earlier
-	// version to this version's form (package notifications), for the
-	// jobs of the move (reorder.go).
-	Reorder func(ctx context.Context, n int) (int, error)
 	// Liked, when set, adds viewer's like of an activity to a feed's
 	// batch lookup (package likes), for likedByViewer.
 	Liked func(l *store.Lookup, activity, viewer string) store.Ref

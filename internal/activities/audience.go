@@ -137,27 +137,20 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 	return changed, nil
 }
 
-// AudienceOf returns the keys-only queries of the audience chunks of
+// AudienceOf returns the keys-only query of the audience chunks of
 // author's activities that hold follower: every copy a removal must undo,
-// in any chunk or overflow, however old. The first is a range of the home
-// places of follower beside userId (the composite index (userId, home));
-// should earlier be true (package order), the second finds the chunks of
-// an earlier version, by two equality filters served by the built-in
-// indexes (a merge join). Pass the keys each finds to RemoveFollower with
-// its index.
-func AudienceOf(db *store.DB, follower, author string, earlier bool) []*datastore.Query {
-	qs := []*datastore.Query{order.Range(db.Query(KindAudience).FilterField("userId", "=", author), homeProp, follower, 0, order.Place{}).KeysOnly()}
-	if earlier {
-		qs = append(qs, db.Query(KindAudience).FilterField("followerIds", "=", follower).FilterField("userId", "=", author).KeysOnly())
-	}
-	return qs
+// in any chunk or overflow, however old: a range of the home places of
+// follower beside userId (the composite index (userId, home)). Pass the
+// keys it finds to RemoveFollower.
+func AudienceOf(db *store.DB, follower, author string) *datastore.Query {
+	return order.Range(db.Query(KindAudience).FilterField("userId", "=", author), homeProp, follower, 0, order.Place{}).KeysOnly()
 }
 
 // RemoveFollower removes follower, in tx, from the audience chunks with the
-// given keys (from the query of AudienceOf of index phase) whose activity
-// was surely posted before cutoff (all of them when cutoff is zero). It
-// returns the ids of the activities it changed.
-func RemoveFollower(tx *store.Tx, keys []*datastore.Key, follower string, cutoff time.Time, phase int) ([]string, error) {
+// given keys (from AudienceOf's query) whose activity was surely posted
+// before cutoff (all of them when cutoff is zero). It returns the ids of
+// the activities it changed.
+func RemoveFollower(tx *store.Tx, keys []*datastore.Key, follower string, cutoff time.Time) ([]string, error) {
 	type pick struct {
 		key *datastore.Key
 		seq int64
@@ -176,16 +169,10 @@ func RemoveFollower(tx *store.Tx, keys []*datastore.Key, follower string, cutoff
 	// that reads nothing, so jobs removing followers of one author do not
 	// wait on each other's locks. A chunk deleted with its activity since
 	// the query fails the commit: the job retries, and its query no longer
-	// finds it. A chunk of an earlier version loses it from its list of
-	// ids too (and from its home places, which a job of this version may
-	// have added).
+	// finds it.
 	var changed []string
 	for _, p := range picks {
-		ts := []datastore.PropertyTransform{datastore.RemoveAllFromArray(homeProp, homePlace(follower, p.seq))}
-		if phase > 0 {
-			ts = append(ts, datastore.RemoveAllFromArray("followerIds", follower))
-		}
-		if err := tx.Transform(p.key, ts...); err != nil {
+		if err := tx.Transform(p.key, datastore.RemoveAllFromArray(homeProp, homePlace(follower, p.seq))); err != nil {
 			return nil, err
 		}
 		if !slices.Contains(changed, p.key.Parent.Name) {

@@ -341,8 +341,5 @@ func services(t *testing.T, db *store.DB, gen *ids.Generator, acc *accounts.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Activities.StartReorder(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	return svc
 }

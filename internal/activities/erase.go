@@ -100,25 +100,13 @@ func EraseMentions(ctx context.Context, db *store.DB, user string, n int) (int, 
 
 // EraseAudience takes a deleted user out of up to n audience chunks (the
 // home feed's copies), once every follow of theirs has ended, and returns
-// how many it changed: by a range of their home places, then by the query
-// of an earlier version's chunks.
+// how many it changed: by a range of their home places.
 func EraseAudience(ctx context.Context, db *store.DB, user string, n int) (int, error) {
-	qs := []*datastore.Query{
-		order.Range(db.Query(KindAudience), homeProp, user, 0, order.Place{}).KeysOnly(),
-		db.Query(KindAudience).FilterField("followerIds", "=", user).KeysOnly(),
-	}
-	done := 0
-	for phase, q := range qs {
-		k, err := sweep(ctx, db, q, n-done, func(tx *store.Tx, keys []*datastore.Key) error {
-			_, err := RemoveFollower(tx, keys, user, time.Time{}, phase)
-			return err
-		})
-		done += k
-		if err != nil || done >= n {
-			return done, err
-		}
-	}
-	return done, nil
+	q := order.Range(db.Query(KindAudience), homeProp, user, 0, order.Place{}).KeysOnly()
+	return sweep(ctx, db, q, n, func(tx *store.Tx, keys []*datastore.Key) error {
+		_, err := RemoveFollower(tx, keys, user, time.Time{})
+		return err
+	})
 }
 
 // sweep edits, eraseBatch at a time in transactions, up to n entities of a

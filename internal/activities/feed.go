@@ -81,14 +81,9 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		}
 		since, sinceTag = seq, ":since"+r.Since
 	}
-	acts := s.db.Query(KindActivity)
 	switch r.Selector {
 	case Self:
 		prefix := selfFeed(r.UserID, app)
-		earlier := acts.FilterField("userId", "=", r.UserID)
-		if app != "" {
-			earlier = earlier.FilterField("appId", "=", app)
-		}
 		// Read by someone else: what they may see, by the query.
 		tag := "self:" + r.UserID + ":" + app + sinceTag
 		var followed map[string]bool // whom the viewer is known to follow
@@ -105,7 +100,6 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 				}
 			}
 			prefix = pageFeed(r.UserID, app, audience)
-			earlier = earlier.FilterField("visibleTo", "=", audience)
 			tag += ":" + audience
 		}
 		// A person's own feed shows them even to someone who mutes them,
@@ -114,23 +108,18 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if r.Viewer == r.UserID {
 			where = ""
 		}
-		return s.activityFeed(ctx, r.Viewer, []string{prefix}, earlier, since, tag, r.Page, look{where: where, followed: followed})
+		return s.activityFeed(ctx, r.Viewer, []string{prefix}, since, tag, r.Page, look{where: where, followed: followed})
 	case All:
 		prefixes := make([]string, PublicShards)
 		for i := range prefixes {
 			prefixes[i] = publicFeed(i, app)
 		}
-		earlier := acts.FilterField("visibleTo", "=", Public)
-		if app != "" {
-			earlier = earlier.FilterField("appId", "=", app)
-		}
-		return s.activityFeed(ctx, r.Viewer, prefixes, earlier, since, "all:"+app+sinceTag, r.Page, look{quiet: true, where: filters.Public})
+		return s.activityFeed(ctx, r.Viewer, prefixes, since, "all:"+app+sinceTag, r.Page, look{quiet: true, where: filters.Public})
 	case Mentions:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		earlier := acts.FilterField("mentionIds", "=", r.UserID)
-		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, earlier, since, "mentions:"+r.UserID+sinceTag, r.Page, look{quiet: true, where: filters.Notifications})
+		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, since, "mentions:"+r.UserID+sinceTag, r.Page, look{quiet: true, where: filters.Notifications})
 	case Friends:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
@@ -142,31 +131,29 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 			if err != nil {
 				return nil, "", err
 			}
-			earlier := acts.FilterField("tags", "=", tag).FilterField("visibleTo", "=", Public)
-			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, earlier, since, "tag:"+tag+sinceTag, r.Page, look{quiet: true, where: filters.Tags})
+			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, since, "tag:"+tag+sinceTag, r.Page, look{quiet: true, where: filters.Tags})
 		}
 		group := r.Selector
 		if _, ok := ids.Parse(group); !ok {
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)
 		}
-		earlier := acts.FilterField("groupIds", "=", group)
-		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, earlier, since, "group:"+group+sinceTag, r.Page, look{group: group, quiet: true, where: filters.Home})
+		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, since, "group:"+group+sinceTag, r.Page, look{group: group, quiet: true, where: filters.Home})
 	}
 }
 
 // activityFeed reads a page of the feed of the activities in the ranges of
-// prefixes (and those of an earlier version that earlier finds), newer
+// prefixes, newer
 // than since; for a group's feed, group names the group whose access the
 // batch lookup checks too. quiet leaves out the activities of the people
 // the viewer mutes. One range is one query of the activities themselves;
 // more (the shards of @all) are keys-only queries, merged, and one batch
 // lookup of the activities of the page.
-func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, earlier *datastore.Query, since int64, tag string, p store.PageRequest, lk look) ([]View, string, error) {
+func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, since int64, tag string, p store.PageRequest, lk look) ([]View, string, error) {
 	from, err := order.DecodeCursor(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	qs := s.feedQueries(ctx, KindActivity, feedsProp, prefixes, earlier, since, from)
+	qs := s.feedQueries(KindActivity, feedsProp, prefixes, since, from)
 	keysOnly := len(qs) > 1
 	if keysOnly {
 		for i := range qs {
@@ -217,8 +204,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinc
 	if edge := s.homeEdge(); edge > 0 {
 		since = max(since, edge-1)
 	}
-	earlier := s.db.Query(KindAudience).FilterField("followerIds", "=", viewer)
-	qs := s.feedQueries(ctx, KindAudience, homeProp, []string{viewer}, earlier, since, from)
+	qs := s.feedQueries(KindAudience, homeProp, []string{viewer}, since, from)
 	for i := range qs {
 		qs[i] = qs[i].KeysOnly()
 	}

@@ -20,14 +20,10 @@ const maxGroupCopies = 2 * groups.MaxGroupsPerUser
 
 // Newest returns owner's newest activities, limit at most, older than
 // before unless it is zero, newest first: a range of their own page's
-// places, and, should earlier be true (package order), of activities of an
-// earlier version too.
-func Newest(ctx context.Context, db *store.DB, owner string, before int64, limit int, earlier bool) ([]Ref, error) {
+// places.
+func Newest(ctx context.Context, db *store.DB, owner string, before int64, limit int) ([]Ref, error) {
 	from := order.Place{Seq: before}
 	qs := []*datastore.Query{order.Range(db.Query(KindActivity), feedsProp, selfFeed(owner, ""), 0, from).KeysOnly()}
-	if earlier {
-		qs = append(qs, earlierRange(db.Query(KindActivity).FilterField("userId", "=", owner), 0, from).KeysOnly())
-	}
 	keys, _, _, _, err := order.Page[Activity](ctx, db, qs, true, placeOfActivity, limit, 0)
 	if err != nil {
 		return nil, fmt.Errorf("activities.Newest(%s): %w", owner, err)

@@ -1,7 +1,7 @@
 package activities
 
 import (
-	"context"
+	"slices"
 	"strconv"
 
 	"cloud.google.com/go/datastore"
@@ -118,7 +118,7 @@ const (
 	trimProp  = "trim"
 )
 
-// Load loads an activity, of this version or an earlier one.
+// Load loads an activity.
 func (a *Activity) Load(ps []datastore.Property) error { return order.Load(a, ps, feedsProp) }
 
 // Save saves an activity with its places.
@@ -126,30 +126,18 @@ func (a *Activity) Save() ([]datastore.Property, error) {
 	return order.Save(a, datastore.Property{Name: feedsProp, Value: list(a.places())})
 }
 
-// Load loads an audience chunk, of this version (home) or an earlier one
-// (followerIds), or one of an earlier version that a job of this one has
-// added to since (both).
+// Load loads an audience chunk: its followers are the prefixes of its
+// home places.
 func (a *Audience) Load(ps []datastore.Property) error {
 	a.FollowerIDs = a.FollowerIDs[:0]
-	seen := map[string]bool{}
-	follower := func(id string) {
-		if !seen[id] {
-			seen[id] = true
-			a.FollowerIDs = append(a.FollowerIDs, id)
-		}
-	}
 	var keep []datastore.Property
 	for _, p := range ps {
 		switch p.Name {
 		case homeProp:
 			for _, v := range values(p.Value) {
-				if prefix, _, ok := order.Parse(v); ok {
-					follower(prefix)
+				if prefix, _, ok := order.Parse(v); ok && !slices.Contains(a.FollowerIDs, prefix) {
+					a.FollowerIDs = append(a.FollowerIDs, prefix)
 				}
-			}
-		case "followerIds":
-			for _, v := range values(p.Value) {
-				follower(v)
 			}
 		case trimProp:
 		default:
@@ -159,7 +147,7 @@ func (a *Audience) Load(ps []datastore.Property) error {
 	return datastore.LoadStruct(a, keep)
 }
 
-// Save saves an audience chunk in this version's form.
+// Save saves an audience chunk with its places.
 func (a *Audience) Save() ([]datastore.Property, error) {
 	home := make([]string, len(a.FollowerIDs))
 	for i, id := range a.FollowerIDs {
@@ -215,28 +203,12 @@ func placeOfChunk(k *datastore.Key, _ *Audience) order.Place {
 	return order.Place{Seq: seq}
 }
 
-// earlierRange narrows an earlier version's query, on an indexed seq, as
-// order.Range narrows a feed's.
-func earlierRange(q *datastore.Query, after int64, from order.Place) *datastore.Query {
-	if after > 0 {
-		q = q.FilterField("seq", ">", after)
-	}
-	if from.Seq > 0 {
-		q = q.FilterField("seq", "<", from.Seq)
-	}
-	return q.Order("-seq")
-}
-
 // feedQueries returns the queries of one page of a feed of kind: a range
-// of prop for each prefix, and, while entities of an earlier version may
-// remain, the earlier query (if any) too.
-func (s *Service) feedQueries(ctx context.Context, kind, prop string, prefixes []string, earlier *datastore.Query, after int64, from order.Place) []*datastore.Query {
-	qs := make([]*datastore.Query, 0, len(prefixes)+1)
+// of prop for each prefix.
+func (s *Service) feedQueries(kind, prop string, prefixes []string, after int64, from order.Place) []*datastore.Query {
+	qs := make([]*datastore.Query, 0, len(prefixes))
 	for _, p := range prefixes {
 		qs = append(qs, order.Range(s.db.Query(kind), prop, p, after, from))
-	}
-	if earlier != nil && s.cfg.Upgrade.Pending(ctx) {
-		qs = append(qs, earlierRange(earlier, after, from))
 	}
 	return qs
 }

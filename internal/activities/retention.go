@@ -75,19 +75,13 @@ func (s *Service) Trim(ctx context.Context) (int, error) {
 	if edge == 0 {
 		return 0, nil
 	}
-	// Each shard's range below the edge, and an earlier version's chunks.
+	// Each shard's range below the edge.
 	var keys []*datastore.Key
 	var err error
 	for shard := 0; shard < TrimShards && err == nil && len(keys) < trimBatch; shard++ {
 		var ks []*datastore.Key
 		q := s.db.Query(KindAudience).FilterField(trimProp, "<", order.Value(strconv.Itoa(shard), edge)).
 			FilterField(trimProp, ">", strconv.Itoa(shard)+"/").KeysOnly().Limit(trimBatch - len(keys))
-		ks, err = s.db.GetAll(ctx, q, nil)
-		keys = append(keys, ks...)
-	}
-	if err == nil && len(keys) < trimBatch && s.cfg.Upgrade.Pending(ctx) {
-		var ks []*datastore.Key
-		q := s.db.Query(KindAudience).FilterField("seq", "<", edge).KeysOnly().Limit(trimBatch - len(keys))
 		ks, err = s.db.GetAll(ctx, q, nil)
 		keys = append(keys, ks...)
 	}

@@ -109,3 +109,17 @@ func TestHomeRetention(t *testing.T) {
 		t.Errorf("a second trim: %d deleted, %v; want none", n, err)
 	}
 }
+// homeOf reads u's home feed: the ids shown, and whether u likes each.
+func (e *env) homeOf(u user) (shown []string, liked map[string]bool, names map[string]string) {
+	e.t.Helper()
+	r := e.do("GET", "/social/rest/activities/@me/@friends?count=50", u.token, nil)
+	shown = e.list(r)
+	liked, names = map[string]bool{}, map[string]string{}
+	for _, it := range r.body["list"].([]any) {
+		a := it.(map[string]any)
+		liked[a["id"].(string)] = a["likedByViewer"] == true
+		names[a["id"].(string)] = a["author"].(map[string]any)["preferredUsername"].(string)
+	}
+	return shown, liked, names
+}
+

@@ -38,7 +38,6 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
-	"socialstream/internal/upgrade"
 	"socialstream/internal/web"
 )
 
@@ -75,7 +74,6 @@ type Deps struct {
 	Filters       *filters.Service
 	Moderation    *moderation.Service
 	Tags          *tags.Service
-	Upgrade       *upgrade.Service
 	Media         *media.Service
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
@@ -99,7 +97,6 @@ type Server struct {
 	filters       *filters.Service
 	moderation    *moderation.Service
 	tags          *tags.Service
-	upgrade       *upgrade.Service
 	media         *media.Service
 	cursors       *cursor.Sealer
 	log           *slog.Logger
@@ -111,11 +108,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Upgrade == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, upgrade: d.Upgrade, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -151,8 +148,8 @@ func (s *Server) Routes() *gin.Engine {
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	// App Engine's warmup request (app.yaml's inbound_services) reaches an
-	// instance before any traffic does. The start-up work (the upgrades'
-	// first jobs, the cursor key) ran before the instance listened, so it
+	// instance before any traffic does. The start-up work (the cursor
+	// key) ran before the instance listened, so it
 	// is warm once it answers.
 	r.GET("/_ah/warmup", func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", s.openapi) })
@@ -271,8 +268,7 @@ func (s *Server) Routes() *gin.Engine {
 	// Each job's handler, at the path its owner enqueues it to.
 	for path, h := range map[string]gin.HandlerFunc{
 		activities.FanoutPath: s.taskFanout, rebuild.Path: s.taskRebuild, activities.CleanupPath: s.taskCleanup,
-		activities.TagPagePath: s.taskTags, activities.MigratePath: s.taskMigrate, upgrade.Path: s.taskUpgrade,
-		activities.ReorderPath: s.taskReorder, graph.UnlockPath: s.taskUnlock, notifications.Path: s.taskNotify,
+		activities.TagPagePath: s.taskTags, graph.UnlockPath: s.taskUnlock, notifications.Path: s.taskNotify,
 		activities.TrimPath: s.taskTrim, lifecycle.ErasePath: s.taskErase,
 		moderation.ExpiryPath: s.taskSuspension, moderation.WithholdPath: s.taskWithhold, media.Path: s.taskMedia,
 	} {

@@ -18,7 +18,6 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
-	"socialstream/internal/upgrade"
 )
 
 // Task handlers answer 2xx when the job is done or can never succeed (a
@@ -47,38 +46,6 @@ func (s *Server) taskTags(c *gin.Context) {
 	s.finishTask(c, err, "tags",
 		"activityId", t.ActivityID, "edit", t.Edit, "tag", t.Tag, "page", t.Page,
 		"enqueued", res.Enqueued, "idsWritten", res.Written, "pagesRemoved", res.Removed, "skipped", res.Skipped)
-}
-
-// taskMigrate runs one step of the visibility migration of the
-// activities of earlier versions.
-func (s *Server) taskMigrate(c *gin.Context) {
-	var t activities.MigrateTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	n, err := s.activities.Migrate(c.Request.Context(), t)
-	s.finishTask(c, err, "migrate", "step", t.Step, "changed", n)
-}
-
-// taskReorder runs one job of the move of earlier versions' activities,
-// audience chunks and notifications to this version's order.
-func (s *Server) taskReorder(c *gin.Context) {
-	var t activities.ReorderTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	n, err := s.activities.Reorder(c.Request.Context(), t)
-	s.finishTask(c, err, "reorder", "step", t.Step, "moved", n)
-}
-
-// taskUpgrade runs one step of the upgrade of earlier versions' people.
-func (s *Server) taskUpgrade(c *gin.Context) {
-	var t upgrade.Task
-	if !s.readTask(c, &t) {
-		return
-	}
-	n, err := s.upgrade.Run(c.Request.Context(), t)
-	s.finishTask(c, err, "upgrade", "step", t.Step, "changed", n)
 }
 
 func (s *Server) taskRebuild(c *gin.Context) {

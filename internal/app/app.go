@@ -38,13 +38,11 @@ import (
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
-	"socialstream/internal/order"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
-	"socialstream/internal/upgrade"
 )
 
 // Config is the service's configuration. FromEnv fills it from the
@@ -362,11 +360,6 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	// The data of earlier versions, brought up to date by jobs; an
-	// instance that cannot enqueue them now leaves them to the next.
-	if err := s.StartUpgrades(ctx); err != nil {
-		log.Warn("the migration of earlier versions' data was not started", "err", err)
-	}
 	if err := s.Cursors.Warm(ctx); err != nil {
 		log.Warn("the cursors' key was not read; the first page to need it will", "err", err)
 	}
@@ -394,7 +387,6 @@ type Services struct {
 	Filters       *filters.Service
 	Moderation    *moderation.Service
 	Tags          *tags.Service
-	Upgrade       *upgrade.Service
 	Media         *media.Service // nil without Pictures
 	// Cursors seals the cursors the API hands out.
 	Cursors *cursor.Sealer
@@ -430,10 +422,6 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Media != nil {
 		forgetPictures = s.Media.ForgetActivity
 	}
-	// Whether entities of an earlier version's order remain: one state,
-	// that every feed reads and the move's last job sets.
-	moved := order.NewUpgrade(db)
-	rcfg.Upgrade = moved
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
 		Activity: func(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 			return activities.Mentioned(ctx, db, id)
@@ -443,7 +431,6 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		},
 		Follows:     graph.Follows,
 		GiveUpAfter: rcfg.GiveUpAfter,
-		Upgrade:     moved,
 	}); err != nil {
 		return nil, err
 	}
@@ -458,7 +445,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		FanoutQueue: queue.Fanout, GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
-		Liked: likes.Liked, Upgrade: moved, Reorder: s.Notifications.Reorder,
+		Liked: likes.Liked,
 		Forget: []func(context.Context, string) (int, error){
 			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
 			func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
@@ -492,9 +479,6 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Tags, err = tags.New(db); err != nil {
 		return nil, err
 	}
-	if s.Upgrade, err = upgrade.New(db, q, queue.Cleanup); err != nil {
-		return nil, err
-	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
 		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
@@ -503,18 +487,10 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	return s, nil
 }
 
-// StartUpgrades enqueues the first job of each upgrade of earlier
-// versions' data that is not done (the activities' visibility, the
-// people's cards and states, the order of activities, audience chunks and
-// notifications), as every instance does when it starts.
-func (s *Services) StartUpgrades(ctx context.Context) error {
-	return errors.Join(s.Activities.StartMigration(ctx), s.Upgrade.Start(ctx), s.Activities.StartReorder(ctx))
-}
-
 // Routes returns the HTTP handler of the services, behind guard.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Upgrade: s.Upgrade, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

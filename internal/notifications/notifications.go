@@ -124,19 +124,10 @@ func (n *Notification) Save() ([]datastore.Property, error) {
 	return order.Save(n, datastore.Property{Name: orderProp, Value: order.Value(n.UserID, n.Seq)})
 }
 
-// newest returns the queries of user's notifications, newest first, from
-// a page's place: a range of their places, and while notifications of an
-// earlier version may remain (package order), the earlier query too.
-func (s *Service) newest(ctx context.Context, user string, from order.Place) []*datastore.Query {
-	qs := []*datastore.Query{order.Range(s.db.Query(Kind), orderProp, user, 0, from)}
-	if s.cfg.Upgrade.Pending(ctx) {
-		q := s.db.Query(Kind).FilterField("userId", "=", user)
-		if from.Seq > 0 {
-			q = q.FilterField("seq", "<", from.Seq)
-		}
-		qs = append(qs, q.Order("-seq"))
-	}
-	return qs
+// newest returns the query of user's notifications, newest first, from
+// a page's place: a range of their places.
+func (s *Service) newest(user string, from order.Place) []*datastore.Query {
+	return []*datastore.Query{order.Range(s.db.Query(Kind), orderProp, user, 0, from)}
 }
 
 func placeOf(_ *datastore.Key, n *Notification) order.Place { return order.Place{Seq: n.Seq} }
@@ -179,9 +170,6 @@ type Config struct {
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
-	// Upgrade says whether notifications of an earlier version, ordered
-	// by an indexed seq, may remain (package order); nil: none do.
-	Upgrade *order.Upgrade
 }
 
 // Service makes and lists notifications.
@@ -483,7 +471,7 @@ func (s *Service) ForgetActivity(ctx context.Context, activity string) (int, err
 
 func (s *Service) prune(ctx context.Context, user string) error {
 	var keys []*datastore.Key
-	for _, q := range s.newest(ctx, user, order.Place{}) {
+	for _, q := range s.newest(user, order.Place{}) {
 		ks, err := s.db.GetAll(ctx, q.Offset(MaxKept).KeysOnly(), nil)
 		if err != nil {
 			return fmt.Errorf("notifications.prune(%s): %w", user, err)
@@ -508,7 +496,7 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 	if err != nil {
 		return nil, 0, "", err
 	}
-	keys, vals, last, more, err := order.Page[Notification](ctx, s.db, s.newest(ctx, user, from), false, placeOf, p.Count, p.Offset)
+	keys, vals, last, more, err := order.Page[Notification](ctx, s.db, s.newest(user, from), false, placeOf, p.Count, p.Offset)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
 	}
@@ -632,7 +620,7 @@ func groupKey(id string, n *Notification) string {
 // kept is read at once (at most MaxKept, and those a pruning job has yet
 // to drop): groups span the whole list, so no page can split one.
 func (s *Service) Grouped(ctx context.Context, user string, offset, count int) ([]Group, int, int, error) {
-	keys, ns, _, _, err := order.Page[Notification](ctx, s.db, s.newest(ctx, user, order.Place{}), false, placeOf, 2*MaxKept, 0)
+	keys, ns, _, _, err := order.Page[Notification](ctx, s.db, s.newest(user, order.Place{}), false, placeOf, 2*MaxKept, 0)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
 	}
@@ -851,13 +839,3 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 	return nil
 }
 
-// Reorder moves up to n notifications of an earlier version, ordered by
-// an indexed seq, to this version's form (package order), and returns how
-// many it moved.
-func (s *Service) Reorder(ctx context.Context, n int) (int, error) {
-	moved, err := order.Rewrite(ctx, s.db, Kind, n, func() any { return &Notification{} })
-	if err != nil {
-		return moved, fmt.Errorf("notifications.Reorder: %w", err)
-	}
-	return moved, nil
-}

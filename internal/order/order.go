@@ -18,8 +18,7 @@
 //
 // Paging is by place, not by Datastore's cursors: a page's cursor names
 // the last place it showed, and the next page's query starts below it.
-// That lets a page merge several queries (the shards of a feed, or an
-// earlier version's query of the entities not yet moved, see Upgrade).
+// That lets a page merge several queries (the shards of a feed).
 package order
 
 import (
@@ -30,7 +29,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"cloud.google.com/go/datastore"
 
@@ -144,8 +142,7 @@ func DecodeCursor(tag, s string) (Place, error) {
 }
 
 // Page returns one page of a feed read by one or more queries, each
-// bounded by the page's cursor and ordered newest first (by Range, or an
-// earlier version's query on seq): up to count results from offset, and
+// bounded by the page's cursor and ordered newest first (by Range): up to count results from offset, and
 // the place of the last one, from which the next page goes on, when there
 // are more. place says where a result is; keysOnly says the queries are
 // keys-only (vals are then zero values). One query runs with the offset
@@ -233,87 +230,6 @@ func getAll[T any](ctx context.Context, db *store.DB, q *datastore.Query, keysOn
 	return keys, vals, err
 }
 
-// Upgrade says whether entities of an earlier version, ordered by an
-// indexed seq rather than by places, may remain: while they may, every
-// feed reads them by the earlier version's query too, beside its own.
-//
-// The record Migration/ordering says so: absent (a database this version
-// made before any instance started, or a test's), none remain; present
-// without its done time, the move is under way; with it, it is over. An
-// instance keeps what it last read for a while, and for good once it
-// reads that the move is over.
-type Upgrade struct {
-	db      *store.DB
-	now     func() time.Time
-	mu      sync.Mutex
-	over    bool // for good
-	pending bool // as last read, at checked
-	checked time.Time
-}
-
-// recheck is how long an instance trusts that the move is under way.
-const recheck = 30 * time.Second
-
-// NewUpgrade returns the state of the move of db's entities.
-func NewUpgrade(db *store.DB) *Upgrade { return &Upgrade{db: db, now: time.Now} }
-
-// Record is the record of the move.
-type Record struct {
-	Started time.Time `datastore:"started,noindex"`
-	Done    time.Time `datastore:"done,noindex"`
-}
-
-// RecordKey is the key of the record of the move.
-func RecordKey(db *store.DB) *datastore.Key { return db.NameKey("Migration", "ordering", nil) }
-
-// Pending reports whether entities of an earlier version may remain. A
-// nil Upgrade says none do. Should the record not be read, they may.
-func (u *Upgrade) Pending(ctx context.Context) bool {
-	if u == nil {
-		return false
-	}
-	u.mu.Lock()
-	over, pending, fresh := u.over, u.pending, !u.checked.IsZero() && u.now().Sub(u.checked) < recheck
-	u.mu.Unlock()
-	if over {
-		return false
-	}
-	if fresh {
-		return pending
-	}
-	// Read without the lock: the feeds of other requests go on meanwhile
-	// with what was last read.
-	var r Record
-	ok, err := u.db.Get(ctx, RecordKey(u.db), &r)
-	if err != nil {
-		return true
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.checked = u.now()
-	switch {
-	case !ok:
-		// No move begun: a database of this version, or one whose
-		// instances have not started yet; read again in a while.
-		u.pending = false
-	case !r.Done.IsZero():
-		u.over, u.pending = true, false
-	default:
-		u.pending = true
-	}
-	return u.pending
-}
-
-// Set records what the caller knows: that the move is over or not.
-func (u *Upgrade) Set(over bool) {
-	if u == nil {
-		return
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.over, u.pending, u.checked = over, !over, u.now()
-}
-
 // Load loads ps into dst, a pointer to a struct, leaving out the
 // properties named skip (places, which the struct does not hold).
 func Load(dst any, ps []datastore.Property, skip ...string) error {
@@ -333,50 +249,4 @@ func Save(src any, places ...datastore.Property) ([]datastore.Property, error) {
 		return nil, err
 	}
 	return append(ps, places...), nil
-}
-
-// Earlier returns the keys of up to n entities of kind still in an
-// earlier version's form: those the built-in index of seq holds.
-func Earlier(ctx context.Context, db *store.DB, kind string, n int) ([]*datastore.Key, error) {
-	return db.GetAll(ctx, db.Query(kind).FilterField("seq", ">", 0).KeysOnly().Limit(n), nil)
-}
-
-// Rewrite moves up to n entities of kind from an earlier version's form
-// to this version's, reading each into a new value of newVal (whose Save
-// writes this version's form) and writing it again, 25 in a transaction;
-// it returns how many it moved.
-func Rewrite(ctx context.Context, db *store.DB, kind string, n int, newVal func() any) (int, error) {
-	keys, err := Earlier(ctx, db, kind, n)
-	if err != nil {
-		return 0, err
-	}
-	moved := 0
-	for start := 0; start < len(keys); start += 25 {
-		batch := keys[start:min(start+25, len(keys))]
-		err := db.Update(ctx, func(tx *store.Tx) error {
-			vals := make([]any, len(batch))
-			refs := make([]store.Ref, len(batch))
-			l := tx.Lookup()
-			for i, k := range batch {
-				vals[i] = newVal()
-				refs[i] = l.Add(k, vals[i])
-			}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			var putKeys []*datastore.Key
-			var putVals []any
-			for i, k := range batch {
-				if refs[i].Found() {
-					putKeys, putVals = append(putKeys, k), append(putVals, vals[i])
-				}
-			}
-			return tx.PutMulti(putKeys, putVals)
-		})
-		if err != nil {
-			return moved, err
-		}
-		moved += len(batch)
-	}
-	return moved, nil
 }

@@ -40,13 +40,10 @@ import (
 	"log/slog"
 	"time"
 
-	"cloud.google.com/go/datastore"
-
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
-	"socialstream/internal/order"
 	"socialstream/internal/pair"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -82,10 +79,8 @@ type Job struct {
 	// Before, when set, limits an adding job to activities older than
 	// this seq.
 	Before int64 `json:"before,omitempty"`
-	// Cursor is where a removing job's query goes on, and Phase which of
-	// its queries (activities.AudienceOf) that is.
+	// Cursor is where a removing job's query goes on.
 	Cursor string `json:"cursor,omitempty"`
-	Phase  int    `json:"phase,omitempty"`
 	Limit  int    `json:"limit"`  // activities an adding job covers
 	Budget int    `json:"budget"` // activities the backfill may still cover after it
 	Step   int    `json:"step"`
@@ -117,9 +112,6 @@ type Config struct {
 	// follow's jobs copy no activity older than that to the follower's
 	// audience, and stop there (see activities.HomeEdge).
 	HomeRetention time.Duration
-	// Upgrade says whether activities and audience chunks of an earlier
-	// version may remain (package order); nil: none do.
-	Upgrade *order.Upgrade
 }
 
 // MaxCopyLimit bounds a per-call copyLimit.
@@ -350,7 +342,7 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 		res.Stopped = stop
 		return res, err
 	}
-	refs, err := activities.Newest(ctx, s.db, j.Owner, j.Before, j.Limit, s.cfg.Upgrade.Pending(ctx))
+	refs, err := activities.Newest(ctx, s.db, j.Owner, j.Before, j.Limit)
 	if err != nil {
 		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 	}
@@ -408,27 +400,20 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 		res.Stopped = stop
 		return res, err
 	}
-	// The copies to undo: a removal of a follower finds those of this
-	// version by one query and, while the move of package order is under
-	// way, those of an earlier version by another (j.Phase says which).
-	var qs []*datastore.Query
+	// The copies to undo: the chunks that hold the follower, or the
+	// activities that carry the group.
+	q := activities.WithGroup(s.db, j.Owner, j.Group)
 	if j.Group == "" {
-		qs = activities.AudienceOf(s.db, j.Follower, j.Owner, j.Phase > 0 || s.cfg.Upgrade.Pending(ctx))
-	} else {
-		qs = []*datastore.Query{activities.WithGroup(s.db, j.Owner, j.Group)}
+		q = activities.AudienceOf(s.db, j.Follower, j.Owner)
 	}
-	cursor, phase := j.Cursor, j.Phase
+	cursor := j.Cursor
 	for res.Scanned < s.cfg.RemovalsPerJob {
-		if phase >= len(qs) {
-			return res, s.finishRemoval(ctx, j)
-		}
-		keys, next, err := s.db.KeysFrom(ctx, qs[phase], cursor, s.cfg.Batch)
+		keys, next, err := s.db.KeysFrom(ctx, q, cursor, s.cfg.Batch)
 		if err != nil {
 			return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
 		}
 		if len(keys) == 0 {
-			cursor, phase = "", phase+1
-			continue
+			return res, s.finishRemoval(ctx, j)
 		}
 		res.Scanned += len(keys)
 		stop, err := s.edit(ctx, j, &res, s.removing, func(tx *store.Tx, p pair.State) ([]string, error) {
@@ -437,7 +422,7 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 				cutoff = time.UnixMicro(p.Ended.Cutoff)
 			}
 			if j.Group == "" {
-				return activities.RemoveFollower(tx, keys, j.Follower, cutoff, phase)
+				return activities.RemoveFollower(tx, keys, j.Follower, cutoff)
 			}
 			return activities.RemoveGroup(tx, keys, j.Group, cutoff)
 		})
@@ -449,7 +434,7 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 	// More than one job should do: hand the rest on.
 	next := j
 	next.Step++
-	next.Cursor, next.Phase = cursor, phase
+	next.Cursor = cursor
 	next.At = j.at()
 	if err := s.enqueue(ctx, next); err != nil {
 		return res, err
