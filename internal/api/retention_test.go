@@ -109,6 +109,7 @@ func TestHomeRetention(t *testing.T) {
 		t.Errorf("a second trim: %d deleted, %v; want none", n, err)
 	}
 }
+
 // homeOf reads u's home feed: the ids shown, and whether u likes each.
 func (e *env) homeOf(u user) (shown []string, liked map[string]bool, names map[string]string) {
 	e.t.Helper()
@@ -122,4 +123,3 @@ func (e *env) homeOf(u user) (shown []string, liked map[string]bool, names map[s
 	}
 	return shown, liked, names
 }
-

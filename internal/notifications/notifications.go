@@ -838,4 +838,3 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 	}
 	return nil
 }
-
