@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	cloud.google.com/go/cloudtasks v1.19.0
+	cloud.google.com/go/compute/metadata v0.10.0
 	cloud.google.com/go/datastore v1.27.1
 	cloud.google.com/go/storage v1.70.0
 	github.com/chromedp/chromedp v0.23.0
@@ -31,7 +32,6 @@ require (
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.24.1 // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.3.0 // indirect
-	cloud.google.com/go/compute/metadata v0.10.0 // indirect
 	cloud.google.com/go/iam v1.12.0 // indirect
 	cloud.google.com/go/monitoring v1.30.0 // indirect
 	cloud.google.com/go/pubsub/v2 v2.6.2 // indirect

@@ -54,7 +54,7 @@ type Config struct {
 
 	DatastoreEmulatorHost string // DATASTORE_EMULATOR_HOST
 	TasksEmulatorHost     string // CLOUD_TASKS_EMULATOR_HOST
-	TasksLocation         string // CLOUD_TASKS_LOCATION
+	TasksLocation         string // CLOUD_TASKS_LOCATION; on App Engine, empty: its region (Region)
 
 	// MediaBucket is MEDIA_BUCKET, the Cloud Storage bucket of the
 	// pictures (default: the project's default bucket, PROJECT.appspot.com).
@@ -231,8 +231,8 @@ func (c Config) Deployable() error {
 	if c.Project == "" {
 		errs = append(errs, errors.New("GOOGLE_CLOUD_PROJECT is required"))
 	}
-	if c.TasksLocation == "" {
-		errs = append(errs, errors.New("CLOUD_TASKS_LOCATION is required (the region of the queues, e.g. us-central1)"))
+	if c.TasksLocation == "" && !c.OnAppEngine {
+		errs = append(errs, errors.New("CLOUD_TASKS_LOCATION is required off App Engine (the region of the queues, e.g. us-central1)"))
 	}
 	if !c.OnAppEngine && len(c.TasksSecret) < MinTasksSecret {
 		errs = append(errs, fmt.Errorf("TASKS_SECRET of at least %d characters is required off App Engine: task requests must prove they come from the task sender", MinTasksSecret))
@@ -306,6 +306,11 @@ type App struct {
 func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
 	if err := cfg.Deployable(); err != nil {
 		return nil, err
+	}
+	if cfg.TasksLocation == "" { // on App Engine: its queues are in its region
+		if cfg.TasksLocation, err = Region(ctx); err != nil {
+			return nil, err
+		}
 	}
 	a := &App{}
 	defer func() {
