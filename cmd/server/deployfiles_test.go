@@ -50,9 +50,6 @@ func TestDeployFilesParseAsGcloudParsesThem(t *testing.T) {
 	for _, name := range []string{"app.yaml", "queue.yaml", "index.yaml", "cron.yaml"} {
 		path := filepath.Join("..", "..", name)
 		if _, err := os.Stat(path); err != nil {
-			if name == "cron.yaml" && os.IsNotExist(err) {
-				continue // none yet
-			}
 			t.Fatal(err)
 		}
 		files = append(files, path)
@@ -68,5 +65,13 @@ func TestDeployFilesParseAsGcloudParsesThem(t *testing.T) {
 	}
 	if out, err := gcloudParse(t, bad); err == nil {
 		t.Errorf("gcloud's parser took an app.yaml with an unknown field:\n%s", out)
+	}
+	// And a cron.yaml with a field that is not one.
+	badCron := filepath.Join(t.TempDir(), "cron.yaml")
+	if err := os.WriteFile(badCron, []byte("cron:\n- url: /_cron/trim\n  schedule: every 1 hours\n  no_such_field: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := gcloudParse(t, badCron); err == nil {
+		t.Errorf("gcloud's parser took a cron.yaml with an unknown field:\n%s", out)
 	}
 }

@@ -46,7 +46,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -317,7 +316,6 @@ type Service struct {
 	queue    queue.Queue
 	cfg      Config
 	now      func() time.Time
-	lastTrim atomic.Int64 // the hour (Unix) this instance last enqueued a trim in
 }
 
 // New returns a Service.

@@ -370,7 +370,6 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		return vs[0], false, nil
 	}
-	s.scheduleTrim(ctx)
 	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, "")
 	if err == nil && len(vs) == 0 && in.repostOf != "" {
 		return View{}, false, ErrNoSuchActivity // the shared activity was taken down just after

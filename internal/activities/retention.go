@@ -47,20 +47,19 @@ const (
 	trimBatch = 500
 )
 
-// scheduleTrim enqueues the trim once an hour, from the first post of the
-// hour on each instance, under the hour's name (so many instances enqueue
-// one). A failure is left alone: the next hour's trim deletes the same.
-func (s *Service) scheduleTrim(ctx context.Context) {
+// StartTrim enqueues the trim job, under the hour's name (so a schedule
+// that calls twice in an hour enqueues one). The scheduled work
+// (cron.yaml) calls it every hour; with no retention it does nothing.
+func (s *Service) StartTrim(ctx context.Context) error {
 	if s.cfg.HomeRetention <= 0 {
-		return
+		return nil
 	}
-	now := s.now().UTC()
-	hour := now.Unix() / 3600
-	if s.lastTrim.Swap(hour) == hour {
-		return
+	err := s.queue.Enqueue(ctx, queue.Task{Queue: TrimQueue, Path: TrimPath, Body: []byte("{}"),
+		Name: "audience-trim-" + s.now().UTC().Format("2006010215")})
+	if err != nil {
+		return fmt.Errorf("activities.StartTrim: %w", err)
 	}
-	_ = s.queue.Enqueue(ctx, queue.Task{Queue: TrimQueue, Path: TrimPath, Body: []byte("{}"),
-		Name: "audience-trim-" + now.Format("2006010215")})
+	return nil
 }
 
 // Trim deletes up to trimBatch audience chunks of activities past the home

@@ -192,6 +192,10 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	if r := e.do("POST", "/_tasks/trim", "", `{}`, api.TaskSecretHeader, e.stack.TaskSecret); r.status != 204 {
 		t.Errorf("the trim: %d %s", r.status, r.raw)
 	}
+	e.wantError(e.do("GET", api.CronCollectPath, "", nil, "X-Appengine-Cron", "true"), http.StatusForbidden)
+	if r := e.do("GET", api.CronCollectPath, "", nil, api.TaskSecretHeader, e.stack.TaskSecret); r.status != 204 {
+		t.Errorf("the scheduled collection: %d %s", r.status, r.raw)
+	}
 	if r := e.do("GET", "/healthz", "", nil); r.header.Get("Strict-Transport-Security") != "" {
 		t.Error("HSTS off App Engine, over plain HTTP")
 	}
@@ -217,6 +221,13 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	r := gae.do("POST", "/_tasks/notify", "", `{}`, "X-AppEngine-QueueName", "notifications")
 	if r.status != 204 {
 		t.Errorf("App Engine task: %d %s", r.status, r.raw)
+	}
+	// The scheduled work: cron's header, and nothing else, there.
+	gae.wantError(gae.do("GET", api.CronCollectPath, "", nil, "X-AppEngine-QueueName", "cleanup"), http.StatusForbidden)
+	gae.wantError(gae.do("GET", api.CronCollectPath, "", nil, api.TaskSecretHeader, e.stack.TaskSecret), http.StatusForbidden)
+	gae.wantError(gae.do("GET", api.CronCollectPath, "", nil, "X-Appengine-Cron", "false"), http.StatusForbidden)
+	if r := gae.do("GET", api.CronCollectPath, "", nil, "X-Appengine-Cron", "true"); r.status != 204 {
+		t.Errorf("App Engine cron: %d %s", r.status, r.raw)
 	}
 	if !strings.HasPrefix(r.header.Get("Strict-Transport-Security"), "max-age=") {
 		t.Errorf("no HSTS on App Engine: %v", r.header)

@@ -18,7 +18,7 @@ var (
 	errNoMethod     = derrors.New(derrors.InvalidArgument, "method not allowed here")
 	errTooLarge     = derrors.New(derrors.TooLarge, fmt.Sprintf("request body over %d bytes", MaxBody))
 	errBadQuery     = derrors.New(derrors.InvalidArgument, "malformed query string")
-	errNotFromQueue = derrors.New(derrors.PermissionDenied, "task endpoints accept only Cloud Tasks requests")
+	errNotFromQueue = derrors.New(derrors.PermissionDenied, "task and cron endpoints accept only Cloud Tasks' and App Engine cron's requests")
 )
 
 // errorBody is the contract's error envelope.

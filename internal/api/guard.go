@@ -17,11 +17,12 @@ import (
 // where a client's address comes from, and which transport headers it
 // sends.
 type Guard struct {
-	// OnAppEngine trusts X-AppEngine-QueueName on /_tasks requests (App
-	// Engine strips X-AppEngine-* headers from outside traffic) and the
+	// OnAppEngine trusts X-AppEngine-QueueName on /_tasks requests and
+	// X-Appengine-Cron on /_cron ones (App Engine strips X-AppEngine-*
+	// headers from outside traffic) and the
 	// client address App Engine's front end reports, and sends HSTS.
 	OnAppEngine bool
-	// TaskSecret, off App Engine, is what a task request must carry in
+	// TaskSecret, off App Engine, is what a task or cron request must carry in
 	// TaskSecretHeader: the task sender's proof (the local stack makes one
 	// per run and gives it to its tasks emulator). Without it, and off App
 	// Engine, every task request is refused.
@@ -36,20 +37,29 @@ type Guard struct {
 // TaskSecretHeader carries a task sender's secret off App Engine.
 const TaskSecretHeader = "X-Socialstream-Task-Secret"
 
+// CronPrefix is where the scheduled work of cron.yaml is sent.
+const CronPrefix = "/_cron/"
+
 // tasksOnly refuses /_tasks requests that did not come from the task
-// sender: on App Engine, those without X-AppEngine-QueueName; elsewhere,
-// those without the configured secret (a header alone proves nothing
-// where nothing strips it).
+// sender, and /_cron requests that did not come from the scheduler: on
+// App Engine, those without X-AppEngine-QueueName or X-Appengine-Cron;
+// elsewhere, those without the configured secret (a header alone proves
+// nothing where nothing strips it).
 func (s *Server) tasksOnly(c *gin.Context) {
 	p := c.Request.URL.Path
-	if p != "/_tasks" && !strings.HasPrefix(p, "/_tasks/") {
+	task := p == "/_tasks" || strings.HasPrefix(p, "/_tasks/")
+	cron := p+"/" == CronPrefix || strings.HasPrefix(p, CronPrefix)
+	if !task && !cron {
 		c.Next()
 		return
 	}
 	var ok bool
-	if s.guard.OnAppEngine {
+	switch {
+	case s.guard.OnAppEngine && task:
 		ok = c.GetHeader("X-AppEngine-QueueName") != ""
-	} else {
+	case s.guard.OnAppEngine:
+		ok = c.GetHeader("X-Appengine-Cron") == "true"
+	default:
 		got := c.GetHeader(TaskSecretHeader)
 		ok = s.guard.TaskSecret != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.guard.TaskSecret)) == 1
 	}

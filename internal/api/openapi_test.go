@@ -40,9 +40,9 @@ var contract struct {
 	seen map[string]bool // operationIds answered with a 2xx
 }
 
-// notInContract are paths that are not the API: the web page and the
-// task handlers.
-var notInContract = regexp.MustCompile(`^/($|static/|_tasks/)`)
+// notInContract are paths that are not the API: the web page, the task
+// handlers and the scheduled work.
+var notInContract = regexp.MustCompile(`^/($|static/|_tasks/|_cron/)`)
 
 func loadContract() (*openapi3.T, routers.Router, error) {
 	contract.once.Do(func() {

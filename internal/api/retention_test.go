@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/api"
 	"socialstream/internal/ids"
 	"socialstream/internal/localstack"
 	"socialstream/internal/rebuild"
 )
 
 // With a home retention set, a home feed ends at its edge, a follow copies
-// nothing past it, and the trim job (enqueued by the posts of the hour)
-// deletes the audience chunks past it; the activity itself stays, on its
+// nothing past it, and the trim job (enqueued by the hour's scheduled
+// request, cron.yaml's /_cron/trim) deletes the audience chunks past it; the activity itself stays, on its
 // author's page and by id.
 func TestHomeRetention(t *testing.T) {
 	ctx := context.Background()
@@ -49,8 +50,16 @@ func TestHomeRetention(t *testing.T) {
 	behind.Store(0)
 	fresh := e.post(author, "just now")
 	e.settle()
+	if n := trims.Load(); n != 0 {
+		t.Errorf("%d trim jobs before the schedule asked for one", n)
+	}
+	e.wantError(e.do("GET", api.CronTrimPath, "", nil), http.StatusForbidden)
+	if r := e.do("GET", api.CronTrimPath, "", nil, api.TaskSecretHeader, e.stack.TaskSecret); r.status != http.StatusNoContent {
+		t.Fatalf("the scheduled trim: %d %s", r.status, r.raw)
+	}
+	e.settle()
 	if trims.Load() == 0 {
-		t.Error("no trim job enqueued by the posts")
+		t.Error("no trim job enqueued by the scheduled request")
 	}
 	audience := func(id string) int {
 		t.Helper()

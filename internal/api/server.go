@@ -277,6 +277,9 @@ func (s *Server) Routes() *gin.Engine {
 		}
 		r.POST(path, h)
 	}
+	// The scheduled work of cron.yaml, guarded by tasksOnly too.
+	r.GET(CronTrimPath, s.cronTrim)
+	r.GET(CronCollectPath, s.cronCollect)
 
 	return r
 }

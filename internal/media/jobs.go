@@ -95,6 +95,29 @@ func (s *Service) Run(ctx context.Context, t Task) (string, error) {
 
 // collect deletes an item's objects, and a loose one's record once it has
 // been loose for LooseFor, unless the record holds them.
+// CollectLoose collects up to n items left loose for longer than LooseFor
+// and an hour, whose upload's own collection (enqueued with the upload,
+// to run a day later) gave up, and returns how many it collected. The
+// scheduled work (cron.yaml) runs it every hour.
+func (s *Service) CollectLoose(ctx context.Context, n int) (int, error) {
+	before := s.now().Add(-LooseFor - time.Hour).UnixMicro()
+	keys, err := s.db.GetAll(ctx, s.db.Query(KindItem).FilterField("loose", "<", before).KeysOnly().Limit(n), nil)
+	if err != nil {
+		return 0, fmt.Errorf("media.CollectLoose: %w", err)
+	}
+	done := 0
+	for _, k := range keys {
+		what, err := s.collect(ctx, k.Name)
+		if err != nil {
+			return done, fmt.Errorf("media.CollectLoose: %w", err)
+		}
+		if what == "collected" {
+			done++
+		}
+	}
+	return done, nil
+}
+
 func (s *Service) collect(ctx context.Context, id string) (string, error) {
 	var drop bool
 	err := s.db.Update(ctx, func(tx *store.Tx) error {

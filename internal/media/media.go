@@ -68,6 +68,10 @@ type Item struct {
 	AlbumID    string    `datastore:"albumId,omitempty"`
 	ActivityID string    `datastore:"activityId,omitempty"`
 	Created    time.Time `datastore:"created"`
+	// Loose is, while it belongs nowhere, when it was uploaded (µs), and
+	// 0 (not stored, so in no index) once it belongs somewhere: the
+	// scheduled collection finds the loose past LooseFor by its index.
+	Loose int64 `datastore:"loose,omitempty"`
 	Attached
 	Title string `datastore:"title,noindex,omitempty"`
 	Bytes int64  `datastore:"bytes,noindex"`
@@ -248,6 +252,9 @@ func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Ite
 		UserID: user, AlbumID: in.AlbumID, Created: s.now().UTC(), Title: in.Title, Bytes: int64(len(pic.Data)),
 		Attached: Attached{ID: id, MimeType: pic.MimeType, Width: pic.Width, Height: pic.Height, ThumbType: pic.ThumbType,
 			ThumbWidth: pic.ThumbWidth, ThumbHeight: pic.ThumbHeight, Description: in.Description},
+	}
+	if it.loose() {
+		it.Loose = it.Created.UnixMicro()
 	}
 	var refused error // the transaction's own refusal: nothing committed
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -604,7 +611,7 @@ func (s *Service) Move(ctx context.Context, user, id, album string) (*Item, erro
 		if err := a.add(ok, user, id); err != nil {
 			return err
 		}
-		it.AlbumID = album
+		it.AlbumID, it.Loose = album, 0
 		out = it
 		return tx.PutMulti([]*datastore.Key{AlbumKey(s.db, album), ItemKey(s.db, id)}, []any{&a, it})
 	})
@@ -645,7 +652,7 @@ func ReadLoose(l *store.Lookup, idList []string) func(user string) ([]*datastore
 // SetActivity marks the items read by ReadLoose (puts) as on activity.
 func SetActivity(puts []any, activity string) {
 	for _, p := range puts {
-		p.(*Item).ActivityID = activity
+		p.(*Item).ActivityID, p.(*Item).Loose = activity, 0
 	}
 }
 

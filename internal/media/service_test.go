@@ -178,6 +178,81 @@ func TestCollectTakesLooseItemsAfterADay(t *testing.T) {
 	}
 }
 
+// The scheduled collection takes what stayed loose past its day and an
+// hour (its own job gave up), and nothing that belongs somewhere: in an
+// album, moved into one, or on an activity.
+func TestScheduledCollectionTakesWhatItsJobLeft(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	albumID, _, err := f.s.CreateAlbum(ctx, f.user, AlbumInput{Title: ptr("trip")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := []string{f.upload(UploadInput{}), f.upload(UploadInput{})}
+	inAlbum := f.upload(UploadInput{AlbumID: albumID})
+	moved := f.upload(UploadInput{})
+	if _, err := f.s.Move(ctx, f.user, moved, albumID); err != nil {
+		t.Fatal(err)
+	}
+	attached := f.upload(UploadInput{})
+	err = f.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		check := ReadLoose(l, []string{attached})
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		keys, puts, _, err := check(f.user)
+		if err != nil {
+			return err
+		}
+		SetActivity(puts, ids.Format(777))
+		return tx.PutMulti(keys, puts)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect := func(n int) int {
+		t.Helper()
+		got, err := f.s.CollectLoose(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	f.clock = f.clock.Add(LooseFor)
+	if n := collect(10); n != 0 {
+		t.Fatalf("collected %d within the hour their own jobs have", n)
+	}
+	f.clock = f.clock.Add(time.Hour + time.Second)
+	if n := collect(1); n != 1 {
+		t.Fatalf("collected %d of a batch of 1", n)
+	}
+	if n := collect(10); n != 1 {
+		t.Fatalf("collected %d of the one left loose", n)
+	}
+	if n := collect(10); n != 0 {
+		t.Fatalf("collected %d once none is loose", n)
+	}
+	// What belongs somewhere is in the index of the loose no more, so
+	// the hourly query reads none of it.
+	if n, err := f.db.Count(ctx, f.db.Query(KindItem).FilterField("loose", ">", 0).KeysOnly()); err != nil || n != 0 {
+		t.Errorf("%d items still indexed as loose (%v)", n, err)
+	}
+	var want []string
+	for _, id := range []string{inAlbum, moved, attached} {
+		want = append(want, ObjectsOf(id)...)
+	}
+	slices.Sort(want)
+	if got := f.objects(); !slices.Equal(got, want) {
+		t.Errorf("objects %v, want those of the pictures that belong somewhere %v", got, want)
+	}
+	for _, id := range left {
+		if _, err := f.s.Item(ctx, id); !errors.Is(err, ErrNoSuchItem) {
+			t.Errorf("the loose item %s's record: %v", id, err)
+		}
+	}
+}
+
 func TestDeleteAlbumTakesItsItems(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
