@@ -1,11 +1,12 @@
 // Command admin is the operator's tool for what no API call may do for
 // itself: naming the first admin of a deployment (after which admins
-// grant roles through the API). It works on the Datastore the server
-// uses, from the same environment: GOOGLE_CLOUD_PROJECT (or
-// DATASTORE_PROJECT_ID), DATASTORE_NAMESPACE, and DATASTORE_EMULATOR_HOST
-// for an emulator.
+// grant roles through the API), and rotating the key that signs the
+// links to pictures. It works on the Datastore the server uses, from the
+// same environment: GOOGLE_CLOUD_PROJECT (or DATASTORE_PROJECT_ID),
+// DATASTORE_NAMESPACE, and DATASTORE_EMULATOR_HOST for an emulator.
 //
 //	go run ./cmd/admin role USERNAME admin|moderator|none
+//	go run ./cmd/admin rotate-link-key
 package main
 
 import (
@@ -15,14 +16,16 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/store"
 )
 
-const usage = "usage: admin role USERNAME admin|moderator|none"
+const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key"
 
 func main() {
 	if err := realMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
@@ -32,10 +35,50 @@ func main() {
 }
 
 func realMain(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
-	if len(args) != 3 || args[0] != "role" {
-		return errors.New(usage)
+	switch {
+	case len(args) == 3 && args[0] == "role":
+		return setRole(ctx, args[1], args[2], getenv, out)
+	case len(args) == 1 && args[0] == "rotate-link-key":
+		db, closeDB, err := open(ctx, getenv)
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		rot, err := media.RotateLinkKey(ctx, db, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "a new key signs the links to pictures from %s; the old keys check them until they end.\n"+
+			"dropped %d keys whose links have all ended; %d in the ring. Run it again after %s to drop the one it replaced.\n",
+			rot.Starts.UTC().Format(time.RFC3339), rot.Dropped, rot.Kept, rot.Starts.Add(media.KeyRefresh+media.LinkLife+media.LinkStep).UTC().Format(time.RFC3339))
+		return nil
 	}
-	name, role := args[1], args[2]
+	return errors.New(usage)
+}
+
+// open opens the Datastore the environment names.
+func open(ctx context.Context, getenv func(string) string) (*store.DB, func(), error) {
+	project := getenv("GOOGLE_CLOUD_PROJECT")
+	if project == "" {
+		project = getenv("DATASTORE_PROJECT_ID")
+	}
+	if project == "" {
+		return nil, nil, errors.New("GOOGLE_CLOUD_PROJECT (or DATASTORE_PROJECT_ID) names the project")
+	}
+	client, err := store.Open(ctx, project, getenv("DATASTORE_EMULATOR_HOST"))
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := store.New(client, getenv("DATASTORE_NAMESPACE"))
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return db, func() { client.Close() }, nil
+}
+
+// setRole gives the person named name role.
+func setRole(ctx context.Context, name, role string, getenv func(string) string, out io.Writer) error {
 	switch role {
 	case accounts.RoleAdmin, accounts.RoleModerator:
 	case "none":
@@ -46,22 +89,11 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 	if accounts.ValidateUsername(name) != nil {
 		return fmt.Errorf("%q is not a username", name)
 	}
-	project := getenv("GOOGLE_CLOUD_PROJECT")
-	if project == "" {
-		project = getenv("DATASTORE_PROJECT_ID")
-	}
-	if project == "" {
-		return errors.New("GOOGLE_CLOUD_PROJECT (or DATASTORE_PROJECT_ID) names the project")
-	}
-	client, err := store.Open(ctx, project, getenv("DATASTORE_EMULATOR_HOST"))
+	db, closeDB, err := open(ctx, getenv)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	db, err := store.New(client, getenv("DATASTORE_NAMESPACE"))
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	found, err := accounts.UserIDsByName(ctx, db, []string{name})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 	"socialstream/internal/testenv"
 )
 
@@ -53,5 +54,27 @@ func TestRole(t *testing.T) {
 	delete(env, "DATASTORE_PROJECT_ID")
 	if _, err := run("role", "ann", "admin"); err == nil {
 		t.Errorf("no project: no error")
+	}
+}
+
+// The rotation adds a key to the links' keyring, and says when the one it
+// replaces may go.
+func TestRotateLinkKey(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	links := media.NewLinks(db, "")
+	if _, err := links.Minter(ctx); err != nil { // the first key, as the first instance makes it
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATASTORE_PROJECT_ID": testenv.Project, "DATASTORE_EMULATOR_HOST": testenv.EmulatorHost(t), "DATASTORE_NAMESPACE": db.Namespace()}
+	var out strings.Builder
+	if err := realMain(ctx, []string{"rotate-link-key"}, func(k string) string { return env[k] }, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2 in the ring") {
+		t.Errorf("output %q", out.String())
+	}
+	if err := realMain(ctx, []string{"rotate-link-key", "now"}, func(k string) string { return env[k] }, &out); err == nil {
+		t.Error("rotate-link-key with an argument: no error")
 	}
 }

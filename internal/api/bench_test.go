@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -64,4 +66,40 @@ func BenchmarkFollowToHome200(b *testing.B) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "p50-ms")
 	b.ReportMetric(float64(took[len(took)*9/10].Milliseconds()), "p90-ms")
+}
+
+// BenchmarkServePicture measures what one view of a picture costs an
+// instance when no shared cache answers it: a signed link read through
+// the service, its bytes streamed from the Cloud Storage emulator over
+// real HTTP (a 1600 × 1200 JPEG as uploaded, and its thumbnail). It
+// reports the bytes of each view; the choice of how pictures are
+// delivered weighs it (docs/choices.md).
+//
+//	go test ./internal/api -run '^$' -bench ServePicture -benchtime 200x
+func BenchmarkServePicture(b *testing.B) {
+	e := newEnv(b)
+	ann := e.register("ann")
+	r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, picture(b, "jpeg", 1600, 1200), "Content-Type", "image/jpeg")
+	if r.status != http.StatusCreated {
+		b.Fatalf("upload: %d %s", r.status, r.raw)
+	}
+	for _, variant := range []string{"url", "thumbnailUrl"} {
+		link := e.entry(r)[variant].(string)
+		b.Run(variant, func(b *testing.B) {
+			var n int64
+			for b.Loop() {
+				res, err := http.Get(link)
+				if err != nil {
+					b.Fatal(err)
+				}
+				k, err := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if err != nil || res.StatusCode != http.StatusOK {
+					b.Fatalf("%d %v", res.StatusCode, err)
+				}
+				n = k
+			}
+			b.ReportMetric(float64(n), "bytes/view")
+		})
+	}
 }

@@ -622,10 +622,15 @@ func noParams(*gin.Context) (struct{}, error) { return struct{}{}, nil }
 
 // servePicture streams a picture whose link checks out: no token, no
 // Datastore read (the link was handed out with what the reader could
-// see; see media.Links).
+// see; see media.Links). The answer is public for the rest of the link's
+// life: the link is the reader's permission, as a signed Cloud Storage
+// URL is, so a shared cache (App Engine's edge cache, a CDN) may answer
+// whoever holds the same link until it ends, and an instance serves each
+// link's bytes once per cache rather than once per view (docs/choices.md).
 func (s *Server) servePicture(c *gin.Context) {
 	ctx := c.Request.Context()
 	id, variant := c.Param("id"), c.Param("variant")
+	c.Header("Cache-Control", "no-store") // a refusal is no cache's to keep
 	left, err := s.media.Links.Check(ctx, id, variant, c.Query("e"), c.Query("s"))
 	if err != nil {
 		s.fail(c, err)
@@ -640,7 +645,7 @@ func (s *Server) servePicture(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", r.Attrs.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(r.Attrs.Size, 10))
-	h.Set("Cache-Control", fmt.Sprintf("private, max-age=%d", int(left.Seconds())))
+	h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d, immutable", int(left.Seconds())))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")

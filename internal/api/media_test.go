@@ -155,6 +155,25 @@ func TestPicturesOnActivities(t *testing.T) {
 	if status, kind, _ := e.fetch(seen[1]["thumbnailUrl"].(string)); status != 200 || kind != "image/jpeg" {
 		t.Fatalf("the thumbnail: %d %s", status, kind)
 	}
+	// A shared cache may keep the picture for the rest of its link's life,
+	// and no refusal.
+	res, err := http.Get(seen[0]["url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var maxAge int
+	if _, err := fmt.Sscanf(res.Header.Get("Cache-Control"), "public, max-age=%d, immutable", &maxAge); err != nil ||
+		maxAge < int(media.LinkLife.Seconds())-5 || maxAge > int((media.LinkLife+media.LinkStep).Seconds()) {
+		t.Errorf("the picture's Cache-Control %q", res.Header.Get("Cache-Control"))
+	}
+	if res, err = http.Get(strings.Replace(seen[0]["url"].(string), "s=", "s=x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("Cache-Control"); res.StatusCode != http.StatusNotFound || got != "no-store" {
+		t.Errorf("a forged link: %d, Cache-Control %q", res.StatusCode, got)
+	}
 	// A link whose signature is changed, or that names another picture,
 	// opens nothing.
 	forged := strings.Replace(seen[0]["url"].(string), "s=", "s=x", 1)

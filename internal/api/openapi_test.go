@@ -19,7 +19,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/api"
 	"socialstream/internal/app"
@@ -173,11 +172,11 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	param := regexp.MustCompile(`:(\w+)`)
 	routed := map[string]bool{}
-	h, err := app.Routes(e.svc, slog.New(slog.DiscardHandler), api.Guard{})
+	router, err := app.Router(e.svc, slog.New(slog.DiscardHandler), api.Guard{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rt := range h.(*gin.Engine).Routes() {
+	for _, rt := range router.Routes() {
 		if notInContract.MatchString(rt.Path) || rt.Method == http.MethodHead {
 			continue
 		}

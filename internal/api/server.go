@@ -38,6 +38,7 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	"socialstream/internal/tracing"
 	"socialstream/internal/web"
 )
 
@@ -284,8 +285,11 @@ func (s *Server) Routes() *gin.Engine {
 	return r
 }
 
-// trace puts the Cloud Trace id of the request into its context for logs.
+// trace names the request's span (package tracing) by its route, and
+// puts the Cloud Trace id of its X-Cloud-Trace-Context into its context
+// for logs, should it have no span.
 func (s *Server) trace(c *gin.Context) {
+	tracing.Route(c.Request.Context(), c.Request.Method, c.FullPath())
 	if h := c.GetHeader("X-Cloud-Trace-Context"); h != "" {
 		c.Request = c.Request.WithContext(logging.WithTrace(c.Request.Context(), h))
 	}

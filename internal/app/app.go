@@ -20,6 +20,7 @@ import (
 	cloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	"cloud.google.com/go/datastore"
 	"cloud.google.com/go/storage"
+	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
@@ -43,6 +44,7 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	"socialstream/internal/tracing"
 )
 
 // Config is the service's configuration. FromEnv fills it from the
@@ -72,6 +74,11 @@ type Config struct {
 	// hold at once while they are decoded (media.Config.Memory); 0: the
 	// default, for F2.
 	UploadMemory int
+
+	// TraceSample is TRACE_SAMPLE: the share (0 to 1) of requests traced
+	// to Cloud Trace beside those whose caller asked for a trace (package
+	// tracing); 0 traces none. Default: 0.1 on App Engine, else 0.
+	TraceSample float64
 
 	OnAppEngine bool   // GAE_ENV == "standard"
 	Service     string // GAE_SERVICE: tasks are routed back to it
@@ -160,6 +167,16 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.Port == "" {
 		c.Port = "8080"
+	}
+	if c.OnAppEngine {
+		c.TraceSample = 0.1
+	}
+	if v := getenv("TRACE_SAMPLE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return c, fmt.Errorf("TRACE_SAMPLE %q: a share from 0 to 1", v)
+		}
+		c.TraceSample = f
 	}
 	c.CopyLimit, c.BackfillMax = 200, 1000
 	for _, v := range []struct {
@@ -311,6 +328,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		if cfg.TasksLocation, err = Region(ctx); err != nil {
 			return nil, err
 		}
+		log.Info("the queues' region, from the metadata server", "location", cfg.TasksLocation)
 	}
 	a := &App{}
 	defer func() {
@@ -318,6 +336,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 			a.Close()
 		}
 	}()
+	stopTracing, err := tracing.Start(ctx, cfg.Project, cfg.TraceSample)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, func() error { return stopTracing(context.Background()) })
 
 	dsClient, err := store.Open(ctx, cfg.Project, cfg.DatastoreEmulatorHost)
 	if err != nil {
@@ -492,15 +515,27 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	return s, nil
 }
 
-// Routes returns the HTTP handler of the services, behind guard.
+// Routes returns the HTTP handler of the services, behind guard: the
+// router (Router), within CORS for the origins guard names, and traced.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
+	r, err := Router(s, log, guard)
+	if err != nil {
+		return nil, err
+	}
+	var h http.Handler = r
+	if len(guard.CORSOrigins) > 0 {
+		h = api.CORS(guard.CORSOrigins, h)
+	}
+	return tracing.Handler(h), nil
+}
+
+// Router returns the API's router of the services: its routes, for those
+// who list them.
+func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
 		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
-	}
-	if len(guard.CORSOrigins) > 0 {
-		return api.CORS(guard.CORSOrigins, srv.Routes()), nil
 	}
 	return srv.Routes(), nil
 }

@@ -21,6 +21,7 @@ func TestFromEnv(t *testing.T) {
 		"TOKEN_CACHE_TTL": "10s", "RATE_LIMIT_LOGIN": "5/10m", "HOME_RETENTION": "2160h",
 		"RATE_LIMIT_UPLOAD": "10/1h", "PUBLIC_URL": "https://p1.example.com/",
 		"CORS_ORIGINS": "https://Gadgets.example.com, http://localhost:3000", "UPLOAD_MEMORY": "400",
+		"TRACE_SAMPLE": "0.25",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +30,7 @@ func TestFromEnv(t *testing.T) {
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
 		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
 		MediaBucket: "p1.appspot.com", PublicURL: "https://p1.example.com",
-		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400}
+		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400, TraceSample: 0.25}
 	want.RateLimits.Login = ratelimit.Rule{Quota: 5, Window: 10 * time.Minute}
 	want.RateLimits.Upload = ratelimit.Rule{Quota: 10, Window: time.Hour}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -47,6 +48,9 @@ func TestFromEnvRejects(t *testing.T) {
 		"bad cost":                       {"BCRYPT_COST": "40"},
 		"bad ttl":                        {"TOKEN_TTL": "soon"},
 		"zero ttl":                       {"TOKEN_TTL": "0"},
+		"trace sample over 1":            {"TRACE_SAMPLE": "2"},
+		"trace sample not a number":      {"TRACE_SAMPLE": "all"},
+		"negative trace sample":          {"TRACE_SAMPLE": "-0.1"},
 		"origin with a path":             {"CORS_ORIGINS": "https://a.example/gadgets"},
 		"wildcard origin":                {"CORS_ORIGINS": "*"},
 		"origin of another scheme":       {"CORS_ORIGINS": "ftp://a.example"},

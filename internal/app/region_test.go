@@ -60,3 +60,11 @@ func TestTasksLocationOnAppEngine(t *testing.T) {
 		t.Errorf("off App Engine without CLOUD_TASKS_LOCATION: %v", err)
 	}
 }
+
+// Off App Engine nothing is traced unless TRACE_SAMPLE says so.
+func TestTraceSampleOffAppEngine(t *testing.T) {
+	env := map[string]string{"GOOGLE_CLOUD_PROJECT": "p", "CLOUD_TASKS_LOCATION": "l", "TASKS_SECRET": strings.Repeat("s", MinTasksSecret)}
+	if c, err := FromEnv(func(k string) string { return env[k] }); err != nil || c.TraceSample != 0 {
+		t.Errorf("default off App Engine: %v, %v", c.TraceSample, err)
+	}
+}

@@ -1,7 +1,9 @@
 // Package logging sets up log/slog for App Engine: JSON lines whose keys are
 // the ones Cloud Logging reads (severity, message, time, and
-// logging.googleapis.com/trace), with the trace taken from the request's
-// X-Cloud-Trace-Context header so that a request's lines group together.
+// logging.googleapis.com/trace, spanId and trace_sampled), so that a
+// request's lines group together and link to its trace. The trace is the
+// request's span's (package tracing), or, without one, the trace its
+// X-Cloud-Trace-Context header names.
 package logging
 
 import (
@@ -9,10 +11,16 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
-// TraceKey is the field Cloud Logging uses to group log lines by trace.
-const TraceKey = "logging.googleapis.com/trace"
+// The fields Cloud Logging groups log lines by and links to traces with.
+const (
+	TraceKey   = "logging.googleapis.com/trace"
+	SpanKey    = "logging.googleapis.com/spanId"
+	SampledKey = "logging.googleapis.com/trace_sampled"
+)
 
 // New returns a logger writing JSON to w at level. project, if not empty,
 // qualifies trace ids as Cloud Logging expects
@@ -81,11 +89,19 @@ type traceHandler struct {
 }
 
 func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
-	if id := Trace(ctx); id != "" {
+	id := Trace(ctx)
+	sc := trace.SpanContextFromContext(ctx)
+	if sc.IsValid() {
+		id = sc.TraceID().String()
+	}
+	if id != "" {
 		if h.project != "" {
 			id = "projects/" + h.project + "/traces/" + id
 		}
 		r.AddAttrs(slog.String(TraceKey, id))
+	}
+	if sc.IsValid() {
+		r.AddAttrs(slog.String(SpanKey, sc.SpanID().String()), slog.Bool(SampledKey, sc.IsSampled()))
 	}
 	return h.Handler.Handle(ctx, r)
 }

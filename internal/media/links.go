@@ -1,15 +1,20 @@
 package media
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/store"
@@ -25,22 +30,32 @@ import (
 // Cloud Storage URL, anyone holding a link may use it until it ends:
 // LinkLife after it was made at most, so a picture whose activity is
 // deleted, or hidden, stops being readable within that.
+//
+// The secrets are a keyring (MediaKey/links): each key signs the links
+// made from its start, and checks them until they end. RotateLinkKey
+// adds a key that starts a while later, once every instance has read it
+// (KeyRefresh), and drops those whose links have all ended; so two keys
+// are valid at once while one takes over from the other.
 type Links struct {
 	db   *store.DB
 	base string // PUBLIC_URL, or "" for links from the root
 	now  func() time.Time
 
-	mu  sync.Mutex
-	key []byte
+	mu   sync.Mutex
+	keys []signingKey // newest start first
+	read time.Time    // when keys were read
 }
 
 // LinkLife is the least time a link works for; links are made for the
 // end of the next LinkStep after it, so that one reader gets the same
-// link, which the browser caches, for LinkStep at a time.
+// link, which the browser (or a CDN) caches, for LinkStep at a time.
 const (
 	LinkLife = time.Hour
 	LinkStep = 30 * time.Minute
 )
+
+// KeyRefresh is how long an instance keeps the keyring it read.
+const KeyRefresh = 5 * time.Minute
 
 // NewLinks returns the Links of the service at base ("" for links from
 // the root: /media/...).
@@ -48,37 +63,119 @@ func NewLinks(db *store.DB, base string) *Links {
 	return &Links{db: db, base: base, now: time.Now}
 }
 
-// linkKey is the stored secret.
-type linkKey struct {
-	Key []byte `datastore:"key,noindex"`
+// keyring is the stored keyring: each entry "START.KEY", the Unix second
+// from which links are signed with the key, and the key, base64.
+type keyring struct {
+	Keys []string `datastore:"keys,noindex"`
 }
 
-// secret returns the signing key: read once per instance, made by the
-// first instance that finds none.
-func (l *Links) secret(ctx context.Context) ([]byte, error) {
+type signingKey struct {
+	start int64
+	key   []byte
+}
+
+func (r *keyring) parse() ([]signingKey, error) {
+	out := make([]signingKey, 0, len(r.Keys))
+	for _, e := range r.Keys {
+		start, b64, ok := strings.Cut(e, ".")
+		n, err := strconv.ParseInt(start, 10, 64)
+		key, err2 := base64.RawURLEncoding.DecodeString(b64)
+		if !ok || err != nil || err2 != nil || len(key) != 32 {
+			return nil, fmt.Errorf("media: a malformed key in the links' keyring")
+		}
+		out = append(out, signingKey{start: n, key: key})
+	}
+	slices.SortFunc(out, func(a, b signingKey) int { return cmp.Compare(b.start, a.start) })
+	return out, nil
+}
+
+func (r *keyring) add(start int64) error {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	r.Keys = append(r.Keys, strconv.FormatInt(start, 10)+"."+base64.RawURLEncoding.EncodeToString(key))
+	return nil
+}
+
+func keyringKey(db *store.DB) *datastore.Key { return db.NameKey(KindKey, "links", nil) }
+
+// keyring returns the keys, newest start first: read again every
+// KeyRefresh, made by the first instance that finds none.
+func (l *Links) keyring(ctx context.Context) ([]signingKey, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.key != nil {
-		return l.key, nil
+	if l.keys != nil && l.now().Sub(l.read) < KeyRefresh {
+		return l.keys, nil
 	}
-	k := l.db.NameKey(KindKey, "links", nil)
-	var stored linkKey
+	var ring keyring
 	err := l.db.Update(ctx, func(tx *store.Tx) error {
-		ok, err := tx.Get(k, &stored)
-		if err != nil || ok {
+		ring = keyring{}
+		ok, err := tx.Get(keyringKey(l.db), &ring)
+		if err != nil || ok && len(ring.Keys) > 0 {
 			return err
 		}
-		stored.Key = make([]byte, 32)
-		if _, err := rand.Read(stored.Key); err != nil {
+		if err := ring.add(0); err != nil {
 			return err
 		}
-		return tx.Put(k, &stored)
+		return tx.Put(keyringKey(l.db), &ring)
+	})
+	if err == nil {
+		l.keys, err = ring.parse()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("media: the links' keys: %w", err)
+	}
+	l.read = l.now()
+	return l.keys, nil
+}
+
+// Rotation is what RotateLinkKey did.
+type Rotation struct {
+	Starts  time.Time // when the new key starts signing
+	Dropped int       // keys dropped, their links all ended
+	Kept    int       // keys in the ring now, the new one included
+}
+
+// RotateLinkKey adds a key to the links' keyring that starts signing
+// twice KeyRefresh from now (every instance has read it by then, so each
+// checks the links the others sign with it), and drops the keys whose
+// links have all ended: those a newer key took over from more than
+// KeyRefresh (an instance may sign with the older one until it reads the
+// ring again) and LinkLife and LinkStep (the longest a link works) ago.
+// cmd/admin runs it.
+func RotateLinkKey(ctx context.Context, db *store.DB, now time.Time) (Rotation, error) {
+	var out Rotation
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		var ring keyring
+		if _, err := tx.Get(keyringKey(db), &ring); err != nil {
+			return err
+		}
+		keys, err := ring.parse()
+		if err != nil {
+			return err
+		}
+		start := now.Add(2 * KeyRefresh)
+		out = Rotation{Starts: start}
+		kept := keyring{}
+		over := now.Add(-KeyRefresh - LinkLife - LinkStep).Unix()
+		for i, k := range keys { // newest start first
+			if i > 0 && keys[i-1].start <= over {
+				out.Dropped++
+				continue
+			}
+			kept.Keys = append(kept.Keys, strconv.FormatInt(k.start, 10)+"."+base64.RawURLEncoding.EncodeToString(k.key))
+		}
+		if err := kept.add(start.Unix()); err != nil {
+			return err
+		}
+		out.Kept = len(kept.Keys)
+		return tx.Put(keyringKey(db), &kept)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("media: the links' key: %w", err)
+		return Rotation{}, fmt.Errorf("media.RotateLinkKey: %w", err)
 	}
-	l.key = stored.Key
-	return l.key, nil
+	return out, nil
 }
 
 // Minter makes links that end at one time.
@@ -88,13 +185,22 @@ type Minter struct {
 	end  int64 // Unix seconds
 }
 
-// Minter returns a Minter of links that work for LinkLife at least.
+// Minter returns a Minter of links that work for LinkLife at least,
+// signed with the newest key that has started.
 func (l *Links) Minter(ctx context.Context) (Minter, error) {
-	key, err := l.secret(ctx)
+	keys, err := l.keyring(ctx)
 	if err != nil {
 		return Minter{}, err
 	}
-	end := l.now().Add(LinkLife).Truncate(LinkStep).Add(LinkStep)
+	now := l.now()
+	key := keys[len(keys)-1].key // the oldest, should none have started
+	for _, k := range keys {
+		if k.start <= now.Unix() {
+			key = k.key
+			break
+		}
+	}
+	end := now.Add(LinkLife).Truncate(LinkStep).Add(LinkStep)
 	return Minter{key: key, base: l.base, end: end.Unix()}, nil
 }
 
@@ -129,11 +235,13 @@ func (l *Links) Check(ctx context.Context, id, variant, end, sig string) (time.D
 	if err != nil {
 		return 0, errBadLink
 	}
-	key, err := l.secret(ctx)
+	keys, err := l.keyring(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if !hmac.Equal([]byte(sign(key, id, variant, e)), []byte(sig)) {
+	if !slices.ContainsFunc(keys, func(k signingKey) bool {
+		return hmac.Equal([]byte(sign(k.key, id, variant, e)), []byte(sig))
+	}) {
 		return 0, errBadLink
 	}
 	left := time.Unix(e, 0).Sub(l.now())

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -395,3 +396,83 @@ func TestLinks(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A rotation adds a key every instance checks before any signs with it:
+// links of the old key keep working until they end, the new key signs
+// once it starts, and the old one is dropped once its links have all
+// ended; two keys are valid at once meanwhile, never a link refused that
+// should work.
+func TestLinkKeyRotation(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	id := ids.Format(777)
+	// Two instances, one on the fixture's clock, one on its own a little
+	// behind in reading the ring.
+	a := f.s.Links
+	b := NewLinks(f.db, "")
+	b.now = func() time.Time { return f.clock }
+	mint := func(l *Links) string {
+		t.Helper()
+		m, err := l.Minter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Attached(Attached{ID: id}).URL
+	}
+	check := func(l *Links, link string) error {
+		t.Helper()
+		u, err := url.Parse(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Check(ctx, id, VariantImage, u.Query().Get("e"), u.Query().Get("s"))
+		return err
+	}
+	old := mint(a)
+	ring, err := a.keyring(ctx)
+	if err != nil || len(ring) != 1 {
+		t.Fatalf("the first keyring %d keys, %v", len(ring), err)
+	}
+	first := ring[0]
+	if err := check(b, old); err != nil {
+		t.Fatalf("the other instance refuses a link: %v", err)
+	}
+	rot, err := RotateLinkKey(ctx, f.db, f.clock)
+	if err != nil || rot.Kept != 2 || rot.Dropped != 0 || !rot.Starts.Equal(f.clock.Add(2*KeyRefresh)) {
+		t.Fatalf("rotation %+v, %v", rot, err)
+	}
+	// Before it starts, links are still signed with the old key.
+	f.clock = f.clock.Add(KeyRefresh + time.Second)
+	if got := mint(a); got != old {
+		t.Errorf("a link before the new key starts %s, want the old key's %s", got, old)
+	}
+	// Once it starts, the new key signs; every instance, having read the
+	// ring since, checks both keys' links.
+	f.clock = rot.Starts.Add(time.Second)
+	fresh := mint(b)
+	if fresh == old {
+		t.Fatalf("a link after the new key starts %s, the old one %s", fresh, old)
+	}
+	for _, link := range []string{old, fresh} {
+		for _, l := range []*Links{a, b} {
+			if err := check(l, link); err != nil {
+				t.Errorf("%s: %v", link, err)
+			}
+		}
+	}
+	// A rotation too soon keeps the old key; once the old key's links
+	// have all ended, the next rotation drops it.
+	if rot, err := RotateLinkKey(ctx, f.db, f.clock); err != nil || rot.Dropped != 0 || rot.Kept != 3 {
+		t.Fatalf("a second rotation at once: %+v, %v", rot, err)
+	}
+	f.clock = f.clock.Add(KeyRefresh + LinkLife + LinkStep)
+	rot, err = RotateLinkKey(ctx, f.db, f.clock)
+	if err != nil || rot.Dropped != 1 || rot.Kept != 3 {
+		t.Fatalf("the rotation after the old key's links ended: %+v, %v", rot, err)
+	}
+	f.clock = f.clock.Add(KeyRefresh)
+	end := f.clock.Add(time.Hour).Unix()
+	if _, err := a.Check(ctx, id, VariantImage, strconv.FormatInt(end, 10), sign(first.key, id, VariantImage, end)); !errors.Is(err, errBadLink) {
+		t.Errorf("a link of the dropped key: %v, want it refused", err)
+	}
+}
