@@ -55,9 +55,6 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	port := fs.String("port", cfg.Port, "port of the API (default $PORT, else 8080)")
 	host := fs.String("host", "127.0.0.1", "interface the API listens on (0.0.0.0 for every one: then anyone who reaches this machine reaches the API)")
-	// Kept so that command lines written for earlier versions still run:
-	// the Firestore emulator keeps its data in memory only.
-	fs.Bool("in-memory", true, "keep no Datastore data on disk (always so: the Firestore emulator keeps its data in memory)")
 	dsPort := fs.Int("datastore-port", 0, "port of the Datastore emulator (0 picks a free one)")
 	tasksPort := fs.Int("tasks-port", 0, "port of the Cloud Tasks emulator (0 picks a free one)")
 	verbose := fs.Bool("v", false, "log debug lines, and the Datastore emulator's output")

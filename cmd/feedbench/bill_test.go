@@ -120,7 +120,7 @@ func TestBill(t *testing.T) {
 	if b := byOp["delete a post with 4 pictures"].Bill; b.KeyResults < 4 || b.Calls["RunQuery"] != byOp["delete"].Bill.Calls["RunQuery"]+1 {
 		t.Errorf("delete a post with 4 pictures: %v", b)
 	}
-	if got, want := callString(byOp["delete"].Bill.Calls), "1 BeginTransaction, 3 Commit, 3 Lookup, 6 RunQuery"; got != want {
+	if got, want := callString(byOp["delete"].Bill.Calls), "1 BeginTransaction, 2 Commit, 3 Lookup, 6 RunQuery"; got != want {
 		t.Errorf("delete: calls %s, want %s", got, want)
 	}
 	if a, b := byOp["post, 0 followers"].Bill, byOp["post, 100 followers"].Bill; b.IndexEntries-a.IndexEntries != 3*100 {

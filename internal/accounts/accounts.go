@@ -10,8 +10,6 @@
 //     never stored, so a copy of the database does not log anyone in.
 //   - Counts/{id}: the user's card, what pages show of them with their
 //     counts (see KindCounts).
-//   - FollowerCount/{id}-{n}: the follower count shards an earlier version
-//     gave a celebrity (see CountShards); read, never written.
 //
 // Other packages read people, and change their follow counts in their own
 // transactions, through Read and Record.
@@ -66,21 +64,14 @@ var (
 
 // User is the stored account.
 //
-// Its counts are those an earlier version kept here, read and never
-// written again (new counts are in the user's Counts): a User changes only
-// when its owner changes it, so the many transactions that read it to see
-// that a person is there take a lock nobody else wants.
+// Its counts are on its card (Counts), never here: a User changes only
+// when its owner or a moderator changes it, so the many transactions that
+// read it to see that a person is there take a lock nobody else wants.
 type User struct {
-	Username       string    `datastore:"username,noindex"`
-	DisplayName    string    `datastore:"displayName,noindex"`
-	PasswordHash   []byte    `datastore:"passwordHash,noindex"`
-	FollowersCount int64     `datastore:"followersCount,noindex"`
-	FollowingCount int64     `datastore:"followingCount,noindex"`
-	Published      time.Time `datastore:"published,noindex"`
-	// Shards is how many follower count shards of an earlier version the
-	// user's followers are counted in besides FollowersCount: 0, or
-	// CountShards.
-	Shards int `datastore:"shards,noindex"`
+	Username     string    `datastore:"username,noindex"`
+	DisplayName  string    `datastore:"displayName,noindex"`
+	PasswordHash []byte    `datastore:"passwordHash,noindex"`
+	Published    time.Time `datastore:"published,noindex"`
 	Standing
 }
 
@@ -190,14 +181,12 @@ type Person struct {
 // Standing returns what the person's account allows.
 func (p Person) Standing() Standing { return p.standing }
 
-// ToPerson converts a stored user.
+// ToPerson converts a stored user (its counts are its card's).
 func ToPerson(id string, u *User) Person {
 	return Person{
 		ID:                id,
 		DisplayName:       u.DisplayName,
 		PreferredUsername: u.Username,
-		FollowersCount:    u.FollowersCount,
-		FollowingCount:    u.FollowingCount,
 		Published:         u.Published.UTC().Format(time.RFC3339),
 		Locked:            u.Locked,
 		Role:              u.Role,
@@ -270,20 +259,16 @@ func UserKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindUse
 // packages that read or count a person in their own transaction.
 type Record struct {
 	id     string
-	ref    store.Ref // the User's; outside a transaction, read only for a card without a name
-	card   store.Ref
-	named  bool // outside a transaction: the card was enough
+	ref    store.Ref // the User's in a transaction, the card's outside one
 	u      User
 	counts *Counts // nil in a transaction: not read
-	shards []*followerCount
 }
 
 // Read adds user id to a lookup; the Record answers once the lookup has
 // run. Outside a transaction the lookup reads the user's card (Counts),
-// which is the person with their counts; for a person of an earlier
-// version whose card has no name yet, a further round reads the User (and
-// the count shards of an earlier version, if the user has them). In a
-// transaction it reads only the User, which tells that the person is there.
+// which is the person with their counts (registration writes it with the
+// User, the erasure deletes it with the User). In a transaction it reads
+// only the User, which tells that the person is there.
 func Read(l *store.Lookup, id string) *Record {
 	r := &Record{id: id}
 	if l.InTx() {
@@ -291,39 +276,16 @@ func Read(l *store.Lookup, id string) *Record {
 		return r
 	}
 	r.counts = &Counts{}
-	r.card = l.Add(CountsKey(l.DB(), id), r.counts)
-	n, _ := spreadUsers.Get(spreadName(l.DB(), id))
-	r.addShards(l, n)
+	r.ref = l.Add(CountsKey(l.DB(), id), r.counts)
 	l.Then(func() {
-		if r.card.Found() && r.counts.Named() {
-			c := r.counts
-			r.named = true
-			r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published,
-				FollowersCount: c.BaseFollowers, FollowingCount: c.BaseFollowing, Shards: c.Shards, Standing: c.Standing}
-			r.moreShards(l)
-			return
-		}
-		r.ref = l.Add(UserKey(l.DB(), id), &r.u)
-		l.Then(func() {
-			if r.ref.Found() {
-				r.moreShards(l)
-			}
-		})
+		c := r.counts
+		r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published, Standing: c.Standing}
 	})
 	return r
 }
 
-// moreShards adds the count shards of an earlier version the lookup has
-// yet to read, once the user read says how many there are.
-func (r *Record) moreShards(l *store.Lookup) {
-	if r.u.Shards > len(r.shards) {
-		spreadUsers.Add(spreadName(l.DB(), r.id), r.u.Shards)
-		r.addShards(l, r.u.Shards)
-	}
-}
-
 // Exists reports whether the user exists.
-func (r *Record) Exists() bool { return r.named || r.ref.Found() }
+func (r *Record) Exists() bool { return r.ref.Found() }
 
 // Standing returns what the user's account allows (zero if there is no
 // such user).
@@ -362,13 +324,8 @@ func (r *Record) Person() (Person, bool) {
 	}
 	p := ToPerson(r.id, &r.u)
 	if r.counts != nil {
-		p.FollowersCount += r.counts.Followers
-		p.FollowingCount += r.counts.Following
+		p.FollowersCount, p.FollowingCount = max(0, r.counts.Followers), max(0, r.counts.Following)
 	}
-	for _, c := range r.shards {
-		p.FollowersCount += c.Followers
-	}
-	p.FollowersCount, p.FollowingCount = max(0, p.FollowersCount), max(0, p.FollowingCount)
 	return p, true
 }
 
@@ -688,7 +645,7 @@ func (s *Service) remove(ctx context.Context, user string, ok bool, u *User, era
 			if err := viewer.Forget(tx, user); err != nil {
 				return err
 			}
-			keys := append([]*datastore.Key{UserKey(s.db, user), CountsKey(s.db, user)}, countKeys(s.db, user)...)
+			keys := []*datastore.Key{UserKey(s.db, user), CountsKey(s.db, user)}
 			if nameKey != nil {
 				keys = append(keys, nameKey)
 			}
@@ -702,48 +659,6 @@ func (s *Service) remove(ctx context.Context, user string, ok bool, u *User, era
 	// guard (a retry of a deletion that committed must finish it).
 	_, err = s.LogoutAll(store.Unguarded(ctx), user)
 	return err
-}
-
-// CardUpgrade is a person read in a transaction of the people upgrade
-// (package upgrade): their User and card.
-type CardUpgrade struct {
-	id         string
-	user, card store.Ref
-	u          User
-	c          Counts
-}
-
-// ReadCardUpgrade adds user id's User and card to a transaction's lookup.
-func ReadCardUpgrade(l *store.Lookup, id string) *CardUpgrade {
-	x := &CardUpgrade{id: id}
-	x.user, x.card = l.Add(UserKey(l.DB(), id), &x.u), l.Add(CountsKey(l.DB(), id), &x.c)
-	return x
-}
-
-// Exists reports whether the person is there.
-func (x *CardUpgrade) Exists() bool { return x.user.Found() }
-
-// Write writes the person's card with tx's commit, if it has no name yet,
-// and reports whether it did.
-func (x *CardUpgrade) Write(tx *store.Tx) (bool, error) {
-	if !x.user.Found() || x.card.Found() && x.c.Named() {
-		return false, nil
-	}
-	return true, tx.Put(CountsKey(tx.DB(), x.id), Card(&x.u, x.c))
-}
-
-// UserIDs returns the ids of up to n users in key order from cursor
-// (empty: the first), and the cursor after them.
-func UserIDs(ctx context.Context, db *store.DB, cursor string, n int) ([]string, string, error) {
-	keys, next, err := db.KeysFrom(ctx, db.Query(KindUser).KeysOnly(), cursor, n)
-	if err != nil {
-		return nil, "", fmt.Errorf("accounts.UserIDs: %w", err)
-	}
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k.Name
-	}
-	return out, next, nil
 }
 
 // Get returns a person by id.

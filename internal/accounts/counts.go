@@ -3,11 +3,9 @@ package accounts
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"cloud.google.com/go/datastore"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"socialstream/internal/store"
 )
@@ -21,86 +19,33 @@ import (
 // do not wait on each other's locks, and nothing that reads the User to
 // see the person is there waits on them. Its names are written once, at
 // registration (names do not change).
-//
-// Earlier versions kept the counts on the User (followersCount,
-// followingCount), and before that spread a celebrity's follower count
-// over CountShards FollowerCount shards (User.Shards of them); their
-// Counts, if any, held counts alone. A card without a name is such a
-// person's: a lookup reads their User too (one more round), adds its
-// counts and shards, until the people upgrade (package upgrade) has
-// copied the User's names, counts and shards onto the card. The old
-// counts are never written again, so counts stay exact throughout. The
-// erasure deletes them all.
+
 const KindCounts = "Counts"
 
 // Counts is a user's card: their names and their counts.
 type Counts struct {
 	Followers int64 `datastore:"followers,noindex"`
 	Following int64 `datastore:"following,noindex"`
-	// What the User holds and pages show; Username empty: a card of an
-	// earlier version, not yet upgraded.
+	// What the User holds and pages show.
 	Username    string    `datastore:"username,noindex"`
 	DisplayName string    `datastore:"displayName,noindex"`
 	Published   time.Time `datastore:"published,noindex"`
-	// The counts and shards of an earlier version's User, copied.
-	BaseFollowers int64 `datastore:"baseFollowers,noindex"`
-	BaseFollowing int64 `datastore:"baseFollowing,noindex"`
-	Shards        int   `datastore:"shards,noindex"`
 	// The User's Standing, copied by SetStanding: one entity value, in no
 	// index.
 	Standing `datastore:"standing,noindex"`
 }
 
-// Card returns the card of a user as registration writes it, or as the
-// upgrade writes it over c (the counts c holds kept).
+// Card returns the card of user u over c: u's names and standing, and
+// the counts c holds.
 func Card(u *User, c Counts) *Counts {
 	c.Username, c.DisplayName, c.Published = u.Username, u.DisplayName, u.Published
-	c.BaseFollowers, c.BaseFollowing, c.Shards = u.FollowersCount, u.FollowingCount, u.Shards
 	c.Standing = u.Standing
 	return &c
 }
 
-// Named reports whether the card is one registration or the upgrade wrote.
-func (c *Counts) Named() bool { return c.Username != "" }
-
 // CountsKey returns the key of a user's Counts.
 func CountsKey(db *store.DB, user string) *datastore.Key {
 	return db.NameKey(KindCounts, user, nil)
-}
-
-// KindFollowerCount is the kind of the follower count shards of earlier
-// versions: FollowerCount/{userId}-{n}, root entities.
-const KindFollowerCount = "FollowerCount"
-
-// CountShards is how many follower count shards an earlier version gave a
-// celebrity.
-const CountShards = 16
-
-type followerCount struct {
-	Followers int64 `datastore:"followers,noindex"`
-}
-
-// CountKey returns the key of a user's follower count shard n.
-func CountKey(db *store.DB, user string, n int) *datastore.Key {
-	return db.NameKey(KindFollowerCount, user+"-"+strconv.Itoa(n), nil)
-}
-
-// spreadUsers remembers, per instance, the users of earlier versions whose
-// counts are in shards, so a lookup of them reads their shards in its
-// first round; a user met for the first time costs a second round
-// (store.Lookup.Then). Nothing spreads a user any more, so an entry
-// cannot be wrong, only missing.
-var spreadUsers = expirable.NewLRU[string, int](10_000, nil, time.Hour)
-
-func spreadName(db *store.DB, user string) string { return db.Namespace() + "/" + user }
-
-// addShards adds r's count shards from len(r.shards) up to n to a lookup.
-func (r *Record) addShards(l *store.Lookup, n int) {
-	for i := len(r.shards); i < n; i++ {
-		c := &followerCount{}
-		l.Add(CountKey(l.DB(), r.id, i), c)
-		r.shards = append(r.shards, c)
-	}
 }
 
 // Load reads a person outside any transaction, with every count.
@@ -112,15 +57,6 @@ func Load(ctx context.Context, db *store.DB, id string) (Person, bool, error) {
 	}
 	p, ok := r.Person()
 	return p, ok, nil
-}
-
-// countKeys returns the keys of every count shard a user may have.
-func countKeys(db *store.DB, user string) []*datastore.Key {
-	keys := make([]*datastore.Key, CountShards)
-	for i := range keys {
-		keys[i] = CountKey(db, user, i)
-	}
-	return keys
 }
 
 // SetLocked locks or unlocks user's account in tx, on the User and its

@@ -25,10 +25,6 @@
 //   - ExternalID/{userId}:{hash}: an author's dedupe key, naming the
 //     activity first posted with it.
 //
-//   - Stats/{id} and Stats/{id}-{n}: the like and comment counter shards
-//     of an activity of an earlier version (see Reaction); read, never
-//     written.
-//
 // Jobs it owns, each enqueued before the commit it follows, idempotent: the
 // fan-out of a post's other audience chunks, the notifications of a post's
 // mentions (package notifications), the pages of its tags' followers, and
@@ -135,8 +131,8 @@ type Activity struct {
 	// RepostsCount counts its reposts, changed by server-side increments
 	// in the commits of the reposts and their deletes.
 	RepostsCount int64 `datastore:"repostsCount,noindex"`
-	// Visibility is who may see it (public, followers, mentioned; empty:
-	// an earlier version's, public), and VisibleTo the audiences whose
+	// Visibility is who may see it (public, followers, mentioned), and
+	// VisibleTo the audiences whose
 	// feeds' queries find it (see visibility.go).
 	Visibility string   `datastore:"visibility,noindex"`
 	VisibleTo  []string `datastore:"visibleTo,noindex"`
@@ -144,22 +140,16 @@ type Activity struct {
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
 	Chunks int `datastore:"chunks,noindex"`
-	// RootFrom is the author's first follower chunk stored as a root
-	// entity at posting time (graph.Index.RootFrom; 0: none).
-	RootFrom int64 `datastore:"rootFrom,noindex"`
 	// Committed is a time (µs) between the post's commit and its answer,
 	// written just after the commit when other chunks are fanned out by
 	// jobs: a fan-out job, which may run long after, copies the post to
 	// the followers whose follow began before then (see FanoutTask.Before).
-	// 0: not written (a failure, or an earlier version).
+	// 0: not written (the write after the commit failed).
 	Committed int64 `datastore:"committed,noindex"`
 	// LikesCount and CommentsCount are its counts, changed by server-side
-	// increments (see Reaction); with Counted false (an earlier version's
-	// activity), they add to those of its Shards counter shards (0 is 1).
+	// increments (see Reaction).
 	LikesCount    int64 `datastore:"likesCount,noindex"`
 	CommentsCount int64 `datastore:"commentsCount,noindex"`
-	Counted       bool  `datastore:"counted,noindex"`
-	Shards        int   `datastore:"shards,noindex"`
 	// Edits is how many times it was edited: its Versions 0..Edits-1
 	// hold what it was before each. EditedTime is when it last was, ms
 	// since the epoch (0: never).
@@ -231,7 +221,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 		tags = []string{}
 	}
 	return View{
-		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.visibility(),
+		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.Visibility,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 		RepostsCount: max(0, a.RepostsCount),
@@ -477,7 +467,7 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 				return err
 			}
 		}
-		keys := append([]*datastore.Key{key}, statsKeys(s.db, id, a.legacyShards())...)
+		keys := []*datastore.Key{key}
 		keys = append(keys, unshared...)
 		keys = append(keys, versionKeys(s.db, id, a.Edits)...)
 		if a.ExternalID != "" {
@@ -542,10 +532,6 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 	// Nothing new can appear: follow and fan-out jobs, likes, comments and
 	// notification jobs check the activity in their transactions.
 	deleted, err = s.db.DeleteAll(ctx, s.db.Query(KindAudience).Ancestor(key).KeysOnly(), cleanupBatch)
-	if err == nil {
-		// The counter shards of an earlier version's activity.
-		err = s.db.DeleteMulti(ctx, statsKeys(s.db, t.ActivityID, MaxShards))
-	}
 	if err == nil {
 		var n int
 		n, err = s.dropReposts(ctx, t.ActivityID)

@@ -7,106 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"cloud.google.com/go/datastore"
-	"github.com/google/go-cmp/cmp"
-
 	"socialstream/internal/activities"
 	"socialstream/internal/likes"
-	"socialstream/internal/store"
 )
-
-// An activity of an earlier version keeps its counts in counter shards;
-// its count is the Activity's own plus the shards', which a feed reads in
-// its one lookup. Likes and unlikes after the change of version count on
-// the Activity, and the sum stays exact; the delete takes the shards.
-// One written before there were shards (none at all) counts too.
-func TestCountsOfAnEarlierVersion(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t)
-	author := f.user(t, "author")
-	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "counted in shards"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fans := make([]string, 5)
-	for i := range fans {
-		fans[i] = f.user(t, fmt.Sprint("fan", i))
-	}
-	likesCount := func(want int64) {
-		t.Helper()
-		f.calls.reset()
-		list, _, err := f.act.Feed(ctx, activities.FeedRequest{Viewer: author, Selector: activities.Self, UserID: author, Page: store.PageRequest{Count: 5}})
-		if err != nil || len(list) != 1 {
-			t.Fatalf("feed: %v %v", list, err)
-		}
-		if list[0].LikesCount != want {
-			t.Errorf("likesCount %d, want %d", list[0].LikesCount, want)
-		}
-		if diff := cmp.Diff(map[string]int{"RunQuery": 1, "Lookup": 1}, f.calls.reset()); diff != "" {
-			t.Errorf("Datastore calls of the feed (-want +got):\n%s", diff)
-		}
-	}
-	for _, fan := range fans[:3] {
-		if _, err := f.likes.Like(ctx, fan, v.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// As the earlier version left it: the three likes counted in two of
-	// four shards, none on the Activity.
-	err = f.db.Update(ctx, func(tx *store.Tx) error {
-		var a activities.Activity
-		if _, err := tx.Get(activities.Key(f.db, v.ID), &a); err != nil {
-			return err
-		}
-		a.Counted, a.Shards, a.LikesCount = false, 4, 0
-		return tx.PutMulti([]*datastore.Key{activities.Key(f.db, v.ID), activities.StatsKey(f.db, v.ID, 0), activities.StatsKey(f.db, v.ID, 2)},
-			[]any{&a, &activities.Stats{Likes: 1}, &activities.Stats{Likes: 2}})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	likesCount(3)
-	if got, err := f.likes.Like(ctx, fans[3], v.ID); err != nil || got.LikesCount != 4 || !got.LikedByViewer {
-		t.Errorf("like: %+v %v; want 4 likes", got, err)
-	}
-	if got, err := f.likes.Unlike(ctx, fans[0], v.ID); err != nil || got.LikesCount != 3 || got.LikedByViewer {
-		t.Errorf("unlike of a like counted in a shard: %+v %v; want 3 likes", got, err)
-	}
-	likesCount(3)
-	var st activities.Stats
-	if _, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, 2), &st); err != nil || st.Likes != 2 {
-		t.Errorf("shard 2 now %+v, %v: written since", st, err)
-	}
-	if err := f.act.Delete(ctx, author, v.ID); err != nil {
-		t.Fatal(err)
-	}
-	for n := range activities.MaxShards {
-		if ok, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, n), &activities.Stats{}); err != nil || ok {
-			t.Errorf("shard %d after the delete: found %v, %v", n, ok, err)
-		}
-	}
-
-	// From before shards: no shard, no count of its own.
-	old, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "from before shards"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = f.db.Update(ctx, func(tx *store.Tx) error {
-		var a activities.Activity
-		if _, err := tx.Get(activities.Key(f.db, old.ID), &a); err != nil {
-			return err
-		}
-		a.Counted, a.Shards = false, 0
-		return tx.Put(activities.Key(f.db, old.ID), &a)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := f.likes.Like(ctx, fans[4], old.ID); err != nil || got.LikesCount != 1 {
-		t.Errorf("like of an activity with no shard: %+v %v", got, err)
-	}
-	likesCount(1)
-}
 
 // Many people liking one activity at once all succeed, and the count is
 // exact: each like adds to it on the server, reading nothing the others
@@ -150,9 +53,6 @@ func TestContendedLikesCountExactly(t *testing.T) {
 	list, err := f.act.Get(ctx, author, author, "", []string{v.ID})
 	if err != nil || len(list) != 1 || list[0].LikesCount != n {
 		t.Errorf("after %d likes: %+v %v", n, list, err)
-	}
-	if ok, err := f.db.Get(ctx, activities.StatsKey(f.db, v.ID, 0), &activities.Stats{}); err != nil || ok {
-		t.Errorf("a counter shard was written: %v %v", ok, err)
 	}
 }
 

@@ -44,7 +44,7 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, _ int64, n i
 			var reposts []*Activity
 			_, err := editActivities(tx, keys, func(k *datastore.Key, a *Activity) bool {
 				// The other audience chunks go with the cleanup job.
-				gone = append(append(gone, k, AudienceKey(s.db, k.Name, 0)), statsKeys(s.db, k.Name, a.legacyShards())...)
+				gone = append(gone, k, AudienceKey(s.db, k.Name, 0))
 				gone = append(gone, versionKeys(s.db, k.Name, a.Edits)...)
 				if a.ExternalID != "" {
 					gone = append(gone, externalIDKey(s.db, author, a.ExternalID))

@@ -292,10 +292,9 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 	group, hide, quiet, where := lk.group, lk.hide, lk.quiet, lk.where
 	l := s.db.Lookup()
 	// The viewer's own state, read once: it answers the blocks, mutes,
-	// likes and reposts it knows; what it does not (a person of an
-	// earlier version not yet upgraded, lists grown past their bounds,
-	// activities older than its likes reach) is read by key in a further
-	// round, as it was before there was one.
+	// likes and reposts it knows; what it does not (lists grown past
+	// their bounds, activities older than its likes reach) is read by key
+	// in a further round.
 	var own *viewerstate.Ref
 	if viewer != "" {
 		own = viewerstate.Read(l, viewer)
@@ -327,21 +326,13 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 	for i, a := range acts {
 		person(a.UserID)
 		readingOf[i] = viewers(keys[i].Name)
-		readingOf[i].sums = counts(l, keys[i].Name, a, a.legacyShards())
+		readingOf[i].sums = counts(a)
 		if a.RepostOf != "" {
 			person(a.RepostOfUser)
 			shared[i] = &Activity{}
 			sharedFound[i] = l.Add(Key(s.db, a.RepostOf), shared[i])
 			sharedRead[i] = viewers(a.RepostOf)
-			// Its counts: the shards of an earlier version's activity,
-			// known once it is read (rare: one more round then).
-			l.Then(func() {
-				shards := 0
-				if sharedFound[i].Found() {
-					shards = shared[i].legacyShards()
-				}
-				sharedRead[i].sums = counts(l, a.RepostOf, shared[i], shards)
-			})
+			sharedRead[i].sums = counts(shared[i])
 		}
 	}
 	between := map[string]*blocks.Between{}
@@ -577,9 +568,9 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 			before = a.Committed
 		}
 		if before == 0 {
-			before = math.MaxInt64 // a job of an earlier version: everyone
+			before = math.MaxInt64 // no stamp was written: everyone
 		}
-		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, a.RootFrom, before)
+		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, before)
 		if err != nil {
 			return err
 		} else if !ok {

@@ -32,16 +32,12 @@ import (
 // userId (the composite index (userId, home)). Its trim property,
 // {shard}/{seq}, lets the trim job find the chunks past the home feed's
 // edge in TrimShards ranges.
-//
-// Entities of earlier versions were ordered by an indexed seq: they are
-// read by the earlier queries too until the move of package order is over
-// (reorder.go).
 
 // PublicShards is how many ranges @all is split in. Each takes about 500
 // posts a second (Firestore's guidance for a range that grows at one
 // end), so @all takes about 2,000; a page of it reads one query a shard.
 // It may grow, never shrink: a page reads shards 0..PublicShards-1, which
-// holds every shard an earlier count made.
+// must hold every shard a post was placed in.
 const PublicShards = 4
 
 // TrimShards is how many ranges the trim property is split in.
@@ -83,11 +79,7 @@ func (a *Activity) places() []string {
 	if a.AppID != "" {
 		add(selfFeed(a.UserID, a.AppID))
 	}
-	vis := a.VisibleTo
-	if a.Visibility == "" {
-		vis = visibleTo(Public) // an earlier version's, which is public
-	}
-	for _, v := range vis {
+	for _, v := range a.VisibleTo {
 		add(pageFeed(a.UserID, "", v))
 		if a.AppID != "" {
 			add(pageFeed(a.UserID, a.AppID, v))

@@ -274,11 +274,10 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				return errUnplanned
 			}
 			a = mine
-			a.Counted = true
 			a.Visibility, a.VisibleTo = in.Visibility, visibleTo(in.Visibility)
 			a.Chunks = 1
 			if reach {
-				a.Chunks, a.RootFrom = max(1, follows.Chunks()), follows.RootFrom()
+				a.Chunks = max(1, follows.Chunks())
 			}
 			if in.Visibility == Public {
 				a.GroupIDs = inGroups.IDs() // group feeds hold public activities alone

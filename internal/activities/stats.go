@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-
-	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
@@ -27,68 +24,11 @@ import (
 // nothing but the commit. The count's update also checks that the activity
 // is there when the reaction commits (an update of a missing entity fails
 // the commit).
-//
-// Activities of earlier versions kept their counts in counter shards,
-// Stats/{activityId} and Stats/{activityId}-{n} (Activity.Shards of them);
-// their Counted is false. Their counts are the sum of the Activity's own and
-// the shards', which nothing writes any more: a feed reads the shards of
-// such an activity in the lookup it does anyway, and its counts stay exact
-// without a migration. The activity's cleanup deletes its shards.
 
-// KindStats is the kind of the counter shards of earlier versions.
-const KindStats = "Stats"
-
-// MaxShards is the most counter shards an activity of an earlier version
-// has.
-const MaxShards = 64
-
-// Stats is one counter shard of an activity of an earlier version.
-type Stats struct {
-	Likes    int64 `datastore:"likes,noindex"`
-	Comments int64 `datastore:"comments,noindex"`
-}
-
-// StatsKey returns the key of an activity's counter shard n.
-func StatsKey(db *store.DB, activity string, n int) *datastore.Key {
-	if n == 0 {
-		return db.NameKey(KindStats, activity, nil)
-	}
-	return db.NameKey(KindStats, activity+"-"+strconv.Itoa(n), nil)
-}
-
-// statsKeys returns the keys of n counter shards of an activity.
-func statsKeys(db *store.DB, activity string, n int) []*datastore.Key {
-	keys := make([]*datastore.Key, n)
-	for i := range keys {
-		keys[i] = StatsKey(db, activity, i)
-	}
-	return keys
-}
-
-// legacyShards returns how many counter shards of an earlier version a
-// lookup must read to count the activity: none for one posted since.
-func (a *Activity) legacyShards() int {
-	if a.Counted {
-		return 0
-	}
-	return min(MaxShards, max(1, a.Shards))
-}
-
-// counts adds to a lookup what counting an activity needs beyond the
-// activity itself (the shards of an earlier version's), and returns the
-// func that counts once the lookup has run.
-func counts(l *store.Lookup, activity string, a *Activity, shards int) func() (likes, comments int64) {
-	st := make([]Stats, shards)
-	for i, k := range statsKeys(l.DB(), activity, shards) {
-		l.Add(k, &st[i])
-	}
-	return func() (likes, comments int64) {
-		likes, comments = a.LikesCount, a.CommentsCount
-		for _, s := range st {
-			likes, comments = likes+s.Likes, comments+s.Comments
-		}
-		return max(0, likes), max(0, comments)
-	}
+// counts returns the func that counts an activity once the lookup that
+// reads it has run: its own counts, never below zero.
+func counts(a *Activity) func() (likes, comments int64) {
+	return func() (likes, comments int64) { return max(0, a.LikesCount), max(0, a.CommentsCount) }
 }
 
 // Reaction is a reaction's (a like's, a comment's) view of the activity it
@@ -158,13 +98,7 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	l := s.db.Lookup()
 	found := l.Add(Key(s.db, r.id), &a)
 	author := accounts.Read(l, r.a.UserID)
-	// An earlier version's activity: every shard it may have, since how
-	// many it has is read in this same lookup.
-	shards := 0
-	if !r.a.Counted {
-		shards = MaxShards
-	}
-	sum := counts(l, r.id, &a, shards)
+	sum := counts(&a)
 	var liked store.Ref
 	if s.cfg.Liked != nil {
 		liked = s.cfg.Liked(l, r.id, viewer)

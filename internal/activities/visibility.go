@@ -47,10 +47,6 @@ func (a *Activity) post() policy.Post {
 //     mentions the reader;
 //   - a group's feed holds public activities alone: group copies are made
 //     of those only.
-//
-// Activities of earlier versions have no visibility and no visibleTo:
-// they are public, their places say so once this version writes them, and
-// the migration job (MigrateVisibility) gives them both.
 
 // MentionAudience is the value of Audience.UserID on the chunk of an
 // activity for the mentioned alone: not the author's, so that no unfollow
@@ -77,19 +73,11 @@ func visibleTo(v string) []string {
 	return []string{Public, FollowersOnly}
 }
 
-// visibility returns a's visibility: public for an earlier version's.
-func (a *Activity) visibility() string {
-	if a.Visibility == "" {
-		return Public
-	}
-	return a.Visibility
-}
-
 // isPublic reports whether anyone may see a.
-func (a *Activity) isPublic() bool { return a.visibility() == Public }
+func (a *Activity) isPublic() bool { return a.Visibility == Public }
 
 // reachesFollowers reports whether a goes to the author's followers.
-func (a *Activity) reachesFollowers() bool { return a.visibility() != MentionedOnly }
+func (a *Activity) reachesFollowers() bool { return a.Visibility != MentionedOnly }
 
 // seenBy reports whether viewer may see a, given whether viewer follows
 // its author.

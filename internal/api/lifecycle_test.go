@@ -15,7 +15,6 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/activities"
-	"socialstream/internal/graph/graphtest"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -72,17 +71,11 @@ func valueNames(v any, id string) bool {
 // erasure leaves nothing of it in any kind: activities and their copies,
 // follows both ways with their counts, memberships (an owned group goes to
 // its longest member, or with none goes), invitations, likes and comments
-// with their counts, notifications received and caused, blocks, history,
-// and a spread user's lane chunks and count shards.
+// with their counts, notifications received and caused, blocks and
+// history.
 func TestDeleteAccountErasesEverything(t *testing.T) {
 	e := newEnv(t)
 	v, a, b, c := e.register("victim"), e.register("alice"), e.register("bob"), e.register("carol")
-	// The victim was spread by an earlier version, as a celebrity was:
-	// their followers are in root lane chunks and counted in shards, all
-	// of which must go too.
-	if _, err := graphtest.SpreadAsEarlier(context.Background(), e.db, v.id); err != nil {
-		t.Fatal(err)
-	}
 	e.follow(v, a.id)
 	e.follow(a, v.id)
 	e.follow(b, v.id)

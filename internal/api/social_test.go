@@ -150,11 +150,13 @@ func TestConcurrentLikesKeepExactCount(t *testing.T) {
 	lk := e.likesService()
 	ctx := context.Background()
 	const n = 300
-	// The likers exist: a like reads its actor.
-	keys := make([]*datastore.Key, n)
-	vals := make([]*accounts.User, n)
+	// The likers exist (a like reads its actor), with their cards.
+	var keys []*datastore.Key
+	var vals []any
 	for i := range n {
-		keys[i], vals[i] = accounts.UserKey(e.db, fmt.Sprint(8_000_000_000+i)), &accounts.User{Username: fmt.Sprint("liker", i)}
+		id, u := fmt.Sprint(8_000_000_000+i), &accounts.User{Username: fmt.Sprint("liker", i)}
+		keys = append(keys, accounts.UserKey(e.db, id), accounts.CountsKey(e.db, id))
+		vals = append(vals, u, accounts.Card(u, accounts.Counts{}))
 	}
 	if err := e.db.PutMulti(ctx, keys, vals); err != nil {
 		t.Fatal(err)

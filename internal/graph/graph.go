@@ -6,9 +6,7 @@
 //   - FollowerIndex/{user}: how many follower chunks the user has (see
 //     Index); written only when a follow opens a new chunk.
 //   - FollowerIndex/{user}/FollowerChunk/{n}: up to ChunkCap follower ids,
-//     unindexed, changed by server-side transforms (see Chunk); the lanes
-//     an earlier version gave a celebrity are root entities,
-//     FollowerChunk/{user}_{n}.
+//     unindexed, changed by server-side transforms (see Chunk).
 //
 // The chunks exist so that posting never queries the follow graph: a post
 // copies chunk n of its author's followers into audience chunk n of the
@@ -74,14 +72,10 @@ type Follow struct {
 	Followee string    `datastore:"followee"`
 	Created  time.Time `datastore:"created"`
 	Chunk    int       `datastore:"chunk,noindex"` // the follower chunk holding Follower
-	Root     bool      `datastore:"root,noindex"`  // that chunk is a root entity (LaneChunkKey)
 }
 
 // chunkKey returns the key of the chunk holding the follower.
 func (f *Follow) chunkKey(db *store.DB) *datastore.Key {
-	if f.Root {
-		return LaneChunkKey(db, f.Followee, f.Chunk)
-	}
 	return ChunkKey(db, f.Followee, f.Chunk)
 }
 
@@ -95,51 +89,26 @@ func (f *Follow) InChunk() int { return f.Chunk }
 // Index records a user's follower chunks.
 //
 // Follows fill the last chunk; the follow that finds it full opens the
-// next, the only follow that writes the Index. Sizes' length is the chunk
-// count (every user has chunk 0, written by their first follow, so a user
-// with one chunk may have no Index at all); its values are what earlier
-// versions kept, unused. Unfollows leave holes that no follow refills.
-//
-// Earlier versions spread a celebrity's follows over Lanes lanes, each
-// filling chunks of its own (Lanes, RootFrom); such a user's follows keep
-// going to the chunk of the lane the follower's id hashes to.
+// next, the only follow that writes the Index. Count is the chunk count
+// (every user has chunk 0, written by their first follow, so a user with
+// one chunk may have no Index at all). Unfollows leave holes that no
+// follow refills.
 type Index struct {
-	Sizes []int64 `datastore:"sizes,noindex"`
-	// Lanes are the chunks each lane of an earlier version fills; empty
-	// for every user since.
-	Lanes []int64 `datastore:"lanes,noindex"`
-	// RootFrom, when set, is the first chunk stored as a root entity
-	// (LaneChunkKey) rather than a child of the index: the chunks an
-	// earlier version's spreading made and those after.
-	RootFrom int64 `datastore:"rootFrom,noindex"`
+	Count int `datastore:"count,noindex"`
 }
 
 // chunkKey returns the key of the user's chunk n.
 func (x *Index) chunkKey(db *store.DB, user string, n int) *datastore.Key {
-	if x.root(n) {
-		return LaneChunkKey(db, user, n)
-	}
 	return ChunkKey(db, user, n)
 }
-
-// root reports whether chunk n is a root entity.
-func (x *Index) root(n int) bool { return x.RootFrom > 0 && int64(n) >= x.RootFrom }
-
-// Lanes is how many lanes an earlier version spread a user's follows over.
-const Lanes = accounts.CountShards
 
 // chunks returns how many follower chunks the user has. Every user has
 // chunk 0, written by the first follow that joins it: the follows of a new
 // user write neither the index nor each other's reads.
-func (x *Index) chunks() int { return max(1, len(x.Sizes)) }
+func (x *Index) chunks() int { return max(1, x.Count) }
 
-// chunkFor returns the chunk a follow by follower goes to.
-func (x *Index) chunkFor(follower string) int {
-	if len(x.Lanes) > 0 {
-		return int(x.Lanes[store.Shard(follower, len(x.Lanes))])
-	}
-	return x.chunks() - 1 // the last chunk
-}
+// chunkFor returns the chunk a follow goes to: the last one.
+func (x *Index) chunkFor() int { return x.chunks() - 1 }
 
 // Chunk is one follower chunk.
 //
@@ -150,19 +119,12 @@ func (x *Index) chunkFor(follower string) int {
 type Chunk struct {
 	IDs []string `datastore:"ids,noindex"`
 	// Began holds "id@µs" for each follow of IDs: when it began
-	// (Follow.Gen). An id without one (an earlier version's) counts as
-	// followed long ago. A fan-out job, which may run long after its post,
+	// (Follow.Gen). A fan-out job, which may run long after its post,
 	// copies only the followers whose follow began before the post.
 	Began []string `datastore:"began,noindex"`
 	// Gone holds "id@began@ended" (µs) for each follower who unfollowed
 	// keeping their copies (see prune).
 	Gone []string `datastore:"gone,noindex"`
-	// Since, Left, LeftSince and LeftAt are what earlier versions kept;
-	// read, never written.
-	Since     []int64  `datastore:"since,noindex"`
-	Left      []string `datastore:"left,noindex"`
-	LeftSince []int64  `datastore:"leftSince,noindex"`
-	LeftAt    []int64  `datastore:"leftAt,noindex"`
 }
 
 // A chunk keeps a trace of a follower who unfollowed keeping their copies
@@ -257,11 +219,6 @@ func (c *Chunk) before(t int64) []string {
 			out = append(out, id)
 		}
 	}
-	for i, id := range c.Left {
-		if i < len(c.LeftSince) && i < len(c.LeftAt) && c.LeftSince[i] < t && t <= c.LeftAt[i] {
-			out = append(out, id)
-		}
-	}
 	return out
 }
 
@@ -276,16 +233,9 @@ func IndexKey(db *store.DB, user string) *datastore.Key {
 }
 
 // ChunkKey returns the key of a user's follower chunk n, a child of their
-// index, as every chunk is but an earlier version's lanes (see
-// Index.RootFrom).
+// index.
 func ChunkKey(db *store.DB, user string, n int) *datastore.Key {
 	return db.NameKey(KindFollowerChunk, strconv.Itoa(n), IndexKey(db, user))
-}
-
-// LaneChunkKey returns the key of a lane's follower chunk n, a root
-// entity.
-func LaneChunkKey(db *store.DB, user string, n int) *datastore.Key {
-	return db.NameKey(KindFollowerChunk, user+"_"+strconv.Itoa(n), nil)
 }
 
 // EndedKey returns the key of follower's history with followee.
@@ -377,7 +327,7 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 	l.Then(func() {
 		// The chunk this follow goes to, and whether it has room: read
 		// here, outside the transaction, which writes it blind.
-		hint = seen.chunkFor(follower)
+		hint = seen.chunkFor()
 		l.Add(seen.chunkKey(s.db, followee, hint), &seenChunk)
 	})
 	if err := l.Run(ctx); err != nil {
@@ -463,7 +413,7 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 		// and a full one is followed by a new one, written whole with the
 		// index (so two follows opening one conflict on the index).
 		gen, now := created.UnixMicro(), s.now().UnixMicro()
-		n, chunk, joins := idx.chunkFor(follower), seenChunk, []datastore.PropertyTransform(nil)
+		n, chunk, joins := idx.chunkFor(), seenChunk, []datastore.PropertyTransform(nil)
 		if n != hint {
 			chunk = Chunk{}
 			if _, err := tx.Get(idx.chunkKey(s.db, followee, n), &chunk); err != nil {
@@ -473,18 +423,12 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 		if len(chunk.IDs) < ChunkCap {
 			joins = chunk.joins(follower, gen, now)
 		} else {
-			if len(idx.Sizes) == 0 {
-				idx.Sizes = []int64{int64(len(chunk.IDs))} // chunk 0, full
-			}
-			n, chunk = len(idx.Sizes), Chunk{}
+			n, chunk = idx.chunks(), Chunk{}
 			chunk.add(follower, gen)
-			idx.Sizes = append(idx.Sizes, 1)
-			if len(idx.Lanes) > 0 {
-				idx.Lanes[store.Shard(follower, len(idx.Lanes))] = int64(n)
-			}
+			idx.Count = n + 1
 			keys, vals = append(keys, idx.chunkKey(s.db, followee, n), IndexKey(s.db, followee)), append(vals, &chunk, &idx)
 		}
-		vals[0].(*Follow).Chunk, vals[0].(*Follow).Root = n, idx.root(n)
+		vals[0].(*Follow).Chunk = n
 		if ended.Begin(created.UnixMicro()) {
 			// A removal is under way: it must spare what this follow sees.
 			ended.Of(follower, followee)
@@ -717,7 +661,7 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 		return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
 	}
 	if person.ID != "" {
-		return s.load(ctx, blocked) // with every count shard of a spread person
+		return s.load(ctx, blocked) // with their counts as the block left them
 	}
 	return person, nil
 }
@@ -832,27 +776,6 @@ func EraseRest(ctx context.Context, db *store.DB, user string, n int) (int, erro
 		var chunks []*datastore.Key
 		chunks, _, err = db.KeysFrom(ctx, db.Query(KindFollowerChunk).Ancestor(IndexKey(db, user)).KeysOnly(), "", n-len(keys))
 		keys = append(keys, chunks...)
-		var idx Index
-		if err == nil && len(keys) < n {
-			_, err = db.Get(ctx, IndexKey(db, user), &idx)
-		}
-		// A spread user's root chunks, those still there (so that the
-		// steps move on to the index once they are gone).
-		l := db.Lookup()
-		var refs []store.Ref
-		var roots []*datastore.Key
-		for c := idx.RootFrom; err == nil && idx.RootFrom > 0 && c < int64(len(idx.Sizes)) && len(keys)+len(roots) < n; c++ {
-			roots = append(roots, LaneChunkKey(db, user, int(c)))
-			refs = append(refs, l.Add(roots[len(roots)-1], &Chunk{}))
-		}
-		if err == nil {
-			err = l.Run(ctx)
-		}
-		for i, r := range refs {
-			if r.Found() {
-				keys = append(keys, roots[i])
-			}
-		}
 		if err == nil && len(keys) < n {
 			keys = append(keys, IndexKey(db, user))
 		}
@@ -912,17 +835,12 @@ func (f *Followers) Chunks() int { return f.idx.chunks() }
 // First returns the ids of the first follower chunk.
 func (f *Followers) First() []string { return f.chunk0.IDs }
 
-// RootFrom returns, for an activity's record of its author's chunks, the
-// first chunk stored as a root entity (0: none).
-func (f *Followers) RootFrom() int64 { return f.idx.RootFrom }
-
 // ChunkIDs reads, in tx, the ids of user's follower chunk n whose follow
 // began before the time before (µs since the epoch), and whether the chunk
-// exists. rootFrom is the user's Index.RootFrom as a post recorded it.
-func ChunkIDs(tx *store.Tx, user string, n int, rootFrom, before int64) ([]string, bool, error) {
+// exists.
+func ChunkIDs(tx *store.Tx, user string, n int, before int64) ([]string, bool, error) {
 	var c Chunk
-	idx := Index{RootFrom: rootFrom}
-	ok, err := tx.Get(idx.chunkKey(tx.DB(), user, n), &c)
+	ok, err := tx.Get(ChunkKey(tx.DB(), user, n), &c)
 	return c.before(before), ok, err
 }
 

@@ -8,14 +8,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/app"
 	"socialstream/internal/graph"
-	"socialstream/internal/graph/graphtest"
 	"socialstream/internal/ids"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
@@ -106,8 +104,7 @@ func TestConcurrentFollowsKeepCountsExact(t *testing.T) {
 			t.Errorf("fan %d followingCount = %d, want %d", i, fp.FollowingCount, w)
 		}
 	}
-	// The follows contended, so they may have spread over lanes: the
-	// followers are those of every chunk, each once.
+	// The followers are those of every chunk, each once.
 	chunks := allChunks(t, db, star)
 	var got []string
 	for _, c := range chunks {
@@ -247,185 +244,12 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	}
 }
 
-// A user an earlier version spread (a celebrity: followers counted in
-// count shards, follows filling lanes of root chunks) keeps working: a
-// follow joins its lane's chunk, not chunk 0 (which posts read), a full
-// lane opens a new chunk at the end, and the counts, the User's own plus
-// the shards', stay exact across follows and unfollows of followers from
-// The version before Counts kept counts on the User: they are read and
-// added to, never written, and a follow or unfollow now counts in Counts
-// alone.
-func TestCountsKeptOnTheUserByTheLastVersion(t *testing.T) {
-	ctx := context.Background()
-	db, acc, g, users := setup(t, 3)
-	a, b, c := users[0], users[1], users[2]
-	if err := graphtest.CountOnUser(ctx, db, a, 5, 2); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range [][2]string{{b, a}, {c, a}, {a, b}} {
-		if _, err := g.Follow(ctx, f[0], f[1], nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Unfollow(ctx, c, a, false); err != nil {
-		t.Fatal(err)
-	}
-	p, err := acc.Get(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.FollowersCount != 5+2-1 || p.FollowingCount != 2+1 {
-		t.Errorf("counts %d/%d, want %d/%d", p.FollowersCount, p.FollowingCount, 5+2-1, 2+1)
-	}
-	var u accounts.User
-	if _, err := db.Get(ctx, accounts.UserKey(db, a), &u); err != nil || u.FollowersCount != 5 || u.FollowingCount != 2 {
-		t.Errorf("the User's counts moved to %d/%d (%v), want 5/2 as the earlier version left them", u.FollowersCount, u.FollowingCount, err)
-	}
-	// The erasure takes the Counts with the User.
-	if err := acc.Delete(ctx, a, "password1", func(context.Context) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := db.Get(ctx, accounts.CountsKey(db, a), &accounts.Counts{}); err != nil || ok {
-		t.Errorf("Counts after the erasure: found %v, %v; want gone", ok, err)
-	}
-}
-
-// before and after the change of version.
-func TestFollowsOfAUserSpreadByAnEarlierVersion(t *testing.T) {
-	ctx := context.Background()
-	db, acc, g, users := setup(t, 24)
-	star, early, fans := users[0], users[1:4], users[4:]
-	for _, u := range early {
-		if _, err := g.Follow(ctx, u, star, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	idx, err := graphtest.SpreadAsEarlier(ctx, db, star)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A full lane: the follow landing there opens a new chunk at the end.
-	full := fans[0]
-	lane := store.Shard(full, graph.Lanes)
-	filler := make([]string, graph.ChunkCap)
-	for i := range filler {
-		filler[i] = fmt.Sprint(7_000_000_000 + i)
-	}
-	lanes := map[int]*graph.Chunk{lane: {IDs: filler}}
-	// Two followers the earlier version added to lanes and counted in
-	// shards.
-	old, fans := fans[len(fans)-2:], fans[:len(fans)-2]
-	for _, u := range old {
-		l := store.Shard(u, graph.Lanes)
-		if lanes[l] == nil {
-			lanes[l] = &graph.Chunk{}
-		}
-		lanes[l].IDs = append(lanes[l].IDs, u)
-		f := &graph.Follow{Follower: u, Followee: star, Created: time.Now().UTC(), Chunk: int(idx.Lanes[l]), Root: true}
-		if err := db.Put(ctx, graph.FollowKey(db, u, star), f); err != nil {
-			t.Fatal(err)
-		}
-		if err := graphtest.CountInShard(ctx, db, star, store.Shard(u, accounts.CountShards), 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for l, c := range lanes {
-		if err := db.Put(ctx, graph.LaneChunkKey(db, star, int(idx.Lanes[l])), c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if p, err := acc.Get(ctx, star); err != nil || p.FollowersCount != int64(len(early)+len(old)) {
-		t.Fatalf("followersCount after the spreading: %d, %v; want %d", p.FollowersCount, err, len(early)+len(old))
-	}
-	var before accounts.User
-	if _, err := db.Get(ctx, accounts.UserKey(db, star), &before); err != nil {
-		t.Fatal(err)
-	}
-	var countsBefore accounts.Counts
-	if _, err := db.Get(ctx, accounts.CountsKey(db, star), &countsBefore); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range fans {
-		p, err := g.Follow(ctx, u, star, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u == fans[len(fans)-1] && p.FollowersCount != int64(len(early)+len(old)+len(fans)) {
-			t.Errorf("the last follow answers followersCount %d, want %d", p.FollowersCount, len(early)+len(old)+len(fans))
-		}
-	}
-	var after accounts.User
-	if _, err := db.Get(ctx, accounts.UserKey(db, star), &after); err != nil {
-		t.Fatal(err)
-	}
-	var countsAfter accounts.Counts
-	if _, err := db.Get(ctx, accounts.CountsKey(db, star), &countsAfter); err != nil {
-		t.Fatal(err)
-	}
-	if after.FollowersCount != before.FollowersCount || countsAfter.Followers-countsBefore.Followers != int64(len(fans)) {
-		t.Errorf("the User's count moved from %d to %d, its Counts from %d to %d; want the follows counted in Counts alone, by %d",
-			before.FollowersCount, after.FollowersCount, countsBefore.Followers, countsAfter.Followers, len(fans))
-	}
-	var c0 graph.Chunk
-	if _, err := db.Get(ctx, graph.ChunkKey(db, star, 0), &c0); err != nil || len(c0.IDs) != len(early) {
-		t.Errorf("chunk 0 = %v, %v; want the %d early followers only", c0.IDs, err, len(early))
-	}
-	var idx2 graph.Index
-	if _, err := db.Get(ctx, graph.IndexKey(db, star), &idx2); err != nil {
-		t.Fatal(err)
-	}
-	if n := int(idx2.Lanes[lane]); n != 1+graph.Lanes {
-		t.Errorf("the full lane fills chunk %d, want the new chunk %d", n, 1+graph.Lanes)
-	}
-	f, ok, err := g.Get(ctx, full, star)
-	if err != nil || !ok || f.Chunk != 1+graph.Lanes {
-		t.Errorf("the follow into the full lane is in chunk %d (%v %v), want %d", f.Chunk, ok, err, 1+graph.Lanes)
-	}
-	// Unfollows from chunk 0, from the lanes, of followers of both
-	// versions.
-	for _, u := range []string{early[0], old[0], fans[0], fans[5]} {
-		if err := g.Unfollow(ctx, u, star, true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := len(early) + len(old) + len(fans) - 4
-	if p, err := acc.Get(ctx, star); err != nil || p.FollowersCount != int64(want) {
-		t.Errorf("followersCount %d, %v; want %d", p.FollowersCount, err, want)
-	}
-	chunks := allChunks(t, db, star)
-	ids := 0
-	for _, c := range chunks {
-		for _, id := range c.IDs {
-			if !slices.Contains(filler, id) {
-				ids++
-			}
-		}
-	}
-	if ids != want {
-		t.Errorf("%d followers in the chunks, want %d", ids, want)
-	}
-}
-
-// allChunks reads every follower chunk of user: children of the index,
-// and, once spread, root entities.
+// allChunks reads every follower chunk of user.
 func allChunks(t *testing.T, db *store.DB, user string) []graph.Chunk {
 	t.Helper()
-	ctx := context.Background()
 	var chunks []graph.Chunk
-	if _, err := db.GetAll(ctx, db.Query(graph.KindFollowerChunk).Ancestor(graph.IndexKey(db, user)), &chunks); err != nil {
+	if _, err := db.GetAll(context.Background(), db.Query(graph.KindFollowerChunk).Ancestor(graph.IndexKey(db, user)), &chunks); err != nil {
 		t.Fatal(err)
-	}
-	var idx graph.Index
-	if _, err := db.Get(ctx, graph.IndexKey(db, user), &idx); err != nil {
-		t.Fatal(err)
-	}
-	for n := idx.RootFrom; idx.RootFrom > 0 && n < int64(len(idx.Sizes)); n++ {
-		var c graph.Chunk
-		if ok, err := db.Get(ctx, graph.LaneChunkKey(db, user, int(n)), &c); err != nil {
-			t.Fatal(err)
-		} else if ok {
-			chunks = append(chunks, c)
-		}
 	}
 	return chunks
 }

@@ -25,7 +25,7 @@ func (s *Service) ImportFollowers(ctx context.Context, followee string, follower
 	l.Add(ChunkKey(s.db, followee, 0), &first)
 	if err := l.Run(ctx); err != nil {
 		return err
-	} else if len(idx.Sizes) > 0 || len(first.IDs) > 0 {
+	} else if idx.Count > 0 || len(first.IDs) > 0 {
 		return fmt.Errorf("graph.ImportFollowers(%s): already has followers", followee)
 	}
 	now := s.now().UTC()
@@ -47,7 +47,7 @@ func (s *Service) ImportFollowers(ctx context.Context, followee string, follower
 	}
 	for n := 0; n*ChunkCap < len(followers); n++ {
 		ids := followers[n*ChunkCap : min((n+1)*ChunkCap, len(followers))]
-		idx.Sizes = append(idx.Sizes, int64(len(ids)))
+		idx.Count = n + 1
 		key := ChunkKey(s.db, followee, n)
 		g.Go(func() error {
 			return s.db.Put(gctx, key, &Chunk{IDs: ids})

@@ -3,8 +3,7 @@
 // 10 bits of node and 12 bits of sequence within the millisecond.
 //
 // An id has two written forms. The plain form is its decimal (at most 19
-// digits, no leading zero): people and groups are named so, and so were
-// the activities and comments of earlier versions. The scattered form
+// digits, no leading zero): people and groups are named so. The scattered form
 // (Format) is 20 decimal digits of a fixed mixing of the id, a bijection
 // of 64-bit numbers: consecutive ids are far apart in it, so the entities
 // written at the rate of posts, named by it, spread over the whole key

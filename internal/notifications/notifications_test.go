@@ -217,11 +217,18 @@ func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notificatio
 	}
 	// The people the tests notify: nobody who does not exist is.
 	for _, id := range []string{"1001", "2002", "3003"} {
-		if err := db.Put(context.Background(), accounts.UserKey(db, id), &accounts.User{Username: "u" + id}); err != nil {
-			t.Fatal(err)
-		}
+		person(t, db, id)
 	}
 	return db, svc
+}
+
+// person stores a person as registration does: the User and its card.
+func person(t *testing.T, db *store.DB, id string) {
+	t.Helper()
+	u := &accounts.User{Username: "u" + id}
+	if err := db.PutMulti(context.Background(), []*datastore.Key{accounts.UserKey(db, id), accounts.CountsKey(db, id)}, []any{u, accounts.Card(u, accounts.Counts{})}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Nobody is notified who is gone, who blocks the actor or whom the actor
@@ -238,9 +245,7 @@ func TestNotifiesOnlyWhomItMay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.Put(ctx, accounts.UserKey(db, "5005"), &accounts.User{Username: "u5005"}); err != nil {
-		t.Fatal(err)
-	}
+	person(t, db, "5005")
 	// 1001 is mentioned; 3003 blocks the actor; 4004 does not exist; the
 	// actor blocks 5005; 6006 is not mentioned (any more).
 	e := notifications.Event{Type: notifications.Mention, ActorID: "2002", Recipients: []string{"1001", "3003", "4004", "5005", "6006"},

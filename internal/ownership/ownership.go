@@ -7,8 +7,7 @@
 // fails when a package reaches into another's entities.
 //
 // Test fixtures are exempt as test files are: a package in a directory
-// named ...test (as graph/graphtest, which writes the data of earlier
-// versions) is for tests alone, and Check reports any other file that
+// named ...test is for tests alone, and Check reports any other file that
 // imports one.
 package ownership
 

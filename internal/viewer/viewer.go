@@ -17,12 +17,7 @@
 //     drops its oldest and raises Since. A page reads by key the like and
 //     repost of an activity older than Since.
 //
-// Accounts made by this version get a complete state at registration.
-// A person of an earlier version has none until a write makes one: it is
-// then not Complete (blocks and mutes are read by key) until the upgrade
-// job has listed their blocks and mutes into it, and its Since is a
-// little after it was made (see FirstSince), so every like and repost of
-// an activity from then on is in it.
+// Registration writes a person's state, empty; the erasure deletes it.
 package viewer
 
 import (
@@ -45,18 +40,9 @@ const (
 	MaxRecent = 1000 // activities in each of Liked and Reposted
 )
 
-// skew is how far apart the clocks of two instances may be: the Since of
-// a state made for a person of an earlier version is this much after it
-// was made, so an activity minted by an instance whose clock is ahead
-// cannot be liked before the state exists and still be at or after Since.
-const skew = time.Minute
-
 // State is one person's own state, as stored. Every property is noindex:
 // it is read by key alone.
 type State struct {
-	// Complete says Blocks, BlockedBy and Muted list every block and mute
-	// of the person's (unless Overflow).
-	Complete bool `datastore:"complete,noindex"`
 	// Overflow says a list of people grew past MaxPeople and was dropped.
 	Overflow   bool     `datastore:"overflow,noindex"`
 	Blocks     []string `datastore:"blocks,noindex"`     // whom they block
@@ -78,9 +64,9 @@ func Key(db *store.DB, user string) *datastore.Key {
 	return db.NameKey(Kind, user, nil)
 }
 
-// New returns the state of an account made now: complete, every like
-// and repost of every activity in it (there are none).
-func New() *State { return &State{Complete: true} }
+// New returns the state of an account made now: every block, mute, like
+// and repost of theirs in it (there are none).
+func New() *State { return &State{} }
 
 // Start writes the state of an account made in tx.
 func Start(tx *store.Tx, user string) error { return tx.Put(Key(tx.DB(), user), New()) }
@@ -115,10 +101,6 @@ func Unlist(ctx context.Context, tx *store.Tx, others []string, person string, n
 	return nil
 }
 
-// FirstSince is the Since of a state made at now for a person of an
-// earlier version, whose likes and reposts until then are not in it.
-func FirstSince(now time.Time) int64 { return ids.First(now.Add(skew)) }
-
 // Ref is a person's state as a lookup read it; in a transaction, the
 // state to change and save.
 type Ref struct {
@@ -138,7 +120,7 @@ func Read(l *store.Lookup, user string) *Ref {
 // KnowsPeople reports whether the state answers Hides, so no block or
 // mute need be read by key.
 func (r *Ref) KnowsPeople() bool {
-	return r != nil && r.ref.Found() && r.s.Complete && !r.s.Overflow
+	return r != nil && r.ref.Found() && !r.s.Overflow
 }
 
 // Blocked reports whether the owner blocks person or person blocks the
@@ -203,18 +185,14 @@ func (r *Ref) Filters() []string {
 	return r.s.Filters
 }
 
-// Complete reports whether the state lists every block and mute.
-func (r *Ref) Complete() bool { return r != nil && r.ref.Found() && r.s.Complete }
-
 // Found reports whether the state is there.
 func (r *Ref) Found() bool { return r != nil && r.ref.Found() }
 
 // Edit returns the state to change, in the transaction that read it: one
-// not there is made, for a person of an earlier version (not Complete,
-// Since after now). Save writes it.
+// not there (an account being erased) is made empty. Save writes it.
 func (r *Ref) Edit(now time.Time) *State {
 	if !r.ref.Found() && !r.dirty {
-		r.s = State{Since: FirstSince(now)}
+		r.s = State{}
 	}
 	r.dirty = true
 	return &r.s
