@@ -462,7 +462,7 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 			return err
 		}
 		if own.Found() { // the reposter's state lists the repost no more
-			own.Edit(s.now()).SetRepost(a.RepostOf, false)
+			own.Edit().SetRepost(a.RepostOf, false)
 			if err := own.Save(tx); err != nil {
 				return err
 			}

@@ -329,7 +329,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 				if _, err := note.Write(tx); err != nil {
 					return err
 				}
-				own.Edit(s.now()).SetRepost(in.repostOf, true)
+				own.Edit().SetRepost(in.repostOf, true)
 				if err := own.Save(tx); err != nil {
 					return err
 				}

@@ -130,7 +130,7 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 					others[i] = blocked
 				}
 			}
-			return viewer.Unlist(ctx, tx, others, user, time.Now())
+			return viewer.Unlist(ctx, tx, others, user)
 		})
 	if err != nil {
 		return deleted, fmt.Errorf("blocks.Erase(%s): %w", user, err)

@@ -322,7 +322,7 @@ func (s *Service) change(ctx context.Context, user string, f func([]Filter) ([]F
 		if err != nil {
 			return err
 		}
-		own.Edit(s.now()).Filters = raw
+		own.Edit().Filters = raw
 		return own.Save(tx)
 	})
 }

@@ -643,8 +643,8 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 				return err
 			}
 			// Both states list it: the feeds of each leave the other out.
-			states[0].Edit(s.now()).SetBlock(blocked, true)
-			states[1].Edit(s.now()).SetBlockedBy(blocker, true)
+			states[0].Edit().SetBlock(blocked, true)
+			states[1].Edit().SetBlockedBy(blocker, true)
 			for _, st := range states {
 				if err := st.Save(tx); err != nil {
 					return err
@@ -678,10 +678,10 @@ func (s *Service) Unblock(ctx context.Context, blocker, blocked string) error {
 		// A state not there has nothing to take out (and the person may
 		// be gone).
 		if states[0].Found() {
-			states[0].Edit(s.now()).SetBlock(blocked, false)
+			states[0].Edit().SetBlock(blocked, false)
 		}
 		if states[1].Found() {
-			states[1].Edit(s.now()).SetBlockedBy(blocker, false)
+			states[1].Edit().SetBlockedBy(blocker, false)
 		}
 		for _, st := range states {
 			if err := st.Save(tx); err != nil {

@@ -99,7 +99,7 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
 			return err
 		}
-		own.Edit(s.now()).SetLike(activity, true)
+		own.Edit().SetLike(activity, true)
 		if err := own.Save(tx); err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 			return err
 		}
 		if own.Found() {
-			own.Edit(s.now()).SetLike(activity, false)
+			own.Edit().SetLike(activity, false)
 			if err := own.Save(tx); err != nil {
 				return err
 			}

@@ -136,7 +136,7 @@ func (s *Service) Mute(ctx context.Context, muter, muted string, d time.Duration
 		if err := me.MayAct(); err != nil {
 			return err // deleted, or suspended
 		}
-		own.Edit(now).SetMute(muted, m.Until, true)
+		own.Edit().SetMute(muted, m.Until, true)
 		if err := own.Save(tx); err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func (s *Service) Unmute(ctx context.Context, muter, muted string) error {
 			return err
 		}
 		if own.Found() {
-			own.Edit(s.now()).SetMute(muted, time.Time{}, false)
+			own.Edit().SetMute(muted, time.Time{}, false)
 			if err := own.Save(tx); err != nil {
 				return err
 			}
@@ -233,7 +233,7 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 					muters = append(muters, muter)
 				}
 			}
-			return viewer.Unlist(ctx, tx, muters, user, time.Now())
+			return viewer.Unlist(ctx, tx, muters, user)
 		})
 	if err != nil {
 		return deleted, fmt.Errorf("mutes.Erase(%s): %w", user, err)

@@ -77,7 +77,7 @@ func Forget(tx *store.Tx, user string) error { return tx.Delete(Key(tx.DB(), use
 // Unlist takes a deleted person out of the states of others, in tx: out
 // of whom each blocks, who blocks each and whom each mutes. A state not
 // there has nothing to take out.
-func Unlist(ctx context.Context, tx *store.Tx, others []string, person string, now time.Time) error {
+func Unlist(ctx context.Context, tx *store.Tx, others []string, person string) error {
 	l := tx.Lookup()
 	var refs []*Ref
 	for _, o := range slices.Compact(slices.Sorted(slices.Values(others))) {
@@ -90,7 +90,7 @@ func Unlist(ctx context.Context, tx *store.Tx, others []string, person string, n
 		if !r.Found() {
 			continue
 		}
-		st := r.Edit(now)
+		st := r.Edit()
 		st.SetBlock(person, false)
 		st.SetBlockedBy(person, false)
 		st.SetMute(person, time.Time{}, false)
@@ -190,7 +190,7 @@ func (r *Ref) Found() bool { return r != nil && r.ref.Found() }
 
 // Edit returns the state to change, in the transaction that read it: one
 // not there (an account being erased) is made empty. Save writes it.
-func (r *Ref) Edit(now time.Time) *State {
+func (r *Ref) Edit() *State {
 	if !r.ref.Found() && !r.dirty {
 		r.s = State{}
 	}
