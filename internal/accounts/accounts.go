@@ -764,9 +764,3 @@ func UserIDsByName(ctx context.Context, db *store.DB, names []string) (map[strin
 	return out, nil
 }
 
-// Nobody reports whether no person has signed up in db: a database no
-// version has served anyone from.
-func Nobody(ctx context.Context, db *store.DB) (bool, error) {
-	keys, err := db.GetAll(ctx, db.Query(KindUser).KeysOnly().Limit(1), nil)
-	return len(keys) == 0, err
-}

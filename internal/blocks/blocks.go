@@ -95,27 +95,6 @@ func Each(ctx context.Context, db *store.DB, blocker string, f func(id string, c
 	return store.Each[Block](ctx, db, q, 500, func(_ *datastore.Key, b *Block) error { return f(b.Blocked, b.Created) })
 }
 
-// Involving returns whom user blocks and who blocks user, up to n of
-// each, by keys-only queries (for the people upgrade, which reads each
-// again by key in its transaction).
-func Involving(ctx context.Context, db *store.DB, user string, n int) (made, received []string, err error) {
-	for _, field := range []string{"blocker", "blocked"} {
-		keys, err := db.GetAll(ctx, db.Query(KindBlock).FilterField(field, "=", user).KeysOnly().Limit(n), nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("blocks.Involving(%s): %w", user, err)
-		}
-		for _, k := range keys {
-			blocker, blocked, _ := strings.Cut(k.Name, "_")
-			if field == "blocker" {
-				made = append(made, blocked)
-			} else {
-				received = append(received, blocker)
-			}
-		}
-	}
-	return made, received, nil
-}
-
 // Erase deletes up to n blocks made by or of a deleted user, and returns
 // how many it deleted. Each goes with its line in the other person's
 // state (package viewer), in one commit.

@@ -691,15 +691,6 @@ func (s *Service) visible(ctx context.Context, viewer string, groupIDs []string,
 	return out, nil
 }
 
-// GroupIDs returns the groups user belongs to now, from its list.
-func (s *Service) GroupIDs(ctx context.Context, user string) ([]string, error) {
-	var ug UserGroups
-	if _, err := s.db.Get(ctx, UserGroupsKey(s.db, user), &ug); err != nil {
-		return nil, fmt.Errorf("groups.GroupIDs(%s): %w", user, err)
-	}
-	return ug.GroupIDs, nil
-}
-
 // Memberships is what a post reads of its author's groups, in its own
 // transaction's lookup.
 type Memberships struct{ ug UserGroups }

@@ -49,10 +49,6 @@ type mute struct {
 	Until time.Time `datastore:"until,noindex"`
 }
 
-// Stored is a mute as stored, for the upgrade that lists it in the
-// muter's state.
-type Stored = mute
-
 // Mute is a mute as this package answers it.
 type Mute struct {
 	Muted          string
@@ -81,10 +77,6 @@ func Read(l *store.Lookup, muter, muted string) *Ref {
 	r.ref = l.Add(Key(l.DB(), muter, muted), &r.m)
 	return r
 }
-
-// Until returns when the mute read ends (zero: never), and whether it
-// is there.
-func (r *Ref) Until() (time.Time, bool) { return r.m.Until, r != nil && r.ref.Found() }
 
 // ActiveAt reports whether the mute read is there and holds at t.
 func (r *Ref) ActiveAt(t time.Time) bool { return r != nil && r.ref.Found() && r.m.view().ActiveAt(t) }
@@ -203,21 +195,6 @@ func (s *Service) List(ctx context.Context, muter string, p store.PageRequest) (
 func Each(ctx context.Context, db *store.DB, muter string, f func(m Mute) error) error {
 	q := db.Query(KindMute).FilterField("muter", "=", muter).Order("-created")
 	return store.Each[mute](ctx, db, q, 500, func(_ *datastore.Key, m *mute) error { return f(m.view()) })
-}
-
-// MutedBy returns whom muter mutes (ended or not), up to n, by a
-// keys-only query (for the people upgrade, which reads each again by key
-// in its transaction).
-func MutedBy(ctx context.Context, db *store.DB, muter string, n int) ([]string, error) {
-	keys, err := db.GetAll(ctx, db.Query(KindMute).FilterField("muter", "=", muter).KeysOnly().Limit(n), nil)
-	if err != nil {
-		return nil, fmt.Errorf("mutes.MutedBy(%s): %w", muter, err)
-	}
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		_, out[i], _ = strings.Cut(k.Name, "_")
-	}
-	return out, nil
 }
 
 // Erase deletes up to n mutes made by or of a deleted user, and returns

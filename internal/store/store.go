@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"slices"
 	"time"
@@ -569,14 +568,6 @@ func getMulti(found []bool, keys []*datastore.Key, get func() error) error {
 		}
 	}
 	return nil
-}
-
-// Shard returns which of n shards (counter shards, say) the id by writes
-// to: the same every time, spread evenly over ids.
-func Shard(by string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(by))
-	return int(h.Sum32() % uint32(max(1, n)))
 }
 
 // Drain runs the keys-only query q for batch keys at a time and hands each
