@@ -153,8 +153,9 @@ func (r *recorder) Stop() {
 }
 
 // checkIndexes replays each recorded query shape on a legacy emulator
-// that enforces index, and returns one line per shape it refused.
-func (r *recorder) checkIndexes(ctx context.Context, index string, log io.Writer) ([]string, error) {
+// that enforces index (the one at host, or one it starts when host is
+// ""), and returns one line per shape it refused.
+func (r *recorder) checkIndexes(ctx context.Context, index, host string, log io.Writer) ([]string, error) {
 	r.mu.Lock()
 	reqs := make(map[string]*pb.RunQueryRequest, len(r.shapes))
 	for s, q := range r.shapes {
@@ -164,12 +165,15 @@ func (r *recorder) checkIndexes(ctx context.Context, index string, log io.Writer
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	emu, err := dsemu.Start(ctx, dsemu.Options{Engine: dsemu.Legacy, IndexFile: index, InMemory: true, Log: log})
-	if err != nil {
-		return nil, fmt.Errorf("start the legacy emulator for the index check: %w", err)
+	if host == "" {
+		emu, err := dsemu.Start(ctx, dsemu.Options{Engine: dsemu.Legacy, IndexFile: index, InMemory: true, Log: log})
+		if err != nil {
+			return nil, fmt.Errorf("start the legacy emulator for the index check: %w", err)
+		}
+		defer emu.Stop()
+		host = emu.Host
 	}
-	defer emu.Stop()
-	conn, err := grpc.NewClient("passthrough:///"+emu.Host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("passthrough:///"+host, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func TestIndexCheckNamesAnUncoveredQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing, err := r.checkIndexes(ctx, index, nil)
+	missing, err := r.checkIndexes(ctx, index, legacyHost, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,18 +39,25 @@ import (
 const Project = "socialstream-test"
 
 var (
-	once     sync.Once
-	host     string // the recorder's, in front of the emulator
-	target   string // the emulator's
-	emu      *dsemu.Emulator
-	rec      *recorder
-	client   *datastore.Client
-	setupErr error
+	once   sync.Once
+	host   string // the recorder's, in front of the emulator
+	target string // the emulator's
+	// legacyHost is a legacy emulator the run shares, for the index
+	// check; "" starts one.
+	legacyHost string
+	emu        *dsemu.Emulator
+	rec        *recorder
+	client     *datastore.Client
+	setupErr   error
 )
 
 // Main runs the tests, checks that index.yaml covers every query they ran,
-// and stops the emulators this binary started.
+// and stops the emulators this binary started. Run as the supervisor of
+// a run's shared emulators (shared.go), it is that instead.
 func Main(m *testing.M) int {
+	if dir := os.Getenv(superviseEnv); dir != "" {
+		return supervise(dir, os.Getenv(runEnv))
+	}
 	code := m.Run()
 	if client != nil {
 		client.Close()
@@ -73,7 +80,7 @@ func checkIndexes() int {
 	index, err := RepoFile("index.yaml")
 	if err == nil {
 		var missing []string
-		missing, err = rec.checkIndexes(context.Background(), index, nil)
+		missing, err = rec.checkIndexes(context.Background(), index, legacyHost, nil)
 		for _, m := range missing {
 			fmt.Fprintf(os.Stderr, "testenv: index.yaml has no index for a query the tests ran: %s\n", m)
 		}
@@ -91,6 +98,14 @@ func checkIndexes() int {
 func setup() {
 	ctx := context.Background()
 	target = os.Getenv("DATASTORE_EMULATOR_HOST")
+	if run, ok := runOf(); target == "" && ok {
+		s, err := joinShared(run)
+		if err != nil {
+			setupErr = fmt.Errorf("the run's shared emulators: %w", err)
+			return
+		}
+		target, legacyHost = s.Firestore, s.Legacy
+	}
 	if target == "" {
 		index, err := RepoFile("index.yaml")
 		if err != nil {
