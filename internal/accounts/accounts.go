@@ -763,4 +763,3 @@ func UserIDsByName(ctx context.Context, db *store.DB, names []string) (map[strin
 	}
 	return out, nil
 }
-
