@@ -44,7 +44,7 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 			return err
 		}
 		defer closeDB()
-		rot, err := media.RotateLinkKey(ctx, db, time.Now())
+		rot, err := media.RotateKeyring(ctx, db, time.Now())
 		if err != nil {
 			return err
 		}

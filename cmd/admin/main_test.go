@@ -59,7 +59,7 @@ func TestRole(t *testing.T) {
 
 // The rotation adds a key to the links' keyring, and says when the one it
 // replaces may go.
-func TestRotateLinkKey(t *testing.T) {
+func TestRotateKeyring(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
 	links := media.NewLinks(db, "")

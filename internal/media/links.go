@@ -32,7 +32,7 @@ import (
 // deleted, or hidden, stops being readable within that.
 //
 // The secrets are a keyring (MediaKey/links): each key signs the links
-// made from its start, and checks them until they end. RotateLinkKey
+// made from its start, and checks them until they end. RotateKeyring
 // adds a key that starts a while later, once every instance has read it
 // (KeyRefresh), and drops those whose links have all ended; so two keys
 // are valid at once while one takes over from the other.
@@ -130,21 +130,21 @@ func (l *Links) keyring(ctx context.Context) ([]signingKey, error) {
 	return l.keys, nil
 }
 
-// Rotation is what RotateLinkKey did.
+// Rotation is what RotateKeyring did.
 type Rotation struct {
 	Starts  time.Time // when the new key starts signing
 	Dropped int       // keys dropped, their links all ended
 	Kept    int       // keys in the ring now, the new one included
 }
 
-// RotateLinkKey adds a key to the links' keyring that starts signing
+// RotateKeyring adds a key to the links' keyring that starts signing
 // twice KeyRefresh from now (every instance has read it by then, so each
 // checks the links the others sign with it), and drops the keys whose
 // links have all ended: those a newer key took over from more than
 // KeyRefresh (an instance may sign with the older one until it reads the
 // ring again) and LinkLife and LinkStep (the longest a link works) ago.
 // cmd/admin runs it.
-func RotateLinkKey(ctx context.Context, db *store.DB, now time.Time) (Rotation, error) {
+func RotateKeyring(ctx context.Context, db *store.DB, now time.Time) (Rotation, error) {
 	var out Rotation
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		var ring keyring
@@ -173,7 +173,7 @@ func RotateLinkKey(ctx context.Context, db *store.DB, now time.Time) (Rotation, 
 		return tx.Put(keyringKey(db), &kept)
 	})
 	if err != nil {
-		return Rotation{}, fmt.Errorf("media.RotateLinkKey: %w", err)
+		return Rotation{}, fmt.Errorf("media.RotateKeyring: %w", err)
 	}
 	return out, nil
 }

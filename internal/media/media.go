@@ -60,7 +60,10 @@ const (
 	LooseFor = 24 * time.Hour
 )
 
-// Item is the stored record of a picture.
+// Item is the stored record of a picture. Other packages read the items
+// this one hands them; only this one reads or writes them in Datastore.
+//
+//ownership:value
 type Item struct {
 	UserID string `datastore:"userId"`
 	// AlbumID and ActivityID say where it belongs (at most one is set):
@@ -78,7 +81,10 @@ type Item struct {
 }
 
 // Attached is what an activity keeps of each of its pictures, and what
-// every view of a picture is made from.
+// every view of a picture is made from: a value stored inside another
+// owner's entity (activities.Activity.Media).
+//
+//ownership:value
 type Attached struct {
 	ID          string `datastore:"id,noindex" json:"-"`
 	MimeType    string `datastore:"mimeType,noindex" json:"-"`

@@ -437,7 +437,7 @@ func TestLinkKeyRotation(t *testing.T) {
 	if err := check(b, old); err != nil {
 		t.Fatalf("the other instance refuses a link: %v", err)
 	}
-	rot, err := RotateLinkKey(ctx, f.db, f.clock)
+	rot, err := RotateKeyring(ctx, f.db, f.clock)
 	if err != nil || rot.Kept != 2 || rot.Dropped != 0 || !rot.Starts.Equal(f.clock.Add(2*KeyRefresh)) {
 		t.Fatalf("rotation %+v, %v", rot, err)
 	}
@@ -471,11 +471,11 @@ func TestLinkKeyRotation(t *testing.T) {
 	}
 	// A rotation too soon keeps the old key; once the old key's links
 	// have all ended, the next rotation drops it.
-	if rot, err := RotateLinkKey(ctx, f.db, f.clock); err != nil || rot.Dropped != 0 || rot.Kept != 3 {
+	if rot, err := RotateKeyring(ctx, f.db, f.clock); err != nil || rot.Dropped != 0 || rot.Kept != 3 {
 		t.Fatalf("a second rotation at once: %+v, %v", rot, err)
 	}
 	f.clock = f.clock.Add(KeyRefresh + LinkLife + LinkStep)
-	rot, err = RotateLinkKey(ctx, f.db, f.clock)
+	rot, err = RotateKeyring(ctx, f.db, f.clock)
 	if err != nil || rot.Dropped != 1 || rot.Kept != 3 {
 		t.Fatalf("the rotation after the old key's links ended: %+v, %v", rot, err)
 	}

@@ -25,24 +25,49 @@ import (
 	"strings"
 )
 
-// Owners are the import paths, below the module, of the packages that own
-// entities.
-var Owners = []string{
-	"internal/accounts",
-	"internal/graph",
-	"internal/groups",
-	"internal/activities",
-	"internal/likes",
-	"internal/comments",
-	"internal/notifications",
-	"internal/ratelimit",
-	"internal/blocks",
-	"internal/mutes",
-	"internal/markers",
-	"internal/tags",
-	"internal/appdata",
-	"internal/viewer",
-	"internal/cursor",
+// Owners returns the import paths, below the module, of the packages
+// under root that own entities: those that declare an exported Kind...
+// constant (a Datastore kind).
+func Owners(root string) ([]string, error) {
+	files, err := parse(root)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		if seen[f.dir] || len(kinds(f.file)) == 0 {
+			continue
+		}
+		seen[f.dir] = true
+		out = append(out, f.dir)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// kinds returns the exported Kind... constants a file declares, with
+// their values.
+func kinds(f *ast.File) map[string]string {
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v := spec.(*ast.ValueSpec)
+			for i, n := range v.Names {
+				if !n.IsExported() || !strings.HasPrefix(n.Name, "Kind") || i >= len(v.Values) {
+					continue
+				}
+				if lit, ok := v.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					out[n.Name], _ = strconv.Unquote(lit.Value)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Violation is one name of an owner's used outside it.
@@ -85,7 +110,7 @@ func Owned(root string, owners []string) (map[string]map[string]bool, error) {
 								}
 							}
 						case *ast.TypeSpec:
-							if st, ok := s.Type.(*ast.StructType); ok && s.Name.IsExported() && hasDatastoreTag(st) {
+							if st, ok := s.Type.(*ast.StructType); ok && s.Name.IsExported() && hasDatastoreTag(st) && !isValue(d.Doc, s.Doc) {
 								names[s.Name.Name] = true
 							}
 						}
@@ -99,6 +124,27 @@ func Owned(root string, owners []string) (map[string]map[string]bool, error) {
 		out[o] = names
 	}
 	return out, nil
+}
+
+// ValueDirective marks, in its doc comment, a struct with datastore tags
+// that other packages may name: a value they read from its owner, or
+// store inside an entity of their own, but never read or write in
+// Datastore as an entity of the owner's kinds.
+const ValueDirective = "//ownership:value"
+
+// isValue reports whether a doc comment carries ValueDirective.
+func isValue(docs ...*ast.CommentGroup) bool {
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		for _, c := range d.List {
+			if strings.TrimSpace(c.Text) == ValueDirective {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasDatastoreTag(st *ast.StructType) bool {
@@ -127,6 +173,15 @@ func Check(root, module string, owners []string) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The owners' kinds, as strings.
+	kindValues := map[string]bool{}
+	for _, f := range files {
+		if owned[f.dir] != nil {
+			for _, v := range kinds(f.file) {
+				kindValues[v] = true
+			}
+		}
+	}
 	var out []Violation
 	for _, f := range files {
 		// The names under which f imports each owner.
@@ -148,6 +203,7 @@ func Check(root, module string, owners []string) ([]Violation, error) {
 			}
 			local[name] = rel
 		}
+		out = append(out, literalKinds(root, f, kindValues)...)
 		if len(local) == 0 {
 			continue
 		}
@@ -175,6 +231,37 @@ func Check(root, module string, owners []string) ([]Violation, error) {
 		return out[i].Line < out[j].Line
 	})
 	return out, nil
+}
+
+// keyMakers are the calls whose first argument is a kind.
+var keyMakers = map[string]bool{"NameKey": true, "IDKey": true, "IncompleteKey": true, "Query": true, "NewQuery": true}
+
+// literalKinds returns each kind (one of the values of kinds) written in
+// f as a string where a key or query is made, rather than named by its
+// owner's Kind... constant.
+func literalKinds(root string, f file, kinds map[string]bool) []Violation {
+	var out []Violation
+	ast.Inspect(f.file, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || !keyMakers[sel.Sel.Name] {
+			return true
+		}
+		lit, ok := call.Args[0].(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		if v, err := strconv.Unquote(lit.Value); err == nil && kinds[v] {
+			p := f.fset.Position(lit.Pos())
+			rel, _ := filepath.Rel(root, p.Filename)
+			out = append(out, Violation{File: filepath.ToSlash(rel), Line: p.Line, Owner: f.dir, Name: lit.Value + " (a kind written as a string)"})
+		}
+		return true
+	})
+	return out
 }
 
 type file struct {
@@ -205,7 +292,7 @@ func parse(dir string) ([]file, error) {
 		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}

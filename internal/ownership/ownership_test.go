@@ -15,7 +15,11 @@ func TestNoPackageNamesAnotherOwnersEntities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := ownership.Check(root, "socialstream", ownership.Owners)
+	owners, err := ownership.Owners(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := ownership.Check(root, "socialstream", owners)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +43,10 @@ func TestCheckFindsAViolation(t *testing.T) {
 	}
 	want := []string{
 		"internal/leaky/leaky.go:5: ownertest.(test fixtures, imported outside tests)",
-		"internal/other/other.go:9: owner.ThingKey",
-		"internal/other/other.go:10: owner.Thing",
-		"internal/other/other.go:11: owner.KindThing",
+		"internal/other/other.go:11: owner.ThingKey",
+		"internal/other/other.go:12: owner.Thing",
+		"internal/other/other.go:13: owner.KindThing",
+		"internal/other/other.go:18: other.\"Thing\" (a kind written as a string)",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations = %q\nwant %q", got, want)
@@ -55,7 +60,11 @@ func TestEveryIndexedPropertyIsQueried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := ownership.Unqueried(root, ownership.Owners)
+	owners, err := ownership.Owners(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ownership.Unqueried(root, owners)
 	if err != nil {
 		t.Fatal(err)
 	}

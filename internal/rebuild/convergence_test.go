@@ -42,7 +42,7 @@ func (f *fixture) groupFeed(viewer, group string) []string {
 // brings the post into line. Before, a job with nothing to scan never
 // looked at the change at all, and such a post stayed wrong for good.
 func TestJobWithNothingToScanWaitsForItsChange(t *testing.T) {
-	for _, kind := range []string{rebuild.KindFollow, rebuild.KindUnfollow, rebuild.KindJoin, rebuild.KindLeave} {
+	for _, kind := range []string{rebuild.JobFollow, rebuild.JobUnfollow, rebuild.JobJoin, rebuild.JobLeave} {
 		t.Run(kind, func(t *testing.T) {
 			f := newFixture(t, rebuild.Config{})
 			ctx := context.Background()
@@ -54,11 +54,11 @@ func TestJobWithNothingToScanWaitsForItsChange(t *testing.T) {
 			// The starting state: removals start from a follow or a
 			// membership, with nothing posted yet.
 			switch kind {
-			case rebuild.KindUnfollow:
+			case rebuild.JobUnfollow:
 				if _, err := f.graph.Follow(ctx, other, owner, nil); err != nil {
 					t.Fatal(err)
 				}
-			case rebuild.KindLeave:
+			case rebuild.JobLeave:
 				if _, _, err := f.groups.Join(ctx, owner, g.ID, owner); err != nil {
 					t.Fatal(err)
 				}
@@ -77,13 +77,13 @@ func TestJobWithNothingToScanWaitsForItsChange(t *testing.T) {
 				post = f.posts(owner, 1)
 			})
 			switch kind {
-			case rebuild.KindFollow:
+			case rebuild.JobFollow:
 				_, err = f.graph.Follow(ctx, other, owner, nil)
-			case rebuild.KindUnfollow:
+			case rebuild.JobUnfollow:
 				err = f.graph.Unfollow(ctx, other, owner, false)
-			case rebuild.KindJoin:
+			case rebuild.JobJoin:
 				_, _, err = f.groups.Join(ctx, owner, g.ID, owner)
-			case rebuild.KindLeave:
+			case rebuild.JobLeave:
 				err = f.groups.Leave(ctx, owner, g.ID, owner)
 			}
 			if err != nil {
@@ -101,7 +101,7 @@ func TestJobWithNothingToScanWaitsForItsChange(t *testing.T) {
 				got = f.groupFeed(other, g.ID)
 			}
 			var want []string
-			if kind == rebuild.KindFollow || kind == rebuild.KindJoin {
+			if kind == rebuild.JobFollow || kind == rebuild.JobJoin {
 				want = post
 			}
 			if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
@@ -288,7 +288,7 @@ func TestStalledRemovalIsStartedAgain(t *testing.T) {
 		t.Fatalf("follow job while a removal is pending: %v, want a retryable error", err)
 	}
 	restarted := f.jobs()
-	if len(restarted) != 1 || restarted[0].Kind != rebuild.KindUnfollow {
+	if len(restarted) != 1 || restarted[0].Kind != rebuild.JobUnfollow {
 		t.Fatalf("the waiting follow job enqueued %+v, want the removal again", restarted)
 	}
 	f.run(restarted[0])
@@ -303,14 +303,14 @@ func TestMalformedJobsAreDropped(t *testing.T) {
 	f := newFixture(t, rebuild.Config{})
 	now := time.Now().UnixMicro()
 	for name, j := range map[string]rebuild.Job{
-		"no owner":           {Kind: rebuild.KindFollow, Follower: "1", Gen: now, Limit: 5},
+		"no owner":           {Kind: rebuild.JobFollow, Follower: "1", Gen: now, Limit: 5},
 		"unknown kind":       {Kind: "befriend", Owner: "1", Follower: "2", Gen: now, Limit: 5},
-		"follow, no limit":   {Kind: rebuild.KindFollow, Owner: "1", Follower: "2", Gen: now},
-		"follow and group":   {Kind: rebuild.KindUnfollow, Owner: "1", Follower: "2", Group: "3", Gen: now},
-		"leave, no group":    {Kind: rebuild.KindLeave, Owner: "1", Gen: now},
-		"no generation":      {Kind: rebuild.KindUnfollow, Owner: "1", Follower: "2"},
-		"cursor of garbage":  {Kind: rebuild.KindUnfollow, Owner: "1", Follower: "2", Gen: now, Cursor: "%%%"},
-		"limit over the max": {Kind: rebuild.KindJoin, Owner: "1", Group: "3", Gen: now, Limit: rebuild.MaxCopyLimit + 1},
+		"follow, no limit":   {Kind: rebuild.JobFollow, Owner: "1", Follower: "2", Gen: now},
+		"follow and group":   {Kind: rebuild.JobUnfollow, Owner: "1", Follower: "2", Group: "3", Gen: now},
+		"leave, no group":    {Kind: rebuild.JobLeave, Owner: "1", Gen: now},
+		"no generation":      {Kind: rebuild.JobUnfollow, Owner: "1", Follower: "2"},
+		"cursor of garbage":  {Kind: rebuild.JobUnfollow, Owner: "1", Follower: "2", Gen: now, Cursor: "%%%"},
+		"limit over the max": {Kind: rebuild.JobJoin, Owner: "1", Group: "3", Gen: now, Limit: rebuild.MaxCopyLimit + 1},
 	} {
 		res, err := f.rb.Run(context.Background(), j)
 		if err != nil || !strings.HasPrefix(res.Stopped, "malformed job") || len(res.Changed) != 0 {

@@ -51,10 +51,10 @@ import (
 
 // Job kinds.
 const (
-	KindFollow   = "follow"
-	KindUnfollow = "unfollow"
-	KindJoin     = "join"
-	KindLeave    = "leave"
+	JobFollow   = "follow"
+	JobUnfollow = "unfollow"
+	JobJoin     = "join"
+	JobLeave    = "leave"
 )
 
 // Path is where rebuild jobs are sent.
@@ -181,25 +181,25 @@ func (s *Service) CopyLimit(limit *int) (int, error) {
 // Followed enqueues the job that copies followee's newest limit activities
 // to follower, then the backfill, for the follow of generation gen.
 func (s *Service) Followed(ctx context.Context, follower, followee string, gen int64, limit int) error {
-	return s.enqueue(ctx, Job{Kind: KindFollow, Owner: followee, Follower: follower, Gen: gen, At: gen, Limit: limit, Budget: s.cfg.BackfillMax})
+	return s.enqueue(ctx, Job{Kind: JobFollow, Owner: followee, Follower: follower, Gen: gen, At: gen, Limit: limit, Budget: s.cfg.BackfillMax})
 }
 
 // Unfollowed enqueues the job that removes follower from every one of
 // followee's activities, named removal.
 func (s *Service) Unfollowed(ctx context.Context, follower, followee string, removal int64) error {
-	return s.enqueue(ctx, Job{Kind: KindUnfollow, Owner: followee, Follower: follower, Gen: removal})
+	return s.enqueue(ctx, Job{Kind: JobUnfollow, Owner: followee, Follower: follower, Gen: removal})
 }
 
 // Joined enqueues the job that copies group onto user's newest
 // activities, for the membership of generation gen.
 func (s *Service) Joined(ctx context.Context, group, user string, gen int64) error {
-	return s.enqueue(ctx, Job{Kind: KindJoin, Owner: user, Group: group, Gen: gen, At: gen, Limit: s.cfg.CopyLimit, Budget: s.cfg.BackfillMax})
+	return s.enqueue(ctx, Job{Kind: JobJoin, Owner: user, Group: group, Gen: gen, At: gen, Limit: s.cfg.CopyLimit, Budget: s.cfg.BackfillMax})
 }
 
 // Left enqueues the job that removes group from every one of user's
 // activities, named removal.
 func (s *Service) Left(ctx context.Context, group, user string, removal int64) error {
-	return s.enqueue(ctx, Job{Kind: KindLeave, Owner: user, Group: group, Gen: removal})
+	return s.enqueue(ctx, Job{Kind: JobLeave, Owner: user, Group: group, Gen: removal})
 }
 
 // taskName is unique to a job's change and step, so a retried request or a
@@ -220,9 +220,9 @@ func (j Job) taskName() string {
 // removal returns the job of the pair's removal named id, started again
 // at now.
 func (j Job) removal(id int64, now time.Time) Job {
-	kind := KindUnfollow
-	if j.Kind == KindJoin {
-		kind = KindLeave
+	kind := JobUnfollow
+	if j.Kind == JobJoin {
+		kind = JobLeave
 	}
 	return Job{Kind: kind, Owner: j.Owner, Follower: j.Follower, Group: j.Group, Gen: id, At: now.UnixMicro()}
 }
@@ -261,7 +261,7 @@ func (s *Service) Run(ctx context.Context, j Job) (Result, error) {
 	return s.runRemove(ctx, j)
 }
 
-func (j Job) adds() bool { return j.Kind == KindFollow || j.Kind == KindJoin }
+func (j Job) adds() bool { return j.Kind == JobFollow || j.Kind == JobJoin }
 
 // read reads the pair's follow or membership and history, in tx, or
 // outside any transaction when tx is nil.
@@ -493,11 +493,11 @@ func (j Job) validate() error {
 		return errors.New("malformed job")
 	case j.adds() && (j.Limit < 1 || j.Limit > MaxCopyLimit):
 		return errors.New("malformed job: limit")
-	case (j.Kind == KindFollow || j.Kind == KindUnfollow) && (j.Follower == "" || j.Group != ""):
+	case (j.Kind == JobFollow || j.Kind == JobUnfollow) && (j.Follower == "" || j.Group != ""):
 		return errors.New("malformed job: no follower")
-	case (j.Kind == KindJoin || j.Kind == KindLeave) && (j.Group == "" || j.Follower != ""):
+	case (j.Kind == JobJoin || j.Kind == JobLeave) && (j.Group == "" || j.Follower != ""):
 		return errors.New("malformed job: no group")
-	case j.Kind != KindFollow && j.Kind != KindUnfollow && j.Kind != KindJoin && j.Kind != KindLeave:
+	case j.Kind != JobFollow && j.Kind != JobUnfollow && j.Kind != JobJoin && j.Kind != JobLeave:
 		return errors.New("malformed job: unknown kind")
 	}
 	if j.Cursor != "" && !store.ValidCursor(j.Cursor) {

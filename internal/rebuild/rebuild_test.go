@@ -218,7 +218,7 @@ func TestFollowCopiesNewestN(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := f.jobs()
-	if len(js) != 1 || js[0].Kind != rebuild.KindFollow || js[0].Limit != 5 {
+	if len(js) != 1 || js[0].Kind != rebuild.JobFollow || js[0].Limit != 5 {
 		t.Fatalf("jobs = %+v", js)
 	}
 	res := f.run(js[0])
@@ -272,7 +272,7 @@ func TestUnfollowRemovesUnlessKeepHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := f.jobs()
-	if len(js) != 1 || js[0].Kind != rebuild.KindUnfollow || js[0].Follower != a {
+	if len(js) != 1 || js[0].Kind != rebuild.JobUnfollow || js[0].Follower != a {
 		t.Fatalf("jobs = %+v (keepHistory must enqueue none)", js)
 	}
 	if res := f.run(js[0]); len(res.Changed) != 3 {
@@ -386,7 +386,7 @@ func TestJobBeforeCommitRetriesThenGivesUp(t *testing.T) {
 	}
 	f.wantHome(a, posts)
 
-	orphan := rebuild.Job{Kind: rebuild.KindFollow, Owner: b, Follower: f.user("c"), Gen: time.Now().Add(-time.Second).UnixMicro(), Limit: 10}
+	orphan := rebuild.Job{Kind: rebuild.JobFollow, Owner: b, Follower: f.user("c"), Gen: time.Now().Add(-time.Second).UnixMicro(), Limit: 10}
 	if res := f.run(orphan); res.Stopped != "never committed" {
 		t.Errorf("job whose follow never committed: %+v", res)
 	}

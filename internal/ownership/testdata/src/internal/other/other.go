@@ -2,6 +2,8 @@
 package other
 
 import (
+	"cloud.google.com/go/datastore"
+
 	"example/internal/owner"
 )
 
@@ -13,4 +15,6 @@ func use() {
 	_ = owner.Count()
 	owner := struct{ Thing int }{}
 	_ = owner.Thing // a local variable, not the package
+	_ = datastore.NameKey("Thing", "x", nil)
+	_ = datastore.NameKey("Other", "x", nil) // not a kind of an owner's
 }
