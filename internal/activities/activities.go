@@ -38,7 +38,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -270,11 +269,6 @@ func Describe(tx *store.Tx, activity, item, description string) error {
 
 // Config tunes a Service.
 type Config struct {
-	// FanoutQueue is the queue of fan-out jobs; default "fanout".
-	FanoutQueue string
-	// CleanupQueue is the queue of the jobs that clean up after a delete;
-	// default "cleanup".
-	CleanupQueue string
 	// GiveUpAfter is how long a job waits for the post or delete it is
 	// about to commit; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -312,12 +306,6 @@ type Service struct {
 func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, notes *notifications.Service, q queue.Queue, cfg Config) (*Service, error) {
 	if db == nil || gen == nil || acc == nil || notes == nil || q == nil {
 		return nil, errors.New("activities.New: nil dependency")
-	}
-	if cfg.FanoutQueue == "" {
-		cfg.FanoutQueue = queue.Fanout
-	}
-	if cfg.CleanupQueue == "" {
-		cfg.CleanupQueue = queue.Cleanup
 	}
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = queue.GiveUpAfter
@@ -494,15 +482,12 @@ type CleanupTask struct {
 	Pictures bool `json:"pictures,omitempty"`
 }
 
-// CleanupPath is where cleanup jobs are sent.
-const CleanupPath = "/_tasks/cleanup"
+// CleanupJob cleans up after a deleted activity.
+var CleanupJob = queue.Job[CleanupTask]{Name: "cleanup", Queue: queue.Cleanup,
+	TaskName: func(t CleanupTask) string { return fmt.Sprintf("cleanup-%s-%d", t.ActivityID, t.At) }}
 
 func (s *Service) enqueueCleanup(ctx context.Context, t CleanupTask) error {
-	body, _ := json.Marshal(t)
-	return s.queue.Enqueue(ctx, queue.Task{
-		Queue: s.cfg.CleanupQueue, Path: CleanupPath, Body: body,
-		Name: fmt.Sprintf("cleanup-%s-%d", t.ActivityID, t.At),
-	})
+	return CleanupJob.Enqueue(ctx, s.queue, t, 0)
 }
 
 // cleanupBatch is how many entities one cleanup commit deletes.

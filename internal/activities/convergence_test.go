@@ -278,7 +278,7 @@ func TestAnErasedAuthorsActivitiesAreCleanedUpAfterALateStep(t *testing.T) {
 	q.mu.Lock()
 	q.deliver = func(task queue.Task) {
 		var c activities.CleanupTask
-		if task.Path != activities.CleanupPath || json.Unmarshal(task.Body, &c) != nil {
+		if task.Path != activities.CleanupJob.Path() || json.Unmarshal(task.Body, &c) != nil {
 			return
 		}
 		if _, _, err := act.Cleanup(ctx, c); errors.Is(err, activities.ErrNotYet) {

@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
 	"socialstream/internal/policy"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	viewerstate "socialstream/internal/viewer"
@@ -466,7 +467,7 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 
 // ErrNotYet says a job came before the activity it works on was committed;
 // the queue retries it.
-var ErrNotYet = derrors.New(derrors.Unavailable, "activity not committed yet")
+var ErrNotYet = queue.NotYet("the activity")
 
 // A planning job that finds its activity not yet committed, within
 // planWaitWindow of the id being minted, looks again planWaits times,

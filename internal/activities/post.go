@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -108,7 +107,8 @@ type FanoutTask struct {
 }
 
 // FanoutPath is where fan-out jobs are sent.
-const FanoutPath = "/_tasks/fanout"
+var FanoutJob = queue.Job[FanoutTask]{Name: "fanout", Queue: queue.Fanout,
+	TaskName: func(t FanoutTask) string { return fmt.Sprintf("fanout-%s-%d", t.ActivityID, t.Chunk) }}
 
 var (
 	errIDTaken   = errors.New("activities: id collision")
@@ -402,9 +402,5 @@ func (s *Service) stampCommitted(ctx context.Context, id string) {
 }
 
 func (s *Service) enqueueFanout(ctx context.Context, id string, chunk int, before int64) error {
-	body, _ := json.Marshal(FanoutTask{ActivityID: id, Chunk: chunk, Before: before})
-	return s.queue.Enqueue(ctx, queue.Task{
-		Queue: s.cfg.FanoutQueue, Path: FanoutPath, Body: body,
-		Name: fmt.Sprintf("fanout-%s-%d", id, chunk),
-	})
+	return FanoutJob.Enqueue(ctx, s.queue, FanoutTask{ActivityID: id, Chunk: chunk, Before: before}, 0)
 }

@@ -40,12 +40,21 @@ func HomeEdge(retention time.Duration, now time.Time) int64 {
 
 func (s *Service) homeEdge() int64 { return HomeEdge(s.cfg.HomeRetention, s.now()) }
 
-// TrimPath is where the trim job runs; TrimQueue is its queue.
-const (
-	TrimPath  = "/_tasks/trim"
-	TrimQueue = queue.Cleanup
-	trimBatch = 500
-)
+// TrimTask is the body of a trim job: the hour the schedule started it
+// in, which names it (empty: a later step, unnamed).
+type TrimTask struct {
+	Hour string `json:"hour,omitempty"`
+}
+
+// TrimJob deletes the audience chunks past the home feed's edge.
+var TrimJob = queue.Job[TrimTask]{Name: "trim", Queue: queue.Cleanup, TaskName: func(t TrimTask) string {
+	if t.Hour == "" {
+		return ""
+	}
+	return "audience-trim-" + t.Hour
+}}
+
+const trimBatch = 500
 
 // StartTrim enqueues the trim job, under the hour's name (so a schedule
 // that calls twice in an hour enqueues one). The scheduled work
@@ -54,9 +63,7 @@ func (s *Service) StartTrim(ctx context.Context) error {
 	if s.cfg.HomeRetention <= 0 {
 		return nil
 	}
-	err := s.queue.Enqueue(ctx, queue.Task{Queue: TrimQueue, Path: TrimPath, Body: []byte("{}"),
-		Name: "audience-trim-" + s.now().UTC().Format("2006010215")})
-	if err != nil {
+	if err := TrimJob.Enqueue(ctx, s.queue, TrimTask{Hour: s.now().UTC().Format("2006010215")}, 0); err != nil {
 		return fmt.Errorf("activities.StartTrim: %w", err)
 	}
 	return nil
@@ -91,7 +98,7 @@ func (s *Service) Trim(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("activities.Trim: %w", err)
 	}
 	if len(keys) == trimBatch {
-		if err := s.queue.Enqueue(ctx, queue.Task{Queue: TrimQueue, Path: TrimPath, Body: []byte("{}")}); err != nil {
+		if err := TrimJob.Enqueue(ctx, s.queue, TrimTask{}, 0); err != nil {
 			return len(keys), fmt.Errorf("activities.Trim: next: %w", err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,7 +39,7 @@ import (
 // A page is written whole each time, so a job run twice writes the same.
 
 // TagPagePath is where the tag jobs are sent.
-const TagPagePath = "/_tasks/tags"
+var TagJob = queue.Job[TagTask]{Name: "tags", Queue: queue.Fanout, TaskName: TagTask.name}
 
 // maxTagPages bounds a tag's pages of followers on one activity: 1,000 of
 // AudienceChunkSize, about 5 million followers.
@@ -83,13 +82,17 @@ func tagPageKey(db *store.DB, activity, tag string, page int) *datastore.Key {
 // enqueueTags enqueues a tag job, named after what it does so that a
 // retried post or edit enqueues it once.
 func (s *Service) enqueueTags(ctx context.Context, t TagTask) error {
-	body, _ := json.Marshal(t)
+	return TagJob.Enqueue(ctx, s.queue, t, 0)
+}
+
+// name names a tag job after what it does.
+func (t TagTask) name() string {
 	name := fmt.Sprintf("tags-%s-%d", t.ActivityID, t.Edit)
 	if t.Tag != "" {
 		sum := sha256.Sum256([]byte(t.Tag))
 		name += fmt.Sprintf("-%s-%d", hex.EncodeToString(sum[:8]), t.Page)
 	}
-	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.FanoutQueue, Path: TagPagePath, Body: body, Name: name})
+	return name
 }
 
 // TagJob runs a tag job. It can run any number of times, in any order,

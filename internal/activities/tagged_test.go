@@ -20,7 +20,7 @@ func (r *recorder) tagTasks(t *testing.T, from int) []activities.TagTask {
 	defer r.mu.Unlock()
 	var out []activities.TagTask
 	for _, task := range r.tasks[from:] {
-		if task.Path != activities.TagPagePath {
+		if task.Path != activities.TagJob.Path() {
 			continue
 		}
 		var tt activities.TagTask

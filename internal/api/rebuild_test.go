@@ -113,7 +113,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 	// commits.
 	slow := queueFunc(func(ctx context.Context, task queue.Task) error {
 		err := e.tasks.Queue.Enqueue(ctx, task)
-		if task.Path == rebuild.Path {
+		if task.Path == rebuild.RunJob.Path() {
 			e.eventually("a failed attempt", func() bool { return len(e.logs.lines("task failed; the queue retries it")) > 0 })
 		}
 		return err

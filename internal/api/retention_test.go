@@ -32,7 +32,7 @@ func TestHomeRetention(t *testing.T) {
 	hold.Store(true)
 	wrap := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == activities.TrimPath {
+			if r.URL.Path == activities.TrimJob.Path() {
 				trims.Add(1)
 				if hold.Load() {
 					w.WriteHeader(http.StatusOK)

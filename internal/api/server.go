@@ -266,17 +266,9 @@ func (s *Server) Routes() *gin.Engine {
 	r.GET("/media/:id/:variant", s.servePicture)
 	r.HEAD("/media/:id/:variant", s.servePicture)
 
-	// Each job's handler, at the path its owner enqueues it to.
-	for path, h := range map[string]gin.HandlerFunc{
-		activities.FanoutPath: s.taskFanout, rebuild.Path: s.taskRebuild, activities.CleanupPath: s.taskCleanup,
-		activities.TagPagePath: s.taskTags, graph.UnlockPath: s.taskUnlock, notifications.Path: s.taskNotify,
-		activities.TrimPath: s.taskTrim, lifecycle.ErasePath: s.taskErase,
-		moderation.ExpiryPath: s.taskSuspension, moderation.WithholdPath: s.taskWithhold, media.Path: s.taskMedia,
-	} {
-		if !strings.HasPrefix(path, "/_tasks/") {
-			panic("api: a job's path is outside /_tasks, where tasksOnly guards it: " + path) // a programming error
-		}
-		r.POST(path, h)
+	// Each job's handler, at the path its definition names.
+	for _, rt := range s.jobs() {
+		r.POST(rt.path, rt.h)
 	}
 	// The scheduled work of cron.yaml, guarded by tasksOnly too.
 	r.GET(CronTrimPath, s.cronTrim)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -24,101 +25,90 @@ import (
 // malformed body: retrying would not help), and 5xx when Cloud Tasks should
 // retry it.
 
-func (s *Server) taskFanout(c *gin.Context) {
-	var t activities.FanoutTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	res, err := s.activities.Fanout(c.Request.Context(), t)
-	s.finishTask(c, err, "fanout",
-		"activityId", t.ActivityID, "chunk", t.Chunk,
-		"chunksEnqueued", res.Enqueued, "idsWritten", res.Written, "skipped", res.Skipped)
+// route is a job's handler at the job's path.
+type route struct {
+	path string
+	h    gin.HandlerFunc
 }
 
-// taskTags brings a tagged activity to its tags' followers' home feeds,
-// or takes it from those of a tag an edit dropped.
-func (s *Server) taskTags(c *gin.Context) {
-	var t activities.TagTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	res, err := s.activities.TagJob(c.Request.Context(), t)
-	s.finishTask(c, err, "tags",
-		"activityId", t.ActivityID, "edit", t.Edit, "tag", t.Tag, "page", t.Page,
-		"enqueued", res.Enqueued, "idsWritten", res.Written, "pagesRemoved", res.Removed, "skipped", res.Skipped)
+// serve returns the route of job j: it decodes the task's body and hands
+// it to run, which does the job and says what it did for the log line.
+func serve[T any](s *Server, j queue.Job[T], run func(context.Context, T) ([]any, error)) route {
+	return route{j.Path(), func(c *gin.Context) {
+		var t T
+		if !s.readTask(c, &t) {
+			return
+		}
+		attrs, err := run(c.Request.Context(), t)
+		s.finishTask(c, err, j.Name, attrs...)
+	}}
 }
 
-func (s *Server) taskRebuild(c *gin.Context) {
-	var j rebuild.Job
-	if !s.readTask(c, &j) {
-		return
+// jobs are the routes of every job: each owner's definition, and what
+// runs it.
+func (s *Server) jobs() []route {
+	return []route{
+		serve(s, activities.FanoutJob, func(ctx context.Context, t activities.FanoutTask) ([]any, error) {
+			res, err := s.activities.Fanout(ctx, t)
+			return []any{"activityId", t.ActivityID, "chunk", t.Chunk,
+				"chunksEnqueued", res.Enqueued, "idsWritten", res.Written, "skipped", res.Skipped}, err
+		}),
+		// A tagged activity to its tags' followers' home feeds, or out of
+		// those of a tag an edit dropped.
+		serve(s, activities.TagJob, func(ctx context.Context, t activities.TagTask) ([]any, error) {
+			res, err := s.activities.TagJob(ctx, t)
+			return []any{"activityId", t.ActivityID, "edit", t.Edit, "tag", t.Tag, "page", t.Page,
+				"enqueued", res.Enqueued, "idsWritten", res.Written, "pagesRemoved", res.Removed, "skipped", res.Skipped}, err
+		}),
+		serve(s, rebuild.RunJob, func(ctx context.Context, j rebuild.Job) ([]any, error) {
+			res, err := s.rebuild.Run(ctx, j)
+			return []any{"kind", j.Kind, "owner", j.Owner, "follower", j.Follower, "group", j.Group, "gen", j.Gen, "step", j.Step,
+				"activitiesScanned", res.Scanned, "activitiesChanged", len(res.Changed), "changedIds", res.Changed,
+				"stopped", res.Stopped, "backfillNext", res.NextStep}, err
+		}),
+		// What a deleted activity leaves: its remaining audience chunks,
+		// likes, comments, and the notifications that point at it.
+		serve(s, activities.CleanupJob, func(ctx context.Context, t activities.CleanupTask) ([]any, error) {
+			gone, deleted, err := s.activities.Cleanup(ctx, t)
+			return []any{"activityId", t.ActivityID, "gone", gone, "deleted", deleted}, err
+		}),
+		serve(s, notifications.Job, func(ctx context.Context, e notifications.Event) ([]any, error) {
+			made, err := s.notifications.Run(ctx, e)
+			return []any{"type", e.Type, "event", e.ID, "actor", e.ActorID, "recipients", len(e.Recipients), "made", made}, err
+		}),
+		// The audience chunks past the home feed's edge.
+		serve(s, activities.TrimJob, func(ctx context.Context, _ activities.TrimTask) ([]any, error) {
+			n, err := s.activities.Trim(ctx)
+			return []any{"deleted", n}, err
+		}),
+		// One step of the erasure of a deleted account.
+		serve(s, lifecycle.EraseJob, func(ctx context.Context, t lifecycle.EraseTask) ([]any, error) {
+			res, err := s.lifecycle.Erase(ctx, t)
+			return []any{"userId", t.UserID, "phase", t.Phase, "step", t.Step,
+				"erased", res.Erased, "stopped", res.Stopped, "next", res.Next, "done", res.Done}, err
+		}),
+		// The end of a suspension's grace: the account goes, unless the
+		// suspension was lifted.
+		serve(s, moderation.ExpiryJob, func(ctx context.Context, t moderation.ExpiryTask) ([]any, error) {
+			ended, err := s.lifecycle.EndSuspension(ctx, t)
+			return []any{"userId", t.UserID, "at", t.At, "ended", ended}, err
+		}),
+		// The counts of a suspended person's likes and comments, in step
+		// with the suspension.
+		serve(s, moderation.WithholdJob, func(ctx context.Context, t moderation.WithholdTask) ([]any, error) {
+			stopped, err := s.moderation.Withhold(ctx, t)
+			return []any{"userId", t.UserID, "on", t.On, "kind", t.Kind, "step", t.Step, "stopped", stopped}, err
+		}),
+		// A batch of the follow requests an unlocked person had pending.
+		serve(s, graph.UnlockJob, func(ctx context.Context, t graph.UnlockTask) ([]any, error) {
+			n, err := s.graph.Unlocked(ctx, t)
+			return []any{"user", t.User, "step", t.Step, "approved", n}, err
+		}),
+		serve(s, media.Job, func(ctx context.Context, t media.Task) ([]any, error) {
+			did, err := s.media.Run(ctx, t)
+			return []any{"op", t.Op, "id", t.ID, "did", did}, err
+		}),
 	}
-	res, err := s.rebuild.Run(c.Request.Context(), j)
-	s.finishTask(c, err, "rebuild",
-		"kind", j.Kind, "owner", j.Owner, "follower", j.Follower, "group", j.Group, "gen", j.Gen, "step", j.Step,
-		"activitiesScanned", res.Scanned, "activitiesChanged", len(res.Changed), "changedIds", res.Changed,
-		"stopped", res.Stopped, "backfillNext", res.NextStep)
-}
-
-// taskCleanup removes what a deleted activity leaves: its remaining
-// audience chunks, counts, likes, comments, and the notifications that
-// point at it.
-func (s *Server) taskCleanup(c *gin.Context) {
-	var t activities.CleanupTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	gone, deleted, err := s.activities.Cleanup(c.Request.Context(), t)
-	s.finishTask(c, err, "cleanup", "activityId", t.ActivityID, "gone", gone, "deleted", deleted)
-}
-
-func (s *Server) taskNotify(c *gin.Context) {
-	var e notifications.Event
-	if !s.readTask(c, &e) {
-		return
-	}
-	made, err := s.notifications.Run(c.Request.Context(), e)
-	s.finishTask(c, err, "notify", "type", e.Type, "event", e.ID, "actor", e.ActorID,
-		"recipients", len(e.Recipients), "made", made)
-}
-
-// taskTrim deletes the audience chunks past the home feed's edge.
-func (s *Server) taskTrim(c *gin.Context) {
-	n, err := s.activities.Trim(c.Request.Context())
-	s.finishTask(c, err, "trim", "deleted", n)
-}
-
-// taskErase runs one step of the erasure of a deleted account.
-func (s *Server) taskErase(c *gin.Context) {
-	var t lifecycle.EraseTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	res, err := s.lifecycle.Erase(c.Request.Context(), t)
-	s.finishTask(c, err, "erase", "userId", t.UserID, "phase", t.Phase, "step", t.Step,
-		"erased", res.Erased, "stopped", res.Stopped, "next", res.Next, "done", res.Done)
-}
-
-// taskSuspension ends a suspension's grace: the account goes, unless the
-// suspension was lifted.
-func (s *Server) taskSuspension(c *gin.Context) {
-	var t moderation.ExpiryTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	ended, err := s.lifecycle.EndSuspension(c.Request.Context(), t)
-	s.finishTask(c, err, "suspension", "userId", t.UserID, "at", t.At, "ended", ended)
-}
-
-// taskWithhold brings the counts of a suspended person's likes and
-// comments in step with the suspension.
-func (s *Server) taskWithhold(c *gin.Context) {
-	var t moderation.WithholdTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	stopped, err := s.moderation.Withhold(c.Request.Context(), t)
-	s.finishTask(c, err, "withhold", "userId", t.UserID, "on", t.On, "kind", t.Kind, "step", t.Step, "stopped", stopped)
 }
 
 func (s *Server) readTask(c *gin.Context, dst any) bool {
@@ -157,26 +147,6 @@ func (s *Server) finishTask(c *gin.Context, err error, job string, attrs ...any)
 	}
 	s.log.InfoContext(ctx, "task done", attrs...)
 	c.Status(http.StatusNoContent)
-}
-
-// taskUnlock approves, a batch at a time, the follow requests an unlocked
-// person had pending.
-func (s *Server) taskUnlock(c *gin.Context) {
-	var t graph.UnlockTask
-	if !s.readTask(c, &t) {
-		return
-	}
-	n, err := s.graph.Unlocked(c.Request.Context(), t)
-	s.finishTask(c, err, "unlock", "user", t.User, "step", t.Step, "approved", n)
-}
-
-func (s *Server) taskMedia(c *gin.Context) {
-	var t media.Task
-	if !s.readTask(c, &t) {
-		return
-	}
-	did, err := s.media.Run(c.Request.Context(), t)
-	s.finishTask(c, err, "media", "op", t.Op, "id", t.ID, "did", did)
 }
 
 // The scheduled work of cron.yaml, which App Engine's cron sends as GETs

@@ -472,7 +472,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
-		FanoutQueue: queue.Fanout, GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
+		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Liked: likes.Liked,
 		Forget: []func(context.Context, string) (int, error){
 			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
@@ -498,7 +498,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Filters, err = filters.New(db); err != nil {
 		return nil, err
 	}
-	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q, moderation.Config{}); err != nil {
+	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q); err != nil {
 		return nil, err
 	}
 	if s.Markers, err = markers.New(db); err != nil {

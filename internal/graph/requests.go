@@ -11,7 +11,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -236,9 +235,10 @@ func (s *Service) SetLocked(ctx context.Context, user string, locked bool) (acco
 	return s.load(ctx, user)
 }
 
-// UnlockPath is where the jobs that approve an unlocked person's pending
-// requests are sent.
-const UnlockPath = "/_tasks/unlock"
+// UnlockJob approves, a step at a time, an unlocked person's pending
+// requests.
+var UnlockJob = queue.Job[UnlockTask]{Name: "unlock", Queue: queue.Rebuild,
+	TaskName: func(t UnlockTask) string { return fmt.Sprintf("unlock-%s-%d-%d", t.User, t.At, t.Step) }}
 
 // UnlockTask is one step of the approval of what an unlocked person had
 // pending.
@@ -251,18 +251,13 @@ type UnlockTask struct {
 // unlockWait is how long an unlock's job waits for the unlock to commit.
 const unlockWait = time.Minute
 
-var errUnlockNotYet = derrors.New(derrors.Unavailable, "the unlock of this job is not committed yet")
+var errUnlockNotYet = queue.NotYet("the unlock of this job")
 
 // unlockBatch is how many requests one step approves.
 const unlockBatch = 20
 
 func (s *Service) enqueueUnlock(ctx context.Context, t UnlockTask) error {
-	body, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	return s.queue.Enqueue(ctx, queue.Task{Queue: queue.Rebuild, Path: UnlockPath, Body: body,
-		Name: fmt.Sprintf("unlock-%s-%d-%d", t.User, t.At, t.Step)})
+	return UnlockJob.Enqueue(ctx, s.queue, t, 0)
 }
 
 // Unlocked runs one step of an unlock: unless the person locked again

@@ -17,7 +17,6 @@ package lifecycle
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -27,7 +26,6 @@ import (
 	"socialstream/internal/appdata"
 	"socialstream/internal/blocks"
 	"socialstream/internal/comments"
-	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -43,7 +41,7 @@ import (
 )
 
 // ErasePath is where erasure jobs are sent.
-const ErasePath = "/_tasks/erase"
+var EraseJob = queue.Job[EraseTask]{Name: "erase", Queue: queue.Cleanup, TaskName: EraseTask.name}
 
 // EraseTask is the body of one step of an erasure.
 type EraseTask struct {
@@ -57,7 +55,6 @@ func (t EraseTask) name() string { return fmt.Sprintf("erase-%s-%d-%d", t.UserID
 
 // Config tunes a Service.
 type Config struct {
-	Queue string // default "cleanup"
 	// GiveUpAfter is how long the first step waits for the deletion to
 	// commit; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -92,9 +89,6 @@ func New(db *store.DB, svc Services, q queue.Queue, cfg Config) (*Service, error
 		svc.Comments == nil || svc.Notifications == nil {
 		return nil, errors.New("lifecycle.New: nil dependency")
 	}
-	if cfg.Queue == "" {
-		cfg.Queue = queue.Cleanup
-	}
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = queue.GiveUpAfter
 	}
@@ -128,11 +122,7 @@ func (s *Service) EndSuspension(ctx context.Context, t moderation.ExpiryTask) (b
 }
 
 func (s *Service) enqueue(ctx context.Context, t EraseTask) error {
-	body, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: ErasePath, Body: body, Name: t.name()})
+	return EraseJob.Enqueue(ctx, s.queue, t, 0)
 }
 
 // minShare is the least budget a phase is given: a phase reports that it
@@ -213,7 +203,7 @@ func (s *Service) phases() []phase {
 }
 
 // ErrNotYet says an erasure came before the deletion it follows.
-var ErrNotYet = derrors.New(derrors.Unavailable, "the account's deletion is not committed yet")
+var ErrNotYet = queue.NotYet("the account's deletion")
 
 // Result says what a step did, for its log line.
 type Result struct {

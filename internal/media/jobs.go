@@ -2,20 +2,18 @@ package media
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"cloud.google.com/go/datastore"
 
-	"socialstream/internal/derrors"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
 
-// Path is where the media jobs are sent.
-const Path = "/_tasks/media"
+// Job is the media jobs: collections and a deleted album's items.
+var Job = queue.Job[Task]{Name: "media", Queue: queue.Cleanup, TaskName: Task.name}
 
 // The jobs' operations.
 const (
@@ -50,16 +48,12 @@ func (t Task) name() string {
 
 func (s *Service) enqueue(ctx context.Context, t Task, delay time.Duration) error {
 	t.At = s.now().UnixMicro()
-	body, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: Path, Body: body, Name: t.name(), Delay: delay})
+	return Job.Enqueue(ctx, s.queue, t, delay)
 }
 
 // ErrNotYet says a job came before the change it follows committed; the
 // queue retries it.
-var ErrNotYet = derrors.New(derrors.Unavailable, "the album's deletion is not committed yet")
+var ErrNotYet = queue.NotYet("the album's deletion")
 
 // giveUpAfter is how long a delete's job waits for the delete.
 const giveUpAfter = queue.GiveUpAfter
@@ -164,7 +158,7 @@ func (s *Service) collectDeleted(ctx context.Context, t Task) (string, error) {
 	return "collected", nil
 }
 
-var errDeleteNotYet = derrors.New(derrors.Unavailable, "the media item's deletion is not committed yet")
+var errDeleteNotYet = queue.NotYet("the media item's deletion")
 
 // deleteWhere deletes up to n items whose field is value, objects first,
 // and returns how many.

@@ -152,8 +152,6 @@ func Dial(ctx context.Context, endpoint string) (*storage.Client, error) {
 type Config struct {
 	// Bucket is the Cloud Storage bucket of the pictures (MEDIA_BUCKET).
 	Bucket string
-	// Queue is the queue of the jobs; default "cleanup".
-	Queue string
 	// Describe, when set, changes the alt text of a picture on an
 	// activity in the activity's copy, in tx (package activities).
 	Describe func(tx *store.Tx, activity, item, description string) error
@@ -193,9 +191,6 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, client *storag
 	}
 	if cfg.Bucket == "" {
 		return nil, errors.New("media.New: no bucket")
-	}
-	if cfg.Queue == "" {
-		cfg.Queue = queue.Cleanup
 	}
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory

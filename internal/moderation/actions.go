@@ -2,7 +2,6 @@ package moderation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -423,8 +422,9 @@ const slack = time.Minute
 // ends returns when a suspension begun at t can no longer be lifted.
 func ends(t time.Time) time.Time { return t.Add(Grace - slack) }
 
-// ExpiryPath is where the end of a suspension's grace is sent.
-const ExpiryPath = "/_tasks/suspension"
+// ExpiryJob ends a suspension's grace.
+var ExpiryJob = queue.Job[ExpiryTask]{Name: "suspension", Queue: queue.Cleanup,
+	TaskName: func(t ExpiryTask) string { return fmt.Sprintf("suspension-%s-%d", t.UserID, t.At) }}
 
 // ExpiryTask is the body of the end of a suspension's grace.
 type ExpiryTask struct {
@@ -433,9 +433,7 @@ type ExpiryTask struct {
 }
 
 func (s *Service) enqueueExpiry(ctx context.Context, t ExpiryTask) error {
-	body, _ := json.Marshal(t)
-	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: ExpiryPath, Body: body,
-		Name: fmt.Sprintf("suspension-%s-%d", t.UserID, t.At), Delay: Grace - slack})
+	return ExpiryJob.Enqueue(ctx, s.queue, t, Grace-slack)
 }
 
 // ErrNotYet says the end of a grace came early; the queue retries it.

@@ -140,12 +140,6 @@ var (
 
 func invalid(msg string) error { return derrors.New(derrors.InvalidArgument, msg) }
 
-// Config tunes a Service.
-type Config struct {
-	// Queue is the queue of the end of suspensions; default "cleanup".
-	Queue string
-}
-
 // Service files and resolves reports.
 type Service struct {
 	db    *store.DB
@@ -154,7 +148,6 @@ type Service struct {
 	acts  *activities.Service
 	notes *notifications.Service
 	queue queue.Queue
-	cfg   Config
 	now   func() time.Time
 	// filed is every reporter's bucket of reports (ReportsPerHour), in
 	// Datastore: a report takes its unit in a transaction of its own
@@ -164,15 +157,12 @@ type Service struct {
 }
 
 // New returns a Service.
-func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, acts *activities.Service, notes *notifications.Service, q queue.Queue, cfg Config) (*Service, error) {
+func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, acts *activities.Service, notes *notifications.Service, q queue.Queue) (*Service, error) {
 	if db == nil || gen == nil || acc == nil || acts == nil || notes == nil || q == nil {
 		return nil, errors.New("moderation.New: nil dependency")
 	}
-	if cfg.Queue == "" {
-		cfg.Queue = queue.Cleanup
-	}
 	filed := ratelimit.NewShared(db, "report", ratelimit.Rule{Quota: ReportsPerHour, Window: time.Hour})
-	return &Service{db: db, ids: gen, acc: acc, acts: acts, notes: notes, queue: q, cfg: cfg, now: time.Now, filed: filed}, nil
+	return &Service{db: db, ids: gen, acc: acc, acts: acts, notes: notes, queue: q, now: time.Now, filed: filed}, nil
 }
 
 func reportKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindReport, id, nil) }

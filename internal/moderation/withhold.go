@@ -2,7 +2,6 @@ package moderation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -21,8 +20,9 @@ import (
 // person's standing, so whichever job runs last leaves the counts as the
 // standing is.
 
-// WithholdPath is where the withholding jobs are sent.
-const WithholdPath = "/_tasks/withhold"
+// WithholdJob withholds or restores a suspended person's reactions, a page at a time.
+var WithholdJob = queue.Job[WithholdTask]{Name: "withhold", Queue: queue.Cleanup,
+	TaskName: func(t WithholdTask) string { return fmt.Sprintf("withhold-%s-%d-%d", t.UserID, t.At, t.Step) }}
 
 // WithholdTask is the body of one step of a withholding.
 type WithholdTask struct {
@@ -46,9 +46,7 @@ const (
 )
 
 func (s *Service) enqueueWithhold(ctx context.Context, t WithholdTask) error {
-	body, _ := json.Marshal(t)
-	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: WithholdPath, Body: body,
-		Name: fmt.Sprintf("withhold-%s-%d-%d", t.UserID, t.At, t.Step)})
+	return WithholdJob.Enqueue(ctx, s.queue, t, 0)
 }
 
 // errWithholdNotYet says the change a withholding follows is not

@@ -18,7 +18,6 @@ package notifications
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -71,7 +70,8 @@ const MaxKept = 200
 const MaxReadIDs = 200
 
 // Path is where notification jobs are sent.
-const Path = "/_tasks/notify"
+var Job = queue.Job[Event]{Name: "notify", Queue: queue.Notifications,
+	TaskName: func(e Event) string { return "n-" + e.ID }}
 
 // Event is something that notifies people: the body of a job.
 type Event struct {
@@ -149,7 +149,6 @@ type View struct {
 
 // Config tunes a Service.
 type Config struct {
-	Queue string // default "notifications"
 	// Activity, when set, reads an activity for a job that writes
 	// notifications about it (package activities), outside any
 	// transaction: its key, whether it exists, whom it mentions and how
@@ -187,9 +186,6 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	if db == nil || gen == nil || acc == nil || q == nil {
 		return nil, errors.New("notifications.New: nil dependency")
 	}
-	if cfg.Queue == "" {
-		cfg.Queue = queue.Notifications
-	}
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = queue.GiveUpAfter
 	}
@@ -199,7 +195,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 var eventID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,400}$`)
 
 // ErrNotYet says a job came before the activity its event is about.
-var ErrNotYet = derrors.New(derrors.Unavailable, "the activity of this event is not committed yet")
+var ErrNotYet = queue.NotYet("the activity of this event")
 
 // prune is the type of the jobs that prune recipients to MaxKept.
 const prune = "prune"
@@ -231,12 +227,7 @@ func (s *Service) Expect(ctx context.Context, e Event) error {
 	window := now.Truncate(pruneWindow).Add(pruneWindow)
 	for _, r := range e.recipients() {
 		p := Event{Type: prune, Recipients: []string{r}, ID: fmt.Sprintf("prune-%s-%d", r, window.Unix())}
-		body, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		err = s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: Path, Body: body, Name: "n-" + p.ID, Delay: window.Sub(now)})
-		if err != nil {
+		if err := Job.Enqueue(ctx, s.queue, p, window.Sub(now)); err != nil {
 			return fmt.Errorf("notifications.Expect(%s): %w", e.ID, err)
 		}
 	}
@@ -360,11 +351,7 @@ func (s *Service) Notify(ctx context.Context, e Event) error {
 	if e.Seq == 0 {
 		e.Seq = s.ids.Next()
 	}
-	body, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	return s.queue.Enqueue(ctx, queue.Task{Queue: s.cfg.Queue, Path: Path, Body: body, Name: "n-" + e.ID})
+	return Job.Enqueue(ctx, s.queue, e, 0)
 }
 
 // Tell makes, in tx, the notification of e for its one recipient, as it

@@ -34,7 +34,6 @@ package rebuild
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,7 +57,13 @@ const (
 )
 
 // Path is where rebuild jobs are sent.
-const Path = "/_tasks/rebuild"
+var RunJob = queue.Job[Job]{Name: "rebuild", Queue: queue.Rebuild, TaskName: Job.taskName,
+	QueueOf: func(j Job) string {
+		if j.Step > 0 && j.adds() {
+			return queue.Backfill // a backfill's later steps
+		}
+		return ""
+	}}
 
 // Job is the body of a rebuild task.
 type Job struct {
@@ -88,8 +93,6 @@ type Job struct {
 
 // Config tunes the jobs.
 type Config struct {
-	RebuildQueue  string // default "rebuild"
-	BackfillQueue string // default "backfill"
 	// CopyLimit is how many of the newest activities the first job covers
 	// when a follow gives none; 0 means 200.
 	CopyLimit int
@@ -136,12 +139,6 @@ var (
 func New(db *store.DB, q queue.Queue, log *slog.Logger, cfg Config) (*Service, error) {
 	if db == nil || q == nil || log == nil {
 		return nil, errors.New("rebuild.New: nil dependency")
-	}
-	if cfg.RebuildQueue == "" {
-		cfg.RebuildQueue = queue.Rebuild
-	}
-	if cfg.BackfillQueue == "" {
-		cfg.BackfillQueue = queue.Backfill
 	}
 	if cfg.CopyLimit == 0 {
 		cfg.CopyLimit = 200
@@ -228,19 +225,11 @@ func (j Job) removal(id int64, now time.Time) Job {
 }
 
 func (s *Service) enqueue(ctx context.Context, j Job) error {
-	q := s.cfg.RebuildQueue
-	if j.Step > 0 && j.adds() {
-		q = s.cfg.BackfillQueue
-	}
-	body, err := json.Marshal(j)
-	if err != nil {
-		return err
-	}
-	return s.queue.Enqueue(ctx, queue.Task{Queue: q, Path: Path, Body: body, Name: j.taskName()})
+	return RunJob.Enqueue(ctx, s.queue, j, 0)
 }
 
 // ErrNotYet says a job came before the change it is about committed.
-var ErrNotYet = derrors.New(derrors.Unavailable, "the change of this job is not committed yet")
+var ErrNotYet = queue.NotYet("the change of this job")
 
 // Result says what a job did, for its log line.
 type Result struct {

@@ -49,7 +49,7 @@ func (c *capture) Enqueue(_ context.Context, t queue.Task) error {
 	c.names[t.Name] = true
 	c.tasks = append(c.tasks, t)
 	hook := c.hook
-	if t.Path == rebuild.Path {
+	if t.Path == rebuild.RunJob.Path() {
 		c.hook = nil
 	} else {
 		hook = nil
@@ -145,7 +145,7 @@ func (f *fixture) jobs() []rebuild.Job {
 	f.t.Helper()
 	var out []rebuild.Job
 	for _, t := range f.q.take() {
-		if t.Path != rebuild.Path {
+		if t.Path != rebuild.RunJob.Path() {
 			continue
 		}
 		var j rebuild.Job
@@ -591,7 +591,7 @@ func TestFanoutMergesIntoChunkAFollowJobCreated(t *testing.T) {
 	post := f.posts(b, 1)[0]
 	var fanouts []queue.Task
 	for _, task := range f.q.take() {
-		if task.Path == activities.FanoutPath {
+		if task.Path == activities.FanoutJob.Path() {
 			fanouts = append(fanouts, task)
 		}
 	}
@@ -616,7 +616,7 @@ func TestFanoutMergesIntoChunkAFollowJobCreated(t *testing.T) {
 			}
 		}
 		for _, task := range f.q.take() {
-			if task.Path == activities.FanoutPath {
+			if task.Path == activities.FanoutJob.Path() {
 				next = append(next, task)
 			}
 		}
