@@ -106,7 +106,7 @@ type FanoutTask struct {
 	Before int64 `json:"before,omitempty"`
 }
 
-// FanoutPath is where fan-out jobs are sent.
+// FanoutJob copies a post to one more chunk of its author's followers.
 var FanoutJob = queue.Job[FanoutTask]{Name: "fanout", Queue: queue.Fanout,
 	TaskName: func(t FanoutTask) string { return fmt.Sprintf("fanout-%s-%d", t.ActivityID, t.Chunk) }}
 

@@ -38,7 +38,8 @@ import (
 //
 // A page is written whole each time, so a job run twice writes the same.
 
-// TagPagePath is where the tag jobs are sent.
+// TagJob brings a tagged activity to its tags' followers' home feeds, a
+// page at a time, or takes it from those of a tag an edit dropped.
 var TagJob = queue.Job[TagTask]{Name: "tags", Queue: queue.Fanout, TaskName: TagTask.name}
 
 // maxTagPages bounds a tag's pages of followers on one activity: 1,000 of

@@ -40,7 +40,7 @@ import (
 	"socialstream/internal/tags"
 )
 
-// ErasePath is where erasure jobs are sent.
+// EraseJob runs the erasure of a deleted account, a step at a time.
 var EraseJob = queue.Job[EraseTask]{Name: "erase", Queue: queue.Cleanup, TaskName: EraseTask.name}
 
 // EraseTask is the body of one step of an erasure.

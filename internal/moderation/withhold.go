@@ -20,7 +20,8 @@ import (
 // person's standing, so whichever job runs last leaves the counts as the
 // standing is.
 
-// WithholdJob withholds or restores a suspended person's reactions, a page at a time.
+// WithholdJob withholds a suspended person's likes and comments from
+// their counts, or restores them, a page at a time.
 var WithholdJob = queue.Job[WithholdTask]{Name: "withhold", Queue: queue.Cleanup,
 	TaskName: func(t WithholdTask) string { return fmt.Sprintf("withhold-%s-%d-%d", t.UserID, t.At, t.Step) }}
 

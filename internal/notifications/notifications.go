@@ -69,7 +69,7 @@ const MaxKept = 200
 // MaxReadIDs bounds the ids of one mark-read call.
 const MaxReadIDs = 200
 
-// Path is where notification jobs are sent.
+// Job makes the notifications of an event, named by the event.
 var Job = queue.Job[Event]{Name: "notify", Queue: queue.Notifications,
 	TaskName: func(e Event) string { return "n-" + e.ID }}
 

@@ -56,7 +56,8 @@ const (
 	JobLeave    = "leave"
 )
 
-// Path is where rebuild jobs are sent.
+// RunJob runs the rebuild jobs: the copies of a follow, unfollow, join or
+// leave, a step at a time.
 var RunJob = queue.Job[Job]{Name: "rebuild", Queue: queue.Rebuild, TaskName: Job.taskName,
 	QueueOf: func(j Job) string {
 		if j.Step > 0 && j.adds() {
