@@ -171,7 +171,7 @@ func (s *stack) homeFloor(u user) func(ctx context.Context) error {
 // lookupViews looks up activities, then their authors' cards and the
 // viewer's state, as a feed does.
 func (s *stack) lookupViews(ctx context.Context, u user, ids []string) error {
-	n, err := activities.LookupBare(ctx, s.db, u.id, ids, likes.Liked)
+	n, err := activities.LookupBare(ctx, s.db, u.id, ids, likes.Records{DB: s.db})
 	if err != nil {
 		return err
 	}

@@ -275,20 +275,32 @@ type Config struct {
 	// HomeRetention is how far back a home feed reaches, and how long the
 	// audience chunks that make it are kept (0: for ever); see HomeEdge.
 	HomeRetention time.Duration
-	// Liked, when set, adds viewer's like of an activity to a feed's
-	// batch lookup (package likes), for likedByViewer.
-	Liked func(l *store.Lookup, activity, viewer string) store.Ref
-	// Forget are run by the cleanup job once an activity is gone: each
-	// deletes what another package keeps about it (likes, comments,
-	// notifications) and returns how many entities it deleted. They must
-	// be idempotent, and no new entity about the activity may appear
-	// once it is gone.
-	Forget []func(ctx context.Context, activity string) (int, error)
+	// Likes, when set, say whether a viewer likes an activity, for
+	// likedByViewer.
+	Likes Likes
+	// Forget are run by the cleanup job once an activity is gone (likes,
+	// comments, notifications).
+	Forget []Forgetter
 	// Links, when set, makes the links of the activities' pictures.
 	Links *media.Links
-	// ForgetPictures, when set, is run as Forget is, for an activity that
-	// had pictures: it deletes them (package media).
-	ForgetPictures func(ctx context.Context, activity string) (int, error)
+	// Pictures, when set, is run as Forget is, for an activity that had
+	// pictures (package media).
+	Pictures Forgetter
+}
+
+// Likes is what activities read of likes (package likes, whose Records
+// implement it).
+type Likes interface {
+	// Liked adds viewer's like of an activity to a feed's batch lookup.
+	Liked(l *store.Lookup, activity, viewer string) store.Ref
+}
+
+// Forgetter is a package that keeps something about activities: once one
+// is gone, its cleanup job has the package delete it. ForgetActivity
+// returns how many entities it deleted; it must be idempotent, and no new
+// entity about the activity may appear once it is gone.
+type Forgetter interface {
+	ForgetActivity(ctx context.Context, activity string) (int, error)
 }
 
 // Service manages activities and feeds.
@@ -523,15 +535,15 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 		deleted += n
 	}
 	forgets := s.cfg.Forget
-	if t.Pictures && s.cfg.ForgetPictures != nil {
-		forgets = append(slices.Clip(forgets), s.cfg.ForgetPictures)
+	if t.Pictures && s.cfg.Pictures != nil {
+		forgets = append(slices.Clip(forgets), s.cfg.Pictures)
 	}
 	for _, forget := range forgets {
 		if err != nil {
 			break
 		}
 		var n int
-		n, err = forget(ctx, t.ActivityID)
+		n, err = forget.ForgetActivity(ctx, t.ActivityID)
 		deleted += n
 	}
 	if err != nil {
@@ -553,4 +565,23 @@ func Mentioned(ctx context.Context, db *store.DB, id string) (*datastore.Key, bo
 	key := Key(db, id)
 	ok, err := db.Get(ctx, key, &a)
 	return key, ok, a.MentionIDs, a.Edits, err
+}
+
+// Records are the activities kept in DB, as the packages below this one
+// read them (notifications.Activities), which cannot name its Service.
+type Records struct{ DB *store.DB }
+
+// Mentioned reads an activity for a notification job (Mentioned).
+func (r Records) Mentioned(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
+	return Mentioned(ctx, r.DB, id)
+}
+
+// Texts reads the texts of activities for a reader's filters (Texts).
+func (r Records) Texts(ctx context.Context, reader string, idList []string) (map[string][]string, error) {
+	return Texts(ctx, r.DB, reader, idList)
+}
+
+// Describe changes a picture's alt text in the activity's copy (Describe).
+func (Records) Describe(tx *store.Tx, activity, item, description string) error {
+	return Describe(tx, activity, item, description)
 }

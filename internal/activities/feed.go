@@ -355,8 +355,8 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 			}
 			for _, r := range readings {
 				if !own.KnowsActivity(r.id) {
-					if s.cfg.Liked != nil {
-						r.liked = s.cfg.Liked(l, r.id, viewer)
+					if s.cfg.Likes != nil {
+						r.liked = s.cfg.Likes.Liked(l, r.id, viewer)
 					}
 					r.reposted = l.Add(RepostKey(s.db, r.id, viewer), &Repost{})
 				}
@@ -611,14 +611,14 @@ func HomeIDs(ctx context.Context, db *store.DB, viewer string, offset, n int) ([
 
 // LookupBare does a feed's two batch lookups for the activities with the
 // given ids and nothing more: the activities, then their authors, counts,
-// viewer's likes (through liked), blocks and mutes. It returns how many
+// viewer's likes (through likes), blocks and mutes. It returns how many
 // activities it found. For the bench's floor.
-func LookupBare(ctx context.Context, db *store.DB, viewer string, idList []string, liked func(l *store.Lookup, activity, viewer string) store.Ref) (int, error) {
+func LookupBare(ctx context.Context, db *store.DB, viewer string, idList []string, likes Likes) (int, error) {
 	keys := make([]*datastore.Key, len(idList))
 	for i, id := range idList {
 		keys[i] = Key(db, id)
 	}
-	s := &Service{db: db, cfg: Config{Liked: liked}, now: time.Now}
+	s := &Service{db: db, cfg: Config{Likes: likes}, now: time.Now}
 	found, acts, err := s.load(ctx, keys)
 	if err != nil {
 		return 0, err

@@ -100,8 +100,8 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	author := accounts.Read(l, r.a.UserID)
 	sum := counts(&a)
 	var liked store.Ref
-	if s.cfg.Liked != nil {
-		liked = s.cfg.Liked(l, r.id, viewer)
+	if s.cfg.Likes != nil {
+		liked = s.cfg.Likes.Liked(l, r.id, viewer)
 	}
 	reposted := l.Add(RepostKey(s.db, r.id, viewer), &Repost{})
 	if err := l.Run(ctx); err != nil {

@@ -432,8 +432,10 @@ type Pictures struct {
 }
 
 // NewServices builds the services over db and q. Each gets the owners
-// below it; the hooks through which an owner below hears of one above
-// (an activity's likes, comments and notifications) are wired here.
+// below it; an owner below reaches one above through a small interface of
+// its own (notifications.Activities, activities.Likes and Forgetter,
+// media.Activities), which the owner above's Records implement, wired
+// here.
 func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures) (*Services, error) {
 	s := &Services{Accounts: acc, Cursors: cursor.New(db)}
 	var err error
@@ -441,24 +443,17 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if pics.Client != nil {
 		links = media.NewLinks(db, pics.PublicURL)
 		if s.Media, err = media.New(db, gen, acc, pics.Client, q, links, media.Config{
-			Bucket: pics.Bucket, Describe: activities.Describe, Memory: pics.Memory,
+			Bucket: pics.Bucket, Activities: activities.Records{DB: db}, Memory: pics.Memory,
 		}); err != nil {
 			return nil, err
 		}
 	}
-	var forgetPictures func(context.Context, string) (int, error)
+	var pictures activities.Forgetter
 	if s.Media != nil {
-		forgetPictures = s.Media.ForgetActivity
+		pictures = s.Media
 	}
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
-		Activity: func(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
-			return activities.Mentioned(ctx, db, id)
-		},
-		Texts: func(ctx context.Context, reader string, ids []string) (map[string][]string, error) {
-			return activities.Texts(ctx, db, reader, ids)
-		},
-		Follows:     graph.Follows,
-		GiveUpAfter: rcfg.GiveUpAfter,
+		Activities: activities.Records{DB: db}, Graph: graph.Records{}, GiveUpAfter: rcfg.GiveUpAfter,
 	}); err != nil {
 		return nil, err
 	}
@@ -473,13 +468,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
-		Liked: likes.Liked,
-		Forget: []func(context.Context, string) (int, error){
-			func(ctx context.Context, id string) (int, error) { return likes.Forget(ctx, db, id) },
-			func(ctx context.Context, id string) (int, error) { return comments.Forget(ctx, db, id) },
-			s.Notifications.ForgetActivity,
-		},
-		Links: links, ForgetPictures: forgetPictures,
+		Likes:  likes.Records{DB: db},
+		Forget: []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, s.Notifications},
+		Links:  links, Pictures: pictures,
 	}); err != nil {
 		return nil, err
 	}

@@ -289,6 +289,16 @@ func (s *Service) Delete(ctx context.Context, user, activity, id string) error {
 	return nil
 }
 
+// Records are the comments kept in DB, as the package below this one has
+// them forgotten (activities.Forgetter).
+type Records struct{ DB *store.DB }
+
+// ForgetActivity deletes the comments on an activity that is gone
+// (Forget).
+func (r Records) ForgetActivity(ctx context.Context, activity string) (int, error) {
+	return Forget(ctx, r.DB, activity)
+}
+
 // Forget deletes every comment on an activity that is gone, for its
 // cleanup job, and returns how many it deleted.
 func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {

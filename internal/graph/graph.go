@@ -799,6 +799,15 @@ func (s *Service) Get(ctx context.Context, follower, followee string) (Follow, b
 	return f, ok, nil
 }
 
+// Records are the follows, as the packages below this one read them
+// (notifications.Graph).
+type Records struct{}
+
+// Follows adds follower's follow of followee to a lookup (Follows).
+func (Records) Follows(l *store.Lookup, follower, followee string) store.Ref {
+	return Follows(l, follower, followee)
+}
+
 // Follows adds follower's follow of followee to a lookup: its Ref says
 // whether follower follows followee.
 func Follows(l *store.Lookup, follower, followee string) store.Ref {

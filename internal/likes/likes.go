@@ -238,6 +238,20 @@ func Liked(l *store.Lookup, activity, viewer string) store.Ref {
 	return l.Add(LikeKey(l.DB(), activity, viewer), &Like{})
 }
 
+// Records are the likes kept in DB, as the package below this one reads
+// them (activities.Likes) and has them forgotten (activities.Forgetter).
+type Records struct{ DB *store.DB }
+
+// Liked adds viewer's like of an activity to a lookup (Liked).
+func (Records) Liked(l *store.Lookup, activity, viewer string) store.Ref {
+	return Liked(l, activity, viewer)
+}
+
+// ForgetActivity deletes the likes of an activity that is gone (Forget).
+func (r Records) ForgetActivity(ctx context.Context, activity string) (int, error) {
+	return Forget(ctx, r.DB, activity)
+}
+
 // Forget deletes every like of an activity that is gone, for its cleanup
 // job, and returns how many it deleted.
 func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {

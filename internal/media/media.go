@@ -148,13 +148,21 @@ func Dial(ctx context.Context, endpoint string) (*storage.Client, error) {
 	return c, nil
 }
 
+// Activities is what pictures change of activities (package activities,
+// whose Records implement it).
+type Activities interface {
+	// Describe changes, in tx, the alt text of a picture in the copy the
+	// activity it is on keeps of it.
+	Describe(tx *store.Tx, activity, item, description string) error
+}
+
 // Config tunes a Service.
 type Config struct {
 	// Bucket is the Cloud Storage bucket of the pictures (MEDIA_BUCKET).
 	Bucket string
-	// Describe, when set, changes the alt text of a picture on an
-	// activity in the activity's copy, in tx (package activities).
-	Describe func(tx *store.Tx, activity, item, description string) error
+	// Activities, when set, change the copy an activity keeps of its
+	// pictures.
+	Activities Activities
 	// Memory is how many bytes one instance's uploads may hold at once
 	// while they are decoded and encoded again (UPLOAD_MEMORY): each is
 	// admitted for its Footprint, told from its header, and the rest
@@ -510,8 +518,8 @@ func (s *Service) Update(ctx context.Context, user, id string, in ItemUpdate) (*
 			return err
 		}
 		it.Title = title
-		if desc != it.Description && it.ActivityID != "" && s.cfg.Describe != nil {
-			if err := s.cfg.Describe(tx, it.ActivityID, id, desc); err != nil {
+		if desc != it.Description && it.ActivityID != "" && s.cfg.Activities != nil {
+			if err := s.cfg.Activities.Describe(tx, it.ActivityID, id, desc); err != nil {
 				return err
 			}
 		}

@@ -147,25 +147,39 @@ type View struct {
 	Filtered []filters.Match `json:"filtered,omitempty"`
 }
 
+// Activities is what notifications read of activities (package
+// activities, whose Records implement it).
+type Activities interface {
+	// Mentioned reads an activity for a job that writes notifications
+	// about it, outside any transaction: its key, whether it exists, whom
+	// it mentions and how many times it was edited. None is made about an
+	// activity not committed yet (or not yet edited as the event says),
+	// and a mention only to someone the activity mentions. The job's
+	// commit checks that the activity is still there (store.Tx.Check),
+	// without a lock on it: none is made about one deleted, whose cleanup
+	// may be over.
+	Mentioned(ctx context.Context, id string) (key *datastore.Key, ok bool, mentions []string, edits int, err error)
+	// Texts reads the title and body of activities, in one batch lookup:
+	// for the reader's keyword filters of the notifications context,
+	// read only when one is active.
+	Texts(ctx context.Context, reader string, ids []string) (map[string][]string, error)
+}
+
+// Graph is what notifications read of the follow graph (package graph,
+// whose Records implement it).
+type Graph interface {
+	// Follows adds to a lookup whether follower follows followee: for a
+	// limited actor, whose doings notify their followers alone.
+	Follows(l *store.Lookup, follower, followee string) store.Ref
+}
+
 // Config tunes a Service.
 type Config struct {
-	// Activity, when set, reads an activity for a job that writes
-	// notifications about it (package activities), outside any
-	// transaction: its key, whether it exists, whom it mentions and how
-	// many times it was edited. None is made about an activity not
-	// committed yet (or not yet edited as the event says), and a mention
-	// only to someone the activity mentions. The job's commit checks that
-	// the activity is still there (store.Tx.Check), without a lock on it:
-	// none is made about one deleted, whose cleanup may be over.
-	Activity func(ctx context.Context, id string) (key *datastore.Key, ok bool, mentions []string, edits int, err error)
-	// Texts, when set, reads the title and body of activities, in one
-	// batch lookup (package activities): for the reader's keyword filters
-	// of the notifications context, read only when one is active.
-	Texts func(ctx context.Context, reader string, ids []string) (map[string][]string, error)
-	// Follows, when set, adds to a lookup whether follower follows
-	// followee (package graph): for a limited actor, whose doings notify
-	// their followers alone.
-	Follows func(l *store.Lookup, follower, followee string) store.Ref
+	// Activities, when set, are read for the jobs and filters that need
+	// them.
+	Activities Activities
+	// Graph, when set, says who follows a limited actor.
+	Graph Graph
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
@@ -257,11 +271,11 @@ type Pending struct {
 func (s *Service) readFollows(l *store.Lookup, p *Pending) {
 	p.follows = make([]store.Ref, len(p.users))
 	l.Then(func() {
-		if !p.actor.Standing().Limited || s.cfg.Follows == nil {
+		if !p.actor.Standing().Limited || s.cfg.Graph == nil {
 			return
 		}
 		for i, u := range p.users {
-			p.follows[i] = s.cfg.Follows(l, u, p.e.ActorID)
+			p.follows[i] = s.cfg.Graph.Follows(l, u, p.e.ActorID)
 		}
 	})
 }
@@ -397,8 +411,8 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		return 0, nil // from an older version, which enqueued after the commit
 	}
 	var activity *datastore.Key
-	if e.ActivityID != "" && s.cfg.Activity != nil {
-		key, ok, mentioned, edits, err := s.cfg.Activity(ctx, e.ActivityID)
+	if e.ActivityID != "" && s.cfg.Activities != nil {
+		key, ok, mentioned, edits, err := s.cfg.Activities.Mentioned(ctx, e.ActivityID)
 		waiting := s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter
 		switch {
 		case err != nil:
@@ -692,7 +706,7 @@ func (s *Service) actors(ctx context.Context, user string, ns []Notification) (m
 // texts are read, in one batch lookup, only when such a filter is active.
 func (s *Service) filter(ctx context.Context, user string, own *viewer.Ref, ns []Notification) (hide map[string]bool, warn map[string][]filters.Match, err error) {
 	set := filters.Active(own.Filters(), filters.Notifications, s.now())
-	if set == nil || s.cfg.Texts == nil {
+	if set == nil || s.cfg.Activities == nil {
 		return nil, nil, nil
 	}
 	var idList []string
@@ -704,7 +718,7 @@ func (s *Service) filter(ctx context.Context, user string, own *viewer.Ref, ns [
 	if len(idList) == 0 {
 		return nil, nil, nil
 	}
-	texts, err := s.cfg.Texts(ctx, user, idList)
+	texts, err := s.cfg.Activities.Texts(ctx, user, idList)
 	if err != nil {
 		return nil, nil, fmt.Errorf("notifications: filtered activities: %w", err)
 	}

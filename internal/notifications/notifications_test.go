@@ -122,9 +122,9 @@ func TestNothingAboutADeletedActivity(t *testing.T) {
 	gen := ids.New()
 	var db *store.DB
 	db, svc := newService(t, gen, nopQueue{}, notifications.Config{
-		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, int, error) {
+		Activities: mentions(func(_ context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 			return db.NameKey("Activity", id, nil), exists[id], []string{"1001"}, 0, nil
-		},
+		}),
 		GiveUpAfter: time.Minute,
 	})
 	if err := db.Put(ctx, db.NameKey("Activity", "1", nil), &struct{ N int }{1}); err != nil {
@@ -236,9 +236,9 @@ func person(t *testing.T, db *store.DB, id string) {
 func TestNotifiesOnlyWhomItMay(t *testing.T) {
 	ctx := context.Background()
 	db, svc := newService(t, ids.New(), nopQueue{}, notifications.Config{
-		Activity: func(_ context.Context, id string) (*datastore.Key, bool, []string, int, error) {
+		Activities: mentions(func(_ context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 			return nil, true, []string{"1001", "3003", "4004", "5005"}, 0, nil
-		},
+		}),
 	})
 	for _, b := range []struct{ blocker, blocked string }{{"3003", "2002"}, {"2002", "5005"}} {
 		if err := db.Update(ctx, func(tx *store.Tx) error { return blocks.Set(tx, b.blocker, b.blocked, time.Now()) }); err != nil {
@@ -260,4 +260,16 @@ func TestNotifiesOnlyWhomItMay(t *testing.T) {
 			t.Errorf("%s notified: %v, %v", u, ok, err)
 		}
 	}
+}
+
+// mentions is what a job reads of an activity, as package activities'
+// Records answer it: here, a function of the test's.
+type mentions func(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error)
+
+func (f mentions) Mentioned(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
+	return f(ctx, id)
+}
+
+func (mentions) Texts(context.Context, string, []string) (map[string][]string, error) {
+	return nil, nil
 }
