@@ -1,7 +1,8 @@
 // Package testenv gives tests a real Datastore: the emulator named by
 // DATASTORE_EMULATOR_HOST, or else the Firestore emulator in Datastore mode
-// (production's engine: locks and property transforms), started once per
-// test binary. Each test gets a namespace of its own, so tests run side by
+// (production's engine: locks and property transforms), shared by the
+// test binaries of one go test run (shared.go), or started by a binary
+// run by hand. Each test gets a namespace of its own, so tests run side by
 // side without seeing each other's data. Tests reach the emulator through
 // a recorder of their queries, which Main replays on the legacy Datastore
 // emulator with index.yaml and --require_indexes, the one emulator that
