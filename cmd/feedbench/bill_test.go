@@ -107,7 +107,7 @@ func TestBill(t *testing.T) {
 		{"post, 100 followers", 2, 0}, // the same: a chunk holds them all
 		{"like", 4, 0},                // the like, the activity's count, the notification, the liker's state
 		{"comment", 3, 0},
-		{"edit", 2, 1}, // the activity and its earlier version; the notification of the mention it drops
+		{"edit", 2, 1}, // the activity and the text it replaced; the notification of the mention it drops
 		{"upload a picture", 1, 0},
 		{"post with 4 pictures, 0 followers", 6, 0}, // a post's two, and each picture's record, marked as on it
 	} {

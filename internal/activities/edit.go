@@ -19,7 +19,7 @@ import (
 	"socialstream/internal/text"
 )
 
-// KindVersion is the kind of an activity's earlier versions:
+// KindVersion is the kind of the texts an edit replaced (its history):
 // Activity/{id}/Version/{n}, n from 0 (as first posted), one per edit.
 // Only the author reads them.
 const KindVersion = "Version"

@@ -12,7 +12,7 @@ import (
 
 // An author edits a post: the text and mentions change at once (the
 // @mentions feeds follow, the newly mentioned are told), the activity says
-// it was edited, and its earlier versions are kept for the author alone.
+// it was edited, and the texts it replaced are kept for the author alone.
 func TestEditActivity(t *testing.T) {
 	e := newEnv(t)
 	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")

@@ -3,17 +3,11 @@ package groups_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"socialstream/internal/accounts"
-	"socialstream/internal/app"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/groups"
-	"socialstream/internal/ids"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -25,25 +19,10 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // group shows itself to its members alone; counts follow.
 func TestJoinPolicies(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := app.NewServices(db, gen, acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := apptest.New(t)
+	svc := env.Svc
 	g := svc.Groups
-	person := func(name string) string {
-		t.Helper()
-		p, _, err := acc.Register(ctx, name, "password-"+name, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
-	}
+	person := env.Person
 	ann, bob, cat := person("ann"), person("bob"), person("cat")
 	open, err := g.Create(ctx, ann, "open", "", groups.Open)
 	if err != nil {

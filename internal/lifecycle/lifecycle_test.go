@@ -5,20 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/app"
-	"socialstream/internal/ids"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/queue"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/testenv"
 )
 
@@ -29,16 +24,8 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // account is gone takes what it left, step after step, to the end.
 func TestExportAndErase(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := app.NewServices(db, gen, acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := apptest.New(t)
+	acc, svc := env.Acc, env.Svc
 	ann, _, err := acc.Register(ctx, "ann", "password-ann", "")
 	if err != nil {
 		t.Fatal(err)

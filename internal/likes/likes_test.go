@@ -3,19 +3,13 @@ package likes_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"slices"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/app"
-	"socialstream/internal/ids"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/likes"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -27,24 +21,9 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // erasure takes a person's likes with their counts.
 func TestLikesCountOnce(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := app.NewServices(db, gen, acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	person := func(name string) string {
-		t.Helper()
-		p, _, err := acc.Register(ctx, name, "password-"+name, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
-	}
+	env := apptest.New(t)
+	db, svc := env.DB, env.Svc
+	person := env.Person
 	ann, bob, cat := person("ann"), person("bob"), person("cat")
 	post, _, err := svc.Activities.Post(ctx, ann, activities.PostInput{Title: "hello"})
 	if err != nil {

@@ -3,18 +3,13 @@ package moderation_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"socialstream/internal/accounts"
-	"socialstream/internal/app"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/derrors"
-	"socialstream/internal/ids"
 	"socialstream/internal/moderation"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -27,25 +22,10 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // sees a notice that never names who took it.
 func TestReportsAndActions(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := app.NewServices(db, gen, acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := apptest.New(t)
+	db, gen, acc, svc := env.DB, env.Gen, env.Acc, env.Svc
 	m := svc.Moderation
-	person := func(name string) string {
-		t.Helper()
-		p, _, err := acc.Register(ctx, name, "password-"+name, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
-	}
+	person := env.Person
 	mod, other, ann, bob := person("mod"), person("other"), person("ann"), person("bob")
 	for _, staff := range []string{mod, other} {
 		if err := moderation.SetRole(ctx, db, gen, staff, accounts.RoleModerator); err != nil {

@@ -4,5 +4,5 @@ package ownertest
 
 import "example/internal/owner"
 
-// Old returns a Thing as an earlier version wrote it.
+// Old returns a Thing as a test writes it.
 func Old() owner.Thing { return owner.Thing{N: 1} }
