@@ -142,12 +142,31 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	if c.CORSOrigins, err = api.ParseOrigins(getenv("CORS_ORIGINS")); err != nil {
 		return c, fmt.Errorf("CORS_ORIGINS: %w", err)
 	}
+	if c.Port == "" {
+		c.Port = "8080"
+	}
+	if c.Project == "" {
+		c.Project = getenv("DATASTORE_PROJECT_ID")
+	}
+	if c.MediaBucket == "" && c.Project != "" {
+		c.MediaBucket = c.Project + ".appspot.com"
+	}
+	for _, read := range []func(func(string) string) error{c.readRateLimits, c.readNumbers, c.readDurations} {
+		if err := read(getenv); err != nil {
+			return c, err
+		}
+	}
+	return c, c.Validate()
+}
+
+// readRateLimits reads RATE_LIMITS and the RATE_LIMIT_... rules.
+func (c *Config) readRateLimits(getenv func(string) string) error {
 	switch v := getenv("RATE_LIMITS"); v {
 	case "", "on":
 	case "off":
 		c.RateLimits.Off = true
 	default:
-		return c, fmt.Errorf("RATE_LIMITS %q: only off or on", v)
+		return fmt.Errorf("RATE_LIMITS %q: only off or on", v)
 	}
 	for _, v := range []struct {
 		name string
@@ -160,21 +179,24 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		if s := getenv(v.name); s != "" {
 			r, err := ratelimit.ParseRule(s)
 			if err != nil {
-				return c, fmt.Errorf("%s: %w", v.name, err)
+				return fmt.Errorf("%s: %w", v.name, err)
 			}
 			*v.dst = r
 		}
 	}
-	if c.Port == "" {
-		c.Port = "8080"
-	}
+	return nil
+}
+
+// readNumbers reads the numbers and levels: TRACE_SAMPLE, COPY_LIMIT,
+// BACKFILL_MAX, UPLOAD_MEMORY, BCRYPT_COST and LOG_LEVEL.
+func (c *Config) readNumbers(getenv func(string) string) error {
 	if c.OnAppEngine {
 		c.TraceSample = 0.1
 	}
 	if v := getenv("TRACE_SAMPLE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f >= 0 && f <= 1) {
-			return c, fmt.Errorf("TRACE_SAMPLE %q: a share from 0 to 1", v)
+			return fmt.Errorf("TRACE_SAMPLE %q: a share from 0 to 1", v)
 		}
 		c.TraceSample = f
 	}
@@ -182,62 +204,46 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	for _, v := range []struct {
 		name string
 		dst  *int
-	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}} {
+	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}, {"BCRYPT_COST", &c.BcryptCost}} {
 		if s := getenv(v.name); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
-				return c, fmt.Errorf("%s: %w", v.name, err)
+				return fmt.Errorf("%s: %w", v.name, err)
 			}
 			*v.dst = n
 		}
 	}
 	if least := (media.MaxFootprint + 1<<20 - 1) >> 20; c.UploadMemory != 0 && int64(c.UploadMemory) < least {
-		return c, fmt.Errorf("UPLOAD_MEMORY %d: at least %d (MiB), what the largest upload holds", c.UploadMemory, least)
-	}
-	if c.Project == "" {
-		c.Project = getenv("DATASTORE_PROJECT_ID")
-	}
-	if c.MediaBucket == "" && c.Project != "" {
-		c.MediaBucket = c.Project + ".appspot.com"
+		return fmt.Errorf("UPLOAD_MEMORY %d: at least %d (MiB), what the largest upload holds", c.UploadMemory, least)
 	}
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			return c, fmt.Errorf("LOG_LEVEL: %w", err)
+			return fmt.Errorf("LOG_LEVEL: %w", err)
 		}
 	}
-	if v := getenv("BCRYPT_COST"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return c, fmt.Errorf("BCRYPT_COST: %w", err)
-		}
-		c.BcryptCost = n
-	}
+	return nil
+}
+
+// readDurations reads TOKEN_CACHE_TTL, HOME_RETENTION and TOKEN_TTL, Go
+// durations.
+func (c *Config) readDurations(getenv func(string) string) error {
 	c.TokenCacheTTL = 30 * time.Second
-	if v := getenv("TOKEN_CACHE_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("TOKEN_CACHE_TTL: %w", err)
+	for _, v := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"TOKEN_CACHE_TTL", &c.TokenCacheTTL}, {"HOME_RETENTION", &c.HomeRetention}, {"TOKEN_TTL", &c.TokenTTL}} {
+		if s := getenv(v.name); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			*v.dst = d
 		}
-		c.TokenCacheTTL = d
 	}
-	if v := getenv("HOME_RETENTION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("HOME_RETENTION: %w", err)
-		}
-		c.HomeRetention = d
+	if v := getenv("TOKEN_TTL"); v != "" && c.TokenTTL <= 0 {
+		return fmt.Errorf("TOKEN_TTL %q must be positive (unset: 720h)", v)
 	}
-	if v := getenv("TOKEN_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("TOKEN_TTL: %w", err)
-		}
-		if d <= 0 {
-			return c, fmt.Errorf("TOKEN_TTL %q must be positive (unset: 720h)", v)
-		}
-		c.TokenTTL = d
-	}
-	return c, c.Validate()
+	return nil
 }
 
 // Deployable checks the configuration for cmd/server: Validate, and off
