@@ -97,25 +97,46 @@ func indexedNames(st *ast.StructType) []string {
 var propertyName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // queriedNames returns the names of the properties queries under root
-// filter or order by.
+// filter or order by: those written in the query, and those a function
+// that queries by a name a variable holds is handed by its callers.
 func queriedNames(root string) (map[string]bool, error) {
 	files, err := parse(root)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]bool{}
-	literals := func(n ast.Node) {
-		ast.Inspect(n, func(n ast.Node) bool {
-			if l, ok := n.(*ast.BasicLit); ok && l.Kind == token.STRING {
-				if s, err := strconv.Unquote(l.Value); err == nil && propertyName.MatchString(strings.TrimPrefix(s, "-")) {
-					out[strings.TrimPrefix(s, "-")] = true
+	forwarding := directNames(files, out)
+	closeForwarding(files, forwarding)
+	for _, f := range files {
+		ast.Inspect(f.file, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && forwarding[callName(call)] {
+				for _, a := range call.Args {
+					addLiterals(a, out)
 				}
 			}
 			return true
 		})
 	}
-	// Functions that query by a name a variable holds, and take names
-	// from their callers.
+	return out, nil
+}
+
+// addLiterals adds to out every string literal under n that could be a
+// property's name (an order's leading "-" dropped).
+func addLiterals(n ast.Node, out map[string]bool) {
+	ast.Inspect(n, func(n ast.Node) bool {
+		if l, ok := n.(*ast.BasicLit); ok && l.Kind == token.STRING {
+			if s, err := strconv.Unquote(l.Value); err == nil && propertyName.MatchString(strings.TrimPrefix(s, "-")) {
+				out[strings.TrimPrefix(s, "-")] = true
+			}
+		}
+		return true
+	})
+}
+
+// directNames adds to out the names queries write as literals, and every
+// literal of a function that queries by a name a variable holds; it
+// returns those of such functions that take names from their callers.
+func directNames(files []file, out map[string]bool) map[string]bool {
 	forwarding := map[string]bool{}
 	for _, f := range files {
 		for _, d := range f.file.Decls {
@@ -129,24 +150,27 @@ func queriedNames(root string) (map[string]bool, error) {
 				if !ok || len(call.Args) == 0 || !isQueryCall(call) {
 					return true
 				}
-				switch a := call.Args[0].(type) {
-				case *ast.BasicLit:
-					literals(a)
-				default:
+				if lit, ok := call.Args[0].(*ast.BasicLit); ok {
+					addLiterals(lit, out)
+				} else {
 					dynamic = true
 				}
 				return true
 			})
 			if dynamic {
-				literals(fn.Body)
+				addLiterals(fn.Body, out)
 				if takesNames(fn) {
 					forwarding[fn.Name.Name] = true
 				}
 			}
 		}
 	}
-	// A function that hands names on to one that forwards them forwards
-	// them too.
+	return forwarding
+}
+
+// closeForwarding adds to forwarding every function that takes names and
+// hands them on to one that forwards them, until none is left to add.
+func closeForwarding(files []file, forwarding map[string]bool) {
 	for grew := true; grew; {
 		grew = false
 		for _, f := range files {
@@ -164,17 +188,6 @@ func queriedNames(root string) (map[string]bool, error) {
 			}
 		}
 	}
-	for _, f := range files {
-		ast.Inspect(f.file, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && forwarding[callName(call)] {
-				for _, a := range call.Args {
-					literals(a)
-				}
-			}
-			return true
-		})
-	}
-	return out, nil
 }
 
 // takesNames reports whether fn takes a string or a list of them.
