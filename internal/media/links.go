@@ -104,30 +104,50 @@ func keyringKey(db *store.DB) *datastore.Key { return db.NameKey(KindKey, "links
 // KeyRefresh, made by the first instance that finds none.
 func (l *Links) keyring(ctx context.Context) ([]signingKey, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.keys != nil && l.now().Sub(l.read) < KeyRefresh {
-		return l.keys, nil
+	keys, fresh := l.keys, l.keys != nil && l.now().Sub(l.read) < KeyRefresh
+	l.mu.Unlock()
+	if fresh {
+		return keys, nil
 	}
-	var ring keyring
-	err := l.db.Update(ctx, func(tx *store.Tx) error {
-		ring = keyring{}
-		ok, err := tx.Get(keyringKey(l.db), &ring)
-		if err != nil || ok && len(ring.Keys) > 0 {
-			return err
-		}
-		if err := ring.add(0); err != nil {
-			return err
-		}
-		return tx.Put(keyringKey(l.db), &ring)
-	})
-	if err == nil {
-		l.keys, err = ring.parse()
-	}
+	// Read without the lock: other pages go on with the keys they have.
+	ring, err := readKeyring(ctx, l.db)
 	if err != nil {
+		if keys != nil {
+			return keys, nil // the keys read before still sign and check; the next page reads again
+		}
 		return nil, fmt.Errorf("media: the links' keys: %w", err)
 	}
-	l.read = l.now()
-	return l.keys, nil
+	l.mu.Lock()
+	l.keys, l.read = ring, l.now()
+	l.mu.Unlock()
+	return ring, nil
+}
+
+// readKeyring reads the links' keyring by key, or makes it in a
+// transaction when there is none (the first instance to need it).
+func readKeyring(ctx context.Context, db *store.DB) ([]signingKey, error) {
+	var ring keyring
+	ok, err := db.Get(ctx, keyringKey(db), &ring)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(ring.Keys) == 0 {
+		err = db.Update(ctx, func(tx *store.Tx) error {
+			ring = keyring{}
+			ok, err := tx.Get(keyringKey(db), &ring)
+			if err != nil || ok && len(ring.Keys) > 0 {
+				return err
+			}
+			if err := ring.add(0); err != nil {
+				return err
+			}
+			return tx.Put(keyringKey(db), &ring)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ring.parse()
 }
 
 // Rotation is what RotateKeyring did.
