@@ -168,10 +168,11 @@ func (s *Server) cronTrim(c *gin.Context) {
 // cronCollect collects the pictures left loose past their day whose own
 // collection gave up.
 func (s *Server) cronCollect(c *gin.Context) {
-	n, err := 0, error(nil)
-	if s.media != nil {
-		n, err = s.media.CollectLoose(c.Request.Context(), looseBatch)
+	if s.media == nil { // a service with no pictures
+		s.finishCron(c, nil, "collect", "collected", 0)
+		return
 	}
+	n, err := s.media.CollectLoose(c.Request.Context(), looseBatch)
 	s.finishCron(c, err, "collect", "collected", n)
 }
 
