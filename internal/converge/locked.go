@@ -109,6 +109,11 @@ func (r *runner) decide(ctx context.Context, a *actor) (bool, error) {
 		return true, nil // decided meanwhile
 	}
 	approve := a.rng.IntN(3) > 0
+	if r.wants("reject") {
+		approve = false
+	} else if r.wants("approve") {
+		approve = true
+	}
 	op, method, path := "approve", http.MethodPost, "/social/rest/people/@me/@followers"
 	var body any = map[string]string{"id": requester.id}
 	if !approve {

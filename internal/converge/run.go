@@ -191,6 +191,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if now.Before(stop) {
 			return true
 		}
+		r.overtime.Store(true)
 		return now.Before(hardStop) && !r.everyOpRan(cfg.MinEach)
 	}
 	var wg sync.WaitGroup
@@ -276,6 +277,8 @@ type runner struct {
 	seq   sync.Mutex
 	n     int
 	turns atomic.Int64 // alternates REST and JSON-RPC where both serve
+	// overtime is set once the mix runs past its Duration (see wants).
+	overtime atomic.Bool
 	// objects lists the pictures' bucket.
 	objects func() ([]string, error)
 }
@@ -288,6 +291,20 @@ var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete",
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
 var tagNames = []string{"alpha", "beta", "gamma"}
+
+// wants reports whether the mix runs on past its Duration (see
+// Config.MinEach) and op has not yet run MinEach times: the operations
+// that report it then weigh ten times as much, so that a rare one (a
+// decision on a follow request needs a locked account and a request
+// first) does not leave the run short on a slow machine.
+func (r *runner) wants(op string) bool {
+	if !r.overtime.Load() {
+		return false
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	return r.m.ops[op] < r.cfg.MinEach
+}
 
 // everyOpRan reports whether every operation ran at least n times.
 func (r *runner) everyOpRan(n int) bool {
@@ -410,6 +427,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 	type op struct {
 		weight int
 		run    func(context.Context, *actor) (bool, error)
+		kinds  []string // what it reports, leaned on when short (see wants)
 	}
 	ops := []op{
 		{3, func(ctx context.Context, a *actor) (bool, error) {
@@ -417,18 +435,30 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 				return false, nil
 			}
 			return true, r.register(ctx, a)
-		}},
-		{2, r.burst},
-		{14, r.follow}, {8, r.unfollow}, {20, r.post}, {4, r.editPost}, {4, r.deletePost},
-		{3, r.createGroup}, {5, r.join}, {4, r.invite}, {6, r.accept}, {2, r.decline}, {3, r.leave}, {3, r.ownerRemove},
-		{8, r.like}, {4, r.unlike}, {6, r.comment}, {3, r.deleteComment}, {1, r.sessions},
-		{2, r.block}, {1, r.unblock}, {2, r.setLocked}, {3, r.decide}, {2, r.mute}, {2, r.mark}, {3, r.followTag}, {4, r.repost}, {1, r.deleteAccount},
-		{3, r.setAppData}, {2, r.deleteAppData}, {1, r.remove}, {2, r.limit}, {2, r.suspend}, {2, r.filter},
-		{r.cfg.Storms, r.storm},
+		}, []string{"register"}},
+		{2, r.burst, []string{"burst"}},
+		{14, r.follow, []string{"follow"}}, {8, r.unfollow, []string{"unfollow", "withdraw"}},
+		{20, r.post, []string{"post", "upload"}}, {4, r.editPost, []string{"edit"}}, {4, r.deletePost, []string{"delete"}},
+		{3, r.createGroup, []string{"create group"}}, {5, r.join, []string{"join"}}, {4, r.invite, []string{"invite"}},
+		{6, r.accept, []string{"accept"}}, {2, r.decline, []string{"decline"}}, {3, r.leave, []string{"leave"}},
+		{3, r.ownerRemove, []string{"owner removes"}},
+		{8, r.like, []string{"like"}}, {4, r.unlike, []string{"unlike"}}, {6, r.comment, []string{"comment"}},
+		{3, r.deleteComment, []string{"delete comment"}}, {1, r.sessions, []string{"sessions"}},
+		{2, r.block, []string{"block"}}, {1, r.unblock, []string{"unblock"}}, {2, r.setLocked, []string{"lock", "unlock"}},
+		{3, r.decide, []string{"approve", "reject"}}, {2, r.mute, []string{"mute", "unmute"}}, {2, r.mark, []string{"mark"}},
+		{3, r.followTag, []string{"follow tag", "unfollow tag"}}, {4, r.repost, []string{"repost", "unrepost"}},
+		{1, r.deleteAccount, []string{"delete account"}},
+		{3, r.setAppData, []string{"set app data"}}, {2, r.deleteAppData, []string{"delete app data"}},
+		{1, r.remove, []string{"remove", "report"}}, {2, r.limit, []string{"limit", "unlimit"}},
+		{2, r.suspend, []string{"suspend", "unsuspend"}}, {2, r.filter, []string{"filter", "unfilter"}},
+		{r.cfg.Storms, r.storm, []string{"storm"}},
 	}
 	total := 0
-	for _, o := range ops {
-		total += o.weight
+	for i, o := range ops {
+		if slices.ContainsFunc(o.kinds, r.wants) {
+			ops[i].weight *= 10
+		}
+		total += ops[i].weight
 	}
 	for tries := 0; tries < 10; tries++ {
 		k := a.rng.IntN(total)
