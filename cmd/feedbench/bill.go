@@ -65,6 +65,28 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 	}
 	progress("billing: world ready")
 	var rows []billRow
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billFeeds, billNotifications} {
+		r, err := bill(ctx, s, w)
+		if rows = append(rows, r...); err != nil {
+			return nil, err
+		}
+	}
+	r, err := billPosts(ctx, s, posters, progress)
+	if rows = append(rows, r...); err != nil {
+		return nil, err
+	}
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billWrites} {
+		r, err := bill(ctx, s, w)
+		if rows = append(rows, r...); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// billFeeds meters a page of each feed.
+func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
+	var rows []billRow
 	reader, first := w.reader, w.authors[0]
 	feeds := []struct {
 		op, path string
@@ -91,7 +113,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		}
 		b, err := s.metered(ctx, f.who, "GET", f.path+"?count="+strconv.Itoa(billPage), nil, &page)
 		if err != nil {
-			return nil, fmt.Errorf("billing: %s: %w", f.op, err)
+			return rows, fmt.Errorf("billing: %s: %w", f.op, err)
 		}
 		people := map[string]bool{}
 		shared := 0
@@ -106,7 +128,13 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		rows = append(rows, billRow{Op: f.op, Bill: b, MinReads: 1 + n + len(people) + f.extra,
 			MinRule: fmt.Sprintf("1 query + %d activities + %d authors%s", n, len(people), f.rule)})
 	}
+	return rows, nil
+}
 
+// billNotifications meters notifications' pages and the unread count.
+func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
+	var rows []billRow
+	reader := w.reader
 	var notes struct {
 		List []struct {
 			Actor struct {
@@ -116,7 +144,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 	}
 	b, err := s.metered(ctx, reader, "GET", "/social/rest/notifications/@me?count="+strconv.Itoa(billPage), nil, &notes)
 	if err != nil {
-		return nil, fmt.Errorf("billing: notifications: %w", err)
+		return rows, fmt.Errorf("billing: notifications: %w", err)
 	}
 	actors := map[string]bool{}
 	for _, n := range notes.List {
@@ -135,7 +163,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 	}
 	b, err = s.metered(ctx, reader, "GET", "/social/rest/notifications/@me?grouped=true&count="+strconv.Itoa(billPage), nil, &groups)
 	if err != nil {
-		return nil, fmt.Errorf("billing: grouped notifications: %w", err)
+		return rows, fmt.Errorf("billing: grouped notifications: %w", err)
 	}
 	kept := 0
 	actors = map[string]bool{}
@@ -155,7 +183,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		}
 		path := fmt.Sprintf("/social/rest/notifications/@me?grouped=true&startIndex=%d&count=100", len(groups.List))
 		if err := s.do(ctx, reader, "GET", path, nil, &rest); err != nil {
-			return nil, fmt.Errorf("billing: grouped notifications: %w", err)
+			return rows, fmt.Errorf("billing: grouped notifications: %w", err)
 		}
 		for _, g := range rest.List {
 			kept += g.Count
@@ -171,16 +199,21 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 	}
 	b, err = s.metered(ctx, reader, "GET", "/social/rest/notifications/@me/unread", nil, &unread)
 	if err != nil {
-		return nil, fmt.Errorf("billing: unread count: %w", err)
+		return rows, fmt.Errorf("billing: unread count: %w", err)
 	}
 	rows = append(rows, billRow{Op: "unread count", Bill: b, MinReads: max(1, unread.Entry.Count) + 1,
 		MinRule: fmt.Sprintf("%d unread notifications (1 query if none) + the reader's blocks and mutes", unread.Entry.Count)})
+	return rows, nil
+}
 
-	// Writes, each with its jobs.
+// billPosts meters posts, each with its jobs, by authors of posters
+// followers.
+func billPosts(ctx context.Context, s *stack, posters []int, progress func(string, ...any)) ([]billRow, error) {
+	var rows []billRow
 	for _, n := range posters {
 		p, err := s.register(ctx, fmt.Sprintf("billposter%d", n))
 		if err != nil {
-			return nil, err
+			return rows, err
 		}
 		if n > 0 {
 			followers := make([]string, n)
@@ -188,18 +221,23 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 				followers[i] = fmt.Sprintf("billfollower%d", i)
 			}
 			if err := s.graph.ImportFollowers(ctx, p.id, followers); err != nil {
-				return nil, err
+				return rows, err
 			}
 		}
 		b, err := s.metered(ctx, p, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "a post"}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("billing: post to %d: %w", n, err)
+			return rows, fmt.Errorf("billing: post to %d: %w", n, err)
 		}
 		rows = append(rows, billRow{Op: fmt.Sprintf("post, %d followers", n), Bill: b})
 		progress("billing: post to %d followers metered", n)
 	}
-	// Pictures: an upload, and a post that carries four (whose feeds
-	// read nothing more: the post keeps a copy of them).
+	return rows, nil
+}
+
+// billPictures meters an upload, and a post that carries four (whose feeds
+// read nothing more: the post keeps a copy of them), and its deletion.
+func billPictures(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
+	var rows []billRow
 	type uploaded struct {
 		Entry struct {
 			ID string `json:"id"`
@@ -212,25 +250,32 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		if i == 1 { // the first made the links' key
 			b, err := s.metered(ctx, w.helper, "POST", path, billPicture, &up)
 			if err != nil {
-				return nil, fmt.Errorf("billing: upload: %w", err)
+				return rows, fmt.Errorf("billing: upload: %w", err)
 			}
 			rows = append(rows, billRow{Op: "upload a picture", Bill: b})
 		} else if err := s.do(ctx, w.helper, "POST", path, billPicture, &up); err != nil {
-			return nil, fmt.Errorf("billing: upload: %w", err)
+			return rows, fmt.Errorf("billing: upload: %w", err)
 		}
 		pics = append(pics, map[string]string{"id": up.Entry.ID})
 	}
 	var posted uploaded
-	b, err = s.metered(ctx, w.helper, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "four pictures", "mediaItems": pics}, &posted)
+	b, err := s.metered(ctx, w.helper, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "four pictures", "mediaItems": pics}, &posted)
 	if err != nil {
-		return nil, fmt.Errorf("billing: post with pictures: %w", err)
+		return rows, fmt.Errorf("billing: post with pictures: %w", err)
 	}
 	rows = append(rows, billRow{Op: "post with 4 pictures, 0 followers", Bill: b})
 	if b, err = s.metered(ctx, w.helper, "DELETE", "/social/rest/activities/@me/@self/@app/"+posted.Entry.ID, nil, nil); err != nil {
-		return nil, fmt.Errorf("billing: delete with pictures: %w", err)
+		return rows, fmt.Errorf("billing: delete with pictures: %w", err)
 	}
 	rows = append(rows, billRow{Op: "delete a post with 4 pictures", Bill: b})
+	return rows, nil
+}
 
+// billWrites meters reactions, an edit, a delete, a follow and an
+// unfollow, each with its jobs.
+func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
+	var rows []billRow
+	first := w.authors[0]
 	h := w.helper
 	writes := []struct {
 		op, method, path string
@@ -248,7 +293,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 	for _, op := range writes {
 		b, err := s.metered(ctx, op.who, op.method, op.path, op.body, nil)
 		if err != nil {
-			return nil, fmt.Errorf("billing: %s: %w", op.op, err)
+			return rows, fmt.Errorf("billing: %s: %w", op.op, err)
 		}
 		rows = append(rows, billRow{Op: op.op, Bill: b})
 	}

@@ -118,59 +118,76 @@ func ratio(a, b float64) float64 {
 
 func run(ctx context.Context, s *stack, w *world, cfg config, progress func(string, ...any)) (*report, error) {
 	rep := &report{}
-	mid := w.readers[cfg.readers[len(cfg.readers)/2]]
-	for _, k := range cfg.readers {
-		if k == 100 {
-			mid = w.readers[k]
-		}
-	}
+	mid := middle(w, cfg)
 
 	// Warm up the JVM and the connections before anything is timed.
 	if _, _, err := interleaved(ctx, 200, 4, s.homeHTTP(mid), s.homeFloor(mid)); err != nil {
 		return nil, err
 	}
+	if err := measureCalls(ctx, s, w, cfg, rep, mid); err != nil {
+		return nil, err
+	}
+	for _, measure := range []func(context.Context, *stack, *world, config, *report, func(string, ...any)) error{measureHome, measureFlatness, measurePosts, measureFollows} {
+		if err := measure(ctx, s, w, cfg, rep, progress); err != nil {
+			return nil, err
+		}
+	}
+	// Hot spots.
+	var err error
+	if rep.Storms, rep.StormPosts, err = storms(ctx, s, cfg, progress); err != nil {
+		return nil, err
+	}
+	rep.Targets = targets(cfg, rep)
+	return rep, nil
+}
 
-	// 1. Datastore calls per operation, in the steady state: the reader's
-	// token verified just before (the warm-up may have outlasted the token
+// measureCalls counts the Datastore calls of a feed page and of posts.
+func measureCalls(ctx context.Context, s *stack, w *world, cfg config, rep *report, mid user) error {
+	// In the steady state: the reader's token verified just before (the warm-up may have outlasted the token
 	// cache).
 	if err := s.homeHTTP(mid)(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	s.calls.take(fromRequest)
 	if err := s.homeHTTP(mid)(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	rep.Calls = append(rep.Calls, callRow{"home feed page (API)", s.calls.take(fromRequest).Calls})
 	s.direct.take(fromDirect)
 	if err := s.homeFloor(mid)(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	rep.Calls = append(rep.Calls, callRow{"home feed page (floor)", s.direct.take(fromDirect).Calls})
 	for _, k := range cfg.posters[:min(2, len(cfg.posters))] {
 		// The poster's token verified first, as the reader's is: the
 		// post's own calls alone are counted.
 		if _, err := s.expect(ctx, http.StatusOK, "GET", "/social/rest/people/@me/@self", w.posters[k].token, nil); err != nil {
-			return nil, err
+			return err
 		}
 		s.calls.take(fromRequest)
 		if _, err := s.postHTTP(ctx, w.posters[k], "counted"); err != nil {
-			return nil, err
+			return err
 		}
 		rep.Calls = append(rep.Calls, callRow{fmt.Sprintf("post, %d followers", k), s.calls.take(fromRequest).Calls})
 	}
+	return nil
+}
 
-	// 2. Home feed against the floor, and where each one's time goes.
+// measureHome times the home feed against the floor, and where each
+// one's time goes.
+func measureHome(ctx context.Context, s *stack, w *world, cfg config, rep *report, progress func(string, ...any)) error {
+	mid := middle(w, cfg)
 	for _, c := range cfg.clients {
 		s.calls.take(fromRequest)
 		s.direct.take(fromDirect)
 		stop, err := profile(cfg.cpuProfile, c == 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ours, floor, err := interleaved(ctx, cfg.samples, c, s.homeHTTP(mid), s.homeFloor(mid))
 		stop()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		row := homeRow{Clients: c, Ours: summarise(ours), Floor: summarise(floor),
 			OursCallMs: s.calls.take(fromRequest).meanMs(), FloorCallMs: s.direct.take(fromDirect).meanMs()}
@@ -178,19 +195,22 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 		rep.Home = append(rep.Home, row)
 		progress("home, %d clients: ours p50 %.2f ms, floor p50 %.2f ms", c, row.Ours.P50, row.Floor.P50)
 	}
+	return nil
+}
 
-	// 3. Flatness, beside pull-merge.
+// measureFlatness times the home feed by how many one follows, beside pull-merge.
+func measureFlatness(ctx context.Context, s *stack, w *world, cfg config, rep *report, progress func(string, ...any)) error {
 	for _, k := range cfg.readers {
 		rd := w.readers[k]
 		s.direct.take(fromDirect)
 		ours, floor, err := interleaved(ctx, cfg.samples/2, 1, s.homeHTTP(rd), s.homeFloor(rd))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		floorMs := s.direct.take(fromDirect).meanMs()
 		merge, err := timed(ctx, mergeSamples(cfg.mergeSamples, k), 1, s.pullMerge(rd, w.authors[:k]))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		mergeMs := s.direct.take(fromDirect).meanMs()
 		row := flatRow{Following: k, Ours: summarise(ours), Floor: summarise(floor), PullMerge: summarise(merge),
@@ -201,8 +221,11 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	for i := range rep.Flatness {
 		rep.Flatness[i].OursVs1 = ratio(rep.Flatness[i].Ours.P50, rep.Flatness[0].Ours.P50)
 	}
+	return nil
+}
 
-	// 4. Post latency and time until every follower sees it.
+// measurePosts times posts, and until every follower sees them.
+func measurePosts(ctx context.Context, s *stack, w *world, cfg config, rep *report, progress func(string, ...any)) error {
 	for _, k := range cfg.posters {
 		p := w.posters[k]
 		var post, all []time.Duration
@@ -211,12 +234,12 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 			start := time.Now()
 			id, err := s.postHTTP(ctx, p, fmt.Sprintf("post %d", i))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			post = append(post, time.Since(start))
 			lastID = id
 			if err := s.waitAllSee(ctx, id, p.id, w.posterFollowers[k]); err != nil {
-				return nil, fmt.Errorf("post by an author with %d followers: %w", k, err)
+				return fmt.Errorf("post by an author with %d followers: %w", k, err)
 			}
 			all = append(all, time.Since(start))
 		}
@@ -225,27 +248,30 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 		var size int
 		err := retry(ctx, func() (err error) { size, err = s.audienceSize(ctx, lastID); return err })
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if size != k+1 {
-			return nil, fmt.Errorf("post by an author with %d followers: audience of %d ids, want %d", k, size, k+1)
+			return fmt.Errorf("post by an author with %d followers: audience of %d ids, want %d", k, size, k+1)
 		}
 		rep.Posts = append(rep.Posts, postRow{Followers: k, Post: summarise(post), AllSee: summarise(all)})
 		progress("%d followers: post p50 %.0f ms, all see it p50 %.0f ms", k, rep.Posts[len(rep.Posts)-1].Post.P50, rep.Posts[len(rep.Posts)-1].AllSee.P50)
 	}
+	return nil
+}
 
-	// 5. Follow until the newest 200 are at home.
+// measureFollows times a follow until the newest 200 are at home.
+func measureFollows(ctx context.Context, s *stack, w *world, cfg config, rep *report, progress func(string, ...any)) error {
 	var took []time.Duration
 	for i := 0; i < cfg.follows; i++ {
 		rd, err := s.register(ctx, fmt.Sprintf("f%04d", i))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.calls.take(fromRequest)
 		start := time.Now()
 		status, body, err := s.call(ctx, "POST", "/social/rest/people/@me/@friends", rd.token, map[string]string{"id": w.star.id})
 		if err != nil || status != http.StatusCreated {
-			return nil, fmt.Errorf("follow: %d %s %v", status, body, err)
+			return fmt.Errorf("follow: %d %s %v", status, body, err)
 		}
 		if i == 0 {
 			rep.Calls = append(rep.Calls, callRow{"follow", s.calls.take(fromRequest).Calls})
@@ -255,24 +281,23 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 			return id == w.starOldest200, err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("follow %d: the 200th activity never reached home: %w", i, err)
+			return fmt.Errorf("follow %d: the 200th activity never reached home: %w", i, err)
 		}
 		took = append(took, time.Since(start))
 		if id, err := s.atHome(ctx, rd.id, 0); err != nil || id != w.starNewest {
-			return nil, fmt.Errorf("follow %d: newest at home is %q (%v), want %s", i, id, err, w.starNewest)
+			return fmt.Errorf("follow %d: newest at home is %q (%v), want %s", i, id, err, w.starNewest)
 		}
 	}
 	rep.FollowToHome = summarise(took)
 	progress("follow → 200 at home: p50 %.0f ms", rep.FollowToHome.P50)
+	return nil
+}
 
-	// 6. Hot spots.
-	var err error
-	if rep.Storms, rep.StormPosts, err = storms(ctx, s, cfg, progress); err != nil {
-		return nil, err
-	}
-
+// targets are the report's targets, met or not.
+func targets(cfg config, rep *report) []target {
+	var ts []target
 	for _, h := range rep.Home {
-		rep.Targets = append(rep.Targets,
+		ts = append(ts,
 			target{fmt.Sprintf("home p50 vs floor, %d clients", h.Clients), 1.15, h.RatioP50, h.RatioP50 <= 1.15},
 			target{fmt.Sprintf("home p99 vs floor, %d clients", h.Clients), 1.15, h.RatioP99, h.RatioP99 <= 1.15})
 	}
@@ -280,24 +305,36 @@ func run(ctx context.Context, s *stack, w *world, cfg config, progress func(stri
 	for _, f := range rep.Flatness {
 		worst = max(worst, f.OursVs1)
 	}
-	rep.Targets = append(rep.Targets,
+	ts = append(ts,
 		target{fmt.Sprintf("home p50, following %d vs %d", cfg.readers[len(cfg.readers)-1], cfg.readers[0]), 1.1, worst, worst <= 1.1},
 		target{"follow → 200 at home, p50 seconds", 3, rep.FollowToHome.P50 / 1000, rep.FollowToHome.P50 <= 3000})
 	for _, st := range rep.Storms {
-		rep.Targets = append(rep.Targets, target{st.What + ", errors", 0, float64(st.Errors), st.Errors == 0},
+		ts = append(ts, target{st.What + ", errors", 0, float64(st.Errors), st.Errors == 0},
 			target{st.What + ", count exact after the last answer (1 = yes)", 1, float64(boolInt(st.Exact)), st.Exact})
 	}
 	// Every reaction to one activity is as cheap under contention as a
 	// like: none reads what the others write.
 	for _, st := range rep.Storms[1:3] {
 		r := ratio(st.Latency.P99, rep.Storms[0].Latency.P99)
-		rep.Targets = append(rep.Targets, target{st.What + ", p99 vs the like storm's", 2, r, r <= 2})
+		ts = append(ts, target{st.What + ", p99 vs the like storm's", 2, r, r <= 2})
 	}
 	// The storm loads the whole emulator: the followed user's posts must
 	// be slowed no more than anyone's.
 	during := ratio(rep.StormPosts.During.P50, rep.StormPosts.Bystander.P50)
-	rep.Targets = append(rep.Targets, target{"post p50 during the follow storm, the followed user's vs a bystander's", 1.5, during, during <= 1.5})
-	return rep, nil
+	ts = append(ts, target{"post p50 during the follow storm, the followed user's vs a bystander's", 1.5, during, during <= 1.5})
+	return ts
+}
+
+// middle is the reader the calls and home measures read as: the one who
+// follows 100, or else the middle one.
+func middle(w *world, cfg config) user {
+	mid := w.readers[cfg.readers[len(cfg.readers)/2]]
+	for _, k := range cfg.readers {
+		if k == 100 {
+			mid = w.readers[k]
+		}
+	}
+	return mid
 }
 
 // sorted formats a map's entries, sorted by key, joined by commas.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -110,17 +111,9 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	} else if seen.RepostOf != "" {
 		return View{}, errRepostEdit
 	}
-	title, body := seen.Title, seen.Body
-	var err error
-	if in.Title != nil {
-		if title, err = text.Clean("title", *in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
-			return View{}, err
-		}
-	}
-	if in.Body != nil {
-		if body, err = text.Clean("body", *in.Body, text.Rules{Max: MaxBody, Multiline: true}); err != nil {
-			return View{}, err
-		}
+	title, body, err := editedText(&seen, in)
+	if err != nil {
+		return View{}, err
 	}
 	if title == seen.Title && body == seen.Body {
 		return s.viewOne(ctx, author, key, &seen)
@@ -137,47 +130,20 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if err != nil {
 		return View{}, err
 	}
-	var mentions, added []string
+	var mentions []string
 	for _, n := range names {
 		if m, ok := byName[n]; ok {
 			mentions = append(mentions, m)
-			if !slices.Contains(seen.MentionIDs, m) {
-				added = append(added, m)
-			}
 		}
 	}
-	// The newly mentioned are told by a job enqueued before the commit,
-	// named for this edit: it waits for the edit, then tells only those
-	// the activity mentions.
-	if len(added) > 0 {
-		err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
-			Recipients: added, ActivityID: id, ID: mentionEvent(id, seen.Edits+1), Edit: seen.Edits + 1})
-		if err != nil {
-			return View{}, err
-		}
+	if err := s.enqueueEdited(ctx, author, id, &seen, mentions, tagged); err != nil {
+		return View{}, err
 	}
-	// So are the tag jobs: pages of tag followers for the tags it adds,
-	// none left for those it takes away.
-	t := TagTask{ActivityID: id, Edit: seen.Edits + 1, At: s.now().UnixMicro()}
-	for _, tag := range tagged {
-		if !slices.Contains(seen.Tags, tag) {
-			t.Add = append(t.Add, tag)
-		}
-	}
-	for _, tag := range seen.Tags {
-		if !slices.Contains(tagged, tag) {
-			t.Remove = append(t.Remove, tag)
-		}
-	}
-	if len(t.Add)+len(t.Remove) > 0 {
-		if err := s.enqueueTags(ctx, t); err != nil {
-			return View{}, err
-		}
-	}
-	var a Activity
+	var a *Activity
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		f := editFacts{id: id, seen: &seen, title: title, body: body, tags: tagged, now: s.now().UnixMilli()}
 		l := tx.Lookup()
-		found := l.Add(key, &a)
+		found := l.Add(key, &f.current)
 		me := accounts.Read(l, author)
 		named := make([]*accounts.Record, len(mentions))
 		between := make([]*blocks.Between, len(mentions))
@@ -187,56 +153,143 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		switch {
-		case me.MayAct() != nil:
-			return me.MayAct() // deleted, or suspended with a token another instance still trusts
-		case !found.Found():
-			return ErrNoSuchActivity
-		case a.Edits != seen.Edits || a.Title != seen.Title || a.Body != seen.Body:
-			return errEditedMeanwhile
-		}
-		was := &Version{Title: a.Title, Body: a.Body, MentionIDs: a.MentionIDs, Time: a.PostedTime}
-		if a.EditedTime != 0 {
-			was.Time = a.EditedTime
-		}
-		wasAt := mentionedAt(&a)
-		a.Title, a.Body, a.MentionIDs, a.MentionedAt, a.Tags = title, body, nil, nil, tagged
+		f.mayAct, f.found = me.MayAct(), found.Found()
 		for i, m := range mentions {
 			if named[i].Exists() && !between[i].Any() {
-				at, ok := wasAt[m]
-				if !ok {
-					at = a.Edits + 1 // mentioned by this edit
-				}
-				a.MentionIDs, a.MentionedAt = append(a.MentionIDs, m), append(a.MentionedAt, at)
+				f.mentionable = append(f.mentionable, m)
 			}
 		}
-		a.EditedTime = max(s.now().UnixMilli(), was.Time+1)
-		a.Edits++
-		// Whoever the edit no longer mentions loses the notification of
-		// the mention (the post's, or the edit's that named them): they
-		// are no longer addressed. A mention job of an edit that runs
-		// later tells only whom the activity mentions then.
-		for m, at := range wasAt {
-			if !slices.Contains(a.MentionIDs, m) {
-				if err := notifications.Forget(tx, m, mentionEvent(id, at)); err != nil {
-					return err
-				}
+		plan, err := decideEdit(f)
+		if err != nil {
+			return err
+		}
+		for _, fg := range plan.forget {
+			if err := notifications.Forget(tx, fg.user, fg.event); err != nil {
+				return err
 			}
 		}
-		keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{was, &a}
-		if !a.reachesFollowers() {
-			// The home audience of an activity for the mentioned alone is
-			// who it mentions: as it mentions them now, in this commit, so
-			// that whoever it no longer names loses it at home at once
-			// and whoever it newly names has it there as if posted so.
-			keys, vals = append(keys, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(&a))
+		a = plan.activity
+		keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{plan.was, a}
+		if plan.audience {
+			keys, vals = append(keys, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(a))
 		}
 		return tx.PutMulti(keys, vals)
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return s.viewOne(ctx, author, key, &a)
+	return s.viewOne(ctx, author, key, a)
+}
+
+// editedText is the title and body an edit of seen makes.
+func editedText(seen *Activity, in EditInput) (title, body string, err error) {
+	title, body = seen.Title, seen.Body
+	if in.Title != nil {
+		if title, err = text.Clean("title", *in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
+			return "", "", err
+		}
+	}
+	if in.Body != nil {
+		if body, err = text.Clean("body", *in.Body, text.Rules{Max: MaxBody, Multiline: true}); err != nil {
+			return "", "", err
+		}
+	}
+	return title, body, nil
+}
+
+// enqueueEdited enqueues, before the commit of an edit of seen, its jobs.
+// The newly mentioned are told by a job named for this edit: it waits
+// for the edit, then tells only those the activity mentions. The tag
+// jobs bring pages of tag followers for the tags it adds, and none left
+// for those it takes away.
+func (s *Service) enqueueEdited(ctx context.Context, author, id string, seen *Activity, mentions, tagged []string) error {
+	edit := seen.Edits + 1
+	if added := missing(mentions, seen.MentionIDs); len(added) > 0 {
+		err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
+			Recipients: added, ActivityID: id, ID: mentionEvent(id, edit), Edit: edit})
+		if err != nil {
+			return err
+		}
+	}
+	t := TagTask{ActivityID: id, Edit: edit, At: s.now().UnixMicro(), Add: missing(tagged, seen.Tags), Remove: missing(seen.Tags, tagged)}
+	if len(t.Add)+len(t.Remove) > 0 {
+		return s.enqueueTags(ctx, t)
+	}
+	return nil
+}
+
+// missing is what of these is not in those, in order.
+func missing(these, those []string) []string {
+	var out []string
+	for _, x := range these {
+		if !slices.Contains(those, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// editFacts is what an edit's transaction decides on.
+type editFacts struct {
+	id          string
+	mayAct      error // the author's standing
+	found       bool
+	current     Activity  // as the transaction read it
+	seen        *Activity // as the edit read it before
+	title, body string    // the new text
+	tags        []string  // its tags
+	mentionable []string  // those it names who exist and block no one of the two
+	now         int64     // Unix milliseconds
+}
+
+// editPlan is what an edit writes.
+type editPlan struct {
+	activity *Activity
+	was      *Version
+	// forget are the mention notifications of those no longer mentioned.
+	forget []struct{ user, event string }
+	// audience: the activity is for the mentioned alone, whose home
+	// audience is who it mentions, written as it mentions them now.
+	audience bool
+}
+
+// decideEdit decides what an edit writes.
+func decideEdit(f editFacts) (editPlan, error) {
+	switch {
+	case f.mayAct != nil:
+		return editPlan{}, f.mayAct // deleted, or suspended with a token another instance still trusts
+	case !f.found:
+		return editPlan{}, ErrNoSuchActivity
+	case f.current.Edits != f.seen.Edits || f.current.Title != f.seen.Title || f.current.Body != f.seen.Body:
+		return editPlan{}, errEditedMeanwhile
+	}
+	a := f.current
+	was := &Version{Title: a.Title, Body: a.Body, MentionIDs: a.MentionIDs, Time: a.PostedTime}
+	if a.EditedTime != 0 {
+		was.Time = a.EditedTime
+	}
+	wasAt := mentionedAt(&a)
+	a.Title, a.Body, a.MentionIDs, a.MentionedAt, a.Tags = f.title, f.body, nil, nil, f.tags
+	for _, m := range f.mentionable {
+		at, ok := wasAt[m]
+		if !ok {
+			at = a.Edits + 1 // mentioned by this edit
+		}
+		a.MentionIDs, a.MentionedAt = append(a.MentionIDs, m), append(a.MentionedAt, at)
+	}
+	a.EditedTime = max(f.now, was.Time+1)
+	a.Edits++
+	plan := editPlan{activity: &a, was: was, audience: !a.reachesFollowers()}
+	// Whoever the edit no longer mentions loses the notification of the
+	// mention (the post's, or the edit's that named them): they are no
+	// longer addressed. A mention job of an edit that runs later tells
+	// only whom the activity mentions then.
+	for _, m := range slices.Sorted(maps.Keys(wasAt)) {
+		if !slices.Contains(a.MentionIDs, m) {
+			plan.forget = append(plan.forget, struct{ user, event string }{m, mentionEvent(f.id, wasAt[m])})
+		}
+	}
+	return plan, nil
 }
 
 // mentionedAt returns, of each person a mentions, the edit that

@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
 	"socialstream/internal/policy"
@@ -290,95 +291,120 @@ type look struct {
 // has their follow read in a further round (only for a page that holds a
 // limited author's activity).
 func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, lk look) ([]View, error) {
-	group, hide, quiet, where := lk.group, lk.hide, lk.quiet, lk.where
+	p, err := s.readPage(ctx, viewer, keys, acts, lk)
+	if err != nil {
+		return nil, err
+	}
+	var pictured []*Activity
+	for i, a := range acts {
+		pictured = append(pictured, a, p.shared[i])
+	}
+	mint, err := s.minter(ctx, pictured...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, 0, len(acts))
+	for i, a := range acts {
+		show, warn := decideShown(p.facts(i), p.filtered)
+		if !show {
+			continue
+		}
+		v := p.view(keys[i].Name, a, p.readingOf[i], mint)
+		if a.RepostOf != "" {
+			orig := p.view(a.RepostOf, p.shared[i], p.sharedRead[i], mint)
+			v.RepostOf = &orig
+		}
+		v.Filtered = warn
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// page is what viewsOf read for a page of activities.
+type page struct {
+	viewer  string
+	lk      look
+	now     time.Time
+	acts    []*Activity
+	own     *viewerstate.Ref
+	authors map[string]*accounts.Record
+	people  []string
+	between map[string]*blocks.Between
+	muted   map[string]*mutes.Ref
+	// follows are the follows of limited authors the feed does not
+	// vouch for, read once their cards say they are limited.
+	follows   map[string]store.Ref
+	readings  []*reading
+	readingOf []*reading
+	// A repost's shared activity, whether it is there, and its reading.
+	shared      []*Activity
+	sharedFound []store.Ref
+	sharedRead  []*reading
+	filtered    *filters.Set
+}
+
+// reading is what one activity shows a viewer, once the lookup has run.
+type reading struct {
+	id              string
+	sums            func() (int64, int64)
+	liked, reposted store.Ref
+}
+
+func (p *page) public() bool { return p.lk.where == filters.Public || p.lk.where == filters.Tags }
+
+func (p *page) person(l *store.Lookup, id string) {
+	if p.authors[id] == nil {
+		p.authors[id] = accounts.Read(l, id)
+		p.people = append(p.people, id)
+	}
+}
+
+func (p *page) reading(id string, sums func() (int64, int64)) *reading {
+	r := &reading{id: id, sums: sums}
+	p.readings = append(p.readings, r)
+	return r
+}
+
+// readPage reads, in one lookup of a few rounds, what a page of acts
+// shows viewer.
+func (s *Service) readPage(ctx context.Context, viewer string, keys []*datastore.Key, acts []*Activity, lk look) (*page, error) {
+	p := &page{viewer: viewer, lk: lk, now: s.now(), acts: acts, authors: map[string]*accounts.Record{},
+		between: map[string]*blocks.Between{}, muted: map[string]*mutes.Ref{}, follows: map[string]store.Ref{},
+		readingOf: make([]*reading, len(acts)), shared: make([]*Activity, len(acts)),
+		sharedFound: make([]store.Ref, len(acts)), sharedRead: make([]*reading, len(acts))}
 	l := s.db.Lookup()
 	// The viewer's own state, read once: it answers the blocks, mutes,
 	// likes and reposts it knows; what it does not (lists grown past
 	// their bounds, activities older than its likes reach) is read by key
 	// in a further round.
-	var own *viewerstate.Ref
 	if viewer != "" {
-		own = viewerstate.Read(l, viewer)
+		p.own = viewerstate.Read(l, viewer)
 	}
-	authors := map[string]*accounts.Record{}
-	var people []string
-	person := func(id string) {
-		if authors[id] == nil {
-			authors[id] = accounts.Read(l, id)
-			people = append(people, id)
-		}
-	}
-	// what one activity shows, once the lookup has run.
-	type reading struct {
-		id              string
-		sums            func() (int64, int64)
-		liked, reposted store.Ref
-	}
-	var readings []*reading
-	viewers := func(id string) *reading {
-		r := &reading{id: id}
-		readings = append(readings, r)
-		return r
-	}
-	readingOf := make([]*reading, len(acts))
-	shared := make([]*Activity, len(acts))
-	sharedFound := make([]store.Ref, len(acts))
-	sharedRead := make([]*reading, len(acts))
 	for i, a := range acts {
-		person(a.UserID)
-		readingOf[i] = viewers(keys[i].Name)
-		readingOf[i].sums = counts(a)
+		p.person(l, a.UserID)
+		p.readingOf[i] = p.reading(keys[i].Name, counts(a))
 		if a.RepostOf != "" {
-			person(a.RepostOfUser)
-			shared[i] = &Activity{}
-			sharedFound[i] = l.Add(Key(s.db, a.RepostOf), shared[i])
-			sharedRead[i] = viewers(a.RepostOf)
-			sharedRead[i].sums = counts(shared[i])
+			p.person(l, a.RepostOfUser)
+			p.shared[i] = &Activity{}
+			p.sharedFound[i] = l.Add(Key(s.db, a.RepostOf), p.shared[i])
+			p.sharedRead[i] = p.reading(a.RepostOf, counts(p.shared[i]))
 		}
 	}
-	between := map[string]*blocks.Between{}
-	muted := map[string]*mutes.Ref{}
 	if viewer != "" {
-		l.Then(func() {
-			if !own.KnowsPeople() {
-				for _, id := range people {
-					if id == viewer {
-						continue
-					}
-					if hide {
-						between[id] = blocks.ReadBetween(l, viewer, id)
-					}
-					if quiet {
-						muted[id] = mutes.Read(l, viewer, id)
-					}
-				}
-			}
-			for _, r := range readings {
-				if !own.KnowsActivity(r.id) {
-					if s.cfg.Likes != nil {
-						r.liked = s.cfg.Likes.Liked(l, r.id, viewer)
-					}
-					r.reposted = l.Add(RepostKey(s.db, r.id, viewer), &Repost{})
-				}
-			}
-		})
+		l.Then(func() { s.readViewerOf(l, p) })
 	}
-	// The follows of limited authors the feed does not vouch for, once
-	// their cards say they are limited.
-	follows := map[string]store.Ref{}
-	public := where == filters.Public || where == filters.Tags
-	if viewer != "" && !public {
+	if viewer != "" && !p.public() {
 		l.Then(func() {
-			for _, id := range people {
-				if id != viewer && !lk.followed[id] && authors[id].Standing().Limited {
-					follows[id] = graph.Follows(l, viewer, id)
+			for _, id := range p.people {
+				if id != viewer && !lk.followed[id] && p.authors[id].Standing().Limited {
+					p.follows[id] = graph.Follows(l, viewer, id)
 				}
 			}
 		})
 	}
 	var access *groups.Access
-	if group != "" {
-		access = groups.ReadAccess(l, group, viewer)
+	if lk.group != "" {
+		access = groups.ReadAccess(l, lk.group, viewer)
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("activities: lookup: %w", err)
@@ -388,81 +414,123 @@ func (s *Service) viewsOf(ctx context.Context, viewer string, keys []*datastore.
 			return nil, err
 		}
 	}
-	var pictured []*Activity
-	for i, a := range acts {
-		pictured = append(pictured, a, shared[i])
-	}
-	mint, err := s.minter(ctx, pictured...)
-	if err != nil {
-		return nil, err
-	}
-	now := s.now()
-	// moderated says whether moderation keeps a from the viewer.
-	feed := policy.Personal
-	if public {
-		feed = policy.PublicFeed
-	}
-	moderated := func(a *Activity, author string) bool {
-		rec := authors[author]
-		return policy.Moderated(viewer, feed, a.post(), rec.Standing().Account(author, rec.Exists()),
-			lk.followed[author] || follows[author].Found())
-	}
-	hidden := func(user string) bool {
-		if viewer == "" || user == viewer {
-			return false
-		}
-		if own.KnowsPeople() {
-			return hide && own.Blocked(user) || quiet && own.Mutes(user, now)
-		}
-		b := between[user]
-		return b != nil && b.Any() || muted[user].ActiveAt(now)
-	}
-	view := func(id string, a *Activity, r *reading) View {
-		var author *accounts.Person
-		if p, ok := authors[a.UserID].Person(); ok {
-			author = &p
-		}
-		likes, comments := r.sums()
-		liked, reposted := r.liked.Found(), r.reposted.Found()
-		if viewer != "" && own.KnowsActivity(id) {
-			liked, reposted = own.Likes(id), own.Reposts(id)
-		}
-		v := toView(id, a, author, likes, comments, liked)
-		v.RepostedByViewer = reposted
-		v.MediaItems = pictures(mint, a.Media)
-		return v
-	}
 	// The viewer's keyword filters for this feed, from the state read
 	// above: hidden, or shown with what matched.
-	var filtered *filters.Set
 	if viewer != "" {
-		filtered = filters.Active(own.Filters(), where, now)
+		p.filtered = filters.Active(p.own.Filters(), lk.where, p.now)
 	}
-	out := make([]View, 0, len(acts))
-	for i, a := range acts {
-		if hidden(a.UserID) || moderated(a, a.UserID) {
-			continue
-		}
-		v := view(keys[i].Name, a, readingOf[i])
-		texts := []string{a.Title, a.Body}
-		if a.RepostOf != "" {
-			if !sharedFound[i].Found() || hidden(a.RepostOfUser) || moderated(shared[i], a.RepostOfUser) {
+	return p, nil
+}
+
+// readViewerOf adds to l what the viewer's state does not answer: blocks
+// and mutes of the page's people, likes and reposts of its activities.
+func (s *Service) readViewerOf(l *store.Lookup, p *page) {
+	if !p.own.KnowsPeople() {
+		for _, id := range p.people {
+			if id == p.viewer {
 				continue
 			}
-			orig := view(a.RepostOf, shared[i], sharedRead[i])
-			v.RepostOf = &orig
-			texts = append(texts, shared[i].Title, shared[i].Body)
-		}
-		if a.UserID != viewer {
-			hide, warn := filtered.Apply(texts...)
-			if hide {
-				continue
+			if p.lk.hide {
+				p.between[id] = blocks.ReadBetween(l, p.viewer, id)
 			}
-			v.Filtered = warn
+			if p.lk.quiet {
+				p.muted[id] = mutes.Read(l, p.viewer, id)
+			}
 		}
-		out = append(out, v)
 	}
-	return out, nil
+	for _, r := range p.readings {
+		if !p.own.KnowsActivity(r.id) {
+			if s.cfg.Likes != nil {
+				r.liked = s.cfg.Likes.Liked(l, r.id, p.viewer)
+			}
+			r.reposted = l.Add(RepostKey(s.db, r.id, p.viewer), &Repost{})
+		}
+	}
+}
+
+// hidden says whether the viewer's blocks or mutes keep user's
+// activities from the page.
+func (p *page) hidden(user string) bool {
+	if p.viewer == "" || user == p.viewer {
+		return false
+	}
+	if p.own.KnowsPeople() {
+		return p.lk.hide && p.own.Blocked(user) || p.lk.quiet && p.own.Mutes(user, p.now)
+	}
+	b := p.between[user]
+	return b != nil && b.Any() || p.muted[user].ActiveAt(p.now)
+}
+
+func (p *page) account(user string) policy.Account {
+	rec := p.authors[user]
+	return rec.Standing().Account(user, rec.Exists())
+}
+
+// facts are what decideShown takes of activity i.
+func (p *page) facts(i int) shownFacts {
+	a := p.acts[i]
+	f := shownFacts{viewer: p.viewer, feed: policy.Personal, post: a.post(), author: p.account(a.UserID),
+		followed: p.lk.followed[a.UserID] || p.follows[a.UserID].Found(), hidden: p.hidden(a.UserID),
+		texts: []string{a.Title, a.Body}}
+	if p.public() {
+		f.feed = policy.PublicFeed
+	}
+	if a.RepostOf != "" {
+		sh, by := p.shared[i], a.RepostOfUser
+		f.repost, f.sharedFound = true, p.sharedFound[i].Found()
+		f.shared, f.sharedAuthor = sh.post(), p.account(by)
+		f.sharedFollowed, f.sharedHidden = p.lk.followed[by] || p.follows[by].Found(), p.hidden(by)
+		f.texts = append(f.texts, sh.Title, sh.Body)
+	}
+	return f
+}
+
+func (p *page) view(id string, a *Activity, r *reading, mint media.Minter) View {
+	var author *accounts.Person
+	if person, ok := p.authors[a.UserID].Person(); ok {
+		author = &person
+	}
+	likes, comments := r.sums()
+	liked, reposted := r.liked.Found(), r.reposted.Found()
+	if p.viewer != "" && p.own.KnowsActivity(id) {
+		liked, reposted = p.own.Likes(id), p.own.Reposts(id)
+	}
+	v := toView(id, a, author, likes, comments, liked)
+	v.RepostedByViewer = reposted
+	v.MediaItems = pictures(mint, a.Media)
+	return v
+}
+
+// shownFacts is what decides whether a page shows one activity.
+type shownFacts struct {
+	viewer   string
+	feed     policy.Feed
+	post     policy.Post
+	author   policy.Account
+	followed bool // the viewer follows its author (the feed says so, or a read)
+	hidden   bool // by the viewer's blocks or mutes
+	// A repost's shared activity, its author's, and what the viewer does
+	// of them.
+	repost, sharedFound          bool
+	shared                       policy.Post
+	sharedAuthor                 policy.Account
+	sharedFollowed, sharedHidden bool
+	texts                        []string // what the viewer's filters match
+}
+
+// decideShown decides whether a page shows an activity, and what of the
+// viewer's filters it matched to warn of.
+func decideShown(f shownFacts, filtered *filters.Set) (bool, []filters.Match) {
+	switch {
+	case f.hidden, policy.Moderated(f.viewer, f.feed, f.post, f.author, f.followed):
+		return false, nil
+	case f.repost && (!f.sharedFound || f.sharedHidden || policy.Moderated(f.viewer, f.feed, f.shared, f.sharedAuthor, f.sharedFollowed)):
+		return false, nil
+	case f.post.Author == f.viewer:
+		return true, nil // one's own are not filtered
+	}
+	hide, warn := filtered.Apply(f.texts...)
+	return !hide, warn
 }
 
 // ErrNotYet says a job came before the activity it works on was committed;
@@ -495,81 +563,111 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 	if edge := s.homeEdge(); seq < edge {
 		return FanoutResult{Skipped: "past the home feed's edge"}, nil
 	}
-	key := Key(s.db, t.ActivityID)
 	if t.Chunk == 0 {
-		var a Activity
-		ok, err := s.db.Get(ctx, key, &a)
-		// The post enqueued this job just before its commit, which lands
-		// milliseconds later: wait a little rather than fail and wait for
-		// the queue's backoff (half a second or more).
-		for i := 0; i < planWaits && err == nil && !ok && s.now().Sub(ids.Time(seq)) < planWaitWindow; i++ {
-			select {
-			case <-ctx.Done():
-				return FanoutResult{}, ctx.Err()
-			case <-time.After(planWait):
-			}
-			ok, err = s.db.Get(ctx, key, &a)
-		}
-		if err != nil {
-			return FanoutResult{}, err
-		}
-		if !ok {
-			if s.now().Sub(ids.Time(seq)) > s.cfg.GiveUpAfter {
-				return FanoutResult{Skipped: "activity never committed or deleted"}, nil
-			}
-			return FanoutResult{}, ErrNotYet
-		}
-		// The post stamps its commit just after it (Committed): wait for
-		// that a little too, then take now, a time after the commit too.
-		found := s.now().UnixMicro()
-		for i := 0; i < planWaits && a.Committed == 0 && a.Chunks > 1 && s.now().Sub(ids.Time(seq)) < planWaitWindow; i++ {
-			select {
-			case <-ctx.Done():
-				return FanoutResult{}, ctx.Err()
-			case <-time.After(planWait):
-			}
-			if ok, err = s.db.Get(ctx, key, &a); err != nil || !ok {
-				return FanoutResult{}, err
-			}
-		}
-		before := a.Committed
-		if before == 0 && a.Chunks > 1 {
-			if s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter {
-				// The post answers after its stamp: a follow that began
-				// since is not this post's to copy, and only the stamp
-				// tells which.
-				return FanoutResult{}, ErrNotYet
-			}
-			before = found // the stamp failed: a time after the commit
-		}
-		for n := 1; n < a.Chunks; n++ {
-			if err := s.enqueueFanout(ctx, t.ActivityID, n, before); err != nil {
-				return FanoutResult{Enqueued: n - 1}, err
-			}
-		}
-		return FanoutResult{Enqueued: max(0, a.Chunks-1)}, nil
+		return s.planFanout(ctx, t.ActivityID, seq)
 	}
+	return s.copyChunk(ctx, t)
+}
+
+// planFanout is the planning job of activity id: it enqueues the jobs of
+// its other chunks.
+func (s *Service) planFanout(ctx context.Context, id string, seq int64) (FanoutResult, error) {
+	key := Key(s.db, id)
+	var a Activity
+	var found, deleted bool
+	var foundAt int64 // a time after the commit
+	// The post enqueued this job just before its commit, which lands
+	// milliseconds later: wait a little rather than fail and wait for the
+	// queue's backoff (half a second or more). It stamps its commit just
+	// after it (Committed): wait for that a little too.
+	err := s.awaitPost(ctx, seq, func() (bool, error) {
+		ok, err := s.db.Get(ctx, key, &a)
+		if err != nil || !ok {
+			deleted = found
+			return deleted, err
+		}
+		if !found {
+			found, foundAt = true, s.now().UnixMicro()
+		}
+		return a.Committed != 0 || a.Chunks <= 1, nil
+	})
+	if err != nil {
+		return FanoutResult{}, err
+	}
+	f := planFacts{found: found, deleted: deleted, chunks: a.Chunks, committed: a.Committed, foundAt: foundAt,
+		late: s.now().Sub(ids.Time(seq)) > s.cfg.GiveUpAfter}
+	before, skipped, err := decidePlan(f)
+	if err != nil || skipped != "" {
+		return FanoutResult{Skipped: skipped}, err
+	}
+	for n := 1; n < a.Chunks; n++ {
+		if err := s.enqueueFanout(ctx, id, n, before); err != nil {
+			return FanoutResult{Enqueued: n - 1}, err
+		}
+	}
+	return FanoutResult{Enqueued: max(0, a.Chunks-1)}, nil
+}
+
+// awaitPost runs check until it reports done, planWait apart, planWaits
+// times at most and while the post of seq is younger than planWaitWindow.
+func (s *Service) awaitPost(ctx context.Context, seq int64, check func() (bool, error)) error {
+	done, err := check()
+	for i := 0; i < planWaits && err == nil && !done && s.now().Sub(ids.Time(seq)) < planWaitWindow; i++ {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(planWait):
+		}
+		done, err = check()
+	}
+	return err
+}
+
+// planFacts is what a planning job found of its activity.
+type planFacts struct {
+	found     bool
+	deleted   bool // since it was found
+	chunks    int
+	committed int64 // its stamp, Unix microseconds; 0 if none
+	foundAt   int64 // Unix microseconds: a time after the commit, if found
+	late      bool  // the post is past GiveUpAfter
+}
+
+// decidePlan decides what time a planning job hands the jobs of the other
+// chunks (FanoutTask.Before), or why it does none, or that it must wait.
+func decidePlan(f planFacts) (before int64, skipped string, err error) {
+	switch {
+	case f.deleted:
+		return 0, "activity deleted", nil
+	case !f.found && f.late:
+		return 0, "activity never committed or deleted", nil
+	case !f.found:
+		return 0, "", ErrNotYet
+	case f.committed != 0 || f.chunks <= 1:
+		return f.committed, "", nil
+	case !f.late:
+		// The post answers after its stamp: a follow that began since is
+		// not this post's to copy, and only the stamp tells which.
+		return 0, "", ErrNotYet
+	}
+	return f.foundAt, "", nil // the stamp failed: a time after the commit
+}
+
+// copyChunk is the job of one chunk of an activity's followers.
+func (s *Service) copyChunk(ctx context.Context, t FanoutTask) (FanoutResult, error) {
+	key := Key(s.db, t.ActivityID)
 	var res FanoutResult
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		res = FanoutResult{}
 		var a Activity
-		if ok, err := tx.Get(key, &a); err != nil {
+		ok, err := tx.Get(key, &a)
+		if err != nil {
 			return err
-		} else if !ok {
-			res.Skipped = "activity deleted"
-			return nil
-		} else if !a.reachesFollowers() {
-			res.Skipped = "for the mentioned alone"
-			return nil
 		}
-		// Those who followed after the post committed do not get it from
-		// here: their follow's own job copies it, if it copies any.
-		before := t.Before
-		if before == 0 {
-			before = a.Committed
-		}
-		if before == 0 {
-			before = math.MaxInt64 // no stamp was written: everyone
+		before, skipped := decideChunk(ok, &a, t.Before)
+		if skipped != "" {
+			res.Skipped = skipped
+			return nil
 		}
 		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, before)
 		if err != nil {
@@ -588,6 +686,26 @@ func (s *Service) Fanout(ctx context.Context, t FanoutTask) (FanoutResult, error
 		return err
 	})
 	return res, err
+}
+
+// decideChunk decides whose follows a chunk's job copies the activity
+// to (those begun before the time it returns), or why it copies none.
+func decideChunk(found bool, a *Activity, taskBefore int64) (before int64, skipped string) {
+	switch {
+	case !found:
+		return 0, "activity deleted"
+	case !a.reachesFollowers():
+		return 0, "for the mentioned alone"
+	}
+	// Those who followed after the post committed do not get it from
+	// here: their follow's own job copies it, if it copies any.
+	switch {
+	case taskBefore != 0:
+		return taskBefore, ""
+	case a.Committed != 0:
+		return a.Committed, ""
+	}
+	return math.MaxInt64, "" // no stamp was written: everyone
 }
 
 // HomeIDs runs the home feed's query for viewer alone, outside any view:

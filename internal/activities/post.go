@@ -110,10 +110,7 @@ type FanoutTask struct {
 var FanoutJob = queue.Job[FanoutTask]{Name: "fanout", Queue: queue.Fanout,
 	TaskName: func(t FanoutTask) string { return fmt.Sprintf("fanout-%s-%d", t.ActivityID, t.Chunk) }}
 
-var (
-	errIDTaken   = errors.New("activities: id collision")
-	errUnplanned = errors.New("activities: the author has more than one follower chunk and no fan-out job is enqueued")
-)
+var errIDTaken = errors.New("activities: id collision")
 
 // Post stores a new activity by author and returns it. If in.ExternalID was
 // used before by the same author, it returns that first activity and false.
@@ -121,234 +118,38 @@ var (
 // The Activity and its first audience chunk (the author and up to
 // graph.ChunkCap followers) are written in one commit, so they see it at
 // once. An author with more followers gets the other chunks from fan-out
-// jobs; the planning job is enqueued before the commit, so a post can never
-// commit without it (a job whose activity never appears gives up). So is
-// the job that notifies the people it mentions, and the one that brings it
-// to the followers of its tags.
+// jobs; the planning job is enqueued before the commit (queue.Ahead), so a
+// post can never commit without it (a job whose activity never appears
+// gives up). So is the job that notifies the people it mentions, and the
+// one that brings it to the followers of its tags.
+//
+// Post reads (post.read), decides (decidePost) and applies the decision
+// (post.apply), in one transaction.
 func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, bool, error) {
 	if err := in.validate(); err != nil {
 		return View{}, false, err
 	}
-	tagged, err := tags.Parse(in.Title + "\n" + in.Body)
-	if err != nil {
+	p := &post{s: s, author: author, in: in}
+	if err := p.prepare(ctx); err != nil {
 		return View{}, false, err
-	}
-	names := ParseMentions(in.Title + "\n" + in.Body)
-	byName, err := s.accounts.LookupUsernames(ctx, names)
-	if err != nil {
-		return View{}, false, err
-	}
-	var mentions []string
-	for _, n := range names {
-		if id, ok := byName[n]; ok {
-			mentions = append(mentions, id)
-		}
-	}
-
-	// planned says the fan-out planning job of this id is enqueued. It
-	// must be before the commit of an activity with more than one chunk,
-	// so the transaction refuses to commit one without it; the author may
-	// pass from one chunk to two between this read and the commit.
-	chunks, err := graph.ChunkCount(ctx, s.db, author)
-	if err != nil {
-		return View{}, false, err
-	}
-	// A repost tells the author of what it shares, in its transaction.
-	var shareNote notifications.Event
-	if in.repostOf != "" {
-		shareNote = notifications.Event{Type: notifications.Repost, ActorID: author, Recipients: []string{in.repostOfUser},
-			ActivityID: in.repostOf, ID: fmt.Sprintf("repost-%s-%s", in.repostOf, author)}
-		if err := s.notes.Expect(ctx, shareNote); err != nil {
-			return View{}, false, err
-		}
 	}
 	var (
-		a        *Activity
-		id       string
-		existing string
-		planned  bool
-		told     string // the id whose mention job is enqueued
-		filed    string // the id whose tag job is enqueued
+		plan postPlan
+		err  error
 	)
 	seq := s.ids.Next()
 	for attempt := 0; ; attempt++ {
-		id = ids.Format(seq)
-		if chunks > 1 && !planned {
-			if err := s.enqueueFanout(ctx, id, 0, 0); err != nil {
-				return View{}, false, err
-			}
-			planned = true
+		var jobs queue.Ahead
+		plan, err = p.commit(ctx, &jobs, seq)
+		if jobs.Enqueued(p.fanout(seq).Name) {
+			// Even after an error: a commit may have applied all the same.
+			s.stampCommitted(ctx, ids.Format(seq))
 		}
-		if len(mentions) > 0 && told != id {
-			err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
-				Recipients: mentions, ActivityID: id, ID: mentionEvent(id, 0)})
-			if err != nil {
-				return View{}, false, err
-			}
-			told = id
-		}
-		if len(tagged) > 0 && filed != id && in.Visibility == Public {
-			if err := s.enqueueTags(ctx, TagTask{ActivityID: id, Add: tagged}); err != nil {
-				return View{}, false, err
-			}
-			filed = id
-		}
-		existing = ""
-		mine := &Activity{
-			Seq: seq, UserID: author, AppID: in.AppID, Title: in.Title, Body: in.Body, URL: in.URL,
-			PostedTime: s.now().UnixMilli(), ExternalID: in.ExternalID, MentionIDs: mentions, Tags: tagged,
-		}
-		err = s.db.Update(ctx, func(tx *store.Tx) error {
-			var (
-				ext      externalID
-				prior    Activity
-				l        = tx.Lookup()
-				taken    = l.Add(Key(s.db, id), &prior)
-				follows  = graph.ReadFollowers(l, author)
-				inGroups = groups.ReadGroupsOf(l, author)
-				extKey   = externalIDKey(s.db, author, in.ExternalID)
-				used     store.Ref
-				me       = accounts.Read(l, author)
-				named    = make([]*accounts.Record, len(mentions))
-				between  = make([]*blocks.Between, len(mentions))
-				seen     *Seen // what the policy asks of a repost's shared activity
-				note     *notifications.Pending
-				prev     Repost
-				reposted store.Ref
-				own      *viewerstate.Ref
-				pictures func(string) ([]*datastore.Key, []any, []media.Attached, error)
-			)
-			if len(in.Media) > 0 {
-				pictures = media.ReadLoose(l, in.Media)
-			}
-			if in.repostOf != "" {
-				reposted = l.Add(RepostKey(s.db, in.repostOf, author), &prev)
-				own = viewerstate.Read(l, author) // lists the repost
-				// The shared activity itself is not read: every reaction to
-				// it writes it, so a read would queue each repost behind
-				// them all. What decides whether the reposter may see it
-				// (its author's standing, blocks, a follow) is read here;
-				// that it is still there is checked by the count's
-				// transform at the commit.
-				seen = ReadSeen(l, author, in.shared)
-				note = s.notes.PrepareChecked(l, shareNote, me)
-			}
-			if in.ExternalID != "" {
-				used = l.Add(extKey, &ext)
-			}
-			// The people mentioned, read again here: one deleted or
-			// blocking since the names were looked up is not mentioned.
-			for i, m := range mentions {
-				named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, author)
-			}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			if err := me.MayAct(); err != nil {
-				return err // deleted, or suspended with a token another instance still trusts
-			}
-			if taken.Found() {
-				if prior.UserID == author && prior.PostedTime == mine.PostedTime {
-					// This very post: the transaction is retried after a
-					// commit that applied but answered an error.
-					a = &prior
-					return nil
-				}
-				return errIDTaken
-			}
-			if used.Found() {
-				existing = ext.ActivityID
-				return nil
-			}
-			if reposted.Found() {
-				existing = prev.RepostID // reposting again: the first repost
-				return nil
-			}
-			if seen != nil {
-				if err := seen.Err(); err != nil {
-					return err // hidden from the reposter since Repost read it
-				}
-			}
-			reach := in.Visibility != MentionedOnly
-			if reach && follows.Chunks() > 1 && !planned {
-				return errUnplanned
-			}
-			a = mine
-			a.Visibility, a.VisibleTo = in.Visibility, visibleTo(in.Visibility)
-			a.Chunks = 1
-			if reach {
-				a.Chunks = max(1, follows.Chunks())
-			}
-			if in.Visibility == Public {
-				a.GroupIDs = inGroups.IDs() // group feeds hold public activities alone
-			}
-			a.MentionIDs = nil
-			for i, m := range mentions {
-				if named[i].Exists() && !between[i].Any() {
-					a.MentionIDs = append(a.MentionIDs, m)
-				}
-			}
-			puts := []*datastore.Key{Key(s.db, id)}
-			vals := []any{a}
-			// Audience chunk 0, and its overflows should the followers'
-			// chunk have filled past ChunkCap; for the mentioned alone,
-			// they and the author.
-			var rest []string
-			if reach {
-				rest = append([]string{author}, follows.First()...)
-			} else {
-				puts, vals = append(puts, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(a))
-			}
-			for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
-				aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: seq, UserID: author}
-				rest = rest[len(aud.FollowerIDs):]
-				if err := checkAudience(aud); err != nil {
-					return err
-				}
-				puts, vals = append(puts, overflowKey(s.db, id, 0, j)), append(vals, aud)
-			}
-			if in.ExternalID != "" {
-				puts, vals = append(puts, extKey), append(vals, &externalID{ActivityID: id})
-			}
-			if pictures != nil {
-				keys, items, attached, err := pictures(author)
-				if err != nil {
-					return err
-				}
-				media.SetActivity(items, id)
-				a.Media = attached
-				puts, vals = append(puts, keys...), append(vals, items...)
-			}
-			if in.repostOf != "" {
-				a.RepostOf, a.RepostOfUser = in.repostOf, in.repostOfUser
-				puts = append(puts, RepostKey(s.db, in.repostOf, author))
-				vals = append(vals, &Repost{ActivityID: in.repostOf, UserID: author, RepostID: id, Created: s.now().UTC()})
-				if err := tx.Increment(Key(s.db, in.repostOf), map[string]int64{"repostsCount": 1}); err != nil {
-					return err
-				}
-				if _, err := note.Write(tx); err != nil {
-					return err
-				}
-				own.Edit().SetRepost(in.repostOf, true)
-				if err := own.Save(tx); err != nil {
-					return err
-				}
-			}
-			return tx.PutMulti(puts, vals)
-		})
-		switch {
-		case errors.Is(err, errUnplanned) && attempt < 3:
-			chunks = 2 // enqueue the planning job, then commit
-			continue
-		case errors.Is(err, errIDTaken) && attempt < 3:
-			seq, planned = s.ids.Next(), false // a new id needs a job of its own
+		if errors.Is(err, errIDTaken) && attempt < 3 {
+			seq = s.ids.Next() // a new id, with jobs of its own
 			continue
 		}
 		break
-	}
-	if planned {
-		// Even after an error: a commit may have applied all the same.
-		s.stampCommitted(ctx, id)
 	}
 	if in.repostOf != "" && errors.Is(err, store.ErrGone) {
 		err = ErrNoSuchActivity // the shared activity was deleted since Repost read it
@@ -356,21 +157,329 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	if err != nil {
 		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
 	}
-	if existing != "" {
-		vs, err := s.Get(ctx, author, author, "", []string{existing})
+	return p.answer(ctx, plan)
+}
+
+// post is one Post under way: what it read before its transaction.
+type post struct {
+	s        *Service
+	author   string
+	in       PostInput
+	tagged   []string // its tags, parsed
+	mentions []string // the people it names, as found before the transaction
+	chunks   int      // the author's follower chunks, as read before it
+	// shareNote, for a repost, tells the author of what it shares, in
+	// its transaction.
+	shareNote notifications.Event
+}
+
+func (p *post) prepare(ctx context.Context) error {
+	var err error
+	if p.tagged, err = tags.Parse(p.in.Title + "\n" + p.in.Body); err != nil {
+		return err
+	}
+	names := ParseMentions(p.in.Title + "\n" + p.in.Body)
+	byName, err := p.s.accounts.LookupUsernames(ctx, names)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if id, ok := byName[n]; ok {
+			p.mentions = append(p.mentions, id)
+		}
+	}
+	// The planning job must be enqueued before the commit of an activity
+	// with more than one chunk; the author may pass from one chunk to two
+	// between this read and the commit (then the transaction needs it).
+	if p.chunks, err = graph.ChunkCount(ctx, p.s.db, p.author); err != nil {
+		return err
+	}
+	if p.in.repostOf != "" {
+		p.shareNote = notifications.Event{Type: notifications.Repost, ActorID: p.author, Recipients: []string{p.in.repostOfUser},
+			ActivityID: p.in.repostOf, ID: fmt.Sprintf("repost-%s-%s", p.in.repostOf, p.author)}
+		return p.s.notes.Expect(ctx, p.shareNote)
+	}
+	return nil
+}
+
+// The jobs a post of id seq may need.
+func (p *post) fanout(seq int64) queue.Pending {
+	return FanoutJob.Pending(p.s.queue, FanoutTask{ActivityID: ids.Format(seq)}, 0)
+}
+
+func (p *post) mention(seq int64) queue.Pending {
+	id := ids.Format(seq)
+	e := notifications.Event{Type: notifications.Mention, ActorID: p.author, Recipients: p.mentions, ActivityID: id, ID: mentionEvent(id, 0)}
+	return queue.PendingFunc("mention/"+e.ID, func(ctx context.Context) error { return p.s.notes.Notify(ctx, e) })
+}
+
+func (p *post) tags(seq int64) queue.Pending {
+	return TagJob.Pending(p.s.queue, TagTask{ActivityID: ids.Format(seq), Add: p.tagged}, 0)
+}
+
+// commit runs the transaction of the post of id seq, with its jobs
+// enqueued ahead: those the reads before it foresee, and those its own
+// reads find needed.
+func (p *post) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (postPlan, error) {
+	var expected []queue.Pending
+	if p.chunks > 1 {
+		expected = append(expected, p.fanout(seq))
+	}
+	if len(p.mentions) > 0 {
+		expected = append(expected, p.mention(seq))
+	}
+	if len(p.tagged) > 0 && p.in.Visibility == Public {
+		expected = append(expected, p.tags(seq))
+	}
+	var plan postPlan
+	err := jobs.Commit(ctx, expected, func() error {
+		mine := &Activity{
+			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
+			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, Tags: p.tagged,
+		}
+		return p.s.db.Update(ctx, func(tx *store.Tx) error {
+			r, err := p.read(ctx, tx, mine)
+			if err != nil {
+				return err
+			}
+			if plan, err = decidePost(r.facts); err != nil {
+				return err
+			}
+			var need []queue.Pending
+			for _, j := range []struct {
+				needed bool
+				job    func(int64) queue.Pending
+			}{{plan.fanout, p.fanout}, {plan.mention, p.mention}, {plan.tags, p.tags}} {
+				if j.needed {
+					need = append(need, j.job(seq))
+				}
+			}
+			if err := jobs.Need(need...); err != nil {
+				return err
+			}
+			return p.apply(tx, r, plan)
+		})
+	})
+	return plan, err
+}
+
+// postRead is what a post's transaction read: the facts its decision
+// takes, and what applying it needs of the reads.
+type postRead struct {
+	facts    postFacts
+	note     *notifications.Pending
+	own      *viewerstate.Ref
+	pictures func(string) ([]*datastore.Key, []any, []media.Attached, error)
+}
+
+func (p *post) read(ctx context.Context, tx *store.Tx, mine *Activity) (postRead, error) {
+	s, in, id := p.s, p.in, ids.Format(mine.Seq)
+	var (
+		ext      externalID
+		prior    Activity
+		prev     Repost
+		used     store.Ref
+		reposted store.Ref
+		seen     *Seen // what the policy asks of a repost's shared activity
+		r        = postRead{facts: postFacts{mine: mine, visibility: in.Visibility, repostOf: in.repostOf, repostOfUser: in.repostOfUser}}
+		l        = tx.Lookup()
+		taken    = l.Add(Key(s.db, id), &prior)
+		follows  = graph.ReadFollowers(l, p.author)
+		inGroups = groups.ReadGroupsOf(l, p.author)
+		me       = accounts.Read(l, p.author)
+		named    = make([]*accounts.Record, len(p.mentions))
+		between  = make([]*blocks.Between, len(p.mentions))
+	)
+	if len(in.Media) > 0 {
+		r.pictures = media.ReadLoose(l, in.Media)
+	}
+	if in.repostOf != "" {
+		reposted = l.Add(RepostKey(s.db, in.repostOf, p.author), &prev)
+		r.own = viewerstate.Read(l, p.author) // lists the repost
+		// The shared activity itself is not read: every reaction to it
+		// writes it, so a read would queue each repost behind them all.
+		// What decides whether the reposter may see it (its author's
+		// standing, blocks, a follow) is read here; that it is still
+		// there is checked by the count's transform at the commit.
+		seen = ReadSeen(l, p.author, in.shared)
+		r.note = s.notes.PrepareChecked(l, p.shareNote, me)
+	}
+	if in.ExternalID != "" {
+		used = l.Add(externalIDKey(s.db, p.author, in.ExternalID), &ext)
+	}
+	// The people mentioned, read again here: one deleted or blocking
+	// since the names were looked up is not mentioned.
+	for i, m := range p.mentions {
+		named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, p.author)
+	}
+	if err := l.Run(ctx); err != nil {
+		return r, err
+	}
+	f := &r.facts
+	f.mayAct = me.MayAct() // deleted, or suspended with a token another instance still trusts
+	if taken.Found() {
+		f.prior = &prior
+	}
+	if used.Found() {
+		f.usedBy = ext.ActivityID
+	}
+	if reposted.Found() {
+		f.reposted = prev.RepostID
+	}
+	if seen != nil {
+		f.hidden = seen.Err()
+	}
+	f.chunks, f.firstFollowers, f.groups = follows.Chunks(), follows.First(), inGroups.IDs()
+	for i, m := range p.mentions {
+		if named[i].Exists() && !between[i].Any() {
+			f.mentionable = append(f.mentionable, m)
+		}
+	}
+	return r, nil
+}
+
+// postFacts is what decidePost decides on.
+type postFacts struct {
+	mine                   *Activity // the activity the input makes, its id's and time's
+	visibility             string
+	repostOf, repostOfUser string // a repost's
+	mayAct                 error  // the author's standing
+	prior                  *Activity
+	usedBy                 string // the activity the input's externalId already names
+	reposted               string // the author's earlier repost of what this one shares
+	hidden                 error  // why the author may not see what a repost shares
+	chunks                 int    // the author's follower chunks
+	firstFollowers         []string
+	groups                 []string // the author's groups
+	mentionable            []string // those mentioned who exist and block no one of the two
+}
+
+// postPlan is what a post writes, or which earlier one it answers.
+type postPlan struct {
+	// replay is the post itself, found by a transaction run again after
+	// a commit that applied but answered an error.
+	replay *Activity
+	// existing is the earlier activity the post turns out to be: its
+	// externalId's, or the author's earlier repost of the same.
+	existing string
+	activity *Activity
+	// audiences are chunk 0's and its overflows' (see overflowKey), in
+	// order: the author and their first chunk of followers, or, for the
+	// mentioned alone, they and the author.
+	audiences []*Audience
+	// The jobs that must be enqueued before the commit.
+	fanout, mention, tags bool
+}
+
+// decidePost decides what a post writes, from what its transaction read.
+func decidePost(f postFacts) (postPlan, error) {
+	switch {
+	case f.mayAct != nil:
+		return postPlan{}, f.mayAct
+	case f.prior != nil && f.prior.UserID == f.mine.UserID && f.prior.PostedTime == f.mine.PostedTime:
+		return postPlan{replay: f.prior}, nil
+	case f.prior != nil:
+		return postPlan{}, errIDTaken
+	case f.usedBy != "":
+		return postPlan{existing: f.usedBy}, nil
+	case f.reposted != "":
+		return postPlan{existing: f.reposted}, nil // reposting again: the first repost
+	case f.hidden != nil:
+		return postPlan{}, f.hidden // hidden from the reposter since Repost read it
+	}
+	a := *f.mine
+	reach := f.visibility != MentionedOnly
+	a.Visibility, a.VisibleTo = f.visibility, visibleTo(f.visibility)
+	a.Chunks = 1
+	if reach {
+		a.Chunks = max(1, f.chunks)
+	}
+	if f.visibility == Public {
+		a.GroupIDs = f.groups // group feeds hold public activities alone
+	}
+	a.MentionIDs = f.mentionable
+	a.RepostOf, a.RepostOfUser = f.repostOf, f.repostOfUser
+	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(a.MentionIDs) > 0,
+		tags: len(a.Tags) > 0 && f.visibility == Public}
+	if !reach {
+		plan.audiences = []*Audience{mentionedAudience(&a)}
+		return plan, nil
+	}
+	rest := append([]string{a.UserID}, f.firstFollowers...)
+	for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
+		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID}
+		rest = rest[len(aud.FollowerIDs):]
+		if err := checkAudience(aud); err != nil {
+			return postPlan{}, err
+		}
+		plan.audiences = append(plan.audiences, aud)
+	}
+	return plan, nil
+}
+
+// apply writes what plan says, in tx.
+func (p *post) apply(tx *store.Tx, r postRead, plan postPlan) error {
+	a := plan.activity
+	if a == nil {
+		return nil // answered by an earlier activity
+	}
+	s, id := p.s, ids.Format(a.Seq)
+	puts := []*datastore.Key{Key(s.db, id)}
+	vals := []any{a}
+	for j, aud := range plan.audiences {
+		puts, vals = append(puts, overflowKey(s.db, id, 0, j)), append(vals, aud)
+	}
+	if p.in.ExternalID != "" {
+		puts, vals = append(puts, externalIDKey(s.db, p.author, p.in.ExternalID)), append(vals, &externalID{ActivityID: id})
+	}
+	if r.pictures != nil {
+		keys, items, attached, err := r.pictures(p.author)
+		if err != nil {
+			return err
+		}
+		media.SetActivity(items, id)
+		a.Media = attached
+		puts, vals = append(puts, keys...), append(vals, items...)
+	}
+	if a.RepostOf != "" {
+		puts = append(puts, RepostKey(s.db, a.RepostOf, p.author))
+		vals = append(vals, &Repost{ActivityID: a.RepostOf, UserID: p.author, RepostID: id, Created: s.now().UTC()})
+		if err := tx.Increment(Key(s.db, a.RepostOf), map[string]int64{"repostsCount": 1}); err != nil {
+			return err
+		}
+		if _, err := r.note.Write(tx); err != nil {
+			return err
+		}
+		r.own.Edit().SetRepost(a.RepostOf, true)
+		if err := r.own.Save(tx); err != nil {
+			return err
+		}
+	}
+	return tx.PutMulti(puts, vals)
+}
+
+// answer is what Post answers once plan is committed.
+func (p *post) answer(ctx context.Context, plan postPlan) (View, bool, error) {
+	s, author, reposting := p.s, p.author, p.in.repostOf != ""
+	if plan.existing != "" {
+		vs, err := s.Get(ctx, author, author, "", []string{plan.existing})
 		if err != nil {
 			return View{}, false, err
 		}
 		if len(vs) == 0 {
-			if in.repostOf != "" {
+			if reposting {
 				return View{}, false, ErrNoSuchActivity // the shared activity was taken down since
 			}
-			return View{}, false, fmt.Errorf("activities.Post(%s): externalId names missing activity %s", author, existing)
+			return View{}, false, fmt.Errorf("activities.Post(%s): externalId names missing activity %s", author, plan.existing)
 		}
 		return vs[0], false, nil
 	}
-	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, id)}, []*Activity{a}, "")
-	if err == nil && len(vs) == 0 && in.repostOf != "" {
+	a := plan.activity
+	if plan.replay != nil {
+		a = plan.replay
+	}
+	vs, err := s.views(ctx, author, []*datastore.Key{Key(s.db, ids.Format(a.Seq))}, []*Activity{a}, "")
+	if err == nil && len(vs) == 0 && reposting {
 		return View{}, false, ErrNoSuchActivity // the shared activity was taken down just after
 	}
 	if err != nil || len(vs) != 1 {

@@ -270,6 +270,16 @@ const MinHomeRetention = 24 * time.Hour
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
+	errs := c.validateServer()
+	errs = append(errs, c.validateLimits()...)
+	if err := c.RateLimits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// validateServer checks where the service listens and what it talks to.
+func (c Config) validateServer() []error {
 	var errs []error
 	if n, err := strconv.Atoi(c.Port); err != nil || n < 0 || n > 65535 {
 		errs = append(errs, fmt.Errorf("PORT %q is not a port number", c.Port))
@@ -282,31 +292,32 @@ func (c Config) Validate() error {
 	if c.OnAppEngine && (c.DatastoreEmulatorHost != "" || c.TasksEmulatorHost != "" || c.StorageEmulatorHost != "") {
 		errs = append(errs, errors.New("emulator hosts must not be set on App Engine"))
 	}
-	if c.BcryptCost != 0 && (c.BcryptCost < 4 || c.BcryptCost > 31) {
-		errs = append(errs, fmt.Errorf("BCRYPT_COST %d is not 4 to 31", c.BcryptCost))
-	}
-	if c.CopyLimit < 1 || c.CopyLimit > rebuild.MaxCopyLimit {
-		errs = append(errs, fmt.Errorf("COPY_LIMIT %d is not 1 to %d", c.CopyLimit, rebuild.MaxCopyLimit))
-	}
-	if c.BackfillMax < 0 {
-		errs = append(errs, errors.New("BACKFILL_MAX must not be negative"))
-	}
-	if c.HomeRetention != 0 && c.HomeRetention < MinHomeRetention {
-		errs = append(errs, fmt.Errorf("HOME_RETENTION %v is under %v (0 keeps every copy)", c.HomeRetention, MinHomeRetention))
-	}
-	if c.TokenCacheTTL < 0 {
-		errs = append(errs, errors.New("TOKEN_CACHE_TTL must not be negative"))
-	}
-	if c.TokenTTL < 0 {
-		errs = append(errs, errors.New("TOKEN_TTL must be positive"))
-	}
-	if err := c.RateLimits.Validate(); err != nil {
-		errs = append(errs, err)
-	}
 	if strings.ContainsAny(c.Namespace, "/ ") {
 		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// validateLimits checks the numbers and durations.
+func (c Config) validateLimits() []error {
+	var errs []error
+	for _, check := range []struct {
+		bad bool
+		err string
+	}{
+		{c.BcryptCost != 0 && (c.BcryptCost < 4 || c.BcryptCost > 31), fmt.Sprintf("BCRYPT_COST %d is not 4 to 31", c.BcryptCost)},
+		{c.CopyLimit < 1 || c.CopyLimit > rebuild.MaxCopyLimit, fmt.Sprintf("COPY_LIMIT %d is not 1 to %d", c.CopyLimit, rebuild.MaxCopyLimit)},
+		{c.BackfillMax < 0, "BACKFILL_MAX must not be negative"},
+		{c.HomeRetention != 0 && c.HomeRetention < MinHomeRetention,
+			fmt.Sprintf("HOME_RETENTION %v is under %v (0 keeps every copy)", c.HomeRetention, MinHomeRetention)},
+		{c.TokenCacheTTL < 0, "TOKEN_CACHE_TTL must not be negative"},
+		{c.TokenTTL < 0, "TOKEN_TTL must not be negative (0: 720h)"},
+	} {
+		if check.bad {
+			errs = append(errs, errors.New(check.err))
+		}
+	}
+	return errs
 }
 
 // Accounts is the accounts part of the configuration.

@@ -111,3 +111,20 @@ func TestReadEnvForTheLocalStack(t *testing.T) {
 		t.Error("a configuration without project, location or task secret is deployable")
 	}
 }
+
+// A configuration built in code takes a zero TOKEN_TTL as the default,
+// and a negative one is refused, saying what 0 means.
+func TestValidateTokenTTL(t *testing.T) {
+	c, err := ReadEnv(env(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.TokenTTL = 0
+	if err := c.Validate(); err != nil {
+		t.Errorf("TOKEN_TTL 0: %v", err)
+	}
+	c.TokenTTL = -time.Hour
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "TOKEN_TTL must not be negative (0: 720h)") {
+		t.Errorf("TOKEN_TTL -1h: %v", err)
+	}
+}

@@ -13,32 +13,70 @@ import (
 	"socialstream/internal/ids"
 )
 
-// check compares every feed and count with the oracle.
+// check compares every feed and count with the oracle, under the model's
+// lock: the feeds, the activities' counts (from @all), the home markers,
+// people's counts, requests and notifications, app data, and groups.
 func (r *runner) check(ctx context.Context, rep *Report) error {
 	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var live []*post
+	o := r.oracle()
+	rep.Users, rep.Activities, rep.Groups = len(o.people), len(o.live), len(m.groups)
+	r.checkHidden(ctx, o.people)
+	heirs, err := r.heirs(ctx, rep)
+	if err != nil {
+		return err
+	}
+	o.heirs = heirs
+	all, err := o.checkFeeds(ctx, rep)
+	if err != nil {
+		return err
+	}
+	if err := r.checkPictureObjects(ctx, all); err != nil {
+		return err
+	}
+	o.checkActivities(all, rep)
+	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkAppData, o.checkGroups} {
+		if err := check(ctx, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oracle is what the model says the service must show, worked out once
+// for a check.
+type oracle struct {
+	r      *runner
+	m      *model
+	live   []*post // posts neither deleted nor removed
+	people []*user // those whose accounts live, and may sign in
+	// Every author's posts, newest first, and each post's place there.
+	byAuthor map[string][]*post
+	rank     map[string]int
+	// What each activity's counts must be.
+	likes, comments, reposts map[string]int64
+	followWin                window
+	// heirs are the new owners of the groups whose owners are gone.
+	heirs map[string]*user
+}
+
+func (r *runner) oracle() *oracle {
+	m := r.m
+	o := &oracle{r: r, m: m, byAuthor: map[string][]*post{}, rank: map[string]int{},
+		likes: map[string]int64{}, comments: map[string]int64{}, reposts: map[string]int64{}}
 	for _, p := range m.posts {
 		if !p.deleted && !m.hidden(p) {
-			live = append(live, p) // a removed post must be nowhere: no feed must show it
+			o.live = append(o.live, p) // a removed post must be nowhere: no feed must show it
 		}
+		o.byAuthor[p.author] = append(o.byAuthor[p.author], p)
 	}
-	var people []*user // those whose accounts live, and may sign in
 	for _, u := range m.users {
 		if !u.deleted && !m.suspended[u.id] {
-			people = append(people, u)
+			o.people = append(o.people, u)
 		}
 	}
-	rep.Users, rep.Activities, rep.Groups = len(people), len(live), len(m.groups)
-	r.checkHidden(ctx, people)
-	// Every author's posts, newest first, and each post's place there.
-	byAuthor := map[string][]*post{}
-	for _, p := range m.posts {
-		byAuthor[p.author] = append(byAuthor[p.author], p)
-	}
-	rank := map[string]int{}
-	for _, ps := range byAuthor {
+	for _, ps := range o.byAuthor {
 		slices.SortFunc(ps, func(a, b *post) int {
 			switch {
 			case a.id == b.id:
@@ -49,132 +87,142 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 			return 1
 		})
 		for i, p := range ps {
-			rank[p.id] = i
+			o.rank[p.id] = i
 		}
 	}
-	likes, comments := map[string]int64{}, map[string]int64{}
 	// A suspended person's likes and comments are in no count.
 	for k, on := range m.likes {
 		if on && !m.deleted(k.b) && !m.suspended[k.b] {
-			likes[k.a]++
+			o.likes[k.a]++
 		}
 	}
 	for _, c := range m.comments {
 		if !c.deleted && !m.suspended[c.author] {
-			comments[c.activity]++
+			o.comments[c.activity]++
 		}
 	}
-	// A feed leaves out the activities of people its reader has a block
-	// with, either way, and (all but their own) of people its reader
-	// mutes.
-	unblocked := func(reader string, want func(p *post) presence) func(p *post) presence {
-		return func(p *post) presence {
-			if m.between(reader, p.author) || m.mutes[pair{reader, p.author}] ||
-				p.repostOf != "" && (m.between(reader, p.sharedAuthor) || m.mutes[pair{reader, p.sharedAuthor}]) {
-				return mayOut
-			}
-			return want(p)
-		}
-	}
-	// A limited person's posts, and reposts of them, are in no public or
-	// tag feed but their own reader's, and elsewhere reach their followers
-	// alone: one who unfollowed keeping the copies may still have them.
-	reach := func(reader string, public bool, want func(p *post) presence) func(p *post) presence {
-		return func(p *post) presence {
-			for _, a := range []string{p.author, p.sharedAuthor} {
-				if m.suspended[a] {
-					return mayOut // a suspended person's posts are nowhere
-				}
-				if a == "" || a == reader || !m.limited[a] {
-					continue
-				}
-				if public {
-					return mayOut
-				}
-				if !m.following[pair{reader, a}] {
-					if slices.ContainsFunc(m.follows[pair{reader, a}], func(ev event) bool { return !ev.add && ev.keep }) {
-						return mayIn | mayOut
-					}
-					return mayOut
-				}
-			}
-			return want(p)
-		}
-	}
-	// A reader's keyword filter hides, in every feed but their own page,
-	// others' posts whose title (or that of what a repost shares) names
-	// its word.
-	unfiltered := func(reader string, want func(p *post) presence) func(p *post) presence {
-		return func(p *post) presence {
-			f, ok := m.filters[reader]
-			if !ok || p.author == reader {
-				return want(p)
-			}
-			text := p.title
-			if shared := m.postByID[p.repostOf]; shared != nil {
-				text += "\n" + shared.title
-			}
-			if names(text, f.word) {
-				return mayOut
-			}
-			return want(p)
-		}
-	}
-	// One's own page hides no post of one's own but a repost of someone
-	// one has a block with.
-	own := func(reader string, want func(p *post) presence) func(p *post) presence {
-		return func(p *post) presence {
-			if p.repostOf != "" && m.between(reader, p.sharedAuthor) {
-				return mayOut
-			}
-			return want(p)
-		}
-	}
-	reposts := map[string]int64{}
-	for _, p := range live {
+	for _, p := range o.live {
 		if p.repostOf != "" {
-			reposts[p.repostOf]++
+			o.reposts[p.repostOf]++
 		}
 	}
-	followWin := r.window(r.cfg.CopyLimit, byAuthor, rank)
-	// Feeds: read as their owner (a group's as its owner, a member).
-	type feed struct {
-		name, path, token string
-		want              func(p *post) presence
-		history           func(p *post) string
+	o.followWin = r.window(r.cfg.CopyLimit, o.byAuthor, o.rank)
+	return o
+}
+
+func (o *oracle) violate(format string, args ...any) {
+	o.m.violations = append(o.m.violations, fmt.Sprintf(format, args...))
+}
+
+// A rule of a feed: whether a post may or must be in it.
+type rule func(p *post) presence
+
+func exact(ok func(p *post) bool) rule {
+	return func(p *post) presence {
+		if ok(p) {
+			return mayIn
+		}
+		return mayOut
 	}
-	exact := func(ok func(p *post) bool) func(p *post) presence {
-		return func(p *post) presence {
-			if ok(p) {
-				return mayIn
-			}
+}
+
+// unblocked: a feed leaves out the activities of people its reader has a
+// block with, either way, and (all but their own) of people its reader
+// mutes.
+func (o *oracle) unblocked(reader string, want rule) rule {
+	m := o.m
+	return func(p *post) presence {
+		if m.between(reader, p.author) || m.mutes[pair{reader, p.author}] ||
+			p.repostOf != "" && (m.between(reader, p.sharedAuthor) || m.mutes[pair{reader, p.sharedAuthor}]) {
 			return mayOut
 		}
+		return want(p)
 	}
+}
+
+// reach: a limited person's posts, and reposts of them, are in no public
+// or tag feed but their own reader's, and elsewhere reach their followers
+// alone: one who unfollowed keeping the copies may still have them.
+func (o *oracle) reach(reader string, public bool, want rule) rule {
+	m := o.m
+	return func(p *post) presence {
+		for _, a := range []string{p.author, p.sharedAuthor} {
+			if m.suspended[a] {
+				return mayOut // a suspended person's posts are nowhere
+			}
+			if a == "" || a == reader || !m.limited[a] {
+				continue
+			}
+			if public {
+				return mayOut
+			}
+			if !m.following[pair{reader, a}] {
+				if slices.ContainsFunc(m.follows[pair{reader, a}], func(ev event) bool { return !ev.add && ev.keep }) {
+					return mayIn | mayOut
+				}
+				return mayOut
+			}
+		}
+		return want(p)
+	}
+}
+
+// unfiltered: a reader's keyword filter hides, in every feed but their
+// own page, others' posts whose title (or that of what a repost shares)
+// names its word.
+func (o *oracle) unfiltered(reader string, want rule) rule {
+	m := o.m
+	return func(p *post) presence {
+		f, ok := m.filters[reader]
+		if !ok || p.author == reader {
+			return want(p)
+		}
+		text := p.title
+		if shared := m.postByID[p.repostOf]; shared != nil {
+			text += "\n" + shared.title
+		}
+		if names(text, f.word) {
+			return mayOut
+		}
+		return want(p)
+	}
+}
+
+// own: one's own page hides no post of one's own but a repost of someone
+// one has a block with.
+func (o *oracle) own(reader string, want rule) rule {
+	return func(p *post) presence {
+		if p.repostOf != "" && o.m.between(reader, p.sharedAuthor) {
+			return mayOut
+		}
+		return want(p)
+	}
+}
+
+// others is what a feed of others' posts shows reader: filtered, reached
+// and unblocked.
+func (o *oracle) others(reader string, public bool, want rule) rule {
+	return o.unfiltered(reader, o.reach(reader, public, o.unblocked(reader, want)))
+}
+
+// feed is one feed, read as its owner (a group's as its owner, a member).
+type feed struct {
+	name, path, token string
+	want              rule
+	history           func(p *post) string
+}
+
+func (o *oracle) feeds() []feed {
+	m := o.m
 	var feeds []feed
-	for _, u := range people {
+	for _, u := range o.people {
 		feeds = append(feeds,
 			feed{name: "@self of " + u.name, path: "/social/rest/activities/@me/@self", token: u.token,
-				want: reach(u.id, false, own(u.id, exact(func(p *post) bool { return p.author == u.id })))},
+				want: o.reach(u.id, false, o.own(u.id, exact(func(p *post) bool { return p.author == u.id })))},
 			feed{name: "@mentions of " + u.name, path: "/social/rest/activities/@me/@mentions", token: u.token,
-				want: unfiltered(u.id, reach(u.id, false, unblocked(u.id, exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) }))))},
+				want: o.others(u.id, false, exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) }))},
 			feed{name: "home (@friends) of " + u.name, path: "/social/rest/activities/@me/@friends", token: u.token,
-				want: unfiltered(u.id, reach(u.id, false, unblocked(u.id, func(p *post) presence {
-					switch {
-					case p.author == u.id:
-						return mayIn
-					case p.visibility == "mentioned":
-						// Whom it mentions, as last edited.
-						return exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) })(p)
-					}
-					in := presenceOf(p, m.follows[pair{u.id, p.author}], followWin)
-					if p.public() {
-						for _, tag := range p.tags {
-							in = union(in, tagPresence(p, m.tagFollows[pair{u.id, tag}]))
-						}
-					}
-					return in
-				}))),
+				want: o.others(u.id, false, o.home(u)),
 				history: func(p *post) string {
 					h := describe(m.follows[pair{u.id, p.author}])
 					for _, tag := range p.tags {
@@ -185,44 +233,77 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	}
 	// Groups whose owners are gone: handed to a member, or deleted with
 	// no member left.
-	heirs, err := r.heirs(ctx, rep)
-	if err != nil {
-		return err
-	}
 	for _, g := range m.groups {
-		reader := m.byID[g.owner]
-		if m.deleted(g.owner) {
-			if reader = heirs[g.id]; reader == nil {
-				continue // deleted, as it must be
-			}
-		}
-		if m.suspended[reader.id] {
-			continue // its reader cannot sign in
+		reader := o.groupReader(g)
+		if reader == nil {
+			continue
 		}
 		feeds = append(feeds, feed{name: "feed of group " + g.title, path: "/social/rest/activities/@me/" + g.id, token: reader.token,
-			want: unfiltered(reader.id, reach(reader.id, false, unblocked(reader.id, func(p *post) presence {
+			want: o.others(reader.id, false, func(p *post) presence {
 				if !p.public() {
 					return mayOut // group copies are of public posts alone
 				}
-				return presenceOf(p, m.members[pair{g.id, p.author}], followWin)
-			}))),
+				return presenceOf(p, m.members[pair{g.id, p.author}], o.followWin)
+			}),
 			history: func(p *post) string { return describe(m.members[pair{g.id, p.author}]) }})
 	}
-	allReader := people[0]
+	allReader := o.people[0]
 	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: allReader.token,
-		want: unfiltered(allReader.id, reach(allReader.id, true, unblocked(allReader.id, exact(func(p *post) bool { return p.public() }))))})
+		want: o.others(allReader.id, true, exact(func(p *post) bool { return p.public() }))})
 	for _, tag := range tagNames {
 		feeds = append(feeds, feed{name: "#" + tag, path: "/social/rest/activities/@me/@tag:" + strings.ToUpper(tag), token: allReader.token,
-			want: unfiltered(allReader.id, reach(allReader.id, true, unblocked(allReader.id, exact(func(p *post) bool { return p.public() && slices.Contains(p.tags, tag) }))))})
+			want: o.others(allReader.id, true, exact(func(p *post) bool { return p.public() && slices.Contains(p.tags, tag) }))})
 	}
+	return feeds
+}
 
-	// Read every feed, several at a time, then compare.
+// home is what u's home feed holds, before blocks, limits and filters.
+func (o *oracle) home(u *user) rule {
+	m := o.m
+	return func(p *post) presence {
+		switch {
+		case p.author == u.id:
+			return mayIn
+		case p.visibility == "mentioned":
+			// Whom it mentions, as last edited.
+			return exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) })(p)
+		}
+		in := presenceOf(p, m.follows[pair{u.id, p.author}], o.followWin)
+		if p.public() {
+			for _, tag := range p.tags {
+				in = union(in, tagPresence(p, m.tagFollows[pair{u.id, tag}]))
+			}
+		}
+		return in
+	}
+}
+
+// groupReader is who reads group g: its owner, or its heir; nil if it is
+// deleted (as it must be: heirs checked that), or its reader cannot sign
+// in.
+func (o *oracle) groupReader(g *group) *user {
+	reader := o.m.byID[g.owner]
+	if o.m.deleted(g.owner) {
+		if reader = o.heirs[g.id]; reader == nil {
+			return nil
+		}
+	}
+	if o.m.suspended[reader.id] {
+		return nil
+	}
+	return reader
+}
+
+// checkFeeds reads every feed, several at a time, compares each with its
+// rule, and returns @all's items.
+func (o *oracle) checkFeeds(ctx context.Context, rep *Report) ([]map[string]any, error) {
+	feeds := o.feeds()
 	got := make([][]map[string]any, len(feeds))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, f := range feeds {
 		g.Go(func() error {
-			items, err := r.c.list(gctx, f.path, f.token)
+			items, err := o.r.c.list(gctx, f.path, f.token)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", f.name, err)
 			}
@@ -231,56 +312,62 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return err
+		return nil, err
 	}
 	var all []map[string]any
 	for i, f := range feeds {
-		items := got[i]
 		if f.path == "/social/rest/activities/@me/@all" {
-			all = items
+			all = got[i]
 		}
 		rep.Checked++
-		seen := map[string]bool{}
-		prev := ""
-		for _, it := range items {
-			id := str(it, "id")
-			if prev != "" && newerOrSame(id, prev) {
-				m.violations = append(m.violations, fmt.Sprintf("%s: %s comes after %s, not newest first", f.name, id, prev))
-			}
-			prev = id
-			seen[id] = true
-			p := m.postByID[id]
-			switch {
-			case p == nil:
-				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q), which no acknowledged post made", f.name, id, str(it, "title")))
-			case p.deleted:
-				m.violations = append(m.violations, fmt.Sprintf("%s: shows deleted %s (%q by %s, repost of %q, dropped: %s)", f.name, id, p.title, p.author, p.repostOf, p.dropped))
-			case m.hidden(p):
-				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q), which a moderator removed", f.name, id, p.title))
-			case f.want(p).forbid():
-				m.violations = append(m.violations, fmt.Sprintf("%s: shows %s (%q, posted %s) though it must not; history %s", f.name, id, p.title, clock(p.start), f.history(p)))
-			default:
-				if v := pictureViolation(f.name, it, p); v != "" {
-					m.violations = append(m.violations, v)
-				}
-			}
+		o.checkFeed(f, got[i])
+	}
+	return all, nil
+}
+
+// checkFeed compares the items read of f with its rule.
+func (o *oracle) checkFeed(f feed, items []map[string]any) {
+	m := o.m
+	seen := map[string]bool{}
+	prev := ""
+	for _, it := range items {
+		id := str(it, "id")
+		if prev != "" && newerOrSame(id, prev) {
+			o.violate("%s: %s comes after %s, not newest first", f.name, id, prev)
 		}
-		for _, p := range live {
-			if !seen[p.id] && f.want(p).must() {
-				h := ""
-				if f.history != nil {
-					h = "; history " + f.history(p)
-				}
-				m.violations = append(m.violations, fmt.Sprintf("%s: lacks %s (%q, posted %s-%s)%s", f.name, p.id, p.title, clock(p.start), clock(p.end), h))
+		prev = id
+		seen[id] = true
+		p := m.postByID[id]
+		switch {
+		case p == nil:
+			o.violate("%s: shows %s (%q), which no acknowledged post made", f.name, id, str(it, "title"))
+		case p.deleted:
+			o.violate("%s: shows deleted %s (%q by %s, repost of %q, dropped: %s)", f.name, id, p.title, p.author, p.repostOf, p.dropped)
+		case m.hidden(p):
+			o.violate("%s: shows %s (%q), which a moderator removed", f.name, id, p.title)
+		case f.want(p).forbid():
+			o.violate("%s: shows %s (%q, posted %s) though it must not; history %s", f.name, id, p.title, clock(p.start), f.history(p))
+		default:
+			if v := pictureViolation(f.name, it, p); v != "" {
+				m.violations = append(m.violations, v)
 			}
 		}
 	}
-
-	if err := r.checkPictureObjects(ctx, all); err != nil {
-		return err
+	for _, p := range o.live {
+		if !seen[p.id] && f.want(p).must() {
+			h := ""
+			if f.history != nil {
+				h = "; history " + f.history(p)
+			}
+			o.violate("%s: lacks %s (%q, posted %s-%s)%s", f.name, p.id, p.title, clock(p.start), clock(p.end), h)
+		}
 	}
+}
 
-	// Counts of activities, from @all, and mentions of nobody gone.
+// checkActivities checks the counts of activities, from @all, and that
+// they mention nobody gone.
+func (o *oracle) checkActivities(all []map[string]any, rep *Report) {
+	m := o.m
 	for _, it := range all {
 		p := m.postByID[str(it, "id")]
 		if p == nil {
@@ -288,158 +375,199 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		}
 		rep.Checked++
 		if got := str(it, "title"); got != p.title {
-			m.violations = append(m.violations, fmt.Sprintf("activity %s: title %q, want %q, as last written", p.id, got, p.title))
+			o.violate("activity %s: title %q, want %q, as last written", p.id, got, p.title)
 		}
 		ms, _ := it["mentions"].([]any)
 		for _, id := range ms {
 			if m.deleted(fmt.Sprint(id)) {
-				m.violations = append(m.violations, fmt.Sprintf("activity %s still mentions deleted %s", p.id, id))
+				o.violate("activity %s still mentions deleted %s", p.id, id)
 			}
 		}
-		if got := num(it, "likesCount"); got != likes[p.id] {
-			m.violations = append(m.violations, fmt.Sprintf("activity %s: likesCount %d, want %d", p.id, got, likes[p.id]))
+		for _, c := range []struct {
+			name string
+			want int64
+		}{{"likesCount", o.likes[p.id]}, {"commentsCount", o.comments[p.id]}, {"repostsCount", o.reposts[p.id]}} {
+			if got := num(it, c.name); got != c.want {
+				o.violate("activity %s: %s %d, want %d", p.id, c.name, got, c.want)
+			}
 		}
-		if got := num(it, "commentsCount"); got != comments[p.id] {
-			m.violations = append(m.violations, fmt.Sprintf("activity %s: commentsCount %d, want %d", p.id, got, comments[p.id]))
-		}
-		if got := num(it, "repostsCount"); got != reposts[p.id] {
-			m.violations = append(m.violations, fmt.Sprintf("activity %s: repostsCount %d, want %d", p.id, got, reposts[p.id]))
-		}
-		if o, _ := it["repostOf"].(map[string]any); p.repostOf != "" && (o == nil || str(o, "id") != p.repostOf) {
-			m.violations = append(m.violations, fmt.Sprintf("repost %s: repostOf %v, want %s", p.id, it["repostOf"], p.repostOf))
+		if of, _ := it["repostOf"].(map[string]any); p.repostOf != "" && (of == nil || str(of, "id") != p.repostOf) {
+			o.violate("repost %s: repostOf %v, want %s", p.id, it["repostOf"], p.repostOf)
 		}
 	}
-	// Home markers: where the last acknowledged move left them.
-	for _, u := range people {
-		rm, err := r.c.read(ctx, "/social/rest/markers/@me?feeds=home", u.token)
+}
+
+// checkMarkers: home markers are where the last acknowledged move left
+// them.
+func (o *oracle) checkMarkers(ctx context.Context, _ *Report) error {
+	for _, u := range o.people {
+		rm, err := o.r.c.read(ctx, "/social/rest/markers/@me?feeds=home", u.token)
 		if err != nil || rm.status != 200 {
 			return fmt.Errorf("read %s's markers: %v %v", u.name, err, rm.body)
 		}
 		home, _ := entry(rm)["home"].(map[string]any)
-		if got, want := str(home, "lastReadId"), m.marks[u.id]; got != want {
-			m.violations = append(m.violations, fmt.Sprintf("%s: home marker %q, want %q", u.name, got, want))
+		if got, want := str(home, "lastReadId"), o.m.marks[u.id]; got != want {
+			o.violate("%s: home marker %q, want %q", u.name, got, want)
 		}
 	}
-	// People's counts, and that no notification points at a deleted
-	// activity.
-	for _, u := range people {
-		var followers, following int64
-		for k, on := range m.following {
-			if !on || m.deleted(k.a) || m.deleted(k.b) {
-				continue
-			}
-			if k.b == u.id {
-				followers++
-			}
-			if k.a == u.id {
-				following++
-			}
+	return nil
+}
+
+// checkPeople checks people's counts, lock and pending requests, and
+// their notifications.
+func (o *oracle) checkPeople(ctx context.Context, rep *Report) error {
+	for _, u := range o.people {
+		if err := o.checkPerson(ctx, u, rep); err != nil {
+			return err
 		}
-		rp, err := r.c.read(ctx, "/social/rest/people/"+u.id+"/@self", u.token)
-		if err != nil || rp.status != 200 {
-			return fmt.Errorf("read %s: %v %v", u.name, err, rp.body)
+		if err := o.checkRequests(ctx, u, rep); err != nil {
+			return err
 		}
-		e := entry(rp)
-		rep.Checked++
-		if got := num(e, "followersCount"); got != followers {
-			m.violations = append(m.violations, fmt.Sprintf("%s: followersCount %d, want %d", u.name, got, followers))
+		if err := o.checkNotifications(ctx, u, rep); err != nil {
+			return err
 		}
-		if got := num(e, "followingCount"); got != following {
-			m.violations = append(m.violations, fmt.Sprintf("%s: followingCount %d, want %d", u.name, got, following))
+	}
+	return nil
+}
+
+func (o *oracle) checkPerson(ctx context.Context, u *user, rep *Report) error {
+	m := o.m
+	var followers, following int64
+	for k, on := range m.following {
+		if !on || m.deleted(k.a) || m.deleted(k.b) {
+			continue
 		}
-		// Locked or not, and the requests pending, those of people still
-		// there.
-		if got := e["locked"] == true; got != m.locked[u.id] {
-			m.violations = append(m.violations, fmt.Sprintf("%s: locked %v, want %v", u.name, got, m.locked[u.id]))
+		if k.b == u.id {
+			followers++
 		}
-		var wantAsked, gotAsked []string
-		for k := range m.requested {
-			if k.b == u.id && !m.gone(k.a) {
-				wantAsked = append(wantAsked, k.a)
-			}
+		if k.a == u.id {
+			following++
 		}
-		asked, err := r.c.list(ctx, "/social/rest/people/@me/@requests", u.token)
-		if err != nil {
-			return fmt.Errorf("read %s's follow requests: %w", u.name, err)
+	}
+	rp, err := o.r.c.read(ctx, "/social/rest/people/"+u.id+"/@self", u.token)
+	if err != nil || rp.status != 200 {
+		return fmt.Errorf("read %s: %v %v", u.name, err, rp.body)
+	}
+	e := entry(rp)
+	rep.Checked++
+	if got := num(e, "followersCount"); got != followers {
+		o.violate("%s: followersCount %d, want %d", u.name, got, followers)
+	}
+	if got := num(e, "followingCount"); got != following {
+		o.violate("%s: followingCount %d, want %d", u.name, got, following)
+	}
+	if got := e["locked"] == true; got != m.locked[u.id] {
+		o.violate("%s: locked %v, want %v", u.name, got, m.locked[u.id])
+	}
+	return nil
+}
+
+// checkRequests: the requests pending are those of people still there.
+func (o *oracle) checkRequests(ctx context.Context, u *user, rep *Report) error {
+	m := o.m
+	var wantAsked, gotAsked []string
+	for k := range m.requested {
+		if k.b == u.id && !m.gone(k.a) {
+			wantAsked = append(wantAsked, k.a)
 		}
-		rep.Checked++
-		for _, it := range asked {
-			if id := str(it, "id"); !m.gone(id) {
-				gotAsked = append(gotAsked, id)
-			}
+	}
+	asked, err := o.r.c.list(ctx, "/social/rest/people/@me/@requests", u.token)
+	if err != nil {
+		return fmt.Errorf("read %s's follow requests: %w", u.name, err)
+	}
+	rep.Checked++
+	for _, it := range asked {
+		if id := str(it, "id"); !m.gone(id) {
+			gotAsked = append(gotAsked, id)
 		}
-		slices.Sort(wantAsked)
-		slices.Sort(gotAsked)
-		if !slices.Equal(gotAsked, wantAsked) {
-			m.violations = append(m.violations, fmt.Sprintf("%s: follow requests pending %v, want %v", u.name, gotAsked, wantAsked))
+	}
+	slices.Sort(wantAsked)
+	slices.Sort(gotAsked)
+	if !slices.Equal(gotAsked, wantAsked) {
+		o.violate("%s: follow requests pending %v, want %v", u.name, gotAsked, wantAsked)
+	}
+	return nil
+}
+
+// checkNotifications: grouped, the same notifications (every one in one
+// group, the unread groups those holding an unread one); none from
+// someone deleted or pointing at a deleted activity.
+func (o *oracle) checkNotifications(ctx context.Context, u *user, rep *Report) error {
+	m := o.m
+	ns, err := o.r.c.list(ctx, "/social/rest/notifications/@me", u.token)
+	if err != nil {
+		return fmt.Errorf("read notifications of %s: %w", u.name, err)
+	}
+	rep.Checked++
+	rg, err := o.r.c.read(ctx, "/social/rest/notifications/@me?grouped=true&count=100", u.token)
+	if err != nil || rg.status != 200 {
+		return fmt.Errorf("read %s's grouped notifications: %v %v", u.name, err, rg.body)
+	}
+	rep.Checked++
+	inGroups, unreadGroups := map[string]bool{}, int64(0)
+	groups, _ := rg.body["list"].([]any)
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		ids, _ := gm["ids"].([]any)
+		if num(gm, "count") != int64(len(ids)) {
+			o.violate("%s: group %s counts %d of %d ids", u.name, str(gm, "groupKey"), num(gm, "count"), len(ids))
 		}
-		ns, err := r.c.list(ctx, "/social/rest/notifications/@me", u.token)
-		if err != nil {
-			return fmt.Errorf("read notifications of %s: %w", u.name, err)
+		for _, id := range ids {
+			inGroups[fmt.Sprint(id)] = true
 		}
-		rep.Checked++
-		// Grouped, the same notifications: every one in one group, the
-		// unread groups those holding an unread one.
-		rg, err := r.c.read(ctx, "/social/rest/notifications/@me?grouped=true&count=100", u.token)
-		if err != nil || rg.status != 200 {
-			return fmt.Errorf("read %s's grouped notifications: %v %v", u.name, err, rg.body)
+		if gm["read"] != true {
+			unreadGroups++
 		}
-		rep.Checked++
-		inGroups, unreadGroups := map[string]bool{}, int64(0)
-		groups, _ := rg.body["list"].([]any)
-		for _, g := range groups {
-			gm, _ := g.(map[string]any)
-			ids, _ := gm["ids"].([]any)
-			if num(gm, "count") != int64(len(ids)) {
-				m.violations = append(m.violations, fmt.Sprintf("%s: group %s counts %d of %d ids", u.name, str(gm, "groupKey"), num(gm, "count"), len(ids)))
-			}
-			for _, id := range ids {
-				inGroups[fmt.Sprint(id)] = true
-			}
-			if gm["read"] != true {
-				unreadGroups++
-			}
+	}
+	if got := num(rg.body, "unreadCount"); got != unreadGroups {
+		o.violate("%s: grouped unreadCount %d, want the %d unread groups", u.name, got, unreadGroups)
+	}
+	for _, n := range ns {
+		if len(ns) < 100 && !inGroups[str(n, "id")] {
+			o.violate("%s: notification %s (%s) in no group", u.name, str(n, "id"), str(n, "type"))
 		}
-		if got := num(rg.body, "unreadCount"); got != unreadGroups {
-			m.violations = append(m.violations, fmt.Sprintf("%s: grouped unreadCount %d, want the %d unread groups", u.name, got, unreadGroups))
+		if n["actor"] == nil && str(n, "type") != "moderation" { // the service's own notice has no actor
+			o.violate("%s: notification %s (%s) from someone deleted", u.name, str(n, "id"), str(n, "type"))
 		}
-		for _, n := range ns {
-			if len(ns) < 100 && !inGroups[str(n, "id")] {
-				m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) in no group", u.name, str(n, "id"), str(n, "type")))
-			}
-		}
-		for _, n := range ns {
-			if n["actor"] == nil && str(n, "type") != "moderation" { // the service's own notice has no actor
-				m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) from someone deleted", u.name, str(n, "id"), str(n, "type")))
-			}
-			if id := str(n, "activityId"); id != "" {
-				if p := m.postByID[id]; p == nil || p.deleted {
-					m.violations = append(m.violations, fmt.Sprintf("%s: notification %s (%s) points at deleted activity %s", u.name, str(n, "id"), str(n, "type"), id))
-				}
+		if id := str(n, "activityId"); id != "" {
+			if p := m.postByID[id]; p == nil || p.deleted {
+				o.violate("%s: notification %s (%s) points at deleted activity %s", u.name, str(n, "id"), str(n, "type"), id)
 			}
 		}
 	}
-	// App data: a living user's is what they wrote, a deleted user's is
-	// gone, read by someone else (anyone may read it).
-	if len(people) > 0 {
-		reader := people[0]
-		for _, u := range m.users {
-			for _, app := range apps {
-				want := map[string]string{}
-				if !m.deleted(u.id) {
-					maps.Copy(want, m.appData[pair{u.id, app}])
-				}
-				ra, err := r.c.read(ctx, "/social/rest/appdata/"+u.id+"/@self/"+app, reader.token)
-				if err != nil || ra.status != 200 {
-					return fmt.Errorf("read %s's app data: %v %v", u.name, err, ra.body)
-				}
-				rep.Checked++
-				if got := appDataOf(ra, u.id); !maps.Equal(got, want) {
-					m.violations = append(m.violations, fmt.Sprintf("%s: app data of %s is %v, want %v", u.name, app, got, want))
-				}
+	return nil
+}
+
+// checkAppData: a living user's app data is what they wrote, a deleted
+// user's is gone, read by someone else (anyone may read it).
+func (o *oracle) checkAppData(ctx context.Context, rep *Report) error {
+	m := o.m
+	if len(o.people) == 0 {
+		return nil
+	}
+	reader := o.people[0]
+	for _, u := range m.users {
+		for _, app := range apps {
+			want := map[string]string{}
+			if !m.deleted(u.id) {
+				maps.Copy(want, m.appData[pair{u.id, app}])
+			}
+			ra, err := o.r.c.read(ctx, "/social/rest/appdata/"+u.id+"/@self/"+app, reader.token)
+			if err != nil || ra.status != 200 {
+				return fmt.Errorf("read %s's app data: %v %v", u.name, err, ra.body)
+			}
+			rep.Checked++
+			if got := appDataOf(ra, u.id); !maps.Equal(got, want) {
+				o.violate("%s: app data of %s is %v, want %v", u.name, app, got, want)
 			}
 		}
 	}
+	return nil
+}
+
+// checkGroups checks the groups' member counts.
+func (o *oracle) checkGroups(ctx context.Context, rep *Report) error {
+	m := o.m
 	for _, g := range m.groups {
 		var members int64
 		for k, on := range m.isMember {
@@ -447,22 +575,17 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 				members++
 			}
 		}
-		reader := m.byID[g.owner]
-		if m.deleted(g.owner) {
-			if reader = heirs[g.id]; reader == nil {
-				continue // deleted: heirs checked that
-			}
+		reader := o.groupReader(g)
+		if reader == nil {
+			continue
 		}
-		if m.suspended[reader.id] {
-			continue // its owner cannot sign in to read it
-		}
-		rg, err := r.c.read(ctx, "/social/rest/groups/@all/"+g.id, reader.token)
+		rg, err := o.r.c.read(ctx, "/social/rest/groups/@all/"+g.id, reader.token)
 		if err != nil || rg.status != 200 {
 			return fmt.Errorf("read group %s: %v %v", g.title, err, rg.body)
 		}
 		rep.Checked++
 		if got := num(entry(rg), "membersCount"); got != members {
-			m.violations = append(m.violations, fmt.Sprintf("group %s: membersCount %d, want %d", g.title, got, members))
+			o.violate("group %s: membersCount %d, want %d", g.title, got, members)
 		}
 	}
 	return nil

@@ -333,15 +333,14 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 	if err := l.Run(ctx); err != nil {
 		return accounts.Person{}, Followed, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
-	// A follow asked for of someone suspended finds no one there; an
-	// approval is the followee's to make, whoever the follower is now.
-	if p, ok := to.Person(); !ok || !approval && !to.SeenBy(follower) {
-		return accounts.Person{}, Followed, accounts.ErrNoSuchPerson
-	} else if f.Found() && !approval {
+	p, found := to.Person()
+	switch ask, err := decideAsk(askFacts{approval: approval, found: found, seen: to.SeenBy(follower), exists: f.Found(),
+		blocked: blocked.Any(), locked: to.Standing().Locked}); {
+	case err != nil:
+		return accounts.Person{}, Followed, err
+	case ask == askAlready:
 		return p, Followed, nil // following already: nothing to do
-	} else if blocked.Any() {
-		return accounts.Person{}, Followed, blocks.ErrBlocked
-	} else if to.Standing().Locked && !approval {
+	case ask == askRequest:
 		return s.request(ctx, follower, followee, limit)
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
@@ -361,98 +360,19 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 		}
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		// Both people are read, to see that they are there (their Users
-		// change only when they do); their counts change by increments
-		// that read nothing, so a celebrity's followers do not wait on
-		// each other's locks.
-		var (
-			f     Follow
-			idx   Index
-			ended pair.Ended
-			l     = tx.Lookup()
-		)
-		exists := l.Add(FollowKey(s.db, follower, followee), &f)
-		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
-		l.Add(IndexKey(s.db, followee), &idx)
-		var note *notifications.Pending
-		if !approval {
-			note = s.notes.PrepareChecked(l, event, from)
-		}
-		l.Add(EndedKey(s.db, follower, followee), &ended)
-		blocked := blocks.ReadBetween(l, follower, followee)
-		var asked store.Ref // read by an approval alone
-		if approval {
-			asked = l.Add(RequestKey(s.db, follower, followee), &Request{})
-		}
-		if err := l.Run(ctx); err != nil {
+		r, err := s.readFollow(ctx, tx, follower, followee, approval, event)
+		if err != nil {
 			return err
 		}
-		switch {
-		case !from.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case !approval && from.MayAct() != nil:
-			return from.MayAct() // the follower acts: suspended
-		case !to.Exists(), !approval && !to.SeenBy(follower):
-			return accounts.ErrNoSuchPerson // gone, or suspended: not there
-		case exists.Found() && approval && asked.Found():
+		switch step, err := decideFollow(r.facts); {
+		case err != nil:
+			return err
+		case step == followEndRequest:
 			return endRequest(tx, follower, followee)
-		case exists.Found():
-			return nil // followed meanwhile (or approved: a retry after the commit)
-		case approval && !asked.Found():
-			return ErrNoRequest // withdrawn, decided or erased meanwhile
-		case blocked.Any():
-			return blocks.ErrBlocked
-		case !approval && to.Standing().Locked:
-			return errLockChanged // locked meanwhile: a request
+		case step == followNothing:
+			return nil
 		}
-		keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
-		vals := []any{&Follow{Follower: follower, Followee: followee, Created: created}}
-		// The follower joins its chunk by transforms that read nothing,
-		// unless the index moved on since it was read, or the chunk is
-		// full (once in ChunkCap follows): then the chunk is read here,
-		// and a full one is followed by a new one, written whole with the
-		// index (so two follows opening one conflict on the index).
-		gen, now := created.UnixMicro(), s.now().UnixMicro()
-		n, chunk, joins := idx.chunkFor(), seenChunk, []datastore.PropertyTransform(nil)
-		if n != hint {
-			chunk = Chunk{}
-			if _, err := tx.Get(idx.chunkKey(s.db, followee, n), &chunk); err != nil {
-				return err
-			}
-		}
-		if len(chunk.IDs) < ChunkCap {
-			joins = chunk.joins(follower, gen, now)
-		} else {
-			n, chunk = idx.chunks(), Chunk{}
-			chunk.add(follower, gen)
-			idx.Count = n + 1
-			keys, vals = append(keys, idx.chunkKey(s.db, followee, n), IndexKey(s.db, followee)), append(vals, &chunk, &idx)
-		}
-		vals[0].(*Follow).Chunk = n
-		if ended.Begin(created.UnixMicro()) {
-			// A removal is under way: it must spare what this follow sees.
-			ended.Of(follower, followee)
-			keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, &ended)
-		}
-		if err := tx.PutMulti(keys, vals); err != nil {
-			return err
-		}
-		if joins != nil {
-			if err := tx.TransformAny(idx.chunkKey(s.db, followee, n), joins...); err != nil {
-				return err
-			}
-		}
-		if err := from.Count(tx, 0, 1); err != nil {
-			return err
-		}
-		if err := to.Count(tx, 1, 0); err != nil {
-			return err
-		}
-		if approval {
-			return endRequest(tx, follower, followee)
-		}
-		_, err := note.Write(tx)
-		return err
+		return s.writeFollow(tx, r, Follow{Follower: follower, Followee: followee, Created: created}, hint, seenChunk)
 	})
 	if errors.Is(err, errLockChanged) || errors.Is(err, ErrNoRequest) {
 		return accounts.Person{}, Followed, err
@@ -460,8 +380,177 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 	if err != nil {
 		return accounts.Person{}, Followed, fmt.Errorf("graph.Follow(%s, %s): %w", follower, followee, err)
 	}
-	p, err := s.load(ctx, followee)
+	p, err = s.load(ctx, followee)
 	return p, Followed, err
+}
+
+// askFacts is what a follow reads before its transaction.
+type askFacts struct {
+	approval bool // the followee approves a request
+	found    bool // the followee is there
+	seen     bool // and the follower may see them (not suspended)
+	exists   bool // the follow
+	blocked  bool // either way
+	locked   bool // the followee's account
+}
+
+type askStep int
+
+const (
+	askFollow  askStep = iota // on to the transaction
+	askAlready                // following already
+	askRequest                // a request, for a locked account
+)
+
+// decideAsk decides, before its transaction, what a follow does.
+func decideAsk(f askFacts) (askStep, error) {
+	switch {
+	// A follow asked for of someone suspended finds no one there; an
+	// approval is the followee's to make, whoever the follower is now.
+	case !f.found, !f.approval && !f.seen:
+		return askFollow, accounts.ErrNoSuchPerson
+	case f.exists && !f.approval:
+		return askAlready, nil
+	case f.blocked:
+		return askFollow, blocks.ErrBlocked
+	case f.locked && !f.approval:
+		return askRequest, nil
+	}
+	return askFollow, nil
+}
+
+// followRead is what a follow's transaction read.
+type followRead struct {
+	facts    followFacts
+	idx      Index
+	ended    pair.Ended
+	from, to *accounts.Record
+	note     *notifications.Pending
+}
+
+func (s *Service) readFollow(ctx context.Context, tx *store.Tx, follower, followee string, approval bool, event notifications.Event) (*followRead, error) {
+	// Both people are read, to see that they are there (their Users
+	// change only when they do); their counts change by increments
+	// that read nothing, so a celebrity's followers do not wait on
+	// each other's locks.
+	r := &followRead{facts: followFacts{approval: approval}}
+	l := tx.Lookup()
+	exists := l.Add(FollowKey(s.db, follower, followee), &Follow{})
+	r.from, r.to = accounts.Read(l, follower), accounts.Read(l, followee)
+	l.Add(IndexKey(s.db, followee), &r.idx)
+	if !approval {
+		r.note = s.notes.PrepareChecked(l, event, r.from)
+	}
+	l.Add(EndedKey(s.db, follower, followee), &r.ended)
+	blocked := blocks.ReadBetween(l, follower, followee)
+	var asked store.Ref // read by an approval alone
+	if approval {
+		asked = l.Add(RequestKey(s.db, follower, followee), &Request{})
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	r.facts.fromExists, r.facts.fromMayAct = r.from.Exists(), r.from.MayAct()
+	r.facts.toExists, r.facts.toSeen, r.facts.toLocked = r.to.Exists(), r.to.SeenBy(follower), r.to.Standing().Locked
+	r.facts.exists, r.facts.blocked = exists.Found(), blocked.Any()
+	r.facts.asked = approval && asked.Found()
+	return r, nil
+}
+
+// followFacts is what a follow's transaction decides on.
+type followFacts struct {
+	approval                   bool
+	fromExists                 bool
+	fromMayAct                 error // the follower's standing
+	toExists, toSeen, toLocked bool
+	exists                     bool // the follow
+	asked                      bool // the request an approval approves
+	blocked                    bool
+}
+
+type followStep int
+
+const (
+	followWrite      followStep = iota // the follow is written
+	followNothing                      // nothing to do
+	followEndRequest                   // the follow is there: its request ends
+)
+
+// decideFollow decides what a follow's transaction writes.
+func decideFollow(f followFacts) (followStep, error) {
+	switch {
+	case !f.fromExists:
+		return followNothing, accounts.ErrBadToken // deleted meanwhile
+	case !f.approval && f.fromMayAct != nil:
+		return followNothing, f.fromMayAct // the follower acts: suspended
+	case !f.toExists, !f.approval && !f.toSeen:
+		return followNothing, accounts.ErrNoSuchPerson // gone, or suspended: not there
+	case f.exists && f.approval && f.asked:
+		return followEndRequest, nil
+	case f.exists:
+		return followNothing, nil // followed meanwhile (or approved: a retry after the commit)
+	case f.approval && !f.asked:
+		return followNothing, ErrNoRequest // withdrawn, decided or erased meanwhile
+	case f.blocked:
+		return followNothing, blocks.ErrBlocked
+	case !f.approval && f.toLocked:
+		return followNothing, errLockChanged // locked meanwhile: a request
+	}
+	return followWrite, nil
+}
+
+// writeFollow writes follow, read as r says, in tx.
+func (s *Service) writeFollow(tx *store.Tx, r *followRead, follow Follow, hint int, seenChunk Chunk) error {
+	follower, followee := follow.Follower, follow.Followee
+	keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
+	vals := []any{&follow}
+	// The follower joins its chunk by transforms that read nothing,
+	// unless the index moved on since it was read, or the chunk is
+	// full (once in ChunkCap follows): then the chunk is read here,
+	// and a full one is followed by a new one, written whole with the
+	// index (so two follows opening one conflict on the index).
+	gen, now := follow.Created.UnixMicro(), s.now().UnixMicro()
+	idx := r.idx
+	n, chunk, joins := idx.chunkFor(), seenChunk, []datastore.PropertyTransform(nil)
+	if n != hint {
+		chunk = Chunk{}
+		if _, err := tx.Get(idx.chunkKey(s.db, followee, n), &chunk); err != nil {
+			return err
+		}
+	}
+	if len(chunk.IDs) < ChunkCap {
+		joins = chunk.joins(follower, gen, now)
+	} else {
+		n, chunk = idx.chunks(), Chunk{}
+		chunk.add(follower, gen)
+		idx.Count = n + 1
+		keys, vals = append(keys, idx.chunkKey(s.db, followee, n), IndexKey(s.db, followee)), append(vals, &chunk, &idx)
+	}
+	follow.Chunk = n
+	if r.ended.Begin(gen) {
+		// A removal is under way: it must spare what this follow sees.
+		r.ended.Of(follower, followee)
+		keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, &r.ended)
+	}
+	if err := tx.PutMulti(keys, vals); err != nil {
+		return err
+	}
+	if joins != nil {
+		if err := tx.TransformAny(idx.chunkKey(s.db, followee, n), joins...); err != nil {
+			return err
+		}
+	}
+	if err := r.from.Count(tx, 0, 1); err != nil {
+		return err
+	}
+	if err := r.to.Count(tx, 1, 0); err != nil {
+		return err
+	}
+	if r.facts.approval {
+		return endRequest(tx, follower, followee)
+	}
+	_, err := r.note.Write(tx)
+	return err
 }
 
 // load reads a person with exact counts after the commit of a change that
@@ -560,103 +649,60 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, fs []*Follow, removal i
 	return tx.DeleteMulti(gone)
 }
 
-var errUnplanned = errors.New("graph: a follow to end has no removal job enqueued")
-
 // Block makes blocker block blocked and returns the blocked person. The
 // same transaction ends the follows between them both ways, each with the
 // job that removes its copies, enqueued before the commit (as an
-// unfollow's), so neither sees the other's activities at home; from then
-// on neither can follow the other. Blocking again changes nothing.
+// unfollow's, by queue.Ahead), so neither sees the other's activities at
+// home; from then on neither can follow the other. Blocking again changes
+// nothing.
 func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.Person, error) {
 	if blocker == blocked {
 		return accounts.Person{}, blocks.ErrSelfBlock
 	}
 	removal := s.now().UnixMicro()
-	planned := map[string]bool{} // follows whose removal job is enqueued
-	var person accounts.Person
-	var err error
-	for attempt := 0; ; attempt++ {
-		l := s.db.Lookup()
-		ab, ba := l.Add(FollowKey(s.db, blocker, blocked), &Follow{}), l.Add(FollowKey(s.db, blocked, blocker), &Follow{})
-		to := accounts.Read(l, blocked)
-		if err := l.Run(ctx); err != nil {
-			return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
-		}
-		if !to.SeenBy(blocker) {
-			return accounts.Person{}, accounts.ErrNoSuchPerson
-		}
-		for _, f := range []struct {
-			ref                store.Ref
-			follower, followee string
-		}{{ab, blocker, blocked}, {ba, blocked, blocker}} {
-			if f.ref.Found() && !planned[f.follower] {
-				if err := s.jobs.Unfollowed(ctx, f.follower, f.followee, removal); err != nil {
-					return accounts.Person{}, err
-				}
-				planned[f.follower] = true
-			}
-		}
-		err = s.db.Update(ctx, func(tx *store.Tx) error {
-			var fab, fba Follow
-			l := tx.Lookup()
-			ab, ba := l.Add(FollowKey(s.db, blocker, blocked), &fab), l.Add(FollowKey(s.db, blocked, blocker), &fba)
-			people := map[string]*accounts.Record{blocker: accounts.Read(l, blocker), blocked: accounts.Read(l, blocked)}
-			already := blocks.ReadBetween(l, blocker, blocked)
-			states := []*viewer.Ref{viewer.Read(l, blocker), viewer.Read(l, blocked)}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			switch {
-			case people[blocker].MayAct() != nil:
-				return people[blocker].MayAct() // deleted, or suspended
-			case !people[blocked].SeenBy(blocker):
-				return accounts.ErrNoSuchPerson
-			}
-			person, _ = people[blocked].Person()
-			if already.First() {
-				return nil
-			}
-			var ending []*Follow
-			for _, f := range []struct {
-				ref    store.Ref
-				follow *Follow
-			}{{ab, &fab}, {ba, &fba}} {
-				if !f.ref.Found() {
-					continue
-				}
-				if !planned[f.follow.Follower] {
-					return errUnplanned // followed since the read above
-				}
-				ending = append(ending, f.follow)
-			}
-			if len(ending) > 0 {
-				if err := s.end(ctx, tx, ending, removal, false, people); err != nil {
-					return err
-				}
-				person, _ = people[blocked].Person()
-			}
-			// Requests either way end with the follows.
-			if err := endRequest(tx, blocker, blocked); err != nil {
-				return err
-			}
-			if err := endRequest(tx, blocked, blocker); err != nil {
-				return err
-			}
-			// Both states list it: the feeds of each leave the other out.
-			states[0].Edit().SetBlock(blocked, true)
-			states[1].Edit().SetBlockedBy(blocker, true)
-			for _, st := range states {
-				if err := st.Save(tx); err != nil {
-					return err
-				}
-			}
-			return blocks.Set(tx, blocker, blocked, s.now())
+	removing := func(f *Follow) queue.Pending {
+		return queue.PendingFunc(fmt.Sprintf("unfollowed/%s/%s/%d", f.Follower, f.Followee, removal), func(ctx context.Context) error {
+			return s.jobs.Unfollowed(ctx, f.Follower, f.Followee, removal)
 		})
-		if errors.Is(err, errUnplanned) && attempt < 3 {
-			continue
-		}
-		break
 	}
+	// The follows seen before the transaction have their jobs enqueued
+	// before it; one begun since is found needing its job there.
+	l := s.db.Lookup()
+	var fab, fba Follow
+	ab, ba := l.Add(FollowKey(s.db, blocker, blocked), &fab), l.Add(FollowKey(s.db, blocked, blocker), &fba)
+	to := accounts.Read(l, blocked)
+	if err := l.Run(ctx); err != nil {
+		return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
+	}
+	if !to.SeenBy(blocker) {
+		return accounts.Person{}, accounts.ErrNoSuchPerson
+	}
+	var expected []queue.Pending
+	for _, f := range []struct {
+		ref    store.Ref
+		follow *Follow
+	}{{ab, &fab}, {ba, &fba}} {
+		if f.ref.Found() {
+			expected = append(expected, removing(f.follow))
+		}
+	}
+	var person accounts.Person
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, expected, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			var p accounts.Person
+			var err error
+			p, err = s.block(ctx, tx, blocker, blocked, removal, func(ending []*Follow) error {
+				need := make([]queue.Pending, len(ending))
+				for i, f := range ending {
+					need[i] = removing(f)
+				}
+				return jobs.Need(need...)
+			})
+			person = p
+			return err
+		})
+	})
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
 	}
@@ -664,6 +710,89 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 		return s.load(ctx, blocked) // with their counts as the block left them
 	}
 	return person, nil
+}
+
+// block is Block's transaction; need answers an error unless the jobs
+// that remove the copies of the follows ending are enqueued.
+func (s *Service) block(ctx context.Context, tx *store.Tx, blocker, blocked string, removal int64, need func([]*Follow) error) (accounts.Person, error) {
+	var fab, fba Follow
+	l := tx.Lookup()
+	ab, ba := l.Add(FollowKey(s.db, blocker, blocked), &fab), l.Add(FollowKey(s.db, blocked, blocker), &fba)
+	people := map[string]*accounts.Record{blocker: accounts.Read(l, blocker), blocked: accounts.Read(l, blocked)}
+	already := blocks.ReadBetween(l, blocker, blocked)
+	states := []*viewer.Ref{viewer.Read(l, blocker), viewer.Read(l, blocked)}
+	if err := l.Run(ctx); err != nil {
+		return accounts.Person{}, err
+	}
+	ending, err := decideBlock(blockFacts{mayAct: people[blocker].MayAct(), seen: people[blocked].SeenBy(blocker), already: already.First(),
+		ab: found(ab, &fab), ba: found(ba, &fba)})
+	if err != nil {
+		return accounts.Person{}, err
+	}
+	person, _ := people[blocked].Person()
+	if ending == nil {
+		return person, nil // blocking again
+	}
+	if err := need(ending); err != nil {
+		return accounts.Person{}, err
+	}
+	if len(ending) > 0 {
+		if err := s.end(ctx, tx, ending, removal, false, people); err != nil {
+			return accounts.Person{}, err
+		}
+		person, _ = people[blocked].Person()
+	}
+	// Requests either way end with the follows.
+	if err := endRequest(tx, blocker, blocked); err != nil {
+		return accounts.Person{}, err
+	}
+	if err := endRequest(tx, blocked, blocker); err != nil {
+		return accounts.Person{}, err
+	}
+	// Both states list it: the feeds of each leave the other out.
+	states[0].Edit().SetBlock(blocked, true)
+	states[1].Edit().SetBlockedBy(blocker, true)
+	for _, st := range states {
+		if err := st.Save(tx); err != nil {
+			return accounts.Person{}, err
+		}
+	}
+	return person, blocks.Set(tx, blocker, blocked, s.now())
+}
+
+func found(r store.Ref, f *Follow) *Follow {
+	if r.Found() {
+		return f
+	}
+	return nil
+}
+
+// blockFacts is what a block's transaction decides on.
+type blockFacts struct {
+	mayAct  error // the blocker's standing
+	seen    bool  // the blocker may see the blocked (not suspended)
+	already bool  // the blocker blocks them already
+	ab, ba  *Follow
+}
+
+// decideBlock decides which follows a block ends: nil if it changes
+// nothing, or else an empty or non-empty list.
+func decideBlock(f blockFacts) ([]*Follow, error) {
+	switch {
+	case f.mayAct != nil:
+		return nil, f.mayAct // deleted, or suspended
+	case !f.seen:
+		return nil, accounts.ErrNoSuchPerson
+	case f.already:
+		return nil, nil
+	}
+	ending := []*Follow{}
+	for _, fw := range []*Follow{f.ab, f.ba} {
+		if fw != nil {
+			ending = append(ending, fw)
+		}
+	}
+	return ending, nil
 }
 
 // Unblock ends blocker's block of blocked, if any. It restores no follow:

@@ -164,99 +164,29 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 		Reason: in.Reason, ReportID: in.ReportID, ActivityIDs: in.ActivityIDs}
 	told := in.Action != Dismiss
 	event := notifications.Event{Type: notifications.Moderation, Recipients: []string{in.AccountID}, ID: "mod-" + id, ActionID: id}
+	// The jobs of the action, enqueued before the commit: the end of a
+	// suspension's grace (which does nothing for a suspension that never
+	// committed or was lifted), and the withholding of a suspended
+	// person's likes and comments from the counts, or their return.
+	var expected []queue.Pending
 	if told {
-		if err := s.notes.Expect(ctx, event); err != nil {
-			return Entry{}, err
-		}
+		expected = append(expected, queue.PendingFunc("expect/"+event.ID, func(ctx context.Context) error { return s.notes.Expect(ctx, event) }))
 	}
 	if in.Action == Suspend {
-		// The end of the grace, enqueued before the commit: it does
-		// nothing for a suspension that never committed or was lifted.
-		if err := s.enqueueExpiry(ctx, ExpiryTask{UserID: in.AccountID, At: now.UnixMicro()}); err != nil {
-			return Entry{}, err
-		}
+		expected = append(expected, ExpiryJob.Pending(s.queue, ExpiryTask{UserID: in.AccountID, At: now.UnixMicro()}, Grace-slack))
 	}
 	if in.Action == Suspend || in.Action == Unsuspend {
-		// The counts of the person's likes and comments follow.
 		t := WithholdTask{UserID: in.AccountID, At: now.UnixMicro(), On: in.Action == Suspend, Kind: withholdLikes}
-		if err := s.enqueueWithhold(ctx, t); err != nil {
-			return Entry{}, err
-		}
+		expected = append(expected, WithholdJob.Pending(s.queue, t, 0))
 	}
 	var again *Entry // the report's resolution, committed by an earlier try
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		again = nil
-		l := tx.Lookup()
-		me, them := accounts.Read(l, moderator), accounts.Read(l, in.AccountID)
-		// This very action, should an attempt of this call have
-		// committed and answered an error (the transaction runs again).
-		var mine Action
-		done := l.Add(actionKey(s.db, id), &mine)
-		var rep Report
-		var repRef store.Ref
-		var prior Action
-		var priorRef store.Ref
-		if in.ReportID != "" {
-			repRef = l.Add(reportKey(s.db, in.ReportID), &rep)
-			l.Then(func() {
-				if repRef.Found() && rep.ActionID != "" {
-					priorRef = l.Add(actionKey(s.db, rep.ActionID), &prior)
-				}
-			})
-		}
-		if err := l.Run(ctx); err != nil {
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, expected, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			var err error
+			again, err = s.commitAct(ctx, tx, a, id, in, told, event)
 			return err
-		}
-		if done.Found() {
-			e := mine.entry(id)
-			again = &e
-			return nil
-		}
-		if err := policy.MayModerate(me.Standing().Account(moderator, me.Exists())); err != nil {
-			return err
-		}
-		if !them.Exists() {
-			return accounts.ErrNoSuchPerson
-		}
-		if them.Standing().Role == accounts.RoleAdmin && me.Standing().Role != accounts.RoleAdmin {
-			return errOnAdmin
-		}
-		if in.ReportID != "" {
-			switch {
-			case !repRef.Found():
-				return ErrNoSuchReport
-			case rep.AccountID != in.AccountID:
-				return errNotOfIt
-			case rep.State != Open:
-				if priorRef.Found() && prior.Action == in.Action && prior.ModeratorID == moderator {
-					e := prior.entry(rep.ActionID)
-					again = &e // a retry of what committed
-					return nil
-				}
-				return errResolved
-			}
-			if in.Action == Remove && len(in.ActivityIDs) == 0 {
-				a.ActivityIDs = rep.ActivityIDs
-			}
-		}
-		if err := s.apply(ctx, tx, a, now); err != nil {
-			return err
-		}
-		if in.ReportID != "" {
-			rep.State, rep.Resolved, rep.ActionID, rep.HandledBy = Actioned, now, id, moderator
-			if in.Action == Dismiss {
-				rep.State = Dismissed
-			}
-			if err := tx.Put(reportKey(s.db, in.ReportID), &rep); err != nil {
-				return err
-			}
-		}
-		if told {
-			if err := s.notes.Tell(tx, event); err != nil {
-				return err
-			}
-		}
-		return tx.Put(actionKey(s.db, id), a)
+		})
 	})
 	if err != nil {
 		if in.Action == Suspend && errors.Is(err, errNoChange) {
@@ -279,6 +209,134 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 		}
 	}
 	return e, nil
+}
+
+// commitAct is the transaction of action a, id: it answers an earlier
+// try's entry if that committed.
+func (s *Service) commitAct(ctx context.Context, tx *store.Tx, a *Action, id string, in ActionInput, told bool, event notifications.Event) (*Entry, error) {
+	r, err := s.readAct(ctx, tx, a.ModeratorID, id, in)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := decideAct(r.facts)
+	if err != nil || plan.again != nil {
+		return plan.again, err
+	}
+	if plan.activityIDs != nil {
+		a.ActivityIDs = plan.activityIDs
+	}
+	if err := s.apply(ctx, tx, a, a.Created); err != nil {
+		return nil, err
+	}
+	if in.ReportID != "" {
+		rep := r.report
+		rep.State, rep.Resolved, rep.ActionID, rep.HandledBy = Actioned, a.Created, id, a.ModeratorID
+		if in.Action == Dismiss {
+			rep.State = Dismissed
+		}
+		if err := tx.Put(reportKey(s.db, in.ReportID), &rep); err != nil {
+			return nil, err
+		}
+	}
+	if told {
+		if err := s.notes.Tell(tx, event); err != nil {
+			return nil, err
+		}
+	}
+	return nil, tx.Put(actionKey(s.db, id), a)
+}
+
+// actRead is what an action's transaction read.
+type actRead struct {
+	facts  actFacts
+	report Report
+}
+
+func (s *Service) readAct(ctx context.Context, tx *store.Tx, moderator, id string, in ActionInput) (*actRead, error) {
+	r := &actRead{facts: actFacts{moderator: moderator, id: id, in: in}}
+	l := tx.Lookup()
+	me, them := accounts.Read(l, moderator), accounts.Read(l, in.AccountID)
+	// This very action, should an attempt of this call have committed
+	// and answered an error (the transaction runs again).
+	var mine, prior Action
+	done := l.Add(actionKey(s.db, id), &mine)
+	var repRef, priorRef store.Ref
+	if in.ReportID != "" {
+		repRef = l.Add(reportKey(s.db, in.ReportID), &r.report)
+		l.Then(func() {
+			if repRef.Found() && r.report.ActionID != "" {
+				priorRef = l.Add(actionKey(s.db, r.report.ActionID), &prior)
+			}
+		})
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	f := &r.facts
+	if done.Found() {
+		f.mine = &mine
+	}
+	f.standing = policy.MayModerate(me.Standing().Account(moderator, me.Exists()))
+	f.exists, f.onAdmin = them.Exists(), them.Standing().Role == accounts.RoleAdmin && me.Standing().Role != accounts.RoleAdmin
+	if repRef.Found() {
+		f.report = &r.report
+	}
+	if priorRef.Found() {
+		f.prior = &prior
+	}
+	return r, nil
+}
+
+// actFacts is what an action's transaction decides on.
+type actFacts struct {
+	moderator, id string
+	in            ActionInput
+	mine          *Action // this very action, committed by an earlier try
+	standing      error   // the moderator's
+	exists        bool    // the account acted on
+	onAdmin       bool    // it is an admin's, and the moderator is not one
+	report        *Report // the report it names, if there
+	prior         *Action // the action that resolved it, if any
+}
+
+// actPlan is what an action does.
+type actPlan struct {
+	// again is an earlier try's entry: there is nothing left to do.
+	again *Entry
+	// activityIDs, if not nil, are what a removal takes down: its
+	// report's, for one that names none.
+	activityIDs []string
+}
+
+// decideAct decides whether an action is taken, from what its
+// transaction read.
+func decideAct(f actFacts) (actPlan, error) {
+	if f.mine != nil {
+		e := f.mine.entry(f.id)
+		return actPlan{again: &e}, nil
+	}
+	switch {
+	case f.standing != nil:
+		return actPlan{}, f.standing
+	case !f.exists:
+		return actPlan{}, accounts.ErrNoSuchPerson
+	case f.onAdmin:
+		return actPlan{}, errOnAdmin
+	case f.in.ReportID == "":
+		return actPlan{}, nil
+	case f.report == nil:
+		return actPlan{}, ErrNoSuchReport
+	case f.report.AccountID != f.in.AccountID:
+		return actPlan{}, errNotOfIt
+	case f.report.State != Open && f.prior != nil && f.prior.Action == f.in.Action && f.prior.ModeratorID == f.moderator:
+		e := f.prior.entry(f.report.ActionID)
+		return actPlan{again: &e}, nil // a retry of what committed
+	case f.report.State != Open:
+		return actPlan{}, errResolved
+	case f.in.Action == Remove && len(f.in.ActivityIDs) == 0:
+		return actPlan{activityIDs: f.report.ActivityIDs}, nil
+	}
+	return actPlan{}, nil
 }
 
 // apply makes the change of action a in tx.
@@ -430,10 +488,6 @@ var ExpiryJob = queue.Job[ExpiryTask]{Name: "suspension", Queue: queue.Cleanup,
 type ExpiryTask struct {
 	UserID string `json:"userId"`
 	At     int64  `json:"at"` // when the suspension began, µs
-}
-
-func (s *Service) enqueueExpiry(ctx context.Context, t ExpiryTask) error {
-	return ExpiryJob.Enqueue(ctx, s.queue, t, Grace-slack)
 }
 
 // ErrNotYet says the end of a grace came early; the queue retries it.

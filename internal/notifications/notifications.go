@@ -408,18 +408,18 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		return 0, nil
 	}
 	if e.Seq <= 0 {
-		return 0, nil // from an older version, which enqueued after the commit
+		return 0, nil // malformed: Notify gives every event its Seq
 	}
 	var activity *datastore.Key
 	if e.ActivityID != "" && s.cfg.Activities != nil {
 		key, ok, mentioned, edits, err := s.cfg.Activities.Mentioned(ctx, e.ActivityID)
-		waiting := s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter
-		switch {
-		case err != nil:
+		if err != nil {
 			return 0, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
-		case (!ok && key != nil || ok && edits < e.Edit) && waiting:
+		}
+		switch decideTold(key != nil, ok, edits, e.Edit, s.now().Sub(ids.Time(e.Seq)) < s.cfg.GiveUpAfter) {
+		case toldLater:
 			return 0, ErrNotYet
-		case !ok:
+		case toldNoOne:
 			return 0, nil // never committed, or deleted: nothing to tell
 		}
 		if e.Type == Mention {
@@ -427,6 +427,44 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		}
 		activity = key
 	}
+	made, err := s.tell(ctx, e, recipients, activity)
+	if err != nil {
+		return made, err
+	}
+	for _, r := range recipients {
+		if err := s.prune(ctx, r); err != nil {
+			return made, err
+		}
+	}
+	return made, nil
+}
+
+type told int
+
+const (
+	toldNow   told = iota // the activity is there, as the event knows it
+	toldLater             // not yet committed, or edited: wait
+	toldNoOne             // never committed, or deleted
+)
+
+// decideTold decides whether an event about an activity is told now:
+// minted says its id was minted (a key), found that it is there, edits
+// how many times it was edited, against the edit the event is of;
+// waiting that the event is within GiveUpAfter.
+func decideTold(minted, found bool, edits, edit int, waiting bool) told {
+	switch {
+	case (!found && minted || found && edits < edit) && waiting:
+		return toldLater
+	case !found:
+		return toldNoOne
+	}
+	return toldNow
+}
+
+// tell writes the notifications of e for recipients, 250 a transaction,
+// each checking that activity (if any) is still there; it returns how
+// many it made.
+func (s *Service) tell(ctx context.Context, e Event, recipients []string, activity *datastore.Key) (int, error) {
 	made := 0
 	for start := 0; start < len(recipients); start += 250 {
 		part := e
@@ -451,11 +489,6 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 			return made, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
 		}
 		made += n
-	}
-	for _, r := range recipients {
-		if err := s.prune(ctx, r); err != nil {
-			return made, err
-		}
 	}
 	return made, nil
 }
