@@ -5,7 +5,6 @@ import (
 	"context"
 	"maps"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,11 +52,7 @@ func TestBill(t *testing.T) {
 	if costmodel.AudienceChunkSize != activities.AudienceChunkSize || costmodel.PublicShards != activities.PublicShards || costmodel.TrimShards != activities.TrimShards {
 		t.Fatal("the cost model's chunk size and shard counts differ from package activities'")
 	}
-	queueYAML, err := testenv.RepoFile("queue.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(filepath.Dir(queueYAML))
+	t.Parallel() // each in a namespace of its own
 	var log bytes.Buffer
 	ctx := context.Background()
 	cfg, err := parseFlags([]string{"-datastore", testenv.EmulatorHost(t)})

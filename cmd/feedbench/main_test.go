@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,19 @@ import (
 	"socialstream/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+// TestMain runs the tests from the repository's root, where the bench
+// finds queue.yaml and index.yaml.
+func TestMain(m *testing.M) {
+	root, err := testenv.RepoFile("")
+	if err == nil {
+		err = os.Chdir(root)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "feedbench tests:", err)
+		os.Exit(1)
+	}
+	os.Exit(testenv.Main(m))
+}
 
 // TestQuick runs the whole bench on a small graph against the test
 // emulator and checks what it reports: every section, and the call counts
@@ -22,11 +35,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // the floor: one query and two lookups, the token coming from the cache).
 // Latencies are reported, not judged: speed is for the bench itself.
 func TestQuick(t *testing.T) {
-	queueYAML, err := testenv.RepoFile("queue.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(filepath.Dir(queueYAML))
+	t.Parallel() // each in a namespace of its own
 	jsonPath := filepath.Join(t.TempDir(), "out.json")
 	var out, log bytes.Buffer
 	if err := realMain(context.Background(), []string{"-quick", "-datastore", testenv.EmulatorHost(t), "-json", jsonPath}, &out, &log); err != nil {

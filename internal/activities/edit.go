@@ -15,6 +15,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	"socialstream/internal/text"
@@ -136,44 +137,44 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 			mentions = append(mentions, m)
 		}
 	}
-	if err := s.enqueueEdited(ctx, author, id, &seen, mentions, tagged); err != nil {
-		return View{}, err
-	}
 	var a *Activity
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		f := editFacts{id: id, seen: &seen, title: title, body: body, tags: tagged, now: s.now().UnixMilli()}
-		l := tx.Lookup()
-		found := l.Add(key, &f.current)
-		me := accounts.Read(l, author)
-		named := make([]*accounts.Record, len(mentions))
-		between := make([]*blocks.Between, len(mentions))
-		for i, m := range mentions {
-			named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, author)
-		}
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		f.mayAct, f.found = me.MayAct(), found.Found()
-		for i, m := range mentions {
-			if named[i].Exists() && !between[i].Any() {
-				f.mentionable = append(f.mentionable, m)
+	var jobs queue.Ahead
+	err = jobs.Commit(ctx, s.editedJobs(author, id, &seen, mentions, tagged), func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			f := editFacts{id: id, seen: &seen, title: title, body: body, tags: tagged, now: s.now().UnixMilli()}
+			l := tx.Lookup()
+			found := l.Add(key, &f.current)
+			me := accounts.Read(l, author)
+			named := make([]*accounts.Record, len(mentions))
+			between := make([]*blocks.Between, len(mentions))
+			for i, m := range mentions {
+				named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, author)
 			}
-		}
-		plan, err := decideEdit(f)
-		if err != nil {
-			return err
-		}
-		for _, fg := range plan.forget {
-			if err := notifications.Forget(tx, fg.user, fg.event); err != nil {
+			if err := l.Run(ctx); err != nil {
 				return err
 			}
-		}
-		a = plan.activity
-		keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{plan.was, a}
-		if plan.audience {
-			keys, vals = append(keys, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(a))
-		}
-		return tx.PutMulti(keys, vals)
+			f.mayAct, f.found = me.MayAct(), found.Found()
+			for i, m := range mentions {
+				if named[i].Exists() && !between[i].Any() {
+					f.mentionable = append(f.mentionable, m)
+				}
+			}
+			plan, err := decideEdit(f)
+			if err != nil {
+				return err
+			}
+			for _, fg := range plan.forget {
+				if err := notifications.Forget(tx, fg.user, fg.event); err != nil {
+					return err
+				}
+			}
+			a = plan.activity
+			keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{plan.was, a}
+			if plan.audience {
+				keys, vals = append(keys, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(a))
+			}
+			return tx.PutMulti(keys, vals)
+		})
 	})
 	if err != nil {
 		return View{}, err
@@ -197,25 +198,24 @@ func editedText(seen *Activity, in EditInput) (title, body string, err error) {
 	return title, body, nil
 }
 
-// enqueueEdited enqueues, before the commit of an edit of seen, its jobs.
-// The newly mentioned are told by a job named for this edit: it waits
-// for the edit, then tells only those the activity mentions. The tag
-// jobs bring pages of tag followers for the tags it adds, and none left
-// for those it takes away.
-func (s *Service) enqueueEdited(ctx context.Context, author, id string, seen *Activity, mentions, tagged []string) error {
+// editedJobs are the jobs of an edit of seen, to enqueue before its
+// commit. The newly mentioned are told by a job named for this edit: it
+// waits for the edit, then tells only those the activity mentions. The
+// tag jobs bring pages of tag followers for the tags it adds, and none
+// left for those it takes away.
+func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged []string) []queue.Pending {
+	var jobs []queue.Pending
 	edit := seen.Edits + 1
 	if added := missing(mentions, seen.MentionIDs); len(added) > 0 {
-		err := s.notes.Notify(ctx, notifications.Event{Type: notifications.Mention, ActorID: author,
-			Recipients: added, ActivityID: id, ID: mentionEvent(id, edit), Edit: edit})
-		if err != nil {
-			return err
-		}
+		e := notifications.Event{Type: notifications.Mention, ActorID: author,
+			Recipients: added, ActivityID: id, ID: mentionEvent(id, edit), Edit: edit}
+		jobs = append(jobs, s.notes.Notifying(e))
 	}
 	t := TagTask{ActivityID: id, Edit: edit, At: s.now().UnixMicro(), Add: missing(tagged, seen.Tags), Remove: missing(seen.Tags, tagged)}
 	if len(t.Add)+len(t.Remove) > 0 {
-		return s.enqueueTags(ctx, t)
+		jobs = append(jobs, TagJob.Pending(s.queue, t, 0))
 	}
-	return nil
+	return jobs
 }
 
 // missing is what of these is not in those, in order.

@@ -210,7 +210,7 @@ func (p *post) fanout(seq int64) queue.Pending {
 func (p *post) mention(seq int64) queue.Pending {
 	id := ids.Format(seq)
 	e := notifications.Event{Type: notifications.Mention, ActorID: p.author, Recipients: p.mentions, ActivityID: id, ID: mentionEvent(id, 0)}
-	return queue.PendingFunc("mention/"+e.ID, func(ctx context.Context) error { return p.s.notes.Notify(ctx, e) })
+	return p.s.notes.Notifying(e)
 }
 
 func (p *post) tags(seq int64) queue.Pending {

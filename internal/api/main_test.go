@@ -28,6 +28,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The tests that build stacks of their own wait on their jobs, not
+	// the CPU: four at a time.
+	testenv.Parallel(4)
 	code := testenv.Main(m)
 	if code == 0 {
 		if err := checkContractCovered(); err != nil {

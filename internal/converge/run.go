@@ -184,6 +184,32 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	start := time.Now()
+	if err := r.mix(ctx, clients, start, st); err != nil {
+		return nil, err
+	}
+	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
+	r.settle(st)
+	rep.Converged = time.Since(r.m.lastOp)
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "converge: queues empty %s after the last operation; comparing\n", rep.Converged.Round(time.Millisecond))
+	}
+	// The comparison reads without faults: they are for the writes and
+	// jobs, and the reads have been shown to survive them during the mix.
+	st.dsFaults.SetEnabled(false)
+	if err := r.check(ctx, rep); err != nil {
+		return nil, err
+	}
+	rep.Ops, rep.Failed = r.m.ops, r.m.failed
+	rep.TaskFaults = st.tasks.FaultCounts()
+	rep.DatastoreFaults = st.dsFaults.Counts()
+	rep.Violations = r.m.violations
+	return rep, nil
+}
+
+// mix runs the clients' operations until Config.Duration is over (or
+// longer: Config.MinEach), and reports progress now and then.
+func (r *runner) mix(ctx context.Context, clients []*actor, start time.Time, st *stack) error {
+	cfg := r.cfg
 	stop := start.Add(cfg.Duration)
 	hardStop := start.Add(2 * cfg.Duration)
 	more := func() bool {
@@ -209,38 +235,41 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 	if cfg.Progress != nil {
-		go func() {
-			t := time.NewTicker(10 * time.Second)
-			defer t.Stop()
-			for more() {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					r.m.mu.Lock()
-					n := 0
-					for _, v := range r.m.ops {
-						n += v
-					}
-					r.m.mu.Unlock()
-					fmt.Fprintf(cfg.Progress, "converge: %s, %d operations, %d tasks pending\n", time.Since(start).Round(time.Second), n, st.tasks.Pending())
-				}
-			}
-		}()
+		go r.progress(ctx, more, start, st)
 	}
 	wg.Wait()
 	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
-	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
+	return <-errs
+}
 
-	// Converged: every queue empty, twice in a row.
-	deadline := time.Now().Add(cfg.Settle)
+// progress says, every ten seconds while more, how the mix goes.
+func (r *runner) progress(ctx context.Context, more func() bool, start time.Time, st *stack) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for more() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.m.mu.Lock()
+			n := 0
+			for _, v := range r.m.ops {
+				n += v
+			}
+			r.m.mu.Unlock()
+			fmt.Fprintf(r.cfg.Progress, "converge: %s, %d operations, %d tasks pending\n", time.Since(start).Round(time.Second), n, st.tasks.Pending())
+		}
+	}
+}
+
+// settle waits until every queue is empty, twice in a row, or
+// Config.Settle is over (a violation).
+func (r *runner) settle(st *stack) {
+	deadline := time.Now().Add(r.cfg.Settle)
 	for empty := 0; empty < 2; {
 		if time.Now().After(deadline) {
-			r.m.violate(fmt.Sprintf("queues still hold %d tasks %s after the last operation: %s", st.tasks.Pending(), cfg.Settle, strings.Join(st.tasks.Describe(), "; ")))
-			break
+			r.m.violate(fmt.Sprintf("queues still hold %d tasks %s after the last operation: %s", st.tasks.Pending(), r.cfg.Settle, strings.Join(st.tasks.Describe(), "; ")))
+			return
 		}
 		if st.tasks.Pending() == 0 {
 			empty++
@@ -249,21 +278,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	rep.Converged = time.Since(r.m.lastOp)
-	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "converge: queues empty %s after the last operation; comparing\n", rep.Converged.Round(time.Millisecond))
-	}
-	// The comparison reads without faults: they are for the writes and
-	// jobs, and the reads have been shown to survive them during the mix.
-	st.dsFaults.SetEnabled(false)
-	if err := r.check(ctx, rep); err != nil {
-		return nil, err
-	}
-	rep.Ops, rep.Failed = r.m.ops, r.m.failed
-	rep.TaskFaults = st.tasks.FaultCounts()
-	rep.DatastoreFaults = st.dsFaults.Counts()
-	rep.Violations = r.m.violations
-	return rep, nil
 }
 
 type runner struct {
@@ -282,6 +296,9 @@ type runner struct {
 	// objects lists the pictures' bucket.
 	objects func() ([]string, error)
 }
+
+// Kinds are the operations of the mix, as reports name them.
+func Kinds() []string { return slices.Clone(kinds) }
 
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",

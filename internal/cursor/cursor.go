@@ -121,7 +121,7 @@ func (s *Sealer) Open(ctx context.Context, sealed string) (string, error) {
 	if len(sealed) > MaxSealed {
 		return "", ErrBad
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(sealed)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(sealed) // strict: one text per cursor
 	if err != nil {
 		return "", ErrBad
 	}

@@ -2,6 +2,7 @@ package cursor_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"strings"
@@ -40,6 +41,20 @@ func TestSealAndOpen(t *testing.T) {
 		b[i] ^= 1
 		if _, err := a.Open(ctx, string(b)); !errors.Is(err, cursor.ErrBad) {
 			t.Errorf("byte %d changed: %v, want ErrBad", i, err)
+		}
+	}
+	// Every other last character too, though base64 leaves bits of it
+	// unused (the sealed bytes here are not a multiple of three).
+	if n := base64.RawURLEncoding.DecodedLen(len(sealed)); n%3 == 0 {
+		t.Fatalf("%d sealed bytes: the last character has no unused bits", n)
+	}
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" {
+		edited := sealed[:len(sealed)-1] + string(c)
+		if edited == sealed {
+			continue
+		}
+		if _, err := a.Open(ctx, edited); !errors.Is(err, cursor.ErrBad) {
+			t.Errorf("last character %q: %v, want ErrBad", c, err)
 		}
 	}
 	for _, bad := range []string{"x", "!!!", sealed[:10], strings.Repeat("A", cursor.MaxSealed+1)} {

@@ -274,6 +274,23 @@ func New(db *store.DB, notes *notifications.Service, jobs Jobs, q queue.Queue) (
 	return &Service{db: db, notes: notes, jobs: jobs, queue: q, now: time.Now}, nil
 }
 
+// copying is the job that copies followee's newest limit activities to
+// follower, for the follow of generation gen, to enqueue ahead of its
+// commit (queue.Ahead).
+func (s *Service) copying(follower, followee string, gen int64, limit int) queue.Pending {
+	return queue.PendingFunc(fmt.Sprintf("followed/%s/%s/%d", follower, followee, gen), func(ctx context.Context) error {
+		return s.jobs.Followed(ctx, follower, followee, gen, limit)
+	})
+}
+
+// removing is the job that removes follower from followee's activities,
+// named removal, to enqueue ahead of the commit that ends the follow.
+func (s *Service) removing(follower, followee string, removal int64) queue.Pending {
+	return queue.PendingFunc(fmt.Sprintf("unfollowed/%s/%s/%d", follower, followee, removal), func(ctx context.Context) error {
+		return s.jobs.Unfollowed(ctx, follower, followee, removal)
+	})
+}
+
 // Follow makes follower follow followee and returns the followee, as Ask
 // does, whatever Ask's outcome.
 func (s *Service) Follow(ctx context.Context, follower, followee string, copyLimit *int) (accounts.Person, error) {
@@ -344,35 +361,35 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 		return s.request(ctx, follower, followee, limit)
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
-	if limit > 0 {
-		if err := s.jobs.Followed(ctx, follower, followee, created.UnixMicro(), limit); err != nil {
-			return accounts.Person{}, Followed, err
-		}
-	}
 	// One follow notification per pair and UTC day: following, unfollowing
 	// and following again is no megaphone. An approval notifies no one:
 	// the followee made it.
 	event := notifications.Event{Type: notifications.Follow, ActorID: follower, Recipients: []string{followee},
 		ID: fmt.Sprintf("follow-%s-%s-%s", follower, followee, created.UTC().Format("20060102"))}
-	if !approval {
-		if err := s.notes.Expect(ctx, event); err != nil {
-			return accounts.Person{}, Followed, err
-		}
+	var expected []queue.Pending
+	if limit > 0 {
+		expected = append(expected, s.copying(follower, followee, created.UnixMicro(), limit))
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		r, err := s.readFollow(ctx, tx, follower, followee, approval, event)
-		if err != nil {
-			return err
-		}
-		switch step, err := decideFollow(r.facts); {
-		case err != nil:
-			return err
-		case step == followEndRequest:
-			return endRequest(tx, follower, followee)
-		case step == followNothing:
-			return nil
-		}
-		return s.writeFollow(tx, r, Follow{Follower: follower, Followee: followee, Created: created}, hint, seenChunk)
+	if !approval {
+		expected = append(expected, s.notes.Expecting(event))
+	}
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, expected, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			r, err := s.readFollow(ctx, tx, follower, followee, approval, event)
+			if err != nil {
+				return err
+			}
+			switch step, err := decideFollow(r.facts); {
+			case err != nil:
+				return err
+			case step == followEndRequest:
+				return endRequest(tx, follower, followee)
+			case step == followNothing:
+				return nil
+			}
+			return s.writeFollow(tx, r, Follow{Follower: follower, Followee: followee, Created: created}, hint, seenChunk)
+		})
 	})
 	if errors.Is(err, errLockChanged) || errors.Is(err, ErrNoRequest) {
 		return accounts.Person{}, Followed, err
@@ -574,21 +591,23 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 		return s.withdraw(ctx, follower, followee) // a request, if any, is withdrawn
 	}
 	var removal int64
+	var expected []queue.Pending
 	if !keepHistory {
 		removal = s.now().UnixMicro()
-		if err := s.jobs.Unfollowed(ctx, follower, followee, removal); err != nil {
-			return err
-		}
+		expected = append(expected, s.removing(follower, followee, removal))
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var f Follow
-		l := tx.Lookup()
-		exists := l.Add(FollowKey(s.db, follower, followee), &f)
-		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
-		if err := l.Run(ctx); err != nil || !exists.Found() {
-			return err
-		}
-		return s.end(ctx, tx, []*Follow{&f}, removal, keepHistory, map[string]*accounts.Record{follower: from, followee: to})
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, expected, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			var f Follow
+			l := tx.Lookup()
+			exists := l.Add(FollowKey(s.db, follower, followee), &f)
+			from, to := accounts.Read(l, follower), accounts.Read(l, followee)
+			if err := l.Run(ctx); err != nil || !exists.Found() {
+				return err
+			}
+			return s.end(ctx, tx, []*Follow{&f}, removal, keepHistory, map[string]*accounts.Record{follower: from, followee: to})
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
@@ -660,11 +679,7 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 		return accounts.Person{}, blocks.ErrSelfBlock
 	}
 	removal := s.now().UnixMicro()
-	removing := func(f *Follow) queue.Pending {
-		return queue.PendingFunc(fmt.Sprintf("unfollowed/%s/%s/%d", f.Follower, f.Followee, removal), func(ctx context.Context) error {
-			return s.jobs.Unfollowed(ctx, f.Follower, f.Followee, removal)
-		})
-	}
+	removing := func(f *Follow) queue.Pending { return s.removing(f.Follower, f.Followee, removal) }
 	// The follows seen before the transaction have their jobs enqueued
 	// before it; one begun since is found needing its job there.
 	l := s.db.Lookup()

@@ -118,6 +118,61 @@ type Stack struct {
 
 // Start starts what o asks for; Close stops it all.
 func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	o.defaults()
+	s := &Stack{DB: o.DB, errc: make(chan error, 2)}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.DB == nil {
+		if s.DB, err = s.openStore(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	apiL, err := net.Listen("tcp", o.APIAddr)
+	if err != nil {
+		return nil, fmt.Errorf("API address: %w", err)
+	}
+	s.closers = append(s.closers, func() { apiL.Close() })
+	addr := apiL.Addr().(*net.TCPAddr)
+	host := "127.0.0.1"
+	if !addr.IP.IsUnspecified() {
+		host = addr.IP.String()
+	}
+	s.URL = "http://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+	if err := s.startTasks(o); err != nil {
+		return nil, err
+	}
+	h, err := s.handler(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := app.Serve(sctx, apiL, h, o.Logger); err != nil {
+			s.errc <- fmt.Errorf("API: %w", err)
+		}
+	}()
+	s.closers = append(s.closers, func() { cancel(); <-done })
+	// As a deployed instance does when it starts; a failure (a fault the
+	// caller injects) is tried again, as the next instance would.
+	for try := 1; ; try++ {
+		err := s.Services.Cursors.Warm(ctx)
+		if err == nil {
+			break
+		}
+		if try == 5 {
+			return nil, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return s, nil
+}
+
+func (o *Options) defaults() {
 	if o.Dir == "" {
 		o.Dir = "."
 	}
@@ -135,41 +190,23 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			*addr = "127.0.0.1:0"
 		}
 	}
-	s := &Stack{DB: o.DB, errc: make(chan error, 2)}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	if s.DB == nil {
-		if s.DB, err = s.openStore(ctx, o); err != nil {
-			return nil, err
-		}
-	}
+}
 
+// startTasks starts the tasks emulator, with queue.yaml's queues, to
+// deliver to s.URL with this run's proof.
+func (s *Stack) startTasks(o Options) error {
 	queues, err := tasksemu.LoadQueueYAML(filepath.Join(o.Dir, "queue.yaml"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i := range queues {
 		if o.Queue != nil {
 			o.Queue(&queues[i])
 		}
 	}
-	apiL, err := net.Listen("tcp", o.APIAddr)
-	if err != nil {
-		return nil, fmt.Errorf("API address: %w", err)
-	}
-	s.closers = append(s.closers, func() { apiL.Close() })
-	addr := apiL.Addr().(*net.TCPAddr)
-	host := "127.0.0.1"
-	if !addr.IP.IsUnspecified() {
-		host = addr.IP.String()
-	}
-	s.URL = "http://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 	var secret [32]byte
 	if _, err := rand.Read(secret[:]); err != nil {
-		return nil, err
+		return err
 	}
 	s.TaskSecret = hex.EncodeToString(secret[:])
 	s.Tasks, err = tasksemu.StartLocal(tasksemu.Config{
@@ -179,10 +216,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		Logger: o.Logger.With("component", "tasks-emulator"),
 	}, o.TasksAddr)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.closers = append(s.closers, s.Tasks.Close)
+	return nil
+}
 
+// handler builds the services and the API's handler.
+func (s *Stack) handler(ctx context.Context, o Options) (http.Handler, error) {
 	s.Gen = o.Gen
 	if s.Gen == nil {
 		s.Gen = ids.New()
@@ -211,28 +252,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if o.Wrap != nil {
 		h = o.Wrap(h)
 	}
-	sctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := app.Serve(sctx, apiL, h, o.Logger); err != nil {
-			s.errc <- fmt.Errorf("API: %w", err)
-		}
-	}()
-	s.closers = append(s.closers, func() { cancel(); <-done })
-	// As a deployed instance does when it starts; a failure (a fault the
-	// caller injects) is tried again, as the next instance would.
-	for try := 1; ; try++ {
-		err := s.Services.Cursors.Warm(ctx)
-		if err == nil {
-			break
-		}
-		if try == 5 {
-			return nil, err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return s, nil
+	return h, nil
 }
 
 // openStore connects to the emulator o names, or starts one.

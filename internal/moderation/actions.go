@@ -170,7 +170,7 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 	// person's likes and comments from the counts, or their return.
 	var expected []queue.Pending
 	if told {
-		expected = append(expected, queue.PendingFunc("expect/"+event.ID, func(ctx context.Context) error { return s.notes.Expect(ctx, event) }))
+		expected = append(expected, s.notes.Expecting(event))
 	}
 	if in.Action == Suspend {
 		expected = append(expected, ExpiryJob.Pending(s.queue, ExpiryTask{UserID: in.AccountID, At: now.UnixMicro()}, Grace-slack))

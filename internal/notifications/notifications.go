@@ -233,6 +233,12 @@ func (e Event) recipients() []string {
 // Expect is called by an operation that will notify of e, before its
 // commit: it checks the event and enqueues the pruning of its recipients'
 // oldest notifications, so no recipient keeps more than MaxKept for long.
+// Expecting is Expect, as a job to enqueue ahead of a commit
+// (queue.Ahead).
+func (s *Service) Expecting(e Event) queue.Pending {
+	return queue.PendingFunc("expect/"+e.ID, func(ctx context.Context) error { return s.Expect(ctx, e) })
+}
+
 func (s *Service) Expect(ctx context.Context, e Event) error {
 	if !eventID.MatchString(e.ID) || e.Type == "" {
 		return fmt.Errorf("notifications.Expect: bad event %q", e.ID)
@@ -351,6 +357,12 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 func (e Event) notification(user string) *Notification {
 	return &Notification{UserID: user, Seq: e.Seq, Type: e.Type, ActorID: e.ActorID,
 		ActivityID: e.ActivityID, GroupID: e.GroupID, ActionID: e.ActionID, Published: ids.Time(e.Seq).UTC()}
+}
+
+// Notifying is Notify, as a job to enqueue ahead of a commit
+// (queue.Ahead).
+func (s *Service) Notifying(e Event) queue.Pending {
+	return queue.PendingFunc("notify/"+e.ID, func(ctx context.Context) error { return s.Notify(ctx, e) })
 }
 
 // Notify enqueues the job that makes an event's notifications (a post's

@@ -22,10 +22,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -224,4 +226,21 @@ func OwnDB(t testing.TB) *store.DB {
 	}
 	t.Cleanup(func() { e.Stop() })
 	return dbOn(t, e.Host)
+}
+
+// Parallel lets a binary's parallel tests run n at a time, unless its
+// command line says how many (-test.parallel): for tests that spend their
+// time waiting on emulators and jobs, not on the CPU. Call it from
+// TestMain, before Main.
+func Parallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
+			panic(err)
+		}
+	}
 }

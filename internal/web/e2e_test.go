@@ -43,6 +43,7 @@ const slowPath = "/social/rest/activities/@me/@mentions"
 // test names (SOCIALSTREAM_E2E_DIR, else socialstream-e2e in the temporary
 // directory).
 func TestTwoPeople(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	url := startStack(t)
 	browserCtx := startBrowser(t)
 	shots := screenshotDir(t)
@@ -207,6 +208,7 @@ func TestTwoPeople(t *testing.T) {
 // posts, cat sees it on the group's tab, likes it and comments, and dan's
 // notifications say so.
 func TestGroupsCommentsLikes(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	_, cat, dan := twoPeople(t, "cat", "dan")
 	dan.createGroup("Go fans", "Gophers of the world", "open")
 	dan.waitFor(`location.hash.startsWith('#/group/') && document.querySelector('main h1')?.textContent === 'Go fans'`,
@@ -298,6 +300,7 @@ func TestGroupsCommentsLikes(t *testing.T) {
 // reads the notification, opens the group, sees only an invitation and
 // accepts it, and the group's feed opens.
 func TestInvitationToAClosedGroup(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	url, fay, gus := twoPeople(t, "fay", "gus")
 	fay.createGroup("Inner circle", "", "closed")
 	fay.waitFor(`document.querySelector('main h1')?.textContent === 'Inner circle'`, "the new group's page", nil)
@@ -345,6 +348,7 @@ func TestInvitationToAClosedGroup(t *testing.T) {
 // can then not follow), an unblock, the download of one's data and the
 // deletion of one's account behind the password.
 func TestBlockAndDeleteAccount(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	_, hal, ivy := twoPeople(t, "hal", "ivy")
 	hal.do(
 		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "ivy"+kb.Enter),
@@ -427,6 +431,7 @@ func TestBlockAndDeleteAccount(t *testing.T) {
 // with its notification, and the approval makes a follower, who then adds
 // a keyword filter that folds a post behind a warning.
 func TestLockedAccountOnThePage(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	_, kim, lou := twoPeople(t, "kim", "lou")
 	kim.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`.privacy input[name=locked]`)),
 		chromedp.Click(chromedp.CSS(`.privacy input[name=locked]`)))
@@ -490,6 +495,7 @@ func TestLockedAccountOnThePage(t *testing.T) {
 // it said and removes it with a reason; its author is told, reads why, and
 // the post is gone from their page.
 func TestModerationOnThePage(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	db := testenv.DB(t)
 	url := startStackOn(t, db)
 	browserCtx := startBrowser(t)
@@ -864,6 +870,7 @@ func jsString(s string) string {
 // Then a post is reposted from the tag's page: counted, and in the
 // reposter's home under a line that says so.
 func TestHashtagsAndRepostsOnThePage(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	_, jo, kit := twoPeople(t, "joe", "kit")
 	jo.do(
 		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), "learning #Golang today"),
@@ -936,6 +943,7 @@ func TestHashtagsAndRepostsOnThePage(t *testing.T) {
 // alt text; the post shows it, loaded through its link, with that alt
 // text, to another person too.
 func TestPicturesOnThePage(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
 	url, ann, bob := twoPeople(t, "ann", "bob")
 	file := filepath.Join(t.TempDir(), "sunset.png")
 	img := image.NewNRGBA(image.Rect(0, 0, 120, 80))
