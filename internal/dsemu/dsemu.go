@@ -268,9 +268,6 @@ func execsJava(bin string) bool {
 	return err == nil && strings.Contains(string(script), `${JAVA:="java"} `)
 }
 
-// Engine returns which emulator this is.
-func (e *Emulator) Engine() Engine { return e.engine }
-
 // Stop stops the emulator and every process it started, and removes its
 // temporary folder if it made one. It is safe to call more than once.
 func (e *Emulator) Stop() error {
