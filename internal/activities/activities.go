@@ -435,48 +435,49 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 	} else if a.UserID != author {
 		return s.notAuthor(ctx, author, id)
 	}
-	if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}); err != nil {
-		return err
-	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var a Activity
-		if ok, err := tx.Get(key, &a); err != nil {
-			return err
-		} else if !ok || a.Removed != 0 && !removed {
-			return ErrNoSuchActivity
-		}
-		if a.UserID != author {
-			return ErrNotAuthor
-		}
-		var shared store.Ref
-		var own *viewerstate.Ref
-		if a.RepostOf != "" {
-			l := tx.Lookup()
-			shared, own = l.Add(Key(s.db, a.RepostOf), &Activity{}), viewerstate.Read(l, author)
-			if err := l.Run(ctx); err != nil {
+	cleanup := CleanupJob.Pending(s.queue, CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}, 0)
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, []queue.Pending{cleanup}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			var a Activity
+			if ok, err := tx.Get(key, &a); err != nil {
+				return err
+			} else if !ok || a.Removed != 0 && !removed {
+				return ErrNoSuchActivity
+			}
+			if a.UserID != author {
+				return ErrNotAuthor
+			}
+			var shared store.Ref
+			var own *viewerstate.Ref
+			if a.RepostOf != "" {
+				l := tx.Lookup()
+				shared, own = l.Add(Key(s.db, a.RepostOf), &Activity{}), viewerstate.Read(l, author)
+				if err := l.Run(ctx); err != nil {
+					return err
+				}
+			}
+			unshared, err := unshare(tx, &a, shared)
+			if err != nil {
 				return err
 			}
-		}
-		unshared, err := unshare(tx, &a, shared)
-		if err != nil {
-			return err
-		}
-		if own.Found() { // the reposter's state lists the repost no more
-			own.Edit().SetRepost(a.RepostOf, false)
-			if err := own.Save(tx); err != nil {
-				return err
+			if own.Found() { // the reposter's state lists the repost no more
+				own.Edit().SetRepost(a.RepostOf, false)
+				if err := own.Save(tx); err != nil {
+					return err
+				}
 			}
-		}
-		keys := []*datastore.Key{key}
-		keys = append(keys, unshared...)
-		keys = append(keys, versionKeys(s.db, id, a.Edits)...)
-		if a.ExternalID != "" {
-			keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
-		}
-		for n := 0; n < a.Chunks && n < 400; n++ {
-			keys = append(keys, AudienceKey(s.db, id, n))
-		}
-		return tx.DeleteMulti(keys)
+			keys := []*datastore.Key{key}
+			keys = append(keys, unshared...)
+			keys = append(keys, versionKeys(s.db, id, a.Edits)...)
+			if a.ExternalID != "" {
+				keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
+			}
+			for n := 0; n < a.Chunks && n < 400; n++ {
+				keys = append(keys, AudienceKey(s.db, id, n))
+			}
+			return tx.DeleteMulti(keys)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("activities.Delete(%s): %w", id, err)

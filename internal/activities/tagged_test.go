@@ -47,6 +47,9 @@ func TestTagJobsInAnyOrder(t *testing.T) {
 	if _, err := svc.Tags.Follow(ctx, early, "#Go"); err != nil {
 		t.Fatal(err)
 	}
+	// The post's id is of a later millisecond: ids are to the
+	// millisecond, and a follow within the post's own is after it.
+	time.Sleep(2 * time.Millisecond)
 	home := func(who string) []string {
 		t.Helper()
 		got, err := activities.HomeIDs(ctx, db, who, 0, 20)

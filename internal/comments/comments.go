@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
 )
@@ -97,44 +98,44 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 	c := &Comment{ActivityID: activity, Seq: seq, UserID: user, Text: body, Published: s.now().UTC()}
 	event := notifications.Event{Type: notifications.Comment, ActorID: user, Recipients: []string{a.UserID},
 		ActivityID: activity, ID: "comment-" + id}
-	if err := s.notes.Expect(ctx, event); err != nil {
-		return View{}, err
-	}
 	var r *activities.Reaction
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		var prior Comment
-		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, a)
-		taken := l.Add(Key(s.db, id), &prior)
-		me := accounts.Read(l, user)
-		seen := activities.ReadSeen(l, user, a) // an activity's author never changes
-		note := s.notes.PrepareChecked(l, event, me)
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		if err := r.Check(); err != nil {
-			return err
-		}
-		if err := me.MayAct(); err != nil {
-			return err // a token another instance still trusts
-		}
-		if err := seen.Err(); err != nil && !taken.Found() {
-			return err // hidden from user: not there
-		}
-		if taken.Found() {
-			if prior.UserID == user && prior.Seq == seq {
-				return nil // this very comment: a retry after a commit that did apply
+	var jobs queue.Ahead
+	err = jobs.Commit(ctx, []queue.Pending{s.notes.Expecting(event)}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			var prior Comment
+			l := tx.Lookup()
+			r = activities.ReadReaction(l, activity, a)
+			taken := l.Add(Key(s.db, id), &prior)
+			me := accounts.Read(l, user)
+			seen := activities.ReadSeen(l, user, a) // an activity's author never changes
+			note := s.notes.PrepareChecked(l, event, me)
+			if err := l.Run(ctx); err != nil {
+				return err
 			}
-			return derrors.New(derrors.Unavailable, "comment id collision; retry")
-		}
-		if err := tx.Put(Key(s.db, id), c); err != nil {
+			if err := r.Check(); err != nil {
+				return err
+			}
+			if err := me.MayAct(); err != nil {
+				return err // a token another instance still trusts
+			}
+			if err := seen.Err(); err != nil && !taken.Found() {
+				return err // hidden from user: not there
+			}
+			if taken.Found() {
+				if prior.UserID == user && prior.Seq == seq {
+					return nil // this very comment: a retry after a commit that did apply
+				}
+				return derrors.New(derrors.Unavailable, "comment id collision; retry")
+			}
+			if err := tx.Put(Key(s.db, id), c); err != nil {
+				return err
+			}
+			if err := r.Count(tx, 0, 1); err != nil {
+				return err
+			}
+			_, err := note.Write(tx)
 			return err
-		}
-		if err := r.Count(tx, 0, 1); err != nil {
-			return err
-		}
-		_, err := note.Write(tx)
-		return err
+		})
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("comments.Create(%s): %w", activity, r.Err(err))

@@ -82,42 +82,42 @@ func endRequest(tx *store.Tx, requester, target string) error {
 // nothing. A followee unlocked meanwhile is errLockChanged.
 func (s *Service) request(ctx context.Context, follower, followee string, limit int) (accounts.Person, Outcome, error) {
 	event := requestEvent(follower, followee)
-	if err := s.notes.Expect(ctx, event); err != nil {
-		return accounts.Person{}, Requested, err
-	}
 	out := Requested
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		out = Requested
-		l := tx.Lookup()
-		exists := l.Add(FollowKey(s.db, follower, followee), &Follow{})
-		asked := l.Add(RequestKey(s.db, follower, followee), &Request{})
-		from, to := accounts.Read(l, follower), accounts.Read(l, followee)
-		blocked := blocks.ReadBetween(l, follower, followee)
-		note := s.notes.PrepareChecked(l, event, from)
-		if err := l.Run(ctx); err != nil {
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, []queue.Pending{s.notes.Expecting(event)}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			out = Requested
+			l := tx.Lookup()
+			exists := l.Add(FollowKey(s.db, follower, followee), &Follow{})
+			asked := l.Add(RequestKey(s.db, follower, followee), &Request{})
+			from, to := accounts.Read(l, follower), accounts.Read(l, followee)
+			blocked := blocks.ReadBetween(l, follower, followee)
+			note := s.notes.PrepareChecked(l, event, from)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			switch {
+			case !from.Exists():
+				return accounts.ErrBadToken
+			case !to.SeenBy(follower):
+				return accounts.ErrNoSuchPerson
+			case exists.Found():
+				out = Followed
+				return nil
+			case blocked.Any():
+				return blocks.ErrBlocked
+			case !to.Standing().Locked:
+				return errLockChanged
+			case asked.Found():
+				return nil
+			}
+			r := &Request{Requester: follower, Target: followee, Created: s.now().UTC().Truncate(time.Microsecond), CopyLimit: limit}
+			if err := tx.Put(RequestKey(s.db, follower, followee), r); err != nil {
+				return err
+			}
+			_, err := note.Write(tx)
 			return err
-		}
-		switch {
-		case !from.Exists():
-			return accounts.ErrBadToken
-		case !to.SeenBy(follower):
-			return accounts.ErrNoSuchPerson
-		case exists.Found():
-			out = Followed
-			return nil
-		case blocked.Any():
-			return blocks.ErrBlocked
-		case !to.Standing().Locked:
-			return errLockChanged
-		case asked.Found():
-			return nil
-		}
-		r := &Request{Requester: follower, Target: followee, Created: s.now().UTC().Truncate(time.Microsecond), CopyLimit: limit}
-		if err := tx.Put(RequestKey(s.db, follower, followee), r); err != nil {
-			return err
-		}
-		_, err := note.Write(tx)
-		return err
+		})
 	})
 	if err != nil {
 		return accounts.Person{}, out, err
@@ -223,12 +223,14 @@ func (s *Service) SetLocked(ctx context.Context, user string, locked bool) (acco
 		return p, err // nothing to change
 	}
 	at := s.now().UnixMicro()
+	var expected []queue.Pending
 	if !locked {
-		if err := s.enqueueUnlock(ctx, UnlockTask{User: user, At: at}); err != nil {
-			return accounts.Person{}, err
-		}
+		expected = append(expected, UnlockJob.Pending(s.queue, UnlockTask{User: user, At: at}, 0))
 	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error { return accounts.SetLocked(ctx, tx, user, locked, at) })
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, expected, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error { return accounts.SetLocked(ctx, tx, user, locked, at) })
+	})
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("graph.SetLocked(%s): %w", user, err)
 	}

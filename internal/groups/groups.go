@@ -40,6 +40,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
 )
@@ -314,82 +315,82 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 		return s.invite(ctx, actor, group, user)
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
-	if err := s.jobs.Joined(ctx, group, user, created.UnixMicro()); err != nil {
-		return View{}, AlreadyMember, err
-	}
 	event := notifications.Event{Type: notifications.GroupJoin, ActorID: user, Recipients: []string{g.OwnerID},
 		GroupID: group, ID: fmt.Sprintf("join-%s-%s-%d", group, user, created.Unix())}
-	if err := s.notes.Expect(ctx, event); err != nil {
-		return View{}, AlreadyMember, err
-	}
+	joined := queue.PendingFunc(fmt.Sprintf("joined/%s/%s/%d", group, user, created.UnixMicro()), func(ctx context.Context) error {
+		return s.jobs.Joined(ctx, group, user, created.UnixMicro())
+	})
 	out := AlreadyMember
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		out = AlreadyMember
-		var (
-			m     Membership
-			ug    UserGroups
-			ended pair.Ended
-			l     = tx.Lookup()
-		)
-		// The Group is not read: every join of a popular group would hold
-		// a lock on it. Its count changes by an increment that also checks,
-		// at the commit, that it is there; what checkJoin reads of it
-		// (policy, owner) is as read before, and an owner's erasure that
-		// hands it on since is seen by ownerExists.
-		isMember := l.Add(MembershipKey(s.db, group, user), &m)
-		invited := l.Add(InvitationKey(s.db, group, user), &Invitation{})
-		l.Add(UserGroupsKey(s.db, user), &ug)
-		u := accounts.Read(l, user)
-		l.Add(EndedKey(s.db, group, user), &ended)
-		note := s.notes.Prepare(l, event)
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		switch {
-		case !u.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case isMember.Found():
-			// Joined meanwhile, or by an attempt of this transaction whose
-			// commit applied but answered an error (and took the
-			// invitation that checkJoin would now miss).
-			return nil
-		}
-		if err := checkJoin(&g, actor, user, invited.Found()); err != nil {
-			return err
-		}
-		switch {
-		case len(ug.GroupIDs) >= MaxGroupsPerUser:
-			return ErrTooManyGroups
-		}
-		// Nobody joins while the owner's erasure hands the group on: it
-		// decides from the members it finds.
-		if owner, err := ownerExists(ctx, tx, &g); err != nil || !owner {
-			return cmp.Or(err, ErrOwnerGone)
-		}
-		if !slices.Contains(ug.GroupIDs, group) {
-			ug.GroupIDs = append(ug.GroupIDs, group)
-		}
-		if err := countMembers(tx, group, 1); err != nil {
-			return err
-		}
-		keys := []*datastore.Key{MembershipKey(s.db, group, user), UserGroupsKey(s.db, user)}
-		vals := []any{&Membership{GroupID: group, UserID: user, Created: created}, &ug}
-		if ended.Begin(created.UnixMicro()) {
-			// The removal under way spares what this membership sees.
-			ended.Of(group, user)
-			keys, vals = append(keys, EndedKey(s.db, group, user)), append(vals, &ended)
-		}
-		if err := tx.PutMulti(keys, vals); err != nil {
-			return err
-		}
-		if invited.Found() {
-			if err := tx.Delete(InvitationKey(s.db, group, user)); err != nil {
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, []queue.Pending{joined, s.notes.Expecting(event)}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			out = AlreadyMember
+			var (
+				m     Membership
+				ug    UserGroups
+				ended pair.Ended
+				l     = tx.Lookup()
+			)
+			// The Group is not read: every join of a popular group would hold
+			// a lock on it. Its count changes by an increment that also checks,
+			// at the commit, that it is there; what checkJoin reads of it
+			// (policy, owner) is as read before, and an owner's erasure that
+			// hands it on since is seen by ownerExists.
+			isMember := l.Add(MembershipKey(s.db, group, user), &m)
+			invited := l.Add(InvitationKey(s.db, group, user), &Invitation{})
+			l.Add(UserGroupsKey(s.db, user), &ug)
+			u := accounts.Read(l, user)
+			l.Add(EndedKey(s.db, group, user), &ended)
+			note := s.notes.Prepare(l, event)
+			if err := l.Run(ctx); err != nil {
 				return err
 			}
-		}
-		out = Joined
-		_, err := note.Write(tx)
-		return err
+			switch {
+			case !u.Exists():
+				return accounts.ErrBadToken // deleted meanwhile
+			case isMember.Found():
+				// Joined meanwhile, or by an attempt of this transaction whose
+				// commit applied but answered an error (and took the
+				// invitation that checkJoin would now miss).
+				return nil
+			}
+			if err := checkJoin(&g, actor, user, invited.Found()); err != nil {
+				return err
+			}
+			switch {
+			case len(ug.GroupIDs) >= MaxGroupsPerUser:
+				return ErrTooManyGroups
+			}
+			// Nobody joins while the owner's erasure hands the group on: it
+			// decides from the members it finds.
+			if owner, err := ownerExists(ctx, tx, &g); err != nil || !owner {
+				return cmp.Or(err, ErrOwnerGone)
+			}
+			if !slices.Contains(ug.GroupIDs, group) {
+				ug.GroupIDs = append(ug.GroupIDs, group)
+			}
+			if err := countMembers(tx, group, 1); err != nil {
+				return err
+			}
+			keys := []*datastore.Key{MembershipKey(s.db, group, user), UserGroupsKey(s.db, user)}
+			vals := []any{&Membership{GroupID: group, UserID: user, Created: created}, &ug}
+			if ended.Begin(created.UnixMicro()) {
+				// The removal under way spares what this membership sees.
+				ended.Of(group, user)
+				keys, vals = append(keys, EndedKey(s.db, group, user)), append(vals, &ended)
+			}
+			if err := tx.PutMulti(keys, vals); err != nil {
+				return err
+			}
+			if invited.Found() {
+				if err := tx.Delete(InvitationKey(s.db, group, user)); err != nil {
+					return err
+				}
+			}
+			out = Joined
+			_, err := note.Write(tx)
+			return err
+		})
 	})
 	if errors.Is(err, store.ErrGone) {
 		err = ErrNoSuchGroup // deleted since it was read
@@ -406,43 +407,43 @@ func (s *Service) invite(ctx context.Context, owner, group, user string) (View, 
 	now := s.now().UTC().Truncate(time.Microsecond)
 	event := notifications.Event{Type: notifications.GroupInvite, ActorID: owner, Recipients: []string{user},
 		GroupID: group, ID: fmt.Sprintf("invite-%s-%s", group, user)}
-	if err := s.notes.Expect(ctx, event); err != nil {
-		return View{}, AlreadyMember, err
-	}
 	var g Group
 	out := AlreadyMember
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		out = AlreadyMember
-		var inv Invitation
-		l := tx.Lookup()
-		hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &Membership{})
-		invited := l.Add(InvitationKey(s.db, group, user), &inv)
-		me, them := accounts.Read(l, owner), accounts.Read(l, user)
-		note := s.notes.Prepare(l, event)
-		if err := l.Run(ctx); err != nil {
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, []queue.Pending{s.notes.Expecting(event)}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			out = AlreadyMember
+			var inv Invitation
+			l := tx.Lookup()
+			hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &Membership{})
+			invited := l.Add(InvitationKey(s.db, group, user), &inv)
+			me, them := accounts.Read(l, owner), accounts.Read(l, user)
+			note := s.notes.Prepare(l, event)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			switch {
+			case !hasGroup.Found():
+				return ErrNoSuchGroup
+			case !me.Exists():
+				return accounts.ErrBadToken // deleted meanwhile
+			case g.OwnerID != owner:
+				return ErrNotOwner
+			case !them.Exists():
+				return accounts.ErrNoSuchPerson
+			case isMember.Found():
+				return nil
+			}
+			out = Invited
+			if invited.Found() {
+				return nil
+			}
+			if err := tx.Put(InvitationKey(s.db, group, user), &Invitation{GroupID: group, UserID: user, InviterID: owner, Created: now}); err != nil {
+				return err
+			}
+			_, err := note.Write(tx)
 			return err
-		}
-		switch {
-		case !hasGroup.Found():
-			return ErrNoSuchGroup
-		case !me.Exists():
-			return accounts.ErrBadToken // deleted meanwhile
-		case g.OwnerID != owner:
-			return ErrNotOwner
-		case !them.Exists():
-			return accounts.ErrNoSuchPerson
-		case isMember.Found():
-			return nil
-		}
-		out = Invited
-		if invited.Found() {
-			return nil
-		}
-		if err := tx.Put(InvitationKey(s.db, group, user), &Invitation{GroupID: group, UserID: user, InviterID: owner, Created: now}); err != nil {
-			return err
-		}
-		_, err := note.Write(tx)
-		return err
+		})
 	})
 	if err != nil {
 		return View{}, AlreadyMember, fmt.Errorf("groups.invite(%s, %s): %w", group, user, err)
@@ -475,36 +476,39 @@ func (s *Service) Leave(ctx context.Context, actor, group, user string) error {
 		return nil
 	}
 	removal := s.now().UnixMicro()
-	if err := s.jobs.Left(ctx, group, user, removal); err != nil {
-		return err
-	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		// The Group is not read, as in Join; the owner it was checked
-		// against (checkLeave, above) changes only with the owner's
-		// erasure.
-		var (
-			m     Membership
-			ug    UserGroups
-			ended pair.Ended
-			l     = tx.Lookup()
-		)
-		isMember := l.Add(MembershipKey(s.db, group, user), &m)
-		l.Add(UserGroupsKey(s.db, user), &ug)
-		l.Add(EndedKey(s.db, group, user), &ended)
-		if err := l.Run(ctx); err != nil || !isMember.Found() {
-			return err
-		}
-		if err := countMembers(tx, group, -1); err != nil {
-			return err
-		}
-		ug.GroupIDs = slices.DeleteFunc(ug.GroupIDs, func(id string) bool { return id == group })
-		ended.End(m.Gen(), removal)
-		ended.Of(group, user)
-		err := tx.PutMulti([]*datastore.Key{UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}, []any{&ug, &ended})
-		if err != nil {
-			return err
-		}
-		return tx.Delete(MembershipKey(s.db, group, user))
+	left := queue.PendingFunc(fmt.Sprintf("left/%s/%s/%d", group, user, removal), func(ctx context.Context) error {
+		return s.jobs.Left(ctx, group, user, removal)
+	})
+	var jobs queue.Ahead
+	err = jobs.Commit(ctx, []queue.Pending{left}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			// The Group is not read, as in Join; the owner it was checked
+			// against (checkLeave, above) changes only with the owner's
+			// erasure.
+			var (
+				m     Membership
+				ug    UserGroups
+				ended pair.Ended
+				l     = tx.Lookup()
+			)
+			isMember := l.Add(MembershipKey(s.db, group, user), &m)
+			l.Add(UserGroupsKey(s.db, user), &ug)
+			l.Add(EndedKey(s.db, group, user), &ended)
+			if err := l.Run(ctx); err != nil || !isMember.Found() {
+				return err
+			}
+			if err := countMembers(tx, group, -1); err != nil {
+				return err
+			}
+			ug.GroupIDs = slices.DeleteFunc(ug.GroupIDs, func(id string) bool { return id == group })
+			ended.End(m.Gen(), removal)
+			ended.Of(group, user)
+			err := tx.PutMulti([]*datastore.Key{UserGroupsKey(s.db, user), EndedKey(s.db, group, user)}, []any{&ug, &ended})
+			if err != nil {
+				return err
+			}
+			return tx.Delete(MembershipKey(s.db, group, user))
+		})
 	})
 	if errors.Is(err, store.ErrGone) {
 		err = ErrNoSuchGroup // deleted since it was read

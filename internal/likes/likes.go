@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/notifications"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
 )
@@ -69,45 +70,45 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 	}
 	event := notifications.Event{Type: notifications.Like, ActorID: user, Recipients: []string{a.UserID},
 		ActivityID: activity, ID: fmt.Sprintf("like-%s-%s", activity, user)}
-	if err := s.notes.Expect(ctx, event); err != nil {
-		return activities.View{}, err
-	}
 	var r *activities.Reaction
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, a)
-		liked := l.Add(LikeKey(s.db, activity, user), &Like{})
-		me := accounts.Read(l, user)
-		seen := activities.ReadSeen(l, user, a) // an activity's author never changes
-		own := viewer.Read(l, user)
-		note := s.notes.PrepareChecked(l, event, me)
-		if err := l.Run(ctx); err != nil {
+	var jobs queue.Ahead
+	err = jobs.Commit(ctx, []queue.Pending{s.notes.Expecting(event)}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			r = activities.ReadReaction(l, activity, a)
+			liked := l.Add(LikeKey(s.db, activity, user), &Like{})
+			me := accounts.Read(l, user)
+			seen := activities.ReadSeen(l, user, a) // an activity's author never changes
+			own := viewer.Read(l, user)
+			note := s.notes.PrepareChecked(l, event, me)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			switch err := r.Check(); {
+			case err != nil:
+				return err
+			case me.MayAct() != nil:
+				return me.MayAct() // a token another instance still trusts
+			}
+			if err := seen.Err(); err != nil {
+				return err // hidden from user: not there, liked before or not
+			}
+			if liked.Found() {
+				return nil
+			}
+			if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
+				return err
+			}
+			own.Edit().SetLike(activity, true)
+			if err := own.Save(tx); err != nil {
+				return err
+			}
+			if err := r.Count(tx, 1, 0); err != nil {
+				return err
+			}
+			_, err := note.Write(tx)
 			return err
-		}
-		switch err := r.Check(); {
-		case err != nil:
-			return err
-		case me.MayAct() != nil:
-			return me.MayAct() // a token another instance still trusts
-		}
-		if err := seen.Err(); err != nil {
-			return err // hidden from user: not there, liked before or not
-		}
-		if liked.Found() {
-			return nil
-		}
-		if err := tx.Put(LikeKey(s.db, activity, user), &Like{ActivityID: activity, UserID: user, Created: s.now().UTC()}); err != nil {
-			return err
-		}
-		own.Edit().SetLike(activity, true)
-		if err := own.Save(tx); err != nil {
-			return err
-		}
-		if err := r.Count(tx, 1, 0); err != nil {
-			return err
-		}
-		_, err := note.Write(tx)
-		return err
+		})
 	})
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, r.Err(err))

@@ -383,30 +383,30 @@ func (s *Service) Grant(ctx context.Context, admin, user, role string) (accounts
 	now := s.now().UTC()
 	id := ids.Format(s.ids.Next())
 	event := notifications.Event{Type: notifications.Moderation, Recipients: []string{user}, ID: "mod-" + id, ActionID: id}
-	if err := s.notes.Expect(ctx, event); err != nil {
-		return accounts.Person{}, err
-	}
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		l := tx.Lookup()
-		me := accounts.Read(l, admin)
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		if err := policy.MayGrant(me.Standing().Account(admin, me.Exists())); err != nil {
-			return err
-		}
-		if user == admin {
-			return invalid("an admin cannot change their own role")
-		}
-		was, err := accounts.SetRole(ctx, tx, user, role)
-		if err != nil || was == role {
-			return err // the same role: nothing to log or tell
-		}
-		a := &Action{AccountID: user, Created: now, ModeratorID: admin, Action: Grant, Reason: roleName(role)}
-		if err := s.notes.Tell(tx, event); err != nil {
-			return err
-		}
-		return tx.Put(actionKey(s.db, id), a)
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, []queue.Pending{s.notes.Expecting(event)}, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			me := accounts.Read(l, admin)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			if err := policy.MayGrant(me.Standing().Account(admin, me.Exists())); err != nil {
+				return err
+			}
+			if user == admin {
+				return invalid("an admin cannot change their own role")
+			}
+			was, err := accounts.SetRole(ctx, tx, user, role)
+			if err != nil || was == role {
+				return err // the same role: nothing to log or tell
+			}
+			a := &Action{AccountID: user, Created: now, ModeratorID: admin, Action: Grant, Reason: roleName(role)}
+			if err := s.notes.Tell(tx, event); err != nil {
+				return err
+			}
+			return tx.Put(actionKey(s.db, id), a)
+		})
 	})
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("moderation.Grant(%s %q): %w", user, role, err)
