@@ -7,7 +7,7 @@
 //
 //	go run ./cmd/dev [--port 8080] [--host 127.0.0.1]
 //
-// It reads the same environment variables as cmd/server (README.md lists
+// It reads the same environment variables as cmd/server (docs/deploy.md lists
 // them), except those the stack sets itself: the emulator hosts, the
 // queues' location and the task secret, which it makes anew each run.
 package main

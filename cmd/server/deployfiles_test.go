@@ -28,7 +28,7 @@ func gcloudParse(t *testing.T, files ...string) (string, error) {
 	info := func(format string) string {
 		out, err := exec.Command("gcloud", "info", "--format=value("+format+")").Output()
 		if err != nil {
-			t.Fatalf("gcloud info: %v (install the Google Cloud CLI: README's Test it)", err)
+			t.Fatalf("gcloud info: %v (install the Google Cloud CLI: docs/development.md)", err)
 		}
 		return strings.TrimSpace(string(out))
 	}

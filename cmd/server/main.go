@@ -1,6 +1,6 @@
 // Command server is the socialstream API as App Engine runs it
 // (main: ./cmd/server in app.yaml). Configuration comes from the
-// environment; see README.md.
+// environment; see docs/deploy.md#configuration.
 package main
 
 import (

@@ -155,7 +155,7 @@ type usernameEntity struct {
 
 // tokenEntity is indexed by user (to end every session of one). Past
 // Expires it works for no one, and the Datastore's TTL policy on expires
-// (README's Deploy section) deletes it, usually within a day.
+// (docs/deploy.md) deletes it, usually within a day.
 type tokenEntity struct {
 	UserID  string    `datastore:"userId"`
 	Created time.Time `datastore:"created,noindex"`

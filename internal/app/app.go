@@ -48,7 +48,7 @@ import (
 )
 
 // Config is the service's configuration. FromEnv fills it from the
-// environment; the README lists the variables.
+// environment; docs/deploy.md lists the variables.
 type Config struct {
 	Port      string // PORT
 	Project   string // GOOGLE_CLOUD_PROJECT

@@ -64,7 +64,7 @@ func (r Rule) String() string { return fmt.Sprintf("%d/%s", r.Quota, r.Window) }
 // interval is the time one unit takes to come back.
 func (r Rule) interval() time.Duration { return r.Window / time.Duration(r.Quota) }
 
-// Config is the limits of a service; the README states the defaults.
+// Config is the limits of a service; docs/deploy.md states the defaults.
 type Config struct {
 	Off      bool // no limits at all (load tests, local stacks)
 	Account  Rule // units per authenticated account, per instance
@@ -216,7 +216,7 @@ type sharedState struct {
 	TAT time.Time `datastore:"tat,noindex"`
 	// Expires is when the bucket is full again (TAT): from then on the
 	// entity says what no entity says, and the Datastore's TTL policy on
-	// expires (README's Deploy section) deletes it.
+	// expires (docs/deploy.md) deletes it.
 	Expires time.Time `datastore:"expires,noindex"`
 }
 

@@ -5,8 +5,7 @@
 // the entity asked for, not by its position in a list.
 //
 // The client itself is not exposed: a domain package reads and writes only
-// through DB, Tx and Lookup, and only its own kinds (see the README's
-// Layout).
+// through DB, Tx and Lookup, and only its own kinds (see docs/layout.md).
 //
 // Tests give each test a namespace of its own; a deployment may set one to
 // keep several environments in one project.

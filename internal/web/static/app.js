@@ -1,5 +1,5 @@
 // The socialstream web client. It speaks only the public JSON API of
-// README.md, builds every element with textContent (never innerHTML, so
+// docs/api.md, builds every element with textContent (never innerHTML, so
 // nothing a user writes can run as markup) and keeps its session token in
 // localStorage.
 
