@@ -80,63 +80,24 @@ func (r *recorder) has(name string) bool {
 // got it.
 func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 	ctx := context.Background()
-	host := testenv.EmulatorHost(t)
-	ns := testenv.Namespace(t)
-	plain, err := store.Open(ctx, testenv.Project, host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { plain.Close() })
-	direct, err := store.New(plain, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen := ids.New()
-	acc, err := accounts.New(direct, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := services(t, direct, gen, acc, &recorder{}).Graph
-	register := func(name string) string {
-		p, _, err := acc.Register(ctx, name, "password1", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
-	}
-	author, late := register("author"), register("late")
-	fullChunk(t, g, author, graph.ChunkCap)
-
 	// The post's own client: right after its first, non-transactional read
 	// of the follower index, another follow gives the author a second
 	// chunk.
 	var armed atomic.Bool
-	armed.Store(true)
-	intercept := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		err := invoker(ctx, method, req, reply, cc, opts...)
-		lr, ok := req.(*datastorepb.LookupRequest)
-		if !ok || err != nil || lr.GetReadOptions().GetTransaction() != nil || lr.GetReadOptions().GetNewTransaction() != nil {
-			return err
-		}
-		for _, k := range lr.GetKeys() {
-			path := k.GetPath()
-			if len(path) == 1 && path[0].GetKind() == graph.KindFollowerIndex && armed.CompareAndSwap(true, false) {
-				if _, ferr := g.Follow(ctx, late, author, nil); ferr != nil {
-					t.Errorf("the racing follow: %v", ferr)
-				}
+	var g *graph.Service
+	var author, late string
+	r := newRace(t, func(k *datastorepb.Key) {
+		if path := k.GetPath(); len(path) == 1 && path[0].GetKind() == graph.KindFollowerIndex && armed.CompareAndSwap(true, false) {
+			if _, ferr := g.Follow(ctx, late, author, nil); ferr != nil {
+				t.Errorf("the racing follow: %v", ferr)
 			}
 		}
-		return err
-	}
-	client, err := store.Open(ctx, testenv.Project, host, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(intercept)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	db, err := store.New(client, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
+	direct, db, gen, acc := r.direct, r.db, r.gen, r.acc
+	g = services(t, direct, gen, acc, &recorder{}).Graph
+	author, late = r.register("author"), r.register("late")
+	fullChunk(t, g, author, graph.ChunkCap)
+	armed.Store(true)
 	q := &recorder{}
 	act := services(t, db, gen, acc, q).Activities
 
@@ -342,4 +303,154 @@ func services(t *testing.T, db *store.DB, gen *ids.Generator, acc *accounts.Serv
 		t.Fatal(err)
 	}
 	return svc
+}
+
+// A follow begun between a block's first read and its transaction ends in
+// that transaction, whose commit then needs the job that removes the
+// follow's copies: queue.Ahead enqueues it and runs the transaction
+// again, so the job is there before the commit; with the queue down, the
+// block does not commit, and the follow stands.
+func TestBlockNeverCommitsWithoutItsRemoval(t *testing.T) {
+	ctx := context.Background()
+	// The block's own client: right after its first read, outside the
+	// transaction, of the follows between the two (none), the blocked
+	// person follows the blocker.
+	var race atomic.Pointer[[2]string] // follower, followee
+	var g *graph.Service
+	r := newRace(t, func(k *datastorepb.Key) {
+		if path := k.GetPath(); len(path) == 1 && path[0].GetKind() == graph.KindFollow {
+			if p := race.Swap(nil); p != nil {
+				if _, ferr := g.Follow(ctx, p[0], p[1], nil); ferr != nil {
+					t.Errorf("the racing follow: %v", ferr)
+				}
+			}
+		}
+	})
+	direct, db, gen, acc, register := r.direct, r.db, r.gen, r.acc, r.register
+	g = services(t, direct, gen, acc, &recorder{}).Graph
+	follows := func(follower, followee string) bool {
+		t.Helper()
+		ok, err := direct.Get(ctx, graph.FollowKey(direct, follower, followee), &graph.Follow{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	q := &recorder{}
+	blocking := services(t, db, gen, acc, q).Graph
+	removal := func(follower, followee string) (found bool) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		for _, task := range q.tasks {
+			var j rebuild.Job
+			if task.Path == rebuild.RunJob.Path() && json.Unmarshal(task.Body, &j) == nil &&
+				j.Kind == rebuild.JobUnfollow && j.Follower == follower && j.Owner == followee {
+				found = true
+			}
+		}
+		return found
+	}
+
+	t.Run("the job before the commit", func(t *testing.T) {
+		a, b := register("ann"), register("bob")
+		stoodAtEnqueue := false
+		q.mu.Lock()
+		q.deliver = func(task queue.Task) {
+			if task.Path == rebuild.RunJob.Path() {
+				stoodAtEnqueue = follows(b, a)
+			}
+		}
+		q.mu.Unlock()
+		defer func() { q.mu.Lock(); q.deliver = nil; q.mu.Unlock() }()
+		race.Store(&[2]string{b, a})
+		if _, err := blocking.Block(ctx, a, b); err != nil {
+			t.Fatal(err)
+		}
+		if race.Load() != nil {
+			t.Fatal("the racing follow never ran")
+		}
+		if !removal(b, a) || !stoodAtEnqueue {
+			t.Errorf("removal job enqueued %v, while the follow stood %v; want both", removal(b, a), stoodAtEnqueue)
+		}
+		if follows(b, a) {
+			t.Error("the follow outlived the block")
+		}
+	})
+	t.Run("the queue down", func(t *testing.T) {
+		c, d := register("cat"), register("dan")
+		race.Store(&[2]string{d, c})
+		q.failing.Store(true)
+		if _, err := blocking.Block(ctx, c, d); err == nil {
+			t.Fatal("a block that needs a job the queue refuses: no error")
+		}
+		q.failing.Store(false)
+		if race.Load() != nil {
+			t.Fatal("the racing follow never ran")
+		}
+		if !follows(d, c) {
+			t.Fatal("the block committed without its removal job: the follow is gone")
+		}
+		if _, err := blocking.Block(ctx, c, d); err != nil {
+			t.Fatal(err)
+		}
+		if follows(d, c) || !removal(d, c) {
+			t.Errorf("after the retry: follow stands %v, removal job %v", follows(d, c), removal(d, c))
+		}
+	})
+}
+
+// race is a test's two clients of one namespace: direct, and db, whose
+// non-transactional lookups call onKey, once they are answered, with each
+// key they read (where a test makes a change race the operation).
+type race struct {
+	t          *testing.T
+	direct, db *store.DB
+	gen        *ids.Generator
+	acc        *accounts.Service
+}
+
+func newRace(t *testing.T, onKey func(*datastorepb.Key)) *race {
+	t.Helper()
+	ctx := context.Background()
+	host, ns := testenv.EmulatorHost(t), testenv.Namespace(t)
+	intercept := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		lr, ok := req.(*datastorepb.LookupRequest)
+		if !ok || err != nil || lr.GetReadOptions().GetTransaction() != nil || lr.GetReadOptions().GetNewTransaction() != nil {
+			return err
+		}
+		for _, k := range lr.GetKeys() {
+			onKey(k)
+		}
+		return err
+	}
+	r := &race{t: t, gen: ids.New()}
+	for _, c := range []struct {
+		db   **store.DB
+		opts []option.ClientOption
+	}{{&r.direct, nil}, {&r.db, []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(intercept))}}} {
+		client, err := store.Open(ctx, testenv.Project, host, c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close() })
+		if *c.db, err = store.New(client, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if r.acc, err = accounts.New(r.direct, r.gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// register registers name and returns its id.
+func (r *race) register(name string) string {
+	r.t.Helper()
+	p, _, err := r.acc.Register(context.Background(), name, "password1", "")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return p.ID
 }
