@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -15,13 +14,13 @@ import (
 
 	"cloud.google.com/go/datastore"
 	"cloud.google.com/go/datastore/apiv1/datastorepb"
-	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
@@ -94,12 +93,12 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 		}
 	})
 	direct, db, gen, acc := r.direct, r.db, r.gen, r.acc
-	g = services(t, direct, gen, acc, &recorder{}).Graph
+	g = apptest.Services(t, direct, gen, acc, &recorder{}).Graph
 	author, late = r.register("author"), r.register("late")
 	fullChunk(t, g, author, graph.ChunkCap)
 	armed.Store(true)
 	q := &recorder{}
-	act := services(t, db, gen, acc, q).Activities
+	act := apptest.Services(t, db, gen, acc, q).Activities
 
 	q.failing.Store(true)
 	in := activities.PostInput{Title: "hello", ExternalID: "once"}
@@ -286,23 +285,9 @@ func fullChunk(t *testing.T, g *graph.Service, user string, n int) {
 // job runs by itself).
 func recorded(t *testing.T, q *recorder) (*store.DB, *accounts.Service, *app.Services) {
 	t.Helper()
-	db := testenv.DB(t)
-	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db, acc, services(t, db, gen, acc, q)
-}
-
-// services builds the services over db and q, as the app does.
-func services(t *testing.T, db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue) *app.Services {
-	t.Helper()
-	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	db, gen := testenv.DB(t), ids.New()
+	acc := apptest.Accounts(t, db, gen)
+	return db, acc, apptest.Services(t, db, gen, acc, q)
 }
 
 // A follow begun between a block's first read and its transaction ends in
@@ -327,7 +312,7 @@ func TestBlockNeverCommitsWithoutItsRemoval(t *testing.T) {
 		}
 	})
 	direct, db, gen, acc, register := r.direct, r.db, r.gen, r.acc, r.register
-	g = services(t, direct, gen, acc, &recorder{}).Graph
+	g = apptest.Services(t, direct, gen, acc, &recorder{}).Graph
 	follows := func(follower, followee string) bool {
 		t.Helper()
 		ok, err := direct.Get(ctx, graph.FollowKey(direct, follower, followee), &graph.Follow{})
@@ -337,7 +322,7 @@ func TestBlockNeverCommitsWithoutItsRemoval(t *testing.T) {
 		return ok
 	}
 	q := &recorder{}
-	blocking := services(t, db, gen, acc, q).Graph
+	blocking := apptest.Services(t, db, gen, acc, q).Graph
 	removal := func(follower, followee string) (found bool) {
 		q.mu.Lock()
 		defer q.mu.Unlock()
@@ -438,10 +423,7 @@ func newRace(t *testing.T, onKey func(*datastorepb.Key)) *race {
 			t.Fatal(err)
 		}
 	}
-	var err error
-	if r.acc, err = accounts.New(r.direct, r.gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
-		t.Fatal(err)
-	}
+	r.acc = apptest.Accounts(t, r.direct, r.gen)
 	return r
 }
 

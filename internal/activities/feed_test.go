@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -63,11 +63,8 @@ func newFixture(t *testing.T) *fixture {
 	db := intercepted(t, c.intercept)
 	gen := ids.New()
 	f := &fixture{db: db, calls: c}
-	var err error
-	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
-		t.Fatal(err)
-	}
-	svc := services(t, db, gen, f.acc, testenv.StartTasks(t).Queue)
+	f.acc = apptest.Accounts(t, db, gen)
+	svc := apptest.Services(t, db, gen, f.acc, testenv.StartTasks(t).Queue)
 	f.graph, f.groups, f.act, f.likes = svc.Graph, svc.Groups, svc.Activities, svc.Likes
 	return f
 }
@@ -185,7 +182,7 @@ func TestIDCollisionAcrossInstances(t *testing.T) {
 	var posted []string
 	for i := 0; i < 2; i++ {
 		gen := ids.NewNode(7, now) // a fresh "instance" each time: same first id
-		svc := services(t, f.db, gen, f.acc, testenv.StartTasks(t).Queue).Activities
+		svc := apptest.Services(t, f.db, gen, f.acc, testenv.StartTasks(t).Queue).Activities
 		v, _, err := svc.Post(ctx, author, activities.PostInput{Title: fmt.Sprint("post ", i)})
 		if err != nil {
 			t.Fatal(err)

@@ -197,7 +197,6 @@ func (p *post) prepare(ctx context.Context) error {
 	if p.in.repostOf != "" {
 		p.shareNote = notifications.Event{Type: notifications.Repost, ActorID: p.author, Recipients: []string{p.in.repostOfUser},
 			ActivityID: p.in.repostOf, ID: fmt.Sprintf("repost-%s-%s", p.in.repostOf, p.author)}
-		return p.s.notes.Expect(ctx, p.shareNote)
 	}
 	return nil
 }
@@ -222,6 +221,9 @@ func (p *post) tags(seq int64) queue.Pending {
 // reads find needed.
 func (p *post) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (postPlan, error) {
 	var expected []queue.Pending
+	if p.in.repostOf != "" {
+		expected = append(expected, p.s.notes.Expecting(p.shareNote))
+	}
 	if p.chunks > 1 {
 		expected = append(expected, p.fanout(seq))
 	}

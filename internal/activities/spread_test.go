@@ -8,12 +8,12 @@ import (
 	"sync"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/grpc"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/store"
@@ -148,11 +148,8 @@ func held(t *testing.T) (*store.DB, *accounts.Service, *app.Services, func(metho
 		return invoker(ctx, m, req, reply, cc, opts...)
 	})
 	gen := ids.New()
-	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db, acc, services(t, db, gen, acc, &recorder{}), func(method string, f func()) {
+	acc := apptest.Accounts(t, db, gen)
+	return db, acc, apptest.Services(t, db, gen, acc, &recorder{}), func(method string, f func()) {
 		mu.Lock()
 		hooks[method] = f
 		mu.Unlock()

@@ -371,7 +371,7 @@ func TestForgedCursorsAre400(t *testing.T) {
 			e.wantError(e.do("GET", path+"?count=1&cursor="+forged, u.token, nil), http.StatusBadRequest)
 		}
 	}
-	if n := len(e.logs.lines("request failed")); n != 0 {
+	if n := len(e.logs.Lines("request failed")); n != 0 {
 		t.Errorf("%d requests failed (5xx) on forged cursors", n)
 	}
 }

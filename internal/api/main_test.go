@@ -48,7 +48,7 @@ type env struct {
 	db    *store.DB
 	tasks *tasksemu.Local
 	svc   *app.Services
-	logs  *syncBuffer
+	logs  *testenv.Logs
 	stack *localstack.Stack
 }
 
@@ -66,32 +66,6 @@ func parallel(t testing.TB) {
 }
 
 var parallelTests sync.Map // testing.TB → true: the tests that called Parallel
-
-// syncBuffer collects log lines from handlers running concurrently.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the JSON log lines whose message is msg.
-func (b *syncBuffer) lines(msg string) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
-		var m map[string]any
-		if json.Unmarshal(line, &m) == nil && m["message"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
@@ -123,7 +97,7 @@ func newEnvFrom(t testing.TB, o localstack.Options) *env {
 	if o.DB == nil {
 		o.DB = testenv.DB(t)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.Logs{}
 	o.Dir, o.Project, o.Location, o.DispatchDeadline = root, testenv.Project, "test", time.Minute
 	o.Accounts.BcryptCost = bcrypt.MinCost
 	o.Logger = logging.New(logs, slog.LevelInfo, testenv.Project)

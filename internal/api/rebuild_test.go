@@ -23,7 +23,7 @@ func (e *env) eventually(what string, cond func() bool) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			failed := e.logs.lines("task failed; the queue retries it")
+			failed := e.logs.Lines("task failed; the queue retries it")
 			if len(failed) > 3 {
 				failed = failed[len(failed)-3:]
 			}
@@ -59,7 +59,7 @@ func TestRebuildThroughTheQueue(t *testing.T) {
 	}
 	e.eventually("carol's copies, backfill included", func() bool { return slices.Equal(e.feed(carol, "@me/@friends"), posts) })
 	backfilled := false
-	for _, l := range e.logs.lines("task done") {
+	for _, l := range e.logs.Lines("task done") {
 		backfilled = backfilled || (l["queue"] == "backfill" && l["follower"] == carol.id && l["activitiesChanged"] == 3.0)
 	}
 	if !backfilled {
@@ -90,7 +90,7 @@ func TestRebuildThroughTheQueue(t *testing.T) {
 
 	// Each job logged what it changed, as structured fields.
 	var changed float64
-	for _, l := range e.logs.lines("task done") {
+	for _, l := range e.logs.Lines("task done") {
 		if l["job"] == "rebuild" && l["kind"] == "follow" && l["follower"] == alice.id {
 			changed = l["activitiesChanged"].(float64)
 			if ids, _ := l["changedIds"].([]any); len(ids) != 5 {
@@ -99,7 +99,7 @@ func TestRebuildThroughTheQueue(t *testing.T) {
 		}
 	}
 	if changed != 5 {
-		t.Errorf("follow job logged activitiesChanged %v, want 5; logs: %v", changed, e.logs.lines("task done"))
+		t.Errorf("follow job logged activitiesChanged %v, want 5; logs: %v", changed, e.logs.Lines("task done"))
 	}
 }
 
@@ -114,7 +114,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 	slow := queueFunc(func(ctx context.Context, task queue.Task) error {
 		err := e.tasks.Queue.Enqueue(ctx, task)
 		if task.Path == rebuild.RunJob.Path() {
-			e.eventually("a failed attempt", func() bool { return len(e.logs.lines("task failed; the queue retries it")) > 0 })
+			e.eventually("a failed attempt", func() bool { return len(e.logs.Lines("task failed; the queue retries it")) > 0 })
 		}
 		return err
 	})
@@ -130,7 +130,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually("the retried job's copy", func() bool { return slices.Equal(e.feed(alice, "@me/@friends"), []string{post}) })
-	for _, l := range e.logs.lines("task done") {
+	for _, l := range e.logs.Lines("task done") {
 		if l["job"] == "rebuild" && l["retryCount"] == "0" {
 			t.Errorf("the job succeeded on its first attempt: %v", l)
 		}

@@ -24,7 +24,7 @@ func TestAFailedJobIsA500AndItsLastAttemptSaysSo(t *testing.T) {
 		if r.status != http.StatusInternalServerError {
 			t.Errorf("retry %d of a failing job: %d %s, want 500", retries, r.status, r.raw)
 		}
-		gaveUp := e.logs.lines(giveUp)
+		gaveUp := e.logs.Lines(giveUp)
 		if want := retries >= limit; (len(gaveUp) > 0) != want {
 			t.Errorf("retry %d of %d: logged a give-up %v, want %v", retries, limit, len(gaveUp) > 0, want)
 		}

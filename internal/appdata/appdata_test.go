@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"socialstream/internal/accounts"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/appdata"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
@@ -24,10 +23,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 func TestAppData(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acc := apptest.Accounts(t, db, ids.New())
 	ann, _, err := acc.Register(ctx, "ann", "password-ann", "")
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"socialstream/internal/activities"
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/comments"
 	"socialstream/internal/derrors"
@@ -26,17 +25,10 @@ func TestComments(t *testing.T) {
 	db, svc := env.DB, env.Svc
 	person := env.Person
 	ann, bob, cat := person("ann"), person("bob"), person("cat")
-	post, _, err := svc.Activities.Post(ctx, ann, activities.PostInput{Title: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	post := env.Post(ann, "hello")
 	count := func() int64 {
 		t.Helper()
-		vs, err := svc.Activities.Get(ctx, ann, ann, "", []string{post.ID})
-		if err != nil || len(vs) != 1 {
-			t.Fatalf("the post: %v, %v", vs, err)
-		}
-		return vs[0].CommentsCount
+		return env.Activity(ann, post.ID).CommentsCount
 	}
 	var made []comments.View
 	for _, c := range []struct{ who, text string }{{bob, "first"}, {cat, "second"}, {bob, "third"}} {

@@ -212,12 +212,12 @@ func (r *runner) mix(ctx context.Context, clients []*actor, start time.Time, st 
 	cfg := r.cfg
 	stop := start.Add(cfg.Duration)
 	hardStop := start.Add(2 * cfg.Duration)
+	r.stop = stop
 	more := func() bool {
 		now := time.Now()
 		if now.Before(stop) {
 			return true
 		}
-		r.overtime.Store(true)
 		return now.Before(hardStop) && !r.everyOpRan(cfg.MinEach)
 	}
 	var wg sync.WaitGroup
@@ -291,8 +291,8 @@ type runner struct {
 	seq   sync.Mutex
 	n     int
 	turns atomic.Int64 // alternates REST and JSON-RPC where both serve
-	// overtime is set once the mix runs past its Duration (see wants).
-	overtime atomic.Bool
+	// stop is when the mix's Duration ends (see wants).
+	stop time.Time
 	// objects lists the pictures' bucket.
 	objects func() ([]string, error)
 }
@@ -315,7 +315,7 @@ var tagNames = []string{"alpha", "beta", "gamma"}
 // decision on a follow request needs a locked account and a request
 // first) does not leave the run short on a slow machine.
 func (r *runner) wants(op string) bool {
-	if !r.overtime.Load() {
+	if time.Now().Before(r.stop) {
 		return false
 	}
 	r.m.mu.Lock()

@@ -9,10 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"socialstream/internal/accounts"
 	"socialstream/internal/app"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/rebuild"
@@ -25,10 +24,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, []string) {
 	t.Helper()
 	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acc := apptest.Accounts(t, db, ids.New())
 	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
 	if err != nil {
 		t.Fatal(err)
@@ -194,10 +190,7 @@ func (h *hookJobs) Unfollowed(ctx context.Context, follower, followee string, re
 func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acc := apptest.Accounts(t, db, ids.New())
 	q := testenv.StartTasks(t).Queue
 	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
 	if err != nil {

@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"socialstream/internal/accounts"
 	"socialstream/internal/app"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
@@ -25,10 +23,7 @@ import (
 func TestUnlockJobWaitsForItsUnlock(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acc := apptest.Accounts(t, db, ids.New())
 	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
 	if err != nil {
 		t.Fatal(err)

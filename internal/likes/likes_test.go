@@ -25,17 +25,10 @@ func TestLikesCountOnce(t *testing.T) {
 	db, svc := env.DB, env.Svc
 	person := env.Person
 	ann, bob, cat := person("ann"), person("bob"), person("cat")
-	post, _, err := svc.Activities.Post(ctx, ann, activities.PostInput{Title: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	post := env.Post(ann, "hello")
 	count := func() int64 {
 		t.Helper()
-		vs, err := svc.Activities.Get(ctx, ann, ann, "", []string{post.ID})
-		if err != nil || len(vs) != 1 {
-			t.Fatalf("the post: %v, %v", vs, err)
-		}
-		return vs[0].LikesCount
+		return env.Activity(ann, post.ID).LikesCount
 	}
 	for range 2 {
 		v, err := svc.Likes.Like(ctx, bob, post.ID)

@@ -94,7 +94,7 @@ func (a *Action) entry(id string) Entry {
 
 var (
 	errSelf      = derrors.New(derrors.InvalidArgument, "you cannot act on your own account")
-	errOnAdmin   = derrors.New(derrors.PermissionDenied, "a moderator cannot act on an admin")
+	errOnAdmin   = policy.ErrOnAdmin
 	errResolved  = derrors.New(derrors.Conflict, "the report is resolved already")
 	errNoChange  = derrors.New(derrors.Conflict, "the account or activities are so already")
 	errPastGrace = derrors.New(derrors.Conflict, "the suspension can no longer be lifted: the account is being erased")
@@ -276,8 +276,7 @@ func (s *Service) readAct(ctx context.Context, tx *store.Tx, moderator, id strin
 	if done.Found() {
 		f.mine = &mine
 	}
-	f.standing = policy.MayModerate(me.Standing().Account(moderator, me.Exists()))
-	f.exists, f.onAdmin = them.Exists(), them.Standing().Role == accounts.RoleAdmin && me.Standing().Role != accounts.RoleAdmin
+	f.staff, f.subject = me.Standing().Account(moderator, me.Exists()), them.Standing().Account(in.AccountID, them.Exists())
 	if repRef.Found() {
 		f.report = &r.report
 	}
@@ -291,12 +290,11 @@ func (s *Service) readAct(ctx context.Context, tx *store.Tx, moderator, id strin
 type actFacts struct {
 	moderator, id string
 	in            ActionInput
-	mine          *Action // this very action, committed by an earlier try
-	standing      error   // the moderator's
-	exists        bool    // the account acted on
-	onAdmin       bool    // it is an admin's, and the moderator is not one
-	report        *Report // the report it names, if there
-	prior         *Action // the action that resolved it, if any
+	mine          *Action        // this very action, committed by an earlier try
+	staff         policy.Account // the moderator
+	subject       policy.Account // the account acted on
+	report        *Report        // the report it names, if there
+	prior         *Action        // the action that resolved it, if any
 }
 
 // actPlan is what an action does.
@@ -315,13 +313,12 @@ func decideAct(f actFacts) (actPlan, error) {
 		e := f.mine.entry(f.id)
 		return actPlan{again: &e}, nil
 	}
+	if err := policy.MayModerateAccount(f.staff, f.subject); err != nil {
+		return actPlan{}, err
+	}
 	switch {
-	case f.standing != nil:
-		return actPlan{}, f.standing
-	case !f.exists:
+	case !f.subject.Exists:
 		return actPlan{}, accounts.ErrNoSuchPerson
-	case f.onAdmin:
-		return actPlan{}, errOnAdmin
 	case f.in.ReportID == "":
 		return actPlan{}, nil
 	case f.report == nil:

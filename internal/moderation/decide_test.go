@@ -13,7 +13,8 @@ import (
 func TestDecideAct(t *testing.T) {
 	open := &Report{AccountID: "bob", State: Open, ActivityIDs: []string{"A1", "A2"}}
 	resolved := &Report{AccountID: "bob", State: Actioned, ActionID: "X1"}
-	base := actFacts{moderator: "mod", id: "N1", in: ActionInput{Action: Limit, AccountID: "bob", Reason: "r"}, exists: true}
+	base := actFacts{moderator: "mod", id: "N1", in: ActionInput{Action: Limit, AccountID: "bob", Reason: "r"},
+		staff: policy.Account{ID: "mod", Exists: true, Role: policy.RoleModerator}, subject: policy.Account{ID: "bob", Exists: true}}
 	with := func(f func(*actFacts)) actFacts { c := base; f(&c); return c }
 	reported := func(rep *Report, f func(*actFacts)) actFacts {
 		return with(func(c *actFacts) { c.in.ReportID, c.report = "R1", rep; f(c) })
@@ -28,11 +29,11 @@ func TestDecideAct(t *testing.T) {
 		{name: "an action", facts: base},
 		{name: "this action, committed by an earlier try",
 			facts: with(func(f *actFacts) {
-				f.mine, f.standing = &Action{ModeratorID: "mod", Action: Limit}, policy.ErrSuspended
+				f.mine, f.staff.Suspended = &Action{ModeratorID: "mod", Action: Limit}, true
 			}), again: "mod"},
-		{name: "a moderator suspended", facts: with(func(f *actFacts) { f.standing = policy.ErrSuspended }), err: policy.ErrSuspended},
-		{name: "no account", facts: with(func(f *actFacts) { f.exists = false }), err: accounts.ErrNoSuchPerson},
-		{name: "on an admin", facts: with(func(f *actFacts) { f.onAdmin = true }), err: errOnAdmin},
+		{name: "a moderator suspended", facts: with(func(f *actFacts) { f.staff.Suspended = true }), err: policy.ErrSuspended},
+		{name: "no account", facts: with(func(f *actFacts) { f.subject.Exists = false }), err: accounts.ErrNoSuchPerson},
+		{name: "on an admin", facts: with(func(f *actFacts) { f.subject.Role = policy.RoleAdmin }), err: errOnAdmin},
 		{name: "a report not there", facts: reported(nil, func(*actFacts) {}), err: ErrNoSuchReport},
 		{name: "a report of someone else", facts: reported(&Report{AccountID: "cat", State: Open}, func(*actFacts) {}), err: errNotOfIt},
 		{name: "a report resolved", facts: reported(resolved, func(f *actFacts) { f.prior = &Action{ModeratorID: "other", Action: Limit} }), err: errResolved},

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/datastore"
-	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/blocks"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
@@ -207,10 +207,7 @@ func TestPreparedNotificationsCommitWithTheirChange(t *testing.T) {
 func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notifications.Config) (*store.DB, *notifications.Service) {
 	t.Helper()
 	db := testenv.DB(t)
-	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acc := apptest.Accounts(t, db, ids.New())
 	svc, err := notifications.New(db, gen, acc, q, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,8 @@ var (
 	// ErrNotAdmin refuses role changes and the audit log to whoever is
 	// not an admin.
 	ErrNotAdmin = derrors.New(derrors.PermissionDenied, "only admins may do that")
+	// ErrOnAdmin refuses a moderator's action on an admin's account.
+	ErrOnAdmin = derrors.New(derrors.PermissionDenied, "a moderator cannot act on an admin")
 )
 
 // MayAct decides whether actor may do anything that writes: the account
@@ -119,6 +121,19 @@ func MayModerate(actor Account) error {
 	}
 	if !actor.Staff() {
 		return ErrNotStaff
+	}
+	return nil
+}
+
+// MayModerateAccount decides whether staff may take a moderation action
+// on subject's account: MayModerate, and a moderator may not act on an
+// admin (an admin may).
+func MayModerateAccount(staff, subject Account) error {
+	if err := MayModerate(staff); err != nil {
+		return err
+	}
+	if subject.Role == RoleAdmin && staff.Role != RoleAdmin {
+		return ErrOnAdmin
 	}
 	return nil
 }

@@ -116,6 +116,31 @@ func TestMayAct(t *testing.T) {
 	}
 }
 
+// Who may act on whose account: staff, and a moderator not on an admin.
+func TestMayModerateAccount(t *testing.T) {
+	admin := Account{ID: "a", Exists: true, Role: RoleAdmin}
+	mod := Account{ID: "m", Exists: true, Role: RoleModerator}
+	suspendedMod := mod
+	suspendedMod.Suspended = true
+	for _, c := range []struct {
+		name           string
+		staff, subject Account
+		want           error
+	}{
+		{"a moderator on a plain account", mod, alice, nil},
+		{"a moderator on another", mod, Account{ID: "n", Exists: true, Role: RoleModerator}, nil},
+		{"a moderator on an admin", mod, admin, ErrOnAdmin},
+		{"an admin on an admin", admin, Account{ID: "b", Exists: true, Role: RoleAdmin}, nil},
+		{"a plain account", alice, suspended, ErrNotStaff},
+		{"a suspended moderator", suspendedMod, alice, ErrSuspended},
+		{"a deleted moderator on an admin", Account{ID: "m", Role: RoleModerator}, admin, ErrNoActor},
+	} {
+		if err := MayModerateAccount(c.staff, c.subject); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
 func TestSeeReport(t *testing.T) {
 	mod := Account{ID: "m", Exists: true, Role: RoleModerator}
 	if !SeeReport(mod, "bob") {

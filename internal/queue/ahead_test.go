@@ -55,6 +55,18 @@ func TestAheadEnqueuesBeforeTheCommit(t *testing.T) {
 			t.Errorf("err %v after %d runs", err, runs)
 		}
 	})
+	t.Run("an expected job refused", func(t *testing.T) {
+		var a Ahead
+		failed := errors.New("queue down")
+		runs := 0
+		err := a.Commit(ctx, []Pending{PendingFunc("x", func(context.Context) error { return failed })}, func() error {
+			runs++
+			return nil
+		})
+		if !errors.Is(err, failed) || runs != 0 || a.Enqueued("x") {
+			t.Errorf("err %v after %d runs: the commit ran without its job", err, runs)
+		}
+	})
 	t.Run("needed again and again", func(t *testing.T) {
 		var q recorded
 		var a Ahead

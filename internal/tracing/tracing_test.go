@@ -1,7 +1,6 @@
 package tracing_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,32 +30,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-// syncBuffer is a log the stack's goroutines write at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // Each request is a span named by its route, the child of the caller's
 // traceparent; the Google client libraries' own spans of its Datastore,
 // Cloud Tasks and Cloud Storage calls are its descendants; and its log
@@ -69,7 +41,7 @@ func TestSpansOfARequestAndItsCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.Logs{}
 	st, err := localstack.Start(context.Background(), localstack.Options{
 		DB: testenv.DB(t), Dir: root, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
 		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Logger: logging.New(logs, slog.LevelDebug, testenv.Project),
@@ -175,7 +147,7 @@ func TestSpansOfARequestAndItsCalls(t *testing.T) {
 		}
 		// Its log line names its trace and span.
 		logged := false
-		for _, l := range logs.lines() {
+		for _, l := range logs.Lines("") {
 			if l["message"] == "request" && l[logging.TraceKey] == "projects/"+testenv.Project+"/traces/"+c.trace {
 				logged = l[logging.SpanKey] == req.SpanContext.SpanID().String() && l[logging.SampledKey] == true
 			}
