@@ -129,7 +129,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	if err := in.validate(); err != nil {
 		return View{}, false, err
 	}
-	p := &post{s: s, author: author, in: in}
+	p := &posting{s: s, author: author, in: in}
 	if err := p.prepare(ctx); err != nil {
 		return View{}, false, err
 	}
@@ -160,8 +160,8 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	return p.answer(ctx, plan)
 }
 
-// post is one Post under way: what it read before its transaction.
-type post struct {
+// posting is one Post under way: what it read before its transaction.
+type posting struct {
 	s        *Service
 	author   string
 	in       PostInput
@@ -173,7 +173,7 @@ type post struct {
 	shareNote notifications.Event
 }
 
-func (p *post) prepare(ctx context.Context) error {
+func (p *posting) prepare(ctx context.Context) error {
 	var err error
 	if p.tagged, err = tags.Parse(p.in.Title + "\n" + p.in.Body); err != nil {
 		return err
@@ -202,24 +202,24 @@ func (p *post) prepare(ctx context.Context) error {
 }
 
 // The jobs a post of id seq may need.
-func (p *post) fanout(seq int64) queue.Pending {
+func (p *posting) fanout(seq int64) queue.Pending {
 	return FanoutJob.Pending(p.s.queue, FanoutTask{ActivityID: ids.Format(seq)}, 0)
 }
 
-func (p *post) mention(seq int64) queue.Pending {
+func (p *posting) mention(seq int64) queue.Pending {
 	id := ids.Format(seq)
 	e := notifications.Event{Type: notifications.Mention, ActorID: p.author, Recipients: p.mentions, ActivityID: id, ID: mentionEvent(id, 0)}
 	return p.s.notes.Notifying(e)
 }
 
-func (p *post) tags(seq int64) queue.Pending {
+func (p *posting) tags(seq int64) queue.Pending {
 	return TagJob.Pending(p.s.queue, TagTask{ActivityID: ids.Format(seq), Add: p.tagged}, 0)
 }
 
 // commit runs the transaction of the post of id seq, with its jobs
 // enqueued ahead: those the reads before it foresee, and those its own
 // reads find needed.
-func (p *post) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (postPlan, error) {
+func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (postPlan, error) {
 	var expected []queue.Pending
 	if p.in.repostOf != "" {
 		expected = append(expected, p.s.notes.Expecting(p.shareNote))
@@ -274,7 +274,7 @@ type postRead struct {
 	pictures func(string) ([]*datastore.Key, []any, []media.Attached, error)
 }
 
-func (p *post) read(ctx context.Context, tx *store.Tx, mine *Activity) (postRead, error) {
+func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postRead, error) {
 	s, in, id := p.s, p.in, ids.Format(mine.Seq)
 	var (
 		ext      externalID
@@ -420,7 +420,7 @@ func decidePost(f postFacts) (postPlan, error) {
 }
 
 // apply writes what plan says, in tx.
-func (p *post) apply(tx *store.Tx, r postRead, plan postPlan) error {
+func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 	a := plan.activity
 	if a == nil {
 		return nil // answered by an earlier activity
@@ -461,7 +461,7 @@ func (p *post) apply(tx *store.Tx, r postRead, plan postPlan) error {
 }
 
 // answer is what Post answers once plan is committed.
-func (p *post) answer(ctx context.Context, plan postPlan) (View, bool, error) {
+func (p *posting) answer(ctx context.Context, plan postPlan) (View, bool, error) {
 	s, author, reposting := p.s, p.author, p.in.repostOf != ""
 	if plan.existing != "" {
 		vs, err := s.Get(ctx, author, author, "", []string{plan.existing})
