@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"socialstream/internal/activities"
 	"socialstream/internal/meter"
 )
 
@@ -101,6 +102,12 @@ func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 		{"@mentions page", "/social/rest/activities/@me/@mentions", reader, 0, ""},
 		{"group page", "/social/rest/activities/@me/" + w.group, reader, 2, " + the group and the reader's membership"},
 		{"tag page", "/social/rest/activities/@me/@tag:" + billTag, reader, 0, ""},
+		// The pinned page reads its author's card (the list) first: no
+		// query, and the reader's state (their likes and reposts) is all
+		// the rest of its lookup.
+		{"pinned page", "/social/rest/activities/" + first.id + "/@pinned", reader, 0, ""},
+		// A keys-only query whose keys name the activities.
+		{"bookmarks page", "/social/rest/bookmarks", reader, 0, ""},
 	}
 	for _, f := range feeds {
 		var page struct {
@@ -125,8 +132,12 @@ func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 			}
 		}
 		n := len(page.List) + shared
-		rows = append(rows, billRow{Op: f.op, Bill: b, MinReads: 1 + n + len(people) + f.extra,
-			MinRule: fmt.Sprintf("1 query + %d activities + %d authors%s", n, len(people), f.rule)})
+		row := billRow{Op: f.op, Bill: b, MinReads: 1 + n + len(people) + f.extra,
+			MinRule: fmt.Sprintf("1 query + %d activities + %d authors%s", n, len(people), f.rule)}
+		if f.op == "pinned page" {
+			row.MinReads, row.MinRule = n+len(people)+1, fmt.Sprintf("%d author's card (the list) + %d activities + the reader's state", len(people), n)
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }
@@ -286,6 +297,8 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 		{"comment", "POST", "/social/rest/comments/" + w.newest[1], h, map[string]string{"text": "a comment"}},
 		{"repost", "POST", "/social/rest/reposts/" + w.newest[2], h, nil},
 		{"edit", "PUT", "/social/rest/activities/@me/@self/@app/" + w.newest[3], w.authors[3], map[string]string{"title": "edited"}},
+		{"pin", "POST", "/social/rest/pins/" + w.newest[5], w.authors[5], nil},
+		{"bookmark", "POST", "/social/rest/bookmarks/" + w.newest[6], w.authors[6], nil},
 		{"delete", "DELETE", "/social/rest/activities/@me/@self/@app/" + w.newest[4], w.authors[4], nil},
 		{"follow, with its rebuild", "POST", "/social/rest/people/@me/@friends", h, map[string]string{"id": first.id}},
 		{"unfollow, with its rebuild", "DELETE", "/social/rest/people/@me/@friends/" + first.id, h, nil},
@@ -333,8 +346,15 @@ func billSeed(ctx context.Context, s *stack) (*billWorld, error) {
 		}
 	}
 	for i := range billPage {
-		if _, err := s.postHTTP(ctx, w.authors[0], fmt.Sprintf("earlier %d #%s", i, billTag)); err != nil {
+		id, err := s.postHTTP(ctx, w.authors[0], fmt.Sprintf("earlier %d #%s", i, billTag))
+		if err != nil {
 			return nil, err
+		}
+		// The first author pins the most they may: their @pinned page.
+		if i < activities.MaxPins {
+			if err := s.do(ctx, w.authors[0], "POST", "/social/rest/pins/"+id, nil, nil); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for i, a := range w.authors {
@@ -343,6 +363,17 @@ func billSeed(ctx context.Context, s *stack) (*billWorld, error) {
 			return nil, err
 		}
 		w.newest = append(w.newest, id)
+	}
+	// The reader bookmarks every author's post but the one "delete"
+	// deletes (whose cleanup would delete the bookmark): a page of
+	// bookmarks.
+	for i, id := range w.newest {
+		if i == 4 {
+			continue
+		}
+		if err := s.do(ctx, w.reader, "POST", "/social/rest/bookmarks/"+id, nil, nil); err != nil {
+			return nil, err
+		}
 	}
 	for _, id := range w.newest[len(w.newest)-billLikes:] {
 		if err := s.do(ctx, w.reader, "POST", "/social/rest/likes/"+id, nil, nil); err != nil {

@@ -25,6 +25,8 @@ var heldReads = map[string]int{
 	"@mentions page":             41,
 	"group page":                 44,
 	"tag page":                   42,
+	"pinned page":                7,
+	"bookmarks page":             42,
 	"notifications page":         43,
 	"grouped notifications page": 61,
 	"unread count":               41,
@@ -41,6 +43,8 @@ var heldCalls = map[string]string{
 	"@mentions page":             "1 Lookup, 1 RunQuery",
 	"group page":                 "1 Lookup, 1 RunQuery",
 	"tag page":                   "1 Lookup, 1 RunQuery",
+	"pinned page":                "3 Lookup", // the card; its activities; the page's rest
+	"bookmarks page":             "2 Lookup, 1 RunQuery",
 	"notifications page":         "1 Lookup, 1 RunAggregationQuery, 1 RunQuery",
 	"grouped notifications page": "1 Lookup, 1 RunQuery",
 	"unread count":               "1 Lookup, 1 RunQuery",
@@ -102,7 +106,9 @@ func TestBill(t *testing.T) {
 		{"post, 100 followers", 2, 0}, // the same: a chunk holds them all
 		{"like", 4, 0},                // the like, the activity's count, the notification, the liker's state
 		{"comment", 3, 0},
-		{"edit", 2, 1}, // the activity and the text it replaced; the notification of the mention it drops
+		{"edit", 2, 1},     // the activity and the text it replaced; the notification of the mention it drops
+		{"pin", 1, 0},      // the card, which lists the pins
+		{"bookmark", 1, 0}, // the bookmark alone
 		{"upload a picture", 1, 0},
 		{"post with 4 pictures, 0 followers", 6, 0}, // a post's two, and each picture's record, marked as on it
 	} {
@@ -115,7 +121,7 @@ func TestBill(t *testing.T) {
 	if b := byOp["delete a post with 4 pictures"].Bill; b.KeyResults < 4 || b.Calls["RunQuery"] != byOp["delete"].Bill.Calls["RunQuery"]+1 {
 		t.Errorf("delete a post with 4 pictures: %v", b)
 	}
-	if got, want := callString(byOp["delete"].Bill.Calls), "1 BeginTransaction, 2 Commit, 3 Lookup, 6 RunQuery"; got != want {
+	if got, want := callString(byOp["delete"].Bill.Calls), "1 BeginTransaction, 2 Commit, 3 Lookup, 7 RunQuery"; got != want {
 		t.Errorf("delete: calls %s, want %s", got, want)
 	}
 	if a, b := byOp["post, 0 followers"].Bill, byOp["post, 100 followers"].Bill; b.IndexEntries-a.IndexEntries != 3*100 {

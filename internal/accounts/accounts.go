@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -327,6 +328,21 @@ func (r *Record) Person() (Person, bool) {
 		p.FollowersCount, p.FollowingCount = max(0, r.counts.Followers), max(0, r.counts.Following)
 	}
 	return p, true
+}
+
+// Pins reports whether the user pins activity id, as their card says
+// (false in a transaction, which reads no card).
+func (r *Record) Pins(id string) bool {
+	return r.counts != nil && r.Exists() && slices.Contains(r.counts.Pinned, id)
+}
+
+// Pinned returns the ids of the activities the user pins, the last pinned
+// first, as their card says (nil in a transaction).
+func (r *Record) Pinned() []string {
+	if r.counts == nil || !r.Exists() {
+		return nil
+	}
+	return r.counts.Pinned
 }
 
 // Count adds to the user's follower and following counts with tx's

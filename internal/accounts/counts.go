@@ -18,7 +18,9 @@ import (
 // they count (Record.Count), which read nothing: a celebrity's followers
 // do not wait on each other's locks, and nothing that reads the User to
 // see the person is there waits on them. Its names are written once, at
-// registration (names do not change).
+// registration (names do not change); the activities the person pins are
+// kept on it (SetPinned), so that every page that shows the person's
+// activities says which are pinned with no read more.
 
 const KindCounts = "Counts"
 
@@ -33,6 +35,9 @@ type Counts struct {
 	// The User's Standing, copied by SetStanding: one entity value, in no
 	// index.
 	Standing `datastore:"standing,noindex"`
+	// Pinned are the ids of the activities pinned to the top of the
+	// person's page, the last pinned first (package activities).
+	Pinned []string `datastore:"pinned,noindex,omitempty"`
 }
 
 // Card returns the card of user u over c: u's names and standing, and
@@ -57,6 +62,36 @@ func Load(ctx context.Context, db *store.DB, id string) (Person, bool, error) {
 	}
 	p, ok := r.Person()
 	return p, ok, nil
+}
+
+// Pins is a user's card as a transaction read it, to change the
+// activities they pin.
+type Pins struct {
+	user string
+	c    Counts
+	ref  store.Ref
+}
+
+// ReadPins adds user's card to a lookup in a transaction; the Pins
+// answer once it has run.
+func ReadPins(l *store.Lookup, user string) *Pins {
+	p := &Pins{user: user}
+	p.ref = l.Add(CountsKey(l.DB(), user), &p.c)
+	return p
+}
+
+// Found reports whether the user is there.
+func (p *Pins) Found() bool { return p.ref.Found() }
+
+// List returns the ids of the activities the user pins, the last pinned
+// first.
+func (p *Pins) List() []string { return p.c.Pinned }
+
+// Set writes, in tx, the ids of the activities the user pins.
+func (p *Pins) Set(tx *store.Tx, pinned []string) error {
+	c := p.c
+	c.Pinned = pinned
+	return tx.Put(CountsKey(tx.DB(), p.user), &c)
 }
 
 // SetLocked locks or unlocks user's account in tx, on the User and its

@@ -93,7 +93,9 @@ const (
 	MaxBody       = 10000
 	MaxURL        = 2000
 	MaxExternalID = 200
-	MaxIDs        = 100 // ids in one get by ids
+	// MaxSpoilerText is the length of a content warning, in characters.
+	MaxSpoilerText = 500
+	MaxIDs         = 100 // ids in one get by ids
 )
 
 var (
@@ -160,6 +162,10 @@ type Activity struct {
 	// Media are its pictures (package media), copied in the post's
 	// commit so a feed shows them with no further read.
 	Media []media.Attached `datastore:"media,noindex,omitempty"`
+	// SpoilerText is its content warning, and Sensitive says its
+	// pictures are (after Mastodon's spoiler_text and sensitive).
+	SpoilerText string `datastore:"spoilerText,noindex,omitempty"`
+	Sensitive   bool   `datastore:"sensitive,noindex,omitempty"`
 }
 
 // Audience is one chunk of an activity's home-feed audience.
@@ -182,13 +188,17 @@ type externalID struct {
 
 // View is an activity as the API shows it.
 type View struct {
-	ID            string           `json:"id"`
-	UserID        string           `json:"userId"`
-	AppID         string           `json:"appId,omitempty"`
-	Title         string           `json:"title"`
-	Body          string           `json:"body,omitempty"`
-	URL           string           `json:"url,omitempty"`
-	Visibility    string           `json:"visibility"`
+	ID         string `json:"id"`
+	UserID     string `json:"userId"`
+	AppID      string `json:"appId,omitempty"`
+	Title      string `json:"title"`
+	Body       string `json:"body,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Visibility string `json:"visibility"`
+	// SpoilerText is the warning a client folds the activity behind;
+	// Sensitive, that its pictures are to be hidden until asked for.
+	SpoilerText   string           `json:"spoilerText,omitempty"`
+	Sensitive     bool             `json:"sensitive"`
 	PostedTime    int64            `json:"postedTime"`
 	ExternalID    string           `json:"externalId,omitempty"`
 	Mentions      []string         `json:"mentions"`
@@ -203,6 +213,12 @@ type View struct {
 	RepostsCount     int64 `json:"repostsCount"`
 	RepostedByViewer bool  `json:"repostedByViewer"`
 	RepostOf         *View `json:"repostOf,omitempty"`
+	// Pinned: its author pins it to the top of their page.
+	Pinned bool `json:"pinned,omitempty"`
+	// Bookmarked: the viewer keeps it in their bookmarks; set where the
+	// bookmarks are read anyway (their list, a bookmark's answer), as
+	// feeds read none.
+	Bookmarked bool `json:"bookmarked,omitempty"`
 	// Filtered, in a feed, holds the viewer's keyword filters that warn
 	// of it (package filters).
 	Filtered []filters.Match `json:"filtered,omitempty"`
@@ -221,6 +237,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 	}
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.Visibility,
+		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 		RepostsCount: max(0, a.RepostsCount),
@@ -376,6 +393,28 @@ func (s *Service) Get(ctx context.Context, viewer, user, appID string, idList []
 		return nil, err
 	}
 	return s.views(ctx, viewer, mine, theirs, "")
+}
+
+// Shown returns the activities of idList that viewer may see, in order,
+// as they see them: those gone or hidden are left out. It reads them in
+// one lookup, and what the page shows of them in the page's lookup (and,
+// for followers-only ones, the viewer's follows of their authors in one
+// between).
+func (s *Service) Shown(ctx context.Context, viewer string, idList []string) ([]View, error) {
+	keys := make([]*datastore.Key, 0, len(idList))
+	for _, id := range idList {
+		if _, ok := ids.Parse(id); ok {
+			keys = append(keys, Key(s.db, id))
+		}
+	}
+	found, list, err := s.load(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("activities.Shown: %w", err)
+	}
+	if found, list, err = s.seen(ctx, viewer, found, list); err != nil {
+		return nil, err
+	}
+	return s.views(ctx, viewer, found, list, "")
 }
 
 // load reads the activities at keys in one lookup and returns those that

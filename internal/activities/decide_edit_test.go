@@ -15,7 +15,7 @@ func TestDecideEdit(t *testing.T) {
 		MentionIDs: []string{"bob", "cat"}, MentionedAt: []int{0, 1}, Edits: 1, EditedTime: 2000, Tags: []string{"go"}}
 	facts := func(f func(*editFacts)) editFacts {
 		seen := current
-		e := editFacts{id: "A7", found: true, current: current, seen: &seen, title: "hello @cat @dan", body: "b2",
+		e := editFacts{id: "A7", found: true, current: current, seen: &seen, text: wording{title: "hello @cat @dan", body: "b2"},
 			tags: []string{"rust"}, mentionable: []string{"cat", "dan"}, now: 5000}
 		if f != nil {
 			f(&e)
@@ -32,6 +32,7 @@ func TestDecideEdit(t *testing.T) {
 			{"deleted meanwhile", facts(func(f *editFacts) { f.found = false }), ErrNoSuchActivity},
 			{"edited meanwhile", facts(func(f *editFacts) { f.current.Edits = 2 }), errEditedMeanwhile},
 			{"retitled meanwhile", facts(func(f *editFacts) { f.current.Title = "other" }), errEditedMeanwhile},
+			{"warned meanwhile", facts(func(f *editFacts) { f.current.SpoilerText = "cw" }), errEditedMeanwhile},
 		} {
 			if _, err := decideEdit(c.facts); !errors.Is(err, c.err) {
 				t.Errorf("%s: %v, want %v", c.name, err, c.err)
@@ -59,6 +60,12 @@ func TestDecideEdit(t *testing.T) {
 		}
 		if current.Title != "hi @bob" || current.Edits != 1 {
 			t.Error("the decision changed what it read")
+		}
+	})
+	t.Run("a content warning", func(t *testing.T) {
+		p, _ := decideEdit(facts(func(f *editFacts) { f.text = wording{title: "hi @bob", body: "b", spoiler: "plot", sensitive: true} }))
+		if a := p.activity; a.SpoilerText != "plot" || !a.Sensitive || p.was.SpoilerText != "" || p.was.Sensitive {
+			t.Errorf("activity warns %q (%v), version %q (%v)", a.SpoilerText, a.Sensitive, p.was.SpoilerText, p.was.Sensitive)
 		}
 	})
 	t.Run("a clock behind the last edit", func(t *testing.T) {

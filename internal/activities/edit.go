@@ -34,12 +34,14 @@ var (
 	errEditedMeanwhile = errors.New("activities: edited meanwhile")
 )
 
-// Version is an activity's title, body and mentions as they were until an
-// edit.
+// Version is an activity's text (title, body, content warning) and
+// mentions as they were until an edit.
 type Version struct {
-	Title      string   `datastore:"title,noindex"`
-	Body       string   `datastore:"body,noindex"`
-	MentionIDs []string `datastore:"mentionIds,noindex"`
+	Title       string   `datastore:"title,noindex"`
+	Body        string   `datastore:"body,noindex"`
+	SpoilerText string   `datastore:"spoilerText,noindex,omitempty"`
+	Sensitive   bool     `datastore:"sensitive,noindex,omitempty"`
+	MentionIDs  []string `datastore:"mentionIds,noindex"`
 	// Time is when it was posted, or made by an edit: ms since the epoch.
 	Time int64 `datastore:"time,noindex"`
 }
@@ -60,16 +62,32 @@ func versionKeys(db *store.DB, activity string, n int) []*datastore.Key {
 // EditInput is what an author sends to edit an activity: a nil field is
 // left as it is.
 type EditInput struct {
-	Title *string
-	Body  *string
+	Title       *string
+	Body        *string
+	SpoilerText *string
+	Sensitive   *bool
 }
 
 // VersionView is one version of an activity, as its author sees it.
 type VersionView struct {
-	Title      string   `json:"title"`
-	Body       string   `json:"body,omitempty"`
-	Mentions   []string `json:"mentions"`
-	PostedTime int64    `json:"postedTime"`
+	Title       string   `json:"title"`
+	Body        string   `json:"body,omitempty"`
+	SpoilerText string   `json:"spoilerText,omitempty"`
+	Sensitive   bool     `json:"sensitive"`
+	Mentions    []string `json:"mentions"`
+	PostedTime  int64    `json:"postedTime"`
+}
+
+// wording is what an edit may change of an activity: its title, body and
+// content warning.
+type wording struct {
+	title, body, spoiler string
+	sensitive            bool
+}
+
+// textOf returns a's text.
+func textOf(a *Activity) wording {
+	return wording{title: a.Title, body: a.Body, spoiler: a.SpoilerText, sensitive: a.Sensitive}
 }
 
 // Edit changes the title and body of author's activity id, and returns it
@@ -85,8 +103,8 @@ func (s *Service) Edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if _, ok := ids.Parse(id); !ok {
 		return View{}, ErrNoSuchActivity
 	}
-	if in.Title == nil && in.Body == nil {
-		return View{}, derrors.New(derrors.InvalidArgument, "give a title or a body to change")
+	if in.Title == nil && in.Body == nil && in.SpoilerText == nil && in.Sensitive == nil {
+		return View{}, derrors.New(derrors.InvalidArgument, "give a title, a body, a spoilerText or sensitive to change")
 	}
 	for attempt := 0; ; attempt++ {
 		v, err := s.edit(ctx, author, id, in)
@@ -112,13 +130,14 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	} else if seen.RepostOf != "" {
 		return View{}, errRepostEdit
 	}
-	title, body, err := editedText(&seen, in)
+	now, err := editedText(&seen, in)
 	if err != nil {
 		return View{}, err
 	}
-	if title == seen.Title && body == seen.Body {
+	if now == textOf(&seen) {
 		return s.viewOne(ctx, author, key, &seen)
 	}
+	title, body := now.title, now.body
 	if seen.Edits >= MaxEdits {
 		return View{}, ErrTooManyEdits
 	}
@@ -141,7 +160,7 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, s.editedJobs(author, id, &seen, mentions, tagged), func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			f := editFacts{id: id, seen: &seen, title: title, body: body, tags: tagged, now: s.now().UnixMilli()}
+			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli()}
 			l := tx.Lookup()
 			found := l.Add(key, &f.current)
 			me := accounts.Read(l, author)
@@ -182,20 +201,34 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	return s.viewOne(ctx, author, key, a)
 }
 
-// editedText is the title and body an edit of seen makes.
-func editedText(seen *Activity, in EditInput) (title, body string, err error) {
-	title, body = seen.Title, seen.Body
-	if in.Title != nil {
-		if title, err = text.Clean("title", *in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
-			return "", "", err
+// editedText is the text an edit of seen makes. A content warning
+// marks the pictures sensitive, as a post's does.
+func editedText(seen *Activity, in EditInput) (wording, error) {
+	t := textOf(seen)
+	var err error
+	for _, f := range []struct {
+		name  string
+		in    *string
+		to    *string
+		rules text.Rules
+	}{
+		{"title", in.Title, &t.title, text.Rules{Max: MaxTitle, Required: true}},
+		{"body", in.Body, &t.body, text.Rules{Max: MaxBody, Multiline: true}},
+		{"spoilerText", in.SpoilerText, &t.spoiler, text.Rules{Max: MaxSpoilerText}},
+	} {
+		if f.in != nil {
+			if *f.to, err = text.Clean(f.name, *f.in, f.rules); err != nil {
+				return wording{}, err
+			}
 		}
 	}
-	if in.Body != nil {
-		if body, err = text.Clean("body", *in.Body, text.Rules{Max: MaxBody, Multiline: true}); err != nil {
-			return "", "", err
-		}
+	if in.Sensitive != nil {
+		t.sensitive = *in.Sensitive
 	}
-	return title, body, nil
+	if t.spoiler != "" {
+		t.sensitive = true
+	}
+	return t, nil
 }
 
 // editedJobs are the jobs of an edit of seen, to enqueue before its
@@ -236,7 +269,7 @@ type editFacts struct {
 	found       bool
 	current     Activity  // as the transaction read it
 	seen        *Activity // as the edit read it before
-	title, body string    // the new text
+	text        wording   // the new text
 	tags        []string  // its tags
 	mentionable []string  // those it names who exist and block no one of the two
 	now         int64     // Unix milliseconds
@@ -260,16 +293,17 @@ func decideEdit(f editFacts) (editPlan, error) {
 		return editPlan{}, f.mayAct // deleted, or suspended with a token another instance still trusts
 	case !f.found:
 		return editPlan{}, ErrNoSuchActivity
-	case f.current.Edits != f.seen.Edits || f.current.Title != f.seen.Title || f.current.Body != f.seen.Body:
+	case f.current.Edits != f.seen.Edits || textOf(&f.current) != textOf(f.seen):
 		return editPlan{}, errEditedMeanwhile
 	}
 	a := f.current
-	was := &Version{Title: a.Title, Body: a.Body, MentionIDs: a.MentionIDs, Time: a.PostedTime}
+	was := &Version{Title: a.Title, Body: a.Body, SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, MentionIDs: a.MentionIDs, Time: a.PostedTime}
 	if a.EditedTime != 0 {
 		was.Time = a.EditedTime
 	}
 	wasAt := mentionedAt(&a)
-	a.Title, a.Body, a.MentionIDs, a.MentionedAt, a.Tags = f.title, f.body, nil, nil, f.tags
+	a.Title, a.Body, a.SpoilerText, a.Sensitive = f.text.title, f.text.body, f.text.spoiler, f.text.sensitive
+	a.MentionIDs, a.MentionedAt, a.Tags = nil, nil, f.tags
 	for _, m := range f.mentionable {
 		at, ok := wasAt[m]
 		if !ok {
@@ -349,7 +383,7 @@ func (s *Service) History(ctx context.Context, viewer, id string) ([]VersionView
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("activities.History(%s): %w", id, err)
 	}
-	now := Version{Title: a.Title, Body: a.Body, MentionIDs: a.MentionIDs, Time: a.PostedTime}
+	now := Version{Title: a.Title, Body: a.Body, SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, MentionIDs: a.MentionIDs, Time: a.PostedTime}
 	if a.EditedTime != 0 {
 		now.Time = a.EditedTime
 	}
@@ -362,7 +396,7 @@ func (s *Service) History(ctx context.Context, viewer, id string) ([]VersionView
 		if m == nil {
 			m = []string{}
 		}
-		out = append(out, VersionView{Title: v.Title, Body: v.Body, Mentions: m, PostedTime: v.Time})
+		out = append(out, VersionView{Title: v.Title, Body: v.Body, SpoilerText: v.SpoilerText, Sensitive: v.Sensitive, Mentions: m, PostedTime: v.Time})
 	}
 	return out, nil
 }

@@ -33,6 +33,9 @@ const (
 	Friends  = "@friends"
 	Mentions = "@mentions"
 	All      = "@all"
+	// Pinned lists what a person pins to the top of their page, the last
+	// pinned first (unpaged: at most MaxPins).
+	Pinned = "@pinned"
 	// TagPrefix starts the selector of a tag's feed: @tag:name.
 	TagPrefix = "@tag:"
 )
@@ -84,6 +87,12 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		since, sinceTag = seq, ":since"+r.Since
 	}
 	switch r.Selector {
+	case Pinned:
+		if r.Since != "" || r.Page.Cursor != "" || r.Page.Offset != 0 {
+			return nil, "", derrors.New(derrors.InvalidArgument, "@pinned is one page: no since, cursor or startIndex")
+		}
+		vs, err := s.pinned(ctx, r.Viewer, r.UserID)
+		return vs, "", err
 	case Self:
 		prefix := selfFeed(r.UserID, app)
 		// Read by someone else: what they may see, by the query.
@@ -274,6 +283,9 @@ type look struct {
 	// followed names authors the viewer is known to follow (what the
 	// feed's query says), whose limited accounts need no read.
 	followed map[string]bool
+	// known are authors read already (a person's card, for their pins),
+	// which the page does not read again.
+	known map[string]*accounts.Record
 }
 
 // viewsOf is views, leaving out the activities of people with a block
@@ -354,7 +366,9 @@ func (p *page) public() bool { return p.lk.where == filters.Public || p.lk.where
 
 func (p *page) person(l *store.Lookup, id string) {
 	if p.authors[id] == nil {
-		p.authors[id] = accounts.Read(l, id)
+		if p.authors[id] = p.lk.known[id]; p.authors[id] == nil {
+			p.authors[id] = accounts.Read(l, id)
+		}
 		p.people = append(p.people, id)
 	}
 }
@@ -471,7 +485,7 @@ func (p *page) facts(i int) shownFacts {
 	a := p.acts[i]
 	f := shownFacts{viewer: p.viewer, feed: policy.Personal, post: a.post(), author: p.account(a.UserID),
 		followed: p.lk.followed[a.UserID] || p.follows[a.UserID].Found(), hidden: p.hidden(a.UserID),
-		texts: []string{a.Title, a.Body}}
+		texts: []string{a.SpoilerText, a.Title, a.Body}}
 	if p.public() {
 		f.feed = policy.PublicFeed
 	}
@@ -480,7 +494,7 @@ func (p *page) facts(i int) shownFacts {
 		f.repost, f.sharedFound = true, p.sharedFound[i].Found()
 		f.shared, f.sharedAuthor = sh.post(), p.account(by)
 		f.sharedFollowed, f.sharedHidden = p.lk.followed[by] || p.follows[by].Found(), p.hidden(by)
-		f.texts = append(f.texts, sh.Title, sh.Body)
+		f.texts = append(f.texts, sh.SpoilerText, sh.Title, sh.Body)
 	}
 	return f
 }
@@ -497,6 +511,7 @@ func (p *page) view(id string, a *Activity, r *reading, mint media.Minter) View 
 	}
 	v := toView(id, a, author, likes, comments, liked)
 	v.RepostedByViewer = reposted
+	v.Pinned = p.authors[a.UserID].Pins(id)
 	v.MediaItems = pictures(mint, a.Media)
 	return v
 }

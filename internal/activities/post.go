@@ -34,8 +34,14 @@ type PostInput struct {
 	Body       string
 	URL        string
 	ExternalID string
-	// Visibility is public (the default, empty), followers or mentioned.
+	// Visibility is public (the default, empty), unlisted, followers or
+	// mentioned.
 	Visibility string
+	// SpoilerText is a content warning the post is folded behind (at most
+	// MaxSpoilerText characters); Sensitive marks its pictures as such
+	// (set by a warning).
+	SpoilerText string
+	Sensitive   bool
 	// Media are the ids of the author's uploaded pictures it carries, at
 	// most media.MaxPerActivity, in the order shown.
 	Media []string
@@ -55,9 +61,16 @@ func (in *PostInput) validate() error {
 	switch in.Visibility {
 	case "":
 		in.Visibility = Public
-	case Public, FollowersOnly, MentionedOnly:
+	case Public, Unlisted, FollowersOnly, MentionedOnly:
 	default:
 		return errVisibility
+	}
+	var err error
+	if in.SpoilerText, err = text.Clean("spoilerText", in.SpoilerText, text.Rules{Max: MaxSpoilerText}); err != nil {
+		return err
+	}
+	if in.SpoilerText != "" {
+		in.Sensitive = true // a warning folds the pictures too, as Mastodon does
 	}
 	if in.repostOf != "" {
 		return nil // no text, and the rest is Repost's
@@ -65,7 +78,6 @@ func (in *PostInput) validate() error {
 	if err := media.CheckIDs(in.Media); err != nil {
 		return err
 	}
-	var err error
 	if in.Title, err = text.Clean("title", in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
 		return err
 	}
@@ -230,7 +242,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if len(p.mentions) > 0 {
 		expected = append(expected, p.mention(seq))
 	}
-	if len(p.tagged) > 0 && p.in.Visibility == Public {
+	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))
 	}
 	var plan postPlan
@@ -238,6 +250,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 		mine := &Activity{
 			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
 			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, Tags: p.tagged,
+			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive,
 		}
 		return p.s.db.Update(ctx, func(tx *store.Tx) error {
 			r, err := p.read(ctx, tx, mine)
@@ -396,13 +409,13 @@ func decidePost(f postFacts) (postPlan, error) {
 	if reach {
 		a.Chunks = max(1, f.chunks)
 	}
-	if f.visibility == Public {
+	if listed(f.visibility) {
 		a.GroupIDs = f.groups // group feeds hold public activities alone
 	}
 	a.MentionIDs = f.mentionable
 	a.RepostOf, a.RepostOfUser = f.repostOf, f.repostOfUser
 	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(a.MentionIDs) > 0,
-		tags: len(a.Tags) > 0 && f.visibility == Public}
+		tags: len(a.Tags) > 0 && listed(f.visibility)}
 	if !reach {
 		plan.audiences = []*Audience{mentionedAudience(&a)}
 		return plan, nil

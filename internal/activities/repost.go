@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -44,7 +45,6 @@ func RepostKey(db *store.DB, activity, user string) *datastore.Key {
 }
 
 var (
-	errNotPublic  = derrors.New(derrors.PermissionDenied, "only a public activity can be reposted")
 	errRepostEdit = derrors.New(derrors.InvalidArgument, "a repost has no text to edit; undo it instead")
 )
 
@@ -62,10 +62,11 @@ func (s *Service) Repost(ctx context.Context, user, id string) (View, bool, erro
 			return View{}, false, err
 		}
 	}
-	if !a.isPublic() {
-		return View{}, false, errNotPublic
+	vis, err := policy.Repost(a.post()) // a repost of an unlisted post is unlisted
+	if err != nil {
+		return View{}, false, err
 	}
-	return s.Post(ctx, user, PostInput{repostOf: id, repostOfUser: a.UserID, shared: a})
+	return s.Post(ctx, user, PostInput{Visibility: vis, repostOf: id, repostOfUser: a.UserID, shared: a})
 }
 
 // Unrepost undoes user's repost of an activity, if any, and returns the

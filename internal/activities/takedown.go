@@ -18,21 +18,22 @@ var ErrNotTheirs = derrors.New(derrors.NotFound, "no such activity of this perso
 // Snapshot is an activity as moderation keeps it: what it said when it
 // was reported, whatever becomes of it.
 type Snapshot struct {
-	ID         string   `json:"id"`
-	Title      string   `json:"title"`
-	Body       string   `json:"body,omitempty"`
-	URL        string   `json:"url,omitempty"`
-	Visibility string   `json:"visibility"`
-	PostedTime int64    `json:"postedTime"`
-	EditedTime int64    `json:"editedTime,omitempty"`
-	RepostOf   string   `json:"repostOf,omitempty"`
-	Mentions   []string `json:"mentions"`
-	Tags       []string `json:"tags"`
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Body        string   `json:"body,omitempty"`
+	SpoilerText string   `json:"spoilerText,omitempty"`
+	URL         string   `json:"url,omitempty"`
+	Visibility  string   `json:"visibility"`
+	PostedTime  int64    `json:"postedTime"`
+	EditedTime  int64    `json:"editedTime,omitempty"`
+	RepostOf    string   `json:"repostOf,omitempty"`
+	Mentions    []string `json:"mentions"`
+	Tags        []string `json:"tags"`
 }
 
 // Snap returns what a view shows, as moderation keeps it.
 func Snap(v View) Snapshot {
-	s := Snapshot{ID: v.ID, Title: v.Title, Body: v.Body, URL: v.URL, Visibility: v.Visibility,
+	s := Snapshot{ID: v.ID, Title: v.Title, Body: v.Body, SpoilerText: v.SpoilerText, URL: v.URL, Visibility: v.Visibility,
 		PostedTime: v.PostedTime, EditedTime: v.EditedTime, Mentions: v.Mentions, Tags: v.Tags}
 	if v.RepostOf != nil {
 		s.RepostOf = v.RepostOf.ID
@@ -115,9 +116,9 @@ func Texts(ctx context.Context, db *store.DB, reader string, idList []string) (m
 			out[id] = nil
 			continue
 		}
-		out[id] = []string{acts[i].Title, acts[i].Body}
+		out[id] = []string{acts[i].SpoilerText, acts[i].Title, acts[i].Body}
 		if shared[i] != nil {
-			out[id] = append(out[id], shared[i].Title, shared[i].Body)
+			out[id] = append(out[id], shared[i].SpoilerText, shared[i].Title, shared[i].Body)
 		}
 	}
 	return out, nil

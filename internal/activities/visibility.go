@@ -20,6 +20,9 @@ import (
 const (
 	// Public: anyone, in every feed that holds it.
 	Public = policy.Public
+	// Unlisted: anyone, on its author's page and in their followers'
+	// homes, but in no public or tag feed (nor a group's).
+	Unlisted = policy.Unlisted
 	// FollowersOnly: the author's followers (at home, and on the author's
 	// page when they read it), the people it mentions, and the author.
 	FollowersOnly = policy.FollowersOnly
@@ -35,9 +38,9 @@ func (a *Activity) post() policy.Post {
 // Every feed enforces visibility with its query, never by leaving out
 // what a page read: an activity's visibleTo holds the audiences that may
 // find it by a query, and its places (places.go) follow from it. A public
-// one holds both, a followers-only one "followers", one for the mentioned
-// neither.
-//   - @all and tag feeds are places of public activities alone;
+// or unlisted one holds both, a followers-only one "followers", one for
+// the mentioned neither.
+//   - @all and tag feeds are places of public activities alone (listed);
 //   - a person's page, read by someone else, is the range of the
 //     "followers" audience if the reader follows them (one lookup of the
 //     follow, by key, before the query), else of "public";
@@ -60,7 +63,7 @@ func mentionedAudience(a *Activity) *Audience {
 	return &Audience{FollowerIDs: append([]string{a.UserID}, a.MentionIDs...), Seq: a.Seq, UserID: MentionAudience(a.UserID)}
 }
 
-var errVisibility = derrors.New(derrors.InvalidArgument, "visibility must be public, followers or mentioned")
+var errVisibility = derrors.New(derrors.InvalidArgument, "visibility must be public, unlisted, followers or mentioned")
 
 // visibleTo returns the visibleTo of an activity of visibility v.
 func visibleTo(v string) []string {
@@ -70,11 +73,15 @@ func visibleTo(v string) []string {
 	case MentionedOnly:
 		return nil
 	}
-	return []string{Public, FollowersOnly}
+	return []string{Public, FollowersOnly} // public and unlisted: on the page for anyone
 }
 
-// isPublic reports whether anyone may see a.
-func (a *Activity) isPublic() bool { return a.Visibility == Public }
+// listed reports whether a post of visibility v is listed: in the public
+// and tag feeds, a group's, and its tags' followers' homes (policy.Listed).
+func listed(v string) bool { return policy.Post{Visibility: v}.Listed() }
+
+// isPublic reports whether a is listed (public, not unlisted).
+func (a *Activity) isPublic() bool { return listed(a.Visibility) }
 
 // reachesFollowers reports whether a goes to the author's followers.
 func (a *Activity) reachesFollowers() bool { return a.Visibility != MentionedOnly }

@@ -33,6 +33,9 @@ type activityFields struct {
 	ExternalID string `json:"externalId"`
 	AppID      string `json:"appId"`
 	Visibility string `json:"visibility"`
+	// SpoilerText is a content warning; Sensitive marks the pictures.
+	SpoilerText string `json:"spoilerText"`
+	Sensitive   bool   `json:"sensitive"`
 	// MediaItems are the uploaded pictures it carries.
 	MediaItems mediaRefs `json:"mediaItems"`
 }
@@ -63,8 +66,10 @@ func activitiesCreateFromRequest(c *gin.Context) (activityParams, error) {
 
 // activityEdit is an edit as a client sends it: a field left out is kept.
 type activityEdit struct {
-	Title *string `json:"title"`
-	Body  *string `json:"body"`
+	Title       *string `json:"title"`
+	Body        *string `json:"body"`
+	SpoilerText *string `json:"spoilerText"`
+	Sensitive   *bool   `json:"sensitive"`
 }
 
 // activityUpdateParams are the parameters of activities.update.
@@ -102,7 +107,9 @@ func (s *Server) activitiesUpdate(ctx context.Context, caller string, p activity
 	if p.Activity == nil {
 		return nil, derrors.New(derrors.InvalidArgument, "activity is required")
 	}
-	v, err := s.activities.Edit(ctx, caller, p.ActivityIDs[0], activities.EditInput{Title: p.Activity.Title, Body: p.Activity.Body})
+	v, err := s.activities.Edit(ctx, caller, p.ActivityIDs[0], activities.EditInput{
+		Title: p.Activity.Title, Body: p.Activity.Body, SpoilerText: p.Activity.SpoilerText, Sensitive: p.Activity.Sensitive,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +176,7 @@ func (s *Server) findActivities(ctx context.Context, caller string, p activityPa
 	}
 	req := activities.FeedRequest{Viewer: caller, Selector: p.GroupID, AppID: p.AppID, Since: p.Since, Page: page}
 	switch p.GroupID {
-	case activities.Self, activities.Friends, activities.Mentions:
+	case activities.Self, activities.Friends, activities.Mentions, activities.Pinned:
 		if req.UserID, err = s.accounts.Resolve(ctx, caller, p.UserID); err != nil {
 			return nil, err
 		}
@@ -218,7 +225,8 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	}
 	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
 		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
-		Visibility: p.Activity.Visibility, Media: p.Activity.MediaItems,
+		Visibility: p.Activity.Visibility, SpoilerText: p.Activity.SpoilerText, Sensitive: p.Activity.Sensitive,
+		Media: p.Activity.MediaItems,
 	})
 	if err != nil {
 		return nil, err

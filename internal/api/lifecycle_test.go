@@ -115,6 +115,18 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 			t.Fatal(r.status, string(r.raw))
 		}
 	}
+	// Bookmarks both ways, and a pin of the victim's.
+	for _, bm := range []struct {
+		u        user
+		activity string
+	}{{v, theirs}, {v, bobs}, {a, mine}, {a, bobs}} {
+		if r := e.do("POST", "/social/rest/bookmarks/"+bm.activity, bm.u.token, nil); r.status != 200 {
+			t.Fatal(r.status, string(r.raw))
+		}
+	}
+	if r := e.do("POST", "/social/rest/pins/"+mine, v.token, nil); r.status != 200 {
+		t.Fatal(r.status, string(r.raw))
+	}
 	for _, cm := range []struct {
 		u        user
 		activity string
@@ -193,7 +205,7 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 		t.Errorf("after the erasure, %d entities still name the user:\n%s", len(found), strings.Join(found, "\n"))
 	}
 	t.Logf("kinds counted after the erasure: %v", counted)
-	for _, kind := range []string{"Activity", "Audience", "Membership", "Group", "Comment", "Notification", "Token", "User", "Username", "AppData", "TagFollow"} {
+	for _, kind := range []string{"Activity", "Audience", "Membership", "Group", "Comment", "Notification", "Token", "User", "Username", "AppData", "TagFollow", "Bookmark"} {
 		if counted[kind] == 0 {
 			t.Errorf("no %s left at all: the check looked at nothing", kind)
 		}
@@ -488,7 +500,7 @@ func TestExport(t *testing.T) {
 		t.Errorf("complete %v, person %v", doc.Complete, doc.Person)
 	case len(doc.Activities) != n || doc.Activities[0]["title"] != fmt.Sprintf("post %d", n-1) || doc.Activities[n-1]["title"] != "post 0, edited":
 		t.Errorf("%d activities, want %d newest first", len(doc.Activities), n)
-	case doc.Activities[0]["history"] != nil || fmt.Sprint(doc.Activities[n-1]["history"]) != fmt.Sprintf("[map[mentions:[] postedTime:%v title:post 0] map[mentions:[] postedTime:%v title:post 0, edited]]",
+	case doc.Activities[0]["history"] != nil || fmt.Sprint(doc.Activities[n-1]["history"]) != fmt.Sprintf("[map[mentions:[] postedTime:%v sensitive:false title:post 0] map[mentions:[] postedTime:%v sensitive:false title:post 0, edited]]",
 		doc.Activities[n-1]["postedTime"], doc.Activities[n-1]["editedTime"]):
 		t.Errorf("histories: %v and %v, want none and the edited post's two versions", doc.Activities[0]["history"], doc.Activities[n-1]["history"])
 	case len(doc.Follows) != 1 || doc.Follows[0]["id"] != b.id || len(doc.Followers) != 1 || doc.Followers[0]["id"] != b.id:

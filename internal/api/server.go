@@ -22,6 +22,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/appdata"
+	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
 	"socialstream/internal/filters"
@@ -67,6 +68,7 @@ type Deps struct {
 	Rebuild       *rebuild.Service
 	Comments      *comments.Service
 	Likes         *likes.Service
+	Bookmarks     *bookmarks.Service
 	Notifications *notifications.Service
 	Lifecycle     *lifecycle.Service
 	AppData       *appdata.Service
@@ -90,6 +92,7 @@ type Server struct {
 	rebuild       *rebuild.Service
 	comments      *comments.Service
 	likes         *likes.Service
+	bookmarks     *bookmarks.Service
 	notifications *notifications.Service
 	lifecycle     *lifecycle.Service
 	appData       *appdata.Service
@@ -109,11 +112,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -212,6 +215,15 @@ func (s *Server) Routes() *gin.Engine {
 	rp.GET("/:activityId", rest(s, http.StatusOK, s.repostsGet, likesFromRequest))
 	rp.POST("/:activityId", rest(s, http.StatusCreated, s.repostsCreate, likesFromRequest))
 	rp.DELETE("/:activityId", rest(s, http.StatusOK, s.repostsDelete, likesFromRequest))
+
+	bm := social.Group("/rest/bookmarks")
+	bm.GET("", rest(s, http.StatusOK, s.bookmarksGet, likesFromRequest))
+	bm.POST("/:activityId", rest(s, http.StatusOK, s.bookmarksCreate, likesFromRequest))
+	bm.DELETE("/:activityId", rest(s, http.StatusOK, s.bookmarksDelete, likesFromRequest))
+
+	pin := social.Group("/rest/pins")
+	pin.POST("/:activityId", rest(s, http.StatusOK, s.pinsCreate, likesFromRequest))
+	pin.DELETE("/:activityId", rest(s, http.StatusOK, s.pinsDelete, likesFromRequest))
 
 	fl := social.Group("/rest/filters")
 	fl.GET("/:userId", rest(s, http.StatusOK, s.filtersGet, filtersFromRequest))

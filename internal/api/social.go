@@ -131,6 +131,58 @@ func (s *Server) repostsDelete(ctx context.Context, caller string, p likeParams)
 	return entry{v}, nil
 }
 
+// bookmarksGet lists the caller's bookmarks, newest first.
+func (s *Server) bookmarksGet(ctx context.Context, caller string, p likeParams) (any, error) {
+	page, err := p.page()
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := s.bookmarks.List(ctx, caller, page)
+	if err != nil {
+		return nil, err
+	}
+	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
+		TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+}
+
+// bookmarksCreate bookmarks an activity, and answers it.
+func (s *Server) bookmarksCreate(ctx context.Context, caller string, p likeParams) (any, error) {
+	v, err := s.bookmarks.Add(ctx, caller, p.ActivityID)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
+// bookmarksDelete takes an activity off the caller's bookmarks, and
+// answers it.
+func (s *Server) bookmarksDelete(ctx context.Context, caller string, p likeParams) (any, error) {
+	v, err := s.bookmarks.Remove(ctx, caller, p.ActivityID)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
+// pinsCreate pins one of the caller's activities to the top of their
+// page, and answers it.
+func (s *Server) pinsCreate(ctx context.Context, caller string, p likeParams) (any, error) {
+	v, err := s.activities.Pin(ctx, caller, p.ActivityID, true)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
+// pinsDelete unpins one of the caller's activities, and answers it.
+func (s *Server) pinsDelete(ctx context.Context, caller string, p likeParams) (any, error) {
+	v, err := s.activities.Pin(ctx, caller, p.ActivityID, false)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
 // notificationParams are the parameters of notifications.get and .read.
 type notificationParams struct {
 	UserID string   `json:"userId"`

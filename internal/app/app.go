@@ -26,6 +26,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/api"
 	"socialstream/internal/appdata"
+	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
 	"socialstream/internal/filters"
@@ -425,6 +426,7 @@ type Services struct {
 	Activities    *activities.Service
 	Comments      *comments.Service
 	Likes         *likes.Service
+	Bookmarks     *bookmarks.Service
 	Lifecycle     *lifecycle.Service
 	AppData       *appdata.Service
 	Mutes         *mutes.Service
@@ -486,7 +488,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Likes:  likes.Records{DB: db},
-		Forget: []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, s.Notifications},
+		Forget: []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
 		Links:  links, Pictures: pictures,
 	}); err != nil {
 		return nil, err
@@ -495,6 +497,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	if s.Likes, err = likes.New(db, s.Activities, s.Notifications); err != nil {
+		return nil, err
+	}
+	if s.Bookmarks, err = bookmarks.New(db, gen, s.Activities); err != nil {
 		return nil, err
 	}
 	if s.AppData, err = appdata.New(db); err != nil {
@@ -541,7 +546,7 @@ func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error
 // who list them.
 func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -31,9 +31,12 @@ type post struct {
 	// repostOf and sharedAuthor, on a repost: the post it shares, and
 	// that post's author.
 	repostOf, sharedAuthor string
-	// visibility is public, followers or mentioned: for the mentioned
-	// alone, its home audience is whom it mentions now, as last edited.
+	// visibility is public, unlisted, followers or mentioned: for the
+	// mentioned alone, its home audience is whom it mentions now, as last
+	// edited. A repost's is what it shares'.
 	visibility string
+	// warning is its content warning, which travels with it everywhere.
+	warning    string
 	start, end time.Time
 	seqTime    time.Time // when the id was minted, from the id itself
 	deleted    bool
@@ -80,7 +83,10 @@ type model struct {
 	comments []*comment
 	// follows by (follower, followee), memberships by (group, user): the
 	// pair's events in order, and whether it holds now.
-	follows, members    map[pair][]event
+	follows, members map[pair][]event
+	// pins are what each person pins, the last pinned first; bookmarks
+	// what each keeps, the newest bookmark first.
+	pins, bookmarks     map[string][]string
 	following, isMember map[pair]bool
 	likes               map[pair]bool // (activity, user)
 	// invited holds the (group, user) pairs the owner may have invited
@@ -132,12 +138,15 @@ func newModel() *model {
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
 		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
-		ops: map[string]int{}, failed: map[string]int{},
+		pins: map[string][]string{}, bookmarks: map[string][]string{}, ops: map[string]int{}, failed: map[string]int{},
 	}
 }
 
-// public reports whether anyone may see p.
+// public reports whether p is listed: in @all, tag and group feeds.
 func (p *post) public() bool { return p.visibility == "" || p.visibility == "public" }
+
+// open reports whether anyone may see p: public or unlisted.
+func (p *post) open() bool { return p.public() || p.visibility == "unlisted" }
 
 // drop marks p deleted, with the reposts of it (the cleanup deletes them,
 // and no feed shows them meanwhile). The caller holds m.mu.

@@ -36,7 +36,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	o.checkActivities(all, rep)
-	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkAppData, o.checkGroups} {
+	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkAppData, o.checkGroups} {
 		if err := check(ctx, rep); err != nil {
 			return err
 		}
@@ -351,6 +351,10 @@ func (o *oracle) checkFeed(f feed, items []map[string]any) {
 			if v := pictureViolation(f.name, it, p); v != "" {
 				m.violations = append(m.violations, v)
 			}
+			o.checkWarning(f.name, it, p)
+			if pinned, _ := m.livePins(p.author); (it["pinned"] == true) != slices.Contains(pinned, p.id) {
+				o.violate("%s: %s shows pinned %v; its author pins %v", f.name, id, it["pinned"], pinned)
+			}
 		}
 	}
 	for _, p := range o.live {
@@ -361,6 +365,21 @@ func (o *oracle) checkFeed(f feed, items []map[string]any) {
 			}
 			o.violate("%s: lacks %s (%q, posted %s-%s)%s", f.name, p.id, p.title, clock(p.start), clock(p.end), h)
 		}
+	}
+}
+
+// checkWarning: a post's content warning, and what a repost shares',
+// travel with it, and make it sensitive.
+func (o *oracle) checkWarning(feed string, it map[string]any, p *post) {
+	if p.repostOf != "" {
+		shared, _ := it["repostOf"].(map[string]any)
+		if p = o.m.postByID[p.repostOf]; p == nil || shared == nil {
+			return
+		}
+		it = shared
+	}
+	if got := str(it, "spoilerText"); got != p.warning || p.warning != "" && it["sensitive"] != true {
+		o.violate("%s: %s warns %q (sensitive %v), want %q", feed, p.id, got, it["sensitive"], p.warning)
 	}
 }
 

@@ -64,19 +64,28 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	}
 	title = strings.TrimSpace(title) + tagText(rng, tagged)
 	body := map[string]any{"title": title}
-	// Seven in ten public, two for followers, one for the mentioned.
+	// Six in ten public, one unlisted, two for followers, one for the
+	// mentioned.
 	visibility := "public"
 	switch k := rng.IntN(10); {
 	case k == 9:
 		visibility = "mentioned"
 	case k >= 7:
 		visibility = "followers"
+	case k == 6:
+		visibility = "unlisted"
 	}
 	if visibility != "public" || rng.IntN(2) == 0 {
 		body["visibility"] = visibility
 	}
 	if rng.IntN(2) == 0 {
 		body["externalId"] = fmt.Sprintf("ext-%d", n)
+	}
+	// One in six is behind a content warning.
+	warning := ""
+	if rng.IntN(6) == 0 {
+		warning = fmt.Sprintf("warning of post %d", n)
+		body["spoilerText"] = warning
 	}
 	// One in five carries a picture or two.
 	var pics, alts []string
@@ -121,7 +130,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	r.m.done("post", out != acked, end)
 	if id != "" {
 		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility,
-			pictures: pics, alts: alts}
+			warning: warning, pictures: pics, alts: alts}
 		r.m.mu.Lock()
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
@@ -391,11 +400,16 @@ func (r *runner) repostAs(ctx context.Context, u *user, p *post) error {
 	defer r.rlock("moderate " + orig)()
 	start := time.Now()
 	path := "/social/rest/reposts/" + p.id
-	// Only a public post can be reposted: another is a 403 (or, to
-	// someone who may not see it, a 404).
+	// Only a public or unlisted post can be reposted: another is a 403
+	// (or, to someone who may not see it, a 404); the repost takes its
+	// visibility.
 	r.m.mu.Lock()
 	shared := r.m.postByID[orig]
-	public := shared != nil && shared.public()
+	public := shared != nil && shared.open()
+	visibility := "public"
+	if shared != nil {
+		visibility = shared.visibility
+	}
 	r.m.mu.Unlock()
 	blocked := r.blockedAnswer(u.id, sharer)
 	rep, out := r.writeIf(ctx, "repost", http.MethodPost, path, u.token, nil,
@@ -437,7 +451,7 @@ func (r *runner) repostAs(ctx context.Context, u *user, p *post) error {
 		}
 		return nil
 	}
-	q := &post{id: id, author: u.id, repostOf: orig, sharedAuthor: sharer, start: start, end: end, seqTime: seqTime(id)}
+	q := &post{id: id, author: u.id, repostOf: orig, sharedAuthor: sharer, start: start, end: end, seqTime: seqTime(id), visibility: visibility}
 	if r.m.postByID[id] != nil {
 		r.m.violations = append(r.m.violations, fmt.Sprintf("repost of %s by %s answered the id of another post, %s", orig, u.name, id))
 		return nil

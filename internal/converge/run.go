@@ -303,7 +303,7 @@ func Kinds() []string { return slices.Clone(kinds) }
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -468,6 +468,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{3, r.setAppData, []string{"set app data"}}, {2, r.deleteAppData, []string{"delete app data"}},
 		{1, r.remove, []string{"remove", "report"}}, {2, r.limit, []string{"limit", "unlimit"}},
 		{2, r.suspend, []string{"suspend", "unsuspend"}}, {2, r.filter, []string{"filter", "unfilter"}},
+		{3, r.pin, []string{"pin", "unpin"}}, {3, r.bookmark, []string{"bookmark", "unbookmark"}},
 		{r.cfg.Storms, r.storm, []string{"storm"}},
 	}
 	total := 0

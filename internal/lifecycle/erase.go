@@ -25,6 +25,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/appdata"
 	"socialstream/internal/blocks"
+	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -180,6 +181,9 @@ func (s *Service) phases() []phase {
 		}},
 		{"likes", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return likes.Erase(ctx, db, user, n)
+		}},
+		{"bookmarks", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return bookmarks.Erase(ctx, db, user, n)
 		}},
 		{"comments", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return comments.Erase(ctx, db, user, n)

@@ -11,6 +11,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/appdata"
 	"socialstream/internal/blocks"
+	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
@@ -35,7 +36,7 @@ type Since struct {
 	Since string `json:"since"`
 }
 
-// Like is a like as the export shows it.
+// Like is a like, or a bookmark, as the export shows it.
 type Like struct {
 	ActivityID string `json:"activityId"`
 	Since      string `json:"since"`
@@ -158,6 +159,11 @@ func (s *Service) Export(ctx context.Context, user string, w io.Writer, flush fu
 	})
 	d.list("likes", func(item func(any) error) error {
 		return likes.Each(ctx, s.db, user, func(activity string, since time.Time) error {
+			return item(Like{ActivityID: activity, Since: stamp(since)})
+		})
+	})
+	d.list("bookmarks", func(item func(any) error) error {
+		return bookmarks.Each(ctx, s.db, user, func(activity string, since time.Time) error {
 			return item(Like{ActivityID: activity, Since: stamp(since)})
 		})
 	})

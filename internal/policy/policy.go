@@ -17,9 +17,11 @@
 //     itself), never a public or tag feed; its mentions and reactions
 //     notify its followers alone.
 //   - A block either way hides each from the other.
-//   - Visibility: public to anyone, followers-only to the author's
-//     followers and those it mentions, mentioned-only to those it
-//     mentions; the author always sees their own.
+//   - Visibility: public to anyone, unlisted to anyone who has it but in
+//     no public or tag feed, followers-only to the author's followers and
+//     those it mentions, mentioned-only to those it mentions; the author
+//     always sees their own. Public and unlisted posts alone may be
+//     reposted, and the repost takes their visibility.
 //   - A suspended actor may do nothing that writes (403); a deleted one is
 //     no one (401).
 package policy
@@ -34,6 +36,9 @@ import (
 const (
 	// Public: anyone, in every feed that holds it.
 	Public = "public"
+	// Unlisted: anyone who has it (by id, on its author's page, in its
+	// author's followers' homes), but in no public or tag feed.
+	Unlisted = "unlisted"
 	// FollowersOnly: the author's followers, the people it mentions, and
 	// the author.
 	FollowersOnly = "followers"
@@ -64,8 +69,8 @@ func (a Account) Staff() bool { return a.Role == RoleModerator || a.Role == Role
 // Post is what the policy knows of an activity.
 type Post struct {
 	Author string
-	// Visibility is Public, FollowersOnly or MentionedOnly; empty is
-	// Public.
+	// Visibility is Public, Unlisted, FollowersOnly or MentionedOnly;
+	// empty is Public.
 	Visibility string
 	Mentions   []string
 	Removed    bool
@@ -164,6 +169,50 @@ func (p Post) visibility() string {
 	return p.Visibility
 }
 
+// Open reports whether anyone may read p (Public or Unlisted), moderation
+// and blocks aside.
+func (p Post) Open() bool { return p.visibility() == Public || p.visibility() == Unlisted }
+
+// Listed reports whether p belongs in the public and tag feeds (and
+// their copies: a group's feed, a tag's followers' homes): Public alone.
+func (p Post) Listed() bool { return p.visibility() == Public }
+
+// ErrNotRepostable refuses a repost of what is neither public nor
+// unlisted.
+var ErrNotRepostable = derrors.New(derrors.PermissionDenied, "only a public or unlisted activity can be reposted")
+
+// Repost decides whether p may be reposted (by one who may see it) and
+// the visibility the repost takes: p's own, so that a repost of an
+// unlisted post is listed nowhere either.
+func Repost(p Post) (string, error) {
+	if !p.Open() {
+		return "", ErrNotRepostable
+	}
+	return p.visibility(), nil
+}
+
+// Refusals of a pin.
+var (
+	// ErrNotYours refuses a pin of someone else's post.
+	ErrNotYours = derrors.New(derrors.PermissionDenied, "only the author may do that")
+	// ErrNotPinnable refuses a pin of a post that is not public or
+	// unlisted, or of a repost.
+	ErrNotPinnable = derrors.New(derrors.PermissionDenied, "only one's own public or unlisted posts can be pinned, not reposts")
+)
+
+// MayPin decides whether actor may pin p (a repost if repost) to the top
+// of their page: their own, public or unlisted (what anyone reading the
+// page may read), and not a repost, as Mastodon has it.
+func MayPin(actor string, p Post, repost bool) error {
+	switch {
+	case actor == "" || actor != p.Author:
+		return ErrNotYours
+	case !p.Open(), repost:
+		return ErrNotPinnable
+	}
+	return nil
+}
+
 // addressed reports whether the post names reader among its mentions.
 func (p Post) addressed(reader string) bool {
 	return reader != "" && slices.Contains(p.Mentions, reader)
@@ -175,7 +224,7 @@ func (p Post) addressed(reader string) bool {
 // It knows nothing of moderation or blocks (see SeePost).
 func Addressed(reader string, p Post, follows bool) bool {
 	switch {
-	case reader != "" && reader == p.Author, p.visibility() == Public, p.addressed(reader):
+	case reader != "" && reader == p.Author, p.Open(), p.addressed(reader):
 		return true
 	case p.visibility() == FollowersOnly:
 		return follows

@@ -30,6 +30,10 @@ func TestSeePost(t *testing.T) {
 		{"public, to a stranger", "bob", post(Public), alice, Ties{}, true},
 		{"unset visibility is public", "bob", post(""), alice, Ties{}, true},
 		{"public, to no one signed in", "", post(Public), alice, Ties{}, true},
+		{"unlisted, to a stranger", "bob", post(Unlisted), alice, Ties{}, true},
+		{"unlisted, to no one signed in", "", post(Unlisted), alice, Ties{}, true},
+		{"unlisted, limited author, to a stranger", "bob", post(Unlisted), limited, Ties{}, false},
+		{"unlisted, across a block", "bob", post(Unlisted), alice, Ties{Blocked: true}, false},
 		{"followers-only, to a follower", "bob", post(FollowersOnly), alice, Ties{Follows: true}, true},
 		{"followers-only, to a stranger", "bob", post(FollowersOnly), alice, Ties{}, false},
 		{"followers-only, to someone it mentions", "bob", post(FollowersOnly, "bob"), alice, Ties{}, true},
@@ -70,6 +74,7 @@ func TestNeedsFollow(t *testing.T) {
 		{"public, a known author", "bob", post(Public), alice, true, false},
 		{"public, an author not read", "bob", post(Public), alice, false, true},
 		{"public, a limited author", "bob", post(Public), limited, true, true},
+		{"unlisted, a known author", "bob", post(Unlisted), alice, true, false},
 		{"followers-only", "bob", post(FollowersOnly), alice, true, true},
 		{"followers-only, mentioning the reader", "bob", post(FollowersOnly, "bob"), alice, true, false},
 		{"mentioned-only", "bob", post(MentionedOnly), alice, true, false},
@@ -226,7 +231,7 @@ func TestSeeNotification(t *testing.T) {
 }
 
 func TestSeePicture(t *testing.T) {
-	onPublic := post(Public)
+	onPublic, onUnlisted, onFollowers := post(Public), post(Unlisted), post(FollowersOnly)
 	onRemoved := post(Public)
 	onRemoved.Removed = true
 	for _, c := range []struct {
@@ -238,6 +243,8 @@ func TestSeePicture(t *testing.T) {
 		want   bool
 	}{
 		{"on a public post, to a stranger", "bob", Picture{Owner: "alice", OnPost: &onPublic}, alice, Ties{}, true},
+		{"on an unlisted post, to a stranger", "bob", Picture{Owner: "alice", OnPost: &onUnlisted}, alice, Ties{}, true},
+		{"on a followers-only post, to a stranger", "bob", Picture{Owner: "alice", OnPost: &onFollowers}, alice, Ties{}, false},
 		{"on a public post, across a block", "bob", Picture{Owner: "alice", OnPost: &onPublic}, alice, Ties{Blocked: true}, false},
 		{"on a removed post, to its owner", "alice", Picture{Owner: "alice", OnPost: &onRemoved}, alice, Ties{}, false},
 		{"loose, to its owner", "alice", Picture{Owner: "alice"}, alice, Ties{}, true},
@@ -278,6 +285,59 @@ func TestModerated(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Moderated(c.reader, c.f, c.p, c.author, c.follows); got != c.want {
 				t.Errorf("Moderated = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRepostAndListing(t *testing.T) {
+	for _, c := range []struct {
+		vis          string
+		listed       bool
+		repostAs     string
+		repostRefuse bool
+	}{
+		{Public, true, Public, false},
+		{"", true, Public, false},
+		{Unlisted, false, Unlisted, false},
+		{FollowersOnly, false, "", true},
+		{MentionedOnly, false, "", true},
+	} {
+		t.Run(c.vis, func(t *testing.T) {
+			p := post(c.vis)
+			if got := p.Listed(); got != c.listed {
+				t.Errorf("Listed = %v, want %v", got, c.listed)
+			}
+			got, err := Repost(p)
+			if got != c.repostAs || (err != nil) != c.repostRefuse {
+				t.Errorf("Repost = %q, %v; want %q, refused %v", got, err, c.repostAs, c.repostRefuse)
+			}
+			if err != nil && !errors.Is(err, ErrNotRepostable) {
+				t.Errorf("Repost refused with %v, want ErrNotRepostable", err)
+			}
+		})
+	}
+}
+
+func TestMayPin(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		actor  string
+		p      Post
+		repost bool
+		want   error
+	}{
+		{"one's own public", "alice", post(Public), false, nil},
+		{"one's own unlisted", "alice", post(Unlisted), false, nil},
+		{"one's own followers-only", "alice", post(FollowersOnly), false, ErrNotPinnable},
+		{"one's own for the mentioned", "alice", post(MentionedOnly), false, ErrNotPinnable},
+		{"one's own repost", "alice", post(Public), true, ErrNotPinnable},
+		{"someone else's", "bob", post(Public), false, ErrNotYours},
+		{"no one signed in", "", post(Public), false, ErrNotYours},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := MayPin(c.actor, c.p, c.repost); !errors.Is(got, c.want) || (got == nil) != (c.want == nil) {
+				t.Errorf("MayPin = %v, want %v", got, c.want)
 			}
 		})
 	}

@@ -199,6 +199,25 @@ func TestTwoPeople(t *testing.T) {
 		` && e.querySelector('.edited') !== null) && document.querySelector('form.edit') === null`, "bob's post edited in place", nil)
 	bob.shot("edited")
 
+	// A post behind a content warning is folded at ann's home until she
+	// asks for the rest.
+	const warning, behind = "spoilers: the finale", "The butler did it."
+	bob.do(
+		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), behind),
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name=spoilerText]`), warning),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)),
+	)
+	ann.waitFor(`(document.querySelector('section.feed').poll(), document.querySelector('section.feed .fresh:not([hidden])') !== null)`,
+		"bob's warned post announced", nil)
+	ann.do(chromedp.Click(chromedp.CSS(`section.feed .fresh`)))
+	ann.waitFor(`(() => { const w = document.querySelector('.stream .activity .warned');
+		return w !== null && w.querySelector('.spoiler').textContent.includes(`+jsString(warning)+`) &&
+			w.querySelector('.content').hidden && w.querySelector('.title').textContent === `+jsString(behind)+` })()`,
+		"the warned post folded", nil)
+	ann.shot("content-warning")
+	ann.do(chromedp.Click(chromedp.CSS(`.stream .activity .warned button`)))
+	ann.waitFor(`!document.querySelector('.stream .activity .warned .content').hidden`, "the warned post unfolded", nil)
+
 	ann.checkConsole()
 	bob.checkConsole()
 }
@@ -288,6 +307,30 @@ func TestGroupsCommentsLikes(t *testing.T) {
 		t.Error("the group's tab is still there after leaving")
 	}
 	cat.shot("left")
+
+	// Cat keeps dan's post in her bookmarks, which she alone sees.
+	cat.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/public"]`)))
+	cat.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+		"dan's post on the public tab", nil)
+	cat.clickButton("Bookmark")
+	cat.waitFor(`[...document.querySelectorAll('main button')].some(b => b.textContent === '🔖 Bookmarked')`, "a pressed bookmark", nil)
+	cat.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/bookmarks"]`)))
+	cat.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+		"dan's post among cat's bookmarks", nil)
+	cat.shot("bookmarks")
+
+	// Dan pins his post: his page shows it first, marked pinned.
+	dan.do(chromedp.Click(chromedp.CSS(`#me-link`)))
+	dan.waitFor(`[...document.querySelectorAll('main button')].some(b => b.textContent === 'Pin')`, "a pin button on dan's page", nil)
+	dan.clickButton("Pin")
+	dan.waitFor(`[...document.querySelectorAll('main button')].some(b => b.textContent === 'Unpin')`, "the post pinned", nil)
+	dan.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav=home]`)), chromedp.WaitVisible(chromedp.CSS(`form.composer`)),
+		chromedp.Click(chromedp.CSS(`#me-link`)))
+	dan.waitFor(`(() => { const p = document.querySelector('.stream.pinned .activity');
+		return p !== null && p.querySelector('.title').textContent === `+jsString(post)+` && p.querySelector('.pinned') !== null })()`,
+		"the pinned post first on dan's page", nil)
+	dan.checkLabels()
+	dan.shot("pinned")
 
 	cat.checkConsole()
 	dan.checkConsole()

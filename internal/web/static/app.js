@@ -358,6 +358,8 @@ const FEEDS = {
   mine: { label: 'Mine', path: '/activities/@me/@self' },
   mentions: { label: 'Mentions', path: '/activities/@me/@mentions', marker: 'mentions' },
   public: { label: 'Public', path: '/activities/@me/@all', marker: 'all' },
+  // Bookmarks are a list, not a feed: newest bookmark first, no 'since'.
+  bookmarks: { label: 'Bookmarks', path: '/bookmarks', still: true },
 };
 
 function feedTabs(current) {
@@ -374,8 +376,10 @@ function composer(onPosted) {
   text.addEventListener('input', () => { left.textContent = `${500 - text.value.length} characters left`; });
   const visibility = h('select', { name: 'visibility' },
     h('option', { value: 'public', text: 'Public: anyone' }),
+    h('option', { value: 'unlisted', text: 'Unlisted: anyone, but kept out of public and tag feeds' }),
     h('option', { value: 'followers', text: 'Followers: your followers and the people you mention' }),
     h('option', { value: 'mentioned', text: 'Mentioned: the people you mention alone' }));
+  const warning = h('input', { name: 'spoilerText', maxlength: 500, placeholder: 'e.g. spoilers' });
   const submit = h('button', { type: 'submit', text: 'Post' });
   const pics = pictureChooser();
   // One key per draft: a post retried after a slow or lost answer is
@@ -388,11 +392,13 @@ function composer(onPosted) {
       guard(submit, async () => {
         const body = { title: text.value, externalId: key, visibility: visibility.value };
         if (url.value.trim()) body.url = url.value.trim();
+        if (warning.value.trim()) body.spoilerText = warning.value.trim();
         const ids = await pics.upload();
         if (ids.length) body.mediaItems = ids.map((id) => ({ id }));
         const res = await api('POST', rest('/activities/@me/@self'), body);
         text.value = '';
         url.value = '';
+        warning.value = '';
         visibility.value = 'public';
         left.textContent = '500 characters left';
         pics.clear();
@@ -401,6 +407,7 @@ function composer(onPosted) {
       });
     },
   }, field('What’s happening? Use @name to mention someone, #tag to file it.', text), left, field('Link (optional)', url),
+  field('Content warning (optional): the post is folded behind it', warning),
   pics.el, field('Who can see it', visibility), submit);
 }
 
@@ -445,8 +452,15 @@ function pictureChooser() {
 
 // pictures shows an activity's pictures: each thumbnail, with its alt
 // text, links to the whole picture.
-function pictures(items) {
+// pictures draws a post's pictures; sensitive ones behind a button.
+function pictures(items, sensitive) {
   if (!items || !items.length) return null;
+  if (sensitive) {
+    const show = h('button', { type: 'button', class: 'secondary small', text: 'Show sensitive pictures' });
+    const box = h('div', { class: 'pictures sensitive' }, show);
+    show.addEventListener('click', () => box.replaceWith(pictures(items, false)));
+    return box;
+  }
   return h('div', { class: 'pictures' }, items.map((m) =>
     h('a', { href: m.url, target: '_blank', rel: 'noopener' },
       h('img', { src: m.thumbnailUrl, alt: m.description || '', loading: 'lazy', title: m.description || undefined }))));
@@ -457,7 +471,7 @@ function pictures(items) {
 // looks every POLL_MS for what is new (since the newest it shows) and says
 // "N new" rather than reloading; with a marker name, loading the top moves
 // that marker, so the person's other devices know what was seen.
-function stream(path, label, isCurrent, emptyText, marker) {
+function stream(path, label, isCurrent, emptyText, marker, still) {
   const list = h('ol', { class: 'stream', 'aria-label': label });
   const more = h('button', { type: 'button', class: 'secondary', text: 'Load more', hidden: true });
   const empty = h('p', { class: 'empty', text: emptyText, hidden: true });
@@ -484,7 +498,7 @@ function stream(path, label, isCurrent, emptyText, marker) {
     }
   }
   async function poll() {
-    if (!isCurrent() || !newest) return;
+    if (!isCurrent() || !newest || still) return;
     const res = await api('GET', withQuery(rest(path), { count: 100, since: newest, fields: 'id' }));
     if (!isCurrent()) return;
     const n = (res.list || []).length;
@@ -582,8 +596,21 @@ function activityCard(a) {
     comments.hidden = !open;
     commentsBtn.setAttribute('aria-expanded', String(open));
   }));
-  // Only a public post can be reposted.
-  const actions = !a.visibility || a.visibility === 'public' ? [likeBtn, repostBtn, commentsBtn] : [likeBtn, commentsBtn];
+  // Bookmarks are private: whether a post is bookmarked is known in the
+  // bookmarks list and from a bookmark's answer (feeds do not read them).
+  const markBtn = h('button', { type: 'button', class: 'secondary', 'aria-pressed': String(Boolean(a.bookmarked)) });
+  const setMark = () => {
+    markBtn.textContent = a.bookmarked ? '🔖 Bookmarked' : 'Bookmark';
+    markBtn.setAttribute('aria-pressed', String(Boolean(a.bookmarked)));
+  };
+  setMark();
+  markBtn.addEventListener('click', () => guard(markBtn, async () => {
+    const res = await api(a.bookmarked ? 'DELETE' : 'POST', rest('/bookmarks/' + enc(a.id)));
+    a.bookmarked = Boolean(res.entry.bookmarked);
+    setMark();
+  }));
+  // Only a public or unlisted post can be reposted.
+  const actions = OPEN.has(a.visibility || 'public') ? [likeBtn, repostBtn, commentsBtn, markBtn] : [likeBtn, commentsBtn, markBtn];
   const art = h('article', { class: 'activity' });
   if (mine) {
     const del = h('button', { type: 'button', class: 'danger', text: 'Delete' });
@@ -596,6 +623,21 @@ function activityCard(a) {
       });
     });
     actions.push(del);
+    if (OPEN.has(a.visibility || 'public')) {
+      const pinBtn = h('button', { type: 'button', class: 'secondary', 'aria-pressed': String(Boolean(a.pinned)) });
+      const setPin = () => {
+        pinBtn.textContent = a.pinned ? 'Unpin' : 'Pin';
+        pinBtn.setAttribute('aria-pressed', String(Boolean(a.pinned)));
+        pinBtn.title = a.pinned ? 'Take it off the top of your page' : 'Keep it at the top of your page (at most 5)';
+      };
+      setPin();
+      pinBtn.addEventListener('click', () => guard(pinBtn, async () => {
+        const res = await api(a.pinned ? 'DELETE' : 'POST', rest('/pins/' + enc(a.id)));
+        a.pinned = Boolean(res.entry.pinned);
+        setPin();
+      }));
+      actions.push(pinBtn);
+    }
     const edit = h('button', { type: 'button', class: 'secondary', text: 'Edit', 'aria-label': 'Edit this post', 'aria-expanded': 'false' });
     edit.addEventListener('click', () => {
       const open = edit.getAttribute('aria-expanded') !== 'true';
@@ -621,16 +663,36 @@ function activityCard(a) {
     h('header', {}, personLink(author), ' ',
       author.preferredUsername ? h('span', { class: 'handle', text: '@' + author.preferredUsername }) : null,
       ' · ', h('a', { href: `#/activity/${enc(a.userId)}/${enc(a.id)}`, class: 'when' }, time(a.postedTime)),
+      a.pinned ? h('span', { class: 'pinned', text: ' · pinned' }) : null,
       a.editedTime ? h('span', { class: 'edited', title: 'edited ' + new Date(a.editedTime).toLocaleString(), text: ' · edited' }) : null,
       a.visibility && a.visibility !== 'public'
-        ? h('span', { class: 'visibility', text: a.visibility === 'followers' ? ' · followers only' : ' · mentioned only' }) : null),
-    h('p', { class: 'title' }, linkify(a.title || '')),
-    a.body ? h('p', { class: 'body' }, linkify(a.body)) : null,
-    a.url ? h('p', {}, h('a', { href: a.url, rel: 'nofollow noopener ugc', text: a.url })) : null,
-    pictures(a.mediaItems),
+        ? h('span', { class: 'visibility', text: ' · ' + (VISIBILITY[a.visibility] || a.visibility) }) : null),
+    warned(a.spoilerText, [
+      h('p', { class: 'title' }, linkify(a.title || '')),
+      a.body ? h('p', { class: 'body' }, linkify(a.body)) : null,
+      a.url ? h('p', {}, h('a', { href: a.url, rel: 'nofollow noopener ugc', text: a.url })) : null,
+      pictures(a.mediaItems, a.sensitive && !a.spoilerText)]),
     h('div', { class: 'actions' }, actions),
     comments);
   return art;
+}
+
+const OPEN = new Set(['public', 'unlisted']);
+const VISIBILITY = { unlisted: 'unlisted', followers: 'followers only', mentioned: 'mentioned only' };
+
+// warned returns a post's content: as it is, or, under a content warning,
+// folded behind it until asked for.
+function warned(warning, content) {
+  const box = h('div', { class: 'content' }, content);
+  if (!warning) return box;
+  box.hidden = true;
+  const show = h('button', { type: 'button', class: 'secondary small', 'aria-expanded': 'false', text: 'Show' });
+  show.addEventListener('click', () => {
+    box.hidden = !box.hidden;
+    show.textContent = box.hidden ? 'Show' : 'Hide';
+    show.setAttribute('aria-expanded', String(!box.hidden));
+  });
+  return h('div', { class: 'warned' }, h('p', { class: 'spoiler' }, h('strong', { text: 'CW: ' }), warning, ' '), show, box);
 }
 
 // editor is the form that edits one's own post in place: on saving, the
@@ -641,17 +703,19 @@ function editor(a, art, close) {
   title.value = a.title || '';
   const body = h('textarea', { name: 'body', maxlength: 10000, rows: 2 });
   body.value = a.body || '';
+  const warning = h('input', { name: 'spoilerText', maxlength: 500 });
+  warning.value = a.spoilerText || '';
   const save = h('button', { type: 'submit', text: 'Save' });
   return h('form', {
     class: 'edit', 'aria-label': 'Edit post',
     onsubmit: (e) => {
       e.preventDefault();
       guard(save, async () => {
-        const res = await api('PUT', rest('/activities/@me/@self/@app/' + enc(a.id)), { title: title.value, body: body.value });
+        const res = await api('PUT', rest('/activities/@me/@self/@app/' + enc(a.id)), { title: title.value, body: body.value, spoilerText: warning.value.trim() });
         art.replaceWith(activity(res.entry));
       });
     },
-  }, field('Text', title), field('More (optional)', body), save,
+  }, field('Text', title), field('More (optional)', body), field('Content warning (optional)', warning), save,
   h('button', { type: 'button', class: 'secondary', text: 'Cancel', onclick: close }));
 }
 
@@ -700,7 +764,7 @@ async function commentList(a, box, onCount) {
 
 async function feedView(key) {
   const f = FEEDS[key];
-  const feed = stream(f.path, f.label + ' feed', () => isCurrent(), emptyFor(key), f.marker);
+  const feed = stream(f.path, f.label + ' feed', () => isCurrent(), emptyFor(key), f.marker, f.still);
   const parts = [h('h1', { class: 'visually-hidden', text: f.label }), finder(), feedTabs(key)];
   if (key === 'home' || key === 'mine') parts.push(composer((a) => feed.prepend(a)));
   parts.push(feed);
@@ -715,6 +779,7 @@ function emptyFor(key) {
     mine: 'You have not posted yet.',
     mentions: 'Nobody has mentioned you yet.',
     public: 'Nobody has posted yet.',
+    bookmarks: 'No bookmarks yet. Bookmark a post to keep it here; only you see them.',
   }[key] || 'Nothing here yet.';
 }
 
@@ -843,7 +908,14 @@ async function personView(name) {
       isMe ? account() : null);
     const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,
       'No posts yet.');
-    put(box, h('h2', { text: 'Posts' }), feed);
+    // What the person pins comes first, the last pinned first.
+    const pins = await api('GET', rest('/activities/' + enc(person.id) + '/@pinned'));
+    if (!isCurrent()) return;
+    const pinnedList = (pins.list || []).length
+      ? [h('h2', { text: 'Pinned' }), h('ol', { class: 'stream pinned', 'aria-label': 'Pinned by ' + person.displayName },
+        pins.list.map((a) => h('li', {}, activity(a))))]
+      : [];
+    put(box, ...pinnedList, h('h2', { text: 'Posts' }), feed);
     const groups = await api('GET', withQuery(rest('/groups/' + enc(person.id)), { count: 100 }));
     if (!isCurrent()) return;
     put(groupsBox, h('h2', { text: 'Groups' }),
@@ -1296,7 +1368,7 @@ function route() {
   }
   refreshBadge();
   switch (name) {
-    case 'home': case 'mine': case 'mentions': case 'public': return feedView(name);
+    case 'home': case 'mine': case 'mentions': case 'public': case 'bookmarks': return feedView(name);
     case 'group': return groupView(a);
     case 'tag': return tagView(a);
     case 'groups': return groupsView();

@@ -1,0 +1,140 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
+	"socialstream/internal/policy"
+	"socialstream/internal/store"
+)
+
+// MaxPins is how many activities a person may pin to the top of their
+// page, as Mastodon allows.
+const MaxPins = 5
+
+// ErrTooManyPins refuses a pin past MaxPins.
+var ErrTooManyPins = derrors.New(derrors.Conflict, fmt.Sprintf("at most %d activities can be pinned: unpin one first", MaxPins))
+
+// Pin pins user's activity id to the top of their page (on), or unpins
+// it, and returns it as user sees it then. The pins are kept on the
+// user's card (accounts.Pins), the last pinned first, so every page that
+// shows the activity says it is pinned with no read more. Pinning again,
+// or unpinning what is not pinned, changes nothing. Pins of activities
+// gone since (deleted, or taken down) are dropped as the list is written.
+//
+// Pin reads the activity and the card, then the pinned activities, in its
+// transaction, decides (decidePin) and writes the card.
+func (s *Service) Pin(ctx context.Context, user, id string, on bool) (View, error) {
+	if _, ok := ids.Parse(id); !ok {
+		return View{}, ErrNoSuchActivity
+	}
+	key := Key(s.db, id)
+	var a Activity
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		f := pinFacts{user: user, id: id, on: on}
+		l := tx.Lookup()
+		found := l.Add(key, &a)
+		pins := accounts.ReadPins(l, user)
+		var pinned []Activity
+		var there []store.Ref
+		l.Then(func() {
+			pinned, there = make([]Activity, len(pins.List())), make([]store.Ref, len(pins.List()))
+			for i, p := range pins.List() {
+				if p != id {
+					there[i] = l.Add(Key(s.db, p), &pinned[i])
+				}
+			}
+		})
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		f.found, f.activity, f.pinned = found.Found(), &a, pins.List()
+		for i, p := range pins.List() {
+			if p != id && (!there[i].Found() || pinned[i].Removed != 0) {
+				f.gone = append(f.gone, p)
+			}
+		}
+		list, changed, err := decidePin(f)
+		if err != nil || !changed {
+			return err
+		}
+		return pins.Set(tx, list)
+	})
+	if errors.Is(err, policy.ErrNotYours) {
+		return View{}, s.notAuthor(ctx, user, id) // a 404 to whoever may not see it
+	}
+	if err != nil {
+		return View{}, fmt.Errorf("activities.Pin(%s, %s): %w", user, id, err)
+	}
+	return s.viewOne(ctx, user, key, &a)
+}
+
+// pinFacts is what a pin's transaction read.
+type pinFacts struct {
+	user, id string
+	on       bool
+	found    bool
+	activity *Activity
+	pinned   []string // as the card lists them
+	gone     []string // of those, the activities deleted or taken down
+}
+
+// decidePin decides the list of pins a pin (or unpin) makes, and whether
+// it changes the card.
+func decidePin(f pinFacts) ([]string, bool, error) {
+	if !f.found || f.activity.Removed != 0 {
+		if f.on || !slices.Contains(f.pinned, f.id) {
+			return nil, false, ErrNoSuchActivity
+		}
+		// Unpinning what is gone since takes it off the list.
+	} else if err := policy.MayPin(f.user, f.activity.post(), f.activity.RepostOf != ""); err != nil {
+		return nil, false, err
+	}
+	var kept []string
+	for _, p := range f.pinned {
+		if !slices.Contains(f.gone, p) {
+			kept = append(kept, p)
+		}
+	}
+	list := kept
+	switch {
+	case !f.on:
+		list = slices.DeleteFunc(slices.Clone(kept), func(p string) bool { return p == f.id })
+	case !slices.Contains(kept, f.id): // pinning again keeps its place
+		if len(kept) >= MaxPins {
+			return nil, false, ErrTooManyPins
+		}
+		list = append([]string{f.id}, kept...)
+	}
+	return list, !slices.Equal(list, f.pinned), nil
+}
+
+// pinned returns the activities user pins, the last pinned first, as
+// viewer sees them (the feed Pinned): one read of the card, one lookup
+// of the activities, and the page's lookup.
+func (s *Service) pinned(ctx context.Context, viewer, user string) ([]View, error) {
+	l := s.db.Lookup()
+	author := accounts.Read(l, user)
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("activities.Pinned(%s): %w", user, err)
+	}
+	keys := make([]*datastore.Key, len(author.Pinned()))
+	for i, id := range author.Pinned() {
+		keys[i] = Key(s.db, id)
+	}
+	found, acts, err := s.load(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("activities.Pinned(%s): %w", user, err)
+	}
+	if found, acts, err = s.seen(ctx, viewer, found, acts); err != nil {
+		return nil, err
+	}
+	return s.viewsOf(ctx, viewer, found, acts, look{hide: true, known: map[string]*accounts.Record{user: author}})
+}
