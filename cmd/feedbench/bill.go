@@ -76,7 +76,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 	if rows = append(rows, r...); err != nil {
 		return nil, err
 	}
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billWrites} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
@@ -282,6 +282,33 @@ func billPictures(ctx context.Context, s *stack, w *billWorld) ([]billRow, error
 	return rows, nil
 }
 
+// billProfiles meters a change of profile that sets an avatar, and a
+// read of the avatar by its link.
+func billProfiles(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
+	var up struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	if err := s.do(ctx, w.helper, "POST", "/social/rest/mediaItems/@me/@self?description=a+face", billPicture, &up); err != nil {
+		return nil, fmt.Errorf("billing: upload: %w", err)
+	}
+	var person struct {
+		Entry struct {
+			ThumbnailURL string `json:"thumbnailUrl"`
+		} `json:"entry"`
+	}
+	b, err := s.metered(ctx, w.helper, "PUT", "/social/rest/people/@me/@self", map[string]any{"note": "a bio", "avatar": up.Entry.ID}, &person)
+	if err != nil {
+		return nil, fmt.Errorf("billing: profile: %w", err)
+	}
+	rows := []billRow{{Op: "profile, with an avatar", Bill: b}}
+	if b, err = s.metered(ctx, w.reader, "GET", person.Entry.ThumbnailURL, nil, nil); err != nil {
+		return rows, fmt.Errorf("billing: avatar: %w", err)
+	}
+	return append(rows, billRow{Op: "an avatar, by its link", Bill: b, MinReads: 1, MinRule: "the person's card"}), nil
+}
+
 // billWrites meters reactions, an edit, a delete, a follow and an
 // unfollow, each with its jobs.
 func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
@@ -338,6 +365,12 @@ func billSeed(ctx context.Context, s *stack) (*billWorld, error) {
 			return nil, err
 		}
 		w.authors = append(w.authors, a)
+		// Every author has a profile: a page shows it from the card it
+		// reads anyway.
+		if err := s.do(ctx, a, "PUT", "/social/rest/people/@me/@self", map[string]any{"note": "the bio of " + a.name,
+			"fields": []map[string]string{{"name": "site", "value": "https://example.com/" + a.name}}}, nil); err != nil {
+			return nil, err
+		}
 		if err := s.do(ctx, a, "POST", "/social/rest/groups/@all/"+w.group+"/members", map[string]string{"id": "@me"}, nil); err != nil {
 			return nil, err
 		}

@@ -26,7 +26,8 @@ var heldReads = map[string]int{
 	"group page":                 44,
 	"tag page":                   42,
 	"pinned page":                7,
-	"bookmarks page":             42,
+	"bookmarks page":             40,
+	"an avatar, by its link":     1,
 	"notifications page":         43,
 	"grouped notifications page": 61,
 	"unread count":               41,
@@ -45,6 +46,7 @@ var heldCalls = map[string]string{
 	"tag page":                   "1 Lookup, 1 RunQuery",
 	"pinned page":                "3 Lookup", // the card; its activities; the page's rest
 	"bookmarks page":             "2 Lookup, 1 RunQuery",
+	"an avatar, by its link":     "1 Lookup",
 	"notifications page":         "1 Lookup, 1 RunAggregationQuery, 1 RunQuery",
 	"grouped notifications page": "1 Lookup, 1 RunQuery",
 	"unread count":               "1 Lookup, 1 RunQuery",
@@ -106,9 +108,10 @@ func TestBill(t *testing.T) {
 		{"post, 100 followers", 2, 0}, // the same: a chunk holds them all
 		{"like", 4, 0},                // the like, the activity's count, the notification, the liker's state
 		{"comment", 3, 0},
-		{"edit", 2, 1},     // the activity and the text it replaced; the notification of the mention it drops
-		{"pin", 1, 0},      // the card, which lists the pins
-		{"bookmark", 1, 0}, // the bookmark alone
+		{"edit", 2, 1},                    // the activity and the text it replaced; the notification of the mention it drops
+		{"pin", 1, 0},                     // the card, which lists the pins
+		{"bookmark", 1, 0},                // the bookmark alone
+		{"profile, with an avatar", 3, 0}, // the User, the card, the picture's record
 		{"upload a picture", 1, 0},
 		{"post with 4 pictures, 0 followers", 6, 0}, // a post's two, and each picture's record, marked as on it
 	} {

@@ -74,6 +74,8 @@ type User struct {
 	PasswordHash []byte    `datastore:"passwordHash,noindex"`
 	Published    time.Time `datastore:"published,noindex"`
 	Standing
+	// Profile is what the person says of themselves (profile.go).
+	Profile Profile `datastore:"profile,noindex"`
 }
 
 // Standing is what a person's account allows: whether it is locked (a
@@ -175,6 +177,15 @@ type Person struct {
 	Locked bool `json:"locked"`
 	// Role is shown for moderators and admins alone.
 	Role string `json:"role,omitempty"`
+	// Note (a bio) and Fields are what the person says of themselves;
+	// AvatarURL, HeaderURL and ThumbnailURL (the avatar's thumbnail,
+	// OpenSocial's name) link their profile pictures, from the service's
+	// root (PicturePath).
+	Note         string  `json:"note"`
+	Fields       []Field `json:"fields"`
+	AvatarURL    string  `json:"avatarUrl,omitempty"`
+	ThumbnailURL string  `json:"thumbnailUrl,omitempty"`
+	HeaderURL    string  `json:"headerUrl,omitempty"`
 	// standing is the rest, for the operations that act on it.
 	standing Standing
 }
@@ -184,7 +195,7 @@ func (p Person) Standing() Standing { return p.standing }
 
 // ToPerson converts a stored user (its counts are its card's).
 func ToPerson(id string, u *User) Person {
-	return Person{
+	p := Person{
 		ID:                id,
 		DisplayName:       u.DisplayName,
 		PreferredUsername: u.Username,
@@ -193,6 +204,8 @@ func ToPerson(id string, u *User) Person {
 		Role:              u.Role,
 		standing:          u.Standing,
 	}
+	p.setPictures(u.Profile)
+	return p
 }
 
 // Config tunes a Service.
@@ -280,7 +293,7 @@ func Read(l *store.Lookup, id string) *Record {
 	r.ref = l.Add(CountsKey(l.DB(), id), r.counts)
 	l.Then(func() {
 		c := r.counts
-		r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published, Standing: c.Standing}
+		r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published, Standing: c.Standing, Profile: c.Profile}
 	})
 	return r
 }

@@ -18,9 +18,10 @@ import (
 // they count (Record.Count), which read nothing: a celebrity's followers
 // do not wait on each other's locks, and nothing that reads the User to
 // see the person is there waits on them. Its names are written once, at
-// registration (names do not change); the activities the person pins are
-// kept on it (SetPinned), so that every page that shows the person's
-// activities says which are pinned with no read more.
+// registration (names do not change); the profile is copied on it with
+// the User's (Profiled.Set), and the activities the person pins are kept
+// on it (Pins), so that every page that shows the person shows both with
+// no read more.
 
 const KindCounts = "Counts"
 
@@ -38,13 +39,15 @@ type Counts struct {
 	// Pinned are the ids of the activities pinned to the top of the
 	// person's page, the last pinned first (package activities).
 	Pinned []string `datastore:"pinned,noindex,omitempty"`
+	// The User's Profile, copied with it.
+	Profile Profile `datastore:"profile,noindex"`
 }
 
 // Card returns the card of user u over c: u's names and standing, and
 // the counts c holds.
 func Card(u *User, c Counts) *Counts {
 	c.Username, c.DisplayName, c.Published = u.Username, u.DisplayName, u.Published
-	c.Standing = u.Standing
+	c.Standing, c.Profile = u.Standing, u.Profile
 	return &c
 }
 

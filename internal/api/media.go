@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -636,6 +637,37 @@ func (s *Server) servePicture(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d, immutable", int(left.Seconds())))
+}
+
+// ProfilePictureAge is how long a cache may keep a profile picture: its
+// link names the person and the picture (accounts.PicturePath), so a new
+// picture is a new link at once, and a suspension hides the picture from
+// every cache within this.
+const ProfilePictureAge = 5 * time.Minute
+
+// serveProfilePicture streams a person's avatar or header, to anyone who
+// may see the person (policy.SeePicture): one read, of their card. It
+// needs no token, as an <img> element sends none.
+func (s *Server) serveProfilePicture(c *gin.Context) {
+	ctx := c.Request.Context()
+	c.Header("Cache-Control", "no-store")
+	variant := c.Param("variant")
+	if variant != media.VariantImage && variant != media.VariantThumb {
+		s.fail(c, errNoRoute)
+		return
+	}
+	id, err := s.media.ProfilePicture(ctx, c.Param("userId"), c.Param("which"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d", int(ProfilePictureAge.Seconds())))
+}
+
+// stream sends picture id's variant, as caches may keep it.
+func (s *Server) stream(c *gin.Context, id, variant, cache string) {
+	ctx := c.Request.Context()
 	r, err := s.media.Open(ctx, id, variant == media.VariantThumb)
 	if err != nil {
 		s.fail(c, err)
@@ -645,7 +677,7 @@ func (s *Server) servePicture(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", r.Attrs.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(r.Attrs.Size, 10))
-	h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d, immutable", int(left.Seconds())))
+	h.Set("Cache-Control", cache)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")

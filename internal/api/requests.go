@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -70,15 +71,58 @@ func (s *Server) requests(ctx context.Context, caller, userID string, sent bool,
 }
 
 // personUpdate is what a person changes of their own account
-// (people.update): whether it is locked.
+// (people.update): whether it is locked, and their profile.
 type personUpdate struct {
 	UserID  string `json:"userId"`
 	GroupID string `json:"groupId"`
-	Locked  *bool  `json:"locked"`
+	personChange
 	// Person is the same as OpenSocial's people.update sends it.
-	Person *struct {
-		Locked *bool `json:"locked"`
-	} `json:"person"`
+	Person *personChange `json:"person"`
+}
+
+// personChange is a change of one's account: a field left out is kept.
+type personChange struct {
+	Locked *bool             `json:"locked"`
+	Note   *string           `json:"note"`
+	Fields *[]accounts.Field `json:"fields"`
+	// Avatar and Header are ids of the person's uploads ("" takes the
+	// picture away).
+	Avatar *string `json:"avatar"`
+	Header *string `json:"header"`
+}
+
+// merge returns c with what o gives too: a field both give differently
+// is a 400.
+func (c personChange) merge(o *personChange) (personChange, error) {
+	if o == nil {
+		return c, nil
+	}
+	var err error
+	c.Locked, err = both("locked", c.Locked, o.Locked, func(a, b bool) bool { return a == b })
+	if err == nil {
+		c.Note, err = both("note", c.Note, o.Note, func(a, b string) bool { return a == b })
+	}
+	if err == nil {
+		c.Fields, err = both("fields", c.Fields, o.Fields, func(a, b []accounts.Field) bool { return slices.Equal(a, b) })
+	}
+	if err == nil {
+		c.Avatar, err = both("avatar", c.Avatar, o.Avatar, func(a, b string) bool { return a == b })
+	}
+	if err == nil {
+		c.Header, err = both("header", c.Header, o.Header, func(a, b string) bool { return a == b })
+	}
+	return c, err
+}
+
+// both returns whichever of a and b is given, refusing two that differ.
+func both[T any](name string, a, b *T, same func(T, T) bool) (*T, error) {
+	switch {
+	case a == nil:
+		return b, nil
+	case b != nil && !same(*a, *b):
+		return nil, derrors.New(derrors.InvalidArgument, name+" and person."+name+" disagree")
+	}
+	return a, nil
 }
 
 func personUpdateFromRequest(c *gin.Context) (personUpdate, error) {
@@ -90,7 +134,8 @@ func personUpdateFromRequest(c *gin.Context) (personUpdate, error) {
 	return p, nil
 }
 
-// peopleUpdate locks or unlocks the caller's account.
+// peopleUpdate changes the caller's account: their profile, and locks or
+// unlocks it (each in its own transaction, the profile first).
 func (s *Server) peopleUpdate(ctx context.Context, caller string, p personUpdate) (any, error) {
 	if p.GroupID != "" && p.GroupID != "@self" {
 		return nil, derrors.New(derrors.NotFound, "a person is changed at /people/@me/@self")
@@ -101,19 +146,27 @@ func (s *Server) peopleUpdate(ctx context.Context, caller string, p personUpdate
 	if err := s.checkOwn(ctx, caller, p.UserID, "an account's settings"); err != nil {
 		return nil, derrors.New(derrors.PermissionDenied, "you can only change your own account")
 	}
-	locked := p.Locked
-	if p.Person != nil && p.Person.Locked != nil {
-		if locked != nil && *locked != *p.Person.Locked {
-			return nil, derrors.New(derrors.InvalidArgument, "locked and person.locked disagree")
-		}
-		locked = p.Person.Locked
-	}
-	if locked == nil {
-		return nil, derrors.New(derrors.InvalidArgument, `give what changes, as {"locked": true|false}`)
-	}
-	person, err := s.graph.SetLocked(ctx, caller, *locked)
+	c, err := p.personChange.merge(p.Person)
 	if err != nil {
 		return nil, err
+	}
+	profile := accounts.ProfileInput{Note: c.Note, Fields: c.Fields, Avatar: c.Avatar, Header: c.Header}
+	changesProfile := c.Note != nil || c.Fields != nil || c.Avatar != nil || c.Header != nil
+	if c.Locked == nil && !changesProfile {
+		return nil, derrors.New(derrors.InvalidArgument, `give what changes: locked, note, fields, avatar or header`)
+	}
+	// The profile first: what a client may get wrong in it (a picture
+	// not theirs, or not loose) is refused before the lock changes.
+	var person accounts.Person
+	if changesProfile {
+		if person, err = s.media.SetProfile(ctx, caller, profile); err != nil {
+			return nil, err
+		}
+	}
+	if c.Locked != nil {
+		if person, err = s.graph.SetLocked(ctx, caller, *c.Locked); err != nil {
+			return nil, err
+		}
 	}
 	return entry{person}, nil
 }

@@ -277,6 +277,8 @@ func (s *Server) Routes() *gin.Engine {
 
 	r.GET("/media/:id/:variant", s.servePicture)
 	r.HEAD("/media/:id/:variant", s.servePicture)
+	r.GET("/media/people/:userId/:which/:variant", s.serveProfilePicture)
+	r.HEAD("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 
 	// Each job's handler, at the path its definition names.
 	for _, rt := range s.jobs() {

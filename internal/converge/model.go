@@ -86,7 +86,9 @@ type model struct {
 	follows, members map[pair][]event
 	// pins are what each person pins, the last pinned first; bookmarks
 	// what each keeps, the newest bookmark first.
-	pins, bookmarks     map[string][]string
+	pins, bookmarks map[string][]string
+	// profiles are each person's, as last written.
+	profiles            map[string]profile
 	following, isMember map[pair]bool
 	likes               map[pair]bool // (activity, user)
 	// invited holds the (group, user) pairs the owner may have invited
@@ -138,7 +140,7 @@ func newModel() *model {
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
 		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
-		pins: map[string][]string{}, bookmarks: map[string][]string{}, ops: map[string]int{}, failed: map[string]int{},
+		pins: map[string][]string{}, bookmarks: map[string][]string{}, profiles: map[string]profile{}, ops: map[string]int{}, failed: map[string]int{},
 	}
 }
 

@@ -352,6 +352,8 @@ func (o *oracle) checkFeed(f feed, items []map[string]any) {
 				m.violations = append(m.violations, v)
 			}
 			o.checkWarning(f.name, it, p)
+			author, _ := it["author"].(map[string]any)
+			o.checkCard(f.name+", author of "+id, author, p.author)
 			if pinned, _ := m.livePins(p.author); (it["pinned"] == true) != slices.Contains(pinned, p.id) {
 				o.violate("%s: %s shows pinned %v; its author pins %v", f.name, id, it["pinned"], pinned)
 			}
@@ -469,6 +471,7 @@ func (o *oracle) checkPerson(ctx context.Context, u *user, rep *Report) error {
 	}
 	e := entry(rp)
 	rep.Checked++
+	o.checkCard("the person", e, u.id)
 	if got := num(e, "followersCount"); got != followers {
 		o.violate("%s: followersCount %d, want %d", u.name, got, followers)
 	}

@@ -303,7 +303,7 @@ func Kinds() []string { return slices.Clone(kinds) }
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -469,6 +469,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{1, r.remove, []string{"remove", "report"}}, {2, r.limit, []string{"limit", "unlimit"}},
 		{2, r.suspend, []string{"suspend", "unsuspend"}}, {2, r.filter, []string{"filter", "unfilter"}},
 		{3, r.pin, []string{"pin", "unpin"}}, {3, r.bookmark, []string{"bookmark", "unbookmark"}},
+		{2, r.setProfile, []string{"profile"}},
 		{r.cfg.Storms, r.storm, []string{"storm"}},
 	}
 	total := 0

@@ -75,6 +75,9 @@ type Item struct {
 	// 0 (not stored, so in no index) once it belongs somewhere: the
 	// scheduled collection finds the loose past LooseFor by its index.
 	Loose int64 `datastore:"loose,omitempty"`
+	// Profile, on a profile picture, says which it is (accounts'
+	// PictureAvatar or PictureHeader).
+	Profile string `datastore:"profile,noindex,omitempty"`
 	Attached
 	Title string `datastore:"title,noindex,omitempty"`
 	Bytes int64  `datastore:"bytes,noindex"`
@@ -97,7 +100,7 @@ type Attached struct {
 }
 
 // loose reports whether the item belongs nowhere yet.
-func (it *Item) loose() bool { return it.AlbumID == "" && it.ActivityID == "" }
+func (it *Item) loose() bool { return it.AlbumID == "" && it.ActivityID == "" && it.Profile == "" }
 
 // Album is a stored album.
 type Album struct {
@@ -562,6 +565,8 @@ func (s *Service) Delete(ctx context.Context, user, id, album string) error {
 		return ErrNoSuchItem
 	case it.ActivityID != "":
 		return errOnActivity
+	case it.Profile != "":
+		return errIsProfile
 	}
 	if err := s.enqueue(ctx, Task{Op: OpCollect, ID: id, Deleted: true}, 0); err != nil {
 		return err
@@ -573,6 +578,9 @@ func (s *Service) Delete(ctx context.Context, user, id, album string) error {
 		}
 		if it.ActivityID != "" {
 			return errOnActivity
+		}
+		if it.Profile != "" {
+			return errIsProfile
 		}
 		if it.AlbumID != "" {
 			var a Album

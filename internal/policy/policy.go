@@ -340,15 +340,21 @@ type Picture struct {
 	Owner string
 	// OnPost: the post it is on; nil for one in an album or loose.
 	OnPost *Post
+	// Profile: one of the owner's profile pictures (avatar, header).
+	Profile bool
 }
 
 // SeePicture decides whether reader may see a picture: its owner's
 // standing and ties as a post's, then the post it is on (SeePost), else
 // its owner alone (a loose picture, or one in an album, which are the
-// owner's own until a post shows them).
+// owner's own until a post shows them). A profile picture is seen by
+// whoever may see its owner's card (SeePerson).
 func SeePicture(reader string, pic Picture, owner Account, t Ties) bool {
-	if pic.OnPost != nil {
+	switch {
+	case pic.OnPost != nil:
 		return SeePost(reader, *pic.OnPost, owner, t)
+	case pic.Profile:
+		return SeePerson(reader, owner, t)
 	}
 	return owner.Exists && !owner.Suspended && reader != "" && reader == pic.Owner
 }

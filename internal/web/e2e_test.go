@@ -1017,6 +1017,26 @@ func TestPicturesOnThePage(t *testing.T) {
 	bob.do(chromedp.Navigate(url + "/#/public"))
 	bob.waitFor(loaded, "ann's picture in public", func() { bob.do(chromedp.Reload()) })
 	bob.shot("picture-seen")
+
+	// Ann writes her profile, with the same picture as her avatar; bob
+	// sees it on her page and beside her post.
+	ann.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`form.profile-editor textarea[name=note]`)))
+	ann.checkLabels()
+	ann.do(chromedp.SendKeys(chromedp.CSS(`form.profile-editor textarea[name=note]`), "I walk by the sea."),
+		chromedp.SendKeys(chromedp.CSS(`form.profile-editor input[name=field-name-0]`), "town"),
+		chromedp.SendKeys(chromedp.CSS(`form.profile-editor input[name=field-value-0]`), "Porto"),
+		chromedp.SetUploadFiles(chromedp.CSS(`form.profile-editor input[name=avatar]`), []string{file}),
+		chromedp.Click(chromedp.CSS(`form.profile-editor button[type=submit]`)))
+	profiled := `(() => { const p = document.querySelector('.person .profile'); const a = p && p.querySelector('img.avatar');
+		return !!a && a.complete && a.naturalWidth > 0 && p.querySelector('.note')?.textContent === 'I walk by the sea.' &&
+			p.querySelector('dl.fields dd')?.textContent === 'Porto'; })()`
+	ann.waitFor(profiled, "ann's profile on her page", nil)
+	ann.shot("profile")
+	bob.do(chromedp.Navigate(url + "/#/people/ann"))
+	bob.waitFor(profiled, "ann's profile on her page, to bob", nil)
+	bob.waitFor(`(() => { const a = document.querySelector('.stream .activity header img.avatar'); return !!a && a.complete && a.naturalWidth > 0; })()`,
+		"ann's avatar beside her post", nil)
+	bob.shot("profile-seen")
 	ann.checkConsole()
 	bob.checkConsole()
 }

@@ -197,6 +197,64 @@ function personLink(p) {
   return h('a', { href: '#/people/' + enc(p.preferredUsername), text: p.displayName || p.preferredUsername });
 }
 
+// avatar draws a person's avatar (its thumbnail), if they have one; the
+// name beside it says who it is, so it is decorative.
+function avatar(p, size) {
+  if (!p || !p.thumbnailUrl) return null;
+  return h('img', { class: 'avatar', src: p.thumbnailUrl, alt: '', width: size, height: size, loading: 'lazy' });
+}
+
+// profile draws what a person says of themselves: their header, avatar,
+// bio and fields.
+function profile(p) {
+  const fields = (p.fields || []).length
+    ? h('dl', { class: 'fields' }, p.fields.flatMap((f) => [h('dt', { text: f.name }), h('dd', {}, linkify(f.value))]))
+    : null;
+  return h('div', { class: 'profile' },
+    p.headerUrl ? h('img', { class: 'header', src: p.headerUrl, alt: '' }) : null,
+    avatar(p, 64),
+    p.note ? h('div', { class: 'note' }, p.note.split('\n').map((line) => h('p', {}, linkify(line)))) : null,
+    fields);
+}
+
+// profileEditor is the signed-in person's form for their bio, fields and
+// pictures; saved, the page draws the person again.
+function profileEditor(person, saved) {
+  const note = h('textarea', { name: 'note', maxlength: 500, rows: 3 });
+  note.value = person.note || '';
+  const rows = [0, 1, 2, 3].map((i) => {
+    const f = (person.fields || [])[i] || { name: '', value: '' };
+    const name = h('input', { name: `field-name-${i}`, maxlength: 255, value: f.name });
+    const value = h('input', { name: `field-value-${i}`, maxlength: 255, value: f.value });
+    return { name, value, el: h('div', { class: 'row' }, field(`Field ${i + 1} name`, name), field(`Field ${i + 1} value`, value)) };
+  });
+  const avatarFile = h('input', { type: 'file', name: 'avatar', accept: 'image/png,image/jpeg,image/gif,image/webp' });
+  const headerFile = h('input', { type: 'file', name: 'header', accept: 'image/png,image/jpeg,image/gif,image/webp' });
+  const save = h('button', { type: 'submit', text: 'Save profile' });
+  const upload = async (input, alt) => {
+    const form = new FormData();
+    form.append('description', alt);
+    form.append('file', input.files[0]);
+    return (await api('POST', rest('/mediaItems/@me/@self'), form)).entry.id;
+  };
+  return h('form', {
+    class: 'card profile-editor', 'aria-label': 'Edit profile',
+    onsubmit: (e) => {
+      e.preventDefault();
+      guard(save, async () => {
+        const body = {
+          note: note.value,
+          fields: rows.filter((r) => r.name.value.trim()).map((r) => ({ name: r.name.value.trim(), value: r.value.value.trim() })),
+        };
+        if (avatarFile.files.length) body.avatar = await upload(avatarFile, 'avatar of ' + person.preferredUsername);
+        if (headerFile.files.length) body.header = await upload(headerFile, 'header of ' + person.preferredUsername);
+        saved((await api('PUT', rest('/people/@me/@self'), body)).entry);
+      });
+    },
+  }, h('h2', { text: 'Profile' }), field('Bio', note), rows.map((r) => r.el),
+  field('Avatar (a picture)', avatarFile), field('Header (a picture)', headerFile), save);
+}
+
 // linkify renders text with @mentions as links to the person and #tags as
 // links to the tag's feed, following the server's rules: an @ at the start
 // or after a character that cannot be part of a name, then 3 to 30 of A-Z
@@ -660,7 +718,7 @@ function activityCard(a) {
   }
   const author = a.author || { preferredUsername: '', displayName: a.userId };
   put(art,
-    h('header', {}, personLink(author), ' ',
+    h('header', {}, avatar(author, 32), personLink(author), ' ',
       author.preferredUsername ? h('span', { class: 'handle', text: '@' + author.preferredUsername }) : null,
       ' · ', h('a', { href: `#/activity/${enc(a.userId)}/${enc(a.id)}`, class: 'when' }, time(a.postedTime)),
       a.pinned ? h('span', { class: 'pinned', text: ' · pinned' }) : null,
@@ -896,6 +954,7 @@ async function personView(name) {
       setMute();
     }));
     put(head,
+      profile(person),
       h('h1', { text: person.displayName }),
       h('p', { class: 'handle', text: '@' + person.preferredUsername }),
       person.locked && !isMe ? h('p', { class: 'hint', text: 'Locked account: they approve each follower.' }) : null,
@@ -904,6 +963,7 @@ async function personView(name) {
       isMe ? null : h('div', { class: 'row' }, muteBtn),
       isMe ? null : blockBox,
       isMe ? null : reportPerson(person),
+      isMe ? profileEditor(person, () => route()) : null,
       isMe ? privacy(person, (p) => { person = p; }) : null,
       isMe ? account() : null);
     const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,
