@@ -337,6 +337,34 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 		}
 		rows = append(rows, billRow{Op: op.op, Bill: b})
 	}
+	return billThread(ctx, s, w, rows)
+}
+
+// billThread meters a reply to someone else (its fan-out reads the
+// follows of the person answered), and the context of a post and of its
+// reply.
+func billThread(ctx context.Context, s *stack, w *billWorld, rows []billRow) ([]billRow, error) {
+	parent, by := w.newest[7], w.authors[8]
+	var reply struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	b, err := s.metered(ctx, by, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "a reply", "inReplyTo": parent}, &reply)
+	if err != nil {
+		return rows, fmt.Errorf("billing: reply: %w", err)
+	}
+	rows = append(rows, billRow{Op: "reply to someone else, 1 follower", Bill: b})
+	for _, c := range []struct{ op, author, id string }{
+		{"context of a post with a reply", w.authors[7].id, parent},
+		{"context of a reply", by.id, reply.Entry.ID},
+	} {
+		b, err := s.metered(ctx, w.reader, "GET", "/social/rest/activities/"+c.author+"/@self/@app/"+c.id+"/context", nil, nil)
+		if err != nil {
+			return rows, fmt.Errorf("billing: %s: %w", c.op, err)
+		}
+		rows = append(rows, billRow{Op: c.op, Bill: b})
+	}
 	return rows, nil
 }
 

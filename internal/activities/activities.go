@@ -166,6 +166,14 @@ type Activity struct {
 	// pictures are (after Mastodon's spoiler_text and sensitive).
 	SpoilerText string `datastore:"spoilerText,noindex,omitempty"`
 	Sensitive   bool   `datastore:"sensitive,noindex,omitempty"`
+	// A reply's (thread.go): the activity it answers and that one's
+	// author; its thread's root; and the ids of the activities above it,
+	// nearest first, at most MaxAncestors (indexed: the descendants of an
+	// activity are the equality query ancestors = its id).
+	InReplyTo     string   `datastore:"inReplyTo,noindex,omitempty"`
+	InReplyToUser string   `datastore:"inReplyToUserId,noindex,omitempty"`
+	Thread        string   `datastore:"thread,noindex,omitempty"`
+	Ancestors     []string `datastore:"ancestors,omitempty"`
 }
 
 // Audience is one chunk of an activity's home-feed audience.
@@ -180,6 +188,10 @@ type Audience struct {
 	// (TagAudience), or, on the chunk of an activity for the mentioned
 	// alone, nobody's (MentionAudience), which no unfollow touches.
 	UserID string `datastore:"userId"`
+	// Answers, on the chunks of a reply to someone else, is whom it
+	// answers: a follow's copy reads it with the chunk, and adds the
+	// follower only if they follow that person too (replyAudience).
+	Answers string `datastore:"answers,noindex,omitempty"`
 }
 
 type externalID struct {
@@ -213,6 +225,10 @@ type View struct {
 	RepostsCount     int64 `json:"repostsCount"`
 	RepostedByViewer bool  `json:"repostedByViewer"`
 	RepostOf         *View `json:"repostOf,omitempty"`
+	// InReplyTo and InReplyToUserID, on a reply: what it answers, and
+	// whom.
+	InReplyTo       string `json:"inReplyTo,omitempty"`
+	InReplyToUserID string `json:"inReplyToUserId,omitempty"`
 	// Pinned: its author pins it to the top of their page.
 	Pinned bool `json:"pinned,omitempty"`
 	// Bookmarked: the viewer keeps it in their bookmarks; set where the
@@ -237,7 +253,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 	}
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.Visibility,
-		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive,
+		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, InReplyTo: a.InReplyTo, InReplyToUserID: a.InReplyToUser,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 		RepostsCount: max(0, a.RepostsCount),

@@ -8,6 +8,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/order"
 	"socialstream/internal/store"
@@ -31,6 +32,9 @@ type Ref struct {
 	ID     string
 	Seq    int64
 	Author string
+	// Answers, for a reply to someone else, is whom it answers: its
+	// chunks reach their followers alone (replyAudience).
+	Answers string
 }
 
 // mergeIDs adds ids to audience chunk base of one activity and its
@@ -44,7 +48,7 @@ func mergeIDs(tx *store.Tx, ref Ref, base int, ids []string) (int, error) {
 		if _, err := tx.Get(key, &aud); err != nil {
 			return added, err
 		}
-		aud.Seq, aud.UserID = ref.Seq, ref.Author
+		aud.Seq, aud.UserID, aud.Answers = ref.Seq, ref.Author, ref.Answers
 		before := len(aud.FollowerIDs)
 		have := make(map[string]bool, before)
 		for _, id := range aud.FollowerIDs {
@@ -106,12 +110,32 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 	if err := l.Run(context.Background()); err != nil {
 		return nil, err
 	}
+	// A reply to someone else reaches a new follower who follows them
+	// too (replyAudience): its chunks say whom it answers, and the
+	// follower's follows of those are read in one more lookup.
+	follows := map[string]store.Ref{}
+	l = db.Lookup()
+	for i := range refs {
+		if b := auds[i].Answers; found[i].Found() && b != "" && b != follower {
+			if _, ok := follows[b]; !ok {
+				follows[b] = graph.Follows(l, follower, b)
+			}
+		}
+	}
+	if len(follows) > 0 {
+		if err := l.Run(context.Background()); err != nil {
+			return nil, err
+		}
+	}
 	var changed []string
 	for i, r := range refs {
 		aud := &auds[i]
+		f, answered := follows[aud.Answers]
 		switch {
 		case found[i].Found() && (slices.Contains(aud.FollowerIDs, follower) || aud.UserID == MentionAudience(r.Author)):
 			continue // there already, or for the mentioned alone
+		case found[i].Found() && answered && !f.Found():
+			continue // a reply to someone the follower does not follow
 		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
 			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements(homeProp, homePlace(follower, r.Seq))); err != nil {
 				return nil, err
@@ -123,7 +147,15 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 			} else if !ok || !a.reachesFollowers() {
 				continue // deleted, or for the mentioned alone
 			}
+			if reach, err := reachesFollower(db, &a, follower); err != nil {
+				return nil, err
+			} else if !reach {
+				continue // a reply to someone the follower does not follow
+			}
 			r.Author = a.UserID
+			if a.answersOther() {
+				r.Answers = a.InReplyToUser
+			}
 			n, err := mergeIDs(tx, r, base, []string{follower})
 			if err != nil {
 				return nil, err

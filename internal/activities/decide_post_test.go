@@ -86,6 +86,21 @@ func TestDecidePost(t *testing.T) {
 				t.Errorf("%d audiences", len(p.audiences))
 			}
 		}},
+		{name: "a reply to bob, who is named", facts: func(f *postFacts) {
+			f.answers, f.firstFollowers, f.alsoFollow = "bob", []string{"f0", "f1", "bob", "f2"}, map[string]bool{"f1": true, "f2": false}
+		}, check: func(t *testing.T, p postPlan) {
+			// Those who follow bob too, and bob; bob is told by the reply's
+			// own notification, not by the mention job.
+			if !slices.Equal(p.audiences[0].FollowerIDs, []string{"ann", "f1", "bob"}) || p.mention || !slices.Equal(p.activity.MentionIDs, []string{"bob"}) {
+				t.Errorf("%+v, audience %v", p, p.audiences[0].FollowerIDs)
+			}
+		}},
+		{name: "a reply of one's own", facts: func(f *postFacts) { f.firstFollowers = []string{"f0", "f1"} }, check: func(t *testing.T, p postPlan) {
+			if !slices.Equal(p.audiences[0].FollowerIDs, []string{"ann", "f0", "f1"}) {
+				t.Errorf("audience %v", p.audiences[0].FollowerIDs)
+			}
+		}},
+		{name: "a reply to what became hidden", facts: func(f *postFacts) { f.answers, f.hidden = "bob", ErrNoSuchActivity }, err: ErrNoSuchActivity},
 		{name: "a repost", facts: func(f *postFacts) { f.repostOf, f.repostOfUser = "S", "bob" }, check: func(t *testing.T, p postPlan) {
 			if p.activity.RepostOf != "S" || p.activity.RepostOfUser != "bob" {
 				t.Errorf("%+v", p.activity)

@@ -691,9 +691,17 @@ func (s *Service) copyChunk(ctx context.Context, t FanoutTask) (FanoutResult, er
 			res.Skipped = "no such follower chunk"
 			return nil
 		}
+		// A reply to someone else: those who follow them too.
+		if followers, err = replyFollowers(ctx, s.db, &a, followers); err != nil {
+			return err
+		}
 		// Merge, never overwrite: a follow job may have created this
 		// chunk first, with the ids of new followers.
-		n, err := mergeIDs(tx, Ref{ID: t.ActivityID, Seq: a.Seq, Author: a.UserID}, t.Chunk, followers)
+		ref := Ref{ID: t.ActivityID, Seq: a.Seq, Author: a.UserID}
+		if a.answersOther() {
+			ref.Answers = a.InReplyToUser
+		}
+		n, err := mergeIDs(tx, ref, t.Chunk, followers)
 		res.Written = n
 		if n == 0 {
 			res.Skipped = "chunk already up to date"

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
@@ -42,6 +43,9 @@ type PostInput struct {
 	// (set by a warning).
 	SpoilerText string
 	Sensitive   bool
+	// InReplyTo makes the post a reply to that activity (what it shares,
+	// for a repost), which its author must be able to see.
+	InReplyTo string
 	// Media are the ids of the author's uploaded pictures it carries, at
 	// most media.MaxPerActivity, in the order shown.
 	Media []string
@@ -74,6 +78,9 @@ func (in *PostInput) validate() error {
 	}
 	if in.repostOf != "" {
 		return nil // no text, and the rest is Repost's
+	}
+	if _, ok := ids.Parse(in.InReplyTo); in.InReplyTo != "" && !ok {
+		return ErrNoSuchActivity
 	}
 	if err := media.CheckIDs(in.Media); err != nil {
 		return err
@@ -183,6 +190,14 @@ type posting struct {
 	// shareNote, for a repost, tells the author of what it shares, in
 	// its transaction.
 	shareNote notifications.Event
+	// A reply's: what it answers (as the author could see it then), and,
+	// when that is someone else's, who is answered and which of the
+	// author's first chunk of followers, checked before the transaction,
+	// follow them (a reply reaches those alone at home).
+	parent     *Activity
+	answers    string
+	checked    map[string]bool
+	alsoFollow map[string]bool
 }
 
 func (p *posting) prepare(ctx context.Context) error {
@@ -200,6 +215,11 @@ func (p *posting) prepare(ctx context.Context) error {
 			p.mentions = append(p.mentions, id)
 		}
 	}
+	if p.in.InReplyTo != "" {
+		if err := p.prepareReply(ctx); err != nil {
+			return err
+		}
+	}
 	// The planning job must be enqueued before the commit of an activity
 	// with more than one chunk; the author may pass from one chunk to two
 	// between this read and the commit (then the transaction needs it).
@@ -213,6 +233,49 @@ func (p *posting) prepare(ctx context.Context) error {
 	return nil
 }
 
+// prepareReply reads what a reply answers (what a repost shares, for a
+// repost), which its author must be able to see, and which of the
+// author's first chunk of followers follow the person answered.
+func (p *posting) prepareReply(ctx context.Context) error {
+	parent, err := p.s.Visible(ctx, p.author, p.in.InReplyTo)
+	if err != nil {
+		return err
+	}
+	if parent.RepostOf != "" {
+		if parent, err = p.s.Visible(ctx, p.author, parent.RepostOf); err != nil {
+			return err
+		}
+	}
+	p.parent = parent
+	if parent.UserID == p.author {
+		return nil // a thread of one's own reaches every follower
+	}
+	p.answers = parent.UserID
+	l := p.s.db.Lookup()
+	follows := graph.ReadFollowers(l, p.author)
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	p.checked = map[string]bool{}
+	for _, f := range follows.First() {
+		p.checked[f] = true
+	}
+	p.alsoFollow, err = graph.FollowersAmong(ctx, p.s.db, p.answers, follows.First())
+	return err
+}
+
+// replyNote tells the person a reply of id answers, in its transaction.
+func (p *posting) replyNote(id string) notifications.Event {
+	return notifications.Event{Type: notifications.Reply, ActorID: p.author, Recipients: []string{p.answers},
+		ActivityID: id, ID: "reply-" + id}
+}
+
+// mentioned are those a post's mention job tells: those it names, but the
+// person a reply answers, whom its reply notification tells.
+func (p *posting) mentioned() []string {
+	return slices.DeleteFunc(slices.Clone(p.mentions), func(m string) bool { return m == p.answers })
+}
+
 // The jobs a post of id seq may need.
 func (p *posting) fanout(seq int64) queue.Pending {
 	return FanoutJob.Pending(p.s.queue, FanoutTask{ActivityID: ids.Format(seq)}, 0)
@@ -220,7 +283,7 @@ func (p *posting) fanout(seq int64) queue.Pending {
 
 func (p *posting) mention(seq int64) queue.Pending {
 	id := ids.Format(seq)
-	e := notifications.Event{Type: notifications.Mention, ActorID: p.author, Recipients: p.mentions, ActivityID: id, ID: mentionEvent(id, 0)}
+	e := notifications.Event{Type: notifications.Mention, ActorID: p.author, Recipients: p.mentioned(), ActivityID: id, ID: mentionEvent(id, 0)}
 	return p.s.notes.Notifying(e)
 }
 
@@ -236,10 +299,13 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if p.in.repostOf != "" {
 		expected = append(expected, p.s.notes.Expecting(p.shareNote))
 	}
+	if p.answers != "" {
+		expected = append(expected, p.s.notes.Expecting(p.replyNote(ids.Format(seq))))
+	}
 	if p.chunks > 1 {
 		expected = append(expected, p.fanout(seq))
 	}
-	if len(p.mentions) > 0 {
+	if len(p.mentioned()) > 0 {
 		expected = append(expected, p.mention(seq))
 	}
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
@@ -251,6 +317,14 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
 			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, Tags: p.tagged,
 			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive,
+		}
+		if a := p.parent; a != nil {
+			mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread
+			if mine.Thread == "" {
+				mine.Thread = mine.InReplyTo
+			}
+			mine.Ancestors = append([]string{mine.InReplyTo}, a.Ancestors...)
+			mine.Ancestors = mine.Ancestors[:min(len(mine.Ancestors), MaxAncestors)]
 		}
 		return p.s.db.Update(ctx, func(tx *store.Tx) error {
 			r, err := p.read(ctx, tx, mine)
@@ -296,7 +370,9 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		used     store.Ref
 		reposted store.Ref
 		seen     *Seen // what the policy asks of a repost's shared activity
-		r        = postRead{facts: postFacts{mine: mine, visibility: in.Visibility, repostOf: in.repostOf, repostOfUser: in.repostOfUser}}
+		r        = postRead{facts: postFacts{mine: mine, visibility: in.Visibility, repostOf: in.repostOf, repostOfUser: in.repostOfUser,
+			answers: p.answers, alsoFollow: map[string]bool{}}}
+		late     map[string]store.Ref // a reply's: follows of the person answered by followers not checked before
 		l        = tx.Lookup()
 		taken    = l.Add(Key(s.db, id), &prior)
 		follows  = graph.ReadFollowers(l, p.author)
@@ -318,6 +394,20 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		// there is checked by the count's transform at the commit.
 		seen = ReadSeen(l, p.author, in.shared)
 		r.note = s.notes.PrepareChecked(l, p.shareNote, me)
+	}
+	if p.parent != nil {
+		seen = ReadSeen(l, p.author, p.parent) // hidden from the author since?
+	}
+	if p.answers != "" {
+		r.note = s.notes.PrepareChecked(l, p.replyNote(id), me)
+		l.Then(func() {
+			late = map[string]store.Ref{}
+			for _, f := range follows.First() {
+				if !p.checked[f] && f != p.answers {
+					late[f] = graph.Follows(l, f, p.answers)
+				}
+			}
+		})
 	}
 	if in.ExternalID != "" {
 		used = l.Add(externalIDKey(s.db, p.author, in.ExternalID), &ext)
@@ -345,6 +435,12 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		f.hidden = seen.Err()
 	}
 	f.chunks, f.firstFollowers, f.groups = follows.Chunks(), follows.First(), inGroups.IDs()
+	for id, ok := range p.alsoFollow {
+		f.alsoFollow[id] = ok
+	}
+	for id, ref := range late {
+		f.alsoFollow[id] = ref.Found()
+	}
 	for i, m := range p.mentions {
 		if named[i].Exists() && !between[i].Any() {
 			f.mentionable = append(f.mentionable, m)
@@ -367,6 +463,10 @@ type postFacts struct {
 	firstFollowers         []string
 	groups                 []string // the author's groups
 	mentionable            []string // those mentioned who exist and block no one of the two
+	// answers, on a reply to someone else, is who it answers; alsoFollow
+	// says which of firstFollowers follow them.
+	answers    string
+	alsoFollow map[string]bool
 }
 
 // postPlan is what a post writes, or which earlier one it answers.
@@ -414,15 +514,16 @@ func decidePost(f postFacts) (postPlan, error) {
 	}
 	a.MentionIDs = f.mentionable
 	a.RepostOf, a.RepostOfUser = f.repostOf, f.repostOfUser
-	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(a.MentionIDs) > 0,
+	told := slices.DeleteFunc(slices.Clone(a.MentionIDs), func(m string) bool { return m == f.answers })
+	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(told) > 0,
 		tags: len(a.Tags) > 0 && listed(f.visibility)}
 	if !reach {
 		plan.audiences = []*Audience{mentionedAudience(&a)}
 		return plan, nil
 	}
-	rest := append([]string{a.UserID}, f.firstFollowers...)
+	rest := append([]string{a.UserID}, replyAudience(f.firstFollowers, f.answers, f.alsoFollow)...)
 	for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
-		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID}
+		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID, Answers: f.answers}
 		rest = rest[len(aud.FollowerIDs):]
 		if err := checkAudience(aud); err != nil {
 			return postPlan{}, err
@@ -430,6 +531,22 @@ func decidePost(f postFacts) (postPlan, error) {
 		plan.audiences = append(plan.audiences, aud)
 	}
 	return plan, nil
+}
+
+// replyAudience keeps, of a reply's followers, those it reaches at home:
+// those who follow the person it answers too, and that person (after
+// Mastodon's). A post that answers no one else reaches them all.
+func replyAudience(followers []string, answers string, alsoFollow map[string]bool) []string {
+	if answers == "" {
+		return followers
+	}
+	var out []string
+	for _, f := range followers {
+		if f == answers || alsoFollow[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // apply writes what plan says, in tx.
@@ -462,11 +579,13 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 		if err := tx.Increment(Key(s.db, a.RepostOf), map[string]int64{"repostsCount": 1}); err != nil {
 			return err
 		}
-		if _, err := r.note.Write(tx); err != nil {
-			return err
-		}
 		r.own.Edit().SetRepost(a.RepostOf, true)
 		if err := r.own.Save(tx); err != nil {
+			return err
+		}
+	}
+	if r.note != nil {
+		if _, err := r.note.Write(tx); err != nil {
 			return err
 		}
 	}

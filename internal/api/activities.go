@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"slices"
@@ -36,6 +37,8 @@ type activityFields struct {
 	// SpoilerText is a content warning; Sensitive marks the pictures.
 	SpoilerText string `json:"spoilerText"`
 	Sensitive   bool   `json:"sensitive"`
+	// InReplyTo makes it a reply to that activity.
+	InReplyTo string `json:"inReplyTo"`
 	// MediaItems are the uploaded pictures it carries.
 	MediaItems mediaRefs `json:"mediaItems"`
 }
@@ -129,6 +132,22 @@ func (s *Server) activitiesHistory(ctx context.Context, caller string, p activit
 		return nil, err
 	}
 	return collection{List: list, ItemsPerPage: len(list), TotalResults: int64(len(list))}, nil
+}
+
+// activitiesContext answers an activity's place in its thread: what is
+// above it and what answers it, as the caller may see them.
+func (s *Server) activitiesContext(ctx context.Context, caller string, p activityParams) (any, error) {
+	if p.GroupID != "" && p.GroupID != activities.Self {
+		return nil, derrors.New(derrors.InvalidArgument, "activities are read by id under @self")
+	}
+	if len(p.ActivityIDs) != 1 {
+		return nil, derrors.New(derrors.InvalidArgument, "give the id of one activity")
+	}
+	user, err := s.accounts.Resolve(ctx, caller, cmp.Or(p.UserID, "@me"))
+	if err != nil {
+		return nil, err
+	}
+	return s.activities.Context(ctx, caller, user, p.ActivityIDs[0])
 }
 
 func activitiesDeleteFromRequest(c *gin.Context) (activityParams, error) {
@@ -226,7 +245,7 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
 		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
 		Visibility: p.Activity.Visibility, SpoilerText: p.Activity.SpoilerText, Sensitive: p.Activity.Sensitive,
-		Media: p.Activity.MediaItems,
+		InReplyTo: p.Activity.InReplyTo, Media: p.Activity.MediaItems,
 	})
 	if err != nil {
 		return nil, err

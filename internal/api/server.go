@@ -190,6 +190,7 @@ func (s *Server) Routes() *gin.Engine {
 	act.POST("/:userId/:selector/:appId", rest(s, http.StatusCreated, s.activitiesCreate, activitiesCreateFromRequest))
 	act.PUT("/:userId/:selector/:appId/:ids", rest(s, http.StatusOK, s.activitiesUpdate, activitiesUpdateFromRequest))
 	act.GET("/:userId/:selector/:appId/:ids/history", rest(s, http.StatusOK, s.activitiesHistory, activitiesDeleteFromRequest))
+	act.GET("/:userId/:selector/:appId/:ids/context", rest(s, http.StatusOK, s.activitiesContext, activitiesDeleteFromRequest))
 	act.DELETE("/:userId/:selector/:appId/:ids", rest(s, http.StatusNoContent, s.activitiesDelete, activitiesDeleteFromRequest))
 
 	com := social.Group("/rest/comments")

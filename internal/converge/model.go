@@ -36,10 +36,14 @@ type post struct {
 	// edited. A repost's is what it shares'.
 	visibility string
 	// warning is its content warning, which travels with it everywhere.
-	warning    string
-	start, end time.Time
-	seqTime    time.Time // when the id was minted, from the id itself
-	deleted    bool
+	warning string
+	// A reply's: the post it answers, that post's author, and the posts
+	// above it, nearest first (at most maxAncestors).
+	inReplyTo, answers string
+	ancestors          []string
+	start, end         time.Time
+	seqTime            time.Time // when the id was minted, from the id itself
+	deleted            bool
 	// dropped says how the model learnt it was deleted, for a violation's
 	// message.
 	dropped string
@@ -354,6 +358,12 @@ func tagPresence(a *post, evs []event) presence {
 		return mayIn
 	}
 	return mayOut
+}
+
+// both is where an activity can be that two rules each allow: in only
+// if both may bring it, out if either may keep it out.
+func both(p, q presence) presence {
+	return p&q&mayIn | (p|q)&mayOut
 }
 
 // union is where an activity can be that either of two ways brings: in if

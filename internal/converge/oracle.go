@@ -36,7 +36,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	o.checkActivities(all, rep)
-	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkAppData, o.checkGroups} {
+	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkThreads, o.checkAppData, o.checkGroups} {
 		if err := check(ctx, rep); err != nil {
 			return err
 		}
@@ -228,6 +228,9 @@ func (o *oracle) feeds() []feed {
 					for _, tag := range p.tags {
 						h += "; #" + tag + " " + describe(m.tagFollows[pair{u.id, tag}])
 					}
+					if p.answers != "" && p.answers != p.author {
+						h += "; answers " + p.answers + ", followed " + describe(m.follows[pair{u.id, p.answers}])
+					}
 					return h
 				}})
 	}
@@ -269,6 +272,11 @@ func (o *oracle) home(u *user) rule {
 			return exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) })(p)
 		}
 		in := presenceOf(p, m.follows[pair{u.id, p.author}], o.followWin)
+		// A reply to someone else reaches those who follow them too, as
+		// the fan-out (or a follow's backfill) found them.
+		if p.answers != "" && p.answers != p.author && p.answers != u.id {
+			in = both(in, o.follower(u.id, p.answers, p))
+		}
 		if p.public() {
 			for _, tag := range p.tags {
 				in = union(in, tagPresence(p, m.tagFollows[pair{u.id, tag}]))
@@ -276,6 +284,23 @@ func (o *oracle) home(u *user) rule {
 		}
 		return in
 	}
+}
+
+// follower is whether reader followed b as p's fan-out and backfill
+// saw it: surely when the follow did not change from p's posting on
+// (then every copy decided the same), either if it did.
+func (o *oracle) follower(reader, b string, p *post) presence {
+	held := false
+	for _, ev := range o.m.follows[pair{reader, b}] {
+		if !ev.end.Before(p.start) {
+			return mayIn | mayOut
+		}
+		held = ev.add
+	}
+	if held {
+		return mayIn
+	}
+	return mayOut
 }
 
 // groupReader is who reads group g: its owner, or its heir; nil if it is
@@ -842,4 +867,67 @@ func (r *runner) checkHidden(ctx context.Context, people []*user) {
 			}
 		}
 	}
+}
+
+// checkThreads: a reply's context, read by its author, shows above it
+// the posts it answers that they may read, root first; a post answered,
+// read by its author, shows below it every reply they may read.
+func (o *oracle) checkThreads(ctx context.Context, rep *Report) error {
+	m := o.m
+	people := map[string]*user{}
+	for _, u := range o.people {
+		people[u.id] = u
+	}
+	below := map[string][]string{}
+	for _, p := range o.live {
+		for _, up := range p.ancestors {
+			below[up] = append(below[up], p.id)
+		}
+	}
+	shown := func(reader, id string) bool {
+		q := m.postByID[id]
+		return q != nil && !q.deleted && !m.hidden(q) && o.readable(reader, q)
+	}
+	for _, p := range o.live {
+		u := people[p.author]
+		if u == nil || p.inReplyTo == "" && len(below[p.id]) == 0 {
+			continue
+		}
+		var up, down []string
+		for i := len(p.ancestors) - 1; i >= 0; i-- {
+			if shown(u.id, p.ancestors[i]) {
+				up = append(up, p.ancestors[i])
+			}
+		}
+		for _, id := range below[p.id] {
+			if shown(u.id, id) {
+				down = append(down, id)
+			}
+		}
+		rp, err := o.r.c.read(ctx, "/social/rest/activities/"+u.id+"/@self/@app/"+p.id+"/context", u.token)
+		if err != nil || rp.status != 200 {
+			return fmt.Errorf("read the context of %s: %v %v", p.id, err, rp.body)
+		}
+		rep.Checked++
+		ids := func(key string) []string {
+			var out []string
+			items, _ := rp.body[key].([]any)
+			for _, it := range items {
+				if v, ok := it.(map[string]any); ok {
+					out = append(out, str(v, "id"))
+				}
+			}
+			return out
+		}
+		if got := ids("ancestors"); !slices.Equal(got, up) {
+			o.violate("context of %s to its author %s: ancestors %v, want %v", p.id, u.name, got, up)
+		}
+		got := ids("descendants")
+		slices.Sort(got)
+		slices.Sort(down)
+		if !slices.Equal(got, down) {
+			o.violate("context of %s to its author %s: descendants %v, want %v", p.id, u.name, got, down)
+		}
+	}
+	return nil
 }

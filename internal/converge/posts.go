@@ -81,6 +81,11 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	if rng.IntN(2) == 0 {
 		body["externalId"] = fmt.Sprintf("ext-%d", n)
 	}
+	// A fifth answer a post anyone may read, or one of their own.
+	parent := r.replyTarget(rng, u)
+	if parent != nil {
+		body["inReplyTo"] = parent.id
+	}
 	// One in six is behind a content warning.
 	warning := ""
 	if rng.IntN(6) == 0 {
@@ -103,7 +108,26 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 		}
 	}
 	start := time.Now()
-	rep, out := r.write(ctx, "post", http.MethodPost, "/social/rest/activities/@me/@self", u.token, body)
+	var hiddenBefore string
+	if parent != nil {
+		r.m.mu.Lock()
+		hiddenBefore = r.m.hiddenFrom(u.id, parent)
+		r.m.mu.Unlock()
+	}
+	// A reply to what is gone, or hidden from u, since: a 404.
+	rep, out := r.writeIf(ctx, "post", http.MethodPost, "/social/rest/activities/@me/@self", u.token, body,
+		func(status int) bool { return parent != nil && status == http.StatusNotFound })
+	if parent != nil && out == acked {
+		r.m.mu.Lock()
+		after := r.m.hiddenFrom(u.id, parent)
+		r.m.mu.Unlock()
+		if hiddenBefore != "" && after != "" {
+			r.m.violate(fmt.Sprintf("a reply of %s to %s, hidden from them (%s), answered %v", u.name, parent.id, after, rep.body))
+		}
+		if str(entry(rep), "inReplyTo") != parent.id {
+			r.m.violate(fmt.Sprintf("a reply of %s to %s answered %v", u.name, parent.id, rep.body))
+		}
+	}
 	id := ""
 	var made []string // the mentions the post made
 	if out == acked {
@@ -131,6 +155,11 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	if id != "" {
 		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility,
 			warning: warning, pictures: pics, alts: alts}
+		if parent != nil {
+			p.inReplyTo, p.answers = parent.id, parent.author
+			p.ancestors = append([]string{parent.id}, parent.ancestors...)
+			p.ancestors = p.ancestors[:min(len(p.ancestors), maxAncestors)]
+		}
 		r.m.mu.Lock()
 		if r.m.postByID[id] != nil {
 			r.m.mu.Unlock()
@@ -142,6 +171,30 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 		r.m.mu.Unlock()
 	}
 	return nil
+}
+
+// maxAncestors is how many of the posts above it a reply keeps (the
+// service's MaxAncestors).
+const maxAncestors = 40
+
+// replyTarget picks, a fifth of the time, a post for u to answer: one
+// anyone may read, or one of u's own; nil otherwise.
+func (r *runner) replyTarget(rng *rand.Rand, u *user) *post {
+	if rng.IntN(5) != 0 {
+		return nil
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	var some []*post
+	for _, p := range r.m.posts {
+		if !p.deleted && p.repostOf == "" && (p.open() || p.author == u.id) {
+			some = append(some, p)
+		}
+	}
+	if len(some) == 0 {
+		return nil
+	}
+	return some[rng.IntN(len(some))]
 }
 
 // tinyPNG is the picture the mix uploads: a 2 × 2 PNG.

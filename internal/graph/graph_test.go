@@ -246,3 +246,37 @@ func allChunks(t *testing.T, db *store.DB, user string) []graph.Chunk {
 	}
 	return chunks
 }
+
+// Which of some people follow someone is read either way, by their
+// follows or by the follower chunks, whichever is fewer reads, and both
+// ways answer the same, across chunks.
+func TestFollowersAmong(t *testing.T) {
+	ctx := context.Background()
+	db, _, g, users := setup(t, 4)
+	star := users[0]
+	filler := make([]string, graph.ChunkCap)
+	for i := range filler {
+		filler[i] = fmt.Sprint(8_000_000_000 + i)
+	}
+	if err := g.ImportFollowers(ctx, star, filler); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Follow(ctx, users[1], star, nil); err != nil { // in chunk 1
+		t.Fatal(err)
+	}
+	want := map[string]bool{filler[3]: true, users[1]: true}
+	for _, candidates := range [][]string{
+		{filler[3], users[2]}, // by key: two
+		{filler[3], users[1], users[2], users[3], "9999999999"}, // by the two chunks: fewer than five keys
+	} {
+		got, err := graph.FollowersAmong(ctx, db, star, candidates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range candidates {
+			if got[c] != want[c] {
+				t.Errorf("among %v: %s follows %v, want %v", candidates, c, got[c], want[c])
+			}
+		}
+	}
+}

@@ -55,6 +55,9 @@ const (
 	GroupInvite = "group_invite"
 	// Repost tells an author that the actor reposted their activity.
 	Repost = "repost"
+	// Reply tells an author that the actor answered their activity with
+	// one of their own (ActivityID: the reply).
+	Reply = "reply"
 	// FollowRequest tells a person with a locked account that the actor
 	// asks to follow them; it goes when the request is decided.
 	FollowRequest = "follow_request"

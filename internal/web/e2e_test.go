@@ -218,6 +218,17 @@ func TestTwoPeople(t *testing.T) {
 	ann.do(chromedp.Click(chromedp.CSS(`.stream .activity .warned button`)))
 	ann.waitFor(`!document.querySelector('.stream .activity .warned .content').hidden`, "the warned post unfolded", nil)
 
+	// Ann answers it: the page opens her reply in its thread, under what
+	// it answers.
+	ann.do(chromedp.Click(chromedp.CSS(`.stream .activity button[aria-label="Reply to this post"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer.reply textarea`)))
+	ann.checkLabels()
+	ann.do(chromedp.SendKeys(chromedp.CSS(`form.composer.reply textarea`), "No spoilers here!"),
+		chromedp.Click(chromedp.CSS(`form.composer.reply button[type=submit]`)))
+	ann.waitFor(`(() => { const up = document.querySelector('.stream.thread .activity .title'); const me = document.querySelector('.focus .activity .title');
+		return up?.textContent === `+jsString(behind)+` && me?.textContent === '@bob No spoilers here!'; })()`, "ann's reply in its thread", nil)
+	ann.shot("reply")
+
 	ann.checkConsole()
 	bob.checkConsole()
 }
@@ -310,12 +321,14 @@ func TestGroupsCommentsLikes(t *testing.T) {
 
 	// Cat keeps dan's post in her bookmarks, which she alone sees.
 	cat.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/public"]`)))
-	cat.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+	cat.waitFor(`document.querySelector('.tabs a[href="#/public"][aria-current=page]') !== null &&
+		[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
 		"dan's post on the public tab", nil)
 	cat.clickButton("Bookmark")
 	cat.waitFor(`[...document.querySelectorAll('main button')].some(b => b.textContent === '🔖 Bookmarked')`, "a pressed bookmark", nil)
 	cat.do(chromedp.Click(chromedp.CSS(`.tabs a[href="#/bookmarks"]`)))
-	cat.waitFor(`[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
+	cat.waitFor(`document.querySelector('.tabs a[href="#/bookmarks"][aria-current=page]') !== null &&
+		[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === `+jsString(post)+`)`,
 		"dan's post among cat's bookmarks", nil)
 	cat.shot("bookmarks")
 

@@ -427,8 +427,12 @@ function feedTabs(current) {
     h('a', { href, text: label, 'aria-current': key === current ? 'page' : undefined })));
 }
 
-function composer(onPosted) {
+// composer is the form of a new post; of a reply to parent, if given.
+function composer(onPosted, parent) {
   const text = h('textarea', { name: 'title', required: true, maxlength: 500, rows: 3 });
+  // A reply names whom it answers, as Mastodon's do.
+  const whom = parent && parent.author && state.me && parent.userId !== state.me.id ? parent.author.preferredUsername : '';
+  if (whom) text.value = '@' + whom + ' ';
   const url = h('input', { name: 'url', type: 'url', maxlength: 2000, placeholder: 'https://' });
   const left = h('small', { class: 'hint', 'aria-live': 'polite', text: '500 characters left' });
   text.addEventListener('input', () => { left.textContent = `${500 - text.value.length} characters left`; });
@@ -444,11 +448,12 @@ function composer(onPosted) {
   // recognised by the server (externalId) and not made twice.
   let key = randomKey();
   return h('form', {
-    class: 'card composer', 'aria-label': 'New post',
+    class: parent ? 'card composer reply' : 'card composer', 'aria-label': parent ? 'Reply' : 'New post',
     onsubmit: (e) => {
       e.preventDefault();
       guard(submit, async () => {
         const body = { title: text.value, externalId: key, visibility: visibility.value };
+        if (parent) body.inReplyTo = parent.id;
         if (url.value.trim()) body.url = url.value.trim();
         if (warning.value.trim()) body.spoilerText = warning.value.trim();
         const ids = await pics.upload();
@@ -464,7 +469,7 @@ function composer(onPosted) {
         onPosted(res.entry);
       });
     },
-  }, field('What’s happening? Use @name to mention someone, #tag to file it.', text), left, field('Link (optional)', url),
+  }, field(parent ? 'Your reply' : 'What’s happening? Use @name to mention someone, #tag to file it.', text), left, field('Link (optional)', url),
   field('Content warning (optional): the post is folded behind it', warning),
   pics.el, field('Who can see it', visibility), submit);
 }
@@ -667,8 +672,22 @@ function activityCard(a) {
     a.bookmarked = Boolean(res.entry.bookmarked);
     setMark();
   }));
+  // A reply answers with a post of one's own, under this one's thread.
+  const replyBtn = h('button', { type: 'button', class: 'secondary', text: 'Reply', 'aria-expanded': 'false', 'aria-label': 'Reply to this post' });
+  replyBtn.addEventListener('click', () => {
+    const open = replyBtn.getAttribute('aria-expanded') !== 'true';
+    replyBtn.setAttribute('aria-expanded', String(open));
+    const form = art.querySelector('form.reply');
+    if (form) form.remove();
+    if (open) {
+      art.insertBefore(composer((r) => {
+        replyBtn.click();
+        go(`#/activity/${enc(r.userId)}/${enc(r.id)}`);
+      }, a), art.querySelector('.actions'));
+    }
+  });
   // Only a public or unlisted post can be reposted.
-  const actions = OPEN.has(a.visibility || 'public') ? [likeBtn, repostBtn, commentsBtn, markBtn] : [likeBtn, commentsBtn, markBtn];
+  const actions = OPEN.has(a.visibility || 'public') ? [replyBtn, likeBtn, repostBtn, commentsBtn, markBtn] : [replyBtn, likeBtn, commentsBtn, markBtn];
   const art = h('article', { class: 'activity' });
   if (mine) {
     const del = h('button', { type: 'button', class: 'danger', text: 'Delete' });
@@ -722,6 +741,7 @@ function activityCard(a) {
       author.preferredUsername ? h('span', { class: 'handle', text: '@' + author.preferredUsername }) : null,
       ' · ', h('a', { href: `#/activity/${enc(a.userId)}/${enc(a.id)}`, class: 'when' }, time(a.postedTime)),
       a.pinned ? h('span', { class: 'pinned', text: ' · pinned' }) : null,
+      a.inReplyTo ? h('a', { class: 'replying', href: `#/activity/${enc(a.inReplyToUserId)}/${enc(a.inReplyTo)}`, text: ' · ↩ a reply' }) : null,
       a.editedTime ? h('span', { class: 'edited', title: 'edited ' + new Date(a.editedTime).toLocaleString(), text: ' · edited' }) : null,
       a.visibility && a.visibility !== 'public'
         ? h('span', { class: 'visibility', text: ' · ' + (VISIBILITY[a.visibility] || a.visibility) }) : null),
@@ -1231,8 +1251,14 @@ async function activityView(userId, id) {
       put(box, h('p', { class: 'empty', text: 'This post is gone.' }));
       return;
     }
+    // Its thread: what it answers above, the replies below.
+    const ctx = await api('GET', rest(`/activities/${enc(userId)}/@self/@app/${enc(id)}/context`));
+    if (!isCurrent()) return;
     const art = activity(a);
-    put(box, h('h1', { class: 'visually-hidden', text: 'Post' }), art);
+    const thread = (list, label) => list.length
+      ? h('ol', { class: 'stream thread', 'aria-label': label }, list.map((x) => h('li', {}, activity(x)))) : null;
+    put(box, h('h1', { class: 'visually-hidden', text: 'Post' }),
+      thread(ctx.ancestors, 'What it answers'), h('div', { class: 'focus' }, art), thread(ctx.descendants, 'Replies'));
     art.querySelector('[aria-controls]').click();
   });
 }
@@ -1243,6 +1269,7 @@ const NOTE_TEXT = {
   comment: 'commented on your post',
   like: 'liked your post',
   repost: 'reposted your post',
+  reply: 'replied to your post',
   group_join: 'joined your group',
   group_invite: 'invited you to a group',
   follow_request: 'asked to follow you',
@@ -1269,7 +1296,7 @@ async function notificationsView() {
     const li = h('li', { class: g.read ? 'read' : 'unread' });
     const what = h('span', {}, ...who(g), ' ', NOTE_TEXT[g.type] || g.type);
     const link = g.type === 'moderation' ? h('a', { href: '#/notices', text: 'See why' }) : g.activityId
-      ? h('a', { href: `#/activity/${enc(g.type === 'mention' ? (g.actors[0] && g.actors[0].id) : state.me.id)}/${enc(g.activityId)}`, text: 'See the post' })
+      ? h('a', { href: `#/activity/${enc(g.type === 'mention' || g.type === 'reply' ? (g.actors[0] && g.actors[0].id) : state.me.id)}/${enc(g.activityId)}`, text: 'See the post' })
       : g.groupId ? h('a', { href: '#/group/' + enc(g.groupId), text: 'See the group' }) : null;
     if (!g.read) li.append(h('span', { class: 'visually-hidden', text: 'Unread: ' }));
     li.append(what, ' ', time(g.published));
