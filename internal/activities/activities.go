@@ -171,7 +171,7 @@ type Activity struct {
 	// nearest first, at most MaxAncestors (indexed: the descendants of an
 	// activity are the equality query ancestors = its id).
 	InReplyTo     string   `datastore:"inReplyTo,noindex,omitempty"`
-	InReplyToUser string   `datastore:"inReplyToUserId,noindex,omitempty"`
+	InReplyToUser string   `datastore:"inReplyToUserId,omitempty"` // indexed: an erasure forgets whom replies answered
 	Thread        string   `datastore:"thread,noindex,omitempty"`
 	Ancestors     []string `datastore:"ancestors,omitempty"`
 }

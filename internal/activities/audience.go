@@ -11,6 +11,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/order"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -134,7 +135,7 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 		switch {
 		case found[i].Found() && (slices.Contains(aud.FollowerIDs, follower) || aud.UserID == MentionAudience(r.Author)):
 			continue // there already, or for the mentioned alone
-		case found[i].Found() && answered && !f.Found():
+		case found[i].Found() && answered && !policy.ReplyReaches(follower, r.Author, aud.Answers, f.Found()):
 			continue // a reply to someone the follower does not follow
 		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
 			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements(homeProp, homePlace(follower, r.Seq))); err != nil {

@@ -109,6 +109,45 @@ func EraseAudience(ctx context.Context, db *store.DB, user string, n int) (int, 
 	})
 }
 
+// EraseAnswered forgets, for a deleted user, whom up to n replies to
+// their activities answered, and returns how many it changed: the replies
+// lose their inReplyToUserId (what they answer, an activity id, stays:
+// their threads stand), and their audience chunks the same (Answers), so
+// nothing stored names the user.
+func EraseAnswered(ctx context.Context, db *store.DB, user string, n int) (int, error) {
+	q := db.Query(KindActivity).FilterField("inReplyToUserId", "=", user).KeysOnly()
+	return sweep(ctx, db, q, n, func(tx *store.Tx, keys []*datastore.Key) error {
+		for _, k := range keys {
+			var a Activity
+			if ok, err := tx.Get(k, &a); err != nil {
+				return err
+			} else if !ok || a.InReplyToUser != user {
+				continue
+			}
+			a.InReplyToUser = ""
+			if err := tx.Put(k, &a); err != nil {
+				return err
+			}
+			chunks, err := db.GetAll(ctx, db.Query(KindAudience).Ancestor(k).KeysOnly(), nil)
+			if err != nil {
+				return err
+			}
+			for _, ck := range chunks {
+				var aud Audience
+				if ok, err := tx.Get(ck, &aud); err != nil {
+					return err
+				} else if ok && aud.Answers == user {
+					aud.Answers = ""
+					if err := tx.Put(ck, &aud); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+}
+
 // sweep edits, eraseBatch at a time in transactions, up to n entities of a
 // keys-only query whose matches the edit removes, and returns how many.
 func sweep(ctx context.Context, db *store.DB, q *datastore.Query, n int, edit func(*store.Tx, []*datastore.Key) error) (int, error) {

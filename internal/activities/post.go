@@ -21,6 +21,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/notifications"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -542,7 +543,7 @@ func replyAudience(followers []string, answers string, alsoFollow map[string]boo
 	}
 	var out []string
 	for _, f := range followers {
-		if f == answers || alsoFollow[f] {
+		if policy.ReplyReaches(f, "", answers, alsoFollow[f]) {
 			out = append(out, f)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -161,7 +162,7 @@ func replyFollowers(ctx context.Context, db *store.DB, a *Activity, followers []
 // replies go: any post but a reply to someone else whom the follower does
 // not follow (nor is). One read, of that follow, outside any transaction.
 func reachesFollower(db *store.DB, a *Activity, follower string) (bool, error) {
-	if !a.answersOther() || a.InReplyToUser == follower {
+	if policy.ReplyReaches(follower, a.UserID, a.InReplyToUser, false) {
 		return true, nil
 	}
 	l := db.Lookup()
@@ -169,5 +170,5 @@ func reachesFollower(db *store.DB, a *Activity, follower string) (bool, error) {
 	if err := l.Run(context.Background()); err != nil {
 		return false, err
 	}
-	return f.Found(), nil
+	return policy.ReplyReaches(follower, a.UserID, a.InReplyToUser, f.Found()), nil
 }

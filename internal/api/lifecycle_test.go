@@ -127,6 +127,15 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if r := e.do("POST", "/social/rest/pins/"+mine, v.token, nil); r.status != 200 {
 		t.Fatal(r.status, string(r.raw))
 	}
+	// Replies both ways: alice's to the victim's post stands, without
+	// naming them; the victim's to bob's goes.
+	answer := e.do("POST", "/social/rest/activities/@me/@self", a.token, map[string]string{"title": "an answer", "inReplyTo": mine})
+	if answer.status != 201 {
+		t.Fatal(answer.status, string(answer.raw))
+	}
+	if r := e.do("POST", "/social/rest/activities/@me/@self", v.token, map[string]string{"title": "my answer", "inReplyTo": bobs}); r.status != 201 {
+		t.Fatal(r.status, string(r.raw))
+	}
 	for _, cm := range []struct {
 		u        user
 		activity string
@@ -228,8 +237,11 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if got := e.activity(b, b.id, bobs); got["repostsCount"] != 0.0 {
 		t.Errorf("bob's post: %v reposts, want 0: the victim's went", got["repostsCount"])
 	}
-	if got := e.feed(a, "@me/@self"); len(got) != 1 || got[0] != theirs {
-		t.Errorf("alice's own: %v, want her post alone: her repost of the victim's went with it", got)
+	if got, want := e.feed(a, "@me/@self"), []string{e.entry(answer)["id"].(string), theirs}; !slices.Equal(got, want) {
+		t.Errorf("alice's own: %v, want her answer and her post: her repost of the victim's went with it", got)
+	}
+	if got := act(e.entry(answer)["id"].(string)); got["inReplyTo"] != mine || got["inReplyToUserId"] != nil {
+		t.Errorf("alice's answer to the victim's post: %v", got)
 	}
 	g := e.entry(e.do("GET", "/social/rest/groups/@all/"+handed, a.token, nil))
 	if g["ownerId"] != a.id || g["membersCount"] != 2.0 {

@@ -179,6 +179,9 @@ func (s *Service) phases() []phase {
 		{"audiences", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return activities.EraseAudience(ctx, db, user, n)
 		}},
+		{"replies to them", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return activities.EraseAnswered(ctx, db, user, n)
+		}},
 		{"likes", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return likes.Erase(ctx, db, user, n)
 		}},

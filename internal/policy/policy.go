@@ -280,6 +280,16 @@ func NeedsFollow(reader string, p Post, author Account, known bool) bool {
 	return !Addressed(reader, p, false) && Addressed(reader, p, true)
 }
 
+// ReplyReaches decides whether a post by author that answers answered
+// ("" for a post that answers no one) reaches follower, one of author's
+// followers, at home, given whether follower follows answered: a reply to
+// someone else reaches those who follow that person too, and that person
+// (Mastodon's rule); any other post, every follower. Visibility decides
+// the rest, as for any post.
+func ReplyReaches(follower, author, answered string, followsAnswered bool) bool {
+	return answered == "" || answered == author || follower == answered || followsAnswered
+}
+
 // Feed names the kind of feed a post is listed in, for the rules that
 // differ between them.
 type Feed int

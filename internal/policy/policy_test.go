@@ -323,6 +323,27 @@ func TestRepostAndListing(t *testing.T) {
 	}
 }
 
+func TestReplyReaches(t *testing.T) {
+	for _, c := range []struct {
+		name                       string
+		follower, author, answered string
+		followsAnswered            bool
+		want                       bool
+	}{
+		{"no reply", "bob", "alice", "", false, true},
+		{"a reply to oneself", "bob", "alice", "alice", false, true},
+		{"a reply to someone the follower follows", "bob", "alice", "carol", true, true},
+		{"a reply to someone the follower does not follow", "bob", "alice", "carol", false, false},
+		{"a reply to the follower", "carol", "alice", "carol", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ReplyReaches(c.follower, c.author, c.answered, c.followsAnswered); got != c.want {
+				t.Errorf("ReplyReaches = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
 func TestMayPin(t *testing.T) {
 	for _, c := range []struct {
 		name   string
