@@ -72,19 +72,15 @@ func Load(ctx context.Context, db *store.DB, id string) (Person, bool, error) {
 type Pins struct {
 	user string
 	c    Counts
-	ref  store.Ref
 }
 
 // ReadPins adds user's card to a lookup in a transaction; the Pins
 // answer once it has run.
 func ReadPins(l *store.Lookup, user string) *Pins {
 	p := &Pins{user: user}
-	p.ref = l.Add(CountsKey(l.DB(), user), &p.c)
+	l.Add(CountsKey(l.DB(), user), &p.c)
 	return p
 }
-
-// Found reports whether the user is there.
-func (p *Pins) Found() bool { return p.ref.Found() }
 
 // List returns the ids of the activities the user pins, the last pinned
 // first.

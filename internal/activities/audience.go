@@ -111,31 +111,17 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 	if err := l.Run(context.Background()); err != nil {
 		return nil, err
 	}
-	// A reply to someone else reaches a new follower who follows them
-	// too (replyAudience): its chunks say whom it answers, and the
-	// follower's follows of those are read in one more lookup.
-	follows := map[string]store.Ref{}
-	l = db.Lookup()
-	for i := range refs {
-		if b := auds[i].Answers; found[i].Found() && b != "" && b != follower {
-			if _, ok := follows[b]; !ok {
-				follows[b] = graph.Follows(l, follower, b)
-			}
-		}
-	}
-	if len(follows) > 0 {
-		if err := l.Run(context.Background()); err != nil {
-			return nil, err
-		}
+	reaches, err := answeredFollows(db, follower, auds, found)
+	if err != nil {
+		return nil, err
 	}
 	var changed []string
 	for i, r := range refs {
 		aud := &auds[i]
-		f, answered := follows[aud.Answers]
 		switch {
 		case found[i].Found() && (slices.Contains(aud.FollowerIDs, follower) || aud.UserID == MentionAudience(r.Author)):
 			continue // there already, or for the mentioned alone
-		case found[i].Found() && answered && !policy.ReplyReaches(follower, r.Author, aud.Answers, f.Found()):
+		case found[i].Found() && !reaches(r.Author, aud.Answers):
 			continue // a reply to someone the follower does not follow
 		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
 			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements(homeProp, homePlace(follower, r.Seq))); err != nil {
@@ -168,6 +154,31 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 		changed = append(changed, r.ID)
 	}
 	return changed, nil
+}
+
+// answeredFollows reads, in one lookup outside any transaction, the
+// follower's follows of the people the replies whose chunks were found
+// answer (Audience.Answers), and returns whether a post by author that
+// answers whom reaches the follower at home (policy.ReplyReaches).
+func answeredFollows(db *store.DB, follower string, auds []Audience, found []store.Ref) (func(author, whom string) bool, error) {
+	follows := map[string]store.Ref{}
+	l := db.Lookup()
+	for i := range auds {
+		if b := auds[i].Answers; found[i].Found() && b != "" && b != follower {
+			if _, ok := follows[b]; !ok {
+				follows[b] = graph.Follows(l, follower, b)
+			}
+		}
+	}
+	if len(follows) > 0 {
+		if err := l.Run(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	return func(author, whom string) bool {
+		f, ok := follows[whom]
+		return policy.ReplyReaches(follower, author, whom, ok && f.Found())
+	}, nil
 }
 
 // AudienceOf returns the keys-only query of the audience chunks of

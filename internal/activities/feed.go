@@ -65,6 +65,9 @@ var (
 // too); the home feed, a keys-only query on the audience entities, adds
 // one batch lookup of the activities themselves.
 func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, error) {
+	if r.Selector == Pinned {
+		return s.pinnedFeed(ctx, r)
+	}
 	app := r.AppID
 	if app == "@app" {
 		app = ""
@@ -87,12 +90,6 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		since, sinceTag = seq, ":since"+r.Since
 	}
 	switch r.Selector {
-	case Pinned:
-		if r.Since != "" || r.Page.Cursor != "" || r.Page.Offset != 0 {
-			return nil, "", derrors.New(derrors.InvalidArgument, "@pinned is one page: no since, cursor or startIndex")
-		}
-		vs, err := s.pinned(ctx, r.Viewer, r.UserID)
-		return vs, "", err
 	case Self:
 		prefix := selfFeed(r.UserID, app)
 		// Read by someone else: what they may see, by the query.

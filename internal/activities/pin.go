@@ -116,6 +116,16 @@ func decidePin(f pinFacts) ([]string, bool, error) {
 	return list, !slices.Equal(list, f.pinned), nil
 }
 
+// pinnedFeed answers the feed Pinned: one page, with no since, cursor or
+// startIndex.
+func (s *Service) pinnedFeed(ctx context.Context, r FeedRequest) ([]View, string, error) {
+	if r.Since != "" || r.Page.Cursor != "" || r.Page.Offset != 0 || r.AppID != "" && r.AppID != "@app" {
+		return nil, "", derrors.New(derrors.InvalidArgument, "@pinned is one page of all apps: no since, cursor, startIndex or appId")
+	}
+	vs, err := s.pinned(ctx, r.Viewer, r.UserID)
+	return vs, "", err
+}
+
 // pinned returns the activities user pins, the last pinned first, as
 // viewer sees them (the feed Pinned): one read of the card, one lookup
 // of the activities, and the page's lookup.

@@ -17,8 +17,7 @@ func TestBookmarks(t *testing.T) {
 	ann, bob, cat := e.register("ann"), e.register("bob"), e.register("cat")
 	e.follow(bob, ann.id)
 	pub := e.post(ann, "public")
-	r := e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]string{"title": "for followers", "visibility": "followers"})
-	fol := e.entry(r)["id"].(string)
+	fol := e.postFor(ann, "for followers", "followers")
 	other := e.post(cat, "cat's")
 	mark := func(u user, id string) resp { return e.do("POST", "/social/rest/bookmarks/"+id, u.token, nil) }
 	for _, id := range []string{fol, pub, other} {
@@ -51,7 +50,7 @@ func TestBookmarks(t *testing.T) {
 		t.Errorf("cat's bookmarks %v", got)
 	}
 	// Paged.
-	r = e.do("GET", "/social/rest/bookmarks?count=2", bob.token, nil)
+	r := e.do("GET", "/social/rest/bookmarks?count=2", bob.token, nil)
 	next, _ := r.body["nextCursor"].(string)
 	if got := e.list(r); !cmp.Equal(got, []string{other, pub}) || next == "" {
 		t.Fatalf("first page %v, next %q", got, next)

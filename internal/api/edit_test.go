@@ -129,14 +129,7 @@ func TestAnEditMovesWhoSeesIt(t *testing.T) {
 	e := newEnv(t)
 	ann, ben, cat, dan := e.register("ann"), e.register("ben"), e.register("cat"), e.register("dan")
 	e.follow(dan, ann.id)
-	post := func(title, visibility string) string {
-		t.Helper()
-		r := e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]string{"title": title, "visibility": visibility})
-		if r.status != 201 {
-			t.Fatalf("post: %d %s", r.status, r.raw)
-		}
-		return e.entry(r)["id"].(string)
-	}
+	post := func(title, visibility string) string { return e.postFor(ann, title, visibility) }
 	edit := func(id, title string) {
 		t.Helper()
 		if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+id, ann.token, map[string]string{"title": title}); r.status != 200 {

@@ -226,6 +226,16 @@ func (e *env) follow(u user, target string) {
 	}
 }
 
+// postFor posts title as u for visibility, and returns its id.
+func (e *env) postFor(u user, title, visibility string) string {
+	e.t.Helper()
+	r := e.do("POST", "/social/rest/activities/@me/@self", u.token, map[string]string{"title": title, "visibility": visibility})
+	if r.status != 201 || e.entry(r)["visibility"] != visibility {
+		e.t.Fatalf("post for %s: %d %s", visibility, r.status, r.raw)
+	}
+	return e.entry(r)["id"].(string)
+}
+
 func (e *env) post(u user, title string) string {
 	e.t.Helper()
 	r := e.do("POST", "/social/rest/activities/@me/@self", u.token, map[string]string{"title": title})

@@ -13,14 +13,7 @@ import (
 func TestPins(t *testing.T) {
 	e := newEnv(t)
 	ann, bob := e.register("ann"), e.register("bob")
-	post := func(title, visibility string) string {
-		t.Helper()
-		r := e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]string{"title": title, "visibility": visibility})
-		if r.status != 201 {
-			t.Fatalf("post: %d %s", r.status, r.raw)
-		}
-		return e.entry(r)["id"].(string)
-	}
+	post := func(title, visibility string) string { return e.postFor(ann, title, visibility) }
 	pub, unl, fol := post("public", "public"), post("unlisted", "unlisted"), post("followers", "followers")
 	pin := func(u user, id string) resp { return e.do("POST", "/social/rest/pins/"+id, u.token, nil) }
 	for _, id := range []string{pub, unl} {
@@ -48,13 +41,13 @@ func TestPins(t *testing.T) {
 		}
 	}
 	// At most five; a deleted one frees its place.
-	more := []string{post("3", ""), post("4", ""), post("5", "")}
+	more := []string{post("3", "public"), post("4", "public"), post("5", "public")}
 	for _, id := range more {
 		if r := pin(ann, id); r.status != 200 {
 			t.Fatalf("pin: %d %s", r.status, r.raw)
 		}
 	}
-	sixth := post("6", "")
+	sixth := post("6", "public")
 	e.wantError(pin(ann, sixth), 409)
 	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+more[0], ann.token, nil); r.status != 204 {
 		t.Fatal(r.status, string(r.raw))

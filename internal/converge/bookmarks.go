@@ -100,13 +100,8 @@ func (o *oracle) checkBookmarks(ctx context.Context, rep *Report) error {
 		if len(m.bookmarks[u.id]) > 100 {
 			continue // more than a page: the service's own tests page them
 		}
-		rp, err := o.r.c.read(ctx, "/social/rest/bookmarks?count=100", u.token)
-		if err != nil || rp.status != 200 {
-			return fmt.Errorf("read the bookmarks of %s: %v %v", u.name, err, rp.body)
-		}
-		rep.Checked++
-		if got := listed(rp); !slices.Equal(got, want) {
-			o.violate("%s bookmarks %v, want %v", u.name, got, want)
+		if err := o.checkList(ctx, rep, u, "/social/rest/bookmarks?count=100", "bookmarks", want); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -116,14 +116,23 @@ func listed(rep reply) []string {
 func (o *oracle) checkPins(ctx context.Context, rep *Report) error {
 	for _, u := range o.people {
 		want, _ := o.m.livePins(u.id)
-		rp, err := o.r.c.read(ctx, "/social/rest/activities/"+u.id+"/@pinned", u.token)
-		if err != nil || rp.status != 200 {
-			return fmt.Errorf("read the pins of %s: %v %v", u.name, err, rp.body)
+		if err := o.checkList(ctx, rep, u, "/social/rest/activities/"+u.id+"/@pinned", "pins", want); err != nil {
+			return err
 		}
-		rep.Checked++
-		if got := listed(rp); !slices.Equal(got, want) {
-			o.violate("%s pins %v, want %v", u.name, got, want)
-		}
+	}
+	return nil
+}
+
+// checkList reads a list of activities at path as u, and compares its
+// ids, in order, with want.
+func (o *oracle) checkList(ctx context.Context, rep *Report, u *user, path, what string, want []string) error {
+	rp, err := o.r.c.read(ctx, path, u.token)
+	if err != nil || rp.status != 200 {
+		return fmt.Errorf("read the %s of %s: %v %v", what, u.name, err, rp.body)
+	}
+	rep.Checked++
+	if got := listed(rp); !slices.Equal(got, want) {
+		o.violate("%s: %s %v, want %v", u.name, what, got, want)
 	}
 	return nil
 }

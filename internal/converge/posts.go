@@ -43,38 +43,9 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	r.n++
 	n := r.n
 	r.seq.Unlock()
-	var mentions []string
-	title := fmt.Sprintf("post %d by %s", n, u.name)
-	for k := rng.IntN(3); k > 0; k-- {
-		m := r.someUser(rng)
-		if !strings.Contains(title, "@"+m.name+" ") {
-			title += " @" + m.name + " "
-			mentions = append(mentions, m.id)
-		}
-	}
-	// A third carry a tag or two, in whatever case.
-	var tagged []string
-	if rng.IntN(3) == 0 {
-		for k := 1 + rng.IntN(2); k > 0; k-- {
-			t := tagNames[rng.IntN(len(tagNames))]
-			if !slices.Contains(tagged, t) {
-				tagged = append(tagged, t)
-			}
-		}
-	}
-	title = strings.TrimSpace(title) + tagText(rng, tagged)
+	title, mentions, tagged := r.postText(rng, u, n)
 	body := map[string]any{"title": title}
-	// Six in ten public, one unlisted, two for followers, one for the
-	// mentioned.
-	visibility := "public"
-	switch k := rng.IntN(10); {
-	case k == 9:
-		visibility = "mentioned"
-	case k >= 7:
-		visibility = "followers"
-	case k == 6:
-		visibility = "unlisted"
-	}
+	visibility := someVisibility(rng)
 	if visibility != "public" || rng.IntN(2) == 0 {
 		body["visibility"] = visibility
 	}
@@ -118,15 +89,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	rep, out := r.writeIf(ctx, "post", http.MethodPost, "/social/rest/activities/@me/@self", u.token, body,
 		func(status int) bool { return parent != nil && status == http.StatusNotFound })
 	if parent != nil && out == acked {
-		r.m.mu.Lock()
-		after := r.m.hiddenFrom(u.id, parent)
-		r.m.mu.Unlock()
-		if hiddenBefore != "" && after != "" {
-			r.m.violate(fmt.Sprintf("a reply of %s to %s, hidden from them (%s), answered %v", u.name, parent.id, after, rep.body))
-		}
-		if str(entry(rep), "inReplyTo") != parent.id {
-			r.m.violate(fmt.Sprintf("a reply of %s to %s answered %v", u.name, parent.id, rep.body))
-		}
+		r.checkReply(u, parent, hiddenBefore, rep)
 	}
 	id := ""
 	var made []string // the mentions the post made
@@ -160,17 +123,73 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 			p.ancestors = append([]string{parent.id}, parent.ancestors...)
 			p.ancestors = p.ancestors[:min(len(p.ancestors), maxAncestors)]
 		}
-		r.m.mu.Lock()
-		if r.m.postByID[id] != nil {
-			r.m.mu.Unlock()
-			r.m.violate(fmt.Sprintf("post %q answered the id of another post, %s", title, id))
-			return nil
-		}
-		r.m.posts = append(r.m.posts, p)
-		r.m.postByID[id] = p
-		r.m.mu.Unlock()
+		r.record(p)
 	}
 	return nil
+}
+
+// postText is the title of post n by u: mentions of up to two people, and
+// a third of the time a tag or two, in whatever case.
+func (r *runner) postText(rng *rand.Rand, u *user, n int) (title string, mentions, tagged []string) {
+	title = fmt.Sprintf("post %d by %s", n, u.name)
+	for k := rng.IntN(3); k > 0; k-- {
+		m := r.someUser(rng)
+		if !strings.Contains(title, "@"+m.name+" ") {
+			title += " @" + m.name + " "
+			mentions = append(mentions, m.id)
+		}
+	}
+	if rng.IntN(3) == 0 {
+		for k := 1 + rng.IntN(2); k > 0; k-- {
+			t := tagNames[rng.IntN(len(tagNames))]
+			if !slices.Contains(tagged, t) {
+				tagged = append(tagged, t)
+			}
+		}
+	}
+	return strings.TrimSpace(title) + tagText(rng, tagged), mentions, tagged
+}
+
+// someVisibility is a post's: six in ten public, one unlisted, two for
+// followers, one for the mentioned.
+func someVisibility(rng *rand.Rand) string {
+	switch k := rng.IntN(10); {
+	case k == 9:
+		return "mentioned"
+	case k >= 7:
+		return "followers"
+	case k == 6:
+		return "unlisted"
+	}
+	return "public"
+}
+
+// checkReply checks the answer of u's reply to parent: it answers parent,
+// and parent was not hidden from u throughout (hiddenBefore: as it was
+// before the request).
+func (r *runner) checkReply(u *user, parent *post, hiddenBefore string, rep reply) {
+	r.m.mu.Lock()
+	after := r.m.hiddenFrom(u.id, parent)
+	r.m.mu.Unlock()
+	if hiddenBefore != "" && after != "" {
+		r.m.violate(fmt.Sprintf("a reply of %s to %s, hidden from them (%s), answered %v", u.name, parent.id, after, rep.body))
+	}
+	if str(entry(rep), "inReplyTo") != parent.id {
+		r.m.violate(fmt.Sprintf("a reply of %s to %s answered %v", u.name, parent.id, rep.body))
+	}
+}
+
+// record adds an acknowledged post to the model.
+func (r *runner) record(p *post) {
+	r.m.mu.Lock()
+	if r.m.postByID[p.id] != nil {
+		r.m.mu.Unlock()
+		r.m.violate(fmt.Sprintf("post %q answered the id of another post, %s", p.title, p.id))
+		return
+	}
+	r.m.posts = append(r.m.posts, p)
+	r.m.postByID[p.id] = p
+	r.m.mu.Unlock()
 }
 
 // maxAncestors is how many of the posts above it a reply keeps (the

@@ -3,6 +3,8 @@ package media
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"cloud.google.com/go/datastore"
 
@@ -48,14 +50,15 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
 		me := accounts.ReadProfile(l, user)
-		pictures := map[string]*Item{} // the items the change touches, old and new
+		f := profileFacts{user: user, in: in, now: now, items: map[string]*Item{}}
 		found := map[string]store.Ref{}
 		l.Then(func() {
 			was := me.Profile()
 			for _, id := range []string{was.Avatar, was.Header, deref(in.Avatar), deref(in.Header)} {
-				if id != "" && pictures[id] == nil {
-					pictures[id] = &Item{}
-					found[id] = l.Add(ItemKey(s.db, id), pictures[id])
+				if _, ok := found[id]; id != "" && !ok {
+					it := &Item{}
+					found[id] = l.Add(ItemKey(s.db, id), it)
+					f.items[id] = it
 				}
 			}
 		})
@@ -65,48 +68,96 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 		if !me.Found() {
 			return accounts.ErrNoSuchPerson
 		}
-		was := me.Profile()
-		to := in.Apply(was)
-		if to.Avatar != "" && to.Avatar == to.Header {
-			return errSamePicture
+		f.was = me.Profile()
+		for id, ref := range found {
+			if !ref.Found() {
+				delete(f.items, id)
+			}
+		}
+		plan, err := decideProfile(f)
+		if err != nil {
+			return err
 		}
 		var keys []*datastore.Key
 		var puts []any
-		for _, c := range []struct{ which, old, new string }{
-			{accounts.PictureAvatar, was.Avatar, to.Avatar}, {accounts.PictureHeader, was.Header, to.Header},
-		} {
-			if c.old == c.new {
-				continue
-			}
-			if it := pictures[c.old]; c.old != "" && found[c.old].Found() && it.Profile == c.which {
-				it.Profile, it.Loose = "", now // loose again: collected a day later
-				keys, puts = append(keys, ItemKey(s.db, c.old)), append(puts, it)
-			}
-			if c.new == "" {
-				continue
-			}
-			it := pictures[c.new]
-			switch {
-			case !found[c.new].Found() || it.UserID != user:
-				return derrors.New(derrors.NotFound, fmt.Sprintf("no such media item %s of yours", c.new))
-			case !it.loose() && it.Profile != otherOf(c.which):
-				return errNotLoose
-			}
-			it.Profile, it.Loose = c.which, 0
-			keys, puts = append(keys, ItemKey(s.db, c.new)), append(puts, it)
+		for _, id := range slices.Sorted(maps.Keys(plan.items)) {
+			it := plan.items[id]
+			keys, puts = append(keys, ItemKey(s.db, id)), append(puts, &it)
 		}
 		if len(keys) > 0 {
 			if err := tx.PutMulti(keys, puts); err != nil {
 				return err
 			}
 		}
-		return me.Set(tx, to)
+		return me.Set(tx, plan.profile)
 	})
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
 	}
 	p, _, err := accounts.Load(ctx, s.db, user)
 	return p, err
+}
+
+// profileFacts is what a change of profile read: the profile as it
+// was, and the pictures it names, old and new (those found).
+type profileFacts struct {
+	user  string
+	in    accounts.ProfileInput
+	now   int64 // µs
+	was   accounts.Profile
+	items map[string]*Item
+}
+
+// profilePlan is what a change of profile writes: the profile, and the
+// records of the pictures it changes, by id.
+type profilePlan struct {
+	profile accounts.Profile
+	items   map[string]Item
+}
+
+// decideProfile decides a change of profile: the new pictures must be
+// the person's loose uploads (or move between avatar and header), and
+// are marked as theirs; the ones replaced are loose again.
+func decideProfile(f profileFacts) (profilePlan, error) {
+	to := f.in.Apply(f.was)
+	if to.Avatar != "" && to.Avatar == to.Header {
+		return profilePlan{}, errSamePicture
+	}
+	plan := profilePlan{profile: to, items: map[string]Item{}}
+	// item is a picture's record as the change leaves it so far.
+	item := func(id string) (Item, bool) {
+		if it, ok := plan.items[id]; ok {
+			return it, true
+		}
+		if it := f.items[id]; it != nil {
+			return *it, true
+		}
+		return Item{}, false
+	}
+	for _, c := range []struct{ which, old, new string }{
+		{accounts.PictureAvatar, f.was.Avatar, to.Avatar}, {accounts.PictureHeader, f.was.Header, to.Header},
+	} {
+		if c.old == c.new {
+			continue
+		}
+		if it, ok := item(c.old); c.old != "" && ok && it.Profile == c.which {
+			it.Profile, it.Loose = "", f.now // loose again: collected a day later
+			plan.items[c.old] = it
+		}
+		if c.new == "" {
+			continue
+		}
+		it, ok := item(c.new)
+		switch {
+		case !ok || it.UserID != f.user:
+			return profilePlan{}, derrors.New(derrors.NotFound, fmt.Sprintf("no such media item %s of yours", c.new))
+		case !it.loose() && it.Profile != otherOf(c.which):
+			return profilePlan{}, errNotLoose
+		}
+		it.Profile, it.Loose = c.which, 0
+		plan.items[c.new] = it
+	}
+	return plan, nil
 }
 
 // otherOf names the other profile picture: a picture may move from the
