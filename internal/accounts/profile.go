@@ -24,7 +24,10 @@ const (
 // MaxFields name/value fields, and the ids of their avatar and header
 // pictures (package media, which keeps the pictures and sets these). The
 // User holds it and the card copies it (Card), so every page that shows
-// the person shows their profile with no read more.
+// the person shows their profile with no read more. Package media reads
+// and changes it as a value (ReadProfile, Profiled.Set).
+//
+//ownership:value
 type Profile struct {
 	Note   string  `datastore:"note,noindex,omitempty"`
 	Fields []Field `datastore:"fields,noindex,omitempty"`
