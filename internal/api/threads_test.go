@@ -137,3 +137,32 @@ func TestRepliesAndThreads(t *testing.T) {
 		t.Errorf("activities.create as a reply: %v", res[0])
 	}
 }
+
+// Once the person a reply answers is erased, the reply stands, no longer
+// names them, and a later follow of its author copies it as any post
+// (there is no one left whom the follower must follow too). The checker
+// found its oracle holding the opposite.
+func TestReplyToSomeoneErased(t *testing.T) {
+	e := newEnv(t)
+	ann, bob, eve := e.register("ann"), e.register("bob"), e.register("eve")
+	root := e.post(ann, "a question")
+	r := e.do("POST", "/social/rest/activities/@me/@self", bob.token, map[string]any{"title": "an answer", "inReplyTo": root})
+	if r.status != 201 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	reply := e.entry(r)["id"].(string)
+	if r := e.do("DELETE", "/auth/account", ann.token, map[string]string{"password": "password-ann"}); r.status != 202 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	e.settle()
+	if got := e.activity(bob, bob.id, reply); got["inReplyTo"] != root || got["inReplyToUserId"] != nil {
+		t.Errorf("the reply after ann's erasure: %v", got)
+	}
+	if r := e.do("POST", "/social/rest/people/@me/@friends", eve.token, map[string]string{"id": bob.id}); r.status != 201 {
+		t.Fatal(r.status, string(r.raw))
+	}
+	e.waitQueuesEmpty()
+	if got := e.feed(eve, "@me/@friends"); !slices.Contains(got, reply) {
+		t.Errorf("eve's home after following bob: %v, want the reply", got)
+	}
+}

@@ -230,6 +230,9 @@ func (o *oracle) feeds() []feed {
 					}
 					if p.answers != "" && p.answers != p.author {
 						h += "; answers " + p.answers + ", followed " + describe(m.follows[pair{u.id, p.answers}])
+						if m.gone(p.answers) {
+							h += " (their account deleted)"
+						}
 					}
 					return h
 				}})
@@ -288,8 +291,13 @@ func (o *oracle) home(u *user) rule {
 
 // follower is whether reader followed b as p's fan-out and backfill
 // saw it: surely when the follow did not change from p's posting on
-// (then every copy decided the same), either if it did.
+// (then every copy decided the same), either if it did. Once b's account
+// is erased, the reply no longer says whom it answered, and a later
+// follow's copy takes it as any post: either, if b's deletion was asked.
 func (o *oracle) follower(reader, b string, p *post) presence {
+	if o.m.gone(b) {
+		return mayIn | mayOut
+	}
 	held := false
 	for _, ev := range o.m.follows[pair{reader, b}] {
 		if !ev.end.Before(p.start) {
