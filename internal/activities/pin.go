@@ -37,6 +37,7 @@ func (s *Service) Pin(ctx context.Context, user, id string, on bool) (View, erro
 	}
 	key := Key(s.db, id)
 	var a Activity
+	var gone bool // the activity is not there (unpinned all the same)
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		f := pinFacts{user: user, id: id, on: on}
 		l := tx.Lookup()
@@ -56,6 +57,7 @@ func (s *Service) Pin(ctx context.Context, user, id string, on bool) (View, erro
 			return err
 		}
 		f.found, f.activity, f.pinned = found.Found(), &a, pins.List()
+		gone = !f.found || a.Removed != 0
 		for i, p := range pins.List() {
 			if p != id && (!there[i].Found() || pinned[i].Removed != 0) {
 				f.gone = append(f.gone, p)
@@ -72,6 +74,9 @@ func (s *Service) Pin(ctx context.Context, user, id string, on bool) (View, erro
 	}
 	if err != nil {
 		return View{}, fmt.Errorf("activities.Pin(%s, %s): %w", user, id, err)
+	}
+	if gone {
+		return View{}, ErrNoSuchActivity
 	}
 	return s.viewOne(ctx, user, key, &a)
 }
@@ -94,8 +99,12 @@ func decidePin(f pinFacts) ([]string, bool, error) {
 			return nil, false, ErrNoSuchActivity
 		}
 		// Unpinning what is gone since takes it off the list.
-	} else if err := policy.MayPin(f.user, f.activity.post(), f.activity.RepostOf != ""); err != nil {
-		return nil, false, err
+	} else if f.on {
+		if err := policy.MayPin(f.user, f.activity.post(), f.activity.RepostOf != ""); err != nil {
+			return nil, false, err
+		}
+	} else if f.activity.UserID != f.user {
+		return nil, false, policy.ErrNotYours // unpinning asks only whose it is
 	}
 	var kept []string
 	for _, p := range f.pinned {

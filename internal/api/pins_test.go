@@ -58,6 +58,7 @@ func TestPins(t *testing.T) {
 	if r := pin(ann, sixth); r.status != 200 {
 		t.Errorf("pin after a delete: %d %s", r.status, r.raw)
 	}
+	e.wantError(e.do("DELETE", "/social/rest/pins/"+more[0], ann.token, nil), 404) // gone: nothing to answer
 	// Unpinning.
 	if r := e.do("DELETE", "/social/rest/pins/"+pub, ann.token, nil); r.status != 200 || e.entry(r)["pinned"] != nil {
 		t.Errorf("unpin: %d %s", r.status, r.raw)
