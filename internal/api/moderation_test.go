@@ -449,6 +449,15 @@ func TestWithholdingWaitsForItsChange(t *testing.T) {
 	if stopped, err := e.svc.Moderation.Withhold(ctx, job); err != nil || stopped == "" {
 		t.Errorf("a withholding of a suspension that never came: %q %v, want it to stop", stopped, err)
 	}
+	// A later step that finds the standing changed back stops at once:
+	// its first step found the suspension, so a later change replaced it
+	// (a lifting whose own job does the work). It used to wait for the
+	// give-up, which outlasted a test's wait for the queues on a busy
+	// machine.
+	later := moderation.WithholdTask{UserID: bob.id, At: now.UnixMicro(), On: true, Kind: "comments", Step: 1}
+	if stopped, err := e.svc.Moderation.Withhold(ctx, later); err != nil || stopped == "" {
+		t.Errorf("a later step of a replaced suspension: %q %v, want it to stop at once", stopped, err)
+	}
 	if got := e.activity(alice, alice.id, hers)["likesCount"]; got != 1.0 {
 		t.Errorf("likesCount %v after withholdings that did nothing, want 1", got)
 	}

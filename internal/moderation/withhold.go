@@ -66,7 +66,10 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 		return "the account is gone", nil
 	}
 	if r.Standing().IsSuspended() != t.On {
-		if s.now().Sub(time.UnixMicro(t.At)) < withholdWait {
+		// Only the first step waits for its change: a later one follows a
+		// step that found the standing as it wants, so what it finds now
+		// is a later change, whose own job does the work.
+		if t.Step == 0 && s.now().Sub(time.UnixMicro(t.At)) < withholdWait {
 			return "", errWithholdNotYet
 		}
 		return "replaced, or never committed", nil
