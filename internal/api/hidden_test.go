@@ -45,6 +45,15 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 		}
 		return e.entry(r)["id"].(string), pic
 	}
+	// A person hidden as a whole has an avatar too, which their picture
+	// links must not serve.
+	withAvatar := func(u user) {
+		t.Helper()
+		pic := e.uploaded(u, "a face")["id"].(string)
+		if r := e.do("PUT", "/social/rest/people/@me/@self", u.token, map[string]any{"avatar": pic}); r.status != http.StatusOK {
+			t.Fatalf("avatar: %d %s", r.status, r.raw)
+		}
+	}
 	state := func(name string, u user, title, vis string) *hiddenState {
 		a, p := postAs(u, title, vis)
 		states = append(states, hiddenState{name: name, activity: a, person: u.id, picture: p})
@@ -56,6 +65,7 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	e.act(ada, map[string]any{"action": "remove", "accountId": removed.id, "activityIds": []string{s.activity}, "reason": "spam"})
 
 	suspended := e.register("suspended")
+	withAvatar(suspended)
 	state("suspended author", suspended, secret+" suspended", "").personHidden = true
 	e.act(ada, map[string]any{"action": "suspend", "accountId": suspended.id, "reason": "spam"})
 
@@ -87,6 +97,7 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	}
 
 	gone := e.register("gone")
+	withAvatar(gone)
 	state("a deleted account", gone, secret+" gone", "").personHidden = true
 	if r := e.do("DELETE", "/auth/account", gone.token, map[string]string{"password": "password-gone"}); r.status >= 300 {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
@@ -134,6 +145,8 @@ func (s hiddenState) request(method, path string) (string, any) {
 			return "@all"
 		case "variant":
 			return "image"
+		case "which":
+			return "avatar"
 		}
 		return "0123456789abcdef" // a filter, report, comment or tag: none the reader has
 	})
