@@ -29,8 +29,9 @@ var ErrTooManyPins = derrors.New(derrors.Conflict, fmt.Sprintf("at most %d activ
 // or unpinning what is not pinned, changes nothing. Pins of activities
 // gone since (deleted, or taken down) are dropped as the list is written.
 //
-// Pin reads the activity and the card, then the pinned activities, in its
-// transaction, decides (decidePin) and writes the card.
+// Pin reads the activity and the card in its transaction, and the
+// activities pinned already outside it, decides (decidePin) and writes
+// the card.
 func (s *Service) Pin(ctx context.Context, user, id string, on bool) (View, error) {
 	if _, ok := ids.Parse(id); !ok {
 		return View{}, ErrNoSuchActivity
@@ -43,17 +44,20 @@ func (s *Service) Pin(ctx context.Context, user, id string, on bool) (View, erro
 		l := tx.Lookup()
 		found := l.Add(key, &a)
 		pins := accounts.ReadPins(l, user)
-		var pinned []Activity
-		var there []store.Ref
-		l.Then(func() {
-			pinned, there = make([]Activity, len(pins.List())), make([]store.Ref, len(pins.List()))
-			for i, p := range pins.List() {
-				if p != id {
-					there[i] = l.Add(Key(s.db, p), &pinned[i])
-				}
-			}
-		})
 		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		// The activities pinned already, read outside the transaction: it
+		// would hold their locks, and their likes wait on them. One gone
+		// just after stays on the list until the next pin.
+		out := s.db.Lookup()
+		pinned, there := make([]Activity, len(pins.List())), make([]store.Ref, len(pins.List()))
+		for i, p := range pins.List() {
+			if p != id {
+				there[i] = out.Add(Key(s.db, p), &pinned[i])
+			}
+		}
+		if err := out.Run(ctx); err != nil {
 			return err
 		}
 		f.found, f.activity, f.pinned = found.Found(), &a, pins.List()

@@ -271,10 +271,13 @@ func (p *posting) replyNote(id string) notifications.Event {
 		ActivityID: id, ID: "reply-" + id}
 }
 
-// mentioned are those a post's mention job tells: those it names, but the
+// mentioned are those a post's mention job tells (told).
+func (p *posting) mentioned() []string { return told(p.mentions, p.answers) }
+
+// told are those of mentions a post's mention job tells: all but the
 // person a reply answers, whom its reply notification tells.
-func (p *posting) mentioned() []string {
-	return slices.DeleteFunc(slices.Clone(p.mentions), func(m string) bool { return m == p.answers })
+func told(mentions []string, answers string) []string {
+	return slices.DeleteFunc(slices.Clone(mentions), func(m string) bool { return m == answers })
 }
 
 // The jobs a post of id seq may need.
@@ -515,14 +518,13 @@ func decidePost(f postFacts) (postPlan, error) {
 	}
 	a.MentionIDs = f.mentionable
 	a.RepostOf, a.RepostOfUser = f.repostOf, f.repostOfUser
-	told := slices.DeleteFunc(slices.Clone(a.MentionIDs), func(m string) bool { return m == f.answers })
-	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(told) > 0,
+	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(told(a.MentionIDs, f.answers)) > 0,
 		tags: len(a.Tags) > 0 && listed(f.visibility)}
 	if !reach {
 		plan.audiences = []*Audience{mentionedAudience(&a)}
 		return plan, nil
 	}
-	rest := append([]string{a.UserID}, replyAudience(f.firstFollowers, f.answers, f.alsoFollow)...)
+	rest := append([]string{a.UserID}, replyAudience(f.firstFollowers, a.UserID, f.answers, f.alsoFollow)...)
 	for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
 		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID, Answers: f.answers}
 		rest = rest[len(aud.FollowerIDs):]
@@ -537,13 +539,13 @@ func decidePost(f postFacts) (postPlan, error) {
 // replyAudience keeps, of a reply's followers, those it reaches at home:
 // those who follow the person it answers too, and that person (after
 // Mastodon's). A post that answers no one else reaches them all.
-func replyAudience(followers []string, answers string, alsoFollow map[string]bool) []string {
-	if answers == "" {
-		return followers
+func replyAudience(followers []string, author, answers string, alsoFollow map[string]bool) []string {
+	if answers == "" || answers == author {
+		return followers // every follower, as the policy has it, with no copy
 	}
 	var out []string
 	for _, f := range followers {
-		if policy.ReplyReaches(f, "", answers, alsoFollow[f]) {
+		if policy.ReplyReaches(f, author, answers, alsoFollow[f]) {
 			out = append(out, f)
 		}
 	}

@@ -155,7 +155,7 @@ func replyFollowers(ctx context.Context, db *store.DB, a *Activity, followers []
 	if err != nil {
 		return nil, err
 	}
-	return replyAudience(followers, a.InReplyToUser, also), nil
+	return replyAudience(followers, a.UserID, a.InReplyToUser, also), nil
 }
 
 // reachesFollower reports whether a reaches follower at home as far as

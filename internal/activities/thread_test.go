@@ -41,10 +41,13 @@ func TestThreadOrder(t *testing.T) {
 // person answered, and that person; any other post reaches them all.
 func TestReplyAudience(t *testing.T) {
 	followers := []string{"a", "b", "bob", "c"}
-	if got := replyAudience(followers, "", nil); !slices.Equal(got, followers) {
+	if got := replyAudience(followers, "ann", "", nil); !slices.Equal(got, followers) {
 		t.Errorf("no reply: %v", got)
 	}
-	if got := replyAudience(followers, "bob", map[string]bool{"b": true, "c": false}); !slices.Equal(got, []string{"b", "bob"}) {
+	if got := replyAudience(followers, "ann", "ann", nil); !slices.Equal(got, followers) {
+		t.Errorf("a reply to oneself: %v", got)
+	}
+	if got := replyAudience(followers, "ann", "bob", map[string]bool{"b": true, "c": false}); !slices.Equal(got, []string{"b", "bob"}) {
 		t.Errorf("a reply to bob: %v", got)
 	}
 }
