@@ -988,14 +988,17 @@ async function personView(name) {
       isMe ? account() : null);
     const feed = stream('/activities/' + enc(person.id) + '/@self', 'Posts by ' + person.displayName, isCurrent,
       'No posts yet.');
-    // What the person pins comes first, the last pinned first.
+    // What the person pins comes first, the last pinned first: its box is
+    // placed at once and filled when the pins arrive, so nothing below
+    // moves meanwhile but by the pins themselves.
+    const pinnedBox = h('div', {});
+    put(box, pinnedBox, h('h2', { text: 'Posts' }), feed);
     const pins = await api('GET', rest('/activities/' + enc(person.id) + '/@pinned'));
     if (!isCurrent()) return;
-    const pinnedList = (pins.list || []).length
-      ? [h('h2', { text: 'Pinned' }), h('ol', { class: 'stream pinned', 'aria-label': 'Pinned by ' + person.displayName },
-        pins.list.map((a) => h('li', {}, activity(a))))]
-      : [];
-    put(box, ...pinnedList, h('h2', { text: 'Posts' }), feed);
+    if ((pins.list || []).length) {
+      put(pinnedBox, h('h2', { text: 'Pinned' }), h('ol', { class: 'stream pinned', 'aria-label': 'Pinned by ' + person.displayName },
+        pins.list.map((a) => h('li', {}, activity(a)))));
+    }
     const groups = await api('GET', withQuery(rest('/groups/' + enc(person.id)), { count: 100 }));
     if (!isCurrent()) return;
     put(groupsBox, h('h2', { text: 'Groups' }),
