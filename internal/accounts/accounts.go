@@ -160,7 +160,12 @@ type usernameEntity struct {
 // Expires it works for no one, and the Datastore's TTL policy on expires
 // (docs/deploy.md) deletes it, usually within a day.
 type tokenEntity struct {
-	UserID  string    `datastore:"userId"`
+	UserID string `datastore:"userId"`
+	// App and Scopes, on a token an OAuth app was given, say which app
+	// holds it and what it may do; a token of the service's own sign-in
+	// has neither and may do all its person may.
+	App     string    `datastore:"app,noindex"`
+	Scopes  []string  `datastore:"scopes,noindex"`
 	Created time.Time `datastore:"created,noindex"`
 	Expires time.Time `datastore:"expires,noindex"`
 }
@@ -480,7 +485,7 @@ func (s *Service) Register(ctx context.Context, username, password, displayName 
 	if err != nil {
 		return Person{}, "", fmt.Errorf("accounts.Register(%q): %w", username, err)
 	}
-	token, err := s.newToken(ctx, id)
+	token, err := s.newToken(ctx, id, Grant{})
 	if err != nil {
 		return Person{}, "", err
 	}
@@ -489,6 +494,26 @@ func (s *Service) Register(ctx context.Context, username, password, displayName 
 
 // Login checks a username and password and returns a new token.
 func (s *Service) Login(ctx context.Context, username, password string) (Person, string, error) {
+	p, err := s.Check(ctx, username, password)
+	if err != nil {
+		return Person{}, "", err
+	}
+	token, err := s.newToken(ctx, p.ID, Grant{})
+	if err != nil {
+		return Person{}, "", err
+	}
+	return p, token, nil
+}
+
+// Check checks a username and password and returns whose they are: the
+// sign-in of Login, and of an app's authorization (package oauth), which
+// makes a token of its own.
+func (s *Service) Check(ctx context.Context, username, password string) (Person, error) {
+	p, _, err := s.check(ctx, username, password)
+	return p, err
+}
+
+func (s *Service) check(ctx context.Context, username, password string) (Person, string, error) {
 	if ValidateUsername(username) != nil || len(password) > 4*MaxPassword {
 		bcrypt.CompareHashAndPassword(s.dummy, prehash(password)) // same time as a real miss
 		return Person{}, "", ErrBadLogin
@@ -514,12 +539,8 @@ func (s *Service) Login(ctx context.Context, username, password string) (Person,
 	if u.IsSuspended() {
 		return Person{}, "", u.Refusal()
 	}
-	token, err := s.newToken(ctx, ue.UserID)
-	if err != nil {
-		return Person{}, "", err
-	}
 	p, _ := r.Person()
-	return p, token, nil
+	return p, "", nil
 }
 
 func tokenKey(db *store.DB, token string) *datastore.Key {
@@ -527,14 +548,15 @@ func tokenKey(db *store.DB, token string) *datastore.Key {
 	return db.NameKey(KindToken, hex.EncodeToString(sum[:]), nil)
 }
 
-func (s *Service) newToken(ctx context.Context, userID string) (string, error) {
+func (s *Service) newToken(ctx context.Context, userID string, g Grant) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	token := base64.RawURLEncoding.EncodeToString(b[:])
 	now := s.now().UTC()
-	if err := s.db.Put(ctx, tokenKey(s.db, token), &tokenEntity{UserID: userID, Created: now, Expires: now.Add(s.ttl)}); err != nil {
+	te := &tokenEntity{UserID: userID, App: g.App, Scopes: g.Scopes, Created: now, Expires: now.Add(s.ttl)}
+	if err := s.db.Put(ctx, tokenKey(s.db, token), te); err != nil {
 		return "", fmt.Errorf("accounts.newToken: %w", err)
 	}
 	return token, nil
@@ -543,32 +565,60 @@ func (s *Service) newToken(ctx context.Context, userID string) (string, error) {
 // tokenLen is the length of the tokens newToken makes.
 var tokenLen = base64.RawURLEncoding.EncodedLen(32)
 
-// Authenticate returns the id of the user a token belongs to.
+// Authenticate returns the id of the user a token belongs to. An app's
+// token that speaks for no one (OAuth's client credentials) is refused.
 func (s *Service) Authenticate(ctx context.Context, token string) (string, error) {
+	g, err := s.Grant(ctx, token)
+	if err == nil && g.User == "" {
+		err = ErrBadToken
+	}
+	return g.User, err
+}
+
+// A Grant is what a token allows: whose it is (none, for an app's token
+// of its own), and, on a token an OAuth app was given, which app holds
+// it and the scopes it was granted.
+type Grant struct {
+	User   string
+	App    string
+	Scopes []string
+}
+
+// Grant returns what token allows.
+func (s *Service) Grant(ctx context.Context, token string) (Grant, error) {
 	if len(token) != tokenLen {
-		return "", ErrBadToken
+		return Grant{}, ErrBadToken
 	}
 	key := tokenKey(s.db, token)
 	if s.tokens != nil {
 		if te, ok := s.tokens.Get(key.Name); ok && s.now().Before(te.Expires) {
-			return te.UserID, nil
+			return te.grant(), nil
 		}
 	}
 	var te tokenEntity
 	ok, err := s.db.Get(ctx, key, &te)
 	if err != nil {
-		return "", fmt.Errorf("accounts.Authenticate: %w", err)
+		return Grant{}, fmt.Errorf("accounts.Grant: %w", err)
 	}
-	if !ok {
-		return "", ErrBadToken
-	}
-	if !s.now().Before(te.Expires) {
-		return "", ErrBadToken
+	if !ok || !s.now().Before(te.Expires) {
+		return Grant{}, ErrBadToken
 	}
 	if s.tokens != nil {
 		s.tokens.Add(key.Name, te)
 	}
-	return te.UserID, nil
+	return te.grant(), nil
+}
+
+func (te tokenEntity) grant() Grant { return Grant{User: te.UserID, App: te.App, Scopes: te.Scopes} }
+
+// Issue makes a token of g for an app (package oauth): the store of the
+// tokens of the service's own sign-in, so one revocation, one logout of
+// every session and one erasure reach both.
+func (s *Service) Issue(ctx context.Context, g Grant) (string, error) {
+	if g.App == "" {
+		return "", errors.New("accounts.Issue: a grant names its app")
+	}
+	return s.newToken(ctx, g.User, g)
 }
 
 // Logout ends the session of token. Ending an unknown token is not an error.

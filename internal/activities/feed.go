@@ -49,7 +49,16 @@ type FeedRequest struct {
 	// Since, if set, is an activity id: only the activities newer than
 	// it (what is new since a reader last looked), newest first.
 	Since string
-	Page  store.PageRequest
+	// Before, if set, is an activity id: the page starts below it, as a
+	// cursor would (Mastodon's max_id). A cursor, if given, wins.
+	Before string
+	Page   store.PageRequest
+}
+
+// window bounds a feed's range: newer than since (0: no bound) and,
+// without a cursor, older than before (0: no bound).
+type window struct {
+	since, before int64
 }
 
 var (
@@ -89,6 +98,14 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		}
 		since, sinceTag = seq, ":since"+r.Since
 	}
+	w := window{since: since}
+	if r.Before != "" {
+		seq, ok := ids.Parse(r.Before)
+		if !ok {
+			return nil, "", derrors.New(derrors.InvalidArgument, "max_id must be an activity id")
+		}
+		w.before = seq
+	}
 	switch r.Selector {
 	case Self:
 		prefix := selfFeed(r.UserID, app)
@@ -116,36 +133,36 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if r.Viewer == r.UserID {
 			where = ""
 		}
-		return s.activityFeed(ctx, r.Viewer, []string{prefix}, since, tag, r.Page, look{where: where, followed: followed})
+		return s.activityFeed(ctx, r.Viewer, []string{prefix}, w, tag, r.Page, look{where: where, followed: followed})
 	case All:
 		prefixes := make([]string, PublicShards)
 		for i := range prefixes {
 			prefixes[i] = publicFeed(i, app)
 		}
-		return s.activityFeed(ctx, r.Viewer, prefixes, since, "all:"+app+sinceTag, r.Page, look{quiet: true, where: filters.Public})
+		return s.activityFeed(ctx, r.Viewer, prefixes, w, "all:"+app+sinceTag, r.Page, look{quiet: true, where: filters.Public})
 	case Mentions:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, since, "mentions:"+r.UserID+sinceTag, r.Page, look{quiet: true, where: filters.Notifications})
+		return s.activityFeed(ctx, r.Viewer, []string{mentionFeed(r.UserID)}, w, "mentions:"+r.UserID+sinceTag, r.Page, look{quiet: true, where: filters.Notifications})
 	case Friends:
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		return s.homeFeed(ctx, r.Viewer, since, sinceTag, r.Page)
+		return s.homeFeed(ctx, r.Viewer, w, sinceTag, r.Page)
 	default:
 		if name, ok := strings.CutPrefix(r.Selector, TagPrefix); ok {
 			tag, err := tags.Normalize(name)
 			if err != nil {
 				return nil, "", err
 			}
-			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, since, "tag:"+tag+sinceTag, r.Page, look{quiet: true, where: filters.Tags})
+			return s.activityFeed(ctx, r.Viewer, []string{tagFeed(tag)}, w, "tag:"+tag+sinceTag, r.Page, look{quiet: true, where: filters.Tags})
 		}
 		group := r.Selector
 		if _, ok := ids.Parse(group); !ok {
 			return nil, "", derrors.New(derrors.NotFound, "unknown feed selector "+group)
 		}
-		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, since, "group:"+group+sinceTag, r.Page, look{group: group, quiet: true, where: filters.Home})
+		return s.activityFeed(ctx, r.Viewer, []string{groupFeed(group)}, w, "group:"+group+sinceTag, r.Page, look{group: group, quiet: true, where: filters.Home})
 	}
 }
 
@@ -156,12 +173,12 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 // the viewer mutes. One range is one query of the activities themselves;
 // more (the shards of @all) are keys-only queries, merged, and one batch
 // lookup of the activities of the page.
-func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, since int64, tag string, p store.PageRequest, lk look) ([]View, string, error) {
-	from, err := order.DecodeCursor(tag, p.Cursor)
+func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []string, w window, tag string, p store.PageRequest, lk look) ([]View, string, error) {
+	from, err := w.from(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	qs := s.feedQueries(KindActivity, feedsProp, prefixes, since, from)
+	qs := s.feedQueries(KindActivity, feedsProp, prefixes, w.since, from)
 	keysOnly := len(qs) > 1
 	if keysOnly {
 		for i := range qs {
@@ -196,6 +213,14 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 	return views, next, nil
 }
 
+// from returns where a page starts: at its cursor, or else below before.
+func (w window) from(tag, cursor string) (order.Place, error) {
+	if cursor == "" && w.before > 0 {
+		return order.Place{Seq: w.before}, nil
+	}
+	return order.DecodeCursor(tag, cursor)
+}
+
 // homeFeed reads a page of viewer's home feed: a keys-only range of the
 // home places of the audience chunks, and one batch lookup of their
 // activities. A viewer may be in more than one chunk of an activity (a
@@ -203,12 +228,13 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 // place, so the activity is shown once, and the next page starts below it.
 // The feed ends at its edge: the range goes no further back, though a
 // chunk past it may not be trimmed yet.
-func (s *Service) homeFeed(ctx context.Context, viewer string, since int64, sinceTag string, p store.PageRequest) ([]View, string, error) {
+func (s *Service) homeFeed(ctx context.Context, viewer string, w window, sinceTag string, p store.PageRequest) ([]View, string, error) {
 	tag := "home:" + viewer + sinceTag
-	from, err := order.DecodeCursor(tag, p.Cursor)
+	from, err := w.from(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
+	since := w.since
 	if edge := s.homeEdge(); edge > 0 {
 		since = max(since, edge-1)
 	}

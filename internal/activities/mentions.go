@@ -21,7 +21,21 @@ const MaxMentions = 50
 func ParseMentions(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for i := 0; i < len(text) && len(out) < MaxMentions; i++ {
+	EachMention(text, func(_, _ int, name string) bool {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+		return len(out) < MaxMentions
+	})
+	return out
+}
+
+// EachMention calls f with each @name of text, by ParseMentions' rules,
+// in order: where its @ starts and its name ends, and the name in lower
+// case, until f returns false.
+func EachMention(text string, f func(start, end int, name string) bool) {
+	for i := 0; i < len(text); i++ {
 		if text[i] != '@' || (i > 0 && (nameByte(text[i-1]) || text[i-1] == '@')) {
 			continue
 		}
@@ -32,15 +46,12 @@ func ParseMentions(text string) []string {
 		n := j - (i + 1)
 		after, _ := utf8.DecodeRuneInString(text[j:])
 		if n >= 3 && n <= 30 && (j == len(text) || !continues(after)) {
-			name := strings.ToLower(text[i+1 : j])
-			if !seen[name] {
-				seen[name] = true
-				out = append(out, name)
+			if !f(i, j, strings.ToLower(text[i+1:j])) {
+				return
 			}
 		}
 		i = j - 1
 	}
-	return out
 }
 
 // continues reports whether c, right after a name, makes it the prefix of

@@ -303,6 +303,9 @@ func (s *Server) runRPC(ctx context.Context, caller string, call rpcCall) rpcRes
 			}
 			break
 		}
+		if err = permitsCall(ctx, rpcWrites(call.Method)); err != nil {
+			break
+		}
 		if rpcWrites(call.Method) {
 			ctx = store.WithWrites(ctx)
 		}

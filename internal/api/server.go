@@ -6,6 +6,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
+	"socialstream/internal/derrors"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -36,6 +39,7 @@ import (
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
+	"socialstream/internal/oauth"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -69,6 +73,7 @@ type Deps struct {
 	Comments      *comments.Service
 	Likes         *likes.Service
 	Bookmarks     *bookmarks.Service
+	OAuth         *oauth.Service
 	Notifications *notifications.Service
 	Lifecycle     *lifecycle.Service
 	AppData       *appdata.Service
@@ -93,6 +98,7 @@ type Server struct {
 	comments      *comments.Service
 	likes         *likes.Service
 	bookmarks     *bookmarks.Service
+	oauth         *oauth.Service
 	notifications *notifications.Service
 	lifecycle     *lifecycle.Service
 	appData       *appdata.Service
@@ -112,11 +118,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -281,6 +287,8 @@ func (s *Server) Routes() *gin.Engine {
 	r.GET("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 	r.HEAD("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 
+	s.mastoRoutes(r)
+
 	// Each job's handler, at the path its definition names.
 	for _, rt := range s.jobs() {
 		r.POST(rt.path, rt.h)
@@ -374,10 +382,13 @@ const callerKey = "caller"
 // address's quota, and once that is spent it is a 429.
 func (s *Server) authn(c *gin.Context) {
 	token, ok := tokenOf(c)
-	var id string
+	var g accounts.Grant
 	err := accounts.ErrBadToken
 	if ok {
-		id, err = s.accounts.Authenticate(c.Request.Context(), token)
+		g, err = s.accounts.Grant(c.Request.Context(), token)
+	}
+	if err == nil && g.User == "" {
+		err = accounts.ErrBadToken // an app's token of its own speaks for no one
 	}
 	if errors.Is(err, accounts.ErrBadToken) && s.guard.Limits != nil {
 		d := s.guard.Limits.Address.Take(c.ClientIP(), costCall)
@@ -390,15 +401,53 @@ func (s *Server) authn(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Set(callerKey, id)
+	writes := c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead
+	rpc := c.Request.URL.Path == RPCPath
+	if err := permits(g, writes && !rpc); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(callerKey, g.User)
 	// Every transaction the request runs reads the caller's account and
 	// refuses a suspended or deleted one, whatever the token cache says.
-	ctx := store.WithGuard(c.Request.Context(), s.accounts.Guard(id))
-	if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead && c.Request.URL.Path != RPCPath {
+	ctx := store.WithGuard(c.Request.Context(), s.accounts.Guard(g.User))
+	ctx = context.WithValue(ctx, grantKey{}, g)
+	if writes && !rpc {
 		ctx = store.WithWrites(ctx) // JSON-RPC decides call by call
 	}
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
+}
+
+// grantKey keys the caller's grant in a request's context.
+type grantKey struct{}
+
+// errScope is a token's asking for what its app was not granted.
+var errScope = derrors.New(derrors.PermissionDenied, "This action is outside the authorized scopes")
+
+// permits checks that a grant allows a read, or a write, of the
+// service's own API: a token of the service's own sign-in allows all,
+// an app's token what its scopes grant (read, write: OAuth's coarse
+// scopes; the granular ones are the Mastodon face's).
+func permits(g accounts.Grant, write bool) error {
+	if g.App == "" {
+		return nil
+	}
+	need := oauth.Read
+	if write {
+		need = oauth.Write
+	}
+	if !slices.Contains(g.Scopes, need) {
+		return errScope
+	}
+	return nil
+}
+
+// permitsCall is permits for one JSON-RPC call, in the context authn
+// made.
+func permitsCall(ctx context.Context, write bool) error {
+	g, _ := ctx.Value(grantKey{}).(accounts.Grant)
+	return permits(g, write)
 }
 
 // RPCPath is the JSON-RPC endpoint.

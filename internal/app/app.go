@@ -40,6 +40,7 @@ import (
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
+	"socialstream/internal/oauth"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
@@ -427,6 +428,7 @@ type Services struct {
 	Comments      *comments.Service
 	Likes         *likes.Service
 	Bookmarks     *bookmarks.Service
+	OAuth         *oauth.Service
 	Lifecycle     *lifecycle.Service
 	AppData       *appdata.Service
 	Mutes         *mutes.Service
@@ -499,6 +501,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Likes, err = likes.New(db, s.Activities, s.Notifications); err != nil {
 		return nil, err
 	}
+	if s.OAuth, err = oauth.New(db, gen, s.Accounts); err != nil {
+		return nil, err
+	}
 	if s.Bookmarks, err = bookmarks.New(db, gen, s.Activities); err != nil {
 		return nil, err
 	}
@@ -546,7 +551,7 @@ func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error
 // who list them.
 func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

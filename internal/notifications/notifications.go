@@ -148,6 +148,14 @@ type View struct {
 	// Filtered names the reader's keyword filters that warn of the
 	// activity it is about.
 	Filtered []filters.Match `json:"filtered,omitempty"`
+	// Seq is its place, newest first: Mastodon's face names it so.
+	Seq int64 `json:"-"`
+}
+
+// Below returns the cursor of the page of user's notifications older
+// than the one at seq (Mastodon's max_id).
+func Below(user string, seq int64) string {
+	return order.EncodeCursor("notifications:"+user, order.Place{Seq: seq})
 }
 
 // Activities is what notifications read of activities (package
@@ -540,7 +548,7 @@ func (s *Service) prune(ctx context.Context, user string) error {
 // List returns a page of user's notifications, newest first, and how many
 // are unread.
 func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([]View, int64, string, error) {
-	tag := "notifications:" + user
+	tag := "notifications:" + user // as Below writes it
 	from, err := order.DecodeCursor(tag, p.Cursor)
 	if err != nil {
 		return nil, 0, "", err
@@ -571,7 +579,7 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 		if hidden[n.ActorID] || hide[n.ActivityID] {
 			continue // from before a block, or filtered out
 		}
-		v := View{ID: keys[i].Name, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
+		v := View{ID: keys[i].Name, Seq: n.Seq, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
 			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
 		if a, ok := people[n.ActorID]; ok {
 			v.Actor = &a

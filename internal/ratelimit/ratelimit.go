@@ -115,6 +115,11 @@ type Decision struct {
 func (d Decision) SetHeaders(h http.Header) {
 	h.Set("RateLimit-Policy", fmt.Sprintf("%q;q=%d;w=%d", d.Policy, d.Rule.Quota, seconds(d.Rule.Window)))
 	h.Set("RateLimit", fmt.Sprintf("%q;r=%d;t=%d", d.Policy, d.Remaining, seconds(d.Reset)))
+	// Mastodon's, which its apps read: the quota, what is left, and when
+	// the bucket is full again.
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Rule.Quota))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(0, d.Remaining)))
+	h.Set("X-RateLimit-Reset", time.Now().Add(d.Reset).UTC().Format("2006-01-02T15:04:05.000Z"))
 	if !d.Allowed {
 		h.Set("Retry-After", strconv.Itoa(max(1, seconds(d.RetryAfter))))
 	}

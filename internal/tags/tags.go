@@ -94,6 +94,30 @@ func Normalize(s string) (string, error) {
 func Parse(text string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
+	var err error
+	EachIn(text, func(_, _ int, name string) bool {
+		switch {
+		case utf8.RuneCountInString(name) > MaxLen:
+			err = derrors.New(derrors.InvalidArgument, fmt.Sprintf("#%s… is longer than %d characters", string([]rune(name)[:20]), MaxLen))
+		case seen[name]:
+		case len(out) == MaxPerActivity:
+			err = ErrTooMany
+		default:
+			seen[name] = true
+			out = append(out, name)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachIn calls f with each #tag of text, by Parse's rules, in order:
+// where its # starts and its name ends, and its name folded (of any
+// length), until f returns false.
+func EachIn(text string, f func(start, end int, name string) bool) {
 	prev := rune(-1) // the rune before i; -1 at the start
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -102,7 +126,7 @@ func Parse(text string) ([]string, error) {
 			i += size
 			continue
 		}
-		start, end, n := i+size, i+size, 0
+		hash, start, end, n := i, i+size, i+size, 0
 		for end < len(text) {
 			c, w := utf8.DecodeRuneInString(text[end:])
 			if !tagRune(c) {
@@ -120,18 +144,10 @@ func Parse(text string) ([]string, error) {
 		if !strings.ContainsFunc(name, func(c rune) bool { return !unicode.IsDigit(c) }) {
 			continue // a number
 		}
-		if utf8.RuneCountInString(name) > MaxLen {
-			return nil, derrors.New(derrors.InvalidArgument, fmt.Sprintf("#%s… is longer than %d characters", string([]rune(name)[:20]), MaxLen))
-		}
-		if !seen[name] {
-			if len(out) == MaxPerActivity {
-				return nil, ErrTooMany
-			}
-			seen[name] = true
-			out = append(out, name)
+		if !f(hash, end, name) {
+			return
 		}
 	}
-	return out, nil
 }
 
 // follow is one person's follow of a tag, as stored.

@@ -1,0 +1,367 @@
+package api
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/derrors"
+	"socialstream/internal/mutes"
+	"socialstream/internal/store"
+	"socialstream/internal/tags"
+)
+
+// Accounts, follows, blocks and mutes, as Mastodon names them.
+
+// accountList answers people by id, in order, as anyone may see them
+// (the REST face's people), with the Link of the next page.
+func (s *Server) accountList(m *mreq, idList []string, next string) (any, error) {
+	found, err := s.accounts.GetMulti(m.ctx, idList)
+	if err != nil {
+		return nil, err
+	}
+	origin := s.origin(m.c)
+	out := make([]mAccount, 0, len(idList))
+	for _, id := range idList {
+		if p, ok := found[id]; ok && p.SeenBy(m.caller) {
+			out = append(out, s.account(origin, p))
+		}
+	}
+	return out, s.nextCursor(m, next)
+}
+
+// verifyCredentials is GET /api/v1/accounts/verify_credentials: the
+// caller, with their source.
+func (s *Server) verifyCredentials(m *mreq) (any, error) {
+	p, err := s.accounts.Get(m.ctx, m.caller)
+	if err != nil {
+		return nil, err
+	}
+	return s.own(m, p), nil
+}
+
+// own is the caller's own Account, with its source.
+func (s *Server) own(m *mreq, p accounts.Person) mAccount {
+	a := s.account(s.origin(m.c), p)
+	src := &mSource{Note: p.Note, Fields: []mField{}, Privacy: "public"}
+	for _, f := range p.Fields {
+		src.Fields = append(src.Fields, mField{Name: f.Name, Value: f.Value})
+	}
+	a.Source = src
+	if p.Role != "" {
+		a.Role = &mRole{ID: p.Role, Name: p.Role, Permissions: "0"}
+	}
+	return a
+}
+
+// updateCredentials is PATCH /api/v1/accounts/update_credentials: the
+// operations of people.update (a profile, a lock).
+func (s *Server) updateCredentials(m *mreq) (any, error) {
+	var in accounts.ProfileInput
+	if m.p.has("note") {
+		n := m.p.str("note")
+		in.Note = &n
+	}
+	var fields []accounts.Field
+	for i := 0; i < 8; i++ {
+		k := "fields_attributes[" + strconv.Itoa(i) + "]"
+		if !m.p.has(k+"[name]") && !m.p.has(k+"[value]") {
+			continue
+		}
+		if name := m.p.str(k + "[name]"); name != "" {
+			fields = append(fields, accounts.Field{Name: name, Value: m.p.str(k + "[value]")})
+		}
+		in.Fields = &fields
+	}
+	if m.p.has("display_name") || m.p.has("avatar") || m.p.has("header") || m.c.Request.MultipartForm != nil && len(m.c.Request.MultipartForm.File) > 0 {
+		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: display_name, avatar and header are not changed here (docs/mastodon.md)")
+	}
+	var p accounts.Person
+	var err error
+	if in.Note != nil || in.Fields != nil {
+		if p, err = s.media.SetProfile(m.ctx, m.caller, in); err != nil {
+			return nil, err
+		}
+	}
+	if m.p.has("locked") {
+		locked, err := m.p.flag("locked", false)
+		if err != nil {
+			return nil, err
+		}
+		if p, err = s.graph.SetLocked(m.ctx, m.caller, locked); err != nil {
+			return nil, err
+		}
+	}
+	if p.ID == "" {
+		if p, err = s.accounts.Get(m.ctx, m.caller); err != nil {
+			return nil, err
+		}
+	}
+	return s.own(m, p), nil
+}
+
+// getAccount is GET /api/v1/accounts/:id.
+func (s *Server) getAccount(m *mreq) (any, error) {
+	p, err := s.card(m.ctx, m.caller, m.c.Param("id"))
+	if err != nil {
+		return nil, err
+	}
+	return s.account(s.origin(m.c), p), nil
+}
+
+// lookupAccount is GET /api/v1/accounts/lookup?acct=.
+func (s *Server) lookupAccount(m *mreq) (any, error) {
+	acct := strings.TrimPrefix(m.p.str("acct"), "@")
+	name, host, _ := strings.Cut(acct, "@")
+	if host != "" && host != m.c.Request.Host {
+		return nil, errMGone // no other servers
+	}
+	if accounts.ValidateUsername(name) != nil {
+		return nil, errMGone
+	}
+	found, err := s.accounts.LookupUsernames(m.ctx, []string{strings.ToLower(name)})
+	if err != nil {
+		return nil, err
+	}
+	id, ok := found[strings.ToLower(name)]
+	if !ok {
+		return nil, errMGone
+	}
+	p, err := s.card(m.ctx, m.caller, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.account(s.origin(m.c), p), nil
+}
+
+// mRelationship is Mastodon's Relationship.
+type mRelationship struct {
+	ID                  string   `json:"id"`
+	Following           bool     `json:"following"`
+	ShowingReblogs      bool     `json:"showing_reblogs"`
+	Notifying           bool     `json:"notifying"`
+	Languages           []string `json:"languages"`
+	FollowedBy          bool     `json:"followed_by"`
+	Blocking            bool     `json:"blocking"`
+	BlockedBy           bool     `json:"blocked_by"`
+	Muting              bool     `json:"muting"`
+	MutingNotifications bool     `json:"muting_notifications"`
+	Requested           bool     `json:"requested"`
+	RequestedBy         bool     `json:"requested_by"`
+	DomainBlocking      bool     `json:"domain_blocking"`
+	Endorsed            bool     `json:"endorsed"`
+	Note                string   `json:"note"`
+}
+
+// relationship reads how the caller and another stand.
+func (s *Server) relationship(m *mreq, other string) (mRelationship, error) {
+	r := mRelationship{ID: other, Languages: []string{}}
+	var err error
+	if _, r.Following, err = s.graph.Get(m.ctx, m.caller, other); err != nil {
+		return r, err
+	}
+	if _, r.FollowedBy, err = s.graph.Get(m.ctx, other, m.caller); err != nil {
+		return r, err
+	}
+	if r.Blocking, err = s.graph.Blocks(m.ctx, m.caller, other); err != nil {
+		return r, err
+	}
+	if r.BlockedBy, err = s.graph.Blocks(m.ctx, other, m.caller); err != nil {
+		return r, err
+	}
+	var mu mutes.Mute
+	if mu, r.Muting, err = s.mutes.Get(m.ctx, m.caller, other); err != nil {
+		return r, err
+	}
+	r.Muting = r.Muting && (mu.Until.IsZero() || time.Now().Before(mu.Until))
+	r.MutingNotifications = r.Muting
+	if _, r.Requested, err = s.graph.Asked(m.ctx, m.caller, other); err != nil {
+		return r, err
+	}
+	if _, r.RequestedBy, err = s.graph.Asked(m.ctx, other, m.caller); err != nil {
+		return r, err
+	}
+	r.ShowingReblogs = r.Following
+	return r, nil
+}
+
+// relationships is GET /api/v1/accounts/relationships?id[]=.
+func (s *Server) relationships(m *mreq) (any, error) {
+	idList := m.p.list("id")
+	if len(idList) > 40 {
+		return nil, derrors.New(derrors.InvalidArgument, "at most 40 ids")
+	}
+	out := []mRelationship{}
+	for _, id := range idList {
+		if _, err := s.card(m.ctx, m.caller, id); err != nil {
+			continue // as if not there
+		}
+		r, err := s.relationship(m, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// relate is an action on an account (follow, block, mute, ...) that
+// answers the relationship after it.
+func (s *Server) relate(op func(m *mreq, id string) error) mhandler {
+	return func(m *mreq) (any, error) {
+		id := m.c.Param("id")
+		if _, err := s.card(m.ctx, m.caller, id); err != nil {
+			return nil, err
+		}
+		if err := op(m, id); err != nil {
+			return nil, err
+		}
+		return s.relationship(m, id)
+	}
+}
+
+// mFollow follows, or asks to follow a locked account (the
+// relationship then says requested).
+func (s *Server) mFollow(m *mreq, id string) error {
+	_, _, err := s.graph.Ask(m.ctx, m.caller, id, nil)
+	return err
+}
+
+// mUnfollow unfollows, or withdraws a request.
+func (s *Server) mUnfollow(m *mreq, id string) error {
+	return s.graph.Unfollow(m.ctx, m.caller, id, false)
+}
+
+func (s *Server) mBlock(m *mreq, id string) error {
+	_, err := s.graph.Block(m.ctx, m.caller, id)
+	return err
+}
+
+func (s *Server) mUnblock(m *mreq, id string) error { return s.graph.Unblock(m.ctx, m.caller, id) }
+
+// mMute mutes, for duration seconds (0 or none: without end).
+func (s *Server) mMute(m *mreq, id string) error {
+	var d int64
+	if v := m.p.str("duration"); v != "" {
+		var err error
+		if d, err = strconv.ParseInt(v, 10, 64); err != nil || d < 0 || d > int64(mutes.MaxDuration/time.Second) {
+			return mutes.ErrDuration
+		}
+	}
+	_, _, err := s.mutes.Mute(m.ctx, m.caller, id, time.Duration(d)*time.Second)
+	return err
+}
+
+func (s *Server) mUnmute(m *mreq, id string) error { return s.mutes.Unmute(m.ctx, m.caller, id) }
+
+func (s *Server) authorizeFollow(m *mreq, id string) error {
+	_, err := s.graph.Approve(m.ctx, m.caller, id)
+	return err
+}
+
+func (s *Server) rejectFollow(m *mreq, id string) error { return s.graph.Reject(m.ctx, m.caller, id) }
+
+// people lists, by cursor: followers, following, blocks, mutes,
+// follow requests.
+func (s *Server) peopleOf(list func(m *mreq, p store.PageRequest) ([]string, string, error)) mhandler {
+	return func(m *mreq) (any, error) {
+		page, err := s.cursorPage(m, 40, 80)
+		if err != nil {
+			return nil, err
+		}
+		idList, next, err := list(m, page)
+		if err != nil {
+			return nil, err
+		}
+		return s.accountList(m, idList, next)
+	}
+}
+
+// theirs checks that the caller may see the account of the path, and
+// returns its id.
+func (s *Server) theirs(m *mreq) (string, error) {
+	id := m.c.Param("id")
+	_, err := s.card(m.ctx, m.caller, id)
+	return id, err
+}
+
+func (s *Server) followersOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+	id, err := s.theirs(m)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.graph.Followers(m.ctx, id, p)
+}
+
+func (s *Server) followingOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+	id, err := s.theirs(m)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.graph.Following(m.ctx, id, p)
+}
+
+func (s *Server) blocksOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+	return s.graph.Blocked(m.ctx, m.caller, p)
+}
+
+func (s *Server) mutesOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+	list, next, err := s.mutes.List(m.ctx, m.caller, p)
+	out := make([]string, len(list))
+	for i, mu := range list {
+		out[i] = mu.Muted
+	}
+	return out, next, err
+}
+
+func (s *Server) requestsOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+	list, next, err := s.graph.Requests(m.ctx, m.caller, false, p)
+	out := make([]string, len(list))
+	for i, r := range list {
+		out[i] = r.Person
+	}
+	return out, next, err
+}
+
+// search is GET /api/v2/search: accounts by username and hashtags by
+// name (statuses are not searched: docs/mastodon.md).
+func (s *Server) search(m *mreq) (any, error) {
+	q := strings.TrimSpace(m.p.str("q"))
+	kind := m.p.str("type")
+	out := map[string]any{"accounts": []mAccount{}, "statuses": []mStatus{}, "hashtags": []mTag{}}
+	if q == "" {
+		return out, nil
+	}
+	origin := s.origin(m.c)
+	if kind == "" || kind == "accounts" {
+		name, _, _ := strings.Cut(strings.TrimPrefix(q, "@"), "@")
+		if accounts.ValidateUsername(name) == nil {
+			found, err := s.accounts.LookupUsernames(m.ctx, []string{strings.ToLower(name)})
+			if err != nil {
+				return nil, err
+			}
+			if id, ok := found[strings.ToLower(name)]; ok {
+				if p, err := s.card(m.ctx, m.caller, id); err == nil {
+					out["accounts"] = []mAccount{s.account(origin, p)}
+				}
+			}
+		}
+	}
+	if kind == "" || kind == "hashtags" {
+		if t, err := tags.Normalize(q); err == nil {
+			out["hashtags"] = []mTag{{Name: t, URL: origin + "/tags/" + t, History: []any{}}}
+		}
+	}
+	return out, nil
+}
+
+// searchAccounts is GET /api/v1/accounts/search.
+func (s *Server) searchAccounts(m *mreq) (any, error) {
+	r, err := s.search(m)
+	if err != nil {
+		return nil, err
+	}
+	return r.(map[string]any)["accounts"], nil
+}
+

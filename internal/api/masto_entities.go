@@ -1,0 +1,351 @@
+package api
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
+	"socialstream/internal/media"
+	"socialstream/internal/policy"
+)
+
+// Mastodon's entities, as docs.joinmastodon.org documents them, made
+// from the views the operations answer: nothing here reads the store.
+
+type mAccount struct {
+	ID             string    `json:"id"`
+	Username       string    `json:"username"`
+	Acct           string    `json:"acct"`
+	DisplayName    string    `json:"display_name"`
+	Locked         bool      `json:"locked"`
+	Bot            bool      `json:"bot"`
+	Discoverable   bool      `json:"discoverable"`
+	Group          bool      `json:"group"`
+	CreatedAt      string    `json:"created_at"`
+	Note           string    `json:"note"`
+	URL            string    `json:"url"`
+	URI            string    `json:"uri"`
+	Avatar         string    `json:"avatar"`
+	AvatarStatic   string    `json:"avatar_static"`
+	Header         string    `json:"header"`
+	HeaderStatic   string    `json:"header_static"`
+	FollowersCount int64     `json:"followers_count"`
+	FollowingCount int64     `json:"following_count"`
+	StatusesCount  int64     `json:"statuses_count"`
+	LastStatusAt   *string   `json:"last_status_at"`
+	Emojis         []any     `json:"emojis"`
+	Fields         []mField  `json:"fields"`
+	Source         *mSource  `json:"source,omitempty"`
+	Role           *mRole    `json:"role,omitempty"`
+	Noindex        bool      `json:"noindex"`
+	Memorial       *struct{} `json:"memorial,omitempty"`
+}
+
+type mField struct {
+	Name       string  `json:"name"`
+	Value      string  `json:"value"`
+	VerifiedAt *string `json:"verified_at"`
+}
+
+type mSource struct {
+	Note               string   `json:"note"`
+	Fields             []mField `json:"fields"`
+	Privacy            string   `json:"privacy"`
+	Sensitive          bool     `json:"sensitive"`
+	Language           string   `json:"language"`
+	FollowRequestCount int      `json:"follow_requests_count"`
+}
+
+type mRole struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Permissions string `json:"permissions"`
+	Color       string `json:"color"`
+	Highlighted bool   `json:"highlighted"`
+}
+
+// missingAvatar is where an account without a picture points: apps
+// expect a picture at every avatar and header.
+const missingAvatar = "/avatars/original/missing.png"
+
+// account makes Mastodon's Account of a person.
+func (s *Server) account(origin string, p accounts.Person) mAccount {
+	a := mAccount{
+		ID: p.ID, Username: p.PreferredUsername, Acct: p.PreferredUsername, DisplayName: p.DisplayName,
+		Locked: p.Locked, Discoverable: true, CreatedAt: isoTime(p.Published),
+		Note: renderHTML(p.Note, origin, nil), URL: origin + "/#/people/" + p.PreferredUsername,
+		FollowersCount: p.FollowersCount, FollowingCount: p.FollowingCount,
+		Avatar: origin + missingAvatar, Header: origin + missingAvatar, Emojis: []any{}, Fields: []mField{},
+	}
+	a.URI = a.URL
+	if p.AvatarURL != "" {
+		a.Avatar = absolute(origin, p.AvatarURL)
+	}
+	if p.HeaderURL != "" {
+		a.Header = absolute(origin, p.HeaderURL)
+	}
+	a.AvatarStatic, a.HeaderStatic = a.Avatar, a.Header
+	for _, f := range p.Fields {
+		a.Fields = append(a.Fields, mField{Name: f.Name, Value: renderHTML(f.Value, origin, nil)})
+	}
+	return a
+}
+
+// absolute makes a link from the service's root absolute.
+func absolute(origin, link string) string {
+	if strings.HasPrefix(link, "/") {
+		return origin + link
+	}
+	return link
+}
+
+// isoTime rewrites an RFC 3339 time as Mastodon's ISO 8601, with
+// milliseconds.
+func isoTime(t string) string {
+	if p, err := time.Parse(time.RFC3339Nano, t); err == nil {
+		return p.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return t
+}
+
+func millisTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
+
+type mStatus struct {
+	ID                 string         `json:"id"`
+	URI                string         `json:"uri"`
+	URL                string         `json:"url"`
+	CreatedAt          string         `json:"created_at"`
+	Account            mAccount       `json:"account"`
+	Content            string         `json:"content"`
+	Visibility         string         `json:"visibility"`
+	Sensitive          bool           `json:"sensitive"`
+	SpoilerText        string         `json:"spoiler_text"`
+	MediaAttachments   []mAttachment  `json:"media_attachments"`
+	Application        *mApplication  `json:"application"`
+	Mentions           []mMention     `json:"mentions"`
+	Tags               []mTag         `json:"tags"`
+	Emojis             []any          `json:"emojis"`
+	ReblogsCount       int64          `json:"reblogs_count"`
+	FavouritesCount    int64          `json:"favourites_count"`
+	RepliesCount       int64          `json:"replies_count"`
+	InReplyToID        *string        `json:"in_reply_to_id"`
+	InReplyToAccountID *string        `json:"in_reply_to_account_id"`
+	Reblog             *mStatus       `json:"reblog"`
+	Poll               *struct{}      `json:"poll"`
+	Card               *struct{}      `json:"card"`
+	Language           *string        `json:"language"`
+	Text               *string        `json:"text"`
+	EditedAt           *string        `json:"edited_at"`
+	Favourited         bool           `json:"favourited"`
+	Reblogged          bool           `json:"reblogged"`
+	Muted              bool           `json:"muted"`
+	Bookmarked         bool           `json:"bookmarked"`
+	Pinned             bool           `json:"pinned"`
+	Filtered           []mFilterMatch `json:"filtered"`
+}
+
+type mMention struct {
+	ID       string `json:"id"`
+	Username string `json:"username"`
+	URL      string `json:"url"`
+	Acct     string `json:"acct"`
+}
+
+type mTag struct {
+	Name      string    `json:"name"`
+	URL       string    `json:"url"`
+	History   []any     `json:"history"`
+	Following *bool     `json:"following,omitempty"`
+	Featuring *struct{} `json:"-"`
+}
+
+type mApplication struct {
+	Name    string  `json:"name"`
+	Website *string `json:"website"`
+}
+
+type mAttachment struct {
+	ID               string  `json:"id"`
+	Type             string  `json:"type"`
+	URL              string  `json:"url"`
+	PreviewURL       string  `json:"preview_url"`
+	RemoteURL        *string `json:"remote_url"`
+	Meta             mMeta   `json:"meta"`
+	Description      *string `json:"description"`
+	Blurhash         *string `json:"blurhash"`
+	TextURL          *string `json:"text_url,omitempty"`
+	PreviewRemoteURL *string `json:"preview_remote_url,omitempty"`
+}
+
+type mMeta struct {
+	Original *mSize `json:"original,omitempty"`
+	Small    *mSize `json:"small,omitempty"`
+}
+
+type mSize struct {
+	Width  int     `json:"width"`
+	Height int     `json:"height"`
+	Size   string  `json:"size"`
+	Aspect float64 `json:"aspect"`
+}
+
+type mFilterMatch struct {
+	Filter         mFilter  `json:"filter"`
+	KeywordMatches []string `json:"keyword_matches"`
+	StatusMatches  []string `json:"status_matches"`
+}
+
+// attachment makes Mastodon's MediaAttachment of a picture.
+func attachment(origin string, v media.View) mAttachment {
+	a := mAttachment{ID: mid(v.ID), Type: "image", URL: absolute(origin, v.URL), PreviewURL: absolute(origin, v.ThumbnailURL)}
+	if v.Description != "" {
+		d := v.Description
+		a.Description = &d
+	}
+	if v.Width > 0 && v.Height > 0 {
+		a.Meta.Original = &mSize{Width: v.Width, Height: v.Height, Size: itoa(v.Width) + "x" + itoa(v.Height), Aspect: float64(v.Width) / float64(v.Height)}
+	}
+	return a
+}
+
+// mastoVisibility names our visibility as Mastodon does, and back.
+var mastoVisibility = map[string]string{
+	policy.Public: "public", policy.Unlisted: "unlisted", policy.FollowersOnly: "private", policy.MentionedOnly: "direct",
+}
+
+func ourVisibility(v string) (string, bool) {
+	for ours, theirs := range mastoVisibility {
+		if theirs == v {
+			return ours, true
+		}
+	}
+	return "", false
+}
+
+// statusText is an activity's text as its author wrote it on Mastodon:
+// the title its first line, the body the rest.
+func statusText(v activities.View) string {
+	if v.Body == "" {
+		return v.Title
+	}
+	return v.Title + "\n" + v.Body
+}
+
+// statuses makes Mastodon's Statuses of views, with one lookup of the
+// people they mention.
+func (s *Server) statuses(ctx context.Context, origin string, views []activities.View) ([]mStatus, error) {
+	people, err := s.mentioned(ctx, views)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mStatus, 0, len(views))
+	for _, v := range views {
+		out = append(out, s.status(origin, v, people))
+	}
+	return out, nil
+}
+
+// oneStatus is statuses for one view.
+func (s *Server) oneStatus(ctx context.Context, origin string, v activities.View) (mStatus, error) {
+	out, err := s.statuses(ctx, origin, []activities.View{v})
+	if err != nil {
+		return mStatus{}, err
+	}
+	return out[0], nil
+}
+
+// mentioned reads the ids of the usernames the views' texts mention, in
+// one lookup: the links of the mentions name them.
+func (s *Server) mentioned(ctx context.Context, views []activities.View) (map[string]string, error) {
+	var names []string
+	seen := map[string]bool{}
+	add := func(v activities.View) {
+		for _, n := range activities.ParseMentions(statusText(v)) {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	for _, v := range views {
+		add(v)
+		if v.RepostOf != nil {
+			add(*v.RepostOf)
+		}
+	}
+	if len(names) == 0 {
+		return map[string]string{}, nil
+	}
+	return s.accounts.LookupUsernames(ctx, names)
+}
+
+// status makes Mastodon's Status of a view; people are the mentioned.
+func (s *Server) status(origin string, v activities.View, people map[string]string) mStatus {
+	st := mStatus{
+		ID: mid(v.ID), CreatedAt: millisTime(v.PostedTime), Visibility: mastoVisibility[v.Visibility],
+		Sensitive: v.Sensitive, SpoilerText: v.SpoilerText, MediaAttachments: []mAttachment{}, Mentions: []mMention{},
+		Tags: []mTag{}, Emojis: []any{}, ReblogsCount: v.RepostsCount, FavouritesCount: v.LikesCount,
+		Favourited: v.LikedByViewer, Reblogged: v.RepostedByViewer, Bookmarked: v.Bookmarked, Pinned: v.Pinned,
+		Filtered: []mFilterMatch{},
+	}
+	if v.Author != nil {
+		st.Account = s.account(origin, *v.Author)
+	}
+	st.URL = origin + "/#/activity/" + v.ID
+	st.URI = st.URL
+	if v.RepostOf != nil {
+		inner := s.status(origin, *v.RepostOf, people)
+		st.Reblog = &inner
+		st.Visibility = inner.Visibility
+		return st
+	}
+	text := statusText(v)
+	st.Content = renderHTML(text, origin, people)
+	for _, n := range activities.ParseMentions(text) {
+		if id, ok := people[n]; ok {
+			st.Mentions = append(st.Mentions, mMention{ID: id, Username: n, Acct: n, URL: origin + "/#/people/" + n})
+		}
+	}
+	for _, t := range v.Tags {
+		st.Tags = append(st.Tags, mTag{Name: t, URL: origin + "/tags/" + t, History: []any{}})
+	}
+	for _, m := range v.MediaItems {
+		st.MediaAttachments = append(st.MediaAttachments, attachment(origin, m))
+	}
+	if v.InReplyTo != "" {
+		r, u := mid(v.InReplyTo), v.InReplyToUserID
+		st.InReplyToID, st.InReplyToAccountID = &r, &u
+		if u == "" {
+			st.InReplyToAccountID = nil
+		}
+	}
+	if v.EditedTime != 0 {
+		e := millisTime(v.EditedTime)
+		st.EditedAt = &e
+	}
+	for _, f := range v.Filtered {
+		st.Filtered = append(st.Filtered, mFilterMatch{Filter: mFilter{ID: f.FilterID, Title: f.Title, FilterAction: "warn", Context: []string{}, Keywords: []mKeyword{}}, KeywordMatches: f.KeywordMatches})
+	}
+	return st
+}
+
+type mFilter struct {
+	ID           string     `json:"id"`
+	Title        string     `json:"title"`
+	Context      []string   `json:"context"`
+	ExpiresAt    *string    `json:"expires_at"`
+	FilterAction string     `json:"filter_action"`
+	Keywords     []mKeyword `json:"keywords"`
+	Statuses     []any      `json:"statuses"`
+}
+
+type mKeyword struct {
+	ID        string `json:"id"`
+	Keyword   string `json:"keyword"`
+	WholeWord bool   `json:"whole_word"`
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,118 @@
+package api
+
+import (
+	"html"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/tags"
+)
+
+// Mastodon's content is HTML. The service keeps text, so the face
+// renders it, escaping all of it: paragraphs at blank lines, <br> at a
+// line's end, and links, with the classes Mastodon's apps style, for
+// @mentions (to the person), #tags (to the tag's feed) and http(s) URLs.
+// Nothing a writer types becomes markup.
+
+// span is a stretch of text rendered as a link.
+type span struct {
+	start, end int
+	html       string
+}
+
+// urlPattern finds a URL: http or https, up to a space; what trails it
+// and cannot end a URL (.,;:!? and closing quotes or brackets) is left
+// out.
+var urlPattern = regexp.MustCompile(`https?://[^\s<>"]+`)
+
+// blankLines part paragraphs.
+var blankLines = regexp.MustCompile(`\n{2,}`)
+
+// urlDisplay is how much of a URL's rest is shown before an ellipsis.
+const urlDisplay = 30
+
+// renderHTML renders text as Mastodon's content. people maps the
+// lowercased usernames mentioned to their accounts' ids, for the links
+// of those who exist (others stay text).
+func renderHTML(text, origin string, people map[string]string) string {
+	if text == "" {
+		return ""
+	}
+	var paras []string
+	for _, para := range blankLines.Split(text, -1) {
+		para = strings.Trim(para, "\n")
+		if para == "" {
+			continue
+		}
+		lines := strings.Split(para, "\n")
+		for i, l := range lines {
+			lines[i] = linked(l, origin, people)
+		}
+		paras = append(paras, "<p>"+strings.Join(lines, "<br />")+"</p>")
+	}
+	return strings.Join(paras, "")
+}
+
+// linked renders one line: escaped, with its links.
+func linked(line, origin string, people map[string]string) string {
+	var spans []span
+	for _, m := range urlPattern.FindAllStringIndex(line, -1) {
+		end := m[1]
+		for end > m[0] && strings.ContainsRune(".,;:!?'\")]}", rune(line[end-1])) {
+			end--
+		}
+		if u, err := url.Parse(line[m[0]:end]); err == nil && u.Host != "" {
+			spans = append(spans, span{m[0], end, urlLink(line[m[0]:end])})
+		}
+	}
+	inURL := func(i int) bool {
+		return slices.ContainsFunc(spans, func(s span) bool { return i >= s.start && i < s.end })
+	}
+	activities.EachMention(line, func(start, end int, name string) bool {
+		if id, ok := people[name]; ok && !inURL(start) {
+			href := html.EscapeString(origin + "/#/people/" + name)
+			spans = append(spans, span{start, end, `<span class="h-card" translate="no"><a href="` + href +
+				`" class="u-url mention" data-id="` + html.EscapeString(id) + `">@<span>` + html.EscapeString(line[start+1:end]) + `</span></a></span>`})
+		}
+		return true
+	})
+	tags.EachIn(line, func(start, end int, name string) bool {
+		if !inURL(start) {
+			href := html.EscapeString(origin + "/tags/" + url.PathEscape(name))
+			spans = append(spans, span{start, end, `<a href="` + href + `" class="mention hashtag" rel="tag">#<span>` +
+				html.EscapeString(line[start+1:end]) + `</span></a>`})
+		}
+		return true
+	})
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	var b strings.Builder
+	at := 0
+	for _, s := range spans {
+		if s.start < at {
+			continue
+		}
+		b.WriteString(html.EscapeString(line[at:s.start]))
+		b.WriteString(s.html)
+		at = s.end
+	}
+	b.WriteString(html.EscapeString(line[at:]))
+	return b.String()
+}
+
+// urlLink is Mastodon's rendering of a URL: the scheme hidden, the rest
+// cut with an ellipsis past urlDisplay characters.
+func urlLink(raw string) string {
+	scheme, rest, _ := strings.Cut(raw, "://")
+	shown, hidden, class := rest, "", ""
+	if utf8.RuneCountInString(rest) > urlDisplay {
+		r := []rune(rest)
+		shown, hidden, class = string(r[:urlDisplay]), string(r[urlDisplay:]), "ellipsis"
+	}
+	return `<a href="` + html.EscapeString(raw) + `" target="_blank" rel="nofollow noopener noreferrer" translate="no">` +
+		`<span class="invisible">` + html.EscapeString(scheme) + `://</span><span class="` + class + `">` + html.EscapeString(shown) +
+		`</span><span class="invisible">` + html.EscapeString(hidden) + `</span></a>`
+}

@@ -1,0 +1,244 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+	"socialstream/internal/media"
+	"socialstream/internal/notifications"
+	"socialstream/internal/store"
+)
+
+// Notifications, the instance, and what Mastodon has and the service
+// does not.
+
+// mastoNotice names our notification types as Mastodon does; those it
+// has no name for (comments, groups, moderation's notices) are not
+// shown on this face.
+var mastoNotice = map[string]string{
+	notifications.Mention: "mention", notifications.Reply: "mention", notifications.Like: "favourite",
+	notifications.Repost: "reblog", notifications.Follow: "follow", notifications.FollowRequest: "follow_request",
+}
+
+type mNotification struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	CreatedAt string    `json:"created_at"`
+	Account   *mAccount `json:"account"`
+	Status    *mStatus  `json:"status,omitempty"`
+	GroupKey  string    `json:"group_key,omitempty"`
+}
+
+// mNotifications is GET /api/v1/notifications: the operation of
+// notifications.get, paged by max_id (a notification's id) and
+// since_id; types and exclude_types choose among Mastodon's names.
+func (s *Server) mNotifications(m *mreq) (any, error) {
+	n, err := m.p.limit(40, 80)
+	if err != nil {
+		return nil, err
+	}
+	page := store.PageRequest{Count: n}
+	if v := m.p.str("max_id"); v != "" {
+		seq, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || seq <= 0 {
+			return nil, derrors.New(derrors.InvalidArgument, "max_id must be a notification id")
+		}
+		page.Cursor = notifications.Below(m.caller, seq)
+	}
+	var since int64
+	for _, name := range []string{"since_id", "min_id"} {
+		if v := m.p.str(name); v != "" {
+			if since, err = strconv.ParseInt(v, 10, 64); err != nil || since <= 0 {
+				return nil, derrors.New(derrors.InvalidArgument, name+" must be a notification id")
+			}
+		}
+	}
+	types, exclude := m.p.list("types"), m.p.list("exclude_types")
+	list, _, next, err := s.notifications.List(m.ctx, m.caller, page)
+	if err != nil {
+		return nil, err
+	}
+	older := ""
+	if next != "" && len(list) > 0 {
+		older = strconv.FormatInt(list[len(list)-1].Seq, 10)
+	}
+	var shown []notifications.View
+	for _, v := range list {
+		t, ok := mastoNotice[v.Type]
+		if !ok || v.Seq <= since || len(types) > 0 && !slices.Contains(types, t) || slices.Contains(exclude, t) {
+			continue
+		}
+		shown = append(shown, v)
+	}
+	out, err := s.notices(m, shown)
+	if err != nil {
+		return nil, err
+	}
+	newer := ""
+	if len(out) > 0 {
+		newer = out[0].ID
+	}
+	if since > 0 {
+		older = "" // since_id reads the newest above it alone
+	}
+	m.link(s, older, newer)
+	return out, nil
+}
+
+// notices makes Mastodon's Notifications, reading the statuses they are
+// about in one call (as the caller may see them: one that is not there
+// for them is left out).
+func (s *Server) notices(m *mreq, list []notifications.View) ([]mNotification, error) {
+	var acts []string
+	for _, v := range list {
+		if v.ActivityID != "" {
+			acts = append(acts, v.ActivityID)
+		}
+	}
+	views, err := s.activities.Shown(m.ctx, m.caller, acts)
+	if err != nil {
+		return nil, err
+	}
+	origin := s.origin(m.c)
+	sts, err := s.statuses(m.ctx, origin, views)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*mStatus{}
+	for i := range sts {
+		byID[views[i].ID] = &sts[i]
+	}
+	out := make([]mNotification, 0, len(list))
+	for _, v := range list {
+		n := mNotification{ID: strconv.FormatInt(v.Seq, 10), Type: mastoNotice[v.Type], CreatedAt: isoTime(v.Published)}
+		if v.Actor != nil {
+			a := s.account(origin, *v.Actor)
+			n.Account = &a
+		}
+		if v.ActivityID != "" {
+			if n.Status = byID[v.ActivityID]; n.Status == nil {
+				continue
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// unreadCount is GET /api/v1/notifications/unread_count.
+func (s *Server) unreadCount(m *mreq) (any, error) {
+	n, _, err := s.notifications.Unread(m.ctx, m.caller)
+	if err != nil {
+		return nil, err
+	}
+	return gin.H{"count": n}, nil
+}
+
+// clearNotifications is POST /api/v1/notifications/clear: the service
+// keeps notifications (the newest notifications.MaxKept), so clearing
+// marks them all read (docs/mastodon.md).
+func (s *Server) clearNotifications(m *mreq) (any, error) {
+	return gin.H{}, s.notifications.MarkRead(m.ctx, m.caller, nil, true)
+}
+
+// dismissNotification is POST /api/v1/notifications/:id/dismiss: marks
+// it read, as clear does all.
+func (s *Server) dismissNotification(m *mreq) (any, error) {
+	seq, err := strconv.ParseInt(m.c.Param("id"), 10, 64)
+	if err != nil || seq <= 0 {
+		return nil, errMGone
+	}
+	list, _, _, err := s.notifications.List(m.ctx, m.caller, store.PageRequest{Count: 1, Cursor: notifications.Below(m.caller, seq+1)})
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 || list[0].Seq != seq {
+		return nil, errMGone
+	}
+	return gin.H{}, s.notifications.MarkRead(m.ctx, m.caller, []string{list[0].ID}, false)
+}
+
+// instance is GET /api/v2/instance: what apps read of a server.
+func (s *Server) instance(m *mreq) (any, error) {
+	origin := s.origin(m.c)
+	return gin.H{
+		"domain":      m.c.Request.Host,
+		"title":       "socialstream",
+		"version":     mastoVersion,
+		"source_url":  "",
+		"description": "An activity stream service on App Engine.",
+		"usage":       gin.H{"users": gin.H{"active_month": 0}},
+		"thumbnail":   gin.H{"url": origin + missingAvatar},
+		"languages":   []string{"en"},
+		"configuration": gin.H{
+			"urls":     gin.H{"streaming": nil, "status": nil},
+			"vapid":    gin.H{"public_key": ""},
+			"accounts": gin.H{"max_featured_tags": 0, "max_pinned_statuses": activities.MaxPins},
+			"statuses": gin.H{"max_characters": maxStatus, "max_media_attachments": media.MaxPerActivity, "characters_reserved_per_url": 23},
+			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes,
+				"image_matrix_limit": media.MaxPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
+				"description_limit": media.MaxDescription},
+			"polls":        gin.H{"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0},
+			"translation":  gin.H{"enabled": false},
+			"timelines_access": gin.H{"live_feeds": gin.H{"local": "public", "remote": "disabled"}, "hashtag_feeds": gin.H{"local": "public", "remote": "disabled"}},
+		},
+		"registrations": gin.H{"enabled": true, "approval_required": false, "message": nil},
+		"api_versions":  gin.H{"mastodon": 2},
+		"contact":       gin.H{"email": "", "account": nil},
+		"rules":         []any{},
+	}, nil
+}
+
+// mastoVersion is the Mastodon version the face answers as: apps read
+// it to know what a server offers.
+const mastoVersion = "4.3.0 (compatible; socialstream)"
+
+// instanceV1 is GET /api/v1/instance, the older shape.
+func (s *Server) instanceV1(m *mreq) (any, error) {
+	return gin.H{
+		"uri": m.c.Request.Host, "title": "socialstream", "short_description": "", "description": "An activity stream service on App Engine.",
+		"email": "", "version": mastoVersion, "urls": gin.H{"streaming_api": nil}, "stats": gin.H{"user_count": 0, "status_count": 0, "domain_count": 1},
+		"thumbnail": nil, "languages": []string{"en"}, "registrations": true, "approval_required": false, "invites_enabled": false,
+		"configuration": gin.H{
+			"statuses":          gin.H{"max_characters": maxStatus, "max_media_attachments": media.MaxPerActivity, "characters_reserved_per_url": 23},
+			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes, "image_matrix_limit": media.MaxPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0},
+			"polls":             gin.H{"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0},
+		},
+		"contact_account": nil, "rules": []any{},
+	}, nil
+}
+
+// preferences is GET /api/v1/preferences.
+func (s *Server) preferences(*mreq) (any, error) {
+	return gin.H{"posting:default:visibility": "public", "posting:default:sensitive": false, "posting:default:language": nil,
+		"reading:expand:media": "default", "reading:expand:spoilers": false}, nil
+}
+
+// empty answers what Mastodon has and the service does not, as a server
+// without any of it answers: an empty list.
+func empty(*mreq) (any, error) { return []any{}, nil }
+
+// notHere answers a method of what the service does not have by
+// Mastodon's 404.
+func notHere(*mreq) (any, error) { return nil, errMGone }
+
+// missingPicture serves the picture of an account without one.
+func missingPicture(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=86400")
+	c.Data(http.StatusOK, "image/png", missingPNG)
+}
+
+// missingPNG is a 1x1 grey PNG.
+var missingPNG = []byte{
+	0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x3a, 0x7e, 0x9b,
+	0x55, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x68, 0x00, 0x00, 0x00,
+	0x82, 0x00, 0x81, 0x4c, 0x17, 0xd7, 0xdf, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+	0x42, 0x60, 0x82,
+}
+

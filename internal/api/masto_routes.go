@@ -1,0 +1,111 @@
+package api
+
+import (
+	"github.com/gin-gonic/gin"
+)
+
+// mastoRoutes adds the Mastodon face (docs/mastodon.md) to r.
+func (s *Server) mastoRoutes(r *gin.Engine) {
+	r.GET("/.well-known/oauth-authorization-server", s.oauthMetadata)
+	r.GET("/avatars/original/missing.png", missingPicture)
+	o := r.Group("/oauth")
+	o.GET("/authorize", s.authorizePage)
+	o.POST("/authorize", s.meterAddress, s.authorize)
+	o.POST("/token", s.masto(anyone, "", s.token))
+	o.POST("/revoke", s.masto(anyone, "", s.revoke))
+
+	v1 := r.Group("/api/v1")
+	v2 := r.Group("/api/v2")
+	v1.POST("/apps", s.masto(anyone, "", s.createApp))
+	v1.GET("/apps/verify_credentials", s.masto(appOnly, "", s.verifyApp))
+	v1.GET("/instance", s.masto(anyone, "", s.instanceV1))
+	v2.GET("/instance", s.masto(anyone, "", s.instance))
+	v1.GET("/custom_emojis", s.masto(anyone, "", empty))
+	v1.GET("/preferences", s.masto(person, "read:accounts", s.preferences))
+
+	// Accounts.
+	v1.POST("/accounts", s.masto(appOnly, "write:accounts", s.mRegister))
+	v1.GET("/accounts/verify_credentials", s.masto(person, "profile", s.verifyCredentials))
+	v1.PATCH("/accounts/update_credentials", s.masto(person, "write:accounts", s.updateCredentials))
+	v1.GET("/accounts/lookup", s.masto(anyone, "", s.lookupAccount))
+	v1.GET("/accounts/relationships", s.masto(person, "read:follows", s.relationships))
+	v1.GET("/accounts/search", s.masto(person, "read:accounts", s.searchAccounts))
+	v1.GET("/accounts/:id", s.masto(anyone, "", s.getAccount))
+	v1.GET("/accounts/:id/statuses", s.masto(anyone, "", s.accountStatuses))
+	v1.GET("/accounts/:id/followers", s.masto(anyone, "", s.peopleOf(s.followersOf)))
+	v1.GET("/accounts/:id/following", s.masto(anyone, "", s.peopleOf(s.followingOf)))
+	v1.GET("/accounts/:id/featured_tags", s.masto(anyone, "", empty))
+	v1.GET("/accounts/:id/lists", s.masto(person, "read:lists", empty))
+	v1.POST("/accounts/:id/follow", s.masto(person, "write:follows", s.relate(s.mFollow)))
+	v1.POST("/accounts/:id/unfollow", s.masto(person, "write:follows", s.relate(s.mUnfollow)))
+	v1.POST("/accounts/:id/block", s.masto(person, "write:blocks", s.relate(s.mBlock)))
+	v1.POST("/accounts/:id/unblock", s.masto(person, "write:blocks", s.relate(s.mUnblock)))
+	v1.POST("/accounts/:id/mute", s.masto(person, "write:mutes", s.relate(s.mMute)))
+	v1.POST("/accounts/:id/unmute", s.masto(person, "write:mutes", s.relate(s.mUnmute)))
+	v1.GET("/blocks", s.masto(person, "read:blocks", s.peopleOf(s.blocksOf)))
+	v1.GET("/mutes", s.masto(person, "read:mutes", s.peopleOf(s.mutesOf)))
+	v1.GET("/follow_requests", s.masto(person, "read:follows", s.peopleOf(s.requestsOf)))
+	v1.POST("/follow_requests/:id/authorize", s.masto(person, "write:follows", s.relate(s.authorizeFollow)))
+	v1.POST("/follow_requests/:id/reject", s.masto(person, "write:follows", s.relate(s.rejectFollow)))
+	v2.GET("/search", s.masto(person, "read:search", s.search))
+
+	// Statuses.
+	v1.POST("/statuses", s.masto(person, "write:statuses", s.postStatus))
+	v1.GET("/statuses/:id", s.masto(anyone, "", s.getStatus))
+	v1.PUT("/statuses/:id", s.masto(person, "write:statuses", s.editStatus))
+	v1.DELETE("/statuses/:id", s.masto(person, "write:statuses", s.deleteStatus))
+	v1.GET("/statuses/:id/source", s.masto(person, "read:statuses", s.statusSource))
+	v1.GET("/statuses/:id/history", s.masto(person, "read:statuses", s.statusHistory))
+	v1.GET("/statuses/:id/context", s.masto(anyone, "", s.statusContext))
+	v1.GET("/statuses/:id/favourited_by", s.masto(anyone, "", s.reactors(s.favouritedBy)))
+	v1.GET("/statuses/:id/reblogged_by", s.masto(anyone, "", s.reactors(s.rebloggedBy)))
+	v1.POST("/statuses/:id/favourite", s.masto(person, "write:favourites", s.react(s.favourite)))
+	v1.POST("/statuses/:id/unfavourite", s.masto(person, "write:favourites", s.react(s.unfavourite)))
+	v1.POST("/statuses/:id/reblog", s.masto(person, "write:statuses", s.react(s.reblog)))
+	v1.POST("/statuses/:id/unreblog", s.masto(person, "write:statuses", s.react(s.unreblog)))
+	v1.POST("/statuses/:id/bookmark", s.masto(person, "write:bookmarks", s.react(s.bookmark)))
+	v1.POST("/statuses/:id/unbookmark", s.masto(person, "write:bookmarks", s.react(s.unbookmark)))
+	v1.POST("/statuses/:id/pin", s.masto(person, "write:accounts", s.react(s.pin)))
+	v1.POST("/statuses/:id/unpin", s.masto(person, "write:accounts", s.react(s.unpin)))
+	v1.GET("/bookmarks", s.masto(person, "read:bookmarks", s.mBookmarks))
+	v1.GET("/favourites", s.masto(person, "read:favourites", empty))
+
+	// Timelines.
+	v1.GET("/timelines/home", s.masto(person, "read:statuses", s.homeTimeline))
+	v1.GET("/timelines/public", s.masto(anyone, "", s.publicTimeline))
+	v1.GET("/timelines/tag/:tag", s.masto(anyone, "", s.tagTimeline))
+	v1.GET("/timelines/list/:id", s.masto(person, "read:lists", s.listTimeline))
+
+	// Notifications.
+	v1.GET("/notifications", s.masto(person, "read:notifications", s.mNotifications))
+	v1.GET("/notifications/unread_count", s.masto(person, "read:notifications", s.unreadCount))
+	v1.POST("/notifications/clear", s.masto(person, "write:notifications", s.clearNotifications))
+	v1.POST("/notifications/:id/dismiss", s.masto(person, "write:notifications", s.dismissNotification))
+
+	// What Mastodon has and the service does not: as a server without it.
+	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements", "/conversations",
+		"/scheduled_statuses", "/endorsements", "/featured_tags", "/domain_blocks", "/suggestions", "/directory"} {
+		v1.GET(p, s.masto(anyone, "", empty))
+	}
+	v2.GET("/suggestions", s.masto(anyone, "", empty))
+	v1.GET("/polls/:id", s.masto(anyone, "", notHere))
+	v1.GET("/streaming/*any", s.masto(anyone, "", notHere))
+	v1.GET("/statuses/:id/card", s.masto(anyone, "", notHere))
+}
+
+// mBookmarks is GET /api/v1/bookmarks.
+func (s *Server) mBookmarks(m *mreq) (any, error) {
+	page, err := s.cursorPage(m, 20, 40)
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := s.bookmarks.List(m.ctx, m.caller, page)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.statuses(m.ctx, s.origin(m.c), list)
+	if err != nil {
+		return nil, err
+	}
+	return out, s.nextCursor(m, next)
+}

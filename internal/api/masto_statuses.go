@@ -1,0 +1,431 @@
+package api
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+	"socialstream/internal/store"
+)
+
+// Statuses and timelines: Mastodon's names for activities and feeds.
+
+// maxStatus is the most characters a status may hold, as the instance
+// tells apps (its first line, the title, at most activities.MaxTitle).
+const maxStatus = 5000
+
+// splitStatus parts a status's text into the title (its first line
+// with text) and the body (the rest).
+func splitStatus(text string) (title, body string, err error) {
+	text = strings.ReplaceAll(strings.TrimSpace(text), "\r\n", "\n")
+	if utf8.RuneCountInString(text) > maxStatus {
+		return "", "", derrors.New(derrors.InvalidArgument, "Validation failed: Text character limit of 5000 exceeded")
+	}
+	title, body, _ = strings.Cut(text, "\n")
+	return strings.TrimSpace(title), strings.Trim(body, "\n"), nil
+}
+
+// statusID reads the id of a status in the path.
+func statusID(m *mreq) (string, error) {
+	id := scattered(m.c.Param("id"))
+	if id == "" {
+		return "", errMGone
+	}
+	return id, nil
+}
+
+// postStatus is POST /api/v1/statuses: the operation of activities.create.
+func (s *Server) postStatus(m *mreq) (any, error) {
+	title, body, err := splitStatus(m.p.str("status"))
+	if err != nil {
+		return nil, err
+	}
+	visibility := ""
+	if v := m.p.str("visibility"); v != "" {
+		var ok bool
+		if visibility, ok = ourVisibility(v); !ok {
+			return nil, derrors.New(derrors.InvalidArgument, "visibility must be public, unlisted, private or direct")
+		}
+	}
+	sensitive, err := m.p.flag("sensitive", false)
+	if err != nil {
+		return nil, err
+	}
+	if m.p.has("poll[options][]") || m.p.has("poll[expires_in]") {
+		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: polls are not supported here")
+	}
+	if m.p.str("scheduled_at") != "" {
+		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: scheduled statuses are not supported here")
+	}
+	in := activities.PostInput{Title: title, Body: body, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
+		Sensitive: sensitive, ExternalID: idempotency(m)}
+	if r := m.p.str("in_reply_to_id"); r != "" {
+		if in.InReplyTo = scattered(r); in.InReplyTo == "" {
+			return nil, errMGone
+		}
+	}
+	for _, id := range m.p.list("media_ids") {
+		sid := scattered(id)
+		if sid == "" {
+			return nil, derrors.New(derrors.InvalidArgument, "media_ids holds an id that is no picture's")
+		}
+		in.Media = append(in.Media, sid)
+	}
+	v, _, err := s.activities.Post(m.ctx, m.caller, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.oneStatus(m.ctx, s.origin(m.c), v)
+}
+
+// idempotency makes the Idempotency-Key header an external id: a post
+// repeating it answers the status it made (activities' dedupe, which
+// lasts as the activity does; Mastodon's, an hour).
+func idempotency(m *mreq) string {
+	k := m.c.GetHeader("Idempotency-Key")
+	if k == "" {
+		return ""
+	}
+	return "idem:" + k
+}
+
+// getStatus is GET /api/v1/statuses/:id.
+func (s *Server) getStatus(m *mreq) (any, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.shownOne(m, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.oneStatus(m.ctx, s.origin(m.c), v)
+}
+
+// shownOne reads one activity as the caller may see it, or 404.
+func (s *Server) shownOne(m *mreq, id string) (activities.View, error) {
+	list, err := s.activities.Shown(m.ctx, m.caller, []string{id})
+	if err != nil {
+		return activities.View{}, err
+	}
+	if len(list) == 0 {
+		return activities.View{}, errMGone
+	}
+	return list[0], nil
+}
+
+// deleteStatus is DELETE /api/v1/statuses/:id: it answers the status
+// with its text, for a redraft.
+func (s *Server) deleteStatus(m *mreq) (any, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.activities.Get(m.ctx, m.caller, m.caller, "", []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, errMGone
+	}
+	if err := s.activities.Delete(m.ctx, m.caller, id); err != nil {
+		return nil, err
+	}
+	st, err := s.oneStatus(m.ctx, s.origin(m.c), list[0])
+	if err != nil {
+		return nil, err
+	}
+	text := statusText(list[0])
+	st.Text = &text
+	return st, nil
+}
+
+// editStatus is PUT /api/v1/statuses/:id: the operation of
+// activities.update.
+func (s *Server) editStatus(m *mreq) (any, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return nil, err
+	}
+	title, body, err := splitStatus(m.p.str("status"))
+	if err != nil {
+		return nil, err
+	}
+	in := activities.EditInput{Title: &title, Body: &body}
+	if m.p.has("spoiler_text") {
+		w := m.p.str("spoiler_text")
+		in.SpoilerText = &w
+	}
+	if m.p.has("sensitive") {
+		b, err := m.p.flag("sensitive", false)
+		if err != nil {
+			return nil, err
+		}
+		in.Sensitive = &b
+	}
+	v, err := s.activities.Edit(m.ctx, m.caller, id, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.oneStatus(m.ctx, s.origin(m.c), v)
+}
+
+// statusSource is GET /api/v1/statuses/:id/source.
+func (s *Server) statusSource(m *mreq) (any, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.activities.Get(m.ctx, m.caller, m.caller, "", []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, errMGone
+	}
+	return map[string]string{"id": mid(id), "text": statusText(list[0]), "spoiler_text": list[0].SpoilerText}, nil
+}
+
+// statusHistory is GET /api/v1/statuses/:id/history: the versions,
+// oldest first, the current last.
+func (s *Server) statusHistory(m *mreq) (any, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.shownOne(m, id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.oneStatus(m.ctx, s.origin(m.c), v)
+	if err != nil {
+		return nil, err
+	}
+	versions, err := s.activities.History(m.ctx, m.caller, id)
+	if err != nil {
+		return nil, err
+	}
+	type edit struct {
+		Content          string        `json:"content"`
+		SpoilerText      string        `json:"spoiler_text"`
+		Sensitive        bool          `json:"sensitive"`
+		CreatedAt        string        `json:"created_at"`
+		Account          mAccount      `json:"account"`
+		MediaAttachments []mAttachment `json:"media_attachments"`
+		Emojis           []any         `json:"emojis"`
+	}
+	origin := s.origin(m.c)
+	people, err := s.mentioned(m.ctx, []activities.View{v})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]edit, 0, len(versions))
+	for _, ver := range versions { // oldest first, as History answers
+		text := activities.View{Title: ver.Title, Body: ver.Body}
+		out = append(out, edit{Content: renderHTML(statusText(text), origin, people), SpoilerText: ver.SpoilerText, Sensitive: ver.Sensitive,
+			CreatedAt: millisTime(ver.PostedTime), Account: st.Account, MediaAttachments: st.MediaAttachments, Emojis: []any{}})
+	}
+	return out, nil
+}
+
+// react is a toggle on a status (favourite, reblog, bookmark, pin):
+// the operation its REST route calls, answering the status after it.
+func (s *Server) react(op func(m *mreq, id string) (activities.View, error)) mhandler {
+	return func(m *mreq) (any, error) {
+		id, err := statusID(m)
+		if err != nil {
+			return nil, err
+		}
+		v, err := op(m, id)
+		if err != nil {
+			return nil, err
+		}
+		return s.oneStatus(m.ctx, s.origin(m.c), v)
+	}
+}
+
+func (s *Server) favourite(m *mreq, id string) (activities.View, error) {
+	return s.likes.Like(m.ctx, m.caller, id)
+}
+
+func (s *Server) unfavourite(m *mreq, id string) (activities.View, error) {
+	return s.likes.Unlike(m.ctx, m.caller, id)
+}
+
+// reblog answers the repost, whose reblog is the status shared.
+func (s *Server) reblog(m *mreq, id string) (activities.View, error) {
+	v, _, err := s.activities.Repost(m.ctx, m.caller, id)
+	return v, err
+}
+
+func (s *Server) unreblog(m *mreq, id string) (activities.View, error) {
+	return s.activities.Unrepost(m.ctx, m.caller, id)
+}
+
+func (s *Server) bookmark(m *mreq, id string) (activities.View, error) {
+	return s.bookmarks.Add(m.ctx, m.caller, id)
+}
+
+func (s *Server) unbookmark(m *mreq, id string) (activities.View, error) {
+	return s.bookmarks.Remove(m.ctx, m.caller, id)
+}
+
+func (s *Server) pin(m *mreq, id string) (activities.View, error) {
+	return s.activities.Pin(m.ctx, m.caller, id, true)
+}
+
+func (s *Server) unpin(m *mreq, id string) (activities.View, error) {
+	return s.activities.Pin(m.ctx, m.caller, id, false)
+}
+
+// statusContext is GET /api/v1/statuses/:id/context.
+func (s *Server) statusContext(m *mreq) (any, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.shownOne(m, id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.activities.Context(m.ctx, m.caller, v.UserID, id)
+	if err != nil {
+		return nil, err
+	}
+	origin := s.origin(m.c)
+	up, err := s.statuses(m.ctx, origin, c.Ancestors)
+	if err != nil {
+		return nil, err
+	}
+	down, err := s.statuses(m.ctx, origin, c.Descendants)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]mStatus{"ancestors": up, "descendants": down}, nil
+}
+
+// reactors lists who favourited or reblogged a status, by cursor.
+func (s *Server) reactors(list func(m *mreq, id string, p store.PageRequest) ([]string, string, error)) mhandler {
+	return func(m *mreq) (any, error) {
+		id, err := statusID(m)
+		if err != nil {
+			return nil, err
+		}
+		page, err := s.cursorPage(m, 40, 80)
+		if err != nil {
+			return nil, err
+		}
+		idList, next, err := list(m, id, page)
+		if err != nil {
+			return nil, err
+		}
+		return s.accountList(m, idList, next)
+	}
+}
+
+func (s *Server) favouritedBy(m *mreq, id string, p store.PageRequest) ([]string, string, error) {
+	return s.likes.Likers(m.ctx, m.caller, id, p)
+}
+
+func (s *Server) rebloggedBy(m *mreq, id string, p store.PageRequest) ([]string, string, error) {
+	return s.activities.Reposters(m.ctx, m.caller, id, p)
+}
+
+// timeline answers a feed as statuses, paged by max_id, since_id and
+// min_id, with its Link. min_id reads as since_id does: the newest page
+// above it (docs/mastodon.md).
+func (s *Server) timeline(m *mreq, r activities.FeedRequest) (any, error) {
+	return s.timelineOf(m, r, nil)
+}
+
+// timelineOf is timeline showing only the activities keep keeps (all,
+// if nil): a page may then hold fewer than asked, and goes on below
+// the last it read.
+func (s *Server) timelineOf(m *mreq, r activities.FeedRequest, keep func(activities.View) bool) (any, error) {
+	n, err := m.p.limit(20, 40)
+	if err != nil {
+		return nil, err
+	}
+	r.Viewer, r.Page = m.caller, store.PageRequest{Count: n}
+	for _, b := range []struct {
+		name string
+		dst  *string
+	}{{"max_id", &r.Before}, {"since_id", &r.Since}, {"min_id", &r.Since}} {
+		if v := m.p.str(b.name); v != "" {
+			if *b.dst = scattered(v); *b.dst == "" {
+				return nil, derrors.New(derrors.InvalidArgument, b.name+" must be a status id")
+			}
+		}
+	}
+	views, next, err := s.activities.Feed(m.ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	older := ""
+	if next != "" && len(views) > 0 {
+		older = mid(views[len(views)-1].ID)
+	}
+	if keep != nil {
+		views = slices.DeleteFunc(views, func(v activities.View) bool { return !keep(v) })
+	}
+	out, err := s.statuses(m.ctx, s.origin(m.c), views)
+	if err != nil {
+		return nil, err
+	}
+	newer := ""
+	if len(out) > 0 {
+		newer = out[0].ID
+	}
+	m.link(s, older, newer)
+	return out, nil
+}
+
+func (s *Server) homeTimeline(m *mreq) (any, error) {
+	return s.timeline(m, activities.FeedRequest{Selector: activities.Friends, UserID: m.caller})
+}
+
+func (s *Server) publicTimeline(m *mreq) (any, error) {
+	if remote, _ := m.p.flag("remote", false); remote {
+		return []mStatus{}, nil // no other servers
+	}
+	return s.timeline(m, activities.FeedRequest{Selector: activities.All})
+}
+
+func (s *Server) tagTimeline(m *mreq) (any, error) {
+	return s.timeline(m, activities.FeedRequest{Selector: activities.TagPrefix + m.c.Param("tag")})
+}
+
+func (s *Server) listTimeline(m *mreq) (any, error) {
+	return s.timeline(m, activities.FeedRequest{Selector: m.c.Param("id")})
+}
+
+// accountStatuses is GET /api/v1/accounts/:id/statuses.
+func (s *Server) accountStatuses(m *mreq) (any, error) {
+	id := m.c.Param("id")
+	if _, err := s.card(m.ctx, m.caller, id); err != nil {
+		return nil, err
+	}
+	if pinned, err := m.p.flag("pinned", false); err != nil || pinned {
+		if err != nil {
+			return nil, err
+		}
+		return s.timeline(m, activities.FeedRequest{Selector: activities.Pinned, UserID: id})
+	}
+	noReplies, err := m.p.flag("exclude_replies", false)
+	if err != nil {
+		return nil, err
+	}
+	onlyMedia, err := m.p.flag("only_media", false)
+	if err != nil {
+		return nil, err
+	}
+	noReblogs, err := m.p.flag("exclude_reblogs", false)
+	if err != nil {
+		return nil, err
+	}
+	return s.timelineOf(m, activities.FeedRequest{Selector: activities.Self, UserID: id}, func(v activities.View) bool {
+		return !(noReplies && v.InReplyTo != "" && v.InReplyToUserID != id) && !(onlyMedia && len(v.MediaItems) == 0) && !(noReblogs && v.RepostOf != nil)
+	})
+}

@@ -1,0 +1,358 @@
+package api_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-mastodon"
+)
+
+// The Mastodon face, driven by a Mastodon client library nobody here
+// wrote (github.com/mattn/go-mastodon), over real HTTP.
+
+const oob = "urn:ietf:wg:oauth:2.0:oob"
+
+// mastoApp registers an app with scopes.
+func (e *env) mastoApp(scopes string) *mastodon.Application {
+	e.t.Helper()
+	app, err := mastodon.RegisterApp(context.Background(), &mastodon.AppConfig{
+		Server: e.url, ClientName: "test app", Scopes: scopes, RedirectURIs: oob, Website: "https://example.com"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return app
+}
+
+// approve walks the consent page as a person would, with a form post,
+// and returns the code it shows (out of band).
+func (e *env) approve(app *mastodon.Application, u user, scope string) string {
+	e.t.Helper()
+	page := e.getPage("/oauth/authorize?" + url.Values{"client_id": {app.ClientID}, "redirect_uri": {oob},
+		"response_type": {"code"}, "scope": {scope}}.Encode())
+	if !strings.Contains(page, "Authorize test app") {
+		e.t.Fatalf("the consent page does not name the app: %s", page)
+	}
+	resp, err := http.PostForm(e.url+"/oauth/authorize", url.Values{"client_id": {app.ClientID}, "redirect_uri": {oob},
+		"scope": {scope}, "username": {u.name}, "password": {"password-" + u.name}, "decision": {"approve"}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`<code id="code">([^<]+)</code>`).FindSubmatch(body)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		e.t.Fatalf("approve: %d %s", resp.StatusCode, body)
+	}
+	return string(m[1])
+}
+
+func (e *env) getPage(path string) string {
+	e.t.Helper()
+	resp, err := http.Get(e.url + path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// mastoClient signs u in to a new app with scopes, as an app does.
+func (e *env) mastoClient(u user, scopes string) *mastodon.Client {
+	e.t.Helper()
+	app := e.mastoApp(scopes)
+	c := mastodon.NewClient(&mastodon.Config{Server: e.url, ClientID: app.ClientID, ClientSecret: app.ClientSecret})
+	if err := c.AuthenticateToken(context.Background(), e.approve(app, u, scopes), oob); err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+func wantStatus(t *testing.T, err error, status int) {
+	t.Helper()
+	var ae *mastodon.APIError
+	if !errors.As(err, &ae) || ae.StatusCode != status {
+		t.Fatalf("got %v, want a %d", err, status)
+	}
+}
+
+func TestMastodonSignIn(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice := e.register("alice")
+	c := e.mastoClient(alice, "read write follow")
+	me, err := c.GetAccountCurrentUser(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(me.ID) != alice.id || me.Username != "alice" || me.Acct != "alice" || me.Avatar == "" {
+		t.Fatalf("verify_credentials: %+v", me)
+	}
+	if v, err := c.VerifyAppCredentials(ctx); err != nil || v.Name != "test app" {
+		t.Fatalf("apps/verify_credentials: %+v %v", v, err)
+	}
+
+	// The app's token works on the service's own API, within its scopes.
+	if r := e.do("GET", "/social/rest/people/@me/@self", c.Config.AccessToken, nil); r.status != http.StatusOK {
+		t.Fatalf("an app's token on the REST API: %d %s", r.status, r.raw)
+	}
+	// A token of the service's own sign-in works on /api.
+	own := mastodon.NewClient(&mastodon.Config{Server: e.url, AccessToken: alice.token})
+	if _, err := own.GetAccountCurrentUser(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Scopes are enforced, coarse and granular.
+	reader := e.mastoClient(alice, "read")
+	_, err = reader.PostStatus(ctx, &mastodon.Toot{Status: "not allowed"})
+	wantStatus(t, err, http.StatusForbidden)
+	if r := e.do("POST", "/social/rest/activities/@me/@self", reader.Config.AccessToken, map[string]any{"title": "no"}); r.status != http.StatusForbidden {
+		t.Fatalf("a read token writing on the REST API: %d %s", r.status, r.raw)
+	}
+	statusesOnly := e.mastoClient(alice, "write:statuses read:statuses")
+	if _, err := statusesOnly.PostStatus(ctx, &mastodon.Toot{Status: "granular"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = statusesOnly.GetNotifications(ctx, nil)
+	wantStatus(t, err, http.StatusForbidden)
+
+	// An app may not ask a person for more than it registered.
+	app := e.mastoApp("read")
+	if page := e.getPage("/oauth/authorize?" + url.Values{"client_id": {app.ClientID}, "redirect_uri": {oob},
+		"response_type": {"code"}, "scope": {"read write"}}.Encode()); !strings.Contains(page, "invalid_scope") {
+		t.Fatalf("asking beyond the app's scopes: %s", page)
+	}
+	// A code is traded once.
+	code := e.approve(app, alice, "read")
+	first := mastodon.NewClient(&mastodon.Config{Server: e.url, ClientID: app.ClientID, ClientSecret: app.ClientSecret})
+	if err := first.AuthenticateToken(ctx, code, oob); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.AuthenticateToken(ctx, code, oob); err == nil {
+		t.Fatal("a code traded twice")
+	}
+
+	// Revoked, the token stops at once.
+	if err := c.RevokeToken(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.GetAccountCurrentUser(ctx)
+	wantStatus(t, err, http.StatusUnauthorized)
+
+	// A wrong password shows the page again, with no code.
+	resp, err := http.PostForm(e.url+"/oauth/authorize", url.Values{"client_id": {app.ClientID}, "redirect_uri": {oob},
+		"scope": {"read"}, "username": {"alice"}, "password": {"wrong"}, "decision": {"approve"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), `id="code"`) {
+		t.Fatalf("a wrong password: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestMastodonPKCEAndRegistration(t *testing.T) {
+	e := newEnv(t)
+	alice := e.register("alice")
+	r := e.formPost("/api/v1/apps", "", url.Values{"client_name": {"pkce app"}, "redirect_uris": {"com.example.app://callback"}, "scopes": {"read write"}})
+	var app struct{ ClientID, ClientSecret string }
+	app.ClientID, app.ClientSecret = r["client_id"].(string), r["client_secret"].(string)
+
+	verifier := strings.Repeat("v", 50)
+	sum := sha256.Sum256([]byte(verifier))
+	challenge := base64.RawURLEncoding.EncodeToString(sum[:])
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(e.url+"/oauth/authorize", url.Values{"client_id": {app.ClientID}, "redirect_uri": {"com.example.app://callback"},
+		"scope": {"read"}, "state": {"xyz"}, "code_challenge": {challenge}, "code_challenge_method": {"S256"},
+		"username": {"alice"}, "password": {"password-alice"}, "decision": {"approve"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || err != nil || loc.Scheme != "com.example.app" || loc.Query().Get("state") != "xyz" {
+		t.Fatalf("the redirect: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	code := loc.Query().Get("code")
+	// A public client proves itself by the verifier: a wrong one fails
+	// (and spends the code).
+	bad := e.formStatus("/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {app.ClientID},
+		"redirect_uri": {"com.example.app://callback"}, "code_verifier": {strings.Repeat("w", 50)}})
+	if bad != http.StatusBadRequest {
+		t.Fatalf("a wrong verifier: %d", bad)
+	}
+
+	// Registration: an app's token of its own signs a person up.
+	appToken := e.formPost("/oauth/token", "", url.Values{"grant_type": {"client_credentials"}, "client_id": {app.ClientID},
+		"client_secret": {app.ClientSecret}, "scope": {"read write"}})["access_token"].(string)
+	if r := e.do("GET", "/social/rest/people/@me/@self", appToken, nil); r.status != http.StatusUnauthorized {
+		t.Fatalf("an app's token of its own speaks for no one: %d", r.status)
+	}
+	reg := e.formPost("/api/v1/accounts", appToken, url.Values{"username": {"newcomer"}, "password": {"password-newcomer"},
+		"email": {"n@example.com"}, "agreement": {"true"}, "locale": {"en"}})
+	c := mastodon.NewClient(&mastodon.Config{Server: e.url, AccessToken: reg["access_token"].(string)})
+	me, err := c.GetAccountCurrentUser(context.Background())
+	if err != nil || me.Username != "newcomer" {
+		t.Fatalf("the registered: %+v %v", me, err)
+	}
+	_ = alice
+}
+
+// formPost posts a form (with a Bearer token, if given) and decodes the
+// JSON answer, which must be a 200.
+func (e *env) formPost(path, token string, form url.Values) map[string]any {
+	e.t.Helper()
+	req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil {
+		e.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
+	}
+	return out
+}
+
+func (e *env) formStatus(path string, form url.Values) int {
+	e.t.Helper()
+	resp, err := http.PostForm(e.url+path, form)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestMastodonStatusesAndTimelines(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice, bob := e.register("alice"), e.register("bob")
+	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+
+	if rel, err := cb.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil || !rel.Following {
+		t.Fatalf("follow: %+v %v", rel, err)
+	}
+	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "hello @bob #golang <b>\nsee https://example.com/a", Visibility: "public", SpoilerText: "cw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`class="u-url mention"`, `class="mention hashtag"`, `&lt;b&gt;`, `<br />`, `href="https://example.com/a"`} {
+		if !strings.Contains(st.Content, want) {
+			t.Errorf("content lacks %s: %s", want, st.Content)
+		}
+	}
+	if st.SpoilerText != "cw" || !st.Sensitive || len(st.Mentions) != 1 || string(st.Mentions[0].ID) != bob.id || len(st.Tags) != 1 {
+		t.Errorf("status: %+v", st)
+	}
+	e.eventually("the post at bob's home", func() bool {
+		home, err := cb.GetTimelineHome(ctx, nil)
+		return err == nil && len(home) > 0 && home[0].ID == st.ID
+	})
+
+	// Reactions, each the operation the REST face calls.
+	if s, err := cb.Favourite(ctx, st.ID); err != nil || s.Favourited != true || s.FavouritesCount != 1 {
+		t.Fatalf("favourite: %+v %v", s, err)
+	}
+	if s, err := cb.Reblog(ctx, st.ID); err != nil || s.Reblog == nil || s.Reblog.ID != st.ID {
+		t.Fatalf("reblog: %+v %v", s, err)
+	}
+	if s, err := cb.Bookmark(ctx, st.ID); err != nil || s.Bookmarked != true {
+		t.Fatalf("bookmark: %+v %v", s, err)
+	}
+	if marks, err := cb.GetBookmarks(ctx, nil); err != nil || len(marks) != 1 || marks[0].ID != st.ID {
+		t.Fatalf("bookmarks: %+v %v", marks, err)
+	}
+	if by, err := ca.GetFavouritedBy(ctx, st.ID, nil); err != nil || len(by) != 1 || string(by[0].ID) != bob.id {
+		t.Fatalf("favourited_by: %+v %v", by, err)
+	}
+
+	// A reply, and its thread.
+	reply, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "@alice agreed", InReplyToID: st.ID})
+	if err != nil || reply.InReplyToID != string(st.ID) {
+		t.Fatalf("reply: %+v %v", reply, err)
+	}
+	if c, err := ca.GetStatusContext(ctx, st.ID); err != nil || len(c.Descendants) != 1 || c.Descendants[0].ID != reply.ID {
+		t.Fatalf("context: %+v %v", c, err)
+	}
+
+	// Notifications: the follow, the favourite, the reblog, the reply.
+	e.eventually("alice's notifications", func() bool {
+		ns, err := ca.GetNotifications(ctx, nil)
+		if err != nil {
+			return false
+		}
+		var types []string
+		for _, n := range ns {
+			types = append(types, n.Type)
+		}
+		return slices.Contains(types, "follow") && slices.Contains(types, "favourite") && slices.Contains(types, "reblog") && slices.Contains(types, "mention")
+	})
+
+	// Edit, with history and source; delete answers the text.
+	edited, err := ca.UpdateStatus(ctx, &mastodon.Toot{Status: "hello again"}, st.ID)
+	if err != nil || !strings.Contains(edited.Content, "hello again") || edited.EditedAt.IsZero() {
+		t.Fatalf("edit: %+v %v", edited, err)
+	}
+	if h, err := ca.GetStatusHistory(ctx, st.ID); err != nil || len(h) != 2 {
+		t.Fatalf("history: %+v %v", h, err)
+	}
+	if src, err := ca.GetStatusSource(ctx, st.ID); err != nil || src.Text != "hello again" {
+		t.Fatalf("source: %+v %v", src, err)
+	}
+
+	// A direct post is not there for whoever it does not name.
+	carol := e.register("carol")
+	cc := e.mastoClient(carol, "read write")
+	dm, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "just @bob", Visibility: "direct"})
+	if err != nil || dm.Visibility != "direct" {
+		t.Fatalf("direct: %+v %v", dm, err)
+	}
+	if _, err := cb.GetStatus(ctx, dm.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cc.GetStatus(ctx, dm.ID)
+	wantStatus(t, err, http.StatusNotFound)
+	_, err = cc.Favourite(ctx, dm.ID)
+	wantStatus(t, err, http.StatusNotFound)
+
+	// Paging by Link.
+	for i := range 3 {
+		if _, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "page " + string(rune('a'+i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg := &mastodon.Pagination{Limit: 2}
+	first, err := cc.GetAccountStatuses(ctx, mastodon.ID(alice.id), pg)
+	if err != nil || len(first) != 2 || pg.MaxID == "" {
+		t.Fatalf("first page: %d %+v %v", len(first), pg, err)
+	}
+	second, err := cc.GetAccountStatuses(ctx, mastodon.ID(alice.id), &mastodon.Pagination{MaxID: pg.MaxID, Limit: 2})
+	if err != nil || len(second) == 0 || second[0].ID == first[1].ID || second[0].ID > first[1].ID && len(second[0].ID) == len(first[1].ID) {
+		t.Fatalf("second page: %+v %v", second, err)
+	}
+
+	// Delete answers the text, for a redraft.
+	if err := ca.DeleteStatus(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cb.GetStatus(ctx, st.ID)
+	wantStatus(t, err, http.StatusNotFound)
+}

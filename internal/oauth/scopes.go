@@ -1,0 +1,96 @@
+package oauth
+
+import (
+	"slices"
+	"strings"
+
+	"socialstream/internal/derrors"
+)
+
+// The scopes an app may ask for, as Mastodon names them: read and write
+// cover every granular scope under them; follow covers the follows,
+// blocks and mutes, read and write; profile is the person's own account,
+// read, alone.
+const (
+	Read    = "read"
+	Write   = "write"
+	Follow  = "follow"
+	Profile = "profile"
+)
+
+// granular are the scopes under read and write.
+var granular = []string{
+	"read:accounts", "read:blocks", "read:bookmarks", "read:favourites", "read:filters", "read:follows",
+	"read:lists", "read:mutes", "read:notifications", "read:search", "read:statuses",
+	"write:accounts", "write:blocks", "write:bookmarks", "write:conversations", "write:favourites",
+	"write:filters", "write:follows", "write:lists", "write:media", "write:mutes", "write:notifications",
+	"write:reports", "write:statuses",
+}
+
+// Granular returns the scopes under read and write.
+func Granular() []string { return slices.Clone(granular) }
+
+// followed are what follow covers.
+var followed = []string{"read:follows", "write:follows", "read:blocks", "write:blocks", "read:mutes", "write:mutes"}
+
+// known reports whether s is a scope an app may ask for. push is
+// accepted and grants nothing: the service sends no Web Push.
+func known(s string) bool {
+	switch s {
+	case Read, Write, Follow, Profile, "push":
+		return true
+	}
+	return slices.Contains(granular, s)
+}
+
+// ErrInvalidScope is asking for a scope the service does not know, or
+// the app was not registered with.
+var ErrInvalidScope = derrors.New(derrors.InvalidArgument, "invalid_scope: the requested scope is invalid, unknown, or malformed")
+
+// ParseScopes reads a space-separated list of scopes (OAuth's form; a
+// plus, as a form may leave it, separates too); empty means read.
+func ParseScopes(s string) ([]string, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '+' })
+	if len(fields) == 0 {
+		return []string{Read}, nil
+	}
+	if len(fields) > 40 {
+		return nil, ErrInvalidScope
+	}
+	for _, f := range fields {
+		if !known(f) {
+			return nil, ErrInvalidScope
+		}
+	}
+	slices.Sort(fields)
+	return slices.Compact(fields), nil
+}
+
+// Allows reports whether a token granted scopes may do what needs the
+// scope need (one of Read, Write, Profile or a granular scope).
+func Allows(scopes []string, need string) bool {
+	if slices.Contains(scopes, need) {
+		return true
+	}
+	top, _, granular := strings.Cut(need, ":")
+	switch {
+	case granular && slices.Contains(scopes, top):
+		return true
+	case slices.Contains(followed, need) && slices.Contains(scopes, Follow):
+		return true
+	case need == Profile:
+		return slices.Contains(scopes, Read) || slices.Contains(scopes, "read:accounts")
+	}
+	return false
+}
+
+// Within reports whether every scope of asked is allowed by registered:
+// what an app registered with bounds what it may ask a person for.
+func Within(asked, registered []string) bool {
+	for _, a := range asked {
+		if !Allows(registered, a) {
+			return false
+		}
+	}
+	return true
+}
