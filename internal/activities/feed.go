@@ -87,24 +87,9 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 	if app != "" && r.Selector != Self && r.Selector != All {
 		return nil, "", errAppFilter
 	}
-	// since narrows a feed to what is newer than Since: the lower bound of
-	// the range of its places.
-	var since int64
-	sinceTag := ""
-	if r.Since != "" {
-		seq, ok := ids.Parse(r.Since)
-		if !ok {
-			return nil, "", derrors.New(derrors.InvalidArgument, "since must be an activity id")
-		}
-		since, sinceTag = seq, ":since"+r.Since
-	}
-	w := window{since: since}
-	if r.Before != "" {
-		seq, ok := ids.Parse(r.Before)
-		if !ok {
-			return nil, "", derrors.New(derrors.InvalidArgument, "max_id must be an activity id")
-		}
-		w.before = seq
+	w, sinceTag, err := windowOf(r)
+	if err != nil {
+		return nil, "", err
 	}
 	switch r.Selector {
 	case Self:
@@ -211,6 +196,29 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 		next = order.EncodeCursor(tag, last)
 	}
 	return views, next, nil
+}
+
+// windowOf reads the bounds a request sets, and the tag its since
+// gives the feed's cursors. Since narrows a feed to what is newer: the
+// lower bound of the range of its places.
+func windowOf(r FeedRequest) (window, string, error) {
+	var w window
+	sinceTag := ""
+	if r.Since != "" {
+		seq, ok := ids.Parse(r.Since)
+		if !ok {
+			return w, "", derrors.New(derrors.InvalidArgument, "since must be an activity id")
+		}
+		w.since, sinceTag = seq, ":since"+r.Since
+	}
+	if r.Before != "" {
+		seq, ok := ids.Parse(r.Before)
+		if !ok {
+			return w, "", derrors.New(derrors.InvalidArgument, "max_id must be an activity id")
+		}
+		w.before = seq
+	}
+	return w, sinceTag, nil
 }
 
 // from returns where a page starts: at its cursor, or else below before.

@@ -183,8 +183,8 @@ func (s *Server) instance(m *mreq) (any, error) {
 			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes,
 				"image_matrix_limit": media.MaxPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
 				"description_limit": media.MaxDescription},
-			"polls":        gin.H{"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0},
-			"translation":  gin.H{"enabled": false},
+			"polls":            gin.H{"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0},
+			"translation":      gin.H{"enabled": false},
 			"timelines_access": gin.H{"live_feeds": gin.H{"local": "public", "remote": "disabled"}, "hashtag_feeds": gin.H{"local": "public", "remote": "disabled"}},
 		},
 		"registrations": gin.H{"enabled": true, "approval_required": false, "message": nil},
@@ -241,4 +241,3 @@ var missingPNG = []byte{
 	0x82, 0x00, 0x81, 0x4c, 0x17, 0xd7, 0xdf, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
 	0x42, 0x60, 0x82,
 }
-

@@ -65,8 +65,8 @@ var (
 	errAppNameMissing = derrors.New(derrors.InvalidArgument, "client_name is required")
 )
 
-// App is a registered app.
-type App struct {
+// app is a registered app, as stored.
+type app struct {
 	ID           string    `datastore:"id,noindex"` // Mastodon's numeric id
 	Name         string    `datastore:"name,noindex"`
 	Website      string    `datastore:"website,noindex"`
@@ -74,8 +74,18 @@ type App struct {
 	Scopes       []string  `datastore:"scopes,noindex"`
 	SecretHash   []byte    `datastore:"secretHash,noindex"`
 	Created      time.Time `datastore:"created,noindex"`
-	// ClientID is the key's name.
-	ClientID string `datastore:"-"`
+}
+
+// App is a registered app as this package answers it: ClientID is its
+// key's name.
+type App struct {
+	ID, ClientID, Name, Website string
+	RedirectURIs, Scopes        []string
+	secretHash                  []byte
+}
+
+func (a *app) view(clientID string) App {
+	return App{ID: a.ID, ClientID: clientID, Name: a.Name, Website: a.Website, RedirectURIs: a.RedirectURIs, Scopes: a.Scopes, secretHash: a.SecretHash}
 }
 
 type code struct {
@@ -131,44 +141,44 @@ func (s *Service) Register(ctx context.Context, r Registration) (Registered, err
 	if err != nil {
 		return Registered{}, err
 	}
-	a.ClientID, a.SecretHash = clientID, hash(secret)
+	a.SecretHash = hash(secret)
 	a.ID = s.ids.NextString()
 	a.Created = s.now().UTC().Truncate(time.Second)
 	if err := s.db.Put(ctx, s.db.NameKey(KindApp, clientID, nil), &a); err != nil {
 		return Registered{}, fmt.Errorf("oauth.Register: %w", err)
 	}
-	return Registered{App: a, Secret: secret}, nil
+	return Registered{App: a.view(clientID), Secret: secret}, nil
 }
 
-func (r Registration) clean() (App, error) {
+func (r Registration) clean() (app, error) {
 	name := strings.TrimSpace(r.Name)
 	if name == "" {
-		return App{}, errAppNameMissing
+		return app{}, errAppNameMissing
 	}
 	if utf8.RuneCountInString(name) > MaxName {
-		return App{}, derrors.New(derrors.InvalidArgument, fmt.Sprintf("client_name is over %d characters", MaxName))
+		return app{}, derrors.New(derrors.InvalidArgument, fmt.Sprintf("client_name is over %d characters", MaxName))
 	}
 	if len(r.RedirectURIs) == 0 {
-		return App{}, derrors.New(derrors.InvalidArgument, "redirect_uris is required")
+		return app{}, derrors.New(derrors.InvalidArgument, "redirect_uris is required")
 	}
 	if len(r.RedirectURIs) > MaxURIs {
-		return App{}, derrors.New(derrors.InvalidArgument, fmt.Sprintf("at most %d redirect_uris", MaxURIs))
+		return app{}, derrors.New(derrors.InvalidArgument, fmt.Sprintf("at most %d redirect_uris", MaxURIs))
 	}
 	for _, u := range r.RedirectURIs {
 		if err := checkRedirect(u); err != nil {
-			return App{}, err
+			return app{}, err
 		}
 	}
 	scopes, err := ParseScopes(r.Scopes)
 	if err != nil {
-		return App{}, err
+		return app{}, err
 	}
 	if r.Website != "" {
 		if u, err := url.Parse(r.Website); err != nil || len(r.Website) > MaxWebsite || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return App{}, derrors.New(derrors.InvalidArgument, "website must be an http(s) URL")
+			return app{}, derrors.New(derrors.InvalidArgument, "website must be an http(s) URL")
 		}
 	}
-	return App{Name: name, Website: r.Website, RedirectURIs: slices.Compact(r.RedirectURIs), Scopes: scopes}, nil
+	return app{Name: name, Website: r.Website, RedirectURIs: slices.Compact(r.RedirectURIs), Scopes: scopes}, nil
 }
 
 // checkRedirect checks a redirect URI: OOB, or an absolute URI with no
@@ -189,7 +199,7 @@ func (s *Service) App(ctx context.Context, clientID string) (App, error) {
 	if clientID == "" || len(clientID) > 100 {
 		return App{}, ErrInvalidClient
 	}
-	var a App
+	var a app
 	ok, err := s.db.Get(ctx, s.db.NameKey(KindApp, clientID, nil), &a)
 	if err != nil {
 		return App{}, fmt.Errorf("oauth.App: %w", err)
@@ -197,8 +207,7 @@ func (s *Service) App(ctx context.Context, clientID string) (App, error) {
 	if !ok {
 		return App{}, ErrInvalidClient
 	}
-	a.ClientID = clientID
-	return a, nil
+	return a.view(clientID), nil
 }
 
 // client returns the app whose id and secret these are.
@@ -207,7 +216,7 @@ func (s *Service) client(ctx context.Context, clientID, secret string) (App, err
 	if err != nil {
 		return App{}, err
 	}
-	if subtle.ConstantTimeCompare(hash(secret), a.SecretHash) != 1 {
+	if subtle.ConstantTimeCompare(hash(secret), a.secretHash) != 1 {
 		return App{}, ErrInvalidClient
 	}
 	return a, nil
@@ -320,7 +329,7 @@ func (s *Service) trade(ctx context.Context, x Exchange) (Token, error) {
 	if err != nil {
 		return Token{}, err
 	}
-	if x.ClientSecret != "" && subtle.ConstantTimeCompare(hash(x.ClientSecret), a.SecretHash) != 1 {
+	if x.ClientSecret != "" && subtle.ConstantTimeCompare(hash(x.ClientSecret), a.secretHash) != 1 {
 		return Token{}, ErrInvalidClient
 	}
 	if x.Code == "" || len(x.Code) > 100 {
