@@ -119,25 +119,18 @@ func (s *Server) shownOne(m *mreq, id string) (activities.View, error) {
 // deleteStatus is DELETE /api/v1/statuses/:id: it answers the status
 // with its text, for a redraft.
 func (s *Server) deleteStatus(m *mreq) (any, error) {
-	id, err := statusID(m)
+	id, v, err := s.ownStatus(m)
 	if err != nil {
 		return nil, err
-	}
-	list, err := s.activities.Get(m.ctx, m.caller, m.caller, "", []string{id})
-	if err != nil {
-		return nil, err
-	}
-	if len(list) == 0 {
-		return nil, errMGone
 	}
 	if err := s.activities.Delete(m.ctx, m.caller, id); err != nil {
 		return nil, err
 	}
-	st, err := s.oneStatus(m.ctx, s.origin(m.c), list[0])
+	st, err := s.oneStatus(m.ctx, s.origin(m.c), v)
 	if err != nil {
 		return nil, err
 	}
-	text := statusText(list[0])
+	text := statusText(v)
 	st.Text = &text
 	return st, nil
 }
@@ -174,18 +167,28 @@ func (s *Server) editStatus(m *mreq) (any, error) {
 
 // statusSource is GET /api/v1/statuses/:id/source.
 func (s *Server) statusSource(m *mreq) (any, error) {
-	id, err := statusID(m)
+	id, v, err := s.ownStatus(m)
 	if err != nil {
 		return nil, err
+	}
+	return map[string]string{"id": mid(id), "text": statusText(v), "spoiler_text": v.SpoilerText}, nil
+}
+
+// ownStatus reads the caller's own status of the path: another's, or
+// one not there, is a 404.
+func (s *Server) ownStatus(m *mreq) (string, activities.View, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return "", activities.View{}, err
 	}
 	list, err := s.activities.Get(m.ctx, m.caller, m.caller, "", []string{id})
 	if err != nil {
-		return nil, err
+		return "", activities.View{}, err
 	}
 	if len(list) == 0 {
-		return nil, errMGone
+		return "", activities.View{}, errMGone
 	}
-	return map[string]string{"id": mid(id), "text": statusText(list[0]), "spoiler_text": list[0].SpoilerText}, nil
+	return id, list[0], nil
 }
 
 // statusHistory is GET /api/v1/statuses/:id/history: the versions,
