@@ -2,12 +2,16 @@ package api_test
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"socialstream/internal/api"
+	"socialstream/internal/app"
 	"socialstream/internal/ids"
 )
 
@@ -301,5 +305,109 @@ func TestHiddenAnswersAsAbsentOverRPC(t *testing.T) {
 	}
 	if tried < 100 {
 		t.Errorf("only %d calls tried", tried)
+	}
+}
+
+// mastoRequest is the Mastodon face's request of one route naming the
+// things of s (as that face names them), or "" for one that names none.
+func (s hiddenState) mastoRequest(path string) string {
+	names := false
+	status, _ := ids.Parse(s.activity)
+	filled := regexp.MustCompile(`:(\w+)`).ReplaceAllStringFunc(path, func(m string) string {
+		switch {
+		case m == ":id" && strings.HasPrefix(path, "/api/v1/statuses/"):
+			names = true
+			return strconv.FormatInt(status, 10)
+		case m == ":id" && (strings.HasPrefix(path, "/api/v1/accounts/") || strings.HasPrefix(path, "/api/v1/follow_requests/")):
+			names = names || s.personHidden
+			return s.person
+		}
+		return "123456789"
+	})
+	if !names {
+		return ""
+	}
+	return filled
+}
+
+// The same on the Mastodon face: every route of it that names a status
+// or a person is tried on each hidden state, against the same naming
+// what never existed; a route added later is tried without being named
+// here. Its routes that name nothing (timelines, notifications, search)
+// must not carry the hidden text either.
+func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
+	e := newEnv(t)
+	reader, states := hiddenWorld(t, e)
+	e.settle()
+	router, err := app.Router(e.svc, slog.New(slog.DiscardHandler), api.Guard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type op struct{ method, path string }
+	var ops []op
+	for _, rt := range router.Routes() {
+		if strings.HasPrefix(rt.Path, "/api/") && rt.Method != http.MethodHead && rt.Path != "/api/v1/accounts" {
+			ops = append(ops, op{rt.Method, rt.Path})
+		}
+	}
+	// Reads first, then writes; deletes last.
+	rank := func(o op) int {
+		switch o.method {
+		case http.MethodGet:
+			return 0
+		case http.MethodDelete:
+			return 2
+		}
+		return 1
+	}
+	slices.SortFunc(ops, func(a, b op) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a.method+a.path, b.method+b.path)
+	})
+	tried := 0
+	for _, o := range ops {
+		if !strings.Contains(o.path, ":") {
+			if o.method == http.MethodGet {
+				for _, q := range []string{"", "?q=reader&id[]=" + states[0].person} {
+					if got := e.do(o.method, o.path+q, reader.token, nil); strings.Contains(string(got.raw), secret) {
+						t.Errorf("%s %s: the answer carries hidden text: %s", o.method, o.path, got.raw)
+					}
+				}
+			}
+			continue
+		}
+		for _, s := range states {
+			path := s.mastoRequest(o.path)
+			if path == "" {
+				continue
+			}
+			none := absent()
+			none.personHidden = s.personHidden
+			body := map[string]any{"status": "t"}
+			want := e.do(o.method, none.mastoRequest(o.path), reader.token, body)
+			got := e.do(o.method, path, reader.token, body)
+			tried++
+			if got.status != want.status {
+				t.Errorf("%s %s, %s: %d %s; what never existed: %d", o.method, o.path, s.name, got.status, got.raw, want.status)
+			}
+			if strings.Contains(string(got.raw), secret) {
+				t.Errorf("%s %s, %s: the answer carries the hidden text: %s", o.method, o.path, s.name, got.raw)
+			}
+		}
+	}
+	// A reply to what is hidden is refused as one to what never existed.
+	for _, s := range states {
+		status, _ := ids.Parse(s.activity)
+		n, _ := ids.Parse(absent().activity)
+		want := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(n, 10)})
+		got := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(status, 10)})
+		if got.status != want.status {
+			t.Errorf("a reply to %s: %d %s; to what never existed: %d", s.name, got.status, got.raw, want.status)
+		}
+	}
+	if tried < 100 {
+		t.Errorf("only %d requests tried", tried)
 	}
 }
