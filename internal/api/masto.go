@@ -25,7 +25,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
-	"socialstream/internal/oauth"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -102,7 +102,7 @@ func (s *Server) mSignIn(c *gin.Context, m *mreq, who int, scope string) error {
 	if who == person && m.grant.User == "" {
 		return errMNoUser
 	}
-	if scope != "" && m.grant.App != "" && !oauth.Allows(m.grant.Scopes, scope) {
+	if !policy.Scoped(m.grant.App != "", m.grant.Scopes, scope) {
 		return errScope
 	}
 	m.caller = m.grant.User

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +39,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
+	"socialstream/internal/policy"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -426,18 +426,14 @@ type grantKey struct{}
 var errScope = derrors.New(derrors.PermissionDenied, "This action is outside the authorized scopes")
 
 // permits checks that a grant allows a read, or a write, of the
-// service's own API: a token of the service's own sign-in allows all,
-// an app's token what its scopes grant (read, write: OAuth's coarse
-// scopes; the granular ones are the Mastodon face's).
+// service's own API: OAuth's coarse scopes read and write (the granular
+// ones are the Mastodon face's), by the policy.
 func permits(g accounts.Grant, write bool) error {
-	if g.App == "" {
-		return nil
-	}
 	need := oauth.Read
 	if write {
 		need = oauth.Write
 	}
-	if !slices.Contains(g.Scopes, need) {
+	if !policy.Scoped(g.App != "", g.Scopes, need) {
 		return errScope
 	}
 	return nil

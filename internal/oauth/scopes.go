@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/policy"
 )
 
 // The scopes an app may ask for, as Mastodon names them: read and write
@@ -29,9 +30,6 @@ var granular = []string{
 
 // Granular returns the scopes under read and write.
 func Granular() []string { return slices.Clone(granular) }
-
-// followed are what follow covers.
-var followed = []string{"read:follows", "write:follows", "read:blocks", "write:blocks", "read:mutes", "write:mutes"}
 
 // known reports whether s is a scope an app may ask for. push is
 // accepted and grants nothing: the service sends no Web Push.
@@ -66,29 +64,11 @@ func ParseScopes(s string) ([]string, error) {
 	return slices.Compact(fields), nil
 }
 
-// Allows reports whether a token granted scopes may do what needs the
-// scope need (one of Read, Write, Profile or a granular scope).
-func Allows(scopes []string, need string) bool {
-	if slices.Contains(scopes, need) {
-		return true
-	}
-	top, _, granular := strings.Cut(need, ":")
-	switch {
-	case granular && slices.Contains(scopes, top):
-		return true
-	case slices.Contains(followed, need) && slices.Contains(scopes, Follow):
-		return true
-	case need == Profile:
-		return slices.Contains(scopes, Read) || slices.Contains(scopes, "read:accounts")
-	}
-	return false
-}
-
 // Within reports whether every scope of asked is allowed by registered:
 // what an app registered with bounds what it may ask a person for.
 func Within(asked, registered []string) bool {
 	for _, a := range asked {
-		if !Allows(registered, a) {
+		if !policy.Scoped(true, registered, a) {
 			return false
 		}
 	}
