@@ -442,6 +442,19 @@ func (s *Service) checkRegistration(ctx context.Context, username, password, dis
 // Register creates an account and logs it in. The name is checked before
 // the password is hashed, so a taken name costs no hash.
 func (s *Service) Register(ctx context.Context, username, password, displayName string) (Person, string, error) {
+	return s.register(ctx, username, password, displayName, Grant{})
+}
+
+// RegisterFor creates an account as an OAuth app signs a person up
+// (package oauth): its token is the app's, with the grant's scopes.
+func (s *Service) RegisterFor(ctx context.Context, username, password string, g Grant) (Person, string, error) {
+	if g.App == "" {
+		return Person{}, "", errors.New("accounts.RegisterFor: a grant names its app")
+	}
+	return s.register(ctx, username, password, "", g)
+}
+
+func (s *Service) register(ctx context.Context, username, password, displayName string, g Grant) (Person, string, error) {
 	display, err := s.checkRegistration(ctx, username, password, displayName)
 	if err != nil {
 		return Person{}, "", err
@@ -485,7 +498,8 @@ func (s *Service) Register(ctx context.Context, username, password, displayName 
 	if err != nil {
 		return Person{}, "", fmt.Errorf("accounts.Register(%q): %w", username, err)
 	}
-	token, err := s.newToken(ctx, id, Grant{})
+	g.User = id
+	token, err := s.newToken(ctx, id, g)
 	if err != nil {
 		return Person{}, "", err
 	}

@@ -308,6 +308,10 @@ func TestHiddenAnswersAsAbsentOverRPC(t *testing.T) {
 	}
 }
 
+// jsonType is the header of a JSON body, which the Mastodon face reads
+// by its type.
+var jsonType = []string{"Content-Type", "application/json"}
+
 // mastoRequest is the Mastodon face's request of one route naming the
 // things of s (as that face names them), or "" for one that names none.
 func (s hiddenState) mastoRequest(path string) string {
@@ -386,8 +390,8 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 			none := absent()
 			none.personHidden = s.personHidden
 			body := map[string]any{"status": "t"}
-			want := e.do(o.method, none.mastoRequest(o.path), reader.token, body)
-			got := e.do(o.method, path, reader.token, body)
+			want := e.do(o.method, none.mastoRequest(o.path), reader.token, body, jsonType...)
+			got := e.do(o.method, path, reader.token, body, jsonType...)
 			tried++
 			if got.status != want.status {
 				t.Errorf("%s %s, %s: %d %s; what never existed: %d", o.method, o.path, s.name, got.status, got.raw, want.status)
@@ -401,9 +405,9 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	for _, s := range states {
 		status, _ := ids.Parse(s.activity)
 		n, _ := ids.Parse(absent().activity)
-		want := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(n, 10)})
-		got := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(status, 10)})
-		if got.status != want.status {
+		want := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(n, 10)}, jsonType...)
+		got := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(status, 10)}, jsonType...)
+		if want.status != http.StatusNotFound || got.status != want.status {
 			t.Errorf("a reply to %s: %d %s; to what never existed: %d", s.name, got.status, got.raw, want.status)
 		}
 	}

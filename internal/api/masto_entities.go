@@ -16,32 +16,31 @@ import (
 // from the views the operations answer: nothing here reads the store.
 
 type mAccount struct {
-	ID             string    `json:"id"`
-	Username       string    `json:"username"`
-	Acct           string    `json:"acct"`
-	DisplayName    string    `json:"display_name"`
-	Locked         bool      `json:"locked"`
-	Bot            bool      `json:"bot"`
-	Discoverable   bool      `json:"discoverable"`
-	Group          bool      `json:"group"`
-	CreatedAt      string    `json:"created_at"`
-	Note           string    `json:"note"`
-	URL            string    `json:"url"`
-	URI            string    `json:"uri"`
-	Avatar         string    `json:"avatar"`
-	AvatarStatic   string    `json:"avatar_static"`
-	Header         string    `json:"header"`
-	HeaderStatic   string    `json:"header_static"`
-	FollowersCount int64     `json:"followers_count"`
-	FollowingCount int64     `json:"following_count"`
-	StatusesCount  int64     `json:"statuses_count"`
-	LastStatusAt   *string   `json:"last_status_at"`
-	Emojis         []any     `json:"emojis"`
-	Fields         []mField  `json:"fields"`
-	Source         *mSource  `json:"source,omitempty"`
-	Role           *mRole    `json:"role,omitempty"`
-	Noindex        bool      `json:"noindex"`
-	Memorial       *struct{} `json:"memorial,omitempty"`
+	ID             string   `json:"id"`
+	Username       string   `json:"username"`
+	Acct           string   `json:"acct"`
+	DisplayName    string   `json:"display_name"`
+	Locked         bool     `json:"locked"`
+	Bot            bool     `json:"bot"`
+	Discoverable   bool     `json:"discoverable"`
+	Group          bool     `json:"group"`
+	CreatedAt      string   `json:"created_at"`
+	Note           string   `json:"note"`
+	URL            string   `json:"url"`
+	URI            string   `json:"uri"`
+	Avatar         string   `json:"avatar"`
+	AvatarStatic   string   `json:"avatar_static"`
+	Header         string   `json:"header"`
+	HeaderStatic   string   `json:"header_static"`
+	FollowersCount int64    `json:"followers_count"`
+	FollowingCount int64    `json:"following_count"`
+	StatusesCount  int64    `json:"statuses_count"`
+	LastStatusAt   *string  `json:"last_status_at"`
+	Emojis         []any    `json:"emojis"`
+	Fields         []mField `json:"fields"`
+	Source         *mSource `json:"source,omitempty"`
+	Role           *mRole   `json:"role,omitempty"`
+	Noindex        bool     `json:"noindex"`
 }
 
 type mField struct {
@@ -155,11 +154,10 @@ type mMention struct {
 }
 
 type mTag struct {
-	Name      string    `json:"name"`
-	URL       string    `json:"url"`
-	History   []any     `json:"history"`
-	Following *bool     `json:"following,omitempty"`
-	Featuring *struct{} `json:"-"`
+	Name      string `json:"name"`
+	URL       string `json:"url"`
+	History   []any  `json:"history"`
+	Following *bool  `json:"following,omitempty"`
 }
 
 type mApplication struct {

@@ -300,12 +300,7 @@ func (s *Server) mRegister(m *mreq) (any, error) {
 	if err := s.registerAllowed(m.c); err != nil {
 		return nil, err
 	}
-	p, own, err := s.accounts.Register(m.ctx, username, password, "")
-	if err != nil {
-		return nil, err
-	}
-	_ = s.accounts.Logout(m.ctx, own) // the app's token stands for this sign-in
-	token, err := s.accounts.Issue(m.ctx, accounts.Grant{User: p.ID, App: m.grant.App, Scopes: m.grant.Scopes})
+	_, token, err := s.accounts.RegisterFor(m.ctx, username, password, accounts.Grant{App: m.grant.App, Scopes: m.grant.Scopes})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -59,8 +60,12 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 	if m.p.str("scheduled_at") != "" {
 		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: scheduled statuses are not supported here")
 	}
+	key, err := idempotency(m)
+	if err != nil {
+		return nil, err
+	}
 	in := activities.PostInput{Title: title, Body: body, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
-		Sensitive: sensitive, ExternalID: idempotency(m)}
+		Sensitive: sensitive, ExternalID: key}
 	if r := m.p.str("in_reply_to_id"); r != "" {
 		if in.InReplyTo = scattered(r); in.InReplyTo == "" {
 			return nil, errMGone
@@ -83,37 +88,45 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 // idempotency makes the Idempotency-Key header an external id: a post
 // repeating it answers the status it made (activities' dedupe, which
 // lasts as the activity does; Mastodon's, an hour).
-func idempotency(m *mreq) string {
+func idempotency(m *mreq) (string, error) {
 	k := m.c.GetHeader("Idempotency-Key")
 	if k == "" {
-		return ""
+		return "", nil
 	}
-	return "idem:" + k
+	if len(k) > maxIdempotencyKey {
+		return "", derrors.New(derrors.InvalidArgument, fmt.Sprintf("Idempotency-Key must be at most %d bytes", maxIdempotencyKey))
+	}
+	return "idem:" + k, nil
 }
+
+// maxIdempotencyKey leaves room in an external id for the prefix that
+// keeps keys apart from the ids gadgets give.
+const maxIdempotencyKey = activities.MaxExternalID - len("idem:")
 
 // getStatus is GET /api/v1/statuses/:id.
 func (s *Server) getStatus(m *mreq) (any, error) {
-	id, err := statusID(m)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.shownOne(m, id)
+	_, v, err := s.seenStatus(m)
 	if err != nil {
 		return nil, err
 	}
 	return s.oneStatus(m.ctx, s.origin(m.c), v)
 }
 
-// shownOne reads one activity as the caller may see it, or 404.
-func (s *Server) shownOne(m *mreq, id string) (activities.View, error) {
+// seenStatus reads the status of the path as the caller may see it, or
+// 404.
+func (s *Server) seenStatus(m *mreq) (string, activities.View, error) {
+	id, err := statusID(m)
+	if err != nil {
+		return "", activities.View{}, err
+	}
 	list, err := s.activities.Shown(m.ctx, m.caller, []string{id})
 	if err != nil {
-		return activities.View{}, err
+		return "", activities.View{}, err
 	}
 	if len(list) == 0 {
-		return activities.View{}, errMGone
+		return "", activities.View{}, errMGone
 	}
-	return list[0], nil
+	return id, list[0], nil
 }
 
 // deleteStatus is DELETE /api/v1/statuses/:id: it answers the status
@@ -194,11 +207,7 @@ func (s *Server) ownStatus(m *mreq) (string, activities.View, error) {
 // statusHistory is GET /api/v1/statuses/:id/history: the versions,
 // oldest first, the current last.
 func (s *Server) statusHistory(m *mreq) (any, error) {
-	id, err := statusID(m)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.shownOne(m, id)
+	id, v, err := s.seenStatus(m)
 	if err != nil {
 		return nil, err
 	}
@@ -285,11 +294,7 @@ func (s *Server) unpin(m *mreq, id string) (activities.View, error) {
 
 // statusContext is GET /api/v1/statuses/:id/context.
 func (s *Server) statusContext(m *mreq) (any, error) {
-	id, err := statusID(m)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.shownOne(m, id)
+	id, v, err := s.seenStatus(m)
 	if err != nil {
 		return nil, err
 	}

@@ -356,3 +356,52 @@ func TestMastodonStatusesAndTimelines(t *testing.T) {
 	_, err = cb.GetStatus(ctx, st.ID)
 	wantStatus(t, err, http.StatusNotFound)
 }
+
+// What a client sends wrong is a 422 (a 400 on OAuth's routes) and
+// changes nothing; a retried post with its Idempotency-Key makes one
+// status.
+func TestMastodonBadInputAndRetries(t *testing.T) {
+	e := newEnv(t)
+	alice := e.register("alice")
+	post := func(body map[string]any, headers ...string) resp {
+		return e.do("POST", "/api/v1/statuses", alice.token, body, append(headers, jsonType...)...)
+	}
+	first := post(map[string]any{"status": "once"}, "Idempotency-Key", "k-1")
+	again := post(map[string]any{"status": "once"}, "Idempotency-Key", "k-1")
+	if first.status != http.StatusOK || again.status != http.StatusOK || first.body["id"] != again.body["id"] {
+		t.Fatalf("a retried post: %d %v, %d %v", first.status, first.body["id"], again.status, again.body["id"])
+	}
+	for _, c := range []struct {
+		name    string
+		body    map[string]any
+		headers []string
+	}{
+		{"no text", map[string]any{"status": " "}, nil},
+		{"an unknown visibility", map[string]any{"status": "x", "visibility": "friends"}, nil},
+		{"a poll", map[string]any{"status": "x", "poll": map[string]any{"options": []string{"a", "b"}, "expires_in": 60}}, nil},
+		{"a schedule", map[string]any{"status": "x", "scheduled_at": "2030-01-01T00:00:00Z"}, nil},
+		{"sensitive not a boolean", map[string]any{"status": "x", "sensitive": "maybe"}, nil},
+		{"too long", map[string]any{"status": strings.Repeat("x", 5001)}, nil},
+		{"a media id that is none", map[string]any{"status": "x", "media_ids": []string{"abc"}}, nil},
+		{"an Idempotency-Key too long", map[string]any{"status": "x"}, []string{"Idempotency-Key", strings.Repeat("k", 300)}},
+	} {
+		r := post(c.body, c.headers...)
+		if r.status != http.StatusUnprocessableEntity || r.body["error"] == nil {
+			t.Errorf("%s: %d %s", c.name, r.status, r.raw)
+		}
+	}
+	if r := e.do("GET", "/api/v1/timelines/home?max_id=abc", alice.token, nil); r.status != http.StatusUnprocessableEntity {
+		t.Errorf("a max_id that is no status: %d %s", r.status, r.raw)
+	}
+	if r := e.do("GET", "/api/v1/accounts/"+alice.id+"/statuses", "", nil); r.status != http.StatusOK || strings.Count(string(r.raw), `"id":`) < 2 {
+		t.Errorf("alice's statuses: %d %s", r.status, r.raw)
+	} else if n := strings.Count(string(r.raw), `"content":"\u003cp\u003eonce`); n != 1 {
+		t.Errorf("the retried post made %d statuses: %s", n, r.raw)
+	}
+	if r := e.do("POST", "/api/v1/apps", "", map[string]any{"client_name": "x", "redirect_uris": "javascript:alert(1)"}, jsonType...); r.status != http.StatusUnprocessableEntity {
+		t.Errorf("an app with a script for its redirect: %d %s", r.status, r.raw)
+	}
+	if code := e.formStatus("/oauth/token", url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {"password-alice"}}); code != http.StatusBadRequest {
+		t.Errorf("a password grant: %d", code)
+	}
+}
