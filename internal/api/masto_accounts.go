@@ -1,6 +1,7 @@
 package api
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,56 +155,42 @@ type mRelationship struct {
 	Note                string   `json:"note"`
 }
 
-// relationship reads how the caller and another stand.
-func (s *Server) relationship(m *mreq, other string) (mRelationship, error) {
-	r := mRelationship{ID: other, Languages: []string{}}
-	var err error
-	if _, r.Following, err = s.graph.Get(m.ctx, m.caller, other); err != nil {
-		return r, err
+// relations reads how the caller stands with each of others, in two
+// lookups (follows, blocks and requests; mutes).
+func (s *Server) relations(m *mreq, others []string) ([]mRelationship, error) {
+	rels, err := s.graph.Relations(m.ctx, m.caller, others)
+	if err != nil {
+		return nil, err
 	}
-	if _, r.FollowedBy, err = s.graph.Get(m.ctx, other, m.caller); err != nil {
-		return r, err
+	muting, err := s.mutes.Muting(m.ctx, m.caller, others)
+	if err != nil {
+		return nil, err
 	}
-	if r.Blocking, err = s.graph.Blocks(m.ctx, m.caller, other); err != nil {
-		return r, err
+	out := make([]mRelationship, len(others))
+	for i, r := range rels {
+		out[i] = mRelationship{ID: others[i], Languages: []string{}, Following: r.Following, ShowingReblogs: r.Following,
+			FollowedBy: r.FollowedBy, Blocking: r.Blocking, BlockedBy: r.BlockedBy, Muting: muting[i], MutingNotifications: muting[i],
+			Requested: r.Requested, RequestedBy: r.RequestedBy}
 	}
-	if r.BlockedBy, err = s.graph.Blocks(m.ctx, other, m.caller); err != nil {
-		return r, err
-	}
-	var mu mutes.Mute
-	if mu, r.Muting, err = s.mutes.Get(m.ctx, m.caller, other); err != nil {
-		return r, err
-	}
-	r.Muting = r.Muting && (mu.Until.IsZero() || time.Now().Before(mu.Until))
-	r.MutingNotifications = r.Muting
-	if _, r.Requested, err = s.graph.Asked(m.ctx, m.caller, other); err != nil {
-		return r, err
-	}
-	if _, r.RequestedBy, err = s.graph.Asked(m.ctx, other, m.caller); err != nil {
-		return r, err
-	}
-	r.ShowingReblogs = r.Following
-	return r, nil
+	return out, nil
 }
 
-// relationships is GET /api/v1/accounts/relationships?id[]=.
+// relationships is GET /api/v1/accounts/relationships?id[]=: of the
+// people the caller may see (the others are left out, as if not there).
 func (s *Server) relationships(m *mreq) (any, error) {
 	idList := m.p.list("id")
 	if len(idList) > 40 {
 		return nil, derrors.New(derrors.InvalidArgument, "at most 40 ids")
 	}
-	out := []mRelationship{}
-	for _, id := range idList {
-		if _, err := s.card(m.ctx, m.caller, id); err != nil {
-			continue // as if not there
-		}
-		r, err := s.relationship(m, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	found, err := s.accounts.GetMulti(m.ctx, idList)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	seen := slices.DeleteFunc(slices.Clone(idList), func(id string) bool {
+		p, ok := found[id]
+		return !ok || !p.SeenBy(m.caller)
+	})
+	return s.relations(m, seen)
 }
 
 // relate is an action on an account (follow, block, mute, ...) that
@@ -217,7 +204,11 @@ func (s *Server) relate(op func(m *mreq, id string) error) mhandler {
 		if err := op(m, id); err != nil {
 			return nil, err
 		}
-		return s.relationship(m, id)
+		rels, err := s.relations(m, []string{id})
+		if err != nil {
+			return nil, err
+		}
+		return rels[0], nil
 	}
 }
 

@@ -250,6 +250,15 @@ func TestMastodonStatusesAndTimelines(t *testing.T) {
 	if rel, err := cb.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil || !rel.Following {
 		t.Fatalf("follow: %+v %v", rel, err)
 	}
+	if rels, err := ca.GetAccountRelationships(ctx, []string{bob.id, "999999999"}); err != nil || len(rels) != 1 || !rels[0].FollowedBy || rels[0].Following {
+		t.Fatalf("relationships: %+v %v", rels, err)
+	}
+	if rel, err := ca.AccountMute(ctx, mastodon.ID(bob.id)); err != nil || !rel.Muting || !rel.FollowedBy {
+		t.Fatalf("mute: %+v %v", rel, err)
+	}
+	if rel, err := ca.AccountUnmute(ctx, mastodon.ID(bob.id)); err != nil || rel.Muting {
+		t.Fatalf("unmute: %+v %v", rel, err)
+	}
 	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "hello @bob #golang <b>\nsee https://example.com/a", Visibility: "public", SpoilerText: "cw"})
 	if err != nil {
 		t.Fatal(err)

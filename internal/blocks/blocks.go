@@ -64,6 +64,9 @@ func (b *Between) Any() bool { return b.ab.Found() || b.ba.Found() }
 // the second.
 func (b *Between) First() bool { return b.ab.Found() }
 
+// Second reports whether the second of the two blocks the first.
+func (b *Between) Second() bool { return b.ba.Found() }
+
 // Set writes blocker's block of blocked in tx, made at now.
 func Set(tx *store.Tx, blocker, blocked string, now time.Time) error {
 	return tx.Put(BlockKey(tx.DB(), blocker, blocked), &Block{Blocker: blocker, Blocked: blocked, Created: now.UTC()})

@@ -337,3 +337,33 @@ func EachRequest(ctx context.Context, db *store.DB, user string, sent bool, f fu
 	q := db.Query(KindFollowRequest).FilterField(field, "=", user).Order("-created")
 	return store.Each[Request](ctx, db, q, 500, func(_ *datastore.Key, r *Request) error { return f(r.pending(sent)) })
 }
+
+// Relation is how user stands with another, both ways: follows, blocks
+// and requests to follow.
+type Relation struct {
+	Following, FollowedBy, Blocking, BlockedBy, Requested, RequestedBy bool
+}
+
+// Relations reads how user stands with each of others, in one lookup.
+func (s *Service) Relations(ctx context.Context, user string, others []string) ([]Relation, error) {
+	type refs struct {
+		follows, followed, asked, askedBy store.Ref
+		blocks                            *blocks.Between
+	}
+	l := s.db.Lookup()
+	rs := make([]refs, len(others))
+	for i, o := range others {
+		rs[i] = refs{follows: Follows(l, user, o), followed: Follows(l, o, user),
+			asked: l.Add(RequestKey(s.db, user, o), &Request{}), askedBy: l.Add(RequestKey(s.db, o, user), &Request{}),
+			blocks: blocks.ReadBetween(l, user, o)}
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("graph.Relations(%s): %w", user, err)
+	}
+	out := make([]Relation, len(others))
+	for i, r := range rs {
+		out[i] = Relation{Following: r.follows.Found(), FollowedBy: r.followed.Found(), Requested: r.asked.Found(), RequestedBy: r.askedBy.Found(),
+			Blocking: r.blocks.First(), BlockedBy: r.blocks.Second()}
+	}
+	return out, nil
+}

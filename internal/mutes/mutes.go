@@ -217,3 +217,21 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 	}
 	return deleted, nil
 }
+
+// Muting reads which of others muter mutes now, in one lookup.
+func (s *Service) Muting(ctx context.Context, muter string, others []string) ([]bool, error) {
+	l := s.db.Lookup()
+	refs := make([]*Ref, len(others))
+	for i, o := range others {
+		refs[i] = Read(l, muter, o)
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("mutes.Muting(%s): %w", muter, err)
+	}
+	now := s.now()
+	out := make([]bool, len(others))
+	for i, r := range refs {
+		out[i] = r.ActiveAt(now)
+	}
+	return out, nil
+}
