@@ -218,13 +218,11 @@ func readParams(c *gin.Context) (mparams, error) {
 		if params["boundary"] == "" {
 			return nil, derrors.New(derrors.InvalidArgument, "the multipart form has no boundary")
 		}
-		if !strings.Contains(c.Request.URL.Path, "/media") {
-			if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
-				return nil, derrors.New(derrors.InvalidArgument, "the multipart form cannot be read")
-			}
-			for k, v := range c.Request.MultipartForm.Value {
-				p[k] = append(p[k], v...)
-			}
+		if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
+			return nil, derrors.New(derrors.InvalidArgument, "the multipart form cannot be read")
+		}
+		for k, v := range c.Request.MultipartForm.Value {
+			p[k] = append(p[k], v...)
 		}
 	}
 	n := 0
