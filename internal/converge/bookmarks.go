@@ -67,15 +67,29 @@ func (r *runner) bookmark(ctx context.Context, a *actor) (bool, error) {
 		}); err != nil {
 			return true, err
 		}
+	case refused:
+		if on {
+			// A bookmark answers what it kept as u sees it after the
+			// write: a 404 when the post was hidden from them meanwhile
+			// (its author blocked them, say), though the bookmark is
+			// kept, and shows again if the hiding ends. What it did is
+			// read.
+			var err error
+			if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
+				return bookmarks.Kept(l, u.id, p.id).Found
+			}); err != nil {
+				return true, err
+			}
+			out = unknown
+		}
 	}
 	r.m.done(op, out != acked, time.Now())
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
 	had := slices.Contains(r.m.bookmarks[u.id], p.id)
 	if out == refused {
-		// A bookmark refused leaves what was; an unbookmark of what is
-		// hidden deletes it all the same.
-		now = on && had
+		// An unbookmark of what is hidden deletes it all the same.
+		now = false
 	}
 	switch {
 	case now && !had:
