@@ -142,6 +142,9 @@ var (
 // what was sent a 422.
 func (s *Server) mfail(c *gin.Context, err error) {
 	status, msg := derrors.Status(err)
+	if errors.Is(err, errNoMethod) {
+		status = http.StatusMethodNotAllowed
+	}
 	if status == http.StatusBadRequest && !strings.HasPrefix(c.Request.URL.Path, "/oauth/") {
 		status = http.StatusUnprocessableEntity
 	}
@@ -218,6 +221,9 @@ func readParams(c *gin.Context) (mparams, error) {
 		if params["boundary"] == "" {
 			return nil, derrors.New(derrors.InvalidArgument, "the multipart form has no boundary")
 		}
+		if isMastoUpload(c.Request) {
+			break // the upload streams its own form (uploadMedia)
+		}
 		if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
 			return nil, derrors.New(derrors.InvalidArgument, "the multipart form cannot be read")
 		}
@@ -248,6 +254,12 @@ func readErr(err error) error {
 		return errTooLarge
 	}
 	return derrors.New(derrors.InvalidArgument, "could not read the request body")
+}
+
+// isMastoUpload reports whether a request is a picture's upload on the
+// Mastodon face, whose body may be as large as an upload's.
+func isMastoUpload(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/api/v2/media" || r.URL.Path == "/api/v1/media")
 }
 
 // flatten writes a JSON value into p under name, as a form would send it.
@@ -309,17 +321,33 @@ func (p mparams) flag(name string, def bool) (bool, error) {
 	return false, derrors.New(derrors.InvalidArgument, name+" must be true or false")
 }
 
-// limit returns the limit parameter: def if absent, at most most.
+// limit returns the limit parameter: def if absent, at most most (and
+// most for 0, Mastodon's "all").
 func (p mparams) limit(def, most int) (int, error) {
 	v := p.str("limit")
 	if v == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
+	if err != nil || n < 0 {
 		return 0, derrors.New(derrors.InvalidArgument, "limit must be a positive integer")
 	}
+	if n == 0 {
+		return most, nil
+	}
 	return min(n, most), nil
+}
+
+// mastoPath reports whether a path is the Mastodon face's, whose errors
+// are Mastodon's shape.
+func mastoPath(path string) bool {
+	return strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/oauth/")
+}
+
+// unsupported answers a method of Mastodon's the service has no
+// operation for, with why.
+func unsupported(why string) mhandler {
+	return func(*mreq) (any, error) { return nil, derrors.New(derrors.InvalidArgument, why) }
 }
 
 // Mastodon's ids are strings that sort as numbers. A person's, a

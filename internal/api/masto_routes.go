@@ -35,7 +35,6 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/accounts/:id/followers", s.masto(anyone, "", s.peopleOf(s.followersOf)))
 	v1.GET("/accounts/:id/following", s.masto(anyone, "", s.peopleOf(s.followingOf)))
 	v1.GET("/accounts/:id/featured_tags", s.masto(anyone, "", empty))
-	v1.GET("/accounts/:id/lists", s.masto(person, "read:lists", empty))
 	v1.POST("/accounts/:id/follow", s.masto(person, "write:follows", s.relate(s.mFollow)))
 	v1.POST("/accounts/:id/unfollow", s.masto(person, "write:follows", s.relate(s.mUnfollow)))
 	v1.POST("/accounts/:id/block", s.masto(person, "write:blocks", s.relate(s.mBlock)))
@@ -81,6 +80,36 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/notifications/unread_count", s.masto(person, "read:notifications", s.unreadCount))
 	v1.POST("/notifications/clear", s.masto(person, "write:notifications", s.clearNotifications))
 	v1.POST("/notifications/:id/dismiss", s.masto(person, "write:notifications", s.dismissNotification))
+
+	v2.GET("/notifications", s.masto(person, "read:notifications", s.groupedNotifications))
+
+	// Lists, markers, filters, followed tags, reports, media.
+	v1.GET("/lists", s.masto(person, "read:lists", s.lists))
+	v1.POST("/lists", s.masto(person, "write:lists", s.createList))
+	v1.GET("/lists/:id", s.masto(person, "read:lists", s.getList))
+	v1.PUT("/lists/:id", s.masto(person, "write:lists", unsupported("Validation failed: a list (a group) keeps its title")))
+	v1.DELETE("/lists/:id", s.masto(person, "write:lists", unsupported("Validation failed: a list (a group) is not deleted here")))
+	v1.GET("/accounts/:id/lists", s.masto(person, "read:lists", s.accountLists))
+	v1.GET("/lists/:id/accounts", s.masto(person, "read:lists", s.listAccounts))
+	v1.POST("/lists/:id/accounts", s.masto(person, "write:lists", s.addToList))
+	v1.DELETE("/lists/:id/accounts", s.masto(person, "write:lists", s.removeFromList))
+	v1.GET("/markers", s.masto(person, "read:statuses", s.getMarkers))
+	v1.POST("/markers", s.masto(person, "write:statuses", s.moveMarkers))
+	v2.GET("/filters", s.masto(person, "read:filters", s.listFilters))
+	v2.POST("/filters", s.masto(person, "write:filters", s.createFilter))
+	v2.GET("/filters/:id", s.masto(person, "read:filters", s.getFilter))
+	v2.PUT("/filters/:id", s.masto(person, "write:filters", s.updateFilter))
+	v2.DELETE("/filters/:id", s.masto(person, "write:filters", s.deleteFilter))
+	v1.GET("/filters", s.masto(person, "read:filters", empty)) // v1's, which apps read when v2's fails
+	v1.GET("/followed_tags", s.masto(person, "read:follows", s.followedTags))
+	v1.GET("/tags/:name", s.masto(anyone, "", s.getTag))
+	v1.POST("/tags/:name/follow", s.masto(person, "write:follows", s.followTag))
+	v1.POST("/tags/:name/unfollow", s.masto(person, "write:follows", s.unfollowTag))
+	v1.POST("/reports", s.masto(person, "write:reports", s.report))
+	v2.POST("/media", s.masto(person, "write:media", s.uploadMedia))
+	v1.POST("/media", s.masto(person, "write:media", s.uploadMedia))
+	v1.GET("/media/:id", s.masto(person, "write:media", s.getMedia))
+	v1.PUT("/media/:id", s.masto(person, "write:media", s.updateMedia))
 
 	// What Mastodon has and the service does not: as a server without it.
 	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements", "/conversations",

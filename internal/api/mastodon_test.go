@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -413,4 +414,141 @@ func TestMastodonBadInputAndRetries(t *testing.T) {
 	if code := e.formStatus("/oauth/token", url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {"password-alice"}}); code != http.StatusBadRequest {
 		t.Errorf("a password grant: %d", code)
 	}
+}
+
+func TestMastodonListsFiltersTagsReportsMedia(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice, bob := e.register("alice"), e.register("bob")
+	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+
+	// Lists: a group alice owns; adding bob invites him, and he is in it
+	// once he accepts.
+	list, err := ca.CreateList(ctx, "friends")
+	if err != nil || list.Title != "friends" {
+		t.Fatalf("create list: %+v %v", list, err)
+	}
+	if ls, err := ca.GetLists(ctx); err != nil || len(ls) != 1 || ls[0].ID != list.ID {
+		t.Fatalf("lists: %+v %v", ls, err)
+	}
+	if err := ca.AddToList(ctx, list.ID, mastodon.ID(bob.id)); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do("POST", "/social/rest/groups/@all/"+string(list.ID)+"/members", bob.token, map[string]string{"id": bob.id}); r.status >= 300 {
+		t.Fatalf("bob accepts: %d %s", r.status, r.raw)
+	}
+	if accs, err := ca.GetListAccounts(ctx, list.ID); err != nil || len(accs) != 1 || string(accs[0].ID) != bob.id {
+		t.Fatalf("list accounts: %+v %v", accs, err)
+	}
+	if _, err := cb.GetLists(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.GetList(ctx, list.ID); err == nil {
+		t.Fatal("bob reads alice's list")
+	}
+	st, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "in the list #listed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("bob's post in alice's list", func() bool {
+		l, err := ca.GetTimelineList(ctx, list.ID, nil)
+		return err == nil && len(l) > 0 && l[0].ID == st.ID
+	})
+	_, err = ca.RenameList(ctx, list.ID, "x")
+	wantStatus(t, err, http.StatusUnprocessableEntity)
+
+	// Followed tags.
+	if tag, err := ca.TagFollow(ctx, "Listed"); err != nil || tag.Name != "listed" || !tag.Following {
+		t.Fatalf("follow tag: %+v %v", tag, err)
+	}
+	if tags, err := ca.TagsFollowed(ctx, nil); err != nil || len(tags) != 1 || tags[0].Name != "listed" {
+		t.Fatalf("followed tags: %+v %v", tags, err)
+	}
+	if tag, err := ca.TagUnfollow(ctx, "listed"); err != nil || tag.Following {
+		t.Fatalf("unfollow tag: %+v %v", tag, err)
+	}
+
+	// Filters v2 over the service's filters: a hide filter takes the post
+	// out of alice's list timeline.
+	f := e.formPost("/api/v2/filters", alice.token, url.Values{"title": {"no lists"}, "context[]": {"home"}, "filter_action": {"hide"},
+		"keywords_attributes[0][keyword]": {"list"}, "keywords_attributes[0][whole_word]": {"false"}})
+	if f["filter_action"] != "hide" || len(f["keywords"].([]any)) != 1 || !slices.Equal(toStrings(f["context"]), []string{"home"}) {
+		t.Fatalf("filter: %v", f)
+	}
+	kw := f["keywords"].([]any)[0].(map[string]any)["id"].(string)
+	if l, err := ca.GetTimelineList(ctx, list.ID, nil); err != nil || len(l) != 0 {
+		t.Fatalf("the filtered list: %+v %v", l, err)
+	}
+	fid := f["id"].(string)
+	up := e.do("PUT", "/api/v2/filters/"+fid, alice.token, map[string]any{"keywords_attributes": []map[string]any{
+		{"id": kw, "_destroy": true}, {"keyword": "nothing-matches"}}}, jsonType...)
+	if up.status != http.StatusOK || len(up.body["keywords"].([]any)) != 1 || up.body["keywords"].([]any)[0].(map[string]any)["keyword"] != "nothing-matches" {
+		t.Fatalf("filter update: %d %s", up.status, up.raw)
+	}
+	if l, err := ca.GetTimelineList(ctx, list.ID, nil); err != nil || len(l) != 1 {
+		t.Fatalf("the list once the filter changed: %+v %v", l, err)
+	}
+	if r := e.do("DELETE", "/api/v2/filters/"+fid, alice.token, nil); r.status != http.StatusOK {
+		t.Fatalf("filter delete: %d %s", r.status, r.raw)
+	}
+
+	// Markers.
+	mk := e.formPost("/api/v1/markers", alice.token, url.Values{"home[last_read_id]": {string(st.ID)}})
+	if got := mk["home"].(map[string]any)["last_read_id"]; got != string(st.ID) {
+		t.Fatalf("marker: %v", mk)
+	}
+	if r := e.do("GET", "/api/v1/markers?timeline[]=home", alice.token, nil); r.body["home"].(map[string]any)["last_read_id"] != string(st.ID) {
+		t.Fatalf("markers: %s", r.raw)
+	}
+
+	// Media: an upload, its description, and a post that carries it.
+	att, err := ca.UploadMediaFromMedia(ctx, &mastodon.Media{File: bytes.NewReader(picture(t, "png", 40, 30)), Description: "a square"})
+	if err != nil || att.Type != "image" || att.Meta.Original.Width != 40 {
+		t.Fatalf("upload: %+v %v", att, err)
+	}
+	if r := e.do("PUT", "/api/v1/media/"+string(att.ID), alice.token, map[string]any{"description": "a grey square"}, jsonType...); r.status != http.StatusOK || r.body["description"] != "a grey square" {
+		t.Fatalf("describe: %d %s", r.status, r.raw)
+	}
+	if r := e.do("GET", "/api/v1/media/"+string(att.ID), bob.token, nil); r.status != http.StatusNotFound {
+		t.Fatalf("another's upload: %d %s", r.status, r.raw)
+	}
+	pic, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "a picture", MediaIDs: []mastodon.ID{att.ID}, Sensitive: true})
+	if err != nil || len(pic.MediaAttachments) != 1 || pic.MediaAttachments[0].Description != "a grey square" {
+		t.Fatalf("post with a picture: %+v %v", pic, err)
+	}
+	if only, err := cb.GetAccountStatusesParams(ctx, mastodon.ID(alice.id), url.Values{"only_media": {"true"}}, nil); err != nil || len(only) != 1 || only[0].ID != pic.ID {
+		t.Fatalf("only_media: %+v %v", only, err)
+	}
+
+	// Reports.
+	rep, err := ca.Report(ctx, mastodon.ID(bob.id), []mastodon.ID{st.ID}, "spam, in a list")
+	if err != nil || string(rep.ID) == "" {
+		t.Fatalf("report: %+v %v", rep, err)
+	}
+
+	// Grouped notifications: bob's favourites of alice's post, grouped.
+	for _, c := range []*mastodon.Client{cb, e.mastoClient(e.register("carol"), "read write")} {
+		if _, err := c.Favourite(ctx, pic.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually("the grouped favourites", func() bool {
+		r := e.do("GET", "/api/v2/notifications?types[]=favourite", alice.token, nil)
+		gs, _ := r.body["notification_groups"].([]any)
+		return r.status == http.StatusOK && len(gs) == 1 && gs[0].(map[string]any)["notifications_count"] == float64(2) &&
+			len(r.body["accounts"].([]any)) == 2 && len(r.body["statuses"].([]any)) == 1
+	})
+
+	// An endpoint the face has not: Mastodon's error shape.
+	if r := e.do("GET", "/api/v1/nothing", alice.token, nil); r.status != http.StatusNotFound || r.body["error"] != "no such endpoint" {
+		t.Fatalf("no such endpoint: %d %s", r.status, r.raw)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
 }

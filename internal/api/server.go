@@ -148,8 +148,8 @@ func (s *Server) Routes() *gin.Engine {
 	// The task guard runs on every request, not just matched routes, so an
 	// unknown /_tasks path is a 403 too.
 	r.Use(s.trace, s.recover, s.hsts, s.tasksOnly, s.limitBody)
-	r.NoRoute(func(c *gin.Context) { s.fail(c, errNoRoute) })
-	r.NoMethod(func(c *gin.Context) { s.fail(c, errNoMethod) })
+	r.NoRoute(func(c *gin.Context) { s.failAt(c, errNoRoute) })
+	r.NoMethod(func(c *gin.Context) { s.failAt(c, errNoMethod) })
 
 	page := gin.WrapH(web.Handler())
 	for _, path := range []string{"/", "/static/*file"} {
@@ -300,6 +300,15 @@ func (s *Server) Routes() *gin.Engine {
 	return r
 }
 
+// failAt is fail in the shape of the face the path belongs to.
+func (s *Server) failAt(c *gin.Context, err error) {
+	if mastoPath(c.Request.URL.Path) {
+		s.mfail(c, err)
+		return
+	}
+	s.fail(c, err)
+}
+
 // trace names the request's span (package tracing) by its route, and
 // puts the Cloud Trace id of its X-Cloud-Trace-Context into its context
 // for logs, should it have no span.
@@ -351,7 +360,7 @@ const drainMax = 32 << 20
 func (s *Server) limitBody(c *gin.Context) {
 	body := c.Request.Body
 	limit, tooLarge := int64(MaxBody), errTooLarge
-	if c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) && isUpload(c.GetHeader("Content-Type")) {
+	if (c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) || isMastoUpload(c.Request)) && isUpload(c.GetHeader("Content-Type")) {
 		limit, tooLarge = MaxUpload, errTooLargeUpload
 	}
 	if c.Request.ContentLength > limit {

@@ -658,6 +658,9 @@ type Group struct {
 	Read      bool              `json:"read"`      // every one of them
 	// IDs are its notifications', newest first: mark-read takes them.
 	IDs []string `json:"ids"`
+	// Newest and Oldest are the places of its newest and oldest
+	// notifications: Mastodon's face names them so.
+	Newest, Oldest int64 `json:"-"`
 }
 
 // groupKey is what groups n (whose key's name is id) with others.
@@ -700,12 +703,13 @@ func (s *Service) Grouped(ctx context.Context, user string, offset, count int) (
 		g := byKey[k]
 		if g == nil {
 			g = &Group{Key: k, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID,
-				Published: n.Published.UTC().Format(time.RFC3339), Read: true, Actors: []accounts.Person{}}
+				Published: n.Published.UTC().Format(time.RFC3339), Read: true, Actors: []accounts.Person{}, Newest: n.Seq}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
 		g.Count++
 		g.IDs = append(g.IDs, keys[i].Name)
+		g.Oldest = n.Seq
 		if p, ok := people[n.ActorID]; ok && len(g.Actors) < MaxGroupActors &&
 			!slices.ContainsFunc(g.Actors, func(a accounts.Person) bool { return a.ID == p.ID }) {
 			g.Actors = append(g.Actors, p)
