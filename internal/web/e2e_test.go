@@ -865,7 +865,7 @@ func (b *tab) waitFor(expr, what string, nudge func()) {
 // checkLabels checks that every form control has a label.
 func (b *tab) checkLabels() {
 	b.t.Helper()
-	if unlabelled := b.evalString(`[...document.querySelectorAll('input,textarea,select')]
+	if unlabelled := b.evalString(`[...document.querySelectorAll('input:not([type=hidden]),textarea,select')]
 		.filter(e => !e.labels || e.labels.length === 0).map(e => e.name).join(',')`); unlabelled != "" {
 		b.t.Errorf("%s: controls without a label: %s", b.name, unlabelled)
 	}
