@@ -139,6 +139,34 @@ func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 		}
 		rows = append(rows, row)
 	}
+	// The Mastodon face's home timeline is the same operation as the home
+	// page: its bill must be the home page's.
+	var statuses []struct {
+		Account struct {
+			ID string `json:"id"`
+		} `json:"account"`
+		Reblog *struct {
+			Account struct {
+				ID string `json:"id"`
+			} `json:"account"`
+		} `json:"reblog"`
+	}
+	b, err := s.metered(ctx, reader, "GET", "/api/v1/timelines/home?limit="+strconv.Itoa(billPage), nil, &statuses)
+	if err != nil {
+		return rows, fmt.Errorf("billing: the Mastodon home timeline: %w", err)
+	}
+	people := map[string]bool{}
+	shared := 0
+	for _, st := range statuses {
+		people[st.Account.ID] = true
+		if st.Reblog != nil {
+			shared++
+			people[st.Reblog.Account.ID] = true
+		}
+	}
+	n := len(statuses) + shared
+	rows = append(rows, billRow{Op: "Mastodon home timeline", Bill: b, MinReads: 1 + n + len(people),
+		MinRule: fmt.Sprintf("1 query + %d activities + %d authors", n, len(people))})
 	return rows, nil
 }
 

@@ -19,6 +19,7 @@ import (
 // page reads of it.
 var heldReads = map[string]int{
 	"home page":                  42,
+	"Mastodon home timeline":     42, // the home page's operation, through the Mastodon face
 	"@self by its owner":         23,
 	"@self by another":           24,
 	"@all page":                  45, // a keys-only query a shard (activities.PublicShards)
@@ -38,6 +39,7 @@ var heldReads = map[string]int{
 // count of the unread besides; @all a query a shard, run at once).
 var heldCalls = map[string]string{
 	"home page":                  "2 Lookup, 1 RunQuery",
+	"Mastodon home timeline":     "2 Lookup, 1 RunQuery",
 	"@self by its owner":         "1 Lookup, 1 RunQuery",
 	"@self by another":           "2 Lookup, 1 RunQuery",
 	"@all page":                  "2 Lookup, 4 RunQuery", // the shards' queries, at once; the page's activities; the rest
@@ -99,6 +101,10 @@ func TestBill(t *testing.T) {
 		if r.MinReads == 0 || r.Ratio() > 1.1 {
 			t.Errorf("%s: %d reads against a least of %d (%s): over 1.1x", op, r.Bill.Reads(), r.MinReads, r.MinRule)
 		}
+	}
+	// The Mastodon face adds no read to the operation it calls.
+	if a, b := byOp["home page"].Bill, byOp["Mastodon home timeline"].Bill; a.Reads() != b.Reads() || callString(a.Calls) != callString(b.Calls) {
+		t.Errorf("the Mastodon home timeline is billed %v, the home page %v", b, a)
 	}
 	for _, c := range []struct {
 		op              string

@@ -119,8 +119,11 @@ type Activity struct {
 	// MentionedAt holds, for each of MentionIDs, the edit that mentioned
 	// them (0: the post; absent: all by the post), which names the one
 	// notification of it an edit that drops them forgets.
-	MentionedAt []int    `datastore:"mentionedAt,noindex"`
-	GroupIDs    []string `datastore:"groupIds"`
+	MentionedAt []int `datastore:"mentionedAt,noindex"`
+	// MentionNames holds, for each of MentionIDs, the username it was
+	// written as (lower case): a view links both without a read.
+	MentionNames []string `datastore:"mentionNames,noindex"`
+	GroupIDs     []string `datastore:"groupIds"`
 	// Tags are the #tags of its title and body (package tags), as the
 	// tag feeds find it.
 	Tags []string `datastore:"tags,noindex"`
@@ -209,11 +212,14 @@ type View struct {
 	Visibility string `json:"visibility"`
 	// SpoilerText is the warning a client folds the activity behind;
 	// Sensitive, that its pictures are to be hidden until asked for.
-	SpoilerText   string           `json:"spoilerText,omitempty"`
-	Sensitive     bool             `json:"sensitive"`
-	PostedTime    int64            `json:"postedTime"`
-	ExternalID    string           `json:"externalId,omitempty"`
-	Mentions      []string         `json:"mentions"`
+	SpoilerText string   `json:"spoilerText,omitempty"`
+	Sensitive   bool     `json:"sensitive"`
+	PostedTime  int64    `json:"postedTime"`
+	ExternalID  string   `json:"externalId,omitempty"`
+	Mentions    []string `json:"mentions"`
+	// MentionNames are the usernames of Mentions, one for each, as the
+	// text wrote them (Mastodon's face links them).
+	MentionNames  []string         `json:"-"`
 	Tags          []string         `json:"tags"`
 	Author        *accounts.Person `json:"author,omitempty"`
 	LikesCount    int64            `json:"likesCount"`
@@ -243,6 +249,36 @@ type View struct {
 	MediaItems []media.View `json:"mediaItems,omitempty"`
 }
 
+// namesOf returns the names of the people mentions names, one each ("" for
+// one not in names).
+func namesOf(mentions []string, names map[string]string) []string {
+	if len(mentions) == 0 {
+		return nil
+	}
+	out := make([]string, len(mentions))
+	for i, m := range mentions {
+		out[i] = names[m]
+	}
+	return out
+}
+
+// dropMention takes user out of a's mentions, and out of what it keeps
+// of each (when and as whom they were mentioned).
+func (a *Activity) dropMention(user string) {
+	for i := len(a.MentionIDs) - 1; i >= 0; i-- {
+		if a.MentionIDs[i] != user {
+			continue
+		}
+		a.MentionIDs = slices.Delete(a.MentionIDs, i, i+1)
+		if i < len(a.MentionedAt) {
+			a.MentionedAt = slices.Delete(a.MentionedAt, i, i+1)
+		}
+		if i < len(a.MentionNames) {
+			a.MentionNames = slices.Delete(a.MentionNames, i, i+1)
+		}
+	}
+}
+
 func toView(id string, a *Activity, author *accounts.Person, likes, comments int64, liked bool) View {
 	m, tags := a.MentionIDs, a.Tags
 	if m == nil {
@@ -254,7 +290,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.Visibility,
 		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, InReplyTo: a.InReplyTo, InReplyToUserID: a.InReplyToUser,
-		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, Tags: tags, Author: author,
+		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, MentionNames: a.MentionNames, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 		RepostsCount: max(0, a.RepostsCount),
 	}

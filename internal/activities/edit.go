@@ -151,16 +151,18 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		return View{}, err
 	}
 	var mentions []string
+	mentionNames := map[string]string{}
 	for _, n := range names {
 		if m, ok := byName[n]; ok {
 			mentions = append(mentions, m)
+			mentionNames[m] = n
 		}
 	}
 	var a *Activity
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, s.editedJobs(author, id, &seen, mentions, tagged), func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli()}
+			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli(), names: mentionNames}
 			l := tx.Lookup()
 			found := l.Add(key, &f.current)
 			me := accounts.Read(l, author)
@@ -267,12 +269,13 @@ type editFacts struct {
 	id          string
 	mayAct      error // the author's standing
 	found       bool
-	current     Activity  // as the transaction read it
-	seen        *Activity // as the edit read it before
-	text        wording   // the new text
-	tags        []string  // its tags
-	mentionable []string  // those it names who exist and block no one of the two
-	now         int64     // Unix milliseconds
+	current     Activity          // as the transaction read it
+	seen        *Activity         // as the edit read it before
+	text        wording           // the new text
+	tags        []string          // its tags
+	mentionable []string          // those it names who exist and block no one of the two
+	names       map[string]string // their usernames, by id
+	now         int64             // Unix milliseconds
 }
 
 // editPlan is what an edit writes.
@@ -311,6 +314,7 @@ func decideEdit(f editFacts) (editPlan, error) {
 		}
 		a.MentionIDs, a.MentionedAt = append(a.MentionIDs, m), append(a.MentionedAt, at)
 	}
+	a.MentionNames = namesOf(a.MentionIDs, f.names)
 	a.EditedTime = max(f.now, was.Time+1)
 	a.Edits++
 	plan := editPlan{activity: &a, was: was, audience: !a.reachesFollowers()}

@@ -91,7 +91,7 @@ func EraseMentions(ctx context.Context, db *store.DB, user string, n int) (int, 
 	return sweep(ctx, db, db.Query(KindActivity).FilterField("mentionIds", "=", user).KeysOnly(), n,
 		func(tx *store.Tx, keys []*datastore.Key) error {
 			_, err := editActivities(tx, keys, func(_ *datastore.Key, a *Activity) bool {
-				a.MentionIDs = slices.DeleteFunc(a.MentionIDs, func(id string) bool { return id == user })
+				a.dropMention(user)
 				return true
 			})
 			return err

@@ -187,7 +187,9 @@ type posting struct {
 	in       PostInput
 	tagged   []string // its tags, parsed
 	mentions []string // the people it names, as found before the transaction
-	chunks   int      // the author's follower chunks, as read before it
+	// mentionNames are their usernames, by id, as the text wrote them.
+	mentionNames map[string]string
+	chunks       int // the author's follower chunks, as read before it
 	// shareNote, for a repost, tells the author of what it shares, in
 	// its transaction.
 	shareNote notifications.Event
@@ -211,9 +213,11 @@ func (p *posting) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.mentionNames = map[string]string{}
 	for _, n := range names {
 		if id, ok := byName[n]; ok {
 			p.mentions = append(p.mentions, id)
+			p.mentionNames[id] = n
 		}
 	}
 	if p.in.InReplyTo != "" {
@@ -319,7 +323,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	err := jobs.Commit(ctx, expected, func() error {
 		mine := &Activity{
 			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
-			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, Tags: p.tagged,
+			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
 			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive,
 		}
 		if a := p.parent; a != nil {
@@ -375,7 +379,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		reposted store.Ref
 		seen     *Seen // what the policy asks of a repost's shared activity
 		r        = postRead{facts: postFacts{mine: mine, visibility: in.Visibility, repostOf: in.repostOf, repostOfUser: in.repostOfUser,
-			answers: p.answers, alsoFollow: map[string]bool{}}}
+			answers: p.answers, alsoFollow: map[string]bool{}, names: p.mentionNames}}
 		late     map[string]store.Ref // a reply's: follows of the person answered by followers not checked before
 		l        = tx.Lookup()
 		taken    = l.Add(Key(s.db, id), &prior)
@@ -465,8 +469,9 @@ type postFacts struct {
 	hidden                 error  // why the author may not see what a repost shares
 	chunks                 int    // the author's follower chunks
 	firstFollowers         []string
-	groups                 []string // the author's groups
-	mentionable            []string // those mentioned who exist and block no one of the two
+	groups                 []string          // the author's groups
+	mentionable            []string          // those mentioned who exist and block no one of the two
+	names                  map[string]string // their usernames, by id
 	// answers, on a reply to someone else, is who it answers; alsoFollow
 	// says which of firstFollowers follow them.
 	answers    string
@@ -516,7 +521,7 @@ func decidePost(f postFacts) (postPlan, error) {
 	if listed(f.visibility) {
 		a.GroupIDs = f.groups // group feeds hold public activities alone
 	}
-	a.MentionIDs = f.mentionable
+	a.MentionIDs, a.MentionNames = f.mentionable, namesOf(f.mentionable, f.names)
 	a.RepostOf, a.RepostOfUser = f.repostOf, f.repostOfUser
 	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(told(a.MentionIDs, f.answers)) > 0,
 		tags: len(a.Tags) > 0 && listed(f.visibility)}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -232,56 +231,29 @@ func statusText(v activities.View) string {
 	return v.Title + "\n" + v.Body
 }
 
-// statuses makes Mastodon's Statuses of views, with one lookup of the
-// people they mention.
-func (s *Server) statuses(ctx context.Context, origin string, views []activities.View) ([]mStatus, error) {
-	people, err := s.mentioned(ctx, views)
-	if err != nil {
-		return nil, err
-	}
+// statuses makes Mastodon's Statuses of views.
+func (s *Server) statuses(origin string, views []activities.View) []mStatus {
 	out := make([]mStatus, 0, len(views))
 	for _, v := range views {
-		out = append(out, s.status(origin, v, people))
+		out = append(out, s.status(origin, v))
 	}
-	return out, nil
+	return out
 }
 
-// oneStatus is statuses for one view.
-func (s *Server) oneStatus(ctx context.Context, origin string, v activities.View) (mStatus, error) {
-	out, err := s.statuses(ctx, origin, []activities.View{v})
-	if err != nil {
-		return mStatus{}, err
-	}
-	return out[0], nil
-}
-
-// mentioned reads the ids of the usernames the views' texts mention, in
-// one lookup: the links of the mentions name them.
-func (s *Server) mentioned(ctx context.Context, views []activities.View) (map[string]string, error) {
-	var names []string
-	seen := map[string]bool{}
-	add := func(v activities.View) {
-		for _, n := range activities.ParseMentions(statusText(v)) {
-			if !seen[n] {
-				seen[n] = true
-				names = append(names, n)
-			}
+// mentioned maps the usernames a view mentions to their ids, as the
+// activity keeps them: its links name both, with no read.
+func mentioned(v activities.View) map[string]string {
+	people := make(map[string]string, len(v.Mentions))
+	for i, id := range v.Mentions {
+		if i < len(v.MentionNames) && v.MentionNames[i] != "" {
+			people[v.MentionNames[i]] = id
 		}
 	}
-	for _, v := range views {
-		add(v)
-		if v.RepostOf != nil {
-			add(*v.RepostOf)
-		}
-	}
-	if len(names) == 0 {
-		return map[string]string{}, nil
-	}
-	return s.accounts.LookupUsernames(ctx, names)
+	return people
 }
 
-// status makes Mastodon's Status of a view; people are the mentioned.
-func (s *Server) status(origin string, v activities.View, people map[string]string) mStatus {
+// status makes Mastodon's Status of a view.
+func (s *Server) status(origin string, v activities.View) mStatus {
 	st := mStatus{
 		ID: mid(v.ID), CreatedAt: millisTime(v.PostedTime), Visibility: mastoVisibility[v.Visibility],
 		Sensitive: v.Sensitive, SpoilerText: v.SpoilerText, MediaAttachments: []mAttachment{}, Mentions: []mMention{},
@@ -295,15 +267,16 @@ func (s *Server) status(origin string, v activities.View, people map[string]stri
 	st.URL = origin + "/#/activity/" + v.ID
 	st.URI = st.URL
 	if v.RepostOf != nil {
-		inner := s.status(origin, *v.RepostOf, people)
+		inner := s.status(origin, *v.RepostOf)
 		st.Reblog = &inner
 		st.Visibility = inner.Visibility
 		return st
 	}
-	text := statusText(v)
-	st.Content = renderHTML(text, origin, people)
-	for _, n := range activities.ParseMentions(text) {
-		if id, ok := people[n]; ok {
+	people := mentioned(v)
+	st.Content = renderHTML(statusText(v), origin, people)
+	for i, id := range v.Mentions {
+		if i < len(v.MentionNames) && v.MentionNames[i] != "" {
+			n := v.MentionNames[i]
 			st.Mentions = append(st.Mentions, mMention{ID: id, Username: n, Acct: n, URL: origin + "/#/people/" + n})
 		}
 	}

@@ -105,10 +105,7 @@ func (s *Server) notices(m *mreq, list []notifications.View) ([]mNotification, e
 		return nil, err
 	}
 	origin := s.origin(m.c)
-	sts, err := s.statuses(m.ctx, origin, views)
-	if err != nil {
-		return nil, err
-	}
+	sts := s.statuses(origin, views)
 	byID := map[string]*mStatus{}
 	for i := range sts {
 		byID[views[i].ID] = &sts[i]

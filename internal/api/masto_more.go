@@ -513,10 +513,7 @@ func (s *Server) groupedNotifications(m *mreq) (any, error) {
 		return nil, err
 	}
 	origin := s.origin(m.c)
-	sts, err := s.statuses(m.ctx, origin, views)
-	if err != nil {
-		return nil, err
-	}
+	sts := s.statuses(origin, views)
 	shown := map[string]bool{}
 	for _, v := range views {
 		shown[v.ID] = true

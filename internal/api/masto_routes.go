@@ -132,9 +132,6 @@ func (s *Server) mBookmarks(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.statuses(m.ctx, s.origin(m.c), list)
-	if err != nil {
-		return nil, err
-	}
+	out := s.statuses(s.origin(m.c), list)
 	return out, s.nextCursor(m, next)
 }

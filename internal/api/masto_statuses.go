@@ -82,7 +82,7 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.oneStatus(m.ctx, s.origin(m.c), v)
+	return s.status(s.origin(m.c), v), nil
 }
 
 // idempotency makes the Idempotency-Key header an external id: a post
@@ -109,7 +109,7 @@ func (s *Server) getStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.oneStatus(m.ctx, s.origin(m.c), v)
+	return s.status(s.origin(m.c), v), nil
 }
 
 // seenStatus reads the status of the path as the caller may see it, or
@@ -139,10 +139,7 @@ func (s *Server) deleteStatus(m *mreq) (any, error) {
 	if err := s.activities.Delete(m.ctx, m.caller, id); err != nil {
 		return nil, err
 	}
-	st, err := s.oneStatus(m.ctx, s.origin(m.c), v)
-	if err != nil {
-		return nil, err
-	}
+	st := s.status(s.origin(m.c), v)
 	text := statusText(v)
 	st.Text = &text
 	return st, nil
@@ -175,7 +172,7 @@ func (s *Server) editStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.oneStatus(m.ctx, s.origin(m.c), v)
+	return s.status(s.origin(m.c), v), nil
 }
 
 // statusSource is GET /api/v1/statuses/:id/source.
@@ -211,10 +208,7 @@ func (s *Server) statusHistory(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.oneStatus(m.ctx, s.origin(m.c), v)
-	if err != nil {
-		return nil, err
-	}
+	st := s.status(s.origin(m.c), v)
 	versions, err := s.activities.History(m.ctx, m.caller, id)
 	if err != nil {
 		return nil, err
@@ -229,10 +223,7 @@ func (s *Server) statusHistory(m *mreq) (any, error) {
 		Emojis           []any         `json:"emojis"`
 	}
 	origin := s.origin(m.c)
-	people, err := s.mentioned(m.ctx, []activities.View{v})
-	if err != nil {
-		return nil, err
-	}
+	people := mentioned(v) // the names it keeps now link in every version
 	out := make([]edit, 0, len(versions))
 	for _, ver := range versions { // oldest first, as History answers
 		text := activities.View{Title: ver.Title, Body: ver.Body}
@@ -254,7 +245,7 @@ func (s *Server) react(op func(m *mreq, id string) (activities.View, error)) mha
 		if err != nil {
 			return nil, err
 		}
-		return s.oneStatus(m.ctx, s.origin(m.c), v)
+		return s.status(s.origin(m.c), v), nil
 	}
 }
 
@@ -303,14 +294,8 @@ func (s *Server) statusContext(m *mreq) (any, error) {
 		return nil, err
 	}
 	origin := s.origin(m.c)
-	up, err := s.statuses(m.ctx, origin, c.Ancestors)
-	if err != nil {
-		return nil, err
-	}
-	down, err := s.statuses(m.ctx, origin, c.Descendants)
-	if err != nil {
-		return nil, err
-	}
+	up := s.statuses(origin, c.Ancestors)
+	down := s.statuses(origin, c.Descendants)
 	return map[string][]mStatus{"ancestors": up, "descendants": down}, nil
 }
 
@@ -378,10 +363,7 @@ func (s *Server) timelineOf(m *mreq, r activities.FeedRequest, keep func(activit
 	if keep != nil {
 		views = slices.DeleteFunc(views, func(v activities.View) bool { return !keep(v) })
 	}
-	out, err := s.statuses(m.ctx, s.origin(m.c), views)
-	if err != nil {
-		return nil, err
-	}
+	out := s.statuses(s.origin(m.c), views)
 	newer := ""
 	if len(out) > 0 {
 		newer = out[0].ID
