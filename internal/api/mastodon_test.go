@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,8 +15,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mattn/go-mastodon"
+
+	"socialstream/internal/ratelimit"
 )
 
 // The Mastodon face, driven by a Mastodon client library nobody here
@@ -551,4 +555,139 @@ func toStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// The people side of the face: lookup, search, a locked account's
+// requests, followers, blocks and mutes lists, public and tag timelines,
+// pins, and notifications' dismiss, clear and unread count; and the rate
+// limit's headers, as Mastodon sends them.
+func TestMastodonPeopleAndNotifications(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
+	ca, cb, cc := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow"), e.mastoClient(carol, "read write follow")
+
+	if a, err := cb.AccountLookup(ctx, "@Alice"); err != nil || string(a.ID) != alice.id {
+		t.Fatalf("lookup: %+v %v", a, err)
+	}
+	if as, err := cb.AccountsSearch(ctx, "alice", 5); err != nil || len(as) != 1 || string(as[0].ID) != alice.id {
+		t.Fatalf("search: %+v %v", as, err)
+	}
+
+	// A locked account: a follow is a request, approved by the client.
+	locked := true
+	if me, err := ca.AccountUpdate(ctx, &mastodon.Profile{Locked: &locked}); err != nil || !me.Locked {
+		t.Fatalf("lock: %+v %v", me, err)
+	}
+	if rel, err := cb.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil || rel.Following || !rel.Requested {
+		t.Fatalf("follow of a locked account: %+v %v", rel, err)
+	}
+	if reqs, err := ca.GetFollowRequests(ctx, nil); err != nil || len(reqs) != 1 || string(reqs[0].ID) != bob.id {
+		t.Fatalf("follow requests: %+v %v", reqs, err)
+	}
+	if err := ca.FollowRequestAuthorize(ctx, mastodon.ID(bob.id)); err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := cc.GetAccountFollowers(ctx, mastodon.ID(alice.id), nil); err != nil || len(fs) != 1 || string(fs[0].ID) != bob.id {
+		t.Fatalf("followers: %+v %v", fs, err)
+	}
+
+	// Blocks and mutes, listed.
+	if _, err := ca.AccountBlock(ctx, mastodon.ID(carol.id)); err != nil {
+		t.Fatal(err)
+	}
+	if bs, err := ca.GetBlocks(ctx, nil); err != nil || len(bs) != 1 || string(bs[0].ID) != carol.id {
+		t.Fatalf("blocks: %+v %v", bs, err)
+	}
+	_, err := cc.AccountFollow(ctx, mastodon.ID(alice.id))
+	wantStatus(t, err, http.StatusForbidden) // the blocked may not follow
+	if r := e.formPost("/api/v1/accounts/"+carol.id+"/unblock", alice.token, url.Values{}); r["blocking"] != false {
+		t.Fatalf("unblock: %v", r)
+	}
+	if r := e.formPost("/api/v1/accounts/"+carol.id+"/mute", alice.token, url.Values{"duration": {"3600"}}); r["muting"] != true {
+		t.Fatalf("mute for an hour: %v", r)
+	}
+	if ms, err := ca.GetMutes(ctx, nil); err != nil || len(ms) != 1 {
+		t.Fatalf("mutes: %+v %v", ms, err)
+	}
+
+	// Public and tag timelines; a pin.
+	st, err := cc.PostStatus(ctx, &mastodon.Toot{Status: "hello #World", Visibility: "public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.PostStatus(ctx, &mastodon.Toot{Status: "quietly #World", Visibility: "unlisted"}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the public and tag timelines", func() bool {
+		pub, err1 := cb.GetTimelinePublic(ctx, false, nil)
+		tag, err2 := cb.GetTimelineHashtag(ctx, "world", false, nil)
+		return err1 == nil && err2 == nil && len(pub) == 1 && pub[0].ID == st.ID && len(tag) == 1 && tag[0].ID == st.ID
+	})
+	if p, err := e.mastoStatus(carol, "POST", "/api/v1/statuses/"+string(st.ID)+"/pin"); err != nil || p["pinned"] != true {
+		t.Fatalf("pin: %v %v", p, err)
+	}
+	if pinned, err := cb.GetAccountPinnedStatuses(ctx, mastodon.ID(carol.id)); err != nil || len(pinned) != 1 || pinned[0].ID != st.ID {
+		t.Fatalf("pinned: %+v %v", pinned, err)
+	}
+
+	// Notifications: alice's follow request and bob's favourite; dismiss
+	// one, then clear.
+	if _, err := cb.Favourite(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	var ns []*mastodon.Notification
+	e.eventually("carol's favourite notification", func() bool {
+		ns, err = cc.GetNotificationsExclude(ctx, &[]string{"follow"}, nil)
+		return err == nil && len(ns) == 1 && ns[0].Type == "favourite" && ns[0].Status != nil && ns[0].Status.ID == st.ID
+	})
+	unread := func(c user) float64 {
+		r := e.do("GET", "/api/v1/notifications/unread_count", c.token, nil)
+		return r.body["count"].(float64)
+	}
+	if unread(carol) != 1 {
+		t.Fatalf("unread: %v", unread(carol))
+	}
+	if err := cc.DismissNotification(ctx, ns[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if unread(carol) != 0 {
+		t.Fatalf("unread after dismiss: %v", unread(carol))
+	}
+	if err := ca.ClearNotifications(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if unread(alice) != 0 {
+		t.Fatalf("alice's unread after clear: %v", unread(alice))
+	}
+	err = cc.DismissNotification(ctx, "12345")
+	wantStatus(t, err, http.StatusNotFound)
+
+	// Rate limits: Mastodon's headers, and its error shape past them.
+	tight := e.stackLimits(ratelimit.Config{Account: ratelimit.Rule{Quota: 2, Window: time.Hour}, Address: ratelimit.Rule{Quota: 100, Window: time.Hour},
+		Login: ratelimit.Rule{Quota: 100, Window: time.Hour}, Register: ratelimit.Rule{Quota: 100, Window: time.Hour}, Upload: ratelimit.Rule{Quota: 100, Window: time.Hour}})
+	r := tight.do("GET", "/api/v1/accounts/verify_credentials", alice.token, nil)
+	if r.header.Get("X-RateLimit-Limit") != "2" || r.header.Get("X-RateLimit-Remaining") != "1" {
+		t.Fatalf("rate limit headers: %v", r.header)
+	}
+	if _, err := time.Parse(time.RFC3339, r.header.Get("X-RateLimit-Reset")); err != nil {
+		t.Fatalf("X-RateLimit-Reset: %v", err)
+	}
+	var last resp
+	for range 2 {
+		last = tight.do("GET", "/api/v1/accounts/verify_credentials", alice.token, nil)
+	}
+	if last.status != http.StatusTooManyRequests || last.body["error"] == nil || last.header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("past the limit: %d %v %s", last.status, last.header, last.raw)
+	}
+}
+
+// mastoStatus posts to a status's path with u's token and decodes the
+// status answered.
+func (e *env) mastoStatus(u user, method, path string) (map[string]any, error) {
+	r := e.do(method, path, u.token, nil)
+	if r.status != http.StatusOK {
+		return nil, fmt.Errorf("%s %s: %d %s", method, path, r.status, r.raw)
+	}
+	return r.body, nil
 }
