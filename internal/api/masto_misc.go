@@ -42,23 +42,15 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	w, err := noticeWindowOf(m)
+	if err != nil {
+		return nil, err
+	}
 	page := store.PageRequest{Count: n}
-	if v := m.p.str("max_id"); v != "" {
-		seq, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || seq <= 0 {
-			return nil, derrors.New(derrors.InvalidArgument, "max_id must be a notification id")
-		}
-		page.Cursor = notifications.Below(m.caller, seq)
+	if w.below > 0 {
+		page.Cursor = notifications.Below(m.caller, w.below)
 	}
-	var since int64
-	for _, name := range []string{"since_id", "min_id"} {
-		if v := m.p.str(name); v != "" {
-			if since, err = strconv.ParseInt(v, 10, 64); err != nil || since <= 0 {
-				return nil, derrors.New(derrors.InvalidArgument, name+" must be a notification id")
-			}
-		}
-	}
-	types, exclude := m.p.list("types"), m.p.list("exclude_types")
+	since := w.since
 	list, _, next, err := s.notifications.List(m.ctx, m.caller, page)
 	if err != nil {
 		return nil, err
@@ -69,11 +61,9 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	}
 	var shown []notifications.View
 	for _, v := range list {
-		t, ok := mastoNotice[v.Type]
-		if !ok || v.Seq <= since || len(types) > 0 && !slices.Contains(types, t) || slices.Contains(exclude, t) {
-			continue
+		if v.Seq > since && w.shows(v.Type) {
+			shown = append(shown, v)
 		}
-		shown = append(shown, v)
 	}
 	out, err := s.notices(m, shown)
 	if err != nil {
@@ -88,6 +78,37 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	}
 	m.link(s, older, newer)
 	return out, nil
+}
+
+// noticeWindow is what a page of notifications asks: below max_id,
+// above since_id (or min_id), of the types asked and not excluded.
+type noticeWindow struct {
+	below, since    int64
+	types, excluded []string
+}
+
+func noticeWindowOf(m *mreq) (noticeWindow, error) {
+	w := noticeWindow{types: m.p.list("types"), excluded: m.p.list("exclude_types")}
+	for _, b := range []struct {
+		name string
+		dst  *int64
+	}{{"max_id", &w.below}, {"since_id", &w.since}, {"min_id", &w.since}} {
+		if v := m.p.str(b.name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return w, derrors.New(derrors.InvalidArgument, b.name+" must be a notification id")
+			}
+			*b.dst = n
+		}
+	}
+	return w, nil
+}
+
+// shows reports whether a notification of our type is shown: one
+// Mastodon names, of the types asked and not excluded.
+func (w noticeWindow) shows(ours string) bool {
+	t, ok := mastoNotice[ours]
+	return ok && (len(w.types) == 0 || slices.Contains(w.types, t)) && !slices.Contains(w.excluded, t)
 }
 
 // notices makes Mastodon's Notifications, reading the statuses they are

@@ -469,18 +469,10 @@ func (s *Server) groupedNotifications(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var below, since int64
-	for _, b := range []struct {
-		name string
-		dst  *int64
-	}{{"max_id", &below}, {"since_id", &since}, {"min_id", &since}} {
-		if v := m.p.str(b.name); v != "" {
-			if *b.dst, err = strconv.ParseInt(v, 10, 64); err != nil || *b.dst <= 0 {
-				return nil, derrors.New(derrors.InvalidArgument, b.name+" must be a notification id")
-			}
-		}
+	w, err := noticeWindowOf(m)
+	if err != nil {
+		return nil, err
 	}
-	types, exclude := m.p.list("types"), m.p.list("exclude_types")
 	all, _, _, err := s.notifications.Grouped(m.ctx, m.caller, 0, notifications.MaxKept)
 	if err != nil {
 		return nil, err
@@ -488,8 +480,7 @@ func (s *Server) groupedNotifications(m *mreq) (any, error) {
 	var page []notifications.Group
 	more := false
 	for _, g := range all {
-		t, ok := mastoNotice[g.Type]
-		if !ok || below > 0 && g.Newest >= below || g.Newest <= since || len(types) > 0 && !slices.Contains(types, t) || slices.Contains(exclude, t) {
+		if w.below > 0 && g.Newest >= w.below || g.Newest <= w.since || !w.shows(g.Type) {
 			continue
 		}
 		if len(page) == n {
@@ -498,6 +489,38 @@ func (s *Server) groupedNotifications(m *mreq) (any, error) {
 		}
 		page = append(page, g)
 	}
+	out, err := s.groupsAnswer(m, page)
+	if err != nil {
+		return nil, err
+	}
+	older, newer := "", ""
+	if len(page) > 0 {
+		newer = strconv.FormatInt(page[0].Newest, 10)
+		if more {
+			older = strconv.FormatInt(page[len(page)-1].Newest, 10)
+		}
+	}
+	m.link(s, older, newer)
+	return out, nil
+}
+
+// mGroup is Mastodon's NotificationGroup.
+type mGroup struct {
+	GroupKey                 string   `json:"group_key"`
+	NotificationsCount       int      `json:"notifications_count"`
+	Type                     string   `json:"type"`
+	MostRecentNotificationID string   `json:"most_recent_notification_id"`
+	PageMinID                string   `json:"page_min_id"`
+	PageMaxID                string   `json:"page_max_id"`
+	LatestPageNotificationAt string   `json:"latest_page_notification_at"`
+	SampleAccountIDs         []string `json:"sample_account_ids"`
+	StatusID                 *string  `json:"status_id,omitempty"`
+}
+
+// groupsAnswer is Mastodon's GroupedNotificationsResults of groups: the
+// accounts and statuses they name, once each, beside them; a group
+// about a status the caller may not see is left out.
+func (s *Server) groupsAnswer(m *mreq, page []notifications.Group) (gin.H, error) {
 	var acts []string
 	people := map[string]accounts.Person{}
 	for _, g := range page {
@@ -512,30 +535,17 @@ func (s *Server) groupedNotifications(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	origin := s.origin(m.c)
-	sts := s.statuses(origin, views)
 	shown := map[string]bool{}
 	for _, v := range views {
 		shown[v.ID] = true
 	}
-	type group struct {
-		GroupKey                 string   `json:"group_key"`
-		NotificationsCount       int      `json:"notifications_count"`
-		Type                     string   `json:"type"`
-		MostRecentNotificationID string   `json:"most_recent_notification_id"`
-		PageMinID                string   `json:"page_min_id"`
-		PageMaxID                string   `json:"page_max_id"`
-		LatestPageNotificationAt string   `json:"latest_page_notification_at"`
-		SampleAccountIDs         []string `json:"sample_account_ids"`
-		StatusID                 *string  `json:"status_id,omitempty"`
-	}
-	out := gin.H{"accounts": []mAccount{}, "statuses": sts, "notification_groups": []group{}}
-	var gs []group
+	origin := s.origin(m.c)
+	gs := []mGroup{}
 	for _, g := range page {
 		if g.ActivityID != "" && !shown[g.ActivityID] {
 			continue
 		}
-		v := group{GroupKey: g.Key, NotificationsCount: g.Count, Type: mastoNotice[g.Type], MostRecentNotificationID: strconv.FormatInt(g.Newest, 10),
+		v := mGroup{GroupKey: g.Key, NotificationsCount: g.Count, Type: mastoNotice[g.Type], MostRecentNotificationID: strconv.FormatInt(g.Newest, 10),
 			PageMinID: strconv.FormatInt(g.Oldest, 10), PageMaxID: strconv.FormatInt(g.Newest, 10), LatestPageNotificationAt: isoTime(g.Published), SampleAccountIDs: []string{}}
 		for _, a := range g.Actors {
 			v.SampleAccountIDs = append(v.SampleAccountIDs, a.ID)
@@ -546,26 +556,12 @@ func (s *Server) groupedNotifications(m *mreq) (any, error) {
 		}
 		gs = append(gs, v)
 	}
-	if gs != nil {
-		out["notification_groups"] = gs
-	}
-	var accs []mAccount
+	accs := []mAccount{}
 	for _, p := range people {
 		accs = append(accs, s.account(origin, p))
 	}
-	if accs != nil {
-		slices.SortFunc(accs, func(a, b mAccount) int { return strings.Compare(a.ID, b.ID) })
-		out["accounts"] = accs
-	}
-	older, newer := "", ""
-	if len(page) > 0 {
-		newer = strconv.FormatInt(page[0].Newest, 10)
-		if more {
-			older = strconv.FormatInt(page[len(page)-1].Newest, 10)
-		}
-	}
-	m.link(s, older, newer)
-	return out, nil
+	slices.SortFunc(accs, func(a, b mAccount) int { return strings.Compare(a.ID, b.ID) })
+	return gin.H{"accounts": accs, "statuses": s.statuses(origin, views), "notification_groups": gs}, nil
 }
 
 // uploadMedia is POST /api/v2/media (and /api/v1/media): the upload of

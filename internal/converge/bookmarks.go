@@ -19,17 +19,8 @@ import (
 func (r *runner) bookmark(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
 	r.m.mu.Lock()
-	kept := r.m.bookmarks[u.id]
-	removing := len(kept) > 0 && a.rng.IntN(3) == 0 // a third take one off, when they can
-	var some []*post
-	for _, p := range r.m.posts {
-		if p.deleted || p.repostOf != "" {
-			continue
-		}
-		if removing && slices.Contains(kept, p.id) || !removing && (p.open() || p.author == u.id) {
-			some = append(some, p)
-		}
-	}
+	removing := len(r.m.bookmarks[u.id]) > 0 && a.rng.IntN(3) == 0 // a third take one off, when they can
+	some := r.m.bookmarkable(u.id, removing)
 	r.m.mu.Unlock()
 	if len(some) == 0 {
 		return false, nil
@@ -60,27 +51,22 @@ func (r *runner) bookmark(ctx context.Context, a *actor) (bool, error) {
 		if e := entry(rep); str(e, "id") != p.id || (e["bookmarked"] == true) != on {
 			r.m.violate(fmt.Sprintf("%s %s by %s answered %v", op, p.id, u.name, rep.body))
 		}
+	case refused:
+		if !on {
+			break
+		}
+		// A bookmark answers what it kept as u sees it after the write: a
+		// 404 when the post was hidden from them meanwhile (its author
+		// blocked them, say), though the bookmark is kept, and shows
+		// again if the hiding ends. What it did is read.
+		out = unknown
+		fallthrough
 	case unknown:
 		var err error
 		if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
 			return bookmarks.Kept(l, u.id, p.id).Found
 		}); err != nil {
 			return true, err
-		}
-	case refused:
-		if on {
-			// A bookmark answers what it kept as u sees it after the
-			// write: a 404 when the post was hidden from them meanwhile
-			// (its author blocked them, say), though the bookmark is
-			// kept, and shows again if the hiding ends. What it did is
-			// read.
-			var err error
-			if now, err = r.truth(ctx, func(l *store.Lookup) func() bool {
-				return bookmarks.Kept(l, u.id, p.id).Found
-			}); err != nil {
-				return true, err
-			}
-			out = unknown
 		}
 	}
 	r.m.done(op, out != acked, time.Now())
@@ -98,6 +84,22 @@ func (r *runner) bookmark(ctx context.Context, a *actor) (bool, error) {
 		r.m.bookmarks[u.id] = slices.DeleteFunc(slices.Clone(r.m.bookmarks[u.id]), func(id string) bool { return id == p.id })
 	}
 	return true, nil
+}
+
+// bookmarkable are the posts user may bookmark (anyone's that anyone
+// may read, or their own), or, removing, those they keep; m.mu is held.
+func (m *model) bookmarkable(user string, removing bool) []*post {
+	kept := m.bookmarks[user]
+	var some []*post
+	for _, p := range m.posts {
+		if p.deleted || p.repostOf != "" {
+			continue
+		}
+		if removing && slices.Contains(kept, p.id) || !removing && (p.open() || p.author == user) {
+			some = append(some, p)
+		}
+	}
+	return some
 }
 
 // checkBookmarks: each person's bookmarks list what they kept that is
