@@ -171,6 +171,20 @@ func (s hiddenState) request(method, path string) (string, any) {
 	return filled, body
 }
 
+// op is a route: a method and a path.
+type op struct{ method, path string }
+
+// inOrder sorts ops by rank, then by method and path: a sweep's reads
+// before the writes that may end the states it tries.
+func inOrder(ops []op, rank func(op) int) {
+	slices.SortFunc(ops, func(a, b op) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a.method+a.path, b.method+b.path)
+	})
+}
+
 // Whatever the policy hides from someone answers them, on every route of
 // the OpenAPI document that names it, as what never existed answers: the
 // same status, and nothing of it in the body. Each hidden state is tried
@@ -185,7 +199,6 @@ func TestHiddenAnswersAsAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type op struct{ method, path string }
 	var ops []op
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
@@ -208,12 +221,7 @@ func TestHiddenAnswersAsAbsent(t *testing.T) {
 		}
 		return 1
 	}
-	slices.SortFunc(ops, func(a, b op) int {
-		if d := rank(a) - rank(b); d != 0 {
-			return d
-		}
-		return strings.Compare(a.method+a.path, b.method+b.path)
-	})
+	inOrder(ops, rank)
 	tried := 0
 	for _, o := range ops {
 		for _, s := range states {
@@ -347,7 +355,6 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type op struct{ method, path string }
 	var ops []op
 	for _, rt := range router.Routes() {
 		if strings.HasPrefix(rt.Path, "/api/") && rt.Method != http.MethodHead && rt.Path != "/api/v1/accounts" {
@@ -364,12 +371,7 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 		}
 		return 1
 	}
-	slices.SortFunc(ops, func(a, b op) int {
-		if d := rank(a) - rank(b); d != 0 {
-			return d
-		}
-		return strings.Compare(a.method+a.path, b.method+b.path)
-	})
+	inOrder(ops, rank)
 	tried := 0
 	for _, o := range ops {
 		if !strings.Contains(o.path, ":") {

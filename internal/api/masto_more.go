@@ -44,8 +44,12 @@ func listOf(g groups.View) mList {
 const maxLists = 100
 
 // lists is GET /api/v1/lists: the groups the caller owns.
-func (s *Server) lists(m *mreq) (any, error) {
-	gs, _, _, err := s.groups.OfUser(m.ctx, m.caller, m.caller, store.PageRequest{Count: maxLists})
+func (s *Server) lists(m *mreq) (any, error) { return s.listsWith(m, m.caller) }
+
+// listsWith answers the caller's lists that user is in (the caller is
+// in all of theirs).
+func (s *Server) listsWith(m *mreq, user string) ([]mList, error) {
+	gs, _, _, err := s.groups.OfUser(m.ctx, m.caller, user, store.PageRequest{Count: maxLists})
 	if err != nil {
 		return nil, err
 	}
@@ -642,15 +646,5 @@ func (s *Server) accountLists(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	gs, _, _, err := s.groups.OfUser(m.ctx, m.caller, id, store.PageRequest{Count: maxLists})
-	if err != nil {
-		return nil, err
-	}
-	out := []mList{}
-	for _, g := range gs {
-		if g.OwnerID == m.caller {
-			out = append(out, listOf(g))
-		}
-	}
-	return out, nil
+	return s.listsWith(m, id)
 }
