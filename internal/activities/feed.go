@@ -52,13 +52,18 @@ type FeedRequest struct {
 	// Before, if set, is an activity id: the page starts below it, as a
 	// cursor would (Mastodon's max_id). A cursor, if given, wins.
 	Before string
-	Page   store.PageRequest
+	// After, if set, is an activity id: the page is the one just above
+	// it (Mastodon's min_id), newest first, with no page after it.
+	After string
+	Page  store.PageRequest
 }
 
 // window bounds a feed's range: newer than since (0: no bound) and,
 // without a cursor, older than before (0: no bound).
 type window struct {
 	since, before int64
+	// up reads the range oldest first from since: the page just above it.
+	up bool
 }
 
 var (
@@ -163,16 +168,21 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 	if err != nil {
 		return nil, "", err
 	}
-	qs := s.feedQueries(KindActivity, feedsProp, prefixes, w.since, from)
+	qs := s.feedQueries(KindActivity, feedsProp, prefixes, w, from)
 	keysOnly := len(qs) > 1
 	if keysOnly {
 		for i := range qs {
 			qs[i] = qs[i].KeysOnly()
 		}
 	}
-	keys, vals, last, more, err := order.Page[Activity](ctx, s.db, qs, keysOnly, placeOfActivity, p.Count, p.Offset)
+	keys, vals, last, more, err := order.Page[Activity](ctx, s.db, qs, keysOnly, place(w, placeOfActivity), p.Count, p.Offset)
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: feed %s: %w", tag, err)
+	}
+	if w.up {
+		slices.Reverse(keys)
+		slices.Reverse(vals)
+		more = false
 	}
 	var acts []*Activity
 	if keysOnly {
@@ -218,7 +228,22 @@ func windowOf(r FeedRequest) (window, string, error) {
 		}
 		w.before = seq
 	}
+	if r.After != "" {
+		seq, ok := ids.Parse(r.After)
+		if !ok || r.Page.Cursor != "" || r.Page.Offset != 0 {
+			return w, "", derrors.New(derrors.InvalidArgument, "min_id must be an activity id, and pages alone")
+		}
+		w.since, w.up = max(w.since, seq), true
+	}
 	return w, sinceTag, nil
+}
+
+// place is the place function of a page read as w reads it.
+func place[T any](w window, f func(*datastore.Key, *T) order.Place) func(*datastore.Key, *T) order.Place {
+	if w.up {
+		return order.Up(f)
+	}
+	return f
 }
 
 // from returns where a page starts: at its cursor, or else below before.
@@ -246,13 +271,18 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, w window, sinceTa
 	if edge := s.homeEdge(); edge > 0 {
 		since = max(since, edge-1)
 	}
-	qs := s.feedQueries(KindAudience, homeProp, []string{viewer}, since, from)
+	w.since = since
+	qs := s.feedQueries(KindAudience, homeProp, []string{viewer}, w, from)
 	for i := range qs {
 		qs[i] = qs[i].KeysOnly()
 	}
-	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, placeOfChunk, p.Count, p.Offset)
+	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(w, placeOfChunk), p.Count, p.Offset)
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
+	}
+	if w.up {
+		slices.Reverse(audKeys)
+		more = false
 	}
 	var keys []*datastore.Key
 	seen := map[string]bool{}

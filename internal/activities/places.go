@@ -197,10 +197,14 @@ func placeOfChunk(k *datastore.Key, _ *Audience) order.Place {
 
 // feedQueries returns the queries of one page of a feed of kind: a range
 // of prop for each prefix.
-func (s *Service) feedQueries(kind, prop string, prefixes []string, after int64, from order.Place) []*datastore.Query {
+func (s *Service) feedQueries(kind, prop string, prefixes []string, w window, from order.Place) []*datastore.Query {
 	qs := make([]*datastore.Query, 0, len(prefixes))
 	for _, p := range prefixes {
-		qs = append(qs, order.Range(s.db.Query(kind), prop, p, after, from))
+		if w.up {
+			qs = append(qs, order.RangeUp(s.db.Query(kind), prop, p, w.since))
+		} else {
+			qs = append(qs, order.Range(s.db.Query(kind), prop, p, w.since, from))
+		}
 	}
 	return qs
 }

@@ -326,9 +326,9 @@ func (s *Server) rebloggedBy(m *mreq, id string, p store.PageRequest) ([]string,
 	return s.activities.Reposters(m.ctx, m.caller, id, p)
 }
 
-// timeline answers a feed as statuses, paged by max_id, since_id and
-// min_id, with its Link. min_id reads as since_id does: the newest page
-// above it (docs/mastodon.md).
+// timeline answers a feed as statuses, paged by max_id, since_id (the
+// newest page above it) and min_id (the page just above it), with its
+// Link.
 func (s *Server) timeline(m *mreq, r activities.FeedRequest) (any, error) {
 	return s.timelineOf(m, r, nil)
 }
@@ -345,7 +345,7 @@ func (s *Server) timelineOf(m *mreq, r activities.FeedRequest, keep func(activit
 	for _, b := range []struct {
 		name string
 		dst  *string
-	}{{"max_id", &r.Before}, {"since_id", &r.Since}, {"min_id", &r.Since}} {
+	}{{"max_id", &r.Before}, {"since_id", &r.Since}, {"min_id", &r.After}} {
 		if v := m.p.str(b.name); v != "" {
 			if *b.dst = scattered(v); *b.dst == "" {
 				return nil, derrors.New(derrors.InvalidArgument, b.name+" must be a status id")

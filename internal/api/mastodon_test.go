@@ -363,6 +363,36 @@ func TestMastodonStatusesAndTimelines(t *testing.T) {
 		t.Fatalf("second page: %+v %v", second, err)
 	}
 
+	// min_id is the page just above it; since_id the newest above it.
+	all, err := cc.GetAccountStatuses(ctx, mastodon.ID(alice.id), &mastodon.Pagination{Limit: 40})
+	if err != nil || len(all) < 4 {
+		t.Fatalf("all of alice's: %d %v", len(all), err)
+	}
+	oldest := all[len(all)-1].ID
+	above, err := cc.GetAccountStatuses(ctx, mastodon.ID(alice.id), &mastodon.Pagination{MinID: oldest, Limit: 2})
+	if err != nil || len(above) != 2 || above[0].ID != all[len(all)-3].ID || above[1].ID != all[len(all)-2].ID {
+		t.Fatalf("min_id: %v %v; all %v", statusIDs(above), err, statusIDs(all))
+	}
+	newest, err := cc.GetAccountStatuses(ctx, mastodon.ID(alice.id), &mastodon.Pagination{SinceID: oldest, Limit: 2})
+	if err != nil || len(newest) != 2 || newest[0].ID != all[0].ID || newest[1].ID != all[1].ID {
+		t.Fatalf("since_id: %v %v; all %v", statusIDs(newest), err, statusIDs(all))
+	}
+	// The same on the home feed (its audience) and the public one (its
+	// shards, merged).
+	for name, read := range map[string]func(*mastodon.Pagination) ([]*mastodon.Status, error){
+		"home":   func(pg *mastodon.Pagination) ([]*mastodon.Status, error) { return cb.GetTimelineHome(ctx, pg) },
+		"public": func(pg *mastodon.Pagination) ([]*mastodon.Status, error) { return cb.GetTimelinePublic(ctx, false, pg) },
+	} {
+		e.eventually(name+" min_id", func() bool {
+			all, err := read(&mastodon.Pagination{Limit: 40})
+			if err != nil || len(all) < 4 {
+				return false
+			}
+			above, err := read(&mastodon.Pagination{MinID: all[len(all)-1].ID, Limit: 2})
+			return err == nil && len(above) == 2 && above[0].ID == all[len(all)-3].ID && above[1].ID == all[len(all)-2].ID
+		})
+	}
+
 	// Delete answers the text, for a redraft.
 	if err := ca.DeleteStatus(ctx, st.ID); err != nil {
 		t.Fatal(err)
@@ -690,4 +720,12 @@ func (e *env) mastoStatus(u user, method, path string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s %s: %d %s", method, path, r.status, r.raw)
 	}
 	return r.body, nil
+}
+
+func statusIDs(list []*mastodon.Status) []mastodon.ID {
+	var out []mastodon.ID
+	for _, s := range list {
+		out = append(out, s.ID)
+	}
+	return out
 }

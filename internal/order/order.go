@@ -104,6 +104,18 @@ func Range(q *datastore.Query, prop, prefix string, after int64, from Place) *da
 	return q.Order("-" + prop)
 }
 
+// RangeUp returns q narrowed to the values of prop in the feed of prefix
+// newer than after, oldest first: the page just above a place.
+func RangeUp(q *datastore.Query, prop, prefix string, after int64) *datastore.Query {
+	return q.FilterField(prop, ">=", Value(prefix, after+1)).FilterField(prop, "<", prefix+end).Order(prop)
+}
+
+// Up turns a place function for queries read newest first into one for
+// queries read oldest first (RangeUp), for Page's merge.
+func Up[T any](place func(*datastore.Key, *T) Place) func(*datastore.Key, *T) Place {
+	return func(k *datastore.Key, v *T) Place { return Place{Seq: -place(k, v).Seq} }
+}
+
 // Shard returns the shard of seq among n.
 func Shard(seq int64, n int) int { return int(ids.Spread(seq) % uint64(n)) }
 
