@@ -257,9 +257,16 @@ func readErr(err error) error {
 }
 
 // isMastoUpload reports whether a request is a picture's upload on the
-// Mastodon face, whose body may be as large as an upload's.
+// Mastodon face, which streams its own form.
 func isMastoUpload(r *http.Request) bool {
 	return r.Method == http.MethodPost && (r.URL.Path == "/api/v2/media" || r.URL.Path == "/api/v1/media")
+}
+
+// mastoCarriesPicture reports whether a request's body may be as large
+// as an upload's: an upload, or a change of credentials with an avatar
+// or a header.
+func mastoCarriesPicture(r *http.Request) bool {
+	return isMastoUpload(r) || r.Method == http.MethodPatch && r.URL.Path == "/api/v1/accounts/update_credentials"
 }
 
 // flatten writes a JSON value into p under name, as a form would send it.

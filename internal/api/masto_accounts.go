@@ -8,6 +8,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
+	"socialstream/internal/media"
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -75,12 +76,28 @@ func (s *Server) updateCredentials(m *mreq) (any, error) {
 		}
 		in.Fields = &fields
 	}
-	if m.p.has("display_name") || m.p.has("avatar") || m.p.has("header") || m.c.Request.MultipartForm != nil && len(m.c.Request.MultipartForm.File) > 0 {
-		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: display_name, avatar and header are not changed here (docs/mastodon.md)")
+	if m.p.has("display_name") {
+		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: a display name is not changed after sign-up (docs/mastodon.md)")
+	}
+	if m.p.has("avatar") || m.p.has("header") {
+		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: send avatar and header as files of a multipart form")
+	}
+	for _, which := range []string{"avatar", "header"} {
+		id, err := s.profilePicture(m, which)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			if which == "avatar" {
+				in.Avatar = &id
+			} else {
+				in.Header = &id
+			}
+		}
 	}
 	var p accounts.Person
 	var err error
-	if in.Note != nil || in.Fields != nil {
+	if in.Note != nil || in.Fields != nil || in.Avatar != nil || in.Header != nil {
 		if p, err = s.media.SetProfile(m.ctx, m.caller, in); err != nil {
 			return nil, err
 		}
@@ -100,6 +117,30 @@ func (s *Server) updateCredentials(m *mreq) (any, error) {
 		}
 	}
 	return s.own(m, p), nil
+}
+
+// profilePicture uploads the file of the form named which (avatar or
+// header), through the picture pipeline, and returns its id ("" if the
+// form has none): the profile's change then takes it, as REST's does.
+func (s *Server) profilePicture(m *mreq, which string) (string, error) {
+	form := m.c.Request.MultipartForm
+	if form == nil || len(form.File[which]) == 0 {
+		return "", nil
+	}
+	f, err := form.File[which][0].Open()
+	if err != nil {
+		return "", derrors.New(derrors.InvalidArgument, "the "+which+" cannot be read")
+	}
+	defer f.Close()
+	data, err := readUpload(f)
+	if err != nil {
+		return "", err
+	}
+	if err := s.uploadAllowed(m.ctx, m.caller); err != nil {
+		return "", err
+	}
+	_, id, err := s.media.Upload(m.ctx, m.caller, media.UploadInput{Data: data})
+	return id, err
 }
 
 // getAccount is GET /api/v1/accounts/:id.

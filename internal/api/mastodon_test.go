@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -728,4 +729,37 @@ func statusIDs(list []*mastodon.Status) []mastodon.ID {
 		out = append(out, s.ID)
 	}
 	return out
+}
+
+// update_credentials takes an avatar and a header as files, through the
+// picture pipeline, as Mastodon's apps send them; a display name it
+// does not change.
+func TestMastodonProfilePictures(t *testing.T) {
+	e := newEnv(t)
+	alice := e.register("alice")
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for _, which := range []string{"avatar", "header"} {
+		f, err := w.CreateFormFile(which, which+".png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(picture(t, "png", 64, 64))
+	}
+	w.WriteField("note", "hello\nworld")
+	w.Close()
+	r := e.do("PATCH", "/api/v1/accounts/update_credentials", alice.token, body.Bytes(), "Content-Type", w.FormDataContentType())
+	if r.status != http.StatusOK {
+		t.Fatalf("update_credentials: %d %s", r.status, r.raw)
+	}
+	avatar, header := r.body["avatar"].(string), r.body["header"].(string)
+	if strings.HasSuffix(avatar, "missing.png") || strings.HasSuffix(header, "missing.png") || !strings.Contains(r.body["note"].(string), "<br />") {
+		t.Fatalf("the profile: %s", r.raw)
+	}
+	if code, kind, _ := e.fetch(avatar); code != http.StatusOK || !strings.HasPrefix(kind, "image/") {
+		t.Fatalf("the avatar by its link: %d %s", code, kind)
+	}
+	if r := e.do("PATCH", "/api/v1/accounts/update_credentials", alice.token, map[string]any{"display_name": "Alice"}, jsonType...); r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("a display name: %d %s", r.status, r.raw)
+	}
 }

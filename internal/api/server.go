@@ -360,7 +360,7 @@ const drainMax = 32 << 20
 func (s *Server) limitBody(c *gin.Context) {
 	body := c.Request.Body
 	limit, tooLarge := int64(MaxBody), errTooLarge
-	if (c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) || isMastoUpload(c.Request)) && isUpload(c.GetHeader("Content-Type")) {
+	if (c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) || mastoCarriesPicture(c.Request)) && isUpload(c.GetHeader("Content-Type")) {
 		limit, tooLarge = MaxUpload, errTooLargeUpload
 	}
 	if c.Request.ContentLength > limit {
