@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -48,6 +49,8 @@ type Field struct {
 // Avatar and Header name uploads of the person's ("" takes the picture
 // away); package media checks and keeps them.
 type ProfileInput struct {
+	// DisplayName is the name shown (empty: the username again).
+	DisplayName    *string
 	Note           *string
 	Fields         *[]Field
 	Avatar, Header *string
@@ -56,8 +59,15 @@ type ProfileInput struct {
 // Clean checks a change of a profile and returns it cleaned: the note
 // multiline, the fields one line each, names required.
 func (in ProfileInput) Clean() (ProfileInput, error) {
-	if in.Note == nil && in.Fields == nil && in.Avatar == nil && in.Header == nil {
-		return in, derrors.New(derrors.InvalidArgument, "give a note, fields, an avatar or a header to change")
+	if in.DisplayName == nil && in.Note == nil && in.Fields == nil && in.Avatar == nil && in.Header == nil {
+		return in, derrors.New(derrors.InvalidArgument, "give a display name, a note, fields, an avatar or a header to change")
+	}
+	if in.DisplayName != nil {
+		name, err := text.Clean("displayName", *in.DisplayName, text.Rules{Max: MaxDisplayName})
+		if err != nil {
+			return in, err
+		}
+		in.DisplayName = &name
 	}
 	if in.Note != nil {
 		note, err := text.Clean("note", *in.Note, text.Rules{Max: MaxNote, Multiline: true})
@@ -124,10 +134,14 @@ func (p *Profiled) Found() bool { return p.uRef.Found() }
 // Profile returns the profile as read.
 func (p *Profiled) Profile() Profile { return p.u.Profile }
 
-// Set writes, in tx, the person's profile on the User and the card.
-func (p *Profiled) Set(tx *store.Tx, to Profile) error {
+// Set writes, in tx, the person's profile on the User and the card, and
+// their display name if display is not nil (empty: their username).
+func (p *Profiled) Set(tx *store.Tx, to Profile, display *string) error {
 	u := p.u
 	u.Profile = to
+	if display != nil {
+		u.DisplayName = cmp.Or(*display, u.Username)
+	}
 	return tx.PutMulti([]*datastore.Key{UserKey(tx.DB(), p.user), CountsKey(tx.DB(), p.user)}, []any{&u, Card(&u, p.c)})
 }
 

@@ -77,7 +77,8 @@ func (s *Server) updateCredentials(m *mreq) (any, error) {
 		in.Fields = &fields
 	}
 	if m.p.has("display_name") {
-		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: a display name is not changed after sign-up (docs/mastodon.md)")
+		d := m.p.str("display_name")
+		in.DisplayName = &d
 	}
 	if m.p.has("avatar") || m.p.has("header") {
 		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: send avatar and header as files of a multipart form")
@@ -97,7 +98,7 @@ func (s *Server) updateCredentials(m *mreq) (any, error) {
 	}
 	var p accounts.Person
 	var err error
-	if in.Note != nil || in.Fields != nil || in.Avatar != nil || in.Header != nil {
+	if in.DisplayName != nil || in.Note != nil || in.Fields != nil || in.Avatar != nil || in.Header != nil {
 		if p, err = s.media.SetProfile(m.ctx, m.caller, in); err != nil {
 			return nil, err
 		}

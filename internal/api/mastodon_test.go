@@ -732,8 +732,7 @@ func statusIDs(list []*mastodon.Status) []mastodon.ID {
 }
 
 // update_credentials takes an avatar and a header as files, through the
-// picture pipeline, as Mastodon's apps send them; a display name it
-// does not change.
+// picture pipeline, as Mastodon's apps send them, and a display name.
 func TestMastodonProfilePictures(t *testing.T) {
 	e := newEnv(t)
 	alice := e.register("alice")
@@ -759,7 +758,17 @@ func TestMastodonProfilePictures(t *testing.T) {
 	if code, kind, _ := e.fetch(avatar); code != http.StatusOK || !strings.HasPrefix(kind, "image/") {
 		t.Fatalf("the avatar by its link: %d %s", code, kind)
 	}
-	if r := e.do("PATCH", "/api/v1/accounts/update_credentials", alice.token, map[string]any{"display_name": "Alice"}, jsonType...); r.status != http.StatusUnprocessableEntity {
+	if r := e.do("PATCH", "/api/v1/accounts/update_credentials", alice.token, map[string]any{"display_name": "Alice A."}, jsonType...); r.status != http.StatusOK || r.body["display_name"] != "Alice A." {
 		t.Fatalf("a display name: %d %s", r.status, r.raw)
+	}
+	// Every face shows it: the card is changed with the User.
+	if r := e.do("GET", "/social/rest/people/"+alice.id+"/@self", alice.token, nil); e.entry(r)["displayName"] != "Alice A." {
+		t.Fatalf("the person on REST: %s", r.raw)
+	}
+	if r := e.do("PATCH", "/api/v1/accounts/update_credentials", alice.token, map[string]any{"display_name": strings.Repeat("a", 65)}, jsonType...); r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("a display name too long: %d %s", r.status, r.raw)
+	}
+	if r := e.do("PATCH", "/api/v1/accounts/update_credentials", alice.token, map[string]any{"display_name": ""}, jsonType...); r.body["display_name"] != "alice" {
+		t.Fatalf("an empty display name is the username: %s", r.raw)
 	}
 }

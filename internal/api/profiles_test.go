@@ -18,9 +18,9 @@ func TestProfiles(t *testing.T) {
 	bobs := e.uploaded(bob, "bob's")["id"].(string)
 	me := "/social/rest/people/@me/@self"
 	fields := []map[string]string{{"name": "site", "value": "https://example.com/ann"}, {"name": "pronouns", "value": "she/her"}}
-	r := e.do("PUT", me, ann.token, map[string]any{"note": "Hello.\nI write about #go.", "fields": fields, "avatar": avatar, "header": header})
+	r := e.do("PUT", me, ann.token, map[string]any{"displayName": "Ann B.", "note": "Hello.\nI write about #go.", "fields": fields, "avatar": avatar, "header": header})
 	p := e.entry(r)
-	if r.status != 200 || p["note"] != "Hello.\nI write about #go." || len(p["fields"].([]any)) != 2 ||
+	if r.status != 200 || p["displayName"] != "Ann B." || p["note"] != "Hello.\nI write about #go." || len(p["fields"].([]any)) != 2 ||
 		!strings.Contains(p["avatarUrl"].(string), avatar) || !strings.Contains(p["headerUrl"].(string), header) || p["thumbnailUrl"] == nil {
 		t.Fatalf("profile: %d %s", r.status, r.raw)
 	}
@@ -35,7 +35,7 @@ func TestProfiles(t *testing.T) {
 	e.waitQueuesEmpty()
 	for _, it := range e.feedItems(bob, "@me/@friends") {
 		if it["id"] == post {
-			if a := it["author"].(map[string]any); a["note"] != p["note"] || a["avatarUrl"] != p["avatarUrl"] {
+			if a := it["author"].(map[string]any); a["note"] != p["note"] || a["avatarUrl"] != p["avatarUrl"] || a["displayName"] != "Ann B." {
 				t.Errorf("the author on bob's home: %v", a)
 			}
 		}

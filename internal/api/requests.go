@@ -82,9 +82,10 @@ type personUpdate struct {
 
 // personChange is a change of one's account: a field left out is kept.
 type personChange struct {
-	Locked *bool             `json:"locked"`
-	Note   *string           `json:"note"`
-	Fields *[]accounts.Field `json:"fields"`
+	DisplayName *string           `json:"displayName"`
+	Locked      *bool             `json:"locked"`
+	Note        *string           `json:"note"`
+	Fields      *[]accounts.Field `json:"fields"`
 	// Avatar and Header are ids of the person's uploads ("" takes the
 	// picture away).
 	Avatar *string `json:"avatar"`
@@ -99,6 +100,9 @@ func (c personChange) merge(o *personChange) (personChange, error) {
 	}
 	var err error
 	c.Locked, err = both("locked", c.Locked, o.Locked, func(a, b bool) bool { return a == b })
+	if err == nil {
+		c.DisplayName, err = both("displayName", c.DisplayName, o.DisplayName, func(a, b string) bool { return a == b })
+	}
 	if err == nil {
 		c.Note, err = both("note", c.Note, o.Note, func(a, b string) bool { return a == b })
 	}
@@ -150,10 +154,10 @@ func (s *Server) peopleUpdate(ctx context.Context, caller string, p personUpdate
 	if err != nil {
 		return nil, err
 	}
-	profile := accounts.ProfileInput{Note: c.Note, Fields: c.Fields, Avatar: c.Avatar, Header: c.Header}
-	changesProfile := c.Note != nil || c.Fields != nil || c.Avatar != nil || c.Header != nil
+	profile := accounts.ProfileInput{DisplayName: c.DisplayName, Note: c.Note, Fields: c.Fields, Avatar: c.Avatar, Header: c.Header}
+	changesProfile := c.DisplayName != nil || c.Note != nil || c.Fields != nil || c.Avatar != nil || c.Header != nil
 	if c.Locked == nil && !changesProfile {
-		return nil, derrors.New(derrors.InvalidArgument, `give what changes: locked, note, fields, avatar or header`)
+		return nil, derrors.New(derrors.InvalidArgument, `give what changes: locked, displayName, note, fields, avatar or header`)
 	}
 	// The profile first: what a client may get wrong in it (a picture
 	// not theirs, or not loose) is refused before the lock changes.

@@ -89,7 +89,7 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 				return err
 			}
 		}
-		return me.Set(tx, plan.profile)
+		return me.Set(tx, plan.profile, in.DisplayName)
 	})
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
