@@ -87,14 +87,7 @@ func (s *Server) mSignIn(c *gin.Context, m *mreq, who int, scope string) error {
 		m.grant, err = s.accounts.Grant(c.Request.Context(), token)
 	}
 	if errors.Is(err, accounts.ErrBadToken) || errors.Is(err, errMNoToken) {
-		if s.guard.Limits != nil {
-			d := s.guard.Limits.Address.Take(c.ClientIP(), costCall)
-			d.SetHeaders(c.Writer.Header())
-			if !d.Allowed {
-				return d.Err()
-			}
-		}
-		return errMNoToken
+		return s.refuseToken(c, errMNoToken)
 	}
 	if err != nil {
 		return err

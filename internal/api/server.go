@@ -399,12 +399,8 @@ func (s *Server) authn(c *gin.Context) {
 	if err == nil && g.User == "" {
 		err = accounts.ErrBadToken // an app's token of its own speaks for no one
 	}
-	if errors.Is(err, accounts.ErrBadToken) && s.guard.Limits != nil {
-		d := s.guard.Limits.Address.Take(c.ClientIP(), costCall)
-		d.SetHeaders(c.Writer.Header())
-		if !d.Allowed {
-			err = d.Err()
-		}
+	if errors.Is(err, accounts.ErrBadToken) {
+		err = s.refuseToken(c, err)
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -426,6 +422,20 @@ func (s *Server) authn(c *gin.Context) {
 	}
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
+}
+
+// refuseToken is the error of a request with no good token, err: it
+// spends a unit of its address's quota, and once that is spent it is a
+// 429.
+func (s *Server) refuseToken(c *gin.Context, err error) error {
+	if s.guard.Limits != nil {
+		d := s.guard.Limits.Address.Take(c.ClientIP(), costCall)
+		d.SetHeaders(c.Writer.Header())
+		if !d.Allowed {
+			return d.Err()
+		}
+	}
+	return err
 }
 
 // grantKey keys the caller's grant in a request's context.
