@@ -148,6 +148,17 @@ func TestMastodonSignIn(t *testing.T) {
 		t.Fatal("a code traded twice")
 	}
 
+	// A code approved by someone deleted since gives no token.
+	gone := e.register("gone")
+	goneCode := e.approve(app, gone, "read")
+	if r := e.do("DELETE", "/auth/account", gone.token, map[string]string{"password": "password-gone"}); r.status >= 300 {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	late := mastodon.NewClient(&mastodon.Config{Server: e.url, ClientID: app.ClientID, ClientSecret: app.ClientSecret})
+	if err := late.AuthenticateToken(ctx, goneCode, oob); err == nil {
+		t.Fatal("a token for someone deleted")
+	}
+
 	// Revoked, the token stops at once.
 	if err := c.RevokeToken(ctx); err != nil {
 		t.Fatal(err)

@@ -358,6 +358,15 @@ func (s *Service) trade(ctx context.Context, x Exchange) (Token, error) {
 	case c.Challenge == "" && x.ClientSecret == "":
 		return Token{}, ErrInvalidClient // neither proof
 	}
+	// Whoever approved may have been deleted or suspended since: as a
+	// sign-in, no token then.
+	p, err := s.accounts.Get(ctx, c.User)
+	if errors.Is(err, accounts.ErrNoSuchPerson) || err == nil && p.Standing().IsSuspended() {
+		return Token{}, ErrInvalidGrant
+	}
+	if err != nil {
+		return Token{}, err
+	}
 	return s.issue(ctx, accounts.Grant{User: c.User, App: a.ClientID, Scopes: c.Scopes})
 }
 
