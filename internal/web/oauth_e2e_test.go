@@ -29,6 +29,10 @@ func TestMastodonConsentPage(t *testing.T) {
 	// The app's own page, where the person lands back.
 	landed := make(chan url.Values, 4)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/callback" {
+			http.NotFound(w, r) // the browser's own asks (a favicon)
+			return
+		}
 		landed <- r.URL.Query()
 		_, _ = w.Write([]byte("<!doctype html><title>back in the app</title><p>back in the app</p>"))
 	}))
