@@ -534,6 +534,13 @@ func TestMastodonListsFiltersTagsReportsMedia(t *testing.T) {
 	if l, err := ca.GetTimelineList(ctx, list.ID, nil); err != nil || len(l) != 1 {
 		t.Fatalf("the list once the filter changed: %+v %v", l, err)
 	}
+	exp := e.do("PUT", "/api/v2/filters/"+fid, alice.token, url.Values{"expires_in": {"3600"}}.Encode(), "Content-Type", "application/x-www-form-urlencoded").body
+	if at, err := time.Parse(time.RFC3339, fmt.Sprint(exp["expires_at"])); err != nil || at.Before(time.Now().Add(50*time.Minute)) || at.After(time.Now().Add(70*time.Minute)) {
+		t.Fatalf("a filter's expiry: %v", exp)
+	}
+	if r := e.do("GET", "/api/v2/filters", alice.token, nil); r.status != http.StatusOK || !strings.Contains(string(r.raw), `"expires_at":"`) {
+		t.Fatalf("filters: %d %s", r.status, r.raw)
+	}
 	if r := e.do("DELETE", "/api/v2/filters/"+fid, alice.token, nil); r.status != http.StatusOK {
 		t.Fatalf("filter delete: %d %s", r.status, r.raw)
 	}
