@@ -82,9 +82,7 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 		Namespace:     cfg.Namespace,
 		APIAddr:       net.JoinHostPort(*host, *port),
 		TasksAddr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(*tasksPort)),
-		Accounts:      cfg.Accounts(),
-		Rebuild:       cfg.Rebuild(),
-		Limits:        &cfg.RateLimits,
+		Config:        cfg,
 		Logger:        log,
 	}
 	where := "Firestore in Datastore mode, data in memory"

@@ -26,6 +26,10 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chdir("cmd/dev") })
 
+	// The server's variables reach the local stack, wired as the server
+	// is: a page of this origin may call the API.
+	const origin = "https://app.example.org"
+	t.Setenv("CORS_ORIGINS", origin)
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -60,6 +64,14 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines["API"], "http://127.0.0.1:") {
 		t.Errorf("the API listens on %s, want 127.0.0.1 unless --host says otherwise", lines["API"])
+	}
+	preflight, _ := http.NewRequest("OPTIONS", lines["API"]+"/api/v1/statuses/1", nil)
+	preflight.Header.Set("Origin", origin)
+	preflight.Header.Set("Access-Control-Request-Method", "PATCH")
+	preflight.Header.Set("Access-Control-Request-Headers", "authorization,idempotency-key")
+	if resp, err := http.DefaultClient.Do(preflight); err != nil || resp.Header.Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "PATCH") {
+		t.Errorf("CORS_ORIGINS' preflight on the dev stack: %v %v", resp, err)
 	}
 	// A task request made up by anyone who reaches the port is refused,
 	// whatever App Engine header it carries.

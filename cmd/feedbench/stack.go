@@ -22,7 +22,6 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/meter"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 )
 
@@ -144,12 +143,11 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	namespace := fmt.Sprintf("feedbench-%d", time.Now().UnixNano())
 	// The least bcrypt work: sign-ups are seeding here, not what is
 	// measured. Tokens are cached as the service's default configures.
-	acfg := accounts.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second}
-	rcfg := rebuild.Config{CopyLimit: 200, BackfillMax: 1000}
+	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, CopyLimit: 200, BackfillMax: 1000}
 	st, err := localstack.Start(ctx, localstack.Options{
 		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
 		ClientOptions: []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept, s.meter.Intercept))},
-		Accounts:      acfg, Rebuild: rcfg, Logger: log,
+		Config:        service, Logger: log,
 		Wrap: func(h http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				origin := fromRequest
@@ -176,10 +174,10 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	if s.db, err = store.New(client, namespace); err != nil {
 		return nil, err
 	}
-	if s.acc, err = accounts.New(s.db, st.Gen, acfg); err != nil {
+	if s.acc, err = accounts.New(s.db, st.Gen, service.Accounts()); err != nil {
 		return nil, err
 	}
-	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, rcfg, app.Pictures{})
+	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, service.Rebuild(), app.Pictures{})
 	if err != nil {
 		return nil, err
 	}

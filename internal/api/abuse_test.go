@@ -23,7 +23,7 @@ import (
 // setup, with rate limits lim.
 func limited(t *testing.T, setup *env, lim ratelimit.Config) *env {
 	t.Helper()
-	return newEnvFrom(t, localstack.Options{DB: setup.db, Limits: &lim})
+	return newEnvFrom(t, localstack.Options{DB: setup.db, Config: app.Config{RateLimits: lim}})
 }
 
 func retryAfter(t *testing.T, r resp) int {

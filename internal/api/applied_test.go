@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"socialstream/internal/app"
 	"socialstream/internal/dsfaults"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -96,5 +96,5 @@ func newEnvWithFaults(t *testing.T, cfg ...dsfaults.Config) (*env, *dsfaults.Inj
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnvOn(t, db, rebuild.Config{}), inj
+	return newEnvOn(t, db, app.Config{}), inj
 }

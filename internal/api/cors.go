@@ -12,7 +12,7 @@ import (
 // CORS lets pages of the listed origins (exact: scheme, host and port)
 // call the API from a browser: preflights are answered with the methods
 // and headers the API takes, and the rate-limit headers and Retry-After
-// are exposed to the page. Credentials are a bearer token the page sends
+// are exposed to the page, with the Mastodon face's Link (its paging). Credentials are a bearer token the page sends
 // itself, never cookies, so none are allowed. Any other origin's page is
 // answered without CORS headers, and its browser keeps the answer from it.
 // (github.com/rs/cors: a small, widely used net/http middleware that
@@ -21,9 +21,12 @@ import (
 func CORS(origins []string, h http.Handler) http.Handler {
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
-		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete},
-		AllowedHeaders: []string{"Authorization", "Content-Type"},
-		ExposedHeaders: []string{"RateLimit", "RateLimit-Policy", "Retry-After", "Location"},
+		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
+		// Idempotency-Key: a Mastodon web client's retried post.
+		AllowedHeaders: []string{"Authorization", "Content-Type", "Idempotency-Key"},
+		// Link: the Mastodon face's paging; X-RateLimit-*: its limits.
+		ExposedHeaders: []string{"RateLimit", "RateLimit-Policy", "Retry-After", "Location", "Link",
+			"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"},
 		MaxAge:         600,
 	}).Handler(h)
 }

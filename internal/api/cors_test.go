@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"socialstream/internal/app"
 	"socialstream/internal/localstack"
 )
 
@@ -13,7 +14,7 @@ import (
 // expose the rate-limit headers. Another origin's gets no CORS header.
 func TestCORSForListedOriginsOnly(t *testing.T) {
 	const listed, other = "https://gadgets.example.com", "https://elsewhere.example.com"
-	e := newEnvFrom(t, localstack.Options{CORSOrigins: []string{listed}})
+	e := newEnvFrom(t, localstack.Options{Config: app.Config{CORSOrigins: []string{listed}}})
 	preflight := func(origin string) resp {
 		return e.do("OPTIONS", "/social/rest/activities/@me/@self", "", nil, "Origin", origin,
 			"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization,content-type")
@@ -24,13 +25,20 @@ func TestCORSForListedOriginsOnly(t *testing.T) {
 		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "authorization") || h.Get("Access-Control-Allow-Credentials") != "" {
 		t.Errorf("a listed origin's preflight: %d %v", r.status, h)
 	}
+	// What Mastodon web clients send: PATCH, and a post's Idempotency-Key.
+	r = e.do("OPTIONS", "/api/v1/accounts/update_credentials", "", nil, "Origin", listed,
+		"Access-Control-Request-Method", "PATCH", "Access-Control-Request-Headers", "authorization,idempotency-key")
+	if h := r.header; h.Get("Access-Control-Allow-Origin") != listed || !strings.Contains(h.Get("Access-Control-Allow-Methods"), "PATCH") ||
+		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "idempotency-key") {
+		t.Errorf("a Mastodon web client's preflight: %d %v", r.status, h)
+	}
 	if r := preflight(other); r.header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("another origin's preflight is allowed: %v", r.header)
 	}
 	ann := e.register("ann")
 	r = e.do("GET", "/social/rest/people/@me/@self", ann.token, nil, "Origin", listed)
 	expose := strings.ToLower(r.header.Get("Access-Control-Expose-Headers"))
-	if r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != listed || !strings.Contains(expose, "ratelimit") || !strings.Contains(expose, "retry-after") {
+	if r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != listed || !strings.Contains(expose, "ratelimit") || !strings.Contains(expose, "retry-after") || !strings.Contains(expose, "link") {
 		t.Errorf("a listed origin's call: %d %v", r.status, r.header)
 	}
 	if r := e.do("GET", "/social/rest/people/@me/@self", ann.token, nil, "Origin", other); r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != "" {

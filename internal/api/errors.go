@@ -38,16 +38,32 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if errors.Is(err, errNoMethod) {
 		status = http.StatusMethodNotAllowed
 	}
-	ctx := c.Request.Context()
-	if status >= 500 {
-		s.log.ErrorContext(ctx, "request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
-	} else {
-		s.log.WarnContext(ctx, "request refused", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
-	}
+	status = s.logFailure(c, status, err)
 	if status == http.StatusServiceUnavailable {
 		c.Header("Retry-After", "1") // what we answer 503 for passes in moments
 	}
 	c.AbortWithStatusJSON(status, errorBody{errorDetail{Code: status, Message: msg}})
+}
+
+// logFailure logs a request that did not succeed, by what it was, and
+// returns the status to answer: a 5xx at Error (someone must look), a
+// refusal at Warn, and a request its client abandoned (its context
+// canceled, whatever error that surfaced as) at Info with
+// derrors.StatusClientClosed, since no one can fix it and no one reads the
+// answer.
+func (s *Server) logFailure(c *gin.Context, status int, err error) int {
+	ctx := c.Request.Context()
+	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "err", err}
+	switch {
+	case status == derrors.StatusClientClosed || ctx.Err() != nil:
+		s.log.InfoContext(ctx, "request abandoned by its client", attrs...)
+		return derrors.StatusClientClosed
+	case status >= 500:
+		s.log.ErrorContext(ctx, "request failed", append(attrs, "status", status)...)
+	default:
+		s.log.WarnContext(ctx, "request refused", append(attrs, "status", status)...)
+	}
+	return status
 }
 
 // decodeJSON reads the request body, a JSON object, into dst. Unknown fields

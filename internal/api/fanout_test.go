@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/app"
 	"socialstream/internal/graph"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -21,7 +21,7 @@ import (
 func TestPostReachesHundredThousandFollowers(t *testing.T) {
 	const followers = 100_000
 	// An emulator of its own: 100,000 follows would slow every later test.
-	e := newEnvOn(t, testenv.OwnDB(t), rebuild.Config{BackfillMax: 1000})
+	e := newEnvOn(t, testenv.OwnDB(t), app.Config{BackfillMax: 1000})
 	ctx := context.Background()
 	author := e.register("celebrity")
 	ids := make([]string, followers)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"socialstream/internal/app"
 	"socialstream/internal/localstack"
 	"socialstream/internal/ratelimit"
 )
@@ -31,7 +32,7 @@ func TestJunkNeverA500(t *testing.T) {
 }
 
 func (e *env) stackLimits(lim ratelimit.Config) *env {
-	return newEnvFrom(e.t, localstack.Options{DB: e.db, Limits: &lim})
+	return newEnvFrom(e.t, localstack.Options{DB: e.db, Config: app.Config{RateLimits: lim}})
 }
 
 // junk runs the sweep on e and returns how many answers were 429s.

@@ -21,7 +21,6 @@ import (
 	"socialstream/internal/likes"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
@@ -69,20 +68,14 @@ var parallelTests sync.Map // testing.TB → true: the tests that called Paralle
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return newEnvWith(t, rebuild.Config{BackfillMax: 1000})
+	return newEnvOn(t, testenv.DB(t), app.Config{BackfillMax: 1000})
 }
 
-// newEnvWith is newEnv with the rebuild jobs configured.
-func newEnvWith(t testing.TB, rcfg rebuild.Config) *env {
+// newEnvOn is newEnv on the given store and configuration: the local
+// stack, with its tasks emulator and the API on real HTTP.
+func newEnvOn(t testing.TB, db *store.DB, cfg app.Config) *env {
 	t.Helper()
-	return newEnvOn(t, testenv.DB(t), rcfg)
-}
-
-// newEnvOn is newEnv on the given store: the local stack, with its
-// tasks emulator and the API on real HTTP.
-func newEnvOn(t testing.TB, db *store.DB, rcfg rebuild.Config) *env {
-	t.Helper()
-	return newEnvFrom(t, localstack.Options{DB: db, Rebuild: rcfg})
+	return newEnvFrom(t, localstack.Options{DB: db, Config: cfg})
 }
 
 // newEnvFrom is newEnv with the local stack's options o (its store, its
@@ -99,7 +92,7 @@ func newEnvFrom(t testing.TB, o localstack.Options) *env {
 	}
 	logs := &testenv.Logs{}
 	o.Dir, o.Project, o.Location, o.DispatchDeadline = root, testenv.Project, "test", time.Minute
-	o.Accounts.BcryptCost = bcrypt.MinCost
+	o.Config.BcryptCost = bcrypt.MinCost
 	o.Logger = logging.New(logs, slog.LevelInfo, testenv.Project)
 	st, err := localstack.Start(context.Background(), o)
 	if err != nil {

@@ -144,12 +144,7 @@ func (s *Server) mfail(c *gin.Context, err error) {
 	if status == http.StatusNotFound && msg == "" {
 		msg = "Record not found"
 	}
-	ctx := c.Request.Context()
-	if status >= 500 {
-		s.log.ErrorContext(ctx, "request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
-	} else {
-		s.log.WarnContext(ctx, "request refused", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
-	}
+	status = s.logFailure(c, status, err)
 	body := gin.H{"error": msg}
 	if code, desc, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(c.Request.URL.Path, "/oauth/") && !strings.Contains(code, " ") {
 		body = gin.H{"error": code, "error_description": desc}

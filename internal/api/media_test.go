@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"socialstream/internal/app"
 	"socialstream/internal/localstack"
 	"socialstream/internal/media"
 	"socialstream/internal/ratelimit"
@@ -420,7 +421,7 @@ func TestUploadRateLimit(t *testing.T) {
 	setup := newEnv(t)
 	lim := ratelimit.Defaults()
 	lim.Upload = ratelimit.Rule{Quota: 2, Window: time.Hour}
-	e := newEnvFrom(t, localstack.Options{DB: setup.db, Limits: &lim})
+	e := newEnvFrom(t, localstack.Options{DB: setup.db, Config: app.Config{RateLimits: lim}})
 	ann := e.register("ann")
 	for i := range 3 {
 		r := e.upload(ann, picture(t, "png", 4, 4), "")

@@ -2,7 +2,10 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -57,5 +60,37 @@ func TestUnavailableSaysWhenToRetry(t *testing.T) {
 		if got := w.Header().Get("Retry-After"); got != want {
 			t.Errorf("%s: %d with Retry-After %q, want %q", path, w.Code, got, want)
 		}
+	}
+}
+
+// A request its client abandoned is no failure anyone can fix: whatever
+// error its canceled context surfaced as (the context's own, or a
+// Datastore call's), it is logged at INFO as abandoned, never at ERROR,
+// on both faces; a failure of a request still awaited stays an ERROR.
+func TestAbandonedRequestIsNoError(t *testing.T) {
+	var logs bytes.Buffer
+	s := &Server{log: logging.New(&logs, slog.LevelInfo, "p")}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.GET("/rest", func(c *gin.Context) { s.fail(c, fmt.Errorf("activities.Feed: %w", c.Request.Context().Err())) })
+	r.GET("/api/v1/masto", func(c *gin.Context) { s.mfail(c, errors.New("rpc error: code = Canceled desc = context canceled")) })
+	r.GET("/broken", func(c *gin.Context) { s.fail(c, errors.New("boom")) })
+	for _, path := range []string{"/rest", "/api/v1/masto"} {
+		logs.Reset()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the client went away
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil).WithContext(ctx))
+		var line map[string]any
+		if err := json.NewDecoder(&logs).Decode(&line); err != nil {
+			t.Fatalf("%s: log %q: %v", path, logs.String(), err)
+		}
+		if line["severity"] != "INFO" || line["message"] != "request abandoned by its client" {
+			t.Errorf("%s: logged %v", path, line)
+		}
+	}
+	logs.Reset()
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/broken", nil))
+	if !strings.Contains(logs.String(), `"severity":"ERROR"`) {
+		t.Errorf("a failure of an awaited request: %s", logs.String())
 	}
 }

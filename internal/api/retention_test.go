@@ -10,9 +10,9 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/api"
+	"socialstream/internal/app"
 	"socialstream/internal/ids"
 	"socialstream/internal/localstack"
-	"socialstream/internal/rebuild"
 )
 
 // With a home retention set, a home feed ends at its edge, a follow copies
@@ -42,7 +42,7 @@ func TestHomeRetention(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	}
-	e := newEnvFrom(t, localstack.Options{Rebuild: rebuild.Config{BackfillMax: 1000, HomeRetention: time.Hour}, Gen: gen, Wrap: wrap})
+	e := newEnvFrom(t, localstack.Options{Config: app.Config{BackfillMax: 1000, HomeRetention: time.Hour}, Gen: gen, Wrap: wrap})
 	author, reader, late := e.register("author"), e.register("reader"), e.register("late")
 	e.follow(reader, author.id)
 	e.settle()

@@ -324,7 +324,9 @@ func (s *Server) runRPC(ctx context.Context, caller string, call rpcCall) rpcRes
 	}
 	if err != nil {
 		status, msg := derrors.Status(err)
-		if status >= 500 && status != http.StatusNotImplemented {
+		if status == derrors.StatusClientClosed || ctx.Err() != nil {
+			s.log.InfoContext(ctx, "rpc call abandoned by its client", "method", call.Method, "err", err)
+		} else if status >= 500 && status != http.StatusNotImplemented {
 			s.log.ErrorContext(ctx, "rpc call failed", "method", call.Method, "err", err)
 		} else {
 			s.log.WarnContext(ctx, "rpc call refused", "method", call.Method, "status", status, "err", err)

@@ -18,7 +18,7 @@ func twoInstances(t *testing.T) (a, b *env) {
 	t.Helper()
 	a = newEnvFrom(t, localstack.Options{})
 	o := localstack.Options{DB: a.db}
-	o.Accounts.TokenCacheTTL = time.Minute
+	o.Config.TokenCacheTTL = time.Minute
 	b = newEnvFrom(t, o)
 	return a, b
 }

@@ -87,6 +87,12 @@ type Config struct {
 
 	CopyLimit   int // COPY_LIMIT: activities copied at once on follow or join
 	BackfillMax int // BACKFILL_MAX: older activities the backfill covers; 0 is off
+	// GiveUpAfter is how long a job waits for the change it is about to
+	// commit (0: 2 minutes), and BackfillBatch how many activities one
+	// backfill job covers (0: 50); no variable sets them: the
+	// convergence checker does.
+	GiveUpAfter   time.Duration
+	BackfillBatch int
 	// HomeRetention is HOME_RETENTION, a Go duration: how far back a home
 	// feed reaches, and how long its audience copies are kept (0: for
 	// ever; else at least MinHomeRetention).
@@ -329,7 +335,8 @@ func (c Config) Accounts() accounts.Config {
 
 // Rebuild is the rebuild jobs' part of the configuration.
 func (c Config) Rebuild() rebuild.Config {
-	return rebuild.Config{CopyLimit: c.CopyLimit, BackfillMax: c.BackfillMax, HomeRetention: c.HomeRetention}
+	return rebuild.Config{CopyLimit: c.CopyLimit, BackfillMax: c.BackfillMax, HomeRetention: c.HomeRetention,
+		GiveUpAfter: c.GiveUpAfter, BackfillBatch: c.BackfillBatch}
 }
 
 // App is the built service.
@@ -394,27 +401,56 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	gen := ids.New()
 	q, err := queue.NewCloudTasks(tasksClient, queue.Config{Project: cfg.Project, Location: cfg.TasksLocation, Service: cfg.Service})
 	if err != nil {
 		return nil, err
 	}
-	acc, err := accounts.New(db, gen, cfg.Accounts())
-	if err != nil {
-		return nil, err
-	}
-	s, err := NewServices(db, gen, acc, q, log, cfg.Rebuild(), Pictures{Client: storageClient, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL, Memory: int64(cfg.UploadMemory) << 20})
+	s, h, err := Wire(cfg, log, Parts{DB: db, Gen: ids.New(), Queue: q, Storage: storageClient})
 	if err != nil {
 		return nil, err
 	}
 	if err := s.Cursors.Warm(ctx); err != nil {
 		log.Warn("the cursors' key was not read; the first page to need it will", "err", err)
 	}
-	limits, err := ratelimit.New(db, cfg.RateLimits)
+	return h, nil
+}
+
+// Parts are what the service runs on, opened by its caller from the
+// configuration (cmd/server) or started beside it (the local stack): the
+// store, the ids' generator, the queues, and the pictures' Cloud Storage
+// client (nil: no pictures, for stacks that serve no API).
+type Parts struct {
+	DB      *store.DB
+	Gen     *ids.Generator
+	Queue   queue.Queue
+	Storage *storage.Client
+}
+
+// Wire builds the services over p and the API's handler, from every
+// setting of cfg that is not about reaching the parts: accounts and
+// tokens, the copies' limits and retention, the pictures' bucket, links
+// and memory, the rate limits (none when cfg.RateLimits.Off), CORS, and
+// the task requests' proof. It is the one function cmd/server and the
+// local stack both call, so a setting cannot reach one and not the other.
+func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error) {
+	acc, err := accounts.New(p.DB, p.Gen, cfg.Accounts())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return Routes(s, log, api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, Limits: limits, CORSOrigins: cfg.CORSOrigins})
+	pics := Pictures{Client: p.Storage, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL, Memory: int64(cfg.UploadMemory) << 20}
+	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics)
+	if err != nil {
+		return nil, nil, err
+	}
+	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
+	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {
+		return nil, nil, err
+	}
+	h, err := Routes(s, log, guard)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, h, nil
 }
 
 // Services are the domain services, built in the order of ownership.

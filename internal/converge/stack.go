@@ -9,11 +9,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/api/option"
 
-	"socialstream/internal/accounts"
+	"socialstream/internal/app"
 	"socialstream/internal/dsfaults"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )
@@ -44,11 +43,8 @@ type stack struct {
 // startStack starts the stack cfg describes. index.yaml and queue.yaml are
 // read from cfg.Dir.
 func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, error) {
-	acc := accounts.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second}
-	rcfg := rebuild.Config{
-		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch,
-		GiveUpAfter: cfg.GiveUpAfter,
-	}
+	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second,
+		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter}
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	st, err := localstack.Start(ctx, localstack.Options{
@@ -72,7 +68,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 			Fail: cfg.TaskFaults / 2, Timeout: cfg.TaskFaults / 2,
 			CreateFail: cfg.EnqueueFaults, CreateLost: cfg.EnqueueFaults,
 		},
-		Accounts: acc, Rebuild: rcfg,
+		Config: service,
 		Logger: logging.New(logOut, cfg.LogLevel, project),
 	})
 	if err != nil {
@@ -83,7 +79,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	// (its writes are all refused), and a token cache of its own.
 	other, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location, DB: st.DB,
-		DispatchDeadline: time.Minute, Accounts: acc, Rebuild: rcfg,
+		DispatchDeadline: time.Minute, Config: service,
 		Logger: logging.New(logOut, cfg.LogLevel, project),
 	})
 	if err != nil {

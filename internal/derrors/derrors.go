@@ -11,6 +11,7 @@
 package derrors
 
 import (
+	"context"
 	"errors"
 	"net/http"
 )
@@ -30,7 +31,14 @@ var (
 	// Unimplemented is a method the service does not have (JSON-RPC's
 	// notImplemented).
 	Unimplemented = errors.New("not implemented")
+	// Canceled is a request its client abandoned (its context canceled):
+	// nothing failed that anyone could fix, and no one reads the answer.
+	Canceled = errors.New("the client closed the request")
 )
+
+// StatusClientClosed is the status logged for a request its client
+// abandoned (as proxies log it); no client ever reads it.
+const StatusClientClosed = 499
 
 // kinds maps each kind to its HTTP status, in the order they are tested.
 var kinds = []struct {
@@ -46,6 +54,8 @@ var kinds = []struct {
 	{RateLimited, http.StatusTooManyRequests},
 	{Unavailable, http.StatusServiceUnavailable},
 	{Unimplemented, http.StatusNotImplemented},
+	{Canceled, StatusClientClosed},
+	{context.Canceled, StatusClientClosed},
 }
 
 // Error is an error of a known kind with a message fit for the client.

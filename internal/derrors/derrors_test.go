@@ -21,6 +21,8 @@ func TestStatus(t *testing.T) {
 		{"unknown is a 500 without details", fmt.Errorf("datastore: secret detail: %w", context.DeadlineExceeded), http.StatusInternalServerError, "internal error"},
 		{"plain error", errors.New("boom"), http.StatusInternalServerError, "internal error"},
 		{"too large", New(TooLarge, "body over 1 MiB"), http.StatusRequestEntityTooLarge, "body over 1 MiB"},
+		{"abandoned by its client", fmt.Errorf("activities.Feed: %w", context.Canceled), StatusClientClosed, "context canceled"},
+		{"abandoned, as a kind", fmt.Errorf("store: %w", Canceled), StatusClientClosed, "the client closed the request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,9 +23,9 @@ import (
 	"strconv"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
 
-	"socialstream/internal/accounts"
 	"socialstream/internal/api"
 	"socialstream/internal/app"
 	"socialstream/internal/dsemu"
@@ -33,7 +33,6 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/ratelimit"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )
@@ -42,9 +41,13 @@ import (
 type Options struct {
 	// Dir is where index.yaml and queue.yaml are; default ".".
 	Dir string
-	// CORSOrigins are the origins whose pages may call the API from a
-	// browser (api.Guard.CORSOrigins).
-	CORSOrigins []string
+	// Config is the service's configuration, as cmd/server reads it
+	// (app.ReadEnv), wired by the function cmd/server's is (app.Wire):
+	// the stack sets alone what reaching its own parts takes (the
+	// project, the queues' location, the emulators, the tasks' proof, the
+	// bucket, and the public URL when Config has none). Zero rate limits
+	// are none.
+	Config app.Config
 	// Project and Location name the emulators' project and queue
 	// location; default "socialstream-local" and "local".
 	Project, Location string
@@ -81,13 +84,9 @@ type Options struct {
 	TaskFaults       tasksemu.Faults
 	DispatchDeadline time.Duration // default the emulator's
 
-	Accounts accounts.Config
-	Rebuild  rebuild.Config
 	// Gen mints the ids; default ids.New() (tests bring one on a clock
 	// of their own).
 	Gen *ids.Generator
-	// Limits are the API's rate limits; nil is none.
-	Limits *ratelimit.Config
 	// Wrap, when set, wraps the API's handler (to tag requests, say).
 	Wrap   func(http.Handler) http.Handler
 	Logger *slog.Logger // default: discard
@@ -222,30 +221,28 @@ func (s *Stack) startTasks(o Options) error {
 	return nil
 }
 
-// handler builds the services and the API's handler.
+// handler builds the services and the API's handler, as cmd/server's
+// are built (app.Wire), over the stack's own parts.
 func (s *Stack) handler(ctx context.Context, o Options) (http.Handler, error) {
 	s.Gen = o.Gen
 	if s.Gen == nil {
 		s.Gen = ids.New()
 	}
-	acc, err := accounts.New(s.DB, s.Gen, o.Accounts)
+	storage, err := s.openStorage(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	pics, err := s.openStorage(ctx, o)
-	if err != nil {
-		return nil, err
+	cfg := o.Config
+	cfg.Project, cfg.TasksLocation, cfg.Namespace, cfg.MediaBucket = o.Project, o.Location, s.DB.Namespace(), s.Bucket
+	cfg.TasksSecret, cfg.OnAppEngine, cfg.Service = s.TaskSecret, false, ""
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = s.URL
 	}
-	if s.Services, err = app.NewServices(s.DB, s.Gen, acc, s.Tasks.Queue, o.Logger, o.Rebuild, pics); err != nil {
-		return nil, err
+	if cfg.RateLimits == (ratelimit.Config{}) {
+		cfg.RateLimits.Off = true
 	}
-	guard := api.Guard{TaskSecret: s.TaskSecret, CORSOrigins: o.CORSOrigins}
-	if o.Limits != nil {
-		if guard.Limits, err = ratelimit.New(s.DB, *o.Limits); err != nil {
-			return nil, err
-		}
-	}
-	h, err := app.Routes(s.Services, o.Logger, guard)
+	var h http.Handler
+	s.Services, h, err = app.Wire(cfg, o.Logger, app.Parts{DB: s.DB, Gen: s.Gen, Queue: s.Tasks.Queue, Storage: storage})
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +283,7 @@ func (s *Stack) openStore(ctx context.Context, o Options) (*store.DB, error) {
 
 // openStorage connects to the Cloud Storage emulator o names, or starts
 // one in the process.
-func (s *Stack) openStorage(ctx context.Context, o Options) (app.Pictures, error) {
+func (s *Stack) openStorage(ctx context.Context, o Options) (*storage.Client, error) {
 	s.Bucket = o.Bucket
 	if s.Bucket == "" {
 		s.Bucket = "socialstream-local-media"
@@ -295,7 +292,7 @@ func (s *Stack) openStorage(ctx context.Context, o Options) (app.Pictures, error
 	if endpoint == "" {
 		emu, err := gcsemu.Start(0, s.Bucket)
 		if err != nil {
-			return app.Pictures{}, err
+			return nil, err
 		}
 		s.Storage = emu
 		s.closers = append(s.closers, emu.Stop)
@@ -304,10 +301,10 @@ func (s *Stack) openStorage(ctx context.Context, o Options) (app.Pictures, error
 	s.StorageEndpoint = endpoint
 	client, err := media.Dial(ctx, endpoint)
 	if err != nil {
-		return app.Pictures{}, err
+		return nil, err
 	}
 	s.closers = append(s.closers, func() { client.Close() })
-	return app.Pictures{Client: client, Bucket: s.Bucket, PublicURL: s.URL}, nil
+	return client, nil
 }
 
 // Wait returns when ctx is done, or with the error of a part of the stack

@@ -114,6 +114,8 @@ func Convert(err error) error {
 			return fmt.Errorf("%w: %w", derrors.Conflict, err)
 		case codes.NotFound: // a Transform of an entity that is not there
 			return fmt.Errorf("%w: %w", ErrGone, err)
+		case codes.Canceled: // the request's client went away
+			return fmt.Errorf("%w: %w", derrors.Canceled, err)
 		case codes.Aborted, codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
 			return fmt.Errorf("%w: %w", derrors.Unavailable, err)
 		}

@@ -21,7 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"golang.org/x/crypto/bcrypt"
 
-	"socialstream/internal/accounts"
+	"socialstream/internal/app"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/testenv"
@@ -44,7 +44,7 @@ func TestSpansOfARequestAndItsCalls(t *testing.T) {
 	logs := &testenv.Logs{}
 	st, err := localstack.Start(context.Background(), localstack.Options{
 		DB: testenv.DB(t), Dir: root, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
-		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Logger: logging.New(logs, slog.LevelDebug, testenv.Project),
+		Config: app.Config{BcryptCost: bcrypt.MinCost}, Logger: logging.New(logs, slog.LevelDebug, testenv.Project),
 	})
 	if err != nil {
 		t.Fatal(err)

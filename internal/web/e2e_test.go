@@ -21,11 +21,11 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/app"
 	"socialstream/internal/ids"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/moderation"
-	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -658,9 +658,8 @@ func startStackWith(t *testing.T, db *store.DB, origins []string) string {
 		t.Fatal(err)
 	}
 	st, err := localstack.Start(context.Background(), localstack.Options{
-		CORSOrigins: origins,
-		Dir:         root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
-		Accounts: accounts.Config{BcryptCost: bcrypt.MinCost}, Rebuild: rebuild.Config{BackfillMax: 1000},
+		Config: app.Config{CORSOrigins: origins, BcryptCost: bcrypt.MinCost, BackfillMax: 1000},
+		Dir:    root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
 		Logger: logging.New(os.Stderr, slog.LevelWarn, testenv.Project),
 		Wrap: func(h http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -897,7 +896,7 @@ var shotSeq struct {
 // value shows on it as text.
 func (b *tab) shot(step string) {
 	b.t.Helper()
-	if bad := b.evalString(`(document.body.innerText.match(/null|undefined|NaN|\[object Object\]/) || [''])[0]`); bad != "" && step != "failed" {
+	if bad := b.evalString(`((document.body ? document.body.innerText : '').match(/null|undefined|NaN|\[object Object\]/) || [''])[0]`); bad != "" && step != "failed" {
 		b.t.Errorf("%s at %s: the page shows %q", b.name, step, bad)
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)

@@ -34,7 +34,7 @@ func TestMastodonConsentPage(t *testing.T) {
 			return
 		}
 		landed <- r.URL.Query()
-		_, _ = w.Write([]byte("<!doctype html><title>back in the app</title><p>back in the app</p>"))
+		_, _ = w.Write([]byte(`<!doctype html><title>back in the app</title><p id="back">back in the app</p>`))
 	}))
 	t.Cleanup(app.Close)
 	callback := app.URL + "/callback"
@@ -79,7 +79,7 @@ func TestMastodonConsentPage(t *testing.T) {
 	ann.shot("wrong-password")
 
 	// Deny: the app hears access_denied, with its state.
-	ann.do(chromedp.Click(chromedp.CSS(`#deny`)), chromedp.WaitVisible(chromedp.CSS(`p`)))
+	ann.do(chromedp.Click(chromedp.CSS(`#deny`)), chromedp.WaitVisible(chromedp.CSS(`#back`)))
 	if q := <-landed; q.Get("error") != "access_denied" || q.Get("state") != "s-1" || q.Get("code") != "" {
 		t.Fatalf("denied: the app got %v", q)
 	}
@@ -94,6 +94,9 @@ func TestMastodonConsentPage(t *testing.T) {
 	if q.Get("code") == "" || q.Get("state") != "s-1" {
 		t.Fatalf("approved: the app got %v", q)
 	}
+	// The app heard the request before the browser has its page: read
+	// the page once it is there.
+	ann.do(chromedp.WaitVisible(chromedp.CSS(`#back`)))
 	ann.shot("back-in-the-app")
 	var tok struct {
 		AccessToken string `json:"access_token"`
