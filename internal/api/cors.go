@@ -27,7 +27,7 @@ func CORS(origins []string, h http.Handler) http.Handler {
 		// Link: the Mastodon face's paging; X-RateLimit-*: its limits.
 		ExposedHeaders: []string{"RateLimit", "RateLimit-Policy", "Retry-After", "Location", "Link",
 			"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"},
-		MaxAge:         600,
+		MaxAge: 600,
 	}).Handler(h)
 }
 
