@@ -177,6 +177,11 @@ type Activity struct {
 	InReplyToUser string   `datastore:"inReplyToUserId,omitempty"` // indexed: an erasure forgets whom replies answered
 	Thread        string   `datastore:"thread,noindex,omitempty"`
 	Ancestors     []string `datastore:"ancestors,omitempty"`
+
+	// shared is, on a repost read by Exists, the activity it shares
+	// (nil: gone), never stored: who may see a repost, or react to it, is
+	// decided by it too (Seen).
+	shared *Activity
 }
 
 // Audience is one chunk of an activity's home-feed audience.

@@ -95,6 +95,46 @@ func TestDecidePost(t *testing.T) {
 				t.Errorf("%+v, audience %v", p, p.audiences[0].FollowerIDs)
 			}
 		}},
+		{name: "a public reply tells the person answered", facts: func(f *postFacts) { f.answers, f.mentionable = "cat", nil },
+			check: func(t *testing.T, p postPlan) {
+				if !p.tell {
+					t.Errorf("%+v", p)
+				}
+			}},
+		{name: "a reply for followers tells the person answered if they follow", facts: func(f *postFacts) {
+			f.answers, f.visibility, f.mentionable, f.answeredFollows = "cat", FollowersOnly, nil, true
+		}, check: func(t *testing.T, p postPlan) {
+			if !p.tell {
+				t.Errorf("%+v", p)
+			}
+		}},
+		{name: "a reply for followers does not tell a person answered who does not follow", facts: func(f *postFacts) {
+			f.answers, f.visibility, f.mentionable = "cat", FollowersOnly, nil
+		}, check: func(t *testing.T, p postPlan) {
+			if p.tell || p.mention {
+				t.Errorf("%+v", p)
+			}
+		}},
+		{name: "a reply for followers that names the person answered tells them", facts: func(f *postFacts) {
+			f.answers, f.visibility, f.mentionable = "cat", FollowersOnly, []string{"cat"}
+		}, check: func(t *testing.T, p postPlan) {
+			if !p.tell || p.mention {
+				t.Errorf("%+v", p)
+			}
+		}},
+		{name: "a reply for the mentioned that does not name the person answered does not tell them", facts: func(f *postFacts) {
+			f.answers, f.visibility, f.answeredFollows = "cat", MentionedOnly, true
+		}, check: func(t *testing.T, p postPlan) {
+			if p.tell || !p.mention {
+				t.Errorf("%+v", p)
+			}
+		}},
+		{name: "a repost tells the author of what it shares", facts: func(f *postFacts) { f.repostOf, f.repostOfUser = "S", "bob" },
+			check: func(t *testing.T, p postPlan) {
+				if !p.tell {
+					t.Errorf("%+v", p)
+				}
+			}},
 		{name: "a reply of one's own", facts: func(f *postFacts) { f.firstFollowers = []string{"f0", "f1"} }, check: func(t *testing.T, p postPlan) {
 			if !slices.Equal(p.audiences[0].FollowerIDs, []string{"ann", "f0", "f1"}) {
 				t.Errorf("audience %v", p.audiences[0].FollowerIDs)

@@ -381,6 +381,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		r        = postRead{facts: postFacts{mine: mine, visibility: in.Visibility, repostOf: in.repostOf, repostOfUser: in.repostOfUser,
 			answers: p.answers, alsoFollow: map[string]bool{}, names: p.mentionNames}}
 		late     map[string]store.Ref // a reply's: follows of the person answered by followers not checked before
+		answered store.Ref            // a reply's: the follow of its author by the person answered, if the policy asks
 		l        = tx.Lookup()
 		taken    = l.Add(Key(s.db, id), &prior)
 		follows  = graph.ReadFollowers(l, p.author)
@@ -408,6 +409,9 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 	}
 	if p.answers != "" {
 		r.note = s.notes.PrepareChecked(l, p.replyNote(id), me)
+		if policy.NeedsFollow(p.answers, policy.Post{Author: p.author, Visibility: in.Visibility, Mentions: p.mentions}, policy.Account{Exists: true}, true) {
+			answered = graph.Follows(l, p.answers, p.author)
+		}
 		l.Then(func() {
 			late = map[string]store.Ref{}
 			for _, f := range follows.First() {
@@ -449,6 +453,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 	for id, ref := range late {
 		f.alsoFollow[id] = ref.Found()
 	}
+	f.answeredFollows = answered.Found()
 	for i, m := range p.mentions {
 		if named[i].Exists() && !between[i].Any() {
 			f.mentionable = append(f.mentionable, m)
@@ -473,9 +478,11 @@ type postFacts struct {
 	mentionable            []string          // those mentioned who exist and block no one of the two
 	names                  map[string]string // their usernames, by id
 	// answers, on a reply to someone else, is who it answers; alsoFollow
-	// says which of firstFollowers follow them.
-	answers    string
-	alsoFollow map[string]bool
+	// says which of firstFollowers follow them, and answeredFollows
+	// whether they follow the author (where the policy asks).
+	answers         string
+	alsoFollow      map[string]bool
+	answeredFollows bool
 }
 
 // postPlan is what a post writes, or which earlier one it answers.
@@ -493,6 +500,10 @@ type postPlan struct {
 	audiences []*Audience
 	// The jobs that must be enqueued before the commit.
 	fanout, mention, tags bool
+	// tell: the notification the transaction prepared is written (a
+	// repost's to the author of what it shares; a reply's to the person
+	// answered, if they may see it).
+	tell bool
 }
 
 // decidePost decides what a post writes, from what its transaction read.
@@ -525,6 +536,10 @@ func decidePost(f postFacts) (postPlan, error) {
 	a.RepostOf, a.RepostOfUser = f.repostOf, f.repostOfUser
 	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(told(a.MentionIDs, f.answers)) > 0,
 		tags: len(a.Tags) > 0 && listed(f.visibility)}
+	// A reply tells the person it answers only what the policy lets them
+	// see: not one for followers they are not among, nor one for the
+	// mentioned that does not name them.
+	plan.tell = f.repostOf != "" || f.answers != "" && policy.Addressed(f.answers, a.post(), f.answeredFollows)
 	if !reach {
 		plan.audiences = []*Audience{mentionedAudience(&a)}
 		return plan, nil
@@ -592,7 +607,7 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 			return err
 		}
 	}
-	if r.note != nil {
+	if r.note != nil && plan.tell {
 		if _, err := r.note.Write(tx); err != nil {
 			return err
 		}

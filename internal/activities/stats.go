@@ -125,7 +125,10 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	return v, nil
 }
 
-// Exists checks that an activity exists and returns it.
+// Exists checks that an activity exists and returns it; a repost comes
+// with what it shares (if that is still there), which decides with it
+// who may see it (ReadSeen). What is shared is read here, outside any
+// transaction that follows: every reaction to it writes it.
 func (s *Service) Exists(ctx context.Context, id string) (*Activity, error) {
 	if _, ok := ids.Parse(id); !ok {
 		return nil, ErrNoSuchActivity
@@ -137,6 +140,16 @@ func (s *Service) Exists(ctx context.Context, id string) (*Activity, error) {
 	}
 	if !ok {
 		return nil, ErrNoSuchActivity
+	}
+	if a.RepostOf != "" {
+		var shared Activity
+		ok, err := s.db.Get(ctx, Key(s.db, a.RepostOf), &shared)
+		if err != nil {
+			return nil, fmt.Errorf("activities.Exists(%s): what it shares: %w", id, err)
+		}
+		if ok {
+			a.shared = &shared
+		}
 	}
 	return &a, nil
 }

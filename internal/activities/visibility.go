@@ -149,11 +149,20 @@ type Seen struct {
 	author  *accounts.Record // nil for the reader's own: the guard reads them
 	between *blocks.Between
 	follow  store.Ref
+	// shared is, for a repost, what deciding whether viewer may see the
+	// activity it shares needs: a repost of what is hidden from its
+	// reader is hidden too, and so is one whose shared activity is gone.
+	shared *Seen
 }
 
-// ReadSeen adds to l what deciding whether viewer may see a needs.
+// ReadSeen adds to l what deciding whether viewer may see a needs: for a
+// repost, as Exists read it, what seeing the activity it shares needs
+// too (a repost read otherwise is taken as sharing what is gone).
 func ReadSeen(l *store.Lookup, viewer string, a *Activity) *Seen {
 	s := &Seen{viewer: viewer, a: a}
+	if a.RepostOf != "" && a.shared != nil {
+		s.shared = ReadSeen(l, viewer, a.shared)
+	}
 	if viewer != "" && viewer == a.UserID {
 		return s
 	}
@@ -178,23 +187,33 @@ func ReadSeen(l *store.Lookup, viewer string, a *Activity) *Seen {
 func (s *Seen) Blocked() bool { return s.between != nil && s.between.Any() }
 
 // Err returns ErrNoSuchActivity unless the policy lets the reader see the
-// activity. The reader's own is hidden only when removed: their own
-// standing is their guard's to check.
-func (s *Seen) Err() error { return s.err(s.Blocked()) }
+// activity (and, for a repost, the activity it shares). The reader's own
+// is hidden only when removed: their own standing is their guard's to
+// check.
+func (s *Seen) Err() error { return s.err(false) }
 
-// Unblocked is Err as if no block stood between them: for taking back
-// what one did before a block (an unlike).
-func (s *Seen) Unblocked() error { return s.err(false) }
+// Unblocked is Err as if no block stood between reader and author: for
+// taking back what one did before a block (an unlike). A repost of what
+// is hidden from the reader, a block with its author included, stays not
+// there: taking back a reaction answers what it is about.
+func (s *Seen) Unblocked() error { return s.err(true) }
 
-func (s *Seen) err(blocked bool) error {
+func (s *Seen) err(unblocked bool) error {
 	author := policy.Account{ID: s.a.UserID, Exists: true}
 	if s.author != nil {
 		author = s.author.Account()
 	}
-	if !policy.SeePost(s.viewer, s.a.post(), author, policy.Ties{Follows: s.follow.Found(), Blocked: blocked}) {
+	ties := policy.Ties{Follows: s.follow.Found(), Blocked: !unblocked && s.Blocked()}
+	if !policy.SeePost(s.viewer, s.a.post(), author, ties) {
 		return ErrNoSuchActivity
 	}
-	return nil
+	if s.a.RepostOf == "" {
+		return nil
+	}
+	if s.shared == nil {
+		return ErrNoSuchActivity // what it shared is gone
+	}
+	return s.shared.err(false)
 }
 
 // Visible returns the activity id as viewer may see it, or

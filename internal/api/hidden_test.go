@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -63,27 +64,47 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 		states = append(states, hiddenState{name: name, activity: a, person: u.id, picture: p})
 		return &states[len(states)-1]
 	}
+	// Someone the reader sees reposts a post before it is hidden: the
+	// repost, theirs, is then hidden as what it shares is. Each repost is
+	// a state of its own, added once the hiding is done.
+	sharer := e.register("sharer")
+	var reposts []hiddenState
+	repost := func(s *hiddenState) {
+		t.Helper()
+		r := e.do("POST", "/social/rest/reposts/"+s.activity, sharer.token, nil)
+		if r.status != http.StatusCreated {
+			t.Fatalf("repost: %d %s", r.status, r.raw)
+		}
+		reposts = append(reposts, hiddenState{name: "a repost of " + s.name, activity: e.entry(r)["id"].(string), person: sharer.id, picture: s.picture})
+	}
 
 	removed := e.register("removed")
 	s := state("removed", removed, secret+" removed", "")
+	repost(s)
 	e.act(ada, map[string]any{"action": "remove", "accountId": removed.id, "activityIds": []string{s.activity}, "reason": "spam"})
 
 	suspended := e.register("suspended")
 	withAvatar(suspended)
-	state("suspended author", suspended, secret+" suspended", "").personHidden = true
+	s = state("suspended author", suspended, secret+" suspended", "")
+	s.personHidden = true
+	repost(s)
+	// What they did before: a follow of the reader, which told them.
+	if r := e.do("POST", "/social/rest/people/@me/@friends", suspended.token, map[string]string{"id": reader.id}); r.status != http.StatusCreated {
+		t.Fatalf("follow: %d %s", r.status, r.raw)
+	}
 	e.act(ada, map[string]any{"action": "suspend", "accountId": suspended.id, "reason": "spam"})
 
 	limited := e.register("limited")
-	state("limited author", limited, secret+" limited", "")
+	repost(state("limited author", limited, secret+" limited", ""))
 	e.act(ada, map[string]any{"action": "limit", "accountId": limited.id, "reason": "spam"})
 
 	blocker := e.register("blocker")
-	state("blocked by its author", blocker, secret+" blocker", "")
+	repost(state("blocked by its author", blocker, secret+" blocker", ""))
 	if r := e.do("POST", "/social/rest/people/@me/@blocked", blocker.token, map[string]string{"id": reader.id}); r.status != http.StatusCreated {
 		t.Fatalf("block: %d %s", r.status, r.raw)
 	}
 	blocked := e.register("blocked")
-	state("its author blocked", blocked, secret+" blocked", "")
+	repost(state("its author blocked", blocked, secret+" blocked", ""))
 	if r := e.do("POST", "/social/rest/people/@me/@blocked", reader.token, map[string]string{"id": blocked.id}); r.status != http.StatusCreated {
 		t.Fatalf("block: %d %s", r.status, r.raw)
 	}
@@ -100,13 +121,32 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 		t.Fatalf("edit: %d %s", r.status, r.raw)
 	}
 
+	// Replies to the reader's post that the reader may not see: one for
+	// followers (the reader follows no one), one for those it names
+	// (not the reader). They must not tell the reader either.
+	r := e.do("POST", "/social/rest/activities/@me/@self", reader.token, map[string]any{"title": "the reader's own"})
+	if r.status != http.StatusCreated {
+		t.Fatalf("post: %d %s", r.status, r.raw)
+	}
+	mine := e.entry(r)["id"].(string)
+	replier := e.register("replier")
+	for _, vis := range []string{"followers", "mentioned"} {
+		pic := e.uploaded(replier, secret+" alt")["id"].(string)
+		r := e.do("POST", "/social/rest/activities/@me/@self", replier.token, map[string]any{
+			"title": secret + " a reply for " + vis, "inReplyTo": mine, "visibility": vis, "mediaItems": []string{pic}})
+		if r.status != http.StatusCreated {
+			t.Fatalf("reply: %d %s", r.status, r.raw)
+		}
+		states = append(states, hiddenState{name: "a reply to the reader for " + vis, activity: e.entry(r)["id"].(string), person: replier.id, picture: pic})
+	}
+
 	gone := e.register("gone")
 	withAvatar(gone)
 	state("a deleted account", gone, secret+" gone", "").personHidden = true
 	if r := e.do("DELETE", "/auth/account", gone.token, map[string]string{"password": "password-gone"}); r.status >= 300 {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
-	return reader, states
+	return reader, append(states, reposts...)
 }
 
 // absent is a state of things that never existed, in the same shapes.
@@ -415,5 +455,67 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	}
 	if tried < 100 {
 		t.Errorf("only %d requests tried", tried)
+	}
+}
+
+// What is hidden from the reader never tells them: no notification of it
+// in any list (REST, JSON-RPC, Mastodon's v1 and grouped v2), and every
+// unread count counts exactly what its list shows unread (a suspended
+// person's earlier follow, a reply the reader may not see, neither).
+func TestHiddenNeverTold(t *testing.T) {
+	e := newEnv(t)
+	reader, states := hiddenWorld(t, e)
+	e.settle()
+	hidden := map[string]string{}
+	for _, s := range states {
+		hidden[s.activity] = s.name
+		if n, ok := ids.Parse(s.activity); ok {
+			hidden[strconv.FormatInt(n, 10)] = s.name
+		}
+		if s.personHidden {
+			hidden[s.person] = s.name
+		}
+	}
+	r := e.do("GET", "/social/rest/notifications/@me?count=100", reader.token, nil)
+	unread := 0
+	for _, n := range r.body["list"].([]any) {
+		n := n.(map[string]any)
+		if name, ok := hidden[fmt.Sprint(n["activityId"])]; ok {
+			t.Errorf("REST: a notification of %s: %v", name, n)
+		}
+		if actor, _ := n["actor"].(map[string]any); actor != nil && hidden[fmt.Sprint(actor["id"])] != "" {
+			t.Errorf("REST: a notification by %s: %v", hidden[fmt.Sprint(actor["id"])], n)
+		}
+		if n["read"] == false {
+			unread++
+		}
+	}
+	if got := r.body["unreadCount"]; got != float64(unread) {
+		t.Errorf("REST: unreadCount %v, the list shows %d unread: %s", got, unread, r.raw)
+	}
+	rpc := e.do("POST", "/social/rpc", reader.token, `{"method":"notifications.get","id":"n","params":{"count":100}}`)
+	if res, _ := rpc.body["result"].(map[string]any); res == nil || res["unreadCount"] != float64(unread) {
+		t.Errorf("JSON-RPC: %s, want an unreadCount of %d", rpc.raw, unread)
+	}
+	m := e.do("GET", "/api/v1/notifications?limit=80", reader.token, nil)
+	var list []map[string]any
+	if err := json.Unmarshal(m.raw, &list); err != nil {
+		t.Fatalf("Mastodon notifications: %d %s", m.status, m.raw)
+	}
+	for _, n := range list {
+		st, _ := n["status"].(map[string]any)
+		acc, _ := n["account"].(map[string]any)
+		if st != nil && hidden[fmt.Sprint(st["id"])] != "" || acc != nil && hidden[fmt.Sprint(acc["id"])] != "" {
+			t.Errorf("Mastodon: a notification of what is hidden: %v", n)
+		}
+	}
+	if c := e.do("GET", "/api/v1/notifications/unread_count", reader.token, nil); c.body["count"] != float64(len(list)) {
+		t.Errorf("Mastodon: unread_count %s, the list shows %d, none read", c.raw, len(list))
+	}
+	if g := e.do("GET", "/api/v2/notifications", reader.token, nil); strings.Contains(string(g.raw), secret) {
+		t.Errorf("Mastodon v2: the answer carries the hidden text: %s", g.raw)
+	}
+	if strings.Contains(string(r.raw)+string(rpc.raw)+string(m.raw), secret) {
+		t.Error("a list of notifications carries the hidden text")
 	}
 }

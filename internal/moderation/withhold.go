@@ -8,14 +8,17 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/comments"
 	"socialstream/internal/likes"
+	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
 
-// A suspension hides a person's likes and comments from the lists at
-// once (their card says they are suspended), and the withholding job
-// takes them out of the activities' counts (or, once it is lifted, counts
-// them again): each Like and Comment says whether it is withheld, so the
+// A suspension hides a person's likes, comments and the notifications
+// they caused from the lists at once (their card says they are
+// suspended), and the withholding job takes them out of the activities'
+// counts and their recipients' unread counts (or, once it is lifted,
+// counts them again): each Like, Comment and Notification says whether
+// it is withheld, so the
 // job can run any number of times, and each of its transactions reads the
 // person's standing, so whichever job runs last leaves the counts as the
 // standing is.
@@ -37,9 +40,10 @@ type WithholdTask struct {
 
 // Kinds a withholding goes through, in order.
 const (
-	withholdLikes    = "likes"
-	withholdComments = "comments"
-	withholdPage     = 500
+	withholdLikes         = "likes"
+	withholdComments      = "comments"
+	withholdNotifications = "notifications"
+	withholdPage          = 500
 	// withholdWait is how long a withholding waits for its change to
 	// commit; past it, the change never did, or a later one replaced it
 	// (whose own job does the work).
@@ -89,19 +93,21 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 		next, err = likes.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
 	case withholdComments:
 		next, err = comments.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
+	case withholdNotifications:
+		next, err = notifications.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
 	default:
 		return "malformed task", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	if next == "" && t.Kind == withholdComments {
+	if next == "" && t.Kind == withholdNotifications {
 		return "", nil
 	}
 	t.Step++
 	t.Cursor = next
 	if next == "" {
-		t.Kind = withholdComments
+		t.Kind = map[string]string{withholdLikes: withholdComments, withholdComments: withholdNotifications}[t.Kind]
 	}
 	return "", s.enqueueWithhold(ctx, t)
 }

@@ -115,6 +115,10 @@ type Notification struct {
 	GroupID    string    `datastore:"groupId,noindex"`
 	ActionID   string    `datastore:"actionId,noindex,omitempty"`
 	Published  time.Time `datastore:"published,noindex"`
+	// Withheld: its actor is suspended (set and cleared by the
+	// suspension's withholding job, Withhold). Indexed, and stored only
+	// when true: an unread count takes away the count of those withheld.
+	Withheld bool `datastore:"withheld,omitempty"`
 }
 
 const orderProp = "order"
@@ -610,11 +614,20 @@ func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref, grou
 	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false)
 	now := s.now()
 	if !groups && own.KnowsPeople() && own.HidesNone(now) {
+		// Two counts of the indexes: the unread, less those of suspended
+		// actors (Withheld).
 		n, err := s.db.Count(ctx, q)
 		if err != nil {
 			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
 		}
-		return n, 0, nil
+		if n == 0 {
+			return 0, 0, nil
+		}
+		w, err := s.db.Count(ctx, q.FilterField("withheld", "=", true))
+		if err != nil {
+			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		}
+		return max(0, n-w), 0, nil
 	}
 	var ns []Notification
 	keys, err := s.db.GetAll(ctx, q, &ns)
@@ -630,7 +643,7 @@ func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref, grou
 	hidden := hide()
 	count, seen := int64(0), map[string]bool{}
 	for i, n := range ns {
-		if !hidden[n.ActorID] {
+		if !hidden[n.ActorID] && !n.Withheld {
 			count++
 			seen[groupKey(keys[i].Name, &n)] = true
 		}
@@ -898,4 +911,58 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 		}
 	}
 	return nil
+}
+
+// withholdBatch is how many notifications one transaction of Withhold
+// changes.
+const withholdBatch = 250
+
+// Withhold marks up to n of the notifications user caused, from cursor,
+// as withheld from their recipients' unread counts when suspended says
+// (in each transaction, reading the standing then) that user is
+// suspended, and clears the mark when not: a suspension's withholding job
+// (package moderation) runs it any number of times, and whichever run is
+// last leaves the marks as the standing is. The lists hide a suspended
+// actor's notifications by reading the actor. It returns the cursor of
+// the rest, "" at the end.
+func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, suspended func(*store.Tx) (bool, error)) (string, error) {
+	q := db.Query(Kind).FilterField("actorId", "=", user).KeysOnly()
+	keys, next, err := db.KeysFrom(ctx, q, cursor, n)
+	if err != nil {
+		return "", fmt.Errorf("notifications.Withhold(%s): %w", user, err)
+	}
+	for from := 0; from < len(keys); from += withholdBatch {
+		batch := keys[from:min(len(keys), from+withholdBatch)]
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			want, err := suspended(tx)
+			if err != nil {
+				return err
+			}
+			l := tx.Lookup()
+			ns := make([]Notification, len(batch))
+			found := make([]store.Ref, len(batch))
+			for i, k := range batch {
+				found[i] = l.Add(k, &ns[i])
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			var put []*datastore.Key
+			var vals []*Notification
+			for i, k := range batch {
+				if found[i].Found() && ns[i].Withheld != want {
+					ns[i].Withheld = want
+					put, vals = append(put, k), append(vals, &ns[i])
+				}
+			}
+			return tx.PutMulti(put, vals)
+		})
+		if err != nil {
+			return "", fmt.Errorf("notifications.Withhold(%s): %w", user, err)
+		}
+	}
+	if len(keys) < n {
+		next = ""
+	}
+	return next, nil
 }
