@@ -171,7 +171,7 @@ type Activity struct {
 	Sensitive   bool   `datastore:"sensitive,noindex,omitempty"`
 	// A reply's (thread.go): the activity it answers and that one's
 	// author; its thread's root; and the ids of the activities above it,
-	// nearest first, at most MaxAncestors (indexed: the descendants of an
+	// nearest first, at most KeptAncestors (indexed: the descendants of an
 	// activity are the equality query ancestors = its id).
 	InReplyTo     string   `datastore:"inReplyTo,noindex,omitempty"`
 	InReplyToUser string   `datastore:"inReplyToUserId,omitempty"` // indexed: an erasure forgets whom replies answered

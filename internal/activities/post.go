@@ -332,7 +332,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 				mine.Thread = mine.InReplyTo
 			}
 			mine.Ancestors = append([]string{mine.InReplyTo}, a.Ancestors...)
-			mine.Ancestors = mine.Ancestors[:min(len(mine.Ancestors), MaxAncestors)]
+			mine.Ancestors = mine.Ancestors[:min(len(mine.Ancestors), KeptAncestors)]
 		}
 		return p.s.db.Update(ctx, func(tx *store.Tx) error {
 			r, err := p.read(ctx, tx, mine)

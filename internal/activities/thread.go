@@ -16,10 +16,13 @@ import (
 // Replies and threads, after Mastodon's. A reply keeps what it answers
 // (InReplyTo, and its author), its thread's root (Thread), and the ids of
 // the activities above it, nearest first (Ancestors, at most
-// MaxAncestors, indexed). So a thread is read without a walk: the
-// ancestors of an activity are one lookup of the ids it holds, and its
-// descendants one equality query (ancestors = its id), whatever the
-// thread's size. A deleted activity leaves its replies as they are: they
+// KeptAncestors, indexed). So a thread is read without a walk: the
+// ancestors of an activity are one lookup of the nearest MaxAncestors
+// ids it holds, and its descendants one equality query (ancestors = its
+// id), whatever the thread's size or depth: a reply more than
+// KeptAncestors below an activity has more than MaxDescendants replies
+// of it above it, each listed before it, so it could never be among the
+// MaxDescendants a context shows. A deleted activity leaves its replies as they are: they
 // keep its id among their ancestors, and the thread shows them without it,
 // as it shows them without whatever is hidden from its reader.
 //
@@ -30,9 +33,14 @@ import (
 // never a read of a page. Its author's page, the @all and tag feeds hold
 // it as any post.
 
-// MaxAncestors is how many of the activities above it a reply keeps, and
-// so how far up a thread its context reaches (Mastodon shows 40).
+// MaxAncestors is how far up a thread an activity's context reaches
+// (Mastodon shows 40).
 const MaxAncestors = 40
+
+// KeptAncestors is how many of the activities above it a reply keeps
+// (MaxDescendants: see above). A reply at that depth holds as many
+// indexed values, far within an entity's 20,000 index entries.
+const KeptAncestors = MaxDescendants
 
 // MaxDescendants is how many replies below an activity its context
 // shows at most (Mastodon shows up to 4,096 to those signed in, fewer
@@ -65,7 +73,7 @@ func (s *Service) Context(ctx context.Context, viewer, user, id string) (Context
 	}
 	out := Context{Ancestors: []View{}, Descendants: []View{}}
 	if len(a.Ancestors) > 0 {
-		up := slices.Clone(a.Ancestors)
+		up := slices.Clone(a.Ancestors[:min(len(a.Ancestors), MaxAncestors)])
 		slices.Reverse(up) // root first
 		if out.Ancestors, err = s.Shown(ctx, viewer, up); err != nil {
 			return Context{}, err

@@ -38,7 +38,7 @@ type post struct {
 	// warning is its content warning, which travels with it everywhere.
 	warning string
 	// A reply's: the post it answers, that post's author, and the posts
-	// above it, nearest first (at most maxAncestors).
+	// above it, nearest first (at most keptAncestors).
 	inReplyTo, answers string
 	ancestors          []string
 	start, end         time.Time

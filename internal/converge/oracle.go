@@ -902,7 +902,7 @@ func (o *oracle) checkThreads(ctx context.Context, rep *Report) error {
 			continue
 		}
 		var up, down []string
-		for i := len(p.ancestors) - 1; i >= 0; i-- {
+		for i := min(len(p.ancestors), maxAncestors) - 1; i >= 0; i-- {
 			if shown(u.id, p.ancestors[i]) {
 				up = append(up, p.ancestors[i])
 			}

@@ -121,7 +121,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 		if parent != nil {
 			p.inReplyTo, p.answers = parent.id, parent.author
 			p.ancestors = append([]string{parent.id}, parent.ancestors...)
-			p.ancestors = p.ancestors[:min(len(p.ancestors), maxAncestors)]
+			p.ancestors = p.ancestors[:min(len(p.ancestors), keptAncestors)]
 		}
 		r.record(p)
 	}
@@ -192,9 +192,13 @@ func (r *runner) record(p *post) {
 	r.m.mu.Unlock()
 }
 
-// maxAncestors is how many of the posts above it a reply keeps (the
-// service's MaxAncestors).
-const maxAncestors = 40
+// keptAncestors is how many of the posts above it a reply keeps (the
+// service's KeptAncestors), and maxAncestors how many of them its
+// context shows (MaxAncestors).
+const (
+	keptAncestors = 500
+	maxAncestors  = 40
+)
 
 // replyTarget picks, a fifth of the time, a post for u to answer: one
 // anyone may read, or one of u's own; nil otherwise.
