@@ -125,12 +125,14 @@ func (s Standing) Account(id string, exists bool) policy.Account {
 	return policy.Account{ID: id, Exists: true, Suspended: s.IsSuspended(), Limited: s.Limited, Locked: s.Locked, Role: s.Role}
 }
 
-// Guard returns what every transaction of a request of user's reads and
-// checks (see store.Guard): their User, and policy.MayAct. A token cache
-// may trust a suspended or deleted account's token for a while; its writes
-// are refused all the same.
-func (s *Service) Guard(user string) *store.Guard {
-	return &store.Guard{
+// Guard returns what every transaction of a request of user's, made
+// with token ("" for none), reads and checks (see store.Guard): their
+// User, and policy.MayAct; and the token, which must still be there and
+// unexpired. A token cache may trust a suspended or deleted account's
+// token, or one logged out or revoked on another instance, for a while;
+// its writes are refused all the same (ErrBadToken for a token gone).
+func (s *Service) Guard(user, token string) *store.Guard {
+	g := &store.Guard{
 		Key: UserKey(s.db, user),
 		New: func() any { return &User{} },
 		Check: func(found bool, dst any) error {
@@ -141,6 +143,23 @@ func (s *Service) Guard(user string) *store.Guard {
 			return policy.MayAct(u.Standing.Account(user, found))
 		},
 	}
+	if token != "" {
+		g.Also = []store.GuardPart{{
+			Key: tokenKey(s.db, token),
+			New: func() any { return &tokenEntity{} },
+			Check: func(found bool, dst any) error {
+				te, ok := dst.(*tokenEntity)
+				if !ok {
+					return fmt.Errorf("accounts: the guard of %s read a %T", user, dst)
+				}
+				if !found || te.UserID != user || !s.now().Before(te.Expires) {
+					return ErrBadToken
+				}
+				return nil
+			},
+		}}
+	}
+	return g
 }
 
 // Refusal is the error a sign-in to an account of this standing gets:

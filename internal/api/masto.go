@@ -101,7 +101,7 @@ func (s *Server) mSignIn(c *gin.Context, m *mreq, who int, scope string) error {
 	m.caller = m.grant.User
 	ctx := c.Request.Context()
 	if m.caller != "" {
-		ctx = store.WithGuard(ctx, s.accounts.Guard(m.caller))
+		ctx = store.WithGuard(ctx, s.accounts.Guard(m.caller, token))
 	}
 	if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
 		ctx = store.WithWrites(ctx)

@@ -415,7 +415,7 @@ func (s *Server) authn(c *gin.Context) {
 	c.Set(callerKey, g.User)
 	// Every transaction the request runs reads the caller's account and
 	// refuses a suspended or deleted one, whatever the token cache says.
-	ctx := store.WithGuard(c.Request.Context(), s.accounts.Guard(g.User))
+	ctx := store.WithGuard(c.Request.Context(), s.accounts.Guard(g.User, token))
 	ctx = context.WithValue(ctx, grantKey{}, g)
 	if writes && !rpc {
 		ctx = store.WithWrites(ctx) // JSON-RPC decides call by call

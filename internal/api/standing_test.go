@@ -140,6 +140,37 @@ func TestCachedTokenWritesRefused(t *testing.T) {
 	}
 }
 
+// A token logged out, or revoked by its app, through one instance writes
+// nothing through another that still trusts it: every write reads its
+// token as it reads its actor. (A read may still pass within the token
+// cache's time.)
+func TestLoggedOutTokenWritesRefused(t *testing.T) {
+	a, b := twoInstances(t)
+	bob, carol := a.register("bob"), a.register("carol")
+	g := a.entry(a.do("POST", "/social/rest/groups/@me", carol.token, map[string]string{"title": "open"}))["id"].(string)
+	bobs, carols := a.post(bob, "bob's"), a.post(carol, "carol's")
+	if r := b.do("GET", "/social/rest/people/@me/@self", bob.token, nil); r.status != http.StatusOK {
+		t.Fatalf("bob on b: %d %s", r.status, r.raw)
+	}
+	if r := a.do("POST", "/auth/logout", bob.token, nil); r.status != http.StatusNoContent {
+		t.Fatalf("logout: %d %s", r.status, r.raw)
+	}
+	if r := b.do("GET", "/social/rest/people/@me/@self", bob.token, nil); r.status != http.StatusOK {
+		t.Fatalf("b no longer trusts the token: the test tests nothing (%d)", r.status)
+	}
+	refused(t, b, bob, writeRoutes(bob, carol, bobs, carols, g), http.StatusUnauthorized)
+	if r := b.do("POST", "/api/v1/statuses", bob.token, map[string]any{"status": "after the logout"}, jsonType...); r.status != http.StatusUnauthorized {
+		t.Errorf("a Mastodon post after the logout: %d %s", r.status, r.raw)
+	}
+	a.settle()
+	if got, err := a.activitiesService().Exists(context.Background(), bobs); err != nil || got.Title != "bob's" {
+		t.Errorf("bob's post after refused edits and deletes: %+v, %v", got, err)
+	}
+	if c := a.activity(carol, carol.id, carols); c["likesCount"] != float64(0) || c["commentsCount"] != float64(0) {
+		t.Errorf("carol's post after refused writes: %v", c)
+	}
+}
+
 // A suspended admin whose token another instance still trusts can
 // neither grant a role, nor suspend, nor lift a suspension.
 func TestSuspendedAdminCannotModerate(t *testing.T) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"cloud.google.com/go/datastore"
@@ -27,6 +28,10 @@ import (
 // So an operation cannot forget its actor: a path added later is covered
 // without being named. What an account's owner may do whatever their
 // standing (end their session) runs with Unguarded.
+//
+// Also are further entities read and checked alike, in the same read:
+// the request's token, which a logout or a revocation deletes, so that
+// no token cache lets a write through once it is gone.
 type Guard struct {
 	Key *datastore.Key
 	// New returns a fresh destination for the entity.
@@ -34,10 +39,23 @@ type Guard struct {
 	// Check decides, from whether the entity was found and what it holds,
 	// whether the transaction may go on.
 	Check func(found bool, dst any) error
+	Also  []GuardPart
 	// writes: checked with the first lookup outside a transaction too;
 	// checked says that was done.
 	writes  bool
 	checked atomic.Bool
+}
+
+// GuardPart is one more entity a guard reads and checks.
+type GuardPart struct {
+	Key   *datastore.Key
+	New   func() any
+	Check func(found bool, dst any) error
+}
+
+// parts are the guard's entities: its own, then Also.
+func (g *Guard) parts() []GuardPart {
+	return append([]GuardPart{{Key: g.Key, New: g.New, Check: g.Check}}, g.Also...)
 }
 
 // WithWrites returns ctx whose guard, if any, is checked with the first
@@ -47,7 +65,7 @@ func WithWrites(ctx context.Context) context.Context {
 	if g == nil {
 		return ctx
 	}
-	return WithGuard(ctx, &Guard{Key: g.Key, New: g.New, Check: g.Check, writes: true})
+	return WithGuard(ctx, &Guard{Key: g.Key, New: g.New, Check: g.Check, Also: g.Also, writes: true})
 }
 
 // outside returns the guard a lookup outside a transaction must check,
@@ -92,41 +110,48 @@ func (s *guarded) pending() *Guard {
 	return s.g
 }
 
-// add adds the guard's entity to a batch of keys and destinations: it
-// returns them, and the index of the guard's entity (one already there is
-// shared).
-func (s *guarded) add(keys []*datastore.Key, dst []any) ([]*datastore.Key, []any, int) {
+// add adds the guard's entities to a batch of keys and destinations: it
+// returns them, and the index of each of the guard's entities (one
+// already there is shared); nil when no guard is pending.
+func (s *guarded) add(keys []*datastore.Key, dst []any) ([]*datastore.Key, []any, []int) {
 	g := s.pending()
 	if g == nil {
-		return keys, dst, -1
+		return keys, dst, nil
 	}
-	for i, k := range keys {
-		if k.Equal(g.Key) {
-			return keys, dst, i
+	keys, dst = keys[:len(keys):len(keys)], dst[:len(dst):len(dst)]
+	var at []int
+	for _, p := range g.parts() {
+		i := slices.IndexFunc(keys, p.Key.Equal)
+		if i < 0 {
+			keys, dst, i = append(keys, p.Key), append(dst, p.New()), len(keys)
+		}
+		at = append(at, i)
+	}
+	return keys, dst, at
+}
+
+// check checks the guard against what a read found, at the indexes add
+// gave.
+func (s *guarded) check(found []bool, dst []any, at []int) error {
+	s.done = true
+	for j, p := range s.g.parts() {
+		if err := p.Check(found[at[j]], dst[at[j]]); err != nil {
+			return err
 		}
 	}
-	keys = append(keys[:len(keys):len(keys)], g.Key)
-	dst = append(dst[:len(dst):len(dst)], g.New())
-	return keys, dst, len(keys) - 1
+	return nil
 }
 
-// check checks the guard against what a read found.
-func (s *guarded) check(found bool, dst any) error {
-	s.done = true
-	return s.g.Check(found, dst)
-}
-
-// checkAlone reads the guard's entity by itself, for a transaction that
-// read nothing else, and checks it.
+// checkAlone reads the guard's entities by themselves, for a transaction
+// that read nothing else, and checks them.
 func (s *guarded) checkAlone(t *datastore.Transaction) error {
-	g := s.pending()
-	if g == nil {
+	if s.pending() == nil {
 		return nil
 	}
-	dst := g.New()
-	ok, err := found(t.Get(g.Key, dst))
-	if err != nil {
+	keys, dst, at := s.add(nil, nil)
+	ok := make([]bool, len(keys))
+	if err := getMulti(ok, keys, func() error { return t.GetMulti(keys, dst) }); err != nil {
 		return err
 	}
-	return s.check(ok, dst)
+	return s.check(ok, dst, at)
 }

@@ -494,7 +494,7 @@ func (l *Lookup) Run(ctx context.Context) error {
 	l.found = l.found[:0]
 	for done := 0; ; {
 		l.found = append(l.found, make([]bool, len(l.keys)-done)...)
-		step := MaxLookup - 1 // room for the guard
+		step := MaxLookup - 2 // room for the guard: the actor and the token
 		for from := done; from < len(l.keys); from += step {
 			if err := l.run(ctx, from, min(len(l.keys), from+step)); err != nil {
 				return err
@@ -516,15 +516,15 @@ func (l *Lookup) run(ctx context.Context, from, to int) error {
 	keys, dst := l.keys[from:to], l.dst[from:to]
 	if l.tx != nil {
 		// The transaction's guard rides with its first read.
-		var g int
+		var g []int
 		keys, dst, g = l.guard.add(keys, dst)
 		found := make([]bool, len(keys))
 		if err := getMulti(found, keys, func() error { return l.tx.GetMulti(keys, dst) }); err != nil {
 			return err
 		}
 		copy(l.found[from:to], found)
-		if g >= 0 {
-			return l.guard.check(found[g], dst[g])
+		if g != nil {
+			return l.guard.check(found, dst, g)
 		}
 		return nil
 	}
@@ -537,7 +537,7 @@ func (l *Lookup) run(ctx context.Context, from, to int) error {
 			return err
 		}
 		copy(l.found[from:to], found)
-		if err := st.check(found[i], dst[i]); err != nil {
+		if err := st.check(found, dst, i); err != nil {
 			return err
 		}
 		g.checked.Store(true)
