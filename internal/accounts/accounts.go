@@ -577,22 +577,43 @@ func (s *Service) check(ctx context.Context, username, password string) (Person,
 }
 
 func tokenKey(db *store.DB, token string) *datastore.Key {
-	sum := sha256.Sum256([]byte(token))
-	return db.NameKey(KindToken, hex.EncodeToString(sum[:]), nil)
+	return db.NameKey(KindToken, TokenID(token), nil)
 }
 
-func (s *Service) newToken(ctx context.Context, userID string, g Grant) (string, error) {
+// TokenID is the name a token is stored under: its hash, which is no
+// bearer of it.
+func TokenID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Mint returns a new random token, not yet issued: for a grant that must
+// record which token it gives (by TokenID) before it gives it (an OAuth
+// code's trade, whose replay revokes it).
+func Mint() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	token := base64.RawURLEncoding.EncodeToString(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+func (s *Service) newToken(ctx context.Context, userID string, g Grant) (string, error) {
+	token, err := Mint()
+	if err != nil {
+		return "", err
+	}
+	return token, s.store(ctx, token, userID, g)
+}
+
+// store stores token as userID's, of grant g.
+func (s *Service) store(ctx context.Context, token, userID string, g Grant) error {
 	now := s.now().UTC()
 	te := &tokenEntity{UserID: userID, App: g.App, Scopes: g.Scopes, Created: now, Expires: now.Add(s.ttl)}
 	if err := s.db.Put(ctx, tokenKey(s.db, token), te); err != nil {
-		return "", fmt.Errorf("accounts.newToken: %w", err)
+		return fmt.Errorf("accounts: a token: %w", err)
 	}
-	return token, nil
+	return nil
 }
 
 // tokenLen is the length of the tokens newToken makes.
@@ -652,6 +673,32 @@ func (s *Service) Issue(ctx context.Context, g Grant) (string, error) {
 		return "", errors.New("accounts.Issue: a grant names its app")
 	}
 	return s.newToken(ctx, g.User, g)
+}
+
+// IssueMinted is Issue of a token Mint made.
+func (s *Service) IssueMinted(ctx context.Context, token string, g Grant) error {
+	if g.App == "" || len(token) != tokenLen {
+		return errors.New("accounts.IssueMinted: a grant names its app, and a token Mint's")
+	}
+	return s.store(ctx, token, g.User, g)
+}
+
+// Revoke ends the token stored under id (TokenID), if any, as Logout
+// ends one by its bearer: for a grant that learns it was stolen (an
+// OAuth code traded twice).
+func (s *Service) Revoke(ctx context.Context, id string) error {
+	if id == "" {
+		return nil
+	}
+	key := s.db.NameKey(KindToken, id, nil)
+	err := s.db.Delete(store.Unguarded(ctx), key)
+	if s.tokens != nil {
+		s.tokens.Remove(key.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("accounts.Revoke: %w", err)
+	}
+	return nil
 }
 
 // Logout ends the session of token. Ending an unknown token is not an error.

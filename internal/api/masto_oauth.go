@@ -237,6 +237,7 @@ func (s *Server) consentPage(c *gin.Context, status int, p consent) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	c.Status(status)
 	if err := consentTemplate.Execute(c.Writer, p); err != nil {

@@ -138,14 +138,52 @@ func TestMastodonSignIn(t *testing.T) {
 		"response_type": {"code"}, "scope": {"read write"}}.Encode()); !strings.Contains(page, "invalid_scope") {
 		t.Fatalf("asking beyond the app's scopes: %s", page)
 	}
-	// A code is traded once.
+	// The consent page may not be framed, cached, referred or sniffed.
+	page, err := http.Get(e.url + "/oauth/authorize?" + url.Values{"client_id": {app.ClientID}, "redirect_uri": {oob},
+		"response_type": {"code"}, "scope": {"read"}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"} {
+		if got := page.Header.Get(h); got != want {
+			t.Errorf("the consent page's %s: %q, want %q", h, got, want)
+		}
+	}
+	// A code is traded once; traded again (stolen), it gives nothing and
+	// the token of its first trade stops (RFC 6749 section 4.1.2).
 	code := e.approve(app, alice, "read")
 	first := mastodon.NewClient(&mastodon.Config{Server: e.url, ClientID: app.ClientID, ClientSecret: app.ClientSecret})
 	if err := first.AuthenticateToken(ctx, code, oob); err != nil {
 		t.Fatal(err)
 	}
-	if err := first.AuthenticateToken(ctx, code, oob); err == nil {
+	if _, err := first.GetAccountCurrentUser(ctx); err != nil {
+		t.Fatal(err)
+	}
+	thief := mastodon.NewClient(&mastodon.Config{Server: e.url, ClientID: app.ClientID, ClientSecret: app.ClientSecret})
+	if err := thief.AuthenticateToken(ctx, code, oob); err == nil {
 		t.Fatal("a code traded twice")
+	}
+	_, err = first.GetAccountCurrentUser(ctx)
+	wantStatus(t, err, http.StatusUnauthorized)
+	// The redirect the authorization named must be named again.
+	code = e.approve(app, alice, "read")
+	if status := e.formStatus("/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {app.ClientID},
+		"client_secret": {app.ClientSecret}}); status != http.StatusBadRequest {
+		t.Fatalf("a trade without the redirect named: %d", status)
+	}
+	// A verifier for a code that had no challenge is refused.
+	code = e.approve(app, alice, "read")
+	if status := e.formStatus("/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {app.ClientID},
+		"client_secret": {app.ClientSecret}, "redirect_uri": {oob}, "code_verifier": {strings.Repeat("v", 50)}}); status != http.StatusBadRequest {
+		t.Fatalf("a verifier for a code without a challenge: %d", status)
+	}
+	// What an app may register as its redirect: never a scheme that runs
+	// code.
+	for _, bad := range []string{"vbscript:msgbox(1)", "javascript:alert(1)", "data:text/html,x", "http://app.example.com/cb"} {
+		if status := e.formStatus("/api/v1/apps", url.Values{"client_name": {"evil"}, "redirect_uris": {bad}}); status != http.StatusUnprocessableEntity {
+			t.Errorf("an app registering %q: %d", bad, status)
+		}
 	}
 
 	// A code approved by someone deleted since gives no token.

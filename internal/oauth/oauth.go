@@ -7,8 +7,10 @@
 //
 // Entities:
 //   - OAuthApp/{client id}: a registered app, with the hash of its secret.
-//   - OAuthCode/{hash of the code}: an approval not yet traded, for ten
-//     minutes; the Datastore's TTL policy on expires deletes it.
+//   - OAuthCode/{hash of the code}: an approval, for ten minutes; the
+//     Datastore's TTL policy on expires deletes it. Its trade marks it
+//     used, with the id of the token it gave: a second trade revokes that
+//     token (RFC 6749 section 4.1.2: the code was stolen).
 package oauth
 
 import (
@@ -20,7 +22,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -89,12 +93,19 @@ func (a *app) view(clientID string) App {
 }
 
 type code struct {
-	App         string    `datastore:"app,noindex"`
-	User        string    `datastore:"user,noindex"`
-	Scopes      []string  `datastore:"scopes,noindex"`
-	RedirectURI string    `datastore:"redirectUri,noindex"`
-	Challenge   string    `datastore:"challenge,noindex"`
-	Expires     time.Time `datastore:"expires,noindex"` // the TTL policy's
+	App         string   `datastore:"app,noindex"`
+	User        string   `datastore:"user,noindex"`
+	Scopes      []string `datastore:"scopes,noindex"`
+	RedirectURI string   `datastore:"redirectUri,noindex"`
+	// Named: the authorization named RedirectURI (else it was the app's
+	// one), so the trade must name it too (RFC 6749 section 4.1.3).
+	Named     bool      `datastore:"named,noindex"`
+	Challenge string    `datastore:"challenge,noindex"`
+	Expires   time.Time `datastore:"expires,noindex"` // the TTL policy's
+	// Used: traded once; Token is the id (accounts.TokenID) of the token
+	// that trade gave, if it gave one.
+	Used  bool   `datastore:"used,noindex"`
+	Token string `datastore:"token,noindex"`
 }
 
 // Service registers apps and grants them tokens.
@@ -181,17 +192,59 @@ func (r Registration) clean() (app, error) {
 	return app{Name: name, Website: r.Website, RedirectURIs: slices.Compact(r.RedirectURIs), Scopes: scopes}, nil
 }
 
-// checkRedirect checks a redirect URI: OOB, or an absolute URI with no
-// fragment (an app's own scheme is one: com.example.app://callback).
+// errRedirect refuses a redirect URI an app registers.
+var errRedirect = derrors.New(derrors.InvalidArgument,
+	"redirect_uris must be https URLs, http URLs of a loopback address, an app's own scheme (com.example.app:/callback), or "+OOB+"; without a fragment")
+
+// checkRedirect checks a redirect URI an app registers, by an allow-list
+// (RFC 8252 and the OAuth 2.0 Security BCP): OOB; https; http to a
+// loopback address (a native app's local listener); or a private-use
+// scheme, an app's own, which no browser gives a meaning to (so none that
+// runs code, reads files or fetches: javascript, vbscript, data, file,
+// blob, ...). No fragment, no user info.
 func checkRedirect(raw string) error {
 	if raw == OOB {
 		return nil
 	}
 	u, err := url.Parse(raw)
-	if err != nil || len(raw) > MaxURI || !u.IsAbs() || u.Fragment != "" || strings.EqualFold(u.Scheme, "javascript") || strings.EqualFold(u.Scheme, "data") {
-		return derrors.New(derrors.InvalidArgument, "redirect_uris must be absolute URIs without a fragment, or "+OOB)
+	if err != nil || len(raw) > MaxURI || !u.IsAbs() || u.Fragment != "" || strings.Contains(raw, "#") || u.User != nil {
+		return errRedirect
+	}
+	switch scheme := strings.ToLower(u.Scheme); {
+	case scheme == "https":
+		if u.Host == "" {
+			return errRedirect
+		}
+	case scheme == "http":
+		if !loopback(u.Hostname()) {
+			return errRedirect
+		}
+	case browserSchemes[scheme], !privateScheme.MatchString(scheme):
+		return errRedirect
 	}
 	return nil
+}
+
+// privateScheme is what an app's own scheme looks like (RFC 3986's
+// scheme, at least two characters).
+var privateScheme = regexp.MustCompile(`^[a-z][a-z0-9+.-]+$`)
+
+// browserSchemes are the schemes a browser or the system acts on by
+// itself, which an app's redirect may not use.
+var browserSchemes = map[string]bool{
+	"javascript": true, "vbscript": true, "livescript": true, "data": true, "file": true, "blob": true,
+	"filesystem": true, "about": true, "view-source": true, "ftp": true, "ws": true, "wss": true,
+	"mailto": true, "tel": true, "sms": true, "intent": true, "jar": true, "resource": true,
+	"chrome": true, "chrome-extension": true, "moz-extension": true, "ms-browser-extension": true,
+}
+
+// loopback reports whether host is a loopback address or localhost.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // App returns a registered app by its client id.
@@ -231,10 +284,12 @@ type Request struct {
 	Challenge, Method string
 }
 
-// Asked is a checked request: its app and the scopes it asks for.
+// Asked is a checked request: its app and the scopes it asks for, and
+// whether it named its redirect (else the app's one is taken).
 type Asked struct {
 	App    App
 	Scopes []string
+	Named  bool
 	Request
 }
 
@@ -245,6 +300,7 @@ func (s *Service) Check(ctx context.Context, r Request) (Asked, error) {
 	if err != nil {
 		return Asked{}, err
 	}
+	named := r.RedirectURI != ""
 	if r.RedirectURI == "" && len(a.RedirectURIs) == 1 {
 		r.RedirectURI = a.RedirectURIs[0]
 	}
@@ -265,7 +321,7 @@ func (s *Service) Check(ctx context.Context, r Request) (Asked, error) {
 	case r.Method != "S256" || len(r.Challenge) < 43 || len(r.Challenge) > 128:
 		return Asked{}, ErrBadChallenge
 	}
-	return Asked{App: a, Scopes: scopes, Request: r}, nil
+	return Asked{App: a, Scopes: scopes, Named: named, Request: r}, nil
 }
 
 // Approve records that user approved what was asked, and returns the
@@ -275,7 +331,7 @@ func (s *Service) Approve(ctx context.Context, user string, a Asked) (string, er
 	if err != nil {
 		return "", err
 	}
-	e := &code{App: a.App.ClientID, User: user, Scopes: a.Scopes, RedirectURI: a.RedirectURI, Challenge: a.Challenge,
+	e := &code{App: a.App.ClientID, User: user, Scopes: a.Scopes, RedirectURI: a.RedirectURI, Named: a.Named, Challenge: a.Challenge,
 		Expires: s.now().Add(CodeTTL).UTC()}
 	if err := s.db.Put(ctx, s.db.NameKey(KindCode, hex.EncodeToString(hash(c)), nil), e); err != nil {
 		return "", fmt.Errorf("oauth.Approve: %w", err)
@@ -320,10 +376,14 @@ func (s *Service) Token(ctx context.Context, x Exchange) (Token, error) {
 	return Token{}, ErrUnsupported
 }
 
-// trade trades a code for a token, once: the code is deleted in the
-// transaction that reads it. A public client (no secret) proves itself
-// by the PKCE verifier alone; one with a secret must send it, and with
-// a challenge the verifier too.
+// trade trades a code for a token, once: the transaction that reads the
+// code marks it used, with the id of the token it is about to give. A
+// second trade (the code stolen, or replayed) gives nothing and revokes
+// that token (RFC 6749 section 4.1.2). A public client (no secret)
+// proves itself by the PKCE verifier alone; one with a secret must send
+// it, and with a challenge the verifier too; a verifier for a code that
+// had no challenge is refused (the OAuth 2.0 Security BCP: PKCE
+// downgrade).
 func (s *Service) trade(ctx context.Context, x Exchange) (Token, error) {
 	a, err := s.App(ctx, x.ClientID)
 	if err != nil {
@@ -335,28 +395,42 @@ func (s *Service) trade(ctx context.Context, x Exchange) (Token, error) {
 	if x.Code == "" || len(x.Code) > 100 {
 		return Token{}, ErrInvalidGrant
 	}
-	key := s.db.NameKey(KindCode, hex.EncodeToString(hash(x.Code)), nil)
-	var c code
-	err = s.db.Update(store.Unguarded(ctx), func(tx *store.Tx) error {
-		ok, err := tx.Get(key, &c)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ErrInvalidGrant
-		}
-		return tx.Delete(key)
-	})
+	token, err := accounts.Mint()
 	if err != nil {
 		return Token{}, err
 	}
-	switch {
-	case c.App != a.ClientID, !s.now().Before(c.Expires), x.RedirectURI != "" && x.RedirectURI != c.RedirectURI:
+	key := s.db.NameKey(KindCode, hex.EncodeToString(hash(x.Code)), nil)
+	var c code
+	var refused error
+	ctx = store.Unguarded(ctx)
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		ok, err := tx.Get(key, &c)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return ErrInvalidGrant
+		case c.Used:
+			return errReplayed
+		}
+		refused = decideTrade(c, x, a, s.now())
+		c.Used = true
+		if refused == nil {
+			c.Token = accounts.TokenID(token)
+		}
+		return tx.Put(key, &c)
+	})
+	if errors.Is(err, errReplayed) {
+		if err := s.accounts.Revoke(ctx, c.Token); err != nil {
+			return Token{}, err
+		}
 		return Token{}, ErrInvalidGrant
-	case c.Challenge != "" && !verifies(x.Verifier, c.Challenge):
-		return Token{}, ErrInvalidGrant
-	case c.Challenge == "" && x.ClientSecret == "":
-		return Token{}, ErrInvalidClient // neither proof
+	}
+	if err != nil {
+		return Token{}, err
+	}
+	if refused != nil {
+		return Token{}, refused
 	}
 	// Whoever approved may have been deleted or suspended since: as a
 	// sign-in, no token then.
@@ -367,7 +441,36 @@ func (s *Service) trade(ctx context.Context, x Exchange) (Token, error) {
 	if err != nil {
 		return Token{}, err
 	}
-	return s.issue(ctx, accounts.Grant{User: c.User, App: a.ClientID, Scopes: c.Scopes})
+	g := accounts.Grant{User: c.User, App: a.ClientID, Scopes: c.Scopes}
+	if err := s.accounts.IssueMinted(ctx, token, g); err != nil {
+		return Token{}, err
+	}
+	return Token{Token: token, Scopes: g.Scopes, Created: s.now().UTC()}, nil
+}
+
+// errReplayed is a code traded before.
+var errReplayed = errors.New("oauth: the code was traded before")
+
+// decideTrade decides whether x may trade c, a code not traded before,
+// for app a at now: the app it was given to, in time, the redirect the
+// authorization named (or the app's one, when it named none), and proof
+// of the client: the PKCE verifier of its challenge, or, without one, the
+// secret (and then no verifier, which a code without a challenge never
+// asked for).
+func decideTrade(c code, x Exchange, a App, now time.Time) error {
+	switch {
+	case c.App != a.ClientID, !now.Before(c.Expires):
+		return ErrInvalidGrant
+	case c.Named && x.RedirectURI != c.RedirectURI, !c.Named && x.RedirectURI != "" && x.RedirectURI != c.RedirectURI:
+		return ErrInvalidGrant
+	case c.Challenge != "" && !verifies(x.Verifier, c.Challenge):
+		return ErrInvalidGrant
+	case c.Challenge == "" && x.Verifier != "":
+		return ErrInvalidGrant
+	case c.Challenge == "" && x.ClientSecret == "":
+		return ErrInvalidClient // neither proof
+	}
+	return nil
 }
 
 func (s *Service) issue(ctx context.Context, g accounts.Grant) (Token, error) {
