@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -31,7 +33,8 @@ func (v *appDataValue) UnmarshalJSON(b []byte) error {
 		return derrors.New(derrors.InvalidArgument, "app data is a JSON object of keys and string values")
 	}
 	out := make(appDataValue, len(raw))
-	for k, r := range raw {
+	for _, k := range slices.Sorted(maps.Keys(raw)) { // the first wrong one by name: the same answer each time
+		r := raw[k]
 		var s string
 		if len(bytes.TrimSpace(r)) == 0 || r[0] != '"' || json.Unmarshal(r, &s) != nil {
 			return derrors.New(derrors.InvalidArgument, fmt.Sprintf("app data values are strings; that of %.80q is not", k))

@@ -22,6 +22,9 @@ import (
 type hiddenState struct {
 	name                      string
 	activity, person, picture string
+	// username is the person's, and list one of their lists (private to
+	// them: another's is not there, whatever their standing).
+	username, list string
 	// personHidden: the person is hidden too (suspended, deleted), not
 	// their activity alone.
 	personHidden bool
@@ -59,9 +62,21 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 			t.Fatalf("avatar: %d %s", r.status, r.raw)
 		}
 	}
+	lists := map[string]string{} // a list of each person's, made before they are hidden
+	listOf := func(u user) string {
+		t.Helper()
+		if lists[u.id] == "" {
+			r := e.do("POST", "/api/v1/lists", u.token, map[string]any{"title": secret + " list"}, jsonType...)
+			if r.status != http.StatusOK {
+				t.Fatalf("list: %d %s", r.status, r.raw)
+			}
+			lists[u.id] = r.body["id"].(string)
+		}
+		return lists[u.id]
+	}
 	state := func(name string, u user, title, vis string) *hiddenState {
 		a, p := postAs(u, title, vis)
-		states = append(states, hiddenState{name: name, activity: a, person: u.id, picture: p})
+		states = append(states, hiddenState{name: name, activity: a, person: u.id, picture: p, username: u.name, list: listOf(u)})
 		return &states[len(states)-1]
 	}
 	// Someone the reader sees reposts a post before it is hidden: the
@@ -75,7 +90,8 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 		if r.status != http.StatusCreated {
 			t.Fatalf("repost: %d %s", r.status, r.raw)
 		}
-		reposts = append(reposts, hiddenState{name: "a repost of " + s.name, activity: e.entry(r)["id"].(string), person: sharer.id, picture: s.picture})
+		reposts = append(reposts, hiddenState{name: "a repost of " + s.name, activity: e.entry(r)["id"].(string), person: sharer.id, picture: s.picture,
+			username: sharer.name, list: listOf(sharer)})
 	}
 
 	removed := e.register("removed")
@@ -137,7 +153,8 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 		if r.status != http.StatusCreated {
 			t.Fatalf("reply: %d %s", r.status, r.raw)
 		}
-		states = append(states, hiddenState{name: "a reply to the reader for " + vis, activity: e.entry(r)["id"].(string), person: replier.id, picture: pic})
+		states = append(states, hiddenState{name: "a reply to the reader for " + vis, activity: e.entry(r)["id"].(string), person: replier.id, picture: pic,
+			username: replier.name, list: listOf(replier)})
 	}
 
 	gone := e.register("gone")
@@ -149,10 +166,30 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	return reader, append(states, reposts...)
 }
 
+// sameRefusal reports whether got, an answer about s, refuses as want,
+// the same answer about none (things that never existed), does: the
+// same body word for word, once s's ids are read as none's. Answers
+// that are no refusal are not compared.
+func sameRefusal(got, want resp, s, none hiddenState) bool {
+	if got.status < 400 || got.status != want.status {
+		return got.status == want.status
+	}
+	pairs := []string{s.activity, none.activity, s.person, none.person, s.picture, none.picture, s.list, none.list}
+	for _, p := range [][2]string{{s.activity, none.activity}, {s.picture, none.picture}} {
+		a, okA := ids.Parse(p[0])
+		b, okB := ids.Parse(p[1])
+		if okA && okB {
+			pairs = append(pairs, strconv.FormatInt(a, 10), strconv.FormatInt(b, 10))
+		}
+	}
+	return strings.NewReplacer(pairs...).Replace(string(got.raw)) == string(want.raw)
+}
+
 // absent is a state of things that never existed, in the same shapes.
 func absent() hiddenState {
 	g := ids.New()
-	return hiddenState{name: "nothing", activity: ids.Format(g.Next()), person: g.NextString(), picture: ids.Format(g.Next()), personHidden: true}
+	return hiddenState{name: "nothing", activity: ids.Format(g.Next()), person: g.NextString(), picture: ids.Format(g.Next()), personHidden: true,
+		username: "nobody" + strconv.FormatInt(g.Next()%1e6, 10), list: g.NextString()}
 }
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
@@ -275,8 +312,8 @@ func TestHiddenAnswersAsAbsent(t *testing.T) {
 			want := e.do(o.method, nonePath, reader.token, noneBody)
 			got := e.do(o.method, path, reader.token, body)
 			tried++
-			if got.status != want.status {
-				t.Errorf("%s %s, %s: %d %s; what never existed: %d", o.method, o.path, s.name, got.status, got.raw, want.status)
+			if !sameRefusal(got, want, s, none) {
+				t.Errorf("%s %s, %s: %d %s; what never existed: %d %s", o.method, o.path, s.name, got.status, got.raw, want.status, want.raw)
 			}
 			if strings.Contains(string(got.raw), secret) {
 				t.Errorf("%s %s, %s: the answer carries the hidden text: %s", o.method, o.path, s.name, got.raw)
@@ -343,7 +380,7 @@ func TestHiddenAnswersAsAbsentOverRPC(t *testing.T) {
 			}
 			want, got := call(none), call(s)
 			tried++
-			if rpcStatus(got) != rpcStatus(want) {
+			if rpcStatus(got) != rpcStatus(want) || rpcStatus(got) >= 400 && !sameRefusal(resp{status: 400, raw: got.raw}, resp{status: 400, raw: want.raw}, s, none) {
 				t.Errorf("%s, %s: %d %s; what never existed: %d %s", m, s.name, rpcStatus(got), got.raw, rpcStatus(want), want.raw)
 			}
 			if strings.Contains(string(got.raw), secret) {
@@ -365,11 +402,18 @@ var jsonType = []string{"Content-Type", "application/json"}
 func (s hiddenState) mastoRequest(path string) string {
 	names := false
 	status, _ := ids.Parse(s.activity)
+	picture, _ := ids.Parse(s.picture)
 	filled := regexp.MustCompile(`:(\w+)`).ReplaceAllStringFunc(path, func(m string) string {
 		switch {
 		case m == ":id" && strings.HasPrefix(path, "/api/v1/statuses/"):
 			names = true
 			return strconv.FormatInt(status, 10)
+		case m == ":id" && strings.HasPrefix(path, "/api/v1/media/"):
+			names = true
+			return strconv.FormatInt(picture, 10)
+		case m == ":id" && (strings.HasPrefix(path, "/api/v1/lists/") || strings.HasPrefix(path, "/api/v1/timelines/list/")):
+			names = true // another's list, whoever they are
+			return s.list
 		case m == ":id" && (strings.HasPrefix(path, "/api/v1/accounts/") || strings.HasPrefix(path, "/api/v1/follow_requests/")):
 			names = names || s.personHidden
 			return s.person
@@ -435,11 +479,36 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 			want := e.do(o.method, none.mastoRequest(o.path), reader.token, body, jsonType...)
 			got := e.do(o.method, path, reader.token, body, jsonType...)
 			tried++
-			if got.status != want.status {
-				t.Errorf("%s %s, %s: %d %s; what never existed: %d", o.method, o.path, s.name, got.status, got.raw, want.status)
+			if !sameRefusal(got, want, s, none) {
+				t.Errorf("%s %s, %s: %d %s; what never existed: %d %s", o.method, o.path, s.name, got.status, got.raw, want.status, want.raw)
 			}
 			if strings.Contains(string(got.raw), secret) {
 				t.Errorf("%s %s, %s: the answer carries the hidden text: %s", o.method, o.path, s.name, got.raw)
+			}
+		}
+	}
+	// A hidden person is found by no name, and put on none of the
+	// reader's lists (nor invited to a group of theirs), as no one is.
+	mine := e.do("POST", "/api/v1/lists", reader.token, map[string]any{"title": "mine"}, jsonType...).body["id"].(string)
+	for _, s := range states {
+		if !s.personHidden {
+			continue
+		}
+		none := absent()
+		for _, try := range []func(h hiddenState) resp{
+			func(h hiddenState) resp {
+				return e.do("GET", "/api/v1/accounts/lookup?acct="+h.username, reader.token, nil)
+			},
+			func(h hiddenState) resp {
+				return e.do("POST", "/api/v1/lists/"+mine+"/accounts", reader.token, map[string]any{"account_ids": []string{h.person}}, jsonType...)
+			},
+			func(h hiddenState) resp {
+				return e.do("POST", "/social/rest/groups/@all/"+mine+"/members", reader.token, map[string]string{"id": h.person})
+			},
+		} {
+			got, want := try(s), try(none)
+			if !sameRefusal(got, want, s, none) || got.status < 400 {
+				t.Errorf("%s: %d %s; what never existed: %d %s", s.name, got.status, got.raw, want.status, want.raw)
 			}
 		}
 	}

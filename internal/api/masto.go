@@ -141,8 +141,10 @@ func (s *Server) mfail(c *gin.Context, err error) {
 	if status == http.StatusBadRequest && !strings.HasPrefix(c.Request.URL.Path, "/oauth/") {
 		status = http.StatusUnprocessableEntity
 	}
-	if status == http.StatusNotFound && msg == "" {
-		msg = "Record not found"
+	if status == http.StatusNotFound {
+		// One wording for whatever is not there, as Mastodon words it: an
+		// answer never tells what is hidden from what never existed.
+		msg = errMGone.(*derrors.Error).Message
 	}
 	status = s.logFailure(c, status, err)
 	body := gin.H{"error": msg}

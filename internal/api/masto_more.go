@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"mime/multipart"
@@ -62,16 +63,15 @@ func (s *Server) listsWith(m *mreq, user string) ([]mList, error) {
 	return out, nil
 }
 
-// ownList reads the list of the path: a group the caller owns, or 404.
+// ownList reads the list of the path: a group the caller owns, or 404
+// (another's list, one the caller may not read included: lists are
+// private, so another's is not there).
 func (s *Server) ownList(m *mreq) (groups.View, error) {
 	g, err := s.groups.Get(m.ctx, m.caller, m.c.Param("id"))
-	if err != nil {
-		return groups.View{}, err
-	}
-	if g.OwnerID != m.caller {
+	if errors.Is(err, derrors.PermissionDenied) || err == nil && g.OwnerID != m.caller {
 		return groups.View{}, errMGone
 	}
-	return g, nil
+	return g, err
 }
 
 func (s *Server) getList(m *mreq) (any, error) {

@@ -388,6 +388,9 @@ func (s *Server) tagTimeline(m *mreq) (any, error) {
 }
 
 func (s *Server) listTimeline(m *mreq) (any, error) {
+	if _, err := s.ownList(m); err != nil {
+		return nil, err // another's list is not there: it is private
+	}
 	return s.timeline(m, activities.FeedRequest{Selector: m.c.Param("id")})
 }
 

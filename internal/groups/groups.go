@@ -36,10 +36,12 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
@@ -296,14 +298,18 @@ func (s *Service) Join(ctx context.Context, actor, group, user string) (View, Ou
 	hasGroup, isMember := l.Add(GroupKey(s.db, group), &g), l.Add(MembershipKey(s.db, group, user), &Membership{})
 	invited := l.Add(InvitationKey(s.db, group, user), &Invitation{})
 	u := accounts.Read(l, user)
+	var between *blocks.Between
+	if actor != user {
+		between = blocks.ReadBetween(l, actor, user) // an invitation names someone the actor must see
+	}
 	if err := l.Run(ctx); err != nil {
 		return View{}, AlreadyMember, fmt.Errorf("groups.Join(%s, %s): %w", group, user, err)
 	}
 	switch {
 	case !hasGroup.Found():
 		return View{}, AlreadyMember, ErrNoSuchGroup
-	case !u.Exists():
-		return View{}, AlreadyMember, accounts.ErrNoSuchPerson
+	case !u.Exists(), actor != user && !policy.SeePerson(actor, u.Account(), policy.Ties{Blocked: between.Any()}):
+		return View{}, AlreadyMember, accounts.ErrNoSuchPerson // gone, or hidden from the actor: not there
 	}
 	if err := checkJoin(&g, actor, user, invited.Found()); err != nil {
 		return View{}, AlreadyMember, err
