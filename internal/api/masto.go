@@ -141,7 +141,7 @@ func (s *Server) mfail(c *gin.Context, err error) {
 	if status == http.StatusBadRequest && !strings.HasPrefix(c.Request.URL.Path, "/oauth/") {
 		status = http.StatusUnprocessableEntity
 	}
-	if status == http.StatusNotFound {
+	if status == http.StatusNotFound && !errors.Is(err, errNoRoute) {
 		// One wording for whatever is not there, as Mastodon words it: an
 		// answer never tells what is hidden from what never existed.
 		msg = errMGone.(*derrors.Error).Message
@@ -200,12 +200,12 @@ func readParams(c *gin.Context) (mparams, error) {
 		if err != nil {
 			return nil, readErr(err)
 		}
-		form, err := url.ParseQuery(string(data))
+		pairs, err := formPairs(string(data))
 		if err != nil {
 			return nil, derrors.New(derrors.InvalidArgument, "the form cannot be read")
 		}
-		for k, v := range form {
-			p[k] = append(p[k], v...)
+		for _, kv := range indexArrays(pairs) {
+			p[kv[0]] = append(p[kv[0]], kv[1])
 		}
 	case "multipart/form-data":
 		if params["boundary"] == "" {
@@ -218,6 +218,13 @@ func readParams(c *gin.Context) (mparams, error) {
 			return nil, derrors.New(derrors.InvalidArgument, "the multipart form cannot be read")
 		}
 		for k, v := range c.Request.MultipartForm.Value {
+			if base, field, ok := arrayOfObjects(k); ok { // no order across names here: by position
+				for i, x := range v {
+					name := fmt.Sprintf("%s[%d][%s]", base, i, field)
+					p[name] = append(p[name], x)
+				}
+				continue
+			}
 			p[k] = append(p[k], v...)
 		}
 	}
@@ -438,4 +445,67 @@ func checkString(name, v string) error {
 		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("the parameter %s is not valid UTF-8", name))
 	}
 	return nil
+}
+
+// formPairs reads an urlencoded form's names and values in their order.
+func formPairs(form string) ([][2]string, error) {
+	var out [][2]string
+	for part := range strings.SplitSeq(form, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			return nil, err
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out, nil
+}
+
+// arrayOfObjects splits a name of an array of objects' field, as Rails
+// forms write it (keywords_attributes[][keyword]), into the array's name
+// and the field's.
+func arrayOfObjects(name string) (base, field string, ok bool) {
+	base, rest, ok := strings.Cut(name, "[][")
+	if !ok || base == "" || len(rest) < 2 || !strings.HasSuffix(rest, "]") || strings.ContainsAny(rest[:len(rest)-1], "[]") {
+		return "", "", false
+	}
+	return base, rest[:len(rest)-1], true
+}
+
+// indexArrays numbers the elements of the arrays of objects of a form, in
+// order, as Rails reads them (and Mastodon with it): name[][field] is
+// name[i][field], where a field met again in the same element starts the
+// next one. Every other pair is as it was.
+func indexArrays(pairs [][2]string) [][2]string {
+	type array struct {
+		n    int
+		seen map[string]bool
+	}
+	arrays := map[string]*array{}
+	out := make([][2]string, 0, len(pairs))
+	for _, kv := range pairs {
+		base, field, ok := arrayOfObjects(kv[0])
+		if !ok {
+			out = append(out, kv)
+			continue
+		}
+		a := arrays[base]
+		if a == nil || a.seen[field] {
+			n := 0
+			if a != nil {
+				n = a.n + 1
+			}
+			a = &array{n: n, seen: map[string]bool{}}
+			arrays[base] = a
+		}
+		a.seen[field] = true
+		out = append(out, [2]string{fmt.Sprintf("%s[%d][%s]", base, a.n, field), kv[1]})
+	}
+	return out
 }

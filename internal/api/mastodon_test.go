@@ -559,6 +559,13 @@ func TestMastodonListsFiltersTagsReportsMedia(t *testing.T) {
 	if f["filter_action"] != "hide" || len(f["keywords"].([]any)) != 1 || !slices.Equal(toStrings(f["context"]), []string{"home"}) {
 		t.Fatalf("filter: %v", f)
 	}
+	// The form Mastodon documents, its array's elements unnumbered.
+	r := e.do("POST", "/api/v2/filters", alice.token, "title=unnumbered&context[]=public&keywords_attributes[][keyword]=one&keywords_attributes[][whole_word]=true"+
+		"&keywords_attributes[][keyword]=two&keywords_attributes[][whole_word]=false", "Content-Type", "application/x-www-form-urlencoded")
+	rails := r.body
+	if kws, _ := rails["keywords"].([]any); r.status != http.StatusOK || len(kws) != 2 || kws[1].(map[string]any)["keyword"] != "two" || kws[1].(map[string]any)["whole_word"] != false {
+		t.Fatalf("a filter of unnumbered keywords: %v", rails)
+	}
 	kw := f["keywords"].([]any)[0].(map[string]any)["id"].(string)
 	if l, err := ca.GetTimelineList(ctx, list.ID, nil); err != nil || len(l) != 0 {
 		t.Fatalf("the filtered list: %+v %v", l, err)

@@ -2,9 +2,11 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"image"
@@ -21,9 +23,11 @@ import (
 	"time"
 
 	"socialstream/internal/app"
+	"socialstream/internal/derrors"
 	"socialstream/internal/localstack"
 	"socialstream/internal/media"
 	"socialstream/internal/ratelimit"
+	"socialstream/internal/store"
 )
 
 // picture returns a w × h image encoded as kind (png or jpeg).
@@ -486,5 +490,26 @@ func TestErasureAndExportCoverPictures(t *testing.T) {
 	}
 	if found, _ := mentionsOf(t, e.db, v.id); len(found) > 0 {
 		t.Errorf("after the erasure, entities still name the user:\n%s", strings.Join(found, "\n"))
+	}
+}
+
+// An upload in flight when its account is deleted keeps nothing in the
+// bucket: its transaction's guard refuses it, and the upload deletes its
+// objects then, not a day later.
+func TestUploadOfAnAccountDeletedMeanwhile(t *testing.T) {
+	e := newEnv(t)
+	ann := e.register("ann")
+	before := e.objects()
+	if r := e.do("DELETE", "/auth/account", ann.token, map[string]string{"password": "password-ann"}); r.status >= 300 {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	// The request was let in before the deletion: it carries ann's
+	// guard, which its transaction reads.
+	ctx := store.WithGuard(context.Background(), e.svc.Accounts.Guard(ann.id, ann.token))
+	if _, _, err := e.svc.Media.Upload(ctx, ann.id, media.UploadInput{Data: picture(t, "png", 64, 48)}); !errors.Is(err, derrors.Unauthenticated) {
+		t.Fatalf("the upload of a deleted account: %v", err)
+	}
+	if after := e.objects(); !slices.Equal(after, before) {
+		t.Errorf("the bucket after the refused upload: %v, before %v", after, before)
 	}
 }

@@ -268,9 +268,8 @@ func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Ite
 	if it.loose() {
 		it.Loose = it.Created.UnixMicro()
 	}
-	var refused error // the transaction's own refusal: nothing committed
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		refused = nil
+		var refused error
 		l := tx.Lookup()
 		me := accounts.Read(l, user)
 		var album Album
@@ -300,14 +299,26 @@ func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Ite
 		return tx.Put(ItemKey(s.db, id), it)
 	})
 	if err != nil {
-		if refused != nil && errors.Is(err, refused) {
-			s.deleteObjects(context.WithoutCancel(ctx), id) // best effort: the collection follows anyway
+		if status, _ := derrors.Status(err); status >= 400 && status < 500 {
+			s.dropUnsaved(context.WithoutCancel(ctx), id)
 		}
 		// Otherwise the objects stay: the commit may have applied all
 		// the same, and the collection will know.
 		return nil, "", fmt.Errorf("media.Upload(%s): %w", user, err)
 	}
 	return it, id, nil
+}
+
+// dropUnsaved deletes the objects of upload id, now, once its
+// transaction was refused (by itself, or by the guard of its request: an
+// account deleted, suspended or signed out while the upload was in
+// flight), unless an earlier attempt of that transaction committed (its
+// item is there). Best effort: the collection job follows anyway.
+func (s *Service) dropUnsaved(ctx context.Context, id string) {
+	ctx = store.Unguarded(ctx)
+	if ok, err := s.db.Get(ctx, ItemKey(s.db, id), &Item{}); err == nil && !ok {
+		s.deleteObjects(ctx, id)
+	}
 }
 
 // process runs Process once the instance's memory for uploads holds the
