@@ -189,8 +189,8 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 	for _, n := range notes.List {
 		actors[n.Actor.ID] = true
 	}
-	rows = append(rows, billRow{Op: "notifications page", Bill: b, MinReads: 1 + len(notes.List) + len(actors),
-		MinRule: fmt.Sprintf("%d notifications + %d actors + 1 unread count query", len(notes.List), len(actors))})
+	rows = append(rows, billRow{Op: "notifications page", Bill: b, MinReads: 2 + len(notes.List) + len(actors),
+		MinRule: fmt.Sprintf("%d notifications + %d actors + 2 unread count queries (all, less those withheld)", len(notes.List), len(actors))})
 	var groups struct {
 		List []struct {
 			Count  int `json:"count"`

@@ -29,14 +29,14 @@ var heldReads = map[string]int{
 	"pinned page":                7,
 	"bookmarks page":             40,
 	"an avatar, by its link":     1,
-	"notifications page":         43,
+	"notifications page":         44,
 	"grouped notifications page": 61,
 	"unread count":               41,
 }
 
 // heldCalls are the Datastore calls of each page: a page is one query and
-// one or two batch lookups, whatever it reads (the notifications page a
-// count of the unread besides; @all a query a shard, run at once).
+// one or two batch lookups, whatever it reads (the notifications page two
+// counts of the unread besides: all, and those of suspended actors; @all a query a shard, run at once).
 var heldCalls = map[string]string{
 	"home page":                  "2 Lookup, 1 RunQuery",
 	"Mastodon home timeline":     "2 Lookup, 1 RunQuery",
@@ -49,7 +49,7 @@ var heldCalls = map[string]string{
 	"pinned page":                "3 Lookup", // the card; its activities; the page's rest
 	"bookmarks page":             "2 Lookup, 1 RunQuery",
 	"an avatar, by its link":     "1 Lookup",
-	"notifications page":         "1 Lookup, 1 RunAggregationQuery, 1 RunQuery",
+	"notifications page":         "1 Lookup, 2 RunAggregationQuery, 1 RunQuery", // the unread, less those withheld
 	"grouped notifications page": "1 Lookup, 1 RunQuery",
 	"unread count":               "1 Lookup, 1 RunQuery",
 }

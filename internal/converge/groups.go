@@ -163,7 +163,7 @@ func (r *runner) invite(ctx context.Context, a *actor) (bool, error) {
 		return false, nil
 	}
 	defer r.lock("member " + g.id + " " + v.id)()
-	_, out := r.writeIf(ctx, "invite", http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", o.token, map[string]string{"id": v.id}, r.goneAnswer(v.id))
+	_, out := r.writeIf(ctx, "invite", http.MethodPost, "/social/rest/groups/@all/"+g.id+"/members", o.token, map[string]string{"id": v.id}, r.hiddenFromAnswer(o.id, v.id))
 	r.m.done("invite", out != acked, time.Now())
 	if out != refused {
 		r.m.mu.Lock()

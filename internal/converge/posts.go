@@ -325,6 +325,19 @@ func (r *runner) hiddenAnswer(id string) func(int) bool {
 	}
 }
 
+// hiddenFromAnswer is hiddenAnswer for a write of from's that names the
+// person id, to whom a block either way (now, or one under way or just
+// ended) hides them too: an invitation (404).
+func (r *runner) hiddenFromAnswer(from, id string) func(int) bool {
+	hidden := r.hiddenAnswer(id)
+	return func(status int) bool {
+		r.m.mu.Lock()
+		blocked := r.m.blockedOnce(from, id)
+		r.m.mu.Unlock()
+		return hidden(status) || blocked && status == 404
+	}
+}
+
 // editPost edits one of a user's posts, by REST or JSON-RPC in turn: a new
 // title naming up to two people, so that its mentions change.
 func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {

@@ -34,18 +34,18 @@ var Metered = map[string]Op{
 	"home page":                  {Reads: 42},
 	"@self by another":           {Reads: 24},
 	"@all page":                  {Reads: 45},
-	"notifications page":         {Reads: 43},
+	"notifications page":         {Reads: 44},
 	"unread count":               {Reads: 41},
-	"like":                       {Reads: 15, Writes: 4, IndexEntries: 18, Bytes: 3053},
-	"comment":                    {Reads: 11, Writes: 3, IndexEntries: 18, Bytes: 2627},
-	"follow, with its rebuild":   {Reads: 44, Writes: 26, IndexEntries: 83, Bytes: 11059},
-	"unfollow, with its rebuild": {Reads: 13, Writes: 26, Deletes: 1, IndexEntries: 8, Bytes: 1370},
+	"like":                       {Reads: 17, Writes: 4, IndexEntries: 18, Bytes: 3053},
+	"comment":                    {Reads: 13, Writes: 3, IndexEntries: 18, Bytes: 2627},
+	"follow, with its rebuild":   {Reads: 46, Writes: 26, IndexEntries: 83, Bytes: 11059},
+	"unfollow, with its rebuild": {Reads: 15, Writes: 26, Deletes: 1, IndexEntries: 8, Bytes: 1370},
 }
 
 // A post to F followers, as metered: a post to none, and what each
 // follower adds (its id in an audience chunk: three index entries).
 var (
-	PostAlone   = Op{Reads: 9, Writes: 2, IndexEntries: 17, Bytes: 2659}
+	PostAlone   = Op{Reads: 11, Writes: 2, IndexEntries: 17, Bytes: 2659}
 	PerFollower = Op{IndexEntries: 3, Bytes: 407.7}
 	// PerFanoutChunk is what each audience chunk past the first costs:
 	// its fan-out job reads the follower chunk it copies and the
