@@ -317,51 +317,40 @@ func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {
 // when done).
 func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, suspended func(*store.Tx) (bool, error)) (string, error) {
 	q := db.Query(KindComment).FilterField("userId", "=", user).KeysOnly()
-	keys, next, err := db.KeysFrom(ctx, q, cursor, n)
+	next, err := db.UpdatePage(ctx, q, cursor, n, 25, func(tx *store.Tx, part []*datastore.Key) error {
+		want, err := suspended(tx)
+		if err != nil {
+			return err
+		}
+		l := tx.Lookup()
+		cs := make([]Comment, len(part))
+		found := make([]store.Ref, len(part))
+		for i, k := range part {
+			found[i] = l.Add(k, &cs[i])
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		per := map[string]int64{} // one count per activity
+		var put []*datastore.Key
+		var vals []*Comment
+		for i, k := range part {
+			if found[i].Found() && cs[i].Withheld != want {
+				cs[i].Withheld = want
+				put, vals = append(put, k), append(vals, &cs[i])
+				per[cs[i].ActivityID] += map[bool]int64{true: -1, false: 1}[want]
+			}
+		}
+		if len(put) == 0 {
+			return nil
+		}
+		if err := countComments(ctx, tx, per); err != nil {
+			return err
+		}
+		return tx.PutMulti(put, vals)
+	})
 	if err != nil {
 		return "", fmt.Errorf("comments.Withhold(%s): %w", user, err)
-	}
-	const batch = 25
-	for from := 0; from < len(keys); from += batch {
-		part := keys[from:min(len(keys), from+batch)]
-		err := db.Update(ctx, func(tx *store.Tx) error {
-			want, err := suspended(tx)
-			if err != nil {
-				return err
-			}
-			l := tx.Lookup()
-			cs := make([]Comment, len(part))
-			found := make([]store.Ref, len(part))
-			for i, k := range part {
-				found[i] = l.Add(k, &cs[i])
-			}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			per := map[string]int64{} // one count per activity
-			var put []*datastore.Key
-			var vals []*Comment
-			for i, k := range part {
-				if found[i].Found() && cs[i].Withheld != want {
-					cs[i].Withheld = want
-					put, vals = append(put, k), append(vals, &cs[i])
-					per[cs[i].ActivityID] += map[bool]int64{true: -1, false: 1}[want]
-				}
-			}
-			if len(put) == 0 {
-				return nil
-			}
-			if err := countComments(ctx, tx, per); err != nil {
-				return err
-			}
-			return tx.PutMulti(put, vals)
-		})
-		if err != nil {
-			return "", fmt.Errorf("comments.Withhold(%s): %w", user, err)
-		}
-	}
-	if len(keys) < n {
-		next = ""
 	}
 	return next, nil
 }

@@ -269,51 +269,41 @@ func Forget(ctx context.Context, db *store.DB, activity string) (int, error) {
 // or counted again). It returns the cursor after them ("" when done).
 func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, suspended func(*store.Tx) (bool, error)) (string, error) {
 	q := db.Query(KindLike).FilterField("userId", "=", user).KeysOnly()
-	keys, next, err := db.KeysFrom(ctx, q, cursor, n)
+	next, err := db.UpdatePage(ctx, q, cursor, n, withholdBatch, func(tx *store.Tx, batch []*datastore.Key) error {
+		want, err := suspended(tx)
+		if err != nil {
+			return err
+		}
+		l := tx.Lookup()
+		ls := make([]Like, len(batch))
+		found := make([]store.Ref, len(batch))
+		rs := make([]*activities.Reaction, len(batch))
+		for i, k := range batch {
+			activity, _, _ := strings.Cut(k.Name, "_")
+			rs[i], found[i] = activities.ReadReaction(l, activity, nil), l.Add(k, &ls[i])
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		var put []*datastore.Key
+		var vals []*Like
+		for i, k := range batch {
+			if !found[i].Found() || ls[i].Withheld == want || rs[i].Check() != nil {
+				continue
+			}
+			ls[i].Withheld = want
+			put, vals = append(put, k), append(vals, &ls[i])
+			if err := rs[i].Count(tx, map[bool]int64{true: -1, false: 1}[want], 0); err != nil {
+				return err
+			}
+		}
+		if len(put) == 0 {
+			return nil
+		}
+		return tx.PutMulti(put, vals)
+	})
 	if err != nil {
 		return "", fmt.Errorf("likes.Withhold(%s): %w", user, err)
-	}
-	for from := 0; from < len(keys); from += withholdBatch {
-		batch := keys[from:min(len(keys), from+withholdBatch)]
-		err := db.Update(ctx, func(tx *store.Tx) error {
-			want, err := suspended(tx)
-			if err != nil {
-				return err
-			}
-			l := tx.Lookup()
-			ls := make([]Like, len(batch))
-			found := make([]store.Ref, len(batch))
-			rs := make([]*activities.Reaction, len(batch))
-			for i, k := range batch {
-				activity, _, _ := strings.Cut(k.Name, "_")
-				rs[i], found[i] = activities.ReadReaction(l, activity, nil), l.Add(k, &ls[i])
-			}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			var put []*datastore.Key
-			var vals []*Like
-			for i, k := range batch {
-				if !found[i].Found() || ls[i].Withheld == want || rs[i].Check() != nil {
-					continue
-				}
-				ls[i].Withheld = want
-				put, vals = append(put, k), append(vals, &ls[i])
-				if err := rs[i].Count(tx, map[bool]int64{true: -1, false: 1}[want], 0); err != nil {
-					return err
-				}
-			}
-			if len(put) == 0 {
-				return nil
-			}
-			return tx.PutMulti(put, vals)
-		})
-		if err != nil {
-			return "", fmt.Errorf("likes.Withhold(%s): %w", user, err)
-		}
-	}
-	if len(keys) < n {
-		next = ""
 	}
 	return next, nil
 }

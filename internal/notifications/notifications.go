@@ -927,42 +927,32 @@ const withholdBatch = 250
 // the rest, "" at the end.
 func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, suspended func(*store.Tx) (bool, error)) (string, error) {
 	q := db.Query(Kind).FilterField("actorId", "=", user).KeysOnly()
-	keys, next, err := db.KeysFrom(ctx, q, cursor, n)
+	next, err := db.UpdatePage(ctx, q, cursor, n, withholdBatch, func(tx *store.Tx, keys []*datastore.Key) error {
+		want, err := suspended(tx)
+		if err != nil {
+			return err
+		}
+		l := tx.Lookup()
+		ns := make([]Notification, len(keys))
+		found := make([]store.Ref, len(keys))
+		for i, k := range keys {
+			found[i] = l.Add(k, &ns[i])
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		var put []*datastore.Key
+		var vals []*Notification
+		for i, k := range keys {
+			if found[i].Found() && ns[i].Withheld != want {
+				ns[i].Withheld = want
+				put, vals = append(put, k), append(vals, &ns[i])
+			}
+		}
+		return tx.PutMulti(put, vals)
+	})
 	if err != nil {
 		return "", fmt.Errorf("notifications.Withhold(%s): %w", user, err)
-	}
-	for from := 0; from < len(keys); from += withholdBatch {
-		batch := keys[from:min(len(keys), from+withholdBatch)]
-		err := db.Update(ctx, func(tx *store.Tx) error {
-			want, err := suspended(tx)
-			if err != nil {
-				return err
-			}
-			l := tx.Lookup()
-			ns := make([]Notification, len(batch))
-			found := make([]store.Ref, len(batch))
-			for i, k := range batch {
-				found[i] = l.Add(k, &ns[i])
-			}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			var put []*datastore.Key
-			var vals []*Notification
-			for i, k := range batch {
-				if found[i].Found() && ns[i].Withheld != want {
-					ns[i].Withheld = want
-					put, vals = append(put, k), append(vals, &ns[i])
-				}
-			}
-			return tx.PutMulti(put, vals)
-		})
-		if err != nil {
-			return "", fmt.Errorf("notifications.Withhold(%s): %w", user, err)
-		}
-	}
-	if len(keys) < n {
-		next = ""
 	}
 	return next, nil
 }

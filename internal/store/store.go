@@ -239,6 +239,27 @@ func (db *DB) DeleteAll(ctx context.Context, q *datastore.Query, batch int) (int
 	}
 }
 
+// UpdatePage runs f on the keys of the keys-only query q from cursor, n
+// at most, in a transaction for each batch of them, and returns the
+// cursor of the rest ("" once q has no more): a step of a job that goes
+// through a query's entities, its cursor in its body.
+func (db *DB) UpdatePage(ctx context.Context, q *datastore.Query, cursor string, n, batch int, f func(tx *Tx, keys []*datastore.Key) error) (string, error) {
+	keys, next, err := db.KeysFrom(ctx, q, cursor, n)
+	if err != nil {
+		return "", err
+	}
+	for from := 0; from < len(keys); from += batch {
+		part := keys[from:min(len(keys), from+batch)]
+		if err := db.Update(ctx, func(tx *Tx) error { return f(tx, part) }); err != nil {
+			return "", err
+		}
+	}
+	if len(keys) < n {
+		next = ""
+	}
+	return next, nil
+}
+
 // KeysFrom runs the keys-only query q from cursor (empty: the start) for
 // up to limit results, and returns their keys and the cursor after them.
 // The cursor is Datastore's own, for a job to carry in its body.
