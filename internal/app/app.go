@@ -409,8 +409,8 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Cursors.Warm(ctx); err != nil {
-		log.Warn("the cursors' key was not read; the first page to need it will", "err", err)
+	if err := s.Warm(ctx); err != nil {
+		log.Warn("the keys were not read; the first page to need them will", "err", err)
 	}
 	return h, nil
 }
@@ -475,6 +475,18 @@ type Services struct {
 	Media         *media.Service // nil without Pictures
 	// Cursors seals the cursors the API hands out.
 	Cursors *cursor.Sealer
+}
+
+// Warm reads (or makes) the service's own keys as an instance starts:
+// the cursors' and the picture links'.
+func (s *Services) Warm(ctx context.Context) error {
+	if err := s.Cursors.Warm(ctx); err != nil {
+		return err
+	}
+	if s.Media != nil {
+		return s.Media.Links.Warm(ctx)
+	}
+	return nil
 }
 
 // Pictures says where pictures are kept: a Cloud Storage client and the

@@ -159,7 +159,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	// As a deployed instance does when it starts; a failure (a fault the
 	// caller injects) is tried again, as the next instance would.
 	for try := 1; ; try++ {
-		err := s.Services.Cursors.Warm(ctx)
+		err := s.Services.Warm(ctx)
 		if err == nil {
 			break
 		}

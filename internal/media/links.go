@@ -123,6 +123,15 @@ func (l *Links) keyring(ctx context.Context) ([]signingKey, error) {
 	return ring, nil
 }
 
+// Warm reads (or makes) the keyring now, as an instance starts: the
+// first pages and uploads of a new deployment, many at once, then find
+// it rather than each making it in a transaction of its own, all locked
+// on the one entity.
+func (l *Links) Warm(ctx context.Context) error {
+	_, err := l.keyring(ctx)
+	return err
+}
+
 // readKeyring reads the links' keyring by key, or makes it in a
 // transaction when there is none (the first instance to need it).
 func readKeyring(ctx context.Context, db *store.DB) ([]signingKey, error) {
@@ -132,7 +141,10 @@ func readKeyring(ctx context.Context, db *store.DB) ([]signingKey, error) {
 		return nil, err
 	}
 	if !ok || len(ring.Keys) == 0 {
-		err = db.Update(ctx, func(tx *store.Tx) error {
+		// The service's own, made once: no request's guard rides with it
+		// (the many first uploads of a new deployment would each lock
+		// their actor and token behind the one keyring they all write).
+		err = db.Update(store.Unguarded(ctx), func(tx *store.Tx) error {
 			ring = keyring{}
 			ok, err := tx.Get(keyringKey(db), &ring)
 			if err != nil || ok && len(ring.Keys) > 0 {
