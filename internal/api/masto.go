@@ -174,59 +174,22 @@ func readParams(c *gin.Context) (mparams, error) {
 		return p, nil
 	}
 	kind, params, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	var err error
 	switch kind {
 	case "application/json":
-		data, err := io.ReadAll(c.Request.Body)
-		if err != nil {
-			return nil, readErr(err)
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			return p, nil
-		}
-		if err := checkText(data); err != nil {
-			return nil, err
-		}
-		var v map[string]any
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
-			return nil, derrors.New(derrors.InvalidArgument, "the body is not a JSON object")
-		}
-		for k, x := range v {
-			flatten(p, k, x)
-		}
+		err = readJSONParams(c, p)
 	case "application/x-www-form-urlencoded":
-		data, err := io.ReadAll(c.Request.Body)
-		if err != nil {
-			return nil, readErr(err)
-		}
-		pairs, err := formPairs(string(data))
-		if err != nil {
-			return nil, derrors.New(derrors.InvalidArgument, "the form cannot be read")
-		}
-		for _, kv := range indexArrays(pairs) {
-			p[kv[0]] = append(p[kv[0]], kv[1])
-		}
+		err = readFormParams(c, p)
 	case "multipart/form-data":
 		if params["boundary"] == "" {
 			return nil, derrors.New(derrors.InvalidArgument, "the multipart form has no boundary")
 		}
-		if isMastoUpload(c.Request) {
-			break // the upload streams its own form (uploadMedia)
+		if !isMastoUpload(c.Request) { // an upload streams its own form (uploadMedia)
+			err = readMultipartParams(c, p)
 		}
-		if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
-			return nil, derrors.New(derrors.InvalidArgument, "the multipart form cannot be read")
-		}
-		for k, v := range c.Request.MultipartForm.Value {
-			if base, field, ok := arrayOfObjects(k); ok { // no order across names here: by position
-				for i, x := range v {
-					name := fmt.Sprintf("%s[%d][%s]", base, i, field)
-					p[name] = append(p[name], x)
-				}
-				continue
-			}
-			p[k] = append(p[k], v...)
-		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	n := 0
 	for _, v := range p {
@@ -443,6 +406,68 @@ func (s *Server) nextCursor(m *mreq, next string) error {
 func checkString(name, v string) error {
 	if !utf8.ValidString(v) {
 		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("the parameter %s is not valid UTF-8", name))
+	}
+	return nil
+}
+
+// readJSONParams adds to p what a JSON object's body holds, flattened
+// as a form names it.
+func readJSONParams(c *gin.Context, p mparams) error {
+	data, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return readErr(err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := checkText(data); err != nil {
+		return err
+	}
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return derrors.New(derrors.InvalidArgument, "the body is not a JSON object")
+	}
+	for k, x := range v {
+		flatten(p, k, x)
+	}
+	return nil
+}
+
+// readFormParams adds to p an urlencoded form's values, its arrays of
+// objects numbered (indexArrays).
+func readFormParams(c *gin.Context, p mparams) error {
+	data, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return readErr(err)
+	}
+	pairs, err := formPairs(string(data))
+	if err != nil {
+		return derrors.New(derrors.InvalidArgument, "the form cannot be read")
+	}
+	for _, kv := range indexArrays(pairs) {
+		p[kv[0]] = append(p[kv[0]], kv[1])
+	}
+	return nil
+}
+
+// readMultipartParams adds to p a multipart form's values, but for its
+// files. Its arrays of objects are numbered by position: the form keeps
+// no order across names.
+func readMultipartParams(c *gin.Context, p mparams) error {
+	if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
+		return derrors.New(derrors.InvalidArgument, "the multipart form cannot be read")
+	}
+	for k, v := range c.Request.MultipartForm.Value {
+		if base, field, ok := arrayOfObjects(k); ok {
+			for i, x := range v {
+				name := fmt.Sprintf("%s[%d][%s]", base, i, field)
+				p[name] = append(p[name], x)
+			}
+			continue
+		}
+		p[k] = append(p[k], v...)
 	}
 	return nil
 }
