@@ -1,0 +1,372 @@
+package notifications
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
+	"socialstream/internal/derrors"
+	"socialstream/internal/filters"
+	"socialstream/internal/mutes"
+	"socialstream/internal/order"
+	"socialstream/internal/policy"
+	"socialstream/internal/store"
+	"socialstream/internal/viewer"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/datastore"
+)
+
+// Reading one's notifications: the list, newest first; the unread count;
+// the grouped list; marking them read. What a reader may not see (an
+// actor suspended, gone, blocked or muted, an activity a filter hides)
+// is left out of each, and of each count.
+
+// List returns a page of user's notifications, newest first, and how many
+// are unread.
+func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([]View, int64, string, error) {
+	tag := "notifications:" + user // as Below writes it
+	from, err := order.DecodeCursor(tag, p.Cursor)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	keys, vals, last, more, err := order.Page[Notification](ctx, s.db, s.newest(user, from), false, placeOf, p.Count, p.Offset)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
+	}
+	next := ""
+	if more {
+		next = order.EncodeCursor(tag, last)
+	}
+	// The actors of the page, with user's own state.
+	people, hidden, own, err := s.actors(ctx, user, vals)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	unread, _, err := s.unread(ctx, user, own, false)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	hide, warn, err := s.filter(ctx, user, own, vals)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	out := make([]View, 0, len(vals))
+	for i, n := range vals {
+		if hidden[n.ActorID] || hide[n.ActivityID] {
+			continue // from before a block, or filtered out
+		}
+		v := View{ID: keys[i].Name, Seq: n.Seq, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
+			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
+		if a, ok := people[n.ActorID]; ok {
+			v.Actor = &a
+		}
+		v.Filtered = warn[n.ActivityID]
+		out = append(out, v)
+	}
+	return out, unread, next, nil
+}
+
+// Unread returns how many of user's notifications are unread, and in how
+// many groups (as Grouped groups them), reading the unread ones alone.
+func (s *Service) Unread(ctx context.Context, user string) (int64, int, error) {
+	l := s.db.Lookup()
+	own := viewer.Read(l, user)
+	if err := l.Run(ctx); err != nil {
+		return 0, 0, fmt.Errorf("notifications.Unread(%s): %w", user, err)
+	}
+	return s.unread(ctx, user, own, true)
+}
+
+// unread counts user's unread notifications, and if groups, the groups
+// they fall in. When user's state (own) says no one is hidden from them,
+// a count of the index answers (one read per 1,000); else the unread ones
+// are read, with their actors' blocks and mutes should the state not know
+// them.
+func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref, groups bool) (int64, int, error) {
+	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false)
+	now := s.now()
+	if !groups && own.KnowsPeople() && own.HidesNone(now) {
+		// Two counts of the indexes: the unread, less those of suspended
+		// actors (Withheld).
+		n, err := s.db.Count(ctx, q)
+		if err != nil {
+			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		}
+		if n == 0 {
+			return 0, 0, nil
+		}
+		w, err := s.db.Count(ctx, q.FilterField("withheld", "=", true))
+		if err != nil {
+			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		}
+		return max(0, n-w), 0, nil
+	}
+	var ns []Notification
+	keys, err := s.db.GetAll(ctx, q, &ns)
+	if err != nil {
+		return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+	}
+	// A lookup of nothing when the state knows (it makes no call).
+	l := s.db.Lookup()
+	hide := s.readHidden(l, user, ns, own)
+	if err := l.Run(ctx); err != nil {
+		return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+	}
+	hidden := hide()
+	count, seen := int64(0), map[string]bool{}
+	for i, n := range ns {
+		if !hidden[n.ActorID] && !n.Withheld {
+			count++
+			seen[groupKey(keys[i].Name, &n)] = true
+		}
+	}
+	return count, len(seen), nil
+}
+
+// MaxGroupActors is how many of a group's actors, the latest first, a
+// grouped list shows.
+const MaxGroupActors = 3
+
+// Group is notifications of one kind about one thing, after Mastodon's
+// grouped notifications: the likes of one activity, its reposts, the
+// follows; any other notification is a group of its own.
+type Group struct {
+	Key        string `json:"groupKey"`
+	Type       string `json:"type"`
+	ActivityID string `json:"activityId,omitempty"`
+	GroupID    string `json:"groupId,omitempty"`
+	// Count is how many notifications it holds, of the ones kept.
+	Count int `json:"count"`
+	// Actors are the latest few, newest first.
+	Actors    []accounts.Person `json:"actors"`
+	Published string            `json:"published"` // of the newest
+	Read      bool              `json:"read"`      // every one of them
+	// IDs are its notifications', newest first: mark-read takes them.
+	IDs []string `json:"ids"`
+	// Newest and Oldest are the places of its newest and oldest
+	// notifications: Mastodon's face names them so.
+	Newest, Oldest int64 `json:"-"`
+}
+
+// groupKey is what groups n (whose key's name is id) with others.
+func groupKey(id string, n *Notification) string {
+	switch n.Type {
+	case Like, Repost:
+		return n.Type + ":" + n.ActivityID
+	case Follow:
+		return Follow
+	}
+	return "ungrouped:" + id
+}
+
+// Grouped returns user's kept notifications as groups, newest group first
+// (by its newest notification), from offset, count at most, with how many
+// groups there are and how many hold an unread one. Every notification
+// kept is read at once (at most MaxKept, and those a pruning job has yet
+// to drop): groups span the whole list, so no page can split one.
+func (s *Service) Grouped(ctx context.Context, user string, offset, count int) ([]Group, int, int, error) {
+	keys, ns, _, _, err := order.Page[Notification](ctx, s.db, s.newest(user, order.Place{}), false, placeOf, 2*MaxKept, 0)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
+	}
+	people, hidden, own, err := s.actors(ctx, user, ns)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	hide, _, err := s.filter(ctx, user, own, ns)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var groups []*Group
+	byKey := map[string]*Group{}
+	unread := 0
+	for i, n := range ns {
+		if hidden[n.ActorID] || hide[n.ActivityID] {
+			continue // from before a block or mute, or filtered out
+		}
+		k := groupKey(keys[i].Name, &n)
+		g := byKey[k]
+		if g == nil {
+			g = &Group{Key: k, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID,
+				Published: n.Published.UTC().Format(time.RFC3339), Read: true, Actors: []accounts.Person{}, Newest: n.Seq}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.Count++
+		g.IDs = append(g.IDs, keys[i].Name)
+		g.Oldest = n.Seq
+		if p, ok := people[n.ActorID]; ok && len(g.Actors) < MaxGroupActors &&
+			!slices.ContainsFunc(g.Actors, func(a accounts.Person) bool { return a.ID == p.ID }) {
+			g.Actors = append(g.Actors, p)
+		}
+		if !n.Read {
+			if g.Read {
+				unread++
+			}
+			g.Read = false
+		}
+	}
+	out := []Group{}
+	for _, g := range groups[min(offset, len(groups)):min(offset+count, len(groups))] {
+		out = append(out, *g)
+	}
+	return out, len(groups), unread, nil
+}
+
+// actors reads the actors of user's notifications ns in one lookup, with
+// user's own state (package viewer), which says whom user blocks, is
+// blocked by or mutes (or, should it not know, the blocks and mutes
+// between user and each actor, by key): it returns the actors that exist,
+// and those whose notifications from before are not shown.
+func (s *Service) actors(ctx context.Context, user string, ns []Notification) (map[string]accounts.Person, map[string]bool, *viewer.Ref, error) {
+	l := s.db.Lookup()
+	own := viewer.Read(l, user)
+	recs := map[string]*accounts.Record{}
+	for _, n := range ns {
+		if recs[n.ActorID] == nil && n.ActorID != "" {
+			recs[n.ActorID] = accounts.Read(l, n.ActorID)
+		}
+	}
+	hide := s.readHidden(l, user, ns, own)
+	if err := l.Run(ctx); err != nil {
+		return nil, nil, nil, fmt.Errorf("notifications: actors of %s: %w", user, err)
+	}
+	people := map[string]accounts.Person{}
+	hidden := hide()
+	for id, r := range recs {
+		if p, ok := r.Person(); ok {
+			people[id] = p
+		}
+		if !policy.SeeNotification(user, r.Account(), policy.Ties{}, nil, policy.Account{}, policy.Ties{}) {
+			hidden[id] = true // what a suspended or gone person did is not there
+		}
+	}
+	return people, hidden, own, nil
+}
+
+// filter applies the reader's keyword filters of the notifications
+// context (from their state own) to the activities ns are about (those
+// of others: one's own are never filtered): the
+// activities a filter hides, and the filters that warn of each. Their
+// texts are read, in one batch lookup, only when such a filter is active.
+func (s *Service) filter(ctx context.Context, user string, own *viewer.Ref, ns []Notification) (hide map[string]bool, warn map[string][]filters.Match, err error) {
+	set := filters.Active(own.Filters(), filters.Notifications, s.now())
+	if set == nil || s.cfg.Activities == nil {
+		return nil, nil, nil
+	}
+	var idList []string
+	for _, n := range ns {
+		if n.ActivityID != "" && !slices.Contains(idList, n.ActivityID) {
+			idList = append(idList, n.ActivityID)
+		}
+	}
+	if len(idList) == 0 {
+		return nil, nil, nil
+	}
+	texts, err := s.cfg.Activities.Texts(ctx, user, idList)
+	if err != nil {
+		return nil, nil, fmt.Errorf("notifications: filtered activities: %w", err)
+	}
+	hide, warn = map[string]bool{}, map[string][]filters.Match{}
+	for id, t := range texts {
+		h, w := set.Apply(t...)
+		hide[id], warn[id] = h, w
+	}
+	return hide, warn, nil
+}
+
+// readHidden adds to a lookup what tells whose notifications of ns are
+// kept from user: nothing more if user's state own knows (read in the same
+// lookup, or before), else the blocks and mutes between user and each
+// actor. The function it returns answers once the lookup has run.
+func (s *Service) readHidden(l *store.Lookup, user string, ns []Notification, own *viewer.Ref) func() map[string]bool {
+	between := map[string]*blocks.Between{}
+	muted := map[string]*mutes.Ref{}
+	add := func() {
+		if own.KnowsPeople() {
+			return
+		}
+		for _, n := range ns {
+			if between[n.ActorID] == nil && n.ActorID != "" {
+				between[n.ActorID], muted[n.ActorID] = blocks.ReadBetween(l, user, n.ActorID), mutes.Read(l, user, n.ActorID)
+			}
+		}
+	}
+	if own != nil {
+		l.Then(add) // once the state says whether it knows
+	} else {
+		add()
+	}
+	return func() map[string]bool {
+		hidden := map[string]bool{}
+		now := s.now()
+		for _, n := range ns {
+			if own.KnowsPeople() {
+				hidden[n.ActorID] = own.Hides(n.ActorID, now)
+			} else if b := between[n.ActorID]; b != nil {
+				hidden[n.ActorID] = b.Any() || muted[n.ActorID].ActiveAt(now)
+			}
+		}
+		return hidden
+	}
+}
+
+// MarkRead marks user's notifications read: those with the given ids, or
+// all of them. Ids of other users' notifications are ignored.
+func (s *Service) MarkRead(ctx context.Context, user string, idList []string, all bool) error {
+	var keys []*datastore.Key
+	switch {
+	case all && len(idList) > 0:
+		return derrors.New(derrors.InvalidArgument, `give "ids" or "all", not both`)
+	case all:
+		var err error
+		keys, err = s.db.GetAll(ctx, s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).KeysOnly(), nil)
+		if err != nil {
+			return fmt.Errorf("notifications.MarkRead: %w", err)
+		}
+	case len(idList) == 0:
+		return derrors.New(derrors.InvalidArgument, `give "ids" (a non-empty list) or "all": true`)
+	case len(idList) > MaxReadIDs:
+		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("at most %d ids at once", MaxReadIDs))
+	default:
+		for _, id := range idList {
+			if !strings.HasPrefix(id, user+"_") || len(id) > 500 {
+				continue // not the caller's
+			}
+			keys = append(keys, s.db.NameKey(Kind, id, nil))
+		}
+	}
+	if len(keys) == 0 {
+		return s.db.CheckGuard(ctx) // nothing to mark: refused all the same
+	}
+	for start := 0; start < len(keys); start += 250 {
+		part := keys[start:min(start+250, len(keys))]
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			dst := make([]Notification, len(part))
+			refs := make([]store.Ref, len(part))
+			for i, k := range part {
+				refs[i] = l.Add(k, &dst[i])
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			var putKeys []*datastore.Key
+			var putVals []*Notification
+			for i := range dst {
+				if refs[i].Found() && !dst[i].Read && dst[i].UserID == user {
+					dst[i].Read = true
+					putKeys, putVals = append(putKeys, part[i]), append(putVals, &dst[i])
+				}
+			}
+			return tx.PutMulti(putKeys, putVals)
+		})
+		if err != nil {
+			return fmt.Errorf("notifications.MarkRead: %w", err)
+		}
+	}
+	return nil
+}
