@@ -180,7 +180,12 @@ type Person struct {
 	PreferredUsername string `json:"preferredUsername"`
 	FollowersCount    int64  `json:"followersCount"`
 	FollowingCount    int64  `json:"followingCount"`
-	Published         string `json:"published"`
+	// StatusesCount counts the activities they posted (but those for the
+	// mentioned alone), and LastStatusTime is when they posted the latest
+	// (ms since the epoch; 0: never).
+	StatusesCount  int64  `json:"statusesCount"`
+	LastStatusTime int64  `json:"lastStatusTime,omitempty"`
+	Published      string `json:"published"`
 	// Locked: a follow of this person is a request they decide.
 	Locked bool `json:"locked"`
 	// Role is shown for moderators and admins alone.
@@ -347,6 +352,7 @@ func (r *Record) Person() (Person, bool) {
 	p := ToPerson(r.id, &r.u)
 	if r.counts != nil {
 		p.FollowersCount, p.FollowingCount = max(0, r.counts.Followers), max(0, r.counts.Following)
+		p.StatusesCount, p.LastStatusTime = max(0, r.counts.Statuses), r.counts.LastStatus/1000
 	}
 	return p, true
 }

@@ -29,6 +29,13 @@ const KindCounts = "Counts"
 type Counts struct {
 	Followers int64 `datastore:"followers,noindex"`
 	Following int64 `datastore:"following,noindex"`
+	// Statuses counts the activities the person posted and has not
+	// deleted (nor had taken down), but those for the mentioned alone,
+	// and LastStatus is when the latest of them was posted (µs): both
+	// change by server-side transforms in the commits of the posts and
+	// deletes they count (CountPost), which read nothing.
+	Statuses   int64 `datastore:"statuses,noindex"`
+	LastStatus int64 `datastore:"lastStatus,noindex"`
 	// What the User holds and pages show.
 	Username    string    `datastore:"username,noindex"`
 	DisplayName string    `datastore:"displayName,noindex"`
@@ -54,6 +61,19 @@ func Card(u *User, c Counts) *Counts {
 // CountsKey returns the key of a user's Counts.
 func CountsKey(db *store.DB, user string) *datastore.Key {
 	return db.NameKey(KindCounts, user, nil)
+}
+
+// CountPost counts, with tx's commit, n activities (-1: one gone) user
+// posted, the latest at (µs; 0 leaves it): server-side transforms that
+// read nothing, so that a person's posts do not wait on the locks of
+// their followers' follows. The user's card must be there at the commit,
+// or it fails with store.ErrGone.
+func CountPost(tx *store.Tx, user string, n, at int64) error {
+	ts := []datastore.PropertyTransform{datastore.Increment("statuses", n)}
+	if at > 0 {
+		ts = append(ts, datastore.Maximum("lastStatus", at))
+	}
+	return tx.Transform(CountsKey(tx.DB(), user), ts...)
 }
 
 // Load reads a person outside any transaction, with every count.

@@ -135,6 +135,9 @@ type Activity struct {
 	// RepostsCount counts its reposts, changed by server-side increments
 	// in the commits of the reposts and their deletes.
 	RepostsCount int64 `datastore:"repostsCount,noindex"`
+	// RepliesCount counts its replies (those counted: counted), changed
+	// as RepostsCount is, by the replies' posts, deletes and takedowns.
+	RepliesCount int64 `datastore:"repliesCount,noindex"`
 	// Visibility is who may see it (public, followers, mentioned), and
 	// VisibleTo the audiences whose
 	// feeds' queries find it (see visibility.go).
@@ -169,6 +172,8 @@ type Activity struct {
 	// pictures are (after Mastodon's spoiler_text and sensitive).
 	SpoilerText string `datastore:"spoilerText,noindex,omitempty"`
 	Sensitive   bool   `datastore:"sensitive,noindex,omitempty"`
+	// Language is the BCP 47 tag its author said it is written in.
+	Language string `datastore:"language,noindex,omitempty"`
 	// A reply's (thread.go): the activity it answers and that one's
 	// author; its thread's root; and the ids of the activities above it,
 	// nearest first, at most KeptAncestors (indexed: the descendants of an
@@ -217,11 +222,13 @@ type View struct {
 	Visibility string `json:"visibility"`
 	// SpoilerText is the warning a client folds the activity behind;
 	// Sensitive, that its pictures are to be hidden until asked for.
-	SpoilerText string   `json:"spoilerText,omitempty"`
-	Sensitive   bool     `json:"sensitive"`
-	PostedTime  int64    `json:"postedTime"`
-	ExternalID  string   `json:"externalId,omitempty"`
-	Mentions    []string `json:"mentions"`
+	SpoilerText string `json:"spoilerText,omitempty"`
+	Sensitive   bool   `json:"sensitive"`
+	// Language is the BCP 47 tag its author said it is written in, if any.
+	Language   string   `json:"language,omitempty"`
+	PostedTime int64    `json:"postedTime"`
+	ExternalID string   `json:"externalId,omitempty"`
+	Mentions   []string `json:"mentions"`
 	// MentionNames are the usernames of Mentions, one for each, as the
 	// text wrote them (Mastodon's face links them).
 	MentionNames  []string         `json:"-"`
@@ -235,7 +242,9 @@ type View struct {
 	// repost, is the activity it shares, as the viewer sees it.
 	RepostsCount     int64 `json:"repostsCount"`
 	RepostedByViewer bool  `json:"repostedByViewer"`
-	RepostOf         *View `json:"repostOf,omitempty"`
+	// RepliesCount counts its replies but those for the mentioned alone.
+	RepliesCount int64 `json:"repliesCount"`
+	RepostOf     *View `json:"repostOf,omitempty"`
 	// InReplyTo and InReplyToUserID, on a reply: what it answers, and
 	// whom.
 	InReplyTo       string `json:"inReplyTo,omitempty"`
@@ -294,10 +303,10 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 	}
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.Visibility,
-		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, InReplyTo: a.InReplyTo, InReplyToUserID: a.InReplyToUser,
+		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, Language: a.Language, InReplyTo: a.InReplyTo, InReplyToUserID: a.InReplyToUser,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, MentionNames: a.MentionNames, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
-		RepostsCount: max(0, a.RepostsCount),
+		RepostsCount: max(0, a.RepostsCount), RepliesCount: max(0, a.RepliesCount),
 	}
 }
 
@@ -555,6 +564,9 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 			}
 			unshared, err := unshare(tx, &a, shared)
 			if err != nil {
+				return err
+			}
+			if err := recount(ctx, tx, []*Activity{&a}, func(string) bool { return false }, -1); err != nil {
 				return err
 			}
 			if own.Found() { // the reposter's state lists the repost no more

@@ -7,8 +7,10 @@ import (
 	"sync"
 	"testing"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/likes"
+	"socialstream/internal/store"
 )
 
 // Many people liking one activity at once all succeed, and the count is
@@ -182,5 +184,87 @@ func TestLikeAnswerOfAnActivityDeletedSince(t *testing.T) {
 	}
 	if !errors.Is(err, activities.ErrNoSuchActivity) {
 		t.Errorf("the like of an activity deleted since its commit answers %+v, %v; want no such activity", got, err)
+	}
+}
+
+// A person's statuses count and an activity's replies count are exact
+// under concurrent posts and deletes: each commit counts itself on the
+// server, and what is for the mentioned alone is not counted (as
+// Mastodon counts). A takedown takes a reply out of both, and putting it
+// back counts it again.
+func TestStatusesAndRepliesCountExactly(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	author, fan := f.user(t, "author"), f.user(t, "fan")
+	root, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	var wg sync.WaitGroup
+	replies := make(chan string, n)
+	for i := range n {
+		wg.Go(func() {
+			in := activities.PostInput{Title: fmt.Sprint("reply ", i), InReplyTo: root.ID}
+			if i%4 == 3 {
+				in.Visibility = activities.MentionedOnly // counted nowhere
+			}
+			v, _, err := f.act.Post(ctx, fan, in)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if i%4 != 3 {
+				replies <- v.ID
+			}
+		})
+	}
+	wg.Wait()
+	close(replies)
+	var kept []string
+	for id := range replies {
+		kept = append(kept, id)
+	}
+	// Half the counted replies go, at once.
+	for _, id := range kept[:len(kept)/2] {
+		wg.Go(func() {
+			if err := f.act.Delete(ctx, fan, id); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	left := kept[len(kept)/2:]
+	check := func(when string, replies, statuses int64) {
+		t.Helper()
+		got, err := f.act.Get(ctx, author, author, "", []string{root.ID})
+		if err != nil || len(got) != 1 || got[0].RepliesCount != replies {
+			t.Errorf("%s: the root's replies count: %+v, %v; want %d", when, got, err, replies)
+		}
+		p, _, err := accounts.Load(ctx, f.db, fan)
+		if err != nil || p.StatusesCount != statuses || p.LastStatusTime == 0 {
+			t.Errorf("%s: the fan's statuses count %d (last at %d), %v; want %d", when, p.StatusesCount, p.LastStatusTime, err, statuses)
+		}
+	}
+	check("after the deletes", int64(len(left)), int64(len(left)))
+	takedown := func(at int64) {
+		t.Helper()
+		if err := f.db.Update(ctx, func(tx *store.Tx) error {
+			_, err := activities.Takedown(ctx, tx, fan, left[:1], at)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	takedown(1)
+	check("after a takedown", int64(len(left)-1), int64(len(left)-1))
+	takedown(0)
+	check("put back", int64(len(left)), int64(len(left)))
+	if err := f.act.Delete(ctx, author, root.ID); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := accounts.Load(ctx, f.db, author)
+	if err != nil || p.StatusesCount != 0 {
+		t.Errorf("the author after deleting their one post: %d, %v", p.StatusesCount, err)
 	}
 }

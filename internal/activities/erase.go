@@ -41,7 +41,10 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, _ int64, n i
 		}
 		return s.db.Update(ctx, func(tx *store.Tx) error {
 			var gone []*datastore.Key
-			var reposts []*Activity
+			var reposts, all []*Activity
+			batch := func(id string) bool {
+				return slices.ContainsFunc(keys, func(k *datastore.Key) bool { return k.Name == id })
+			}
 			_, err := editActivities(tx, keys, func(k *datastore.Key, a *Activity) bool {
 				// The other audience chunks go with the cleanup job.
 				gone = append(gone, k, AudienceKey(s.db, k.Name, 0))
@@ -52,6 +55,7 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, _ int64, n i
 				if a.RepostOf != "" {
 					reposts = append(reposts, a)
 				}
+				all = append(all, a)
 				return false
 			})
 			if err != nil {
@@ -62,11 +66,14 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, _ int64, n i
 			l := tx.Lookup()
 			shared := make([]store.Ref, len(reposts))
 			for i, a := range reposts {
-				if !slices.ContainsFunc(keys, func(k *datastore.Key) bool { return k.Name == a.RepostOf }) {
+				if !batch(a.RepostOf) {
 					shared[i] = l.Add(Key(s.db, a.RepostOf), &Activity{})
 				}
 			}
 			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			if err := recount(ctx, tx, all, batch, -1); err != nil {
 				return err
 			}
 			for i, a := range reposts {

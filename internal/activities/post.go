@@ -44,6 +44,9 @@ type PostInput struct {
 	// (set by a warning).
 	SpoilerText string
 	Sensitive   bool
+	// Language is the language it is written in, a BCP 47 tag (ISO 639
+	// and, optionally, more: "en", "pt-BR"); empty: not said.
+	Language string
 	// InReplyTo makes the post a reply to that activity (what it shares,
 	// for a repost), which its author must be able to see.
 	InReplyTo string
@@ -79,6 +82,9 @@ func (in *PostInput) validate() error {
 	}
 	if in.repostOf != "" {
 		return nil // no text, and the rest is Repost's
+	}
+	if in.Language, err = Language(in.Language); err != nil {
+		return err
 	}
 	if _, ok := ids.Parse(in.InReplyTo); in.InReplyTo != "" && !ok {
 		return ErrNoSuchActivity
@@ -171,8 +177,8 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		}
 		break
 	}
-	if in.repostOf != "" && errors.Is(err, store.ErrGone) {
-		err = ErrNoSuchActivity // the shared activity was deleted since Repost read it
+	if (in.repostOf != "" || in.InReplyTo != "") && errors.Is(err, store.ErrGone) {
+		err = ErrNoSuchActivity // what it shares or answers was deleted since it was read
 	}
 	if err != nil {
 		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
@@ -324,7 +330,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 		mine := &Activity{
 			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
 			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
-			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive,
+			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language,
 		}
 		if a := p.parent; a != nil {
 			mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread
@@ -605,6 +611,16 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 		r.own.Edit().SetRepost(a.RepostOf, true)
 		if err := r.own.Save(tx); err != nil {
 			return err
+		}
+	}
+	if counted(a) {
+		if err := accounts.CountPost(tx, p.author, 1, a.PostedTime*1000); err != nil {
+			return err
+		}
+		if a.InReplyTo != "" {
+			if err := tx.Increment(Key(s.db, a.InReplyTo), map[string]int64{"repliesCount": 1}); err != nil {
+				return err
+			}
 		}
 	}
 	if r.note != nil && plan.tell {

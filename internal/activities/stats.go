@@ -8,6 +8,8 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
 	"socialstream/internal/store"
+
+	"cloud.google.com/go/datastore"
 )
 
 // Counting likes and comments.
@@ -152,4 +154,57 @@ func (s *Service) Exists(ctx context.Context, id string) (*Activity, error) {
 		}
 	}
 	return &a, nil
+}
+
+// counted reports whether a is in its author's statuses count and its
+// parent's replies count: all but those for the mentioned alone, as
+// Mastodon counts.
+func counted(a *Activity) bool { return a.Visibility != MentionedOnly }
+
+// recount changes by sign (-1: they leave; 1: they come back) the counts
+// that acts, deleted or taken down in tx, are in: their authors' statuses
+// and their parents' replies. Each author's card and parent is read in
+// tx, and left alone if it is gone or going in the same commit (going).
+// A post adds itself to both blind, with its commit (posting.apply);
+// what leaves is rare enough to read what it changes.
+func recount(ctx context.Context, tx *store.Tx, acts []*Activity, going func(id string) bool, sign int64) error {
+	authors, parents := map[string]int64{}, map[string]int64{}
+	for _, a := range acts {
+		if !counted(a) || a.Removed != 0 && sign < 0 {
+			continue // not counted, or no longer
+		}
+		authors[a.UserID] += sign
+		if a.InReplyTo != "" && !going(a.InReplyTo) {
+			parents[a.InReplyTo] += sign
+		}
+	}
+	if len(authors) == 0 {
+		return nil
+	}
+	l := tx.Lookup()
+	found := map[*datastore.Key]store.Ref{}
+	for u := range authors {
+		k := accounts.CountsKey(tx.DB(), u)
+		found[k] = l.Add(k, &accounts.Counts{})
+	}
+	for p := range parents {
+		k := Key(tx.DB(), p)
+		found[k] = l.Add(k, &Activity{})
+	}
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	for k, ref := range found {
+		if !ref.Found() {
+			continue
+		}
+		if k.Kind == KindActivity {
+			if err := tx.Increment(k, map[string]int64{"repliesCount": parents[k.Name]}); err != nil {
+				return err
+			}
+		} else if err := accounts.CountPost(tx, k.Name, authors[k.Name], 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -68,11 +68,27 @@ func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string,
 		if (acts[i].Removed != 0) == (at != 0) || slices.Contains(changed, idList[i]) {
 			continue
 		}
-		acts[i].Removed = at
 		changed, put, vals = append(changed, idList[i]), append(put, keys[i]), append(vals, &acts[i])
 	}
 	if len(put) == 0 {
 		return nil, nil
+	}
+	sign := int64(1) // put back: counted again
+	if at != 0 {
+		sign = -1
+	}
+	// A parent changed in this same commit counts its reply here: one
+	// commit writes an entity once.
+	for _, a := range vals {
+		if i := slices.Index(changed, a.InReplyTo); i >= 0 && counted(a) {
+			vals[i].RepliesCount += sign
+		}
+	}
+	if err := recount(ctx, tx, vals, func(id string) bool { return slices.Contains(changed, id) }, sign); err != nil {
+		return nil, err
+	}
+	for _, a := range vals {
+		a.Removed = at
 	}
 	return changed, tx.PutMulti(put, vals)
 }

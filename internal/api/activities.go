@@ -37,6 +37,8 @@ type activityFields struct {
 	// SpoilerText is a content warning; Sensitive marks the pictures.
 	SpoilerText string `json:"spoilerText"`
 	Sensitive   bool   `json:"sensitive"`
+	// Language is a BCP 47 tag of the language it is written in.
+	Language string `json:"language"`
 	// InReplyTo makes it a reply to that activity.
 	InReplyTo string `json:"inReplyTo"`
 	// MediaItems are the uploaded pictures it carries.
@@ -245,7 +247,7 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
 		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
 		Visibility: p.Activity.Visibility, SpoilerText: p.Activity.SpoilerText, Sensitive: p.Activity.Sensitive,
-		InReplyTo: p.Activity.InReplyTo, Media: p.Activity.MediaItems,
+		Language: p.Activity.Language, InReplyTo: p.Activity.InReplyTo, Media: p.Activity.MediaItems,
 	})
 	if err != nil {
 		return nil, err

@@ -75,10 +75,14 @@ func (s *Server) account(origin string, p accounts.Person) mAccount {
 		ID: p.ID, Username: p.PreferredUsername, Acct: p.PreferredUsername, DisplayName: p.DisplayName,
 		Locked: p.Locked, Discoverable: true, CreatedAt: isoTime(p.Published),
 		Note: renderHTML(p.Note, origin, nil), URL: origin + "/#/people/" + p.PreferredUsername,
-		FollowersCount: p.FollowersCount, FollowingCount: p.FollowingCount,
+		FollowersCount: p.FollowersCount, FollowingCount: p.FollowingCount, StatusesCount: p.StatusesCount,
 		Avatar: origin + missingAvatar, Header: origin + missingAvatar, Emojis: []any{}, Fields: []mField{},
 	}
 	a.URI = a.URL
+	if p.LastStatusTime > 0 {
+		d := time.UnixMilli(p.LastStatusTime).UTC().Format(time.DateOnly) // a date, as Mastodon's
+		a.LastStatusAt = &d
+	}
 	if p.AvatarURL != "" {
 		a.Avatar = absolute(origin, p.AvatarURL)
 	}
@@ -257,7 +261,7 @@ func (s *Server) status(origin string, v activities.View) mStatus {
 	st := mStatus{
 		ID: mid(v.ID), CreatedAt: millisTime(v.PostedTime), Visibility: mastoVisibility[v.Visibility],
 		Sensitive: v.Sensitive, SpoilerText: v.SpoilerText, MediaAttachments: []mAttachment{}, Mentions: []mMention{},
-		Tags: []mTag{}, Emojis: []any{}, ReblogsCount: v.RepostsCount, FavouritesCount: v.LikesCount,
+		Tags: []mTag{}, Emojis: []any{}, ReblogsCount: v.RepostsCount, FavouritesCount: v.LikesCount, RepliesCount: v.RepliesCount,
 		Favourited: v.LikedByViewer, Reblogged: v.RepostedByViewer, Bookmarked: v.Bookmarked, Pinned: v.Pinned,
 		Filtered: []mFilterMatch{},
 	}
@@ -292,6 +296,10 @@ func (s *Server) status(origin string, v activities.View) mStatus {
 		if u == "" {
 			st.InReplyToAccountID = nil
 		}
+	}
+	if v.Language != "" {
+		l := v.Language
+		st.Language = &l
 	}
 	if v.EditedTime != 0 {
 		e := millisTime(v.EditedTime)

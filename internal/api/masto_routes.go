@@ -1,6 +1,10 @@
 package api
 
 import (
+	"context"
+	"socialstream/internal/activities"
+	"socialstream/internal/store"
+
 	"github.com/gin-gonic/gin"
 )
 
@@ -66,8 +70,8 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.POST("/statuses/:id/unbookmark", s.masto(person, "write:bookmarks", s.react(s.unbookmark)))
 	v1.POST("/statuses/:id/pin", s.masto(person, "write:accounts", s.react(s.pin)))
 	v1.POST("/statuses/:id/unpin", s.masto(person, "write:accounts", s.react(s.unpin)))
-	v1.GET("/bookmarks", s.masto(person, "read:bookmarks", s.mBookmarks))
-	v1.GET("/favourites", s.masto(person, "read:favourites", empty))
+	v1.GET("/bookmarks", s.masto(person, "read:bookmarks", s.mKept(s.bookmarks.List)))
+	v1.GET("/favourites", s.masto(person, "read:favourites", s.mKept(s.likes.Liked)))
 
 	// Timelines.
 	v1.GET("/timelines/home", s.masto(person, "read:statuses", s.homeTimeline))
@@ -122,16 +126,18 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/statuses/:id/card", s.masto(anyone, "", notHere))
 }
 
-// mBookmarks is GET /api/v1/bookmarks.
-func (s *Server) mBookmarks(m *mreq) (any, error) {
-	page, err := s.cursorPage(m, 20, 40)
-	if err != nil {
-		return nil, err
+// mKept is GET /api/v1/bookmarks and /api/v1/favourites: a page of what
+// the caller keeps, newest first, by list.
+func (s *Server) mKept(list func(context.Context, string, store.PageRequest) ([]activities.View, string, error)) func(*mreq) (any, error) {
+	return func(m *mreq) (any, error) {
+		page, err := s.cursorPage(m, 20, 40)
+		if err != nil {
+			return nil, err
+		}
+		vs, next, err := list(m.ctx, m.caller, page)
+		if err != nil {
+			return nil, err
+		}
+		return s.statuses(s.origin(m.c), vs), s.nextCursor(m, next)
 	}
-	list, next, err := s.bookmarks.List(m.ctx, m.caller, page)
-	if err != nil {
-		return nil, err
-	}
-	out := s.statuses(s.origin(m.c), list)
-	return out, s.nextCursor(m, next)
 }

@@ -65,7 +65,7 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 		return nil, err
 	}
 	in := activities.PostInput{Title: title, Body: body, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
-		Sensitive: sensitive, ExternalID: key}
+		Sensitive: sensitive, ExternalID: key, Language: m.p.str("language")}
 	if r := m.p.str("in_reply_to_id"); r != "" {
 		if in.InReplyTo = scattered(r); in.InReplyTo == "" {
 			return nil, errMGone

@@ -205,6 +205,7 @@ func (s *Server) Routes() *gin.Engine {
 	com.DELETE("/:activityId/:commentId", rest(s, http.StatusNoContent, s.commentsDelete, commentsFromRequest))
 
 	lk := social.Group("/rest/likes")
+	lk.GET("", rest(s, http.StatusOK, s.likesMine, likesFromRequest))
 	lk.GET("/:activityId", rest(s, http.StatusOK, s.likesGet, likesFromRequest))
 	lk.POST("/:activityId", rest(s, http.StatusOK, s.likesCreate, likesFromRequest))
 	lk.DELETE("/:activityId", rest(s, http.StatusOK, s.likesDelete, likesFromRequest))

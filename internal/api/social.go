@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/store"
 )
@@ -133,16 +134,26 @@ func (s *Server) repostsDelete(ctx context.Context, caller string, p likeParams)
 
 // bookmarksGet lists the caller's bookmarks, newest first.
 func (s *Server) bookmarksGet(ctx context.Context, caller string, p likeParams) (any, error) {
+	return kept(ctx, caller, p, s.bookmarks.List)
+}
+
+// likesMine lists the activities the caller likes, newest like first.
+func (s *Server) likesMine(ctx context.Context, caller string, p likeParams) (any, error) {
+	return kept(ctx, caller, p, s.likes.Liked)
+}
+
+// kept answers a page of what the caller keeps, by list.
+func kept(ctx context.Context, caller string, p likeParams, list func(context.Context, string, store.PageRequest) ([]activities.View, string, error)) (any, error) {
 	page, err := p.page()
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := s.bookmarks.List(ctx, caller, page)
+	vs, next, err := list(ctx, caller, page)
 	if err != nil {
 		return nil, err
 	}
-	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
-		TotalResults: int64(page.Offset + len(list) + boolInt(next != "")), NextCursor: next}, nil
+	return collection{List: vs, StartIndex: page.Offset, ItemsPerPage: page.Count,
+		TotalResults: int64(page.Offset + len(vs) + boolInt(next != "")), NextCursor: next}, nil
 }
 
 // bookmarksCreate bookmarks an activity, and answers it.

@@ -215,6 +215,31 @@ func Each(ctx context.Context, db *store.DB, user string, f func(activity string
 	return store.Each[Like](ctx, db, q, 500, func(_ *datastore.Key, l *Like) error { return f(l.ActivityID, l.Created) })
 }
 
+// Liked returns a page of the activities user likes (Mastodon's
+// favourites), newest like first, as they see them now, and the cursor of
+// the next page: one keys-only query of the composite index (userId,
+// created), whose keys name the activities, and the page's lookups, as a
+// page of bookmarks. A like of what is gone or hidden now is left out.
+func (s *Service) Liked(ctx context.Context, user string, p store.PageRequest) ([]activities.View, string, error) {
+	q := s.db.Query(KindLike).FilterField("userId", "=", user).Order("-created").KeysOnly()
+	keys, _, next, err := store.Page[Like](ctx, s.db, q, "liked:"+user, p)
+	if err != nil {
+		return nil, "", fmt.Errorf("likes.Liked(%s): %w", user, err)
+	}
+	list := make([]string, len(keys))
+	for i, k := range keys {
+		list[i], _, _ = strings.Cut(k.Name, "_") // activity_user
+	}
+	vs, err := s.act.Shown(ctx, user, list)
+	if err != nil {
+		return nil, "", err
+	}
+	for i := range vs {
+		vs[i].LikedByViewer = true
+	}
+	return vs, next, nil
+}
+
 // Likers lists who likes an activity viewer may see, newest like first,
 // as ids.
 func (s *Service) Likers(ctx context.Context, viewer, activity string, p store.PageRequest) ([]string, string, error) {
