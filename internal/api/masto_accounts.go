@@ -19,15 +19,25 @@ import (
 // accountList answers people by id, in order, as anyone may see them
 // (the REST face's people), with the Link of the next page.
 func (s *Server) accountList(m *mreq, idList []string, next string) (any, error) {
+	return s.accountListWith(m, idList, next, nil)
+}
+
+// accountListWith is accountList, each account changed by with (if set)
+// by its place in idList.
+func (s *Server) accountListWith(m *mreq, idList []string, next string, with func(i int, a *mAccount)) (any, error) {
 	found, err := s.accounts.GetMulti(m.ctx, idList)
 	if err != nil {
 		return nil, err
 	}
 	origin := s.origin(m.c)
 	out := make([]mAccount, 0, len(idList))
-	for _, id := range idList {
+	for i, id := range idList {
 		if p, ok := found[id]; ok && p.SeenBy(m.caller) {
-			out = append(out, s.account(origin, p))
+			a := s.account(origin, p)
+			if with != nil {
+				with(i, &a)
+			}
+			out = append(out, a)
 		}
 	}
 	return out, s.nextCursor(m, next)
@@ -339,13 +349,26 @@ func (s *Server) blocksOf(m *mreq, p store.PageRequest) ([]string, string, error
 	return s.graph.Blocked(m.ctx, m.caller, p)
 }
 
-func (s *Server) mutesOf(m *mreq, p store.PageRequest) ([]string, string, error) {
-	list, next, err := s.mutes.List(m.ctx, m.caller, p)
-	out := make([]string, len(list))
-	for i, mu := range list {
-		out[i] = mu.Muted
+// mutesList is GET /api/v1/mutes: the muted, each with mute_expires_at.
+func (s *Server) mutesList(m *mreq) (any, error) {
+	page, err := s.cursorPage(m, 40, 80)
+	if err != nil {
+		return nil, err
 	}
-	return out, next, err
+	list, next, err := s.mutes.List(m.ctx, m.caller, page)
+	if err != nil {
+		return nil, err
+	}
+	idList := make([]string, len(list))
+	for i, mu := range list {
+		idList[i] = mu.Muted
+	}
+	return s.accountListWith(m, idList, next, func(i int, a *mAccount) {
+		if until := list[i].Until; !until.IsZero() {
+			t := until.UTC().Format("2006-01-02T15:04:05.000Z")
+			a.MuteExpiresAt = &t
+		}
+	})
 }
 
 func (s *Server) requestsOf(m *mreq, p store.PageRequest) ([]string, string, error) {

@@ -40,6 +40,9 @@ type mAccount struct {
 	Source         *mSource `json:"source,omitempty"`
 	Role           *mRole   `json:"role,omitempty"`
 	Noindex        bool     `json:"noindex"`
+	// MuteExpiresAt, in the caller's mutes alone: when the mute ends
+	// (null: never).
+	MuteExpiresAt *string `json:"mute_expires_at,omitempty"`
 }
 
 type mField struct {

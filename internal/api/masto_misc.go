@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -50,8 +51,7 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	if w.below > 0 {
 		page.Cursor = notifications.Below(m.caller, w.below)
 	}
-	since := w.since
-	list, _, next, err := s.notifications.List(m.ctx, m.caller, page)
+	list, _, next, err := s.notifications.List(m.ctx, m.caller, notifications.Query{Page: page, Since: w.since, Types: w.ours()})
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +59,7 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	if next != "" && len(list) > 0 {
 		older = strconv.FormatInt(list[len(list)-1].Seq, 10)
 	}
-	var shown []notifications.View
-	for _, v := range list {
-		if v.Seq > since && w.shows(v.Type) {
-			shown = append(shown, v)
-		}
-	}
-	out, err := s.notices(m, shown)
+	out, err := s.notices(m, list)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +67,7 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	if len(out) > 0 {
 		newer = out[0].ID
 	}
-	if since > 0 {
+	if w.since > 0 {
 		older = "" // since_id reads the newest above it alone
 	}
 	m.link(s, older, newer)
@@ -104,11 +98,20 @@ func noticeWindowOf(m *mreq) (noticeWindow, error) {
 	return w, nil
 }
 
-// shows reports whether a notification of our type is shown: one
-// Mastodon names, of the types asked and not excluded.
-func (w noticeWindow) shows(ours string) bool {
-	t, ok := mastoNotice[ours]
-	return ok && (len(w.types) == 0 || slices.Contains(w.types, t)) && !slices.Contains(w.excluded, t)
+// ours returns our types of the notifications shown: those Mastodon
+// names, of the types asked and not excluded, in a fixed order.
+func (w noticeWindow) ours() []string {
+	var out []string
+	for _, ours := range slices.Sorted(maps.Keys(mastoNotice)) {
+		t := mastoNotice[ours]
+		if (len(w.types) == 0 || slices.Contains(w.types, t)) && !slices.Contains(w.excluded, t) {
+			out = append(out, ours)
+		}
+	}
+	if out == nil {
+		out = []string{"-"} // none: no type is "-"
+	}
+	return out
 }
 
 // notices makes Mastodon's Notifications, reading the statuses they are
@@ -157,28 +160,30 @@ func (s *Server) unreadCount(m *mreq) (any, error) {
 	return gin.H{"count": n}, nil
 }
 
-// clearNotifications is POST /api/v1/notifications/clear: the service
-// keeps notifications (the newest notifications.MaxKept), so clearing
-// marks them all read (docs/mastodon.md).
-func (s *Server) clearNotifications(m *mreq) (any, error) {
-	return gin.H{}, s.notifications.MarkRead(m.ctx, m.caller, nil, true)
-}
-
-// dismissNotification is POST /api/v1/notifications/:id/dismiss: marks
-// it read, as clear does all.
-func (s *Server) dismissNotification(m *mreq) (any, error) {
-	seq, err := strconv.ParseInt(m.c.Param("id"), 10, 64)
-	if err != nil || seq <= 0 {
-		return nil, errMGone
-	}
-	list, _, _, err := s.notifications.List(m.ctx, m.caller, store.PageRequest{Count: 1, Cursor: notifications.Below(m.caller, seq+1)})
+// oneNotification is GET /api/v1/notifications/:id.
+func (s *Server) oneNotification(m *mreq) (any, error) {
+	v, err := s.notifications.One(m.ctx, m.caller, m.c.Param("id"))
 	if err != nil {
 		return nil, err
 	}
-	if len(list) == 0 || list[0].Seq != seq {
-		return nil, errMGone
+	out, err := s.notices(m, []notifications.View{v})
+	if err != nil {
+		return nil, err
 	}
-	return gin.H{}, s.notifications.MarkRead(m.ctx, m.caller, []string{list[0].ID}, false)
+	if len(out) == 0 {
+		return nil, errMGone // of no type this face names, or about what is gone
+	}
+	return out[0], nil
+}
+
+// clearNotifications is POST /api/v1/notifications/clear.
+func (s *Server) clearNotifications(m *mreq) (any, error) {
+	return gin.H{}, s.notifications.Clear(m.ctx, m.caller)
+}
+
+// dismissNotification is POST /api/v1/notifications/:id/dismiss.
+func (s *Server) dismissNotification(m *mreq) (any, error) {
+	return gin.H{}, s.notifications.Dismiss(m.ctx, m.caller, m.c.Param("id"))
 }
 
 // instance is GET /api/v2/instance: what apps read of a server.
@@ -258,4 +263,28 @@ var missingPNG = []byte{
 	0x55, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x68, 0x00, 0x00, 0x00,
 	0x82, 0x00, 0x81, 0x4c, 0x17, 0xd7, 0xdf, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
 	0x42, 0x60, 0x82,
+}
+
+// nodeInfoSchema names NodeInfo 2.0, which /nodeinfo/2.0 answers.
+const nodeInfoSchema = "http://nodeinfo.diaspora.software/ns/schema/2.0"
+
+// nodeInfoLinks is GET /.well-known/nodeinfo: where the NodeInfo is.
+func (s *Server) nodeInfoLinks(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"links": []gin.H{{"rel": nodeInfoSchema, "href": s.origin(c) + "/nodeinfo/2.0"}}})
+}
+
+// nodeInfo is GET /nodeinfo/2.0: what the server is, after NodeInfo 2.0.
+// It counts no one (a count would be reads on every crawler's visit),
+// and names no protocol until the service federates.
+func (s *Server) nodeInfo(c *gin.Context) {
+	c.Header("Content-Type", `application/json; profile="`+nodeInfoSchema+`#"`)
+	c.JSON(http.StatusOK, gin.H{
+		"version":           "2.0",
+		"software":          gin.H{"name": "socialstream", "version": "1.0.0"},
+		"protocols":         []string{},
+		"services":          gin.H{"inbound": []string{}, "outbound": []string{}},
+		"openRegistrations": true,
+		"usage":             gin.H{"users": gin.H{}},
+		"metadata":          gin.H{},
+	})
 }

@@ -477,21 +477,9 @@ func (s *Server) groupedNotifications(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, _, _, err := s.notifications.Grouped(m.ctx, m.caller, 0, notifications.MaxKept)
+	page, _, _, more, err := s.notifications.Grouped(m.ctx, m.caller, notifications.GroupQuery{Count: n, Below: w.below, Since: w.since, Types: w.ours()})
 	if err != nil {
 		return nil, err
-	}
-	var page []notifications.Group
-	more := false
-	for _, g := range all {
-		if w.below > 0 && g.Newest >= w.below || g.Newest <= w.since || !w.shows(g.Type) {
-			continue
-		}
-		if len(page) == n {
-			more = true
-			break
-		}
-		page = append(page, g)
 	}
 	out, err := s.groupsAnswer(m, page)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 func (s *Server) mastoRoutes(r *gin.Engine) {
 	r.GET("/.well-known/oauth-authorization-server", s.oauthMetadata)
 	r.GET("/avatars/original/missing.png", missingPicture)
+	r.GET("/.well-known/nodeinfo", s.nodeInfoLinks)
+	r.GET("/nodeinfo/2.0", s.nodeInfo)
 	o := r.Group("/oauth")
 	o.GET("/authorize", s.authorizePage)
 	o.POST("/authorize", s.meterAddress, s.authorize)
@@ -46,7 +48,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.POST("/accounts/:id/mute", s.masto(person, "write:mutes", s.relate(s.mMute)))
 	v1.POST("/accounts/:id/unmute", s.masto(person, "write:mutes", s.relate(s.mUnmute)))
 	v1.GET("/blocks", s.masto(person, "read:blocks", s.peopleOf(s.blocksOf)))
-	v1.GET("/mutes", s.masto(person, "read:mutes", s.peopleOf(s.mutesOf)))
+	v1.GET("/mutes", s.masto(person, "read:mutes", s.mutesList))
 	v1.GET("/follow_requests", s.masto(person, "read:follows", s.peopleOf(s.requestsOf)))
 	v1.POST("/follow_requests/:id/authorize", s.masto(person, "write:follows", s.relate(s.authorizeFollow)))
 	v1.POST("/follow_requests/:id/reject", s.masto(person, "write:follows", s.relate(s.rejectFollow)))
@@ -84,6 +86,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/notifications/unread_count", s.masto(person, "read:notifications", s.unreadCount))
 	v1.POST("/notifications/clear", s.masto(person, "write:notifications", s.clearNotifications))
 	v1.POST("/notifications/:id/dismiss", s.masto(person, "write:notifications", s.dismissNotification))
+	v1.GET("/notifications/:id", s.masto(person, "read:notifications", s.oneNotification))
 
 	v2.GET("/notifications", s.masto(person, "read:notifications", s.groupedNotifications))
 

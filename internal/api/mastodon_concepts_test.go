@@ -2,7 +2,11 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +119,146 @@ func equalIDs(a, b []mastodon.ID) bool {
 		}
 	}
 	return true
+}
+
+// Notifications as Mastodon apps have them: one by id, dismissed and
+// cleared, gone from the list and the unread count at once; a page of a
+// type is full though other types come between.
+func TestMastodonNotificationsDismissAndClear(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice, bob := e.register("alice"), e.register("bob")
+	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "like me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Favourite(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := cb.PostStatus(ctx, &mastodon.Toot{Status: fmt.Sprintf("@alice hello %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var list []*mastodon.Notification
+	e.eventually("alice's five notifications", func() bool {
+		list, err = ca.GetNotifications(ctx, nil)
+		return err == nil && len(list) == 5
+	})
+	// A page of one type, full: the favourite under three mentions.
+	if page, err := ca.GetNotificationsExclude(ctx, &[]string{"mention", "follow"}, &mastodon.Pagination{Limit: 1}); err != nil || len(page) != 1 || page[0].Type != "favourite" {
+		t.Errorf("a page of favourites alone: %+v, %v", page, err)
+	}
+	one, err := ca.GetNotification(ctx, list[0].ID)
+	if err != nil || one.ID != list[0].ID || one.Type != "mention" {
+		t.Fatalf("one by id: %+v, %v", one, err)
+	}
+	if _, err := cb.GetNotification(ctx, list[0].ID); err == nil {
+		t.Error("bob read alice's notification")
+	} else {
+		wantStatus(t, err, http.StatusNotFound)
+	}
+	if err := ca.DismissNotification(ctx, list[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.GetNotification(ctx, list[0].ID); err == nil {
+		t.Error("a dismissed notification is still there by id")
+	} else {
+		wantStatus(t, err, http.StatusNotFound)
+	}
+	if r := e.do("GET", "/api/v1/notifications/unread_count", alice.token, nil); r.body["count"] != float64(4) {
+		t.Errorf("unread after a dismissal: %s", r.raw)
+	}
+	if after, err := ca.GetNotifications(ctx, nil); err != nil || len(after) != 4 {
+		t.Errorf("after a dismissal: %d, %v", len(after), err)
+	}
+	if err := ca.ClearNotifications(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := ca.GetNotifications(ctx, nil); err != nil || len(after) != 0 {
+		t.Errorf("after a clear: %d, %v", len(after), err)
+	}
+	if r := e.do("GET", "/api/v1/notifications/unread_count", alice.token, nil); r.body["count"] != float64(0) {
+		t.Errorf("unread after a clear: %s", r.raw)
+	}
+	// REST's: one by id, dismissed, and all cleared.
+	if _, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "@alice again"}); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	e.eventually("a new mention on REST", func() bool {
+		r := e.do("GET", "/social/rest/notifications/@me", alice.token, nil)
+		l, _ := r.body["list"].([]any)
+		if len(l) == 1 {
+			id, _ = l[0].(map[string]any)["id"].(string)
+		}
+		return id != ""
+	})
+	if r := e.do("GET", "/social/rest/notifications/@me/"+id, alice.token, nil); r.status != http.StatusOK {
+		t.Errorf("REST's one by id: %d %s", r.status, r.raw)
+	}
+	if r := e.do("DELETE", "/social/rest/notifications/@me/"+id, alice.token, nil); r.status != http.StatusNoContent {
+		t.Errorf("REST's dismissal: %d %s", r.status, r.raw)
+	}
+	if r := e.do("GET", "/social/rest/notifications/@me/"+id, alice.token, nil); r.status != http.StatusNotFound {
+		t.Errorf("REST's one dismissed: %d %s", r.status, r.raw)
+	}
+	if r := e.do("DELETE", "/social/rest/notifications/@me", alice.token, nil); r.status != http.StatusNoContent {
+		t.Errorf("REST's clear: %d %s", r.status, r.raw)
+	}
+}
+
+// A timed mute says when it ends in the caller's mutes; one without end
+// says nothing.
+func TestMastodonMuteExpiresAt(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
+	e.formPost("/api/v1/accounts/"+bob.id+"/mute", alice.token, url.Values{"duration": {"3600"}})
+	e.formPost("/api/v1/accounts/"+carol.id+"/mute", alice.token, url.Values{})
+	r := e.do("GET", "/api/v1/mutes", alice.token, nil)
+	var list []map[string]any
+	if err := json.Unmarshal(r.raw, &list); err != nil || len(list) != 2 {
+		t.Fatalf("mutes: %s, %v", r.raw, err)
+	}
+	for _, a := range list {
+		exp, timed := a["mute_expires_at"].(string)
+		switch a["id"] {
+		case bob.id:
+			at, err := time.Parse(time.RFC3339, exp)
+			if !timed || err != nil || at.Before(time.Now().Add(59*time.Minute)) || at.After(time.Now().Add(61*time.Minute)) {
+				t.Errorf("bob's mute ends at %v", a["mute_expires_at"])
+			}
+		case carol.id:
+			if timed {
+				t.Errorf("carol's mute, without end, ends at %s", exp)
+			}
+		}
+	}
+}
+
+// NodeInfo 2.0 is where /.well-known/nodeinfo says.
+func TestNodeInfo(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("GET", "/.well-known/nodeinfo", "", nil)
+	links, _ := r.body["links"].([]any)
+	if r.status != http.StatusOK || len(links) != 1 {
+		t.Fatalf("/.well-known/nodeinfo: %d %s", r.status, r.raw)
+	}
+	link := links[0].(map[string]any)
+	href, _ := link["href"].(string)
+	if link["rel"] != "http://nodeinfo.diaspora.software/ns/schema/2.0" || !strings.HasPrefix(href, e.url) {
+		t.Fatalf("link: %v", link)
+	}
+	ni := e.do("GET", strings.TrimPrefix(href, e.url), "", nil)
+	sw, _ := ni.body["software"].(map[string]any)
+	if ni.status != http.StatusOK || ni.body["version"] != "2.0" || sw["name"] != "socialstream" || ni.body["openRegistrations"] != true {
+		t.Errorf("nodeinfo: %d %s", ni.status, ni.raw)
+	}
+	if ct := ni.header.Get("Content-Type"); !strings.Contains(ct, "schema/2.0#") {
+		t.Errorf("Content-Type %q", ct)
+	}
 }

@@ -42,7 +42,7 @@ var contract struct {
 // notInContract are paths that are not the API: the web page, the task
 // handlers and the scheduled work; and the Mastodon face, whose contract
 // is Mastodon's own documentation (docs/mastodon.md).
-var notInContract = regexp.MustCompile(`^/($|static/|_tasks/|_cron/|api/v[12]/|oauth/|\.well-known/oauth-|avatars/)`)
+var notInContract = regexp.MustCompile(`^/($|static/|_tasks/|_cron/|api/v[12]/|oauth/|\.well-known/(oauth-|nodeinfo$)|nodeinfo/|avatars/)`)
 
 func loadContract() (*openapi3.T, routers.Router, error) {
 	contract.once.Do(func() {

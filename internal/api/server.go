@@ -214,6 +214,9 @@ func (s *Server) Routes() *gin.Engine {
 	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))
 	nt.GET("/:userId/unread", rest(s, http.StatusOK, s.notificationsUnread, notificationsFromRequest))
 	nt.POST("/:userId/read", rest(s, http.StatusNoContent, s.notificationsRead, notificationsFromRequest))
+	nt.GET("/:userId/:id", rest(s, http.StatusOK, s.notificationsOne, notificationsFromRequest))
+	nt.DELETE("/:userId", rest(s, http.StatusNoContent, s.notificationsDismiss, notificationsFromRequest))
+	nt.DELETE("/:userId/:id", rest(s, http.StatusNoContent, s.notificationsDismiss, notificationsFromRequest))
 
 	mk := social.Group("/rest/markers")
 	mk.GET("/:userId", rest(s, http.StatusOK, s.markersGet, markersFromRequest))

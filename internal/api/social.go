@@ -9,6 +9,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/notifications"
 	"socialstream/internal/store"
 )
 
@@ -197,6 +198,7 @@ func (s *Server) pinsDelete(ctx context.Context, caller string, p likeParams) (a
 // notificationParams are the parameters of notifications.get and .read.
 type notificationParams struct {
 	UserID string   `json:"userId"`
+	ID     string   `json:"-"` // one notification's, in the path
 	IDs    []string `json:"ids"`
 	All    bool     `json:"all"`
 	// Grouped asks for the notifications in groups (Mastodon's grouped
@@ -212,7 +214,7 @@ type notificationList struct {
 }
 
 func notificationsFromRequest(c *gin.Context) (notificationParams, error) {
-	p := notificationParams{UserID: c.Param("userId")}
+	p := notificationParams{UserID: c.Param("userId"), ID: c.Param("id")}
 	var err error
 	if c.Request.Method == http.MethodPost {
 		err = decodeJSON(c.Request.Body, &p)
@@ -256,7 +258,7 @@ func (s *Server) notificationsGet(ctx context.Context, caller string, p notifica
 		if page.Cursor != "" {
 			return nil, derrors.New(derrors.InvalidArgument, "grouped notifications are paged by startIndex, not cursor")
 		}
-		groups, total, unread, err := s.notifications.Grouped(ctx, caller, page.Offset, page.Count)
+		groups, total, unread, _, err := s.notifications.Grouped(ctx, caller, notifications.GroupQuery{Offset: page.Offset, Count: page.Count})
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +267,7 @@ func (s *Server) notificationsGet(ctx context.Context, caller string, p notifica
 			UnreadCount: int64(unread),
 		}, nil
 	}
-	list, unread, next, err := s.notifications.List(ctx, caller, page)
+	list, unread, next, err := s.notifications.List(ctx, caller, notifications.Query{Page: page})
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +301,30 @@ func (s *Server) notificationsRead(ctx context.Context, caller string, p notific
 		return nil, err
 	}
 	return nil, s.notifications.MarkRead(ctx, caller, p.IDs, p.All)
+}
+
+// notificationsOne answers one of the caller's notifications by its id.
+func (s *Server) notificationsOne(ctx context.Context, caller string, p notificationParams) (any, error) {
+	if err := s.checkOwnNotifications(ctx, caller, p.UserID); err != nil {
+		return nil, err
+	}
+	v, err := s.notifications.One(ctx, caller, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
+// notificationsDismiss takes one of the caller's notifications, or all
+// (no id), out of every list and count.
+func (s *Server) notificationsDismiss(ctx context.Context, caller string, p notificationParams) (any, error) {
+	if err := s.checkOwnNotifications(ctx, caller, p.UserID); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, s.notifications.Clear(ctx, caller)
+	}
+	return nil, s.notifications.Dismiss(ctx, caller, p.ID)
 }
 
 func boolInt(b bool) int {

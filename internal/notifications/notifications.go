@@ -116,6 +116,13 @@ type Notification struct {
 	// suspension's withholding job, Withhold). Indexed, and stored only
 	// when true: an unread count takes away the count of those withheld.
 	Withheld bool `datastore:"withheld,omitempty"`
+	// Dismissed: its reader dismissed it (dismiss.go). It is kept, read
+	// and in no list (it has no place), so that a job's late retry does
+	// not make it again, until the pruning after DismissedKept.
+	Dismissed bool `datastore:"dismissed,noindex,omitempty"`
+	// DismissedAt is when, on a tombstone alone (indexed: the pruning
+	// finds those past DismissedKept).
+	DismissedAt time.Time `datastore:"dismissedAt,omitempty"`
 }
 
 const orderProp = "order"
@@ -123,15 +130,18 @@ const orderProp = "order"
 // Load loads a notification, of this version or an earlier one.
 func (n *Notification) Load(ps []datastore.Property) error { return order.Load(n, ps, orderProp) }
 
-// Save saves a notification with its place.
+// Save saves a notification with its place; a dismissed one has none.
 func (n *Notification) Save() ([]datastore.Property, error) {
+	if n.Dismissed {
+		return datastore.SaveStruct(n)
+	}
 	return order.Save(n, datastore.Property{Name: orderProp, Value: order.Value(n.UserID, n.Seq)})
 }
 
-// newest returns the query of user's notifications, newest first, from
-// a page's place: a range of their places.
-func (s *Service) newest(user string, from order.Place) []*datastore.Query {
-	return []*datastore.Query{order.Range(s.db.Query(Kind), orderProp, user, 0, from)}
+// newest returns the query of user's notifications newer than since,
+// newest first, from a page's place: a range of their places.
+func (s *Service) newest(user string, since int64, from order.Place) []*datastore.Query {
+	return []*datastore.Query{order.Range(s.db.Query(Kind), orderProp, user, since, from)}
 }
 
 func placeOf(_ *datastore.Key, n *Notification) order.Place { return order.Place{Seq: n.Seq} }
@@ -528,8 +538,11 @@ func (s *Service) ForgetActivity(ctx context.Context, activity string) (int, err
 }
 
 func (s *Service) prune(ctx context.Context, user string) error {
+	if err := s.sweepDismissed(ctx, user); err != nil {
+		return fmt.Errorf("notifications.prune(%s): %w", user, err)
+	}
 	var keys []*datastore.Key
-	for _, q := range s.newest(user, order.Place{}) {
+	for _, q := range s.newest(user, 0, order.Place{}) {
 		ks, err := s.db.GetAll(ctx, q.Offset(MaxKept).KeysOnly(), nil)
 		if err != nil {
 			return fmt.Errorf("notifications.prune(%s): %w", user, err)

@@ -48,7 +48,7 @@ func TestKeepsNewest200AndRunsOnce(t *testing.T) {
 	var got []string
 	p := store.PageRequest{Count: 100}
 	for {
-		list, unread, next, err := svc.List(ctx, user, p)
+		list, unread, next, err := svc.List(ctx, user, notifications.Query{Page: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestOrderOfEventsNotOfJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list, _, _, err := svc.List(ctx, user, store.PageRequest{Count: 10})
+	list, _, _, err := svc.List(ctx, user, notifications.Query{Page: store.PageRequest{Count: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestPreparedNotificationsCommitWithTheirChange(t *testing.T) {
 		return made, err
 	}
 	count := func() int {
-		_, unread, _, err := svc.List(ctx, "1001", store.PageRequest{Count: 10})
+		_, unread, _, err := svc.List(ctx, "1001", notifications.Query{Page: store.PageRequest{Count: 10}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"socialstream/internal/policy"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,39 +25,86 @@ import (
 // actor suspended, gone, blocked or muted, an activity a filter hides)
 // is left out of each, and of each count.
 
+// Query asks for a page of a person's notifications.
+type Query struct {
+	Page store.PageRequest
+	// Since, if set, keeps those newer than the notification of this seq
+	// (Mastodon's since_id), by the query's range.
+	Since int64
+	// Types, if any, keeps those of these types alone.
+	Types []string
+}
+
+// maxScan bounds what one page reads to fill itself past what it leaves
+// out: the kept list, and as many again (those made since it was pruned).
+const maxScan = 2 * MaxKept
+
 // List returns a page of user's notifications, newest first, and how many
-// are unread.
-func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([]View, int64, string, error) {
+// are unread. What the reader may not see, and what is not of q's types,
+// is left out by the page's decision (shown), and the page reads on, a
+// range at a time, until it holds q.Page.Count or the list ends (at most
+// maxScan read): a page is short only at the end of the list.
+func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64, string, error) {
 	tag := "notifications:" + user // as Below writes it
-	from, err := order.DecodeCursor(tag, p.Cursor)
+	from, err := order.DecodeCursor(tag, q.Page.Cursor)
 	if err != nil {
 		return nil, 0, "", err
 	}
-	keys, vals, last, more, err := order.Page[Notification](ctx, s.db, s.newest(user, from), false, placeOf, p.Count, p.Offset)
-	if err != nil {
-		return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
+	var out []View
+	var own *viewer.Ref
+	offset, more, scanned := q.Page.Offset, true, 0
+	for more && len(out) < q.Page.Count && scanned < maxScan {
+		want := q.Page.Count - len(out)
+		keys, vals, last, m, err := order.Page[Notification](ctx, s.db, s.newest(user, q.Since, from), false, placeOf, want, offset)
+		if err != nil {
+			return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
+		}
+		offset, more, scanned = 0, m, scanned+len(vals)
+		if len(vals) > 0 {
+			from = last
+		}
+		shown, o, err := s.shown(ctx, user, keys, vals, q.Types)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		out, own = append(out, shown...), o
 	}
 	next := ""
 	if more {
-		next = order.EncodeCursor(tag, last)
+		next = order.EncodeCursor(tag, from)
 	}
-	// The actors of the page, with user's own state.
-	people, hidden, own, err := s.actors(ctx, user, vals)
-	if err != nil {
-		return nil, 0, "", err
+	if own == nil {
+		l := s.db.Lookup()
+		own = viewer.Read(l, user)
+		if err := l.Run(ctx); err != nil {
+			return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
+		}
 	}
 	unread, _, err := s.unread(ctx, user, own, false)
 	if err != nil {
 		return nil, 0, "", err
 	}
-	hide, warn, err := s.filter(ctx, user, own, vals)
-	if err != nil {
-		return nil, 0, "", err
+	if out == nil {
+		out = []View{}
 	}
-	out := make([]View, 0, len(vals))
-	for i, n := range vals {
-		if hidden[n.ActorID] || hide[n.ActivityID] {
-			continue // from before a block, or filtered out
+	return out, unread, next, nil
+}
+
+// shown decides which of ns user is shown, of types (all, if none), and
+// returns them as views with user's state as read with their actors.
+func (s *Service) shown(ctx context.Context, user string, keys []*datastore.Key, ns []Notification, types []string) ([]View, *viewer.Ref, error) {
+	people, hidden, own, err := s.actors(ctx, user, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	hide, warn, err := s.filter(ctx, user, own, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]View, 0, len(ns))
+	for i, n := range ns {
+		if hidden[n.ActorID] || hide[n.ActivityID] || len(types) > 0 && !slices.Contains(types, n.Type) {
+			continue // from before a block, filtered out, or not asked for
 		}
 		v := View{ID: keys[i].Name, Seq: n.Seq, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
 			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
@@ -66,7 +114,57 @@ func (s *Service) List(ctx context.Context, user string, p store.PageRequest) ([
 		v.Filtered = warn[n.ActivityID]
 		out = append(out, v)
 	}
-	return out, unread, next, nil
+	return out, own, nil
+}
+
+// ErrNoSuchNotification answers for a notification that is not there for
+// its reader: never made, pruned, dismissed, or hidden from them.
+var ErrNoSuchNotification = derrors.New(derrors.NotFound, "no such notification")
+
+// find returns the key of user's notification id: its id (as List
+// shows it) or its seq in decimal (Mastodon's id, which one keys-only
+// range of their places finds). ErrNoSuchNotification if there is none of
+// theirs.
+func (s *Service) find(ctx context.Context, user, id string) (*datastore.Key, error) {
+	if strings.HasPrefix(id, user+"_") && len(id) <= 500 {
+		return s.db.NameKey(Kind, id, nil), nil
+	}
+	seq, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || seq <= 0 {
+		return nil, ErrNoSuchNotification
+	}
+	keys, err := s.db.GetAll(ctx, s.newest(user, seq-1, order.Place{Seq: seq + 1})[0].Limit(1).KeysOnly(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %s's %d: %w", user, seq, err)
+	}
+	if len(keys) == 0 {
+		return nil, ErrNoSuchNotification
+	}
+	return keys[0], nil
+}
+
+// One returns user's notification id (its id or seq: find), as List
+// would show it: ErrNoSuchNotification if it is not in their list or List
+// leaves it out.
+func (s *Service) One(ctx context.Context, user, id string) (View, error) {
+	key, err := s.find(ctx, user, id)
+	if err != nil {
+		return View{}, err
+	}
+	var n Notification
+	if ok, err := s.db.Get(ctx, key, &n); err != nil {
+		return View{}, fmt.Errorf("notifications.One(%s, %s): %w", user, id, err)
+	} else if !ok || n.Dismissed || n.UserID != user {
+		return View{}, ErrNoSuchNotification
+	}
+	vs, _, err := s.shown(ctx, user, []*datastore.Key{key}, []Notification{n}, nil)
+	if err != nil {
+		return View{}, err
+	}
+	if len(vs) == 0 {
+		return View{}, ErrNoSuchNotification
+	}
+	return vs[0], nil
 }
 
 // Unread returns how many of user's notifications are unread, and in how
@@ -162,23 +260,55 @@ func groupKey(id string, n *Notification) string {
 	return "ungrouped:" + id
 }
 
-// Grouped returns user's kept notifications as groups, newest group first
-// (by its newest notification), from offset, count at most, with how many
-// groups there are and how many hold an unread one. Every notification
-// kept is read at once (at most MaxKept, and those a pruning job has yet
-// to drop): groups span the whole list, so no page can split one.
-func (s *Service) Grouped(ctx context.Context, user string, offset, count int) ([]Group, int, int, error) {
-	keys, ns, _, _, err := order.Page[Notification](ctx, s.db, s.newest(user, order.Place{}), false, placeOf, 2*MaxKept, 0)
+// GroupQuery asks for a page of a person's grouped notifications: count
+// groups from offset, of those whose newest notification is below Below
+// and above Since (0: no bound) and of Types (all, if none).
+type GroupQuery struct {
+	Offset, Count int
+	Below, Since  int64
+	Types         []string
+}
+
+// Grouped returns a page of user's kept notifications as groups, newest
+// group first (by its newest notification), with how many groups q
+// finds, how many of all hold an unread one, and whether more follow the
+// page. Every notification kept is read at once (at most MaxKept, and
+// those a pruning job has yet to drop) and grouped in memory: groups span
+// the whole list, so no page can split one, and a page of q.Count is full
+// whenever that many groups are there.
+func (s *Service) Grouped(ctx context.Context, user string, q GroupQuery) ([]Group, int, int, bool, error) {
+	groups, unread, err := s.grouped(ctx, user)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
+		return nil, 0, 0, false, err
+	}
+	var found []*Group
+	for _, g := range groups {
+		if q.Below > 0 && g.Newest >= q.Below || g.Newest <= q.Since || len(q.Types) > 0 && !slices.Contains(q.Types, g.Type) {
+			continue
+		}
+		found = append(found, g)
+	}
+	out := []Group{}
+	for _, g := range found[min(q.Offset, len(found)):min(q.Offset+q.Count, len(found))] {
+		out = append(out, *g)
+	}
+	return out, len(found), unread, q.Offset+q.Count < len(found), nil
+}
+
+// grouped returns all of user's kept notifications as groups, newest
+// first, and how many hold an unread one.
+func (s *Service) grouped(ctx context.Context, user string) ([]*Group, int, error) {
+	keys, ns, _, _, err := order.Page[Notification](ctx, s.db, s.newest(user, 0, order.Place{}), false, placeOf, 2*MaxKept, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
 	}
 	people, hidden, own, err := s.actors(ctx, user, ns)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, err
 	}
 	hide, _, err := s.filter(ctx, user, own, ns)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, err
 	}
 	var groups []*Group
 	byKey := map[string]*Group{}
@@ -209,11 +339,7 @@ func (s *Service) Grouped(ctx context.Context, user string, offset, count int) (
 			g.Read = false
 		}
 	}
-	out := []Group{}
-	for _, g := range groups[min(offset, len(groups)):min(offset+count, len(groups))] {
-		out = append(out, *g)
-	}
-	return out, len(groups), unread, nil
+	return groups, unread, nil
 }
 
 // actors reads the actors of user's notifications ns in one lookup, with

@@ -1,0 +1,108 @@
+package notifications
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/order"
+	"socialstream/internal/store"
+)
+
+// Dismissing notifications, after Mastodon's dismiss and clear: a
+// dismissed notification leaves every list and every count at once. It is
+// not deleted but kept as a tombstone, read and with no place in its
+// reader's list, so that a late retry of the job that made it (Cloud Tasks
+// delivers at least once) finds it there and does not make it again. The
+// pruning job deletes tombstones DismissedKept after their dismissal,
+// when no retry is left.
+//
+// Billed: a dismissal reads one key (a keys-only range) and the
+// notification, and writes it; a clear reads the list's keys (a keys-only
+// query, one read a thousand) and writes each.
+
+// DismissedKept is how long a dismissed notification is kept as a
+// tombstone: longer than a job is retried (queue's GiveUpAfter, a week).
+const DismissedKept = 8 * 24 * time.Hour
+
+// tombstone is what a dismissal leaves of a notification.
+func tombstone(user string, seq int64, at time.Time) *Notification {
+	return &Notification{UserID: user, Seq: seq, Read: true, Dismissed: true, DismissedAt: at.UTC()}
+}
+
+// Dismiss takes user's notification id (its id or seq: find) out of
+// every list and count: ErrNoSuchNotification if it is not in their list.
+func (s *Service) Dismiss(ctx context.Context, user, id string) error {
+	key, err := s.find(ctx, user, id)
+	if err != nil {
+		return err
+	}
+	n, err := s.dismiss(ctx, user, []*datastore.Key{key})
+	if err == nil && n == 0 {
+		return ErrNoSuchNotification
+	}
+	return err
+}
+
+// Clear dismisses every notification of user's list.
+func (s *Service) Clear(ctx context.Context, user string) error {
+	keys, err := s.db.GetAll(ctx, s.newest(user, 0, order.Place{})[0].KeysOnly(), nil)
+	if err != nil {
+		return fmt.Errorf("notifications.Clear(%s): %w", user, err)
+	}
+	if len(keys) == 0 {
+		return s.db.CheckGuard(ctx) // nothing to clear: refused all the same
+	}
+	_, err = s.dismiss(ctx, user, keys)
+	return err
+}
+
+// dismiss writes the tombstones of user's notifications at keys, 250 a
+// commit, reading each in it (one dismissed or deleted since is left),
+// and returns how many it dismissed.
+func (s *Service) dismiss(ctx context.Context, user string, keys []*datastore.Key) (int, error) {
+	now, done := s.now(), 0
+	for start := 0; start < len(keys); start += 250 {
+		part, n := keys[start:min(start+250, len(keys))], 0
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			ns := make([]Notification, len(part))
+			refs := make([]store.Ref, len(part))
+			for i, k := range part {
+				refs[i] = l.Add(k, &ns[i])
+			}
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			var put []*datastore.Key
+			var vals []*Notification
+			n = 0 // of the attempt that commits; one dismissed already counts
+			for i := range ns {
+				if !refs[i].Found() || ns[i].UserID != user {
+					continue
+				}
+				n++
+				if !ns[i].Dismissed {
+					put, vals = append(put, part[i]), append(vals, tombstone(user, ns[i].Seq, now))
+				}
+			}
+			return tx.PutMulti(put, vals)
+		})
+		if err != nil {
+			return done, fmt.Errorf("notifications: dismiss %s's: %w", user, err)
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// sweepDismissed deletes user's tombstones dismissed more than
+// DismissedKept ago (a keys-only query, served by the composite index
+// (userId, dismissedAt)).
+func (s *Service) sweepDismissed(ctx context.Context, user string) error {
+	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("dismissedAt", "<", s.now().Add(-DismissedKept)).KeysOnly()
+	_, err := s.db.DeleteAll(ctx, q, 500)
+	return err
+}

@@ -1,0 +1,6 @@
+package notifications
+
+import "time"
+
+// SetNow sets the service's clock, for tests.
+func (s *Service) SetNow(now func() time.Time) { s.now = now }
