@@ -150,7 +150,7 @@ func (s *Service) Guard(user, token string) *store.Guard {
 				if !ok {
 					return fmt.Errorf("accounts: the guard of %s read a %T", user, dst)
 				}
-				if !found || te.UserID != user || !s.now().Before(te.Expires) {
+				if !found || te.UserID != user || !te.live(s.now()) {
 					return ErrBadToken
 				}
 				return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/datastore"
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/derrors"
@@ -40,6 +41,45 @@ func TestTokenExpires(t *testing.T) {
 	now = now.Add(time.Hour)
 	if _, err := s.Authenticate(ctx, token); !errors.Is(err, derrors.Unauthenticated) {
 		t.Errorf("Authenticate after the TTL = %v, want Unauthenticated", err)
+	}
+}
+
+// An app's token lasts until it is revoked, however long past a login's
+// lifetime, and the entity has no expires property for the TTL policy.
+func TestAppTokenLastsUntilRevoked(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, time.Hour)
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	p, login, err := s.Register(ctx, "appy", "password1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := s.Issue(ctx, Grant{App: "client-1", User: p.ID, Scopes: []string{"read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored datastore.PropertyList
+	if _, err := s.db.Get(ctx, tokenKey(s.db, app), &stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, prop := range stored {
+		if prop.Name == "expires" {
+			t.Errorf("an app's token stores expires %v", prop.Value)
+		}
+	}
+	now = now.Add(400 * 24 * time.Hour)
+	if id, err := s.Authenticate(ctx, app); err != nil || id != p.ID {
+		t.Errorf("an app's token after 400 days: %q, %v", id, err)
+	}
+	if _, err := s.Authenticate(ctx, login); !errors.Is(err, derrors.Unauthenticated) {
+		t.Errorf("a login's token after its TTL: %v", err)
+	}
+	if err := s.Logout(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, app); !errors.Is(err, derrors.Unauthenticated) {
+		t.Errorf("an app's token after its revocation: %v", err)
 	}
 }
 

@@ -19,7 +19,10 @@ import (
 
 // tokenEntity is indexed by user (to end every session of one). Past
 // Expires it works for no one, and the Datastore's TTL policy on expires
-// (docs/deploy.md) deletes it, usually within a day.
+// (docs/deploy.md) deletes it, usually within a day. An OAuth app's token
+// has no Expires (the property is not stored, so the TTL policy leaves
+// it): it works until it is revoked, as Mastodon's do, since Mastodon
+// apps have no way to refresh one.
 type tokenEntity struct {
 	UserID string `datastore:"userId"`
 	// App and Scopes, on a token an OAuth app was given, say which app
@@ -28,8 +31,11 @@ type tokenEntity struct {
 	App     string    `datastore:"app,noindex"`
 	Scopes  []string  `datastore:"scopes,noindex"`
 	Created time.Time `datastore:"created,noindex"`
-	Expires time.Time `datastore:"expires,noindex"`
+	Expires time.Time `datastore:"expires,noindex,omitempty"`
 }
+
+// live reports whether the token works at now.
+func (te *tokenEntity) live(now time.Time) bool { return te.Expires.IsZero() || now.Before(te.Expires) }
 
 func tokenKey(db *store.DB, token string) *datastore.Key {
 	return db.NameKey(KindToken, TokenID(token), nil)
@@ -64,7 +70,10 @@ func (s *Service) newToken(ctx context.Context, userID string, g Grant) (string,
 // store stores token as userID's, of grant g.
 func (s *Service) store(ctx context.Context, token, userID string, g Grant) error {
 	now := s.now().UTC()
-	te := &tokenEntity{UserID: userID, App: g.App, Scopes: g.Scopes, Created: now, Expires: now.Add(s.ttl)}
+	te := &tokenEntity{UserID: userID, App: g.App, Scopes: g.Scopes, Created: now}
+	if g.App == "" {
+		te.Expires = now.Add(s.ttl) // a login's; an app's lasts until revoked
+	}
 	if err := s.db.Put(ctx, tokenKey(s.db, token), te); err != nil {
 		return fmt.Errorf("accounts: a token: %w", err)
 	}
@@ -100,7 +109,7 @@ func (s *Service) Grant(ctx context.Context, token string) (Grant, error) {
 	}
 	key := tokenKey(s.db, token)
 	if s.tokens != nil {
-		if te, ok := s.tokens.Get(key.Name); ok && s.now().Before(te.Expires) {
+		if te, ok := s.tokens.Get(key.Name); ok && te.live(s.now()) {
 			return te.grant(), nil
 		}
 	}
@@ -109,7 +118,7 @@ func (s *Service) Grant(ctx context.Context, token string) (Grant, error) {
 	if err != nil {
 		return Grant{}, fmt.Errorf("accounts.Grant: %w", err)
 	}
-	if !ok || !s.now().Before(te.Expires) {
+	if !ok || !te.live(s.now()) {
 		return Grant{}, ErrBadToken
 	}
 	if s.tokens != nil {
