@@ -623,11 +623,12 @@ func noParams(*gin.Context) (struct{}, error) { return struct{}{}, nil }
 
 // servePicture streams a picture whose link checks out: no token, no
 // Datastore read (the link was handed out with what the reader could
-// see; see media.Links). The answer is public for the rest of the link's
-// life: the link is the reader's permission, as a signed Cloud Storage
-// URL is, so a shared cache (App Engine's edge cache, a CDN) may answer
-// whoever holds the same link until it ends, and an instance serves each
-// link's bytes once per cache rather than once per view (docs/choices.md).
+// see; see media.Links). The answer is public for media.CacheFor, or the
+// rest of the link's life if less: the link is the reader's permission,
+// as a signed Cloud Storage URL is, so a shared cache (App Engine's edge
+// cache, a CDN) may answer whoever holds the same link, and an instance
+// serves each link's bytes once per cache and hour rather than once per
+// view (docs/choices.md); a deleted picture leaves the caches within it.
 func (s *Server) servePicture(c *gin.Context) {
 	ctx := c.Request.Context()
 	id, variant := c.Param("id"), c.Param("variant")
@@ -637,7 +638,7 @@ func (s *Server) servePicture(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d, immutable", int(left.Seconds())))
+	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d", int(min(left, media.CacheFor).Seconds())))
 }
 
 // ProfilePictureAge is how long a cache may keep a profile picture: its

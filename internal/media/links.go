@@ -27,9 +27,13 @@ import (
 // the reader was allowed to see (the activity it is on, in a feed; an
 // owner's own items), so reading one needs no Datastore read at all, and
 // it works in an <img> element, which carries no token. Like a signed
-// Cloud Storage URL, anyone holding a link may use it until it ends:
-// LinkLife after it was made at most, so a picture whose activity is
-// deleted, or hidden, stops being readable within that.
+// Cloud Storage URL, anyone holding a link may use it until it ends, LinkLife after it was made at most: days, so that a
+// timeline an app keeps open, or caches, shows its pictures. A deleted
+// picture (its activity deleted, its owner erased, the item deleted)
+// stops at once: its objects go with the job that follows the delete,
+// and caches keep it CacheFor at most. One hidden from a reader since (a
+// block, a suspension, a takedown) is in no answer to them from then on,
+// and a link they were handed before works until it ends.
 //
 // The secrets are a keyring (MediaKey/links): each key signs the links
 // made from its start, and checks them until they end. RotateKeyring
@@ -50,9 +54,13 @@ type Links struct {
 // end of the next LinkStep after it, so that one reader gets the same
 // link, which the browser (or a CDN) caches, for LinkStep at a time.
 const (
-	LinkLife = time.Hour
-	LinkStep = 30 * time.Minute
+	LinkLife = 7 * 24 * time.Hour
+	LinkStep = 24 * time.Hour
 )
+
+// CacheFor is how long a cache may keep a picture a link reads: the
+// longest a deleted picture is still seen.
+const CacheFor = time.Hour
 
 // KeyRefresh is how long an instance keeps the keyring it read.
 const KeyRefresh = 5 * time.Minute
