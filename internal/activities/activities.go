@@ -251,9 +251,8 @@ type View struct {
 	InReplyToUserID string `json:"inReplyToUserId,omitempty"`
 	// Pinned: its author pins it to the top of their page.
 	Pinned bool `json:"pinned,omitempty"`
-	// Bookmarked: the viewer keeps it in their bookmarks; set where the
-	// bookmarks are read anyway (their list, a bookmark's answer), as
-	// feeds read none.
+	// Bookmarked: the viewer keeps it in their bookmarks, as their state
+	// (package viewer) says, or a read by key for what it does not know.
 	Bookmarked bool `json:"bookmarked,omitempty"`
 	// Filtered, in a feed, holds the viewer's keyword filters that warn
 	// of it (package filters).
@@ -361,6 +360,9 @@ type Config struct {
 	// Likes, when set, say whether a viewer likes an activity, for
 	// likedByViewer.
 	Likes Likes
+	// Bookmarks, when set, says which activities of a page the viewer
+	// bookmarks (package bookmarks).
+	Bookmarks Bookmarks
 	// Forget are run by the cleanup job once an activity is gone (likes,
 	// comments, notifications).
 	Forget []Forgetter
@@ -376,6 +378,13 @@ type Config struct {
 type Likes interface {
 	// Liked adds viewer's like of an activity to a feed's batch lookup.
 	Liked(l *store.Lookup, activity, viewer string) store.Ref
+}
+
+// Bookmarks is what activities read of bookmarks (package bookmarks,
+// whose Records implement it).
+type Bookmarks interface {
+	// Kept adds viewer's bookmark of an activity to a feed's batch lookup.
+	Kept(l *store.Lookup, viewer, activity string) store.Ref
 }
 
 // Forgetter is a package that keeps something about activities: once one

@@ -418,9 +418,9 @@ type page struct {
 
 // reading is what one activity shows a viewer, once the lookup has run.
 type reading struct {
-	id              string
-	sums            func() (int64, int64)
-	liked, reposted store.Ref
+	id                          string
+	sums                        func() (int64, int64)
+	liked, reposted, bookmarked store.Ref
 }
 
 func (p *page) public() bool { return p.lk.where == filters.Public || p.lk.where == filters.Tags }
@@ -449,7 +449,7 @@ func (s *Service) readPage(ctx context.Context, viewer string, keys []*datastore
 		sharedFound: make([]store.Ref, len(acts)), sharedRead: make([]*reading, len(acts))}
 	l := s.db.Lookup()
 	// The viewer's own state, read once: it answers the blocks, mutes,
-	// likes and reposts it knows; what it does not (lists grown past
+	// likes, reposts and bookmarks it knows; what it does not (lists grown past
 	// their bounds, activities older than its likes reach) is read by key
 	// in a further round.
 	if viewer != "" {
@@ -498,7 +498,8 @@ func (s *Service) readPage(ctx context.Context, viewer string, keys []*datastore
 }
 
 // readViewerOf adds to l what the viewer's state does not answer: blocks
-// and mutes of the page's people, likes and reposts of its activities.
+// and mutes of the page's people, likes, reposts and bookmarks of its
+// activities.
 func (s *Service) readViewerOf(l *store.Lookup, p *page) {
 	if !p.own.KnowsPeople() {
 		for _, id := range p.people {
@@ -519,6 +520,9 @@ func (s *Service) readViewerOf(l *store.Lookup, p *page) {
 				r.liked = s.cfg.Likes.Liked(l, r.id, p.viewer)
 			}
 			r.reposted = l.Add(RepostKey(s.db, r.id, p.viewer), &Repost{})
+		}
+		if !p.own.KnowsBookmark(r.id) && s.cfg.Bookmarks != nil {
+			r.bookmarked = s.cfg.Bookmarks.Kept(l, p.viewer, r.id)
 		}
 	}
 }
@@ -566,12 +570,15 @@ func (p *page) view(id string, a *Activity, r *reading, mint media.Minter) View 
 		author = &person
 	}
 	likes, comments := r.sums()
-	liked, reposted := r.liked.Found(), r.reposted.Found()
+	liked, reposted, bookmarked := r.liked.Found(), r.reposted.Found(), r.bookmarked.Found()
 	if p.viewer != "" && p.own.KnowsActivity(id) {
 		liked, reposted = p.own.Likes(id), p.own.Reposts(id)
 	}
+	if p.viewer != "" && p.own.KnowsBookmark(id) {
+		bookmarked = p.own.Bookmarks(id)
+	}
 	v := toView(id, a, author, likes, comments, liked)
-	v.RepostedByViewer = reposted
+	v.RepostedByViewer, v.Bookmarked = reposted, bookmarked
 	v.Pinned = p.authors[a.UserID].Pins(id)
 	v.MediaItems = pictures(mint, a.Media)
 	return v

@@ -262,3 +262,55 @@ func TestNodeInfo(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
+
+// A bookmarked status says so wherever it shows, as favourited and
+// reblogged do: in timelines, a person's statuses and by id.
+func TestMastodonBookmarkedEverywhere(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice, bob := e.register("alice"), e.register("bob")
+	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+	if _, err := cb.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "keep me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Bookmark(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Favourite(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want bool) {
+		t.Helper()
+		e.eventually("the status at bob's home", func() bool {
+			home, err := cb.GetTimelineHome(ctx, nil)
+			return err == nil && len(home) == 1
+		})
+		home, _ := cb.GetTimelineHome(ctx, nil)
+		mine, err := cb.GetAccountStatuses(ctx, mastodon.ID(alice.id), nil)
+		if err != nil || len(mine) != 1 {
+			t.Fatalf("alice's statuses: %v, %v", mine, err)
+		}
+		one, err := cb.GetStatus(ctx, st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for where, s := range map[string]*mastodon.Status{"home": home[0], "statuses": mine[0], "by id": one} {
+			if s.Bookmarked != any(want) || s.Favourited != any(true) {
+				t.Errorf("%s: bookmarked %v, favourited %v; want %v, true", where, s.Bookmarked, s.Favourited, want)
+			}
+		}
+	}
+	check(true)
+	if _, err := cb.Unbookmark(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	check(false)
+	// Alice sees it as hers: not bookmarked by her.
+	if s, err := ca.GetStatus(ctx, st.ID); err != nil || s.Bookmarked != any(false) {
+		t.Errorf("alice's view: %+v, %v", s, err)
+	}
+}

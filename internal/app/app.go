@@ -537,9 +537,10 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
-		Likes:  likes.Records{DB: db},
-		Forget: []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
-		Links:  links, Pictures: pictures,
+		Likes:     likes.Records{DB: db},
+		Bookmarks: bookmarks.Records{DB: db},
+		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
+		Links:     links, Pictures: pictures,
 	}); err != nil {
 		return nil, err
 	}

@@ -1,5 +1,7 @@
 // Package bookmarks owns bookmarks: the activities a person keeps in a
-// private list, newest bookmark first, after Mastodon's.
+// private list, newest bookmark first, after Mastodon's. A bookmark's
+// add and remove also mark the bookmarker's state (package viewer), so
+// that every page says which of its activities they keep with no read.
 //
 // A bookmark is one root entity, Bookmark/{userId}:{activityId}, written
 // once: its place in the owner's list (package order: b:{userId}/{seq},
@@ -25,6 +27,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/order"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // KindBookmark is the kind of the entities this package owns.
@@ -93,8 +96,12 @@ func (s *Service) Add(ctx context.Context, user, activity string) (activities.Vi
 	}
 	seq := s.ids.Next()
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var b Bookmark
-		if ok, err := tx.Get(Key(s.db, user, activity), &b); err != nil || ok {
+		l := tx.Lookup()
+		kept, own := Kept(l, user, activity), viewer.Read(l, user)
+		if err := l.Run(ctx); err != nil || kept.Found() {
+			return err
+		}
+		if err := mark(tx, own, activity, true); err != nil {
 			return err
 		}
 		return tx.Put(Key(s.db, user, activity), &Bookmark{Seq: seq, UserID: user, ActivityID: activity})
@@ -112,10 +119,29 @@ func (s *Service) Remove(ctx context.Context, user, activity string) (activities
 	if _, ok := ids.Parse(activity); !ok {
 		return activities.View{}, activities.ErrNoSuchActivity
 	}
-	if err := s.db.Update(ctx, func(tx *store.Tx) error { return tx.Delete(Key(s.db, user, activity)) }); err != nil {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		kept, own := Kept(l, user, activity), viewer.Read(l, user)
+		if err := l.Run(ctx); err != nil || !kept.Found() {
+			return err
+		}
+		if err := mark(tx, own, activity, false); err != nil {
+			return err
+		}
+		return tx.Delete(Key(s.db, user, activity))
+	})
+	if err != nil {
 		return activities.View{}, fmt.Errorf("bookmarks.Remove(%s, %s): %w", user, activity, err)
 	}
 	return s.answer(ctx, user, activity, false)
+}
+
+// mark records, in tx, on the bookmarker's state (own) that they keep
+// the activity (on) or no longer, so that every page shows it with no
+// read more (package viewer).
+func mark(tx *store.Tx, own *viewer.Ref, activity string, on bool) error {
+	own.Edit().SetBookmark(activity, on)
+	return own.Save(tx)
 }
 
 // answer is the activity as user sees it, bookmarked or not.
@@ -178,6 +204,12 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 // Records deletes the bookmarks of activities that are gone
 // (activities.Forgetter).
 type Records struct{ DB *store.DB }
+
+// Kept adds viewer's bookmark of an activity to a page's lookup, for an
+// activity the viewer's state does not answer (activities.Bookmarks).
+func (Records) Kept(l *store.Lookup, viewer, activity string) store.Ref {
+	return Kept(l, viewer, activity)
+}
 
 // ForgetActivity deletes every bookmark of an activity that is gone, for
 // its cleanup job, and returns how many it deleted.

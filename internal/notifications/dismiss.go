@@ -15,9 +15,11 @@ import (
 // dismissed notification leaves every list and every count at once. It is
 // not deleted but kept as a tombstone, read and with no place in its
 // reader's list, so that a late retry of the job that made it (Cloud Tasks
-// delivers at least once) finds it there and does not make it again. The
-// pruning job deletes tombstones DismissedKept after their dismissal,
-// when no retry is left.
+// delivers at least once) finds it there and does not make it again. A
+// sweeping job, enqueued with the dismissal for DismissedKept later (one
+// a day and reader), deletes the tombstones past it, when no retry is
+// left: nothing on the path of making and reading notifications looks
+// for them.
 //
 // Billed: a dismissal reads one key (a keys-only range) and the
 // notification, and writes it; a clear reads the list's keys (a keys-only
@@ -26,6 +28,18 @@ import (
 // DismissedKept is how long a dismissed notification is kept as a
 // tombstone: longer than a job is retried (queue's GiveUpAfter, a week).
 const DismissedKept = 8 * 24 * time.Hour
+
+// sweep is the type of the jobs that delete a reader's tombstones.
+const sweep = "sweep"
+
+// sweeping enqueues, before a dismissal at now commits, the job that
+// sweeps user's tombstones: named by the day, and run DismissedKept after
+// the day's end.
+func (s *Service) sweeping(ctx context.Context, user string, now time.Time) error {
+	day := now.Truncate(24 * time.Hour).Add(24 * time.Hour)
+	e := Event{Type: sweep, Recipients: []string{user}, ID: fmt.Sprintf("sweep-%s-%d", user, day.Unix())}
+	return Job.Enqueue(ctx, s.queue, e, day.Add(DismissedKept+time.Minute).Sub(now))
+}
 
 // tombstone is what a dismissal leaves of a notification.
 func tombstone(user string, seq int64, at time.Time) *Notification {
@@ -64,6 +78,9 @@ func (s *Service) Clear(ctx context.Context, user string) error {
 // and returns how many it dismissed.
 func (s *Service) dismiss(ctx context.Context, user string, keys []*datastore.Key) (int, error) {
 	now, done := s.now(), 0
+	if err := s.sweeping(ctx, user, now); err != nil {
+		return 0, fmt.Errorf("notifications: dismiss %s's: %w", user, err)
+	}
 	for start := 0; start < len(keys); start += 250 {
 		part, n := keys[start:min(start+250, len(keys))], 0
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
@@ -99,7 +116,7 @@ func (s *Service) dismiss(ctx context.Context, user string, keys []*datastore.Ke
 }
 
 // sweepDismissed deletes user's tombstones dismissed more than
-// DismissedKept ago (a keys-only query, served by the composite index
+// DismissedKept ago, for the sweeping job (a keys-only query, served by the composite index
 // (userId, dismissedAt)).
 func (s *Service) sweepDismissed(ctx context.Context, user string) error {
 	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("dismissedAt", "<", s.now().Add(-DismissedKept)).KeysOnly()

@@ -2,6 +2,7 @@ package notifications_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -19,7 +20,8 @@ import (
 // and the tombstones go with a pruning after DismissedKept.
 func TestDismissAndClear(t *testing.T) {
 	ctx := context.Background()
-	db, svc := newService(t, ids.New(), nopQueue{}, notifications.Config{})
+	q := &capture{}
+	db, svc := newService(t, ids.New(), q, notifications.Config{})
 	const user = "1001"
 	gen := ids.New()
 	var events []notifications.Event
@@ -108,11 +110,17 @@ func TestDismissAndClear(t *testing.T) {
 		t.Errorf("%d tombstones kept, want 6", n)
 	}
 	svc.SetNow(func() time.Time { return time.Now().Add(notifications.DismissedKept + time.Hour) })
-	prune := notifications.Event{Type: "prune", Recipients: []string{user}, ID: "prune-test"}
-	if _, err := svc.Run(ctx, prune); err != nil {
+	if len(q.bodies) == 0 {
+		t.Fatal("no sweeping job enqueued")
+	}
+	var sweep notifications.Event
+	if err := json.Unmarshal(q.bodies[len(q.bodies)-1], &sweep); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Run(ctx, sweep); err != nil {
 		t.Fatal(err)
 	}
 	if n := tombstones(); n != 0 {
-		t.Errorf("%d tombstones after the pruning past DismissedKept", n)
+		t.Errorf("%d tombstones after the sweep past DismissedKept", n)
 	}
 }

@@ -433,6 +433,14 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		return 0, nil // malformed: nothing to do, ever
 	}
 	recipients := e.recipients()
+	if e.Type == sweep {
+		for _, r := range recipients {
+			if err := s.sweepDismissed(ctx, r); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	}
 	if e.Type == prune {
 		for _, r := range recipients {
 			if err := s.prune(ctx, r); err != nil {
@@ -538,9 +546,6 @@ func (s *Service) ForgetActivity(ctx context.Context, activity string) (int, err
 }
 
 func (s *Service) prune(ctx context.Context, user string) error {
-	if err := s.sweepDismissed(ctx, user); err != nil {
-		return fmt.Errorf("notifications.prune(%s): %w", user, err)
-	}
 	var keys []*datastore.Key
 	for _, q := range s.newest(user, 0, order.Place{}) {
 		ks, err := s.db.GetAll(ctx, q.Offset(MaxKept).KeysOnly(), nil)

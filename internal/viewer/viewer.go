@@ -2,7 +2,7 @@
 // them, kept in one entity per person, ViewerState/{userId}, so that a
 // feed or notifications page reads it once rather than once per author or
 // activity: whom they block, who blocks them, whom they mute and until
-// when, and which recent activities they like and repost.
+// when, and which recent activities they like, repost and bookmark.
 //
 // The entities of record stay where they are (Block, Mute, Like, Repost,
 // each owned by its package): every write of one changes the state in the
@@ -12,10 +12,10 @@
 //     grow past it sets Overflow and the lists are dropped, and from then
 //     on a page reads the blocks and mutes between its viewer and each
 //     author by key, as it would without a state;
-//   - it holds the likes and reposts of the activities whose seq is at
-//     least Since, at most MaxRecent of each; one that would grow past it
-//     drops its oldest and raises Since. A page reads by key the like and
-//     repost of an activity older than Since.
+//   - it holds the likes, reposts and bookmarks of the activities whose
+//     seq is at least Since, at most MaxRecent of each; one that would
+//     grow past it drops its oldest and raises Since. A page reads by key
+//     the like, repost and bookmark of an activity older than Since.
 //
 // Registration writes a person's state, empty; the erasure deletes it.
 package viewer
@@ -37,7 +37,7 @@ const Kind = "ViewerState"
 // Bounds of a state; past them a page reads what it needs by key.
 const (
 	MaxPeople = 1000 // ids in each of Blocks, BlockedBy and Muted
-	MaxRecent = 1000 // activities in each of Liked and Reposted
+	MaxRecent = 1000 // activities in each of Liked, Reposted and Bookmarked
 )
 
 // State is one person's own state, as stored. Every property is noindex:
@@ -51,9 +51,14 @@ type State struct {
 	MutedUntil []int64  `datastore:"mutedUntil,noindex"` // each mute's end, Unix ms; 0: none
 	// Since is the least seq of the activities whose likes and reposts
 	// by the person Liked and Reposted hold, every one of them.
-	Since    int64    `datastore:"since,noindex"`
-	Liked    []string `datastore:"liked,noindex"`
-	Reposted []string `datastore:"reposted,noindex"`
+	Since      int64    `datastore:"since,noindex"`
+	Liked      []string `datastore:"liked,noindex"`
+	Reposted   []string `datastore:"reposted,noindex"`
+	Bookmarked []string `datastore:"bookmarked,noindex"`
+	// BookmarksKept says Bookmarked holds every bookmark since Since:
+	// true for a state made since it does (New); a state from before
+	// does not answer bookmarks, which a page reads by key.
+	BookmarksKept bool `datastore:"bookmarksKept,noindex"`
 	// Filters are the person's keyword filters, each one JSON string
 	// (package filters owns them).
 	Filters []string `datastore:"filters,noindex"`
@@ -66,7 +71,7 @@ func Key(db *store.DB, user string) *datastore.Key {
 
 // New returns the state of an account made now: every block, mute, like
 // and repost of theirs in it (there are none).
-func New() *State { return &State{} }
+func New() *State { return &State{BookmarksKept: true} }
 
 // Start writes the state of an account made in tx.
 func Start(tx *store.Tx, user string) error { return tx.Put(Key(tx.DB(), user), New()) }
@@ -176,6 +181,14 @@ func (r *Ref) Likes(id string) bool { return slices.Contains(r.s.Liked, id) }
 // the state KnowsActivity.
 func (r *Ref) Reposts(id string) bool { return slices.Contains(r.s.Reposted, id) }
 
+// KnowsBookmark reports whether the state answers Bookmarks for the
+// activity id.
+func (r *Ref) KnowsBookmark(id string) bool { return r.KnowsActivity(id) && r.s.BookmarksKept }
+
+// Bookmarks reports whether the owner bookmarks the activity id; only for
+// one the state KnowsBookmark.
+func (r *Ref) Bookmarks(id string) bool { return slices.Contains(r.s.Bookmarked, id) }
+
 // Filters returns the person's keyword filters as stored (package
 // filters reads them); none for a nil Ref.
 func (r *Ref) Filters() []string {
@@ -207,15 +220,18 @@ func (r *Ref) Save(tx *store.Tx) error {
 }
 
 // SetLike records a like of the activity id (on false: its end).
-func (s *State) SetLike(id string, on bool) { s.recent(&s.Liked, &s.Reposted, id, on) }
+func (s *State) SetLike(id string, on bool) { s.recent(&s.Liked, id, on) }
 
 // SetRepost records a repost of the activity id (on false: its end).
-func (s *State) SetRepost(id string, on bool) { s.recent(&s.Reposted, &s.Liked, id, on) }
+func (s *State) SetRepost(id string, on bool) { s.recent(&s.Reposted, id, on) }
+
+// SetBookmark records a bookmark of the activity id (on false: its end).
+func (s *State) SetBookmark(id string, on bool) { s.recent(&s.Bookmarked, id, on) }
 
 // recent adds id to *list, or takes it out; an id older than Since is not
 // listed. A list grown past MaxRecent drops its oldest, raising Since past
-// them, and other drops what is then older than Since.
-func (s *State) recent(list, other *[]string, id string, on bool) {
+// them, and the other lists drop what is then older than Since.
+func (s *State) recent(list *[]string, id string, on bool) {
 	l := slices.DeleteFunc(slices.Clone(*list), func(x string) bool { return x == id })
 	seq, ok := ids.Parse(id)
 	if on && ok && seq >= s.Since {
@@ -233,7 +249,11 @@ func (s *State) recent(list, other *[]string, id string, on bool) {
 	s.Since = seqs[len(seqs)-MaxRecent] // the oldest kept
 	older := func(x string) bool { n, _ := ids.Parse(x); return n < s.Since }
 	*list = slices.DeleteFunc(l, older)
-	*other = slices.DeleteFunc(slices.Clone(*other), older)
+	for _, other := range []*[]string{&s.Liked, &s.Reposted, &s.Bookmarked} {
+		if other != list {
+			*other = slices.DeleteFunc(slices.Clone(*other), older)
+		}
+	}
 }
 
 // SetBlock records that the owner blocks person (on false: no longer).
