@@ -116,7 +116,7 @@ func TestBill(t *testing.T) {
 		{"comment", 3, 0},
 		{"edit", 2, 1},                    // the activity and the text it replaced; the notification of the mention it drops
 		{"pin", 1, 0},                     // the card, which lists the pins
-		{"bookmark", 1, 0},                // the bookmark alone
+		{"bookmark", 2, 0},                // the bookmark, and the bookmarker's state
 		{"profile, with an avatar", 3, 0}, // the User, the card, the picture's record
 		{"upload a picture", 1, 0},
 		{"post with 4 pictures, 0 followers", 7, 0}, // a post's three, and each picture's record, marked as on it

@@ -56,7 +56,35 @@ type FeedRequest struct {
 	// it (Mastodon's min_id), newest first, with no page after it.
 	After string
 	Page  store.PageRequest
+	// Only, if set, keeps some of what the feed holds (Mastodon's
+	// exclude_replies, only_media, exclude_reblogs).
+	Only Only
 }
+
+// Only says what of a feed a page keeps.
+type Only struct {
+	// NoReplies leaves out replies to someone else (a thread of one's
+	// own stays); WithMedia keeps those with pictures alone; NoReposts
+	// leaves out reposts.
+	NoReplies, WithMedia, NoReposts bool
+}
+
+// keeps decides whether a page that asks o shows v.
+func (o Only) keeps(v View) bool {
+	switch {
+	case o.NoReplies && v.InReplyTo != "" && v.InReplyToUserID != v.UserID:
+		return false
+	case o.WithMedia && len(v.MediaItems) == 0:
+		return false
+	case o.NoReposts && v.RepostOf != nil:
+		return false
+	}
+	return true
+}
+
+// maxOnlyRounds bounds the ranges one page of a feed with Only reads to
+// fill itself: past them, it is short, with the cursor of what follows.
+const maxOnlyRounds = 8
 
 // window bounds a feed's range: newer than since (0: no bound) and,
 // without a cursor, older than before (0: no bound).
@@ -79,6 +107,38 @@ var (
 // too); the home feed, a keys-only query on the audience entities, adds
 // one batch lookup of the activities themselves.
 func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, error) {
+	if r.Only == (Only{}) {
+		return s.feed(ctx, r)
+	}
+	// What Only leaves out is decided as each range is read (keeps), and
+	// the page reads on, a range of what it still lacks at a time, until
+	// it holds Page.Count or the feed ends: short only at the feed's end
+	// (or after maxOnlyRounds ranges, with the cursor of what follows).
+	var out []View
+	want := r.Page.Count
+	for round := 0; ; round++ {
+		r.Page.Count = want - len(out)
+		vs, next, err := s.feed(ctx, r)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, v := range vs {
+			if r.Only.keeps(v) {
+				out = append(out, v)
+			}
+		}
+		if len(out) >= want || next == "" || r.After != "" || round+1 == maxOnlyRounds {
+			if out == nil {
+				out = []View{}
+			}
+			return out, next, nil
+		}
+		r.Page.Cursor, r.Page.Offset = next, 0
+	}
+}
+
+// feed is Feed without Only.
+func (s *Service) feed(ctx context.Context, r FeedRequest) ([]View, string, error) {
 	if r.Selector == Pinned {
 		return s.pinnedFeed(ctx, r)
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -328,15 +327,12 @@ func (s *Server) rebloggedBy(m *mreq, id string, p store.PageRequest) ([]string,
 
 // timeline answers a feed as statuses, paged by max_id, since_id (the
 // newest page above it) and min_id (the page just above it), with its
-// Link.
+// Link; only_media keeps those with pictures (the feed's own decision).
 func (s *Server) timeline(m *mreq, r activities.FeedRequest) (any, error) {
-	return s.timelineOf(m, r, nil)
-}
-
-// timelineOf is timeline showing only the activities keep keeps (all,
-// if nil): a page may then hold fewer than asked, and goes on below
-// the last it read.
-func (s *Server) timelineOf(m *mreq, r activities.FeedRequest, keep func(activities.View) bool) (any, error) {
+	var err error
+	if r.Only.WithMedia, err = m.p.flag("only_media", false); err != nil {
+		return nil, err
+	}
 	n, err := m.p.limit(20, 40)
 	if err != nil {
 		return nil, err
@@ -359,9 +355,6 @@ func (s *Server) timelineOf(m *mreq, r activities.FeedRequest, keep func(activit
 	older := ""
 	if next != "" && len(views) > 0 {
 		older = mid(views[len(views)-1].ID)
-	}
-	if keep != nil {
-		views = slices.DeleteFunc(views, func(v activities.View) bool { return !keep(v) })
 	}
 	out := s.statuses(s.origin(m.c), views)
 	newer := ""
@@ -406,19 +399,13 @@ func (s *Server) accountStatuses(m *mreq) (any, error) {
 		}
 		return s.timeline(m, activities.FeedRequest{Selector: activities.Pinned, UserID: id})
 	}
-	noReplies, err := m.p.flag("exclude_replies", false)
-	if err != nil {
+	r := activities.FeedRequest{Selector: activities.Self, UserID: id}
+	var err error
+	if r.Only.NoReplies, err = m.p.flag("exclude_replies", false); err != nil {
 		return nil, err
 	}
-	onlyMedia, err := m.p.flag("only_media", false)
-	if err != nil {
+	if r.Only.NoReposts, err = m.p.flag("exclude_reblogs", false); err != nil {
 		return nil, err
 	}
-	noReblogs, err := m.p.flag("exclude_reblogs", false)
-	if err != nil {
-		return nil, err
-	}
-	return s.timelineOf(m, activities.FeedRequest{Selector: activities.Self, UserID: id}, func(v activities.View) bool {
-		return !(noReplies && v.InReplyTo != "" && v.InReplyToUserID != id) && !(onlyMedia && len(v.MediaItems) == 0) && !(noReblogs && v.RepostOf != nil)
-	})
+	return s.timeline(m, r)
 }

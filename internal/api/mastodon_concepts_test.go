@@ -314,3 +314,44 @@ func TestMastodonBookmarkedEverywhere(t *testing.T) {
 		t.Errorf("alice's view: %+v, %v", s, err)
 	}
 }
+
+// A page of a person's statuses that leaves out replies or reblogs, or
+// keeps those with media, is full when that many are there, however many
+// it leaves out between them.
+func TestMastodonFilteredPagesAreFull(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice, bob := e.register("alice"), e.register("bob")
+	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+	other, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "bob's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var originals []mastodon.ID
+	for i := range 3 {
+		st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: fmt.Sprint("original ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		originals = append(originals, st.ID)
+		for j := range 3 { // replies and reblogs between them
+			if _, err := ca.PostStatus(ctx, &mastodon.Toot{Status: fmt.Sprint("@bob reply ", i, j), InReplyToID: other.ID}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := ca.Reblog(ctx, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	page, err := ca.GetAccountStatusesParams(ctx, mastodon.ID(alice.id), url.Values{"exclude_replies": {"true"}, "exclude_reblogs": {"true"}}, &mastodon.Pagination{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statusIDs(page); len(got) != 2 || got[0] != originals[2] || got[1] != originals[1] {
+		t.Errorf("a page of 2 originals: %v, want %v", got, originals[1:])
+	}
+	page, err = ca.GetAccountStatusesParams(ctx, mastodon.ID(alice.id), url.Values{"exclude_replies": {"true"}}, &mastodon.Pagination{Limit: 2})
+	if err != nil || len(page) != 2 || page[0].Reblog == nil || page[1].ID != originals[2] {
+		t.Errorf("a page without replies: %v, %v", statusIDs(page), err)
+	}
+}
