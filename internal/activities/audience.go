@@ -161,12 +161,12 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 // answer (Audience.Answers), and returns whether a post by author that
 // answers whom reaches the follower at home (policy.ReplyReaches).
 func answeredFollows(db *store.DB, follower string, auds []Audience, found []store.Ref) (func(author, whom string) bool, error) {
-	follows := map[string]store.Ref{}
+	follows := map[string]*graph.Tie{}
 	l := db.Lookup()
 	for i := range auds {
 		if b := auds[i].Answers; found[i].Found() && b != "" && b != follower {
 			if _, ok := follows[b]; !ok {
-				follows[b] = graph.Follows(l, follower, b)
+				follows[b] = graph.Reaches(l, follower, b)
 			}
 		}
 	}

@@ -38,6 +38,9 @@ const (
 	Pinned = "@pinned"
 	// TagPrefix starts the selector of a tag's feed: @tag:name.
 	TagPrefix = "@tag:"
+	// ListPrefix starts the selector of a list's timeline, its owner's
+	// alone: @list:id (package graph's lists).
+	ListPrefix = "@list:"
 )
 
 // FeedRequest asks for one page of a feed.
@@ -82,8 +85,8 @@ func (o Only) keeps(v View) bool {
 	return true
 }
 
-// maxOnlyRounds bounds the ranges one page of a feed with Only reads to
-// fill itself: past them, it is short, with the cursor of what follows.
+// maxOnlyRounds bounds the ranges one page of a feed reads to fill
+// itself: past them, it is short, with the cursor of what follows.
 const maxOnlyRounds = 8
 
 // window bounds a feed's range: newer than since (0: no bound) and,
@@ -107,13 +110,15 @@ var (
 // too); the home feed, a keys-only query on the audience entities, adds
 // one batch lookup of the activities themselves.
 func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, error) {
-	if r.Only == (Only{}) {
+	if r.Selector == Pinned || r.Page.Count <= 0 {
 		return s.feed(ctx, r)
 	}
-	// What Only leaves out is decided as each range is read (keeps), and
-	// the page reads on, a range of what it still lacks at a time, until
-	// it holds Page.Count or the feed ends: short only at the feed's end
-	// (or after maxOnlyRounds ranges, with the cursor of what follows).
+	// What a page leaves out (what Only does not keep, and what the
+	// page's decision hides: a block, a mute, an exclusive list's member)
+	// is decided as each range is read, and the page reads on, a range
+	// of what it still lacks at a time, until it holds Page.Count or the
+	// feed ends: short only at the feed's end (or after maxOnlyRounds
+	// ranges, with the cursor of what follows).
 	var out []View
 	want := r.Page.Count
 	for round := 0; ; round++ {
@@ -199,8 +204,14 @@ func (s *Service) feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if r.UserID != r.Viewer {
 			return nil, "", errOwnFeedOnly
 		}
-		return s.homeFeed(ctx, r.Viewer, w, sinceTag, r.Page)
+		return s.homeFeed(ctx, r.Viewer, r.Viewer, w, sinceTag, r.Page)
 	default:
+		if list, ok := strings.CutPrefix(r.Selector, ListPrefix); ok {
+			if err := s.ownList(ctx, r.Viewer, list); err != nil {
+				return nil, "", err
+			}
+			return s.homeFeed(ctx, r.Viewer, graph.Reader(list), w, sinceTag, r.Page)
+		}
 		if name, ok := strings.CutPrefix(r.Selector, TagPrefix); ok {
 			tag, err := tags.Normalize(name)
 			if err != nil {
@@ -314,15 +325,32 @@ func (w window) from(tag, cursor string) (order.Place, error) {
 	return order.DecodeCursor(tag, cursor)
 }
 
-// homeFeed reads a page of viewer's home feed: a keys-only range of the
-// home places of the audience chunks, and one batch lookup of their
-// activities. A viewer may be in more than one chunk of an activity (a
+// ownList checks that list is viewer's: another's is not there (lists
+// are private). One read, of the list.
+func (s *Service) ownList(ctx context.Context, viewer, list string) error {
+	var l graph.List
+	if _, ok := ids.Parse(list); !ok {
+		return graph.ErrNoSuchList
+	}
+	if ok, err := s.db.Get(ctx, graph.ListKey(s.db, list), &l); err != nil {
+		return fmt.Errorf("activities: list %s: %w", list, err)
+	} else if !ok || l.Owner != viewer || viewer == "" {
+		return graph.ErrNoSuchList
+	}
+	return nil
+}
+
+// homeFeed reads a page of viewer's home feed (reader viewer), or of the
+// timeline of a list of theirs (reader the list's, graph.Reader): a
+// keys-only range of reader's home places of the audience chunks, and
+// one batch lookup of their activities. At home, the members of the
+// viewer's exclusive lists are left out (their state says whom). A viewer may be in more than one chunk of an activity (a
 // chunk of the author's followers and a page of a tag's): they share its
 // place, so the activity is shown once, and the next page starts below it.
 // The feed ends at its edge: the range goes no further back, though a
 // chunk past it may not be trimmed yet.
-func (s *Service) homeFeed(ctx context.Context, viewer string, w window, sinceTag string, p store.PageRequest) ([]View, string, error) {
-	tag := "home:" + viewer + sinceTag
+func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window, sinceTag string, p store.PageRequest) ([]View, string, error) {
+	tag := "home:" + reader + sinceTag
 	from, err := w.from(tag, p.Cursor)
 	if err != nil {
 		return nil, "", err
@@ -332,13 +360,13 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, w window, sinceTa
 		since = max(since, edge-1)
 	}
 	w.since = since
-	qs := s.feedQueries(KindAudience, homeProp, []string{viewer}, w, from)
+	qs := s.feedQueries(KindAudience, homeProp, []string{reader}, w, from)
 	for i := range qs {
 		qs[i] = qs[i].KeysOnly()
 	}
 	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(w, placeOfChunk), p.Count, p.Offset)
 	if err != nil {
-		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
+		return nil, "", fmt.Errorf("activities: home feed of %s: %w", reader, err)
 	}
 	if w.up {
 		slices.Reverse(audKeys)
@@ -373,7 +401,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer string, w window, sinceTa
 			followed[list[i].UserID] = true
 		}
 	}
-	views, err := s.viewsOf(ctx, viewer, found, list, look{hide: true, quiet: true, where: filters.Home, followed: followed})
+	views, err := s.viewsOf(ctx, viewer, found, list, look{hide: true, quiet: true, where: filters.Home, followed: followed, home: reader == viewer})
 	if err != nil {
 		return nil, "", err
 	}
@@ -407,6 +435,9 @@ type look struct {
 	// known are authors read already (a person's card, for their pins),
 	// which the page does not read again.
 	known map[string]*accounts.Record
+	// home is the viewer's home feed: the members of their exclusive
+	// lists are left out.
+	home bool
 }
 
 // viewsOf is views, leaving out the activities of people with a block
@@ -592,6 +623,9 @@ func (s *Service) readViewerOf(l *store.Lookup, p *page) {
 func (p *page) hidden(user string) bool {
 	if p.viewer == "" || user == p.viewer {
 		return false
+	}
+	if p.lk.home && p.own.Excludes(user) {
+		return true
 	}
 	if p.own.KnowsPeople() {
 		return p.lk.hide && p.own.Blocked(user) || p.lk.quiet && p.own.Mutes(user, p.now)

@@ -271,7 +271,7 @@ func (p *posting) prepareReply(ctx context.Context) error {
 	for _, f := range follows.First() {
 		p.checked[f] = true
 	}
-	p.alsoFollow, err = graph.FollowersAmong(ctx, p.s.db, p.answers, follows.First())
+	p.alsoFollow, err = graph.ReachesAmong(ctx, p.s.db, p.answers, follows.First())
 	return err
 }
 
@@ -386,7 +386,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		seen     *Seen // what the policy asks of a repost's shared activity
 		r        = postRead{facts: postFacts{mine: mine, visibility: in.Visibility, repostOf: in.repostOf, repostOfUser: in.repostOfUser,
 			answers: p.answers, alsoFollow: map[string]bool{}, names: p.mentionNames}}
-		late     map[string]store.Ref // a reply's: follows of the person answered by followers not checked before
+		late     map[string]*graph.Tie // a reply's: follows of the person answered by followers not checked before
 		answered store.Ref            // a reply's: the follow of its author by the person answered, if the policy asks
 		l        = tx.Lookup()
 		taken    = l.Add(Key(s.db, id), &prior)
@@ -419,10 +419,10 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 			answered = graph.Follows(l, p.answers, p.author)
 		}
 		l.Then(func() {
-			late = map[string]store.Ref{}
+			late = map[string]*graph.Tie{}
 			for _, f := range follows.First() {
 				if !p.checked[f] && f != p.answers {
-					late[f] = graph.Follows(l, f, p.answers)
+					late[f] = graph.Reaches(l, f, p.answers)
 				}
 			}
 		})

@@ -29,7 +29,7 @@ import (
 // At home, a reply reaches its author's followers who also follow the
 // person it answers, and that person (Mastodon's rule): a decision of the
 // fan-out (the post's first chunk, the chunk jobs, a follow's backfill),
-// which reads the follows of the person answered (graph.FollowersAmong),
+// which reads the follows of the person answered (graph.ReachesAmong),
 // never a read of a page. Its author's page, the @all and tag feeds hold
 // it as any post.
 
@@ -159,7 +159,7 @@ func replyFollowers(ctx context.Context, db *store.DB, a *Activity, followers []
 	if !a.answersOther() {
 		return followers, nil
 	}
-	also, err := graph.FollowersAmong(ctx, db, a.InReplyToUser, followers)
+	also, err := graph.ReachesAmong(ctx, db, a.InReplyToUser, followers)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func reachesFollower(db *store.DB, a *Activity, follower string) (bool, error) {
 		return true, nil
 	}
 	l := db.Lookup()
-	f := graph.Follows(l, follower, a.InReplyToUser)
+	f := graph.Reaches(l, follower, a.InReplyToUser)
 	if err := l.Run(context.Background()); err != nil {
 		return false, err
 	}

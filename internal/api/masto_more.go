@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"mime"
 	"mime/multipart"
@@ -15,133 +14,16 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/filters"
-	"socialstream/internal/groups"
 	"socialstream/internal/ids"
 	"socialstream/internal/markers"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/notifications"
-	"socialstream/internal/store"
 	"socialstream/internal/tags"
 )
 
-// Lists, markers, filters, followed tags and reports, as Mastodon
-// names them, over the service's groups, markers, filters, tags and
-// reports.
-
-// mList is Mastodon's List: a group the caller owns.
-type mList struct {
-	ID            string `json:"id"`
-	Title         string `json:"title"`
-	RepliesPolicy string `json:"replies_policy"`
-	Exclusive     bool   `json:"exclusive"`
-}
-
-func listOf(g groups.View) mList {
-	return mList{ID: g.ID, Title: g.Title, RepliesPolicy: "list"}
-}
-
-// maxLists is how many of the groups a person owns the lists show.
-const maxLists = 100
-
-// lists is GET /api/v1/lists: the groups the caller owns.
-func (s *Server) lists(m *mreq) (any, error) { return s.listsWith(m, m.caller) }
-
-// listsWith answers the caller's lists that user is in (the caller is
-// in all of theirs).
-func (s *Server) listsWith(m *mreq, user string) ([]mList, error) {
-	gs, _, _, err := s.groups.OfUser(m.ctx, m.caller, user, store.PageRequest{Count: maxLists})
-	if err != nil {
-		return nil, err
-	}
-	out := []mList{}
-	for _, g := range gs {
-		if g.OwnerID == m.caller {
-			out = append(out, listOf(g))
-		}
-	}
-	return out, nil
-}
-
-// ownList reads the list of the path: a group the caller owns, or 404
-// (another's list, one the caller may not read included: lists are
-// private, so another's is not there).
-func (s *Server) ownList(m *mreq) (groups.View, error) {
-	g, err := s.groups.Get(m.ctx, m.caller, m.c.Param("id"))
-	if errors.Is(err, derrors.PermissionDenied) || err == nil && g.OwnerID != m.caller {
-		return groups.View{}, errMGone
-	}
-	return g, err
-}
-
-func (s *Server) getList(m *mreq) (any, error) {
-	g, err := s.ownList(m)
-	if err != nil {
-		return nil, err
-	}
-	return listOf(g), nil
-}
-
-// createList is POST /api/v1/lists: a closed group, which only its
-// members read.
-func (s *Server) createList(m *mreq) (any, error) {
-	g, err := s.groups.Create(m.ctx, m.caller, m.p.str("title"), "", groups.Closed)
-	if err != nil {
-		return nil, err
-	}
-	return listOf(g), nil
-}
-
-// listAccounts is GET /api/v1/lists/:id/accounts.
-func (s *Server) listAccounts(m *mreq) (any, error) {
-	if _, err := s.ownList(m); err != nil {
-		return nil, err
-	}
-	page, err := s.cursorPage(m, 40, 80)
-	if err != nil {
-		return nil, err
-	}
-	_, members, next, err := s.groups.Members(m.ctx, m.caller, m.c.Param("id"), page)
-	if err != nil {
-		return nil, err
-	}
-	members = slices.DeleteFunc(members, func(id string) bool { return id == m.caller })
-	return s.accountList(m, members, next)
-}
-
-// addToList is POST /api/v1/lists/:id/accounts: the groups' join, which
-// for someone else is an invitation they accept (docs/mastodon.md).
-func (s *Server) addToList(m *mreq) (any, error) {
-	return s.listMembers(m, func(group, user string) error {
-		_, _, err := s.groups.Join(m.ctx, m.caller, group, user)
-		return err
-	})
-}
-
-// removeFromList is DELETE /api/v1/lists/:id/accounts.
-func (s *Server) removeFromList(m *mreq) (any, error) {
-	return s.listMembers(m, func(group, user string) error { return s.groups.Leave(m.ctx, m.caller, group, user) })
-}
-
-func (s *Server) listMembers(m *mreq, op func(group, user string) error) (any, error) {
-	g, err := s.ownList(m)
-	if err != nil {
-		return nil, err
-	}
-	idList := m.p.list("account_ids")
-	if len(idList) == 0 || len(idList) > 40 {
-		return nil, derrors.New(derrors.InvalidArgument, "give 1 to 40 account_ids")
-	}
-	for _, id := range idList {
-		if err := charge(m.ctx, costInvite); err != nil {
-			return nil, err
-		}
-		if err := op(g.ID, id); err != nil {
-			return nil, err
-		}
-	}
-	return gin.H{}, nil
-}
+// Markers, filters, followed tags and reports, as Mastodon names them,
+// over the service's markers, filters, tags and reports.
 
 // mastoMarkers are Mastodon's timelines a marker may name, by ours.
 var mastoMarkers = map[string]string{"home": "home", "notifications": "notifications"}
@@ -625,14 +507,4 @@ func (s *Server) updateMedia(m *mreq) (any, error) {
 		return nil, err
 	}
 	return attachment(s.origin(m.c), mint.Item(it)), nil
-}
-
-// accountLists is GET /api/v1/accounts/:id/lists: the caller's lists
-// that person is in.
-func (s *Server) accountLists(m *mreq) (any, error) {
-	id, err := s.theirs(m)
-	if err != nil {
-		return nil, err
-	}
-	return s.listsWith(m, id)
 }

@@ -380,13 +380,6 @@ func (s *Server) tagTimeline(m *mreq) (any, error) {
 	return s.timeline(m, activities.FeedRequest{Selector: activities.TagPrefix + m.c.Param("tag")})
 }
 
-func (s *Server) listTimeline(m *mreq) (any, error) {
-	if _, err := s.ownList(m); err != nil {
-		return nil, err // another's list is not there: it is private
-	}
-	return s.timeline(m, activities.FeedRequest{Selector: m.c.Param("id")})
-}
-
 // accountStatuses is GET /api/v1/accounts/:id/statuses.
 func (s *Server) accountStatuses(m *mreq) (any, error) {
 	id := m.c.Param("id")

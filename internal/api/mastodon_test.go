@@ -506,29 +506,16 @@ func TestMastodonListsFiltersTagsReportsMedia(t *testing.T) {
 	alice, bob := e.register("alice"), e.register("bob")
 	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
 
-	// Lists: a group alice owns; adding bob invites him, and he is in it
-	// once he accepts.
+	// Lists: alice's, of people she follows (more in TestMastodonLists).
+	if _, err := ca.AccountFollow(ctx, mastodon.ID(bob.id)); err != nil {
+		t.Fatal(err)
+	}
 	list, err := ca.CreateList(ctx, "friends")
 	if err != nil || list.Title != "friends" {
 		t.Fatalf("create list: %+v %v", list, err)
 	}
-	if ls, err := ca.GetLists(ctx); err != nil || len(ls) != 1 || ls[0].ID != list.ID {
-		t.Fatalf("lists: %+v %v", ls, err)
-	}
 	if err := ca.AddToList(ctx, list.ID, mastodon.ID(bob.id)); err != nil {
 		t.Fatal(err)
-	}
-	if r := e.do("POST", "/social/rest/groups/@all/"+string(list.ID)+"/members", bob.token, map[string]string{"id": bob.id}); r.status >= 300 {
-		t.Fatalf("bob accepts: %d %s", r.status, r.raw)
-	}
-	if accs, err := ca.GetListAccounts(ctx, list.ID); err != nil || len(accs) != 1 || string(accs[0].ID) != bob.id {
-		t.Fatalf("list accounts: %+v %v", accs, err)
-	}
-	if _, err := cb.GetLists(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cb.GetList(ctx, list.ID); err == nil {
-		t.Fatal("bob reads alice's list")
 	}
 	st, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "in the list #listed"})
 	if err != nil {
@@ -538,8 +525,6 @@ func TestMastodonListsFiltersTagsReportsMedia(t *testing.T) {
 		l, err := ca.GetTimelineList(ctx, list.ID, nil)
 		return err == nil && len(l) > 0 && l[0].ID == st.ID
 	})
-	_, err = ca.RenameList(ctx, list.ID, "x")
-	wantStatus(t, err, http.StatusUnprocessableEntity)
 
 	// Followed tags.
 	if tag, err := ca.TagFollow(ctx, "Listed"); err != nil || tag.Name != "listed" || !tag.Following {

@@ -181,6 +181,16 @@ func (s *Server) Routes() *gin.Engine {
 	people.PUT("/:userId/:selector", rest(s, http.StatusOK, s.peopleUpdate, personUpdateFromRequest))
 	people.DELETE("/:userId/:selector/:target", rest(s, http.StatusNoContent, s.unfollow, unfollowFromRequest))
 
+	ls := social.Group("/rest/lists")
+	ls.GET("/:userId", rest(s, http.StatusOK, s.listsGet, listFromRequest))
+	ls.POST("/:userId", rest(s, http.StatusCreated, s.listsCreate, listFromRequest))
+	ls.GET("/:userId/:listId", rest(s, http.StatusOK, s.listsGet, listFromRequest))
+	ls.PUT("/:userId/:listId", rest(s, http.StatusOK, s.listsUpdate, listFromRequest))
+	ls.DELETE("/:userId/:listId", rest(s, http.StatusNoContent, s.listsDelete, listFromRequest))
+	ls.GET("/:userId/:listId/members", rest(s, http.StatusOK, s.listMembersGet, listFromRequest))
+	ls.POST("/:userId/:listId/members", rest(s, http.StatusNoContent, s.listMembersAdd, listFromRequest))
+	ls.DELETE("/:userId/:listId/members/:memberId", rest(s, http.StatusNoContent, s.listMembersRemove, listFromRequest))
+
 	grp := social.Group("/rest/groups")
 	grp.GET("/:userId", rest(s, http.StatusOK, s.groupsGet, groupsOfUserFromRequest))
 	grp.POST("/:userId", rest(s, http.StatusCreated, s.groupsCreate, groupCreateFromRequest))

@@ -529,7 +529,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Rebuild, err = rebuild.New(db, q, log, rcfg); err != nil {
 		return nil, err
 	}
-	if s.Graph, err = graph.New(db, s.Notifications, s.Rebuild, q); err != nil {
+	if s.Graph, err = graph.New(db, gen, s.Notifications, s.Rebuild, q); err != nil {
 		return nil, err
 	}
 	if s.Groups, err = groups.New(db, gen, s.Notifications, s.Rebuild); err != nil {

@@ -40,6 +40,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
 	"socialstream/internal/queue"
@@ -66,12 +67,46 @@ const ChunkCap = 4900
 // ErrSelfFollow refuses a follow of oneself.
 var ErrSelfFollow = derrors.New(derrors.InvalidArgument, "you cannot follow yourself")
 
-// Follow is one follow.
+// Follow is one follow, or a list's membership (lists.go): the list's
+// reader follows the member.
 type Follow struct {
 	Follower string    `datastore:"follower"`
 	Followee string    `datastore:"followee"`
 	Created  time.Time `datastore:"created"`
 	Chunk    int       `datastore:"chunk,noindex"` // the follower chunk holding Follower
+	// Owner, on a membership alone, is the list's owner.
+	Owner string `datastore:"owner,omitempty"`
+}
+
+// Save saves a follow; a membership's follower and followee are saved
+// as list and member, so that no query of follows finds it.
+func (f *Follow) Save() ([]datastore.Property, error) {
+	ps, err := datastore.SaveStruct(f)
+	if err != nil || !IsReader(f.Follower) {
+		return ps, err
+	}
+	for i := range ps {
+		switch ps[i].Name {
+		case "follower":
+			ps[i].Name = listProp
+		case "followee":
+			ps[i].Name = memberProp
+		}
+	}
+	return ps, nil
+}
+
+// Load loads a follow or a membership.
+func (f *Follow) Load(ps []datastore.Property) error {
+	for i := range ps {
+		switch ps[i].Name {
+		case listProp:
+			ps[i].Name = "follower"
+		case memberProp:
+			ps[i].Name = "followee"
+		}
+	}
+	return datastore.LoadStruct(f, ps)
 }
 
 // chunkKey returns the key of the chunk holding the follower.
@@ -260,6 +295,7 @@ type Jobs interface {
 // Service manages follows.
 type Service struct {
 	db    *store.DB
+	ids   *ids.Generator // lists' ids
 	notes *notifications.Service
 	jobs  Jobs
 	queue queue.Queue // for the unlock jobs
@@ -267,11 +303,11 @@ type Service struct {
 }
 
 // New returns a Service.
-func New(db *store.DB, notes *notifications.Service, jobs Jobs, q queue.Queue) (*Service, error) {
-	if db == nil || notes == nil || jobs == nil || q == nil {
+func New(db *store.DB, gen *ids.Generator, notes *notifications.Service, jobs Jobs, q queue.Queue) (*Service, error) {
+	if db == nil || gen == nil || notes == nil || jobs == nil || q == nil {
 		return nil, errors.New("graph.New: nil dependency")
 	}
-	return &Service{db: db, notes: notes, jobs: jobs, queue: q, now: time.Now}, nil
+	return &Service{db: db, ids: gen, notes: notes, jobs: jobs, queue: q, now: time.Now}, nil
 }
 
 // copying is the job that copies followee's newest limit activities to
@@ -518,16 +554,37 @@ func decideFollow(f followFacts) (followStep, error) {
 
 // writeFollow writes follow, read as r says, in tx.
 func (s *Service) writeFollow(tx *store.Tx, r *followRead, follow Follow, hint int, seenChunk Chunk) error {
+	if err := s.join(tx, &follow, r.idx, hint, seenChunk, &r.ended); err != nil {
+		return err
+	}
+	follower, followee := follow.Follower, follow.Followee
+	if err := r.from.Count(tx, 0, 1); err != nil {
+		return err
+	}
+	if err := r.to.Count(tx, 1, 0); err != nil {
+		return err
+	}
+	if r.facts.approval {
+		return endRequest(tx, follower, followee)
+	}
+	_, err := r.note.Write(tx)
+	return err
+}
+
+// join writes, in tx, follow and its follower in the followee's last
+// chunk (idx, as tx read it; hint and seenChunk, that chunk as read
+// before tx), and the pair's history ended (as tx read it) should a
+// removal be under way: a follow's, or a list's membership (lists.go).
+func (s *Service) join(tx *store.Tx, follow *Follow, idx Index, hint int, seenChunk Chunk, ended *pair.Ended) error {
 	follower, followee := follow.Follower, follow.Followee
 	keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
-	vals := []any{&follow}
+	vals := []any{follow}
 	// The follower joins its chunk by transforms that read nothing,
 	// unless the index moved on since it was read, or the chunk is
 	// full (once in ChunkCap follows): then the chunk is read here,
 	// and a full one is followed by a new one, written whole with the
 	// index (so two follows opening one conflict on the index).
 	gen, now := follow.Created.UnixMicro(), s.now().UnixMicro()
-	idx := r.idx
 	n, chunk, joins := idx.chunkFor(), seenChunk, []datastore.PropertyTransform(nil)
 	if n != hint {
 		chunk = Chunk{}
@@ -544,30 +601,18 @@ func (s *Service) writeFollow(tx *store.Tx, r *followRead, follow Follow, hint i
 		keys, vals = append(keys, idx.chunkKey(s.db, followee, n), IndexKey(s.db, followee)), append(vals, &chunk, &idx)
 	}
 	follow.Chunk = n
-	if r.ended.Begin(gen) {
+	if ended.Begin(gen) {
 		// A removal is under way: it must spare what this follow sees.
-		r.ended.Of(follower, followee)
-		keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, &r.ended)
+		ended.Of(follower, followee)
+		keys, vals = append(keys, EndedKey(s.db, follower, followee)), append(vals, ended)
 	}
 	if err := tx.PutMulti(keys, vals); err != nil {
 		return err
 	}
 	if joins != nil {
-		if err := tx.TransformAny(idx.chunkKey(s.db, followee, n), joins...); err != nil {
-			return err
-		}
+		return tx.TransformAny(idx.chunkKey(s.db, followee, n), joins...)
 	}
-	if err := r.from.Count(tx, 0, 1); err != nil {
-		return err
-	}
-	if err := r.to.Count(tx, 1, 0); err != nil {
-		return err
-	}
-	if r.facts.approval {
-		return endRequest(tx, follower, followee)
-	}
-	_, err := r.note.Write(tx)
-	return err
+	return nil
 }
 
 // load reads a person with exact counts after the commit of a change that
@@ -589,6 +634,11 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 		return err
 	} else if !ok {
 		return s.withdraw(ctx, follower, followee) // a request, if any, is withdrawn
+	}
+	// The followee leaves the follower's lists first: a list holds none
+	// but people its owner follows.
+	if err := s.leaveLists(ctx, follower, followee); err != nil {
+		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
 	}
 	var removal int64
 	var expected []queue.Pending
@@ -691,6 +741,12 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 	}
 	if !to.SeenBy(blocker) {
 		return accounts.Person{}, accounts.ErrNoSuchPerson
+	}
+	// Each leaves the other's lists first, as the follows end.
+	for _, p := range [][2]string{{blocker, blocked}, {blocked, blocker}} {
+		if err := s.leaveLists(ctx, p[0], p[1]); err != nil {
+			return accounts.Person{}, fmt.Errorf("graph.Block(%s, %s): %w", blocker, blocked, err)
+		}
 	}
 	var expected []queue.Pending
 	for _, f := range []struct {

@@ -213,7 +213,7 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	g, err := graph.New(db, svc.Notifications, jobs, q)
+	g, err := graph.New(db, ids.New(), svc.Notifications, jobs, q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,7 +140,7 @@ type phase struct {
 
 // phases are in the order they must run: follows end before the user
 // leaves every audience (no follow can copy them back), and notifications
-// go last, with whatever the earlier phases' jobs caused.
+// go after the phases whose jobs cause them.
 func (s *Service) phases() []phase {
 	db := s.db
 	return []phase{
@@ -205,6 +205,12 @@ func (s *Service) phases() []phase {
 		}},
 		{"notifications", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return s.svc.Notifications.Erase(ctx, user, n)
+		}},
+		// Last, so that an erasure under way keeps its phases' numbers:
+		// the lists they are on, and their own lists (no notification
+		// comes of either).
+		{"lists", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return s.svc.Graph.EraseLists(ctx, user, n)
 		}},
 	}
 }

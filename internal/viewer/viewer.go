@@ -23,6 +23,7 @@ package viewer
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -59,6 +60,10 @@ type State struct {
 	// true for a state made since it does (New); a state from before
 	// does not answer bookmarks, which a page reads by key.
 	BookmarksKept bool `datastore:"bookmarksKept,noindex"`
+	// Exclusive holds "list/member" for each member of the person's
+	// exclusive lists (package graph): their posts leave the home feed.
+	// At most MaxPeople.
+	Exclusive []string `datastore:"exclusive,noindex"`
 	// Filters are the person's keyword filters, each one JSON string
 	// (package filters owns them).
 	Filters []string `datastore:"filters,noindex"`
@@ -254,6 +259,34 @@ func (s *State) recent(list *[]string, id string, on bool) {
 			*other = slices.DeleteFunc(slices.Clone(*other), older)
 		}
 	}
+}
+
+// SetExclusive records that member is on the owner's exclusive list (on)
+// or no longer; it reports false, changing nothing, if that would hold
+// more than MaxPeople.
+func (s *State) SetExclusive(list, member string, on bool) bool {
+	e := list + "/" + member
+	had := slices.Contains(s.Exclusive, e)
+	switch {
+	case on && had, !on && !had:
+		return true
+	case on && len(s.Exclusive) >= MaxPeople:
+		return false
+	case on:
+		s.Exclusive = append(s.Exclusive, e)
+	default:
+		s.Exclusive = slices.DeleteFunc(s.Exclusive, func(x string) bool { return x == e })
+	}
+	return true
+}
+
+// Excludes reports whether person is on an exclusive list of the owner's:
+// their posts leave the owner's home.
+func (r *Ref) Excludes(person string) bool {
+	if r == nil || !r.ref.Found() {
+		return false
+	}
+	return slices.ContainsFunc(r.s.Exclusive, func(e string) bool { return strings.HasSuffix(e, "/"+person) })
 }
 
 // SetBlock records that the owner blocks person (on false: no longer).
