@@ -387,7 +387,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		r        = postRead{facts: postFacts{mine: mine, visibility: in.Visibility, repostOf: in.repostOf, repostOfUser: in.repostOfUser,
 			answers: p.answers, alsoFollow: map[string]bool{}, names: p.mentionNames}}
 		late     map[string]*graph.Tie // a reply's: follows of the person answered by followers not checked before
-		answered store.Ref            // a reply's: the follow of its author by the person answered, if the policy asks
+		answered store.Ref             // a reply's: the follow of its author by the person answered, if the policy asks
 		l        = tx.Lookup()
 		taken    = l.Add(Key(s.db, id), &prior)
 		follows  = graph.ReadFollowers(l, p.author)
