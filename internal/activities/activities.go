@@ -205,6 +205,9 @@ type Audience struct {
 	// answers: a follow's copy reads it with the chunk, and adds the
 	// follower only if they follow that person too (replyAudience).
 	Answers string `datastore:"answers,noindex,omitempty"`
+	// Repost: the activity is a repost, which a follower who takes none
+	// of its author's (graph's Follow.NoReposts) is not given.
+	Repost bool `datastore:"repost,noindex,omitempty"`
 }
 
 type externalID struct {

@@ -36,6 +36,8 @@ type Ref struct {
 	// Answers, for a reply to someone else, is whom it answers: its
 	// chunks reach their followers alone (replyAudience).
 	Answers string
+	// Repost: the activity is a repost (Audience.Repost).
+	Repost bool
 }
 
 // mergeIDs adds ids to audience chunk base of one activity and its
@@ -49,7 +51,7 @@ func mergeIDs(tx *store.Tx, ref Ref, base int, ids []string) (int, error) {
 		if _, err := tx.Get(key, &aud); err != nil {
 			return added, err
 		}
-		aud.Seq, aud.UserID, aud.Answers = ref.Seq, ref.Author, ref.Answers
+		aud.Seq, aud.UserID, aud.Answers, aud.Repost = ref.Seq, ref.Author, ref.Answers, ref.Repost
 		before := len(aud.FollowerIDs)
 		have := make(map[string]bool, before)
 		for _, id := range aud.FollowerIDs {
@@ -108,6 +110,17 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 	for i, r := range refs {
 		found[i] = l.Add(AudienceKey(db, r.ID, base), &auds[i])
 	}
+	// A follower who takes none of the author's reposts: read only when
+	// a repost is among them (its chunk says so).
+	var quiet func(string) bool
+	l.Then(func() {
+		for i := range auds {
+			if found[i].Found() && auds[i].Repost && len(refs) > 0 {
+				quiet = graph.ReadQuiet(l, refs[0].Author, base)
+				return
+			}
+		}
+	})
 	if err := l.Run(context.Background()); err != nil {
 		return nil, err
 	}
@@ -123,6 +136,8 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 			continue // there already, or for the mentioned alone
 		case found[i].Found() && !reaches(r.Author, aud.Answers):
 			continue // a reply to someone the follower does not follow
+		case found[i].Found() && aud.Repost && quiet != nil && quiet(follower):
+			continue // a repost, which the follower takes none of
 		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
 			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements(homeProp, homePlace(follower, r.Seq))); err != nil {
 				return nil, err
@@ -139,7 +154,14 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 			} else if !reach {
 				continue // a reply to someone the follower does not follow
 			}
-			r.Author = a.UserID
+			if a.RepostOf != "" {
+				if q, err := quietFor(db, a.UserID, base, follower); err != nil {
+					return nil, err
+				} else if q {
+					continue // a repost, which the follower takes none of
+				}
+			}
+			r.Author, r.Repost = a.UserID, a.RepostOf != ""
 			if a.answersOther() {
 				r.Answers = a.InReplyToUser
 			}
@@ -154,6 +176,17 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 		changed = append(changed, r.ID)
 	}
 	return changed, nil
+}
+
+// quietFor reports whether follower, in author's follower chunk n, takes
+// none of author's reposts: one read, outside any transaction.
+func quietFor(db *store.DB, author string, n int, follower string) (bool, error) {
+	l := db.Lookup()
+	quiet := graph.ReadQuiet(l, author, n)
+	if err := l.Run(context.Background()); err != nil {
+		return false, err
+	}
+	return quiet(follower), nil
 }
 
 // answeredFollows reads, in one lookup outside any transaction, the

@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/mutes"
+	"socialstream/internal/notifications"
 	"socialstream/internal/order"
 	"socialstream/internal/policy"
 	"socialstream/internal/queue"
@@ -834,8 +835,10 @@ func decidePlan(f planFacts) (before int64, skipped string, err error) {
 func (s *Service) copyChunk(ctx context.Context, t FanoutTask) (FanoutResult, error) {
 	key := Key(s.db, t.ActivityID)
 	var res FanoutResult
+	var bells []string
+	var posted Activity
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		res = FanoutResult{}
+		res, bells = FanoutResult{}, nil
 		var a Activity
 		ok, err := tx.Get(key, &a)
 		if err != nil {
@@ -846,20 +849,22 @@ func (s *Service) copyChunk(ctx context.Context, t FanoutTask) (FanoutResult, er
 			res.Skipped = skipped
 			return nil
 		}
-		followers, ok, err := graph.ChunkIDs(tx, a.UserID, t.Chunk, before)
+		chunk, ok, err := graph.ReadChunk(tx, a.UserID, t.Chunk, before)
 		if err != nil {
 			return err
 		} else if !ok {
 			res.Skipped = "no such follower chunk"
 			return nil
 		}
+		followers := reached(&a, chunk.IDs, chunk.Quiet)
+		bells, posted = chunk.Bells, a
 		// A reply to someone else: those who follow them too.
 		if followers, err = replyFollowers(ctx, s.db, &a, followers); err != nil {
 			return err
 		}
 		// Merge, never overwrite: a follow job may have created this
 		// chunk first, with the ids of new followers.
-		ref := Ref{ID: t.ActivityID, Seq: a.Seq, Author: a.UserID}
+		ref := Ref{ID: t.ActivityID, Seq: a.Seq, Author: a.UserID, Repost: a.RepostOf != ""}
 		if a.answersOther() {
 			ref.Answers = a.InReplyToUser
 		}
@@ -870,7 +875,36 @@ func (s *Service) copyChunk(ctx context.Context, t FanoutTask) (FanoutResult, er
 		}
 		return err
 	})
+	if err == nil && len(bells) > 0 && rings(&posted) {
+		// After the commit: a retry merges nothing more and enqueues the
+		// same named job again, which adds nothing.
+		err = s.notes.Notify(ctx, statusEvent(t.ActivityID, &posted, t.Chunk, bells))
+	}
 	return res, err
+}
+
+// reached returns those of a chunk's followers a post's copies reach
+// (before its reply's narrowing): all, but for a repost those who take
+// none of its author's (quiet).
+func reached(a *Activity, followers, quiet []string) []string {
+	if a.RepostOf == "" || len(quiet) == 0 {
+		return followers
+	}
+	return slices.DeleteFunc(slices.Clone(followers), func(f string) bool { return slices.Contains(quiet, f) })
+}
+
+// rings reports whether a post tells those who follow its author with
+// notify (Mastodon's): an original post or a thread of one's own, for
+// more than the mentioned; not a repost, nor a reply to someone else.
+func rings(a *Activity) bool {
+	return a.RepostOf == "" && !a.answersOther() && a.reachesFollowers()
+}
+
+// statusEvent is the notification of a post, of its chunk n, to those
+// of the chunk who follow its author with notify (bells).
+func statusEvent(id string, a *Activity, n int, bells []string) notifications.Event {
+	return notifications.Event{Type: notifications.Status, ActorID: a.UserID, Recipients: bells, ActivityID: id,
+		ID: fmt.Sprintf("status-%s-%d", id, n)}
 }
 
 // decideChunk decides whose follows a chunk's job copies the activity

@@ -357,6 +357,9 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 					need = append(need, j.job(seq))
 				}
 			}
+			if len(plan.bells) > 0 {
+				need = append(need, p.s.notes.Notifying(statusEvent(ids.Format(seq), plan.activity, 0, plan.bells)))
+			}
 			if err := jobs.Need(need...); err != nil {
 				return err
 			}
@@ -453,6 +456,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		f.hidden = seen.Err()
 	}
 	f.chunks, f.firstFollowers, f.groups = follows.Chunks(), follows.First(), inGroups.IDs()
+	f.bells, f.quiet = follows.FirstBells(), follows.FirstQuiet()
 	for id, ok := range p.alsoFollow {
 		f.alsoFollow[id] = ok
 	}
@@ -480,9 +484,12 @@ type postFacts struct {
 	hidden                 error  // why the author may not see what a repost shares
 	chunks                 int    // the author's follower chunks
 	firstFollowers         []string
-	groups                 []string          // the author's groups
-	mentionable            []string          // those mentioned who exist and block no one of the two
-	names                  map[string]string // their usernames, by id
+	// Of firstFollowers, those told of each post (bells) and those whose
+	// home takes no reposts (quiet).
+	bells, quiet []string
+	groups       []string          // the author's groups
+	mentionable  []string          // those mentioned who exist and block no one of the two
+	names        map[string]string // their usernames, by id
 	// answers, on a reply to someone else, is who it answers; alsoFollow
 	// says which of firstFollowers follow them, and answeredFollows
 	// whether they follow the author (where the policy asks).
@@ -510,6 +517,9 @@ type postPlan struct {
 	// repost's to the author of what it shares; a reply's to the person
 	// answered, if they may see it).
 	tell bool
+	// bells are those of the first chunk its job tells of the post
+	// (rings).
+	bells []string
 }
 
 // decidePost decides what a post writes, from what its transaction read.
@@ -550,9 +560,12 @@ func decidePost(f postFacts) (postPlan, error) {
 		plan.audiences = []*Audience{mentionedAudience(&a)}
 		return plan, nil
 	}
-	rest := append([]string{a.UserID}, replyAudience(f.firstFollowers, a.UserID, f.answers, f.alsoFollow)...)
+	rest := append([]string{a.UserID}, replyAudience(reached(&a, f.firstFollowers, f.quiet), a.UserID, f.answers, f.alsoFollow)...)
+	if rings(&a) {
+		plan.bells = f.bells
+	}
 	for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
-		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID, Answers: f.answers}
+		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID, Answers: f.answers, Repost: a.RepostOf != ""}
 		rest = rest[len(aud.FollowerIDs):]
 		if err := checkAudience(aud); err != nil {
 			return postPlan{}, err

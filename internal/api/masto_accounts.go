@@ -8,6 +8,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
+	"socialstream/internal/graph"
 	"socialstream/internal/media"
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
@@ -220,7 +221,7 @@ func (s *Server) relations(m *mreq, others []string) ([]mRelationship, error) {
 	}
 	out := make([]mRelationship, len(others))
 	for i, r := range rels {
-		out[i] = mRelationship{ID: others[i], Languages: []string{}, Following: r.Following, ShowingReblogs: r.Following,
+		out[i] = mRelationship{ID: others[i], Languages: []string{}, Following: r.Following, ShowingReblogs: r.ShowingReposts, Notifying: r.Notifying,
 			FollowedBy: r.FollowedBy, Blocking: r.Blocking, BlockedBy: r.BlockedBy, Muting: muting[i], MutingNotifications: muting[i],
 			Requested: r.Requested, RequestedBy: r.RequestedBy}
 	}
@@ -265,10 +266,28 @@ func (s *Server) relate(op func(m *mreq, id string) error) mhandler {
 }
 
 // mFollow follows, or asks to follow a locked account (the
-// relationship then says requested).
+// relationship then says requested); notify and reblogs, where sent, set
+// how a follow (made now, or there already) tells and takes reposts. A
+// request keeps neither: they are set once it is approved.
 func (s *Server) mFollow(m *mreq, id string) error {
-	_, _, err := s.graph.Ask(m.ctx, m.caller, id, nil)
-	return err
+	var notify, reblogs *bool
+	for _, o := range []struct {
+		name string
+		dst  **bool
+	}{{"notify", &notify}, {"reblogs", &reblogs}} {
+		if m.p.has(o.name) {
+			v, err := m.p.flag(o.name, false)
+			if err != nil {
+				return err
+			}
+			*o.dst = &v
+		}
+	}
+	_, out, err := s.graph.Ask(m.ctx, m.caller, id, nil)
+	if err != nil || out != graph.Followed || notify == nil && reblogs == nil {
+		return err
+	}
+	return s.graph.FollowOptions(m.ctx, m.caller, id, notify, reblogs)
 }
 
 // mUnfollow unfollows, or withdraws a request.

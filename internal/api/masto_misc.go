@@ -24,6 +24,7 @@ import (
 var mastoNotice = map[string]string{
 	notifications.Mention: "mention", notifications.Reply: "mention", notifications.Like: "favourite",
 	notifications.Repost: "reblog", notifications.Follow: "follow", notifications.FollowRequest: "follow_request",
+	notifications.Status: "status",
 }
 
 type mNotification struct {

@@ -355,3 +355,75 @@ func TestMastodonFilteredPagesAreFull(t *testing.T) {
 		t.Errorf("a page without replies: %v, %v", statusIDs(page), err)
 	}
 }
+
+// Following with notify tells of each post (an original or a thread of
+// one's own, not a repost nor a reply to another); reblogs=false keeps
+// the person's reposts out of home.
+func TestMastodonNotifyAndReblogs(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
+	ca, cb, cc := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow"), e.mastoClient(carol, "read write follow")
+	rel := e.formPost("/api/v1/accounts/"+alice.id+"/follow", bob.token, url.Values{"notify": {"true"}, "reblogs": {"false"}})
+	if rel["following"] != true || rel["notifying"] != true || rel["showing_reblogs"] != false {
+		t.Fatalf("follow with notify: %v", rel)
+	}
+	byCarol, err := cc.PostStatus(ctx, &mastodon.Toot{Status: "carol's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "@carol a reply to carol", InReplyToID: byCarol.ID}); err != nil {
+		t.Fatal(err)
+	}
+	repost, err := ca.Reblog(ctx, byCarol.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "alice's own"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusOf := func() []mastodon.ID {
+		ns, err := cb.GetNotifications(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []mastodon.ID
+		for _, n := range ns {
+			if n.Type == "status" {
+				out = append(out, n.Status.ID)
+			}
+		}
+		return out
+	}
+	e.eventually("bob told of alice's post", func() bool { return len(statusOf()) > 0 })
+	if got := statusOf(); len(got) != 1 || got[0] != own.ID {
+		t.Errorf("status notifications: %v, want only %s", got, own.ID)
+	}
+	e.eventually("alice's post at bob's home", func() bool {
+		home, err := cb.GetTimelineHome(ctx, nil)
+		return err == nil && len(home) > 0 && home[0].ID == own.ID
+	})
+	home, _ := cb.GetTimelineHome(ctx, nil)
+	for _, s := range home {
+		if s.ID == repost.ID {
+			t.Error("alice's repost at bob's home with reblogs=false")
+		}
+	}
+	// Off again: no more.
+	rel = e.formPost("/api/v1/accounts/"+alice.id+"/follow", bob.token, url.Values{"notify": {"false"}})
+	if rel["notifying"] != false {
+		t.Fatalf("notify=false: %v", rel)
+	}
+	quiet, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "alice, unannounced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the unannounced post at bob's home", func() bool {
+		home, err := cb.GetTimelineHome(ctx, nil)
+		return err == nil && len(home) > 0 && home[0].ID == quiet.ID
+	})
+	if got := statusOf(); len(got) != 1 {
+		t.Errorf("status notifications after notify=false: %v", got)
+	}
+}

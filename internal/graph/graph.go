@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +77,12 @@ type Follow struct {
 	Chunk    int       `datastore:"chunk,noindex"` // the follower chunk holding Follower
 	// Owner, on a membership alone, is the list's owner.
 	Owner string `datastore:"owner,omitempty"`
+	// Notify: the follower is told of each post of the followee's
+	// (Mastodon's notify); NoReposts: the followee's reposts do not
+	// reach the follower's home (Mastodon's reblogs=false). The chunk
+	// holding the follower lists them in Bells and Quiet alike.
+	Notify    bool `datastore:"notify,noindex,omitempty"`
+	NoReposts bool `datastore:"noReposts,noindex,omitempty"`
 }
 
 // Save saves a follow; a membership's follower and followee are saved
@@ -160,6 +167,11 @@ type Chunk struct {
 	// Gone holds "id@began@ended" (µs) for each follower who unfollowed
 	// keeping their copies (see prune).
 	Gone []string `datastore:"gone,noindex"`
+	// Bells are the followers told of each post (Follow.Notify), Quiet
+	// those whose home takes no reposts (Follow.NoReposts): a post, or
+	// its fan-out, reads them with the chunk, and queries no one.
+	Bells []string `datastore:"bells,noindex"`
+	Quiet []string `datastore:"quiet,noindex"`
 }
 
 // A chunk keeps a trace of a follower who unfollowed keeping their copies
@@ -208,6 +220,8 @@ func leaves(id string, since, ended int64, keep bool) []datastore.PropertyTransf
 	ts := []datastore.PropertyTransform{
 		datastore.RemoveAllFromArray("ids", id),
 		datastore.RemoveAllFromArray("began", beganEntry(id, since)),
+		datastore.RemoveAllFromArray("bells", id),
+		datastore.RemoveAllFromArray("quiet", id),
 	}
 	if keep {
 		ts = append(ts, datastore.AppendMissingElements("gone", goneEntry(id, since, ended)))
@@ -1097,13 +1111,95 @@ func (f *Followers) Chunks() int { return f.idx.chunks() }
 // First returns the ids of the first follower chunk.
 func (f *Followers) First() []string { return f.chunk0.IDs }
 
-// ChunkIDs reads, in tx, the ids of user's follower chunk n whose follow
-// began before the time before (µs since the epoch), and whether the chunk
-// exists.
-func ChunkIDs(tx *store.Tx, user string, n int, before int64) ([]string, bool, error) {
+// FirstBells returns those of the first chunk told of each post, and
+// FirstQuiet those whose home takes no reposts.
+func (f *Followers) FirstBells() []string { return f.chunk0.following(f.chunk0.Bells) }
+func (f *Followers) FirstQuiet() []string { return f.chunk0.following(f.chunk0.Quiet) }
+
+// following returns those of ids who are in the chunk.
+func (c *Chunk) following(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if slices.Contains(c.IDs, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// ReadQuiet adds followee's follower chunk n to a lookup; the function
+// it returns says, once the lookup has run, whether a follower there
+// takes none of followee's reposts (Follow.NoReposts).
+func ReadQuiet(l *store.Lookup, followee string, n int) func(follower string) bool {
+	var c Chunk
+	l.Add(ChunkKey(l.DB(), followee, n), &c)
+	return func(follower string) bool { return slices.Contains(c.Quiet, follower) }
+}
+
+// ChunkRead is what a fan-out job reads of a follower chunk.
+type ChunkRead struct {
+	// IDs are the followers whose follow began before the post.
+	IDs []string
+	// Bells and Quiet are, of those, the ones told of each post and the
+	// ones whose home takes no reposts.
+	Bells, Quiet []string
+}
+
+// ReadChunk reads, in tx, user's follower chunk n as of the time before
+// (µs since the epoch), and whether the chunk exists.
+func ReadChunk(tx *store.Tx, user string, n int, before int64) (ChunkRead, bool, error) {
 	var c Chunk
 	ok, err := tx.Get(ChunkKey(tx.DB(), user, n), &c)
-	return c.before(before), ok, err
+	ids := c.before(before)
+	in := func(list []string) []string {
+		return slices.DeleteFunc(slices.Clone(list), func(id string) bool { return !slices.Contains(ids, id) })
+	}
+	return ChunkRead{IDs: ids, Bells: in(c.Bells), Quiet: in(c.Quiet)}, ok, err
+}
+
+// ErrNotFollowing refuses to set how a follow notifies where there is no
+// follow.
+var ErrNotFollowing = derrors.New(derrors.InvalidArgument, "you do not follow this person")
+
+// FollowOptions sets, on follower's follow of followee, whether each of
+// followee's posts tells them (notify) and whether followee's reposts
+// reach their home (reposts), where not nil: on the follow and, by
+// transforms that read nothing, on its chunk. From the next post on.
+func (s *Service) FollowOptions(ctx context.Context, follower, followee string, notify, reposts *bool) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var f Follow
+		if ok, err := tx.Get(FollowKey(s.db, follower, followee), &f); err != nil {
+			return err
+		} else if !ok {
+			return ErrNotFollowing
+		}
+		var ts []datastore.PropertyTransform
+		set := func(prop string, on bool) datastore.PropertyTransform {
+			if on {
+				return datastore.AppendMissingElements(prop, follower)
+			}
+			return datastore.RemoveAllFromArray(prop, follower)
+		}
+		if notify != nil && *notify != f.Notify {
+			f.Notify = *notify
+			ts = append(ts, set("bells", f.Notify))
+		}
+		if reposts != nil && *reposts == f.NoReposts {
+			f.NoReposts = !*reposts
+			ts = append(ts, set("quiet", f.NoReposts))
+		}
+		if len(ts) == 0 {
+			return nil
+		}
+		if err := tx.Put(FollowKey(s.db, follower, followee), &f); err != nil {
+			return err
+		}
+		return tx.TransformAny(f.chunkKey(s.db), ts...)
+	})
+	if err != nil && !errors.Is(err, ErrNotFollowing) {
+		return fmt.Errorf("graph.FollowOptions(%s, %s): %w", follower, followee, err)
+	}
+	return err
 }
 
 // ReadPair adds follower's follow of followee and its history to a lookup.

@@ -342,6 +342,9 @@ func EachRequest(ctx context.Context, db *store.DB, user string, sent bool, f fu
 // and requests to follow.
 type Relation struct {
 	Following, FollowedBy, Blocking, BlockedBy, Requested, RequestedBy bool
+	// Of the follow, if Following: each post tells the user (Notifying);
+	// reposts reach their home (ShowingReposts).
+	Notifying, ShowingReposts bool
 }
 
 // Relations reads how user stands with each of others, in one lookup.
@@ -349,13 +352,15 @@ func (s *Service) Relations(ctx context.Context, user string, others []string) (
 	type refs struct {
 		follows, followed, asked, askedBy store.Ref
 		blocks                            *blocks.Between
+		follow                            Follow
 	}
 	l := s.db.Lookup()
 	rs := make([]refs, len(others))
 	for i, o := range others {
-		rs[i] = refs{follows: Follows(l, user, o), followed: Follows(l, o, user),
+		rs[i] = refs{followed: Follows(l, o, user),
 			asked: l.Add(RequestKey(s.db, user, o), &Request{}), askedBy: l.Add(RequestKey(s.db, o, user), &Request{}),
 			blocks: blocks.ReadBetween(l, user, o)}
+		rs[i].follows = l.Add(FollowKey(s.db, user, o), &rs[i].follow)
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("graph.Relations(%s): %w", user, err)
@@ -363,7 +368,8 @@ func (s *Service) Relations(ctx context.Context, user string, others []string) (
 	out := make([]Relation, len(others))
 	for i, r := range rs {
 		out[i] = Relation{Following: r.follows.Found(), FollowedBy: r.followed.Found(), Requested: r.asked.Found(), RequestedBy: r.askedBy.Found(),
-			Blocking: r.blocks.First(), BlockedBy: r.blocks.Second()}
+			Blocking: r.blocks.First(), BlockedBy: r.blocks.Second(),
+			Notifying: r.follows.Found() && r.follow.Notify, ShowingReposts: r.follows.Found() && !r.follow.NoReposts}
 	}
 	return out, nil
 }

@@ -61,6 +61,9 @@ const (
 	// Moderation tells a person what moderation did to their account or
 	// activities (ActionID names it); it has no actor.
 	Moderation = "moderation"
+	// Status tells a person who follows the actor with notify of the
+	// actor's post (ActivityID).
+	Status = "status"
 )
 
 // MaxKept is how many notifications a user keeps.
