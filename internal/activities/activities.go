@@ -174,6 +174,10 @@ type Activity struct {
 	Sensitive   bool   `datastore:"sensitive,noindex,omitempty"`
 	// Language is the BCP 47 tag its author said it is written in.
 	Language string `datastore:"language,noindex,omitempty"`
+	// Joined: the body goes on the title's line, with nothing between
+	// (the text is Title+Body): a text whose first line is longer than
+	// MaxTitle, split where the title may end (Mastodon's statuses).
+	Joined bool `datastore:"joined,noindex,omitempty"`
 	// A reply's (thread.go): the activity it answers and that one's
 	// author; its thread's root; and the ids of the activities above it,
 	// nearest first, at most KeptAncestors (indexed: the descendants of an
@@ -228,7 +232,9 @@ type View struct {
 	SpoilerText string `json:"spoilerText,omitempty"`
 	Sensitive   bool   `json:"sensitive"`
 	// Language is the BCP 47 tag its author said it is written in, if any.
-	Language   string   `json:"language,omitempty"`
+	Language string `json:"language,omitempty"`
+	// Joined: the body goes on the title's line (Activity.Joined).
+	Joined     bool     `json:"joined,omitempty"`
 	PostedTime int64    `json:"postedTime"`
 	ExternalID string   `json:"externalId,omitempty"`
 	Mentions   []string `json:"mentions"`
@@ -305,7 +311,7 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 	}
 	return View{
 		ID: id, UserID: a.UserID, AppID: a.AppID, Title: a.Title, Body: a.Body, URL: a.URL, Visibility: a.Visibility,
-		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, Language: a.Language, InReplyTo: a.InReplyTo, InReplyToUserID: a.InReplyToUser,
+		SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, Language: a.Language, Joined: a.Joined, InReplyTo: a.InReplyTo, InReplyToUserID: a.InReplyToUser,
 		PostedTime: a.PostedTime, ExternalID: a.ExternalID, Mentions: m, MentionNames: a.MentionNames, Tags: tags, Author: author,
 		LikesCount: likes, CommentsCount: comments, LikedByViewer: liked, EditedTime: a.EditedTime,
 		RepostsCount: max(0, a.RepostsCount), RepliesCount: max(0, a.RepliesCount),

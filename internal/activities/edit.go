@@ -41,6 +41,7 @@ type Version struct {
 	Body        string   `datastore:"body,noindex"`
 	SpoilerText string   `datastore:"spoilerText,noindex,omitempty"`
 	Sensitive   bool     `datastore:"sensitive,noindex,omitempty"`
+	Joined      bool     `datastore:"joined,noindex,omitempty"` // as Activity.Joined
 	MentionIDs  []string `datastore:"mentionIds,noindex"`
 	// Time is when it was posted, or made by an edit: ms since the epoch.
 	Time int64 `datastore:"time,noindex"`
@@ -62,8 +63,11 @@ func versionKeys(db *store.DB, activity string, n int) []*datastore.Key {
 // EditInput is what an author sends to edit an activity: a nil field is
 // left as it is.
 type EditInput struct {
-	Title       *string
-	Body        *string
+	Title *string
+	Body  *string
+	// Joined, if set, says whether the body goes on the title's line
+	// (Activity.Joined).
+	Joined      *bool
 	SpoilerText *string
 	Sensitive   *bool
 }
@@ -74,6 +78,7 @@ type VersionView struct {
 	Body        string   `json:"body,omitempty"`
 	SpoilerText string   `json:"spoilerText,omitempty"`
 	Sensitive   bool     `json:"sensitive"`
+	Joined      bool     `json:"joined,omitempty"`
 	Mentions    []string `json:"mentions"`
 	PostedTime  int64    `json:"postedTime"`
 }
@@ -82,12 +87,12 @@ type VersionView struct {
 // content warning.
 type wording struct {
 	title, body, spoiler string
-	sensitive            bool
+	sensitive, joined    bool
 }
 
 // textOf returns a's text.
 func textOf(a *Activity) wording {
-	return wording{title: a.Title, body: a.Body, spoiler: a.SpoilerText, sensitive: a.Sensitive}
+	return wording{title: a.Title, body: a.Body, spoiler: a.SpoilerText, sensitive: a.Sensitive, joined: a.Joined}
 }
 
 // Edit changes the title and body of author's activity id, and returns it
@@ -227,6 +232,9 @@ func editedText(seen *Activity, in EditInput) (wording, error) {
 	if in.Sensitive != nil {
 		t.sensitive = *in.Sensitive
 	}
+	if in.Joined != nil {
+		t.joined = *in.Joined
+	}
 	if t.spoiler != "" {
 		t.sensitive = true
 	}
@@ -300,12 +308,12 @@ func decideEdit(f editFacts) (editPlan, error) {
 		return editPlan{}, errEditedMeanwhile
 	}
 	a := f.current
-	was := &Version{Title: a.Title, Body: a.Body, SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, MentionIDs: a.MentionIDs, Time: a.PostedTime}
+	was := &Version{Title: a.Title, Body: a.Body, SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, Joined: a.Joined, MentionIDs: a.MentionIDs, Time: a.PostedTime}
 	if a.EditedTime != 0 {
 		was.Time = a.EditedTime
 	}
 	wasAt := mentionedAt(&a)
-	a.Title, a.Body, a.SpoilerText, a.Sensitive = f.text.title, f.text.body, f.text.spoiler, f.text.sensitive
+	a.Title, a.Body, a.SpoilerText, a.Sensitive, a.Joined = f.text.title, f.text.body, f.text.spoiler, f.text.sensitive, f.text.joined
 	a.MentionIDs, a.MentionedAt, a.Tags = nil, nil, f.tags
 	for _, m := range f.mentionable {
 		at, ok := wasAt[m]
@@ -387,7 +395,7 @@ func (s *Service) History(ctx context.Context, viewer, id string) ([]VersionView
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("activities.History(%s): %w", id, err)
 	}
-	now := Version{Title: a.Title, Body: a.Body, SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, MentionIDs: a.MentionIDs, Time: a.PostedTime}
+	now := Version{Title: a.Title, Body: a.Body, SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, Joined: a.Joined, MentionIDs: a.MentionIDs, Time: a.PostedTime}
 	if a.EditedTime != 0 {
 		now.Time = a.EditedTime
 	}
@@ -400,7 +408,7 @@ func (s *Service) History(ctx context.Context, viewer, id string) ([]VersionView
 		if m == nil {
 			m = []string{}
 		}
-		out = append(out, VersionView{Title: v.Title, Body: v.Body, SpoilerText: v.SpoilerText, Sensitive: v.Sensitive, Mentions: m, PostedTime: v.Time})
+		out = append(out, VersionView{Title: v.Title, Body: v.Body, SpoilerText: v.SpoilerText, Sensitive: v.Sensitive, Joined: v.Joined, Mentions: m, PostedTime: v.Time})
 	}
 	return out, nil
 }

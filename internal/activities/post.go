@@ -47,6 +47,8 @@ type PostInput struct {
 	// Language is the language it is written in, a BCP 47 tag (ISO 639
 	// and, optionally, more: "en", "pt-BR"); empty: not said.
 	Language string
+	// Joined: the body goes on the title's line (Activity.Joined).
+	Joined bool
 	// InReplyTo makes the post a reply to that activity (what it shares,
 	// for a repost), which its author must be able to see.
 	InReplyTo string
@@ -330,7 +332,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 		mine := &Activity{
 			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
 			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
-			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language,
+			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language, Joined: p.in.Joined && p.in.Body != "",
 		}
 		if a := p.parent; a != nil {
 			mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread

@@ -230,10 +230,14 @@ func ourVisibility(v string) (string, bool) {
 }
 
 // statusText is an activity's text as its author wrote it on Mastodon:
-// the title its first line, the body the rest.
+// the title its first line, the body the rest (on the same line, when
+// joined: splitStatus).
 func statusText(v activities.View) string {
-	if v.Body == "" {
+	switch {
+	case v.Body == "":
 		return v.Title
+	case v.Joined:
+		return v.Title + v.Body
 	}
 	return v.Title + "\n" + v.Body
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"socialstream/internal/activities"
@@ -13,18 +14,36 @@ import (
 // Statuses and timelines: Mastodon's names for activities and feeds.
 
 // maxStatus is the most characters a status may hold, as the instance
-// tells apps (its first line, the title, at most activities.MaxTitle).
+// tells apps: every status of that many posts, whatever its lines.
 const maxStatus = 5000
 
+// statusParts is a status's text as an activity keeps it.
+type statusParts struct {
+	title, body string
+	joined      bool // the body goes on the title's line
+}
+
 // splitStatus parts a status's text into the title (its first line
-// with text) and the body (the rest).
-func splitStatus(text string) (title, body string, err error) {
+// with text) and the body (the rest). A first line longer than a title
+// may be is cut where it may end (at activities.MaxTitle characters, or
+// before, so that neither part begins or ends with a space, which the
+// activity would not keep), and the body goes on its line (joined): the
+// text comes back whole.
+func splitStatus(text string) (statusParts, error) {
 	text = strings.ReplaceAll(strings.TrimSpace(text), "\r\n", "\n")
 	if utf8.RuneCountInString(text) > maxStatus {
-		return "", "", derrors.New(derrors.InvalidArgument, "Validation failed: Text character limit of 5000 exceeded")
+		return statusParts{}, derrors.New(derrors.InvalidArgument, "Validation failed: Text character limit of 5000 exceeded")
 	}
-	title, body, _ = strings.Cut(text, "\n")
-	return strings.TrimSpace(title), strings.Trim(body, "\n"), nil
+	first, rest, _ := strings.Cut(text, "\n")
+	if utf8.RuneCountInString(strings.TrimSpace(first)) <= activities.MaxTitle {
+		return statusParts{title: strings.TrimSpace(first), body: strings.Trim(rest, "\n")}, nil
+	}
+	runes := []rune(text)
+	cut := activities.MaxTitle
+	for cut > 1 && (unicode.IsSpace(runes[cut-1]) || unicode.IsSpace(runes[cut])) {
+		cut--
+	}
+	return statusParts{title: string(runes[:cut]), body: string(runes[cut:]), joined: true}, nil
 }
 
 // statusID reads the id of a status in the path.
@@ -38,7 +57,7 @@ func statusID(m *mreq) (string, error) {
 
 // postStatus is POST /api/v1/statuses: the operation of activities.create.
 func (s *Server) postStatus(m *mreq) (any, error) {
-	title, body, err := splitStatus(m.p.str("status"))
+	text, err := splitStatus(m.p.str("status"))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +82,7 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := activities.PostInput{Title: title, Body: body, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
+	in := activities.PostInput{Title: text.title, Body: text.body, Joined: text.joined, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
 		Sensitive: sensitive, ExternalID: key, Language: m.p.str("language")}
 	if r := m.p.str("in_reply_to_id"); r != "" {
 		if in.InReplyTo = scattered(r); in.InReplyTo == "" {
@@ -151,11 +170,11 @@ func (s *Server) editStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	title, body, err := splitStatus(m.p.str("status"))
+	text, err := splitStatus(m.p.str("status"))
 	if err != nil {
 		return nil, err
 	}
-	in := activities.EditInput{Title: &title, Body: &body}
+	in := activities.EditInput{Title: &text.title, Body: &text.body, Joined: &text.joined}
 	if m.p.has("spoiler_text") {
 		w := m.p.str("spoiler_text")
 		in.SpoilerText = &w
@@ -225,7 +244,7 @@ func (s *Server) statusHistory(m *mreq) (any, error) {
 	people := mentioned(v) // the names it keeps now link in every version
 	out := make([]edit, 0, len(versions))
 	for _, ver := range versions { // oldest first, as History answers
-		text := activities.View{Title: ver.Title, Body: ver.Body}
+		text := activities.View{Title: ver.Title, Body: ver.Body, Joined: ver.Joined}
 		out = append(out, edit{Content: renderHTML(statusText(text), origin, people), SpoilerText: ver.SpoilerText, Sensitive: ver.Sensitive,
 			CreatedAt: millisTime(ver.PostedTime), Account: st.Account, MediaAttachments: st.MediaAttachments, Emojis: []any{}})
 	}

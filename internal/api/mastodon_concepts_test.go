@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-mastodon"
 )
@@ -425,5 +426,48 @@ func TestMastodonNotifyAndReblogs(t *testing.T) {
 	})
 	if got := statusOf(); len(got) != 1 {
 		t.Errorf("status notifications after notify=false: %v", got)
+	}
+}
+
+// A status of max_characters in one line posts, and comes back as it was
+// written: in its content, its source and its history.
+func TestMastodonMaxCharactersInOneLine(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice := e.register("alice")
+	ca := e.mastoClient(alice, "read write follow")
+	inst := e.do("GET", "/api/v2/instance", "", nil)
+	limit := int(inst.body["configuration"].(map[string]any)["statuses"].(map[string]any)["max_characters"].(float64))
+	words := strings.Repeat("word ", limit/5)
+	text := strings.TrimSpace(words[:limit-1]) + "x" // one line of the limit, no space at the end
+	if n := utf8.RuneCountInString(text); n > limit {
+		t.Fatalf("the text is %d long", n)
+	}
+	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: text})
+	if err != nil {
+		t.Fatalf("a status of %d characters in one line: %v", utf8.RuneCountInString(text), err)
+	}
+	src := e.do("GET", "/api/v1/statuses/"+string(st.ID)+"/source", alice.token, nil)
+	if src.body["text"] != text {
+		t.Errorf("its source is not what was written: %q", src.body["text"])
+	}
+	if strings.Contains(st.Content, "<br") {
+		t.Errorf("one line came back as two: %.200s", st.Content)
+	}
+	edited := text[:len(text)-1] + "y"
+	if _, err := ca.UpdateStatus(ctx, &mastodon.Toot{Status: edited}, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if src := e.do("GET", "/api/v1/statuses/"+string(st.ID)+"/source", alice.token, nil); src.body["text"] != edited {
+		t.Errorf("its edit is not what was written: %q", src.body["text"])
+	}
+	hist, err := ca.GetStatusHistory(ctx, st.ID)
+	if err != nil || len(hist) != 2 || strings.Contains(hist[0].Content, "<br") {
+		t.Errorf("history: %d versions, %v", len(hist), err)
+	}
+	if _, err := ca.PostStatus(ctx, &mastodon.Toot{Status: text + "z"}); err == nil {
+		t.Error("a status over max_characters posted")
+	} else {
+		wantStatus(t, err, http.StatusUnprocessableEntity)
 	}
 }

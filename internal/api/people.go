@@ -231,6 +231,10 @@ type followParams struct {
 	ID          string `json:"id"`
 	CopyLimit   *int   `json:"copyLimit"`
 	KeepHistory bool   `json:"keepHistory"`
+	// Notify and Reposts, on a follow (made, or there already): each of
+	// the person's posts tells the caller; their reposts reach home.
+	Notify  *bool `json:"notify"`
+	Reposts *bool `json:"reposts"`
 	// Duration is how long a mute lasts, in seconds; none or 0: without
 	// end.
 	Duration *int64 `json:"duration"`
@@ -353,6 +357,9 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 		if err == nil && out == graph.Requested {
 			// Accepted for the person's decision.
 			return statusEntry{entry: entry{requestedPerson{Person: person, Requested: true}}, status: http.StatusAccepted}, nil
+		}
+		if err == nil && (p.Notify != nil || p.Reposts != nil) {
+			err = s.graph.FollowOptions(ctx, caller, target, p.Notify, p.Reposts)
 		}
 	}
 	if err != nil {
