@@ -48,7 +48,9 @@ type billWorld struct {
 	reader, helper user
 	authors        []user
 	group          string
+	list           string   // the reader's list of every author
 	newest         []string // the authors' newest posts, by author
+	notice         string   // one of the reader's notifications, to dismiss
 }
 
 const (
@@ -108,6 +110,8 @@ func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 		{"pinned page", "/social/rest/activities/" + first.id + "/@pinned", reader, 0, ""},
 		// A keys-only query whose keys name the activities.
 		{"bookmarks page", "/social/rest/bookmarks", reader, 0, ""},
+		{"favourites page", "/social/rest/likes", reader, 0, ""},
+		{"list page", "/social/rest/activities/@me/@list:" + w.list, reader, 1, " + the list"},
 	}
 	for _, f := range feeds {
 		var page struct {
@@ -341,6 +345,15 @@ func billProfiles(ctx context.Context, s *stack, w *billWorld) ([]billRow, error
 // unfollow, each with its jobs.
 func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 	var rows []billRow
+	var notes struct {
+		List []struct {
+			ID string `json:"id"`
+		} `json:"list"`
+	}
+	if err := s.do(ctx, w.reader, "GET", "/social/rest/notifications/@me?count=1", nil, &notes); err != nil || len(notes.List) == 0 {
+		return rows, fmt.Errorf("billing: a notification to dismiss: %v, %d", err, len(notes.List))
+	}
+	w.notice = notes.List[0].ID
 	first := w.authors[0]
 	h := w.helper
 	writes := []struct {
@@ -357,6 +370,8 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 		{"delete", "DELETE", "/social/rest/activities/@me/@self/@app/" + w.newest[4], w.authors[4], nil},
 		{"follow, with its rebuild", "POST", "/social/rest/people/@me/@friends", h, map[string]string{"id": first.id}},
 		{"unfollow, with its rebuild", "DELETE", "/social/rest/people/@me/@friends/" + first.id, h, nil},
+		{"dismiss a notification", "DELETE", "/social/rest/notifications/@me/" + w.notice, w.reader, nil},
+		{"clear notifications", "DELETE", "/social/rest/notifications/@me", w.reader, nil},
 	}
 	for _, op := range writes {
 		b, err := s.metered(ctx, op.who, op.method, op.path, op.body, nil)
@@ -433,6 +448,23 @@ func billSeed(ctx context.Context, s *stack) (*billWorld, error) {
 		if err := s.do(ctx, w.reader, "POST", "/social/rest/people/@me/@friends", map[string]string{"id": a.id}, nil); err != nil {
 			return nil, err
 		}
+	}
+	// The reader's list of every author: a list's timeline.
+	var list struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	if err := s.do(ctx, w.reader, "POST", "/social/rest/lists/@me", map[string]string{"title": "bench"}, &list); err != nil {
+		return nil, err
+	}
+	w.list = list.Entry.ID
+	members := make([]string, len(w.authors))
+	for i, a := range w.authors {
+		members[i] = a.id
+	}
+	if err := s.do(ctx, w.reader, "POST", "/social/rest/lists/@me/"+w.list+"/members", map[string]any{"ids": members}, nil); err != nil {
+		return nil, err
 	}
 	for i := range billPage {
 		id, err := s.postHTTP(ctx, w.authors[0], fmt.Sprintf("earlier %d #%s", i, billTag))

@@ -109,9 +109,14 @@ func (r *runner) decide(ctx context.Context, a *actor) (bool, error) {
 		return true, nil // decided meanwhile
 	}
 	approve := a.rng.IntN(3) > 0
-	if r.wants("reject") {
+	// Past the mix's Duration, the one of the two that ran less goes
+	// first: decisions are rare, and each must run (MinEach).
+	switch wantReject, wantApprove := r.wants("reject"), r.wants("approve"); {
+	case wantReject && wantApprove:
+		approve = r.ran("approve") <= r.ran("reject")
+	case wantReject:
 		approve = false
-	} else if r.wants("approve") {
+	case wantApprove:
 		approve = true
 	}
 	op, method, path := "approve", http.MethodPost, "/social/rest/people/@me/@followers"

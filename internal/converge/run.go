@@ -318,9 +318,14 @@ func (r *runner) wants(op string) bool {
 	if time.Now().Before(r.stop) {
 		return false
 	}
+	return r.ran(op) < r.cfg.MinEach
+}
+
+// ran returns how many times op has run.
+func (r *runner) ran(op string) int {
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
-	return r.m.ops[op] < r.cfg.MinEach
+	return r.m.ops[op]
 }
 
 // everyOpRan reports whether every operation ran at least n times.
