@@ -28,6 +28,8 @@ var heldReads = map[string]int{
 	"tag page":                   42,
 	"pinned page":                7,
 	"bookmarks page":             40,
+	"favourites page":            12, // the reader's 5 likes
+	"list page":                  43, // the home page's, and the list's read
 	"an avatar, by its link":     1,
 	"notifications page":         44,
 	"grouped notifications page": 61,
@@ -48,6 +50,8 @@ var heldCalls = map[string]string{
 	"tag page":                   "1 Lookup, 1 RunQuery",
 	"pinned page":                "3 Lookup", // the card; its activities; the page's rest
 	"bookmarks page":             "2 Lookup, 1 RunQuery",
+	"favourites page":            "2 Lookup, 1 RunQuery",
+	"list page":                  "3 Lookup, 1 RunQuery", // the list; the page's two
 	"an avatar, by its link":     "1 Lookup",
 	"notifications page":         "1 Lookup, 2 RunAggregationQuery, 1 RunQuery", // the unread, less those withheld
 	"grouped notifications page": "1 Lookup, 1 RunQuery",
