@@ -73,14 +73,31 @@ func (s *Service) Clear(ctx context.Context, user string) error {
 	return err
 }
 
-// dismiss writes the tombstones of user's notifications at keys, 250 a
-// commit, reading each in it (one dismissed or deleted since is left),
-// and returns how many it dismissed.
+// dismiss writes the tombstones of user's notifications at keys (one
+// dismissed already is left), and returns how many of the keys are
+// user's notifications, dismissed now or before.
 func (s *Service) dismiss(ctx context.Context, user string, keys []*datastore.Key) (int, error) {
-	now, done := s.now(), 0
+	now := s.now()
 	if err := s.sweeping(ctx, user, now); err != nil {
 		return 0, fmt.Errorf("notifications: dismiss %s's: %w", user, err)
 	}
+	n, err := s.edit(ctx, user, keys, func(n *Notification) *Notification {
+		if n.Dismissed {
+			return nil
+		}
+		return tombstone(user, n.Seq, now)
+	})
+	if err != nil {
+		return n, fmt.Errorf("notifications: dismiss %s's: %w", user, err)
+	}
+	return n, nil
+}
+
+// edit reads user's notifications at keys, 250 a transaction, and writes
+// what change makes of each (nil: nothing); it returns how many of the
+// keys are user's notifications, as the commits found them.
+func (s *Service) edit(ctx context.Context, user string, keys []*datastore.Key, change func(*Notification) *Notification) (int, error) {
+	done := 0
 	for start := 0; start < len(keys); start += 250 {
 		part, n := keys[start:min(start+250, len(keys))], 0
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
@@ -95,20 +112,20 @@ func (s *Service) dismiss(ctx context.Context, user string, keys []*datastore.Ke
 			}
 			var put []*datastore.Key
 			var vals []*Notification
-			n = 0 // of the attempt that commits; one dismissed already counts
+			n = 0 // of the attempt that commits
 			for i := range ns {
 				if !refs[i].Found() || ns[i].UserID != user {
 					continue
 				}
 				n++
-				if !ns[i].Dismissed {
-					put, vals = append(put, part[i]), append(vals, tombstone(user, ns[i].Seq, now))
+				if v := change(&ns[i]); v != nil {
+					put, vals = append(put, part[i]), append(vals, v)
 				}
 			}
 			return tx.PutMulti(put, vals)
 		})
 		if err != nil {
-			return done, fmt.Errorf("notifications: dismiss %s's: %w", user, err)
+			return done, err
 		}
 		done += n
 	}

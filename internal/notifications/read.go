@@ -468,31 +468,15 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 	if len(keys) == 0 {
 		return s.db.CheckGuard(ctx) // nothing to mark: refused all the same
 	}
-	for start := 0; start < len(keys); start += 250 {
-		part := keys[start:min(start+250, len(keys))]
-		err := s.db.Update(ctx, func(tx *store.Tx) error {
-			l := tx.Lookup()
-			dst := make([]Notification, len(part))
-			refs := make([]store.Ref, len(part))
-			for i, k := range part {
-				refs[i] = l.Add(k, &dst[i])
-			}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			var putKeys []*datastore.Key
-			var putVals []*Notification
-			for i := range dst {
-				if refs[i].Found() && !dst[i].Read && dst[i].UserID == user {
-					dst[i].Read = true
-					putKeys, putVals = append(putKeys, part[i]), append(putVals, &dst[i])
-				}
-			}
-			return tx.PutMulti(putKeys, putVals)
-		})
-		if err != nil {
-			return fmt.Errorf("notifications.MarkRead: %w", err)
+	_, err := s.edit(ctx, user, keys, func(n *Notification) *Notification {
+		if n.Read {
+			return nil
 		}
+		n.Read = true
+		return n
+	})
+	if err != nil {
+		return fmt.Errorf("notifications.MarkRead: %w", err)
 	}
 	return nil
 }
