@@ -25,6 +25,7 @@ import (
 func TestPanicLoggedForErrorReporting(t *testing.T) {
 	var logs bytes.Buffer
 	s := &Server{log: logging.New(&logs, slog.LevelInfo, "p")}
+	s.masto = s.mastoFace()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(s.recover)
@@ -70,10 +71,11 @@ func TestUnavailableSaysWhenToRetry(t *testing.T) {
 func TestAbandonedRequestIsNoError(t *testing.T) {
 	var logs bytes.Buffer
 	s := &Server{log: logging.New(&logs, slog.LevelInfo, "p")}
+	s.masto = s.mastoFace()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.GET("/rest", func(c *gin.Context) { s.fail(c, fmt.Errorf("activities.Feed: %w", c.Request.Context().Err())) })
-	r.GET("/api/v1/masto", func(c *gin.Context) { s.mfail(c, errors.New("rpc error: code = Canceled desc = context canceled")) })
+	r.GET("/api/v1/masto", func(c *gin.Context) { s.masto.Fail(c, errors.New("rpc error: code = Canceled desc = context canceled")) })
 	r.GET("/broken", func(c *gin.Context) { s.fail(c, errors.New("boom")) })
 	for _, path := range []string{"/rest", "/api/v1/masto"} {
 		logs.Reset()

@@ -34,6 +34,7 @@ import (
 	"socialstream/internal/likes"
 	"socialstream/internal/logging"
 	"socialstream/internal/markers"
+	"socialstream/internal/mastodon"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
@@ -109,6 +110,7 @@ type Server struct {
 	tags          *tags.Service
 	media         *media.Service
 	cursors       *cursor.Sealer
+	masto         *mastodon.Server // the Mastodon face
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -124,6 +126,7 @@ func New(d Deps) (*Server, error) {
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
 		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
+	s.masto = s.mastoFace()
 	var err error
 	if s.openapi, err = OpenAPI(); err != nil {
 		return nil, err
@@ -301,7 +304,7 @@ func (s *Server) Routes() *gin.Engine {
 	r.GET("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 	r.HEAD("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 
-	s.mastoRoutes(r)
+	s.masto.Routes(r)
 
 	// Each job's handler, at the path its definition names.
 	for _, rt := range s.jobs() {
@@ -316,8 +319,8 @@ func (s *Server) Routes() *gin.Engine {
 
 // failAt is fail in the shape of the face the path belongs to.
 func (s *Server) failAt(c *gin.Context, err error) {
-	if mastoPath(c.Request.URL.Path) {
-		s.mfail(c, err)
+	if mastodon.Path(c.Request.URL.Path) {
+		s.masto.Fail(c, err)
 		return
 	}
 	s.fail(c, err)
@@ -374,7 +377,7 @@ const drainMax = 32 << 20
 func (s *Server) limitBody(c *gin.Context) {
 	body := c.Request.Body
 	limit, tooLarge := int64(MaxBody), errTooLarge
-	if (c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) || mastoCarriesPicture(c.Request)) && isUpload(c.GetHeader("Content-Type")) {
+	if (c.Request.Method == http.MethodPost && strings.HasPrefix(c.Request.URL.Path, uploadPath) || mastodon.CarriesPicture(c)) && isUpload(c.GetHeader("Content-Type")) {
 		limit, tooLarge = MaxUpload, errTooLargeUpload
 	}
 	if c.Request.ContentLength > limit {

@@ -1,4 +1,4 @@
-package api
+package mastodon
 
 import (
 	"html/template"
@@ -154,14 +154,14 @@ func (s *Server) authorize(c *gin.Context) {
 	}
 	username := c.PostForm("username")
 	page.Username, page.Submitted = username, true
-	if err := s.loginAllowed(c, username); err != nil {
+	if err := s.host.LoginAllowed(c, username); err != nil {
 		_, page.Error = derrors.Status(err)
 		s.consentPage(c, http.StatusTooManyRequests, page)
 		return
 	}
 	p, err := s.accounts.Check(ctx, username, c.PostForm("password"))
 	if err == nil {
-		s.loginSucceeded(ctx, username)
+		s.host.LoginSucceeded(ctx, username)
 	}
 	if err != nil {
 		status, msg := derrors.Status(err)
@@ -171,7 +171,7 @@ func (s *Server) authorize(c *gin.Context) {
 	}
 	code, err := s.oauth.Approve(ctx, p.ID, asked)
 	if err != nil {
-		s.fail(c, err)
+		s.host.Fail(c, err)
 		return
 	}
 	if asked.RedirectURI == oauth.OOB {
@@ -254,7 +254,7 @@ func (s *Server) token(m *mreq) (any, error) {
 		x.ClientID, x.ClientSecret = id, secret
 	}
 	if x.GrantType == "authorization_code" || x.GrantType == "password" {
-		if err := charge(m.ctx, costPassword); err != nil {
+		if err := s.host.Charge(m.ctx, CostPassword); err != nil {
 			return nil, err
 		}
 	}
@@ -284,7 +284,7 @@ func (s *Server) mRegister(m *mreq) (any, error) {
 	if m.grant.App == "" || m.grant.User != "" {
 		return nil, derrors.New(derrors.PermissionDenied, "This method requires an app's token of its own (client credentials)")
 	}
-	if err := charge(m.ctx, costPassword); err != nil {
+	if err := s.host.Charge(m.ctx, CostPassword); err != nil {
 		return nil, err
 	}
 	agreed, err := m.p.flag("agreement", false)
@@ -298,7 +298,7 @@ func (s *Server) mRegister(m *mreq) (any, error) {
 	if err := s.accounts.CheckRegistration(m.ctx, username, password, ""); err != nil {
 		return nil, err
 	}
-	if err := s.registerAllowed(m.c); err != nil {
+	if err := s.host.RegisterAllowed(m.c); err != nil {
 		return nil, err
 	}
 	_, token, err := s.accounts.RegisterFor(m.ctx, username, password, accounts.Grant{App: m.grant.App, Scopes: m.grant.Scopes})

@@ -1,4 +1,4 @@
-package api
+package mastodon
 
 import (
 	"fmt"
@@ -327,7 +327,7 @@ func (s *Server) report(m *mreq) (any, error) {
 		}
 		in.ActivityIDs = append(in.ActivityIDs, sid)
 	}
-	target, err := s.card(m.ctx, m.caller, in.AccountID)
+	target, err := s.host.Card(m.ctx, m.caller, in.AccountID)
 	if err != nil {
 		return nil, err
 	}
@@ -445,11 +445,11 @@ func (s *Server) uploadMedia(m *mreq) (any, error) {
 	if params["boundary"] == "" {
 		return nil, derrors.New(derrors.InvalidArgument, "send the picture as multipart/form-data with a file")
 	}
-	in, err := readForm(multipart.NewReader(m.c.Request.Body, params["boundary"]))
+	in, err := s.host.ReadForm(multipart.NewReader(m.c.Request.Body, params["boundary"]))
 	if err != nil {
 		return nil, err
 	}
-	if err := s.uploadAllowed(m.ctx, m.caller); err != nil {
+	if err := s.host.UploadAllowed(m.ctx, m.caller); err != nil {
 		return nil, err
 	}
 	it, _, err := s.media.Upload(m.ctx, m.caller, *in)

@@ -1,4 +1,4 @@
-package api
+package mastodon
 
 import (
 	"github.com/gin-gonic/gin"
@@ -128,7 +128,7 @@ func (s *Server) addToList(m *mreq) (any, error) {
 		return nil, err
 	}
 	for range idList { // each add's copying job is an invite's work
-		if err := charge(m.ctx, costInvite); err != nil {
+		if err := s.host.Charge(m.ctx, CostInvite); err != nil {
 			return nil, err
 		}
 	}

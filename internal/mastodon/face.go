@@ -1,4 +1,4 @@
-package api
+package mastodon
 
 // The Mastodon face: the Mastodon 4.x client API (docs/mastodon.md) over
 // the operations and the policy the REST and JSON-RPC faces use. This
@@ -61,7 +61,7 @@ func (s *Server) masto(who int, scope string, h mhandler) gin.HandlerFunc {
 			return
 		}
 		var err error
-		if m.p, err = readParams(c); err != nil {
+		if m.p, err = s.readParams(c); err != nil {
 			s.mfail(c, err)
 			return
 		}
@@ -78,7 +78,7 @@ func (s *Server) masto(who int, scope string, h mhandler) gin.HandlerFunc {
 // mSignIn checks the request's token as who and scope ask, and meters
 // the caller (a person by their account, else by address).
 func (s *Server) mSignIn(c *gin.Context, m *mreq, who int, scope string) error {
-	token, ok := tokenOf(c)
+	token, ok := s.host.Token(c)
 	if !ok && who == anyone {
 		return s.mMeter(c, "")
 	}
@@ -87,7 +87,7 @@ func (s *Server) mSignIn(c *gin.Context, m *mreq, who int, scope string) error {
 		m.grant, err = s.accounts.Grant(c.Request.Context(), token)
 	}
 	if errors.Is(err, accounts.ErrBadToken) || errors.Is(err, errMNoToken) {
-		return s.refuseToken(c, errMNoToken)
+		return s.host.RefuseToken(c, errMNoToken)
 	}
 	if err != nil {
 		return err
@@ -113,19 +113,10 @@ func (s *Server) mSignIn(c *gin.Context, m *mreq, who int, scope string) error {
 // mMeter spends a unit of the caller's quota: their account's, or, for
 // no one, their address's; what a method spends more it charges. The
 // headers say what is left, as Mastodon's do (ratelimit.Decision).
-func (s *Server) mMeter(c *gin.Context, caller string) error {
-	if s.guard.Limits == nil {
-		return nil
-	}
-	if caller != "" {
-		s.meterWith(c, s.guard.Limits.Account, caller)
-	} else {
-		s.meterWith(c, s.guard.Limits.Address, c.ClientIP())
-	}
-	return charge(c.Request.Context(), costCall)
-}
+func (s *Server) mMeter(c *gin.Context, caller string) error { return s.host.Meter(c, caller) }
 
 var (
+	errScope    = derrors.New(derrors.PermissionDenied, "This action is outside the authorized scopes")
 	errMNoToken = derrors.New(derrors.Unauthenticated, "The access token is invalid")
 	errMNoUser  = derrors.New(derrors.PermissionDenied, "This method requires an authenticated user")
 	errMGone    = derrors.New(derrors.NotFound, "Record not found")
@@ -135,18 +126,18 @@ var (
 // what was sent a 422.
 func (s *Server) mfail(c *gin.Context, err error) {
 	status, msg := derrors.Status(err)
-	if errors.Is(err, errNoMethod) {
+	if errors.Is(err, s.d.NoMethod) {
 		status = http.StatusMethodNotAllowed
 	}
 	if status == http.StatusBadRequest && !strings.HasPrefix(c.Request.URL.Path, "/oauth/") {
 		status = http.StatusUnprocessableEntity
 	}
-	if status == http.StatusNotFound && !errors.Is(err, errNoRoute) {
+	if status == http.StatusNotFound && !errors.Is(err, s.d.NoRoute) {
 		// One wording for whatever is not there, as Mastodon words it: an
 		// answer never tells what is hidden from what never existed.
 		msg = errMGone.(*derrors.Error).Message
 	}
-	status = s.logFailure(c, status, err)
+	status = s.host.LogFailure(c, status, err)
 	body := gin.H{"error": msg}
 	if code, desc, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(c.Request.URL.Path, "/oauth/") && !strings.Contains(code, " ") {
 		body = gin.H{"error": code, "error_description": desc}
@@ -165,7 +156,7 @@ const maxParams = 400
 // readParams reads the query and the body: a form (urlencoded or
 // multipart, but for its files, which the media methods read), or a
 // JSON object.
-func readParams(c *gin.Context) (mparams, error) {
+func (s *Server) readParams(c *gin.Context) (mparams, error) {
 	p := mparams{}
 	for k, v := range c.Request.URL.Query() {
 		p[k] = v
@@ -177,7 +168,7 @@ func readParams(c *gin.Context) (mparams, error) {
 	var err error
 	switch kind {
 	case "application/json":
-		err = readJSONParams(c, p)
+		err = s.readJSONParams(c, p)
 	case "application/x-www-form-urlencoded":
 		err = readFormParams(c, p)
 	case "multipart/form-data":
@@ -185,7 +176,7 @@ func readParams(c *gin.Context) (mparams, error) {
 			return nil, derrors.New(derrors.InvalidArgument, "the multipart form has no boundary")
 		}
 		if !isMastoUpload(c.Request) { // an upload streams its own form (uploadMedia)
-			err = readMultipartParams(c, p)
+			err = s.readMultipartParams(c, p)
 		}
 	}
 	if err != nil {
@@ -211,7 +202,7 @@ func readParams(c *gin.Context) (mparams, error) {
 func readErr(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return errTooLarge
+		return derrors.New(derrors.TooLarge, "the request body is too large")
 	}
 	return derrors.New(derrors.InvalidArgument, "could not read the request body")
 }
@@ -344,7 +335,7 @@ func scattered(id string) string {
 // the scheme; elsewhere the connection does.
 func (s *Server) origin(c *gin.Context) string {
 	scheme := "http"
-	if c.Request.TLS != nil || (s.guard.OnAppEngine && c.GetHeader("X-Forwarded-Proto") == "https") {
+	if c.Request.TLS != nil || (s.d.OnAppEngine && c.GetHeader("X-Forwarded-Proto") == "https") {
 		scheme = "https"
 	}
 	return scheme + "://" + c.Request.Host
@@ -412,7 +403,7 @@ func checkString(name, v string) error {
 
 // readJSONParams adds to p what a JSON object's body holds, flattened
 // as a form names it.
-func readJSONParams(c *gin.Context, p mparams) error {
+func (s *Server) readJSONParams(c *gin.Context, p mparams) error {
 	data, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		return readErr(err)
@@ -420,7 +411,7 @@ func readJSONParams(c *gin.Context, p mparams) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
-	if err := checkText(data); err != nil {
+	if err := s.host.CheckText(data); err != nil {
 		return err
 	}
 	var v map[string]any
@@ -455,8 +446,8 @@ func readFormParams(c *gin.Context, p mparams) error {
 // readMultipartParams adds to p a multipart form's values, but for its
 // files. Its arrays of objects are numbered by position: the form keeps
 // no order across names.
-func readMultipartParams(c *gin.Context, p mparams) error {
-	if err := c.Request.ParseMultipartForm(MaxBody); err != nil {
+func (s *Server) readMultipartParams(c *gin.Context, p mparams) error {
+	if err := c.Request.ParseMultipartForm(s.d.MaxBody); err != nil {
 		return derrors.New(derrors.InvalidArgument, "the multipart form cannot be read")
 	}
 	for k, v := range c.Request.MultipartForm.Value {

@@ -1,4 +1,4 @@
-package api
+package mastodon
 
 import (
 	"slices"
@@ -144,11 +144,11 @@ func (s *Server) profilePicture(m *mreq, which string) (string, error) {
 		return "", derrors.New(derrors.InvalidArgument, "the "+which+" cannot be read")
 	}
 	defer f.Close()
-	data, err := readUpload(f)
+	data, err := s.host.ReadUpload(f)
 	if err != nil {
 		return "", err
 	}
-	if err := s.uploadAllowed(m.ctx, m.caller); err != nil {
+	if err := s.host.UploadAllowed(m.ctx, m.caller); err != nil {
 		return "", err
 	}
 	_, id, err := s.media.Upload(m.ctx, m.caller, media.UploadInput{Data: data})
@@ -157,7 +157,7 @@ func (s *Server) profilePicture(m *mreq, which string) (string, error) {
 
 // getAccount is GET /api/v1/accounts/:id.
 func (s *Server) getAccount(m *mreq) (any, error) {
-	p, err := s.card(m.ctx, m.caller, m.c.Param("id"))
+	p, err := s.host.Card(m.ctx, m.caller, m.c.Param("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (s *Server) lookupAccount(m *mreq) (any, error) {
 	if !ok {
 		return nil, errMGone
 	}
-	p, err := s.card(m.ctx, m.caller, id)
+	p, err := s.host.Card(m.ctx, m.caller, id)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (s *Server) relationships(m *mreq) (any, error) {
 func (s *Server) relate(op func(m *mreq, id string) error) mhandler {
 	return func(m *mreq) (any, error) {
 		id := m.c.Param("id")
-		if _, err := s.card(m.ctx, m.caller, id); err != nil {
+		if _, err := s.host.Card(m.ctx, m.caller, id); err != nil {
 			return nil, err
 		}
 		if err := op(m, id); err != nil {
@@ -344,7 +344,7 @@ func (s *Server) peopleOf(list func(m *mreq, p store.PageRequest) ([]string, str
 // returns its id.
 func (s *Server) theirs(m *mreq) (string, error) {
 	id := m.c.Param("id")
-	_, err := s.card(m.ctx, m.caller, id)
+	_, err := s.host.Card(m.ctx, m.caller, id)
 	return id, err
 }
 
@@ -417,7 +417,7 @@ func (s *Server) search(m *mreq) (any, error) {
 				return nil, err
 			}
 			if id, ok := found[strings.ToLower(name)]; ok {
-				if p, err := s.card(m.ctx, m.caller, id); err == nil {
+				if p, err := s.host.Card(m.ctx, m.caller, id); err == nil {
 					out["accounts"] = []mAccount{s.account(origin, p)}
 				}
 			}

@@ -1,4 +1,4 @@
-package api
+package mastodon
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	r.GET("/nodeinfo/2.0", s.nodeInfo)
 	o := r.Group("/oauth")
 	o.GET("/authorize", s.authorizePage)
-	o.POST("/authorize", s.meterAddress, s.authorize)
+	o.POST("/authorize", s.host.MeterAddress, s.authorize)
 	o.POST("/token", s.masto(anyone, "", s.token))
 	o.POST("/revoke", s.masto(anyone, "", s.revoke))
 
