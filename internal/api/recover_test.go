@@ -75,7 +75,9 @@ func TestAbandonedRequestIsNoError(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.GET("/rest", func(c *gin.Context) { s.fail(c, fmt.Errorf("activities.Feed: %w", c.Request.Context().Err())) })
-	r.GET("/api/v1/masto", func(c *gin.Context) { s.masto.Fail(c, errors.New("rpc error: code = Canceled desc = context canceled")) })
+	r.GET("/api/v1/masto", func(c *gin.Context) {
+		s.masto.Fail(c, errors.New("rpc error: code = Canceled desc = context canceled"))
+	})
 	r.GET("/broken", func(c *gin.Context) { s.fail(c, errors.New("boom")) })
 	for _, path := range []string{"/rest", "/api/v1/masto"} {
 		logs.Reset()
