@@ -684,6 +684,22 @@ func (s *Service) GetMulti(ctx context.Context, idList []string) (map[string]Per
 	return out, nil
 }
 
+// Shown reads the people of idList that viewer may see (SeenBy: not
+// suspended nor gone; blocks are the caller's to weigh), by id, in one
+// lookup: GetMulti, as the policy lets viewer see it.
+func (s *Service) Shown(ctx context.Context, viewer string, idList []string) (map[string]Person, error) {
+	found, err := s.GetMulti(ctx, idList)
+	if err != nil {
+		return nil, err
+	}
+	for id, p := range found {
+		if !p.SeenBy(viewer) {
+			delete(found, id)
+		}
+	}
+	return found, nil
+}
+
 // Resolve turns a userId of the API into an id: @me and @viewer are the
 // caller, @username:NAME looks the name up, anything else must be an id.
 // It does not check that an id exists.

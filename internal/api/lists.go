@@ -115,13 +115,13 @@ func (s *Server) listMembersGet(ctx context.Context, caller string, p listParams
 	if err != nil {
 		return nil, err
 	}
-	people, err := s.accounts.GetMulti(ctx, idList)
+	people, err := s.accounts.Shown(ctx, caller, idList)
 	if err != nil {
 		return nil, err
 	}
 	list := []any{}
 	for _, id := range idList {
-		if person, ok := people[id]; ok && person.SeenBy(caller) {
+		if person, ok := people[id]; ok {
 			list = append(list, person)
 		}
 	}

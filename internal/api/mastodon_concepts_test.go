@@ -471,3 +471,37 @@ func TestMastodonMaxCharactersInOneLine(t *testing.T) {
 		wantStatus(t, err, http.StatusUnprocessableEntity)
 	}
 }
+
+// A filter's keywords keep their ids across edits: one destroyed leaves
+// the others' ids naming what they named.
+func TestMastodonFilterKeywordIDsStay(t *testing.T) {
+	e := newEnv(t)
+	alice := e.register("alice")
+	f := e.formPost("/api/v2/filters", alice.token, url.Values{"title": {"words"}, "context[]": {"home"},
+		"keywords_attributes[0][keyword]": {"alpha"}, "keywords_attributes[1][keyword]": {"beta"}, "keywords_attributes[2][keyword]": {"gamma"}})
+	id := f["id"].(string)
+	kws := f["keywords"].([]any)
+	idOf := func(kws []any, word string) string {
+		for _, k := range kws {
+			if k.(map[string]any)["keyword"] == word {
+				return k.(map[string]any)["id"].(string)
+			}
+		}
+		return ""
+	}
+	alpha, gamma := idOf(kws, "alpha"), idOf(kws, "gamma")
+	r := e.do("PUT", "/api/v2/filters/"+id, alice.token, url.Values{"keywords_attributes[0][id]": {alpha}, "keywords_attributes[0][_destroy]": {"true"}}.Encode(),
+		"Content-Type", "application/x-www-form-urlencoded")
+	if r.status != http.StatusOK {
+		t.Fatalf("destroy: %d %s", r.status, r.raw)
+	}
+	r = e.do("PUT", "/api/v2/filters/"+id, alice.token, url.Values{"keywords_attributes[0][id]": {gamma}, "keywords_attributes[0][keyword]": {"delta"}}.Encode(),
+		"Content-Type", "application/x-www-form-urlencoded")
+	if r.status != http.StatusOK {
+		t.Fatalf("edit: %d %s", r.status, r.raw)
+	}
+	kws = r.body["keywords"].([]any)
+	if len(kws) != 2 || idOf(kws, "beta") == "" || idOf(kws, "delta") != gamma || idOf(kws, "gamma") != "" {
+		t.Errorf("keywords after destroying alpha and editing gamma by its id: %s", r.raw)
+	}
+}

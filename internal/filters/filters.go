@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -57,6 +58,9 @@ const (
 
 // Keyword is one keyword of a filter.
 type Keyword struct {
+	// ID names the keyword in its filter, kept across edits (a number;
+	// one sent without is given the next).
+	ID      string `json:"id,omitempty"`
 	Keyword string `json:"keyword"`
 	// WholeWord matches the keyword only between non-letters (as a word);
 	// otherwise anywhere, inside words too.
@@ -97,8 +101,14 @@ func (f *Filter) check(now time.Time) error {
 	if len(f.Keywords) == 0 || len(f.Keywords) > MaxKeywords {
 		return invalid(fmt.Sprintf("a filter has 1 to %d keywords", MaxKeywords))
 	}
-	seen := map[string]bool{}
+	seen, ids := map[string]bool{}, map[string]bool{}
 	for i, k := range f.Keywords {
+		if k.ID != "" {
+			if n, err := strconv.Atoi(k.ID); err != nil || n < 0 || ids[k.ID] {
+				return invalid("a keyword's id is a number, once in its filter")
+			}
+			ids[k.ID] = true
+		}
 		kw, err := text.Clean("keyword", k.Keyword, text.Rules{Max: MaxKeyword, Required: true})
 		if err != nil {
 			return err
@@ -159,6 +169,7 @@ func decode(raw []string) []Filter {
 	for _, r := range raw {
 		var f Filter
 		if json.Unmarshal([]byte(r), &f) == nil && f.ID != "" {
+			f.number(-1) // one stored before keywords had ids: their places
 			out = append(out, f)
 		}
 	}
@@ -333,12 +344,42 @@ func newID() string {
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
+// number gives each keyword without an id the next number above after
+// and above those the filter's keywords hold; after -1 numbers a filter
+// of none by their places.
+func (f *Filter) number(after int) {
+	next := after + 1
+	for _, k := range f.Keywords {
+		if n, err := strconv.Atoi(k.ID); err == nil && n >= next {
+			next = n + 1
+		}
+	}
+	for i := range f.Keywords {
+		if f.Keywords[i].ID == "" {
+			f.Keywords[i].ID = strconv.Itoa(next)
+			next++
+		}
+	}
+}
+
+// maxKeywordID is the greatest keyword id of f (-1: none).
+func (f *Filter) maxKeywordID() int {
+	most := -1
+	for _, k := range f.Keywords {
+		if n, err := strconv.Atoi(k.ID); err == nil && n > most {
+			most = n
+		}
+	}
+	return most
+}
+
 // Create adds a filter to user's and returns it.
 func (s *Service) Create(ctx context.Context, user string, f Filter) (Filter, error) {
 	if err := f.check(s.now()); err != nil {
 		return Filter{}, err
 	}
 	f.ID = newID()
+	f.number(-1)
 	err := s.change(ctx, user, func(fs []Filter) ([]Filter, error) {
 		if slices.ContainsFunc(fs, func(x Filter) bool { return x.ID == f.ID }) {
 			return fs, nil // a retry after the commit
@@ -365,6 +406,9 @@ func (s *Service) Update(ctx context.Context, user, id string, f Filter) (Filter
 		if i < 0 {
 			return nil, ErrNoSuchFilter
 		}
+		// A keyword kept keeps its id; a new one takes the next, never
+		// one that named another before.
+		f.number(max(fs[i].maxKeywordID(), f.maxKeywordID()))
 		fs[i] = f
 		return fs, nil
 	})

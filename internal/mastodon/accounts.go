@@ -26,14 +26,14 @@ func (s *Server) accountList(m *mreq, idList []string, next string) (any, error)
 // accountListWith is accountList, each account changed by with (if set)
 // by its place in idList.
 func (s *Server) accountListWith(m *mreq, idList []string, next string, with func(i int, a *mAccount)) (any, error) {
-	found, err := s.accounts.GetMulti(m.ctx, idList)
+	found, err := s.accounts.Shown(m.ctx, m.caller, idList)
 	if err != nil {
 		return nil, err
 	}
 	origin := s.origin(m.c)
 	out := make([]mAccount, 0, len(idList))
 	for i, id := range idList {
-		if p, ok := found[id]; ok && p.SeenBy(m.caller) {
+		if p, ok := found[id]; ok {
 			a := s.account(origin, p)
 			if with != nil {
 				with(i, &a)
@@ -235,14 +235,11 @@ func (s *Server) relationships(m *mreq) (any, error) {
 	if len(idList) > 40 {
 		return nil, derrors.New(derrors.InvalidArgument, "at most 40 ids")
 	}
-	found, err := s.accounts.GetMulti(m.ctx, idList)
+	found, err := s.accounts.Shown(m.ctx, m.caller, idList)
 	if err != nil {
 		return nil, err
 	}
-	seen := slices.DeleteFunc(slices.Clone(idList), func(id string) bool {
-		p, ok := found[id]
-		return !ok || !p.SeenBy(m.caller)
-	})
+	seen := slices.DeleteFunc(slices.Clone(idList), func(id string) bool { _, ok := found[id]; return !ok })
 	return s.relations(m, seen)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/filters"
 	"socialstream/internal/media"
 	"socialstream/internal/policy"
 )
@@ -313,7 +314,7 @@ func (s *Server) status(origin string, v activities.View) mStatus {
 		st.EditedAt = &e
 	}
 	for _, f := range v.Filtered {
-		st.Filtered = append(st.Filtered, mFilterMatch{Filter: mFilter{ID: f.FilterID, Title: f.Title, FilterAction: "warn", Context: []string{}, Keywords: []mKeyword{}}, KeywordMatches: f.KeywordMatches})
+		st.Filtered = append(st.Filtered, mFilterMatch{Filter: newFilter(f.FilterID, f.Title, filters.Warn), KeywordMatches: f.KeywordMatches})
 	}
 	return st
 }
@@ -326,6 +327,12 @@ type mFilter struct {
 	FilterAction string     `json:"filter_action"`
 	Keywords     []mKeyword `json:"keywords"`
 	Statuses     []any      `json:"statuses"`
+}
+
+// newFilter makes Mastodon's Filter of a filter's id, title and action,
+// its lists empty: the one maker of the entity (filterView fills it).
+func newFilter(id, title, action string) mFilter {
+	return mFilter{ID: id, Title: title, FilterAction: action, Context: []string{}, Keywords: []mKeyword{}, Statuses: []any{}}
 }
 
 type mKeyword struct {

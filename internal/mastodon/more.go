@@ -91,7 +91,7 @@ var filterContexts = map[string][]string{
 
 // filterView shows one of ours as Mastodon's Filter v2.
 func filterView(f filters.Filter) mFilter {
-	v := mFilter{ID: f.ID, Title: f.Title, Context: []string{}, FilterAction: f.Action, Keywords: []mKeyword{}, Statuses: []any{}}
+	v := newFilter(f.ID, f.Title, f.Action)
 	for _, name := range []string{"home", "notifications", "public", "account"} {
 		if slices.Contains(f.Context, filterContexts[name][0]) {
 			v.Context = append(v.Context, name)
@@ -101,14 +101,19 @@ func filterView(f filters.Filter) mFilter {
 		e := isoTime(f.ExpiresAt)
 		v.ExpiresAt = &e
 	}
-	for i, k := range f.Keywords {
-		v.Keywords = append(v.Keywords, mKeyword{ID: keywordID(f.ID, i), Keyword: k.Keyword, WholeWord: k.WholeWord})
+	for _, k := range f.Keywords {
+		v.Keywords = append(v.Keywords, mKeyword{ID: keywordID(f.ID, k.ID), Keyword: k.Keyword, WholeWord: k.WholeWord})
 	}
 	return v
 }
 
-// keywordID names a filter's keyword: its filter's id and its place.
-func keywordID(filter string, i int) string { return filter + fmt.Sprintf("%02d", i) }
+// keywordID names a filter's keyword as Mastodon's are named, apart from
+// every other filter's: its filter's id and its own (filters.Keyword.ID,
+// kept across edits), two digits at least.
+func keywordID(filter, keyword string) string {
+	n, _ := strconv.Atoi(keyword)
+	return filter + fmt.Sprintf("%02d", n)
+}
 
 // filterInput reads a filter from the parameters over was (a new one's
 // zero value): what is not sent is kept.
@@ -146,7 +151,7 @@ func filterInput(m *mreq, was filters.Filter) (filters.Filter, error) {
 		}
 	}
 	kept := slices.Clone(f.Keywords)
-	drop := map[int]bool{}
+	drop := map[string]bool{}
 	for i := 0; i < 2*filters.MaxKeywords; i++ {
 		k := "keywords_attributes[" + strconv.Itoa(i) + "]"
 		if !m.p.has(k+"[keyword]") && !m.p.has(k+"[id]") {
@@ -166,30 +171,21 @@ func filterInput(m *mreq, was filters.Filter) (filters.Filter, error) {
 			kept = append(kept, kw)
 			continue
 		}
-		at := -1
-		for j := range was.Keywords {
-			if keywordID(was.ID, j) == id {
-				at = j
-			}
-		}
+		at := slices.IndexFunc(kept, func(k filters.Keyword) bool { return k.ID != "" && keywordID(was.ID, k.ID) == id })
 		if at < 0 {
 			return f, derrors.New(derrors.InvalidArgument, "keywords_attributes names a keyword this filter does not have")
 		}
 		if destroy {
-			drop[at] = true
-		} else {
-			if kw.Keyword == "" {
-				kw.Keyword = kept[at].Keyword
-			}
-			kept[at] = kw
+			drop[kept[at].ID] = true
+			continue
 		}
-	}
-	f.Keywords = nil
-	for i, k := range kept {
-		if !drop[i] {
-			f.Keywords = append(f.Keywords, k)
+		if kw.Keyword == "" {
+			kw.Keyword = kept[at].Keyword
 		}
+		kw.ID = kept[at].ID
+		kept[at] = kw
 	}
+	f.Keywords = slices.DeleteFunc(kept, func(k filters.Keyword) bool { return k.ID != "" && drop[k.ID] })
 	return f, nil
 }
 
