@@ -76,6 +76,12 @@ func CountPost(tx *store.Tx, user string, n, at int64) error {
 	return tx.Transform(CountsKey(tx.DB(), user), ts...)
 }
 
+// ReadCard adds user's card to a lookup, to see it is there (a count's
+// change fails on a card that is not).
+func ReadCard(l *store.Lookup, user string) store.Ref {
+	return l.Add(CountsKey(l.DB(), user), &Counts{})
+}
+
 // Load reads a person outside any transaction, with every count.
 func Load(ctx context.Context, db *store.DB, id string) (Person, bool, error) {
 	l := db.Lookup()

@@ -208,7 +208,7 @@ func (s *Service) feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		return s.homeFeed(ctx, r.Viewer, r.Viewer, w, sinceTag, r.Page)
 	default:
 		if list, ok := strings.CutPrefix(r.Selector, ListPrefix); ok {
-			if err := s.ownList(ctx, r.Viewer, list); err != nil {
+			if err := graph.OwnsList(ctx, s.db, r.Viewer, list); err != nil {
 				return nil, "", err
 			}
 			return s.homeFeed(ctx, r.Viewer, graph.Reader(list), w, sinceTag, r.Page)
@@ -324,21 +324,6 @@ func (w window) from(tag, cursor string) (order.Place, error) {
 		return order.Place{Seq: w.before}, nil
 	}
 	return order.DecodeCursor(tag, cursor)
-}
-
-// ownList checks that list is viewer's: another's is not there (lists
-// are private). One read, of the list.
-func (s *Service) ownList(ctx context.Context, viewer, list string) error {
-	var l graph.List
-	if _, ok := ids.Parse(list); !ok {
-		return graph.ErrNoSuchList
-	}
-	if ok, err := s.db.Get(ctx, graph.ListKey(s.db, list), &l); err != nil {
-		return fmt.Errorf("activities: list %s: %w", list, err)
-	} else if !ok || l.Owner != viewer || viewer == "" {
-		return graph.ErrNoSuchList
-	}
-	return nil
 }
 
 // homeFeed reads a page of viewer's home feed (reader viewer), or of the

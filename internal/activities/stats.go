@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
 	"socialstream/internal/store"
-
-	"cloud.google.com/go/datastore"
 )
 
 // Counting likes and comments.
@@ -182,28 +182,28 @@ func recount(ctx context.Context, tx *store.Tx, acts []*Activity, going func(id 
 		return nil
 	}
 	l := tx.Lookup()
-	found := map[*datastore.Key]store.Ref{}
+	cards, found := map[string]store.Ref{}, map[string]store.Ref{}
 	for u := range authors {
-		k := accounts.CountsKey(tx.DB(), u)
-		found[k] = l.Add(k, &accounts.Counts{})
+		cards[u] = accounts.ReadCard(l, u)
 	}
 	for p := range parents {
-		k := Key(tx.DB(), p)
-		found[k] = l.Add(k, &Activity{})
+		found[p] = l.Add(Key(tx.DB(), p), &Activity{})
 	}
 	if err := l.Run(ctx); err != nil {
 		return err
 	}
-	for k, ref := range found {
-		if !ref.Found() {
-			continue
-		}
-		if k.Kind == KindActivity {
-			if err := tx.Increment(k, map[string]int64{"repliesCount": parents[k.Name]}); err != nil {
+	for _, p := range slices.Sorted(maps.Keys(found)) {
+		if found[p].Found() {
+			if err := tx.Increment(Key(tx.DB(), p), map[string]int64{"repliesCount": parents[p]}); err != nil {
 				return err
 			}
-		} else if err := accounts.CountPost(tx, k.Name, authors[k.Name], 0); err != nil {
-			return err
+		}
+	}
+	for _, u := range slices.Sorted(maps.Keys(cards)) {
+		if cards[u].Found() {
+			if err := accounts.CountPost(tx, u, authors[u], 0); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -147,7 +147,7 @@ func (s *Service) CreateList(ctx context.Context, owner string, in ListInput) (L
 	if err := in.check(true); err != nil {
 		return ListView{}, err
 	}
-	n, err := s.db.Count(ctx, s.db.Query(KindList).FilterField(ownerProp, "=", owner).KeysOnly())
+	n, err := s.db.Count(ctx, s.db.Query(KindList).FilterField("owner", "=", owner).KeysOnly())
 	if err != nil {
 		return ListView{}, fmt.Errorf("graph.CreateList(%s): %w", owner, err)
 	}
@@ -182,6 +182,22 @@ func (s *Service) ownList(ctx context.Context, owner, id string) (*List, error) 
 	return &l, nil
 }
 
+// OwnsList checks, outside any transaction, that list is viewer's:
+// ErrNoSuchList otherwise (another's is not there: lists are private).
+// One read, of the list.
+func OwnsList(ctx context.Context, db *store.DB, viewer, list string) error {
+	var l List
+	if _, ok := ids.Parse(list); !ok || viewer == "" {
+		return ErrNoSuchList
+	}
+	if ok, err := db.Get(ctx, ListKey(db, list), &l); err != nil {
+		return fmt.Errorf("graph: list %s: %w", list, err)
+	} else if !ok || l.Owner != viewer {
+		return ErrNoSuchList
+	}
+	return nil
+}
+
 // GetList returns owner's list id.
 func (s *Service) GetList(ctx context.Context, owner, id string) (ListView, error) {
 	l, err := s.ownList(ctx, owner, id)
@@ -194,7 +210,7 @@ func (s *Service) GetList(ctx context.Context, owner, id string) (ListView, erro
 // Lists returns owner's lists, oldest first (at most MaxLists).
 func (s *Service) Lists(ctx context.Context, owner string) ([]ListView, error) {
 	var ls []List
-	keys, err := s.db.GetAll(ctx, s.db.Query(KindList).FilterField(ownerProp, "=", owner).Order("created").Limit(MaxLists), &ls)
+	keys, err := s.db.GetAll(ctx, s.db.Query(KindList).FilterField("owner", "=", owner).Order("created").Limit(MaxLists), &ls)
 	if err != nil {
 		return nil, fmt.Errorf("graph.Lists(%s): %w", owner, err)
 	}
@@ -209,7 +225,7 @@ func (s *Service) Lists(ctx context.Context, owner string) ([]ListView, error) {
 // first: one keys-only query of the memberships and a lookup of the
 // lists.
 func (s *Service) ListsWith(ctx context.Context, owner, member string) ([]ListView, error) {
-	keys, err := s.db.GetAll(ctx, s.db.Query(KindFollow).FilterField(ownerProp, "=", owner).FilterField(memberProp, "=", member).KeysOnly(), nil)
+	keys, err := s.db.GetAll(ctx, s.db.Query(KindFollow).FilterField("owner", "=", owner).FilterField("member", "=", member).KeysOnly(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("graph.ListsWith(%s, %s): %w", owner, member, err)
 	}
@@ -243,7 +259,7 @@ func (s *Service) Members(ctx context.Context, owner, id string, p store.PageReq
 	if _, err := s.ownList(ctx, owner, id); err != nil {
 		return nil, "", err
 	}
-	q := s.db.Query(KindFollow).FilterField(listProp, "=", Reader(id)).Order("-created").KeysOnly()
+	q := s.db.Query(KindFollow).FilterField("list", "=", Reader(id)).Order("-created").KeysOnly()
 	return s.page(ctx, q, "members:"+id, p, func(_, member string) string { return member })
 }
 
@@ -311,7 +327,7 @@ func setExclusive(tx *store.Tx, own *viewer.Ref, id string, members []string, on
 // allMembers returns every member of list id (at most MaxListMembers),
 // by a keys-only query.
 func (s *Service) allMembers(ctx context.Context, id string) ([]string, error) {
-	keys, err := s.db.GetAll(ctx, s.db.Query(KindFollow).FilterField(listProp, "=", Reader(id)).KeysOnly().Limit(MaxListMembers+1), nil)
+	keys, err := s.db.GetAll(ctx, s.db.Query(KindFollow).FilterField("list", "=", Reader(id)).KeysOnly().Limit(MaxListMembers+1), nil)
 	if err != nil {
 		return nil, fmt.Errorf("graph: members of %s: %w", id, err)
 	}
@@ -389,7 +405,7 @@ func (s *Service) addMember(ctx context.Context, owner, id, member string, limit
 	if already.Found() {
 		return nil
 	}
-	n, err := s.db.Count(ctx, s.db.Query(KindFollow).FilterField(listProp, "=", reader).KeysOnly())
+	n, err := s.db.Count(ctx, s.db.Query(KindFollow).FilterField("list", "=", reader).KeysOnly())
 	if err != nil {
 		return fmt.Errorf("graph.AddToList(%s, %s): %w", id, member, err)
 	}
@@ -506,7 +522,7 @@ func (s *Service) endMemberships(ctx context.Context, owner, id string, members 
 // block of follower's ends their follow: the memberships found by one
 // keys-only query, ended with their removal jobs.
 func (s *Service) leaveLists(ctx context.Context, follower, followee string) error {
-	keys, err := s.db.GetAll(ctx, s.db.Query(KindFollow).FilterField(ownerProp, "=", follower).FilterField(memberProp, "=", followee).KeysOnly(), nil)
+	keys, err := s.db.GetAll(ctx, s.db.Query(KindFollow).FilterField("owner", "=", follower).FilterField("member", "=", followee).KeysOnly(), nil)
 	if err != nil || len(keys) == 0 {
 		return err
 	}
@@ -530,7 +546,7 @@ func (s *Service) leaveLists(ctx context.Context, follower, followee string) err
 // their lists; it returns how many it ended or deleted.
 func (s *Service) EraseLists(ctx context.Context, user string, n int) (int, error) {
 	done := 0
-	for _, field := range []string{memberProp, ownerProp} {
+	for _, field := range []string{"member", "owner"} {
 		q := s.db.Query(KindFollow).FilterField(field, "=", user).KeysOnly()
 		k, err := s.db.Drain(ctx, q, n-done, eraseBatch, func(keys []*datastore.Key) error {
 			for _, key := range keys {
@@ -543,7 +559,7 @@ func (s *Service) EraseLists(ctx context.Context, user string, n int) (int, erro
 					return err
 				}
 				// An erased owner's state is gone: none to edit.
-				exclusive := list.Found() && l.Exclusive && field == memberProp
+				exclusive := list.Found() && l.Exclusive && field == "member"
 				if err := s.endMemberships(ctx, f.Owner, listOf(key), []string{member}, exclusive); err != nil {
 					return err
 				}
@@ -557,7 +573,7 @@ func (s *Service) EraseLists(ctx context.Context, user string, n int) (int, erro
 			return done, nil
 		}
 	}
-	k, err := s.db.DeleteWhere(ctx, KindList, []string{ownerProp}, user, n-done)
+	k, err := s.db.DeleteWhere(ctx, KindList, []string{"owner"}, user, n-done)
 	return done + k, err
 }
 
