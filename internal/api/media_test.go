@@ -547,3 +547,30 @@ func TestPictureLinkLastsDaysAndEndsWithItsDelete(t *testing.T) {
 		return status == http.StatusNotFound
 	})
 }
+
+// Hiding is no deletion: once ann blocks bob, no answer hands him her
+// picture's link any more, and the link he was handed before works until
+// it ends (as a signed Cloud Storage URL would), as docs/api.md states.
+func TestPictureLinkAfterHiding(t *testing.T) {
+	e := newEnv(t)
+	ann, bob := e.register("ann"), e.register("bob")
+	pic := e.uploaded(ann, "shown, then hidden")
+	r := e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{
+		"title": "a picture", "mediaItems": []map[string]string{{"id": pic["id"].(string)}}})
+	post := e.entry(r)
+	seen := e.do("GET", "/social/rest/activities/"+ann.id+"/@self/@app/"+post["id"].(string), bob.token, nil)
+	items, _ := seen.body["list"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("bob's read: %s", seen.raw)
+	}
+	link := mediaOf(t, items[0].(map[string]any))[0]["url"].(string)
+	if r := e.do("POST", "/social/rest/people/@me/@blocked", ann.token, map[string]string{"id": bob.id}); r.status != http.StatusCreated {
+		t.Fatalf("block: %d %s", r.status, r.raw)
+	}
+	if r := e.do("GET", "/social/rest/activities/"+ann.id+"/@self/@app/"+post["id"].(string), bob.token, nil); r.status != http.StatusNotFound {
+		t.Errorf("the post after the block: %d %s", r.status, r.raw)
+	}
+	if status, _, _ := e.fetch(link); status != http.StatusOK {
+		t.Errorf("the link handed out before the block: %d, want it to work until it ends", status)
+	}
+}
