@@ -143,39 +143,42 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 				return nil, err
 			}
 		default:
-			var a Activity
-			if ok, err := tx.Get(Key(db, r.ID), &a); err != nil {
+			if added, err := addRead(tx, r, base, follower); err != nil {
 				return nil, err
-			} else if !ok || !a.reachesFollowers() {
-				continue // deleted, or for the mentioned alone
-			}
-			if reach, err := reachesFollower(db, &a, follower); err != nil {
-				return nil, err
-			} else if !reach {
-				continue // a reply to someone the follower does not follow
-			}
-			if a.RepostOf != "" {
-				if q, err := quietFor(db, a.UserID, base, follower); err != nil {
-					return nil, err
-				} else if q {
-					continue // a repost, which the follower takes none of
-				}
-			}
-			r.Author, r.Repost = a.UserID, a.RepostOf != ""
-			if a.answersOther() {
-				r.Answers = a.InReplyToUser
-			}
-			n, err := mergeIDs(tx, r, base, []string{follower})
-			if err != nil {
-				return nil, err
-			}
-			if n == 0 {
+			} else if !added {
 				continue
 			}
 		}
 		changed = append(changed, r.ID)
 	}
 	return changed, nil
+}
+
+// addRead adds follower to audience chunk base of r's activity, read in
+// tx (a chunk not there, or nearly full: AddFollower), and reports
+// whether it changed it: not for an activity deleted or for the
+// mentioned alone, a reply to someone the follower does not follow, nor
+// a repost the follower takes none of.
+func addRead(tx *store.Tx, r Ref, base int, follower string) (bool, error) {
+	db := tx.DB()
+	var a Activity
+	if ok, err := tx.Get(Key(db, r.ID), &a); err != nil || !ok || !a.reachesFollowers() {
+		return false, err
+	}
+	if reach, err := reachesFollower(db, &a, follower); err != nil || !reach {
+		return false, err
+	}
+	if a.RepostOf != "" {
+		if q, err := quietFor(db, a.UserID, base, follower); err != nil || q {
+			return false, err
+		}
+	}
+	r.Author, r.Repost = a.UserID, a.RepostOf != ""
+	if a.answersOther() {
+		r.Answers = a.InReplyToUser
+	}
+	n, err := mergeIDs(tx, r, base, []string{follower})
+	return n > 0, err
 }
 
 // quietFor reports whether follower, in author's follower chunk n, takes

@@ -240,6 +240,13 @@ type followParams struct {
 	Duration *int64 `json:"duration"`
 }
 
+// followOnly reports whether p sets what a follow alone takes.
+func (p followParams) followOnly() bool {
+	return p.CopyLimit != nil || p.KeepHistory || p.Notify != nil || p.Reposts != nil
+}
+
+var errFollowOnly = derrors.New(derrors.InvalidArgument, "copyLimit, keepHistory, notify and reposts apply to follows only")
+
 func followFromRequest(c *gin.Context) (followParams, error) {
 	p := followParams{UserID: c.Param("userId"), GroupID: c.Param("selector")}
 	if err := decodeJSON(c.Request.Body, &p); err != nil {
@@ -319,8 +326,8 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 		return nil, derrors.New(derrors.NotFound, "follow requests are approved at /people/@me/@followers and rejected by DELETE /people/@me/@requests/{id}")
 	}
 	if list == "@followers" {
-		if p.CopyLimit != nil || p.KeepHistory {
-			return nil, derrors.New(derrors.InvalidArgument, "copyLimit and keepHistory apply to follows only")
+		if p.followOnly() {
+			return nil, errFollowOnly
 		}
 		person, err := s.graph.Approve(ctx, caller, target)
 		if err != nil {
@@ -328,44 +335,47 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 		}
 		return entry{person}, nil
 	}
-	var person accounts.Person
-	if list == "@muted" {
-		if p.CopyLimit != nil || p.KeepHistory {
-			return nil, derrors.New(derrors.InvalidArgument, "copyLimit and keepHistory apply to follows only")
-		}
-		var d int64
-		if p.Duration != nil {
-			d = *p.Duration
-		}
-		if d < 0 || d > int64(mutes.MaxDuration/time.Second) {
-			return nil, mutes.ErrDuration
-		}
-		person, m, err := s.mutes.Mute(ctx, caller, target, time.Duration(d)*time.Second)
+	if list != "@friends" && p.followOnly() {
+		return nil, errFollowOnly
+	}
+	switch list {
+	case "@muted":
+		return s.mute(ctx, caller, target, p.Duration)
+	case "@blocked":
+		person, err := s.graph.Block(ctx, caller, target)
 		if err != nil {
 			return nil, err
 		}
-		return entry{mutedPerson(person, m)}, nil
+		return entry{person}, nil
 	}
-	if list == "@blocked" {
-		if p.CopyLimit != nil || p.KeepHistory {
-			return nil, derrors.New(derrors.InvalidArgument, "copyLimit and keepHistory apply to follows only")
-		}
-		person, err = s.graph.Block(ctx, caller, target)
-	} else {
-		var out graph.Outcome
-		person, out, err = s.graph.Ask(ctx, caller, target, p.CopyLimit)
-		if err == nil && out == graph.Requested {
-			// Accepted for the person's decision.
-			return statusEntry{entry: entry{requestedPerson{Person: person, Requested: true}}, status: http.StatusAccepted}, nil
-		}
-		if err == nil && (p.Notify != nil || p.Reposts != nil) {
-			err = s.graph.FollowOptions(ctx, caller, target, p.Notify, p.Reposts)
-		}
+	person, out, err := s.graph.Ask(ctx, caller, target, p.CopyLimit)
+	if err == nil && out == graph.Requested {
+		// Accepted for the person's decision.
+		return statusEntry{entry: entry{requestedPerson{Person: person, Requested: true}}, status: http.StatusAccepted}, nil
+	}
+	if err == nil && (p.Notify != nil || p.Reposts != nil) {
+		err = s.graph.FollowOptions(ctx, caller, target, p.Notify, p.Reposts)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return entry{person}, nil
+}
+
+// mute mutes target for duration seconds (none or 0: without end).
+func (s *Server) mute(ctx context.Context, caller, target string, duration *int64) (any, error) {
+	var d int64
+	if duration != nil {
+		d = *duration
+	}
+	if d < 0 || d > int64(mutes.MaxDuration/time.Second) {
+		return nil, mutes.ErrDuration
+	}
+	person, m, err := s.mutes.Mute(ctx, caller, target, time.Duration(d)*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return entry{mutedPerson(person, m)}, nil
 }
 
 // requestedPerson is a person as a follow that became a request shows
