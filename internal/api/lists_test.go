@@ -75,3 +75,20 @@ func TestListsOnREST(t *testing.T) {
 		t.Errorf("a deleted list: %d %s", r.status, r.raw)
 	}
 }
+
+// Adding someone hidden from the owner (a block either way) answers as
+// adding someone who never existed does.
+func TestListAddOfTheHiddenIsAbsent(t *testing.T) {
+	e := newEnv(t)
+	ann, bob := e.register("ann"), e.register("bob")
+	r := e.do("POST", "/social/rest/lists/@me", ann.token, map[string]any{"title": "l"})
+	path := "/social/rest/lists/@me/" + e.entry(r)["id"].(string) + "/members"
+	never := e.do("POST", path, ann.token, map[string]any{"ids": []string{"12345678901234567890"}})
+	if r := e.do("POST", "/social/rest/people/@me/@blocked", bob.token, map[string]string{"id": ann.id}); r.status != http.StatusCreated {
+		t.Fatalf("block: %d %s", r.status, r.raw)
+	}
+	hidden := e.do("POST", path, ann.token, map[string]any{"ids": []string{bob.id}})
+	if hidden.status != never.status || hidden.errMessage() != never.errMessage() || never.status != http.StatusNotFound {
+		t.Errorf("adding one who blocks ann: %d %s; one who never existed: %d %s", hidden.status, hidden.raw, never.status, never.raw)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/pair"
@@ -430,6 +431,7 @@ func (s *Service) addMember(ctx context.Context, owner, id, member string, limit
 			exists := tl.Add(FollowKey(s.db, reader, member), &Follow{})
 			follows := tl.Add(FollowKey(s.db, owner, member), &Follow{})
 			person := accounts.Read(tl, member)
+			between := blocks.ReadBetween(tl, owner, member)
 			tl.Add(IndexKey(s.db, member), &idx)
 			tl.Add(EndedKey(s.db, reader, member), &ended)
 			own := viewer.Read(tl, owner)
@@ -439,8 +441,8 @@ func (s *Service) addMember(ctx context.Context, owner, id, member string, limit
 			switch {
 			case !found.Found() || list.Owner != owner:
 				return ErrNoSuchList // deleted meanwhile
-			case !person.SeenBy(owner):
-				return accounts.ErrNoSuchPerson // gone, or suspended: not there
+			case !person.SeenBy(owner) || between.Any():
+				return accounts.ErrNoSuchPerson // gone, suspended or a block either way: not there
 			case exists.Found():
 				return nil // added meanwhile
 			case !follows.Found():
