@@ -205,3 +205,24 @@ func (s *Service) LogoutAll(ctx context.Context, user string) (int, error) {
 	}
 	return n, nil
 }
+
+// TokenRef is a token read in a lookup by its id (TokenID).
+type TokenRef struct {
+	ref store.Ref
+	te  tokenEntity
+	now time.Time
+}
+
+// ReadToken adds the token stored under id to a lookup: for whoever keeps
+// something by a token (a push subscription) and must know it still
+// works.
+func (s *Service) ReadToken(l *store.Lookup, id string) *TokenRef {
+	r := &TokenRef{now: s.now()}
+	r.ref = l.Add(l.DB().NameKey(KindToken, id, nil), &r.te)
+	return r
+}
+
+// Works reports whether the token is there, unexpired, and user's.
+func (r *TokenRef) Works(user string) bool {
+	return r.ref.Found() && r.te.UserID == user && r.te.live(r.now)
+}

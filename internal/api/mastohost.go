@@ -22,7 +22,7 @@ var _ mastodon.Host = mastoHost{}
 func (s *Server) mastoFace() *mastodon.Server {
 	return mastodon.New(mastodon.Deps{Accounts: s.accounts, Graph: s.graph, Activities: s.activities, Likes: s.likes,
 		Bookmarks: s.bookmarks, OAuth: s.oauth, Notifications: s.notifications, Mutes: s.mutes, Markers: s.markers,
-		Filters: s.filters, Moderation: s.moderation, Tags: s.tags, Media: s.media, Cursors: s.cursors, Logger: s.log,
+		Filters: s.filters, Moderation: s.moderation, Tags: s.tags, Media: s.media, Push: s.push, Cursors: s.cursors, Logger: s.log,
 		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody})
 }
 

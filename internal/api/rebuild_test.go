@@ -122,7 +122,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(e.db, ids.New(), acc, slow, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
+	svc, err := app.NewServices(e.db, ids.New(), acc, slow, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
 	"socialstream/internal/policy"
+	"socialstream/internal/push"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -84,6 +85,7 @@ type Deps struct {
 	Moderation    *moderation.Service
 	Tags          *tags.Service
 	Media         *media.Service
+	Push          *push.Service
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Guard         Guard
@@ -109,6 +111,7 @@ type Server struct {
 	moderation    *moderation.Service
 	tags          *tags.Service
 	media         *media.Service
+	push          *push.Service
 	cursors       *cursor.Sealer
 	masto         *mastodon.Server // the Mastodon face
 	log           *slog.Logger
@@ -120,11 +123,11 @@ type Server struct {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Cursors == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Push == nil || d.Cursors == nil || d.Logger == nil {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
 	s.rpc = s.rpcMethods()
 	s.masto = s.mastoFace()
 	var err error

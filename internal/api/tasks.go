@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/notifications"
+	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 )
@@ -39,7 +40,9 @@ func serve[T any](s *Server, j queue.Job[T], run func(context.Context, T) ([]any
 		if !s.readTask(c, &t) {
 			return
 		}
-		attrs, err := run(c.Request.Context(), t)
+		retries, _ := strconv.Atoi(c.GetHeader("X-AppEngine-TaskRetryCount"))
+		ctx := queue.WithAttempt(c.Request.Context(), c.GetHeader("X-AppEngine-QueueName"), retries)
+		attrs, err := run(ctx, t)
 		s.finishTask(c, err, j.Name, attrs...)
 	}}
 }
@@ -103,6 +106,11 @@ func (s *Server) jobs() []route {
 		serve(s, graph.UnlockJob, func(ctx context.Context, t graph.UnlockTask) ([]any, error) {
 			n, err := s.graph.Unlocked(ctx, t)
 			return []any{"user", t.User, "step", t.Step, "approved", n}, err
+		}),
+		// One notification to one device's push subscription.
+		serve(s, push.DeliverJob, func(ctx context.Context, d push.Delivery) ([]any, error) {
+			outcome, err := s.push.Deliver(ctx, d)
+			return []any{"event", d.Event, "type", d.Type, "user", d.User, "outcome", outcome}, err
 		}),
 		serve(s, media.Job, func(ctx context.Context, t media.Task) ([]any, error) {
 			did, err := s.media.Run(ctx, t)

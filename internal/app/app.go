@@ -36,11 +36,13 @@ import (
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/mastodon"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
+	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
@@ -108,6 +110,10 @@ type Config struct {
 	// TasksSecret is TASKS_SECRET: off App Engine, the secret task
 	// requests must carry (api.TaskSecretHeader); required there.
 	TasksSecret string
+	// WebPushAllowLoopback is WEB_PUSH_ALLOW_LOOPBACK=1: push endpoints
+	// may be plain http to a loopback address, for tests and the local
+	// stack; refused on App Engine.
+	WebPushAllowLoopback bool
 	// RateLimits are RATE_LIMITS=off, or the defaults changed by
 	// RATE_LIMIT_ACCOUNT, RATE_LIMIT_ADDRESS, RATE_LIMIT_LOGIN,
 	// RATE_LIMIT_REGISTER and RATE_LIMIT_UPLOAD, each QUOTA/WINDOW (300/5m).
@@ -158,6 +164,13 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.MediaBucket == "" && c.Project != "" {
 		c.MediaBucket = c.Project + ".appspot.com"
+	}
+	switch v := getenv("WEB_PUSH_ALLOW_LOOPBACK"); v {
+	case "", "0":
+	case "1":
+		c.WebPushAllowLoopback = true
+	default:
+		return c, fmt.Errorf("WEB_PUSH_ALLOW_LOOPBACK %q: only 1 or unset", v)
 	}
 	for _, read := range []func(func(string) string) error{c.readRateLimits, c.readNumbers, c.readDurations} {
 		if err := read(getenv); err != nil {
@@ -300,6 +313,9 @@ func (c Config) validateServer() []error {
 	if c.OnAppEngine && (c.DatastoreEmulatorHost != "" || c.TasksEmulatorHost != "" || c.StorageEmulatorHost != "") {
 		errs = append(errs, errors.New("emulator hosts must not be set on App Engine"))
 	}
+	if c.OnAppEngine && c.WebPushAllowLoopback {
+		errs = append(errs, errors.New("WEB_PUSH_ALLOW_LOOPBACK must not be set on App Engine: push endpoints go to public addresses alone"))
+	}
 	if strings.ContainsAny(c.Namespace, "/ ") {
 		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
 	}
@@ -438,7 +454,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		return nil, nil, err
 	}
 	pics := Pictures{Client: p.Storage, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL, Memory: int64(cfg.UploadMemory) << 20}
-	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics)
+	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -473,14 +489,18 @@ type Services struct {
 	Moderation    *moderation.Service
 	Tags          *tags.Service
 	Media         *media.Service // nil without Pictures
+	Push          *push.Service
 	// Cursors seals the cursors the API hands out.
 	Cursors *cursor.Sealer
 }
 
 // Warm reads (or makes) the service's own keys as an instance starts:
-// the cursors' and the picture links'.
+// the cursors', the VAPID keys and the picture links'.
 func (s *Services) Warm(ctx context.Context) error {
 	if err := s.Cursors.Warm(ctx); err != nil {
+		return err
+	}
+	if err := s.Push.Keys().Warm(ctx); err != nil {
 		return err
 	}
 	if s.Media != nil {
@@ -500,12 +520,18 @@ type Pictures struct {
 	Memory    int64 // media.Config.Memory: 0 for the default
 }
 
+// Push is the Web Push part of the configuration.
+type Push struct {
+	// AllowLoopback lets endpoints be http to a loopback address.
+	AllowLoopback bool
+}
+
 // NewServices builds the services over db and q. Each gets the owners
 // below it; an owner below reaches one above through a small interface of
 // its own (notifications.Activities, activities.Likes and Forgetter,
 // media.Activities), which the owner above's Records implement, wired
 // here.
-func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures) (*Services, error) {
+func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures, pcfg Push) (*Services, error) {
 	s := &Services{Accounts: acc, Cursors: cursor.New(db)}
 	var err error
 	var links *media.Links
@@ -574,8 +600,15 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Tags, err = tags.New(db); err != nil {
 		return nil, err
 	}
+	if s.Push, err = push.New(db, gen, acc, q, push.NewKeys(db), push.Config{
+		AllowLoopback: pcfg.AllowLoopback, Render: mastodon.PushPayload, GiveUpAfter: rcfg.GiveUpAfter,
+		Notices: s.Notifications, Activities: s.Activities, Graph: graph.Records{},
+	}); err != nil {
+		return nil, err
+	}
+	s.Notifications.SetPusher(s.Push)
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
-		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media}, q,
+		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
 		return nil, err
 	}
@@ -600,7 +633,7 @@ func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error
 // who list them.
 func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Cursors: s.Cursors, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

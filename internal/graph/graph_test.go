@@ -25,7 +25,7 @@ func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, [
 	t.Helper()
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
 	q := testenv.StartTasks(t).Queue
-	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
+	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
 	if err != nil {
 		t.Fatal(err)
 	}

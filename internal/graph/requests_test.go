@@ -24,7 +24,7 @@ func TestUnlockJobWaitsForItsUnlock(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
+	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -73,6 +74,7 @@ type Services struct {
 	Comments      *comments.Service
 	Notifications *notifications.Service
 	Media         *media.Service // nil: the service keeps no pictures
+	Push          *push.Service  // nil: the service pushes nothing
 }
 
 // Service deletes and exports accounts.
@@ -211,6 +213,14 @@ func (s *Service) phases() []phase {
 		// comes of either).
 		{"lists", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return s.svc.Graph.EraseLists(ctx, user, n)
+		}},
+		// Appended likewise: the subscriptions of their devices (no
+		// delivery goes to them meanwhile: their tokens are gone).
+		{"push subscriptions", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			if s.svc.Push == nil {
+				return 0, nil
+			}
+			return s.svc.Push.Erase(ctx, user, n)
 		}},
 	}
 }

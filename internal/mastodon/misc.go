@@ -190,6 +190,10 @@ func (s *Server) dismissNotification(m *mreq) (any, error) {
 // instance is GET /api/v2/instance: what apps read of a server.
 func (s *Server) instance(m *mreq) (any, error) {
 	origin := s.origin(m.c)
+	vapid, err := s.vapidKey(m)
+	if err != nil {
+		return nil, err
+	}
 	return gin.H{
 		"domain":      m.c.Request.Host,
 		"title":       "socialstream",
@@ -201,7 +205,7 @@ func (s *Server) instance(m *mreq) (any, error) {
 		"languages":   []string{"en"},
 		"configuration": gin.H{
 			"urls":     gin.H{"streaming": nil, "status": nil},
-			"vapid":    gin.H{"public_key": ""},
+			"vapid":    gin.H{"public_key": vapid},
 			"accounts": gin.H{"max_featured_tags": 0, "max_pinned_statuses": activities.MaxPins},
 			"statuses": gin.H{"max_characters": maxStatus, "max_media_attachments": media.MaxPerActivity, "characters_reserved_per_url": 23},
 			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes,

@@ -53,6 +53,9 @@ func (s *Server) createApp(m *mreq) (any, error) {
 		return nil, err
 	}
 	v := appView(r.App)
+	if v.VapidKey, err = s.vapidKey(m); err != nil {
+		return nil, err
+	}
 	zero := 0
 	v.ClientID, v.ClientSecret, v.ClientSecretExpiresAt = r.ClientID, r.Secret, &zero
 	return v, nil
@@ -67,7 +70,11 @@ func (s *Server) verifyApp(m *mreq) (any, error) {
 	if err != nil {
 		return nil, errMNoToken
 	}
-	return appView(a), nil
+	v := appView(a)
+	if v.VapidKey, err = s.vapidKey(m); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // oauthMetadata is GET /.well-known/oauth-authorization-server (RFC 8414).

@@ -90,6 +90,12 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 
 	v2.GET("/notifications", s.masto(person, "read:notifications", s.groupedNotifications))
 
+	// Web Push: one subscription per token.
+	v1.POST("/push/subscription", s.masto(person, "push", s.subscribePush))
+	v1.GET("/push/subscription", s.masto(person, "push", s.pushSubscription))
+	v1.PUT("/push/subscription", s.masto(person, "push", s.updatePush))
+	v1.DELETE("/push/subscription", s.masto(person, "push", s.unsubscribePush))
+
 	// Lists, markers, filters, followed tags, reports, media.
 	v1.GET("/lists", s.masto(person, "read:lists", s.lists))
 	v1.POST("/lists", s.masto(person, "write:lists", s.createList))

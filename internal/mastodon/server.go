@@ -28,6 +28,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
+	"socialstream/internal/push"
 	"socialstream/internal/tags"
 )
 
@@ -88,6 +89,7 @@ type Deps struct {
 	Moderation    *moderation.Service
 	Tags          *tags.Service
 	Media         *media.Service
+	Push          *push.Service
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Host          Host
@@ -116,6 +118,7 @@ type Server struct {
 	moderation    *moderation.Service
 	tags          *tags.Service
 	media         *media.Service
+	push          *push.Service
 	cursors       *cursor.Sealer
 	log           *slog.Logger
 	host          Host
@@ -126,7 +129,7 @@ type Server struct {
 func New(d Deps) *Server {
 	return &Server{accounts: d.Accounts, graph: d.Graph, activities: d.Activities, likes: d.Likes, bookmarks: d.Bookmarks,
 		oauth: d.OAuth, notifications: d.Notifications, mutes: d.Mutes, markers: d.Markers, filters: d.Filters,
-		moderation: d.Moderation, tags: d.Tags, media: d.Media, cursors: d.Cursors, log: d.Logger, host: d.Host, d: d}
+		moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, host: d.Host, d: d}
 }
 
 // Path reports whether a request's path is the face's.

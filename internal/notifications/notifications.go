@@ -210,6 +210,15 @@ type Config struct {
 	GiveUpAfter time.Duration
 }
 
+// Pusher follows notifications on to their readers' devices (package
+// push, SetPusher).
+type Pusher interface {
+	// Ring enqueues the deliveries of the notification of event, of type
+	// typ, to the devices of each recipient that want it: ahead of the
+	// commit that makes it (ahead), or once it is made.
+	Ring(ctx context.Context, event, typ string, recipients []string, ahead bool) error
+}
+
 // Service makes and lists notifications.
 type Service struct {
 	db    *store.DB
@@ -217,8 +226,12 @@ type Service struct {
 	acc   *accounts.Service
 	queue queue.Queue
 	cfg   Config
+	push  Pusher
 	now   func() time.Time
 }
+
+// SetPusher has every notification made from now on rung through p.
+func (s *Service) SetPusher(p Pusher) { s.push = p }
 
 // New returns a Service.
 func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, cfg Config) (*Service, error) {
@@ -276,6 +289,11 @@ func (s *Service) Expect(ctx context.Context, e Event) error {
 			return fmt.Errorf("notifications.Expect(%s): %w", e.ID, err)
 		}
 	}
+	if s.push != nil && e.Type != prune && e.Type != sweep {
+		if err := s.push.Ring(ctx, e.ID, e.Type, e.recipients(), true); err != nil {
+			return fmt.Errorf("notifications.Expect(%s): %w", e.ID, err)
+		}
+	}
 	return nil
 }
 
@@ -294,6 +312,9 @@ type Pending struct {
 	follows []store.Ref
 	at      time.Time // when the mutes are judged
 	checked bool      // by the operation's transaction (PrepareChecked)
+	// present, once written, are the recipients whose notification is
+	// there: made by the write, or found.
+	present []string
 }
 
 // readFollows adds to the lookup, once the actor is read and only if they
@@ -364,7 +385,11 @@ func (s *Service) PrepareChecked(l *store.Lookup, e Event, actor *accounts.Recor
 func (p *Pending) Write(tx *store.Tx) (int, error) {
 	var keys []*datastore.Key
 	var vals []*Notification
+	p.present = p.present[:0]
 	for i, u := range p.users {
+		if p.refs[i].Found() {
+			p.present = append(p.present, u)
+		}
 		if p.actor != nil {
 			ties := policy.Ties{Follows: p.follows[i].Found(), Muted: p.muted[i].ActiveAt(p.at)}
 			if !policy.Notifies(u, p.actor.Standing().Account(p.e.ActorID, p.actor.Exists()), ties) {
@@ -374,6 +399,7 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 		if !p.refs[i].Found() && !p.muted[i].ActiveAt(p.at) && (p.checked || p.people[i].Exists() && !p.between[i].Any()) {
 			keys = append(keys, Key(tx.DB(), u, p.e.ID))
 			vals = append(vals, p.e.notification(u))
+			p.present = append(p.present, u)
 		}
 	}
 	return len(keys), tx.PutMulti(keys, vals)
@@ -472,9 +498,14 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		}
 		activity = key
 	}
-	made, err := s.tell(ctx, e, recipients, activity)
+	made, present, err := s.tell(ctx, e, recipients, activity)
 	if err != nil {
 		return made, err
+	}
+	if s.push != nil && len(present) > 0 {
+		if err := s.push.Ring(ctx, e.ID, e.Type, present, false); err != nil {
+			return made, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
+		}
 	}
 	for _, r := range recipients {
 		if err := s.prune(ctx, r); err != nil {
@@ -508,16 +539,18 @@ func decideTold(minted, found bool, edits, edit int, waiting bool) told {
 
 // tell writes the notifications of e for recipients, 250 a transaction,
 // each checking that activity (if any) is still there; it returns how
-// many it made.
-func (s *Service) tell(ctx context.Context, e Event, recipients []string, activity *datastore.Key) (int, error) {
+// many it made, and the recipients whose notification is there.
+func (s *Service) tell(ctx context.Context, e Event, recipients []string, activity *datastore.Key) (int, []string, error) {
 	made := 0
+	var present []string
 	for start := 0; start < len(recipients); start += 250 {
 		part := e
 		part.Recipients = recipients[start:min(start+250, len(recipients))]
 		var n int
+		var p *Pending
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
 			l := tx.Lookup()
-			p := s.Prepare(l, part)
+			p = s.Prepare(l, part)
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
@@ -528,14 +561,15 @@ func (s *Service) tell(ctx context.Context, e Event, recipients []string, activi
 			return tx.Check(activity)
 		})
 		if errors.Is(err, store.ErrGone) {
-			return made, nil // the activity was deleted meanwhile
+			return made, nil, nil // the activity was deleted meanwhile
 		}
 		if err != nil {
-			return made, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
+			return made, nil, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
 		}
 		made += n
+		present = append(present, p.present...)
 	}
-	return made, nil
+	return made, present, nil
 }
 
 // ForgetActivity deletes every notification that points at an activity,

@@ -151,20 +151,44 @@ func (s *Service) One(ctx context.Context, user, id string) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+	v, p, err := s.read(ctx, user, key)
+	if err == nil && p != Shown {
+		err = ErrNoSuchNotification
+	}
+	return v, err
+}
+
+// Presence says whether a notification is there for its reader.
+type Presence int
+
+// Presences.
+const (
+	Absent Presence = iota // not made, or not yet
+	Hidden                 // made, and dismissed, or not for the reader to see now
+	Shown                  // in the reader's list
+)
+
+// Told returns user's notification of event, and whether it is there
+// for them as List would show it: for what follows a notification on
+// (a push), which waits for it while it is Absent.
+func (s *Service) Told(ctx context.Context, user, event string) (View, Presence, error) {
+	return s.read(ctx, user, Key(s.db, user, event))
+}
+
+func (s *Service) read(ctx context.Context, user string, key *datastore.Key) (View, Presence, error) {
 	var n Notification
 	if ok, err := s.db.Get(ctx, key, &n); err != nil {
-		return View{}, fmt.Errorf("notifications.One(%s, %s): %w", user, id, err)
-	} else if !ok || n.Dismissed || n.UserID != user {
-		return View{}, ErrNoSuchNotification
+		return View{}, Absent, fmt.Errorf("notifications: %s of %s: %w", key.Name, user, err)
+	} else if !ok || n.UserID != user {
+		return View{}, Absent, nil
+	} else if n.Dismissed {
+		return View{}, Hidden, nil
 	}
 	vs, _, err := s.shown(ctx, user, []*datastore.Key{key}, []Notification{n}, nil)
-	if err != nil {
-		return View{}, err
+	if err != nil || len(vs) == 0 {
+		return View{}, Hidden, err
 	}
-	if len(vs) == 0 {
-		return View{}, ErrNoSuchNotification
-	}
-	return vs[0], nil
+	return vs[0], Shown, nil
 }
 
 // Unread returns how many of user's notifications are unread, and in how

@@ -182,6 +182,7 @@ const (
 	Backfill      = "backfill"      // older activities, a small batch at a time
 	Notifications = "notifications" // notifications, derived and disposable
 	Cleanup       = "cleanup"       // what deletes, trims and expiries leave
+	Push          = "push"          // Web Push deliveries, one per subscription
 )
 
 // RetryLimits is each queue's task_retry_limit in queue.yaml (a test
@@ -194,6 +195,7 @@ var RetryLimits = map[string]int{
 	Backfill:      160,  // a day at 600 s
 	Notifications: 50,   // under two hours at 120 s: a late notification is worth little
 	Cleanup:       300,  // a day at 300 s
+	Push:          12,   // an hour: a push service down longer loses the subscription
 }
 
 // LastAttempt reports whether the attempt of a task of queue name that
@@ -209,3 +211,24 @@ func LastAttempt(name string, retries int) bool {
 // a change that has not committed by then never will, for its request has
 // given up. Each job's handler answers "not yet" (retried) until then.
 const GiveUpAfter = 2 * time.Minute
+
+type attemptKey struct{}
+
+type attempt struct {
+	queue   string
+	retries int
+}
+
+// WithAttempt returns ctx for a task's run: its queue and how many
+// attempts came before (the task's retry count), for LastAttemptOf.
+func WithAttempt(ctx context.Context, queue string, retries int) context.Context {
+	return context.WithValue(ctx, attemptKey{}, attempt{queue, retries})
+}
+
+// LastAttemptOf reports whether the task whose run ctx is (WithAttempt)
+// is on its queue's last attempt: a job that gives up on something
+// after it says so then.
+func LastAttemptOf(ctx context.Context) bool {
+	a, ok := ctx.Value(attemptKey{}).(attempt)
+	return ok && LastAttempt(a.queue, a.retries)
+}

@@ -107,7 +107,7 @@ func newFixture(t *testing.T, cfg rebuild.Config) *fixture {
 	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(db, gen, f.acc, f.q, slog.New(slog.DiscardHandler), cfg, app.Pictures{})
+	svc, err := app.NewServices(db, gen, f.acc, f.q, slog.New(slog.DiscardHandler), cfg, app.Pictures{}, app.Push{})
 	if err != nil {
 		t.Fatal(err)
 	}

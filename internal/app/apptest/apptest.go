@@ -52,7 +52,7 @@ func Accounts(t testing.TB, db *store.DB, gen *ids.Generator) *accounts.Service 
 // Services builds the services over db, acc and q, as the app does.
 func Services(t testing.TB, db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue) *app.Services {
 	t.Helper()
-	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{})
+	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
 	if err != nil {
 		t.Fatal(err)
 	}

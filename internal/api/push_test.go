@@ -1,0 +1,402 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mattn/go-mastodon"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/app"
+	"socialstream/internal/notifications"
+	"socialstream/internal/push"
+	"socialstream/internal/push/pushtest"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+// Web Push, end to end: a Mastodon app subscribes its device, and a push
+// service on loopback checks every message as a browser would (the VAPID
+// JWT against the instance's key, the payload decrypted with the
+// device's keys).
+
+// mastoForm sends a form with method to the Mastodon face and decodes
+// the answer.
+func (e *env) mastoForm(method, path, token string, form url.Values) (int, map[string]any) {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.url+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		e.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// pushed waits until d has received n messages, and returns their
+// payloads.
+func (e *env) pushed(ps *pushtest.Service, d *pushtest.Device, n int) []map[string]any {
+	e.t.Helper()
+	e.eventually("push messages", func() bool { return len(ps.Messages(d)) >= n })
+	var out []map[string]any
+	for _, m := range ps.Messages(d) {
+		v, err := m.JSON()
+		if err != nil {
+			e.t.Fatalf("a payload that is no JSON: %s", m.Plain)
+		}
+		out = append(out, v)
+	}
+	if errs := ps.Errors(); len(errs) > 0 {
+		e.t.Fatalf("messages that did not check: %v", errs)
+	}
+	return out
+}
+
+func newPushEnv(t *testing.T) (*env, *pushtest.Service, string) {
+	e := newEnvOn(t, testenv.DB(t), app.Config{WebPushAllowLoopback: true, GiveUpAfter: 3 * time.Second})
+	ps := pushtest.New()
+	t.Cleanup(ps.Close)
+	_, inst := e.mastoForm("GET", "/api/v2/instance", "", nil)
+	key, _ := inst["configuration"].(map[string]any)["vapid"].(map[string]any)["public_key"].(string)
+	if len(key) != 87 { // 65 bytes, base64url
+		t.Fatalf("the instance's VAPID key %q", key)
+	}
+	ps.Expect(key)
+	return e, ps, key
+}
+
+func TestWebPush(t *testing.T) {
+	e, ps, key := newPushEnv(t)
+	ctx := context.Background()
+	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
+	ac := e.mastoClient(alice, "read write follow push")
+	token := ac.Config.AccessToken
+	bc := e.mastoClient(bob, "read write follow")
+
+	dev := ps.Device()
+	yes := mastodon.Sbool(true)
+
+	sub, err := ac.AddPushSubscription(ctx, dev.Endpoint, dev.PublicKey(), dev.Secret(),
+		mastodon.PushAlerts{Follow: &yes, Favourite: &yes, Reblog: &yes, Mention: &yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.ServerKey != key || sub.Endpoint != dev.Endpoint {
+		t.Fatalf("subscription %+v: server key %q, want the instance's %q", sub, sub.ServerKey, key)
+	}
+	if st, got := e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][status]": {"true"}}); st != 200 ||
+		got["alerts"].(map[string]any)["status"] != true || got["alerts"].(map[string]any)["mention"] != true || got["policy"] != "all" {
+		t.Fatalf("PUT: %d %v", st, got)
+	}
+
+	// Each type, as Mastodon names and words it.
+	post, err := ac.PostStatus(ctx, &mastodon.Toot{Status: "hello from alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+		t.Fatal(err)
+	}
+	e.pushed(ps, dev, 1)
+	if _, err := bc.Favourite(ctx, post.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.pushed(ps, dev, 2)
+	if _, err := bc.Reblog(ctx, post.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.pushed(ps, dev, 3)
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice are you there?"}); err != nil {
+		t.Fatal(err)
+	}
+	e.pushed(ps, dev, 4)
+	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/follow", token, url.Values{"notify": {"true"}})
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "news from bob", SpoilerText: "a warning"}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.pushed(ps, dev, 5)
+	list, err := ac.GetNotifications(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, n := range list {
+		ids[n.Type] = string(n.ID)
+	}
+	for i, want := range []struct{ typ, title, body string }{
+		{"follow", "bob is now following you", ""},
+		{"favourite", "bob favorited your post", "hello from alice"},
+		{"reblog", "bob boosted your post", "hello from alice"},
+		{"mention", "You were mentioned by bob", "@alice are you there?"},
+		{"status", "bob just posted", "a warning"},
+	} {
+		m := got[i]
+		if m["notification_type"] != want.typ || m["title"] != want.title || m["body"] != want.body ||
+			m["access_token"] != token || m["preferred_locale"] != "en" || m["notification_id"] != ids[want.typ] ||
+			!strings.HasPrefix(m["icon"].(string), e.url+"/") {
+			t.Errorf("message %d: %v; want %+v, the token, id %s", i, m, want, ids[want.typ])
+		}
+	}
+	for _, m := range ps.Messages(dev) {
+		if m.Claims["aud"] != strings.TrimSuffix(e.url, "/") && !strings.HasPrefix(dev.Endpoint, m.Claims["aud"].(string)) {
+			t.Errorf("aud %v", m.Claims["aud"])
+		}
+		if m.Headers.Get("Topic") == "" || m.Headers.Get("Urgency") != "normal" {
+			t.Errorf("headers %v", m.Headers)
+		}
+	}
+
+	// Hidden: a muted person's mention, and a blocked one's, never made,
+	// are never pushed.
+	cc := e.mastoClient(carol, "read write follow")
+	e.mastoForm("POST", "/api/v1/accounts/"+carol.id+"/mute", token, nil)
+	if _, err := cc.PostStatus(ctx, &mastodon.Toot{Status: "@alice hear me"}); err != nil {
+		t.Fatal(err)
+	}
+	// Alerts off: nothing is even enqueued.
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][favourite]": {"false"}})
+	if _, err := bc.Unfavourite(ctx, post.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bc.Favourite(ctx, post.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Policy: followed alone; carol, whom alice does not follow, is not
+	// pushed, and bob, whom she does, is.
+	e.mastoForm("POST", "/api/v1/accounts/"+carol.id+"/unmute", token, nil)
+	if st, got := e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"followed"}}); st != 200 || got["policy"] != "followed" {
+		t.Fatalf("PUT policy: %d %v", st, got)
+	}
+	if _, err := cc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice followed one"}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	// The followed one's post mentions alice, whose follow rings besides:
+	// two notifications, both pushed.
+	got = e.pushed(ps, dev, 7)
+	if len(got) != 7 || got[5]["body"] != "@alice followed one" || got[6]["body"] != "@alice followed one" {
+		t.Errorf("after the hidden, the alert off and the policy: %d messages, the last %v; want the followed one's alone", len(got), got[len(got)-1])
+	}
+
+	// Policy none sends nothing; bad settings are 422s and change nothing.
+	for _, bad := range []url.Values{{"data[policy]": {"some"}}, {"data[alerts][nonsense]": {"true"}}, {"data[alerts][mention]": {"maybe"}}} {
+		if st, got := e.mastoForm("PUT", "/api/v1/push/subscription", token, bad); st != http.StatusUnprocessableEntity {
+			t.Errorf("PUT %v: %d %v, want 422", bad, st, got)
+		}
+	}
+	if s, err := ac.GetPushSubscription(ctx); err != nil || !bool(*s.Alerts.Mention) || bool(*s.Alerts.Favourite) {
+		t.Errorf("after refused changes: %+v, %v", s, err)
+	}
+}
+
+func TestWebPushSubscriptions(t *testing.T) {
+	e, ps, _ := newPushEnv(t)
+	ctx := context.Background()
+	alice, bob := e.register("alice"), e.register("bob")
+	ac := e.mastoClient(alice, "read write follow push")
+	token := ac.Config.AccessToken
+	bc := e.mastoClient(bob, "read write follow")
+	dev := ps.Device()
+
+	// Without the push scope, and with bad keys or endpoints: refused.
+	noPush := e.mastoClient(alice, "read write")
+	good := url.Values{"subscription[endpoint]": {dev.Endpoint}, "subscription[keys][p256dh]": {dev.P256dh()},
+		"subscription[keys][auth]": {dev.Auth()}, "data[alerts][mention]": {"true"}}
+	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", noPush.Config.AccessToken, good); st != http.StatusForbidden {
+		t.Errorf("a token without push: %d, want 403", st)
+	}
+	for name, change := range map[string][2]string{
+		"ftp endpoint":       {"subscription[endpoint]", "ftp://example.com/push"},
+		"http to elsewhere":  {"subscription[endpoint]", "http://example.com/push"},
+		"no endpoint":        {"subscription[endpoint]", ""},
+		"a key off curve":    {"subscription[keys][p256dh]", "BAAA" + strings.Repeat("A", 83)},
+		"a short key":        {"subscription[keys][p256dh]", "BCVx"},
+		"a long auth secret": {"subscription[keys][auth]", strings.Repeat("A", 30)},
+		"an unknown alert":   {"data[alerts][sometimes]", "true"},
+		"a bad policy":       {"data[policy]", "friends"},
+	} {
+		form := url.Values{}
+		for k, v := range good {
+			form[k] = v
+		}
+		form.Set(change[0], change[1])
+		if st, got := e.mastoForm("POST", "/api/v1/push/subscription", token, form); st != http.StatusUnprocessableEntity {
+			t.Errorf("%s: %d %v, want 422", name, st, got)
+		}
+	}
+	if st, _ := e.mastoForm("GET", "/api/v1/push/subscription", token, nil); st != http.StatusNotFound {
+		t.Errorf("GET before any: %d, want 404", st)
+	}
+	if st, _ := e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}}); st != http.StatusNotFound {
+		t.Errorf("PUT before any: %d, want 404", st)
+	}
+	if st, got := e.mastoForm("POST", "/api/v1/push/subscription", token, good); st != 200 || got["endpoint"] != dev.Endpoint {
+		t.Fatalf("POST: %d %v", st, got)
+	}
+	// One per token: another token's is its own, and a POST replaces.
+	other := e.mastoClient(alice, "push read")
+	dev2 := ps.Device()
+	form := url.Values{"subscription[endpoint]": {dev2.Endpoint}, "subscription[keys][p256dh]": {dev2.P256dh()},
+		"subscription[keys][auth]": {dev2.Auth()}, "data[alerts][mention]": {"true"}, "data[alerts][favourite]": {"true"}}
+	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", other.Config.AccessToken, form); st != 200 {
+		t.Fatalf("a second token's: %d", st)
+	}
+	if s, err := ac.GetPushSubscription(ctx); err != nil || s.Endpoint != dev.Endpoint {
+		t.Fatalf("the first token's: %+v, %v", s, err)
+	}
+
+	// Both devices hear a mention.
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice both of you"}); err != nil {
+		t.Fatal(err)
+	}
+	e.pushed(ps, dev, 1)
+	e.pushed(ps, dev2, 1)
+
+	// 410 from the push service: that subscription is deleted.
+	ps.Answer(dev2, http.StatusGone)
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice gone?"}); err != nil {
+		t.Fatal(err)
+	}
+	e.pushed(ps, dev2, 2)
+	e.settle()
+	if st, _ := e.mastoForm("GET", "/api/v1/push/subscription", other.Config.AccessToken, nil); st != http.StatusNotFound {
+		t.Errorf("after a 410: GET %d, want 404", st)
+	}
+
+	// 503, then taken: the queue tries again, and the same message (its
+	// notification's id and topic) comes twice, as RFC 8030 allows.
+	ps.Answer(dev, http.StatusServiceUnavailable)
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice again"}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.pushed(ps, dev, 3)
+	ps.Answer(dev, 0)
+	got = e.pushed(ps, dev, 4)
+	msgs := ps.Messages(dev)
+	if got[2]["notification_id"] != got[3]["notification_id"] || msgs[2].Headers.Get("Topic") != msgs[3].Headers.Get("Topic") {
+		t.Errorf("a retry: %v then %v", got[2], got[3])
+	}
+	e.settle()
+
+	// A revoked token: nothing more is sent, and its subscription goes.
+	e.formPost("/oauth/revoke", "", url.Values{"token": {token}, "client_id": {ac.Config.ClientID}, "client_secret": {ac.Config.ClientSecret}})
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice revoked"}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if n := len(ps.Messages(dev)); n != 4 {
+		t.Errorf("after the token's revocation: %d messages, want 4", n)
+	}
+	if _, err := e.svc.Push.Get(ctx, alice.id, accounts.TokenID(token)); err != push.ErrNoSubscription {
+		t.Errorf("a revoked token's subscription: %v, want gone", err)
+	}
+
+	// DELETE: gone, and DELETE again is fine.
+	ps2 := e.mastoClient(alice, "push")
+	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", ps2.Config.AccessToken, form); st != 200 {
+		t.Fatal(st)
+	}
+	for range 2 {
+		if err := ps2.RemovePushSubscription(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ps2.GetPushSubscription(ctx); err == nil {
+		t.Error("GET after DELETE: found")
+	}
+}
+
+// A delivery decides when it runs, not when it was enqueued: what
+// changed between (an alert turned off, a block, a dismissal) stops it,
+// and one that fails on the queue's last attempt drops its subscription.
+func TestWebPushDecidesWhenItRuns(t *testing.T) {
+	e, ps, _ := newPushEnv(t)
+	ctx := context.Background()
+	alice, bob := e.register("alice"), e.register("bob")
+	ac := e.mastoClient(alice, "read write follow push")
+	token := ac.Config.AccessToken
+	dev := ps.Device()
+	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
+		"subscription[keys][p256dh]": {dev.P256dh()}, "subscription[keys][auth]": {dev.Auth()},
+		"data[alerts][mention]": {"true"}, "data[alerts][favourite]": {"true"}}); st != 200 {
+		t.Fatal(st)
+	}
+	// A notification made with no push (alerts off then), delivered by
+	// hand as a job would be.
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"false"}})
+	bc := e.mastoClient(bob, "read write follow")
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice one"}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	list, _, _, err := e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: store.PageRequest{Count: 20}})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("notifications %v, %v", list, err)
+	}
+	event := strings.TrimPrefix(list[0].ID, alice.id+"_")
+	d := push.Delivery{Sub: accounts.TokenID(token), User: alice.id, Event: event, Type: notifications.Mention, At: time.Now().Unix()}
+	deliver := func(ctx context.Context, want string) {
+		t.Helper()
+		if got, err := e.svc.Push.Deliver(ctx, d); got != want || err != nil {
+			t.Errorf("Deliver: %q, %v; want %q", got, err, want)
+		}
+	}
+	deliver(ctx, push.NotWanted)
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"true"}})
+	deliver(ctx, push.Sent)
+	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/block", token, nil)
+	deliver(ctx, push.NotShown)
+	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unblock", token, nil)
+	deliver(ctx, push.Sent)
+	if err := e.svc.Notifications.Dismiss(ctx, alice.id, list[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	deliver(ctx, push.NotShown)
+	if n := len(ps.Messages(dev)); n != 2 {
+		t.Errorf("%d messages, want the 2 sent", n)
+	}
+	// Not made yet: wait; given up after GiveUpAfter.
+	d.Event = "mention-never"
+	if _, err := e.svc.Push.Deliver(ctx, d); err == nil || !strings.Contains(err.Error(), "not committed yet") {
+		t.Errorf("a notification not made yet: %v", err)
+	}
+	d.At = time.Now().Add(-time.Minute).Unix()
+	deliver(ctx, push.NotShown)
+
+	// 503 on the last attempt: the subscription goes.
+	ps.Answer(dev, http.StatusServiceUnavailable)
+	d.Event, d.At = event, time.Now().Unix()
+	e.svc.Notifications.MarkRead(ctx, alice.id, nil, true)
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice two"}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("a 503", func() bool { return len(ps.Messages(dev)) >= 3 })
+	list, _, _, _ = e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: store.PageRequest{Count: 20}})
+	d.Event = strings.TrimPrefix(list[0].ID, alice.id+"_")
+	if _, err := e.svc.Push.Deliver(queue.WithAttempt(ctx, queue.Push, queue.RetryLimits[queue.Push]-1), d); err == nil {
+		t.Error("a 503 before the last attempt: no error to retry")
+	}
+	deliver(queue.WithAttempt(ctx, queue.Push, queue.RetryLimits[queue.Push]), push.Abandoned)
+	if _, err := e.svc.Push.Get(ctx, alice.id, d.Sub); err != push.ErrNoSubscription {
+		t.Errorf("after the last attempt: %v, want the subscription gone", err)
+	}
+}
