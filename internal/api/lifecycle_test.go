@@ -16,6 +16,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/lifecycle"
+	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -73,6 +74,9 @@ func valueNames(v any, id string) bool {
 // its longest member, or with none goes), invitations, likes and comments
 // with their counts, notifications received and caused, blocks and
 // history.
+// pushKey is a device's P-256 public key (the generator's point).
+const pushKey = "BGsX0fLhLEJH-Lzm5WOkQPJ3A32BLeszoPShOUXYmMKWT-NC4v4af5uO5-tKfA-eFivOM1drMV7Oy7ZAaDe_UfU"
+
 func TestDeleteAccountErasesEverything(t *testing.T) {
 	e := newEnv(t)
 	v, a, b, c := e.register("victim"), e.register("alice"), e.register("bob"), e.register("carol")
@@ -178,6 +182,12 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 		if r := e.do("PUT", "/social/rest/appdata/@me/@self/notes", u.token, map[string]string{"theme": "dark"}); r.status != 204 {
 			t.Fatal(r.status, string(r.raw))
 		}
+	}
+	// A device's push subscription (of a type that never rings: no
+	// delivery goes out).
+	if _, err := e.svc.Push.Subscribe(context.Background(), v.id, v.token, push.Settings{Endpoint: "https://push.example.com/device",
+		P256dh: pushKey, Auth: "AAAAAAAAAAAAAAAAAAAAAA", Alerts: []string{"poll"}}); err != nil {
+		t.Fatal(err)
 	}
 	e.settle()
 	if found, _ := mentionsOf(t, e.db, v.id); len(found) < 20 {
