@@ -1,12 +1,13 @@
 // Command admin is the operator's tool for what no API call may do for
 // itself: naming the first admin of a deployment (after which admins
-// grant roles through the API), and rotating the key that signs the
-// links to pictures. It works on the Datastore the server uses, from the
+// grant roles through the API), and rotating the keys that sign the
+// links to pictures and the Web Push messages. It works on the Datastore the server uses, from the
 // same environment: GOOGLE_CLOUD_PROJECT (or DATASTORE_PROJECT_ID),
 // DATASTORE_NAMESPACE, and DATASTORE_EMULATOR_HOST for an emulator.
 //
 //	go run ./cmd/admin role USERNAME admin|moderator|none
 //	go run ./cmd/admin rotate-link-key
+//	go run ./cmd/admin rotate-push-key
 package main
 
 import (
@@ -22,10 +23,11 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
+	"socialstream/internal/push"
 	"socialstream/internal/store"
 )
 
-const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key"
+const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key\n       admin rotate-push-key"
 
 func main() {
 	if err := realMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
@@ -51,6 +53,20 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 		fmt.Fprintf(out, "a new key signs the links to pictures from %s; the old keys check them until they end.\n"+
 			"dropped %d keys whose links have all ended; %d in the ring. Run it again after %s to drop the one it replaced.\n",
 			rot.Starts.UTC().Format(time.RFC3339), rot.Dropped, rot.Kept, rot.Starts.Add(media.KeyRefresh+media.LinkLife+media.LinkStep).UTC().Format(time.RFC3339))
+		return nil
+	case len(args) == 1 && args[0] == "rotate-push-key":
+		db, closeDB, err := open(ctx, getenv)
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		rot, err := push.RotateKeys(ctx, db, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "a new VAPID key %s: new subscriptions are made with it within %s, and apps that see it subscribe again.\n"+
+			"dropped %d older keys no subscription names; %d in the ring. Run it again later to drop the ones apps have left.\n",
+			rot.Public, push.KeyRefresh, rot.Dropped, rot.Kept)
 		return nil
 	}
 	return errors.New(usage)

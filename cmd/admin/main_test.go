@@ -9,6 +9,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
+	"socialstream/internal/push"
 	"socialstream/internal/testenv"
 )
 
@@ -76,5 +77,24 @@ func TestRotateKeyring(t *testing.T) {
 	}
 	if err := realMain(ctx, []string{"rotate-link-key", "now"}, func(k string) string { return env[k] }, &out); err == nil {
 		t.Error("rotate-link-key with an argument: no error")
+	}
+}
+
+// The push keys' rotation makes a new current key.
+func TestRotatePushKey(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	before, err := push.NewKeys(db).Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATASTORE_PROJECT_ID": testenv.Project, "DATASTORE_EMULATOR_HOST": testenv.EmulatorHost(t), "DATASTORE_NAMESPACE": db.Namespace()}
+	var out strings.Builder
+	if err := realMain(ctx, []string{"rotate-push-key"}, func(k string) string { return env[k] }, &out); err != nil {
+		t.Fatal(err)
+	}
+	after, err := push.NewKeys(db).Current(ctx)
+	if err != nil || after.Public == before.Public || !strings.Contains(out.String(), after.Public) || !strings.Contains(out.String(), "1 in the ring") {
+		t.Errorf("rotation: output %q; the key %q then %q (%v)", out.String(), before.Public, after.Public, err)
 	}
 }
