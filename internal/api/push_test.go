@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,11 +15,13 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/app"
+	"socialstream/internal/localstack"
 	"socialstream/internal/notifications"
 	"socialstream/internal/push"
 	"socialstream/internal/push/pushtest"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
 
@@ -399,4 +402,91 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	if _, err := e.svc.Push.Get(ctx, alice.id, d.Sub); err != push.ErrNoSubscription {
 		t.Errorf("after the last attempt: %v, want the subscription gone", err)
 	}
+}
+
+// Under the faults Cloud Tasks may have (deliveries twice, late, out of
+// order, failed, timed out after running), every notification its reader
+// sees and wants reaches the device, nothing else does, and a message
+// comes twice only as the same message (its notification's id and
+// topic), which RFC 8030 lets a push service deliver again.
+func TestWebPushUnderTaskFaults(t *testing.T) {
+	e := newEnvFrom(t, localstack.Options{DB: testenv.DB(t), Config: app.Config{WebPushAllowLoopback: true, GiveUpAfter: 3 * time.Second},
+		TaskFaults: tasksemu.Faults{Seed: 7, Duplicate: 0.3, Delay: 0.3, MaxDelay: 2 * time.Second, Fail: 0.2, Timeout: 0.15}})
+	ps := pushtest.New()
+	t.Cleanup(ps.Close)
+	ctx := context.Background()
+	alice := e.register("alice")
+	ac := e.mastoClient(alice, "read write follow push")
+	token := ac.Config.AccessToken
+	key, err := e.svc.Push.Keys().Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps.Expect(key.Public)
+	dev := ps.Device()
+	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
+		"subscription[keys][p256dh]": {dev.P256dh()}, "subscription[keys][auth]": {dev.Auth()},
+		"data[alerts][mention]": {"true"}, "data[alerts][favourite]": {"true"}, "data[alerts][follow]": {"true"}}); st != 200 {
+		t.Fatal(st)
+	}
+	post, err := ac.PostStatus(ctx, &mastodon.Toot{Status: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	muted := e.register("muted")
+	e.mastoForm("POST", "/api/v1/accounts/"+muted.id+"/mute", token, nil)
+	for i, u := range []user{e.register("pat"), e.register("pam"), e.register("pia"), muted} {
+		c := e.mastoClient(u, "read write follow")
+		if _, err := c.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Favourite(ctx, post.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PostStatus(ctx, &mastodon.Toot{Status: fmt.Sprintf("@alice number %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Reblog(ctx, post.ID); err != nil { // of a type not wanted
+			t.Fatal(err)
+		}
+	}
+	e.settle()
+	if errs := ps.Errors(); len(errs) > 0 {
+		t.Fatalf("messages that did not check: %v", errs)
+	}
+	list, err := ac.GetNotifications(ctx, &mastodon.Pagination{Limit: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, n := range list {
+		if n.Type != "reblog" {
+			want[string(n.ID)] = n.Type
+		}
+	}
+	if len(want) != 9 {
+		t.Fatalf("%d notifications wanted, not 9 (3 people's follows, favourites and mentions): %v", len(want), want)
+	}
+	topics := map[string]string{}
+	seen := map[string]int{}
+	for _, m := range ps.Messages(dev) {
+		v, _ := m.JSON()
+		id, _ := v["notification_id"].(string)
+		if want[id] != v["notification_type"] {
+			t.Errorf("a message of no notification shown and wanted: %v", v)
+		}
+		if topic, ok := topics[id]; ok && topic != m.Headers.Get("Topic") {
+			t.Errorf("notification %s came twice with topics %q and %q", id, topic, m.Headers.Get("Topic"))
+		}
+		topics[id] = m.Headers.Get("Topic")
+		seen[id]++
+	}
+	again := 0
+	for id, typ := range want {
+		if seen[id] == 0 {
+			t.Errorf("the %s notification %s never came", typ, id)
+		}
+		again += max(0, seen[id]-1)
+	}
+	t.Logf("%d messages for %d notifications (%d again); faults %v", len(ps.Messages(dev)), len(want), again, e.tasks.Server.FaultCounts())
 }
