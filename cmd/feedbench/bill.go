@@ -78,7 +78,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 	if rows = append(rows, r...); err != nil {
 		return nil, err
 	}
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
@@ -381,6 +381,40 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 		rows = append(rows, billRow{Op: op.op, Bill: b})
 	}
 	return billThread(ctx, s, w, rows)
+}
+
+// billPush meters a like of a post whose author has one push
+// subscription that wants it: the like, its notification, and the job
+// that delivers it to the push service (on loopback).
+func billPush(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
+	author, post := w.authors[10], w.newest[10]
+	var inst struct {
+		Configuration struct {
+			Vapid struct {
+				PublicKey string `json:"public_key"`
+			} `json:"vapid"`
+		} `json:"configuration"`
+	}
+	if err := s.do(ctx, author, "GET", "/api/v2/instance", nil, &inst); err != nil {
+		return nil, fmt.Errorf("billing: the instance: %w", err)
+	}
+	s.push.Expect(inst.Configuration.Vapid.PublicKey)
+	dev := s.push.Device()
+	sub := map[string]any{
+		"subscription": map[string]any{"endpoint": dev.Endpoint, "keys": map[string]string{"p256dh": dev.P256dh(), "auth": dev.Auth()}},
+		"data":         map[string]any{"alerts": map[string]bool{"favourite": true}},
+	}
+	if err := s.do(ctx, author, "POST", "/api/v1/push/subscription", sub, nil); err != nil {
+		return nil, fmt.Errorf("billing: a push subscription: %w", err)
+	}
+	b, err := s.metered(ctx, w.helper, "POST", "/social/rest/likes/"+post, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("billing: a like pushed: %w", err)
+	}
+	if got, errs := len(s.push.Messages(dev)), s.push.Errors(); got != 1 || len(errs) > 0 {
+		return nil, fmt.Errorf("billing: a like pushed: %d messages, %v", got, errs)
+	}
+	return []billRow{{Op: "like, pushed to 1 subscription", Bill: b}}, nil
 }
 
 // billThread meters a reply to someone else (its fan-out reads the

@@ -114,9 +114,10 @@ func TestBill(t *testing.T) {
 		op              string
 		writes, deletes int
 	}{
-		{"post, 0 followers", 3, 0},   // the activity, its audience chunk and its author's statuses count
-		{"post, 100 followers", 3, 0}, // the same: a chunk holds them all
-		{"like", 4, 0},                // the like, the activity's count, the notification, the liker's state
+		{"post, 0 followers", 3, 0},              // the activity, its audience chunk and its author's statuses count
+		{"post, 100 followers", 3, 0},            // the same: a chunk holds them all
+		{"like", 4, 0},                           // the like, the activity's count, the notification, the liker's state
+		{"like, pushed to 1 subscription", 4, 0}, // the same: a delivery writes nothing
 		{"comment", 3, 0},
 		{"edit", 2, 1},                    // the activity and the text it replaced; the notification of the mention it drops
 		{"pin", 1, 0},                     // the card, which lists the pins

@@ -22,6 +22,7 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/meter"
+	"socialstream/internal/push/pushtest"
 	"socialstream/internal/store"
 )
 
@@ -110,6 +111,9 @@ type stack struct {
 	pending func() int              // tasks not yet done
 	hold    func() (release func()) // pauses every queue until release
 
+	// push is a push service on loopback, for the bill of a push.
+	push *pushtest.Service
+
 	db     *store.DB // the bench's
 	acc    *accounts.Service
 	graph  *graph.Service
@@ -143,7 +147,10 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	namespace := fmt.Sprintf("feedbench-%d", time.Now().UnixNano())
 	// The least bcrypt work: sign-ups are seeding here, not what is
 	// measured. Tokens are cached as the service's default configures.
-	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, CopyLimit: 200, BackfillMax: 1000}
+	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, CopyLimit: 200, BackfillMax: 1000,
+		WebPushAllowLoopback: true}
+	s.push = pushtest.New()
+	s.closer = append(s.closer, s.push.Close)
 	st, err := localstack.Start(ctx, localstack.Options{
 		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
 		ClientOptions: []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept, s.meter.Intercept))},
