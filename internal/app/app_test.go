@@ -76,6 +76,8 @@ func TestFromEnvRejects(t *testing.T) {
 		"public URL with a path":         {"PUBLIC_URL": "https://example.com/app"},
 		"public URL not http":            {"PUBLIC_URL": "ftp://example.com"},
 		"storage emulator on App Engine": {"GAE_ENV": "standard", "STORAGE_EMULATOR_HOST": "localhost:1"},
+		"push to loopback on App Engine": {"GAE_ENV": "standard", "WEB_PUSH_ALLOW_LOOPBACK": "1"},
+		"push to loopback, yes":          {"WEB_PUSH_ALLOW_LOOPBACK": "yes"},
 	}
 	for name, over := range tests {
 		m := map[string]string{}
@@ -100,11 +102,11 @@ func TestFromEnvRejects(t *testing.T) {
 // The local stack reads the same variables without what only a deployment
 // needs, and RATE_LIMITS=off turns every limit off.
 func TestReadEnvForTheLocalStack(t *testing.T) {
-	c, err := ReadEnv(env(map[string]string{"RATE_LIMITS": "off", "COPY_LIMIT": "50"}))
+	c, err := ReadEnv(env(map[string]string{"RATE_LIMITS": "off", "COPY_LIMIT": "50", "WEB_PUSH_ALLOW_LOOPBACK": "1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.RateLimits.Off || c.Rebuild().CopyLimit != 50 {
+	if !c.RateLimits.Off || c.Rebuild().CopyLimit != 50 || !c.WebPushAllowLoopback {
 		t.Errorf("ReadEnv: %+v", c)
 	}
 	if c.Deployable() == nil {

@@ -31,8 +31,8 @@ var granular = []string{
 // Granular returns the scopes under read and write.
 func Granular() []string { return slices.Clone(granular) }
 
-// known reports whether s is a scope an app may ask for. push is
-// accepted and grants nothing: the service sends no Web Push.
+// known reports whether s is a scope an app may ask for; push grants
+// the token's Web Push subscription (read and write alike, as Mastodon).
 func known(s string) bool {
 	switch s {
 	case Read, Write, Follow, Profile, "push":
