@@ -267,7 +267,7 @@ func (s *Service) Subscribe(ctx context.Context, user, token string, set Setting
 		return Subscription{}, err
 	}
 	tokenID := accounts.TokenID(token)
-	if err := s.makeRoom(ctx, user, tokenID); err != nil {
+	if err := s.makeRoom(ctx, user, tokenID, set.Endpoint); err != nil {
 		return Subscription{}, err
 	}
 	sub := &subscription{UserID: user, ID: s.ids.Next(), Endpoint: set.Endpoint, P256dh: p256dh, Auth: auth,
@@ -280,36 +280,49 @@ func (s *Service) Subscribe(ctx context.Context, user, token string, set Setting
 }
 
 // makeRoom makes sure user may have one more subscription than those
-// they have besides tokenID's: those of tokens that no longer work go,
-// and if MaxPerUser still work, the new one is refused.
-func (s *Service) makeRoom(ctx context.Context, user, tokenID string) error {
-	keys, err := s.db.GetAll(ctx, s.db.Query(KindSubscription).FilterField("userId", "=", user).KeysOnly().Limit(MaxPerUser+1), nil)
+// they have besides tokenID's: another token's of the same endpoint
+// goes (one device, subscribed again under a new token, is pushed once),
+// as do those of tokens that no longer work; if MaxPerUser still work,
+// the new one is refused.
+func (s *Service) makeRoom(ctx context.Context, user, tokenID, endpoint string) error {
+	var subs []subscription
+	keys, err := s.db.GetAll(ctx, s.db.Query(KindSubscription).FilterField("userId", "=", user).Limit(MaxPerUser+1), &subs)
 	if err != nil {
 		return fmt.Errorf("push.Subscribe: %w", err)
 	}
-	keys = slices.DeleteFunc(keys, func(k *datastore.Key) bool { return k.Name == tokenID })
-	if len(keys) < MaxPerUser {
-		return nil
-	}
-	l := s.db.Lookup()
-	tokens := make([]*accounts.TokenRef, len(keys))
+	var dead, others []*datastore.Key
 	for i, k := range keys {
-		tokens[i] = s.acc.ReadToken(l, k.Name)
-	}
-	if err := l.Run(ctx); err != nil {
-		return fmt.Errorf("push.Subscribe: %w", err)
-	}
-	var dead []*datastore.Key
-	for i, k := range keys {
-		if !tokens[i].Works(user) {
+		switch {
+		case k.Name == tokenID:
+		case subs[i].Endpoint == endpoint:
 			dead = append(dead, k)
+		default:
+			others = append(others, k)
+		}
+	}
+	if len(others) >= MaxPerUser {
+		l := s.db.Lookup()
+		tokens := make([]*accounts.TokenRef, len(others))
+		for i, k := range others {
+			tokens[i] = s.acc.ReadToken(l, k.Name)
+		}
+		if err := l.Run(ctx); err != nil {
+			return fmt.Errorf("push.Subscribe: %w", err)
+		}
+		working := 0
+		for i, k := range others {
+			if tokens[i].Works(user) {
+				working++
+			} else {
+				dead = append(dead, k)
+			}
+		}
+		if working >= MaxPerUser {
+			return ErrTooMany
 		}
 	}
 	if err := s.db.DeleteMulti(ctx, dead); err != nil {
 		return fmt.Errorf("push.Subscribe: %w", err)
-	}
-	if len(keys)-len(dead) >= MaxPerUser {
-		return ErrTooMany
 	}
 	return nil
 }
