@@ -22,7 +22,6 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/meter"
-	"socialstream/internal/push/pushtest"
 	"socialstream/internal/store"
 )
 
@@ -112,7 +111,7 @@ type stack struct {
 	hold    func() (release func()) // pauses every queue until release
 
 	// push is a push service on loopback, for the bill of a push.
-	push *pushtest.Service
+	push *pushService
 
 	db     *store.DB // the bench's
 	acc    *accounts.Service
@@ -149,7 +148,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	// measured. Tokens are cached as the service's default configures.
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, CopyLimit: 200, BackfillMax: 1000,
 		WebPushAllowLoopback: true}
-	s.push = pushtest.New()
+	s.push = newPushService()
 	s.closer = append(s.closer, s.push.Close)
 	st, err := localstack.Start(ctx, localstack.Options{
 		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
