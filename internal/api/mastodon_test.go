@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -268,20 +267,9 @@ func TestMastodonPKCEAndRegistration(t *testing.T) {
 // JSON answer, which must be a 200.
 func (e *env) formPost(path, token string, form url.Values) map[string]any {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil {
-		e.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
+	status, out := e.mastoForm("POST", path, token, form)
+	if status != http.StatusOK {
+		e.t.Fatalf("POST %s: %d %v", path, status, out)
 	}
 	return out
 }

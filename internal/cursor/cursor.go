@@ -65,16 +65,10 @@ func (s *Sealer) cipher(ctx context.Context) (cipher.AEAD, error) {
 	}
 	var k stored
 	// The service's own key, whoever's request first needs it.
-	err := s.db.Update(store.Unguarded(ctx), func(tx *store.Tx) error {
-		ok, err := tx.Get(Key(s.db), &k)
-		if err != nil || ok {
-			return err
-		}
+	err := store.MakeOnce(ctx, s.db, Key(s.db), &k, func(k *stored) bool { return len(k.Key) == 0 }, func(k *stored) error {
 		k.Key = make([]byte, 32)
-		if _, err := rand.Read(k.Key); err != nil {
-			return err
-		}
-		return tx.Put(Key(s.db), &k)
+		_, err := rand.Read(k.Key)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cursor: the key: %w", err)

@@ -118,13 +118,19 @@ func (s *Server) subscribePush(m *mreq) (any, error) {
 	return pushEntity(sub), nil
 }
 
-// pushSubscription is GET /api/v1/push/subscription.
-func (s *Server) pushSubscription(m *mreq) (any, error) {
+// ownPush reads the caller's token's subscription, and its id.
+func (s *Server) ownPush(m *mreq) (string, push.Subscription, error) {
 	_, id, err := s.pushToken(m)
 	if err != nil {
-		return nil, err
+		return "", push.Subscription{}, err
 	}
 	sub, err := s.push.Get(m.ctx, m.caller, id)
+	return id, sub, err
+}
+
+// pushSubscription is GET /api/v1/push/subscription.
+func (s *Server) pushSubscription(m *mreq) (any, error) {
+	_, sub, err := s.ownPush(m)
 	if err != nil {
 		return nil, err
 	}
@@ -133,11 +139,7 @@ func (s *Server) pushSubscription(m *mreq) (any, error) {
 
 // updatePush is PUT /api/v1/push/subscription: its alerts and policy.
 func (s *Server) updatePush(m *mreq) (any, error) {
-	_, id, err := s.pushToken(m)
-	if err != nil {
-		return nil, err
-	}
-	sub, err := s.push.Get(m.ctx, m.caller, id)
+	id, sub, err := s.ownPush(m)
 	if err != nil {
 		return nil, err
 	}

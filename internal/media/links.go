@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -44,10 +43,7 @@ type Links struct {
 	db   *store.DB
 	base string // PUBLIC_URL, or "" for links from the root
 	now  func() time.Time
-
-	mu   sync.Mutex
-	keys []signingKey // newest start first
-	read time.Time    // when keys were read
+	keys *store.Refreshed[[]signingKey] // newest start first
 }
 
 // LinkLife is the least time a link works for; links are made for the
@@ -68,7 +64,10 @@ const KeyRefresh = 5 * time.Minute
 // NewLinks returns the Links of the service at base ("" for links from
 // the root: /media/...).
 func NewLinks(db *store.DB, base string) *Links {
-	return &Links{db: db, base: base, now: time.Now}
+	l := &Links{db: db, base: base, now: time.Now}
+	l.keys = store.NewRefreshed(KeyRefresh, func(ctx context.Context) ([]signingKey, error) { return readKeyring(ctx, db) },
+		func() time.Time { return l.now() })
+	return l
 }
 
 // keyring is the stored keyring: each entry "START.KEY", the Unix second
@@ -111,23 +110,10 @@ func keyringKey(db *store.DB) *datastore.Key { return db.NameKey(KindKey, "links
 // keyring returns the keys, newest start first: read again every
 // KeyRefresh, made by the first instance that finds none.
 func (l *Links) keyring(ctx context.Context) ([]signingKey, error) {
-	l.mu.Lock()
-	keys, fresh := l.keys, l.keys != nil && l.now().Sub(l.read) < KeyRefresh
-	l.mu.Unlock()
-	if fresh {
-		return keys, nil
-	}
-	// Read without the lock: other pages go on with the keys they have.
-	ring, err := readKeyring(ctx, l.db)
+	ring, err := l.keys.Get(ctx)
 	if err != nil {
-		if keys != nil {
-			return keys, nil // the keys read before still sign and check; the next page reads again
-		}
 		return nil, fmt.Errorf("media: the links' keys: %w", err)
 	}
-	l.mu.Lock()
-	l.keys, l.read = ring, l.now()
-	l.mu.Unlock()
 	return ring, nil
 }
 
@@ -140,32 +126,14 @@ func (l *Links) Warm(ctx context.Context) error {
 	return err
 }
 
-// readKeyring reads the links' keyring by key, or makes it in a
-// transaction when there is none (the first instance to need it).
+// readKeyring reads the links' keyring by key, or makes it when there is
+// none (the first instance to need it).
 func readKeyring(ctx context.Context, db *store.DB) ([]signingKey, error) {
 	var ring keyring
-	ok, err := db.Get(ctx, keyringKey(db), &ring)
+	err := store.MakeOnce(ctx, db, keyringKey(db), &ring, func(r *keyring) bool { return len(r.Keys) == 0 },
+		func(r *keyring) error { return r.add(0) })
 	if err != nil {
 		return nil, err
-	}
-	if !ok || len(ring.Keys) == 0 {
-		// The service's own, made once: no request's guard rides with it
-		// (the many first uploads of a new deployment would each lock
-		// their actor and token behind the one keyring they all write).
-		err = db.Update(store.Unguarded(ctx), func(tx *store.Tx) error {
-			ring = keyring{}
-			ok, err := tx.Get(keyringKey(db), &ring)
-			if err != nil || ok && len(ring.Keys) > 0 {
-				return err
-			}
-			if err := ring.add(0); err != nil {
-				return err
-			}
-			return tx.Put(keyringKey(db), &ring)
-		})
-		if err != nil {
-			return nil, err
-		}
 	}
 	return ring.parse()
 }

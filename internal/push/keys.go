@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -130,42 +129,29 @@ func (r keyring) parse() ([]VAPIDKey, error) {
 
 // Keys reads and caches the keyring.
 type Keys struct {
-	db  *store.DB
-	now func() time.Time
-
-	mu   sync.Mutex
-	keys []VAPIDKey
-	read time.Time
+	db   *store.DB
+	ring *store.Refreshed[[]VAPIDKey] // newest first
 }
 
-// NewKeys returns the keyring kept in db.
-func NewKeys(db *store.DB) *Keys { return &Keys{db: db, now: time.Now} }
+// NewKeys returns the keyring kept in db: read again every KeyRefresh,
+// made by the first instance that finds none.
+func NewKeys(db *store.DB) *Keys {
+	return &Keys{db: db, ring: store.NewRefreshed(KeyRefresh, func(ctx context.Context) ([]VAPIDKey, error) {
+		return readKeyring(ctx, db, time.Now())
+	}, nil)}
+}
 
-// ring returns the keys, newest first: read again every KeyRefresh, made
-// by the first instance that finds none.
-func (k *Keys) ring(ctx context.Context) ([]VAPIDKey, error) {
-	k.mu.Lock()
-	keys, fresh := k.keys, k.keys != nil && k.now().Sub(k.read) < KeyRefresh
-	k.mu.Unlock()
-	if fresh {
-		return keys, nil
-	}
-	ring, err := readKeyring(ctx, k.db, k.now())
+func (k *Keys) keys(ctx context.Context) ([]VAPIDKey, error) {
+	ring, err := k.ring.Get(ctx)
 	if err != nil {
-		if keys != nil {
-			return keys, nil // the keys read before still sign; the next call reads again
-		}
 		return nil, fmt.Errorf("push: the VAPID keys: %w", err)
 	}
-	k.mu.Lock()
-	k.keys, k.read = ring, k.now()
-	k.mu.Unlock()
 	return ring, nil
 }
 
 // Current returns the key new subscriptions are made with.
 func (k *Keys) Current(ctx context.Context) (VAPIDKey, error) {
-	ring, err := k.ring(ctx)
+	ring, err := k.keys(ctx)
 	if err != nil {
 		return VAPIDKey{}, err
 	}
@@ -174,7 +160,7 @@ func (k *Keys) Current(ctx context.Context) (VAPIDKey, error) {
 
 // Find returns the key whose public half is public, if the ring holds it.
 func (k *Keys) Find(ctx context.Context, public string) (VAPIDKey, bool, error) {
-	ring, err := k.ring(ctx)
+	ring, err := k.keys(ctx)
 	if err != nil {
 		return VAPIDKey{}, false, err
 	}
@@ -188,36 +174,22 @@ func (k *Keys) Find(ctx context.Context, public string) (VAPIDKey, bool, error) 
 
 // Warm reads (or makes) the keyring now, as an instance starts.
 func (k *Keys) Warm(ctx context.Context) error {
-	_, err := k.ring(ctx)
+	_, err := k.keys(ctx)
 	return err
 }
 
-// readKeyring reads the keyring, or makes it in a transaction when there
-// is none (the first instance to need it).
+// readKeyring reads the keyring, or makes it when there is none (the
+// first instance to need it).
 func readKeyring(ctx context.Context, db *store.DB, now time.Time) ([]VAPIDKey, error) {
 	var ring keyring
-	ok, err := db.Get(ctx, keyringKey(db), &ring)
+	err := store.MakeOnce(ctx, db, keyringKey(db), &ring, func(r *keyring) bool { return len(r.Keys) == 0 },
+		func(r *keyring) error {
+			e, err := newKey(now)
+			r.Keys = []string{e}
+			return err
+		})
 	if err != nil {
 		return nil, err
-	}
-	if !ok || len(ring.Keys) == 0 {
-		// The service's own, made once, under no request's guard.
-		err = db.Update(store.Unguarded(ctx), func(tx *store.Tx) error {
-			ring = keyring{}
-			ok, err := tx.Get(keyringKey(db), &ring)
-			if err != nil || ok && len(ring.Keys) > 0 {
-				return err
-			}
-			e, err := newKey(now)
-			if err != nil {
-				return err
-			}
-			ring.Keys = []string{e}
-			return tx.Put(keyringKey(db), &ring)
-		})
-		if err != nil {
-			return nil, err
-		}
 	}
 	return ring.parse()
 }
