@@ -77,17 +77,22 @@ type Delivery struct {
 // Ring enqueues the deliveries of the notification of event, of type
 // typ, to every subscription of each recipient that wants the type (its
 // alerts name it, its policy is not none): ahead of the commit that makes
-// it, by Config.Delay, or at once. It reads each recipient's
-// subscriptions: one read for a recipient with none.
+// it, by Config.Delay, or at once. It reads the recipients'
+// subscriptions 30 recipients a query: one read for those with none.
 func (s *Service) Ring(ctx context.Context, event, typ string, recipients []string, ahead bool) error {
 	var delay time.Duration
 	if ahead {
 		delay = s.cfg.Delay
 	}
 	at := s.now().Unix()
-	for _, r := range recipients {
+	for start := 0; start < len(recipients); start += MaxRingQuery {
+		part := recipients[start:min(start+MaxRingQuery, len(recipients))]
+		in := make([]any, len(part))
+		for i, r := range part {
+			in[i] = r
+		}
 		var subs []subscription
-		keys, err := s.db.GetAll(ctx, s.db.Query(KindSubscription).FilterField("userId", "=", r).Limit(MaxPerUser+1), &subs)
+		keys, err := s.db.GetAll(ctx, s.db.Query(KindSubscription).FilterField("userId", "in", in).Limit(len(part)*MaxPerUser), &subs)
 		if err != nil {
 			return fmt.Errorf("push.Ring(%s): %w", event, err)
 		}
@@ -95,7 +100,7 @@ func (s *Service) Ring(ctx context.Context, event, typ string, recipients []stri
 			if !slices.Contains(sub.Alerts, typ) || sub.Policy == None {
 				continue
 			}
-			d := Delivery{Sub: keys[i].Name, User: r, Event: event, Type: typ, At: at}
+			d := Delivery{Sub: keys[i].Name, User: sub.UserID, Event: event, Type: typ, At: at}
 			if err := DeliverJob.Enqueue(ctx, s.q, d, delay); err != nil {
 				return fmt.Errorf("push.Ring(%s): %w", event, err)
 			}
@@ -103,6 +108,10 @@ func (s *Service) Ring(ctx context.Context, event, typ string, recipients []stri
 	}
 	return nil
 }
+
+// MaxRingQuery is how many recipients' subscriptions Ring reads in one
+// query (an IN filter: Datastore takes 30 values at most).
+const MaxRingQuery = 30
 
 // Outcomes of a delivery, for its log line.
 const (
