@@ -3,18 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdh"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"socialstream/internal/activities"
@@ -394,12 +388,14 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 // that delivers it to the push service (on loopback).
 func billPush(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 	author, post := w.authors[10], w.newest[10]
-	dev, err := newDevice()
+	key, err := s.push.keys.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
+	s.push.Expect(key.Public)
+	dev := s.push.Device()
 	sub := map[string]any{
-		"subscription": map[string]any{"endpoint": s.push.URL + "/device", "keys": map[string]string{"p256dh": dev.p256dh, "auth": dev.auth}},
+		"subscription": map[string]any{"endpoint": dev.Endpoint, "keys": map[string]string{"p256dh": dev.P256dh(), "auth": dev.Auth()}},
 		"data":         map[string]any{"alerts": map[string]bool{"favourite": true}},
 	}
 	if err := s.do(ctx, author, "POST", "/api/v1/push/subscription", sub, nil); err != nil {
@@ -409,42 +405,10 @@ func billPush(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("billing: a like pushed: %w", err)
 	}
-	if got := s.push.taken.Load(); got != 1 {
-		return nil, fmt.Errorf("billing: a like pushed: the push service took %d messages, not 1", got)
+	if got, errs := len(s.push.Messages(dev)), s.push.Errors(); got != 1 || len(errs) > 0 {
+		return nil, fmt.Errorf("billing: a like pushed: %d messages, %v", got, errs)
 	}
 	return []billRow{{Op: "like, pushed to 1 subscription", Bill: b}}, nil
-}
-
-// pushService is a push service on loopback that takes every message
-// (201) and counts them: what it is sent is not checked here (the API's
-// tests decrypt and verify it), only that the like was pushed.
-type pushService struct {
-	*httptest.Server
-	taken atomic.Int64
-}
-
-func newPushService() *pushService {
-	p := &pushService{}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.taken.Add(1)
-		w.WriteHeader(http.StatusCreated)
-	}))
-	return p
-}
-
-// device is a push subscription's keys, as a browser makes them.
-type device struct{ p256dh, auth string }
-
-func newDevice() (device, error) {
-	priv, err := ecdh.P256().GenerateKey(rand.Reader)
-	if err != nil {
-		return device{}, err
-	}
-	auth := make([]byte, 16)
-	if _, err := rand.Read(auth); err != nil {
-		return device{}, err
-	}
-	return device{p256dh: base64.RawURLEncoding.EncodeToString(priv.PublicKey().Bytes()), auth: base64.RawURLEncoding.EncodeToString(auth)}, nil
 }
 
 // billThread meters a reply to someone else (its fan-out reads the

@@ -22,6 +22,8 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/meter"
+	"socialstream/internal/push"
+	"socialstream/internal/push/receiver"
 	"socialstream/internal/store"
 )
 
@@ -110,8 +112,12 @@ type stack struct {
 	pending func() int              // tasks not yet done
 	hold    func() (release func()) // pauses every queue until release
 
-	// push is a push service on loopback, for the bill of a push.
-	push *pushService
+	// push is a push service on loopback, for the bill of a push, and
+	// keys the instance's VAPID keys, which it checks messages against.
+	push struct {
+		*receiver.Service
+		keys *push.Keys
+	}
 
 	db     *store.DB // the bench's
 	acc    *accounts.Service
@@ -148,7 +154,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	// measured. Tokens are cached as the service's default configures.
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, CopyLimit: 200, BackfillMax: 1000,
 		WebPushAllowLoopback: true}
-	s.push = newPushService()
+	s.push.Service = receiver.New()
 	s.closer = append(s.closer, s.push.Close)
 	st, err := localstack.Start(ctx, localstack.Options{
 		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
@@ -187,6 +193,6 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	if err != nil {
 		return nil, err
 	}
-	s.graph, s.act = svc.Graph, svc.Activities
+	s.graph, s.act, s.push.keys = svc.Graph, svc.Activities, svc.Push.Keys()
 	return s, nil
 }

@@ -18,7 +18,7 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/notifications"
 	"socialstream/internal/push"
-	"socialstream/internal/push/pushtest"
+	"socialstream/internal/push/receiver"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
@@ -54,7 +54,7 @@ func (e *env) mastoForm(method, path, token string, form url.Values) (int, map[s
 
 // pushed waits until d has received n messages, and returns their
 // payloads.
-func (e *env) pushed(ps *pushtest.Service, d *pushtest.Device, n int) []map[string]any {
+func (e *env) pushed(ps *receiver.Service, d *receiver.Device, n int) []map[string]any {
 	e.t.Helper()
 	e.eventually("push messages", func() bool { return len(ps.Messages(d)) >= n })
 	var out []map[string]any
@@ -71,9 +71,9 @@ func (e *env) pushed(ps *pushtest.Service, d *pushtest.Device, n int) []map[stri
 	return out
 }
 
-func newPushEnv(t *testing.T) (*env, *pushtest.Service, string) {
+func newPushEnv(t *testing.T) (*env, *receiver.Service, string) {
 	e := newEnvOn(t, testenv.DB(t), app.Config{WebPushAllowLoopback: true, GiveUpAfter: 3 * time.Second})
-	ps := pushtest.New()
+	ps := receiver.New()
 	t.Cleanup(ps.Close)
 	_, inst := e.mastoForm("GET", "/api/v2/instance", "", nil)
 	key, _ := inst["configuration"].(map[string]any)["vapid"].(map[string]any)["public_key"].(string)
@@ -377,13 +377,18 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	if n := len(ps.Messages(dev)); n != 2 {
 		t.Errorf("%d messages, want the 2 sent", n)
 	}
-	// Not made yet: wait; given up after GiveUpAfter.
-	d.Event = "mention-never"
+	// Not made yet: wait; given up after GiveUpAfter, or at once when
+	// its actor is hidden from the reader (it never will be made).
+	d.Event, d.Actor = "mention-never", bob.id
 	if _, err := e.svc.Push.Deliver(ctx, d); err == nil || !strings.Contains(err.Error(), "not committed yet") {
 		t.Errorf("a notification not made yet: %v", err)
 	}
+	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/mute", token, nil)
+	deliver(ctx, push.NotShown)
+	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unmute", token, nil)
 	d.At = time.Now().Add(-time.Minute).Unix()
 	deliver(ctx, push.NotShown)
+	d.Actor = ""
 
 	// 503 on the last attempt: the subscription goes.
 	ps.Answer(dev, http.StatusServiceUnavailable)
@@ -412,7 +417,7 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 func TestWebPushUnderTaskFaults(t *testing.T) {
 	e := newEnvFrom(t, localstack.Options{DB: testenv.DB(t), Config: app.Config{WebPushAllowLoopback: true, GiveUpAfter: 3 * time.Second},
 		TaskFaults: tasksemu.Faults{Seed: 7, Duplicate: 0.3, Delay: 0.3, MaxDelay: 2 * time.Second, Fail: 0.2, Timeout: 0.15}})
-	ps := pushtest.New()
+	ps := receiver.New()
 	t.Cleanup(ps.Close)
 	ctx := context.Background()
 	alice := e.register("alice")

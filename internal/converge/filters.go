@@ -50,6 +50,7 @@ func (r *runner) filter(ctx context.Context, a *actor) (bool, error) {
 	r.m.done(op, out != acked, time.Now())
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
+	r.m.everFiltered[u.id] = true
 	if now {
 		r.m.filters[u.id] = had
 	} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"socialstream/internal/ids"
+	"socialstream/internal/push/receiver"
 )
 
 // The model is what the checker knows from the acknowledged operations:
@@ -18,6 +19,11 @@ import (
 
 type user struct {
 	id, name, token string
+	// device is the push subscription its registration made (pushed:
+	// acknowledged) with its token then (pushToken), if any.
+	device    *receiver.Device
+	pushToken string
+	pushed    bool
 	// gone is set when the account's deletion is asked for: operations of
 	// others that name it may then be refused. deleted is set once it is
 	// acknowledged; the oracle then expects nothing of it anywhere.
@@ -103,8 +109,11 @@ type model struct {
 	// the pairs (either order) that ever had one, whose likes, comments,
 	// mentions and follows of each other may be refused.
 	blocks, everBlocked map[pair]bool
-	// mutes holds the (muter, muted) pairs that hold now.
-	mutes map[pair]bool
+	// mutes holds the (muter, muted) pairs that hold now; everMuted those
+	// that ever held or may have.
+	mutes, everMuted map[pair]bool
+	// everFiltered holds the people who ever had a keyword filter.
+	everFiltered map[string]bool
 	// locked holds the people whose accounts are locked; requested the
 	// pending follow requests (requester, target), each with the copyLimit
 	// it was asked with.
@@ -143,7 +152,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, everMuted: map[pair]bool{}, everFiltered: map[string]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		pins: map[string][]string{}, bookmarks: map[string][]string{}, profiles: map[string]profile{}, ops: map[string]int{}, failed: map[string]int{},
 	}
 }

@@ -63,6 +63,7 @@ func (r *runner) register(ctx context.Context, a *actor) error {
 	if u.id == "" || u.token == "" {
 		return fmt.Errorf("register %s: no id or token in %v", name, rep.body)
 	}
+	r.subscribe(ctx, u)
 	a.users = append(a.users, u)
 	r.m.mu.Lock()
 	r.m.users = append(r.m.users, u)
@@ -484,6 +485,9 @@ func (r *runner) mute(ctx context.Context, a *actor) (bool, error) {
 	r.m.done(op, out != acked, time.Now())
 	r.m.mu.Lock()
 	r.m.mutes[pair{u.id, b.id}] = now
+	if now || op == "mute" {
+		r.m.everMuted[pair{u.id, b.id}] = true // a mute refused may have held for a moment
+	}
 	r.m.mu.Unlock()
 	return true, nil
 }

@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"socialstream/internal/push/receiver"
 	"socialstream/internal/store"
 )
 
@@ -174,7 +175,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for i := range clients {
 		clients[i] = &actor{n: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 	}
-	r.db = st.db
+	r.db, r.push = st.db, st.push
+	if err := r.expectPushKey(ctx); err != nil {
+		return nil, err
+	}
 	if err := r.startStaff(ctx, st.db); err != nil {
 		return nil, err
 	}
@@ -295,6 +299,8 @@ type runner struct {
 	stop time.Time
 	// objects lists the pictures' bucket.
 	objects func() ([]string, error)
+	// push is the push service of every user's device.
+	push *receiver.Service
 }
 
 // Kinds are the operations of the mix, as reports name them.

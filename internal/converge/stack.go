@@ -13,6 +13,7 @@ import (
 	"socialstream/internal/dsfaults"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
+	"socialstream/internal/push/receiver"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )
@@ -37,14 +38,17 @@ type stack struct {
 	dsFaults *dsfaults.Injector
 	db       *store.DB // through the faults
 	objects  func() ([]string, error)
-	close    func()
+	// push is the push service every user's device subscribes at.
+	push  *receiver.Service
+	close func()
 }
 
 // startStack starts the stack cfg describes. index.yaml and queue.yaml are
 // read from cfg.Dir.
 func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, error) {
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second,
-		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter}
+		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
+		WebPushAllowLoopback: true}
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	st, err := localstack.Start(ctx, localstack.Options{
@@ -86,6 +90,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		st.Close()
 		return nil, err
 	}
-	return &stack{url: st.URL, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects,
-		close: func() { other.Close(); st.Close() }}, nil
+	ps := receiver.New()
+	return &stack{url: st.URL, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps,
+		close: func() { ps.Close(); other.Close(); st.Close() }}, nil
 }

@@ -214,9 +214,9 @@ type Config struct {
 // push, SetPusher).
 type Pusher interface {
 	// Ring enqueues the deliveries of the notification of event, of type
-	// typ, to the devices of each recipient that want it: ahead of the
-	// commit that makes it (ahead), or once it is made.
-	Ring(ctx context.Context, event, typ string, recipients []string, ahead bool) error
+	// typ, by actor, to the devices of each recipient that want it: ahead
+	// of the commit that makes it (ahead), or once it is made.
+	Ring(ctx context.Context, event, typ, actor string, recipients []string, ahead bool) error
 }
 
 // Service makes and lists notifications.
@@ -290,7 +290,7 @@ func (s *Service) Expect(ctx context.Context, e Event) error {
 		}
 	}
 	if s.push != nil && e.Type != prune && e.Type != sweep {
-		if err := s.push.Ring(ctx, e.ID, e.Type, e.recipients(), true); err != nil {
+		if err := s.push.Ring(ctx, e.ID, e.Type, e.ActorID, e.recipients(), true); err != nil {
 			return fmt.Errorf("notifications.Expect(%s): %w", e.ID, err)
 		}
 	}
@@ -503,7 +503,7 @@ func (s *Service) Run(ctx context.Context, e Event) (int, error) {
 		return made, err
 	}
 	if s.push != nil && len(present) > 0 {
-		if err := s.push.Ring(ctx, e.ID, e.Type, present, false); err != nil {
+		if err := s.push.Ring(ctx, e.ID, e.Type, e.ActorID, present, false); err != nil {
 			return made, fmt.Errorf("notifications.Run(%s): %w", e.ID, err)
 		}
 	}

@@ -175,6 +175,18 @@ func (s *Service) Told(ctx context.Context, user, event string) (View, Presence,
 	return s.read(ctx, user, Key(s.db, user, event))
 }
 
+// Hides reports whether user's notifications of actor are kept from them
+// now, as List decides it: a block either way, a mute, the actor gone or
+// suspended. For what waits for a notification that may never be made:
+// one of someone hidden is not.
+func (s *Service) Hides(ctx context.Context, user, actor string) (bool, error) {
+	if actor == "" {
+		return false, nil
+	}
+	_, hidden, _, err := s.actors(ctx, user, []Notification{{ActorID: actor}})
+	return hidden[actor], err
+}
+
 func (s *Service) read(ctx context.Context, user string, key *datastore.Key) (View, Presence, error) {
 	var n Notification
 	if ok, err := s.db.Get(ctx, key, &n); err != nil {

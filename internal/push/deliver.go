@@ -30,6 +30,7 @@ const TTL = 48 * time.Hour
 // notifications' Service).
 type Notices interface {
 	Told(ctx context.Context, user, event string) (notifications.View, notifications.Presence, error)
+	Hides(ctx context.Context, user, actor string) (bool, error)
 }
 
 // Activities is what a delivery reads of the activity a notification is
@@ -69,6 +70,7 @@ type Delivery struct {
 	User  string `json:"user"`
 	Event string `json:"event"`
 	Type  string `json:"type"`
+	Actor string `json:"actor,omitempty"`
 	// At is when it was enqueued (Unix seconds): how long it waits for
 	// its notification is counted from then.
 	At int64 `json:"at"`
@@ -79,7 +81,7 @@ type Delivery struct {
 // alerts name it, its policy is not none): ahead of the commit that makes
 // it, by Config.Delay, or at once. It reads the recipients'
 // subscriptions 30 recipients a query: one read for those with none.
-func (s *Service) Ring(ctx context.Context, event, typ string, recipients []string, ahead bool) error {
+func (s *Service) Ring(ctx context.Context, event, typ, actor string, recipients []string, ahead bool) error {
 	var delay time.Duration
 	if ahead {
 		delay = s.cfg.Delay
@@ -100,7 +102,7 @@ func (s *Service) Ring(ctx context.Context, event, typ string, recipients []stri
 			if !slices.Contains(sub.Alerts, typ) || sub.Policy == None {
 				continue
 			}
-			d := Delivery{Sub: keys[i].Name, User: sub.UserID, Event: event, Type: typ, At: at}
+			d := Delivery{Sub: keys[i].Name, User: sub.UserID, Event: event, Type: typ, Actor: actor, At: at}
 			if err := DeliverJob.Enqueue(ctx, s.q, d, delay); err != nil {
 				return fmt.Errorf("push.Ring(%s): %w", event, err)
 			}
@@ -192,6 +194,12 @@ func (s *Service) notice(ctx context.Context, d Delivery, sub *subscription) (No
 	case err != nil:
 		return Notice{}, "", err
 	case p == notifications.Absent && s.now().Sub(time.Unix(d.At, 0)) < s.cfg.GiveUpAfter:
+		// Not made yet, or never to be: one of someone the reader does
+		// not hear from (an operation refused for a block, a mention by
+		// someone muted) is not waited for.
+		if hidden, err := s.cfg.Notices.Hides(ctx, d.User, d.Actor); err != nil || hidden {
+			return Notice{}, NotShown, err
+		}
 		return Notice{}, Waiting, queue.NotYet("the notification of this push")
 	case p != notifications.Shown:
 		return Notice{}, NotShown, nil

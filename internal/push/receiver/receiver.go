@@ -1,12 +1,13 @@
-// Package pushtest is a push service and its devices, for tests: a
-// server on loopback that takes Web Push messages as a push service does
-// and checks each as a device's browser would, written from the RFCs
+// Package receiver is a push service and its devices, for the tests, the
+// bill and the convergence checker: a server on loopback that takes Web
+// Push messages as a push service does and checks each as a device's
+// browser would, written from the RFCs
 // alone and sharing nothing with the sending side: the VAPID JWT (RFC
 // 8292: ES256, signed by the key the Authorization header names, which
 // must be the instance's; aud the endpoint's origin; exp within a day)
 // and the message's encryption (RFC 8291: aes128gcm, decrypted with the
 // device's private key and auth secret).
-package pushtest
+package receiver
 
 import (
 	"crypto/aes"
