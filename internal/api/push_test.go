@@ -209,6 +209,20 @@ func TestWebPush(t *testing.T) {
 	if s, err := ac.GetPushSubscription(ctx); err != nil || !bool(*s.Alerts.Mention) || bool(*s.Alerts.Favourite) {
 		t.Errorf("after refused changes: %+v, %v", s, err)
 	}
+
+	// A locked account's follow request.
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}, "data[alerts][follow_request]": {"true"}})
+	if st, got := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", token, url.Values{"locked": {"true"}}); st != 200 || got["locked"] != true {
+		t.Fatalf("lock: %d %v", st, got)
+	}
+	dc := e.mastoClient(e.register("dave"), "read write follow")
+	if _, err := dc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+		t.Fatal(err)
+	}
+	got = e.pushed(ps, dev, 8)
+	if m := got[7]; m["notification_type"] != "follow_request" || m["title"] != "New follow request from dave" {
+		t.Errorf("a follow request: %v", m)
+	}
 }
 
 func TestWebPushSubscriptions(t *testing.T) {
@@ -370,12 +384,30 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	deliver(ctx, push.NotShown)
 	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unblock", token, nil)
 	deliver(ctx, push.Sent)
+	// The policy, as it is when the job runs: bob and alice follow
+	// neither the other, then each.
+	for _, policy := range []string{"none", "follower", "followed"} {
+		e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {policy}})
+		deliver(ctx, push.NotWanted)
+	}
+	if _, err := bc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+		t.Fatal(err)
+	}
+	deliver(ctx, push.NotWanted) // followed: alice does not follow bob
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"follower"}})
+	deliver(ctx, push.Sent)
+	if _, err := ac.AccountFollow(ctx, mastodon.ID(bob.id)); err != nil {
+		t.Fatal(err)
+	}
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"followed"}})
+	deliver(ctx, push.Sent)
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}})
 	if err := e.svc.Notifications.Dismiss(ctx, alice.id, list[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	deliver(ctx, push.NotShown)
-	if n := len(ps.Messages(dev)); n != 2 {
-		t.Errorf("%d messages, want the 2 sent", n)
+	if n := len(ps.Messages(dev)); n != 4 {
+		t.Errorf("%d messages, want the 4 sent", n)
 	}
 	// Not made yet: wait; given up after GiveUpAfter, or at once when
 	// its actor is hidden from the reader (it never will be made).
@@ -397,7 +429,7 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice two"}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("a 503", func() bool { return len(ps.Messages(dev)) >= 3 })
+	e.eventually("a 503", func() bool { return len(ps.Messages(dev)) >= 5 })
 	list, _, _, _ = e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: store.PageRequest{Count: 20}})
 	d.Event = strings.TrimPrefix(list[0].ID, alice.id+"_")
 	if _, err := e.svc.Push.Deliver(queue.WithAttempt(ctx, queue.Push, queue.RetryLimits[queue.Push]-1), d); err == nil {
