@@ -60,9 +60,16 @@ type Notice struct {
 // when the face has no name for its type (it is not pushed).
 type Render func(Notice) ([]byte, bool)
 
-// DeliverJob is a delivery of one notification to one subscription.
+// DeliverJob is a delivery of one notification to one subscription (and
+// each of its waits, named apart).
 var DeliverJob = queue.Job[Delivery]{Name: "push", Queue: queue.Push,
-	TaskName: func(d Delivery) string { return "push-" + d.Sub[:min(32, len(d.Sub))] + "-" + d.Event }}
+	TaskName: func(d Delivery) string {
+		name := "push-" + d.Sub[:min(32, len(d.Sub))] + "-" + d.Event
+		if d.Wait > 0 {
+			name += "-w" + strconv.Itoa(d.Wait)
+		}
+		return name
+	}}
 
 // Delivery is the body of a delivery job.
 type Delivery struct {
@@ -74,7 +81,16 @@ type Delivery struct {
 	// At is when it was enqueued (Unix seconds): how long it waits for
 	// its notification is counted from then.
 	At int64 `json:"at"`
+	// Wait counts the times it found its notification not made yet: each
+	// is a task of its own (waitFor), so that waiting for a late commit
+	// spends none of the attempts the queue allows for a push service
+	// that fails.
+	Wait int `json:"wait,omitempty"`
 }
+
+// waitFor is how long a delivery waits for its notification after its
+// wait-th look: doubling from a second, 30 seconds at most.
+func waitFor(wait int) time.Duration { return min(time.Second<<min(wait, 5), 30*time.Second) }
 
 // Ring enqueues the deliveries of the notification of event, of type
 // typ, to every subscription of each recipient that wants the type (its
@@ -126,7 +142,7 @@ const (
 	Unnamed    = "unnamed"     // the face has no name for its type
 	Refused    = "refused"     // the push service refused it for good (a 4xx but 404, 410, 429)
 	Abandoned  = "abandoned"   // the push service kept failing past the retry limit: the subscription went
-	Waiting    = "not yet"     // its notification is not committed yet
+	Waiting    = "waiting"     // its notification is not committed yet: a later task looks again
 	NoReceiver = "no receiver" // its reader's account is gone or suspended
 )
 
@@ -165,6 +181,11 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 		return Dropped, s.drop(ctx, d.Sub) // made with a key rotated out
 	}
 	n, outcome, err := s.notice(ctx, d, &sub)
+	if err == nil && outcome == Waiting {
+		next := d
+		next.Wait++
+		err = DeliverJob.Enqueue(ctx, s.q, next, waitFor(d.Wait))
+	}
 	if err != nil || outcome != "" {
 		return outcome, err
 	}
@@ -200,7 +221,7 @@ func (s *Service) notice(ctx context.Context, d Delivery, sub *subscription) (No
 		if hidden, err := s.cfg.Notices.Hides(ctx, d.User, d.Actor); err != nil || hidden {
 			return Notice{}, NotShown, err
 		}
-		return Notice{}, Waiting, queue.NotYet("the notification of this push")
+		return Notice{}, Waiting, nil
 	case p != notifications.Shown:
 		return Notice{}, NotShown, nil
 	}
