@@ -56,8 +56,9 @@ func (r *runner) subscribe(ctx context.Context, u *user) {
 // notification of a reader whose subscription still stands, shown in
 // their list, reached their device, unless its actor was ever hidden from
 // them (blocked, muted), or either was limited or suspended, or the
-// reader ever filtered words: those a delivery may rightly have left out
-// when it ran.
+// reader ever filtered words, or it is about another's post that is
+// neither public nor unlisted (seen through a follow that may have come
+// later): those a delivery may rightly have left out when it ran.
 func (o *oracle) checkPush(ctx context.Context, rep *Report) error {
 	m := o.m
 	for _, err := range o.r.push.Errors() {
@@ -99,6 +100,12 @@ func (o *oracle) checkPush(ctx context.Context, rep *Report) error {
 			a := str(acc, "id")
 			if m.everBlocked[pair{u.id, a}] || m.everBlocked[pair{a, u.id}] || m.everMuted[pair{u.id, a}] || len(m.standings[a]) > 0 {
 				continue
+			}
+			if st, _ := n["status"].(map[string]any); st != nil {
+				by, _ := st["account"].(map[string]any)
+				if v := str(st, "visibility"); str(by, "id") != u.id && v != "public" && v != "unlisted" {
+					continue // another's post the reader may not have seen when it ran (before a follow)
+				}
 			}
 			if _, ok := got[str(n, "id")]; !ok {
 				o.violate("push: %s's %s notification %s from %s never reached their device", u.name, str(n, "type"), str(n, "id"), a)
