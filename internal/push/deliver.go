@@ -190,7 +190,7 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 		return outcome, err
 	}
 	if n.Token, err = key.open(sub.Token); err != nil {
-		return "", err
+		return Dropped, s.drop(ctx, d.Sub) // a seal no key opens: never deliverable
 	}
 	var payload []byte
 	if s.cfg.Render != nil {
