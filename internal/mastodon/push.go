@@ -56,7 +56,7 @@ func alertsOf(p mparams, base []string) ([]string, bool, error) {
 		on[t] = true
 	}
 	sent := false
-	for k := range p {
+	for _, k := range slices.Sorted(maps.Keys(p)) { // in order: one refusal, the same every time
 		name, ok := strings.CutPrefix(k, "data[alerts][")
 		if !ok {
 			continue
