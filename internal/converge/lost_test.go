@@ -68,9 +68,11 @@ func TestLostLimitIsReadFromTheAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.close()
-	plain := &client{base: st.url, http: &http.Client{Timeout: time.Minute}}
-	r := &runner{cfg: cfg, m: newModel(), db: st.db, objects: st.objects, c: plain,
-		other: &client{base: st.other, http: &http.Client{Timeout: time.Minute}}}
+	r, err := newRunner(ctx, cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	if err := r.startStaff(ctx, st.db); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestLostLimitIsReadFromTheAccount(t *testing.T) {
 	target := a.users[0]
 	// Someone the model does not know, whom the moderator limits and
 	// lifts 60 times each.
-	rep, err := plain.call(ctx, http.MethodPost, "/auth/register", "", map[string]string{"username": "bystander", "password": password})
+	rep, err := r.c.call(ctx, http.MethodPost, "/auth/register", "", map[string]string{"username": "bystander", "password": password})
 	if err != nil || rep.status != http.StatusCreated && rep.status != http.StatusOK {
 		t.Fatalf("registering the bystander: %v %v", rep, err)
 	}
@@ -89,7 +91,7 @@ func TestLostLimitIsReadFromTheAccount(t *testing.T) {
 	noise := func() {
 		for i := range 120 {
 			op := []string{moderation.Limit, moderation.Unlimit}[i%2]
-			rep, err := plain.call(ctx, http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
+			rep, err := r.c.call(ctx, http.MethodPost, "/social/rest/moderation/actions", r.staff.token,
 				map[string]any{"action": op, "accountId": bystander, "reason": "noise"})
 			if err != nil || rep.status/100 != 2 {
 				t.Errorf("%s of the bystander: %v %v", op, rep, err)

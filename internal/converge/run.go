@@ -166,18 +166,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer st.close()
-	r := &runner{
-		cfg: cfg, m: newModel(), objects: st.objects,
-		c:     &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
-		other: &client{base: st.other, http: &http.Client{Timeout: 2 * time.Minute}},
+	r, err := newRunner(ctx, cfg, st)
+	if err != nil {
+		return nil, err
 	}
 	clients := make([]*actor, cfg.Clients)
 	for i := range clients {
 		clients[i] = &actor{n: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
-	}
-	r.db, r.push = st.db, st.push
-	if err := r.expectPushKey(ctx); err != nil {
-		return nil, err
 	}
 	if err := r.startStaff(ctx, st.db); err != nil {
 		return nil, err
@@ -208,6 +203,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.DatastoreFaults = st.dsFaults.Counts()
 	rep.Violations = r.m.violations
 	return rep, nil
+}
+
+// newRunner returns the runner of a run on st, its push service set to
+// check messages against the instance's key.
+func newRunner(ctx context.Context, cfg Config, st *stack) (*runner, error) {
+	r := &runner{
+		cfg: cfg, m: newModel(), objects: st.objects, db: st.db, push: st.push,
+		c:     &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
+		other: &client{base: st.other, http: &http.Client{Timeout: 2 * time.Minute}},
+	}
+	return r, r.expectPushKey(ctx)
 }
 
 // mix runs the clients' operations until Config.Duration is over (or
