@@ -443,6 +443,26 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	if _, err := e.svc.Push.Get(ctx, alice.id, d.Sub); err != push.ErrNoSubscription {
 		t.Errorf("after the last attempt: %v, want the subscription gone", err)
 	}
+
+	// A deleted account: its subscription, made again, stops at once
+	// (its tokens end with it), and the erasure deletes it.
+	ps.Answer(dev, 0)
+	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
+		"subscription[keys][p256dh]": {dev.P256dh()}, "subscription[keys][auth]": {dev.Auth()}, "data[alerts][mention]": {"true"}}); st != 200 {
+		t.Fatal(st)
+	}
+	deliver(ctx, push.Sent)
+	sent := len(ps.Messages(dev))
+	if r := e.do("DELETE", "/auth/account", token, map[string]string{"password": "password-alice"}); r.status != http.StatusAccepted {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	if got, err := e.svc.Push.Deliver(ctx, d); err != nil || got != push.Dropped && got != push.Gone {
+		t.Errorf("Deliver to a deleted account: %q, %v", got, err)
+	}
+	e.settle()
+	if _, err := e.svc.Push.Get(ctx, alice.id, d.Sub); err != push.ErrNoSubscription || len(ps.Messages(dev)) != sent {
+		t.Errorf("after the account's deletion: %v, %d messages (%d before)", err, len(ps.Messages(dev)), sent)
+	}
 }
 
 // Under the faults Cloud Tasks may have (deliveries twice, late, out of
