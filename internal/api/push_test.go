@@ -223,6 +223,15 @@ func TestWebPush(t *testing.T) {
 	if m := got[7]; m["notification_type"] != "follow_request" || m["title"] != "New follow request from dave" {
 		t.Errorf("a follow request: %v", m)
 	}
+	// A reply (its own notification, made in the reply's commit) is a
+	// mention on Mastodon.
+	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "a reply to alice", InReplyToID: post.ID}); err != nil {
+		t.Fatal(err)
+	}
+	got = e.pushed(ps, dev, 9)
+	if m := got[8]; m["notification_type"] != "mention" || m["body"] != "a reply to alice" || m["title"] != "You were mentioned by bob" {
+		t.Errorf("a reply: %v", m)
+	}
 }
 
 func TestWebPushSubscriptions(t *testing.T) {
