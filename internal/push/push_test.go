@@ -137,3 +137,63 @@ func TestSubscriptionsPerPerson(t *testing.T) {
 		t.Errorf("the logged out token's subscription: %v, want gone", err)
 	}
 }
+
+// A ring reads its recipients' subscriptions 30 a query, and enqueues a
+// delivery for each that wants the type, none for one that does not or
+// whose policy is none.
+func TestRingManyRecipients(t *testing.T) {
+	db, gen := testenv.DB(t), ids.New()
+	acc, err := accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := testenv.StartTasks(t)
+	tasks.Server.Hold() // kept, not dispatched: there is no app
+	s, err := New(db, gen, acc, tasks.Queue, NewKeys(db), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var recipients []string
+	subscribed := map[int]Settings{
+		0:  {Alerts: []string{"mention"}},
+		31: {Alerts: []string{"mention", "like"}},
+		34: {Alerts: []string{"like"}},                  // not of the type
+		20: {Alerts: []string{"mention"}, Policy: None}, // none
+	}
+	want := map[string]bool{}
+	for i := range 35 {
+		name := fmt.Sprintf("ring%02d", i)
+		p, token, err := acc.Register(ctx, name, "password-"+name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		recipients = append(recipients, p.ID)
+		if set, ok := subscribed[i]; ok {
+			set.Endpoint, set.P256dh, set.Auth = fmt.Sprintf("https://push.example.com/%d", i), pushKey, auth16
+			if _, err := s.Subscribe(ctx, p.ID, token, set); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 || i == 31 {
+				want[DeliverJob.TaskName(Delivery{Sub: accounts.TokenID(token), Event: "mention-1"})] = true
+			}
+		}
+	}
+	if err := s.Ring(ctx, "mention-1", "mention", "someone", recipients, false); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, line := range tasks.Server.Describe() {
+		name, _, _ := strings.Cut(line, " to ")
+		name = name[strings.LastIndex(name, "/")+1:]
+		got[name[9:]] = true // behind the hashed prefix (queue.TaskID)
+	}
+	if len(got) != len(want) {
+		t.Errorf("deliveries %v, want %v", got, want)
+	}
+	for name := range want {
+		if !got[name] {
+			t.Errorf("no delivery %s among %v", name, got)
+		}
+	}
+}

@@ -183,6 +183,7 @@ func (r *recorder) checkIndexes(ctx context.Context, index, host string, log io.
 	for _, shape := range r.Shapes() {
 		q := proto.Clone(reqs[shape]).(*pb.RunQueryRequest)
 		q.ReadOptions = nil // no transaction of the other emulator's
+		oneValue(q.GetQuery().GetFilter())
 		qq := q.GetQuery()
 		qq.StartCursor, qq.EndCursor, qq.Offset, qq.Limit = nil, nil, 0, nil
 		_, err := client.RunQuery(ctx, q)
@@ -195,6 +196,25 @@ func (r *recorder) checkIndexes(ctx context.Context, index, host string, log io.
 		}
 	}
 	return missing, nil
+}
+
+// oneValue cuts the values of every IN and NOT_IN filter under f to
+// their first: the legacy emulator takes no more than one, and what
+// index a query needs does not depend on how many values it names.
+func oneValue(f *pb.Filter) {
+	if c := f.GetCompositeFilter(); c != nil {
+		for _, sub := range c.GetFilters() {
+			oneValue(sub)
+		}
+		return
+	}
+	pf := f.GetPropertyFilter()
+	switch pf.GetOp() {
+	case pb.PropertyFilter_IN, pb.PropertyFilter_NOT_IN:
+		if vs := pf.GetValue().GetArrayValue().GetValues(); len(vs) > 1 {
+			pf.Value = &pb.Value{ValueType: &pb.Value_ArrayValue{ArrayValue: &pb.ArrayValue{Values: vs[:1]}}}
+		}
+	}
 }
 
 // frame is one gRPC message, passed through unread.
