@@ -8,11 +8,13 @@ import (
 	"image/png"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -547,6 +549,56 @@ func TestLockedAccountOnThePage(t *testing.T) {
 	lou.checkConsole()
 }
 
+// A fresh load of a feed that the server read before the reader posted,
+// and that answers after the post was on the page, keeps the post there:
+// the answer only could not know of it. (It once emptied the page, as
+// the moderation test sometimes found, posting right after signing up.)
+func TestPostOutlivesALoadUnderWay(t *testing.T) {
+	t.Parallel() // a stack, a namespace and a browser of its own
+	held, release := make(chan struct{}), make(chan struct{})
+	var arm atomic.Bool
+	url := startStackWrapped(t, testenv.DB(t), nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/activities/@me/@friends") || !arm.CompareAndSwap(true, false) {
+				h.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r) // read now, before the post
+			close(held)
+			<-release
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+		})
+	})
+	amy := newTab(t, startBrowser(t), "amy", screenshotDir(t))
+	amy.signUp(url)
+	idle := `document.getElementById('main').getAttribute('aria-busy') === 'false'`
+	amy.waitFor(idle, "home loaded", nil)
+	arm.Store(true)
+	amy.clickButton("Refresh")
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the refresh never reached the server")
+	}
+	const post = "Posted while a load was under way"
+	amy.do(chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), post),
+		chromedp.Click(chromedp.CSS(`form.composer button[type=submit]`)))
+	shown := `[...document.querySelectorAll('.stream .activity .title')].some(e => e.textContent === ` + jsString(post) + `)`
+	amy.waitFor(shown, "the post on the page", nil)
+	close(release)
+	amy.waitFor(idle, "the refresh answered", nil)
+	if !amy.eval(shown) || amy.eval(`!document.querySelector('section.feed p.empty').hidden`) {
+		amy.shot("failed")
+		t.Fatal("the refresh read before the post took it off the page")
+	}
+	amy.checkConsole()
+}
+
 // On the page: a person reports a post from its card; an admin (named as
 // the operator's command does) finds it in the Moderation queue with what
 // it said and removes it with a reason; its author is told, reads why, and
@@ -653,6 +705,13 @@ func startStackOn(t *testing.T, db *store.DB) string {
 // origins listed (CORS).
 func startStackWith(t *testing.T, db *store.DB, origins []string) string {
 	t.Helper()
+	return startStackWrapped(t, db, origins, func(h http.Handler) http.Handler { return h })
+}
+
+// startStackWrapped is startStackWith with the API's handler wrapped by
+// wrap, inside the wrapper that answers slowPath late.
+func startStackWrapped(t *testing.T, db *store.DB, origins []string, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
 	root, err := testenv.RepoFile("")
 	if err != nil {
 		t.Fatal(err)
@@ -662,6 +721,7 @@ func startStackWith(t *testing.T, db *store.DB, origins []string) string {
 		Dir:    root, DB: db, Project: testenv.Project, Location: "test", DispatchDeadline: time.Minute,
 		Logger: logging.New(os.Stderr, slog.LevelWarn, testenv.Project),
 		Wrap: func(h http.Handler) http.Handler {
+			h = wrap(h)
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == slowPath {
 					time.Sleep(time.Second)

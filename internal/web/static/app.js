@@ -543,15 +543,28 @@ function stream(path, label, isCurrent, emptyText, marker, still) {
   // The id of the newest activity shown: the first of a fresh load, or one
   // just posted. Ids are opaque strings; a feed's order is the server's.
   let newest = '';
+  // What the reader posted since the last fresh load began, oldest first:
+  // a load under way when they posted was read before it, and must not
+  // take it off the page.
+  let posted = [];
   async function load(reset) {
+    if (reset) posted = [];
     const res = await api('GET', withQuery(rest(path), { count: PAGE, cursor: reset ? '' : cursor }));
     if (!isCurrent()) return;
     if (reset) {
       put(list);
       fresh.hidden = true;
     }
-    for (const a of res.list || []) list.append(h('li', {}, activity(a)));
-    if (reset) newest = res.list && res.list.length ? res.list[0].id : '';
+    const loaded = res.list || [];
+    for (const a of loaded) list.append(h('li', {}, activity(a)));
+    if (reset) {
+      newest = loaded.length ? loaded[0].id : '';
+      const shown = new Set(loaded.map((a) => a.id));
+      for (const a of posted.filter((p) => !shown.has(p.id))) {
+        list.prepend(h('li', {}, activity(a)));
+        newest = a.id;
+      }
+    }
     cursor = res.nextCursor || '';
     more.hidden = !cursor;
     empty.hidden = list.children.length > 0;
@@ -583,6 +596,7 @@ function stream(path, label, isCurrent, emptyText, marker, still) {
     list.prepend(h('li', {}, activity(a)));
     empty.hidden = true;
     newest = a.id;
+    posted.push(a);
   };
   return section;
 }
