@@ -41,35 +41,39 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 	case len(args) == 3 && args[0] == "role":
 		return setRole(ctx, args[1], args[2], getenv, out)
 	case len(args) == 1 && args[0] == "rotate-link-key":
-		db, closeDB, err := open(ctx, getenv)
-		if err != nil {
-			return err
-		}
-		defer closeDB()
-		rot, err := media.RotateKeyring(ctx, db, time.Now())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "a new key signs the links to pictures from %s; the old keys check them until they end.\n"+
-			"dropped %d keys whose links have all ended; %d in the ring. Run it again after %s to drop the one it replaced.\n",
-			rot.Starts.UTC().Format(time.RFC3339), rot.Dropped, rot.Kept, rot.Starts.Add(media.KeyRefresh+media.LinkLife+media.LinkStep).UTC().Format(time.RFC3339))
-		return nil
+		return withDB(ctx, getenv, func(db *store.DB) error {
+			rot, err := media.RotateKeyring(ctx, db, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "a new key signs the links to pictures from %s; the old keys check them until they end.\n"+
+				"dropped %d keys whose links have all ended; %d in the ring. Run it again after %s to drop the one it replaced.\n",
+				rot.Starts.UTC().Format(time.RFC3339), rot.Dropped, rot.Kept, rot.Starts.Add(media.KeyRefresh+media.LinkLife+media.LinkStep).UTC().Format(time.RFC3339))
+			return nil
+		})
 	case len(args) == 1 && args[0] == "rotate-push-key":
-		db, closeDB, err := open(ctx, getenv)
-		if err != nil {
-			return err
-		}
-		defer closeDB()
-		rot, err := push.RotateKeys(ctx, db, time.Now())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "a new VAPID key %s: new subscriptions are made with it within %s, and apps that see it subscribe again.\n"+
-			"dropped %d older keys no subscription names; %d in the ring. Run it again later to drop the ones apps have left.\n",
-			rot.Public, push.KeyRefresh, rot.Dropped, rot.Kept)
-		return nil
+		return withDB(ctx, getenv, func(db *store.DB) error {
+			rot, err := push.RotateKeys(ctx, db, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "a new VAPID key %s: new subscriptions are made with it within %s; those made before keep theirs.\n"+
+				"dropped %d older keys no subscription names; %d in the ring. Run it again later to drop the ones apps have left.\n",
+				rot.Public, push.KeyRefresh, rot.Dropped, rot.Kept)
+			return nil
+		})
 	}
 	return errors.New(usage)
+}
+
+// withDB runs f on the Datastore the environment names.
+func withDB(ctx context.Context, getenv func(string) string, f func(*store.DB) error) error {
+	db, closeDB, err := open(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	return f(db)
 }
 
 // open opens the Datastore the environment names.
