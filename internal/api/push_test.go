@@ -481,7 +481,13 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 // topic), which RFC 8030 lets a push service deliver again.
 func TestWebPushUnderTaskFaults(t *testing.T) {
 	e := newEnvFrom(t, localstack.Options{DB: testenv.DB(t), Config: app.Config{WebPushAllowLoopback: true, GiveUpAfter: 3 * time.Second},
-		TaskFaults: tasksemu.Faults{Seed: 7, Duplicate: 0.3, Delay: 0.3, MaxDelay: 2 * time.Second, Fail: 0.2, Timeout: 0.15}})
+		TaskFaults: tasksemu.Faults{Seed: 7, Duplicate: 0.3, Delay: 0.3, MaxDelay: 2 * time.Second, Fail: 0.2, Timeout: 0.15},
+		// queue.yaml's retries at a second's backoff at most: the faults
+		// are what is tested, and the queues empty within the wait.
+		Queue: func(q *tasksemu.QueueConfig) {
+			q.Retry.MaxBackoff = min(q.Retry.MaxBackoff, time.Second)
+			q.Retry.MinBackoff = min(q.Retry.MinBackoff, q.Retry.MaxBackoff)
+		}})
 	ps := receiver.New()
 	t.Cleanup(ps.Close)
 	ctx := context.Background()
