@@ -71,8 +71,18 @@ func (e *env) pushed(ps *receiver.Service, d *receiver.Device, n int) []map[stri
 	return out
 }
 
+// fastRetries keeps queue.yaml's retries at a second's backoff at most:
+// what a push test shows is what is retried, and its queues empty within
+// its waits (a delivery that failed three times waits 35 s at the
+// queue's own backoff).
+func fastRetries(q *tasksemu.QueueConfig) {
+	q.Retry.MaxBackoff = min(q.Retry.MaxBackoff, time.Second)
+	q.Retry.MinBackoff = min(q.Retry.MinBackoff, q.Retry.MaxBackoff)
+}
+
 func newPushEnv(t *testing.T) (*env, *receiver.Service, string) {
-	e := newEnvOn(t, testenv.DB(t), app.Config{WebPushAllowLoopback: true, GiveUpAfter: 3 * time.Second})
+	e := newEnvFrom(t, localstack.Options{DB: testenv.DB(t), Config: app.Config{WebPushAllowLoopback: true, GiveUpAfter: 10 * time.Second},
+		Queue: fastRetries})
 	ps := receiver.New()
 	t.Cleanup(ps.Close)
 	_, inst := e.mastoForm("GET", "/api/v2/instance", "", nil)
@@ -423,34 +433,40 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	// Its waiting is a task of its own, so that a commit later than the
 	// queue's attempts allow (at the shortest backoff) is still pushed:
 	// the convergence checker lost one so.
-	d.Event, d.Actor = "mention-never", bob.id
+	d.Event, d.Actor, d.At = "mention-never", bob.id, time.Now().Unix()
 	deliver(queue.WithAttempt(ctx, queue.Push, queue.RetryLimits[queue.Push]), push.Waiting)
 	if tasks := strings.Join(e.tasks.Server.Describe(), "\n"); !strings.Contains(tasks, "-mention-never-w1 to /_tasks/push") {
 		t.Errorf("no task waits on: %s", tasks)
 	}
 	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/mute", token, nil)
+	d.At = time.Now().Unix() // within GiveUpAfter: it is the mute that stops it
 	deliver(ctx, push.NotShown)
 	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unmute", token, nil)
 	d.At = time.Now().Add(-time.Minute).Unix()
 	deliver(ctx, push.NotShown)
 	d.Actor = ""
 
-	// 503 on the last attempt: the subscription goes.
-	ps.Answer(dev, http.StatusServiceUnavailable)
-	d.Event, d.At = event, time.Now().Unix()
-	e.svc.Notifications.MarkRead(ctx, alice.id, nil, true)
+	// 503 on the last attempt: the subscription goes. The mention is
+	// made while the alert is off, so that no queued delivery of it
+	// runs beside the ones run here.
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"false"}})
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice two"}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("a 503", func() bool { return len(ps.Messages(dev)) >= 5 })
+	e.settle()
+	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"true"}})
 	list, _, _, _ = e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: store.PageRequest{Count: 20}})
-	d.Event = strings.TrimPrefix(list[0].ID, alice.id+"_")
+	d.Event, d.At = strings.TrimPrefix(list[0].ID, alice.id+"_"), time.Now().Unix()
+	ps.Answer(dev, http.StatusServiceUnavailable)
 	if _, err := e.svc.Push.Deliver(queue.WithAttempt(ctx, queue.Push, queue.RetryLimits[queue.Push]-1), d); err == nil {
 		t.Error("a 503 before the last attempt: no error to retry")
 	}
 	deliver(queue.WithAttempt(ctx, queue.Push, queue.RetryLimits[queue.Push]), push.Abandoned)
 	if _, err := e.svc.Push.Get(ctx, alice.id, d.Sub); err != push.ErrNoSubscription {
 		t.Errorf("after the last attempt: %v, want the subscription gone", err)
+	}
+	if n := len(ps.Messages(dev)); n != 6 {
+		t.Errorf("%d messages, want the 4 sent and the two answered 503", n)
 	}
 
 	// A deleted account: its subscription, made again, stops at once
@@ -482,12 +498,7 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 func TestWebPushUnderTaskFaults(t *testing.T) {
 	e := newEnvFrom(t, localstack.Options{DB: testenv.DB(t), Config: app.Config{WebPushAllowLoopback: true, GiveUpAfter: 3 * time.Second},
 		TaskFaults: tasksemu.Faults{Seed: 7, Duplicate: 0.3, Delay: 0.3, MaxDelay: 2 * time.Second, Fail: 0.2, Timeout: 0.15},
-		// queue.yaml's retries at a second's backoff at most: the faults
-		// are what is tested, and the queues empty within the wait.
-		Queue: func(q *tasksemu.QueueConfig) {
-			q.Retry.MaxBackoff = min(q.Retry.MaxBackoff, time.Second)
-			q.Retry.MinBackoff = min(q.Retry.MinBackoff, q.Retry.MaxBackoff)
-		}})
+		Queue:      fastRetries})
 	ps := receiver.New()
 	t.Cleanup(ps.Close)
 	ctx := context.Background()
