@@ -233,13 +233,29 @@ func TestWebPush(t *testing.T) {
 	if m := got[7]; m["notification_type"] != "follow_request" || m["title"] != "New follow request from dave" {
 		t.Errorf("a follow request: %v", m)
 	}
+	// Refused and asked again: the same event, a new notification, rung
+	// anew (its first delivery's name must not stop the second).
+	dave, err := dc.GetAccountCurrentUser(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, got := e.mastoForm("POST", "/api/v1/follow_requests/"+string(dave.ID)+"/reject", token, nil); st != 200 {
+		t.Fatalf("reject: %d %v", st, got)
+	}
+	if _, err := dc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+		t.Fatal(err)
+	}
+	got = e.pushed(ps, dev, 9)
+	if m := got[8]; m["notification_type"] != "follow_request" {
+		t.Errorf("a follow request asked again: %v", m)
+	}
 	// A reply (its own notification, made in the reply's commit) is a
 	// mention on Mastodon.
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "a reply to alice", InReplyToID: post.ID}); err != nil {
 		t.Fatal(err)
 	}
-	got = e.pushed(ps, dev, 9)
-	if m := got[8]; m["notification_type"] != "mention" || m["body"] != "a reply to alice" || m["title"] != "You were mentioned by bob" {
+	got = e.pushed(ps, dev, 10)
+	if m := got[9]; m["notification_type"] != "mention" || m["body"] != "a reply to alice" || m["title"] != "You were mentioned by bob" {
 		t.Errorf("a reply: %v", m)
 	}
 }

@@ -65,6 +65,9 @@ type Render func(Notice) ([]byte, bool)
 var DeliverJob = queue.Job[Delivery]{Name: "push", Queue: queue.Push,
 	TaskName: func(d Delivery) string {
 		name := "push-" + d.Sub[:min(32, len(d.Sub))] + "-" + d.Event
+		if d.Ring != "" {
+			name += "-" + d.Ring
+		}
 		if d.Wait > 0 {
 			name += "-w" + strconv.Itoa(d.Wait)
 		}
@@ -81,6 +84,11 @@ type Delivery struct {
 	// At is when it was enqueued (Unix seconds): how long it waits for
 	// its notification is counted from then.
 	At int64 `json:"at"`
+	// Ring names the ring ahead of a commit that enqueued it: an event
+	// that comes again (a follow request asked again after a refusal, a
+	// repost made again) is another notification, rung anew, and must not
+	// meet the name of a delivery that found none and ended.
+	Ring string `json:"ring,omitempty"`
 	// Wait counts the times it found its notification not made yet: each
 	// is a task of its own (waitFor), so that waiting for a late commit
 	// spends none of the attempts the queue allows for a push service
@@ -99,8 +107,9 @@ func waitFor(wait int) time.Duration { return min(time.Second<<min(wait, 5), 30*
 // subscriptions 30 recipients a query: one read for those with none.
 func (s *Service) Ring(ctx context.Context, event, typ, actor string, recipients []string, ahead bool) error {
 	var delay time.Duration
+	ring := ""
 	if ahead {
-		delay = s.cfg.Delay
+		delay, ring = s.cfg.Delay, s.ids.NextString()
 	}
 	at := s.now().Unix()
 	for start := 0; start < len(recipients); start += MaxRingQuery {
@@ -118,7 +127,7 @@ func (s *Service) Ring(ctx context.Context, event, typ, actor string, recipients
 			if !slices.Contains(sub.Alerts, typ) || sub.Policy == None {
 				continue
 			}
-			d := Delivery{Sub: keys[i].Name, User: sub.UserID, Event: event, Type: typ, Actor: actor, At: at}
+			d := Delivery{Sub: keys[i].Name, User: sub.UserID, Event: event, Type: typ, Actor: actor, At: at, Ring: ring}
 			if err := DeliverJob.Enqueue(ctx, s.q, d, delay); err != nil {
 				return fmt.Errorf("push.Ring(%s): %w", event, err)
 			}
