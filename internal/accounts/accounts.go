@@ -96,6 +96,10 @@ type Standing struct {
 	// SuspendedFor is the reason the suspension gave, which a sign-in
 	// is told.
 	SuspendedFor string `datastore:"suspendedFor,noindex,omitempty"`
+	// Lifted names the last lifting of a suspension (µs): a job that
+	// follows a suspension and finds none tells by it that a lifting
+	// replaced it, rather than that the suspension is not committed yet.
+	Lifted int64 `datastore:"lifted,noindex,omitempty"`
 }
 
 // Roles a person may have.

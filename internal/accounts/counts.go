@@ -191,10 +191,10 @@ func Suspend(ctx context.Context, tx *store.Tx, user string, at time.Time, reaso
 	return err == nil && !was.IsSuspended(), err
 }
 
-// Unsuspend lifts user's suspension in tx, if lift, asked with when it
-// began, allows it (its error is returned, and nothing changes); it
+// Unsuspend lifts user's suspension at at in tx, if lift, asked with when
+// it began, allows it (its error is returned, and nothing changes); it
 // reports whether there was one.
-func Unsuspend(ctx context.Context, tx *store.Tx, user string, lift func(since time.Time) error) (bool, error) {
+func Unsuspend(ctx context.Context, tx *store.Tx, user string, at time.Time, lift func(since time.Time) error) (bool, error) {
 	was, err := SetStanding(ctx, tx, user, func(st *Standing) error {
 		if !st.IsSuspended() {
 			return nil
@@ -202,7 +202,7 @@ func Unsuspend(ctx context.Context, tx *store.Tx, user string, lift func(since t
 		if err := lift(st.Suspended); err != nil {
 			return err
 		}
-		st.Suspended, st.SuspendedFor = time.Time{}, ""
+		st.Suspended, st.SuspendedFor, st.Lifted = time.Time{}, "", at.UnixMicro()
 		return nil
 	})
 	return err == nil && was.IsSuspended(), err

@@ -475,6 +475,31 @@ func TestWithholdingWaitsForItsChange(t *testing.T) {
 	}
 }
 
+// A suspension lifted before its withholding's first run (which comes
+// half a second after it, queue.AheadDelay): that run stops at once, the
+// lifting having replaced it, where it would wait out the give-up for a
+// commit it cannot tell from one not made yet.
+func TestWithholdingOfASuspensionLiftedStops(t *testing.T) {
+	e := newEnv(t)
+	ada, bob := e.register("ada"), e.register("bob")
+	e.makeAdmin(ada)
+	before := time.Now().Add(-time.Second)
+	e.act(ada, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "spam"})
+	e.act(ada, map[string]any{"action": "unsuspend", "accountId": bob.id, "reason": "appeal"})
+	ctx := context.Background()
+	job := moderation.WithholdTask{UserID: bob.id, At: before.UnixMicro(), On: true, Kind: "likes"}
+	if stopped, err := e.svc.Moderation.Withhold(ctx, job); err != nil || stopped == "" {
+		t.Errorf("the withholding of a suspension lifted since: %q %v, want it to stop at once", stopped, err)
+	}
+	// A lifting's job that finds a suspension made since stops too.
+	lift := moderation.WithholdTask{UserID: bob.id, At: before.UnixMicro(), On: false, Kind: "likes"}
+	e.act(ada, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "again"})
+	if stopped, err := e.svc.Moderation.Withhold(ctx, lift); err != nil || stopped == "" {
+		t.Errorf("the withholding of a lifting replaced since: %q %v, want it to stop at once", stopped, err)
+	}
+	e.settle()
+}
+
 // A suspension whose call committed and failed before it ended the
 // tokens leaves them working; suspending again is a 409 that ends them.
 func TestSuspendingAgainEndsTokens(t *testing.T) {

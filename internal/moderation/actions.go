@@ -357,7 +357,7 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, a *Action, now time.T
 	case Suspend:
 		changed, err = accounts.Suspend(ctx, tx, a.AccountID, now, a.Reason)
 	case Unsuspend:
-		changed, err = accounts.Unsuspend(ctx, tx, a.AccountID, func(since time.Time) error {
+		changed, err = accounts.Unsuspend(ctx, tx, a.AccountID, now, func(since time.Time) error {
 			if !now.Before(ends(since)) {
 				return errPastGrace
 			}

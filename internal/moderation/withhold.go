@@ -69,11 +69,14 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 	if !r.Exists() {
 		return "the account is gone", nil
 	}
-	if r.Standing().IsSuspended() != t.On {
+	if st := r.Standing(); st.IsSuspended() != t.On {
 		// Only the first step waits for its change: a later one follows a
 		// step that found the standing as it wants, so what it finds now
-		// is a later change, whose own job does the work.
-		if t.Step == 0 && s.now().Sub(time.UnixMicro(t.At)) < withholdWait {
+		// is a later change, whose own job does the work. A change made
+		// since (a lifting, or a suspension again) replaced it: that job
+		// does the work.
+		replaced := t.On && st.Lifted >= t.At || !t.On && st.Suspended.UnixMicro() >= t.At
+		if t.Step == 0 && !replaced && s.now().Sub(time.UnixMicro(t.At)) < withholdWait {
 			return "", errWithholdNotYet
 		}
 		return "replaced, or never committed", nil

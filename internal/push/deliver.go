@@ -103,13 +103,12 @@ func waitFor(wait int) time.Duration { return min(time.Second<<min(wait, 5), 30*
 // Ring enqueues the deliveries of the notification of event, of type
 // typ, to every subscription of each recipient that wants the type (its
 // alerts name it, its policy is not none): ahead of the commit that makes
-// it, by Config.Delay, or at once. It reads the recipients'
+// it (the delivery then first runs queue.AheadDelay later), or at once. It reads the recipients'
 // subscriptions 30 recipients a query: one read for those with none.
 func (s *Service) Ring(ctx context.Context, event, typ, actor string, recipients []string, ahead bool) error {
-	var delay time.Duration
 	ring := ""
 	if ahead {
-		delay, ring = s.cfg.Delay, s.ids.NextString()
+		ring = s.ids.NextString()
 	}
 	at := s.now().Unix()
 	for start := 0; start < len(recipients); start += MaxRingQuery {
@@ -128,7 +127,7 @@ func (s *Service) Ring(ctx context.Context, event, typ, actor string, recipients
 				continue
 			}
 			d := Delivery{Sub: keys[i].Name, User: sub.UserID, Event: event, Type: typ, Actor: actor, At: at, Ring: ring}
-			if err := DeliverJob.Enqueue(ctx, s.q, d, delay); err != nil {
+			if err := DeliverJob.Enqueue(ctx, s.q, d, 0); err != nil {
 				return fmt.Errorf("push.Ring(%s): %w", event, err)
 			}
 		}

@@ -125,14 +125,7 @@ type Config struct {
 	// GiveUpAfter is how long a delivery waits for its notification to
 	// be committed (0: queue.GiveUpAfter).
 	GiveUpAfter time.Duration
-	// Delay is how long after it is enqueued, ahead of its commit, a
-	// delivery first runs: long enough that the commit is usually done
-	// (0: DefaultDelay).
-	Delay time.Duration
 }
-
-// DefaultDelay is Config.Delay's default.
-const DefaultDelay = time.Second
 
 // Service keeps subscriptions and delivers to them.
 type Service struct {
@@ -153,9 +146,6 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	}
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = queue.GiveUpAfter
-	}
-	if cfg.Delay == 0 {
-		cfg.Delay = DefaultDelay
 	}
 	return &Service{db: db, ids: gen, acc: acc, q: q, keys: keys, cfg: cfg, send: newSender(cfg.AllowLoopback), now: time.Now}, nil
 }

@@ -6,6 +6,26 @@ import (
 	"time"
 )
 
+// AheadDelay is how long after it is enqueued a job a commit needs (one
+// Ahead enqueues) first runs, unless it asks for longer: long enough
+// that the commit it follows, a few reads and a write away, is done, so
+// that the job's first run finds it and no second run is needed. A job
+// run before its commit answers ErrNotYet and runs again after its
+// queue's backoff, which costs the reads it made and more delay than
+// this.
+const AheadDelay = 500 * time.Millisecond
+
+// aheadKey marks the context of an enqueue Ahead makes.
+type aheadKey struct{}
+
+// delayAhead returns the delay of a task of ctx that asked for delay.
+func delayAhead(ctx context.Context, delay time.Duration) time.Duration {
+	if ctx.Value(aheadKey{}) != nil {
+		return max(delay, AheadDelay)
+	}
+	return delay
+}
+
 // Pending is a job a commit needs, not yet enqueued: its task's name
 // (deterministic, so that enqueuing it again adds nothing) and how to
 // enqueue it.
@@ -39,7 +59,8 @@ var errUnplanned = errors.New("queue: the commit needs a job not enqueued yet")
 // jobs it expects before its transaction, and, in the transaction, the
 // jobs what it read there needs (Need); a need not enqueued ends the
 // transaction, and Commit enqueues it and runs the transaction again. No
-// operation keeps flags of what it enqueued.
+// operation keeps flags of what it enqueued. Every task it enqueues (a
+// Job's, even through a PendingFunc hook) first runs AheadDelay later.
 type Ahead struct {
 	done    map[string]bool
 	missing []Pending
@@ -83,6 +104,7 @@ func (a *Ahead) Need(jobs ...Pending) error {
 func (a *Ahead) Enqueued(name string) bool { return a.done[name] }
 
 func (a *Ahead) enqueue(ctx context.Context, jobs []Pending) error {
+	ctx = context.WithValue(ctx, aheadKey{}, true)
 	for _, j := range jobs {
 		if a.done[j.Name] {
 			continue

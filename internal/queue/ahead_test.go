@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // A commit runs once its jobs are enqueued: those expected before it
@@ -79,4 +80,30 @@ func TestAheadEnqueuesBeforeTheCommit(t *testing.T) {
 			t.Errorf("err %v after %d runs", err, runs)
 		}
 	})
+}
+
+// A job a commit needs first runs AheadDelay later, through a hook of
+// another package too, unless it asks for longer; a job enqueued by
+// itself runs when it asks.
+func TestAheadDelaysItsJobs(t *testing.T) {
+	j := Job[string]{Name: "thing", Queue: Fanout, TaskName: func(s string) string { return "thing-" + s }}
+	ctx := context.Background()
+	var q recorded
+	var a Ahead
+	hook := PendingFunc("hook", func(ctx context.Context) error { return j.Enqueue(ctx, &q, "hooked", 0) })
+	err := a.Commit(ctx, []Pending{j.Pending(&q, "soon", 0), j.Pending(&q, "later", time.Minute), hook}, func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Enqueue(ctx, &q, "alone", 0); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Duration{}
+	for _, task := range q {
+		got[task.Name] = task.Delay
+	}
+	want := map[string]time.Duration{"thing-soon": AheadDelay, "thing-later": time.Minute, "thing-hooked": AheadDelay, "thing-alone": 0}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("delays %v, want %v", got, want)
+	}
 }

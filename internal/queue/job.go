@@ -36,8 +36,10 @@ type Job[T any] struct {
 // Path is the route of the job's handler.
 func (j Job[T]) Path() string { return TasksPrefix + j.Name }
 
-// Enqueue adds a task of the job with body t to q, to run after delay.
+// Enqueue adds a task of the job with body t to q, to run after delay
+// (AheadDelay at least when Ahead enqueues it).
 func (j Job[T]) Enqueue(ctx context.Context, q Queue, t T, delay time.Duration) error {
+	delay = delayAhead(ctx, delay)
 	body, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("queue: the body of a %s job: %w", j.Name, err)

@@ -137,6 +137,10 @@ func (q *queue) dispatch(ctx context.Context, t *task) {
 		ScheduleTime: pb.ScheduleTime,
 		DispatchTime: timestamppb.New(start),
 	}
+	q.s.dispatched.Add(1)
+	if pb.DispatchCount > 0 {
+		q.s.redispatched.Add(1)
+	}
 	pb.DispatchCount++
 	if err == nil {
 		pb.ResponseCount++

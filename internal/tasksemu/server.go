@@ -83,6 +83,25 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	created, dispatched, redispatched atomic.Int64 // Operations
+}
+
+// Operations counts what Cloud Tasks bills: tasks created (every
+// CreateTask call, one that finds its name taken too) and attempts
+// dispatched, of which Redispatched are a task's second or later.
+type Operations struct {
+	Created, Dispatched, Redispatched int64
+}
+
+// Operations returns the operations counted so far.
+func (s *Server) Operations() Operations {
+	return Operations{Created: s.created.Load(), Dispatched: s.dispatched.Load(), Redispatched: s.redispatched.Load()}
+}
+
+// Sub returns o less an earlier count.
+func (o Operations) Sub(earlier Operations) Operations {
+	return Operations{o.Created - earlier.Created, o.Dispatched - earlier.Dispatched, o.Redispatched - earlier.Redispatched}
 }
 
 type queue struct {
@@ -276,6 +295,7 @@ func (s *Server) CreateTask(ctx context.Context, req *cloudtaskspb.CreateTaskReq
 	if s.faults.hit(FaultCreateFail, s.cfg.Faults.CreateFail) {
 		return nil, status.Error(codes.Unavailable, "injected fault: the service is unavailable")
 	}
+	s.created.Add(1)
 	in := req.GetTask()
 	if in == nil {
 		return nil, status.Error(codes.InvalidArgument, "task is required")

@@ -441,3 +441,31 @@ func TestA503ThrottlesTheQueueA500DoesNot(t *testing.T) {
 		t.Errorf("rate %v after a success, want %v", got, want)
 	}
 }
+
+// The emulator counts what Cloud Tasks bills: every CreateTask, a name
+// taken too, and every attempt, telling a task's later ones apart.
+func TestOperationsCounted(t *testing.T) {
+	s := start(t, func(path string, n int, w http.ResponseWriter) {
+		if path == "/_tasks/twice" && n == 0 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	ctx := context.Background()
+	before := s.srv.Operations()
+	for _, task := range []queue.Task{
+		{Queue: "fast", Path: "/_tasks/once", Name: "once"},
+		{Queue: "fast", Path: "/_tasks/once", Name: "once"}, // taken: billed, adds nothing
+		{Queue: "fast", Path: "/_tasks/twice"},
+	} {
+		if err := s.q.Enqueue(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the tasks", func() bool { return len(s.rec.of("/_tasks/twice")) == 2 && len(s.rec.of("/_tasks/once")) == 1 })
+	waitFor(t, "the count", func() bool { return s.srv.Operations().Sub(before).Dispatched == 3 })
+	if got, want := s.srv.Operations().Sub(before), (tasksemu.Operations{Created: 3, Dispatched: 3, Redispatched: 1}); got != want {
+		t.Errorf("operations %+v, want %+v", got, want)
+	}
+}
