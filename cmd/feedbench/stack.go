@@ -25,6 +25,7 @@ import (
 	"socialstream/internal/push"
 	"socialstream/internal/push/receiver"
 	"socialstream/internal/store"
+	"socialstream/internal/tasksemu"
 )
 
 const (
@@ -109,8 +110,8 @@ type stack struct {
 	direct *counter     // the bench's client
 	meter  *meter.Meter // the API's client: what its calls are billed
 
-	pending func() int              // tasks not yet done
-	hold    func() (release func()) // pauses every queue until release
+	pending    func() int                 // tasks not yet done
+	operations func() tasksemu.Operations // Cloud Tasks operations so far
 
 	// push is a push service on loopback, for the bill of a push, and
 	// keys the instance's VAPID keys, which it checks messages against.
@@ -175,7 +176,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.closer = append(s.closer, st.Close)
 	s.url = st.URL
-	s.pending, s.hold = st.Tasks.Server.Pending, st.Tasks.Server.Hold
+	s.pending, s.operations = st.Tasks.Server.Pending, st.Tasks.Server.Operations
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
 	client, err := store.Open(ctx, project, st.DatastoreHost, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.direct.intercept)))

@@ -89,15 +89,19 @@ func TestGroupedNotifications(t *testing.T) {
 		t.Errorf("notifications.get grouped: %v", res[0])
 	}
 
-	// The unread count alone: the notifications, and the groups they
-	// fall in; one blocked is not counted.
+	// The unread count alone: the notifications, and if asked the groups
+	// they fall in; one blocked is not counted.
 	unreadOf := func(u user) (any, any) {
 		t.Helper()
-		r := e.do("GET", "/social/rest/notifications/@me/unread", u.token, nil)
+		r := e.do("GET", "/social/rest/notifications/@me/unread?grouped=true", u.token, nil)
 		if r.status != 200 {
 			t.Fatalf("unread: %d %s", r.status, r.raw)
 		}
 		m := r.body["entry"].(map[string]any)
+		plain := e.do("GET", "/social/rest/notifications/@me/unread", u.token, nil)
+		if p := plain.body["entry"].(map[string]any); p["unreadCount"] != m["unreadCount"] || p["unreadGroups"] != nil {
+			t.Errorf("unread, not grouped: %v; grouped: %v", p, m)
+		}
 		return m["unreadCount"], m["unreadGroups"]
 	}
 	if n, g := unreadOf(ann); n != 4.0 || g != 3.0 {
@@ -109,7 +113,7 @@ func TestGroupedNotifications(t *testing.T) {
 	if n, g := unreadOf(ann); n != 3.0 || g != 2.0 {
 		t.Errorf("unread with fay blocked: %v in %v groups; want 3 in 2", n, g)
 	}
-	res = e.doBatch(ann, `[{"method":"notifications.unread","id":"u","params":{"userId":"@me"}}]`)
+	res = e.doBatch(ann, `[{"method":"notifications.unread","id":"u","params":{"userId":"@me","grouped":true}}]`)
 	if m, _ := res[0]["result"].(map[string]any); m == nil || m["unreadCount"] != 3.0 || m["unreadGroups"] != 2.0 {
 		t.Errorf("notifications.unread: %v", res[0])
 	}

@@ -177,6 +177,19 @@ func TestMastodonNotificationsDismissAndClear(t *testing.T) {
 	if after, err := ca.GetNotifications(ctx, nil); err != nil || len(after) != 4 {
 		t.Errorf("after a dismissal: %d, %v", len(after), err)
 	}
+	// Mastodon counts unread what is newer than the notifications
+	// marker: moved past the second newest, one is left, on REST too.
+	if after, err := ca.GetNotifications(ctx, nil); err == nil && len(after) == 4 {
+		if r := e.do("POST", "/api/v1/markers", alice.token, map[string]any{"notifications": map[string]string{"last_read_id": string(after[1].ID)}}, "Content-Type", "application/json"); r.status != 200 {
+			t.Fatalf("markers: %d %s", r.status, r.raw)
+		}
+		if r := e.do("GET", "/api/v1/notifications/unread_count", alice.token, nil); r.body["count"] != float64(1) {
+			t.Errorf("unread after the marker moved past all but one: %s", r.raw)
+		}
+		if r := e.do("GET", "/social/rest/notifications/@me/unread", alice.token, nil); e.entry(r)["unreadCount"] != float64(1) {
+			t.Errorf("REST's unread after the marker moved: %s", r.raw)
+		}
+	}
 	if err := ca.ClearNotifications(ctx); err != nil {
 		t.Fatal(err)
 	}

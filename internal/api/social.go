@@ -277,23 +277,32 @@ func (s *Server) notificationsGet(ctx context.Context, caller string, p notifica
 	}, nil
 }
 
-// unreadCounts is what notifications.unread answers.
+// unreadCounts is what notifications.unread answers; the groups only
+// when asked (grouped), for they read the unread notifications.
 type unreadCounts struct {
 	UnreadCount  int64 `json:"unreadCount"`
-	UnreadGroups int   `json:"unreadGroups"`
+	UnreadGroups *int  `json:"unreadGroups,omitempty"`
 }
 
-// notificationsUnread answers how many notifications are unread, and in
-// how many groups, reading the unread ones alone.
+// notificationsUnread answers how many notifications are unread, by a
+// count of the index, and if asked (grouped) in how many groups, reading
+// the unread ones.
 func (s *Server) notificationsUnread(ctx context.Context, caller string, p notificationParams) (any, error) {
 	if err := s.checkOwnNotifications(ctx, caller, p.UserID); err != nil {
 		return nil, err
 	}
-	n, groups, err := s.notifications.Unread(ctx, caller)
+	if !p.Grouped {
+		n, err := s.notifications.Unread(ctx, caller)
+		if err != nil {
+			return nil, err
+		}
+		return entry{unreadCounts{UnreadCount: n}}, nil
+	}
+	n, groups, err := s.notifications.UnreadGroups(ctx, caller)
 	if err != nil {
 		return nil, err
 	}
-	return entry{unreadCounts{UnreadCount: n, UnreadGroups: groups}}, nil
+	return entry{unreadCounts{UnreadCount: n, UnreadGroups: &groups}}, nil
 }
 
 func (s *Server) notificationsRead(ctx context.Context, caller string, p notificationParams) (any, error) {

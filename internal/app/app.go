@@ -607,6 +607,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	s.Notifications.SetPusher(s.Push)
+	s.Markers.SetNotices(s.Notifications)
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
 		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {

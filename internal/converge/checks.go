@@ -137,6 +137,29 @@ func (o *oracle) checkNotifications(ctx context.Context, u *user, rep *Report) e
 	if got := num(rg.body, "unreadCount"); got != unreadGroups {
 		o.violate("%s: grouped unreadCount %d, want the %d unread groups", u.name, got, unreadGroups)
 	}
+	// The unread count, by a count of the index on both faces, is what
+	// the list shows unread.
+	unread := int64(0)
+	for _, n := range ns {
+		if n["read"] != true {
+			unread++
+		}
+	}
+	ru, err := o.r.c.read(ctx, "/social/rest/notifications/@me/unread", u.token)
+	if err != nil || ru.status != 200 {
+		return fmt.Errorf("read %s's unread count: %v %v", u.name, err, ru.body)
+	}
+	rm, err := o.r.c.read(ctx, "/api/v1/notifications/unread_count", u.token)
+	if err != nil || rm.status != 200 {
+		return fmt.Errorf("read %s's Mastodon unread count: %v %v", u.name, err, rm.body)
+	}
+	rep.Checked += 2
+	if got := num(entry(ru), "unreadCount"); got != unread {
+		o.violate("%s: unreadCount %d, the list shows %d unread", u.name, got, unread)
+	}
+	if got := num(rm.body, "count"); got != unread {
+		o.violate("%s: Mastodon's unread_count %d, the list shows %d unread", u.name, got, unread)
+	}
 	for _, n := range ns {
 		if len(ns) < 100 && !inGroups[str(n, "id")] {
 			o.violate("%s: notification %s (%s) in no group", u.name, str(n, "id"), str(n, "type"))

@@ -679,3 +679,35 @@ func (r *runner) mark(ctx context.Context, a *actor) (bool, error) {
 	}
 	return true, nil
 }
+
+// readNotices reads one of a's users' newest notifications on the
+// Mastodon face and moves their notifications marker to one of them, or
+// marks one read by REST: the unread count follows either (checked once
+// the run settles, against the list).
+func (r *runner) readNotices(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	page, err := r.mastodonPage(ctx, "/api/v1/notifications?limit=10", u.token)
+	if err != nil || len(page) == 0 {
+		return false, nil // signed out, or nothing to read: another operation
+	}
+	n := page[a.rng.IntN(len(page))]
+	if a.rng.IntN(2) == 0 {
+		_, out := r.write(ctx, "read notices", http.MethodPost, "/api/v1/markers", u.token,
+			map[string]any{"notifications": map[string]string{"last_read_id": str(n, "id")}})
+		r.m.done("read notices", out != acked, time.Now())
+		return true, nil
+	}
+	rest, err := r.c.read(ctx, "/social/rest/notifications/@me?count=10", u.token)
+	if err != nil || rest.status != http.StatusOK {
+		return false, nil
+	}
+	list, _ := rest.body["list"].([]any)
+	if len(list) == 0 {
+		return false, nil
+	}
+	one, _ := list[a.rng.IntN(len(list))].(map[string]any)
+	_, out := r.write(ctx, "read notices", http.MethodPost, "/social/rest/notifications/@me/read", u.token,
+		map[string]any{"ids": []string{str(one, "id")}})
+	r.m.done("read notices", out != acked, time.Now())
+	return true, nil
+}

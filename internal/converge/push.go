@@ -143,26 +143,9 @@ func (r *runner) mastodonList(ctx context.Context, path, token string) ([]map[st
 		if below != "" {
 			p += "&max_id=" + below
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.c.base+p, nil)
+		page, err := r.mastodonPage(ctx, p, token)
 		if err != nil {
 			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := r.c.http.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		data, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		var page []map[string]any
-		if resp.StatusCode == http.StatusUnauthorized {
-			return nil, errSignedOut
-		}
-		if resp.StatusCode != http.StatusOK || json.NewDecoder(bytes.NewReader(data)).Decode(&page) != nil {
-			return nil, fmt.Errorf("GET %s: %d %.200s", p, resp.StatusCode, data)
 		}
 		if len(page) == 0 {
 			return out, nil
@@ -174,4 +157,30 @@ func (r *runner) mastodonList(ctx context.Context, path, token string) ([]map[st
 		}
 	}
 	return out, nil
+}
+
+// mastodonPage reads one page of a Mastodon list (a JSON array).
+func (r *runner) mastodonPage(ctx context.Context, p, token string) ([]map[string]any, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.c.base+p, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := r.c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var page []map[string]any
+	if resp.StatusCode == http.StatusUnauthorized {
+		return nil, errSignedOut
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(bytes.NewReader(data)).Decode(&page) != nil {
+		return nil, fmt.Errorf("GET %s: %d %.200s", p, resp.StatusCode, data)
+	}
+	return page, nil
 }

@@ -315,7 +315,7 @@ func Kinds() []string { return slices.Clone(kinds) }
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -479,7 +479,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{8, r.like, []string{"like"}}, {4, r.unlike, []string{"unlike"}}, {6, r.comment, []string{"comment"}},
 		{3, r.deleteComment, []string{"delete comment"}}, {1, r.sessions, []string{"sessions"}},
 		{2, r.block, []string{"block"}}, {1, r.unblock, []string{"unblock"}}, {2, r.setLocked, []string{"lock", "unlock"}},
-		{3, r.decide, []string{"approve", "reject"}}, {2, r.mute, []string{"mute", "unmute"}}, {2, r.mark, []string{"mark"}},
+		{3, r.decide, []string{"approve", "reject"}}, {2, r.mute, []string{"mute", "unmute"}}, {2, r.mark, []string{"mark"}}, {2, r.readNotices, []string{"read notices"}},
 		{3, r.followTag, []string{"follow tag", "unfollow tag"}}, {4, r.repost, []string{"repost", "unrepost"}},
 		{1, r.deleteAccount, []string{"delete account"}},
 		{3, r.setAppData, []string{"set app data"}}, {2, r.deleteAppData, []string{"delete app data"}},

@@ -209,6 +209,11 @@ func Active(raw []string, where string, now time.Time) *Set {
 	return &s
 }
 
+// Hides reports whether any of the filters hides what it matches.
+func (s *Set) Hides() bool {
+	return s != nil && slices.ContainsFunc(s.fs, func(f Filter) bool { return f.Action == Hide })
+}
+
 // Apply says what the filters do with an activity of the given texts
 // (its title and body, and those of what it shares): hide it, or show it
 // with the matches to warn of.

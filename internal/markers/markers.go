@@ -57,7 +57,25 @@ func Key(db *store.DB, user, feed string) *datastore.Key {
 }
 
 // Service reads and moves markers.
-type Service struct{ db *store.DB }
+type Service struct {
+	db      *store.DB
+	notices Notices
+}
+
+// Notices is told that a person's notifications marker moved (package
+// notifications, whose Service implements it): what it has passed is
+// read, so that the unread count, which counts what is not read, is
+// Mastodon's count of what is newer than the marker.
+type Notices interface {
+	ReadThrough(ctx context.Context, user string, seq int64) error
+}
+
+// NotificationsFeed is the feed of a person's notifications.
+const NotificationsFeed = "notifications"
+
+// SetNotices has every move of a notifications marker from now on mark
+// what it passed read, through n.
+func (s *Service) SetNotices(n Notices) { s.notices = n }
 
 // New returns a Service.
 func New(db *store.DB) (*Service, error) {
@@ -77,6 +95,28 @@ func checkFeeds(feeds []string) error {
 		}
 	}
 	return nil
+}
+
+// Ref is a marker as a lookup read it.
+type Ref struct {
+	ref store.Ref
+	m   marker
+}
+
+// Read adds user's marker of feed to a lookup.
+func Read(l *store.Lookup, user, feed string) *Ref {
+	r := &Ref{}
+	r.ref = l.Add(Key(l.DB(), user, feed), &r.m)
+	return r
+}
+
+// Seq is the place the marker names, once the lookup ran: 0 for a
+// feed never marked.
+func (r *Ref) Seq() int64 {
+	if r == nil || !r.ref.Found() {
+		return 0
+	}
+	return r.m.Seq
 }
 
 // Get returns user's markers of feeds, in one lookup; a feed never marked
@@ -134,7 +174,22 @@ func (s *Service) Move(ctx context.Context, user string, to map[string]Marker) (
 	if err != nil {
 		return nil, fmt.Errorf("markers.Move(%s): %w", user, err)
 	}
-	return s.Get(ctx, user, feeds)
+	got, err := s.Get(ctx, user, feeds)
+	if err != nil {
+		return nil, err
+	}
+	// After the move's commit, what it passed is marked read. A job
+	// that makes a notification later reads the marker in its commit and
+	// makes one below it read; a request's notification is placed as it
+	// commits. A failure here leaves the marker moved; the move asked
+	// again marks them.
+	if m, ok := got[NotificationsFeed]; ok && s.notices != nil {
+		seq, _ := ids.Parse(m.LastReadID)
+		if err := s.notices.ReadThrough(ctx, user, seq); err != nil {
+			return nil, fmt.Errorf("markers.Move(%s): %w", user, err)
+		}
+	}
+	return got, nil
 }
 
 // All returns every marker of user's (for an export).

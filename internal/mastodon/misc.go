@@ -154,7 +154,7 @@ func (s *Server) notices(m *mreq, list []notifications.View) ([]mNotification, e
 
 // unreadCount is GET /api/v1/notifications/unread_count.
 func (s *Server) unreadCount(m *mreq) (any, error) {
-	n, _, err := s.notifications.Unread(m.ctx, m.caller)
+	n, err := s.notifications.Unread(m.ctx, m.caller)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func TestDismissAndClear(t *testing.T) {
 	if err != nil || len(all) != 5 || unread != 5 || all[0].Seq != events[4].Seq {
 		t.Errorf("after a dismissal: %d listed, %d unread, %v", len(all), unread, err)
 	}
-	if n, _, err := svc.Unread(ctx, user); err != nil || n != 5 {
+	if n, err := svc.Unread(ctx, user); err != nil || n != 5 {
 		t.Errorf("unread after a dismissal: %d, %v", n, err)
 	}
 	groups, _, _, _, err := svc.Grouped(ctx, user, notifications.GroupQuery{Count: 10})

@@ -30,6 +30,7 @@ import (
 	"socialstream/internal/blocks"
 	"socialstream/internal/filters"
 	"socialstream/internal/ids"
+	"socialstream/internal/markers"
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
 	"socialstream/internal/policy"
@@ -116,9 +117,9 @@ type Notification struct {
 	ActionID   string    `datastore:"actionId,noindex,omitempty"`
 	Published  time.Time `datastore:"published,noindex"`
 	// Withheld: its actor is suspended (set and cleared by the
-	// suspension's withholding job, Withhold). Indexed, and stored only
-	// when true: an unread count takes away the count of those withheld.
-	Withheld bool `datastore:"withheld,omitempty"`
+	// suspension's withholding job, Withhold). Indexed, and stored false
+	// too: the unread count counts those not withheld.
+	Withheld bool `datastore:"withheld"`
 	// Dismissed: its reader dismissed it (dismiss.go). It is kept, read
 	// and in no list (it has no place), so that a job's late retry does
 	// not make it again, until the pruning after DismissedKept.
@@ -310,6 +311,9 @@ type Pending struct {
 	// recipient follows them (read only for a limited actor).
 	actor   *accounts.Record
 	follows []store.Ref
+	// marks, read by a job only, are the recipients' notifications
+	// markers: a notification at or below one is made read.
+	marks   []*markers.Ref
 	at      time.Time // when the mutes are judged
 	checked bool      // by the operation's transaction (PrepareChecked)
 	// present, once written, are the recipients whose notification is
@@ -397,8 +401,10 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 			}
 		}
 		if !p.refs[i].Found() && !p.muted[i].ActiveAt(p.at) && (p.checked || p.people[i].Exists() && !p.between[i].Any()) {
+			n := p.e.notification(u)
+			n.Read = p.marks != nil && p.marks[i].Seq() >= n.Seq
 			keys = append(keys, Key(tx.DB(), u, p.e.ID))
-			vals = append(vals, p.e.notification(u))
+			vals = append(vals, n)
 			p.present = append(p.present, u)
 		}
 	}
@@ -551,6 +557,12 @@ func (s *Service) tell(ctx context.Context, e Event, recipients []string, activi
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
 			l := tx.Lookup()
 			p = s.Prepare(l, part)
+			// A job runs late: a notification placed below its reader's
+			// marker, which moved past its place meanwhile, is made read.
+			p.marks = make([]*markers.Ref, len(p.users))
+			for i, u := range p.users {
+				p.marks[i] = markers.Read(l, u, markers.NotificationsFeed)
+			}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}

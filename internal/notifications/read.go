@@ -80,7 +80,7 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 			return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
 		}
 	}
-	unread, _, err := s.unread(ctx, user, own, false)
+	unread, err := s.unread(ctx, user, own)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -203,56 +203,106 @@ func (s *Service) read(ctx context.Context, user string, key *datastore.Key) (Vi
 	return vs[0], Shown, nil
 }
 
-// Unread returns how many of user's notifications are unread, and in how
-// many groups (as Grouped groups them), reading the unread ones alone.
-func (s *Service) Unread(ctx context.Context, user string) (int64, int, error) {
+// Unread returns how many of user's notifications are unread, as their
+// list would show them: in one lookup (the reader's state) and one count
+// of the index (billed a read per 1,000 counted), or one count more per
+// 30 people hidden past the first 10.
+func (s *Service) Unread(ctx context.Context, user string) (int64, error) {
 	l := s.db.Lookup()
 	own := viewer.Read(l, user)
 	if err := l.Run(ctx); err != nil {
-		return 0, 0, fmt.Errorf("notifications.Unread(%s): %w", user, err)
+		return 0, fmt.Errorf("notifications.Unread(%s): %w", user, err)
 	}
-	return s.unread(ctx, user, own, true)
+	return s.unread(ctx, user, own)
 }
 
-// unread counts user's unread notifications, and if groups, the groups
-// they fall in. When user's state (own) says no one is hidden from them,
-// a count of the index answers (one read per 1,000); else the unread ones
-// are read, with their actors' blocks and mutes should the state not know
-// them.
-func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref, groups bool) (int64, int, error) {
-	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false)
-	now := s.now()
-	if !groups && own.KnowsPeople() && own.HidesNone(now) {
-		// Two counts of the indexes: the unread, less those of suspended
-		// actors (Withheld).
-		n, err := s.db.Count(ctx, q)
-		if err != nil {
-			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
-		}
-		if n == 0 {
-			return 0, 0, nil
-		}
-		w, err := s.db.Count(ctx, q.FilterField("withheld", "=", true))
-		if err != nil {
-			return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
-		}
-		return max(0, n-w), 0, nil
+// UnreadGroups returns how many of user's notifications are unread, and
+// in how many groups (as Grouped groups them), reading the unread ones.
+func (s *Service) UnreadGroups(ctx context.Context, user string) (int64, int, error) {
+	l := s.db.Lookup()
+	own := viewer.Read(l, user)
+	if err := l.Run(ctx); err != nil {
+		return 0, 0, fmt.Errorf("notifications.UnreadGroups(%s): %w", user, err)
 	}
+	return s.readUnread(ctx, user, own)
+}
+
+// maxNotIn is how many values a not-in filter takes (Datastore's limit),
+// and maxIn an in filter.
+const (
+	maxNotIn = 10
+	maxIn    = 30
+)
+
+// unread counts user's unread notifications that the list shows: not
+// withheld (their actor suspended) and not from anyone user's state
+// (own) says is hidden from them. A count of the index answers: with a
+// not-in filter of the hidden when they are 10 or fewer, else the count
+// of all less a count of each 30 of them. A state that does not know
+// whom its owner hides (one past its bounds), or a keyword filter that
+// hides notifications, has the unread read (and the activities they are
+// about, for the filter).
+func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref) (int64, error) {
+	if !own.KnowsPeople() || filters.Active(own.Filters(), filters.Notifications, s.now()).Hides() {
+		n, _, err := s.readUnread(ctx, user, own)
+		return n, err
+	}
+	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).FilterField("withheld", "=", false)
+	hidden := own.Hidden(s.now())
+	if len(hidden) > 0 && len(hidden) <= maxNotIn {
+		n, err := s.db.Count(ctx, q.FilterField("actorId", "not-in", anys(hidden)))
+		if err != nil {
+			return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		}
+		return n, nil
+	}
+	n, err := s.db.Count(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+	}
+	for start := 0; start < len(hidden) && n > 0; start += maxIn {
+		h, err := s.db.Count(ctx, q.FilterField("actorId", "in", anys(hidden[start:min(start+maxIn, len(hidden))])))
+		if err != nil {
+			return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		}
+		n -= h
+	}
+	return max(0, n), nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, v := range ss {
+		out[i] = v
+	}
+	return out
+}
+
+// readUnread reads user's unread notifications and counts those shown,
+// and the groups they fall in, with their actors' blocks and mutes
+// should user's state (own) not know them, and the texts of what they
+// are about should a keyword filter of user's hide some.
+func (s *Service) readUnread(ctx context.Context, user string, own *viewer.Ref) (int64, int, error) {
+	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false)
 	var ns []Notification
 	keys, err := s.db.GetAll(ctx, q, &ns)
 	if err != nil {
-		return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		return 0, 0, fmt.Errorf("notifications.readUnread(%s): %w", user, err)
 	}
 	// A lookup of nothing when the state knows (it makes no call).
 	l := s.db.Lookup()
 	hide := s.readHidden(l, user, ns, own)
 	if err := l.Run(ctx); err != nil {
-		return 0, 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		return 0, 0, fmt.Errorf("notifications.readUnread(%s): %w", user, err)
 	}
 	hidden := hide()
+	filtered, _, err := s.filter(ctx, user, own, ns)
+	if err != nil {
+		return 0, 0, err
+	}
 	count, seen := int64(0), map[string]bool{}
 	for i, n := range ns {
-		if !hidden[n.ActorID] && !n.Withheld {
+		if !hidden[n.ActorID] && !n.Withheld && !filtered[n.ActivityID] {
 			count++
 			seen[groupKey(keys[i].Name, &n)] = true
 		}
@@ -476,6 +526,36 @@ func (s *Service) readHidden(l *store.Lookup, user string, ns []Notification, ow
 	}
 }
 
+// ReadThrough marks read user's notifications up to the one at seq (a
+// notifications marker moved there: Mastodon counts unread only what is
+// newer): one keys-only range of the unread ones' places.
+func (s *Service) ReadThrough(ctx context.Context, user string, seq int64) error {
+	if seq <= 0 {
+		return nil
+	}
+	q := order.Range(s.db.Query(Kind).FilterField("read", "=", false), orderProp, user, 0, order.Place{Seq: seq + 1}).KeysOnly()
+	keys, err := s.db.GetAll(ctx, q, nil)
+	if err != nil {
+		return fmt.Errorf("notifications.ReadThrough(%s): %w", user, err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := s.edit(ctx, user, keys, markRead); err != nil {
+		return fmt.Errorf("notifications.ReadThrough(%s): %w", user, err)
+	}
+	return nil
+}
+
+// markRead marks a notification read: nil if it was.
+func markRead(n *Notification) *Notification {
+	if n.Read {
+		return nil
+	}
+	n.Read = true
+	return n
+}
+
 // MarkRead marks user's notifications read: those with the given ids, or
 // all of them. Ids of other users' notifications are ignored.
 func (s *Service) MarkRead(ctx context.Context, user string, idList []string, all bool) error {
@@ -504,13 +584,7 @@ func (s *Service) MarkRead(ctx context.Context, user string, idList []string, al
 	if len(keys) == 0 {
 		return s.db.CheckGuard(ctx) // nothing to mark: refused all the same
 	}
-	_, err := s.edit(ctx, user, keys, func(n *Notification) *Notification {
-		if n.Read {
-			return nil
-		}
-		n.Read = true
-		return n
-	})
+	_, err := s.edit(ctx, user, keys, markRead)
 	if err != nil {
 		return fmt.Errorf("notifications.MarkRead: %w", err)
 	}

@@ -156,19 +156,19 @@ func (r *Ref) Hides(person string, now time.Time) bool {
 	return r.Blocked(person) || r.Mutes(person, now)
 }
 
-// HidesNone reports whether the state hides no one at now: no block
-// either way, no mute that holds. Only for a state that KnowsPeople.
-func (r *Ref) HidesNone(now time.Time) bool {
+// Hidden returns the people whose notifications are kept from the
+// owner at now (Hides), sorted, each once. Only for a state that
+// KnowsPeople.
+func (r *Ref) Hidden(now time.Time) []string {
 	s := &r.s
-	if len(s.Blocks) > 0 || len(s.BlockedBy) > 0 {
-		return false
-	}
-	for _, until := range s.MutedUntil {
-		if until == 0 || now.UnixMilli() < until {
-			return false
+	out := slices.Concat(s.Blocks, s.BlockedBy)
+	for i, p := range s.Muted {
+		if i < len(s.MutedUntil) && (s.MutedUntil[i] == 0 || now.UnixMilli() < s.MutedUntil[i]) {
+			out = append(out, p)
 		}
 	}
-	return true
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // KnowsActivity reports whether the state answers Likes and Reposts for

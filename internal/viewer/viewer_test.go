@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -69,12 +70,13 @@ func TestHides(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	r := &Ref{}
 	r.s = *New()
-	if !r.HidesNone(now) {
-		t.Error("an empty state hides someone")
+	if h := r.Hidden(now); len(h) != 0 {
+		t.Errorf("an empty state hides %v", h)
 	}
 	r.s.SetMute("brief", now.Add(time.Hour), true)
 	r.s.SetMute("forever", time.Time{}, true)
 	r.s.SetBlockedBy("foe", true)
+	r.s.SetBlock("foe", true) // both ways: listed once
 	for who, want := range map[string]bool{"brief": true, "forever": true, "foe": true, "friend": false} {
 		if got := r.Hides(who, now); got != want {
 			t.Errorf("Hides(%s) = %v, want %v", who, got, want)
@@ -83,9 +85,13 @@ func TestHides(t *testing.T) {
 	if r.Hides("brief", now.Add(2*time.Hour)) {
 		t.Error("a mute past its end still hides")
 	}
+	if got := fmt.Sprint(r.Hidden(now)); got != "[brief foe forever]" {
+		t.Errorf("Hidden = %s", got)
+	}
 	r.s.SetBlockedBy("foe", false)
+	r.s.SetBlock("foe", false)
 	r.s.SetMute("forever", time.Time{}, false)
-	if r.HidesNone(now) || !r.HidesNone(now.Add(2*time.Hour)) {
-		t.Error("HidesNone does not follow the mute's end")
+	if len(r.Hidden(now)) != 1 || len(r.Hidden(now.Add(2*time.Hour))) != 0 {
+		t.Error("Hidden does not follow the mute's end")
 	}
 }

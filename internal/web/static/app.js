@@ -348,9 +348,9 @@ async function refreshBadge() {
   if (!state.token) return;
   let n;
   try {
-    // The unread ones alone are read: the badge counts unread groups.
+    // A count of the index: the badge counts unread notifications.
     const res = await api('GET', rest('/notifications/@me/unread'));
-    n = (res.entry && res.entry.unreadGroups) || 0;
+    n = (res.entry && res.entry.unreadCount) || 0;
   } catch (err) {
     return; // the badge waits for the next poll; errors show where asked for
   }

@@ -1,0 +1,184 @@
+package notifications_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/filters"
+	"socialstream/internal/ids"
+	"socialstream/internal/markers"
+	"socialstream/internal/notifications"
+	"socialstream/internal/store"
+	"socialstream/internal/viewer"
+)
+
+// The unread count is the list's: whoever the reader hides (none, up to
+// the ten a not-in filter takes, more, a mute that ended, a state that
+// does not know), whoever is withheld, whatever was read by id or by a
+// marker moved past it.
+func TestUnreadCountsWhatTheListShows(t *testing.T) {
+	ctx := context.Background()
+	gen := ids.New()
+	// The activities the notifications are about: one speaks of a
+	// spoiler, which a filter of the reader's hides.
+	db, svc := newService(t, gen, nopQueue{}, notifications.Config{Activities: texts{"7": "a spoiler"}})
+	const reader = "1001"
+	var actors []string
+	var seqs []int64
+	for i := range 15 {
+		a := fmt.Sprint(5000 + i)
+		person(t, db, a)
+		actors = append(actors, a)
+		seq := gen.Next()
+		seqs = append(seqs, seq)
+		n := &notifications.Notification{UserID: reader, Seq: seq, Type: notifications.Like, ActorID: a,
+			ActivityID: fmt.Sprint(i), Published: ids.Time(seq), Withheld: i == 14}
+		if err := db.Put(ctx, notifications.Key(db, reader, fmt.Sprint("like-", i)), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last actor is suspended: the withholding job marked theirs.
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		_, err := accounts.Suspend(ctx, tx, actors[14], time.Now(), "spam")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	setState := func(edit func(*viewer.State)) {
+		t.Helper()
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			r := viewer.Read(l, reader)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			if !r.Found() {
+				if err := viewer.Start(tx, reader); err != nil {
+					return err
+				}
+				r = viewer.Read(tx.Lookup(), reader)
+			}
+			st := r.Edit()
+			edit(st)
+			return r.Save(tx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, want int64) {
+		t.Helper()
+		list, listed, _, err := svc.List(ctx, reader, notifications.Query{Page: store.PageRequest{Count: 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := int64(0)
+		for _, v := range list {
+			if !v.Read {
+				shown++
+			}
+		}
+		n, err := svc.Unread(ctx, reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grouped, _, err := svc.UnreadGroups(ctx, reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want || shown != want || listed != want || grouped != want {
+			t.Errorf("%s: unread %d, the list's own count %d, grouped %d, the list shows %d unread; want %d", what, n, listed, grouped, shown, want)
+		}
+	}
+	check("no state", 14) // the slow path: the unread read
+	setState(func(*viewer.State) {})
+	check("hiding no one", 14)
+	setState(func(st *viewer.State) {
+		st.SetBlock(actors[0], true)
+		st.SetBlockedBy(actors[1], true)
+		st.SetMute(actors[2], time.Time{}, true)
+		st.SetMute(actors[3], time.Now().Add(-time.Minute), true) // ended
+		st.SetMute(actors[14], time.Time{}, true)                 // withheld too
+	})
+	check("hiding four (not-in)", 11)
+	setState(func(st *viewer.State) {
+		for _, a := range actors[4:12] {
+			st.SetMute(a, time.Now().Add(time.Hour), true)
+		}
+		for i := range 30 {
+			st.SetBlock(fmt.Sprint(9000+i), true) // with none of their notifications
+		}
+	})
+	check("hiding 42 (in filters)", 3)
+
+	// Marked read by a marker moved past them: all but the newest two.
+	setState(func(st *viewer.State) {
+		for _, a := range actors {
+			st.SetBlock(a, false)
+			st.SetBlockedBy(a, false)
+			st.SetMute(a, time.Time{}, false)
+		}
+	})
+	check("hiding none again", 14)
+	// A keyword filter that hides, in notifications: the one about the
+	// spoiler is left out; one that warns leaves it in.
+	filter := func(action string) {
+		raw, err := json.Marshal(filters.Filter{ID: "f1", Title: "spoilers", Action: action,
+			Context: []string{filters.Notifications}, Keywords: []filters.Keyword{{Keyword: "spoiler"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setState(func(st *viewer.State) { st.Filters = []string{string(raw)} })
+	}
+	filter(filters.Hide)
+	check("a filter hides one", 13)
+	filter(filters.Warn)
+	check("a filter warns of one", 14)
+	m, err := markers.New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetNotices(svc)
+	if _, err := m.Move(ctx, reader, map[string]markers.Marker{markers.NotificationsFeed: {LastReadID: ids.Format(seqs[12])}}); err != nil {
+		t.Fatal(err)
+	}
+	check("the marker past all but the newest two", 1) // the newest is withheld
+	// A job's notification placed below the marker comes read: its
+	// reader has read past its place.
+	e := notifications.Event{Type: notifications.Mention, ActorID: actors[0], Recipients: []string{reader}, ID: "mention-late", Seq: seqs[5]}
+	if made, err := svc.Run(ctx, e); err != nil || made != 1 {
+		t.Fatalf("made %d, %v", made, err)
+	}
+	check("a late mention below the marker", 1)
+	e = notifications.Event{Type: notifications.Mention, ActorID: actors[0], Recipients: []string{reader}, ID: "mention-new", Seq: gen.Next()}
+	if made, err := svc.Run(ctx, e); err != nil || made != 1 {
+		t.Fatalf("made %d, %v", made, err)
+	}
+	check("a mention above the marker", 2)
+}
+
+// texts are activities' texts, by id, as package activities' Records
+// answer them (one not named: "news").
+type texts map[string]string
+
+func (texts) Mentioned(context.Context, string) (*datastore.Key, bool, []string, int, error) {
+	return nil, true, nil, 0, nil
+}
+
+func (t texts) Texts(_ context.Context, _ string, idList []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, id := range idList {
+		if v, ok := t[id]; ok {
+			out[id] = []string{v}
+		} else {
+			out[id] = []string{"news"}
+		}
+	}
+	return out, nil
+}
