@@ -48,6 +48,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.IntVar(&cfg.MaxUsers, "max-users", cfg.MaxUsers, "the mix registers no more users once there are this many")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long the mix runs")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "the longest wait for every queue to empty")
+	fs.DurationVar(&cfg.PageCacheTTL, "page-cache-ttl", cfg.PageCacheTTL, "how long each instance keeps what its pages read (0: no cache)")
 	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Firestore emulator in Datastore mode (default: start one)")
 	fs.Float64Var(&cfg.TaskFaults, "task-faults", cfg.TaskFaults, "share of task deliveries delayed, and of those delivered twice (half as many answered 500, half timed out)")
 	fs.Float64Var(&cfg.EnqueueFaults, "enqueue-faults", cfg.EnqueueFaults, "share of CreateTask calls failed before, and of those failed after, creating the task")

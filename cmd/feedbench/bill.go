@@ -104,22 +104,27 @@ func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 		who      user
 		extra    int // entities the answer needs beside its query, activities and authors
 		rule     string
+		// warm meters the page again, once read: what it reads then is
+		// what no instance keeps (warmExtra, warmRule: beside its query).
+		warm      bool
+		warmExtra int
+		warmRule  string
 	}{
-		{"home page", "/social/rest/activities/@me/@friends", reader, 0, ""},
-		{"@self by its owner", "/social/rest/activities/@me/@self", first, 0, ""},
-		{"@self by another", "/social/rest/activities/" + first.id + "/@self", reader, 1, " + the reader's follow"},
-		{"@all page", "/social/rest/activities/@all/@all", reader, 0, ""},
-		{"@mentions page", "/social/rest/activities/@me/@mentions", reader, 0, ""},
-		{"group page", "/social/rest/activities/@me/" + w.group, reader, 2, " + the group and the reader's membership"},
-		{"tag page", "/social/rest/activities/@me/@tag:" + billTag, reader, 0, ""},
+		{"home page", "/social/rest/activities/@me/@friends", reader, 0, "", true, 0, ""},
+		{"@self by its owner", "/social/rest/activities/@me/@self", first, 0, "", false, 0, ""},
+		{"@self by another", "/social/rest/activities/" + first.id + "/@self", reader, 1, " + the reader's follow", true, 1, " + the reader's follow"},
+		{"@all page", "/social/rest/activities/@all/@all", reader, 0, "", true, 0, ""},
+		{"@mentions page", "/social/rest/activities/@me/@mentions", reader, 0, "", true, 0, ""},
+		{"group page", "/social/rest/activities/@me/" + w.group, reader, 2, " + the group and the reader's membership", true, 2, " + the group and the reader's membership"},
+		{"tag page", "/social/rest/activities/@me/@tag:" + billTag, reader, 0, "", true, 0, ""},
 		// The pinned page reads its author's card (the list) first: no
 		// query, and the reader's state (their likes and reposts) is all
 		// the rest of its lookup.
-		{"pinned page", "/social/rest/activities/" + first.id + "/@pinned", reader, 0, ""},
+		{"pinned page", "/social/rest/activities/" + first.id + "/@pinned", reader, 0, "", false, 0, ""},
 		// A keys-only query whose keys name the activities.
-		{"bookmarks page", "/social/rest/bookmarks", reader, 0, ""},
-		{"favourites page", "/social/rest/likes", reader, 0, ""},
-		{"list page", "/social/rest/activities/@me/@list:" + w.list, reader, 1, " + the list"},
+		{"bookmarks page", "/social/rest/bookmarks", reader, 0, "", false, 0, ""},
+		{"favourites page", "/social/rest/likes", reader, 0, "", false, 0, ""},
+		{"list page", "/social/rest/activities/@me/@list:" + w.list, reader, 1, " + the list", true, 1, " + the list"},
 	}
 	for _, f := range feeds {
 		var page struct {
@@ -150,6 +155,14 @@ func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 			row.MinReads, row.MinRule = n+len(people)+1, fmt.Sprintf("%d author's card (the list) + %d activities + the reader's state", len(people), n)
 		}
 		rows = append(rows, row)
+		if f.warm {
+			wb, err := s.meteredWarm(ctx, f.who, "GET", f.path+"?count="+strconv.Itoa(billPage), nil, nil)
+			if err != nil {
+				return rows, fmt.Errorf("billing: %s, warm: %w", f.op, err)
+			}
+			rows = append(rows, billRow{Op: f.op + ", warm", Bill: wb, MinReads: 2 + f.warmExtra,
+				MinRule: "1 query + the reader's state" + f.warmRule})
+		}
 	}
 	// The Mastodon face's home timeline is the same operation as the home
 	// page: its bill must be the home page's.
@@ -179,6 +192,16 @@ func billFeeds(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 	n := len(statuses) + shared
 	rows = append(rows, billRow{Op: "Mastodon home timeline", Bill: b, MinReads: 1 + n + len(people),
 		MinRule: fmt.Sprintf("1 query + %d activities + %d authors", n, len(people))})
+	for _, tl := range []struct{ op, path string }{
+		{"Mastodon home timeline, warm", "/api/v1/timelines/home"},
+		{"Mastodon public timeline, warm", "/api/v1/timelines/public"},
+	} {
+		wb, err := s.meteredWarm(ctx, reader, "GET", tl.path+"?limit="+strconv.Itoa(billPage), nil, nil)
+		if err != nil {
+			return rows, fmt.Errorf("billing: %s: %w", tl.op, err)
+		}
+		rows = append(rows, billRow{Op: tl.op, Bill: wb, MinReads: 2, MinRule: "1 query + the reader's state"})
+	}
 	return rows, nil
 }
 
@@ -576,6 +599,28 @@ func (s *stack) settle(ctx context.Context) error {
 // early, or failed.
 func (s *stack) metered(ctx context.Context, u user, method, path string, body, out any) (opBill, error) {
 	if err := s.do(ctx, u, "GET", "/social/rest/people/@me/@self", nil, nil); err != nil {
+		return opBill{}, err
+	}
+	if err := s.settle(ctx); err != nil {
+		return opBill{}, err
+	}
+	s.cache.Purge() // cold: what other requests read is not kept
+	s.meter.Take()
+	before := s.operations()
+	if err := s.do(ctx, u, method, path, body, out); err != nil {
+		return opBill{}, err
+	}
+	if err := s.settle(ctx); err != nil {
+		return opBill{}, err
+	}
+	return opBill{Bill: s.meter.Take(), Tasks: s.operations().Sub(before)}, nil
+}
+
+// meteredWarm runs a page's request as u once, and then meters it again:
+// what a page reads on an instance that read it a moment ago, when what
+// it shows is kept (store.Cache).
+func (s *stack) meteredWarm(ctx context.Context, u user, method, path string, body, out any) (opBill, error) {
+	if err := s.do(ctx, u, method, path, body, nil); err != nil {
 		return opBill{}, err
 	}
 	if err := s.settle(ctx); err != nil {

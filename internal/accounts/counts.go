@@ -25,6 +25,10 @@ import (
 
 const KindCounts = "Counts"
 
+// PageKinds are the kinds of this package's that pages read through the
+// instance's cache (store.Cache): the cards.
+func PageKinds() []string { return []string{KindCounts} }
+
 // Counts is a user's card: their names and their counts.
 type Counts struct {
 	Followers int64 `datastore:"followers,noindex"`

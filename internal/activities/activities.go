@@ -504,7 +504,19 @@ func (s *Service) Shown(ctx context.Context, viewer string, idList []string) ([]
 // load reads the activities at keys in one lookup and returns those that
 // exist, in order.
 func (s *Service) load(ctx context.Context, keys []*datastore.Key) ([]*datastore.Key, []*Activity, error) {
-	l := s.db.Lookup()
+	return s.loadFrom(ctx, s.db.Lookup(), keys)
+}
+
+// PageKinds are the kinds of this package's that feeds' pages read
+// through the instance's cache (store.Cache): activities.
+func PageKinds() []string { return []string{KindActivity} }
+
+// loadPage is load for a feed's page: through the instance's cache.
+func (s *Service) loadPage(ctx context.Context, keys []*datastore.Key) ([]*datastore.Key, []*Activity, error) {
+	return s.loadFrom(ctx, s.db.PageLookup(), keys)
+}
+
+func (s *Service) loadFrom(ctx context.Context, l *store.Lookup, keys []*datastore.Key) ([]*datastore.Key, []*Activity, error) {
 	acts := make([]Activity, len(keys))
 	refs := make([]store.Ref, len(keys))
 	for i, k := range keys {

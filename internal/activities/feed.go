@@ -244,7 +244,9 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 		return nil, "", err
 	}
 	qs := s.feedQueries(KindActivity, feedsProp, prefixes, w, from)
-	keysOnly := len(qs) > 1
+	// Keys alone, and the activities through the instance's cache, when
+	// there is one: a query bills a read for each activity it returns.
+	keysOnly := len(qs) > 1 || s.db.Cache() != nil
 	if keysOnly {
 		for i := range qs {
 			qs[i] = qs[i].KeysOnly()
@@ -262,7 +264,7 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 	var acts []*Activity
 	if keysOnly {
 		// An activity deleted since the query is left out.
-		if keys, acts, err = s.load(ctx, keys); err != nil {
+		if keys, acts, err = s.loadPage(ctx, keys); err != nil {
 			return nil, "", fmt.Errorf("activities: feed %s: %w", tag, err)
 		}
 	} else {
@@ -271,7 +273,7 @@ func (s *Service) activityFeed(ctx context.Context, viewer string, prefixes []st
 			acts[i] = &vals[i]
 		}
 	}
-	lk.hide = true
+	lk.hide, lk.cached = true, true
 	views, err := s.viewsOf(ctx, viewer, keys, acts, lk)
 	if err != nil {
 		return nil, "", err
@@ -380,7 +382,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 		}
 	}
 	// An activity deleted since is left out: its audience went with it.
-	found, list, err := s.load(ctx, keys)
+	found, list, err := s.loadPage(ctx, keys)
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
 	}
@@ -390,7 +392,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 			followed[list[i].UserID] = true
 		}
 	}
-	views, err := s.viewsOf(ctx, viewer, found, list, look{hide: true, quiet: true, where: filters.Home, followed: followed, home: reader == viewer})
+	views, err := s.viewsOf(ctx, viewer, found, list, look{hide: true, quiet: true, where: filters.Home, followed: followed, home: reader == viewer, cached: true})
 	if err != nil {
 		return nil, "", err
 	}
@@ -427,6 +429,9 @@ type look struct {
 	// home is the viewer's home feed: the members of their exclusive
 	// lists are left out.
 	home bool
+	// cached: a feed's page, whose activities, shared activities and
+	// authors are read through the instance's cache (store.PageLookup).
+	cached bool
 }
 
 // viewsOf is views, leaving out the activities of people with a block
@@ -528,6 +533,9 @@ func (s *Service) readPage(ctx context.Context, viewer string, keys []*datastore
 		readingOf: make([]*reading, len(acts)), shared: make([]*Activity, len(acts)),
 		sharedFound: make([]store.Ref, len(acts)), sharedRead: make([]*reading, len(acts))}
 	l := s.db.Lookup()
+	if lk.cached {
+		l = s.db.PageLookup()
+	}
 	// The viewer's own state, read once: it answers the blocks, mutes,
 	// likes, reposts and bookmarks it knows; what it does not (lists grown past
 	// their bounds, activities older than its likes reach) is read by key

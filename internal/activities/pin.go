@@ -143,7 +143,7 @@ func (s *Service) pinnedFeed(ctx context.Context, r FeedRequest) ([]View, string
 // viewer sees them (the feed Pinned): one read of the card, one lookup
 // of the activities, and the page's lookup.
 func (s *Service) pinned(ctx context.Context, viewer, user string) ([]View, error) {
-	l := s.db.Lookup()
+	l := s.db.PageLookup()
 	author := accounts.Read(l, user)
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("activities.Pinned(%s): %w", user, err)
@@ -152,12 +152,12 @@ func (s *Service) pinned(ctx context.Context, viewer, user string) ([]View, erro
 	for i, id := range author.Pinned() {
 		keys[i] = Key(s.db, id)
 	}
-	found, acts, err := s.load(ctx, keys)
+	found, acts, err := s.loadPage(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("activities.Pinned(%s): %w", user, err)
 	}
 	if found, acts, err = s.seen(ctx, viewer, found, acts); err != nil {
 		return nil, err
 	}
-	return s.viewsOf(ctx, viewer, found, acts, look{hide: true, known: map[string]*accounts.Record{user: author}})
+	return s.viewsOf(ctx, viewer, found, acts, look{hide: true, known: map[string]*accounts.Record{user: author}, cached: true})
 }

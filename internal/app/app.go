@@ -6,6 +6,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +108,14 @@ type Config struct {
 	// TokenCacheTTL is TOKEN_CACHE_TTL, a Go duration: how long an
 	// instance trusts a token it has verified (default 30s; 0 disables).
 	TokenCacheTTL time.Duration
+	// PageCacheTTL is PAGE_CACHE_TTL, a Go duration: how long an
+	// instance keeps the activities and people's cards its pages read
+	// (default 1m; 0 disables): the bound on how late another
+	// instance's change shows on this one (docs/performance.md).
+	PageCacheTTL time.Duration
+	// PageCacheEntries is PAGE_CACHE_ENTRIES: how many it keeps at most
+	// (default 20,000, a few KB each).
+	PageCacheEntries int
 
 	// TasksSecret is TASKS_SECRET: off App Engine, the secret task
 	// requests must carry (api.TaskSecretHeader); required there.
@@ -209,7 +219,7 @@ func (c *Config) readRateLimits(getenv func(string) string) error {
 }
 
 // readNumbers reads the numbers and levels: TRACE_SAMPLE, COPY_LIMIT,
-// BACKFILL_MAX, UPLOAD_MEMORY, BCRYPT_COST and LOG_LEVEL.
+// BACKFILL_MAX, UPLOAD_MEMORY, BCRYPT_COST, PAGE_CACHE_ENTRIES and LOG_LEVEL.
 func (c *Config) readNumbers(getenv func(string) string) error {
 	if c.OnAppEngine {
 		c.TraceSample = 0.1
@@ -225,7 +235,7 @@ func (c *Config) readNumbers(getenv func(string) string) error {
 	for _, v := range []struct {
 		name string
 		dst  *int
-	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}, {"BCRYPT_COST", &c.BcryptCost}} {
+	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}, {"BCRYPT_COST", &c.BcryptCost}, {"PAGE_CACHE_ENTRIES", &c.PageCacheEntries}} {
 		if s := getenv(v.name); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -248,11 +258,11 @@ func (c *Config) readNumbers(getenv func(string) string) error {
 // readDurations reads TOKEN_CACHE_TTL, HOME_RETENTION and TOKEN_TTL, Go
 // durations.
 func (c *Config) readDurations(getenv func(string) string) error {
-	c.TokenCacheTTL = 30 * time.Second
+	c.TokenCacheTTL, c.PageCacheTTL = 30*time.Second, time.Minute
 	for _, v := range []struct {
 		name string
 		dst  *time.Duration
-	}{{"TOKEN_CACHE_TTL", &c.TokenCacheTTL}, {"HOME_RETENTION", &c.HomeRetention}, {"TOKEN_TTL", &c.TokenTTL}} {
+	}{{"TOKEN_CACHE_TTL", &c.TokenCacheTTL}, {"PAGE_CACHE_TTL", &c.PageCacheTTL}, {"HOME_RETENTION", &c.HomeRetention}, {"TOKEN_TTL", &c.TokenTTL}} {
 		if s := getenv(v.name); s != "" {
 			d, err := time.ParseDuration(s)
 			if err != nil {
@@ -335,6 +345,8 @@ func (c Config) validateLimits() []error {
 		{c.HomeRetention != 0 && c.HomeRetention < MinHomeRetention,
 			fmt.Sprintf("HOME_RETENTION %v is under %v (0 keeps every copy)", c.HomeRetention, MinHomeRetention)},
 		{c.TokenCacheTTL < 0, "TOKEN_CACHE_TTL must not be negative"},
+		{c.PageCacheTTL < 0 || c.PageCacheTTL > MaxPageCacheTTL, fmt.Sprintf("PAGE_CACHE_TTL %v is not 0 to %v", c.PageCacheTTL, MaxPageCacheTTL)},
+		{c.PageCacheEntries < 0, "PAGE_CACHE_ENTRIES must not be negative"},
 		{c.TokenTTL < 0, "TOKEN_TTL must not be negative (0: 720h)"},
 	} {
 		if check.bad {
@@ -431,6 +443,13 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	return h, nil
 }
 
+// MaxPageCacheTTL is the longest PAGE_CACHE_TTL: past it, an edit or a
+// suspension would show too late on another instance.
+const MaxPageCacheTTL = 10 * time.Minute
+
+// DefaultPageCacheEntries is PAGE_CACHE_ENTRIES' default.
+const DefaultPageCacheEntries = 20000
+
 // Parts are what the service runs on, opened by its caller from the
 // configuration (cmd/server) or started beside it (the local stack): the
 // store, the ids' generator, the queues, and the pictures' Cloud Storage
@@ -449,6 +468,12 @@ type Parts struct {
 // the task requests' proof. It is the one function cmd/server and the
 // local stack both call, so a setting cannot reach one and not the other.
 func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error) {
+	if cfg.PageCacheTTL > 0 {
+		p.DB = p.DB.WithCache(store.NewCache(store.CacheConfig{
+			Kinds: slices.Concat(activities.PageKinds(), accounts.PageKinds()), TTL: cfg.PageCacheTTL,
+			Entries: cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
+		}))
+	}
 	acc, err := accounts.New(p.DB, p.Gen, cfg.Accounts())
 	if err != nil {
 		return nil, nil, err
@@ -458,6 +483,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	if err != nil {
 		return nil, nil, err
 	}
+	s.Cache = p.DB.Cache()
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {
 		return nil, nil, err
@@ -471,6 +497,8 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 
 // Services are the domain services, built in the order of ownership.
 type Services struct {
+	// Cache is what the instance's pages read through (nil: none).
+	Cache         *store.Cache
 	Accounts      *accounts.Service
 	Notifications *notifications.Service
 	Rebuild       *rebuild.Service

@@ -21,14 +21,14 @@ func TestFromEnv(t *testing.T) {
 		"TOKEN_CACHE_TTL": "10s", "RATE_LIMIT_LOGIN": "5/10m", "HOME_RETENTION": "2160h",
 		"RATE_LIMIT_UPLOAD": "10/1h", "PUBLIC_URL": "https://p1.example.com/",
 		"CORS_ORIGINS": "https://Gadgets.example.com, http://localhost:3000", "UPLOAD_MEMORY": "400",
-		"TRACE_SAMPLE": "0.25",
+		"TRACE_SAMPLE": "0.25", "PAGE_CACHE_TTL": "30s", "PAGE_CACHE_ENTRIES": "5000",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
-		TokenCacheTTL: 10 * time.Second, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
+		TokenCacheTTL: 10 * time.Second, PageCacheTTL: 30 * time.Second, PageCacheEntries: 5000, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
 		MediaBucket: "p1.appspot.com", PublicURL: "https://p1.example.com",
 		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400, TraceSample: 0.25}
 	want.RateLimits.Login = ratelimit.Rule{Quota: 5, Window: 10 * time.Minute}
@@ -128,5 +128,27 @@ func TestValidateTokenTTL(t *testing.T) {
 	c.TokenTTL = -time.Hour
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "TOKEN_TTL must not be negative (0: 720h)") {
 		t.Errorf("TOKEN_TTL -1h: %v", err)
+	}
+}
+
+// The page cache is on by default, for a minute; 0 turns it off; past
+// ten minutes another instance's change would show too late.
+func TestValidatePageCache(t *testing.T) {
+	c, err := ReadEnv(env(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PageCacheTTL != time.Minute {
+		t.Errorf("PAGE_CACHE_TTL by default %v, want 1m", c.PageCacheTTL)
+	}
+	for ttl, bad := range map[time.Duration]bool{0: false, MaxPageCacheTTL: false, MaxPageCacheTTL + time.Second: true, -time.Second: true} {
+		c.PageCacheTTL = ttl
+		if err := c.Validate(); (err != nil) != bad || bad && !strings.Contains(err.Error(), "PAGE_CACHE_TTL") {
+			t.Errorf("PAGE_CACHE_TTL %v: %v", ttl, err)
+		}
+	}
+	c.PageCacheTTL, c.PageCacheEntries = time.Minute, -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "PAGE_CACHE_ENTRIES") {
+		t.Errorf("PAGE_CACHE_ENTRIES -1: %v", err)
 	}
 }

@@ -335,7 +335,13 @@ func (o *oracle) checkFeeds(ctx context.Context, rep *Report) ([]map[string]any,
 	g.SetLimit(8)
 	for i, f := range feeds {
 		g.Go(func() error {
-			items, err := o.r.c.list(gctx, f.path, f.token)
+			// Half through the second instance: past the bound, what
+			// it kept is gone.
+			c := o.r.c
+			if i%2 == 1 {
+				c = o.r.other
+			}
+			items, err := c.list(gctx, f.path, f.token)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", f.name, err)
 			}

@@ -711,3 +711,17 @@ func (r *runner) readNotices(ctx context.Context, a *actor) (bool, error) {
 	r.m.done("read notices", out != acked, time.Now())
 	return true, nil
 }
+
+// readElsewhere reads pages through the second instance (a user's home,
+// and @all), which keeps what they show for the bound
+// (Config.PageCacheTTL): the comparison reads through it past the bound.
+func (r *runner) readElsewhere(ctx context.Context, a *actor) (bool, error) {
+	u := a.pick()
+	for _, path := range []string{"/social/rest/activities/@me/@friends", "/social/rest/activities/@all/@all"} {
+		if _, err := r.other.read(ctx, path+"?count=20", u.token); err != nil {
+			return true, err
+		}
+	}
+	r.m.done("read elsewhere", false, time.Now())
+	return true, nil
+}

@@ -69,6 +69,12 @@ type Config struct {
 	GiveUpAfter time.Duration
 	// MaxBackoff caps every queue's retry backoff.
 	MaxBackoff time.Duration
+	// PageCacheTTL is how long each instance keeps what its pages read:
+	// the bound on how late one instance shows another's change. The
+	// mix reads pages through the second instance too, and the
+	// comparison, which reads half the feeds through it, waits out the
+	// bound after the last operation.
+	PageCacheTTL time.Duration
 
 	LogLevel slog.Level
 	Log      io.Writer // the stack's logs; nil discards them
@@ -85,6 +91,7 @@ func Defaults() Config {
 		// commit tens of seconds late, after waiting out a lock timeout,
 		// and its jobs must still be waiting for it then.
 		GiveUpAfter: 2 * time.Minute, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
+		PageCacheTTL: time.Minute, // the service's default
 	}
 }
 
@@ -189,6 +196,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
 	r.settle(st)
 	rep.Converged = time.Since(r.m.lastOp)
+	// What an instance read during the mix, it shows until the bound is
+	// over: past it, every page is the truth.
+	r.m.mu.Lock()
+	last := r.m.lastOp
+	r.m.mu.Unlock()
+	if wait := cfg.PageCacheTTL - time.Since(last); wait > 0 {
+		time.Sleep(wait)
+	}
 	if cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "converge: queues empty %s after the last operation; comparing\n", rep.Converged.Round(time.Millisecond))
 	}
@@ -315,7 +330,7 @@ func Kinds() []string { return slices.Clone(kinds) }
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "storm"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -479,7 +494,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{8, r.like, []string{"like"}}, {4, r.unlike, []string{"unlike"}}, {6, r.comment, []string{"comment"}},
 		{3, r.deleteComment, []string{"delete comment"}}, {1, r.sessions, []string{"sessions"}},
 		{2, r.block, []string{"block"}}, {1, r.unblock, []string{"unblock"}}, {2, r.setLocked, []string{"lock", "unlock"}},
-		{3, r.decide, []string{"approve", "reject"}}, {2, r.mute, []string{"mute", "unmute"}}, {2, r.mark, []string{"mark"}}, {2, r.readNotices, []string{"read notices"}},
+		{3, r.decide, []string{"approve", "reject"}}, {2, r.mute, []string{"mute", "unmute"}}, {2, r.mark, []string{"mark"}}, {2, r.readNotices, []string{"read notices"}}, {3, r.readElsewhere, []string{"read elsewhere"}},
 		{3, r.followTag, []string{"follow tag", "unfollow tag"}}, {4, r.repost, []string{"repost", "unrepost"}},
 		{1, r.deleteAccount, []string{"delete account"}},
 		{3, r.setAppData, []string{"set app data"}}, {2, r.deleteAppData, []string{"delete app data"}},

@@ -46,7 +46,7 @@ type stack struct {
 // startStack starts the stack cfg describes. index.yaml and queue.yaml are
 // read from cfg.Dir.
 func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, error) {
-	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second,
+	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, PageCacheTTL: cfg.PageCacheTTL,
 		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
 		WebPushAllowLoopback: true}
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,

@@ -41,6 +41,7 @@ const MaxAttempts = 25
 type DB struct {
 	client    *datastore.Client
 	namespace string
+	cache     *Cache // what PageLookups read through; nil: none
 }
 
 // New returns a DB; client must not be nil.
@@ -50,6 +51,16 @@ func New(client *datastore.Client, namespace string) (*DB, error) {
 	}
 	return &DB{client: client, namespace: namespace}, nil
 }
+
+// WithCache returns a DB of the same client and namespace whose page
+// lookups read through c, and whose every write drops what it writes
+// from c. Every DB of an instance should share one Cache.
+func (db *DB) WithCache(c *Cache) *DB {
+	return &DB{client: db.client, namespace: db.namespace, cache: c}
+}
+
+// Cache returns what the DB's page lookups read through (nil: none).
+func (db *DB) Cache() *Cache { return db.cache }
 
 // Namespace returns the DB's namespace.
 func (db *DB) Namespace() string { return db.namespace }
@@ -165,6 +176,7 @@ func (db *DB) Put(ctx context.Context, key *datastore.Key, src any) error {
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.Put(key, src) })
 	}
+	defer db.cache.drop([]*datastore.Key{key})
 	_, err := db.client.Put(ctx, key, src)
 	return Convert(err)
 }
@@ -174,6 +186,7 @@ func (db *DB) PutMulti(ctx context.Context, keys []*datastore.Key, src any) erro
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.PutMulti(keys, src) })
 	}
+	defer db.cache.drop(keys)
 	_, err := db.client.PutMulti(ctx, keys, src)
 	return Convert(err)
 }
@@ -183,6 +196,7 @@ func (db *DB) Delete(ctx context.Context, key *datastore.Key) error {
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.Delete(key) })
 	}
+	defer db.cache.drop([]*datastore.Key{key})
 	return Convert(db.client.Delete(ctx, key))
 }
 
@@ -191,6 +205,7 @@ func (db *DB) DeleteMulti(ctx context.Context, keys []*datastore.Key) error {
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.DeleteMulti(keys) })
 	}
+	defer db.cache.drop(keys)
 	return Convert(db.client.DeleteMulti(ctx, keys))
 }
 
@@ -306,6 +321,16 @@ type Tx struct {
 	db    *DB
 	tx    *datastore.Transaction
 	guard *guarded
+	// wrote are the keys of what tx writes, for the cache to drop once
+	// the transaction is over.
+	wrote *[]*datastore.Key
+}
+
+// writes notes keys as written by tx.
+func (tx *Tx) writes(keys ...*datastore.Key) {
+	if tx.db.cache != nil {
+		*tx.wrote = append(*tx.wrote, keys...)
+	}
 }
 
 // DB returns the DB the transaction runs on, for its keys.
@@ -323,9 +348,13 @@ func (tx *Tx) DB() *DB { return tx.db }
 func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
 	var last *datastore.Transaction
 	g := GuardOf(ctx)
+	// Whatever any attempt wrote may have committed, even one that
+	// answered an error: the cache drops it all.
+	var wrote []*datastore.Key
+	defer func() { db.cache.drop(wrote) }()
 	_, err := db.client.RunInTransaction(ctx, func(t *datastore.Transaction) error {
 		last = t
-		tx := &Tx{db: db, tx: t, guard: &guarded{g: g}}
+		tx := &Tx{db: db, tx: t, guard: &guarded{g: g}, wrote: &wrote}
 		if err := f(tx); err != nil {
 			return err
 		}
@@ -371,6 +400,7 @@ func (tx *Tx) Get(key *datastore.Key, dst any) (bool, error) {
 
 // Put writes one entity with the commit.
 func (tx *Tx) Put(key *datastore.Key, src any) error {
+	tx.writes(key)
 	_, err := tx.tx.Put(key, src)
 	return err
 }
@@ -380,12 +410,16 @@ func (tx *Tx) PutMulti(keys []*datastore.Key, src any) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	tx.writes(keys...)
 	_, err := tx.tx.PutMulti(keys, src)
 	return err
 }
 
 // Delete deletes one entity with the commit.
-func (tx *Tx) Delete(key *datastore.Key) error { return tx.tx.Delete(key) }
+func (tx *Tx) Delete(key *datastore.Key) error {
+	tx.writes(key)
+	return tx.tx.Delete(key)
+}
 
 // ErrGone is the error of a commit whose Transform found no entity.
 var ErrGone = derrors.New(derrors.NotFound, "not found")
@@ -398,6 +432,9 @@ var ErrGone = derrors.New(derrors.NotFound, "not found")
 // ErrGone: a transform is also a check that it is there. The
 // transforms apply after any Put of the same entity in tx.
 func (tx *Tx) Transform(key *datastore.Key, ts ...datastore.PropertyTransform) error {
+	if len(ts) > 0 {
+		tx.writes(key)
+	}
 	_, err := tx.tx.Mutate(datastore.NewUpdate(key, &none{}).WithPropertyMask().WithTransforms(ts...))
 	return err
 }
@@ -411,6 +448,7 @@ func (tx *Tx) Check(key *datastore.Key) error { return tx.Transform(key) }
 // TransformAny is Transform for an entity that may not exist: it makes
 // one of only the transformed properties if there is none.
 func (tx *Tx) TransformAny(key *datastore.Key, ts ...datastore.PropertyTransform) error {
+	tx.writes(key)
 	_, err := tx.tx.Mutate(datastore.NewUpsert(key, &none{}).WithPropertyMask().WithTransforms(ts...))
 	return err
 }
@@ -452,6 +490,7 @@ func (tx *Tx) DeleteMulti(keys []*datastore.Key) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	tx.writes(keys...)
 	return tx.tx.DeleteMulti(keys)
 }
 
@@ -467,10 +506,18 @@ type Lookup struct {
 	dst   []any
 	found []bool
 	then  []func()
+	// cached: a page's, read through the DB's cache.
+	cached bool
 }
 
 // Lookup starts a batch lookup outside any transaction.
 func (db *DB) Lookup() *Lookup { return &Lookup{db: db} }
+
+// PageLookup starts a batch lookup outside any transaction for what a
+// page shows: the entities of the kinds the DB's cache keeps are read
+// from it when it has them, and kept once read. Nothing that decides a
+// write reads through one.
+func (db *DB) PageLookup() *Lookup { return &Lookup{db: db, cached: db.cache != nil} }
 
 // Lookup starts a batch lookup in the transaction.
 func (tx *Tx) Lookup() *Lookup { return &Lookup{db: tx.db, tx: tx.tx, guard: tx.guard} }
@@ -564,7 +611,57 @@ func (l *Lookup) run(ctx context.Context, from, to int) error {
 		g.checked.Store(true)
 		return nil
 	}
+	if l.cached {
+		return l.runCached(ctx, from, to)
+	}
 	return getMulti(l.found[from:to], keys, func() error { return l.db.client.GetMulti(ctx, keys, dst) })
+}
+
+// runCached is run for a page's lookup: what the cache holds is loaded
+// from it, the rest read, and what the cache keeps of that kept.
+func (l *Lookup) runCached(ctx context.Context, from, to int) error {
+	c := l.db.cache
+	epoch, at := c.begin(), c.now()
+	var keys []*datastore.Key
+	var dst []any
+	var at2 []int // the index in the lookup of each key read
+	var props []*datastore.PropertyList
+	for i := from; i < to; i++ {
+		k := l.keys[i]
+		if !c.holds(k) {
+			keys, dst, at2 = append(keys, k), append(dst, l.dst[i]), append(at2, i)
+			continue
+		}
+		if ps, ok := c.get(k); ok {
+			if err := load(l.dst[i], ps); err != nil {
+				return fmt.Errorf("store: a cached %s: %w", k.Kind, err)
+			}
+			l.found[i] = true
+			continue
+		}
+		p := &datastore.PropertyList{}
+		keys, dst, at2 = append(keys, k), append(dst, p), append(at2, i)
+		props = append(props, p)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	found := make([]bool, len(keys))
+	if err := getMulti(found, keys, func() error { return l.db.client.GetMulti(ctx, keys, dst) }); err != nil {
+		return err
+	}
+	for j, i := range at2 {
+		l.found[i] = found[j]
+		p, ok := dst[j].(*datastore.PropertyList)
+		if !ok || !c.holds(keys[j]) || !found[j] {
+			continue
+		}
+		if err := load(l.dst[i], *p); err != nil {
+			return fmt.Errorf("store: a %s: %w", keys[j].Kind, err)
+		}
+		c.put(keys[j], *p, epoch, at)
+	}
+	return nil
 }
 
 // getMulti runs get, a GetMulti of keys, and marks in found those found.

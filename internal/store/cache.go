@@ -1,0 +1,149 @@
+package store
+
+import (
+	"sync"
+	"time"
+
+	"cloud.google.com/go/datastore"
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// Cache keeps entities an instance read for its pages, so that a page
+// of what was read lately bills no read for it. It holds entities of the
+// kinds it is made for, each at most TTL after it was read; the entities
+// this instance writes (by any DB, Tx or job of its) leave it at once,
+// those another instance writes within TTL. Only a PageLookup reads
+// through it: a transaction, a write's guarded read, and every job's
+// reads go to the Datastore, so no decision that writes rests on what it
+// holds.
+type Cache struct {
+	kinds map[string]bool
+	ttl   time.Duration
+	now   func() time.Time
+	lru   *lru.Cache[string, cached]
+
+	mu sync.Mutex
+	// epoch counts the reads begun and the drops made; dropped holds the
+	// epoch of each key's last drop, for TTL, so that a read begun before
+	// a write committed does not keep what it read.
+	epoch   uint64
+	dropped map[string]dropped
+	swept   time.Time
+}
+
+type cached struct {
+	props datastore.PropertyList
+	at    time.Time
+}
+
+type dropped struct {
+	epoch uint64
+	at    time.Time
+}
+
+// CacheConfig says what a Cache keeps.
+type CacheConfig struct {
+	Kinds   []string      // the kinds it keeps
+	TTL     time.Duration // how long an entity read is kept
+	Entries int           // how many entities at most, the least used leaving first
+}
+
+// NewCache returns a Cache.
+func NewCache(cfg CacheConfig) *Cache {
+	entries := max(cfg.Entries, 1)
+	c, _ := lru.New[string, cached](entries) // only a size below 1 fails
+	kinds := map[string]bool{}
+	for _, k := range cfg.Kinds {
+		kinds[k] = true
+	}
+	return &Cache{kinds: kinds, ttl: cfg.TTL, now: time.Now, lru: c, dropped: map[string]dropped{}}
+}
+
+// TTL is how long the cache keeps an entity: the bound on how late a
+// change made by another instance shows on this one.
+func (c *Cache) TTL() time.Duration { return c.ttl }
+
+// Purge forgets everything kept: for a measure that must start cold.
+func (c *Cache) Purge() {
+	if c != nil {
+		c.lru.Purge()
+	}
+}
+
+func cacheKey(k *datastore.Key) string { return k.Namespace + "\x00" + k.String() }
+
+// holds reports whether the cache keeps entities of key's kind.
+func (c *Cache) holds(k *datastore.Key) bool { return c != nil && c.kinds[k.Kind] }
+
+// begin marks the start of a read: what it finds is kept only if no
+// write of its key was dropped since.
+func (c *Cache) begin() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	return c.epoch
+}
+
+// get returns the properties kept for k, if fresh.
+func (c *Cache) get(k *datastore.Key) (datastore.PropertyList, bool) {
+	key := cacheKey(k)
+	v, ok := c.lru.Get(key)
+	if !ok {
+		return nil, false
+	}
+	if c.now().Sub(v.at) >= c.ttl {
+		c.lru.Remove(key)
+		return nil, false
+	}
+	return v.props, true
+}
+
+// put keeps what a read begun at epoch found at k, unless k was written
+// since it began.
+func (c *Cache) put(k *datastore.Key, props datastore.PropertyList, epoch uint64, at time.Time) {
+	key := cacheKey(k)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := c.dropped[key]; ok && d.epoch >= epoch {
+		return
+	}
+	c.lru.Add(key, cached{props: props, at: at})
+}
+
+// drop forgets keys: they are being written.
+func (c *Cache) drop(keys []*datastore.Key) {
+	if c == nil {
+		return
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		if !c.kinds[k.Kind] {
+			continue
+		}
+		key := cacheKey(k)
+		c.epoch++
+		c.dropped[key] = dropped{epoch: c.epoch, at: now}
+		c.lru.Remove(key)
+	}
+	// A read outlives no TTL: older drops can stop no fill.
+	if now.Sub(c.swept) > c.ttl {
+		for k, d := range c.dropped {
+			if now.Sub(d.at) > c.ttl {
+				delete(c.dropped, k)
+			}
+		}
+		c.swept = now
+	}
+}
+
+// load loads kept properties into dst, as GetMulti would.
+func load(dst any, props datastore.PropertyList) error {
+	ps := make([]datastore.Property, len(props))
+	copy(ps, props)
+	if pls, ok := dst.(datastore.PropertyLoadSaver); ok {
+		return pls.Load(ps)
+	}
+	return datastore.LoadStruct(dst, ps)
+}

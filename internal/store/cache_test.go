@@ -1,0 +1,99 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+// A page's lookup reads a kept entity from the cache until the TTL has
+// passed since it was read; a write through any DB sharing the cache
+// (a transaction's too, a transform's too) drops it at once; a write by
+// another instance shows once the TTL is over; kinds the cache does not
+// keep, plain lookups and transactions always read the Datastore.
+func TestPageLookupReadsThroughTheCache(t *testing.T) {
+	ctx := context.Background()
+	other := testenv.DB(t) // another instance: no cache of this one's
+	clock := time.Now()
+	c := store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: time.Minute, Entries: 100})
+	store.SetCacheClock(c, func() time.Time { return clock })
+	db := other.WithCache(c)
+	k, loose := db.NameKey("Pair", "k", nil), db.NameKey("Loose", "k", nil)
+	if err := other.PutMulti(ctx, []*datastore.Key{k, loose}, []any{&pair{A: 1}, &pair{A: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(l *store.Lookup, key *datastore.Key) int64 {
+		t.Helper()
+		var p pair
+		r := l.Add(key, &p)
+		if err := l.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Found() {
+			return -1
+		}
+		return p.A
+	}
+	page := func() int64 { return read(db.PageLookup(), k) }
+	if got := page(); got != 1 {
+		t.Fatalf("first read: %d", got)
+	}
+	// Another instance writes: this one shows what it read, for the TTL.
+	if err := other.Put(ctx, k, &pair{A: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Put(ctx, loose, &pair{A: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got != 1 {
+		t.Errorf("within the TTL: %d, want the kept 1", got)
+	}
+	if got := read(db.PageLookup(), loose); got != 2 {
+		t.Errorf("a kind the cache does not keep: %d, want 2", got)
+	}
+	if got := read(db.Lookup(), k); got != 2 {
+		t.Errorf("a plain lookup: %d, want 2", got)
+	}
+	clock = clock.Add(time.Minute)
+	if got := page(); got != 2 {
+		t.Errorf("past the TTL: %d, want 2", got)
+	}
+	// This instance writes: dropped at once, by a put, a transform and a
+	// delete alike.
+	if err := db.Put(ctx, k, &pair{A: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got != 3 {
+		t.Errorf("after this instance's put: %d, want 3", got)
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.Increment(k, map[string]int64{"a": 1}) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got != 4 {
+		t.Errorf("after this instance's increment: %d, want 4", got)
+	}
+	if err := db.Delete(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got != -1 {
+		t.Errorf("after this instance's delete: %d, want none", got)
+	}
+	// A read begun before a write keeps nothing: what it read may be
+	// older than the write.
+	if err := other.Put(ctx, k, &pair{A: 5}); err != nil {
+		t.Fatal(err)
+	}
+	epoch := store.BeginRead(c)
+	if err := db.Put(ctx, k, &pair{A: 6}); err != nil {
+		t.Fatal(err)
+	}
+	store.KeepRead(c, k, datastore.PropertyList{{Name: "a", Value: int64(5)}}, epoch, clock)
+	if got := page(); got != 6 {
+		t.Errorf("a read from before a write was kept: %d, want 6", got)
+	}
+}
