@@ -226,6 +226,16 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 	}
 	rows = append(rows, billRow{Op: "notifications page", Bill: b, MinReads: 1 + len(notes.List) + len(actors),
 		MinRule: fmt.Sprintf("%d notifications + %d actors + the unread count's query", len(notes.List), len(actors))})
+	for _, warm := range []struct{ op, path string }{
+		{"notifications page, warm", "/social/rest/notifications/@me?count=" + strconv.Itoa(billPage)},
+		{"Mastodon notifications, warm", "/api/v1/notifications?limit=" + strconv.Itoa(billPage)},
+	} {
+		wb, err := s.meteredWarm(ctx, reader, "GET", warm.path, nil, nil)
+		if err != nil {
+			return rows, fmt.Errorf("billing: %s: %w", warm.op, err)
+		}
+		rows = append(rows, billRow{Op: warm.op, Bill: wb, MinReads: 3, MinRule: "1 query + the reader's state + the unread count's query"})
+	}
 	var groups struct {
 		List []struct {
 			Count  int `json:"count"`

@@ -485,20 +485,34 @@ func (s *Service) Get(ctx context.Context, viewer, user, appID string, idList []
 // for followers-only ones, the viewer's follows of their authors in one
 // between).
 func (s *Service) Shown(ctx context.Context, viewer string, idList []string) ([]View, error) {
+	return s.shown(ctx, viewer, idList, false)
+}
+
+// ShownPage is Shown for a page (the activities a page of notifications
+// is about): through the instance's cache.
+func (s *Service) ShownPage(ctx context.Context, viewer string, idList []string) ([]View, error) {
+	return s.shown(ctx, viewer, idList, true)
+}
+
+func (s *Service) shown(ctx context.Context, viewer string, idList []string, cached bool) ([]View, error) {
 	keys := make([]*datastore.Key, 0, len(idList))
 	for _, id := range idList {
 		if _, ok := ids.Parse(id); ok {
 			keys = append(keys, Key(s.db, id))
 		}
 	}
-	found, list, err := s.load(ctx, keys)
+	load := s.load
+	if cached {
+		load = s.loadPage
+	}
+	found, list, err := load(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("activities.Shown: %w", err)
 	}
 	if found, list, err = s.seen(ctx, viewer, found, list); err != nil {
 		return nil, err
 	}
-	return s.views(ctx, viewer, found, list, "")
+	return s.viewsOf(ctx, viewer, found, list, look{hide: true, cached: cached})
 }
 
 // load reads the activities at keys in one lookup and returns those that

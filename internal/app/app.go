@@ -470,7 +470,7 @@ type Parts struct {
 func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error) {
 	if cfg.PageCacheTTL > 0 {
 		p.DB = p.DB.WithCache(store.NewCache(store.CacheConfig{
-			Kinds: slices.Concat(activities.PageKinds(), accounts.PageKinds()), TTL: cfg.PageCacheTTL,
+			Kinds: slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds()), TTL: cfg.PageCacheTTL,
 			Entries: cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
 		}))
 	}

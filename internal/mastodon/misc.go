@@ -125,7 +125,7 @@ func (s *Server) notices(m *mreq, list []notifications.View) ([]mNotification, e
 			acts = append(acts, v.ActivityID)
 		}
 	}
-	views, err := s.activities.Shown(m.ctx, m.caller, acts)
+	views, err := s.activities.ShownPage(m.ctx, m.caller, acts)
 	if err != nil {
 		return nil, err
 	}

@@ -401,7 +401,7 @@ func (s *Server) groupsAnswer(m *mreq, page []notifications.Group) (gin.H, error
 			people[a.ID] = a
 		}
 	}
-	views, err := s.activities.Shown(m.ctx, m.caller, acts)
+	views, err := s.activities.ShownPage(m.ctx, m.caller, acts)
 	if err != nil {
 		return nil, err
 	}

@@ -55,15 +55,26 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 	offset, more, scanned := q.Page.Offset, true, 0
 	for more && len(out) < q.Page.Count && scanned < maxScan {
 		want := q.Page.Count - len(out)
-		keys, vals, last, m, err := order.Page[Notification](ctx, s.db, s.newest(user, q.Since, from), false, placeOf, want, offset)
+		// Keys alone, and the notifications through the instance's
+		// cache, when there is one.
+		cached := s.db.Cache() != nil
+		qs := s.newest(user, q.Since, from)
+		if cached {
+			qs[0] = qs[0].KeysOnly()
+		}
+		keys, vals, last, m, err := order.Page[Notification](ctx, s.db, qs, cached, placeOf, want, offset)
+		read := len(keys)
+		if err == nil && cached {
+			keys, vals, last, err = s.loadPage(ctx, keys)
+		}
 		if err != nil {
 			return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
 		}
-		offset, more, scanned = 0, m, scanned+len(vals)
+		offset, more, scanned = 0, m, scanned+read
 		if len(vals) > 0 {
 			from = last
 		}
-		shown, o, err := s.shown(ctx, user, keys, vals, q.Types)
+		shown, o, err := s.shown(ctx, user, keys, vals, q.Types, cached)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -90,10 +101,42 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 	return out, unread, next, nil
 }
 
+// loadPage reads the notifications at keys (a page's, by a keys-only
+// query) through the instance's cache, and returns those still there and
+// the place of the last.
+func (s *Service) loadPage(ctx context.Context, keys []*datastore.Key) ([]*datastore.Key, []Notification, order.Place, error) {
+	l := s.db.PageLookup()
+	ns := make([]Notification, len(keys))
+	refs := make([]store.Ref, len(keys))
+	for i, k := range keys {
+		refs[i] = l.Add(k, &ns[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, nil, order.Place{}, err
+	}
+	var found []*datastore.Key
+	var vals []Notification
+	for i := range keys {
+		if refs[i].Found() && !ns[i].Dismissed {
+			found, vals = append(found, keys[i]), append(vals, ns[i])
+		}
+	}
+	var last order.Place
+	if n := len(vals); n > 0 {
+		last = placeOf(found[n-1], &vals[n-1])
+	}
+	return found, vals, last, nil
+}
+
+// PageKinds are the kinds of this package's that pages read through the
+// instance's cache (store.Cache): notifications.
+func PageKinds() []string { return []string{Kind} }
+
 // shown decides which of ns user is shown, of types (all, if none), and
-// returns them as views with user's state as read with their actors.
-func (s *Service) shown(ctx context.Context, user string, keys []*datastore.Key, ns []Notification, types []string) ([]View, *viewer.Ref, error) {
-	people, hidden, own, err := s.actors(ctx, user, ns)
+// returns them as views with user's state as read with their actors
+// (through the instance's cache, if cached: for a page of the list).
+func (s *Service) shown(ctx context.Context, user string, keys []*datastore.Key, ns []Notification, types []string, cached bool) ([]View, *viewer.Ref, error) {
+	people, hidden, own, err := s.actors(ctx, user, ns, cached)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,7 +226,7 @@ func (s *Service) Hides(ctx context.Context, user, actor string) (bool, error) {
 	if actor == "" {
 		return false, nil
 	}
-	_, hidden, _, err := s.actors(ctx, user, []Notification{{ActorID: actor}})
+	_, hidden, _, err := s.actors(ctx, user, []Notification{{ActorID: actor}}, false)
 	return hidden[actor], err
 }
 
@@ -196,7 +239,7 @@ func (s *Service) read(ctx context.Context, user string, key *datastore.Key) (Vi
 	} else if n.Dismissed {
 		return View{}, Hidden, nil
 	}
-	vs, _, err := s.shown(ctx, user, []*datastore.Key{key}, []Notification{n}, nil)
+	vs, _, err := s.shown(ctx, user, []*datastore.Key{key}, []Notification{n}, nil, false)
 	if err != nil || len(vs) == 0 {
 		return View{}, Hidden, err
 	}
@@ -388,7 +431,7 @@ func (s *Service) grouped(ctx context.Context, user string) ([]*Group, int, erro
 	if err != nil {
 		return nil, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
 	}
-	people, hidden, own, err := s.actors(ctx, user, ns)
+	people, hidden, own, err := s.actors(ctx, user, ns, false)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -433,8 +476,11 @@ func (s *Service) grouped(ctx context.Context, user string) ([]*Group, int, erro
 // blocked by or mutes (or, should it not know, the blocks and mutes
 // between user and each actor, by key): it returns the actors that exist,
 // and those whose notifications from before are not shown.
-func (s *Service) actors(ctx context.Context, user string, ns []Notification) (map[string]accounts.Person, map[string]bool, *viewer.Ref, error) {
+func (s *Service) actors(ctx context.Context, user string, ns []Notification, cached bool) (map[string]accounts.Person, map[string]bool, *viewer.Ref, error) {
 	l := s.db.Lookup()
+	if cached {
+		l = s.db.PageLookup()
+	}
 	own := viewer.Read(l, user)
 	recs := map[string]*accounts.Record{}
 	for _, n := range ns {

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/app/apptest"
 	"socialstream/internal/filters"
 	"socialstream/internal/ids"
 	"socialstream/internal/markers"
@@ -21,13 +22,20 @@ import (
 // The unread count is the list's: whoever the reader hides (none, up to
 // the ten a not-in filter takes, more, a mute that ended, a state that
 // does not know), whoever is withheld, whatever was read by id or by a
-// marker moved past it.
+// marker moved past it; the list read through the instance's cache.
 func TestUnreadCountsWhatTheListShows(t *testing.T) {
 	ctx := context.Background()
 	gen := ids.New()
 	// The activities the notifications are about: one speaks of a
 	// spoiler, which a filter of the reader's hides.
-	db, svc := newService(t, gen, nopQueue{}, notifications.Config{Activities: texts{"7": "a spoiler"}})
+	// The list's pages read through an instance's cache, as the
+	// service's are: what this instance writes shows at once.
+	plain, _ := newService(t, gen, nopQueue{}, notifications.Config{})
+	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: notifications.PageKinds(), TTL: time.Minute, Entries: 100}))
+	svc, err := notifications.New(db, gen, apptest.Accounts(t, db, ids.New()), nopQueue{}, notifications.Config{Activities: texts{"7": "a spoiler"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	const reader = "1001"
 	var actors []string
 	var seqs []int64
