@@ -603,10 +603,10 @@ func (s *stack) settle(ctx context.Context) error {
 // metered runs one request as u, with the jobs it enqueues, and returns
 // what the Datastore calls of both were billed, and the Cloud Tasks
 // operations they made. The token is read (and cached) by a request
-// before, so the bill is the operation's alone. Its jobs enqueued ahead
-// of its commit first run queue.AheadDelay later, which finds the commit
-// done: a second run of one (Tasks.Redispatched) is a job that came too
-// early, or failed.
+// before, and the instance's cache emptied, so the bill is the
+// operation's alone, cold. Its jobs enqueued ahead of its commit first
+// run queue.AheadDelay later, which finds the commit done: a second run
+// of one (Tasks.Redispatched) is a job that came too early, or failed.
 func (s *stack) metered(ctx context.Context, u user, method, path string, body, out any) (opBill, error) {
 	if err := s.do(ctx, u, "GET", "/social/rest/people/@me/@self", nil, nil); err != nil {
 		return opBill{}, err
@@ -615,15 +615,7 @@ func (s *stack) metered(ctx context.Context, u user, method, path string, body, 
 		return opBill{}, err
 	}
 	s.cache.Purge() // cold: what other requests read is not kept
-	s.meter.Take()
-	before := s.operations()
-	if err := s.do(ctx, u, method, path, body, out); err != nil {
-		return opBill{}, err
-	}
-	if err := s.settle(ctx); err != nil {
-		return opBill{}, err
-	}
-	return opBill{Bill: s.meter.Take(), Tasks: s.operations().Sub(before)}, nil
+	return s.measure(ctx, u, method, path, body, out)
 }
 
 // meteredWarm runs a page's request as u once, and then meters it again:
@@ -636,6 +628,12 @@ func (s *stack) meteredWarm(ctx context.Context, u user, method, path string, bo
 	if err := s.settle(ctx); err != nil {
 		return opBill{}, err
 	}
+	return s.measure(ctx, u, method, path, body, out)
+}
+
+// measure runs one request as u and waits for its jobs: what their
+// Datastore calls were billed, and their Cloud Tasks operations.
+func (s *stack) measure(ctx context.Context, u user, method, path string, body, out any) (opBill, error) {
 	s.meter.Take()
 	before := s.operations()
 	if err := s.do(ctx, u, method, path, body, out); err != nil {

@@ -69,8 +69,11 @@ type config struct {
 	cpuProfile   string
 	stormsOnly   bool
 	bill         bool
-	billPosters  []int
-	verbose      bool
+	// unmetered leaves the API's Datastore client bare: no count, no
+	// meter (BenchmarkPageCPU).
+	unmetered   bool
+	billPosters []int
+	verbose     bool
 }
 
 func parseInts(s string) ([]int, error) {

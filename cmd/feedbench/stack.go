@@ -110,6 +110,7 @@ type stack struct {
 	direct *counter     // the bench's client
 	meter  *meter.Meter // the API's client: what its calls are billed
 
+	handler    http.Handler               // the API's, to serve a request in the process
 	cache      *store.Cache               // what the API's pages read through
 	pending    func() int                 // tasks not yet done
 	operations func() tasksemu.Operations // Cloud Tasks operations so far
@@ -151,6 +152,12 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		return nil, err
 	}
 	log := logging.New(logOut, slog.LevelWarn, project)
+	// The API's Datastore calls are counted and metered, unless the run
+	// measures the process's own CPU (unmetered).
+	clientOptions := []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept, s.meter.Intercept))}
+	if cfg.unmetered {
+		clientOptions = nil
+	}
 	namespace := fmt.Sprintf("feedbench-%d", time.Now().UnixNano())
 	// The least bcrypt work: sign-ups are seeding here, not what is
 	// measured. Tokens are cached as the service's default configures.
@@ -166,9 +173,10 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	s.closer = append(s.closer, s.push.Close)
 	st, err := localstack.Start(ctx, localstack.Options{
 		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
-		ClientOptions: []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.calls.intercept, s.meter.Intercept))},
+		ClientOptions: clientOptions,
 		Config:        service, Logger: log,
 		Wrap: func(h http.Handler) http.Handler {
+			s.handler = h
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				origin := fromRequest
 				if strings.HasPrefix(r.URL.Path, "/_tasks/") {

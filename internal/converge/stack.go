@@ -79,10 +79,12 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		return nil, err
 	}
 	objects := func() ([]string, error) { return st.Storage.Objects(st.Bucket, "") }
-	// The second instance: the same Datastore, with no faults of its own
-	// (its writes are all refused), and a token cache of its own.
+	// The second instance: the same Datastore and pictures' bucket, with
+	// no faults of its own (its writes are all refused), and a token
+	// cache and a page cache of its own.
 	other, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location, DB: st.DB,
+		StorageEndpoint: st.StorageEndpoint, Bucket: st.Bucket,
 		DispatchDeadline: time.Minute, Config: service,
 		Logger: logging.New(logOut, cfg.LogLevel, project),
 	})

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"reflect"
 	"sync"
 	"time"
 
@@ -33,7 +34,11 @@ type Cache struct {
 
 type cached struct {
 	props datastore.PropertyList
-	at    time.Time
+	// val is what props loaded into, of the type of the lookup's
+	// destination that first read it: a page copies it, which costs a
+	// fraction of loading the properties again.
+	val reflect.Value
+	at  time.Time
 }
 
 type dropped struct {
@@ -84,30 +89,98 @@ func (c *Cache) begin() uint64 {
 	return c.epoch
 }
 
-// get returns the properties kept for k, if fresh.
-func (c *Cache) get(k *datastore.Key) (datastore.PropertyList, bool) {
+// get loads into dst what is kept for k, if it is fresh, and reports
+// whether it was.
+func (c *Cache) get(k *datastore.Key, dst any) (bool, error) {
 	key := cacheKey(k)
 	v, ok := c.lru.Get(key)
 	if !ok {
-		return nil, false
+		return false, nil
 	}
 	if c.now().Sub(v.at) >= c.ttl {
 		c.lru.Remove(key)
-		return nil, false
+		return false, nil
 	}
-	return v.props, true
+	if d := reflect.ValueOf(dst); v.val.IsValid() && d.Type() == v.val.Type() {
+		d.Elem().Set(v.val.Elem())
+		detach(d.Elem())
+		return true, nil
+	}
+	return true, load(dst, v.props)
 }
 
-// put keeps what a read begun at epoch found at k, unless k was written
-// since it began.
-func (c *Cache) put(k *datastore.Key, props datastore.PropertyList, epoch uint64, at time.Time) {
+// put keeps what a read begun at epoch found at k (its properties, and
+// dst, what they loaded into), unless k was written since it began.
+func (c *Cache) put(k *datastore.Key, props datastore.PropertyList, dst any, epoch uint64, at time.Time) {
 	key := cacheKey(k)
+	var val reflect.Value
+	if d := reflect.ValueOf(dst); d.Kind() == reflect.Pointer && d.Elem().Kind() == reflect.Struct {
+		val = reflect.New(d.Elem().Type())
+		val.Elem().Set(d.Elem())
+		detach(val.Elem())
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d, ok := c.dropped[key]; ok && d.epoch >= epoch {
 		return
 	}
-	c.lru.Add(key, cached{props: props, at: at})
+	c.lru.Add(key, cached{props: props, val: val, at: at})
+}
+
+// detach gives v, a settable value, copies of its own of every slice,
+// map and pointer it reaches through exported fields, so that a copy of
+// a kept value shares nothing with it that a page could change.
+func detach(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				detach(f)
+			}
+		}
+	case reflect.Slice:
+		if v.IsNil() {
+			return
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		reflect.Copy(c, v)
+		if deep(v.Type().Elem()) {
+			for i := range c.Len() {
+				detach(c.Index(i))
+			}
+		}
+		v.Set(c)
+	case reflect.Array:
+		if deep(v.Type().Elem()) {
+			for i := range v.Len() {
+				detach(v.Index(i))
+			}
+		}
+	case reflect.Map:
+		if !v.IsNil() {
+			n := reflect.MakeMapWithSize(v.Type(), v.Len())
+			for it := v.MapRange(); it.Next(); {
+				n.SetMapIndex(it.Key(), it.Value())
+			}
+			v.Set(n)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			n := reflect.New(v.Type().Elem())
+			n.Elem().Set(v.Elem())
+			detach(n.Elem())
+			v.Set(n)
+		}
+	}
+}
+
+// deep reports whether values of t may hold what detach copies.
+func deep(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer, reflect.Interface:
+		return true
+	}
+	return false
 }
 
 // drop forgets keys: they are being written.

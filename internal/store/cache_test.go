@@ -97,3 +97,34 @@ func TestPageLookupReadsThroughTheCache(t *testing.T) {
 		t.Errorf("a read from before a write was kept: %d, want 6", got)
 	}
 }
+
+type tagged struct {
+	Tags []string `datastore:"tags"`
+}
+
+// What a page reads from the cache is its own: changing it changes
+// nothing kept.
+func TestCachedEntitiesAreCopies(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t).WithCache(store.NewCache(store.CacheConfig{Kinds: []string{"Tagged"}, TTL: time.Minute, Entries: 10}))
+	k := db.NameKey("Tagged", "k", nil)
+	if err := db.Put(ctx, k, &tagged{Tags: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() *tagged {
+		t.Helper()
+		var v tagged
+		l := db.PageLookup()
+		l.Add(k, &v)
+		if err := l.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return &v
+	}
+	first := read()  // from the Datastore, and kept
+	second := read() // from the cache
+	first.Tags[0], second.Tags[1] = "changed", "changed"
+	if got := read().Tags; len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("kept tags %v, want [a b]", got)
+	}
+}

@@ -14,5 +14,5 @@ func SetCacheClock(c *Cache, now func() time.Time) { c.now = now }
 func BeginRead(c *Cache) uint64 { return c.begin() }
 
 func KeepRead(c *Cache, k *datastore.Key, props datastore.PropertyList, epoch uint64, at time.Time) {
-	c.put(k, props, epoch, at)
+	c.put(k, props, nil, epoch, at)
 }

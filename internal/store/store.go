@@ -632,10 +632,9 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 			keys, dst, at2 = append(keys, k), append(dst, l.dst[i]), append(at2, i)
 			continue
 		}
-		if ps, ok := c.get(k); ok {
-			if err := load(l.dst[i], ps); err != nil {
-				return fmt.Errorf("store: a cached %s: %w", k.Kind, err)
-			}
+		if ok, err := c.get(k, l.dst[i]); err != nil {
+			return fmt.Errorf("store: a cached %s: %w", k.Kind, err)
+		} else if ok {
 			l.found[i] = true
 			continue
 		}
@@ -659,7 +658,7 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 		if err := load(l.dst[i], *p); err != nil {
 			return fmt.Errorf("store: a %s: %w", keys[j].Kind, err)
 		}
-		c.put(keys[j], *p, epoch, at)
+		c.put(keys[j], *p, l.dst[i], epoch, at)
 	}
 	return nil
 }

@@ -135,11 +135,26 @@ func setup() {
 // EmulatorHost returns the emulator's host:port, starting it if needed.
 func EmulatorHost(t testing.TB) string {
 	t.Helper()
+	ready(t)
+	return host
+}
+
+// ready starts the emulator if needed, or fails t.
+func ready(t testing.TB) {
+	t.Helper()
 	once.Do(setup)
 	if setupErr != nil {
 		t.Fatalf("testenv: %v", setupErr)
 	}
-	return host
+}
+
+// DirectHost returns the emulator's host:port itself, not the recorder's
+// in front of it: for a benchmark of the process's own work, whose
+// queries the tests record anyway.
+func DirectHost(t testing.TB) string {
+	t.Helper()
+	ready(t)
+	return target
 }
 
 // DB returns a store bound to a fresh namespace for this test.
