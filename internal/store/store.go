@@ -622,14 +622,16 @@ func (l *Lookup) run(ctx context.Context, from, to int) error {
 func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 	c := l.db.cache
 	epoch, at := c.begin(), c.now()
+	// What the cache does not answer is read: keys, into dst (the
+	// properties, for a kind the cache keeps), for the lookup's entities
+	// at index.
 	var keys []*datastore.Key
 	var dst []any
-	var at2 []int // the index in the lookup of each key read
-	var props []*datastore.PropertyList
+	var index []int
 	for i := from; i < to; i++ {
 		k := l.keys[i]
 		if !c.holds(k) {
-			keys, dst, at2 = append(keys, k), append(dst, l.dst[i]), append(at2, i)
+			keys, dst, index = append(keys, k), append(dst, l.dst[i]), append(index, i)
 			continue
 		}
 		if ok, err := c.get(k, l.dst[i]); err != nil {
@@ -638,9 +640,7 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 			l.found[i] = true
 			continue
 		}
-		p := &datastore.PropertyList{}
-		keys, dst, at2 = append(keys, k), append(dst, p), append(at2, i)
-		props = append(props, p)
+		keys, dst, index = append(keys, k), append(dst, &datastore.PropertyList{}), append(index, i)
 	}
 	if len(keys) == 0 {
 		return nil
@@ -649,7 +649,7 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 	if err := getMulti(found, keys, func() error { return l.db.client.GetMulti(ctx, keys, dst) }); err != nil {
 		return err
 	}
-	for j, i := range at2 {
+	for j, i := range index {
 		l.found[i] = found[j]
 		p, ok := dst[j].(*datastore.PropertyList)
 		if !ok || !c.holds(keys[j]) || !found[j] {
