@@ -56,6 +56,8 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	})
 	row("storage at the month's end", func(r costmodel.Result) string { return size(30*r.Day.StoredBytes + r.Day.HeldBytes) })
 	row("dollars a month", func(r costmodel.Result) string { return fmt.Sprintf("$%s", money(r.DollarsMonth)) })
+	row("**Cloud Tasks**: operations a day (tasks created and attempts run)", func(r costmodel.Result) string { return n(r.Day.Tasks) })
+	row("Cloud Tasks dollars a month", func(r costmodel.Result) string { return fmt.Sprintf("$%s", money(r.TasksDollarsMonth)) })
 	row("posts a second at the peak", func(r costmodel.Result) string { return n(r.PeakPosts) })
 	row("busiest sequential index range, writes a second at the peak (Firestore: about 500)", func(r costmodel.Result) string {
 		return n(r.HottestRange) + " (" + r.HottestName + ")"
@@ -78,6 +80,7 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	}
 	fmt.Fprintf(w, "\nPrices: %s: $%.2f per 100,000 reads, $%.2f per 100,000 writes, $%.2f per 100,000 deletes, $%.2f per GiB-month, less the free daily quota.\n",
 		p.Source, p.PerReads, p.PerWrites, p.PerDeletes, p.PerGiBMonth)
+	fmt.Fprintf(w, "%s: $%.2f per million operations past the first %s a month.\n", p.TasksSource, p.PerMillionTasks, n(p.FreeTasks))
 }
 
 // n writes a count with SI-like suffixes.

@@ -15,17 +15,20 @@ import (
 )
 
 // Op is what one operation is billed: entities read, written and deleted,
-// index entries written, bytes stored.
+// index entries written, bytes stored, and Cloud Tasks operations (each
+// task created, each attempt run).
 type Op struct {
 	Reads, Writes, Deletes, IndexEntries, Bytes float64
+	Tasks                                       float64
 }
 
 func (o Op) plus(p Op) Op {
-	return Op{o.Reads + p.Reads, o.Writes + p.Writes, o.Deletes + p.Deletes, o.IndexEntries + p.IndexEntries, o.Bytes + p.Bytes}
+	return Op{o.Reads + p.Reads, o.Writes + p.Writes, o.Deletes + p.Deletes, o.IndexEntries + p.IndexEntries, o.Bytes + p.Bytes,
+		o.Tasks + p.Tasks}
 }
 
 func (o Op) times(n float64) Op {
-	return Op{o.Reads * n, o.Writes * n, o.Deletes * n, o.IndexEntries * n, o.Bytes * n}
+	return Op{o.Reads * n, o.Writes * n, o.Deletes * n, o.IndexEntries * n, o.Bytes * n, o.Tasks * n}
 }
 
 // Metered are the figures of the billing meter for each operation, named
@@ -36,10 +39,10 @@ var Metered = map[string]Op{
 	"@all page":                  {Reads: 45},
 	"notifications page":         {Reads: 43},
 	"unread count":               {Reads: 2},
-	"like":                       {Reads: 18, Writes: 4, IndexEntries: 22, Bytes: 3670},
-	"comment":                    {Reads: 14, Writes: 3, IndexEntries: 22, Bytes: 3165},
-	"follow, with its rebuild":   {Reads: 47, Writes: 26, IndexEntries: 87, Bytes: 11697},
-	"unfollow, with its rebuild": {Reads: 16, Writes: 26, Deletes: 1, IndexEntries: 8, Bytes: 1370},
+	"like":                       {Reads: 18, Writes: 4, IndexEntries: 22, Bytes: 3670, Tasks: 2},
+	"comment":                    {Reads: 14, Writes: 3, IndexEntries: 22, Bytes: 3165, Tasks: 2},
+	"follow, with its rebuild":   {Reads: 47, Writes: 26, IndexEntries: 87, Bytes: 11697, Tasks: 4},
+	"unfollow, with its rebuild": {Reads: 16, Writes: 26, Deletes: 1, IndexEntries: 8, Bytes: 1370, Tasks: 2},
 }
 
 // A post to F followers, as metered: a post to none (PostOwnWrites of
@@ -49,9 +52,9 @@ var (
 	PostAlone   = Op{Reads: 11, Writes: 3, IndexEntries: 17, Bytes: 2680}
 	PerFollower = Op{IndexEntries: 3, Bytes: 407.7}
 	// PerFanoutChunk is what each audience chunk past the first costs:
-	// its fan-out job reads the follower chunk it copies and the
-	// activity, and writes the audience chunk.
-	PerFanoutChunk = Op{Reads: 3, Writes: 1}
+	// its fan-out job (a task created and run) reads the follower chunk
+	// it copies and the activity, and writes the audience chunk.
+	PerFanoutChunk = Op{Reads: 3, Writes: 1, Tasks: 2}
 )
 
 // AudienceChunkSize is how many follower ids one audience chunk holds
@@ -82,6 +85,10 @@ type Prices struct {
 	PerGiBMonth             float64
 	FreeReads, FreeWrites   float64 // per day
 	FreeDeletes, FreeStored float64 // per day; GiB
+	// Cloud Tasks: dollars per million billable operations, and the
+	// operations a month that are free.
+	TasksSource                string
+	PerMillionTasks, FreeTasks float64
 }
 
 // Nam5 is the price list of the US multi-region nam5, as published on
@@ -90,6 +97,8 @@ var Nam5 = Prices{
 	Source:   "Firestore in Datastore mode pricing, multi-region nam5 (United States), read 2026-11-24",
 	PerReads: 0.06, PerWrites: 0.18, PerDeletes: 0.02, PerGiBMonth: 0.18,
 	FreeReads: 50000, FreeWrites: 20000, FreeDeletes: 20000, FreeStored: 1,
+	TasksSource:     "Cloud Tasks pricing, read 2026-11-28",
+	PerMillionTasks: 0.40, FreeTasks: 1_000_000,
 }
 
 // Workload is what a community does in a day.
@@ -130,6 +139,8 @@ var Presets = []Workload{
 // Counts are a design's figures for one day.
 type Counts struct {
 	Reads, Writes, Deletes, IndexEntries float64
+	// Tasks are Cloud Tasks' billable operations.
+	Tasks float64
 	// StoredBytes is what the day adds to storage for good; HeldBytes
 	// what the retention window holds once full.
 	StoredBytes, HeldBytes float64
@@ -149,9 +160,10 @@ type Result struct {
 	// HottestName which.
 	PeakPosts, HottestRange float64
 	HottestName             string
-	// DollarsMonth is a month's bill at the Prices: 30 days of reads,
-	// writes and deletes, and the storage at the month's end.
-	DollarsMonth float64
+	// DollarsMonth is a month's Datastore bill at the Prices: 30 days of
+	// reads, writes and deletes, and the storage at the month's end;
+	// TasksDollarsMonth Cloud Tasks'.
+	DollarsMonth, TasksDollarsMonth float64
 	// Homes compares the designs on the home feed: this one, fan-out on
 	// write into Redis, and pull.
 	Homes [3]Home
@@ -218,7 +230,7 @@ func Model(w Workload, p Prices) Result {
 	// audience chunks the day's posts write.
 	deliveries := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers
 	chunks := post.Writes - PostOwnWrites*r.PostsPerDay
-	r.Day = Counts{Reads: day.Reads, Writes: day.Writes, Deletes: day.Deletes, IndexEntries: day.IndexEntries}
+	r.Day = Counts{Reads: day.Reads, Writes: day.Writes, Deletes: day.Deletes, IndexEntries: day.IndexEntries, Tasks: day.Tasks}
 	// What the audience copies hold is kept for the retention (then the
 	// trim deletes a chunk per chunk written); everything else for good.
 	audience := PerFollower.Bytes * deliveries
@@ -248,6 +260,7 @@ func Model(w Workload, p Prices) Result {
 	storedGiB := (r.Day.StoredBytes*daysPerMonth + r.Day.HeldBytes) / (1 << 30)
 	r.DollarsMonth = month(r.Day.Reads, p.FreeReads, p.PerReads) + month(r.Day.Writes, p.FreeWrites, p.PerWrites) +
 		month(r.Day.Deletes, p.FreeDeletes, p.PerDeletes) + math.Max(0, storedGiB-p.FreeStored)*p.PerGiBMonth
+	r.TasksDollarsMonth = math.Max(0, r.Day.Tasks*daysPerMonth-p.FreeTasks) / 1e6 * p.PerMillionTasks
 
 	// The home feed under each design. Here: the home pages, and the
 	// posts with their audience copies, held for the retention (or a

@@ -82,3 +82,16 @@ func near(a, b Counts) bool {
 	return eq(a.Reads, b.Reads) && eq(a.Writes, b.Writes) && eq(a.Deletes, b.Deletes) &&
 		eq(a.IndexEntries, b.IndexEntries) && eq(a.StoredBytes, b.StoredBytes) && eq(a.HeldBytes, b.HeldBytes)
 }
+
+// Cloud Tasks: each like's notification job is created and run (2
+// operations); a month past the free million is billed.
+func TestTasks(t *testing.T) {
+	w := Workload{People: 100_000, Active: 1, Likes: 1}
+	r := Model(w, Nam5)
+	if r.Day.Tasks != 2*100_000 {
+		t.Fatalf("tasks a day %v, want 200,000", r.Day.Tasks)
+	}
+	if want := (30*2*100_000.0 - 1_000_000) / 1e6 * 0.40; math.Abs(r.TasksDollarsMonth-want) > 1e-9 {
+		t.Errorf("Cloud Tasks dollars %v, want %v", r.TasksDollarsMonth, want)
+	}
+}
