@@ -174,10 +174,11 @@ func detach(v reflect.Value) {
 	}
 }
 
-// deep reports whether values of t may hold what detach copies.
+// deep reports whether values of t may hold what detach copies (an
+// interface's value it leaves as it is: entities hold none).
 func deep(t reflect.Type) bool {
 	switch t.Kind() {
-	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer, reflect.Interface:
+	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer:
 		return true
 	}
 	return false
