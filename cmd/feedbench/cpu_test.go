@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -16,12 +17,16 @@ import (
 // BenchmarkPageCPU serves pages of 20 in the process, on a warm instance
 // (every activity and author on the page read a moment before, as the
 // bill's warm rows), and reports the Go process's CPU time a page
-// (cpu-ms/op, user and system, from getrusage): the service's own work
-// and its Datastore client's, without the emulator's, which production
-// replaces, nor an HTTP client's, nor the tests' recorder of queries or
-// the bill's meter, which this stack goes without.
+// (cpu-ms/op, user and system, from getrusage) and the bytes of its
+// answer (body-bytes/op, the egress the cost model prices): the service's
+// own work and its Datastore client's, without the emulator's, which
+// production replaces, nor an HTTP client's, nor the tests' recorder of
+// queries or the bill's meter, which this stack goes without. A like and
+// its unlike are measured the same way, with the job the like enqueues
+// (its notification) run in the process too; and what the instance's
+// page cache holds costs its heap (heap-bytes/entry).
 //
-//	go test ./cmd/feedbench -run '^$' -bench PageCPU -benchtime 200x
+//	go test ./cmd/feedbench -run '^$' -bench PageCPU -benchtime 300x
 func BenchmarkPageCPU(b *testing.B) {
 	ctx := context.Background()
 	cfg, err := parseFlags([]string{"-bill", "-datastore", testenv.DirectHost(b)})
@@ -38,35 +43,78 @@ func BenchmarkPageCPU(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := s.settle(ctx); err != nil {
+		b.Fatal(err)
+	}
+	serve := func(b *testing.B, method, path string, want int) int {
+		req := httptest.NewRequestWithContext(ctx, method, path, nil)
+		req.Header.Set("Authorization", "Bearer "+w.reader.token)
+		rec := httptest.NewRecorder()
+		s.handler.ServeHTTP(rec, req)
+		if rec.Code != want {
+			b.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body.String())
+		}
+		return rec.Body.Len()
+	}
 	n := strconv.Itoa(billPage)
-	for _, page := range []struct{ name, path string }{
+	pages := []struct{ name, path string }{
 		{"home", "/social/rest/activities/@me/@friends?count=" + n},
 		{"all", "/social/rest/activities/@all/@all?count=" + n},
 		{"tag", "/social/rest/activities/@me/@tag:" + billTag + "?count=" + n},
 		{"notifications", "/social/rest/notifications/@me?count=" + n},
+		{"unread", "/social/rest/notifications/@me/unread"},
 		{"mastodon-home", "/api/v1/timelines/home?limit=" + n},
 		{"mastodon-public", "/api/v1/timelines/public?limit=" + n},
-	} {
+	}
+	for _, page := range pages {
 		b.Run(page.name, func(b *testing.B) {
-			serve := func() {
-				req := httptest.NewRequestWithContext(ctx, http.MethodGet, page.path, nil)
-				req.Header.Set("Authorization", "Bearer "+w.reader.token)
-				rec := httptest.NewRecorder()
-				s.handler.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK {
-					b.Fatalf("%s: %d %s", page.path, rec.Code, rec.Body.String())
-				}
-			}
-			serve() // warm: what the page shows is read once
+			bytes := serve(b, http.MethodGet, page.path, http.StatusOK) // warm: what the page shows is read once
 			before := cpuTime()
 			b.ResetTimer()
 			for b.Loop() {
-				serve()
+				serve(b, http.MethodGet, page.path, http.StatusOK)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(cpuTime()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(bytes), "body-bytes/op")
 		})
 	}
+	b.Run("like-unlike", func(b *testing.B) {
+		path := "/social/rest/likes/" + w.newest[1]
+		before := cpuTime()
+		b.ResetTimer()
+		for b.Loop() {
+			serve(b, http.MethodPost, path, http.StatusOK)
+			serve(b, http.MethodDelete, path, http.StatusOK)
+		}
+		if err := s.settle(ctx); err != nil { // the likes' jobs, in the process
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(cpuTime()-before)/float64(time.Millisecond)/float64(b.N)/2, "cpu-ms/op")
+	})
+	b.Run("cache", func(b *testing.B) {
+		for b.Loop() {
+			s.cache.Purge()
+			runtime.GC()
+			empty := heapAlloc()
+			for _, page := range pages {
+				serve(b, http.MethodGet, page.path, http.StatusOK)
+			}
+			runtime.GC()
+			kept := s.cache.Len()
+			if kept == 0 {
+				b.Fatal("the pages kept nothing")
+			}
+			b.ReportMetric(float64(heapAlloc()-empty)/float64(kept), "heap-bytes/entry")
+		}
+	})
+}
+
+func heapAlloc() int64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
 
 // cpuTime is the process's CPU time so far, user and system.

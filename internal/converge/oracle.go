@@ -34,7 +34,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	if err := r.checkPictureObjects(ctx, all); err != nil {
 		return err
 	}
-	o.checkActivities(all, rep)
+	o.checkActivities(ctx, all, rep)
 	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkThreads, o.checkAppData, o.checkGroups, o.checkPush} {
 		if err := check(ctx, rep); err != nil {
 			return err
@@ -425,7 +425,7 @@ func (o *oracle) checkWarning(feed string, it map[string]any, p *post) {
 
 // checkActivities checks the counts of activities, from @all, and that
 // they mention nobody gone.
-func (o *oracle) checkActivities(all []map[string]any, rep *Report) {
+func (o *oracle) checkActivities(ctx context.Context, all []map[string]any, rep *Report) {
 	m := o.m
 	for _, it := range all {
 		p := m.postByID[str(it, "id")]
@@ -447,7 +447,11 @@ func (o *oracle) checkActivities(all []map[string]any, rep *Report) {
 			want int64
 		}{{"likesCount", o.likes[p.id]}, {"commentsCount", o.comments[p.id]}, {"repostsCount", o.reposts[p.id]}} {
 			if got := num(it, c.name); got != c.want {
-				o.violate("activity %s: %s %d, want %d", p.id, c.name, got, c.want)
+				detail := ""
+				if c.name == "likesCount" {
+					detail = "; " + o.r.likesStored(ctx, p.id)
+				}
+				o.violate("activity %s: %s %d, want %d%s", p.id, c.name, got, c.want, detail)
 			}
 		}
 		if of, _ := it["repostOf"].(map[string]any); p.repostOf != "" && (of == nil || str(of, "id") != p.repostOf) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
 	"socialstream/internal/comments"
 	"socialstream/internal/graph"
 	"socialstream/internal/likes"
@@ -132,6 +133,39 @@ func (r *runner) stored(ctx context.Context, reader, author string) string {
 		return "stored: " + err.Error()
 	}
 	return fmt.Sprintf("stored: limited %v, suspended %v, followed %v", limited, suspended, follows)
+}
+
+// likesStored tells what the Datastore holds of an activity's likes, for
+// a violation's message: its likesCount, and each like with whether it is
+// withheld, by whom, and what the model knows of them (the model's lock
+// held).
+func (r *runner) likesStored(ctx context.Context, activity string) string {
+	var a activities.Activity
+	ls := make([]likes.Like, len(r.m.users))
+	var found []store.Ref
+	var aFound store.Ref
+	err := r.retry(ctx, func() error {
+		l := r.db.Lookup()
+		aFound = l.Add(activities.Key(r.db, activity), &a)
+		found = found[:0]
+		for i, u := range r.m.users {
+			found = append(found, l.Add(likes.LikeKey(r.db, activity, u.id), &ls[i]))
+		}
+		return l.Run(ctx)
+	})
+	if err != nil {
+		return "stored: " + err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "stored: activity found %v, likesCount %d; likes:", aFound.Found(), a.LikesCount)
+	for i, u := range r.m.users {
+		if !found[i].Found() && !r.m.likes[pair{activity, u.id}] {
+			continue
+		}
+		fmt.Fprintf(&b, " %s (stored %v, withheld %v, model %v, suspended %v, deleted %v)", u.name, found[i].Found(), ls[i].Withheld,
+			r.m.likes[pair{activity, u.id}], r.m.suspended[u.id], r.m.deleted(u.id))
+	}
+	return b.String()
 }
 
 func boolCount(b bool) int64 {

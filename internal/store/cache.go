@@ -33,12 +33,14 @@ type Cache struct {
 }
 
 type cached struct {
+	// val is what the properties read loaded into, of the type of the
+	// lookup's destination that first read it: a page copies it, which
+	// costs a fraction of loading the properties again. props are kept
+	// only for a destination that is no struct; a destination of
+	// another type than val's reads the entity again.
+	val   reflect.Value
 	props datastore.PropertyList
-	// val is what props loaded into, of the type of the lookup's
-	// destination that first read it: a page copies it, which costs a
-	// fraction of loading the properties again.
-	val reflect.Value
-	at  time.Time
+	at    time.Time
 }
 
 type dropped struct {
@@ -67,6 +69,14 @@ func NewCache(cfg CacheConfig) *Cache {
 // TTL is how long the cache keeps an entity: the bound on how late a
 // change made by another instance shows on this one.
 func (c *Cache) TTL() time.Duration { return c.ttl }
+
+// Len is how many entities the cache holds (some may be past the TTL).
+func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
+	return c.lru.Len()
+}
 
 // Purge forgets everything kept: for a measure that must start cold.
 func (c *Cache) Purge() {
@@ -101,10 +111,13 @@ func (c *Cache) get(k *datastore.Key, dst any) (bool, error) {
 		c.lru.Remove(key)
 		return false, nil
 	}
-	if d := reflect.ValueOf(dst); v.val.IsValid() && d.Type() == v.val.Type() {
+	switch d := reflect.ValueOf(dst); {
+	case v.val.IsValid() && d.Type() == v.val.Type():
 		d.Elem().Set(v.val.Elem())
 		detach(d.Elem())
 		return true, nil
+	case v.val.IsValid():
+		return false, nil
 	}
 	return true, load(dst, v.props)
 }
@@ -118,6 +131,7 @@ func (c *Cache) put(k *datastore.Key, props datastore.PropertyList, dst any, epo
 		val = reflect.New(d.Elem().Type())
 		val.Elem().Set(d.Elem())
 		detach(val.Elem())
+		props = nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

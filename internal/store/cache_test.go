@@ -128,3 +128,37 @@ func TestCachedEntitiesAreCopies(t *testing.T) {
 		t.Errorf("kept tags %v, want [a b]", got)
 	}
 }
+
+type tagCount struct {
+	Tags []string `datastore:"tags"`
+	N    int64    `datastore:"n,omitempty"`
+}
+
+// An entity is kept as the type that first read it: a page that reads it
+// into another type reads the Datastore, and finds what is stored.
+func TestCachedEntityOfAnotherType(t *testing.T) {
+	ctx := context.Background()
+	other := testenv.DB(t)
+	db := other.WithCache(store.NewCache(store.CacheConfig{Kinds: []string{"Tagged"}, TTL: time.Minute, Entries: 10}))
+	k := db.NameKey("Tagged", "k", nil)
+	if err := db.Put(ctx, k, &tagged{Tags: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	l := db.PageLookup()
+	l.Add(k, &tagged{})
+	if err := l.Run(ctx); err != nil { // kept as tagged
+		t.Fatal(err)
+	}
+	if err := other.Put(ctx, k, &tagCount{Tags: []string{"b"}, N: 2}); err != nil { // another instance's write
+		t.Fatal(err)
+	}
+	var got tagCount
+	l = db.PageLookup()
+	r := l.Add(k, &got)
+	if err := l.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Found() || got.N != 2 || len(got.Tags) != 1 || got.Tags[0] != "b" {
+		t.Errorf("read as another type: found %v, %+v, want what is stored", r.Found(), got)
+	}
+}
