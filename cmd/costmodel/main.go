@@ -58,6 +58,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	num("follows", "follows a day of an active person", func(w *costmodel.Workload) *float64 { return &w.Follows })
 	num("retention-days", "HOME_RETENTION in days (0: for ever)", func(w *costmodel.Workload) *float64 { return &w.RetentionDays })
 	num("peak", "the busiest second over the mean", func(w *costmodel.Workload) *float64 { return &w.Peak })
+	num("cache-ttl", "PAGE_CACHE_TTL in seconds (0: no page cache)", func(w *costmodel.Workload) *float64 { return &w.CacheTTL })
+	num("picture-share", "share of posts with a picture (0..1)", func(w *costmodel.Workload) *float64 { return &w.PictureShare })
+	num("fresh-share", "share of a page's items an app has not fetched before (0..1)", func(w *costmodel.Workload) *float64 { return &w.FreshShare })
+	num("open-share", "share of thumbnails seen whose picture is opened (0..1)", func(w *costmodel.Workload) *float64 { return &w.OpenShare })
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

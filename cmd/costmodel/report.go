@@ -55,9 +55,34 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		return n(30*r.Day.Reads) + " / " + n(30*r.Day.Writes) + " / " + n(30*r.Day.Deletes)
 	})
 	row("storage at the month's end", func(r costmodel.Result) string { return size(30*r.Day.StoredBytes + r.Day.HeldBytes) })
-	row("dollars a month", func(r costmodel.Result) string { return fmt.Sprintf("$%s", money(r.DollarsMonth)) })
+	row("**the page cache**: TTL; share of a home or person's page's activities and authors an instance keeps", func(r costmodel.Result) string {
+		return n(r.Workload.CacheTTL) + " s; " + fmt.Sprintf("%.0f%%", 100*r.AllIn.HitShare)
+	})
+	row("a home page's reads, cold / warm / with the cache", func(r costmodel.Result) string {
+		return n(costmodel.Metered["home page"].Reads) + " / " + n(costmodel.Metered["home page, warm"].Reads) + " / " + fmt.Sprintf("%.1f", r.AllIn.PageReads)
+	})
+	row("reads a day, with no cache / with it", func(r costmodel.Result) string { return n(r.ColdReads) + " / " + n(r.Day.Reads) })
+	row("**Datastore dollars a month**, with no cache / with it", func(r costmodel.Result) string {
+		return fmt.Sprintf("$%s / $%s", money(r.ColdDollarsMonth), money(r.DollarsMonth))
+	})
 	row("**Cloud Tasks**: operations a day (tasks created and attempts run)", func(r costmodel.Result) string { return n(r.Day.Tasks) })
 	row("Cloud Tasks dollars a month", func(r costmodel.Result) string { return fmt.Sprintf("$%s", money(r.TasksDollarsMonth)) })
+	row("**App Engine, "+costmodel.F2.Name+"**: requests a day; CPU-seconds a day on "+costmodel.F2.Name, func(r costmodel.Result) string {
+		return n(r.AllIn.Requests) + "; " + n(r.AllIn.CPUSeconds)
+	})
+	row("instances up (mean); instance hours a day", func(r costmodel.Result) string {
+		return fmt.Sprintf("%.1f; %s", r.AllIn.Instances, n(r.AllIn.InstanceHours))
+	})
+	row(fmt.Sprintf("an instance's memory at most, MB (of %s's %s)", costmodel.F2.Name, n(costmodel.F2.Memory)), func(r costmodel.Result) string { return n(r.AllIn.Memory) })
+	row("instance dollars a month", func(r costmodel.Result) string { return "$" + money(r.AllIn.InstanceDollars) })
+	row("egress a day (pages gzipped, thumbnails, pictures opened); dollars a month", func(r costmodel.Result) string {
+		return fmt.Sprintf("%.1f GiB; $%s", r.AllIn.EgressGiB, money(r.AllIn.EgressDollars))
+	})
+	row("**Cloud Storage**: pictures at the month's end; operations a day, Class A / B", func(r costmodel.Result) string {
+		return fmt.Sprintf("%.1f GiB; %s / %s", r.AllIn.PicturesGiB, n(r.AllIn.ClassA), n(r.AllIn.ClassB))
+	})
+	row("Cloud Storage dollars a month", func(r costmodel.Result) string { return "$" + money(r.AllIn.StorageDollars) })
+	row("**all in, dollars a month**", func(r costmodel.Result) string { return "**$" + money(r.TotalDollarsMonth) + "**" })
 	row("posts a second at the peak", func(r costmodel.Result) string { return n(r.PeakPosts) })
 	row("busiest sequential index range, writes a second at the peak (Firestore: about 500)", func(r costmodel.Result) string {
 		return n(r.HottestRange) + " (" + r.HottestName + ")"
@@ -81,6 +106,13 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	fmt.Fprintf(w, "\nPrices: %s: $%.2f per 100,000 reads, $%.2f per 100,000 writes, $%.2f per 100,000 deletes, $%.2f per GiB-month, less the free daily quota.\n",
 		p.Source, p.PerReads, p.PerWrites, p.PerDeletes, p.PerGiBMonth)
 	fmt.Fprintf(w, "%s: $%.2f per million operations past the first %s a month.\n", p.TasksSource, p.PerMillionTasks, n(p.FreeTasks))
+	fmt.Fprintf(w, "%s: $%.2f per F1 instance hour (%s: %s), %s F1 hours a day free; $%.2f per GiB out, %s GiB a day free.\n",
+		p.AppEngineSource, p.PerF1Hour, costmodel.F2.Name, n(costmodel.F2.F1Hours), n(p.FreeF1Hours), p.PerEgressGiB, n(p.FreeEgressGiB))
+	fmt.Fprintf(w, "%s: $%.3f per GiB-month, $%.3f per 10,000 Class A and $%.4f per 10,000 Class B operations; %s GiB-months, %s Class A and %s Class B a month free.\n",
+		p.StorageSource, p.PerStorageGiBMonth, p.PerClassA, p.PerClassB, n(p.FreeStorageGiB), n(p.FreeClassA), n(p.FreeClassB))
+	m := costmodel.Measured
+	fmt.Fprintf(w, "Serving, measured by %s: %.1f ms of CPU a page, %.1f an unread count, %.1f a like with its job, %.1f a thumbnail; a page of 20 %s bytes (sent gzipped, %dx smaller); %s bytes of heap a cached entity. On %s at %.1f GHz, at App Engine's target CPU of %.0f%%.\n",
+		m.Source, m.PageCPU, m.PollCPU, m.WriteCPU, m.PictureCPU, n(m.PageBytes), costmodel.GzipRatio, n(m.CacheEntryBytes), costmodel.F2.Name, costmodel.F2.GHz, 100*costmodel.TargetUtilization)
 }
 
 // n writes a count with SI-like suffixes.

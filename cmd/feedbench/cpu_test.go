@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -18,13 +21,16 @@ import (
 // (every activity and author on the page read a moment before, as the
 // bill's warm rows), and reports the Go process's CPU time a page
 // (cpu-ms/op, user and system, from getrusage) and the bytes of its
-// answer (body-bytes/op, the egress the cost model prices): the service's
+// answer (body-bytes/op, and gzip-bytes/op gzipped, as App Engine sends it
+// to a client that accepts it: the egress the cost model prices): the service's
 // own work and its Datastore client's, without the emulator's, which
 // production replaces, nor an HTTP client's, nor the tests' recorder of
 // queries or the bill's meter, which this stack goes without. A like and
 // its unlike are measured the same way, with the job the like enqueues
-// (its notification) run in the process too; and what the instance's
-// page cache holds costs its heap (heap-bytes/entry).
+// (its notification) run in the process too, and a picture's thumbnail
+// by its link (with the Cloud Storage emulator's work, which is in the
+// process); and what the instance's page cache holds costs its heap
+// (heap-bytes/entry).
 //
 //	go test ./cmd/feedbench -run '^$' -bench PageCPU -benchtime 300x
 func BenchmarkPageCPU(b *testing.B) {
@@ -46,7 +52,7 @@ func BenchmarkPageCPU(b *testing.B) {
 	if err := s.settle(ctx); err != nil {
 		b.Fatal(err)
 	}
-	serve := func(b *testing.B, method, path string, want int) int {
+	serve := func(b *testing.B, method, path string, want int) []byte {
 		req := httptest.NewRequestWithContext(ctx, method, path, nil)
 		req.Header.Set("Authorization", "Bearer "+w.reader.token)
 		rec := httptest.NewRecorder()
@@ -54,7 +60,7 @@ func BenchmarkPageCPU(b *testing.B) {
 		if rec.Code != want {
 			b.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body.String())
 		}
-		return rec.Body.Len()
+		return rec.Body.Bytes()
 	}
 	n := strconv.Itoa(billPage)
 	pages := []struct{ name, path string }{
@@ -68,7 +74,7 @@ func BenchmarkPageCPU(b *testing.B) {
 	}
 	for _, page := range pages {
 		b.Run(page.name, func(b *testing.B) {
-			bytes := serve(b, http.MethodGet, page.path, http.StatusOK) // warm: what the page shows is read once
+			body := serve(b, http.MethodGet, page.path, http.StatusOK) // warm: what the page shows is read once
 			before := cpuTime()
 			b.ResetTimer()
 			for b.Loop() {
@@ -76,7 +82,8 @@ func BenchmarkPageCPU(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(cpuTime()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-			b.ReportMetric(float64(bytes), "body-bytes/op")
+			b.ReportMetric(float64(len(body)), "body-bytes/op")
+			b.ReportMetric(float64(gzipped(body)), "gzip-bytes/op")
 		})
 	}
 	b.Run("like-unlike", func(b *testing.B) {
@@ -92,6 +99,27 @@ func BenchmarkPageCPU(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(cpuTime()-before)/float64(time.Millisecond)/float64(b.N)/2, "cpu-ms/op")
+	})
+	b.Run("thumbnail", func(b *testing.B) {
+		var up struct {
+			Entry struct {
+				ThumbnailURL string `json:"thumbnailUrl"`
+			} `json:"entry"`
+		}
+		if err := s.do(ctx, w.reader, http.MethodPost, "/social/rest/mediaItems/@me/@self", billPicture, &up); err != nil {
+			b.Fatal(err)
+		}
+		link, err := url.Parse(up.Entry.ThumbnailURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		before := cpuTime()
+		b.ResetTimer()
+		for b.Loop() {
+			serve(b, http.MethodGet, link.RequestURI(), http.StatusOK)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(cpuTime()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	})
 	b.Run("cache", func(b *testing.B) {
 		for b.Loop() {
@@ -109,6 +137,16 @@ func BenchmarkPageCPU(b *testing.B) {
 			b.ReportMetric(float64(heapAlloc()-empty)/float64(kept), "heap-bytes/entry")
 		}
 	})
+}
+
+// gzipped is how many bytes body takes gzipped, as App Engine's front end
+// sends an answer to a client that accepts it.
+func gzipped(body []byte) int {
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	_, _ = z.Write(body)
+	_ = z.Close()
+	return buf.Len()
 }
 
 func heapAlloc() int64 {

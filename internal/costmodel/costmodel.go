@@ -35,9 +35,12 @@ func (o Op) times(n float64) Op {
 // as feedbench -bill names them, with every job the operation enqueues.
 var Metered = map[string]Op{
 	"home page":                  {Reads: 42},
+	"home page, warm":            {Reads: 2},
 	"@self by another":           {Reads: 24},
+	"@self by another, warm":     {Reads: 3},
 	"@all page":                  {Reads: 45},
 	"notifications page":         {Reads: 43},
+	"notifications page, warm":   {Reads: 3},
 	"unread count":               {Reads: 2},
 	"like":                       {Reads: 18, Writes: 4, IndexEntries: 22, Bytes: 3670, Tasks: 2},
 	"comment":                    {Reads: 14, Writes: 3, IndexEntries: 22, Bytes: 3165, Tasks: 2},
@@ -89,6 +92,18 @@ type Prices struct {
 	// operations a month that are free.
 	TasksSource                string
 	PerMillionTasks, FreeTasks float64
+	// App Engine standard: dollars per F1 instance hour (an F2's hour is
+	// two), and the F1 hours a day that are free; outgoing traffic per
+	// GiB, and the GiB a day that are free.
+	AppEngineSource             string
+	PerF1Hour, FreeF1Hours      float64
+	PerEgressGiB, FreeEgressGiB float64
+	// Cloud Storage, Standard in one US region: per GiB-month, and per
+	// 10,000 Class A (writes) and Class B (reads) operations; the
+	// GiB-months and operations a month that are free.
+	StorageSource                            string
+	PerStorageGiBMonth, PerClassA, PerClassB float64
+	FreeStorageGiB, FreeClassA, FreeClassB   float64
 }
 
 // Nam5 is the price list of the US multi-region nam5, as published on
@@ -99,6 +114,11 @@ var Nam5 = Prices{
 	FreeReads: 50000, FreeWrites: 20000, FreeDeletes: 20000, FreeStored: 1,
 	TasksSource:     "Cloud Tasks pricing, read 2026-11-28",
 	PerMillionTasks: 0.40, FreeTasks: 1_000_000,
+	AppEngineSource: "App Engine pricing, standard environment, us-central1, read 2026-11-28",
+	PerF1Hour:       0.05, FreeF1Hours: 28, PerEgressGiB: 0.12, FreeEgressGiB: 1,
+	StorageSource:      "Cloud Storage pricing, Standard, us-central1, and its free tier, read 2026-11-28",
+	PerStorageGiBMonth: 0.020, PerClassA: 0.05, PerClassB: 0.004,
+	FreeStorageGiB: 5, FreeClassA: 5000, FreeClassB: 50000,
 }
 
 // Workload is what a community does in a day.
@@ -119,21 +139,36 @@ type Workload struct {
 	RetentionDays float64
 	// Peak is the busiest second's rate over the day's mean.
 	Peak float64
+	// Pictures: the share of posts that carry one, and the bytes of its
+	// image and thumbnail; of a feed page's items, the share an app has
+	// not fetched before (FreshShare: their thumbnails are fetched), and
+	// of the thumbnails seen, the share opened whole.
+	PictureShare, ImageBytes, ThumbBytes, FreshShare, OpenShare float64
+	// The page cache: PAGE_CACHE_TTL in seconds, PAGE_CACHE_ENTRIES.
+	CacheTTL, CacheEntries float64
+}
+
+// pictures and cache are what every preset assumes of pictures, and the
+// service's defaults for the cache.
+func (w Workload) pictures() Workload {
+	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
+	w.CacheTTL, w.CacheEntries = 60, 20000
+	return w
 }
 
 // Presets are the three communities the README models.
 var Presets = []Workload{
-	{Name: "community", People: 10_000, Active: 0.3, Following: 50,
+	Workload{Name: "community", People: 10_000, Active: 0.3, Following: 50,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5},
-	{Name: "million", People: 1_000_000, Active: 0.2, Following: 150,
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.pictures(),
+	Workload{Name: "million", People: 1_000_000, Active: 0.2, Following: 150,
 		Celebrities: 100, CelebrityFollowers: 100_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5},
-	{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.pictures(),
+	Workload{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
 		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5},
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.pictures(),
 }
 
 // Counts are a design's figures for one day.
@@ -161,9 +196,16 @@ type Result struct {
 	PeakPosts, HottestRange float64
 	HottestName             string
 	// DollarsMonth is a month's Datastore bill at the Prices: 30 days of
-	// reads, writes and deletes, and the storage at the month's end;
+	// reads, writes and deletes, and the storage at the month's end, the
+	// page cache's hits read from memory (ColdDollarsMonth without a
+	// cache: every page read cold, and ColdReads a day's reads then);
 	// TasksDollarsMonth Cloud Tasks'.
-	DollarsMonth, TasksDollarsMonth float64
+	DollarsMonth, ColdDollarsMonth, TasksDollarsMonth float64
+	ColdReads                                         float64
+	// AllIn is the rest of the bill, on F2 instances; TotalDollarsMonth
+	// all of it.
+	AllIn             AllIn
+	TotalDollarsMonth float64
 	// Homes compares the designs on the home feed: this one, fan-out on
 	// write into Redis, and pull.
 	Homes [3]Home
@@ -258,9 +300,16 @@ func Model(w Workload, p Prices) Result {
 		return math.Max(0, perDay-free) * daysPerMonth / 100000 * price
 	}
 	storedGiB := (r.Day.StoredBytes*daysPerMonth + r.Day.HeldBytes) / (1 << 30)
-	r.DollarsMonth = month(r.Day.Reads, p.FreeReads, p.PerReads) + month(r.Day.Writes, p.FreeWrites, p.PerWrites) +
-		month(r.Day.Deletes, p.FreeDeletes, p.PerDeletes) + math.Max(0, storedGiB-p.FreeStored)*p.PerGiBMonth
+	datastore := func(reads float64) float64 {
+		return month(reads, p.FreeReads, p.PerReads) + month(r.Day.Writes, p.FreeWrites, p.PerWrites) +
+			month(r.Day.Deletes, p.FreeDeletes, p.PerDeletes) + math.Max(0, storedGiB-p.FreeStored)*p.PerGiBMonth
+	}
+	r.ColdReads = r.Day.Reads
+	r.ColdDollarsMonth = datastore(r.ColdReads)
+	r.AllIn, r.Day.Reads = allIn(w, &r, p, Measured, F2)
+	r.DollarsMonth = datastore(r.Day.Reads)
 	r.TasksDollarsMonth = math.Max(0, r.Day.Tasks*daysPerMonth-p.FreeTasks) / 1e6 * p.PerMillionTasks
+	r.TotalDollarsMonth = r.DollarsMonth + r.TasksDollarsMonth + r.AllIn.InstanceDollars + r.AllIn.EgressDollars + r.AllIn.StorageDollars
 
 	// The home feed under each design. Here: the home pages, and the
 	// posts with their audience copies, held for the retention (or a

@@ -1,0 +1,150 @@
+package costmodel
+
+import "math"
+
+// The bill beside Datastore's: App Engine's instance hours and egress,
+// Cloud Storage's pictures, and what the instances' page cache saves of
+// the pages' reads.
+
+// Serving is what a request costs an instance, as feedbench's
+// BenchmarkPageCPU measured it: CPU milliseconds of the Go process on the
+// machine the suite runs on (MachineGHz a core), and the bytes of the
+// answers.
+type Serving struct {
+	Source     string
+	MachineGHz float64
+	// PageCPU is a page of 20 (a Mastodon home timeline), PollCPU an
+	// unread count, WriteCPU a like or unlike with the job it enqueues,
+	// PictureCPU a thumbnail by its link: milliseconds each.
+	PageCPU, PollCPU, WriteCPU, PictureCPU float64
+	// PageBytes is a Mastodon timeline page of 20, as JSON.
+	PageBytes float64
+	// CacheEntryBytes is the heap an entity the page cache keeps takes.
+	CacheEntryBytes float64
+}
+
+// Measured are the figures of
+//
+//	go test ./cmd/feedbench -run '^$' -bench PageCPU -benchtime 300x
+//
+// on the 2-core machine the suite runs on.
+var Measured = Serving{
+	Source:     "feedbench's BenchmarkPageCPU on a 2.6 GHz AMD EPYC core",
+	MachineGHz: 2.6,
+	PageCPU:    2.1, PollCPU: 1.3, WriteCPU: 3.2, PictureCPU: 0.4,
+	PageBytes:       47568,
+	CacheEntryBytes: 7238,
+}
+
+// Class is an App Engine standard instance class.
+type Class struct {
+	Name string
+	// GHz is its CPU's clock, Memory its memory in MB, and F1Hours the
+	// F1 instance hours an hour of it is billed as.
+	GHz, Memory, F1Hours float64
+}
+
+// F2 is the class app.yaml names: the smallest that takes the largest
+// upload (docs/performance.md, "Uploads and memory").
+var F2 = Class{Name: "F2", GHz: 1.2, Memory: 768, F1Hours: 2}
+
+// Serving's assumptions, beside what was measured.
+const (
+	// TargetUtilization is App Engine's default target_cpu_utilization:
+	// the scheduler starts an instance when its CPU is this busy.
+	TargetUtilization = 0.6
+	// GzipRatio is how much smaller App Engine's front end sends a JSON
+	// answer to a client that accepts gzip: 4 for real posts (the
+	// benchmark's pages, one text repeated, shrink 20-fold).
+	GzipRatio = 4
+	// BaseMemory is an instance's heap but the cache and uploads, MB.
+	BaseMemory = 100
+	// UploadMemory is UPLOAD_MEMORY's default, MB.
+	UploadMemory = 320
+)
+
+// AllIn is the rest of a month's bill, beside Datastore and Cloud Tasks.
+type AllIn struct {
+	// HitShare is the share of a home or person's page's activities and
+	// authors that the instance's cache holds (see hitShare); PageReads
+	// what a home page reads, with it.
+	HitShare, PageReads float64
+	// Requests a day, and the CPU-seconds they take on Class; Instances
+	// the mean instances up, InstanceHours a day's.
+	Requests, CPUSeconds, Instances, InstanceHours float64
+	// Memory is what an instance holds at most, MB: its base, a full
+	// cache and the upload budget.
+	Memory float64
+	// EgressGiB a day: pages and pictures; PicturesGiB stored at the
+	// month's end; ClassA and ClassB are Cloud Storage operations a day.
+	EgressGiB, PicturesGiB, ClassA, ClassB float64
+	// Dollars a month: instances, egress, Cloud Storage.
+	InstanceDollars, EgressDollars, StorageDollars float64
+}
+
+// hitShare is the share of a page's activities and authors that one of
+// instances finds in its cache, kept ttl seconds after each read: an
+// ordinary post is read by its author's active followers' home pages
+// while it is on their first page, at reads a second spread over the
+// instances; a read finds it kept if another read came within the ttl
+// before it (reads as a Poisson process). The rate does not depend on
+// how long the post stays on the first page: its active followers read
+// their homes HomePages times a day whatever it shows.
+func hitShare(w Workload, followers, instances, ttl float64) float64 {
+	if ttl <= 0 {
+		return 0
+	}
+	perSecond := followers * w.Active * w.HomePages / secondsPerDay / math.Max(1, instances)
+	return 1 - math.Exp(-perSecond*ttl)
+}
+
+// allIn works out the rest of r's bill, and what the cache saves of its
+// Datastore reads (returned: the reads a day, with the cache).
+func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64) {
+	var a AllIn
+	active := w.People * w.Active
+	pages := active * (w.HomePages + w.OtherPages + w.NotificationPages)
+	polls := active * w.UnreadPolls
+	writes := active*(w.Posts+w.Likes+w.Comments+w.Follows+w.Unfollows) + r.CelebrityPostsPerDay
+	pictures := r.PostsPerDay * w.PictureShare
+	// Thumbnails: those of the fresh share of each feed page's items
+	// (an app keeps what it fetched), and the full image of OpenShare.
+	thumbs := active * (w.HomePages + w.OtherPages) * pageSize * w.PictureShare * w.FreshShare
+	opened := thumbs * w.OpenShare
+	a.Requests = pages + polls + writes + thumbs + opened
+	cpuMS := pages*s.PageCPU + polls*s.PollCPU + writes*s.WriteCPU + (thumbs+opened)*s.PictureCPU
+	a.CPUSeconds = cpuMS / 1000 * s.MachineGHz / c.GHz
+	// Instances follow the load at the target utilization; one is up all
+	// day as long as requests come every few minutes.
+	a.Instances = math.Max(1, a.CPUSeconds/secondsPerDay/TargetUtilization)
+	a.InstanceHours = 24 * a.Instances
+	a.InstanceDollars = math.Max(0, a.InstanceHours*c.F1Hours-p.FreeF1Hours) * p.PerF1Hour * daysPerMonth
+	a.Memory = BaseMemory + w.CacheEntries*s.CacheEntryBytes/1e6 + UploadMemory
+
+	// The cache: a page reads its query and the reader's state, and of
+	// its activities and authors those no read kept in the TTL. A
+	// notifications page's notifications are its reader's alone, read
+	// cold; their activities (the reader's) and actors are others' pages'
+	// too.
+	a.HitShare = hitShare(w, r.OrdinaryFollowers, a.Instances, w.CacheTTL)
+	saved := func(op string, own float64) float64 {
+		return (Metered[op].Reads - Metered[op+", warm"].Reads - own) * a.HitShare
+	}
+	a.PageReads = Metered["home page"].Reads - saved("home page", 0)
+	reads := r.Day.Reads - active*(w.HomePages*saved("home page", 0)+w.OtherPages*saved("@self by another", 0)+
+		w.NotificationPages*saved("notifications page", pageSize))
+
+	gib := float64(1 << 30)
+	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*w.ThumbBytes + opened*w.ImageBytes) / gib
+	a.EgressDollars = math.Max(0, a.EgressGiB-p.FreeEgressGiB) * p.PerEgressGiB * daysPerMonth
+	a.PicturesGiB = pictures * (w.ImageBytes + w.ThumbBytes) * daysPerMonth / gib
+	a.ClassA = 2 * pictures // the image and its thumbnail written
+	a.ClassB = thumbs + opened
+	a.StorageDollars = math.Max(0, a.PicturesGiB-p.FreeStorageGiB)*p.PerStorageGiBMonth +
+		math.Max(0, a.ClassA*daysPerMonth-p.FreeClassA)/1e4*p.PerClassA +
+		math.Max(0, a.ClassB*daysPerMonth-p.FreeClassB)/1e4*p.PerClassB
+	return a, reads
+}
+
+// pageSize is the activities a page shows.
+const pageSize = 20

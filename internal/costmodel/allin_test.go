@@ -1,0 +1,87 @@
+package costmodel
+
+import (
+	"math"
+	"testing"
+)
+
+// A post's active followers read their homes 864 times a day between them
+// per follower: one read a second on one instance, so a TTL of a second
+// finds the last read within it 1 - 1/e of the time; two instances halve
+// the rate; no TTL, no hits.
+func TestHitShare(t *testing.T) {
+	w := Workload{Active: 1, HomePages: 864}
+	for _, c := range []struct {
+		followers, instances, ttl, want float64
+	}{
+		{100, 1, 1, 1 - math.Exp(-1)},
+		{100, 2, 1, 1 - math.Exp(-0.5)},
+		{100, 0.5, 1, 1 - math.Exp(-1)}, // never less than one instance
+		{100, 1, 0, 0},
+		{0, 1, 60, 0},
+	} {
+		if got := hitShare(w, c.followers, c.instances, c.ttl); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("hitShare(%v followers, %v instances, ttl %v) = %v, want %v", c.followers, c.instances, c.ttl, got, c.want)
+		}
+	}
+}
+
+// A community small enough to count by hand: 1,000 people, all active,
+// each reading home 10 times and polling 10 times a day, liking twice, and
+// one post in ten with a picture.
+func TestAllInByHand(t *testing.T) {
+	w := Workload{People: 1000, Active: 1, Following: 10, Posts: 1, HomePages: 10, UnreadPolls: 10, Likes: 2,
+		PictureShare: 0.1, ImageBytes: 1 << 20, ThumbBytes: 1 << 10, FreshShare: 0.5, OpenShare: 0.1, CacheEntries: 1000}
+	r := Model(w, Nam5)
+	a := r.AllIn
+	thumbs := 1000 * 10 * pageSize * 0.1 * 0.5 // 10,000
+	opened := thumbs * 0.1
+	if want := 1000*(10+10+1+2) + thumbs + opened; a.Requests != want {
+		t.Errorf("requests %v, want %v", a.Requests, want)
+	}
+	cpuMS := 1000*10*Measured.PageCPU + 1000*10*Measured.PollCPU + 1000*3*Measured.WriteCPU + (thumbs+opened)*Measured.PictureCPU
+	if want := cpuMS / 1000 * Measured.MachineGHz / F2.GHz; math.Abs(a.CPUSeconds-want) > 1e-6 {
+		t.Errorf("CPU-seconds %v, want %v", a.CPUSeconds, want)
+	}
+	// Far below one instance's load: one F2 all day, 48 F1 hours, 20
+	// past the free 28.
+	if a.Instances != 1 || a.InstanceHours != 24 || math.Abs(a.InstanceDollars-20*0.05*30) > 1e-9 {
+		t.Errorf("instances %v, hours %v, dollars %v", a.Instances, a.InstanceHours, a.InstanceDollars)
+	}
+	gib := float64(1 << 30)
+	egress := (1000*10*Measured.PageBytes/GzipRatio + thumbs*(1<<10) + opened*(1<<20)) / gib
+	if math.Abs(a.EgressGiB-egress) > 1e-9 || math.Abs(a.EgressDollars-math.Max(0, egress-1)*0.12*30) > 1e-9 {
+		t.Errorf("egress %v GiB, $%v; want %v GiB", a.EgressGiB, a.EgressDollars, egress)
+	}
+	// 100 pictures a day: 3,000 written in a month (6,000 Class A, 1,000
+	// past the free 5,000), 2.9 GiB stored (under the free 5).
+	if want := 100 * float64(1<<20+1<<10) * 30 / gib; math.Abs(a.PicturesGiB-want) > 1e-9 || a.ClassA != 200 {
+		t.Errorf("pictures %v GiB (want %v), Class A %v", a.PicturesGiB, want, a.ClassA)
+	}
+	classB := math.Max(0, (thumbs+opened)*30-50000) / 1e4 * 0.004
+	if want := 1000/1e4*0.05 + classB; math.Abs(a.StorageDollars-want) > 1e-9 {
+		t.Errorf("Cloud Storage dollars %v, want %v", a.StorageDollars, want)
+	}
+	if want := r.DollarsMonth + r.TasksDollarsMonth + a.InstanceDollars + a.EgressDollars + a.StorageDollars; math.Abs(r.TotalDollarsMonth-want) > 1e-9 {
+		t.Errorf("all in %v, want %v", r.TotalDollarsMonth, want)
+	}
+	// No cache: every page read cold.
+	if a.HitShare != 0 || r.Day.Reads != r.ColdReads || r.DollarsMonth != r.ColdDollarsMonth {
+		t.Errorf("with no cache: hits %v, reads %v of %v cold", a.HitShare, r.Day.Reads, r.ColdReads)
+	}
+	// A cache: each home page reads its warm reads and the rest at the
+	// share missed.
+	w.CacheTTL = 60
+	r = Model(w, Nam5)
+	h := r.AllIn.HitShare
+	if h <= 0 || h >= 1 {
+		t.Fatalf("hit share %v", h)
+	}
+	home := Metered["home page"].Reads - (Metered["home page"].Reads-Metered["home page, warm"].Reads)*h
+	if math.Abs(r.AllIn.PageReads-home) > 1e-9 || math.Abs(r.ColdReads-r.Day.Reads-1000*10*(Metered["home page"].Reads-home)) > 1e-6 {
+		t.Errorf("home page reads %v (want %v); reads a day %v of %v cold", r.AllIn.PageReads, home, r.Day.Reads, r.ColdReads)
+	}
+	if r.AllIn.Memory != BaseMemory+1000*Measured.CacheEntryBytes/1e6+UploadMemory || r.AllIn.Memory > F2.Memory {
+		t.Errorf("memory %v MB", r.AllIn.Memory)
+	}
+}
