@@ -23,6 +23,14 @@
 //
 //	go run ./cmd/feedbench [-json feedbench.json] [-quick]
 //	go run ./cmd/feedbench -bill [-bill-posters 0,1000,100000]
+//
+// With -peer it runs instead one Mastodon-API workload (sign-up, follows,
+// posts, the fan-out of a post, home and public timeline pages alone and 8
+// at once, a favourite storm) against each server named by URL, and
+// writes their figures side by side with the server's CPU each (by its
+// process id, its children included):
+//
+//	go run ./cmd/feedbench -peer us=http://127.0.0.1:8080,pid=N -peer them=http://127.0.0.1:8081,pid=M,signin=accounts.txt
 package main
 
 import (
@@ -74,6 +82,9 @@ type config struct {
 	unmetered   bool
 	billPosters []int
 	verbose     bool
+	// peer, with servers named, is the peer mode's: no stack of its
+	// own, the workload against each server by URL.
+	peer peerConfig
 }
 
 func parseInts(s string) ([]int, error) {
@@ -112,6 +123,16 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.bill, "bill", false, "meter what each operation is billed, alone, on a small world of its own")
 	billPosters := fs.String("bill-posters", "0,1000,100000", "follower counts of the posts -bill meters")
 	fs.BoolVar(&cfg.verbose, "v", false, "show the service's warnings (job retries and the like)")
+	fs.Func("peer", "peer mode: a Mastodon-API server to measure, name=URL[,pid=N][,signin=FILE] (repeat it: one column each)", func(v string) error {
+		t, err := parsePeer(v)
+		cfg.peer.targets = append(cfg.peer.targets, t)
+		return err
+	})
+	fs.IntVar(&cfg.peer.people, "peer-people", 51, "peer mode: accounts, one author and their followers")
+	fs.IntVar(&cfg.peer.posts, "peer-posts", 100, "peer mode: the author's posts")
+	fs.IntVar(&cfg.peer.reads, "peer-reads", 200, "peer mode: timeline pages read alone, and again at once")
+	fs.IntVar(&cfg.peer.readers, "peer-readers", 8, "peer mode: clients reading at once")
+	fs.IntVar(&cfg.peer.storm, "peer-storm", 50, "peer mode: followers favouriting one post at once")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -142,6 +163,9 @@ func parseFlags(args []string) (config, error) {
 			return cfg, fmt.Errorf("a reader follows 1 to -authors (%d) authors, not %d", cfg.authors, k)
 		}
 	}
+	if p := cfg.peer; len(p.targets) > 0 && (p.people < 2 || p.posts < 20 || p.reads < 1 || p.readers < 1 || p.storm < 1) {
+		return cfg, errors.New("-peer-people must be at least 2, -peer-posts 20 (a full page), and the other counts 1")
+	}
 	if cfg.authors < 2 || cfg.samples < 4 || cfg.mergeSamples < 1 || cfg.postSamples < 1 || cfg.follows < 1 ||
 		cfg.storm < 1 || cfg.stormClients < 1 || cfg.stormPosts < 1 {
 		return cfg, errors.New("-authors must be at least 2, -samples 4, and the other counts 1")
@@ -156,6 +180,9 @@ func realMain(ctx context.Context, args []string, out, logOut io.Writer) error {
 	}
 	progress := func(format string, a ...any) {
 		fmt.Fprintf(logOut, "feedbench: "+format+"\n", a...)
+	}
+	if len(cfg.peer.targets) > 0 {
+		return peerMode(ctx, cfg.peer, out, progress)
 	}
 	appLog := io.Discard
 	if cfg.verbose {
