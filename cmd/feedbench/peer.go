@@ -83,12 +83,13 @@ type peerResult struct {
 }
 
 // peerOp is one operation's measure: latencies, wall time, and the
-// server's CPU over it.
+// server's CPU over it (cpu with its children's, an emulator's; self its
+// own process's alone).
 type peerOp struct {
-	lat  []time.Duration
-	wall time.Duration
-	cpu  time.Duration
-	n    int
+	lat       []time.Duration
+	wall      time.Duration
+	cpu, self time.Duration
+	n         int
 }
 
 func (o *peerOp) pct(p float64) float64 {
@@ -103,6 +104,8 @@ func (o *peerOp) pct(p float64) float64 {
 func (o *peerOp) perSecond() float64 { return float64(o.n) / o.wall.Seconds() }
 
 func (o *peerOp) cpuPerOp() float64 { return float64(o.cpu) / float64(time.Millisecond) / float64(o.n) }
+
+func (o *peerOp) selfPerOp() float64 { return float64(o.self) / float64(time.Millisecond) / float64(o.n) }
 
 // peerClient speaks Mastodon's API to one server.
 type peerClient struct {
@@ -284,21 +287,21 @@ func (c *peerClient) signIn(ctx context.Context, file string, n int) ([]string, 
 	return tokens, sc.Err()
 }
 
-// cpu is the CPU time of the target's process and its descendants so
-// far (0 without a pid).
-func (c *peerClient) cpu() (time.Duration, error) {
+// cpu is the CPU time so far of the target's process and its
+// descendants, and of the process alone (0 without a pid).
+func (c *peerClient) cpu() (tree, self time.Duration, err error) {
 	if c.t.pid == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	return treeCPU(c.t.pid)
 }
 
 // treeCPU sums /proc's user and system time of pid and every process
-// below it.
-func treeCPU(pid int) (time.Duration, error) {
+// below it, and tells pid's own.
+func treeCPU(pid int) (tree, self time.Duration, err error) {
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	parent := map[int]int{}
 	ticks := map[int]int64{}
@@ -324,8 +327,9 @@ func treeCPU(pid int) (time.Duration, error) {
 		st, _ := strconv.ParseInt(f[12], 10, 64)
 		parent[id], ticks[id] = ppid, u+st
 	}
-	if _, ok := ticks[pid]; !ok {
-		return 0, fmt.Errorf("no process %d", pid)
+	own, ok := ticks[pid]
+	if !ok {
+		return 0, 0, fmt.Errorf("no process %d", pid)
 	}
 	var sum int64
 	for id, t := range ticks {
@@ -336,13 +340,14 @@ func treeCPU(pid int) (time.Duration, error) {
 			}
 		}
 	}
-	return time.Duration(sum) * time.Second / 100, nil // USER_HZ is 100 on Linux
+	const tick = time.Second / 100 // USER_HZ is 100 on Linux
+	return time.Duration(sum) * tick, time.Duration(own) * tick, nil
 }
 
 // timed runs f n times on clients goroutines, each call timed, and
 // records latencies, wall time and the server's CPU in op.
 func (c *peerClient) timed(ctx context.Context, op *peerOp, n, clients int, f func(ctx context.Context, i int) error) error {
-	cpu0, err := c.cpu()
+	cpu0, self0, err := c.cpu()
 	if err != nil {
 		return err
 	}
@@ -373,8 +378,8 @@ func (c *peerClient) timed(ctx context.Context, op *peerOp, n, clients int, f fu
 	}
 	op.wall += time.Since(start)
 	op.n += n
-	cpu1, err := c.cpu()
-	op.cpu += cpu1 - cpu0
+	cpu1, self1, err := c.cpu()
+	op.cpu, op.self = op.cpu+cpu1-cpu0, op.self+self1-self0
 	return err
 }
 
@@ -403,12 +408,12 @@ func runPeer(ctx context.Context, cfg peerConfig, t peerTarget, progress func(st
 		tokens, err = c.signIn(ctx, t.signin, cfg.people)
 	} else {
 		o := op("sign-up")
-		cpu0, _ := c.cpu()
+		cpu0, self0, _ := c.cpu()
 		start := time.Now()
 		tokens, err = c.signUp(ctx, cfg.people, o)
 		o.wall = time.Since(start)
-		cpu1, _ := c.cpu()
-		o.cpu = cpu1 - cpu0
+		cpu1, self1, _ := c.cpu()
+		o.cpu, o.self = cpu1-cpu0, self1-self0
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: accounts: %w", t.name, err)
@@ -571,6 +576,7 @@ func peerMarkdown(out io.Writer, cfg peerConfig, rs []*peerResult) {
 		row(name, "per second", func(o *peerOp) float64 { return o.perSecond() })
 		if cfg.targets[0].pid != 0 {
 			row(name, "server CPU ms each", func(o *peerOp) float64 { return o.cpuPerOp() })
+			row(name, "of which its own process", func(o *peerOp) float64 { return o.selfPerOp() })
 		}
 	}
 	var counts []string

@@ -41,7 +41,7 @@ func TestPeerMode(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"| operation | figure | us | again | us / again |",
-		"| sign-up | p50 ms |", "| follow | p95 ms |", "| post | per second |", "| home page, alone | server CPU ms each |",
+		"| sign-up | p50 ms |", "| follow | p95 ms |", "| post | of which its own process |", "| post | per second |", "| home page, alone | server CPU ms each |",
 		"| public page, 2 at once | p50 ms |", "| favourite, 5 at once | per second |",
 		"| favourites_count after 5 at once (at once; 2 s later) |  | 5; 5 | 5; 5 |  |",
 		"| fan-out: a post until every follower's home shows it, ms |",
