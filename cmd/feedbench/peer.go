@@ -105,7 +105,9 @@ func (o *peerOp) perSecond() float64 { return float64(o.n) / o.wall.Seconds() }
 
 func (o *peerOp) cpuPerOp() float64 { return float64(o.cpu) / float64(time.Millisecond) / float64(o.n) }
 
-func (o *peerOp) selfPerOp() float64 { return float64(o.self) / float64(time.Millisecond) / float64(o.n) }
+func (o *peerOp) selfPerOp() float64 {
+	return float64(o.self) / float64(time.Millisecond) / float64(o.n)
+}
 
 // peerClient speaks Mastodon's API to one server.
 type peerClient struct {
