@@ -52,7 +52,7 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	if w.below > 0 {
 		page.Cursor = notifications.Below(m.caller, w.below)
 	}
-	list, _, next, err := s.notifications.List(m.ctx, m.caller, notifications.Query{Page: page, Since: w.since, Types: w.ours()})
+	list, _, next, err := s.notifications.List(m.ctx, m.caller, notifications.Query{Page: page, Since: w.since, Types: w.ours(), Uncounted: true})
 	if err != nil {
 		return nil, err
 	}

@@ -103,6 +103,14 @@ func TestUnreadCountsWhatTheListShows(t *testing.T) {
 		if n != want || shown != want || listed != want || grouped != want {
 			t.Errorf("%s: unread %d, the list's own count %d, grouped %d, the list shows %d unread; want %d", what, n, listed, grouped, shown, want)
 		}
+		// Uncounted: the same page, and no count.
+		same, none, _, err := svc.List(ctx, reader, notifications.Query{Page: store.PageRequest{Count: 100}, Uncounted: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if none != 0 || len(same) != len(list) {
+			t.Errorf("%s: uncounted, %d shown and %d unread; want %d shown and 0", what, len(same), none, len(list))
+		}
 	}
 	check("no state", 14) // the slow path: the unread read
 	setState(func(*viewer.State) {})
