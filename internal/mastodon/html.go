@@ -2,11 +2,15 @@ package mastodon
 
 import (
 	"html"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/tags"
@@ -35,6 +39,17 @@ var blankLines = regexp.MustCompile(`\n{2,}`)
 // urlDisplay is how much of a URL's rest is shown before an ellipsis.
 const urlDisplay = 30
 
+// rendered keeps what renderHTML made of its latest inputs, for texts of
+// at most renderedText bytes: a page renders the same posts and the same
+// authors' notes as the pages before it. renderHTML is a function of its
+// inputs alone, so what is kept is never stale.
+var rendered, _ = lru.New[string, string](renderedEntries) // only a size below 1 fails
+
+const (
+	renderedEntries = 2048
+	renderedText    = 2000
+)
+
 // renderHTML renders text as Mastodon's content. people maps the
 // lowercased usernames mentioned to their accounts' ids, for the links
 // of those who exist (others stay text).
@@ -42,6 +57,39 @@ func renderHTML(text, origin string, people map[string]string) string {
 	if text == "" {
 		return ""
 	}
+	if len(text) > renderedText {
+		return render(text, origin, people)
+	}
+	key := renderKey(text, origin, people)
+	if out, ok := rendered.Get(key); ok {
+		return out
+	}
+	out := render(text, origin, people)
+	rendered.Add(key, out)
+	return out
+}
+
+// renderKey names renderHTML's inputs: the origin, the text and the
+// people (in the order of their names), each string after its length, so
+// that no two inputs share a name.
+func renderKey(text, origin string, people map[string]string) string {
+	var b strings.Builder
+	put := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	put(origin)
+	put(text)
+	for _, name := range slices.Sorted(maps.Keys(people)) {
+		put(name)
+		put(people[name])
+	}
+	return b.String()
+}
+
+// render is renderHTML, rendering.
+func render(text, origin string, people map[string]string) string {
 	var paras []string
 	for _, para := range blankLines.Split(text, -1) {
 		para = strings.Trim(para, "\n")

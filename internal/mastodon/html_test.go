@@ -1,6 +1,9 @@
 package mastodon
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRenderHTML(t *testing.T) {
 	people := map[string]string{"bob": "42"}
@@ -21,5 +24,36 @@ func TestRenderHTML(t *testing.T) {
 		if got := renderHTML(c.in, "https://x", people); got != c.want {
 			t.Errorf("%s: renderHTML(%q)\n got %s\nwant %s", c.name, c.in, got, c.want)
 		}
+	}
+}
+
+// What renderHTML keeps is keyed by all it renders from: the same text
+// with other people, or another origin, renders afresh; a text too long to
+// keep renders as well.
+func TestRenderHTMLKeepsByEveryInput(t *testing.T) {
+	text := "hi @Bob and @ann, see #go"
+	long := strings.Repeat("@bob ", renderedText/5+1)
+	for _, c := range []struct {
+		text, origin string
+		people       map[string]string
+	}{
+		{text, "https://x", map[string]string{"bob": "42"}},
+		{text, "https://x", map[string]string{"bob": "43"}},
+		{text, "https://x", map[string]string{"bob": "42", "ann": "7"}},
+		{text, "https://x", nil},
+		{text, "https://y", map[string]string{"bob": "42"}},
+		{text, "https://x", map[string]string{"bob": "42"}}, // kept
+		{long, "https://x", map[string]string{"bob": "42"}},
+		{"@bob", "https://x", map[string]string{"bob": "42"}},
+		{"@bob3:bob2:42", "https://x", nil}, // no key of another's
+	} {
+		for range 2 {
+			if got, want := renderHTML(c.text, c.origin, c.people), render(c.text, c.origin, c.people); got != want {
+				t.Errorf("renderHTML(%.20q, %s, %v)\n got %s\nwant %s", c.text, c.origin, c.people, got, want)
+			}
+		}
+	}
+	if a, b := renderHTML(text, "https://x", map[string]string{"bob": "42"}), renderHTML(text, "https://x", map[string]string{"bob": "43"}); a == b {
+		t.Errorf("two people rendered alike: %s", a)
 	}
 }
