@@ -68,6 +68,10 @@ func (r *Reaction) Check() error {
 // ID returns the activity's id.
 func (r *Reaction) ID() string { return r.id }
 
+// Counts returns the activity's counts as read (a checker's view of
+// what is stored).
+func (r *Reaction) Counts() (likes, comments int64) { return r.a.LikesCount, r.a.CommentsCount }
+
 // Author returns the activity's author.
 func (r *Reaction) Author() string { return r.a.UserID }
 

@@ -140,29 +140,28 @@ func (r *runner) stored(ctx context.Context, reader, author string) string {
 // withheld, by whom, and what the model knows of them (the model's lock
 // held).
 func (r *runner) likesStored(ctx context.Context, activity string) string {
-	var a activities.Activity
-	ls := make([]likes.Like, len(r.m.users))
-	var found []store.Ref
-	var aFound store.Ref
+	var stored *activities.Reaction
+	held := make([]func() (bool, bool), len(r.m.users))
 	err := r.retry(ctx, func() error {
 		l := r.db.Lookup()
-		aFound = l.Add(activities.Key(r.db, activity), &a)
-		found = found[:0]
+		stored = activities.ReadReaction(l, activity, nil)
 		for i, u := range r.m.users {
-			found = append(found, l.Add(likes.LikeKey(r.db, activity, u.id), &ls[i]))
+			held[i] = likes.Held(l, activity, u.id)
 		}
 		return l.Run(ctx)
 	})
 	if err != nil {
 		return "stored: " + err.Error()
 	}
+	count, _ := stored.Counts()
 	var b strings.Builder
-	fmt.Fprintf(&b, "stored: activity found %v, likesCount %d; likes:", aFound.Found(), a.LikesCount)
+	fmt.Fprintf(&b, "stored: activity found %v, likesCount %d; likes:", stored.Check() == nil, count)
 	for i, u := range r.m.users {
-		if !found[i].Found() && !r.m.likes[pair{activity, u.id}] {
+		found, withheld := held[i]()
+		if !found && !r.m.likes[pair{activity, u.id}] {
 			continue
 		}
-		fmt.Fprintf(&b, " %s (stored %v, withheld %v, model %v, suspended %v, deleted %v)", u.name, found[i].Found(), ls[i].Withheld,
+		fmt.Fprintf(&b, " %s (stored %v, withheld %v, model %v, suspended %v, deleted %v)", u.name, found, withheld,
 			r.m.likes[pair{activity, u.id}], r.m.suspended[u.id], r.m.deleted(u.id))
 	}
 	return b.String()

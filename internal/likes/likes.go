@@ -264,6 +264,15 @@ func Liked(l *store.Lookup, activity, viewer string) store.Ref {
 	return l.Add(LikeKey(l.DB(), activity, viewer), &Like{})
 }
 
+// Held adds user's like of an activity to a lookup, and returns what
+// the lookup found: whether there is one, and whether it is withheld
+// from the count (a checker's view of what is stored).
+func Held(l *store.Lookup, activity, user string) func() (found, withheld bool) {
+	var like Like
+	r := l.Add(LikeKey(l.DB(), activity, user), &like)
+	return func() (bool, bool) { return r.Found(), like.Withheld }
+}
+
 // Records are the likes kept in DB, as the package below this one reads
 // them (activities.Likes) and has them forgotten (activities.Forgetter).
 type Records struct{ DB *store.DB }
