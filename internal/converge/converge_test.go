@@ -88,3 +88,34 @@ func TestTagPresence(t *testing.T) {
 		}
 	}
 }
+
+// Past the mix's duration, an operation that has not run MinEach times
+// weighs more, and so does the one that makes what it needs: a decline
+// needs an invitation the accepts have not taken (a run once ended with
+// no decline at all).
+func TestBoostedMakesWhatAWantedOneNeeds(t *testing.T) {
+	r := &runner{cfg: Config{MinEach: 3}, m: &model{ops: map[string]int{"invite": 9, "accept": 9, "decline": 0, "like": 0, "comment": 5}},
+		stop: time.Now().Add(-time.Second)}
+	for _, c := range []struct {
+		kinds []string
+		want  bool
+	}{
+		{[]string{"decline"}, true},
+		{[]string{"invite"}, true}, // what a decline needs
+		{[]string{"like"}, true},
+		{[]string{"accept"}, false},
+		{[]string{"comment"}, false},
+	} {
+		if got := r.boosted(c.kinds); got != c.want {
+			t.Errorf("boosted(%v) = %v, want %v", c.kinds, got, c.want)
+		}
+	}
+	r.m.ops["decline"] = 3
+	if r.boosted([]string{"invite"}) {
+		t.Error("invite boosted once declines ran MinEach times")
+	}
+	r.stop = time.Now().Add(time.Minute) // within the duration: nothing is
+	if r.boosted([]string{"like"}) {
+		t.Error("like boosted within the mix's duration")
+	}
+}

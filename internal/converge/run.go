@@ -348,6 +348,26 @@ func (r *runner) wants(op string) bool {
 	return r.ran(op) < r.cfg.MinEach
 }
 
+// needs names, of the operations a rare one needs done first, those that
+// rarely leave it anything to do: an invitation is accepted three times
+// as often as it is declined, so a decline that is wanted waits for
+// invitations the accepts have not taken.
+var needs = map[string][]string{"decline": {"invite"}, "accept": {"invite"}}
+
+// boosted reports whether an operation of kinds weighs ten times as much
+// now: one of them is wanted (wants), or makes what a wanted one needs.
+func (r *runner) boosted(kinds []string) bool {
+	if slices.ContainsFunc(kinds, r.wants) {
+		return true
+	}
+	for op, first := range needs {
+		if r.wants(op) && slices.ContainsFunc(kinds, func(k string) bool { return slices.Contains(first, k) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // ran returns how many times op has run.
 func (r *runner) ran(op string) int {
 	r.m.mu.Lock()
@@ -506,7 +526,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 	}
 	total := 0
 	for i, o := range ops {
-		if slices.ContainsFunc(o.kinds, r.wants) {
+		if r.boosted(o.kinds) {
 			ops[i].weight *= 10
 		}
 		total += ops[i].weight
