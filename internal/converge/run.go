@@ -351,8 +351,10 @@ func (r *runner) wants(op string) bool {
 // needs names, of the operations a rare one needs done first, those that
 // rarely leave it anything to do: an invitation is accepted three times
 // as often as it is declined, so a decline that is wanted waits for
-// invitations the accepts have not taken.
-var needs = map[string][]string{"decline": {"invite"}, "accept": {"invite"}}
+// invitations the accepts have not taken; a decision on a follow request,
+// or its withdrawal, needs a locked account.
+var needs = map[string][]string{"decline": {"invite"}, "accept": {"invite"},
+	"approve": {"lock"}, "reject": {"lock"}, "withdraw": {"lock"}}
 
 // boosted reports whether an operation of kinds weighs ten times as much
 // now: one of them is wanted (wants), or makes what a wanted one needs.
