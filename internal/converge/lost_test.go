@@ -53,26 +53,7 @@ func (l *loseAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 // entries once made it believe the person unlimited, and then report the
 // person's posts in others' feeds as violations.
 func TestLostLimitIsReadFromTheAccount(t *testing.T) {
-	index, err := testenv.RepoFile("index.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Defaults()
-	cfg.Dir = filepath.Dir(index)
-	cfg.Datastore = testenv.EmulatorHost(t)
-	cfg.TaskFaults, cfg.EnqueueFaults, cfg.DatastoreFaults, cfg.CommitFaults, cfg.SlowCommits = 0, 0, 0, 0, 0
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st, err := startStack(ctx, cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.close()
-	r, err := newRunner(ctx, cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	ctx, r, st := faultlessRunner(t)
 	if err := r.startStaff(ctx, st.db); err != nil {
 		t.Fatal(err)
 	}
@@ -127,4 +108,31 @@ func TestLostLimitIsReadFromTheAccount(t *testing.T) {
 	if len(r.m.violations) > 0 {
 		t.Errorf("violations: %v", r.m.violations)
 	}
+}
+
+// faultlessRunner starts a stack with no faults, for a test of the
+// checker's own, and a runner on it; both end with the test (within two
+// minutes).
+func faultlessRunner(t *testing.T) (context.Context, *runner, *stack) {
+	t.Helper()
+	index, err := testenv.RepoFile("index.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Dir = filepath.Dir(index)
+	cfg.Datastore = testenv.EmulatorHost(t)
+	cfg.TaskFaults, cfg.EnqueueFaults, cfg.DatastoreFaults, cfg.CommitFaults, cfg.SlowCommits = 0, 0, 0, 0, 0
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	st, err := startStack(ctx, cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.close)
+	r, err := newRunner(ctx, cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, r, st
 }
