@@ -32,7 +32,7 @@ import (
 // process); and what the instance's page cache holds costs its heap
 // (heap-bytes/entry).
 //
-//	go test ./cmd/feedbench -run '^$' -bench PageCPU -benchtime 300x
+//	go test ./cmd/feedbench -run '^$' -bench PageCPU -benchtime 300x -count 5
 func BenchmarkPageCPU(b *testing.B) {
 	ctx := context.Background()
 	cfg, err := parseFlags([]string{"-bill", "-datastore", testenv.DirectHost(b)})
