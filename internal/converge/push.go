@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"socialstream/internal/push/receiver"
 )
 
 // Web Push: every user's registration subscribes a device of theirs at
@@ -83,7 +85,8 @@ func (o *oracle) checkPush(ctx context.Context, rep *Report) error {
 		for _, n := range list {
 			if _, ok := got[str(n, "id")]; !ok && o.expectsPush(u, n) {
 				acc, _ := n["account"].(map[string]any)
-				o.violate("push: %s's %s notification %s from %s never reached their device", u.name, str(n, "type"), str(n, "id"), str(acc, "id"))
+				o.violate("push: %s's %s notification %s from %s (made %s) never reached their device, which got %d messages, of this type %s",
+					u.name, str(n, "type"), str(n, "id"), str(acc, "id"), str(n, "created_at"), len(got), ofType(o.r.push.Messages(u.device), str(n, "type")))
 			}
 		}
 	}
@@ -183,4 +186,16 @@ func (r *runner) mastodonPage(ctx context.Context, p, token string) ([]map[strin
 		return nil, fmt.Errorf("GET %s: %d %.200s", p, resp.StatusCode, data)
 	}
 	return page, nil
+}
+
+// ofType lists the notification ids of a device's messages of type typ,
+// for a violation's message.
+func ofType(msgs []receiver.Message, typ string) []string {
+	var out []string
+	for _, msg := range msgs {
+		if v, err := msg.JSON(); err == nil && str(v, "notification_type") == typ {
+			out = append(out, str(v, "notification_id"))
+		}
+	}
+	return out
 }
