@@ -5,6 +5,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"socialstream/internal/app"
+	"socialstream/internal/costmodel"
+	"socialstream/internal/media"
 )
 
 func TestRun(t *testing.T) {
@@ -34,5 +38,26 @@ func TestMeasureRedisNeedsTheServer(t *testing.T) {
 	err := run(context.Background(), []string{"-measure-redis"}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "needs redis-server") {
 		t.Errorf("run -measure-redis with no redis-server: %v", err)
+	}
+}
+
+// The model's figures of the service's configuration are its defaults:
+// the page cache's TTL and entries, and the upload budget.
+func TestServiceDefaults(t *testing.T) {
+	cfg, err := app.ReadEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := float64(costmodel.UploadMemory), float64(media.DefaultMemory>>20); cfg.UploadMemory != 0 || got != want {
+		t.Errorf("costmodel.UploadMemory %v MiB, UPLOAD_MEMORY's default %d (0: media's %v)", got, cfg.UploadMemory, want)
+	}
+	entries := cfg.PageCacheEntries
+	if entries == 0 {
+		entries = app.DefaultPageCacheEntries
+	}
+	for _, w := range costmodel.Presets {
+		if w.CacheTTL != cfg.PageCacheTTL.Seconds() || w.CacheEntries != float64(entries) {
+			t.Errorf("%s: cache TTL %v s and %v entries, the service's defaults %v and %d", w.Name, w.CacheTTL, w.CacheEntries, cfg.PageCacheTTL, entries)
+		}
 	}
 }

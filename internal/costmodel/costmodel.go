@@ -148,9 +148,10 @@ type Workload struct {
 	CacheTTL, CacheEntries float64
 }
 
-// pictures and cache are what every preset assumes of pictures, and the
-// service's defaults for the cache.
-func (w Workload) pictures() Workload {
+// defaults sets what every preset assumes of pictures, and the service's
+// defaults for the page cache (cmd/costmodel's test holds them to the
+// service's).
+func (w Workload) defaults() Workload {
 	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
 	w.CacheTTL, w.CacheEntries = 60, 20000
 	return w
@@ -160,15 +161,15 @@ func (w Workload) pictures() Workload {
 var Presets = []Workload{
 	Workload{Name: "community", People: 10_000, Active: 0.3, Following: 50,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.pictures(),
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults(),
 	Workload{Name: "million", People: 1_000_000, Active: 0.2, Following: 150,
 		Celebrities: 100, CelebrityFollowers: 100_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.pictures(),
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults(),
 	Workload{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
 		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.pictures(),
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults(),
 }
 
 // Counts are a design's figures for one day.
