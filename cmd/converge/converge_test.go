@@ -29,8 +29,7 @@ func TestConverges(t *testing.T) {
 	cfg.Datastore = testenv.EmulatorHost(t)
 	cfg.Seed = 7
 	cfg.Duration = 25 * time.Second
-	cfg.MinEach = 3                     // a slow machine runs longer rather than skip one
-	cfg.PageCacheTTL = 10 * time.Second // the bound the comparison waits out
+	cfg.MinEach = 3 // a slow machine runs longer rather than skip one
 	var progress strings.Builder
 	cfg.Progress = &progress
 	rep, err := converge.Run(context.Background(), cfg)

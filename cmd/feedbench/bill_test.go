@@ -113,8 +113,9 @@ func TestBill(t *testing.T) {
 		}
 	}
 	// A page read a moment ago on the same instance reads what no
-	// instance keeps: its query, the reader's state, and what its feed
-	// checks (the reader's follow, the group, the list): 5 at most.
+	// instance keeps: its query, the ask for what changed since, and what
+	// its feed checks (the reader's follow, the group, the list): 5 at
+	// most.
 	warm := 0
 	for _, r := range rows {
 		if !strings.HasSuffix(r.Op, ", warm") {
@@ -142,24 +143,30 @@ func TestBill(t *testing.T) {
 	if a, b := byOp["home page"].Bill, byOp["Mastodon home timeline"].Bill; a.Reads() != b.Reads() || callString(a.Calls) != callString(b.Calls) {
 		t.Errorf("the Mastodon home timeline is billed %v, the home page %v", b, a)
 	}
+	// Each write of an entity pages read through the cache (an activity,
+	// a card, a notification, a reader's state) writes a mark of its
+	// change beside it, for the other instances (store.KindChange).
 	for _, c := range []struct {
-		op              string
-		writes, deletes int
+		op                     string
+		writes, marks, deletes int
 	}{
-		{"post, 0 followers", 3, 0},              // the activity, its audience chunk and its author's statuses count
-		{"post, 100 followers", 3, 0},            // the same: a chunk holds them all
-		{"like", 4, 0},                           // the like, the activity's count, the notification, the liker's state
-		{"like, pushed to 1 subscription", 4, 0}, // the same: a delivery writes nothing
-		{"comment", 3, 0},
-		{"edit", 2, 1},                    // the activity and the text it replaced; the notification of the mention it drops
-		{"pin", 1, 0},                     // the card, which lists the pins
-		{"bookmark", 2, 0},                // the bookmark, and the bookmarker's state
-		{"profile, with an avatar", 3, 0}, // the User, the card, the picture's record
-		{"upload a picture", 1, 0},
-		{"post with 4 pictures, 0 followers", 7, 0}, // a post's three, and each picture's record, marked as on it
+		{"post, 0 followers", 3, 2, 0},              // the activity, its audience chunk and its author's statuses count
+		{"post, 100 followers", 3, 2, 0},            // the same: a chunk holds them all
+		{"like", 4, 3, 0},                           // the like, the activity's count, the notification, the liker's state
+		{"like, pushed to 1 subscription", 4, 3, 0}, // the same: a delivery writes nothing
+		{"comment", 3, 2, 0},
+		{"edit", 2, 2, 1},                    // the activity and the text it replaced; the notification of the mention it drops
+		{"pin", 1, 1, 0},                     // the card, which lists the pins
+		{"bookmark", 2, 1, 0},                // the bookmark, and the bookmarker's state
+		{"profile, with an avatar", 3, 1, 0}, // the User, the card, the picture's record
+		{"upload a picture", 1, 0, 0},
+		{"post with 4 pictures, 0 followers", 7, 2, 0}, // a post's three, and each picture's record, marked as on it
 	} {
-		if b := byOp[c.op].Bill; b.Writes != c.writes || b.Deletes != c.deletes {
-			t.Errorf("%s: %d writes and %d deletes, want %d and %d (%v)", c.op, b.Writes, b.Deletes, c.writes, c.deletes, b)
+		if b := byOp[c.op].Bill; b.Writes != c.writes+c.marks || b.Deletes != c.deletes {
+			t.Errorf("%s: %d writes and %d deletes, want %d (%d marks) and %d (%v)", c.op, b.Writes, b.Deletes, c.writes+c.marks, c.marks, c.deletes, b)
+		}
+		if m, ok := costmodel.Marks[c.op]; ok && m != float64(c.marks) {
+			t.Errorf("cost model's marks of %s: %v, want %d", c.op, m, c.marks)
 		}
 	}
 	// A delete of a post with pictures finds their 4 records by one

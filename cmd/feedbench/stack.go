@@ -167,7 +167,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		// The bill meters pages cold and warm, as the service's default
 		// keeps them; the timings compare a page's Datastore calls with
 		// the same calls made bare, so every page reads them all.
-		service.PageCacheTTL = time.Minute
+		service.PageCacheTTL = app.DefaultPageCacheTTL
 	}
 	s.push.Service = receiver.New()
 	s.closer = append(s.closer, s.push.Close)

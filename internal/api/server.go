@@ -153,7 +153,7 @@ func (s *Server) Routes() *gin.Engine {
 	}
 	// The task guard runs on every request, not just matched routes, so an
 	// unknown /_tasks path is a 403 too.
-	r.Use(s.trace, s.recover, s.hsts, s.tasksOnly, s.limitBody)
+	r.Use(s.trace, s.begun, s.recover, s.hsts, s.tasksOnly, s.limitBody)
 	r.NoRoute(func(c *gin.Context) { s.failAt(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { s.failAt(c, errNoMethod) })
 
@@ -327,6 +327,13 @@ func (s *Server) failAt(c *gin.Context, err error) {
 		return
 	}
 	s.fail(c, err)
+}
+
+// begun puts the request's start into its context: the pages it reads
+// through the instance's cache show what changed before it
+// (store.WithBegun), however many lookups they make.
+func (s *Server) begun(c *gin.Context) {
+	c.Request = c.Request.WithContext(store.WithBegun(c.Request.Context(), time.Now()))
 }
 
 // trace names the request's span (package tracing) by its route, and

@@ -51,6 +51,7 @@ import (
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	"socialstream/internal/tracing"
+	"socialstream/internal/viewer"
 )
 
 // Config is the service's configuration. FromEnv fills it from the
@@ -109,9 +110,10 @@ type Config struct {
 	// instance trusts a token it has verified (default 30s; 0 disables).
 	TokenCacheTTL time.Duration
 	// PageCacheTTL is PAGE_CACHE_TTL, a Go duration: how long an
-	// instance keeps the activities and people's cards its pages read
-	// (default 1m; 0 disables): the bound on how late another
-	// instance's change shows on this one (docs/performance.md).
+	// instance keeps the activities, people's cards, notifications and
+	// readers' states its pages read (default 10m; 0 disables). A
+	// change leaves every instance's cache before the next page begun
+	// after it answers (docs/performance.md).
 	PageCacheTTL time.Duration
 	// PageCacheEntries is PAGE_CACHE_ENTRIES: how many it keeps at most
 	// (default 20,000, a few KB each).
@@ -258,7 +260,7 @@ func (c *Config) readNumbers(getenv func(string) string) error {
 // readDurations reads TOKEN_CACHE_TTL, HOME_RETENTION and TOKEN_TTL, Go
 // durations.
 func (c *Config) readDurations(getenv func(string) string) error {
-	c.TokenCacheTTL, c.PageCacheTTL = 30*time.Second, time.Minute
+	c.TokenCacheTTL, c.PageCacheTTL = 30*time.Second, DefaultPageCacheTTL
 	for _, v := range []struct {
 		name string
 		dst  *time.Duration
@@ -443,9 +445,12 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	return h, nil
 }
 
-// MaxPageCacheTTL is the longest PAGE_CACHE_TTL: past it, an edit or a
-// suspension would show too late on another instance.
-const MaxPageCacheTTL = 10 * time.Minute
+// PAGE_CACHE_TTL's default and its longest: the marks of changes
+// (store.KindChange) must outlive what they name.
+const (
+	DefaultPageCacheTTL = 10 * time.Minute
+	MaxPageCacheTTL     = store.MaxCacheTTL
+)
 
 // DefaultPageCacheEntries is PAGE_CACHE_ENTRIES' default.
 const DefaultPageCacheEntries = 20000
@@ -470,7 +475,8 @@ type Parts struct {
 func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error) {
 	if cfg.PageCacheTTL > 0 {
 		p.DB = p.DB.WithCache(store.NewCache(store.CacheConfig{
-			Kinds: slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds()), TTL: cfg.PageCacheTTL,
+			Kinds:   slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds(), viewer.PageKinds()),
+			TTL:     cfg.PageCacheTTL,
 			Entries: cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
 		}))
 	}

@@ -131,15 +131,15 @@ func TestValidateTokenTTL(t *testing.T) {
 	}
 }
 
-// The page cache is on by default, for a minute; 0 turns it off; past
-// ten minutes another instance's change would show too late.
+// The page cache is on by default, for ten minutes; 0 turns it off; past
+// half an hour, what it keeps could outlive the marks of its changes.
 func TestValidatePageCache(t *testing.T) {
 	c, err := ReadEnv(env(map[string]string{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PageCacheTTL != time.Minute {
-		t.Errorf("PAGE_CACHE_TTL by default %v, want 1m", c.PageCacheTTL)
+	if c.PageCacheTTL != 10*time.Minute {
+		t.Errorf("PAGE_CACHE_TTL by default %v, want 10m", c.PageCacheTTL)
 	}
 	for ttl, bad := range map[time.Duration]bool{0: false, MaxPageCacheTTL: false, MaxPageCacheTTL + time.Second: true, -time.Second: true} {
 		c.PageCacheTTL = ttl

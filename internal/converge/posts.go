@@ -713,8 +713,8 @@ func (r *runner) readNotices(ctx context.Context, a *actor) (bool, error) {
 }
 
 // readElsewhere reads pages through the second instance (a user's home,
-// and @all), which keeps what they show for the bound
-// (Config.PageCacheTTL): the comparison reads through it past the bound.
+// and @all), which keeps what they show (Config.PageCacheTTL): the
+// comparison reads through it too, and must find every change there.
 func (r *runner) readElsewhere(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
 	for _, path := range []string{"/social/rest/activities/@me/@friends", "/social/rest/activities/@all/@all"} {

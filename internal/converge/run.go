@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"socialstream/internal/app"
 	"socialstream/internal/push/receiver"
 	"socialstream/internal/store"
 )
@@ -69,11 +70,11 @@ type Config struct {
 	GiveUpAfter time.Duration
 	// MaxBackoff caps every queue's retry backoff.
 	MaxBackoff time.Duration
-	// PageCacheTTL is how long each instance keeps what its pages read:
-	// the bound on how late one instance shows another's change. The
-	// mix reads pages through the second instance too, and the
-	// comparison, which reads half the feeds through it, waits out the
-	// bound after the last operation.
+	// PageCacheTTL is how long each instance keeps what its pages read.
+	// A change leaves every instance's cache before the next page begun
+	// after it: the mix reads pages through the second instance too, and
+	// the comparison reads half the feeds through it, waiting for
+	// nothing.
 	PageCacheTTL time.Duration
 
 	LogLevel slog.Level
@@ -91,7 +92,7 @@ func Defaults() Config {
 		// commit tens of seconds late, after waiting out a lock timeout,
 		// and its jobs must still be waiting for it then.
 		GiveUpAfter: 2 * time.Minute, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
-		PageCacheTTL: time.Minute, // the service's default
+		PageCacheTTL: app.DefaultPageCacheTTL,
 	}
 }
 
@@ -196,14 +197,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
 	r.settle(st)
 	rep.Converged = time.Since(r.m.lastOp)
-	// What an instance read during the mix, it shows until the bound is
-	// over: past it, every page is the truth.
-	r.m.mu.Lock()
-	last := r.m.lastOp
-	r.m.mu.Unlock()
-	if wait := cfg.PageCacheTTL - time.Since(last); wait > 0 {
-		time.Sleep(wait)
-	}
 	if cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "converge: queues empty %s after the last operation; comparing\n", rep.Converged.Round(time.Millisecond))
 	}

@@ -69,6 +69,9 @@ type AllIn struct {
 	// authors that the instance's cache holds (see hitShare); PageReads
 	// what a home page reads, with it.
 	HitShare, PageReads float64
+	// ChangeReads are the reads a day of what changes dropped from the
+	// instances' caches.
+	ChangeReads float64
 	// Requests a day, and the CPU-seconds they take on Class; Instances
 	// the mean instances up, InstanceHours a day's.
 	Requests, CPUSeconds, Instances, InstanceHours float64
@@ -133,6 +136,11 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	a.PageReads = Metered["home page"].Reads - saved("home page", 0)
 	reads := r.Day.Reads - active*(w.HomePages*saved("home page", 0)+w.OtherPages*saved("@self by another", 0)+
 		w.NotificationPages*saved("notifications page", pageSize))
+	// A change drops what it changes from every instance that keeps it:
+	// each write's entity and its actor's card or state, read again once
+	// on each instance that held it.
+	a.ChangeReads = writes * ChangedPerWrite * a.Instances * a.HitShare
+	reads += a.ChangeReads
 
 	gib := float64(1 << 30)
 	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*w.ThumbBytes + opened*w.ImageBytes) / gib
@@ -145,6 +153,11 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		math.Max(0, a.ClassB*daysPerMonth-p.FreeClassB)/1e4*p.PerClassB
 	return a, reads
 }
+
+// ChangedPerWrite is how many kept entities a write changes that pages
+// read: what it writes (an activity's count, a notification) and its
+// actor's card or state.
+const ChangedPerWrite = 2
 
 // pageSize is the activities a page shows.
 const pageSize = 20

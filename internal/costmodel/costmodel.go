@@ -42,17 +42,28 @@ var Metered = map[string]Op{
 	"notifications page":         {Reads: 43},
 	"notifications page, warm":   {Reads: 3},
 	"unread count":               {Reads: 2},
-	"like":                       {Reads: 18, Writes: 4, IndexEntries: 22, Bytes: 3670, Tasks: 2},
-	"comment":                    {Reads: 14, Writes: 3, IndexEntries: 22, Bytes: 3165, Tasks: 2},
-	"follow, with its rebuild":   {Reads: 47, Writes: 26, IndexEntries: 87, Bytes: 11697, Tasks: 4},
-	"unfollow, with its rebuild": {Reads: 16, Writes: 26, Deletes: 1, IndexEntries: 8, Bytes: 1370, Tasks: 2},
+	"like":                       {Reads: 18, Writes: 7, IndexEntries: 28, Bytes: 4816, Tasks: 2},
+	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3926, Tasks: 2},
+	"follow, with its rebuild":   {Reads: 47, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
+	"unfollow, with its rebuild": {Reads: 16, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2014, Tasks: 2},
+}
+
+// Marks are the marks of changes (store.KindChange) among each
+// operation's writes, as metered: one for each entity pages keep that it
+// writes.
+var Marks = map[string]float64{
+	"post, 0 followers":          2,
+	"like":                       3,
+	"comment":                    2,
+	"follow, with its rebuild":   3,
+	"unfollow, with its rebuild": 2,
 }
 
 // A post to F followers, as metered: a post to none (PostOwnWrites of
 // its writes its own, one its first audience chunk), and what each
 // follower adds (its id in an audience chunk: three index entries).
 var (
-	PostAlone   = Op{Reads: 11, Writes: 3, IndexEntries: 17, Bytes: 2680}
+	PostAlone   = Op{Reads: 11, Writes: 5, IndexEntries: 21, Bytes: 3336}
 	PerFollower = Op{IndexEntries: 3, Bytes: 407.7}
 	// PerFanoutChunk is what each audience chunk past the first costs:
 	// its fan-out job (a task created and run) reads the follower chunk
@@ -66,8 +77,9 @@ var (
 // meter's test checks that they agree.
 const (
 	// PostOwnWrites are a post's writes but its audience chunks: the
-	// activity, and its author's statuses count.
-	PostOwnWrites = 2
+	// activity, and its author's statuses count, and the mark of each
+	// change for the instances' caches.
+	PostOwnWrites = 4
 
 	AudienceChunkSize = 4998
 	PublicShards      = 4
@@ -153,7 +165,7 @@ type Workload struct {
 // service's).
 func (w Workload) defaults() Workload {
 	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
-	w.CacheTTL, w.CacheEntries = 60, 20000
+	w.CacheTTL, w.CacheEntries = 600, 20000
 	return w
 }
 
@@ -292,9 +304,15 @@ func Model(w Workload, p Prices) Result {
 	r.PeakPosts = r.PostsPerDay / secondsPerDay * w.Peak
 	public := r.PeakPosts * w.PublicShare / PublicShards
 	trim := chunks / secondsPerDay * w.Peak / TrimShards
+	// The marks of changes are one range, by their time.
+	marks := (r.PostsPerDay*Marks["post, 0 followers"] + active*(w.Likes*Marks["like"]+w.Comments*Marks["comment"]+
+		w.Follows*Marks["follow, with its rebuild"]+w.Unfollows*Marks["unfollow, with its rebuild"])) / secondsPerDay * w.Peak
 	r.HottestRange, r.HottestName = public, fmt.Sprintf("a shard of @all (1 of %d)", PublicShards)
-	if trim > public {
+	if trim > r.HottestRange {
 		r.HottestRange, r.HottestName = trim, fmt.Sprintf("a shard of the audience trim (1 of %d)", TrimShards)
+	}
+	if marks > r.HottestRange {
+		r.HottestRange, r.HottestName = marks, "the marks of changes"
 	}
 
 	month := func(perDay, free, price float64) float64 {

@@ -13,10 +13,10 @@ func TestPostChunks(t *testing.T) {
 		reads        float64
 		indexEntries float64
 	}{
-		{0, 3, 11, alone},
-		{AudienceChunkSize - 1, 3, 11, alone + 3*(AudienceChunkSize-1)}, // the author and every follower in chunk 0
-		{AudienceChunkSize, 4, 14, alone + 3*AudienceChunkSize},         // one more chunk, by a fan-out job
-		{100_000, 23, 71, alone + 300_000},
+		{0, 5, 11, alone},
+		{AudienceChunkSize - 1, 5, 11, alone + 3*(AudienceChunkSize-1)}, // the author and every follower in chunk 0
+		{AudienceChunkSize, 6, 14, alone + 3*AudienceChunkSize},         // one more chunk, by a fan-out job
+		{100_000, 25, 71, alone + 300_000},
 	} {
 		got := Post(c.followers)
 		if got.Writes != c.writes || got.Reads != c.reads || got.IndexEntries != c.indexEntries {
@@ -62,7 +62,8 @@ func TestModelByHand(t *testing.T) {
 }
 
 // Celebrities' posts go to their followers, and the busiest range is
-// their audience chunks'.
+// the marks of changes': two a post, where a shard of the trim takes a
+// sixteenth of their two audience chunks.
 func TestCelebrities(t *testing.T) {
 	w := Workload{People: 1000, Active: 1, Following: 20, Celebrities: 2, CelebrityFollowers: 9000, CelebrityPosts: 10, Peak: 2}
 	r := Model(w, Nam5)
@@ -72,7 +73,7 @@ func TestCelebrities(t *testing.T) {
 	if r.CelebrityPostsPerDay != 20 || r.Day.Writes != 20*Post(9000).Writes {
 		t.Errorf("celebrity posts %v, writes %v", r.CelebrityPostsPerDay, r.Day.Writes)
 	}
-	if r.HottestName == "" || r.HottestRange != 20*2*2/86400.0/TrimShards {
+	if r.HottestName != "the marks of changes" || r.HottestRange != 20*2*2/86400.0 {
 		t.Errorf("hottest %v (%s)", r.HottestRange, r.HottestName)
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -30,6 +31,13 @@ type Cache struct {
 	epoch   uint64
 	dropped map[string]dropped
 	swept   time.Time
+	// purged is the epoch of the last time everything was forgotten.
+	purged uint64
+	// syncs are what the instance knows of each namespace's marks of
+	// changes (KindChange).
+	syncs   map[string]*syncer
+	asks    atomic.Int64 // how many times it asked for marks
+	remarks atomic.Int64 // how many writes marked again
 }
 
 type cached struct {
@@ -63,7 +71,7 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
-	return &Cache{kinds: kinds, ttl: cfg.TTL, now: time.Now, lru: c, dropped: map[string]dropped{}}
+	return &Cache{kinds: kinds, ttl: cfg.TTL, now: time.Now, lru: c, dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
 }
 
 // TTL is how long the cache keeps an entity: the bound on how late a
@@ -81,8 +89,17 @@ func (c *Cache) Len() int {
 // Purge forgets everything kept: for a measure that must start cold.
 func (c *Cache) Purge() {
 	if c != nil {
-		c.lru.Purge()
+		c.purge()
 	}
+}
+
+// purge forgets everything kept, and what reads under way would keep.
+func (c *Cache) purge() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	c.purged = c.epoch
+	c.lru.Purge()
 }
 
 func cacheKey(k *datastore.Key) string { return k.Namespace + "\x00" + k.String() }
@@ -135,7 +152,7 @@ func (c *Cache) put(k *datastore.Key, props datastore.PropertyList, dst any, epo
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d, ok := c.dropped[key]; ok && d.epoch >= epoch {
+	if d, ok := c.dropped[key]; ok && d.epoch >= epoch || c.purged >= epoch {
 		return
 	}
 	c.lru.Add(key, cached{props: props, val: val, at: at})
@@ -203,19 +220,32 @@ func (c *Cache) drop(keys []*datastore.Key) {
 	if c == nil {
 		return
 	}
+	var names []string
+	for _, k := range keys {
+		if c.kinds[k.Kind] {
+			names = append(names, cacheKey(k))
+		}
+	}
+	c.dropNames(names)
+}
+
+// dropNames forgets the entities of keys, as cacheKey names them, and
+// what reads under way would keep of them.
+func (c *Cache) dropNames(keys []string) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, k := range keys {
-		if !c.kinds[k.Kind] {
-			continue
-		}
-		key := cacheKey(k)
+	for _, key := range keys {
 		c.epoch++
 		c.dropped[key] = dropped{epoch: c.epoch, at: now}
 		c.lru.Remove(key)
 	}
-	// A read outlives no TTL: older drops can stop no fill.
+	c.sweep(now)
+}
+
+// sweep forgets the drops older than the TTL, with c.mu held: a read
+// outlives no TTL, so they can stop no fill.
+func (c *Cache) sweep(now time.Time) {
 	if now.Sub(c.swept) > c.ttl {
 		for k, d := range c.dropped {
 			if now.Sub(d.at) > c.ttl {
@@ -224,6 +254,37 @@ func (c *Cache) drop(keys []*datastore.Key) {
 		}
 		c.swept = now
 	}
+}
+
+// dropChanged forgets the entities of keys, as cacheKey names them,
+// that may have been read before their change, marks[i]: all but those
+// read SyncMargin or more after it. Reads under way keep none of them.
+func (c *Cache) dropChanged(keys []string, marks []change) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, key := range keys {
+		c.epoch++
+		c.dropped[key] = dropped{epoch: c.epoch, at: now}
+		if v, ok := c.lru.Peek(key); ok && v.at.Before(marks[i].Changed.Add(SyncMargin)) {
+			c.lru.Remove(key)
+		}
+	}
+	c.sweep(now)
+}
+
+// fresh reports whether the cache holds any of keys within the TTL.
+func (c *Cache) fresh(keys []*datastore.Key) bool {
+	now := c.now()
+	for _, k := range keys {
+		if !c.kinds[k.Kind] {
+			continue
+		}
+		if v, ok := c.lru.Peek(cacheKey(k)); ok && now.Sub(v.at) < c.ttl {
+			return true
+		}
+	}
+	return false
 }
 
 // load loads kept properties into dst, as GetMulti would.

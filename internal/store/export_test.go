@@ -16,3 +16,16 @@ func BeginRead(c *Cache) uint64 { return c.begin() }
 func KeepRead(c *Cache, k *datastore.Key, props datastore.PropertyList, epoch uint64, at time.Time) {
 	c.put(k, props, nil, epoch, at)
 }
+
+// Asks is how many times c asked the Datastore for marks of changes.
+func Asks(c *Cache) int64 { return c.asks.Load() }
+
+// SetSyncLimit sets how many marks one ask reads at most.
+func SetSyncLimit(n int) (restore func()) {
+	old := syncLimit
+	syncLimit = n
+	return func() { syncLimit = old }
+}
+
+// Remarks is how many writes marked their changes again.
+func Remarks(c *Cache) int64 { return c.remarks.Load() }

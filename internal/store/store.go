@@ -180,7 +180,11 @@ func (db *DB) Put(ctx context.Context, key *datastore.Key, src any) error {
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.Put(key, src) })
 	}
-	defer db.cache.drop([]*datastore.Key{key})
+	keys := []*datastore.Key{key}
+	defer db.cache.drop(keys)
+	if marks := db.marks(keys); marks != nil {
+		return db.mutate(ctx, keys, []*datastore.Mutation{datastore.NewUpsert(key, src)}, marks)
+	}
 	_, err := db.client.Put(ctx, key, src)
 	return Convert(err)
 }
@@ -191,6 +195,9 @@ func (db *DB) PutMulti(ctx context.Context, keys []*datastore.Key, src any) erro
 		return db.Update(ctx, func(tx *Tx) error { return tx.PutMulti(keys, src) })
 	}
 	defer db.cache.drop(keys)
+	if marks := db.marks(keys); marks != nil {
+		return db.mutate(ctx, keys, upserts(keys, src), marks)
+	}
 	_, err := db.client.PutMulti(ctx, keys, src)
 	return Convert(err)
 }
@@ -200,8 +207,7 @@ func (db *DB) Delete(ctx context.Context, key *datastore.Key) error {
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.Delete(key) })
 	}
-	defer db.cache.drop([]*datastore.Key{key})
-	return Convert(db.client.Delete(ctx, key))
+	return db.DeleteMulti(ctx, []*datastore.Key{key})
 }
 
 // DeleteMulti deletes entities; missing ones are not an error.
@@ -210,6 +216,13 @@ func (db *DB) DeleteMulti(ctx context.Context, keys []*datastore.Key) error {
 		return db.Update(ctx, func(tx *Tx) error { return tx.DeleteMulti(keys) })
 	}
 	defer db.cache.drop(keys)
+	if marks := db.marks(keys); marks != nil {
+		muts := make([]*datastore.Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = datastore.NewDelete(k)
+		}
+		return db.mutate(ctx, keys, muts, marks)
+	}
 	return Convert(db.client.DeleteMulti(ctx, keys))
 }
 
@@ -356,16 +369,33 @@ func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
 	// answered an error: the cache drops it all.
 	var wrote []*datastore.Key
 	defer func() { db.cache.drop(wrote) }()
+	// The last attempt's start and writes: marked again should it take
+	// long (remark).
+	var begun time.Time
+	var last0 int
 	_, err := db.client.RunInTransaction(ctx, func(t *datastore.Transaction) error {
 		last = t
+		from := len(wrote)
+		if db.cache != nil {
+			begun, last0 = db.cache.now(), from
+		}
 		tx := &Tx{db: db, tx: t, guard: &guarded{g: g}, wrote: &wrote}
 		if err := f(tx); err != nil {
 			return err
+		}
+		// The marks of what this attempt writes go in its commit.
+		if marks := db.marks(wrote[from:]); marks != nil {
+			if _, err := t.Mutate(marks...); err != nil {
+				return err
+			}
 		}
 		return tx.guard.checkAlone(t)
 	}, datastore.MaxAttempts(MaxAttempts))
 	if err != nil && last != nil {
 		rollBack(last)
+	}
+	if db.cache != nil && len(wrote) > last0 {
+		db.remark(ctx, wrote[last0:], begun)
 	}
 	return Convert(err)
 }
@@ -510,8 +540,9 @@ type Lookup struct {
 	dst   []any
 	found []bool
 	then  []func()
-	// cached: a page's, read through the DB's cache.
+	// cached: a page's, read through the DB's cache, begun when.
 	cached bool
+	begun  time.Time
 }
 
 // Lookup starts a batch lookup outside any transaction.
@@ -521,7 +552,13 @@ func (db *DB) Lookup() *Lookup { return &Lookup{db: db} }
 // page shows: the entities of the kinds the DB's cache keeps are read
 // from it when it has them, and kept once read. Nothing that decides a
 // write reads through one.
-func (db *DB) PageLookup() *Lookup { return &Lookup{db: db, cached: db.cache != nil} }
+func (db *DB) PageLookup() *Lookup {
+	l := &Lookup{db: db, cached: db.cache != nil}
+	if l.cached {
+		l.begun = db.cache.now()
+	}
+	return l
+}
 
 // Lookup starts a batch lookup in the transaction.
 func (tx *Tx) Lookup() *Lookup { return &Lookup{db: tx.db, tx: tx.tx, guard: tx.guard} }
@@ -625,6 +662,13 @@ func (l *Lookup) run(ctx context.Context, from, to int) error {
 // from it, the rest read, and what the cache keeps of that kept.
 func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 	c := l.db.cache
+	// What changed before the page began leaves the cache first, on the
+	// first round that could answer from it.
+	if c.fresh(l.keys[from:to]) {
+		if err := c.sync(ctx, l.db, begunOf(ctx, l.begun)); err != nil {
+			return err
+		}
+	}
 	epoch, at := c.begin(), c.now()
 	// What the cache does not answer is read: keys, into dst (the
 	// properties, for a kind the cache keeps), for the lookup's entities

@@ -69,6 +69,11 @@ type State struct {
 	Filters []string `datastore:"filters,noindex"`
 }
 
+// PageKinds are the kinds of this package's that pages read through the
+// instance's cache (store.Cache): a reader's state. A change to it
+// leaves every instance's cache before the next page (store.KindChange).
+func PageKinds() []string { return []string{Kind} }
+
 // Key returns the key of user's state.
 func Key(db *store.DB, user string) *datastore.Key {
 	return db.NameKey(Kind, user, nil)

@@ -1,0 +1,270 @@
+package store
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/datastore"
+)
+
+// KindChange is the kind of the marks every write of a kind the cache
+// keeps leaves beside it, in the same commit: one per written entity,
+// named by its key, with the time the Datastore took the commit. A page
+// on any instance asks for the marks since its instance last asked, and
+// its cache drops what they name before it answers from it: a change
+// shows on the next page begun after its commit, on every instance.
+const KindChange = "PageChange"
+
+// change is a mark. Its time is the Datastore's (a transform to the
+// time it took the commit), so no instance's clock decides what a page
+// misses. That time may come before the commit shows, by as long as the
+// commit took: a write whose commit took remarkAfter or longer marks
+// again once it returns.
+type change struct {
+	Changed time.Time `datastore:"changed"`
+	// Expires lets a TTL policy delete the mark once no cache can hold
+	// what it names (docs/deploy.md).
+	Expires time.Time `datastore:"expires,noindex"`
+}
+
+const (
+	// changeLife is how long a mark is kept: longer than any TTL a cache
+	// may have (MaxCacheTTL), so a mark outlives what it names in every
+	// cache.
+	changeLife = time.Hour
+	// remarkAfter is how long a write's call may take before its marks
+	// are written again, once it returns.
+	remarkAfter = time.Second
+
+	// maxMutations is the most mutations one commit takes.
+	maxMutations = 500
+)
+
+// SyncMargin is how far before its last ask an instance asks again, and
+// how long after a change's mark an entity must have been read to be
+// kept: more than remarkAfter (how late a commit may show after its
+// mark's time) and a clock's distance from the Datastore's.
+const SyncMargin = 2 * time.Second
+
+// syncLimit is the most marks one ask reads: past it, the instance
+// forgets all it keeps rather than read more.
+var syncLimit = 1000
+
+// MaxCacheTTL is the longest a cache may keep an entity: less than a mark
+// is kept.
+const MaxCacheTTL = 30 * time.Minute
+
+// marks returns the mutations that mark keys changed: those of kinds the
+// DB's cache keeps, each once. None without a cache.
+func (db *DB) marks(keys []*datastore.Key) []*datastore.Mutation {
+	c := db.cache
+	if c == nil {
+		return nil
+	}
+	var muts []*datastore.Mutation
+	seen := map[string]bool{}
+	expires := c.now().Add(changeLife)
+	for _, k := range keys {
+		if !c.kinds[k.Kind] {
+			continue
+		}
+		name := k.String()
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		mk := &datastore.Key{Kind: KindChange, Name: name, Namespace: k.Namespace}
+		muts = append(muts, datastore.NewUpsert(mk, &change{Expires: expires}).
+			WithTransforms(datastore.SetToServerTime("changed")))
+	}
+	return muts
+}
+
+// mutate commits muts outside a transaction, keys' marks with them: in
+// the same commit when they fit in one, else right after it.
+func (db *DB) mutate(ctx context.Context, keys []*datastore.Key, muts []*datastore.Mutation, marks []*datastore.Mutation) error {
+	start := db.cache.now()
+	defer func() { db.remark(ctx, keys, start) }()
+	if len(muts)+len(marks) <= maxMutations {
+		_, err := db.client.Mutate(ctx, append(muts, marks...)...)
+		return mutateErr(err)
+	}
+	for _, part := range [][]*datastore.Mutation{muts, marks} {
+		if err := db.mutateAll(ctx, part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mutateAll commits muts, maxMutations a commit.
+func (db *DB) mutateAll(ctx context.Context, muts []*datastore.Mutation) error {
+	for from := 0; from < len(muts); from += maxMutations {
+		if _, err := db.client.Mutate(ctx, muts[from:min(len(muts), from+maxMutations)]...); err != nil {
+			return mutateErr(err)
+		}
+	}
+	return nil
+}
+
+// remark writes keys' marks again if the write begun at start, which
+// wrote them, took remarkAfter or longer: its marks' time may be that
+// much older than its commit, and an ask in between would have missed
+// them. The write's outcome stands whatever this does: should it fail,
+// another instance may show the change only once its TTL is over.
+func (db *DB) remark(ctx context.Context, keys []*datastore.Key, start time.Time) {
+	if db.cache.now().Sub(start) < remarkAfter {
+		return
+	}
+	if marks := db.marks(keys); marks != nil {
+		db.cache.remarks.Add(1)
+		_ = db.mutateAll(context.WithoutCancel(ctx), marks)
+	}
+}
+
+// mutateErr is the error of a Mutate: the first of a MultiError's.
+func mutateErr(err error) error {
+	if me, ok := err.(datastore.MultiError); ok {
+		for _, e := range me {
+			if e != nil {
+				return Convert(e)
+			}
+		}
+		return nil
+	}
+	return Convert(err)
+}
+
+// upserts returns an upsert of each of keys with its element of src, a
+// slice as long as keys (of structs, pointers to them or PropertyLists).
+func upserts(keys []*datastore.Key, src any) []*datastore.Mutation {
+	v := reflect.ValueOf(src)
+	muts := make([]*datastore.Mutation, len(keys))
+	for i, k := range keys {
+		e := v.Index(i)
+		if e.Kind() == reflect.Interface {
+			e = e.Elem()
+		}
+		if e.Kind() != reflect.Pointer {
+			if e.CanAddr() {
+				e = e.Addr()
+			} else {
+				p := reflect.New(e.Type())
+				p.Elem().Set(e)
+				e = p
+			}
+		}
+		muts[i] = datastore.NewUpsert(k, e.Interface())
+	}
+	return muts
+}
+
+type begunKey struct{}
+
+// WithBegun returns ctx for a request begun at t: its page lookups show
+// what changed before t, and share one ask for the marks of changes
+// (a lookup with no such context, what changed before it began).
+func WithBegun(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, begunKey{}, t)
+}
+
+// begunOf returns when the request of ctx began, or else at.
+func begunOf(ctx context.Context, at time.Time) time.Time {
+	if t, ok := ctx.Value(begunKey{}).(time.Time); ok && t.Before(at) {
+		return t
+	}
+	return at
+}
+
+// syncer is what an instance knows of one namespace's marks.
+type syncer struct {
+	mu sync.Mutex
+	// last is when the last ask that succeeded began, on this instance's
+	// clock; since is what the next asks from.
+	last, since time.Time
+	// running is closed when the ask under way ends; begun is its start.
+	running chan struct{}
+	begun   time.Time
+}
+
+// syncer returns the syncer of ns.
+func (c *Cache) syncer(ns string) *syncer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.syncs[ns]
+	if s == nil {
+		s = &syncer{}
+		c.syncs[ns] = s
+	}
+	return s
+}
+
+// sync drops from the cache what was changed in db's namespace before
+// begun, a page's start: it asks the Datastore for the marks since the
+// instance last asked, unless an ask begun at begun or later has ended
+// already. Pages at once share one ask; a page waits for one begun after
+// it.
+func (c *Cache) sync(ctx context.Context, db *DB, begun time.Time) error {
+	s := c.syncer(db.namespace)
+	for {
+		s.mu.Lock()
+		if !s.last.Before(begun) {
+			s.mu.Unlock()
+			return nil
+		}
+		if ch := s.running; ch != nil {
+			s.mu.Unlock()
+			select {
+			case <-ch: // then look again: it may have begun after begun
+			case <-ctx.Done():
+				return Convert(ctx.Err())
+			}
+			continue
+		}
+		start := c.now()
+		since := s.since
+		if floor := start.Add(-c.ttl - SyncMargin); since.Before(floor) {
+			since = floor // what changed before is past every TTL
+		}
+		ch := make(chan struct{})
+		s.running, s.begun = ch, start
+		s.mu.Unlock()
+
+		err := c.ask(ctx, db, since)
+
+		s.mu.Lock()
+		s.running = nil
+		if err == nil {
+			s.last, s.since = start, start.Add(-SyncMargin)
+		}
+		s.mu.Unlock()
+		close(ch)
+		return err
+	}
+}
+
+// ask reads the marks in db's namespace made after since (a projection
+// of their time: billed as one read), and drops what they name unless
+// it was read SyncMargin or more after the change; past syncLimit of
+// them, everything.
+func (c *Cache) ask(ctx context.Context, db *DB, since time.Time) error {
+	c.asks.Add(1)
+	q := db.Query(KindChange).FilterField("changed", ">", since).Project("changed").Limit(syncLimit)
+	var marks []change
+	keys, err := db.client.GetAll(ctx, q, &marks)
+	if err != nil {
+		return Convert(err)
+	}
+	if len(keys) >= syncLimit {
+		c.purge()
+		return nil
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = db.namespace + "\x00" + k.Name
+	}
+	c.dropChanged(names, marks)
+	return nil
+}

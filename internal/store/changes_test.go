@@ -1,0 +1,233 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/store"
+	"socialstream/internal/testenv"
+)
+
+// Two instances, each with a cache of its own: whatever one writes (a
+// put, a put of many, a transaction's put, a transform, a delete) shows
+// on the other's next page, though the TTL is long; a page with nothing
+// kept asks for no marks; a page asks once, however many rounds its
+// lookup makes.
+func TestAnotherInstancesChangeShowsOnTheNextPage(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
+	here, there := store.NewCache(cfg), store.NewCache(cfg)
+	db, other := base.WithCache(here), base.WithCache(there)
+	k, k2 := db.NameKey("Pair", "k", nil), db.NameKey("Pair", "k2", nil)
+	if err := other.PutMulti(ctx, []*datastore.Key{k, k2}, []pair{{A: 1}, {A: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	page := func() int64 {
+		t.Helper()
+		var p pair
+		l := db.PageLookup()
+		r := l.Add(k, &p)
+		if err := l.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Found() {
+			return -1
+		}
+		return p.A
+	}
+	if got := page(); got != 1 || store.Asks(here) != 0 {
+		t.Fatalf("a cold page: %d, %d asks; want 1, none", got, store.Asks(here))
+	}
+	if got := page(); got != 1 || store.Asks(here) != 1 {
+		t.Fatalf("a warm page: %d, %d asks; want 1, one", got, store.Asks(here))
+	}
+	writes := []struct {
+		name  string
+		write func() error
+		want  int64
+	}{
+		{"a put", func() error { return other.Put(ctx, k, &pair{A: 2}) }, 2},
+		{"a put of many", func() error {
+			return other.PutMulti(ctx, []*datastore.Key{k2, k}, []*pair{{A: 9}, {A: 3}})
+		}, 3},
+		{"a transaction's put", func() error {
+			return other.Update(ctx, func(tx *store.Tx) error { return tx.Put(k, &pair{A: 4}) })
+		}, 4},
+		{"a transform", func() error {
+			return other.Update(ctx, func(tx *store.Tx) error { return tx.Increment(k, map[string]int64{"a": 1}) })
+		}, 5},
+		{"a delete", func() error { return other.Delete(ctx, k) }, -1},
+		{"a put again", func() error { return other.Put(ctx, k, &pair{A: 6}) }, 6},
+	}
+	for _, w := range writes {
+		page() // kept, if it was not
+		if err := w.write(); err != nil {
+			t.Fatalf("%s: %v", w.name, err)
+		}
+		if got := page(); got != w.want {
+			t.Errorf("after another instance's %s: %d, want %d", w.name, got, w.want)
+		}
+	}
+
+	// One ask a page, though its lookup reads in two rounds.
+	asks := store.Asks(here)
+	var p, p2 pair
+	l := db.PageLookup()
+	l.Add(k, &p)
+	l.Then(func() { l.Add(k2, &p2) })
+	if err := l.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.Asks(here) - asks; n != 1 || p.A != 6 || p2.A != 9 {
+		t.Errorf("a page of two rounds: %d asks, read %d and %d; want 1, 6 and 9", n, p.A, p2.A)
+	}
+
+	// One ask a request, though it makes two lookups, each after the
+	// request began; one more for the next request.
+	asks = store.Asks(here)
+	req := store.WithBegun(ctx, time.Now())
+	for range 2 {
+		l := db.PageLookup()
+		l.Add(k, &p)
+		if err := l.Run(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.Asks(here) - asks; n != 1 {
+		t.Errorf("a request of two lookups asked %d times, want 1", n)
+	}
+	if err := other.Put(ctx, k, &pair{A: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got != 7 || store.Asks(here)-asks != 2 {
+		t.Errorf("the next request: %d, %d asks in all; want 7, 2", got, store.Asks(here)-asks)
+	}
+}
+
+// An instance that finds more marks than one ask reads forgets all it
+// keeps, and shows what is stored.
+func TestManyChangesForgetEverything(t *testing.T) {
+	defer store.SetSyncLimit(3)()
+	ctx := context.Background()
+	base := testenv.DB(t)
+	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
+	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	keys := []*datastore.Key{db.NameKey("Pair", "a", nil), db.NameKey("Pair", "b", nil), db.NameKey("Pair", "c", nil), db.NameKey("Pair", "d", nil)}
+	read := func() []int64 {
+		t.Helper()
+		ps := make([]pair, len(keys))
+		l := db.PageLookup()
+		for i, k := range keys {
+			l.Add(k, &ps[i])
+		}
+		if err := l.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]int64, len(ps))
+		for i, p := range ps {
+			out[i] = p.A
+		}
+		return out
+	}
+	if err := other.PutMulti(ctx, keys, []pair{{A: 1}, {A: 1}, {A: 1}, {A: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	read()
+	read() // asks once, past the first puts' marks
+	if err := other.PutMulti(ctx, keys, []pair{{A: 2}, {A: 3}, {A: 4}, {A: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got[0] != 2 || got[1] != 3 || got[2] != 4 || got[3] != 5 {
+		t.Errorf("after more changes than an ask reads: %v, want [2 3 4 5]", got)
+	}
+	if db.Cache().Len() != len(keys) {
+		t.Errorf("the cache holds %d, want the %d read again", db.Cache().Len(), len(keys))
+	}
+}
+
+// What a page read at least the margin after its change is kept when an
+// ask finds that change's mark; what it read sooner is read again.
+func TestAnEntityReadAfterItsChangeIsKept(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
+	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	soon, late := db.NameKey("Pair", "soon", nil), db.NameKey("Pair", "late", nil)
+	page := func() (int64, int64) {
+		t.Helper()
+		var a, b pair
+		l := db.PageLookup()
+		l.Add(soon, &a)
+		l.Add(late, &b)
+		if err := l.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return a.A, b.A
+	}
+	if err := other.Put(ctx, late, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(store.SyncMargin + 100*time.Millisecond)
+	if err := other.Put(ctx, soon, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	page() // cold: both kept
+	page() // asks: finds both marks, keeps late alone
+	// Written where no mark is left (a DB with no cache): only what is
+	// read from the Datastore shows it.
+	if err := base.PutMulti(ctx, []*datastore.Key{soon, late}, []pair{{A: 2}, {A: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := page(); a != 2 || b != 1 {
+		t.Errorf("read %d (changed just before its read) and %d (changed long before); want 2, read again, and 1, kept", a, b)
+	}
+}
+
+// A write whose commit waited (here on another transaction's lock) as
+// long as a mark's time may come before its commit shows marks again
+// once it returns.
+func TestASlowCommitMarksAgain(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	c := store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100})
+	db := base.WithCache(c)
+	k := db.NameKey("Pair", "k", nil)
+	if err := db.Put(ctx, k, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.Remarks(c); n != 0 {
+		t.Fatalf("a quick put marked again (%d)", n)
+	}
+	locked, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- base.Update(ctx, func(tx *store.Tx) error {
+			var p pair
+			if _, err := tx.Get(k, &p); err != nil {
+				return err
+			}
+			close(locked)
+			time.Sleep(2 * time.Second)
+			return nil
+		})
+	}()
+	<-locked
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		var p pair
+		if _, err := tx.Get(k, &p); err != nil {
+			return err
+		}
+		return tx.Put(k, &pair{A: p.A + 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := store.Remarks(c); n != 1 {
+		t.Errorf("a commit that waited marked again %d times, want 1", n)
+	}
+}
