@@ -187,6 +187,10 @@ type syncer struct {
 	// running is closed when the ask under way ends; begun is its start.
 	running chan struct{}
 	begun   time.Time
+	// applied holds the time of each mark the asks have applied since
+	// since, by name: the next ask, which reads the margin again, skips
+	// them. Only the ask under way touches it.
+	applied map[string]time.Time
 }
 
 // syncer returns the syncer of ns.
@@ -232,7 +236,7 @@ func (c *Cache) sync(ctx context.Context, db *DB, begun time.Time) error {
 		s.running, s.begun = ch, start
 		s.mu.Unlock()
 
-		err := c.ask(ctx, db, since)
+		err := c.ask(ctx, db, s, since)
 
 		s.mu.Lock()
 		s.running = nil
@@ -249,7 +253,7 @@ func (c *Cache) sync(ctx context.Context, db *DB, begun time.Time) error {
 // of their time: billed as one read), and drops what they name unless
 // it was read SyncMargin or more after the change; past syncLimit of
 // them, everything.
-func (c *Cache) ask(ctx context.Context, db *DB, since time.Time) error {
+func (c *Cache) ask(ctx context.Context, db *DB, s *syncer, since time.Time) error {
 	c.asks.Add(1)
 	q := db.Query(KindChange).FilterField("changed", ">", since).Project("changed").Limit(syncLimit)
 	var marks []change
@@ -261,10 +265,25 @@ func (c *Cache) ask(ctx context.Context, db *DB, since time.Time) error {
 		c.purge()
 		return nil
 	}
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = db.namespace + "\x00" + k.Name
+	if s.applied == nil {
+		s.applied = map[string]time.Time{}
 	}
-	c.dropChanged(names, marks)
+	for name, at := range s.applied {
+		if !at.After(since) {
+			delete(s.applied, name) // the query reads it no more
+		}
+	}
+	// A mark applied once is not again: what was read after its drop
+	// was read after its change had shown.
+	var names []string
+	var fresh []change
+	for i, k := range keys {
+		if at, ok := s.applied[k.Name]; ok && at.Equal(marks[i].Changed) {
+			continue
+		}
+		s.applied[k.Name] = marks[i].Changed
+		names, fresh = append(names, db.namespace+"\x00"+k.Name), append(fresh, marks[i])
+	}
+	c.dropChanged(names, fresh)
 	return nil
 }
