@@ -168,6 +168,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		// keeps them; the timings compare a page's Datastore calls with
 		// the same calls made bare, so every page reads them all.
 		service.PageCacheTTL = app.DefaultPageCacheTTL
+		service.PageCacheAskAlways = !cfg.unmetered // the bill counts every ask; the CPU bench shares them as the service does
 	}
 	s.push.Service = receiver.New()
 	s.closer = append(s.closer, s.push.Close)

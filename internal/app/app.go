@@ -112,9 +112,13 @@ type Config struct {
 	// PageCacheTTL is PAGE_CACHE_TTL, a Go duration: how long an
 	// instance keeps the activities, people's cards, notifications and
 	// readers' states its pages read (default 10m; 0 disables). A
-	// change leaves every instance's cache before the next page begun
-	// after it answers (docs/performance.md).
+	// change leaves every instance's cache before the first page begun
+	// PageCacheShare after it answers (docs/performance.md).
 	PageCacheTTL time.Duration
+	// PageCacheAskAlways makes every page that answers from the cache
+	// ask for the marks of changes, rather than share an ask begun up to
+	// PageCacheShare before it: the most a page reads (the bill's).
+	PageCacheAskAlways bool
 	// PageCacheEntries is PAGE_CACHE_ENTRIES: how many it keeps at most
 	// (default 20,000, a few KB each).
 	PageCacheEntries int
@@ -452,6 +456,19 @@ const (
 	MaxPageCacheTTL     = store.MaxCacheTTL
 )
 
+// PageCacheShare is how long before a request began an ask for the marks
+// of changes may have begun and serve it (store.CacheConfig.Share): a
+// change shows on every instance on the first page begun this long after
+// its commit.
+const PageCacheShare = 100 * time.Millisecond
+
+func pageCacheShare(always bool) time.Duration {
+	if always {
+		return 0
+	}
+	return PageCacheShare
+}
+
 // DefaultPageCacheEntries is PAGE_CACHE_ENTRIES' default.
 const DefaultPageCacheEntries = 20000
 
@@ -478,6 +495,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 			Kinds:   slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds(), viewer.PageKinds()),
 			TTL:     cfg.PageCacheTTL,
 			Entries: cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
+			Share:   pageCacheShare(cfg.PageCacheAskAlways),
 		}))
 	}
 	acc, err := accounts.New(p.DB, p.Gen, cfg.Accounts())

@@ -71,10 +71,10 @@ type Config struct {
 	// MaxBackoff caps every queue's retry backoff.
 	MaxBackoff time.Duration
 	// PageCacheTTL is how long each instance keeps what its pages read.
-	// A change leaves every instance's cache before the next page begun
-	// after it: the mix reads pages through the second instance too, and
-	// the comparison reads half the feeds through it, waiting for
-	// nothing.
+	// A change leaves every instance's cache before the first page begun
+	// app.PageCacheShare after it: the mix reads pages through the second
+	// instance too, and the comparison reads half the feeds through it
+	// once that is past.
 	PageCacheTTL time.Duration
 
 	LogLevel slog.Level
@@ -197,6 +197,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
 	r.settle(st)
 	rep.Converged = time.Since(r.m.lastOp)
+	// A change shows on every instance on the first page begun
+	// app.PageCacheShare after it.
+	r.m.mu.Lock()
+	last := r.m.lastOp
+	r.m.mu.Unlock()
+	if wait := app.PageCacheShare - time.Since(last); wait > 0 {
+		time.Sleep(wait)
+	}
 	if cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "converge: queues empty %s after the last operation; comparing\n", rep.Converged.Round(time.Millisecond))
 	}

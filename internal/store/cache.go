@@ -21,6 +21,7 @@ import (
 type Cache struct {
 	kinds map[string]bool
 	ttl   time.Duration
+	share time.Duration
 	now   func() time.Time
 	lru   *lru.Cache[string, cached]
 
@@ -61,6 +62,12 @@ type CacheConfig struct {
 	Kinds   []string      // the kinds it keeps
 	TTL     time.Duration // how long an entity read is kept
 	Entries int           // how many entities at most, the least used leaving first
+	// Share is how long before a request began an ask for the marks of
+	// changes may have begun and still serve it (0: only one begun
+	// after it): the requests of an instance within Share of each other
+	// share one ask, and a change shows on the first page begun Share
+	// after its commit.
+	Share time.Duration
 }
 
 // NewCache returns a Cache.
@@ -71,7 +78,7 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
-	return &Cache{kinds: kinds, ttl: cfg.TTL, now: time.Now, lru: c, dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
+	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), now: time.Now, lru: c, dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
 }
 
 // TTL is how long the cache keeps an entity: the bound on how late a

@@ -14,7 +14,8 @@ import (
 // named by its key, with the time the Datastore took the commit. A page
 // on any instance asks for the marks since its instance last asked, and
 // its cache drops what they name before it answers from it: a change
-// shows on the next page begun after its commit, on every instance.
+// shows on the first page begun after its commit (and the cache's
+// Share), on every instance.
 const KindChange = "PageChange"
 
 // change is a mark. Its time is the Datastore's (a transform to the
@@ -206,12 +207,13 @@ func (c *Cache) syncer(ns string) *syncer {
 }
 
 // sync drops from the cache what was changed in db's namespace before
-// begun, a page's start: it asks the Datastore for the marks since the
-// instance last asked, unless an ask begun at begun or later has ended
-// already. Pages at once share one ask; a page waits for one begun after
-// it.
+// begun, a page's start, less the cache's Share: it asks the Datastore
+// for the marks since the instance last asked, unless an ask begun at
+// that time or later has ended already. Pages at once share one ask; a
+// page waits for one begun late enough.
 func (c *Cache) sync(ctx context.Context, db *DB, begun time.Time) error {
 	s := c.syncer(db.namespace)
+	begun = begun.Add(-c.share)
 	for {
 		s.mu.Lock()
 		if !s.last.Before(begun) {

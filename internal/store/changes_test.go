@@ -265,3 +265,42 @@ func TestAMarkIsAppliedOnce(t *testing.T) {
 		t.Errorf("after an ask that found the applied mark again: %d, want the kept 1", got)
 	}
 }
+
+// With a Share, a request begun within it of the last ask's start is
+// served by that ask: another instance's change shows on the first page
+// begun the Share after the ask that missed it.
+func TestRequestsWithinTheShareShareAnAsk(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	const share = 2 * time.Second
+	c := store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100, Share: share})
+	db, other := base.WithCache(c), base.WithCache(store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: time.Minute, Entries: 100}))
+	k := db.NameKey("Pair", "k", nil)
+	if err := other.Put(ctx, k, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(store.SyncMargin)
+	page := func() int64 {
+		t.Helper()
+		var p pair
+		l := db.PageLookup()
+		l.Add(k, &p)
+		if err := l.Run(store.WithBegun(ctx, time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		return p.A
+	}
+	page()              // cold: kept
+	page()              // asks
+	asked := time.Now() // (just after the ask began)
+	if err := other.Put(ctx, k, &pair{A: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got != 1 || store.Asks(c) != 1 {
+		t.Errorf("within the share: %d after %d asks, want the kept 1 after 1", got, store.Asks(c))
+	}
+	time.Sleep(share - time.Since(asked) + 50*time.Millisecond)
+	if got := page(); got != 2 || store.Asks(c) != 2 {
+		t.Errorf("past the share: %d after %d asks, want 2 after 2", got, store.Asks(c))
+	}
+}
