@@ -233,26 +233,31 @@ func (c *Cache) drop(keys []*datastore.Key) {
 			names = append(names, cacheKey(k))
 		}
 	}
-	c.dropNames(names)
+	c.dropIf(names, nil)
 }
 
-// dropNames forgets the entities of keys, as cacheKey names them, and
-// what reads under way would keep of them.
-func (c *Cache) dropNames(keys []string) {
+// dropChanged forgets the entities of keys, as cacheKey names them,
+// that may have been read before their change, marks[i]: all but those
+// read SyncMargin or more after it. Reads under way keep none of them.
+func (c *Cache) dropChanged(keys []string, marks []change) {
+	c.dropIf(keys, func(i int, read time.Time) bool { return read.Before(marks[i].Changed.Add(SyncMargin)) })
+}
+
+// dropIf forgets the entities of keys, as cacheKey names them, that
+// stale reports (nil: all of them) by the place of their key and when
+// they were read; reads under way keep none of keys.
+func (c *Cache) dropIf(keys []string, stale func(i int, read time.Time) bool) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, key := range keys {
+	for i, key := range keys {
 		c.epoch++
 		c.dropped[key] = dropped{epoch: c.epoch, at: now}
-		c.lru.Remove(key)
+		if v, ok := c.lru.Peek(key); ok && (stale == nil || stale(i, v.at)) {
+			c.lru.Remove(key)
+		}
 	}
-	c.sweep(now)
-}
-
-// sweep forgets the drops older than the TTL, with c.mu held: a read
-// outlives no TTL, so they can stop no fill.
-func (c *Cache) sweep(now time.Time) {
+	// A read outlives no TTL: older drops can stop no fill.
 	if now.Sub(c.swept) > c.ttl {
 		for k, d := range c.dropped {
 			if now.Sub(d.at) > c.ttl {
@@ -261,23 +266,6 @@ func (c *Cache) sweep(now time.Time) {
 		}
 		c.swept = now
 	}
-}
-
-// dropChanged forgets the entities of keys, as cacheKey names them,
-// that may have been read before their change, marks[i]: all but those
-// read SyncMargin or more after it. Reads under way keep none of them.
-func (c *Cache) dropChanged(keys []string, marks []change) {
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, key := range keys {
-		c.epoch++
-		c.dropped[key] = dropped{epoch: c.epoch, at: now}
-		if v, ok := c.lru.Peek(key); ok && v.at.Before(marks[i].Changed.Add(SyncMargin)) {
-			c.lru.Remove(key)
-		}
-	}
-	c.sweep(now)
 }
 
 // fresh reports whether the cache holds any of keys within the TTL.
