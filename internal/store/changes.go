@@ -185,9 +185,8 @@ type syncer struct {
 	// last is when the last ask that succeeded began, on this instance's
 	// clock; since is what the next asks from.
 	last, since time.Time
-	// running is closed when the ask under way ends; begun is its start.
+	// running is closed when the ask under way ends.
 	running chan struct{}
-	begun   time.Time
 	// applied holds the time of each mark the asks have applied since
 	// since, by name: the next ask, which reads the margin again, skips
 	// them. Only the ask under way touches it.
@@ -235,7 +234,7 @@ func (c *Cache) sync(ctx context.Context, db *DB, begun time.Time) error {
 			since = floor // what changed before is past every TTL
 		}
 		ch := make(chan struct{})
-		s.running, s.begun = ch, start
+		s.running = ch
 		s.mu.Unlock()
 
 		err := c.ask(ctx, db, s, since)
