@@ -26,19 +26,7 @@ func TestAnotherInstancesChangeShowsOnTheNextPage(t *testing.T) {
 	if err := other.PutMulti(ctx, []*datastore.Key{k, k2}, []pair{{A: 1}, {A: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	page := func() int64 {
-		t.Helper()
-		var p pair
-		l := db.PageLookup()
-		r := l.Add(k, &p)
-		if err := l.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if !r.Found() {
-			return -1
-		}
-		return p.A
-	}
+	page := func() int64 { return pageOf(t, db, k)[0] }
 	if got := page(); got != 1 || store.Asks(here) != 0 {
 		t.Fatalf("a cold page: %d, %d asks; want 1, none", got, store.Asks(here))
 	}
@@ -117,22 +105,7 @@ func TestManyChangesForgetEverything(t *testing.T) {
 	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
 	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
 	keys := []*datastore.Key{db.NameKey("Pair", "a", nil), db.NameKey("Pair", "b", nil), db.NameKey("Pair", "c", nil), db.NameKey("Pair", "d", nil)}
-	read := func() []int64 {
-		t.Helper()
-		ps := make([]pair, len(keys))
-		l := db.PageLookup()
-		for i, k := range keys {
-			l.Add(k, &ps[i])
-		}
-		if err := l.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		out := make([]int64, len(ps))
-		for i, p := range ps {
-			out[i] = p.A
-		}
-		return out
-	}
+	read := func() []int64 { return pageOf(t, db, keys...) }
 	if err := other.PutMulti(ctx, keys, []pair{{A: 1}, {A: 1}, {A: 1}, {A: 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,17 +130,7 @@ func TestAnEntityReadAfterItsChangeIsKept(t *testing.T) {
 	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
 	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
 	soon, late := db.NameKey("Pair", "soon", nil), db.NameKey("Pair", "late", nil)
-	page := func() (int64, int64) {
-		t.Helper()
-		var a, b pair
-		l := db.PageLookup()
-		l.Add(soon, &a)
-		l.Add(late, &b)
-		if err := l.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return a.A, b.A
-	}
+	page := func() (int64, int64) { got := pageOf(t, db, soon, late); return got[0], got[1] }
 	if err := other.Put(ctx, late, &pair{A: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -241,16 +204,7 @@ func TestAMarkIsAppliedOnce(t *testing.T) {
 	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
 	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
 	k := db.NameKey("Pair", "k", nil)
-	page := func() int64 {
-		t.Helper()
-		var p pair
-		l := db.PageLookup()
-		l.Add(k, &p)
-		if err := l.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return p.A
-	}
+	page := func() int64 { return pageOf(t, db, k)[0] }
 	if err := other.Put(ctx, k, &pair{A: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -280,16 +234,7 @@ func TestRequestsWithinTheShareShareAnAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(store.SyncMargin)
-	page := func() int64 {
-		t.Helper()
-		var p pair
-		l := db.PageLookup()
-		l.Add(k, &p)
-		if err := l.Run(store.WithBegun(ctx, time.Now())); err != nil {
-			t.Fatal(err)
-		}
-		return p.A
-	}
+	page := func() int64 { return pageOf(t, db, k)[0] }
 	page()              // cold: kept
 	page()              // asks
 	asked := time.Now() // (just after the ask began)
@@ -303,4 +248,27 @@ func TestRequestsWithinTheShareShareAnAsk(t *testing.T) {
 	if got := page(); got != 2 || store.Asks(c) != 2 {
 		t.Errorf("past the share: %d after %d asks, want 2 after 2", got, store.Asks(c))
 	}
+}
+
+// pageOf reads keys' pairs through a page lookup of db, in a request
+// begun now: each one's A, -1 for one not there.
+func pageOf(t *testing.T, db *store.DB, keys ...*datastore.Key) []int64 {
+	t.Helper()
+	ps := make([]pair, len(keys))
+	l := db.PageLookup()
+	refs := make([]store.Ref, len(keys))
+	for i, k := range keys {
+		refs[i] = l.Add(k, &ps[i])
+	}
+	if err := l.Run(store.WithBegun(context.Background(), time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, len(keys))
+	for i, p := range ps {
+		out[i] = p.A
+		if !refs[i].Found() {
+			out[i] = -1
+		}
+	}
+	return out
 }
