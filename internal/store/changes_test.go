@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -271,4 +272,72 @@ func pageOf(t *testing.T, db *store.DB, keys ...*datastore.Key) []int64 {
 		}
 	}
 	return out
+}
+
+// Pages begun at once share one ask, however many: each waits for the
+// one under way, begun after it.
+func TestPagesAtOnceShareOneAsk(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	c := store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100})
+	db := base.WithCache(c)
+	k := db.NameKey("Pair", "k", nil)
+	if err := db.Put(ctx, k, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	pageOf(t, db, k) // kept
+	begun := time.Now()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			var p pair
+			l := db.PageLookup()
+			l.Add(k, &p)
+			errs <- l.Run(store.WithBegun(ctx, begun))
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.Asks(c); n != 1 {
+		t.Errorf("8 pages begun at once asked %d times, want 1", n)
+	}
+}
+
+// A write of more than one commit takes with its marks writes them in a
+// commit of their own, right after: another instance shows every change.
+func TestAWriteTooLargeForItsMarksMarksAfter(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 1000}
+	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	keys := make([]*datastore.Key, 300) // 600 mutations with their marks
+	ones, twos := make([]pair, len(keys)), make([]pair, len(keys))
+	for i := range keys {
+		keys[i] = db.NameKey("Pair", fmt.Sprintf("k%03d", i), nil)
+		ones[i], twos[i] = pair{A: 1}, pair{A: 2}
+	}
+	if err := other.PutMulti(ctx, keys, ones); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(store.SyncMargin)
+	pageOf(t, db, keys...) // kept
+	if err := other.PutMulti(ctx, keys, twos); err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range pageOf(t, db, keys...) {
+		if got != 2 {
+			t.Fatalf("%s: %d after another instance's write, want 2", keys[i].Name, got)
+		}
+	}
+	if err := other.DeleteMulti(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range pageOf(t, db, keys...) {
+		if got != -1 {
+			t.Fatalf("%s: %d after another instance's delete, want none", keys[i].Name, got)
+		}
+	}
 }
