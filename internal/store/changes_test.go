@@ -21,8 +21,7 @@ import (
 func TestAnotherInstancesChangeShowsOnTheNextPage(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
-	here, there := store.NewCache(cfg), store.NewCache(cfg)
+	here, there := store.NewCache(keptPairs), store.NewCache(keptPairs)
 	db, other := base.WithCache(here), base.WithCache(there)
 	k, k2 := db.NameKey("Pair", "k", nil), db.NameKey("Pair", "k2", nil)
 	if err := other.PutMulti(ctx, []*datastore.Key{k, k2}, []pair{{A: 1}, {A: 1}}); err != nil {
@@ -104,8 +103,7 @@ func TestManyChangesForgetEverything(t *testing.T) {
 	defer store.SetSyncLimit(3)()
 	ctx := context.Background()
 	base := testenv.DB(t)
-	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
-	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	db, other := base.WithCache(store.NewCache(keptPairs)), base.WithCache(store.NewCache(keptPairs))
 	keys := []*datastore.Key{db.NameKey("Pair", "a", nil), db.NameKey("Pair", "b", nil), db.NameKey("Pair", "c", nil), db.NameKey("Pair", "d", nil)}
 	unmarked := db.NameKey("Pair", "e", nil)
 	if err := other.PutMulti(ctx, keys, []pair{{A: 1}, {A: 1}, {A: 1}, {A: 1}}); err != nil {
@@ -135,8 +133,7 @@ func TestManyChangesForgetEverything(t *testing.T) {
 func TestAnEntityReadAfterItsChangeIsKept(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
-	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	db, other := base.WithCache(store.NewCache(keptPairs)), base.WithCache(store.NewCache(keptPairs))
 	soon, late := db.NameKey("Pair", "soon", nil), db.NameKey("Pair", "late", nil)
 	page := func() (int64, int64) { got := pageOf(t, db, soon, late); return got[0], got[1] }
 	if err := other.Put(ctx, late, &pair{A: 1}); err != nil {
@@ -164,7 +161,7 @@ func TestAnEntityReadAfterItsChangeIsKept(t *testing.T) {
 func TestASlowCommitMarksAgain(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	c := store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100})
+	c := store.NewCache(keptPairs)
 	db := base.WithCache(c)
 	k := db.NameKey("Pair", "k", nil)
 	if err := db.Put(ctx, k, &pair{A: 1}); err != nil {
@@ -220,8 +217,7 @@ func TestASlowCommitMarksAgain(t *testing.T) {
 func TestAMarkIsAppliedOnce(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
-	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	db, other := base.WithCache(store.NewCache(keptPairs)), base.WithCache(store.NewCache(keptPairs))
 	k := db.NameKey("Pair", "k", nil)
 	page := func() int64 { return pageOf(t, db, k)[0] }
 	if err := other.Put(ctx, k, &pair{A: 1}); err != nil {
@@ -246,8 +242,10 @@ func TestRequestsWithinTheShareShareAnAsk(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
 	const share = 4 * time.Second
-	c := store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100, Share: share})
-	db, other := base.WithCache(c), base.WithCache(store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: time.Minute, Entries: 100}))
+	shared := keptPairs
+	shared.Share = share
+	c := store.NewCache(shared)
+	db, other := base.WithCache(c), base.WithCache(store.NewCache(keptPairs))
 	k := db.NameKey("Pair", "k", nil)
 	if err := other.Put(ctx, k, &pair{A: 1}); err != nil {
 		t.Fatal(err)
@@ -297,7 +295,7 @@ func pageOf(t *testing.T, db *store.DB, keys ...*datastore.Key) []int64 {
 func TestPagesAtOnceShareOneAsk(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	c := store.NewCache(store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100})
+	c := store.NewCache(keptPairs)
 	db := base.WithCache(c)
 	k := db.NameKey("Pair", "k", nil)
 	if err := db.Put(ctx, k, &pair{A: 1}); err != nil {
@@ -329,7 +327,8 @@ func TestPagesAtOnceShareOneAsk(t *testing.T) {
 func TestAWriteTooLargeForItsMarksMarksAfter(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	cfg := store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 1000}
+	cfg := keptPairs
+	cfg.Entries = 1000
 	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
 	keys := make([]*datastore.Key, 300) // 600 mutations with their marks
 	ones, twos := make([]pair, len(keys)), make([]pair, len(keys))
@@ -359,3 +358,7 @@ func TestAWriteTooLargeForItsMarksMarksAfter(t *testing.T) {
 		}
 	}
 }
+
+// keptPairs is the cache the marks' tests give each instance: pairs,
+// for ten minutes.
+var keptPairs = store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
