@@ -10,6 +10,7 @@ import (
 	"socialstream/internal/filters"
 	"socialstream/internal/media"
 	"socialstream/internal/policy"
+	"socialstream/internal/richtext"
 )
 
 // Mastodon's entities, as docs.joinmastodon.org documents them, made
@@ -78,7 +79,7 @@ func (s *Server) account(origin string, p accounts.Person) mAccount {
 	a := mAccount{
 		ID: p.ID, Username: p.PreferredUsername, Acct: p.PreferredUsername, DisplayName: p.DisplayName,
 		Locked: p.Locked, Discoverable: true, CreatedAt: isoTime(p.Published),
-		Note: renderHTML(p.Note, origin, nil), URL: origin + "/#/people/" + p.PreferredUsername,
+		Note: richtext.HTML(p.Note, origin, nil), URL: origin + "/#/people/" + p.PreferredUsername,
 		FollowersCount: p.FollowersCount, FollowingCount: p.FollowingCount, StatusesCount: p.StatusesCount,
 		Avatar: origin + missingAvatar, Header: origin + missingAvatar, Emojis: []any{}, Fields: []mField{},
 	}
@@ -95,7 +96,7 @@ func (s *Server) account(origin string, p accounts.Person) mAccount {
 	}
 	a.AvatarStatic, a.HeaderStatic = a.Avatar, a.Header
 	for _, f := range p.Fields {
-		a.Fields = append(a.Fields, mField{Name: f.Name, Value: renderHTML(f.Value, origin, nil)})
+		a.Fields = append(a.Fields, mField{Name: f.Name, Value: richtext.HTML(f.Value, origin, nil)})
 	}
 	return a
 }
@@ -285,7 +286,7 @@ func (s *Server) status(origin string, v activities.View) mStatus {
 		return st
 	}
 	people := mentioned(v)
-	st.Content = renderHTML(statusText(v), origin, people)
+	st.Content = richtext.HTML(statusText(v), origin, people)
 	for i, id := range v.Mentions {
 		if i < len(v.MentionNames) && v.MentionNames[i] != "" {
 			n := v.MentionNames[i]

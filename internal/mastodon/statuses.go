@@ -8,6 +8,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/richtext"
 	"socialstream/internal/store"
 )
 
@@ -245,7 +246,7 @@ func (s *Server) statusHistory(m *mreq) (any, error) {
 	out := make([]edit, 0, len(versions))
 	for _, ver := range versions { // oldest first, as History answers
 		text := activities.View{Title: ver.Title, Body: ver.Body, Joined: ver.Joined}
-		out = append(out, edit{Content: renderHTML(statusText(text), origin, people), SpoilerText: ver.SpoilerText, Sensitive: ver.Sensitive,
+		out = append(out, edit{Content: richtext.HTML(statusText(text), origin, people), SpoilerText: ver.SpoilerText, Sensitive: ver.Sensitive,
 			CreatedAt: millisTime(ver.PostedTime), Account: st.Account, MediaAttachments: st.MediaAttachments, Emojis: []any{}})
 	}
 	return out, nil

@@ -1,4 +1,11 @@
-package mastodon
+// Package richtext renders the text the service keeps as the HTML the
+// fediverse shows: Mastodon's apps read it as a status's content, and
+// ActivityPub's peers as a Note's. It escapes all of the text, and adds
+// paragraphs at blank lines, <br> at a line's end, and links, with the
+// classes Mastodon's apps style, for @mentions (to the person), #tags (to
+// the tag's feed) and http(s) URLs. Nothing a writer types becomes
+// markup. It owns no entity.
+package richtext
 
 import (
 	"html"
@@ -15,12 +22,6 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/tags"
 )
-
-// Mastodon's content is HTML. The service keeps text, so the face
-// renders it, escaping all of it: paragraphs at blank lines, <br> at a
-// line's end, and links, with the classes Mastodon's apps style, for
-// @mentions (to the person), #tags (to the tag's feed) and http(s) URLs.
-// Nothing a writer types becomes markup.
 
 // span is a stretch of text rendered as a link.
 type span struct {
@@ -39,9 +40,9 @@ var blankLines = regexp.MustCompile(`\n{2,}`)
 // urlDisplay is how much of a URL's rest is shown before an ellipsis.
 const urlDisplay = 30
 
-// rendered keeps what renderHTML made of its latest inputs, for texts of
+// rendered keeps what HTML made of its latest inputs, for texts of
 // at most renderedText bytes: a page renders the same posts and the same
-// authors' notes as the pages before it. renderHTML is a function of its
+// authors' notes as the pages before it. HTML is a function of its
 // inputs alone, so what is kept is never stale.
 var rendered, _ = lru.New[string, string](renderedEntries) // only a size below 1 fails
 
@@ -50,10 +51,10 @@ const (
 	renderedText    = 2000
 )
 
-// renderHTML renders text as Mastodon's content. people maps the
+// HTML renders text as content, its links under origin. people maps the
 // lowercased usernames mentioned to their accounts' ids, for the links
 // of those who exist (others stay text).
-func renderHTML(text, origin string, people map[string]string) string {
+func HTML(text, origin string, people map[string]string) string {
 	if text == "" {
 		return ""
 	}
@@ -69,7 +70,7 @@ func renderHTML(text, origin string, people map[string]string) string {
 	return out
 }
 
-// renderKey names renderHTML's inputs: the origin, the text and the
+// renderKey names HTML's inputs: the origin, the text and the
 // people (in the order of their names), each string after its length, so
 // that no two inputs share a name.
 func renderKey(text, origin string, people map[string]string) string {
@@ -88,7 +89,7 @@ func renderKey(text, origin string, people map[string]string) string {
 	return b.String()
 }
 
-// render is renderHTML, rendering.
+// render is HTML, rendering.
 func render(text, origin string, people map[string]string) string {
 	var paras []string
 	for _, para := range blankLines.Split(text, -1) {

@@ -1,4 +1,4 @@
-package mastodon
+package richtext
 
 import (
 	"strings"
@@ -21,13 +21,13 @@ func TestRenderHTML(t *testing.T) {
 		{"a mention and a tag inside a URL stay its", "https://e.com/@bob#go", `<p><a href="https://e.com/@bob#go" target="_blank" rel="nofollow noopener noreferrer" translate="no"><span class="invisible">https://</span><span class="">e.com/@bob#go</span><span class="invisible"></span></a></p>`},
 		{"a URL with a quote cannot break out", `https://e.com/"onmouseover=x`, `<p><a href="https://e.com/" target="_blank" rel="nofollow noopener noreferrer" translate="no"><span class="invisible">https://</span><span class="">e.com/</span><span class="invisible"></span></a>&#34;onmouseover=x</p>`},
 	} {
-		if got := renderHTML(c.in, "https://x", people); got != c.want {
-			t.Errorf("%s: renderHTML(%q)\n got %s\nwant %s", c.name, c.in, got, c.want)
+		if got := HTML(c.in, "https://x", people); got != c.want {
+			t.Errorf("%s: HTML(%q)\n got %s\nwant %s", c.name, c.in, got, c.want)
 		}
 	}
 }
 
-// What renderHTML keeps is keyed by all it renders from: the same text
+// What HTML keeps is keyed by all it renders from: the same text
 // with other people, or another origin, renders afresh; a text too long to
 // keep renders as well.
 func TestRenderHTMLKeepsByEveryInput(t *testing.T) {
@@ -48,12 +48,12 @@ func TestRenderHTMLKeepsByEveryInput(t *testing.T) {
 		{"@bob3:bob2:42", "https://x", nil}, // no key of another's
 	} {
 		for range 2 {
-			if got, want := renderHTML(c.text, c.origin, c.people), render(c.text, c.origin, c.people); got != want {
-				t.Errorf("renderHTML(%.20q, %s, %v)\n got %s\nwant %s", c.text, c.origin, c.people, got, want)
+			if got, want := HTML(c.text, c.origin, c.people), render(c.text, c.origin, c.people); got != want {
+				t.Errorf("HTML(%.20q, %s, %v)\n got %s\nwant %s", c.text, c.origin, c.people, got, want)
 			}
 		}
 	}
-	if a, b := renderHTML(text, "https://x", map[string]string{"bob": "42"}), renderHTML(text, "https://x", map[string]string{"bob": "43"}); a == b {
+	if a, b := HTML(text, "https://x", map[string]string{"bob": "42"}), HTML(text, "https://x", map[string]string{"bob": "43"}); a == b {
 		t.Errorf("two people rendered alike: %s", a)
 	}
 }
