@@ -271,6 +271,30 @@ type View struct {
 	MediaItems []media.View `json:"mediaItems,omitempty"`
 }
 
+// Text is the activity's text as its author wrote it: the title its
+// first line, the body the rest (on the same line, when Joined).
+func (v View) Text() string {
+	switch {
+	case v.Body == "":
+		return v.Title
+	case v.Joined:
+		return v.Title + v.Body
+	}
+	return v.Title + "\n" + v.Body
+}
+
+// Mentioned maps the usernames the activity mentions to their ids, as
+// it keeps them: the links of its text name both, with no read.
+func (v View) Mentioned() map[string]string {
+	people := make(map[string]string, len(v.Mentions))
+	for i, id := range v.Mentions {
+		if i < len(v.MentionNames) && v.MentionNames[i] != "" {
+			people[v.MentionNames[i]] = id
+		}
+	}
+	return people
+}
+
 // namesOf returns the names of the people mentions names, one each ("" for
 // one not in names).
 func namesOf(mentions []string, names map[string]string) []string {

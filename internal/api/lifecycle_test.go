@@ -189,6 +189,10 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 		P256dh: pushKey, Auth: "AAAAAAAAAAAAAAAAAAAAAA", Alerts: []string{"poll"}}); err != nil {
 		t.Fatal(err)
 	}
+	// Their key pair, as the first read of their actor makes it.
+	if _, err := e.svc.Keys.Of(context.Background(), v.id); err != nil {
+		t.Fatal(err)
+	}
 	e.settle()
 	if found, _ := mentionsOf(t, e.db, v.id); len(found) < 20 {
 		t.Fatalf("the setup left only %d traces of the user: %v", len(found), found)

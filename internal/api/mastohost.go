@@ -23,7 +23,7 @@ func (s *Server) mastoFace() *mastodon.Server {
 	return mastodon.New(mastodon.Deps{Accounts: s.accounts, Graph: s.graph, Activities: s.activities, Likes: s.likes,
 		Bookmarks: s.bookmarks, OAuth: s.oauth, Notifications: s.notifications, Mutes: s.mutes, Markers: s.markers,
 		Filters: s.filters, Moderation: s.moderation, Tags: s.tags, Media: s.media, Push: s.push, Cursors: s.cursors, Logger: s.log,
-		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody})
+		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody, Federation: s.fed})
 }
 
 func (h mastoHost) Token(c *gin.Context) (string, bool)         { return tokenOf(c) }

@@ -41,8 +41,9 @@ var contract struct {
 
 // notInContract are paths that are not the API: the web page, the task
 // handlers and the scheduled work; and the Mastodon face, whose contract
-// is Mastodon's own documentation (docs/mastodon.md).
-var notInContract = regexp.MustCompile(`^/($|static/|_tasks/|_cron/|api/v[12]/|oauth/|\.well-known/(oauth-|nodeinfo$)|nodeinfo/|avatars/)`)
+// is Mastodon's own documentation (docs/mastodon.md), and the
+// ActivityPub face, whose contract is ActivityPub's (docs/federation.md).
+var notInContract = regexp.MustCompile(`^/($|static/|_tasks/|_cron/|api/v[12]/|oauth/|\.well-known/(oauth-|nodeinfo$|webfinger$|host-meta$)|nodeinfo/|avatars/|users/|statuses/|inbox$)`)
 
 func loadContract() (*openapi3.T, routers.Router, error) {
 	contract.once.Do(func() {

@@ -22,11 +22,13 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/activitypub"
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
 	"socialstream/internal/derrors"
+	"socialstream/internal/federation"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -87,8 +89,12 @@ type Deps struct {
 	Media         *media.Service
 	Push          *push.Service
 	Cursors       *cursor.Sealer
-	Logger        *slog.Logger
-	Guard         Guard
+	// Keys and Federation are for the ActivityPub face, served when
+	// Federation is on.
+	Keys       *federation.Keys
+	Federation federation.Config
+	Logger     *slog.Logger
+	Guard      Guard
 }
 
 // Server serves the API.
@@ -113,7 +119,9 @@ type Server struct {
 	media         *media.Service
 	push          *push.Service
 	cursors       *cursor.Sealer
-	masto         *mastodon.Server // the Mastodon face
+	masto         *mastodon.Server    // the Mastodon face
+	ap            *activitypub.Server // the ActivityPub face; nil when federation is off
+	fed           federation.Config
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -127,10 +135,14 @@ func New(d Deps) (*Server, error) {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, guard: d.Guard}
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, guard: d.Guard, fed: d.Federation}
 	s.rpc = s.rpcMethods()
 	s.masto = s.mastoFace()
 	var err error
+	if s.ap, err = activitypub.New(activitypub.Deps{Federation: d.Federation, Keys: d.Keys, Accounts: d.Accounts,
+		Activities: d.Activities, Logger: d.Logger, Host: mastoHost{s}}); err != nil {
+		return nil, err
+	}
 	if s.openapi, err = OpenAPI(); err != nil {
 		return nil, err
 	}
@@ -308,6 +320,9 @@ func (s *Server) Routes() *gin.Engine {
 	r.HEAD("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 
 	s.masto.Routes(r)
+	if s.ap != nil {
+		s.ap.Routes(r)
+	}
 
 	// Each job's handler, at the path its definition names.
 	for _, rt := range s.jobs() {
@@ -322,11 +337,14 @@ func (s *Server) Routes() *gin.Engine {
 
 // failAt is fail in the shape of the face the path belongs to.
 func (s *Server) failAt(c *gin.Context, err error) {
-	if mastodon.Path(c.Request.URL.Path) {
+	switch p := c.Request.URL.Path; {
+	case mastodon.Path(p):
 		s.masto.Fail(c, err)
-		return
+	case s.ap != nil && activitypub.Path(p):
+		s.ap.Fail(c, err)
+	default:
+		s.fail(c, err)
 	}
-	s.fail(c, err)
 }
 
 // begun puts the request's start into its context: the pages it reads

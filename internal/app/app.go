@@ -31,6 +31,7 @@ import (
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
+	"socialstream/internal/federation"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -130,6 +131,10 @@ type Config struct {
 	// may be plain http to a loopback address, for tests and the local
 	// stack; refused on App Engine.
 	WebPushAllowLoopback bool
+	// Federation is FEDERATION_DOMAIN, the domain the deployment federates
+	// as (off when empty), and FEDERATION_ALLOW_LOOPBACK=1, for tests on
+	// one machine alone; refused on App Engine.
+	Federation federation.Config
 	// RateLimits are RATE_LIMITS=off, or the defaults changed by
 	// RATE_LIMIT_ACCOUNT, RATE_LIMIT_ADDRESS, RATE_LIMIT_LOGIN,
 	// RATE_LIMIT_REGISTER and RATE_LIMIT_UPLOAD, each QUOTA/WINDOW (300/5m).
@@ -181,12 +186,20 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	if c.MediaBucket == "" && c.Project != "" {
 		c.MediaBucket = c.Project + ".appspot.com"
 	}
-	switch v := getenv("WEB_PUSH_ALLOW_LOOPBACK"); v {
-	case "", "0":
-	case "1":
-		c.WebPushAllowLoopback = true
-	default:
-		return c, fmt.Errorf("WEB_PUSH_ALLOW_LOOPBACK %q: only 1 or unset", v)
+	for _, v := range []struct {
+		name string
+		dst  *bool
+	}{{"WEB_PUSH_ALLOW_LOOPBACK", &c.WebPushAllowLoopback}, {"FEDERATION_ALLOW_LOOPBACK", &c.Federation.AllowLoopback}} {
+		switch s := getenv(v.name); s {
+		case "", "0":
+		case "1":
+			*v.dst = true
+		default:
+			return c, fmt.Errorf("%s %q: only 1 or unset", v.name, s)
+		}
+	}
+	if c.Federation.Domain, err = federation.ParseDomain(getenv("FEDERATION_DOMAIN"), c.Federation.AllowLoopback); err != nil {
+		return c, err
 	}
 	for _, read := range []func(func(string) string) error{c.readRateLimits, c.readNumbers, c.readDurations} {
 		if err := read(getenv); err != nil {
@@ -331,6 +344,9 @@ func (c Config) validateServer() []error {
 	}
 	if c.OnAppEngine && c.WebPushAllowLoopback {
 		errs = append(errs, errors.New("WEB_PUSH_ALLOW_LOOPBACK must not be set on App Engine: push endpoints go to public addresses alone"))
+	}
+	if c.OnAppEngine && c.Federation.AllowLoopback {
+		errs = append(errs, errors.New("FEDERATION_ALLOW_LOOPBACK must not be set on App Engine: other servers are on public addresses alone"))
 	}
 	if strings.ContainsAny(c.Namespace, "/ ") {
 		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
@@ -508,6 +524,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		return nil, nil, err
 	}
 	s.Cache = p.DB.Cache()
+	s.Federation = cfg.Federation
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {
 		return nil, nil, err
@@ -542,6 +559,10 @@ type Services struct {
 	Tags          *tags.Service
 	Media         *media.Service // nil without Pictures
 	Push          *push.Service
+	// Keys are people's key pairs, and Federation where the deployment
+	// federates (off when its Domain is empty).
+	Keys       *federation.Keys
+	Federation federation.Config
 	// Cursors seals the cursors the API hands out.
 	Cursors *cursor.Sealer
 }
@@ -584,7 +605,7 @@ type Push struct {
 // media.Activities), which the owner above's Records implement, wired
 // here.
 func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures, pcfg Push) (*Services, error) {
-	s := &Services{Accounts: acc, Cursors: cursor.New(db)}
+	s := &Services{Accounts: acc, Cursors: cursor.New(db), Keys: federation.NewKeys(db)}
 	var err error
 	var links *media.Links
 	if pics.Client != nil {
@@ -661,7 +682,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	s.Notifications.SetPusher(s.Push)
 	s.Markers.SetNotices(s.Notifications)
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
-		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push}, q,
+		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push, Keys: s.Keys}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
 		return nil, err
 	}
@@ -686,7 +707,7 @@ func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error
 // who list them.
 func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Keys: s.Keys, Federation: s.Federation, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

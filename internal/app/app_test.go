@@ -41,43 +41,52 @@ func TestFromEnv(t *testing.T) {
 func TestFromEnvRejects(t *testing.T) {
 	base := map[string]string{"GOOGLE_CLOUD_PROJECT": "p", "CLOUD_TASKS_LOCATION": "l", "TASKS_SECRET": strings.Repeat("s", MinTasksSecret)}
 	tests := map[string]map[string]string{
-		"no project":                     {"CLOUD_TASKS_LOCATION": "l"},
-		"no location":                    {"GOOGLE_CLOUD_PROJECT": "p"},
-		"bad port":                       {"PORT": "http"},
-		"bad level":                      {"LOG_LEVEL": "loud"},
-		"bad cost":                       {"BCRYPT_COST": "40"},
-		"bad ttl":                        {"TOKEN_TTL": "soon"},
-		"zero ttl":                       {"TOKEN_TTL": "0"},
-		"trace sample over 1":            {"TRACE_SAMPLE": "2"},
-		"trace sample not a number":      {"TRACE_SAMPLE": "all"},
-		"negative trace sample":          {"TRACE_SAMPLE": "-0.1"},
-		"origin with a path":             {"CORS_ORIGINS": "https://a.example/gadgets"},
-		"wildcard origin":                {"CORS_ORIGINS": "*"},
-		"origin of another scheme":       {"CORS_ORIGINS": "ftp://a.example"},
-		"upload memory under the least":  {"UPLOAD_MEMORY": "100"},
-		"negative ttl":                   {"TOKEN_TTL": "-1h"},
-		"bad cache ttl":                  {"TOKEN_CACHE_TTL": "later"},
-		"negative cache ttl":             {"TOKEN_CACHE_TTL": "-1s"},
-		"emulator on App Engine":         {"GAE_ENV": "standard", "DATASTORE_EMULATOR_HOST": "localhost:1"},
-		"bad namespace":                  {"DATASTORE_NAMESPACE": "a/b"},
-		"copy limit too big":             {"COPY_LIMIT": "1001"},
-		"copy limit zero":                {"COPY_LIMIT": "0"},
-		"negative backfill":              {"BACKFILL_MAX": "-1"},
-		"bad retention":                  {"HOME_RETENTION": "90d"},
-		"short retention":                {"HOME_RETENTION": "1h"},
-		"negative retention":             {"HOME_RETENTION": "-24h"},
-		"no task secret":                 {"TASKS_SECRET": ""},
-		"short task secret":              {"TASKS_SECRET": "short"},
-		"rate limits maybe":              {"RATE_LIMITS": "maybe"},
-		"bad account limit":              {"RATE_LIMIT_ACCOUNT": "300"},
-		"zero login limit":               {"RATE_LIMIT_LOGIN": "0/1m"},
-		"tiny register window":           {"RATE_LIMIT_REGISTER": "5/1ms"},
-		"no upload limit":                {"RATE_LIMIT_UPLOAD": "0/1h"},
-		"public URL with a path":         {"PUBLIC_URL": "https://example.com/app"},
-		"public URL not http":            {"PUBLIC_URL": "ftp://example.com"},
-		"storage emulator on App Engine": {"GAE_ENV": "standard", "STORAGE_EMULATOR_HOST": "localhost:1"},
-		"push to loopback on App Engine": {"GAE_ENV": "standard", "WEB_PUSH_ALLOW_LOOPBACK": "1"},
-		"push to loopback, yes":          {"WEB_PUSH_ALLOW_LOOPBACK": "yes"},
+		"no project":                          {"CLOUD_TASKS_LOCATION": "l"},
+		"no location":                         {"GOOGLE_CLOUD_PROJECT": "p"},
+		"bad port":                            {"PORT": "http"},
+		"bad level":                           {"LOG_LEVEL": "loud"},
+		"bad cost":                            {"BCRYPT_COST": "40"},
+		"bad ttl":                             {"TOKEN_TTL": "soon"},
+		"zero ttl":                            {"TOKEN_TTL": "0"},
+		"trace sample over 1":                 {"TRACE_SAMPLE": "2"},
+		"trace sample not a number":           {"TRACE_SAMPLE": "all"},
+		"negative trace sample":               {"TRACE_SAMPLE": "-0.1"},
+		"origin with a path":                  {"CORS_ORIGINS": "https://a.example/gadgets"},
+		"wildcard origin":                     {"CORS_ORIGINS": "*"},
+		"origin of another scheme":            {"CORS_ORIGINS": "ftp://a.example"},
+		"upload memory under the least":       {"UPLOAD_MEMORY": "100"},
+		"negative ttl":                        {"TOKEN_TTL": "-1h"},
+		"bad cache ttl":                       {"TOKEN_CACHE_TTL": "later"},
+		"negative cache ttl":                  {"TOKEN_CACHE_TTL": "-1s"},
+		"emulator on App Engine":              {"GAE_ENV": "standard", "DATASTORE_EMULATOR_HOST": "localhost:1"},
+		"bad namespace":                       {"DATASTORE_NAMESPACE": "a/b"},
+		"copy limit too big":                  {"COPY_LIMIT": "1001"},
+		"copy limit zero":                     {"COPY_LIMIT": "0"},
+		"negative backfill":                   {"BACKFILL_MAX": "-1"},
+		"bad retention":                       {"HOME_RETENTION": "90d"},
+		"short retention":                     {"HOME_RETENTION": "1h"},
+		"negative retention":                  {"HOME_RETENTION": "-24h"},
+		"no task secret":                      {"TASKS_SECRET": ""},
+		"short task secret":                   {"TASKS_SECRET": "short"},
+		"rate limits maybe":                   {"RATE_LIMITS": "maybe"},
+		"bad account limit":                   {"RATE_LIMIT_ACCOUNT": "300"},
+		"zero login limit":                    {"RATE_LIMIT_LOGIN": "0/1m"},
+		"tiny register window":                {"RATE_LIMIT_REGISTER": "5/1ms"},
+		"no upload limit":                     {"RATE_LIMIT_UPLOAD": "0/1h"},
+		"public URL with a path":              {"PUBLIC_URL": "https://example.com/app"},
+		"public URL not http":                 {"PUBLIC_URL": "ftp://example.com"},
+		"storage emulator on App Engine":      {"GAE_ENV": "standard", "STORAGE_EMULATOR_HOST": "localhost:1"},
+		"push to loopback on App Engine":      {"GAE_ENV": "standard", "WEB_PUSH_ALLOW_LOOPBACK": "1"},
+		"push to loopback, yes":               {"WEB_PUSH_ALLOW_LOOPBACK": "yes"},
+		"federation loopback on App Engine":   {"GAE_ENV": "standard", "FEDERATION_ALLOW_LOOPBACK": "1"},
+		"federation loopback, yes":            {"FEDERATION_ALLOW_LOOPBACK": "yes"},
+		"federation domain with a scheme":     {"FEDERATION_DOMAIN": "https://social.example"},
+		"federation domain in upper case":     {"FEDERATION_DOMAIN": "Social.example"},
+		"federation domain of one label":      {"FEDERATION_DOMAIN": "social"},
+		"federation domain with a path":       {"FEDERATION_DOMAIN": "social.example/x"},
+		"federation domain with a port":       {"FEDERATION_DOMAIN": "social.example:8443"},
+		"federation domain an address":        {"FEDERATION_DOMAIN": "203.0.113.9"},
+		"federation on loopback, not allowed": {"FEDERATION_DOMAIN": "127.0.0.1:8090"},
 	}
 	for name, over := range tests {
 		m := map[string]string{}
@@ -96,6 +105,33 @@ func TestFromEnvRejects(t *testing.T) {
 	}
 	if _, err := FromEnv(env(base)); err != nil {
 		t.Errorf("the base configuration: %v", err)
+	}
+}
+
+// FEDERATION_DOMAIN turns federation on, under https; a loopback domain,
+// over plain http, is for tests alone (FEDERATION_ALLOW_LOOPBACK=1).
+func TestFederationConfig(t *testing.T) {
+	for _, c := range []struct {
+		env      map[string]string
+		on       bool
+		base     string
+		loopback bool
+	}{
+		{map[string]string{}, false, "", false},
+		{map[string]string{"FEDERATION_DOMAIN": "social.example"}, true, "https://social.example", false},
+		{map[string]string{"FEDERATION_DOMAIN": "a-b.c.example"}, true, "https://a-b.c.example", false},
+		{map[string]string{"FEDERATION_DOMAIN": "127.0.0.1:8090", "FEDERATION_ALLOW_LOOPBACK": "1"}, true, "http://127.0.0.1:8090", true},
+		{map[string]string{"FEDERATION_DOMAIN": "localhost:8090", "FEDERATION_ALLOW_LOOPBACK": "1"}, true, "http://localhost:8090", true},
+	} {
+		cfg, err := ReadEnv(env(c.env))
+		if err != nil {
+			t.Errorf("%v: %v", c.env, err)
+			continue
+		}
+		f := cfg.Federation
+		if f.On() != c.on || f.AllowLoopback != c.loopback || c.on && f.Base() != c.base {
+			t.Errorf("%v: on %v, base %q, loopback %v", c.env, f.On(), f.Base(), f.AllowLoopback)
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"socialstream/internal/blocks"
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
+	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -73,8 +74,9 @@ type Services struct {
 	Activities    *activities.Service
 	Comments      *comments.Service
 	Notifications *notifications.Service
-	Media         *media.Service // nil: the service keeps no pictures
-	Push          *push.Service  // nil: the service pushes nothing
+	Media         *media.Service   // nil: the service keeps no pictures
+	Push          *push.Service    // nil: the service pushes nothing
+	Keys          *federation.Keys // nil: no key pairs
 }
 
 // Service deletes and exports accounts.
@@ -221,6 +223,13 @@ func (s *Service) phases() []phase {
 				return 0, nil
 			}
 			return s.svc.Push.Erase(ctx, user, n)
+		}},
+		// Appended likewise: their key pair, which signed for them.
+		{"key pair", func(ctx context.Context, user string, _ int64, _ int) (int, error) {
+			if s.svc.Keys == nil {
+				return 0, nil
+			}
+			return s.svc.Keys.Erase(ctx, user)
 		}},
 	}
 }

@@ -168,7 +168,7 @@ func (s *Server) getAccount(m *mreq) (any, error) {
 func (s *Server) lookupAccount(m *mreq) (any, error) {
 	acct := strings.TrimPrefix(m.p.str("acct"), "@")
 	name, host, _ := strings.Cut(acct, "@")
-	if host != "" && host != m.c.Request.Host {
+	if host != "" && host != m.c.Request.Host && !(s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)) {
 		return nil, errMGone // no other servers
 	}
 	if accounts.ValidateUsername(name) != nil {

@@ -84,6 +84,9 @@ func (s *Server) account(origin string, p accounts.Person) mAccount {
 		Avatar: origin + missingAvatar, Header: origin + missingAvatar, Emojis: []any{}, Fields: []mField{},
 	}
 	a.URI = a.URL
+	if s.d.Federation.On() {
+		a.URI = s.d.Federation.Actor(p.ID)
+	}
 	if p.LastStatusTime > 0 {
 		d := time.UnixMilli(p.LastStatusTime).UTC().Format(time.DateOnly) // a date, as Mastodon's
 		a.LastStatusAt = &d
@@ -231,19 +234,6 @@ func ourVisibility(v string) (string, bool) {
 	return "", false
 }
 
-// statusText is an activity's text as its author wrote it on Mastodon:
-// the title its first line, the body the rest (on the same line, when
-// joined: splitStatus).
-func statusText(v activities.View) string {
-	switch {
-	case v.Body == "":
-		return v.Title
-	case v.Joined:
-		return v.Title + v.Body
-	}
-	return v.Title + "\n" + v.Body
-}
-
 // statuses makes Mastodon's Statuses of views.
 func (s *Server) statuses(origin string, views []activities.View) []mStatus {
 	out := make([]mStatus, 0, len(views))
@@ -251,18 +241,6 @@ func (s *Server) statuses(origin string, views []activities.View) []mStatus {
 		out = append(out, s.status(origin, v))
 	}
 	return out
-}
-
-// mentioned maps the usernames a view mentions to their ids, as the
-// activity keeps them: its links name both, with no read.
-func mentioned(v activities.View) map[string]string {
-	people := make(map[string]string, len(v.Mentions))
-	for i, id := range v.Mentions {
-		if i < len(v.MentionNames) && v.MentionNames[i] != "" {
-			people[v.MentionNames[i]] = id
-		}
-	}
-	return people
 }
 
 // status makes Mastodon's Status of a view.
@@ -279,14 +257,17 @@ func (s *Server) status(origin string, v activities.View) mStatus {
 	}
 	st.URL = origin + "/#/activity/" + v.ID
 	st.URI = st.URL
+	if s.d.Federation.On() {
+		st.URI = s.d.Federation.Note(st.ID)
+	}
 	if v.RepostOf != nil {
 		inner := s.status(origin, *v.RepostOf)
 		st.Reblog = &inner
 		st.Visibility = inner.Visibility
 		return st
 	}
-	people := mentioned(v)
-	st.Content = richtext.HTML(statusText(v), origin, people)
+	people := v.Mentioned()
+	st.Content = richtext.HTML(v.Text(), origin, people)
 	for i, id := range v.Mentions {
 		if i < len(v.MentionNames) && v.MentionNames[i] != "" {
 			n := v.MentionNames[i]

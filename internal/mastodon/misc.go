@@ -195,7 +195,7 @@ func (s *Server) instance(m *mreq) (any, error) {
 		return nil, err
 	}
 	return gin.H{
-		"domain":      m.c.Request.Host,
+		"domain":      s.domain(m.c),
 		"title":       "socialstream",
 		"version":     mastoVersion,
 		"source_url":  "",
@@ -222,6 +222,15 @@ func (s *Server) instance(m *mreq) (any, error) {
 	}, nil
 }
 
+// domain is the domain the instance answers as: the one it federates
+// as, or the request's host.
+func (s *Server) domain(c *gin.Context) string {
+	if s.d.Federation.On() {
+		return s.d.Federation.Domain
+	}
+	return c.Request.Host
+}
+
 // mastoVersion is the Mastodon version the face answers as: apps read
 // it to know what a server offers.
 const mastoVersion = "4.3.0 (compatible; socialstream)"
@@ -229,7 +238,7 @@ const mastoVersion = "4.3.0 (compatible; socialstream)"
 // instanceV1 is GET /api/v1/instance, the older shape.
 func (s *Server) instanceV1(m *mreq) (any, error) {
 	return gin.H{
-		"uri": m.c.Request.Host, "title": "socialstream", "short_description": "", "description": "An activity stream service on App Engine.",
+		"uri": s.domain(m.c), "title": "socialstream", "short_description": "", "description": "An activity stream service on App Engine.",
 		"email": "", "version": mastoVersion, "urls": gin.H{"streaming_api": nil}, "stats": gin.H{"user_count": 0, "status_count": 0, "domain_count": 1},
 		"thumbnail": nil, "languages": []string{"en"}, "registrations": true, "approval_required": false, "invites_enabled": false,
 		"configuration": gin.H{
@@ -280,13 +289,17 @@ func (s *Server) nodeInfoLinks(c *gin.Context) {
 
 // nodeInfo is GET /nodeinfo/2.0: what the server is, after NodeInfo 2.0.
 // It counts no one (a count would be reads on every crawler's visit),
-// and names no protocol until the service federates.
+// and names ActivityPub when the deployment federates.
 func (s *Server) nodeInfo(c *gin.Context) {
+	protocols := []string{}
+	if s.d.Federation.On() {
+		protocols = append(protocols, "activitypub")
+	}
 	c.Header("Content-Type", `application/json; profile="`+nodeInfoSchema+`#"`)
 	c.JSON(http.StatusOK, gin.H{
 		"version":           "2.0",
 		"software":          gin.H{"name": "socialstream", "version": "1.0.0"},
-		"protocols":         []string{},
+		"protocols":         protocols,
 		"services":          gin.H{"inbound": []string{}, "outbound": []string{}},
 		"openRegistrations": true,
 		"usage":             gin.H{"users": gin.H{}},

@@ -225,7 +225,7 @@ func PushPayload(n push.Notice) ([]byte, bool) {
 	}
 	body := actor.Note
 	if v := n.Activity; v != nil {
-		body = statusText(*v)
+		body = v.Text()
 		if v.SpoilerText != "" {
 			body = v.SpoilerText
 		}

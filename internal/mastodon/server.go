@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/cursor"
+	"socialstream/internal/federation"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/likes"
@@ -101,6 +102,10 @@ type Deps struct {
 	NoRoute, NoMethod error
 	// MaxBody is the largest body of a request but an upload's.
 	MaxBody int64
+	// Federation, when on, gives people and posts their addresses in the
+	// fediverse (an account's and a status's uri), and the domain the
+	// instance answers as.
+	Federation federation.Config
 }
 
 // Server is the face.

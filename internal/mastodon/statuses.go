@@ -159,7 +159,7 @@ func (s *Server) deleteStatus(m *mreq) (any, error) {
 		return nil, err
 	}
 	st := s.status(s.origin(m.c), v)
-	text := statusText(v)
+	text := v.Text()
 	st.Text = &text
 	return st, nil
 }
@@ -200,7 +200,7 @@ func (s *Server) statusSource(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"id": mid(id), "text": statusText(v), "spoiler_text": v.SpoilerText}, nil
+	return map[string]string{"id": mid(id), "text": v.Text(), "spoiler_text": v.SpoilerText}, nil
 }
 
 // ownStatus reads the caller's own status of the path: another's, or
@@ -242,11 +242,11 @@ func (s *Server) statusHistory(m *mreq) (any, error) {
 		Emojis           []any         `json:"emojis"`
 	}
 	origin := s.origin(m.c)
-	people := mentioned(v) // the names it keeps now link in every version
+	people := v.Mentioned() // the names it keeps now link in every version
 	out := make([]edit, 0, len(versions))
 	for _, ver := range versions { // oldest first, as History answers
 		text := activities.View{Title: ver.Title, Body: ver.Body, Joined: ver.Joined}
-		out = append(out, edit{Content: richtext.HTML(statusText(text), origin, people), SpoilerText: ver.SpoilerText, Sensitive: ver.Sensitive,
+		out = append(out, edit{Content: richtext.HTML(text.Text(), origin, people), SpoilerText: ver.SpoilerText, Sensitive: ver.Sensitive,
 			CreatedAt: millisTime(ver.PostedTime), Account: st.Account, MediaAttachments: st.MediaAttachments, Emojis: []any{}})
 	}
 	return out, nil

@@ -1,0 +1,190 @@
+package activitypub
+
+import (
+	"iter"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/federation"
+	"socialstream/internal/ids"
+	"socialstream/internal/media"
+	"socialstream/internal/policy"
+	"socialstream/internal/richtext"
+)
+
+// note is ActivityStreams' Note, as Mastodon's peers read a post.
+type note struct {
+	Context      any               `json:"@context,omitempty"`
+	ID           string            `json:"id"`
+	Type         string            `json:"type"`
+	AttributedTo string            `json:"attributedTo"`
+	Content      string            `json:"content"`
+	ContentMap   map[string]string `json:"contentMap,omitempty"`
+	Summary      *string           `json:"summary"`
+	Sensitive    bool              `json:"sensitive"`
+	Published    string            `json:"published"`
+	Updated      string            `json:"updated,omitempty"`
+	URL          string            `json:"url"`
+	To           []string          `json:"to"`
+	Cc           []string          `json:"cc"`
+	InReplyTo    *string           `json:"inReplyTo"`
+	Tag          []tag             `json:"tag"`
+	Attachment   []document        `json:"attachment"`
+}
+
+// tag is a Note's Mention or Hashtag.
+type tag struct {
+	Type string `json:"type"`
+	Href string `json:"href"`
+	Name string `json:"name"`
+}
+
+// document is a picture of a Note.
+type document struct {
+	Type      string `json:"type"`
+	MediaType string `json:"mediaType"`
+	URL       string `json:"url"`
+	Name      string `json:"name,omitempty"`
+	Width     int    `json:"width,omitempty"`
+	Height    int    `json:"height,omitempty"`
+}
+
+// activity is what an outbox lists: a Create of a Note, or an Announce
+// of another's.
+type activity struct {
+	Context   any      `json:"@context,omitempty"`
+	ID        string   `json:"id"`
+	Type      string   `json:"type"`
+	Actor     string   `json:"actor"`
+	Published string   `json:"published"`
+	To        []string `json:"to"`
+	Cc        []string `json:"cc"`
+	Object    any      `json:"object"`
+}
+
+// note is GET /statuses/:id: a post anyone may see, as a Note (a
+// repost, as its Announce).
+func (s *Server) note(c *gin.Context) {
+	id := ""
+	if n, ok := parseNumber(c.Param("id")); ok {
+		id = ids.Format(n)
+	}
+	if id == "" {
+		s.fail(c, errGone)
+		return
+	}
+	list, err := s.activities.Shown(c.Request.Context(), "", []string{id})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if len(list) == 0 || !(list[0].Visibility == policy.Public || list[0].Visibility == policy.Unlisted) || list[0].Author == nil {
+		s.fail(c, errGone)
+		return
+	}
+	v := list[0]
+	if v.RepostOf != nil {
+		a := s.renderActivity(v)
+		a.Context = ldContext
+		s.answer(c, a, s.postPage(v.ID))
+		return
+	}
+	s.answer(c, s.renderNote(v, true), s.postPage(v.ID))
+}
+
+// addressed returns whom a post of this visibility is addressed to and
+// copied to, besides the people it mentions: public to everyone (its
+// author's followers copied), unlisted to the followers (everyone
+// copied), followers-only to the followers, to the mentioned alone.
+func (s *Server) addressed(v activities.View, followers string) (to, cc []string) {
+	var mentioned []string
+	for id := range mentions(v) {
+		mentioned = append(mentioned, s.fed.Actor(id))
+	}
+	switch v.Visibility {
+	case policy.Public:
+		return []string{federation.PublicCollection}, append([]string{followers}, mentioned...)
+	case policy.Unlisted:
+		return []string{followers}, append([]string{federation.PublicCollection}, mentioned...)
+	case policy.FollowersOnly:
+		return []string{followers}, append([]string{}, mentioned...)
+	}
+	return append([]string{}, mentioned...), []string{}
+}
+
+// mentions yields the ids and names of the people v mentions, in its
+// order, those whose names it keeps.
+func mentions(v activities.View) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for i, id := range v.Mentions {
+			if i < len(v.MentionNames) && v.MentionNames[i] != "" && !yield(id, v.MentionNames[i]) {
+				return
+			}
+		}
+	}
+}
+
+// renderNote makes v's Note (v is no repost, and has its author).
+func (s *Server) renderNote(v activities.View, withContext bool) note {
+	base, author := s.fed.Base(), s.fed.Actor(v.Author.ID)
+	n := note{
+		ID: s.fed.Note(number(v.ID)), Type: "Note", AttributedTo: author, Sensitive: v.Sensitive,
+		Content: richtext.HTML(v.Text(), base, v.Mentioned()), Published: millis(v.PostedTime),
+		Tag: []tag{}, Attachment: []document{},
+	}
+	if withContext {
+		n.Context = ldContext
+	}
+	n.URL = n.ID
+	n.To, n.Cc = s.addressed(v, author+"/followers")
+	if v.SpoilerText != "" {
+		w := v.SpoilerText
+		n.Summary = &w
+	}
+	if v.Language != "" {
+		n.ContentMap = map[string]string{v.Language: n.Content}
+	}
+	if v.EditedTime != 0 {
+		n.Updated = millis(v.EditedTime)
+	}
+	if v.InReplyTo != "" {
+		r := s.fed.Note(number(v.InReplyTo))
+		n.InReplyTo = &r
+	}
+	for id, name := range mentions(v) {
+		n.Tag = append(n.Tag, tag{Type: "Mention", Href: s.fed.Actor(id), Name: "@" + s.fed.Acct(name)})
+	}
+	for _, t := range v.Tags {
+		n.Tag = append(n.Tag, tag{Type: "Hashtag", Href: base + "/tags/" + t, Name: "#" + t})
+	}
+	for _, m := range v.MediaItems {
+		n.Attachment = append(n.Attachment, s.renderPicture(m))
+	}
+	return n
+}
+
+func (s *Server) renderPicture(m media.View) document {
+	return document{Type: "Document", MediaType: m.MimeType, URL: absolute(s.fed.Base(), m.URL), Name: m.Description, Width: m.Width, Height: m.Height}
+}
+
+// renderActivity makes what an outbox lists of v: the Create of its
+// Note, or, for a repost, the Announce of what it shares.
+func (s *Server) renderActivity(v activities.View) activity {
+	author := s.fed.Actor(v.Author.ID)
+	a := activity{ID: s.fed.Note(number(v.ID)) + "/activity", Actor: author, Published: millis(v.PostedTime)}
+	if v.RepostOf != nil {
+		a.ID, a.Type = s.fed.Note(number(v.ID)), "Announce"
+		a.To, a.Cc = s.addressed(activities.View{Visibility: v.Visibility}, author+"/followers")
+		a.Object = s.fed.Note(number(v.RepostOf.ID))
+		return a
+	}
+	a.Type = "Create"
+	n := s.renderNote(v, false)
+	a.To, a.Cc, a.Object = n.To, n.Cc, n
+	return a
+}
+
+// millis writes a time of ms since the epoch as ActivityStreams does.
+func millis(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }

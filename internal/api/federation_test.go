@@ -1,0 +1,386 @@
+package api_test
+
+import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"socialstream/internal/app"
+	"socialstream/internal/federation"
+	"socialstream/internal/ids"
+	"socialstream/internal/testenv"
+)
+
+// fedDomain is the domain the tests' deployments federate as: their
+// addresses are https://social.example/..., whatever address the test
+// reaches them at.
+const fedDomain = "social.example"
+
+func newFederatedEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, testenv.DB(t), app.Config{BackfillMax: 1000, Federation: federation.Config{Domain: fedDomain}})
+}
+
+// apGet gets path as another server would (Accept: ActivityPub's JSON),
+// or as a browser when accept says so, without following a redirect.
+func (e *env) apGet(path, accept string) (int, http.Header, map[string]any) {
+	e.t.Helper()
+	req, err := http.NewRequest("GET", e.url+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Accept", accept)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var body map[string]any
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &body); err != nil {
+			e.t.Fatalf("GET %s: %d %q", path, res.StatusCode, raw)
+		}
+	}
+	return res.StatusCode, res.Header, body
+}
+
+const (
+	asJSON    = `application/ld+json; profile="https://www.w3.org/ns/activitystreams"`
+	asBrowser = "text/html,application/xhtml+xml,*/*;q=0.8"
+)
+
+// Federation is off unless FEDERATION_DOMAIN is set: no WebFinger, no
+// actor, no Note, and NodeInfo names no protocol.
+func TestFederationIsOffUnlessConfigured(t *testing.T) {
+	e := newEnv(t)
+	ann := e.register("ann")
+	id := e.post(ann, "hello")
+	for _, path := range []string{"/.well-known/webfinger?resource=acct:ann@" + fedDomain, "/.well-known/host-meta",
+		"/users/" + ann.id, "/users/" + ann.id + "/outbox", "/statuses/" + number(t, id)} {
+		if status, _, _ := e.apGet(path, asJSON); status != http.StatusNotFound {
+			t.Errorf("GET %s with federation off: %d, want 404", path, status)
+		}
+	}
+	r := e.do("GET", "/nodeinfo/2.0", "", nil)
+	if p, _ := r.body["protocols"].([]any); len(p) != 0 {
+		t.Errorf("NodeInfo protocols with federation off: %v", p)
+	}
+	_, acct := e.lookupAccount("ann")
+	if uri, _ := acct["uri"].(string); strings.Contains(uri, "/users/") {
+		t.Errorf("uri with federation off: %s", uri)
+	}
+}
+
+func (e *env) lookupAccount(acct string) (int, map[string]any) {
+	e.t.Helper()
+	r := e.do("GET", "/api/v1/accounts/lookup?acct="+url.QueryEscape(acct), "", nil)
+	return r.status, r.body
+}
+
+// number is the number a post's id stands for, as its Note's address
+// writes it: Mastodon's id of the post.
+func number(t *testing.T, id string) string {
+	t.Helper()
+	n, ok := ids.Parse(id)
+	if !ok {
+		t.Fatalf("%q is no post's id", id)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// A person is found by WebFinger (acct:name@domain, or their actor's
+// address) and host-meta; their actor is a Person with every collection,
+// the shared inbox and an RSA public key that stays theirs; a browser is
+// sent to their page; someone not there, or hidden, is a 404 as is
+// another server's name.
+func TestFederationFindsAPerson(t *testing.T) {
+	e := newFederatedEnv(t)
+	ann := e.register("ann")
+	base := "https://" + fedDomain
+
+	status, h, wf := e.apGet("/.well-known/webfinger?resource=acct:ann@"+fedDomain, "application/jrd+json")
+	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/jrd+json") {
+		t.Fatalf("webfinger: %d %s %v", status, h.Get("Content-Type"), wf)
+	}
+	if wf["subject"] != "acct:ann@"+fedDomain || !slices.ContainsFunc(wf["links"].([]any), func(l any) bool {
+		m := l.(map[string]any)
+		return m["rel"] == "self" && m["type"] == "application/activity+json" && m["href"] == base+"/users/"+ann.id
+	}) {
+		t.Errorf("webfinger: %v", wf)
+	}
+	for resource, want := range map[string]int{
+		"acct:ANN@" + fedDomain:                 200, // names are found in any case
+		"ann@" + fedDomain:                      200,
+		base + "/users/ann":                     200,
+		"acct:ann@other.example":                404,
+		"acct:nobody@" + fedDomain:              404,
+		"https://other.example/users/" + ann.id: 404,
+		base + "/users/ann":                     404, // by id alone
+		"acct:ann":                              400,
+		"":                                      400,
+		"acct:" + strings.Repeat("a", 600) + "@" + fedDomain: 400,
+	} {
+		status, _, body := e.apGet("/.well-known/webfinger?resource="+url.QueryEscape(resource), "application/jrd+json")
+		if status != want {
+			t.Errorf("webfinger %.40q: %d, want %d", resource, status, want)
+		}
+		if want >= 400 {
+			if msg, _ := body["error"].(string); msg == "" {
+				t.Errorf("webfinger %.40q: no error message: %v", resource, body)
+			}
+		}
+	}
+	req, _ := http.NewRequest("GET", e.url+"/.well-known/host-meta", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xrd, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(xrd), `template="`+base+`/.well-known/webfinger?resource={uri}"`) {
+		t.Errorf("host-meta: %s", xrd)
+	}
+
+	status, h, actor := e.apGet("/users/"+ann.id, asJSON)
+	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/activity+json") {
+		t.Fatalf("actor: %d %s", status, h.Get("Content-Type"))
+	}
+	id := base + "/users/" + ann.id
+	for field, want := range map[string]string{"id": id, "type": "Person", "preferredUsername": "ann", "inbox": id + "/inbox",
+		"outbox": id + "/outbox", "followers": id + "/followers", "following": id + "/following", "featured": id + "/featured"} {
+		if actor[field] != want {
+			t.Errorf("actor's %s: %v, want %s", field, actor[field], want)
+		}
+	}
+	if ep, _ := actor["endpoints"].(map[string]any); ep["sharedInbox"] != base+"/inbox" {
+		t.Errorf("shared inbox: %v", actor["endpoints"])
+	}
+	key := actor["publicKey"].(map[string]any)
+	if key["id"] != id+"#main-key" || key["owner"] != id {
+		t.Errorf("publicKey: %v", key)
+	}
+	pub := parsePublicKey(t, key["publicKeyPem"].(string))
+	if pub.N.BitLen() != federation.KeyBits {
+		t.Errorf("key of %d bits", pub.N.BitLen())
+	}
+	// The key is kept: another instance, and a later read, show it.
+	other := newEnvOn(t, e.db, app.Config{Federation: federation.Config{Domain: fedDomain}})
+	if _, _, again := other.apGet("/users/"+ann.id, "application/activity+json"); again["publicKey"].(map[string]any)["publicKeyPem"] != key["publicKeyPem"] {
+		t.Error("another instance shows another key")
+	}
+
+	status, h, _ = e.apGet("/users/"+ann.id, asBrowser)
+	if status != http.StatusSeeOther || h.Get("Location") != base+"/#/people/ann" || !strings.Contains(h.Get("Vary"), "Accept") {
+		t.Errorf("a browser: %d to %q (Vary %q)", status, h.Get("Location"), h.Get("Vary"))
+	}
+	for _, path := range []string{"/users/12345", "/users/ann", "/users/0" + ann.id, "/users/-1"} {
+		if status, _, body := e.apGet(path, asJSON); status != 404 || body["error"] == nil {
+			t.Errorf("%s: %d %v", path, status, body)
+		}
+	}
+
+	// Mastodon's face knows the person by the same address.
+	st, acct := e.lookupAccount("ann@" + fedDomain)
+	if st != 200 || acct["uri"] != id {
+		t.Errorf("lookup of ann@%s: %d uri %v", fedDomain, st, acct["uri"])
+	}
+	r := e.do("GET", "/nodeinfo/2.0", "", nil)
+	if p, _ := r.body["protocols"].([]any); !slices.Contains(p, any("activitypub")) {
+		t.Errorf("NodeInfo protocols: %v", r.body["protocols"])
+	}
+	if r := e.do("GET", "/api/v2/instance", "", nil); r.body["domain"] != fedDomain {
+		t.Errorf("instance domain: %v", r.body["domain"])
+	}
+
+	// A suspended person is no one's to find.
+	mo := e.register("moe")
+	e.makeAdmin(mo)
+	e.act(mo, map[string]any{"action": "suspend", "accountId": ann.id, "reason": "spam"})
+	for _, path := range []string{"/users/" + ann.id, "/users/" + ann.id + "/outbox", "/.well-known/webfinger?resource=acct:ann@" + fedDomain} {
+		if status, _, _ := e.apGet(path, asJSON); status != 404 {
+			t.Errorf("%s of a suspended person: %d", path, status)
+		}
+	}
+}
+
+func parsePublicKey(t *testing.T, s string) *rsa.PublicKey {
+	t.Helper()
+	block, _ := pem.Decode([]byte(s))
+	if block == nil || block.Type != "PUBLIC KEY" {
+		t.Fatalf("publicKeyPem: %q", s)
+	}
+	k, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, ok := k.(*rsa.PublicKey)
+	if !ok {
+		t.Fatalf("not an RSA key: %T", k)
+	}
+	return pub
+}
+
+// Each post anyone may see is a Note at its address, addressed as its
+// visibility says, with its mentions, tags, warning, language and the
+// post it answers; a repost is its Announce; the outbox pages what a
+// person posted that anyone may see, newest first, and featured holds
+// what they pin. A post for followers or the mentioned, or removed, is
+// a 404 to an unsigned fetch and no item of the outbox; a browser is
+// sent to the post's page.
+func TestFederationServesPublicPostsAsNotes(t *testing.T) {
+	e := newFederatedEnv(t)
+	ann, bob := e.register("ann"), e.register("bob")
+	base := "https://" + fedDomain
+	annActor, bobActor := base+"/users/"+ann.id, base+"/users/"+bob.id
+	post := func(u user, form url.Values) string {
+		t.Helper()
+		status, st := e.mastoForm("POST", "/api/v1/statuses", u.token, form)
+		if status != 200 {
+			t.Fatalf("post %v: %d %v", form, status, st)
+		}
+		if st["uri"] != base+"/statuses/"+st["id"].(string) {
+			t.Errorf("a status's uri: %v", st["uri"])
+		}
+		return st["id"].(string)
+	}
+	public := post(ann, url.Values{"status": {"hi @bob, see #Go"}, "spoiler_text": {"cw"}, "language": {"en"}})
+	unlisted := post(ann, url.Values{"status": {"quietly"}, "visibility": {"unlisted"}})
+	private := post(ann, url.Values{"status": {"friends only"}, "visibility": {"private"}})
+	direct := post(ann, url.Values{"status": {"@bob psst"}, "visibility": {"direct"}})
+	reply := post(bob, url.Values{"status": {"@ann hello"}, "in_reply_to_id": {public}})
+
+	status, h, n := e.apGet("/statuses/"+public, "application/activity+json")
+	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/activity+json") {
+		t.Fatalf("Note: %d %s %v", status, h.Get("Content-Type"), n)
+	}
+	for field, want := range map[string]any{"id": base + "/statuses/" + public, "type": "Note", "attributedTo": annActor,
+		"summary": "cw", "sensitive": true, // a warning hides the pictures too, as Mastodon has it
+		"inReplyTo": nil} {
+		if n[field] != want {
+			t.Errorf("Note's %s: %v, want %v", field, n[field], want)
+		}
+	}
+	if c, _ := n["content"].(string); !strings.Contains(c, `>@<span>bob</span></a>`) || !strings.Contains(c, `rel="tag">#<span>Go</span>`) {
+		t.Errorf("content: %s", c)
+	}
+	if cm, _ := n["contentMap"].(map[string]any); cm["en"] != n["content"] {
+		t.Errorf("contentMap: %v", n["contentMap"])
+	}
+	wantAddressed(t, "public", n, []string{federation.PublicCollection}, []string{annActor + "/followers", bobActor})
+	tags := n["tag"].([]any)
+	if !slices.ContainsFunc(tags, func(x any) bool {
+		m := x.(map[string]any)
+		return m["type"] == "Mention" && m["href"] == bobActor && m["name"] == "@bob@"+fedDomain
+	}) || !slices.ContainsFunc(tags, func(x any) bool {
+		m := x.(map[string]any)
+		return m["type"] == "Hashtag" && m["name"] == "#go" && m["href"] == base+"/tags/go"
+	}) {
+		t.Errorf("tags: %v", tags)
+	}
+	_, _, u := e.apGet("/statuses/"+unlisted, asJSON)
+	wantAddressed(t, "unlisted", u, []string{annActor + "/followers"}, []string{federation.PublicCollection})
+	_, _, r := e.apGet("/statuses/"+reply, asJSON)
+	if r["inReplyTo"] != base+"/statuses/"+public {
+		t.Errorf("the reply's inReplyTo: %v", r["inReplyTo"])
+	}
+	for name, id := range map[string]string{"followers-only": private, "direct": direct, "no post": "12345", "not a number": "abc"} {
+		if status, _, body := e.apGet("/statuses/"+id, asJSON); status != 404 || body["error"] == nil {
+			t.Errorf("%s: %d %v", name, status, body)
+		}
+	}
+	if status, h, _ := e.apGet("/statuses/"+public, asBrowser); status != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), base+"/#/activity/") {
+		t.Errorf("a browser: %d to %q", status, h.Get("Location"))
+	}
+
+	// A repost is its Announce.
+	status, rb := e.mastoForm("POST", "/api/v1/statuses/"+public+"/reblog", bob.token, nil)
+	if status != 200 {
+		t.Fatalf("reblog: %d %v", status, rb)
+	}
+	_, _, an := e.apGet("/statuses/"+rb["id"].(string), asJSON)
+	if an["type"] != "Announce" || an["actor"] != bobActor || an["object"] != base+"/statuses/"+public {
+		t.Errorf("the repost: %v", an)
+	}
+
+	// The outbox: what anyone may see, newest first, a page at a time.
+	for i := range 20 {
+		e.post(ann, "filler "+strconv.Itoa(i))
+	}
+	_, _, box := e.apGet("/users/"+ann.id+"/outbox", asJSON)
+	if box["type"] != "OrderedCollection" || box["first"] != annActor+"/outbox?page=true" || box["totalItems"] != float64(23) {
+		t.Errorf("outbox: %v", box)
+	}
+	var seen []string
+	for next := "/users/" + ann.id + "/outbox?page=true"; next != ""; {
+		_, _, pg := e.apGet(next, asJSON)
+		for _, it := range pg["orderedItems"].([]any) {
+			a := it.(map[string]any)
+			if a["type"] != "Create" || a["actor"] != annActor {
+				t.Errorf("an outbox item: %v", a)
+			}
+			seen = append(seen, a["object"].(map[string]any)["id"].(string))
+		}
+		n, _ := pg["next"].(string)
+		next = strings.TrimPrefix(n, base)
+	}
+	if len(seen) != 22 || seen[20] != base+"/statuses/"+unlisted || seen[21] != base+"/statuses/"+public {
+		t.Errorf("outbox lists %d: %v", len(seen), seen[max(0, len(seen)-3):])
+	}
+
+	// Featured: what they pin.
+	if r := e.do("POST", "/social/rest/pins/"+e.activityID(public), ann.token, nil); r.status != 200 {
+		t.Fatalf("pin: %d %s", r.status, r.raw)
+	}
+	_, _, feat := e.apGet("/users/"+ann.id+"/featured", asJSON)
+	if items, _ := feat["orderedItems"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != base+"/statuses/"+public {
+		t.Errorf("featured: %v", feat)
+	}
+
+	// Removed by a moderator: gone.
+	mo := e.register("moe")
+	e.makeAdmin(mo)
+	e.act(mo, map[string]any{"action": "remove", "accountId": ann.id, "activityIds": []string{e.activityID(unlisted)}, "reason": "spam"})
+	if status, _, _ := e.apGet("/statuses/"+unlisted, asJSON); status != 404 {
+		t.Errorf("a removed post: %d", status)
+	}
+}
+
+// activityID is the activity id of a Mastodon status id.
+func (e *env) activityID(number string) string {
+	e.t.Helper()
+	n, err := strconv.ParseInt(number, 10, 64)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ids.Format(n)
+}
+
+func wantAddressed(t *testing.T, what string, obj map[string]any, to, cc []string) {
+	t.Helper()
+	strs := func(v any) []string {
+		var out []string
+		for _, x := range v.([]any) {
+			out = append(out, x.(string))
+		}
+		slices.Sort(out)
+		return out
+	}
+	slices.Sort(to)
+	slices.Sort(cc)
+	if got := strs(obj["to"]); !slices.Equal(got, to) {
+		t.Errorf("%s: to %v, want %v", what, got, to)
+	}
+	if got := strs(obj["cc"]); !slices.Equal(got, cc) {
+		t.Errorf("%s: cc %v, want %v", what, got, cc)
+	}
+}
