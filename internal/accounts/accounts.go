@@ -750,7 +750,7 @@ func UserIDsByName(ctx context.Context, db *store.DB, names []string) (map[strin
 	ents := map[string]*usernameEntity{}
 	for _, n := range names {
 		lower := strings.ToLower(n)
-		if ValidateUsername(lower) != nil {
+		if ValidateUsername(lower) != nil && !remoteAcct.MatchString(lower) {
 			continue
 		}
 		ents[lower] = &usernameEntity{}

@@ -37,8 +37,7 @@ type Host interface {
 
 // Deps are what the face calls.
 type Deps struct {
-	Federation federation.Config
-	Keys       *federation.Keys
+	Federation *federation.Service // nil: off
 	Accounts   *accounts.Service
 	Activities *activities.Service
 	Logger     *slog.Logger
@@ -48,6 +47,7 @@ type Deps struct {
 // Server is the face.
 type Server struct {
 	fed        federation.Config
+	federation *federation.Service
 	keys       *federation.Keys
 	accounts   *accounts.Service
 	activities *activities.Service
@@ -57,13 +57,14 @@ type Server struct {
 
 // New returns the face, or nil when federation is off.
 func New(d Deps) (*Server, error) {
-	if !d.Federation.On() {
+	if d.Federation == nil || !d.Federation.Config().On() {
 		return nil, nil
 	}
-	if d.Keys == nil || d.Accounts == nil || d.Activities == nil || d.Logger == nil || d.Host == nil {
+	if d.Accounts == nil || d.Activities == nil || d.Logger == nil || d.Host == nil {
 		return nil, errors.New("activitypub.New: nil dependency")
 	}
-	return &Server{fed: d.Federation, keys: d.Keys, accounts: d.Accounts, activities: d.Activities, log: d.Logger, host: d.Host}, nil
+	return &Server{fed: d.Federation.Config(), federation: d.Federation, keys: d.Federation.Keys(), accounts: d.Accounts,
+		activities: d.Activities, log: d.Logger, host: d.Host}, nil
 }
 
 // Routes adds the face's routes to r.
@@ -77,6 +78,9 @@ func (s *Server) Routes(r *gin.Engine) {
 	u.GET("/:id/followers", s.relations(followers))
 	u.GET("/:id/following", s.relations(following))
 	u.GET("/:id/featured", s.featured)
+	u.POST("/:id/inbox", s.inbox)
+	r.POST(federation.SharedInboxPath, m, s.inbox)
+	r.GET(federation.InstancePath, m, s.instanceActor)
 	r.GET(federation.NotesPath+":id", m, s.note)
 }
 
@@ -84,6 +88,7 @@ func (s *Server) Routes(r *gin.Engine) {
 // its shape.
 func Path(path string) bool {
 	return strings.HasPrefix(path, federation.PeoplePath) || strings.HasPrefix(path, federation.NotesPath) ||
+		path == federation.SharedInboxPath || path == federation.InstancePath ||
 		path == "/.well-known/webfinger" || path == "/.well-known/host-meta"
 }
 

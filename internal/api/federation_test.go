@@ -1,11 +1,14 @@
 package api_test
 
 import (
+	"context"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,7 +18,9 @@ import (
 
 	"socialstream/internal/app"
 	"socialstream/internal/federation"
+	"socialstream/internal/federation/fedtest"
 	"socialstream/internal/ids"
+	"socialstream/internal/localstack"
 	"socialstream/internal/testenv"
 )
 
@@ -383,4 +388,179 @@ func wantAddressed(t *testing.T, what string, obj map[string]any, to, cc []strin
 	if got := strs(obj["cc"]); !slices.Equal(got, cc) {
 		t.Errorf("%s: cc %v, want %v", what, got, cc)
 	}
+}
+
+// newLoopbackFederatedEnv is a stack that federates as the address it
+// listens at, on loopback, so that another server on this machine
+// (package fedtest) reaches it at the addresses it gives.
+func newLoopbackFederatedEnv(t *testing.T) *env {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return newEnvFrom(t, localstack.Options{APIAddr: addr, Config: app.Config{BackfillMax: 1000,
+		Federation: federation.Config{Domain: addr, AllowLoopback: true}}})
+}
+
+// received waits for the other server to have taken n activities, and
+// returns them.
+func (e *env) received(other *fedtest.Server, n int) []fedtest.Received {
+	e.t.Helper()
+	var got []fedtest.Received
+	e.eventually(fmt.Sprintf("%d activities at the other server", n), func() bool {
+		got = other.Received()
+		return len(got) >= n
+	})
+	return got
+}
+
+// A person of another server follows a person here: the follow begins,
+// and the Accept, signed with the followed person's key, names the
+// Follow; they are a follower like any (name@domain); the Undo ends it.
+// A locked person gets a request, and their approval or rejection is
+// sent as an Accept or a Reject. A follow of no one here is a 404.
+func TestFederationFollowFromAnotherServer(t *testing.T) {
+	ctx := context.Background()
+	other := fedtest.New()
+	defer other.Close()
+	e := newLoopbackFederatedEnv(t)
+	ann := e.register("ann")
+	base := "http://" + strings.TrimPrefix(e.url, "http://")
+	annActor := base + "/users/" + ann.id
+	bob := other.Person("bob")
+
+	follow := map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": bob.URI + "/follows/1",
+		"type": "Follow", "actor": bob.URI, "object": annActor}
+	if status, body, err := other.Send(ctx, bob, annActor+"/inbox", follow); err != nil || status != http.StatusAccepted {
+		t.Fatalf("Follow: %d %s %v", status, body, err)
+	}
+	got := e.received(other, 1)
+	accept := got[0]
+	obj, _ := accept.Activity["object"].(map[string]any)
+	if accept.Err != nil || accept.KeyID != annActor+"#main-key" || accept.Activity["type"] != "Accept" ||
+		accept.Activity["actor"] != annActor || obj["id"] != follow["id"] || accept.Inbox != "/users/bob/inbox" {
+		t.Fatalf("the answer: %+v", accept)
+	}
+	acct := "bob@" + other.Domain
+	status, followers := e.mastoList("/api/v1/accounts/"+ann.id+"/followers", ann.token)
+	if status != 200 || len(followers) != 1 || followers[0]["acct"] != acct || followers[0]["username"] != "bob" ||
+		followers[0]["display_name"] != "Bob of elsewhere" {
+		t.Fatalf("ann's followers: %d %v", status, followers)
+	}
+	if st, a := e.lookupAccount(acct); st != 200 || a["id"] != followers[0]["id"] {
+		t.Errorf("lookup of %s: %d %v", acct, st, a)
+	}
+
+	undo := map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": bob.URI + "/follows/1/undo",
+		"type": "Undo", "actor": bob.URI, "object": follow}
+	if status, body, _ := other.Send(ctx, bob, base+"/inbox", undo); status != http.StatusAccepted {
+		t.Fatalf("Undo: %d %s", status, body)
+	}
+	if _, followers := e.mastoList("/api/v1/accounts/"+ann.id+"/followers", ann.token); len(followers) != 0 {
+		t.Errorf("after the Undo, ann's followers: %v", followers)
+	}
+
+	// Their server makes bob's key anew: the key kept here no longer
+	// checks, so it is fetched again, and the follow goes through.
+	other.Rekey(bob)
+	before := len(other.Received())
+	again := map[string]any{"id": bob.URI + "/follows/2", "type": "Follow", "actor": bob.URI, "object": annActor}
+	if status, body, _ := other.Send(ctx, bob, base+"/inbox", again); status != http.StatusAccepted {
+		t.Fatalf("a Follow with a new key: %d %s", status, body)
+	}
+	if got := e.received(other, before+1)[before]; got.Activity["type"] != "Accept" {
+		t.Errorf("after the new key: %+v", got)
+	}
+
+	// Locked: a request, then the person's decision.
+	for _, c := range []struct {
+		name, decide, answer string
+	}{{"cid", "authorize", "Accept"}, {"dee", "reject", "Reject"}} {
+		u := e.register(c.name)
+		if st, r := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", u.token, url.Values{"locked": {"true"}}); st != 200 {
+			t.Fatalf("lock: %d %v", st, r)
+		}
+		actor := base + "/users/" + u.id
+		before := len(other.Received())
+		f := map[string]any{"id": bob.URI + "/follows/" + c.name, "type": "Follow", "actor": bob.URI, "object": actor}
+		if status, body, _ := other.Send(ctx, bob, base+"/inbox", f); status != http.StatusAccepted {
+			t.Fatalf("Follow of %s: %d %s", c.name, status, body)
+		}
+		_, reqs := e.mastoList("/api/v1/follow_requests", u.token)
+		if len(reqs) != 1 || reqs[0]["acct"] != acct {
+			t.Fatalf("%s's requests: %v", c.name, reqs)
+		}
+		if len(other.Received()) != before {
+			t.Errorf("a request was answered before %s decided", c.name)
+		}
+		if st, r := e.mastoForm("POST", "/api/v1/follow_requests/"+reqs[0]["id"].(string)+"/"+c.decide, u.token, nil); st != 200 {
+			t.Fatalf("%s: %d %v", c.decide, st, r)
+		}
+		got := e.received(other, before+1)[before]
+		obj, _ := got.Activity["object"].(map[string]any)
+		if got.Err != nil || got.Activity["type"] != c.answer || obj["id"] != f["id"] || got.KeyID != actor+"#main-key" {
+			t.Errorf("%s's answer: %+v", c.name, got)
+		}
+	}
+
+	// Refused: unsigned, signed by someone else than the actor, a body
+	// changed after signing, a follow of no one here.
+	carl := other.Person("carl")
+	for _, c := range []struct {
+		name string
+		req  func() *http.Request
+		want int
+	}{
+		{"unsigned", func() *http.Request {
+			r, _ := http.NewRequest("POST", base+"/inbox", strings.NewReader(`{"type":"Follow"}`))
+			return r
+		}, http.StatusUnauthorized},
+		{"another's actor", func() *http.Request {
+			body, _ := json.Marshal(map[string]any{"id": bob.URI + "/follows/9", "type": "Follow", "actor": bob.URI, "object": annActor})
+			r, _ := other.Signed(ctx, carl, base+"/inbox", body)
+			return r
+		}, http.StatusForbidden},
+		{"a changed body", func() *http.Request {
+			body, _ := json.Marshal(follow)
+			r, _ := other.Signed(ctx, bob, base+"/inbox", body)
+			changed := strings.Replace(string(body), "/follows/1", "/follows/2", 1)
+			r.Body, r.ContentLength, r.GetBody = io.NopCloser(strings.NewReader(changed)), int64(len(changed)), nil
+			return r
+		}, http.StatusUnauthorized},
+		{"no one here", func() *http.Request {
+			body, _ := json.Marshal(map[string]any{"id": bob.URI + "/follows/8", "type": "Follow", "actor": bob.URI, "object": base + "/users/12345"})
+			r, _ := other.Signed(ctx, bob, base+"/inbox", body)
+			return r
+		}, http.StatusNotFound},
+		{"not JSON", func() *http.Request {
+			r, _ := other.Signed(ctx, bob, base+"/inbox", []byte("not json"))
+			return r
+		}, http.StatusBadRequest},
+	} {
+		res, err := http.DefaultClient.Do(c.req())
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.want || !strings.Contains(string(raw), `"error"`) {
+			t.Errorf("%s: %d %s, want %d", c.name, res.StatusCode, raw, c.want)
+		}
+	}
+}
+
+// mastoList gets a Mastodon list.
+func (e *env) mastoList(path, token string) (int, []map[string]any) {
+	e.t.Helper()
+	r := e.do("GET", path, token, nil)
+	var out []map[string]any
+	if r.status == 200 {
+		if err := json.Unmarshal(r.raw, &out); err != nil {
+			e.t.Fatalf("%s: %s", path, r.raw)
+		}
+	}
+	return r.status, out
 }

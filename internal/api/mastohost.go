@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/federation"
 	"socialstream/internal/mastodon"
 	"socialstream/internal/media"
 )
@@ -23,7 +24,15 @@ func (s *Server) mastoFace() *mastodon.Server {
 	return mastodon.New(mastodon.Deps{Accounts: s.accounts, Graph: s.graph, Activities: s.activities, Likes: s.likes,
 		Bookmarks: s.bookmarks, OAuth: s.oauth, Notifications: s.notifications, Mutes: s.mutes, Markers: s.markers,
 		Filters: s.filters, Moderation: s.moderation, Tags: s.tags, Media: s.media, Push: s.push, Cursors: s.cursors, Logger: s.log,
-		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody, Federation: s.fed})
+		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody, Federation: s.fedConfig()})
+}
+
+// fedConfig is where the deployment federates (the zero Config: off).
+func (s *Server) fedConfig() federation.Config {
+	if s.federation == nil {
+		return federation.Config{}
+	}
+	return s.federation.Config()
 }
 
 func (h mastoHost) Token(c *gin.Context) (string, bool)         { return tokenOf(c) }

@@ -89,10 +89,9 @@ type Deps struct {
 	Media         *media.Service
 	Push          *push.Service
 	Cursors       *cursor.Sealer
-	// Keys and Federation are for the ActivityPub face, served when
-	// Federation is on.
-	Keys       *federation.Keys
-	Federation federation.Config
+	// Federation is the deployment's part in the fediverse: the
+	// ActivityPub face is served when it is on (nil: off).
+	Federation *federation.Service
 	Logger     *slog.Logger
 	Guard      Guard
 }
@@ -121,7 +120,7 @@ type Server struct {
 	cursors       *cursor.Sealer
 	masto         *mastodon.Server    // the Mastodon face
 	ap            *activitypub.Server // the ActivityPub face; nil when federation is off
-	fed           federation.Config
+	federation    *federation.Service // nil: off
 	log           *slog.Logger
 	guard         Guard
 	rpc           map[string]rpcFunc
@@ -135,11 +134,11 @@ func New(d Deps) (*Server, error) {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, guard: d.Guard, fed: d.Federation}
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, guard: d.Guard, federation: d.Federation}
 	s.rpc = s.rpcMethods()
 	s.masto = s.mastoFace()
 	var err error
-	if s.ap, err = activitypub.New(activitypub.Deps{Federation: d.Federation, Keys: d.Keys, Accounts: d.Accounts,
+	if s.ap, err = activitypub.New(activitypub.Deps{Federation: d.Federation, Accounts: d.Accounts,
 		Activities: d.Activities, Logger: d.Logger, Host: mastoHost{s}}); err != nil {
 		return nil, err
 	}

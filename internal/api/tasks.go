@@ -12,6 +12,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/media"
@@ -115,6 +116,22 @@ func (s *Server) jobs() []route {
 		serve(s, media.Job, func(ctx context.Context, t media.Task) ([]any, error) {
 			did, err := s.media.Run(ctx, t)
 			return []any{"op", t.Op, "id", t.ID, "did", did}, err
+		}),
+		// One activity to one inbox of another server.
+		serve(s, federation.DeliverJob, func(ctx context.Context, d federation.Delivery) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.Deliver(ctx, d)
+			return []any{"from", d.From, "inbox", d.Inbox, "activity", d.ID, "outcome", outcome}, err
+		}),
+		// A remote requester told of a locked person's decision.
+		serve(s, federation.AnswerJob, func(ctx context.Context, t federation.AnswerTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.Answer(ctx, t)
+			return []any{"requester", t.Requester, "target", t.Target, "approved", t.Approved, "outcome", outcome}, err
 		}),
 	}
 }

@@ -524,7 +524,11 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		return nil, nil, err
 	}
 	s.Cache = p.DB.Cache()
-	s.Federation = cfg.Federation
+	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue)
+	s.Federation.SetGraph(s.Graph, graph.Records{})
+	if cfg.Federation.On() {
+		s.Graph.SetAnswers(s.Federation)
+	}
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {
 		return nil, nil, err
@@ -559,10 +563,11 @@ type Services struct {
 	Tags          *tags.Service
 	Media         *media.Service // nil without Pictures
 	Push          *push.Service
-	// Keys are people's key pairs, and Federation where the deployment
-	// federates (off when its Domain is empty).
+	// Keys are people's key pairs, and Federation the deployment's part
+	// in the fediverse (off when its configuration's Domain is empty;
+	// nil for services that serve no API).
 	Keys       *federation.Keys
-	Federation federation.Config
+	Federation *federation.Service
 	// Cursors seals the cursors the API hands out.
 	Cursors *cursor.Sealer
 }
@@ -707,7 +712,7 @@ func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error
 // who list them.
 func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error) {
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Keys: s.Keys, Federation: s.Federation, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Federation: s.Federation, Logger: log, Guard: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -169,7 +169,21 @@ type Service struct {
 	jobs  Jobs
 	queue queue.Queue // for the unlock jobs
 	now   func() time.Time
+	// answers, when set, tells a requester of another server what came
+	// of their request (package federation).
+	answers Answers
 }
+
+// Answers makes the job that tells requester, when they are a person of
+// another server, that target approved (or rejected) their follow
+// request: enqueued ahead of the decision's commit, it finds out itself
+// whether the requester is remote.
+type Answers interface {
+	Answering(requester, target string, approved bool) queue.Pending
+}
+
+// SetAnswers sets who tells remote requesters of decisions.
+func (s *Service) SetAnswers(a Answers) { s.answers = a }
 
 // New returns a Service.
 func New(db *store.DB, gen *ids.Generator, notes *notifications.Service, jobs Jobs, q queue.Queue) (*Service, error) {
@@ -277,6 +291,8 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 	}
 	if !approval {
 		expected = append(expected, s.notes.Expecting(event))
+	} else if s.answers != nil {
+		expected = append(expected, s.answers.Answering(follower, followee, true))
 	}
 	var jobs queue.Ahead
 	err := jobs.Commit(ctx, expected, func() error {

@@ -151,7 +151,12 @@ func (s *Service) Approve(ctx context.Context, target, requester string) (accoun
 // Reject rejects requester's pending request to follow target, if there
 // is one.
 func (s *Service) Reject(ctx context.Context, target, requester string) error {
-	if err := s.withdraw(ctx, requester, target); err != nil {
+	var expected []queue.Pending
+	if s.answers != nil {
+		expected = append(expected, s.answers.Answering(requester, target, false))
+	}
+	var jobs queue.Ahead
+	if err := jobs.Commit(ctx, expected, func() error { return s.withdraw(ctx, requester, target) }); err != nil {
 		return fmt.Errorf("graph.Reject(%s, %s): %w", target, requester, err)
 	}
 	return nil

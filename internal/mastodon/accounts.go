@@ -164,15 +164,22 @@ func (s *Server) getAccount(m *mreq) (any, error) {
 	return s.account(s.origin(m.c), p), nil
 }
 
-// lookupAccount is GET /api/v1/accounts/lookup?acct=.
+// maxRemoteAcct bounds the name@domain of another server's person.
+const maxRemoteAcct = 320
+
+// lookupAccount is GET /api/v1/accounts/lookup?acct=: a person here, or
+// one of another server the service already knows (federation).
 func (s *Server) lookupAccount(m *mreq) (any, error) {
 	acct := strings.TrimPrefix(m.p.str("acct"), "@")
 	name, host, _ := strings.Cut(acct, "@")
-	if host != "" && host != m.c.Request.Host && !(s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)) {
-		return nil, errMGone // no other servers
-	}
-	if accounts.ValidateUsername(name) != nil {
+	ours := host == "" || host == m.c.Request.Host || s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)
+	switch {
+	case ours && accounts.ValidateUsername(name) != nil:
 		return nil, errMGone
+	case !ours && (!s.d.Federation.On() || len(acct) > maxRemoteAcct):
+		return nil, errMGone // another server's: known here only by federation
+	case !ours:
+		name = acct // a remote person's name here is name@domain
 	}
 	found, err := s.accounts.LookupUsernames(m.ctx, []string{strings.ToLower(name)})
 	if err != nil {

@@ -84,7 +84,9 @@ func (s *Server) account(origin string, p accounts.Person) mAccount {
 		Avatar: origin + missingAvatar, Header: origin + missingAvatar, Emojis: []any{}, Fields: []mField{},
 	}
 	a.URI = a.URL
-	if s.d.Federation.On() {
+	if p.Remote() { // name@domain: Mastodon's username is the name alone
+		a.Username, _, _ = strings.Cut(p.PreferredUsername, "@")
+	} else if s.d.Federation.On() {
 		a.URI = s.d.Federation.Actor(p.ID)
 	}
 	if p.LastStatusTime > 0 {

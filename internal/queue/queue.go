@@ -183,6 +183,7 @@ const (
 	Notifications = "notifications" // notifications, derived and disposable
 	Cleanup       = "cleanup"       // what deletes, trims and expiries leave
 	Push          = "push"          // Web Push deliveries, one per subscription
+	Federation    = "federation"    // deliveries to other servers' inboxes, one per inbox
 )
 
 // RetryLimits is each queue's task_retry_limit in queue.yaml (a test
@@ -196,6 +197,7 @@ var RetryLimits = map[string]int{
 	Notifications: 50,   // under two hours at 120 s: a late notification is worth little
 	Cleanup:       300,  // a day at 300 s
 	Push:          12,   // an hour: a push service down longer loses the subscription
+	Federation:    30,   // about a day: a server down longer misses what was sent meanwhile
 }
 
 // LastAttempt reports whether the attempt of a task of queue name that

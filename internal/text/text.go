@@ -59,3 +59,21 @@ func refused(c rune, multiline bool) bool {
 func Bidi(c rune) bool {
 	return c >= '\u202A' && c <= '\u202E' || c >= '\u2066' && c <= '\u2069'
 }
+
+// Strip is Clean for text another server wrote, which is taken rather
+// than refused: invalid UTF-8 and what Clean refuses are dropped, and
+// what is left is trimmed and cut to max characters.
+func Strip(s string, max int, multiline bool) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(c rune) rune {
+		if refused(c, multiline) {
+			return -1
+		}
+		return c
+	}, s)
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > max {
+		s = strings.TrimSpace(string([]rune(s)[:max]))
+	}
+	return s
+}

@@ -51,3 +51,25 @@ func TestCleanNamesTheCharacter(t *testing.T) {
 		t.Errorf("error %v does not name U+202E as bidirectional", err)
 	}
 }
+
+// Strip takes another server's text: what Clean refuses is dropped, not
+// refused, and the rest cut to its length.
+func TestStrip(t *testing.T) {
+	for _, c := range []struct {
+		in        string
+		max       int
+		multiline bool
+		want      string
+	}{
+		{"  ann  ", 10, false, "ann"},
+		{"a\u202Eb\x00c", 10, false, "abc"},
+		{"a\nb", 10, false, "ab"},
+		{"a\nb", 10, true, "a\nb"},
+		{"héllo wörld", 5, false, "héllo"},
+		{"ok\xffok", 10, false, "okok"},
+	} {
+		if got := Strip(c.in, c.max, c.multiline); got != c.want {
+			t.Errorf("Strip(%q, %d, %v) = %q, want %q", c.in, c.max, c.multiline, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,239 @@
+// Package fedtest is another server of the fediverse for the tests (and
+// the checker): ActivityPub over real HTTP on loopback, with people of
+// its own, each with a key pair, that signs what it sends as a
+// Mastodon-like server does and checks the signature of everything it
+// receives against the sender's key, fetched from the sender's actor. It
+// owns no entity.
+package fedtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"socialstream/internal/federation"
+)
+
+// Server is the other server.
+type Server struct {
+	// URL is its root, http://127.0.0.1:port; Domain its host:port.
+	URL, Domain string
+	srv         *httptest.Server
+
+	mu       sync.Mutex
+	people   map[string]*Person
+	received []Received
+}
+
+// Person is one of its people.
+type Person struct {
+	Name   string
+	URI    string
+	Locked bool
+	key    *rsa.PrivateKey
+}
+
+// KeyID is the id of the person's key.
+func (p *Person) KeyID() string { return p.URI + "#main-key" }
+
+// Received is an activity posted to one of its inboxes.
+type Received struct {
+	Inbox    string
+	Activity map[string]any
+	// KeyID is who signed it; Err why its signature does not hold (nil:
+	// it does, with the key the signer's actor shows).
+	KeyID string
+	Err   error
+}
+
+// New starts the server; Close stops it.
+func New() *Server {
+	s := &Server{people: map[string]*Person{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /users/{name}", s.actor)
+	mux.HandleFunc("POST /users/{name}/inbox", s.inbox)
+	mux.HandleFunc("POST /inbox", s.inbox)
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL
+	s.Domain = strings.TrimPrefix(s.URL, "http://")
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// Person returns its person named name, made the first time.
+func (s *Server) Person(name string) *Person {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.people[name]; ok {
+		return p
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	p := &Person{Name: name, URI: s.URL + "/users/" + name, key: key}
+	s.people[name] = p
+	return p
+}
+
+// Rekey gives p a new key pair, as a server does that makes its keys
+// anew: what it signs from now on checks with the new key alone.
+func (s *Server) Rekey(p *Person) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	s.mu.Lock()
+	p.key = key
+	s.mu.Unlock()
+}
+
+func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	p, ok := s.people[r.PathValue("name")]
+	var pub string
+	if ok {
+		pub, _ = federation.PublicPEM(&p.key.PublicKey)
+	}
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/activity+json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"@context":          []string{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
+		"id":                p.URI,
+		"type":              "Person",
+		"preferredUsername": p.Name,
+		"name":              strings.ToUpper(p.Name[:1]) + p.Name[1:] + " <b>of elsewhere</b>",
+		"summary":           "<p>A person of another server.</p>",
+		"inbox":             p.URI + "/inbox",
+		"outbox":            p.URI + "/outbox",
+		"followers":         p.URI + "/followers",
+		"endpoints":         map[string]string{"sharedInbox": s.URL + "/inbox"},
+		"publicKey":         map[string]string{"id": p.KeyID(), "owner": p.URI, "publicKeyPem": pub},
+		"manuallyApprovesFollowers": p.Locked,
+	})
+}
+
+// inbox takes an activity, and checks its signature with the key its
+// keyId's actor shows.
+func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "unreadable", http.StatusBadRequest)
+		return
+	}
+	rec := Received{Inbox: r.URL.Path}
+	if err := json.Unmarshal(body, &rec.Activity); err != nil {
+		http.Error(w, "not JSON", http.StatusBadRequest)
+		return
+	}
+	sig, err := federation.ReadSignature(r, body, time.Now())
+	if err == nil {
+		rec.KeyID = sig.KeyID
+		var pub *rsa.PublicKey
+		if pub, err = fetchKey(r.Context(), sig.KeyID); err == nil {
+			err = sig.Verify(pub)
+		}
+	}
+	rec.Err = err
+	s.mu.Lock()
+	s.received = append(s.received, rec)
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// fetchKey reads the public key of keyID from its actor.
+func fetchKey(ctx context.Context, keyID string) (*rsa.PublicKey, error) {
+	doc, _, _ := strings.Cut(keyID, "#")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, doc, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/activity+json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var actor struct {
+		ID        string `json:"id"`
+		PublicKey struct {
+			ID, Owner, PublicKeyPem string
+		} `json:"publicKey"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&actor); err != nil {
+		return nil, fmt.Errorf("the signer's actor: %w", err)
+	}
+	if actor.PublicKey.ID != keyID || actor.PublicKey.Owner != actor.ID {
+		return nil, fmt.Errorf("the actor at %s does not own %s", doc, keyID)
+	}
+	block, _ := pem.Decode([]byte(actor.PublicKey.PublicKeyPem))
+	if block == nil {
+		return nil, errors.New("the signer's key is not PEM")
+	}
+	k, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	pub, ok := k.(*rsa.PublicKey)
+	if !ok {
+		return nil, errors.New("the signer's key is not RSA")
+	}
+	return pub, nil
+}
+
+// Received returns what its inboxes took so far.
+func (s *Server) Received() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.received...)
+}
+
+// Send posts activity to inbox, signed as from, and returns the status.
+func (s *Server) Send(ctx context.Context, from *Person, inbox string, activity any) (int, []byte, error) {
+	body, err := json.Marshal(activity)
+	if err != nil {
+		return 0, nil, err
+	}
+	req, err := s.Signed(ctx, from, inbox, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	return res.StatusCode, answer, nil
+}
+
+// Signed is the POST of body to inbox, signed as from.
+func (s *Server) Signed(ctx context.Context, from *Person, inbox string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, inbox, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/activity+json")
+	s.mu.Lock()
+	key := from.key
+	s.mu.Unlock()
+	return req, federation.Sign(req, body, from.KeyID(), key, time.Now())
+}

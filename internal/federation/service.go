@@ -1,0 +1,154 @@
+package federation
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"socialstream/internal/derrors"
+	"socialstream/internal/egress"
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// InstanceKey names the key pair of the deployment itself, its instance
+// actor (Config.InstanceActor), which signs what it fetches from other
+// servers: many of them answer signed requests alone. No person's id is
+// a word.
+const InstanceKey = "instance"
+
+// InstancePath is the instance actor's address.
+const InstancePath = "/actor"
+
+// InstanceActor is the address of the deployment's own actor.
+func (c Config) InstanceActor() string { return c.Base() + InstancePath }
+
+// Service is federation's side of the domain: remote people (Resolve,
+// KeyOwner) and what is sent to other servers (Send, Deliver).
+type Service struct {
+	cfg    Config
+	db     *store.DB
+	gen    *ids.Generator
+	keys   *Keys
+	q      queue.Queue
+	client *http.Client
+	now    func() time.Time
+	// graph and follows are the follow graph an inbox acts on (SetGraph).
+	graph   Graph
+	follows Follows
+}
+
+// New returns the service, whose fetches and deliveries go through the
+// one guarded client (package egress), to loopback too when
+// cfg.AllowLoopback.
+func New(cfg Config, db *store.DB, gen *ids.Generator, keys *Keys, q queue.Queue) *Service {
+	return &Service{cfg: cfg, db: db, gen: gen, keys: keys, q: q, now: time.Now,
+		client: egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, MaxBody: MaxActorBytes, Timeout: DeliveryTimeout})}
+}
+
+// Config returns where the deployment federates.
+func (s *Service) Config() Config { return s.cfg }
+
+// Keys returns people's keys.
+func (s *Service) Keys() *Keys { return s.keys }
+
+func (s *Service) userAgent() string { return "socialstream (+" + s.cfg.Base() + "/)" }
+
+// DeliveryTimeout bounds one delivery or fetch, its answer included.
+const DeliveryTimeout = 20 * time.Second
+
+// DeliverJob delivers one activity to one inbox, signed by the person it
+// is from: a job per inbox, retried with the federation queue's back-off
+// (queue.yaml), so that a server down delays only what goes to it.
+var DeliverJob = queue.Job[Delivery]{Name: "federate", Queue: queue.Federation, TaskName: Delivery.name}
+
+// Delivery is the body of a delivery job.
+type Delivery struct {
+	From     string          `json:"from"` // the local person who signs it
+	Inbox    string          `json:"inbox"`
+	ID       string          `json:"id"` // the activity's id
+	Activity json.RawMessage `json:"activity"`
+}
+
+func (d Delivery) name() string {
+	sum := sha256.Sum256([]byte(d.ID + "\n" + d.Inbox))
+	return "federate-" + hex.EncodeToString(sum[:16])
+}
+
+// Send enqueues the delivery of activity (with its id) from the local
+// person from to each inbox.
+func (s *Service) Send(ctx context.Context, from, id string, activity any, inboxes ...string) error {
+	raw, err := json.Marshal(activity)
+	if err != nil {
+		return fmt.Errorf("federation.Send(%s): %w", id, err)
+	}
+	for _, inbox := range inboxes {
+		if err := DeliverJob.Enqueue(ctx, s.q, Delivery{From: from, Inbox: inbox, ID: id, Activity: raw}, 0); err != nil {
+			return fmt.Errorf("federation.Send(%s): %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Outcomes of a delivery, for its log line.
+const (
+	Delivered = "delivered"
+	Refused   = "refused"   // the other server refused it for good (a 4xx but 408 and 429)
+	Abandoned = "abandoned" // the other server kept failing past the retry limit
+)
+
+// ErrRetry is another server's answer worth trying again (408, 429,
+// 5xx), or one that never came: the queue retries it.
+var ErrRetry = derrors.New(derrors.Unavailable, "the other server did not take the activity")
+
+// Deliver runs a delivery job: it signs the activity as its sender and
+// posts it to the inbox, and returns what came of it.
+func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
+	if s.checkRemoteURL(d.Inbox) != nil || len(d.Activity) == 0 {
+		return Refused + " (malformed)", nil
+	}
+	key, err := s.keys.Of(ctx, d.From)
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Inbox, bytes.NewReader(d.Activity))
+	if err != nil {
+		return Refused + " (malformed)", nil
+	}
+	req.Header.Set("Content-Type", `application/activity+json`)
+	req.Header.Set("User-Agent", s.userAgent())
+	keyID := s.cfg.KeyID(d.From)
+	if d.From == InstanceKey {
+		keyID = s.cfg.InstanceActor() + "#main-key"
+	}
+	if err := Sign(req, d.Activity, keyID, key.Private(), s.now()); err != nil {
+		return "", err
+	}
+	resp, err := s.client.Do(req)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+		egress.Drain(resp)
+	}
+	switch {
+	case errors.Is(err, egress.ErrRefused):
+		return Refused + " (address)", nil
+	case err == nil && status >= 200 && status < 300:
+		return Delivered, nil
+	case err == nil && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests && status < 500:
+		return Refused + " " + strconv.Itoa(status), nil
+	case queue.LastAttemptOf(ctx):
+		return Abandoned, nil
+	case err != nil:
+		return "", fmt.Errorf("%w: %w", ErrRetry, err)
+	}
+	return "", fmt.Errorf("%w: status %d", ErrRetry, status)
+}
