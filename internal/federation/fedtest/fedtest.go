@@ -116,17 +116,17 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/activity+json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"@context":          []string{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
-		"id":                p.URI,
-		"type":              "Person",
-		"preferredUsername": p.Name,
-		"name":              strings.ToUpper(p.Name[:1]) + p.Name[1:] + " <b>of elsewhere</b>",
-		"summary":           "<p>A person of another server.</p>",
-		"inbox":             p.URI + "/inbox",
-		"outbox":            p.URI + "/outbox",
-		"followers":         p.URI + "/followers",
-		"endpoints":         map[string]string{"sharedInbox": s.URL + "/inbox"},
-		"publicKey":         map[string]string{"id": p.KeyID(), "owner": p.URI, "publicKeyPem": pub},
+		"@context":                  []string{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
+		"id":                        p.URI,
+		"type":                      "Person",
+		"preferredUsername":         p.Name,
+		"name":                      strings.ToUpper(p.Name[:1]) + p.Name[1:] + " <b>of elsewhere</b>",
+		"summary":                   "<p>A person of another server.</p>",
+		"inbox":                     p.URI + "/inbox",
+		"outbox":                    p.URI + "/outbox",
+		"followers":                 p.URI + "/followers",
+		"endpoints":                 map[string]string{"sharedInbox": s.URL + "/inbox"},
+		"publicKey":                 map[string]string{"id": p.KeyID(), "owner": p.URI, "publicKeyPem": pub},
 		"manuallyApprovesFollowers": p.Locked,
 	})
 }
