@@ -25,7 +25,6 @@ type Remote struct {
 	Acct        string
 	DisplayName string
 	Note        string
-	Locked      bool
 }
 
 // remoteAcct is what a remote person's name here may be, lowercased:
@@ -39,13 +38,18 @@ func IsRemote(username string) bool { return strings.Contains(username, "@") }
 // Remote reports whether the person is of another server.
 func (p Person) Remote() bool { return IsRemote(p.PreferredUsername) }
 
+// Remote reports whether the user read is of another server.
+func (r *Record) Remote() bool { return r.Exists() && IsRemote(r.u.Username) }
+
 // AddRemote writes, in tx, the account of a remote person under the new
 // id: their name, User, card and reader's state. The caller has read
 // (in tx) that the name is free (ReadName).
 func AddRemote(tx *store.Tx, id string, r Remote, now time.Time) error {
 	db := tx.DB()
+	// Locked: every follow of theirs is a request, which their server
+	// answers (Accept or Reject), whatever they show of their lock.
 	u := &User{Username: r.Acct, DisplayName: r.DisplayName, Published: now.UTC().Truncate(time.Second),
-		Standing: Standing{Locked: r.Locked}, Profile: Profile{Note: r.Note}}
+		Standing: Standing{Locked: true}, Profile: Profile{Note: r.Note}}
 	if u.DisplayName == "" {
 		u.DisplayName = r.Acct
 	}

@@ -564,3 +564,88 @@ func (e *env) mastoList(path, token string) (int, []map[string]any) {
 	}
 	return r.status, out
 }
+
+// A person here follows a person of another server, found by
+// name@domain (WebFinger, then their actor): the follow is a request
+// until their server's Accept, which must name the Follow sent; the
+// unfollow sends the Undo of that Follow. A Reject of a follow begun
+// ends it.
+func TestFederationFollowOfAnotherServer(t *testing.T) {
+	ctx := context.Background()
+	other := fedtest.New()
+	defer other.Close()
+	e := newLoopbackFederatedEnv(t)
+	ann := e.register("ann")
+	base := "http://" + strings.TrimPrefix(e.url, "http://")
+	annActor := base + "/users/" + ann.id
+	eve := other.Person("eve")
+	acct := "eve@" + other.Domain
+
+	if st, _ := e.lookupAccount(acct); st != 404 {
+		t.Errorf("an unknown remote person, looked up by no one: %d", st)
+	}
+	r := e.do("GET", "/api/v2/search?resolve=true&type=accounts&q=@"+url.QueryEscape(acct), ann.token, nil)
+	found, _ := r.body["accounts"].([]any)
+	if r.status != 200 || len(found) != 1 {
+		t.Fatalf("search: %d %s", r.status, r.raw)
+	}
+	eveID := found[0].(map[string]any)["id"].(string)
+
+	st, rel := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/follow", ann.token, nil)
+	if st != 200 || rel["requested"] != true || rel["following"] != false {
+		t.Fatalf("follow: %d %v", st, rel)
+	}
+	got := e.received(other, 1)[0]
+	if got.Err != nil || got.Activity["type"] != "Follow" || got.Activity["actor"] != annActor || got.Activity["object"] != eve.URI ||
+		got.KeyID != annActor+"#main-key" || got.Inbox != "/users/eve/inbox" {
+		t.Fatalf("the Follow: %+v", got)
+	}
+	followID := got.Activity["id"].(string)
+
+	// An Accept of another Follow, or by someone else, is refused.
+	wrong := map[string]any{"id": eve.URI + "/accepts/0", "type": "Accept", "actor": eve.URI, "object": followID + "x"}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", wrong); st != http.StatusNotFound {
+		t.Errorf("an Accept of another Follow: %d %s", st, body)
+	}
+	mallory := other.Person("mallory")
+	byOther := map[string]any{"id": mallory.URI + "/accepts/1", "type": "Accept", "actor": mallory.URI, "object": followID}
+	if st, body, _ := other.Send(ctx, mallory, base+"/inbox", byOther); st != http.StatusNotFound {
+		t.Errorf("an Accept by someone else: %d %s", st, body)
+	}
+	accept := map[string]any{"id": eve.URI + "/accepts/1", "type": "Accept", "actor": eve.URI,
+		"object": map[string]any{"id": followID, "type": "Follow", "actor": annActor, "object": eve.URI}}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", accept); st != http.StatusAccepted {
+		t.Fatalf("Accept: %d %s", st, body)
+	}
+	_, rels := e.mastoList("/api/v1/accounts/relationships?id[]="+eveID, ann.token)
+	if len(rels) != 1 || rels[0]["following"] != true || rels[0]["requested"] != false {
+		t.Fatalf("after the Accept: %v", rels)
+	}
+
+	if st, _ := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/unfollow", ann.token, nil); st != 200 {
+		t.Fatalf("unfollow: %d", st)
+	}
+	undo := e.received(other, 2)[1]
+	obj, _ := undo.Activity["object"].(map[string]any)
+	if undo.Err != nil || undo.Activity["type"] != "Undo" || obj["id"] != followID {
+		t.Fatalf("the Undo: %+v", undo)
+	}
+
+	// Followed again and accepted, then rejected: the follow ends.
+	e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/follow", ann.token, nil)
+	again := e.received(other, 3)[2]
+	id2 := again.Activity["id"].(string)
+	if id2 == followID {
+		t.Fatal("the second Follow has the first's id")
+	}
+	for _, kind := range []string{"Accept", "Reject"} {
+		a := map[string]any{"id": eve.URI + "/" + kind + "/2", "type": kind, "actor": eve.URI, "object": id2}
+		if st, body, _ := other.Send(ctx, eve, base+"/inbox", a); st != http.StatusAccepted {
+			t.Fatalf("%s: %d %s", kind, st, body)
+		}
+	}
+	_, rels = e.mastoList("/api/v1/accounts/relationships?id[]="+eveID, ann.token)
+	if len(rels) != 1 || rels[0]["following"] != false || rels[0]["requested"] != false {
+		t.Errorf("after the Reject: %v", rels)
+	}
+}

@@ -24,7 +24,7 @@ func (s *Server) mastoFace() *mastodon.Server {
 	return mastodon.New(mastodon.Deps{Accounts: s.accounts, Graph: s.graph, Activities: s.activities, Likes: s.likes,
 		Bookmarks: s.bookmarks, OAuth: s.oauth, Notifications: s.notifications, Mutes: s.mutes, Markers: s.markers,
 		Filters: s.filters, Moderation: s.moderation, Tags: s.tags, Media: s.media, Push: s.push, Cursors: s.cursors, Logger: s.log,
-		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody, Federation: s.fedConfig()})
+		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody, Federation: s.fedConfig(), Remote: s.remoteFinder()})
 }
 
 // fedConfig is where the deployment federates (the zero Config: off).
@@ -33,6 +33,15 @@ func (s *Server) fedConfig() federation.Config {
 		return federation.Config{}
 	}
 	return s.federation.Config()
+}
+
+// remoteFinder is what finds people of other servers, when federation
+// is on.
+func (s *Server) remoteFinder() mastodon.Remote {
+	if s.federation == nil || !s.federation.Config().On() {
+		return nil
+	}
+	return s.federation
 }
 
 func (h mastoHost) Token(c *gin.Context) (string, bool)         { return tokenOf(c) }

@@ -125,6 +125,14 @@ func (s *Server) jobs() []route {
 			outcome, err := s.federation.Deliver(ctx, d)
 			return []any{"from", d.From, "inbox", d.Inbox, "activity", d.ID, "outcome", outcome}, err
 		}),
+		// A Follow of a person of another server, or its Undo.
+		serve(s, federation.FollowJob, func(ctx context.Context, t federation.FollowTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.Follow(ctx, t)
+			return []any{"follower", t.Follower, "followee", t.Followee, "undo", t.Undo, "outcome", outcome}, err
+		}),
 		// A remote requester told of a locked person's decision.
 		serve(s, federation.AnswerJob, func(ctx context.Context, t federation.AnswerTask) ([]any, error) {
 			if s.federation == nil {

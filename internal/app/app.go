@@ -527,7 +527,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue)
 	s.Federation.SetGraph(s.Graph, graph.Records{})
 	if cfg.Federation.On() {
-		s.Graph.SetAnswers(s.Federation)
+		s.Graph.SetRemote(s.Federation)
 	}
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {

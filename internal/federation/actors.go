@@ -186,7 +186,6 @@ type actorDoc struct {
 		Owner        string `json:"owner"`
 		PublicKeyPem string `json:"publicKeyPem"`
 	} `json:"publicKey"`
-	ManuallyApprovesFollowers bool `json:"manuallyApprovesFollowers"`
 }
 
 // remoteName is what a remote preferredUsername may be.
@@ -220,7 +219,7 @@ func (s *Service) readActor(uri string, raw []byte) (fetchedActor, error) {
 	f := fetchedActor{remoteActor: remoteActor{URI: uri, Inbox: d.Inbox, SharedInbox: d.Endpoints.SharedInbox,
 		KeyID: d.PublicKey.ID, PublicKey: d.PublicKey.PublicKeyPem, Fetched: s.now().UTC()}}
 	f.remote = accounts.Remote{Acct: d.PreferredUsername + "@" + strings.ToLower(u.Host), DisplayName: text.Strip(plainText(d.Name), maxDisplay, false),
-		Note: text.Strip(plainText(d.Summary), maxSummary, true), Locked: d.ManuallyApprovesFollowers}
+		Note: text.Strip(plainText(d.Summary), maxSummary, true)}
 	return f, nil
 }
 
@@ -437,4 +436,40 @@ var (
 func plainText(h string) string {
 	h = breaks.ReplaceAllString(h, "\n")
 	return strings.TrimSpace(html.UnescapeString(tags.ReplaceAllString(h, "")))
+}
+
+// Find returns the remote person acct (name@domain) names: known, or
+// found by their server's WebFinger and fetched.
+func (s *Service) Find(ctx context.Context, acct string) (Actor, error) {
+	name, host, ok := strings.Cut(strings.TrimPrefix(acct, "@"), "@")
+	if !ok || !remoteName.MatchString(name) || host == "" || len(acct) > MaxURI || strings.ContainsAny(host, "/?#@ ") {
+		return Actor{}, fmt.Errorf("%w: %q is not name@domain", ErrRemote, acct)
+	}
+	scheme := "https://"
+	if s.cfg.AllowLoopback && loopbackHost(host) {
+		scheme = "http://"
+	}
+	wf := scheme + host + "/.well-known/webfinger?resource=" + url.QueryEscape("acct:"+name+"@"+host)
+	if err := s.checkRemoteURL(wf); err != nil {
+		return Actor{}, err
+	}
+	raw, err := s.fetchJSON(ctx, wf)
+	if err != nil {
+		return Actor{}, err
+	}
+	var j struct {
+		Links []struct {
+			Rel, Type, Href string
+		} `json:"links"`
+	}
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return Actor{}, fmt.Errorf("%w: the WebFinger answer is not JSON", ErrRemote)
+	}
+	for _, l := range j.Links {
+		kind, _, _ := strings.Cut(l.Type, ";")
+		if l.Rel == "self" && (kind == "application/activity+json" || kind == "application/ld+json") {
+			return s.Resolve(ctx, l.Href, false)
+		}
+	}
+	return Actor{}, fmt.Errorf("%w: %s has no actor", ErrRemote, acct)
 }

@@ -63,6 +63,8 @@ type Graph interface {
 	Ask(ctx context.Context, follower, followee string, copyLimit *int) (accounts.Person, graph.Outcome, error)
 	Unfollow(ctx context.Context, follower, followee string, keepHistory bool) error
 	Asked(ctx context.Context, requester, target string) (time.Time, bool, error)
+	Approve(ctx context.Context, target, requester string) (accounts.Person, error)
+	Reject(ctx context.Context, target, requester string) error
 }
 
 // SetGraph gives the service the follow graph its inbox acts on, and
@@ -120,6 +122,8 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 		return s.followed(ctx, actor, a)
 	case "Undo":
 		return s.undone(ctx, actor, a)
+	case "Accept", "Reject":
+		return s.answered(ctx, actor, a)
 	}
 	return "ignored " + a.Type, nil
 }

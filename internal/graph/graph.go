@@ -169,21 +169,27 @@ type Service struct {
 	jobs  Jobs
 	queue queue.Queue // for the unlock jobs
 	now   func() time.Time
-	// answers, when set, tells a requester of another server what came
-	// of their request (package federation).
-	answers Answers
+	// remote, when set, tells other servers of what their people's
+	// follows became (package federation).
+	remote Remote
 }
 
-// Answers makes the job that tells requester, when they are a person of
-// another server, that target approved (or rejected) their follow
-// request: enqueued ahead of the decision's commit, it finds out itself
-// whether the requester is remote.
-type Answers interface {
+// Remote makes the jobs that tell another server of a follow of one of
+// its people, each enqueued ahead of the commit it follows.
+type Remote interface {
+	// Answering: target approved (or rejected) requester's request; the
+	// job finds out itself whether the requester is remote.
 	Answering(requester, target string, approved bool) queue.Pending
+	// Asking: requester asks to follow target, who is remote (every
+	// follow of a remote person is a request their server answers).
+	Asking(requester, target string) queue.Pending
+	// Ending: follower no longer follows (or asks to follow) followee,
+	// who is remote.
+	Ending(follower, followee string) queue.Pending
 }
 
-// SetAnswers sets who tells remote requesters of decisions.
-func (s *Service) SetAnswers(a Answers) { s.answers = a }
+// SetRemote sets who tells other servers.
+func (s *Service) SetRemote(r Remote) { s.remote = r }
 
 // New returns a Service.
 func New(db *store.DB, gen *ids.Generator, notes *notifications.Service, jobs Jobs, q queue.Queue) (*Service, error) {
@@ -277,7 +283,7 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 	case ask == askAlready:
 		return p, Followed, nil // following already: nothing to do
 	case ask == askRequest:
-		return s.request(ctx, follower, followee, limit)
+		return s.request(ctx, follower, followee, limit, p.Remote())
 	}
 	created := s.now().UTC().Truncate(time.Microsecond)
 	// One follow notification per pair and UTC day: following, unfollowing
@@ -291,8 +297,8 @@ func (s *Service) follow(ctx context.Context, follower, followee string, limit i
 	}
 	if !approval {
 		expected = append(expected, s.notes.Expecting(event))
-	} else if s.answers != nil {
-		expected = append(expected, s.answers.Answering(follower, followee, true))
+	} else if s.remote != nil {
+		expected = append(expected, s.remote.Answering(follower, followee, true))
 	}
 	var jobs queue.Ahead
 	err := jobs.Commit(ctx, expected, func() error {
@@ -515,10 +521,18 @@ func (s *Service) load(ctx context.Context, id string) (accounts.Person, error) 
 // keepHistory, it enqueues, before the commit, the job that removes
 // follower from every one of followee's activities.
 func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepHistory bool) error {
-	if ok, err := s.db.Get(ctx, FollowKey(s.db, follower, followee), &Follow{}); err != nil {
+	l := s.db.Lookup()
+	follows, to := Follows(l, follower, followee), accounts.Read(l, followee)
+	if err := l.Run(ctx); err != nil {
 		return err
-	} else if !ok {
-		return s.withdraw(ctx, follower, followee) // a request, if any, is withdrawn
+	}
+	var expected []queue.Pending
+	if s.remote != nil && to.Remote() {
+		expected = append(expected, s.remote.Ending(follower, followee))
+	}
+	if !follows.Found() {
+		var jobs queue.Ahead // a request, if any, is withdrawn
+		return jobs.Commit(ctx, expected, func() error { return s.withdraw(ctx, follower, followee) })
 	}
 	// The followee leaves the follower's lists first: a list holds none
 	// but people its owner follows.
@@ -526,7 +540,6 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 		return fmt.Errorf("graph.Unfollow(%s, %s): %w", follower, followee, err)
 	}
 	var removal int64
-	var expected []queue.Pending
 	if !keepHistory {
 		removal = s.now().UnixMicro()
 		expected = append(expected, s.removing(follower, followee, removal))

@@ -80,11 +80,15 @@ func endRequest(tx *store.Tx, requester, target string) error {
 // request records follower's request to follow followee, a locked person,
 // with its notification, in one transaction; asking again changes
 // nothing. A followee unlocked meanwhile is errLockChanged.
-func (s *Service) request(ctx context.Context, follower, followee string, limit int) (accounts.Person, Outcome, error) {
+func (s *Service) request(ctx context.Context, follower, followee string, limit int, remote bool) (accounts.Person, Outcome, error) {
 	event := requestEvent(follower, followee)
 	out := Requested
+	expected := []queue.Pending{s.notes.Expecting(event)}
+	if remote && s.remote != nil {
+		expected = append(expected, s.remote.Asking(follower, followee))
+	}
 	var jobs queue.Ahead
-	err := jobs.Commit(ctx, []queue.Pending{s.notes.Expecting(event)}, func() error {
+	err := jobs.Commit(ctx, expected, func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
 			out = Requested
 			l := tx.Lookup()
@@ -152,8 +156,8 @@ func (s *Service) Approve(ctx context.Context, target, requester string) (accoun
 // is one.
 func (s *Service) Reject(ctx context.Context, target, requester string) error {
 	var expected []queue.Pending
-	if s.answers != nil {
-		expected = append(expected, s.answers.Answering(requester, target, false))
+	if s.remote != nil {
+		expected = append(expected, s.remote.Answering(requester, target, false))
 	}
 	var jobs queue.Ahead
 	if err := jobs.Commit(ctx, expected, func() error { return s.withdraw(ctx, requester, target) }); err != nil {

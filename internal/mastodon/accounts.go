@@ -1,6 +1,7 @@
 package mastodon
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
+	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/media"
 	"socialstream/internal/mutes"
@@ -168,32 +170,54 @@ func (s *Server) getAccount(m *mreq) (any, error) {
 const maxRemoteAcct = 320
 
 // lookupAccount is GET /api/v1/accounts/lookup?acct=: a person here, or
-// one of another server the service already knows (federation).
+// one of another server (federation): known, or, for someone signed in,
+// found by their server's WebFinger.
 func (s *Server) lookupAccount(m *mreq) (any, error) {
-	acct := strings.TrimPrefix(m.p.str("acct"), "@")
-	name, host, _ := strings.Cut(acct, "@")
-	ours := host == "" || host == m.c.Request.Host || s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)
-	switch {
-	case ours && accounts.ValidateUsername(name) != nil:
-		return nil, errMGone
-	case !ours && (!s.d.Federation.On() || len(acct) > maxRemoteAcct):
-		return nil, errMGone // another server's: known here only by federation
-	case !ours:
-		name = acct // a remote person's name here is name@domain
-	}
-	found, err := s.accounts.LookupUsernames(m.ctx, []string{strings.ToLower(name)})
+	id, err := s.findAccount(m, m.p.str("acct"), m.caller != "")
 	if err != nil {
 		return nil, err
-	}
-	id, ok := found[strings.ToLower(name)]
-	if !ok {
-		return nil, errMGone
 	}
 	p, err := s.host.Card(m.ctx, m.caller, id)
 	if err != nil {
 		return nil, err
 	}
 	return s.account(s.origin(m.c), p), nil
+}
+
+// findAccount returns the id of the person acct names: name (or
+// name@this-domain) here, name@domain of another server when federation
+// is on, found by WebFinger when resolve and not known yet; errMGone
+// when there is none.
+func (s *Server) findAccount(m *mreq, acct string, resolve bool) (string, error) {
+	acct = strings.TrimPrefix(acct, "@")
+	name, host, _ := strings.Cut(acct, "@")
+	ours := host == "" || host == m.c.Request.Host || s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)
+	switch {
+	case ours && accounts.ValidateUsername(name) != nil:
+		return "", errMGone
+	case !ours && (!s.d.Federation.On() || len(acct) > maxRemoteAcct):
+		return "", errMGone // another server's: known here only by federation
+	case !ours:
+		name = acct // a remote person's name here is name@domain
+	}
+	found, err := s.accounts.LookupUsernames(m.ctx, []string{strings.ToLower(name)})
+	if err != nil {
+		return "", err
+	}
+	if id, ok := found[strings.ToLower(name)]; ok {
+		return id, nil
+	}
+	if ours || !resolve || s.d.Remote == nil {
+		return "", errMGone
+	}
+	a, err := s.d.Remote.Find(m.ctx, acct)
+	if errors.Is(err, federation.ErrRemote) {
+		return "", errMGone
+	}
+	if err != nil {
+		return "", derrors.New(derrors.Unavailable, "the other server did not answer: try again")
+	}
+	return a.UserID, nil
 }
 
 // mRelationship is Mastodon's Relationship.
@@ -414,16 +438,17 @@ func (s *Server) search(m *mreq) (any, error) {
 	}
 	origin := s.origin(m.c)
 	if kind == "" || kind == "accounts" {
-		name, _, _ := strings.Cut(strings.TrimPrefix(q, "@"), "@")
-		if accounts.ValidateUsername(name) == nil {
-			found, err := s.accounts.LookupUsernames(m.ctx, []string{strings.ToLower(name)})
-			if err != nil {
-				return nil, err
-			}
-			if id, ok := found[strings.ToLower(name)]; ok {
-				if p, err := s.host.Card(m.ctx, m.caller, id); err == nil {
-					out["accounts"] = []mAccount{s.account(origin, p)}
-				}
+		resolve, err := m.p.flag("resolve", false)
+		if err != nil {
+			return nil, err
+		}
+		id, err := s.findAccount(m, q, resolve)
+		if err != nil && !errors.Is(err, errMGone) {
+			return nil, err
+		}
+		if id != "" {
+			if p, err := s.host.Card(m.ctx, m.caller, id); err == nil {
+				out["accounts"] = []mAccount{s.account(origin, p)}
 			}
 		}
 	}

@@ -106,6 +106,14 @@ type Deps struct {
 	// fediverse (an account's and a status's uri), and the domain the
 	// instance answers as.
 	Federation federation.Config
+	// Remote finds people of other servers (nil: federation is off).
+	Remote Remote
+}
+
+// Remote finds a person of another server by name@domain (package
+// federation's Service).
+type Remote interface {
+	Find(ctx context.Context, acct string) (federation.Actor, error)
 }
 
 // Server is the face.

@@ -65,6 +65,7 @@ func New() *Server {
 	mux.HandleFunc("GET /users/{name}", s.actor)
 	mux.HandleFunc("POST /users/{name}/inbox", s.inbox)
 	mux.HandleFunc("POST /inbox", s.inbox)
+	mux.HandleFunc("GET /.well-known/webfinger", s.webfinger)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
 	s.Domain = strings.TrimPrefix(s.URL, "http://")
@@ -129,6 +130,21 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 		"publicKey":                 map[string]string{"id": p.KeyID(), "owner": p.URI, "publicKeyPem": pub},
 		"manuallyApprovesFollowers": p.Locked,
 	})
+}
+
+// webfinger finds a person by acct:name@domain.
+func (s *Server) webfinger(w http.ResponseWriter, r *http.Request) {
+	name, domain, _ := strings.Cut(strings.TrimPrefix(r.URL.Query().Get("resource"), "acct:"), "@")
+	s.mu.Lock()
+	p, ok := s.people[name]
+	s.mu.Unlock()
+	if !ok || domain != s.Domain {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/jrd+json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"subject": "acct:" + name + "@" + s.Domain,
+		"links": []map[string]string{{"rel": "self", "type": "application/activity+json", "href": p.URI}}})
 }
 
 // inbox takes an activity, and checks its signature with the key its
