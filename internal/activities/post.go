@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
@@ -113,6 +115,42 @@ func (in *PostInput) validate() error {
 		}
 	}
 	return nil
+}
+
+// TextParts is a text as an activity keeps it: a title, and a body.
+type TextParts struct {
+	Title, Body string
+	Joined      bool // the body goes on the title's line
+}
+
+// SplitText parts a text into the title (its first line with text) and
+// the body (the rest). A first line longer than a title may be is cut
+// where it may end (at MaxTitle characters, or before, so that neither
+// part begins or ends with a space, which the activity would not keep),
+// and the body goes on its line (Joined): the text comes back whole
+// (View.Text).
+func SplitText(text string) TextParts {
+	first, rest, _ := strings.Cut(text, "\n")
+	if utf8.RuneCountInString(strings.TrimSpace(first)) <= MaxTitle {
+		return TextParts{Title: strings.TrimSpace(first), Body: strings.Trim(rest, "\n")}
+	}
+	runes := []rune(text)
+	cut := MaxTitle
+	for cut > 1 && (unicode.IsSpace(runes[cut-1]) || unicode.IsSpace(runes[cut])) {
+		cut--
+	}
+	return TextParts{Title: string(runes[:cut]), Body: string(runes[cut:]), Joined: true}
+}
+
+// ExternalIDOf returns the activity author posted with the external id
+// ext, if there is one.
+func (s *Service) ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error) {
+	var e externalID
+	ok, err := s.db.Get(ctx, externalIDKey(s.db, author, ext), &e)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return e.ActivityID, true, nil
 }
 
 func externalIDKey(db *store.DB, user, ext string) *datastore.Key {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"socialstream/internal/app"
 	"socialstream/internal/federation"
@@ -648,4 +649,121 @@ func TestFederationFollowOfAnotherServer(t *testing.T) {
 	if len(rels) != 1 || rels[0]["following"] != false || rels[0]["requested"] != false {
 		t.Errorf("after the Reject: %v", rels)
 	}
+}
+
+// followRemote makes u follow p of other, accepted by their server, and
+// returns p's id here.
+func (e *env) followRemote(other *fedtest.Server, u user, p *fedtest.Person) string {
+	e.t.Helper()
+	r := e.do("GET", "/api/v2/search?resolve=true&type=accounts&q="+url.QueryEscape(p.Name+"@"+other.Domain), u.token, nil)
+	found, _ := r.body["accounts"].([]any)
+	if len(found) != 1 {
+		e.t.Fatalf("search %s: %d %s", p.Name, r.status, r.raw)
+	}
+	id := found[0].(map[string]any)["id"].(string)
+	before := len(other.Received())
+	if st, rel := e.mastoForm("POST", "/api/v1/accounts/"+id+"/follow", u.token, nil); st != 200 {
+		e.t.Fatalf("follow: %d %v", st, rel)
+	}
+	follow := e.received(other, before+1)[before].Activity
+	accept := map[string]any{"id": p.URI + "/accepts/" + u.id, "type": "Accept", "actor": p.URI, "object": follow["id"]}
+	if st, body, _ := other.Send(context.Background(), p, strings.TrimSuffix(e.url, "/")+"/inbox", accept); st != http.StatusAccepted {
+		e.t.Fatalf("Accept: %d %s", st, body)
+	}
+	return id
+}
+
+// A person of another server posts: the Note reaches the homes of their
+// followers here as any post does, tells the people here it mentions,
+// keeps its warning and visibility; sent twice it is one post; its
+// Delete takes it away. A Note no one here follows or is mentioned in
+// is dropped; one attributed to someone else is refused.
+func TestFederationPostsFromAnotherServer(t *testing.T) {
+	ctx := context.Background()
+	other := fedtest.New()
+	defer other.Close()
+	e := newLoopbackFederatedEnv(t)
+	ann, zed := e.register("ann"), e.register("zed")
+	base := strings.TrimSuffix(e.url, "/")
+	eve := other.Person("eve")
+	e.followRemote(other, ann, eve)
+
+	note := func(id, content string, to, cc []string, extra map[string]any) map[string]any {
+		n := map[string]any{"id": eve.URI + "/statuses/" + id, "type": "Note", "attributedTo": eve.URI, "content": content,
+			"to": to, "cc": cc, "published": time.Now().UTC().Format(time.RFC3339)}
+		for k, v := range extra {
+			n[k] = v
+		}
+		return map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": eve.URI + "/statuses/" + id + "/activity",
+			"type": "Create", "actor": eve.URI, "object": n}
+	}
+	send := func(from *fedtest.Person, a map[string]any, want int) {
+		t.Helper()
+		if st, body, _ := other.Send(ctx, from, base+"/inbox", a); st != want {
+			t.Fatalf("%v: %d %s", a["id"], st, body)
+		}
+	}
+	public := []string{federation.PublicCollection}
+	followers := []string{eve.URI + "/followers"}
+	zedActor := base + "/users/" + zed.id
+	first := note("1", `<p>Hello <span class="h-card"><a href="`+zedActor+`" class="u-url mention">@<span>zed</span></a></span> and `+
+		`<span class="h-card"><a href="https://far.example/@ann" class="u-url mention">@<span>ann</span></a></span> &amp; friends</p><p>second line</p>`,
+		public, followers, map[string]any{"summary": "a warning", "sensitive": true,
+			"tag": []any{map[string]any{"type": "Mention", "href": zedActor, "name": "@zed"},
+				map[string]any{"type": "Mention", "href": "https://far.example/users/ann", "name": "@ann@far.example"}}})
+	send(eve, first, http.StatusAccepted)
+	send(eve, first, http.StatusAccepted) // again: one post
+	quiet := note("2", "<p>for my followers</p>", followers, nil, nil)
+	send(eve, quiet, http.StatusAccepted)
+
+	e.settle()
+	home := e.mastoHome(ann)
+	if len(home) != 2 {
+		t.Fatalf("ann's home: %d items: %v", len(home), home)
+	}
+	latest, earlier := home[0], home[1]
+	acc, _ := earlier["account"].(map[string]any)
+	if acc["acct"] != "eve@"+other.Domain || earlier["spoiler_text"] != "a warning" || earlier["sensitive"] != true ||
+		earlier["visibility"] != "public" || latest["visibility"] != "private" {
+		t.Errorf("the posts: %v / %v", earlier, latest)
+	}
+	if c, _ := earlier["content"].(string); !strings.Contains(c, "Hello") || !strings.Contains(c, "@ann@far.example &amp; friends") ||
+		!strings.Contains(c, "second line") || !strings.Contains(c, `>@<span>zed</span></a>`) {
+		t.Errorf("content: %s", c)
+	}
+	if types := e.notificationTypes(zed); !slices.Contains(types, "mention") {
+		t.Errorf("zed, mentioned, was told: %v", types)
+	}
+	if types := e.notificationTypes(ann); slices.Contains(types, "mention") {
+		t.Errorf("ann, whose namesake elsewhere was mentioned, was told: %v", types)
+	}
+
+	// Refused, or dropped.
+	mallory := other.Person("mallory")
+	send(mallory, note("3", "not mine", public, nil, nil), http.StatusForbidden)
+	stray := map[string]any{"id": mallory.URI + "/statuses/4/activity", "type": "Create", "actor": mallory.URI,
+		"object": map[string]any{"id": mallory.URI + "/statuses/4", "type": "Note", "attributedTo": mallory.URI, "content": "no one listens", "to": public}}
+	send(mallory, stray, http.StatusAccepted)
+	e.settle()
+	if home := e.mastoHome(ann); len(home) != 2 {
+		t.Errorf("after the refused and the dropped: %d items", len(home))
+	}
+
+	// Deleted.
+	del := map[string]any{"id": eve.URI + "/statuses/2#delete", "type": "Delete", "actor": eve.URI, "object": eve.URI + "/statuses/2"}
+	send(eve, del, http.StatusAccepted)
+	e.settle()
+	if home := e.mastoHome(ann); len(home) != 1 || home[0]["id"] != earlier["id"] {
+		t.Errorf("after the Delete: %v", home)
+	}
+}
+
+// mastoHome is u's home timeline on the Mastodon face.
+func (e *env) mastoHome(u user) []map[string]any {
+	e.t.Helper()
+	st, list := e.mastoList("/api/v1/timelines/home", u.token)
+	if st != 200 {
+		e.t.Fatalf("home of %s: %d", u.name, st)
+	}
+	return list
 }

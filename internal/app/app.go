@@ -526,6 +526,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Cache = p.DB.Cache()
 	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue)
 	s.Federation.SetGraph(s.Graph, graph.Records{})
+	s.Federation.SetActivities(s.Activities)
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)
 	}

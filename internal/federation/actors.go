@@ -71,6 +71,7 @@ type remoteActor struct {
 	URI         string    `datastore:"uri,noindex"`
 	Inbox       string    `datastore:"inbox,noindex"`
 	SharedInbox string    `datastore:"sharedInbox,noindex,omitempty"`
+	Followers   string    `datastore:"followers,noindex,omitempty"`
 	KeyID       string    `datastore:"keyId,noindex"`
 	PublicKey   string    `datastore:"publicKey,noindex"` // PEM
 	Fetched     time.Time `datastore:"fetched,noindex"`
@@ -88,6 +89,7 @@ type Actor struct {
 	URI         string // their actor's address
 	Inbox       string
 	SharedInbox string // "" if their server has none
+	Followers   string // their followers' collection, which a post for them alone names
 	KeyID       string
 	PublicKey   *rsa.PublicKey
 	Fetched     time.Time
@@ -107,7 +109,8 @@ func (r remoteActor) actor(user string) (Actor, error) {
 	if err != nil {
 		return Actor{}, err
 	}
-	return Actor{UserID: user, URI: r.URI, Inbox: r.Inbox, SharedInbox: r.SharedInbox, KeyID: r.KeyID, PublicKey: pub, Fetched: r.Fetched}, nil
+	return Actor{UserID: user, URI: r.URI, Inbox: r.Inbox, SharedInbox: r.SharedInbox, Followers: r.Followers, KeyID: r.KeyID,
+		PublicKey: pub, Fetched: r.Fetched}, nil
 }
 
 // ErrRemote is a remote server's answer the service cannot take: an
@@ -178,6 +181,7 @@ type actorDoc struct {
 	Name              string `json:"name"`
 	Summary           string `json:"summary"`
 	Inbox             string `json:"inbox"`
+	Followers         string `json:"followers"`
 	Endpoints         struct {
 		SharedInbox string `json:"sharedInbox"`
 	} `json:"endpoints"`
@@ -216,7 +220,10 @@ func (s *Service) readActor(uri string, raw []byte) (fetchedActor, error) {
 	if _, err := parsePublicPEM(d.PublicKey.PublicKeyPem); err != nil {
 		return fetchedActor{}, fmt.Errorf("%w: the actor's key: %v", ErrRemote, err)
 	}
-	f := fetchedActor{remoteActor: remoteActor{URI: uri, Inbox: d.Inbox, SharedInbox: d.Endpoints.SharedInbox,
+	if d.Followers != "" && !sameHost(d.Followers, uri) {
+		d.Followers = ""
+	}
+	f := fetchedActor{remoteActor: remoteActor{URI: uri, Inbox: d.Inbox, SharedInbox: d.Endpoints.SharedInbox, Followers: d.Followers,
 		KeyID: d.PublicKey.ID, PublicKey: d.PublicKey.PublicKeyPem, Fetched: s.now().UTC()}}
 	f.remote = accounts.Remote{Acct: d.PreferredUsername + "@" + strings.ToLower(u.Host), DisplayName: text.Strip(plainText(d.Name), maxDisplay, false),
 		Note: text.Strip(plainText(d.Summary), maxSummary, true)}

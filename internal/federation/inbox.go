@@ -124,6 +124,10 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 		return s.undone(ctx, actor, a)
 	case "Accept", "Reject":
 		return s.answered(ctx, actor, a)
+	case "Create":
+		return s.created(ctx, actor, a)
+	case "Delete":
+		return s.deleted(ctx, actor, a)
 	}
 	return "ignored " + a.Type, nil
 }

@@ -44,6 +44,8 @@ type Service struct {
 	// graph and follows are the follow graph an inbox acts on (SetGraph).
 	graph   Graph
 	follows Follows
+	// activities are the posts an inbox acts on (SetActivities).
+	activities Activities
 }
 
 // New returns the service, whose fetches and deliveries go through the

@@ -3,7 +3,6 @@ package mastodon
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"socialstream/internal/activities"
@@ -18,33 +17,14 @@ import (
 // tells apps: every status of that many posts, whatever its lines.
 const maxStatus = 5000
 
-// statusParts is a status's text as an activity keeps it.
-type statusParts struct {
-	title, body string
-	joined      bool // the body goes on the title's line
-}
-
-// splitStatus parts a status's text into the title (its first line
-// with text) and the body (the rest). A first line longer than a title
-// may be is cut where it may end (at activities.MaxTitle characters, or
-// before, so that neither part begins or ends with a space, which the
-// activity would not keep), and the body goes on its line (joined): the
-// text comes back whole.
-func splitStatus(text string) (statusParts, error) {
+// splitStatus parts a status's text as an activity keeps it
+// (activities.SplitText), after Mastodon's limit.
+func splitStatus(text string) (activities.TextParts, error) {
 	text = strings.ReplaceAll(strings.TrimSpace(text), "\r\n", "\n")
 	if utf8.RuneCountInString(text) > maxStatus {
-		return statusParts{}, derrors.New(derrors.InvalidArgument, "Validation failed: Text character limit of 5000 exceeded")
+		return activities.TextParts{}, derrors.New(derrors.InvalidArgument, "Validation failed: Text character limit of 5000 exceeded")
 	}
-	first, rest, _ := strings.Cut(text, "\n")
-	if utf8.RuneCountInString(strings.TrimSpace(first)) <= activities.MaxTitle {
-		return statusParts{title: strings.TrimSpace(first), body: strings.Trim(rest, "\n")}, nil
-	}
-	runes := []rune(text)
-	cut := activities.MaxTitle
-	for cut > 1 && (unicode.IsSpace(runes[cut-1]) || unicode.IsSpace(runes[cut])) {
-		cut--
-	}
-	return statusParts{title: string(runes[:cut]), body: string(runes[cut:]), joined: true}, nil
+	return activities.SplitText(text), nil
 }
 
 // statusID reads the id of a status in the path.
@@ -83,7 +63,7 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := activities.PostInput{Title: text.title, Body: text.body, Joined: text.joined, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
+	in := activities.PostInput{Title: text.Title, Body: text.Body, Joined: text.Joined, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
 		Sensitive: sensitive, ExternalID: key, Language: m.p.str("language")}
 	if r := m.p.str("in_reply_to_id"); r != "" {
 		if in.InReplyTo = scattered(r); in.InReplyTo == "" {
@@ -175,7 +155,7 @@ func (s *Server) editStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := activities.EditInput{Title: &text.title, Body: &text.body, Joined: &text.joined}
+	in := activities.EditInput{Title: &text.Title, Body: &text.Body, Joined: &text.Joined}
 	if m.p.has("spoiler_text") {
 		w := m.p.str("spoiler_text")
 		in.SpoilerText = &w

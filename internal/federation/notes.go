@@ -1,0 +1,313 @@
+package federation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
+	"socialstream/internal/policy"
+	"socialstream/internal/text"
+)
+
+// A remote person's post is a post of theirs here: the Create of a Note
+// (by the activity's actor, of their server) posts it as they would
+// (activities.Post), so that it reaches their followers' homes here
+// through the same audience copies as a local post, and notifies the
+// people here it mentions; the Delete of it deletes it. A post is taken
+// only when someone here follows its author or it mentions someone
+// here; a Note taken twice is one post (its id, hashed, is the post's
+// external id). What is kept of it: its text (from its HTML: lines kept,
+// tags dropped, a mention of someone of another server written
+// @name@domain, of someone here @name), its content warning,
+// sensitive, language and visibility (from to and cc, as Mastodon
+// addresses), and what it answers when that is a post here.
+// Its pictures, an Update, and a reply to another server's post are
+// not kept yet.
+
+// Activities is what an inbox does to posts (package activities'
+// Service).
+type Activities interface {
+	Post(ctx context.Context, author string, in activities.PostInput) (activities.View, bool, error)
+	Delete(ctx context.Context, author, id string) error
+	ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error)
+}
+
+// SetActivities gives the service the posts an inbox acts on.
+func (s *Service) SetActivities(a Activities) { s.activities = a }
+
+// MaxNoteText is the most characters of a Note's text kept.
+const MaxNoteText = 5000
+
+// note is what an inbox reads of a Note.
+type note struct {
+	ID           string            `json:"id"`
+	Type         string            `json:"type"`
+	AttributedTo json.RawMessage   `json:"attributedTo"`
+	Content      string            `json:"content"`
+	ContentMap   map[string]string `json:"contentMap"`
+	Summary      string            `json:"summary"`
+	Sensitive    bool              `json:"sensitive"`
+	InReplyTo    json.RawMessage   `json:"inReplyTo"`
+	To           addresses         `json:"to"`
+	Cc           addresses         `json:"cc"`
+	Tag          []struct {
+		Type string `json:"type"`
+		Href string `json:"href"`
+		Name string `json:"name"`
+	} `json:"tag"`
+}
+
+// addresses reads to and cc: one address, or a list.
+type addresses []string
+
+func (a *addresses) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*a = addresses{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*a = many
+	return nil
+}
+
+// externalID is the external id of a Note's post: its id, hashed (ids
+// may be longer than an external id).
+func externalID(noteID string) string {
+	sum := sha256.Sum256([]byte(noteID))
+	return "ap:" + hex.EncodeToString(sum[:20])
+}
+
+// created takes a Create of a Note.
+func (s *Service) created(ctx context.Context, actor Actor, a activity) (string, error) {
+	var n note
+	if err := json.Unmarshal(a.Object, &n); err != nil || n.ID == "" {
+		return "ignored Create of a reference", nil // an object by id alone: not fetched yet
+	}
+	if n.Type != "Note" {
+		return "ignored Create of a " + n.Type, nil
+	}
+	if ref(n.AttributedTo) != actor.URI {
+		return "", errNotTheActor
+	}
+	if !sameHost(n.ID, actor.URI) {
+		return "", fmt.Errorf("%w: the Note's id is not of its author's server", errMalformed)
+	}
+	// A Note sent again (a server's retry) is found before anything is
+	// planned for it: a post's jobs go ahead of its commit.
+	if post, ok, err := s.activities.ExternalIDOf(ctx, actor.UserID, externalID(n.ID)); err != nil || ok {
+		return "posted before as " + post, err
+	}
+	mentioned := s.mentionedHere(n)
+	author, err := s.followedHere(ctx, actor.UserID)
+	if err != nil {
+		return "", err
+	}
+	if !author && len(mentioned) == 0 {
+		return "ignored: no one here follows its author or is mentioned", nil
+	}
+	in := activities.PostInput{ExternalID: externalID(n.ID), Visibility: s.visibility(actor, n), Sensitive: n.Sensitive,
+		SpoilerText: text.Strip(n.Summary, activities.MaxSpoilerText, false)}
+	content := n.Content
+	if len(n.ContentMap) == 1 {
+		for lang, c := range n.ContentMap {
+			in.Language = lang
+			if content == "" {
+				content = c
+			}
+		}
+	}
+	body := text.Strip(s.noteText(content, n), MaxNoteText, true)
+	if body == "" {
+		body = "(no text)"
+	}
+	parts := activities.SplitText(body)
+	in.Title, in.Body, in.Joined = parts.Title, parts.Body, parts.Joined
+	if parent := s.localNote(ref(n.InReplyTo)); parent != "" {
+		in.InReplyTo = parent
+	}
+	v, made, err := s.activities.Post(ctx, actor.UserID, in)
+	if errors.Is(err, activities.ErrNoSuchActivity) && in.InReplyTo != "" {
+		in.InReplyTo = "" // what it answers is gone, or hidden from its author
+		v, made, err = s.activities.Post(ctx, actor.UserID, in)
+	}
+	if err != nil {
+		var de *derrors.Error
+		if errors.As(err, &de) && errors.Is(err, derrors.InvalidArgument) {
+			return "refused: " + de.Message, nil // a Note the service cannot keep: taken, and dropped
+		}
+		return "", err
+	}
+	if !made {
+		return "posted before as " + v.ID, nil
+	}
+	return "posted " + v.ID, nil
+}
+
+// deleted takes a Delete: of a Note of the actor's, its post goes.
+func (s *Service) deleted(ctx context.Context, actor Actor, a activity) (string, error) {
+	id := ref(a.Object)
+	if id == actor.URI {
+		return "ignored Delete of an actor", nil // not kept yet
+	}
+	if !sameHost(id, actor.URI) {
+		return "", errNotTheActor
+	}
+	post, ok, err := s.activities.ExternalIDOf(ctx, actor.UserID, externalID(id))
+	if err != nil || !ok {
+		return "nothing to delete", err
+	}
+	if err := s.activities.Delete(ctx, actor.UserID, post); err != nil && !errors.Is(err, activities.ErrNoSuchActivity) {
+		return "", err
+	}
+	return "deleted " + post, nil
+}
+
+// followedHere reports whether someone here follows the remote person
+// user (every follower of a remote person is here).
+func (s *Service) followedHere(ctx context.Context, user string) (bool, error) {
+	p, ok, err := accounts.Load(ctx, s.db, user)
+	if err != nil || !ok {
+		return false, err
+	}
+	return p.FollowersCount > 0, nil
+}
+
+// visibility reads a Note's from its addresses: everyone in to, public;
+// in cc, unlisted; the author's followers, followers; else the
+// mentioned alone.
+func (s *Service) visibility(actor Actor, n note) string {
+	switch {
+	case slices.ContainsFunc(n.To, isPublic):
+		return policy.Public
+	case slices.ContainsFunc(n.Cc, isPublic):
+		return policy.Unlisted
+	case actor.Followers != "" && (slices.Contains(n.To, actor.Followers) || slices.Contains(n.Cc, actor.Followers)):
+		return policy.FollowersOnly
+	}
+	return policy.MentionedOnly
+}
+
+// isPublic reports whether an address is everyone, as servers write it.
+func isPublic(a string) bool {
+	return a == PublicCollection || a == "as:Public" || a == "Public"
+}
+
+// mentionedHere returns the ids of the people here a Note's tags
+// mention.
+func (s *Service) mentionedHere(n note) []string {
+	var out []string
+	for _, t := range n.Tag {
+		if t.Type == "Mention" {
+			if id := s.local(t.Href); id != "" && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// localNote returns the id of the post here a Note's address names, ""
+// if it names none.
+func (s *Service) localNote(uri string) string {
+	rest, ok := strings.CutPrefix(uri, s.cfg.Base()+NotesPath)
+	if !ok {
+		return ""
+	}
+	return parsePostNumber(rest)
+}
+
+// noteText is the text of a Note's HTML, each mention written so that
+// the service's own reading of mentions (activities.EachMention) finds
+// the people here it names, and no one here it does not: @name for
+// someone here, @name@domain for someone of another server.
+func (s *Service) noteText(content string, n note) string {
+	t := plainText(content)
+	for _, tag := range n.Tag {
+		if tag.Type != "Mention" || !strings.HasPrefix(tag.Name, "@") {
+			continue
+		}
+		name, host, _ := strings.Cut(tag.Name[1:], "@")
+		if !remoteName.MatchString(name) {
+			continue
+		}
+		if s.local(tag.Href) != "" {
+			if host != "" {
+				t = strings.ReplaceAll(t, tag.Name, "@"+name)
+			}
+			continue
+		}
+		if host == "" {
+			if u := hostOf(tag.Href); u != "" {
+				host = u
+			} else {
+				continue
+			}
+		}
+		t = widenMention(t, name, "@"+name+"@"+host)
+	}
+	return t
+}
+
+// widenMention writes full in place of each @name of t written alone:
+// not part of @name@domain, of a longer name, or of an address.
+func widenMention(t, name, full string) string {
+	short := "@" + name
+	var b strings.Builder
+	for {
+		i := strings.Index(t, short)
+		if i < 0 {
+			b.WriteString(t)
+			return b.String()
+		}
+		end := i + len(short)
+		before := i > 0 && (nameChar(t[i-1]) || strings.ContainsRune("@/.", rune(t[i-1])))
+		after := end < len(t) && (nameChar(t[end]) || t[end] == '@')
+		b.WriteString(t[:i])
+		if before || after {
+			b.WriteString(short)
+		} else {
+			b.WriteString(full)
+		}
+		t = t[end:]
+	}
+}
+
+func nameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// parsePostNumber reads a post's number, as its Note's address writes
+// it, as the post's id; "" if it is none.
+func parsePostNumber(s string) string {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return ids.Format(n)
+}
+
+func hostOf(uri string) string {
+	if i := strings.Index(uri, "://"); i >= 0 {
+		rest := uri[i+3:]
+		host, _, _ := strings.Cut(rest, "/")
+		if utf8.ValidString(host) {
+			return strings.ToLower(host)
+		}
+	}
+	return ""
+}
