@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"socialstream/internal/ids"
 	"socialstream/internal/push/receiver"
 )
 
@@ -85,8 +86,15 @@ func (o *oracle) checkPush(ctx context.Context, rep *Report) error {
 		for _, n := range list {
 			if _, ok := got[str(n, "id")]; !ok && o.expectsPush(u, n) {
 				acc, _ := n["account"].(map[string]any)
-				o.violate("push: %s's %s notification %s from %s (made %s) never reached their device, which got %d messages, of this type %s",
-					u.name, str(n, "type"), str(n, "id"), str(acc, "id"), str(n, "created_at"), len(got), ofType(o.r.push.Messages(u.device), str(n, "type")))
+				st, _ := n["status"].(map[string]any)
+				activity := ""
+				if id, err := strconv.ParseInt(str(st, "id"), 10, 64); err == nil {
+					activity = ids.Format(id)
+				}
+				o.violate("push: %s's %s notification %s from %s (made %s) never reached their device, which got %d messages, of this type %s; "+
+					"the deliveries of this type to them: %q; the jobs of its post %s: %q",
+					u.name, str(n, "type"), str(n, "id"), str(acc, "id"), str(n, "created_at"), len(got), ofType(o.r.push.Messages(u.device), str(n, "type")),
+					o.r.deliveries.of(u.id, str(n, "type")), activity, o.r.deliveries.about(activity))
 			}
 		}
 	}

@@ -225,7 +225,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // check messages against the instance's key.
 func newRunner(ctx context.Context, cfg Config, st *stack) (*runner, error) {
 	r := &runner{
-		cfg: cfg, m: newModel(), objects: st.objects, db: st.db, push: st.push,
+		cfg: cfg, m: newModel(), objects: st.objects, db: st.db, push: st.push, deliveries: st.deliveries,
 		c:     &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
 		other: &client{base: st.other, http: &http.Client{Timeout: 2 * time.Minute}},
 	}
@@ -321,8 +321,10 @@ type runner struct {
 	stop time.Time
 	// objects lists the pictures' bucket.
 	objects func() ([]string, error)
-	// push is the push service of every user's device.
-	push *receiver.Service
+	// push is the push service of every user's device, and deliveries
+	// what the deliveries to it did.
+	push       *receiver.Service
+	deliveries *deliveries
 }
 
 // Kinds are the operations of the mix, as reports name them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -38,9 +39,11 @@ type stack struct {
 	dsFaults *dsfaults.Injector
 	db       *store.DB // through the faults
 	objects  func() ([]string, error)
-	// push is the push service every user's device subscribes at.
-	push  *receiver.Service
-	close func()
+	// push is the push service every user's device subscribes at, and
+	// deliveries what the stacks' deliveries to it did.
+	push       *receiver.Service
+	deliveries *deliveries
+	close      func()
 }
 
 // startStack starts the stack cfg describes. index.yaml and queue.yaml are
@@ -49,6 +52,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, PageCacheTTL: cfg.PageCacheTTL,
 		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
 		WebPushAllowLoopback: true}
+	told := newDeliveries(logging.New(logOut, cfg.LogLevel, project).Handler())
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	st, err := localstack.Start(ctx, localstack.Options{
@@ -73,7 +77,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 			CreateFail: cfg.EnqueueFaults, CreateLost: cfg.EnqueueFaults,
 		},
 		Config: service,
-		Logger: logging.New(logOut, cfg.LogLevel, project),
+		Logger: slog.New(told),
 	})
 	if err != nil {
 		return nil, err
@@ -86,13 +90,13 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		Dir: cfg.Dir, Project: project, Location: location, DB: st.DB,
 		StorageEndpoint: st.StorageEndpoint, Bucket: st.Bucket,
 		DispatchDeadline: time.Minute, Config: service,
-		Logger: logging.New(logOut, cfg.LogLevel, project),
+		Logger: slog.New(told),
 	})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	ps := receiver.New()
-	return &stack{url: st.URL, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps,
+	return &stack{url: st.URL, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told,
 		close: func() { ps.Close(); other.Close(); st.Close() }}, nil
 }
