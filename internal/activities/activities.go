@@ -404,6 +404,32 @@ type Config struct {
 	// Pictures, when set, is run as Forget is, for an activity that had
 	// pictures (package media).
 	Pictures Forgetter
+	// Publisher, when set, tells other servers of posts and their
+	// deletion (package federation).
+	Publisher Publisher
+}
+
+// Publisher tells other servers (package federation) of an author's
+// posts that reach followers (public, unlisted, followers-only; no
+// repost yet): it finds out itself whether the author has followers
+// there, and whether the author is of another server (their posts are
+// not sent back).
+type Publisher interface {
+	// Publishing is the job that sends the post once it is committed,
+	// enqueued ahead of its commit.
+	Publishing(author, id string) queue.Pending
+	// Unpublished tells them the post is deleted; the cleanup job runs
+	// it once the post is gone.
+	Unpublished(ctx context.Context, author, id string) error
+}
+
+// SetPublisher sets who tells other servers of posts.
+func (s *Service) SetPublisher(p Publisher) { s.cfg.Publisher = p }
+
+// published reports whether a post of this visibility goes to other
+// servers' followers of its author.
+func published(visibility string, repost bool) bool {
+	return !repost && (visibility == Public || visibility == Unlisted || visibility == FollowersOnly)
 }
 
 // Likes is what activities read of likes (package likes, whose Records
@@ -608,7 +634,11 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 	} else if a.UserID != author {
 		return s.notAuthor(ctx, author, id)
 	}
-	cleanup := CleanupJob.Pending(s.queue, CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}, 0)
+	t := CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}
+	if s.cfg.Publisher != nil && published(a.Visibility, a.RepostOf != "") {
+		t.Author = author
+	}
+	cleanup := CleanupJob.Pending(s.queue, t, 0)
 	var jobs queue.Ahead
 	err := jobs.Commit(ctx, []queue.Pending{cleanup}, func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
@@ -669,6 +699,9 @@ type CleanupTask struct {
 	// Pictures says the activity had pictures, for Config.ForgetPictures
 	// (an erasure's phase takes an erased author's, and sets it not).
 	Pictures bool `json:"pictures,omitempty"`
+	// Author, when set, is told to other servers (Config.Publisher) as
+	// the deleted post's author.
+	Author string `json:"author,omitempty"`
 }
 
 // CleanupJob cleans up after a deleted activity.
@@ -722,6 +755,9 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 		var n int
 		n, err = forget.ForgetActivity(ctx, t.ActivityID)
 		deleted += n
+	}
+	if err == nil && t.Author != "" && s.cfg.Publisher != nil {
+		err = s.cfg.Publisher.Unpublished(ctx, t.Author, t.ActivityID)
 	}
 	if err != nil {
 		return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, err)

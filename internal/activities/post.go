@@ -365,6 +365,9 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))
 	}
+	if p.s.cfg.Publisher != nil && published(p.in.Visibility, p.in.repostOf != "") {
+		expected = append(expected, p.s.cfg.Publisher.Publishing(p.author, ids.Format(seq)))
+	}
 	var plan postPlan
 	err := jobs.Commit(ctx, expected, func() error {
 		mine := &Activity{

@@ -64,6 +64,20 @@ type activity struct {
 	Object    any      `json:"object"`
 }
 
+// renderer writes posts as ActivityStreams, with the addresses of the
+// deployment's domain.
+type renderer struct{ fed federation.Config }
+
+// Render returns how package federation writes the Create of a post
+// (its Note; a repost's Announce) it sends to other servers.
+func Render(cfg federation.Config) federation.Render {
+	return func(v activities.View) any {
+		a := renderer{fed: cfg}.renderActivity(v)
+		a.Context = ldContext
+		return a
+	}
+}
+
 // note is GET /statuses/:id: a post anyone may see, as a Note (a
 // repost, as its Announce).
 func (s *Server) note(c *gin.Context) {
@@ -98,7 +112,7 @@ func (s *Server) note(c *gin.Context) {
 // copied to, besides the people it mentions: public to everyone (its
 // author's followers copied), unlisted to the followers (everyone
 // copied), followers-only to the followers, to the mentioned alone.
-func (s *Server) addressed(v activities.View, followers string) (to, cc []string) {
+func (s renderer) addressed(v activities.View, followers string) (to, cc []string) {
 	var mentioned []string
 	for id := range mentions(v) {
 		mentioned = append(mentioned, s.fed.Actor(id))
@@ -127,7 +141,7 @@ func mentions(v activities.View) iter.Seq2[string, string] {
 }
 
 // renderNote makes v's Note (v is no repost, and has its author).
-func (s *Server) renderNote(v activities.View, withContext bool) note {
+func (s renderer) renderNote(v activities.View, withContext bool) note {
 	base, author := s.fed.Base(), s.fed.Actor(v.Author.ID)
 	n := note{
 		ID: s.fed.Note(number(v.ID)), Type: "Note", AttributedTo: author, Sensitive: v.Sensitive,
@@ -165,13 +179,13 @@ func (s *Server) renderNote(v activities.View, withContext bool) note {
 	return n
 }
 
-func (s *Server) renderPicture(m media.View) document {
+func (s renderer) renderPicture(m media.View) document {
 	return document{Type: "Document", MediaType: m.MimeType, URL: absolute(s.fed.Base(), m.URL), Name: m.Description, Width: m.Width, Height: m.Height}
 }
 
 // renderActivity makes what an outbox lists of v: the Create of its
 // Note, or, for a repost, the Announce of what it shares.
-func (s *Server) renderActivity(v activities.View) activity {
+func (s renderer) renderActivity(v activities.View) activity {
 	author := s.fed.Actor(v.Author.ID)
 	a := activity{ID: s.fed.Note(number(v.ID)) + "/activity", Actor: author, Published: millis(v.PostedTime)}
 	if v.RepostOf != nil {

@@ -46,7 +46,7 @@ type Deps struct {
 
 // Server is the face.
 type Server struct {
-	fed        federation.Config
+	renderer
 	federation *federation.Service
 	keys       *federation.Keys
 	accounts   *accounts.Service
@@ -63,7 +63,7 @@ func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Activities == nil || d.Logger == nil || d.Host == nil {
 		return nil, errors.New("activitypub.New: nil dependency")
 	}
-	return &Server{fed: d.Federation.Config(), federation: d.Federation, keys: d.Federation.Keys(), accounts: d.Accounts,
+	return &Server{renderer: renderer{fed: d.Federation.Config()}, federation: d.Federation, keys: d.Federation.Keys(), accounts: d.Accounts,
 		activities: d.Activities, log: d.Logger, host: d.Host}, nil
 }
 

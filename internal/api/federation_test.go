@@ -767,3 +767,83 @@ func (e *env) mastoHome(u user) []map[string]any {
 	}
 	return list
 }
+
+// A post here that reaches followers goes to the servers of the
+// author's remote followers, to each server's shared inbox once, signed
+// by the author: its Create, and when deleted its Delete. A post for
+// the mentioned alone does not; nor does a post of someone with no
+// remote followers.
+func TestFederationPostsToAnotherServer(t *testing.T) {
+	ctx := context.Background()
+	other := fedtest.New()
+	defer other.Close()
+	e := newLoopbackFederatedEnv(t)
+	ann, cid := e.register("ann"), e.register("cid")
+	base := strings.TrimSuffix(e.url, "/")
+	annActor := base + "/users/" + ann.id
+	for _, name := range []string{"bob", "bea"} { // two people of one server
+		p := other.Person(name)
+		f := map[string]any{"id": p.URI + "/follows/ann", "type": "Follow", "actor": p.URI, "object": annActor}
+		if st, body, _ := other.Send(ctx, p, base+"/inbox", f); st != http.StatusAccepted {
+			t.Fatalf("Follow: %d %s", st, body)
+		}
+	}
+	accepted := len(e.received(other, 2))
+
+	post := func(u user, form url.Values) string {
+		t.Helper()
+		st, s := e.mastoForm("POST", "/api/v1/statuses", u.token, form)
+		if st != 200 {
+			t.Fatalf("post: %d %v", st, s)
+		}
+		return s["id"].(string)
+	}
+	public := post(ann, url.Values{"status": {"hello #fediverse"}, "spoiler_text": {"cw"}})
+	followersOnly := post(ann, url.Values{"status": {"friends"}, "visibility": {"private"}})
+	post(ann, url.Values{"status": {"@cid psst"}, "visibility": {"direct"}})
+	post(cid, url.Values{"status": {"no one elsewhere follows me"}})
+	e.settle()
+	got := other.Received()[accepted:]
+	if len(got) != 2 {
+		t.Fatalf("the other server got %d activities: %+v", len(got), got)
+	}
+	byNote := map[string]map[string]any{}
+	for _, g := range got {
+		obj, _ := g.Activity["object"].(map[string]any)
+		if g.Err != nil || g.KeyID != annActor+"#main-key" || g.Activity["type"] != "Create" || g.Inbox != "/inbox" || obj["type"] != "Note" {
+			t.Errorf("a delivery: %+v", g)
+			continue
+		}
+		byNote[obj["id"].(string)] = obj
+	}
+	pub, priv := byNote[base+"/statuses/"+public], byNote[base+"/statuses/"+followersOnly]
+	if pub == nil || !strings.Contains(pub["content"].(string), "hello") || pub["summary"] != "cw" {
+		t.Errorf("the public Note: %v", pub)
+	} else {
+		wantAddressed(t, "public", pub, []string{federation.PublicCollection}, []string{annActor + "/followers"})
+	}
+	if priv == nil {
+		t.Errorf("the followers' Note: %v", byNote)
+	} else {
+		wantAddressed(t, "followers", priv, []string{annActor + "/followers"}, nil)
+	}
+
+	if st, _ := e.mastoStatusDelete(ann, public); st != 200 {
+		t.Fatalf("delete: %d", st)
+	}
+	e.settle()
+	got = other.Received()[accepted+2:]
+	if len(got) != 1 || got[0].Activity["type"] != "Delete" || got[0].Err != nil {
+		t.Fatalf("after the delete: %+v", got)
+	}
+	if obj, _ := got[0].Activity["object"].(map[string]any); obj["id"] != base+"/statuses/"+public {
+		t.Errorf("the Delete's object: %v", got[0].Activity["object"])
+	}
+}
+
+// mastoStatusDelete deletes a status on the Mastodon face.
+func (e *env) mastoStatusDelete(u user, id string) (int, map[string]any) {
+	e.t.Helper()
+	r := e.do("DELETE", "/api/v1/statuses/"+id, u.token, nil)
+	return r.status, r.body
+}

@@ -133,6 +133,14 @@ func (s *Server) jobs() []route {
 			outcome, err := s.federation.Follow(ctx, t)
 			return []any{"follower", t.Follower, "followee", t.Followee, "undo", t.Undo, "outcome", outcome}, err
 		}),
+		// A post sent to the servers of its author's remote followers.
+		serve(s, federation.PublishJob, func(ctx context.Context, t federation.PublishTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.Publish(ctx, t)
+			return []any{"author", t.Author, "activity", t.Activity, "outcome", outcome}, err
+		}),
 		// A remote requester told of a locked person's decision.
 		serve(s, federation.AnswerJob, func(ctx context.Context, t federation.AnswerTask) ([]any, error) {
 			if s.federation == nil {

@@ -26,6 +26,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/activitypub"
 	"socialstream/internal/api"
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
@@ -527,8 +528,10 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue)
 	s.Federation.SetGraph(s.Graph, graph.Records{})
 	s.Federation.SetActivities(s.Activities)
+	s.Federation.SetRender(activitypub.Render(cfg.Federation))
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)
+		s.Activities.SetPublisher(s.Federation)
 	}
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {

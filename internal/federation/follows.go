@@ -88,7 +88,7 @@ func (s *Service) Follow(ctx context.Context, t FollowTask) (string, error) {
 			return "withdrawn", nil
 		}
 		id := s.followID(t.Follower, t.Followee, t.Ring)
-		if err := s.db.Put(ctx, remoteFollowKey(s.db, t.Follower, t.Followee), &remoteFollow{FollowID: id}); err != nil {
+		if err := s.db.Put(ctx, remoteFollowKey(s.db, t.Follower, t.Followee), &remoteFollow{FollowID: id, Follower: t.Follower, Followee: t.Followee}); err != nil {
 			return "", err
 		}
 		return "follow sent", s.Send(ctx, t.Follower, id, map[string]any{

@@ -45,6 +45,10 @@ func remoteFollowKey(db *store.DB, remote, local string) *datastore.Key {
 
 type remoteFollow struct {
 	FollowID string `datastore:"followId,noindex"`
+	// Follower and Followee name the people (Followee indexed: a local
+	// person's remote followers are found by it).
+	Follower string `datastore:"follower,noindex"`
+	Followee string `datastore:"followee"`
 }
 
 // MaxActivityBytes bounds what an inbox takes.
@@ -176,7 +180,8 @@ func (s *Service) followed(ctx context.Context, actor Actor, a activity) (string
 	if s.graph == nil {
 		return "", errors.New("federation: no graph")
 	}
-	if err := s.db.Put(store.Unguarded(ctx), remoteFollowKey(s.db, actor.UserID, target), &remoteFollow{FollowID: a.ID}); err != nil {
+	if err := s.db.Put(store.Unguarded(ctx), remoteFollowKey(s.db, actor.UserID, target),
+		&remoteFollow{FollowID: a.ID, Follower: actor.UserID, Followee: target}); err != nil {
 		return "", fmt.Errorf("federation: a follow: %w", err)
 	}
 	none := 0 // no copies: another server keeps what its people read

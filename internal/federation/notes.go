@@ -41,6 +41,7 @@ type Activities interface {
 	Post(ctx context.Context, author string, in activities.PostInput) (activities.View, bool, error)
 	Delete(ctx context.Context, author, id string) error
 	ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error)
+	Shown(ctx context.Context, viewer string, idList []string) ([]activities.View, error)
 }
 
 // SetActivities gives the service the posts an inbox acts on.

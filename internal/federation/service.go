@@ -44,8 +44,10 @@ type Service struct {
 	// graph and follows are the follow graph an inbox acts on (SetGraph).
 	graph   Graph
 	follows Follows
-	// activities are the posts an inbox acts on (SetActivities).
+	// activities are the posts an inbox acts on (SetActivities), and
+	// render writes a post's Create (SetRender).
 	activities Activities
+	render     Render
 }
 
 // New returns the service, whose fetches and deliveries go through the

@@ -1,0 +1,143 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// A post of a person here that reaches followers (public, unlisted,
+// followers-only) goes to the servers of their remote followers: its
+// commit enqueues, ahead of it, a job (Publishing) that, once the post
+// shows, sends the Create of its Note to each of their inboxes (a
+// server's shared inbox once for all its people), one delivery each. A
+// deleted post's cleanup job sends the Delete of its Note to them alike
+// (Unpublished). Their remote followers are those whose Follow the
+// service took (a RemoteFollow naming them as followee) and who still
+// follow them.
+
+// PublishJob sends a post to the servers of its author's remote
+// followers.
+var PublishJob = queue.Job[PublishTask]{Name: "federate-post", Queue: queue.Federation,
+	TaskName: func(t PublishTask) string { return "publish-" + t.Activity }}
+
+// PublishTask is the body of a publish job.
+type PublishTask struct {
+	Author   string `json:"author"`
+	Activity string `json:"activity"`
+	At       int64  `json:"at"`
+}
+
+// Render makes the Create of a post's Note (package activitypub's).
+type Render func(v activities.View) any
+
+// SetRender sets how a post's Create is written.
+func (s *Service) SetRender(r Render) { s.render = r }
+
+// Publishing is activities.Publisher: the job that sends author's post id.
+func (s *Service) Publishing(author, id string) queue.Pending {
+	t := PublishTask{Author: author, Activity: id, At: s.now().Unix()}
+	return PublishJob.Pending(s.q, t, 0)
+}
+
+// Publish runs a publish job.
+func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
+	if _, remote, err := s.ActorOf(ctx, t.Author); err != nil || remote {
+		return "a remote author's", err
+	}
+	inboxes, err := s.remoteAudience(ctx, t.Author)
+	if err != nil || len(inboxes) == 0 {
+		return "no remote followers", err
+	}
+	views, err := s.activities.Shown(ctx, t.Author, []string{t.Activity})
+	if err != nil {
+		return "", err
+	}
+	if len(views) == 0 || views[0].Author == nil {
+		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter {
+			return "", queue.NotYet("the post")
+		}
+		return "never posted", nil
+	}
+	if s.render == nil {
+		return "", fmt.Errorf("federation: nothing renders posts")
+	}
+	id := s.cfg.Note(number(t.Activity)) + "/activity"
+	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(views[0]), inboxes...)
+}
+
+// Unpublished is activities.Publisher: it sends the Delete of author's
+// post id to the servers of their remote followers.
+func (s *Service) Unpublished(ctx context.Context, author, id string) error {
+	if _, remote, err := s.ActorOf(ctx, author); err != nil || remote {
+		return err
+	}
+	inboxes, err := s.remoteAudience(ctx, author)
+	if err != nil || len(inboxes) == 0 {
+		return err
+	}
+	note := s.cfg.Note(number(id))
+	return s.Send(ctx, author, note+"#delete", map[string]any{
+		"@context": "https://www.w3.org/ns/activitystreams", "id": note + "#delete", "type": "Delete",
+		"actor": s.cfg.Actor(author), "to": []string{PublicCollection},
+		"object": map[string]any{"id": note, "type": "Tombstone"},
+	}, inboxes...)
+}
+
+// MaxRemoteFollowers bounds the remote followers one post goes to (one
+// query's page): past it, the newest follows are served first.
+const MaxRemoteFollowers = 1000
+
+// remoteAudience returns the inboxes of user's remote followers, each
+// server's shared inbox once.
+func (s *Service) remoteAudience(ctx context.Context, user string) ([]string, error) {
+	var follows []remoteFollow
+	if _, err := s.db.GetAll(ctx, s.db.Query(KindRemoteFollow).FilterField("followee", "=", user).Limit(MaxRemoteFollowers), &follows); err != nil {
+		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
+	}
+	if len(follows) == 0 {
+		return nil, nil
+	}
+	l := s.db.Lookup()
+	still := make([]store.Ref, len(follows))
+	actors := make([]remoteActor, len(follows))
+	known := make([]store.Ref, len(follows))
+	for i, f := range follows {
+		still[i] = s.follows.Follows(l, f.Follower, user)
+		known[i] = l.Add(remoteActorKey(s.db, f.Follower), &actors[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i := range follows {
+		if !still[i].Found() || !known[i].Found() {
+			continue
+		}
+		inbox := actors[i].SharedInbox
+		if inbox == "" {
+			inbox = actors[i].Inbox
+		}
+		if !seen[inbox] {
+			seen[inbox] = true
+			out = append(out, inbox)
+		}
+	}
+	return out, nil
+}
+
+// number is the number a post's id stands for, as its Note's address
+// writes it.
+func number(id string) string {
+	if n, ok := ids.Parse(id); ok {
+		return strconv.FormatInt(n, 10)
+	}
+	return id
+}
