@@ -406,6 +406,16 @@ func newLoopbackFederatedEnv(t *testing.T) *env {
 		Federation: federation.Config{Domain: addr, AllowLoopback: true}}})
 }
 
+// federatedBeside is a stack that federates on loopback (its root
+// returned too) and another server beside it, closed with the test.
+func federatedBeside(t *testing.T) (*env, *fedtest.Server, string) {
+	t.Helper()
+	other := fedtest.New()
+	t.Cleanup(other.Close)
+	e := newLoopbackFederatedEnv(t)
+	return e, other, strings.TrimSuffix(e.url, "/")
+}
+
 // received waits for the other server to have taken n activities, and
 // returns them.
 func (e *env) received(other *fedtest.Server, n int) []fedtest.Received {
@@ -425,11 +435,8 @@ func (e *env) received(other *fedtest.Server, n int) []fedtest.Received {
 // sent as an Accept or a Reject. A follow of no one here is a 404.
 func TestFederationFollowFromAnotherServer(t *testing.T) {
 	ctx := context.Background()
-	other := fedtest.New()
-	defer other.Close()
-	e := newLoopbackFederatedEnv(t)
+	e, other, base := federatedBeside(t)
 	ann := e.register("ann")
-	base := "http://" + strings.TrimPrefix(e.url, "http://")
 	annActor := base + "/users/" + ann.id
 	bob := other.Person("bob")
 
@@ -573,11 +580,8 @@ func (e *env) mastoList(path, token string) (int, []map[string]any) {
 // ends it.
 func TestFederationFollowOfAnotherServer(t *testing.T) {
 	ctx := context.Background()
-	other := fedtest.New()
-	defer other.Close()
-	e := newLoopbackFederatedEnv(t)
+	e, other, base := federatedBeside(t)
 	ann := e.register("ann")
-	base := "http://" + strings.TrimPrefix(e.url, "http://")
 	annActor := base + "/users/" + ann.id
 	eve := other.Person("eve")
 	acct := "eve@" + other.Domain
@@ -680,11 +684,8 @@ func (e *env) followRemote(other *fedtest.Server, u user, p *fedtest.Person) str
 // is dropped; one attributed to someone else is refused.
 func TestFederationPostsFromAnotherServer(t *testing.T) {
 	ctx := context.Background()
-	other := fedtest.New()
-	defer other.Close()
-	e := newLoopbackFederatedEnv(t)
+	e, other, base := federatedBeside(t)
 	ann, zed := e.register("ann"), e.register("zed")
-	base := strings.TrimSuffix(e.url, "/")
 	eve := other.Person("eve")
 	e.followRemote(other, ann, eve)
 
@@ -775,11 +776,8 @@ func (e *env) mastoHome(u user) []map[string]any {
 // remote followers.
 func TestFederationPostsToAnotherServer(t *testing.T) {
 	ctx := context.Background()
-	other := fedtest.New()
-	defer other.Close()
-	e := newLoopbackFederatedEnv(t)
+	e, other, base := federatedBeside(t)
 	ann, cid := e.register("ann"), e.register("cid")
-	base := strings.TrimSuffix(e.url, "/")
 	annActor := base + "/users/" + ann.id
 	for _, name := range []string{"bob", "bea"} { // two people of one server
 		p := other.Person(name)
