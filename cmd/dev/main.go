@@ -5,7 +5,7 @@
 //
 // Run it from the repository root:
 //
-//	go run ./cmd/dev [--port 8080] [--host 127.0.0.1]
+//	go run ./cmd/dev [--port 8080] [--host 127.0.0.1] [--tls-port 8443]
 //
 // It reads the same environment variables as cmd/server (docs/deploy.md lists
 // them), except those the stack sets itself: the emulator hosts, the
@@ -58,8 +58,16 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	dsPort := fs.Int("datastore-port", 0, "port of the Datastore emulator (0 picks a free one)")
 	tasksPort := fs.Int("tasks-port", 0, "port of the Cloud Tasks emulator (0 picks a free one)")
 	verbose := fs.Bool("v", false, "log debug lines, and the Datastore emulator's output")
+	tlsPort := fs.Int("tls-port", 0, "also serve https on 127.0.0.1 at this port, with a certificate of its own that no one trusts, for a peer of the fediverse on this machine that reaches servers over https alone (FEDERATION_DOMAIN then names it: 127.0.0.1:PORT)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *tlsPort != 0 {
+		want := net.JoinHostPort("127.0.0.1", strconv.Itoa(*tlsPort))
+		if cfg.Federation.Domain != want || !cfg.Federation.AllowLoopback {
+			return fmt.Errorf("--tls-port %d is for federating on this machine: set FEDERATION_DOMAIN=%s and FEDERATION_ALLOW_LOOPBACK=1", *tlsPort, want)
+		}
+		cfg.Federation.LoopbackTLS = true
 	}
 	for _, f := range []string{"index.yaml", "queue.yaml"} {
 		if _, err := os.Stat(f); err != nil {
@@ -108,6 +116,13 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 		limits = "off (RATE_LIMITS=off)"
 	}
 	fmt.Fprintf(out, "API                 %s  (rate limits %s)\n", st.URL, limits)
+	if *tlsPort != 0 {
+		door, err := frontDoor(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(*tlsPort)), st.URL)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "API over TLS        %s  (a certificate no one trusts; federating as %s)\n", door, cfg.Federation.Base())
+	}
 	err = st.Wait(ctx)
 	fmt.Fprintln(out, "stopping")
 	return err

@@ -60,7 +60,7 @@ func (s *Server) instanceActor(c *gin.Context) {
 		return
 	}
 	id := s.fed.InstanceActor()
-	s.answer(c, application{Context: ldContext, ID: id, Type: "Application", PreferredUsername: s.fed.Domain,
+	s.answer(c, application{Context: ldContext, ID: id, Type: "Application", PreferredUsername: federation.InstanceName,
 		Inbox: s.fed.Base() + federation.SharedInboxPath, Outbox: id + "/outbox", URL: s.fed.Base() + "/",
 		PublicKey: publicKey{ID: id + "#main-key", Owner: id, PublicKeyPem: key.PublicPEM}, ManuallyApproves: true}, "")
 }

@@ -45,6 +45,13 @@ func (s *Server) webfinger(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if name == federation.InstanceName || id == federation.InstanceKey {
+		s.writeJSON(c, jrdJSON+"; charset=utf-8", jrd{ // the deployment's own actor
+			Subject: "acct:" + s.fed.Acct(federation.InstanceName), Aliases: []string{s.fed.InstanceActor()},
+			Links: []jrdLink{{Rel: "self", Type: ActivityJSON, Href: s.fed.InstanceActor()}},
+		})
+		return
+	}
 	var p accounts.Person
 	if id != "" {
 		p, err = s.personByID(c.Request.Context(), id)
@@ -82,8 +89,14 @@ func (s *Server) resource(resource string) (name, id string, err error) {
 			return "", "", derrors.New(derrors.InvalidArgument, "resource is not a URL")
 		}
 		base, _ := url.Parse(s.fed.Base())
+		if u.Scheme != base.Scheme || !strings.EqualFold(u.Host, base.Host) {
+			return "", "", errGone
+		}
+		if u.Path == federation.InstancePath {
+			return "", federation.InstanceKey, nil
+		}
 		id, ok := strings.CutPrefix(u.Path, federation.PeoplePath)
-		if u.Scheme != base.Scheme || !strings.EqualFold(u.Host, base.Host) || !ok {
+		if !ok {
 			return "", "", errGone
 		}
 		return "", id, nil

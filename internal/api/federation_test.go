@@ -845,3 +845,53 @@ func (e *env) mastoStatusDelete(u user, id string) (int, map[string]any) {
 	r := e.do("DELETE", "/api/v1/statuses/"+id, u.token, nil)
 	return r.status, r.body
 }
+
+// The deployment's own actor, whose key signs its fetches, is found as
+// WebFinger finds anyone (acct:instance.actor@domain, or its address),
+// and read as an Application with its key. A signature whose key's
+// server fails is a 503, for its sender to try again; a Note whose tag
+// is one object, not a list, is read all the same.
+func TestFederationInstanceActorAndPeersWays(t *testing.T) {
+	ctx := context.Background()
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	for _, resource := range []string{"acct:" + federation.InstanceName + "@" + strings.TrimPrefix(base, "http://"), base + "/actor"} {
+		status, _, wf := e.apGet("/.well-known/webfinger?resource="+url.QueryEscape(resource), "application/jrd+json")
+		links, _ := wf["links"].([]any)
+		if status != 200 || len(links) != 1 || links[0].(map[string]any)["href"] != base+"/actor" {
+			t.Errorf("webfinger %s: %d %v", resource, status, wf)
+		}
+	}
+	status, _, actor := e.apGet("/actor", asJSON)
+	key, _ := actor["publicKey"].(map[string]any)
+	if status != 200 || actor["type"] != "Application" || actor["preferredUsername"] != federation.InstanceName || key["id"] != base+"/actor#main-key" {
+		t.Fatalf("the instance actor: %d %v", status, actor)
+	}
+	parsePublicKey(t, key["publicKeyPem"].(string))
+
+	eve := other.Person("eve")
+	other.Down(eve, true)
+	f := map[string]any{"id": eve.URI + "/follows/1", "type": "Follow", "actor": eve.URI, "object": base + "/users/" + ann.id}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", f); st != http.StatusServiceUnavailable || !strings.Contains(string(body), "error") {
+		t.Errorf("a key whose server fails: %d %s", st, body)
+	}
+	other.Down(eve, false)
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", f); st != http.StatusAccepted {
+		t.Fatalf("the Follow again: %d %s", st, body)
+	}
+	note := map[string]any{"id": eve.URI + "/statuses/1/activity", "type": "Create", "actor": eve.URI, "object": map[string]any{
+		"id": eve.URI + "/statuses/1", "type": "Note", "attributedTo": eve.URI, "to": federation.PublicCollection,
+		"content": "<p>hi @ann</p>", "tag": map[string]any{"type": "Mention", "href": base + "/users/" + ann.id, "name": "@ann"}}}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", note); st != http.StatusAccepted {
+		t.Fatalf("a Note with one tag: %d %s", st, body)
+	}
+	e.settle()
+	if types := e.notificationTypes(ann); !slices.Contains(types, "mention") {
+		t.Errorf("ann, mentioned by a Note of one tag: %v", types)
+	}
+	bad := map[string]any{"id": eve.URI + "/statuses/2/activity", "type": "Create", "actor": eve.URI, "object": map[string]any{
+		"id": eve.URI + "/statuses/2", "type": "Note", "attributedTo": eve.URI, "content": 7}}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", bad); st != http.StatusBadRequest {
+		t.Errorf("a Note that does not read: %d %s", st, body)
+	}
+}

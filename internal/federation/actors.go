@@ -143,7 +143,7 @@ func (s *Service) Resolve(ctx context.Context, uri string, refresh bool) (Actor,
 	if ok && !refresh && s.now().Sub(kept.Fetched) < ActorRefresh {
 		return kept, nil
 	}
-	doc, err := s.fetchJSON(ctx, uri)
+	doc, err := s.fetchJSON(ctx, activityAccept, uri)
 	if err != nil {
 		if ok && !refresh {
 			return kept, nil // their server is down: what is kept serves
@@ -284,7 +284,7 @@ func (s *Service) KeyOwner(ctx context.Context, keyID string, refresh bool) (Act
 			return a, err
 		}
 	}
-	raw, err := s.fetchJSON(ctx, doc)
+	raw, err := s.fetchJSON(ctx, activityAccept, doc)
 	if err != nil {
 		return Actor{}, err
 	}
@@ -319,7 +319,7 @@ func (s *Service) KeyOwner(ctx context.Context, keyID string, refresh bool) (Act
 	if err := s.checkRemoteURL(owner); err != nil {
 		return Actor{}, err
 	}
-	raw, err = s.fetchJSON(ctx, owner)
+	raw, err = s.fetchJSON(ctx, activityAccept, owner)
 	if err != nil {
 		return Actor{}, err
 	}
@@ -333,14 +333,21 @@ func (s *Service) KeyOwner(ctx context.Context, keyID string, refresh bool) (Act
 	return s.keep(ctx, f, doc)
 }
 
-// fetchJSON gets an ActivityPub document, signed as the service, through
-// the one guarded client.
-func (s *Service) fetchJSON(ctx context.Context, uri string) ([]byte, error) {
+// What fetchJSON asks for: ActivityPub's JSON, or WebFinger's (some
+// servers answer 406 to a WebFinger asked for the other).
+const (
+	activityAccept  = `application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams"`
+	webfingerAccept = "application/jrd+json, application/json"
+)
+
+// fetchJSON gets a document (accept says of which kind), signed as the
+// service, through the one guarded client.
+func (s *Service) fetchJSON(ctx context.Context, accept, uri string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, uri, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRemote, err)
 	}
-	req.Header.Set("Accept", `application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams"`)
+	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", s.userAgent())
 	key, err := s.keys.Of(ctx, InstanceKey)
 	if err != nil {
@@ -460,7 +467,7 @@ func (s *Service) Find(ctx context.Context, acct string) (Actor, error) {
 	if err := s.checkRemoteURL(wf); err != nil {
 		return Actor{}, err
 	}
-	raw, err := s.fetchJSON(ctx, wf)
+	raw, err := s.fetchJSON(ctx, webfingerAccept, wf)
 	if err != nil {
 		return Actor{}, err
 	}

@@ -27,6 +27,10 @@ type Config struct {
 	// reach loopback addresses; tests on one machine alone, refused on
 	// App Engine.
 	AllowLoopback bool
+	// LoopbackTLS: a loopback domain is served over https (the local
+	// stack's TLS front door, for peers that reach servers over https
+	// alone); else over plain http.
+	LoopbackTLS bool
 }
 
 // On reports whether the deployment federates.
@@ -94,9 +98,9 @@ func loopbackHost(s string) bool {
 }
 
 // Base is the root of the deployment's addresses: https://domain, or
-// http:// for a loopback domain.
+// http:// for a loopback domain (but with LoopbackTLS).
 func (c Config) Base() string {
-	if loopbackHost(c.Domain) {
+	if loopbackHost(c.Domain) && !c.LoopbackTLS {
 		return "http://" + c.Domain
 	}
 	return "https://" + c.Domain

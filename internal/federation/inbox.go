@@ -144,8 +144,8 @@ func (s *Service) signer(ctx context.Context, sig *Signature) (Actor, error) {
 		if errors.Is(err, ErrRemote) {
 			return Actor{}, derrors.New(derrors.Unauthenticated, "the signature's key: "+err.Error())
 		}
-		if err != nil {
-			return Actor{}, err
+		if err != nil { // its server did not answer: the sender tries again later
+			return Actor{}, fmt.Errorf("%w: %w", derrors.New(derrors.Unavailable, "the signature's key could not be fetched: try again later"), err)
 		}
 		if err := sig.Verify(actor.PublicKey); err == nil {
 			return actor, nil

@@ -62,11 +62,35 @@ type note struct {
 	InReplyTo    json.RawMessage   `json:"inReplyTo"`
 	To           addresses         `json:"to"`
 	Cc           addresses         `json:"cc"`
-	Tag          []struct {
-		Type string `json:"type"`
-		Href string `json:"href"`
-		Name string `json:"name"`
-	} `json:"tag"`
+	Tag          noteTags          `json:"tag"`
+}
+
+// noteTag is a Note's Mention or Hashtag.
+type noteTag struct {
+	Type string `json:"type"`
+	Href string `json:"href"`
+	Name string `json:"name"`
+}
+
+// noteTags reads tag: one object, or a list (ActivityStreams allows
+// both, and servers write both).
+type noteTags []noteTag
+
+func (t *noteTags) UnmarshalJSON(b []byte) error {
+	var one noteTag
+	if len(b) > 0 && b[0] == '{' {
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*t = noteTags{one}
+		return nil
+	}
+	var many []noteTag
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*t = many
+	return nil
 }
 
 // addresses reads to and cc: one address, or a list.
@@ -96,8 +120,11 @@ func externalID(noteID string) string {
 // created takes a Create of a Note.
 func (s *Service) created(ctx context.Context, actor Actor, a activity) (string, error) {
 	var n note
-	if err := json.Unmarshal(a.Object, &n); err != nil || n.ID == "" {
+	if ref(a.Object) != "" && len(a.Object) > 0 && a.Object[0] == '"' {
 		return "ignored Create of a reference", nil // an object by id alone: not fetched yet
+	}
+	if err := json.Unmarshal(a.Object, &n); err != nil || n.ID == "" {
+		return "", fmt.Errorf("%w: its object does not read as a Note", errMalformed)
 	}
 	if n.Type != "Note" {
 		return "ignored Create of a " + n.Type, nil

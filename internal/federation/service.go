@@ -25,8 +25,13 @@ import (
 // a word.
 const InstanceKey = "instance"
 
-// InstancePath is the instance actor's address.
-const InstancePath = "/actor"
+// InstancePath is the instance actor's address, and InstanceName its
+// name (WebFinger finds it as acct:instance.actor@domain): a name with a
+// dot, which no person here can have.
+const (
+	InstancePath = "/actor"
+	InstanceName = "instance.actor"
+)
 
 // InstanceActor is the address of the deployment's own actor.
 func (c Config) InstanceActor() string { return c.Base() + InstancePath }

@@ -212,6 +212,7 @@ func (s *Server) findAccount(m *mreq, acct string, resolve bool) (string, error)
 	}
 	a, err := s.d.Remote.Find(m.ctx, acct)
 	if errors.Is(err, federation.ErrRemote) {
+		s.log.InfoContext(m.ctx, "a person of another server not found", "acct", acct, "err", err)
 		return "", errMGone
 	}
 	if err != nil {

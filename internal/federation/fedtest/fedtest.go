@@ -43,6 +43,14 @@ type Person struct {
 	URI    string
 	Locked bool
 	key    *rsa.PrivateKey
+	down   bool // their actor answers 500
+}
+
+// Down has p's actor answer 500 (down true), as a server that fails.
+func (s *Server) Down(p *Person, down bool) {
+	s.mu.Lock()
+	p.down = down
+	s.mu.Unlock()
 }
 
 // KeyID is the id of the person's key.
@@ -107,12 +115,18 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	p, ok := s.people[r.PathValue("name")]
 	var pub string
+	down := false
 	if ok {
 		pub, _ = federation.PublicPEM(&p.key.PublicKey)
+		down = p.down
 	}
 	s.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
+		return
+	}
+	if down {
+		http.Error(w, "down", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/activity+json")
@@ -132,8 +146,13 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// webfinger finds a person by acct:name@domain.
+// webfinger finds a person by acct:name@domain; asked for another kind
+// than WebFinger's JSON, it answers 406, as GoToSocial does.
 func (s *Server) webfinger(w http.ResponseWriter, r *http.Request) {
+	if a := r.Header.Get("Accept"); !strings.Contains(a, "application/jrd+json") && !strings.Contains(a, "application/json") {
+		http.Error(w, "not acceptable", http.StatusNotAcceptable)
+		return
+	}
 	name, domain, _ := strings.Cut(strings.TrimPrefix(r.URL.Query().Get("resource"), "acct:"), "@")
 	s.mu.Lock()
 	p, ok := s.people[name]
