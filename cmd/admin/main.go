@@ -8,6 +8,9 @@
 //	go run ./cmd/admin role USERNAME admin|moderator|none
 //	go run ./cmd/admin rotate-link-key
 //	go run ./cmd/admin rotate-push-key
+//	go run ./cmd/admin block-domain DOMAIN [REASON]
+//	go run ./cmd/admin unblock-domain DOMAIN
+//	go run ./cmd/admin domain-blocks
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"time"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/federation"
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
@@ -27,7 +31,8 @@ import (
 	"socialstream/internal/store"
 )
 
-const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key\n       admin rotate-push-key"
+const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key\n       admin rotate-push-key\n" +
+	"       admin block-domain DOMAIN [REASON]\n       admin unblock-domain DOMAIN\n       admin domain-blocks"
 
 func main() {
 	if err := realMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
@@ -60,6 +65,33 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 			fmt.Fprintf(out, "a new VAPID key %s: new subscriptions are made with it within %s; those made before keep theirs.\n"+
 				"dropped %d older keys no subscription names; %d in the ring. Run it again later to drop the ones apps have left.\n",
 				rot.Public, push.KeyRefresh, rot.Dropped, rot.Kept)
+			return nil
+		})
+	case len(args) >= 2 && args[0] == "block-domain":
+		return withDB(ctx, getenv, func(db *store.DB) error {
+			if err := federation.BlockDomain(ctx, db, args[1], strings.Join(args[2:], " "), time.Now()); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s is blocked: every instance refuses its requests and sends it nothing within %s.\n", args[1], federation.BlockRefresh)
+			return nil
+		})
+	case len(args) == 2 && args[0] == "unblock-domain":
+		return withDB(ctx, getenv, func(db *store.DB) error {
+			if err := federation.UnblockDomain(ctx, db, args[1]); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s is no longer blocked (within %s on every instance).\n", args[1], federation.BlockRefresh)
+			return nil
+		})
+	case len(args) == 1 && args[0] == "domain-blocks":
+		return withDB(ctx, getenv, func(db *store.DB) error {
+			blocks, err := federation.BlockedDomains(ctx, db)
+			if err != nil {
+				return err
+			}
+			for _, b := range blocks {
+				fmt.Fprintf(out, "%s\t%s\t%s\n", b.Domain, b.Created.Format(time.RFC3339), b.Reason)
+			}
 			return nil
 		})
 	}

@@ -98,3 +98,33 @@ func TestRotatePushKey(t *testing.T) {
 		t.Errorf("rotation: output %q; the key %q then %q (%v)", out.String(), before.Public, after.Public, err)
 	}
 }
+
+// The operator blocks a domain, lists the blocks and lifts one; what is
+// not a domain is refused.
+func TestDomainBlocks(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	env := map[string]string{"DATASTORE_PROJECT_ID": testenv.Project, "DATASTORE_EMULATOR_HOST": testenv.EmulatorHost(t), "DATASTORE_NAMESPACE": db.Namespace()}
+	run := func(args ...string) (string, error) {
+		var out strings.Builder
+		err := realMain(ctx, args, func(k string) string { return env[k] }, &out)
+		return out.String(), err
+	}
+	for _, args := range [][]string{{"block-domain", "https://bad.example"}, {"block-domain", "bad"}, {"unblock-domain"}, {"block-domain"}} {
+		if _, err := run(args...); err == nil {
+			t.Errorf("admin %q: no error", args)
+		}
+	}
+	if _, err := run("block-domain", "Bad.Example", "spam", "waves"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("domain-blocks"); err != nil || !strings.HasPrefix(out, "bad.example\t") || !strings.Contains(out, "spam waves") {
+		t.Errorf("domain-blocks: %q %v", out, err)
+	}
+	if _, err := run("unblock-domain", "bad.example"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("domain-blocks"); err != nil || out != "" {
+		t.Errorf("after the unblock: %q %v", out, err)
+	}
+}

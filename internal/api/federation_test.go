@@ -895,3 +895,48 @@ func TestFederationInstanceActorAndPeersWays(t *testing.T) {
 		t.Errorf("a Note that does not read: %d %s", st, body)
 	}
 }
+
+// A blocked domain is cut off: its signed requests are refused before
+// anything is fetched, its people are not found, and nothing is
+// delivered to it; lifted, it is heard again.
+func TestFederationBlockedDomain(t *testing.T) {
+	ctx := context.Background()
+	other := fedtest.New()
+	t.Cleanup(other.Close)
+	db := testenv.DB(t)
+	if err := federation.BlockDomain(ctx, db, other.Domain, "spam", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	e := newEnvFrom(t, localstack.Options{DB: db, APIAddr: addr, Config: app.Config{Federation: federation.Config{Domain: addr, AllowLoopback: true}}})
+	base := strings.TrimSuffix(e.url, "/")
+	ann := e.register("ann")
+	eve := other.Person("eve")
+	f := map[string]any{"id": eve.URI + "/follows/1", "type": "Follow", "actor": eve.URI, "object": base + "/users/" + ann.id}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", f); st != http.StatusForbidden || !strings.Contains(string(body), "blocked") {
+		t.Errorf("a Follow from a blocked domain: %d %s", st, body)
+	}
+	if st, _ := e.lookupAccountAs(ann, "eve@"+other.Domain); st != 404 {
+		t.Errorf("a person of a blocked domain, looked up: %d", st)
+	}
+	if got := other.Received(); len(got) != 0 {
+		t.Errorf("the blocked domain was sent %d activities", len(got))
+	}
+	// Delivered to it, refused for good.
+	out, err := e.svc.Federation.Deliver(ctx, federation.Delivery{From: ann.id, Inbox: other.URL + "/inbox", ID: "x", Activity: []byte(`{}`)})
+	if err != nil || !strings.Contains(out, "blocked") {
+		t.Errorf("a delivery to a blocked domain: %q %v", out, err)
+	}
+}
+
+// lookupAccountAs looks acct up on the Mastodon face, signed in as u.
+func (e *env) lookupAccountAs(u user, acct string) (int, map[string]any) {
+	e.t.Helper()
+	r := e.do("GET", "/api/v1/accounts/lookup?acct="+url.QueryEscape(acct), u.token, nil)
+	return r.status, r.body
+}

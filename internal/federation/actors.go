@@ -343,6 +343,9 @@ const (
 // fetchJSON gets a document (accept says of which kind), signed as the
 // service, through the one guarded client.
 func (s *Service) fetchJSON(ctx context.Context, accept, uri string) ([]byte, error) {
+	if err := s.checkNotBlocked(ctx, uri); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRemote, err)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, uri, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRemote, err)

@@ -107,6 +107,9 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 	if err != nil {
 		return "", derrors.New(derrors.Unauthenticated, err.Error())
 	}
+	if err := s.checkNotBlocked(ctx, sig.KeyID); err != nil { // before anything is fetched
+		return "", err
+	}
 	actor, err := s.signer(ctx, sig)
 	if err != nil {
 		return "", err

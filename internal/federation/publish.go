@@ -125,6 +125,11 @@ func (s *Service) remoteAudience(ctx context.Context, user string) ([]string, er
 		if inbox == "" {
 			inbox = actors[i].Inbox
 		}
+		if blocked, err := s.blocked(ctx, inbox); err != nil {
+			return nil, err
+		} else if blocked {
+			continue
+		}
 		if !seen[inbox] {
 			seen[inbox] = true
 			out = append(out, inbox)

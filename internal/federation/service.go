@@ -53,6 +53,8 @@ type Service struct {
 	// render writes a post's Create (SetRender).
 	activities Activities
 	render     Render
+	// blocks are the blocked domains, read again every BlockRefresh.
+	blocks *store.Refreshed[[]string]
 }
 
 // New returns the service, whose fetches and deliveries go through the
@@ -60,7 +62,8 @@ type Service struct {
 // cfg.AllowLoopback.
 func New(cfg Config, db *store.DB, gen *ids.Generator, keys *Keys, q queue.Queue) *Service {
 	return &Service{cfg: cfg, db: db, gen: gen, keys: keys, q: q, now: time.Now,
-		client: egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, MaxBody: MaxActorBytes, Timeout: DeliveryTimeout})}
+		client: egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, MaxBody: MaxActorBytes, Timeout: DeliveryTimeout}),
+		blocks: store.NewRefreshed(BlockRefresh, func(ctx context.Context) ([]string, error) { return readBlocked(ctx, db) }, nil)}
 }
 
 // Config returns where the deployment federates.
@@ -123,6 +126,9 @@ var ErrRetry = derrors.New(derrors.Unavailable, "the other server did not take t
 func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 	if s.checkRemoteURL(d.Inbox) != nil || len(d.Activity) == 0 {
 		return Refused + " (malformed)", nil
+	}
+	if blocked, err := s.blocked(ctx, d.Inbox); err != nil || blocked {
+		return Refused + " (its domain is blocked)", err
 	}
 	key, err := s.keys.Of(ctx, d.From)
 	if err != nil {
