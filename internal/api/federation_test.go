@@ -940,3 +940,50 @@ func (e *env) lookupAccountAs(u user, acct string) (int, map[string]any) {
 	r := e.do("GET", "/api/v1/accounts/lookup?acct="+url.QueryEscape(acct), u.token, nil)
 	return r.status, r.body
 }
+
+// Two deployments of the service federate, each with its own namespace,
+// domain and keys: a person of one finds and follows a person of the
+// other (the follow waits for the other's Accept) and sees their posts
+// at home; the other sees the follower; an unfollow ends it on both.
+func TestFederationTwoDeployments(t *testing.T) {
+	a, b := newLoopbackFederatedEnv(t), newLoopbackFederatedEnv(t)
+	ann, bob := a.register("ann"), b.register("bob")
+	bobAcct := "bob@" + strings.TrimPrefix(b.url, "http://")
+	r := a.do("GET", "/api/v2/search?resolve=true&type=accounts&q=@"+url.QueryEscape(bobAcct), ann.token, nil)
+	found, _ := r.body["accounts"].([]any)
+	if len(found) != 1 {
+		t.Fatalf("search of %s: %d %s", bobAcct, r.status, r.raw)
+	}
+	bobThere := found[0].(map[string]any)["id"].(string)
+	if st, rel := a.mastoForm("POST", "/api/v1/accounts/"+bobThere+"/follow", ann.token, nil); st != 200 || rel["requested"] != true {
+		t.Fatalf("follow: %d %v", st, rel)
+	}
+	a.eventually("the follow accepted", func() bool {
+		_, rels := a.mastoList("/api/v1/accounts/relationships?id[]="+bobThere, ann.token)
+		return len(rels) == 1 && rels[0]["following"] == true
+	})
+	_, followers := b.mastoList("/api/v1/accounts/"+bob.id+"/followers", bob.token)
+	if len(followers) != 1 || followers[0]["acct"] != "ann@"+strings.TrimPrefix(a.url, "http://") {
+		t.Errorf("bob's followers at his deployment: %v", followers)
+	}
+
+	if st, s := b.mastoForm("POST", "/api/v1/statuses", bob.token, url.Values{"status": {"hello from afar"}}); st != 200 {
+		t.Fatalf("bob posts: %d %v", st, s)
+	}
+	var home []map[string]any
+	a.eventually("bob's post in ann's home", func() bool {
+		home = a.mastoHome(ann)
+		return len(home) == 1
+	})
+	if acc, _ := home[0]["account"].(map[string]any); acc["acct"] != bobAcct || !strings.Contains(home[0]["content"].(string), "from afar") {
+		t.Errorf("ann's home: %v", home[0])
+	}
+
+	if st, _ := a.mastoForm("POST", "/api/v1/accounts/"+bobThere+"/unfollow", ann.token, nil); st != 200 {
+		t.Fatalf("unfollow: %d", st)
+	}
+	b.eventually("ann's Undo taken", func() bool {
+		_, followers := b.mastoList("/api/v1/accounts/"+bob.id+"/followers", bob.token)
+		return len(followers) == 0
+	})
+}
