@@ -987,3 +987,50 @@ func TestFederationTwoDeployments(t *testing.T) {
 		return len(followers) == 0
 	})
 }
+
+// A person of another server likes and reposts a post here: counted and
+// told as anyone's; their Undo takes each back. A post hidden from them
+// is not there to like; one of another server is left alone.
+func TestFederationReactionsFromAnotherServer(t *testing.T) {
+	ctx := context.Background()
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve := other.Person("eve")
+	st, post := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"like me"}})
+	_, hidden := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"friends"}, "visibility": {"private"}})
+	if st != 200 {
+		t.Fatalf("post: %d", st)
+	}
+	note := base + "/statuses/" + post["id"].(string)
+	send := func(a map[string]any, want int) {
+		t.Helper()
+		if st, body, _ := other.Send(ctx, eve, base+"/inbox", a); st != want {
+			t.Fatalf("%v: %d %s", a["type"], st, body)
+		}
+	}
+	like := map[string]any{"id": eve.URI + "/likes/1", "type": "Like", "actor": eve.URI, "object": note}
+	announce := map[string]any{"id": eve.URI + "/announces/1", "type": "Announce", "actor": eve.URI, "object": note,
+		"to": []string{federation.PublicCollection}}
+	send(like, http.StatusAccepted)
+	send(announce, http.StatusAccepted)
+	e.settle()
+	counts := func() (any, any) {
+		t.Helper()
+		r := e.do("GET", "/api/v1/statuses/"+post["id"].(string), ann.token, nil)
+		return r.body["favourites_count"], r.body["reblogs_count"]
+	}
+	if f, rb := counts(); f != float64(1) || rb != float64(1) {
+		t.Errorf("after the Like and the Announce: favourites %v, reblogs %v", f, rb)
+	}
+	if types := e.notificationTypes(ann); !slices.Contains(types, "like") || !slices.Contains(types, "repost") {
+		t.Errorf("ann was told: %v", types)
+	}
+	send(map[string]any{"id": eve.URI + "/likes/1/undo", "type": "Undo", "actor": eve.URI, "object": like}, http.StatusAccepted)
+	send(map[string]any{"id": eve.URI + "/announces/1/undo", "type": "Undo", "actor": eve.URI, "object": announce}, http.StatusAccepted)
+	e.settle()
+	if f, rb := counts(); f != float64(0) || rb != float64(0) {
+		t.Errorf("after the Undos: favourites %v, reblogs %v", f, rb)
+	}
+	send(map[string]any{"id": eve.URI + "/likes/2", "type": "Like", "actor": eve.URI, "object": base + "/statuses/" + hidden["id"].(string)}, http.StatusNotFound)
+	send(map[string]any{"id": eve.URI + "/likes/3", "type": "Like", "actor": eve.URI, "object": "https://far.example/notes/1"}, http.StatusAccepted)
+}

@@ -528,6 +528,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue)
 	s.Federation.SetGraph(s.Graph, graph.Records{})
 	s.Federation.SetActivities(s.Activities)
+	s.Federation.SetReactions(s.Likes, s.Activities)
 	s.Federation.SetRender(activitypub.Render(cfg.Federation))
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)

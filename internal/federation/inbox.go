@@ -135,6 +135,8 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 		return s.created(ctx, actor, a)
 	case "Delete":
 		return s.deleted(ctx, actor, a)
+	case "Like", "Announce":
+		return s.reacted(ctx, actor, a.Type, a.Object, false)
 	}
 	return "ignored " + a.Type, nil
 }
@@ -205,11 +207,18 @@ func (s *Service) followed(ctx context.Context, actor Actor, a activity) (string
 // undone takes an Undo of a Follow: the follow, or the request, ends.
 func (s *Service) undone(ctx context.Context, actor Actor, a activity) (string, error) {
 	var inner activity
-	if err := json.Unmarshal(a.Object, &inner); err != nil || inner.Type != "Follow" {
-		return "ignored Undo", nil // of something the service does not keep yet
+	if err := json.Unmarshal(a.Object, &inner); err != nil {
+		return "ignored Undo", nil // of something by its id alone
 	}
 	if ref(inner.Actor) != actor.URI {
 		return "", errNotTheActor
+	}
+	switch inner.Type {
+	case "Like", "Announce":
+		return s.reacted(ctx, actor, inner.Type, inner.Object, true)
+	case "Follow":
+	default:
+		return "ignored Undo of a " + inner.Type, nil
 	}
 	target := s.local(ref(inner.Object))
 	if target == "" {

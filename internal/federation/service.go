@@ -53,6 +53,8 @@ type Service struct {
 	// render writes a post's Create (SetRender).
 	activities Activities
 	render     Render
+	likes      Likes
+	reposts    Reposts
 	// blocks are the blocked domains, read again every BlockRefresh.
 	blocks *store.Refreshed[[]string]
 }
