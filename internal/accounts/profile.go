@@ -134,6 +134,9 @@ func (p *Profiled) Found() bool { return p.uRef.Found() }
 // Profile returns the profile as read.
 func (p *Profiled) Profile() Profile { return p.u.Profile }
 
+// DisplayName returns the display name as read.
+func (p *Profiled) DisplayName() string { return p.u.DisplayName }
+
 // Set writes, in tx, the person's profile on the User and the card, and
 // their display name if display is not nil (empty: their username).
 func (p *Profiled) Set(tx *store.Tx, to Profile, display *string) error {

@@ -1034,3 +1034,28 @@ func TestFederationReactionsFromAnotherServer(t *testing.T) {
 	send(map[string]any{"id": eve.URI + "/likes/2", "type": "Like", "actor": eve.URI, "object": base + "/statuses/" + hidden["id"].(string)}, http.StatusNotFound)
 	send(map[string]any{"id": eve.URI + "/likes/3", "type": "Like", "actor": eve.URI, "object": "https://far.example/notes/1"}, http.StatusAccepted)
 }
+
+// A remote person's Update of their actor has their card here read
+// again: a new display name shows.
+func TestFederationProfileUpdateFromAnotherServer(t *testing.T) {
+	ctx := context.Background()
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve := other.Person("eve")
+	f := map[string]any{"id": eve.URI + "/follows/1", "type": "Follow", "actor": eve.URI, "object": base + "/users/" + ann.id}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", f); st != http.StatusAccepted {
+		t.Fatalf("Follow: %d %s", st, body)
+	}
+	acct := "eve@" + other.Domain
+	if _, a := e.lookupAccount(acct); a["display_name"] != "Eve of elsewhere" {
+		t.Fatalf("eve's card: %v", a["display_name"])
+	}
+	other.Show(eve, "Eve, renamed")
+	up := map[string]any{"id": eve.URI + "#updates/1", "type": "Update", "actor": eve.URI, "object": map[string]any{"id": eve.URI, "type": "Person"}}
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", up); st != http.StatusAccepted {
+		t.Fatalf("Update: %d %s", st, body)
+	}
+	if _, a := e.lookupAccount(acct); a["display_name"] != "Eve, renamed" {
+		t.Errorf("after the Update: %v", a["display_name"])
+	}
+}

@@ -244,7 +244,20 @@ func (s *Service) keep(ctx context.Context, f fetchedActor, also string) (Actor,
 			return err
 		}
 		user = link.UserID
-		if !linked.Found() {
+		if linked.Found() { // their card as their server shows them now
+			l := tx.Lookup()
+			prof := accounts.ReadProfile(l, user)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			if p := prof.Profile(); prof.Found() && (p.Note != f.remote.Note || prof.DisplayName() != f.remote.DisplayName) {
+				p.Note = f.remote.Note
+				display := f.remote.DisplayName
+				if err := prof.Set(tx, p, &display); err != nil {
+					return err
+				}
+			}
+		} else {
 			if holder, taken := name.Holder(); taken {
 				// Another actor held the name before (their server made
 				// the account anew): the name stays its.

@@ -137,6 +137,16 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 		return s.deleted(ctx, actor, a)
 	case "Like", "Announce":
 		return s.reacted(ctx, actor, a.Type, a.Object, false)
+	case "Update":
+		if ref(a.Object) == actor.URI { // their profile: read again from their server
+			if _, err := s.Resolve(ctx, actor.URI, true); errors.Is(err, ErrRemote) {
+				return "", err
+			} else if err != nil {
+				return "", fmt.Errorf("%w: %w", derrors.New(derrors.Unavailable, "their actor could not be read: try again later"), err)
+			}
+			return "profile refreshed", nil
+		}
+		return "ignored Update", nil
 	}
 	return "ignored " + a.Type, nil
 }

@@ -43,7 +43,15 @@ type Person struct {
 	URI    string
 	Locked bool
 	key    *rsa.PrivateKey
-	down   bool // their actor answers 500
+	down   bool   // their actor answers 500
+	shown  string // their display name, when set
+}
+
+// Show has p's actor show display as their name.
+func (s *Server) Show(p *Person, display string) {
+	s.mu.Lock()
+	p.shown = display
+	s.mu.Unlock()
 }
 
 // Down has p's actor answer 500 (down true), as a server that fails.
@@ -114,11 +122,15 @@ func (s *Server) Rekey(p *Person) {
 func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	p, ok := s.people[r.PathValue("name")]
-	var pub string
+	var pub, display string
 	down := false
 	if ok {
 		pub, _ = federation.PublicPEM(&p.key.PublicKey)
 		down = p.down
+		display = p.shown
+		if display == "" {
+			display = strings.ToUpper(p.Name[:1]) + p.Name[1:] + " <b>of elsewhere</b>"
+		}
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -135,7 +147,7 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 		"id":                        p.URI,
 		"type":                      "Person",
 		"preferredUsername":         p.Name,
-		"name":                      strings.ToUpper(p.Name[:1]) + p.Name[1:] + " <b>of elsewhere</b>",
+		"name":                      display,
 		"summary":                   "<p>A person of another server.</p>",
 		"inbox":                     p.URI + "/inbox",
 		"outbox":                    p.URI + "/outbox",
