@@ -116,8 +116,19 @@ func TestDeliverOutcomes(t *testing.T) {
 		w.WriteHeader(status)
 	}))
 	defer srv.Close()
-	s := New(Config{Domain: "127.0.0.1:1", AllowLoopback: true}, db, ids.New(), NewKeys(db), nil)
+	keys := NewKeys(db)
+	s := New(Config{Domain: "127.0.0.1:1", AllowLoopback: true}, db, ids.New(), keys, nil)
 	d := Delivery{From: "42", Inbox: srv.URL + "/inbox", ID: "https://x/1", Activity: json.RawMessage(`{"type":"Accept"}`)}
+	// No one 42 here, and no key: a delivery makes none, and ends.
+	if out, err := s.Deliver(ctx, d); out != Refused+" (its sender is gone)" || err != nil {
+		t.Errorf("from no one: %q, %v", out, err)
+	}
+	if _, ok, err := keys.Stored(ctx, "42"); ok || err != nil {
+		t.Fatalf("a delivery from no one made a key (%v)", err)
+	}
+	if _, err := keys.Of(ctx, "42"); err != nil { // as the person's first actor read makes it
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		status  int
 		outcome string

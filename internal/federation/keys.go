@@ -94,6 +94,24 @@ func (k *Keys) Of(ctx context.Context, user string) (Key, error) {
 	return key, nil
 }
 
+// Stored returns the key pair of user if they have one, making none.
+func (k *Keys) Stored(ctx context.Context, user string) (Key, bool, error) {
+	if key, ok := k.kept.Get(user); ok {
+		return key, true, nil
+	}
+	var stored actorKey
+	ok, err := k.db.Get(ctx, actorKeyKey(k.db, user), &stored)
+	if err != nil || !ok || len(stored.Private) == 0 {
+		return Key{}, false, err
+	}
+	key, err := stored.parse()
+	if err != nil {
+		return Key{}, false, fmt.Errorf("federation: the key of %s: %w", user, err)
+	}
+	k.kept.Add(user, key)
+	return key, true, nil
+}
+
 // Erase deletes the key pair of a deleted person, if there is one (an
 // erasure's phase: it counts nothing).
 func (k *Keys) Erase(ctx context.Context, user string) (int, error) {

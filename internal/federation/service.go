@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/egress"
 	"socialstream/internal/ids"
@@ -112,6 +113,25 @@ func (s *Service) Send(ctx context.Context, from, id string, activity any, inbox
 	return nil
 }
 
+// signingKey returns the key that signs for user: theirs, made now if
+// they have none and are a person here (a delivery left for someone
+// since deleted makes none, which their erasure would not find).
+func (s *Service) signingKey(ctx context.Context, user string) (Key, bool, error) {
+	if user == InstanceKey {
+		key, err := s.keys.Of(ctx, user)
+		return key, err == nil, err
+	}
+	if key, ok, err := s.keys.Stored(ctx, user); err != nil || ok {
+		return key, ok, err
+	}
+	p, ok, err := accounts.Load(ctx, s.db, user)
+	if err != nil || !ok || p.Remote() {
+		return Key{}, false, err
+	}
+	key, err := s.keys.Of(ctx, user)
+	return key, err == nil, err
+}
+
 // Outcomes of a delivery, for its log line.
 const (
 	Delivered = "delivered"
@@ -132,9 +152,12 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 	if blocked, err := s.blocked(ctx, d.Inbox); err != nil || blocked {
 		return Refused + " (its domain is blocked)", err
 	}
-	key, err := s.keys.Of(ctx, d.From)
+	key, ok, err := s.signingKey(ctx, d.From)
 	if err != nil {
 		return "", err
+	}
+	if !ok {
+		return Refused + " (its sender is gone)", nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Inbox, bytes.NewReader(d.Activity))
 	if err != nil {
