@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -410,10 +411,10 @@ type Config struct {
 }
 
 // Publisher tells other servers (package federation) of an author's
-// posts that reach followers (public, unlisted, followers-only; no
-// repost yet): it finds out itself whether the author has followers
-// there, and whether the author is of another server (their posts are
-// not sent back).
+// posts that reach followers (public, unlisted, followers-only) or
+// mention people there (no repost yet): it finds out itself whether
+// the author has followers there, and whether the author is of another
+// server (their posts are not sent back).
 type Publisher interface {
 	// Publishing is the job that sends the post once it is committed,
 	// enqueued ahead of its commit.
@@ -426,10 +427,18 @@ type Publisher interface {
 // SetPublisher sets who tells other servers of posts.
 func (s *Service) SetPublisher(p Publisher) { s.cfg.Publisher = p }
 
-// published reports whether a post of this visibility goes to other
-// servers' followers of its author.
-func published(visibility string, repost bool) bool {
-	return !repost && (visibility == Public || visibility == Unlisted || visibility == FollowersOnly)
+// published reports whether a post goes to other servers: one that
+// reaches followers (to its author's followers there), or mentions
+// someone there (names, the names it mentions, holds a name@domain); no
+// repost yet.
+func published(visibility string, repost bool, names []string) bool {
+	switch {
+	case repost:
+		return false
+	case visibility == Public || visibility == Unlisted || visibility == FollowersOnly:
+		return true
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "@") })
 }
 
 // Likes is what activities read of likes (package likes, whose Records
@@ -635,7 +644,7 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 		return s.notAuthor(ctx, author, id)
 	}
 	t := CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}
-	if s.cfg.Publisher != nil && published(a.Visibility, a.RepostOf != "") {
+	if s.cfg.Publisher != nil && published(a.Visibility, a.RepostOf != "", a.MentionNames) {
 		t.Author = author
 	}
 	cleanup := CleanupJob.Pending(s.queue, t, 0)

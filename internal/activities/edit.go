@@ -150,7 +150,7 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if err != nil {
 		return View{}, err
 	}
-	names := ParseMentions(title + "\n" + body)
+	names := mentionedNames(title + "\n" + body)
 	byName, err := s.accounts.LookupUsernames(ctx, names)
 	if err != nil {
 		return View{}, err

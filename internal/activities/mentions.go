@@ -63,3 +63,50 @@ func continues(c rune) bool {
 func nameByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_'
 }
+
+// mentionedNames are the names of the people a text mentions: here
+// (ParseMentions), then of other servers (ParseRemoteMentions), whom
+// the service knows, at most MaxMentions in all.
+func mentionedNames(text string) []string {
+	names := append(ParseMentions(text), ParseRemoteMentions(text)...)
+	return names[:min(len(names), MaxMentions)]
+}
+
+// ParseRemoteMentions returns the distinct people of other servers
+// written as @name@domain in text (federation), lowercased as name@domain
+// and in order of first appearance: an @ where ParseMentions' may start,
+// a name of 1 to 64 of A-Z a-z 0-9 _ . -, an @, and a host of two labels
+// or more (or one with a port), a full stop after it left out. At most
+// MaxMentions are returned.
+func ParseRemoteMentions(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := 0; i < len(text) && len(out) < MaxMentions; i++ {
+		if text[i] != '@' || (i > 0 && (nameByte(text[i-1]) || text[i-1] == '@' || text[i-1] == '.' || text[i-1] == '-')) {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && (nameByte(text[j]) || text[j] == '.' || text[j] == '-') {
+			j++
+		}
+		name := text[i+1 : j]
+		if j >= len(text) || text[j] != '@' || name == "" || len(name) > 64 {
+			i = j - 1
+			continue
+		}
+		k := j + 1
+		for k < len(text) && (nameByte(text[k]) || text[k] == '.' || text[k] == '-' || text[k] == ':') {
+			k++
+		}
+		host := strings.TrimRight(text[j+1:k], ".:-")
+		if (strings.Contains(host, ".") || strings.Contains(host, ":")) && len(host) <= 253 && !strings.HasPrefix(host, ".") {
+			acct := strings.ToLower(name + "@" + host)
+			if !seen[acct] {
+				seen[acct] = true
+				out = append(out, acct)
+			}
+		}
+		i = k - 1
+	}
+	return out
+}

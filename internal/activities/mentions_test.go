@@ -3,6 +3,7 @@ package activities
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,4 +79,25 @@ func FuzzParseMentions(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ParseRemoteMentions finds @name@domain, and nothing ParseMentions
+// finds.
+func TestParseRemoteMentions(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"one", "hi @Bob@Social.Example.", []string{"bob@social.example"}},
+		{"with a port, deduped", "@eve@127.0.0.1:8091 and @EVE@127.0.0.1:8091", []string{"eve@127.0.0.1:8091"}},
+		{"names with dots", "cc @first.last@a.example, @x-y@b.example", []string{"first.last@a.example", "x-y@b.example"}},
+		{"a local mention is none", "@bob and @carol", nil},
+		{"a mail address is none", "write to mail@example.com", nil},
+		{"a host of one label is none", "@bob@localhost", nil},
+		{"inside a word is none", "x@bob@a.example", nil},
+	} {
+		if got := ParseRemoteMentions(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q → %q, want %q", c.name, c.text, got, c.want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -254,7 +255,7 @@ func (p *posting) prepare(ctx context.Context) error {
 	if p.tagged, err = tags.Parse(p.in.Title + "\n" + p.in.Body); err != nil {
 		return err
 	}
-	names := ParseMentions(p.in.Title + "\n" + p.in.Body)
+	names := mentionedNames(p.in.Title + "\n" + p.in.Body)
 	byName, err := p.s.accounts.LookupUsernames(ctx, names)
 	if err != nil {
 		return err
@@ -365,7 +366,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))
 	}
-	if p.s.cfg.Publisher != nil && published(p.in.Visibility, p.in.repostOf != "") {
+	if p.s.cfg.Publisher != nil && published(p.in.Visibility, p.in.repostOf != "", slices.Collect(maps.Values(p.mentionNames))) {
 		expected = append(expected, p.s.cfg.Publisher.Publishing(p.author, ids.Format(seq)))
 	}
 	var plan postPlan

@@ -206,9 +206,14 @@ func (s *Server) outbox(c *gin.Context) {
 	if r.Before != "" {
 		pg.ID += "&max_id=" + number(r.Before)
 	}
+	rr, err := s.withRemote(ctx, views...)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	for _, v := range views {
 		if v.Author != nil {
-			pg.OrderedItems = append(pg.OrderedItems, s.renderActivity(v))
+			pg.OrderedItems = append(pg.OrderedItems, rr.renderActivity(v))
 		}
 	}
 	if next != "" && len(views) > 0 {
@@ -231,10 +236,15 @@ func (s *Server) featured(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	r, err := s.withRemote(ctx, views...)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	out := collection{Context: ldContext, ID: s.fed.Actor(p.ID) + "/featured", Type: "OrderedCollection", OrderedItems: []any{}}
 	for _, v := range views {
 		if v.RepostOf == nil && v.Author != nil {
-			out.OrderedItems = append(out.OrderedItems, s.renderNote(v, false))
+			out.OrderedItems = append(out.OrderedItems, r.renderNote(v, false))
 		}
 	}
 	n := int64(len(out.OrderedItems))

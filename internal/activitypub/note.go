@@ -1,7 +1,9 @@
 package activitypub
 
 import (
+	"context"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -66,16 +68,46 @@ type activity struct {
 
 // renderer writes posts as ActivityStreams, with the addresses of the
 // deployment's domain.
-type renderer struct{ fed federation.Config }
+// remote maps the ids of the people of other servers a post mentions
+// to their actors' addresses.
+type renderer struct {
+	fed    federation.Config
+	remote map[string]string
+}
 
 // Render returns how package federation writes the Create of a post
-// (its Note; a repost's Announce) it sends to other servers.
+// (its Note; a repost's Announce) it sends to other servers, given the
+// actors of the people of other servers it mentions.
 func Render(cfg federation.Config) federation.Render {
-	return func(v activities.View) any {
-		a := renderer{fed: cfg}.renderActivity(v)
+	return func(v activities.View, remote map[string]string) any {
+		a := renderer{fed: cfg, remote: remote}.renderActivity(v)
 		a.Context = ldContext
 		return a
 	}
+}
+
+// mentioned returns the actor's address and the tag's name of a person
+// a post mentions ("" for someone of another server not known).
+func (s renderer) mentioned(id, name string) (href, tagName string) {
+	if strings.Contains(name, "@") {
+		return s.remote[id], "@" + name
+	}
+	return s.fed.Actor(id), "@" + s.fed.Acct(name)
+}
+
+// withRemote is the renderer of views, with the actors of the people of
+// other servers they mention.
+func (s *Server) withRemote(ctx context.Context, views ...activities.View) (renderer, error) {
+	r := s.renderer
+	remote, err := s.federation.RemoteMentions(ctx, views...)
+	if err != nil {
+		return r, err
+	}
+	r.remote = make(map[string]string, len(remote))
+	for id, a := range remote {
+		r.remote[id] = a.URI
+	}
+	return r, nil
 }
 
 // note is GET /statuses/:id: a post anyone may see, as a Note (a
@@ -99,13 +131,18 @@ func (s *Server) note(c *gin.Context) {
 		return
 	}
 	v := list[0]
+	r, err := s.withRemote(c.Request.Context(), v)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	if v.RepostOf != nil {
-		a := s.renderActivity(v)
+		a := r.renderActivity(v)
 		a.Context = ldContext
 		s.answer(c, a, s.postPage(v.ID))
 		return
 	}
-	s.answer(c, s.renderNote(v, true), s.postPage(v.ID))
+	s.answer(c, r.renderNote(v, true), s.postPage(v.ID))
 }
 
 // addressed returns whom a post of this visibility is addressed to and
@@ -114,8 +151,10 @@ func (s *Server) note(c *gin.Context) {
 // copied), followers-only to the followers, to the mentioned alone.
 func (s renderer) addressed(v activities.View, followers string) (to, cc []string) {
 	var mentioned []string
-	for id := range mentions(v) {
-		mentioned = append(mentioned, s.fed.Actor(id))
+	for id, name := range mentions(v) {
+		if href, _ := s.mentioned(id, name); href != "" {
+			mentioned = append(mentioned, href)
+		}
 	}
 	switch v.Visibility {
 	case policy.Public:
@@ -168,7 +207,9 @@ func (s renderer) renderNote(v activities.View, withContext bool) note {
 		n.InReplyTo = &r
 	}
 	for id, name := range mentions(v) {
-		n.Tag = append(n.Tag, tag{Type: "Mention", Href: s.fed.Actor(id), Name: "@" + s.fed.Acct(name)})
+		if href, tagName := s.mentioned(id, name); href != "" {
+			n.Tag = append(n.Tag, tag{Type: "Mention", Href: href, Name: tagName})
+		}
 	}
 	for _, t := range v.Tags {
 		n.Tag = append(n.Tag, tag{Type: "Hashtag", Href: base + "/tags/" + t, Name: "#" + t})

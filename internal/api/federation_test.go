@@ -800,9 +800,11 @@ func TestFederationPostsToAnotherServer(t *testing.T) {
 	followersOnly := post(ann, url.Values{"status": {"friends"}, "visibility": {"private"}})
 	post(ann, url.Values{"status": {"@cid psst"}, "visibility": {"direct"}})
 	post(cid, url.Values{"status": {"no one elsewhere follows me"}})
+	bobAcct := "bob@" + other.Domain
+	toBob := post(ann, url.Values{"status": {"just for @" + bobAcct}, "visibility": {"direct"}})
 	e.settle()
 	got := other.Received()[accepted:]
-	if len(got) != 2 {
+	if len(got) != 3 {
 		t.Fatalf("the other server got %d activities: %+v", len(got), got)
 	}
 	byNote := map[string]map[string]any{}
@@ -815,6 +817,15 @@ func TestFederationPostsToAnotherServer(t *testing.T) {
 		byNote[obj["id"].(string)] = obj
 	}
 	pub, priv := byNote[base+"/statuses/"+public], byNote[base+"/statuses/"+followersOnly]
+	bob := other.Person("bob")
+	if d := byNote[base+"/statuses/"+toBob]; d == nil {
+		t.Errorf("the post for bob alone: %v", byNote)
+	} else {
+		wantAddressed(t, "for bob", d, []string{bob.URI}, nil)
+		if tags, _ := d["tag"].([]any); len(tags) != 1 || tags[0].(map[string]any)["href"] != bob.URI || tags[0].(map[string]any)["name"] != "@"+bobAcct {
+			t.Errorf("the post for bob's tags: %v", d["tag"])
+		}
+	}
 	if pub == nil || !strings.Contains(pub["content"].(string), "hello") || pub["summary"] != "cw" {
 		t.Errorf("the public Note: %v", pub)
 	} else {
@@ -830,7 +841,7 @@ func TestFederationPostsToAnotherServer(t *testing.T) {
 		t.Fatalf("delete: %d", st)
 	}
 	e.settle()
-	got = other.Received()[accepted+2:]
+	got = other.Received()[accepted+3:]
 	if len(got) != 1 || got[0].Activity["type"] != "Delete" || got[0].Err != nil {
 		t.Fatalf("after the delete: %+v", got)
 	}

@@ -3,7 +3,9 @@ package federation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"socialstream/internal/activities"
@@ -34,8 +36,10 @@ type PublishTask struct {
 	At       int64  `json:"at"`
 }
 
-// Render makes the Create of a post's Note (package activitypub's).
-type Render func(v activities.View) any
+// Render makes the Create of a post's Note (package activitypub's),
+// given the actors' addresses of the people of other servers it
+// mentions, by their ids.
+type Render func(v activities.View, remote map[string]string) any
 
 // SetRender sets how a post's Create is written.
 func (s *Service) SetRender(r Render) { s.render = r }
@@ -51,10 +55,6 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 	if _, remote, err := s.ActorOf(ctx, t.Author); err != nil || remote {
 		return "a remote author's", err
 	}
-	inboxes, err := s.remoteAudience(ctx, t.Author)
-	if err != nil || len(inboxes) == 0 {
-		return "no remote followers", err
-	}
 	views, err := s.activities.Shown(ctx, t.Author, []string{t.Activity})
 	if err != nil {
 		return "", err
@@ -65,11 +65,34 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 		}
 		return "never posted", nil
 	}
+	v := views[0]
+	var inboxes []string
+	if v.Visibility != activities.MentionedOnly {
+		if inboxes, err = s.remoteAudience(ctx, t.Author); err != nil {
+			return "", err
+		}
+	}
+	mentioned, err := s.RemoteMentions(ctx, v)
+	if err != nil {
+		return "", err
+	}
+	uris := make(map[string]string, len(mentioned))
+	for id, a := range mentioned {
+		uris[id] = a.URI
+		if blocked, err := s.blocked(ctx, a.DeliveryInbox()); err != nil {
+			return "", err
+		} else if !blocked && !slices.Contains(inboxes, a.DeliveryInbox()) {
+			inboxes = append(inboxes, a.DeliveryInbox())
+		}
+	}
+	if len(inboxes) == 0 {
+		return "no one elsewhere", nil
+	}
 	if s.render == nil {
 		return "", fmt.Errorf("federation: nothing renders posts")
 	}
 	id := s.cfg.Note(number(t.Activity)) + "/activity"
-	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(views[0]), inboxes...)
+	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, uris), inboxes...)
 }
 
 // Unpublished is activities.Publisher: it sends the Delete of author's
@@ -145,4 +168,36 @@ func number(id string) string {
 		return strconv.FormatInt(n, 10)
 	}
 	return id
+}
+
+// RemoteMentions returns the people of other servers views mention, by
+// their ids here, as the service keeps them (one read each).
+func (s *Service) RemoteMentions(ctx context.Context, views ...activities.View) (map[string]Actor, error) {
+	l := s.db.Lookup()
+	kept := map[string]*remoteActor{}
+	refs := map[string]store.Ref{}
+	for _, v := range views {
+		for i, id := range v.Mentions {
+			if i < len(v.MentionNames) && strings.Contains(v.MentionNames[i], "@") && kept[id] == nil {
+				kept[id] = &remoteActor{}
+				refs[id] = l.Add(remoteActorKey(s.db, id), kept[id])
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("federation: the people of other servers mentioned: %w", err)
+	}
+	out := make(map[string]Actor, len(kept))
+	for id, r := range kept {
+		if !refs[id].Found() {
+			continue
+		}
+		if a, err := r.actor(id); err == nil {
+			out[id] = a
+		}
+	}
+	return out, nil
 }
