@@ -424,6 +424,19 @@ type Publisher interface {
 	Unpublished(ctx context.Context, author, id string) error
 }
 
+// ElsewherePrefix begins the external id of a post of another server's
+// (package federation): its Note's id, hashed.
+const ElsewherePrefix = "ap:"
+
+// Elsewhere reports whether the activity is a post of another server,
+// and the address of its Note there (its URL), if so.
+func (a *Activity) Elsewhere() (string, bool) {
+	if strings.HasPrefix(a.ExternalID, ElsewherePrefix) && a.URL != "" {
+		return a.URL, true
+	}
+	return "", false
+}
+
 // SetPublisher sets who tells other servers of posts.
 func (s *Service) SetPublisher(p Publisher) { s.cfg.Publisher = p }
 

@@ -141,6 +141,14 @@ func (s *Server) jobs() []route {
 			outcome, err := s.federation.Publish(ctx, t)
 			return []any{"author", t.Author, "activity", t.Activity, "outcome", outcome}, err
 		}),
+		// A favourite of a post of another server's, or its undoing.
+		serve(s, federation.LikeJob, func(ctx context.Context, t federation.LikeTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.Like(ctx, t)
+			return []any{"user", t.User, "activity", t.Activity, "undo", t.Undo, "outcome", outcome}, err
+		}),
 		// A remote requester told of a locked person's decision.
 		serve(s, federation.AnswerJob, func(ctx context.Context, t federation.AnswerTask) ([]any, error) {
 			if s.federation == nil {

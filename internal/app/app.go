@@ -529,10 +529,12 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Federation.SetGraph(s.Graph, graph.Records{})
 	s.Federation.SetActivities(s.Activities)
 	s.Federation.SetReactions(s.Likes, s.Activities)
+	s.Federation.SetLiked(likes.Records{DB: p.DB})
 	s.Federation.SetRender(activitypub.Render(cfg.Federation))
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)
 		s.Activities.SetPublisher(s.Federation)
+		s.Likes.SetPublisher(s.Federation)
 	}
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {

@@ -114,7 +114,7 @@ func (a *addresses) UnmarshalJSON(b []byte) error {
 // may be longer than an external id).
 func externalID(noteID string) string {
 	sum := sha256.Sum256([]byte(noteID))
-	return "ap:" + hex.EncodeToString(sum[:20])
+	return activities.ElsewherePrefix + hex.EncodeToString(sum[:20])
 }
 
 // created takes a Create of a Note.
@@ -149,6 +149,7 @@ func (s *Service) created(ctx context.Context, actor Actor, a activity) (string,
 		return "ignored: no one here follows its author or is mentioned", nil
 	}
 	in := activities.PostInput{ExternalID: externalID(n.ID), Visibility: s.visibility(actor, n), Sensitive: n.Sensitive,
+		URL: noteURL(n.ID),
 		SpoilerText: text.Strip(n.Summary, activities.MaxSpoilerText, false)}
 	content := n.Content
 	if len(n.ContentMap) == 1 {
@@ -338,4 +339,14 @@ func hostOf(uri string) string {
 		}
 	}
 	return ""
+}
+
+// noteURL is a Note's id as its post's url (the address of the post at
+// its server, which a favourite from here names), "" when it is longer
+// than a url may be.
+func noteURL(id string) string {
+	if len(id) > activities.MaxURL {
+		return ""
+	}
+	return id
 }

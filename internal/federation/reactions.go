@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
 )
 
 // A remote person's Like of a post here is their like of it, counted and
@@ -57,4 +60,69 @@ func (s *Service) reacted(ctx context.Context, actor Actor, kind string, object 
 		return "undid " + kind, nil
 	}
 	return kind + " taken", nil
+}
+
+// A person here favourites a post of another server's: the like's
+// commit enqueues, ahead of it, the job (Liking) that sends their Like
+// of its Note to the author's server once the like shows, or the Undo
+// of it once an unlike shows. The Like's id names the person and the
+// post, so the Undo names it again.
+
+// LikeJob sends a Like of a post of another server's, or its Undo.
+var LikeJob = queue.Job[LikeTask]{Name: "federate-like", Queue: queue.Federation,
+	TaskName: func(t LikeTask) string {
+		return "like-" + t.User + "-" + t.Activity + "-" + t.Ring
+	}}
+
+// LikeTask is the body of a like job.
+type LikeTask struct {
+	User     string `json:"user"`     // here
+	Activity string `json:"activity"` // the post here of the Note
+	Author   string `json:"author"`   // of another server
+	Note     string `json:"note"`
+	Undo     bool   `json:"undo,omitempty"`
+	At       int64  `json:"at"`
+	Ring     string `json:"ring"`
+}
+
+// Liking is likes.Publisher.
+func (s *Service) Liking(user, activity, author, note string, undo bool) queue.Pending {
+	t := LikeTask{User: user, Activity: activity, Author: author, Note: note, Undo: undo, At: s.now().Unix(), Ring: s.gen.NextString()}
+	return queue.PendingFunc("like/"+user+"/"+activity, func(ctx context.Context) error { return LikeJob.Enqueue(ctx, s.q, t, 0) })
+}
+
+// Liked reads a like by key (package likes' Records).
+type Liked interface {
+	Liked(l *store.Lookup, activity, viewer string) store.Ref
+}
+
+// SetLiked gives the service what reads a like.
+func (s *Service) SetLiked(l Liked) { s.liked = l }
+
+// Like runs a like job.
+func (s *Service) Like(ctx context.Context, t LikeTask) (string, error) {
+	actor, remote, err := s.ActorOf(ctx, t.Author)
+	if err != nil || !remote {
+		return "not another server's", err
+	}
+	l := s.db.Lookup()
+	liked := s.liked.Liked(l, t.Activity, t.User)
+	if err := l.Run(ctx); err != nil {
+		return "", err
+	}
+	if liked.Found() == t.Undo {
+		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter {
+			return "", queue.NotYet("the like")
+		}
+		return "never done", nil
+	}
+	id := s.cfg.Actor(t.User) + "#likes/" + t.Activity
+	like := map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": id, "type": "Like",
+		"actor": s.cfg.Actor(t.User), "object": t.Note}
+	if !t.Undo {
+		return "like sent", s.Send(ctx, t.User, id+"/"+t.Ring, like, actor.DeliveryInbox())
+	}
+	delete(like, "@context")
+	return "undo sent", s.Send(ctx, t.User, id+"/undo/"+t.Ring, map[string]any{"@context": "https://www.w3.org/ns/activitystreams",
+		"id": id + "/undo", "type": "Undo", "actor": s.cfg.Actor(t.User), "object": like}, actor.DeliveryInbox())
 }

@@ -56,6 +56,7 @@ type Service struct {
 	render     Render
 	likes      Likes
 	reposts    Reposts
+	liked      Liked
 	// blocks are the blocked domains, read again every BlockRefresh.
 	blocks *store.Refreshed[[]string]
 }

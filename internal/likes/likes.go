@@ -50,6 +50,27 @@ type Service struct {
 	act   *activities.Service
 	notes *notifications.Service
 	now   func() time.Time
+	pub   Publisher
+}
+
+// Publisher tells another server of a like of a post of theirs, or of
+// its undoing (package federation): the job to enqueue ahead of the
+// commit, which finds out itself whether the like (or its absence)
+// shows.
+type Publisher interface {
+	Liking(user, activity, author, note string, undo bool) queue.Pending
+}
+
+// SetPublisher sets who tells other servers of likes of their posts.
+func (s *Service) SetPublisher(p Publisher) { s.pub = p }
+
+// told is the job that tells the server of a post of another's (at
+// note, elsewhere) of user's like (or its undoing); none for a post here.
+func (s *Service) told(user, activity, author, note string, elsewhere, undo bool) []queue.Pending {
+	if elsewhere && s.pub != nil {
+		return []queue.Pending{s.pub.Liking(user, activity, author, note, undo)}
+	}
+	return nil
 }
 
 // New returns a Service.
@@ -68,11 +89,12 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 	if err != nil {
 		return activities.View{}, err
 	}
+	note, elsewhere := a.Elsewhere()
 	event := notifications.Event{Type: notifications.Like, ActorID: user, Recipients: []string{a.UserID},
 		ActivityID: activity, ID: fmt.Sprintf("like-%s-%s", activity, user)}
 	var r *activities.Reaction
 	var jobs queue.Ahead
-	err = jobs.Commit(ctx, []queue.Pending{s.notes.Expecting(event)}, func() error {
+	err = jobs.Commit(ctx, append([]queue.Pending{s.notes.Expecting(event)}, s.told(user, activity, a.UserID, note, elsewhere, false)...), func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
 			l := tx.Lookup()
 			r = activities.ReadReaction(l, activity, a)
@@ -135,39 +157,43 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 	if err != nil {
 		return activities.View{}, err
 	}
+	note, elsewhere := a.Elsewhere()
 	var r *activities.Reaction
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l := tx.Lookup()
-		r = activities.ReadReaction(l, activity, a)
-		var was Like
-		liked := l.Add(LikeKey(s.db, activity, user), &was)
-		own := viewer.Read(l, user)
-		seen := activities.ReadSeen(l, user, a)
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		if err := r.Check(); err != nil {
-			return err
-		}
-		if err := seen.Err(); err != nil && !(liked.Found() && seen.Unblocked() == nil) {
-			return err
-		}
-		if !liked.Found() {
-			return nil
-		}
-		if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
-			return err
-		}
-		if own.Found() {
-			own.Edit().SetLike(activity, false)
-			if err := own.Save(tx); err != nil {
+	var jobs queue.Ahead
+	err = jobs.Commit(ctx, s.told(user, activity, a.UserID, note, elsewhere, true), func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			r = activities.ReadReaction(l, activity, a)
+			var was Like
+			liked := l.Add(LikeKey(s.db, activity, user), &was)
+			own := viewer.Read(l, user)
+			seen := activities.ReadSeen(l, user, a)
+			if err := l.Run(ctx); err != nil {
 				return err
 			}
-		}
-		if was.Withheld {
-			return nil // not counted
-		}
-		return r.Count(tx, -1, 0)
+			if err := r.Check(); err != nil {
+				return err
+			}
+			if err := seen.Err(); err != nil && !(liked.Found() && seen.Unblocked() == nil) {
+				return err
+			}
+			if !liked.Found() {
+				return nil
+			}
+			if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
+				return err
+			}
+			if own.Found() {
+				own.Edit().SetLike(activity, false)
+				if err := own.Save(tx); err != nil {
+					return err
+				}
+			}
+			if was.Withheld {
+				return nil // not counted
+			}
+			return r.Count(tx, -1, 0)
+		})
 	})
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, r.Err(err))
