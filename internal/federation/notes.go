@@ -149,7 +149,7 @@ func (s *Service) created(ctx context.Context, actor Actor, a activity) (string,
 		return "ignored: no one here follows its author or is mentioned", nil
 	}
 	in := activities.PostInput{ExternalID: externalID(n.ID), Visibility: s.visibility(actor, n), Sensitive: n.Sensitive,
-		URL: noteURL(n.ID),
+		URL:         noteURL(n.ID),
 		SpoilerText: text.Strip(n.Summary, activities.MaxSpoilerText, false)}
 	content := n.Content
 	if len(n.ContentMap) == 1 {
