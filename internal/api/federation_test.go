@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"socialstream/internal/activitypub"
+	"socialstream/internal/api"
 	"socialstream/internal/app"
 	"socialstream/internal/federation"
 	"socialstream/internal/federation/fedtest"
@@ -1085,5 +1088,92 @@ func TestFederationProfileUpdateFromAnotherServer(t *testing.T) {
 	}
 	if _, a := e.lookupAccount(acct); a["display_name"] != "Eve, renamed" {
 		t.Errorf("after the Update: %v", a["display_name"])
+	}
+}
+
+// Every route of the ActivityPub face that names a person or a post
+// answers what anyone may not see (a post removed, for followers or the
+// mentioned, deleted, of a suspended or limited author; a person
+// suspended or deleted) as it answers what never existed, and no answer
+// carries its text; a route added later is tried without being named
+// here.
+func TestHiddenAnswersAsAbsentOnActivityPub(t *testing.T) {
+	e := newFederatedEnv(t)
+	const secret = "the hidden words"
+	mo := e.register("moe")
+	e.makeAdmin(mo)
+	ann, sus, lim, gone := e.register("ann"), e.register("sus"), e.register("lim"), e.register("gone")
+	postBy := func(u user, visibility string) string {
+		t.Helper()
+		form := url.Values{"status": {secret + " @ann"}}
+		if visibility != "" {
+			form.Set("visibility", visibility)
+		}
+		st, s := e.mastoForm("POST", "/api/v1/statuses", u.token, form)
+		if st != 200 {
+			t.Fatalf("post: %d %v", st, s)
+		}
+		return s["id"].(string)
+	}
+	hiddenPosts := map[string]string{
+		"for followers":         postBy(ann, "private"),
+		"for the mentioned":     postBy(ann, "direct"),
+		"of a suspended author": postBy(sus, ""),
+		"of a limited author":   postBy(lim, ""),
+	}
+	removed, deleted := postBy(ann, ""), postBy(ann, "")
+	hiddenPosts["removed"], hiddenPosts["deleted"] = removed, deleted
+	e.settle() // the posts' jobs ran: each was there
+	e.act(mo, map[string]any{"action": "remove", "accountId": ann.id, "activityIds": []string{e.activityID(removed)}, "reason": "spam"})
+	if st, _ := e.mastoStatusDelete(ann, deleted); st != 200 {
+		t.Fatalf("delete: %d", st)
+	}
+	e.act(mo, map[string]any{"action": "suspend", "accountId": sus.id, "reason": "spam"})
+	e.act(mo, map[string]any{"action": "limit", "accountId": lim.id, "reason": "spam"})
+	if r := e.do("DELETE", "/auth/account", gone.token, map[string]string{"password": "password-gone"}); r.status != http.StatusAccepted {
+		t.Fatalf("delete account: %d %s", r.status, r.raw)
+	}
+	e.settle()
+	hiddenPeople := map[string]string{"suspended": sus.id, "deleted": gone.id}
+
+	router, err := app.Router(e.svc, slog.New(slog.DiscardHandler), api.Guard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tried := 0
+	for _, rt := range router.Routes() {
+		if rt.Method != http.MethodGet || !activitypub.Path(rt.Path) || !strings.Contains(rt.Path, ":") {
+			continue
+		}
+		names := hiddenPeople
+		absentID := "12345"
+		if strings.HasPrefix(rt.Path, federation.NotesPath) {
+			names, absentID = hiddenPosts, "12345678901234"
+		}
+		wantStatus, _, want := e.apGet(strings.Replace(rt.Path, ":id", absentID, 1), asJSON)
+		for name, id := range names {
+			status, _, got := e.apGet(strings.Replace(rt.Path, ":id", id, 1), asJSON)
+			tried++
+			if status != wantStatus || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("GET %s, %s: %d %v; what never existed: %d %v", rt.Path, name, status, got, wantStatus, want)
+			}
+			if strings.Contains(fmt.Sprint(got), secret) {
+				t.Errorf("GET %s, %s: the answer carries the hidden text", rt.Path, name)
+			}
+		}
+	}
+	// Pages that name a person show nothing hidden of theirs.
+	for _, path := range []string{"/users/" + ann.id + "/outbox?page=true", "/users/" + lim.id + "/outbox?page=true", "/users/" + ann.id + "/featured"} {
+		if _, _, got := e.apGet(path, asJSON); strings.Contains(fmt.Sprint(got), secret) {
+			t.Errorf("GET %s carries hidden text: %v", path, got)
+		}
+	}
+	for _, acct := range []string{"sus", "gone"} {
+		if status, _, _ := e.apGet("/.well-known/webfinger?resource=acct:"+acct+"@"+fedDomain, "application/jrd+json"); status != 404 {
+			t.Errorf("webfinger of %s: %d", acct, status)
+		}
+	}
+	if tried < 16 { // 6 posts at one route, 2 people at 5
+		t.Errorf("only %d requests tried", tried)
 	}
 }

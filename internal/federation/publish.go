@@ -60,6 +60,11 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 		return "", err
 	}
 	if len(views) == 0 || views[0].Author == nil {
+		if _, committed, _, _, err := activities.Mentioned(ctx, s.db, t.Activity); err != nil {
+			return "", err
+		} else if committed {
+			return "hidden now (removed, or its author suspended or limited): not sent", nil
+		}
 		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter {
 			return "", queue.NotYet("the post")
 		}
