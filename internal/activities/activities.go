@@ -419,9 +419,9 @@ type Publisher interface {
 	// Publishing is the job that sends the post once it is committed,
 	// enqueued ahead of its commit.
 	Publishing(author, id string) queue.Pending
-	// Unpublished tells them the post is deleted; the cleanup job runs
-	// it once the post is gone.
-	Unpublished(ctx context.Context, author, id string) error
+	// Unpublished tells them the post is deleted (a repost of shared:
+	// undone); the cleanup job runs it once the post is gone.
+	Unpublished(ctx context.Context, author, id, shared string) error
 }
 
 // ElsewherePrefix begins the external id of a post of another server's
@@ -437,18 +437,25 @@ func (a *Activity) Elsewhere() (string, bool) {
 	return "", false
 }
 
+// Elsewhere reports whether the post is of another server, and the
+// address of its Note there, if so.
+func (v View) Elsewhere() (string, bool) {
+	if strings.HasPrefix(v.ExternalID, ElsewherePrefix) && v.URL != "" {
+		return v.URL, true
+	}
+	return "", false
+}
+
 // SetPublisher sets who tells other servers of posts.
 func (s *Service) SetPublisher(p Publisher) { s.cfg.Publisher = p }
 
 // published reports whether a post goes to other servers: one that
-// reaches followers (to its author's followers there), or mentions
-// someone there (names, the names it mentions, holds a name@domain); no
-// repost yet.
+// reaches followers (to its author's followers there), a repost (to
+// them, and to the server of what it shares), or one that mentions
+// someone there (names, the names it mentions, holds a name@domain).
 func published(visibility string, repost bool, names []string) bool {
 	switch {
-	case repost:
-		return false
-	case visibility == Public || visibility == Unlisted || visibility == FollowersOnly:
+	case repost, visibility == Public || visibility == Unlisted || visibility == FollowersOnly:
 		return true
 	}
 	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "@") })
@@ -658,7 +665,7 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 	}
 	t := CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}
 	if s.cfg.Publisher != nil && published(a.Visibility, a.RepostOf != "", a.MentionNames) {
-		t.Author = author
+		t.Author, t.Shared = author, a.RepostOf
 	}
 	cleanup := CleanupJob.Pending(s.queue, t, 0)
 	var jobs queue.Ahead
@@ -722,8 +729,9 @@ type CleanupTask struct {
 	// (an erasure's phase takes an erased author's, and sets it not).
 	Pictures bool `json:"pictures,omitempty"`
 	// Author, when set, is told to other servers (Config.Publisher) as
-	// the deleted post's author.
+	// the deleted post's author; Shared, for a repost, what it shared.
 	Author string `json:"author,omitempty"`
+	Shared string `json:"shared,omitempty"`
 }
 
 // CleanupJob cleans up after a deleted activity.
@@ -779,7 +787,7 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 		deleted += n
 	}
 	if err == nil && t.Author != "" && s.cfg.Publisher != nil {
-		err = s.cfg.Publisher.Unpublished(ctx, t.Author, t.ActivityID)
+		err = s.cfg.Publisher.Unpublished(ctx, t.Author, t.ActivityID, t.Shared)
 	}
 	if err != nil {
 		return true, deleted, fmt.Errorf("activities.Cleanup(%s): %w", t.ActivityID, err)

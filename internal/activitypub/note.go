@@ -232,13 +232,22 @@ func (s renderer) renderActivity(v activities.View) activity {
 	if v.RepostOf != nil {
 		a.ID, a.Type = s.fed.Note(number(v.ID)), "Announce"
 		a.To, a.Cc = s.addressed(activities.View{Visibility: v.Visibility}, author+"/followers")
-		a.Object = s.fed.Note(number(v.RepostOf.ID))
+		a.Object = s.noteOf(*v.RepostOf)
 		return a
 	}
 	a.Type = "Create"
 	n := s.renderNote(v, false)
 	a.To, a.Cc, a.Object = n.To, n.Cc, n
 	return a
+}
+
+// noteOf is the address of a post's Note: at its server, for a post of
+// another server's; else here.
+func (s renderer) noteOf(v activities.View) string {
+	if note, ok := v.Elsewhere(); ok {
+		return note
+	}
+	return s.fed.Note(number(v.ID))
 }
 
 // millis writes a time of ms since the epoch as ActivityStreams does.

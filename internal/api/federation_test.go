@@ -759,6 +759,23 @@ func TestFederationPostsFromAnotherServer(t *testing.T) {
 		t.Errorf("the Undo names %v, the Like was %v", undone["id"], told[0].Activity["id"])
 	}
 
+	// ann reposts eve's post, then takes it back: eve's server is told.
+	before = len(other.Received())
+	for _, verb := range []string{"reblog", "unreblog"} {
+		if st, r := e.mastoForm("POST", "/api/v1/statuses/"+earlier["id"].(string)+"/"+verb, ann.token, nil); st != 200 {
+			t.Fatalf("%s: %d %v", verb, st, r)
+		}
+		e.settle()
+	}
+	told = other.Received()[before:]
+	if len(told) != 2 || told[0].Activity["type"] != "Announce" || told[0].Activity["object"] != eve.URI+"/statuses/1" ||
+		told[1].Activity["type"] != "Undo" || told[0].Err != nil || told[1].Err != nil || told[0].Inbox != "/inbox" {
+		t.Fatalf("eve's server was told of the repost: %+v", told)
+	}
+	if undone, _ := told[1].Activity["object"].(map[string]any); undone["id"] != told[0].Activity["id"] || undone["type"] != "Announce" {
+		t.Errorf("the Undo names %v, the Announce was %v", undone, told[0].Activity["id"])
+	}
+
 	// Refused, or dropped.
 	mallory := other.Person("mallory")
 	send(mallory, note("3", "not mine", public, nil, nil), http.StatusForbidden)

@@ -72,9 +72,16 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 	}
 	v := views[0]
 	var inboxes []string
-	if v.Visibility != activities.MentionedOnly {
+	if v.Visibility != activities.MentionedOnly || v.RepostOf != nil {
 		if inboxes, err = s.remoteAudience(ctx, t.Author); err != nil {
 			return "", err
+		}
+	}
+	if v.RepostOf != nil { // and the server of what it shares
+		if inbox, ok, err := s.inboxOfElsewhere(ctx, *v.RepostOf); err != nil {
+			return "", err
+		} else if ok && !slices.Contains(inboxes, inbox) {
+			inboxes = append(inboxes, inbox)
 		}
 	}
 	mentioned, err := s.RemoteMentions(ctx, v)
@@ -101,16 +108,43 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 }
 
 // Unpublished is activities.Publisher: it sends the Delete of author's
-// post id to the servers of their remote followers.
-func (s *Service) Unpublished(ctx context.Context, author, id string) error {
+// post id to the servers of their remote followers; for a repost of
+// shared, the Undo of its Announce, to them and to the server of what it
+// shared.
+func (s *Service) Unpublished(ctx context.Context, author, id, shared string) error {
 	if _, remote, err := s.ActorOf(ctx, author); err != nil || remote {
 		return err
 	}
 	inboxes, err := s.remoteAudience(ctx, author)
-	if err != nil || len(inboxes) == 0 {
+	if err != nil {
 		return err
 	}
 	note := s.cfg.Note(number(id))
+	if shared != "" {
+		object := s.cfg.Note(number(shared))
+		if views, err := s.activities.Shown(ctx, author, []string{shared}); err != nil {
+			return err
+		} else if len(views) == 1 {
+			if at, ok := views[0].Elsewhere(); ok {
+				object = at
+			}
+			if inbox, ok, err := s.inboxOfElsewhere(ctx, views[0]); err != nil {
+				return err
+			} else if ok && !slices.Contains(inboxes, inbox) {
+				inboxes = append(inboxes, inbox)
+			}
+		}
+		if len(inboxes) == 0 {
+			return nil
+		}
+		return s.Send(ctx, author, note+"#undo", map[string]any{
+			"@context": "https://www.w3.org/ns/activitystreams", "id": note + "#undo", "type": "Undo", "actor": s.cfg.Actor(author),
+			"object": map[string]any{"id": note, "type": "Announce", "actor": s.cfg.Actor(author), "object": object},
+		}, inboxes...)
+	}
+	if len(inboxes) == 0 {
+		return nil
+	}
 	return s.Send(ctx, author, note+"#delete", map[string]any{
 		"@context": "https://www.w3.org/ns/activitystreams", "id": note + "#delete", "type": "Delete",
 		"actor": s.cfg.Actor(author), "to": []string{PublicCollection},
@@ -205,4 +239,20 @@ func (s *Service) RemoteMentions(ctx context.Context, views ...activities.View) 
 		}
 	}
 	return out, nil
+}
+
+// inboxOfElsewhere returns the inbox of the server of a post of another
+// server's, to which a repost of it goes; false for a post here.
+func (s *Service) inboxOfElsewhere(ctx context.Context, v activities.View) (string, bool, error) {
+	if _, ok := v.Elsewhere(); !ok {
+		return "", false, nil
+	}
+	a, remote, err := s.ActorOf(ctx, v.UserID)
+	if err != nil || !remote {
+		return "", false, err
+	}
+	if blocked, err := s.blocked(ctx, a.DeliveryInbox()); err != nil || blocked {
+		return "", false, err
+	}
+	return a.DeliveryInbox(), true, nil
 }
