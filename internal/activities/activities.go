@@ -41,7 +41,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -408,57 +407,6 @@ type Config struct {
 	// Publisher, when set, tells other servers of posts and their
 	// deletion (package federation).
 	Publisher Publisher
-}
-
-// Publisher tells other servers (package federation) of an author's
-// posts that reach followers (public, unlisted, followers-only) or
-// mention people there (no repost yet): it finds out itself whether
-// the author has followers there, and whether the author is of another
-// server (their posts are not sent back).
-type Publisher interface {
-	// Publishing is the job that sends the post once it is committed,
-	// enqueued ahead of its commit.
-	Publishing(author, id string) queue.Pending
-	// Unpublished tells them the post is deleted (a repost of shared:
-	// undone); the cleanup job runs it once the post is gone.
-	Unpublished(ctx context.Context, author, id, shared string) error
-}
-
-// ElsewherePrefix begins the external id of a post of another server's
-// (package federation): its Note's id, hashed.
-const ElsewherePrefix = "ap:"
-
-// Elsewhere reports whether the activity is a post of another server,
-// and the address of its Note there (its URL), if so.
-func (a *Activity) Elsewhere() (string, bool) {
-	if strings.HasPrefix(a.ExternalID, ElsewherePrefix) && a.URL != "" {
-		return a.URL, true
-	}
-	return "", false
-}
-
-// Elsewhere reports whether the post is of another server, and the
-// address of its Note there, if so.
-func (v View) Elsewhere() (string, bool) {
-	if strings.HasPrefix(v.ExternalID, ElsewherePrefix) && v.URL != "" {
-		return v.URL, true
-	}
-	return "", false
-}
-
-// SetPublisher sets who tells other servers of posts.
-func (s *Service) SetPublisher(p Publisher) { s.cfg.Publisher = p }
-
-// published reports whether a post goes to other servers: one that
-// reaches followers (to its author's followers there), a repost (to
-// them, and to the server of what it shares), or one that mentions
-// someone there (names, the names it mentions, holds a name@domain).
-func published(visibility string, repost bool, names []string) bool {
-	switch {
-	case repost, visibility == Public || visibility == Unlisted || visibility == FollowersOnly:
-		return true
-	}
-	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "@") })
 }
 
 // Likes is what activities read of likes (package likes, whose Records

@@ -82,31 +82,42 @@ func ParseRemoteMentions(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for i := 0; i < len(text) && len(out) < MaxMentions; i++ {
-		if text[i] != '@' || (i > 0 && (nameByte(text[i-1]) || text[i-1] == '@' || text[i-1] == '.' || text[i-1] == '-')) {
+		if text[i] != '@' || (i > 0 && remoteNameByte(text[i-1])) || i > 0 && text[i-1] == '@' {
 			continue
 		}
-		j := i + 1
-		for j < len(text) && (nameByte(text[j]) || text[j] == '.' || text[j] == '-') {
-			j++
+		acct, next := remoteMentionAt(text, i)
+		if acct != "" && !seen[acct] {
+			seen[acct] = true
+			out = append(out, acct)
 		}
-		name := text[i+1 : j]
-		if j >= len(text) || text[j] != '@' || name == "" || len(name) > 64 {
-			i = j - 1
-			continue
-		}
-		k := j + 1
-		for k < len(text) && (nameByte(text[k]) || text[k] == '.' || text[k] == '-' || text[k] == ':') {
-			k++
-		}
-		host := strings.TrimRight(text[j+1:k], ".:-")
-		if (strings.Contains(host, ".") || strings.Contains(host, ":")) && len(host) <= 253 && !strings.HasPrefix(host, ".") {
-			acct := strings.ToLower(name + "@" + host)
-			if !seen[acct] {
-				seen[acct] = true
-				out = append(out, acct)
-			}
-		}
-		i = k - 1
+		i = next - 1
 	}
 	return out
 }
+
+// remoteMentionAt reads the @name@domain whose first @ is at i: its
+// name@domain, lowercased ("" when none is written there), and where
+// the scan goes on.
+func remoteMentionAt(text string, i int) (string, int) {
+	j := i + 1
+	for j < len(text) && remoteNameByte(text[j]) {
+		j++
+	}
+	name := text[i+1 : j]
+	if j >= len(text) || text[j] != '@' || name == "" || len(name) > 64 {
+		return "", j
+	}
+	k := j + 1
+	for k < len(text) && (remoteNameByte(text[k]) || text[k] == ':') {
+		k++
+	}
+	host := strings.TrimRight(text[j+1:k], ".:-")
+	if !(strings.Contains(host, ".") || strings.Contains(host, ":")) || len(host) > 253 || strings.HasPrefix(host, ".") {
+		return "", k
+	}
+	return strings.ToLower(name + "@" + host), k
+}
+
+// remoteNameByte reports whether b may be in a name or a host of another
+// server's.
+func remoteNameByte(b byte) bool { return nameByte(b) || b == '.' || b == '-' }

@@ -174,23 +174,6 @@ type Service struct {
 	remote Remote
 }
 
-// Remote makes the jobs that tell another server of a follow of one of
-// its people, each enqueued ahead of the commit it follows.
-type Remote interface {
-	// Answering: target approved (or rejected) requester's request; the
-	// job finds out itself whether the requester is remote.
-	Answering(requester, target string, approved bool) queue.Pending
-	// Asking: requester asks to follow target, who is remote (every
-	// follow of a remote person is a request their server answers).
-	Asking(requester, target string) queue.Pending
-	// Ending: follower no longer follows (or asks to follow) followee,
-	// who is remote.
-	Ending(follower, followee string) queue.Pending
-}
-
-// SetRemote sets who tells other servers.
-func (s *Service) SetRemote(r Remote) { s.remote = r }
-
 // New returns a Service.
 func New(db *store.DB, gen *ids.Generator, notes *notifications.Service, jobs Jobs, q queue.Queue) (*Service, error) {
 	if db == nil || gen == nil || notes == nil || jobs == nil || q == nil {
@@ -699,74 +682,6 @@ func (s *Service) Get(ctx context.Context, follower, followee string) (Follow, b
 		return Follow{}, false, fmt.Errorf("graph.Get: %w", err)
 	}
 	return f, ok, nil
-}
-
-// Records are the follows, as the packages below this one read them
-// (notifications.Graph).
-type Records struct{}
-
-// Follows adds follower's follow of followee to a lookup (Follows).
-func (Records) Follows(l *store.Lookup, follower, followee string) store.Ref {
-	return Follows(l, follower, followee)
-}
-
-// Follows adds follower's follow of followee to a lookup: its Ref says
-// whether follower follows followee.
-func Follows(l *store.Lookup, follower, followee string) store.Ref {
-	return l.Add(FollowKey(l.DB(), follower, followee), &Follow{})
-}
-
-// FollowersAmong returns which of candidates follow followee, read outside
-// any transaction at the least cost: their follows by key (a read each),
-// or followee's follower chunks (a read each, and one of the index) when
-// those are fewer. A reply's fan-out asks it of its author's followers
-// and the person answered.
-func FollowersAmong(ctx context.Context, db *store.DB, followee string, candidates []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(candidates))
-	if len(candidates) == 0 {
-		return out, nil
-	}
-	l := db.Lookup()
-	if len(candidates) > 2 {
-		n, err := ChunkCount(ctx, db, followee)
-		if err != nil {
-			return nil, err
-		}
-		if n < len(candidates)-1 {
-			chunks := make([]Chunk, n)
-			for i := range chunks {
-				l.Add(ChunkKey(db, followee, i), &chunks[i])
-			}
-			if err := l.Run(ctx); err != nil {
-				return nil, fmt.Errorf("graph.FollowersAmong(%s): %w", followee, err)
-			}
-			want := make(map[string]bool, len(candidates))
-			for _, c := range candidates {
-				want[c] = true
-			}
-			for _, c := range chunks {
-				for _, id := range c.IDs {
-					if want[id] {
-						out[id] = true
-					}
-				}
-			}
-			return out, nil
-		}
-	}
-	refs := make([]store.Ref, len(candidates))
-	for i, c := range candidates {
-		refs[i] = Follows(l, c, followee)
-	}
-	if err := l.Run(ctx); err != nil {
-		return nil, fmt.Errorf("graph.FollowersAmong(%s): %w", followee, err)
-	}
-	for i, c := range candidates {
-		if refs[i].Found() {
-			out[c] = true
-		}
-	}
-	return out, nil
 }
 
 // ReadPair adds follower's follow of followee and its history to a lookup.

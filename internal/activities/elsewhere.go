@@ -1,0 +1,63 @@
+package activities
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"socialstream/internal/queue"
+)
+
+// Posts and other servers (package federation): which posts go to them,
+// and which came from them.
+
+// Publisher tells other servers (package federation) of an author's
+// posts that reach followers (public, unlisted, followers-only), their
+// reposts, and posts that mention people there: it finds out itself
+// whether the author has followers there, and whether the author is of
+// another server (their posts are not sent back).
+type Publisher interface {
+	// Publishing is the job that sends the post once it is committed,
+	// enqueued ahead of its commit.
+	Publishing(author, id string) queue.Pending
+	// Unpublished tells them the post is deleted (a repost of shared:
+	// undone); the cleanup job runs it once the post is gone.
+	Unpublished(ctx context.Context, author, id, shared string) error
+}
+
+// ElsewherePrefix begins the external id of a post of another server's
+// (package federation): its Note's id, hashed.
+const ElsewherePrefix = "ap:"
+
+// Elsewhere reports whether the activity is a post of another server,
+// and the address of its Note there (its URL), if so.
+func (a *Activity) Elsewhere() (string, bool) {
+	if strings.HasPrefix(a.ExternalID, ElsewherePrefix) && a.URL != "" {
+		return a.URL, true
+	}
+	return "", false
+}
+
+// Elsewhere reports whether the post is of another server, and the
+// address of its Note there, if so.
+func (v View) Elsewhere() (string, bool) {
+	if strings.HasPrefix(v.ExternalID, ElsewherePrefix) && v.URL != "" {
+		return v.URL, true
+	}
+	return "", false
+}
+
+// SetPublisher sets who tells other servers of posts.
+func (s *Service) SetPublisher(p Publisher) { s.cfg.Publisher = p }
+
+// published reports whether a post goes to other servers: one that
+// reaches followers (to its author's followers there), a repost (to
+// them, and to the server of what it shares), or one that mentions
+// someone there (names, the names it mentions, holds a name@domain).
+func published(visibility string, repost bool, names []string) bool {
+	switch {
+	case repost, visibility == Public || visibility == Unlisted || visibility == FollowersOnly:
+		return true
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "@") })
+}
