@@ -1,7 +1,6 @@
 package activitypub
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -9,7 +8,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
-	"socialstream/internal/ids"
+	"socialstream/internal/federation"
 	"socialstream/internal/richtext"
 	"socialstream/internal/store"
 )
@@ -190,12 +189,10 @@ func (s *Server) outbox(c *gin.Context) {
 	}
 	r := activities.FeedRequest{Selector: activities.Self, UserID: p.ID, Page: store.PageRequest{Count: outboxPage}}
 	if max := c.Query("max_id"); max != "" {
-		n, ok := parseNumber(max)
-		if !ok {
+		if r.Before = federation.PostOfNumber(max); r.Before == "" {
 			s.fail(c, derrors.New(derrors.InvalidArgument, "max_id must be a post's number"))
 			return
 		}
-		r.Before = ids.Format(n)
 	}
 	views, next, err := s.activities.Feed(ctx, r)
 	if err != nil {
@@ -204,7 +201,7 @@ func (s *Server) outbox(c *gin.Context) {
 	}
 	pg := collection{Context: ldContext, ID: id + "?page=true", Type: "OrderedCollectionPage", PartOf: id, OrderedItems: []any{}}
 	if r.Before != "" {
-		pg.ID += "&max_id=" + number(r.Before)
+		pg.ID += "&max_id=" + federation.Number(r.Before)
 	}
 	rr, err := s.withRemote(ctx, views...)
 	if err != nil {
@@ -217,7 +214,7 @@ func (s *Server) outbox(c *gin.Context) {
 		}
 	}
 	if next != "" && len(views) > 0 {
-		pg.Next = id + "?page=true&max_id=" + number(views[len(views)-1].ID)
+		pg.Next = id + "?page=true&max_id=" + federation.Number(views[len(views)-1].ID)
 	}
 	s.answer(c, pg, s.personPage(p.PreferredUsername))
 }
@@ -250,19 +247,4 @@ func (s *Server) featured(c *gin.Context) {
 	n := int64(len(out.OrderedItems))
 	out.TotalItems = &n
 	s.answer(c, out, s.personPage(p.PreferredUsername))
-}
-
-// number is the number a post's id stands for, as its Note's address
-// and Mastodon write it.
-func number(id string) string {
-	if n, ok := ids.Parse(id); ok {
-		return strconv.FormatInt(n, 10)
-	}
-	return id
-}
-
-// parseNumber reads a post's number, as its Note's address writes it.
-func parseNumber(s string) (int64, bool) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n > 0
 }

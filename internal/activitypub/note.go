@@ -10,7 +10,6 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/federation"
-	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/policy"
 	"socialstream/internal/richtext"
@@ -113,10 +112,7 @@ func (s *Server) withRemote(ctx context.Context, views ...activities.View) (rend
 // note is GET /statuses/:id: a post anyone may see, as a Note (a
 // repost, as its Announce).
 func (s *Server) note(c *gin.Context) {
-	id := ""
-	if n, ok := parseNumber(c.Param("id")); ok {
-		id = ids.Format(n)
-	}
+	id := federation.PostOfNumber(c.Param("id"))
 	if id == "" {
 		s.fail(c, errGone)
 		return
@@ -126,7 +122,7 @@ func (s *Server) note(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if len(list) == 0 || !(list[0].Visibility == policy.Public || list[0].Visibility == policy.Unlisted) || list[0].Author == nil {
+	if len(list) == 0 || list[0].Author == nil { // who may see it is the policy's (Shown's) to say
 		s.fail(c, errGone)
 		return
 	}
@@ -183,7 +179,7 @@ func mentions(v activities.View) iter.Seq2[string, string] {
 func (s renderer) renderNote(v activities.View, withContext bool) note {
 	base, author := s.fed.Base(), s.fed.Actor(v.Author.ID)
 	n := note{
-		ID: s.fed.Note(number(v.ID)), Type: "Note", AttributedTo: author, Sensitive: v.Sensitive,
+		ID: s.fed.Note(federation.Number(v.ID)), Type: "Note", AttributedTo: author, Sensitive: v.Sensitive,
 		Content: richtext.HTML(v.Text(), base, v.Mentioned()), Published: millis(v.PostedTime),
 		Tag: []tag{}, Attachment: []document{},
 	}
@@ -203,7 +199,7 @@ func (s renderer) renderNote(v activities.View, withContext bool) note {
 		n.Updated = millis(v.EditedTime)
 	}
 	if v.InReplyTo != "" {
-		r := s.fed.Note(number(v.InReplyTo))
+		r := s.fed.Note(federation.Number(v.InReplyTo))
 		n.InReplyTo = &r
 	}
 	for id, name := range mentions(v) {
@@ -228,9 +224,9 @@ func (s renderer) renderPicture(m media.View) document {
 // Note, or, for a repost, the Announce of what it shares.
 func (s renderer) renderActivity(v activities.View) activity {
 	author := s.fed.Actor(v.Author.ID)
-	a := activity{ID: s.fed.Note(number(v.ID)) + "/activity", Actor: author, Published: millis(v.PostedTime)}
+	a := activity{ID: s.fed.Note(federation.Number(v.ID)) + "/activity", Actor: author, Published: millis(v.PostedTime)}
 	if v.RepostOf != nil {
-		a.ID, a.Type = s.fed.Note(number(v.ID)), "Announce"
+		a.ID, a.Type = s.fed.Note(federation.Number(v.ID)), "Announce"
 		a.To, a.Cc = s.addressed(activities.View{Visibility: v.Visibility}, author+"/followers")
 		a.Object = s.noteOf(*v.RepostOf)
 		return a
@@ -247,7 +243,7 @@ func (s renderer) noteOf(v activities.View) string {
 	if note, ok := v.Elsewhere(); ok {
 		return note
 	}
-	return s.fed.Note(number(v.ID))
+	return s.fed.Note(federation.Number(v.ID))
 }
 
 // millis writes a time of ms since the epoch as ActivityStreams does.

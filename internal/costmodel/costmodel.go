@@ -45,7 +45,7 @@ var Metered = map[string]Op{
 	"like":                       {Reads: 18, Writes: 7, IndexEntries: 28, Bytes: 4816, Tasks: 2},
 	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3926, Tasks: 2},
 	"follow, with its rebuild":   {Reads: 47, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
-	"unfollow, with its rebuild": {Reads: 17, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2014, Tasks: 2},
+	"unfollow, with its rebuild": {Reads: 16, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2014, Tasks: 2},
 }
 
 // Marks are the marks of changes (store.KindChange) among each

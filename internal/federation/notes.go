@@ -257,7 +257,7 @@ func (s *Service) localNote(uri string) string {
 	if !ok {
 		return ""
 	}
-	return parsePostNumber(rest)
+	return PostOfNumber(rest)
 }
 
 // noteText is the text of a Note's HTML, each mention written so that
@@ -320,9 +320,9 @@ func nameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-// parsePostNumber reads a post's number, as its Note's address writes
-// it, as the post's id; "" if it is none.
-func parsePostNumber(s string) string {
+// PostOfNumber reads a post's number, as its Note's address writes it,
+// as the post's id; "" if it is none.
+func PostOfNumber(s string) string {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
 		return ""

@@ -103,7 +103,7 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 	if s.render == nil {
 		return "", fmt.Errorf("federation: nothing renders posts")
 	}
-	id := s.cfg.Note(number(t.Activity)) + "/activity"
+	id := s.cfg.Note(Number(t.Activity)) + "/activity"
 	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, uris), inboxes...)
 }
 
@@ -119,9 +119,9 @@ func (s *Service) Unpublished(ctx context.Context, author, id, shared string) er
 	if err != nil {
 		return err
 	}
-	note := s.cfg.Note(number(id))
+	note := s.cfg.Note(Number(id))
 	if shared != "" {
-		object := s.cfg.Note(number(shared))
+		object := s.cfg.Note(Number(shared))
 		if views, err := s.activities.Shown(ctx, author, []string{shared}); err != nil {
 			return err
 		} else if len(views) == 1 {
@@ -200,9 +200,9 @@ func (s *Service) remoteAudience(ctx context.Context, user string) ([]string, er
 	return out, nil
 }
 
-// number is the number a post's id stands for, as its Note's address
-// writes it.
-func number(id string) string {
+// Number is the number a post's id stands for, as its Note's address
+// writes it (Mastodon's id of it).
+func Number(id string) string {
 	if n, ok := ids.Parse(id); ok {
 		return strconv.FormatInt(n, 10)
 	}

@@ -504,13 +504,20 @@ func (s *Service) load(ctx context.Context, id string) (accounts.Person, error) 
 // keepHistory, it enqueues, before the commit, the job that removes
 // follower from every one of followee's activities.
 func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepHistory bool) error {
+	// With federation on, the followee's card says whether they are of
+	// another server, whose Undo is sent: read in the same lookup (off,
+	// it is not read at all).
 	l := s.db.Lookup()
-	follows, to := Follows(l, follower, followee), accounts.Read(l, followee)
+	follows := Follows(l, follower, followee)
+	var to *accounts.Record
+	if s.remote != nil {
+		to = accounts.Read(l, followee)
+	}
 	if err := l.Run(ctx); err != nil {
 		return err
 	}
 	var expected []queue.Pending
-	if s.remote != nil && to.Remote() {
+	if to != nil && to.Remote() {
 		expected = append(expected, s.remote.Ending(follower, followee))
 	}
 	if !follows.Found() {
