@@ -2,10 +2,13 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
+	"socialstream/internal/ids"
 	"socialstream/internal/queue"
+	"socialstream/internal/store"
 )
 
 // Posts and other servers (package federation): which posts go to them,
@@ -60,4 +63,40 @@ func published(visibility string, repost bool, names []string) bool {
 		return true
 	}
 	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "@") })
+}
+
+// NotesElsewhere returns, of the posts idList names, the addresses of
+// the Notes of those of another server (the address a reply to one
+// names as what it answers), by their ids: one read each, outside any
+// transaction, whoever may see them (an address is not their text).
+func NotesElsewhere(ctx context.Context, db *store.DB, idList []string) (map[string]string, error) {
+	l := db.Lookup()
+	var (
+		named []string
+		found []*Activity
+		refs  []store.Ref
+	)
+	for _, id := range idList {
+		if _, ok := ids.Parse(id); !ok {
+			continue
+		}
+		a := &Activity{}
+		named, found, refs = append(named, id), append(found, a), append(refs, l.Add(Key(db, id), a))
+	}
+	if l.Len() == 0 {
+		return nil, nil
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("activities.NotesElsewhere: %w", err)
+	}
+	out := map[string]string{}
+	for i, a := range found {
+		if !refs[i].Found() {
+			continue
+		}
+		if at, ok := a.Elsewhere(); ok {
+			out[named[i]] = at
+		}
+	}
+	return out, nil
 }

@@ -66,20 +66,18 @@ type activity struct {
 }
 
 // renderer writes posts as ActivityStreams, with the addresses of the
-// deployment's domain.
-// remote maps the ids of the people of other servers a post mentions
-// to their actors' addresses.
+// deployment's domain, and those of other servers posts name.
 type renderer struct {
-	fed    federation.Config
-	remote map[string]string
+	fed federation.Config
+	at  federation.Addresses
 }
 
 // Render returns how package federation writes the Create of a post
-// (its Note; a repost's Announce) it sends to other servers, given the
-// actors of the people of other servers it mentions.
+// (its Note; a repost's Announce) it sends to other servers, given what
+// it names of theirs.
 func Render(cfg federation.Config) federation.Render {
-	return func(v activities.View, remote map[string]string) any {
-		a := renderer{fed: cfg, remote: remote}.renderActivity(v)
+	return func(v activities.View, at federation.Addresses) any {
+		a := renderer{fed: cfg, at: at}.renderActivity(v)
 		a.Context = ldContext
 		return a
 	}
@@ -89,24 +87,18 @@ func Render(cfg federation.Config) federation.Render {
 // a post mentions ("" for someone of another server not known).
 func (s renderer) mentioned(id, name string) (href, tagName string) {
 	if strings.Contains(name, "@") {
-		return s.remote[id], "@" + name
+		return s.at.Actors[id], "@" + name
 	}
 	return s.fed.Actor(id), "@" + s.fed.Acct(name)
 }
 
-// withRemote is the renderer of views, with the actors of the people of
-// other servers they mention.
+// withRemote is the renderer of views, with what they name of other
+// servers.
 func (s *Server) withRemote(ctx context.Context, views ...activities.View) (renderer, error) {
 	r := s.renderer
-	remote, err := s.federation.RemoteMentions(ctx, views...)
-	if err != nil {
-		return r, err
-	}
-	r.remote = make(map[string]string, len(remote))
-	for id, a := range remote {
-		r.remote[id] = a.URI
-	}
-	return r, nil
+	var err error
+	r.at, err = s.federation.AddressesOf(ctx, views...)
+	return r, err
 }
 
 // note is GET /statuses/:id: a post anyone may see, as a Note (a
@@ -199,7 +191,10 @@ func (s renderer) renderNote(v activities.View, withContext bool) note {
 		n.Updated = millis(v.EditedTime)
 	}
 	if v.InReplyTo != "" {
-		r := s.fed.Note(federation.Number(v.InReplyTo))
+		r, elsewhere := s.at.Notes[v.InReplyTo]
+		if !elsewhere {
+			r = s.fed.Note(federation.Number(v.InReplyTo))
+		}
 		n.InReplyTo = &r
 	}
 	for id, name := range mentions(v) {

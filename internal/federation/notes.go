@@ -32,8 +32,8 @@ import (
 // @name@domain, of someone here @name), its content warning,
 // sensitive, language and visibility (from to and cc, as Mastodon
 // addresses), and what it answers when that is a post here.
-// Its pictures, an Update, and a reply to another server's post are
-// not kept yet.
+// A reply to a post kept here, of this server or another, is a reply
+// to it. Its pictures and an Update are not kept yet.
 
 // Activities is what an inbox does to posts (package activities'
 // Service).
@@ -166,8 +166,8 @@ func (s *Service) created(ctx context.Context, actor Actor, a activity) (string,
 	}
 	parts := activities.SplitText(body)
 	in.Title, in.Body, in.Joined = parts.Title, parts.Body, parts.Joined
-	if parent := s.localNote(ref(n.InReplyTo)); parent != "" {
-		in.InReplyTo = parent
+	if in.InReplyTo, err = s.parentOf(ctx, actor, n); err != nil {
+		return "", err
 	}
 	v, made, err := s.activities.Post(ctx, actor.UserID, in)
 	if errors.Is(err, activities.ErrNoSuchActivity) && in.InReplyTo != "" {
@@ -249,6 +249,42 @@ func (s *Service) mentionedHere(n note) []string {
 	}
 	return out
 }
+
+// parentOf returns the id of the post here a Note answers, "" for none:
+// a post of this deployment's, or one of another server's kept here,
+// found through its author, the Note's own author (a thread) or someone
+// its tags mention (as servers name the author of what a reply
+// answers), as the service knows them, with nothing fetched.
+func (s *Service) parentOf(ctx context.Context, actor Actor, n note) (string, error) {
+	parent := ref(n.InReplyTo)
+	if parent == "" {
+		return "", nil
+	}
+	if id := s.localNote(parent); id != "" {
+		return id, nil
+	}
+	authors := []string{actor.UserID}
+	for _, t := range n.Tag {
+		if t.Type != "Mention" || !sameHost(t.Href, parent) || len(authors) > maxParentAuthors {
+			continue
+		}
+		if a, ok, err := s.byURI(ctx, t.Href); err != nil {
+			return "", err
+		} else if ok && !slices.Contains(authors, a.UserID) {
+			authors = append(authors, a.UserID)
+		}
+	}
+	for _, author := range authors {
+		if post, ok, err := s.activities.ExternalIDOf(ctx, author, externalID(parent)); err != nil || ok {
+			return post, err
+		}
+	}
+	return "", nil
+}
+
+// maxParentAuthors bounds the people a reply's parent is looked for
+// among.
+const maxParentAuthors = 4
 
 // localNote returns the id of the post here a Note's address names, ""
 // if it names none.

@@ -3,6 +3,7 @@ package federation
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,9 +38,47 @@ type PublishTask struct {
 }
 
 // Render makes the Create of a post's Note (package activitypub's),
-// given the actors' addresses of the people of other servers it
-// mentions, by their ids.
-type Render func(v activities.View, remote map[string]string) any
+// given what it names of other servers.
+type Render func(v activities.View, at Addresses) any
+
+// Addresses are what posts name of other servers, by their ids here:
+// the actors of the people of other servers they mention, and the Notes
+// there they answer.
+type Addresses struct {
+	Actors map[string]string
+	Notes  map[string]string
+}
+
+// AddressesOf returns what views name of other servers (one read for
+// each person of another server they mention, and each post they
+// answer).
+func (s *Service) AddressesOf(ctx context.Context, views ...activities.View) (Addresses, error) {
+	at, _, err := s.addressesOf(ctx, views...)
+	return at, err
+}
+
+// addressesOf is AddressesOf, with the people of other servers views
+// mention.
+func (s *Service) addressesOf(ctx context.Context, views ...activities.View) (Addresses, map[string]Actor, error) {
+	mentioned, err := s.RemoteMentions(ctx, views...)
+	if err != nil {
+		return Addresses{}, nil, err
+	}
+	at := Addresses{Actors: make(map[string]string, len(mentioned))}
+	for id, a := range mentioned {
+		at.Actors[id] = a.URI
+	}
+	var parents []string
+	for _, v := range views {
+		if v.InReplyTo != "" && !slices.Contains(parents, v.InReplyTo) {
+			parents = append(parents, v.InReplyTo)
+		}
+	}
+	if at.Notes, err = activities.NotesElsewhere(ctx, s.db, parents); err != nil {
+		return Addresses{}, nil, err
+	}
+	return at, mentioned, nil
+}
 
 // SetRender sets how a post's Create is written.
 func (s *Service) SetRender(r Render) { s.render = r }
@@ -84,13 +123,22 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 			inboxes = append(inboxes, inbox)
 		}
 	}
-	mentioned, err := s.RemoteMentions(ctx, v)
+	at, mentioned, err := s.addressesOf(ctx, v)
 	if err != nil {
 		return "", err
 	}
-	uris := make(map[string]string, len(mentioned))
-	for id, a := range mentioned {
-		uris[id] = a.URI
+	var to []Actor
+	for _, id := range slices.Sorted(maps.Keys(mentioned)) {
+		to = append(to, mentioned[id])
+	}
+	if _, ok := at.Notes[v.InReplyTo]; ok { // a reply goes to the server of what it answers
+		if a, remote, err := s.ActorOf(ctx, v.InReplyToUserID); err != nil {
+			return "", err
+		} else if remote {
+			to = append(to, a)
+		}
+	}
+	for _, a := range to {
 		if blocked, err := s.blocked(ctx, a.DeliveryInbox()); err != nil {
 			return "", err
 		} else if !blocked && !slices.Contains(inboxes, a.DeliveryInbox()) {
@@ -104,7 +152,7 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 		return "", fmt.Errorf("federation: nothing renders posts")
 	}
 	id := s.cfg.Note(Number(t.Activity)) + "/activity"
-	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, uris), inboxes...)
+	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, at), inboxes...)
 }
 
 // Unpublished is activities.Publisher: it sends the Delete of author's

@@ -1,0 +1,116 @@
+package api_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"socialstream/internal/federation"
+	"socialstream/internal/federation/fedtest"
+)
+
+// remoteCreate is the Create of a Note of p's (its id p's address
+// /statuses/id), with extra fields of the Note.
+func remoteCreate(p *fedtest.Person, id, content string, to, cc []string, extra map[string]any) map[string]any {
+	n := map[string]any{"id": p.URI + "/statuses/" + id, "type": "Note", "attributedTo": p.URI, "content": content,
+		"to": to, "cc": cc, "published": time.Now().UTC().Format(time.RFC3339)}
+	for k, v := range extra {
+		n[k] = v
+	}
+	return map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": n["id"].(string) + "/activity",
+		"type": "Create", "actor": p.URI, "object": n}
+}
+
+// sendTo posts activity a, signed as from, to the shared inbox at base,
+// and wants status want.
+func sendTo(t *testing.T, other *fedtest.Server, from *fedtest.Person, base string, a map[string]any, want int) {
+	t.Helper()
+	if st, body, _ := other.Send(context.Background(), from, base+"/inbox", a); st != want {
+		t.Fatalf("%v %v: %d %s", a["type"], a["id"], st, body)
+	}
+}
+
+// Replies cross servers both ways: a remote person's reply to their own
+// post (a thread) and another's reply to it, naming its author, are
+// replies here; a reply here to a post of another server names that
+// Note as what it answers, and goes to its server even when no one
+// there follows the replier.
+func TestFederationRepliesAcrossServers(t *testing.T) {
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve, bob := other.Person("eve"), other.Person("bob")
+	e.followRemote(other, ann, eve)
+	if st, _ := e.lookupAccountAs(ann, "bob@"+other.Domain); st != 200 { // bob is known here, followed by no one
+		t.Fatalf("lookup bob: %d", st)
+	}
+	public, followers := []string{federation.PublicCollection}, []string{eve.URI + "/followers"}
+	annActor := base + "/users/" + ann.id
+
+	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>the first</p>", public, followers, nil), http.StatusAccepted)
+	sendTo(t, other, eve, base, remoteCreate(eve, "2", "<p>and more</p>", public, followers,
+		map[string]any{"inReplyTo": eve.URI + "/statuses/1"}), http.StatusAccepted)
+	sendTo(t, other, bob, base, remoteCreate(bob, "9", `<p>@eve @ann agreed</p>`, public, []string{bob.URI + "/followers"},
+		map[string]any{"inReplyTo": eve.URI + "/statuses/1", "tag": []any{
+			map[string]any{"type": "Mention", "href": eve.URI, "name": "@eve@" + other.Domain},
+			map[string]any{"type": "Mention", "href": annActor, "name": "@ann"}}}), http.StatusAccepted)
+	// A reply to something not kept here is a post of its own.
+	sendTo(t, other, eve, base, remoteCreate(eve, "3", "<p>elsewhere</p>", public, followers,
+		map[string]any{"inReplyTo": "https://far.example/notes/1"}), http.StatusAccepted)
+	e.settle()
+
+	home := e.mastoHome(ann)
+	byText := map[string]map[string]any{}
+	for _, s := range home {
+		byText[plain(s["content"])] = s
+	}
+	first, more, lone := byText["the first"], byText["and more"], byText["elsewhere"]
+	if first == nil || more == nil || lone == nil {
+		t.Fatalf("ann's home: %v", home)
+	}
+	if more["in_reply_to_id"] != first["id"] || lone["in_reply_to_id"] != nil {
+		t.Errorf("eve's thread: %v answers %v; the lone reply answers %v", more["in_reply_to_id"], first["id"], lone["in_reply_to_id"])
+	}
+	_, ctxBody := e.mastoForm("GET", "/api/v1/statuses/"+first["id"].(string)+"/context", ann.token, nil)
+	desc, _ := ctxBody["descendants"].([]any)
+	if len(desc) != 2 {
+		t.Fatalf("the first post's replies here: %v", ctxBody)
+	}
+	for _, d := range desc {
+		if d.(map[string]any)["in_reply_to_id"] != first["id"] {
+			t.Errorf("a reply: %v", d)
+		}
+	}
+
+	// ann answers eve's first post: eve's server is told, with what it
+	// answers named by its Note's address.
+	before := len(other.Received())
+	st, r := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"thank you"}, "in_reply_to_id": {first["id"].(string)}})
+	if st != 200 {
+		t.Fatalf("reply: %d %v", st, r)
+	}
+	e.settle()
+	told := e.received(other, before+1)[before:]
+	if len(told) != 1 || told[0].Activity["type"] != "Create" || told[0].Err != nil {
+		t.Fatalf("eve's server was told: %+v", told)
+	}
+	if n, _ := told[0].Activity["object"].(map[string]any); n["inReplyTo"] != eve.URI+"/statuses/1" {
+		t.Errorf("the reply's Note answers %v", n["inReplyTo"])
+	}
+	_, _, n := e.apGet("/statuses/"+r["id"].(string), "application/activity+json")
+	if n["inReplyTo"] != eve.URI+"/statuses/1" {
+		t.Errorf("the reply's Note, read here, answers %v", n["inReplyTo"])
+	}
+}
+
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
+
+// plain is a Mastodon status's content with its tags dropped.
+func plain(content any) string {
+	s, _ := content.(string)
+	return strings.TrimSpace(html.UnescapeString(htmlTag.ReplaceAllString(s, "")))
+}
