@@ -33,9 +33,19 @@ func TestDecideEdit(t *testing.T) {
 			{"edited meanwhile", facts(func(f *editFacts) { f.current.Edits = 2 }), errEditedMeanwhile},
 			{"retitled meanwhile", facts(func(f *editFacts) { f.current.Title = "other" }), errEditedMeanwhile},
 			{"warned meanwhile", facts(func(f *editFacts) { f.current.SpoilerText = "cw" }), errEditedMeanwhile},
+			{"made before the edit shown", facts(func(f *editFacts) { f.at = 1999 }), ErrOlderEdit},
+			{"made as the edit shown", facts(func(f *editFacts) { f.at = 2000 }), ErrOlderEdit},
 		} {
 			if _, err := decideEdit(c.facts); !errors.Is(err, c.err) {
 				t.Errorf("%s: %v, want %v", c.name, err, c.err)
+			}
+		}
+	})
+	t.Run("another server's edit, at its time", func(t *testing.T) {
+		for _, c := range []struct{ at, want int64 }{{2001, 2001}, {9000, 9000}} { // its clock may be ahead of ours
+			p, err := decideEdit(facts(func(f *editFacts) { f.at = c.at }))
+			if err != nil || p.activity.EditedTime != c.want {
+				t.Errorf("at %d: %v, edited at %d, want %d", c.at, err, p.activity.EditedTime, c.want)
 			}
 		}
 	})

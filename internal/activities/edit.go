@@ -32,6 +32,9 @@ const MaxEdits = 50
 var (
 	ErrTooManyEdits    = derrors.New(derrors.Conflict, fmt.Sprintf("an activity can be edited at most %d times", MaxEdits))
 	errEditedMeanwhile = errors.New("activities: edited meanwhile")
+	// ErrOlderEdit refuses an edit of another server's made before the
+	// one the activity shows (EditInput.At): it came late.
+	ErrOlderEdit = derrors.New(derrors.Conflict, "a later edit is kept")
 )
 
 // Version is an activity's text (title, body, content warning) and
@@ -70,6 +73,11 @@ type EditInput struct {
 	Joined      *bool
 	SpoilerText *string
 	Sensitive   *bool
+	// At, for an edit another server made (package federation), is when
+	// it was made by that server's clock (ms since the epoch): it is the
+	// activity's edit time, and an edit made before the one it shows is
+	// refused (ErrOlderEdit), for edits may come in any order.
+	At int64
 }
 
 // VersionView is one version of an activity, as its author sees it.
@@ -165,9 +173,9 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	}
 	var a *Activity
 	var jobs queue.Ahead
-	err = jobs.Commit(ctx, s.editedJobs(author, id, &seen, mentions, tagged), func() error {
+	err = jobs.Commit(ctx, s.editedJobs(author, id, &seen, mentions, tagged, names), func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli(), names: mentionNames}
+			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli(), at: in.At, names: mentionNames}
 			l := tx.Lookup()
 			found := l.Add(key, &f.current)
 			me := accounts.Read(l, author)
@@ -246,7 +254,7 @@ func editedText(seen *Activity, in EditInput) (wording, error) {
 // waits for the edit, then tells only those the activity mentions. The
 // tag jobs bring pages of tag followers for the tags it adds, and none
 // left for those it takes away.
-func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged []string) []queue.Pending {
+func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged, names []string) []queue.Pending {
 	var jobs []queue.Pending
 	edit := seen.Edits + 1
 	if added := missing(mentions, seen.MentionIDs); len(added) > 0 {
@@ -257,6 +265,11 @@ func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged
 	t := TagTask{ActivityID: id, Edit: edit, At: s.now().UnixMicro(), Add: missing(tagged, seen.Tags), Remove: missing(seen.Tags, tagged)}
 	if len(t.Add)+len(t.Remove) > 0 {
 		jobs = append(jobs, TagJob.Pending(s.queue, t, 0))
+	}
+	// Other servers that were sent the post, or are named by the edit,
+	// are sent it again.
+	if s.cfg.Publisher != nil && published(seen.Visibility, false, append(slices.Clone(seen.MentionNames), names...)) {
+		jobs = append(jobs, s.cfg.Publisher.Republishing(author, id, edit))
 	}
 	return jobs
 }
@@ -284,6 +297,7 @@ type editFacts struct {
 	mentionable []string          // those it names who exist and block no one of the two
 	names       map[string]string // their usernames, by id
 	now         int64             // Unix milliseconds
+	at          int64             // EditInput.At
 }
 
 // editPlan is what an edit writes.
@@ -306,6 +320,8 @@ func decideEdit(f editFacts) (editPlan, error) {
 		return editPlan{}, ErrNoSuchActivity
 	case f.current.Edits != f.seen.Edits || textOf(&f.current) != textOf(f.seen):
 		return editPlan{}, errEditedMeanwhile
+	case f.at != 0 && f.current.EditedTime != 0 && f.at <= f.current.EditedTime:
+		return editPlan{}, ErrOlderEdit
 	}
 	a := f.current
 	was := &Version{Title: a.Title, Body: a.Body, SpoilerText: a.SpoilerText, Sensitive: a.Sensitive, Joined: a.Joined, MentionIDs: a.MentionIDs, Time: a.PostedTime}
@@ -324,6 +340,9 @@ func decideEdit(f editFacts) (editPlan, error) {
 	}
 	a.MentionNames = namesOf(a.MentionIDs, f.names)
 	a.EditedTime = max(f.now, was.Time+1)
+	if f.at != 0 { // by the clock of the server that made it, which orders its edits
+		a.EditedTime = f.at
+	}
 	a.Edits++
 	plan := editPlan{activity: &a, was: was, audience: !a.reachesFollowers()}
 	// Whoever the edit no longer mentions loses the notification of the

@@ -23,6 +23,9 @@ type Publisher interface {
 	// Publishing is the job that sends the post once it is committed,
 	// enqueued ahead of its commit.
 	Publishing(author, id string) queue.Pending
+	// Republishing is the job that sends the post again as its edit
+	// number edit made it, enqueued ahead of the edit's commit.
+	Republishing(author, id string, edit int) queue.Pending
 	// Unpublished tells them the post is deleted (a repost of shared:
 	// undone); the cleanup job runs it once the post is gone.
 	Unpublished(ctx context.Context, author, id, shared string) error

@@ -2,6 +2,7 @@ package activitypub
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"strings"
 	"time"
@@ -74,11 +75,15 @@ type renderer struct {
 
 // Render returns how package federation writes the Create of a post
 // (its Note; a repost's Announce) it sends to other servers, given what
-// it names of theirs.
+// it names of theirs; for an edit, the Update of its Note.
 func Render(cfg federation.Config) federation.Render {
-	return func(v activities.View, at federation.Addresses) any {
+	return func(v activities.View, at federation.Addresses, edit int) any {
 		a := renderer{fed: cfg, at: at}.renderActivity(v)
 		a.Context = ldContext
+		if edit > 0 && v.RepostOf == nil {
+			a.ID, a.Type = fmt.Sprintf("%s#updates/%d", cfg.Note(federation.Number(v.ID)), edit), "Update"
+			a.Published = millis(v.EditedTime)
+		}
 		return a
 	}
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -113,4 +114,54 @@ var htmlTag = regexp.MustCompile(`<[^>]*>`)
 func plain(content any) string {
 	s, _ := content.(string)
 	return strings.TrimSpace(html.UnescapeString(htmlTag.ReplaceAllString(s, "")))
+}
+
+// Edits cross servers both ways: a remote person's Update of a Note
+// edits its post here (an older Update, come late, is left alone; an
+// Update of a Note never taken is taken as it is now); an edit here
+// sends the Update of its Note to the servers the post went to.
+func TestFederationEditsAcrossServers(t *testing.T) {
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve := other.Person("eve")
+	e.followRemote(other, ann, eve)
+	public, followers := []string{federation.PublicCollection}, []string{eve.URI + "/followers"}
+	update := func(id, content string, at time.Time) map[string]any {
+		a := remoteCreate(eve, id, content, public, followers, map[string]any{"updated": at.UTC().Format(time.RFC3339)})
+		a["type"], a["id"] = "Update", fmt.Sprintf("%s/statuses/%s#updates/%d", eve.URI, id, at.Unix())
+		return a
+	}
+	now := time.Now()
+	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>as first written</p>", public, followers, nil), http.StatusAccepted)
+	sendTo(t, other, eve, base, update("1", "<p>as last written</p>", now.Add(2*time.Second)), http.StatusAccepted)
+	sendTo(t, other, eve, base, update("1", "<p>as written between</p>", now.Add(time.Second)), http.StatusAccepted) // late
+	sendTo(t, other, eve, base, update("2", "<p>never seen before</p>", now), http.StatusAccepted)
+	e.settle()
+	home := e.mastoHome(ann)
+	if len(home) != 2 || plain(home[0]["content"]) != "never seen before" || plain(home[1]["content"]) != "as last written" ||
+		home[1]["edited_at"] == nil {
+		t.Fatalf("ann's home: %v", home)
+	}
+
+	// ann's post to eve, edited: eve's server is sent its Update.
+	st, r := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"hello @eve@" + other.Domain}})
+	if st != 200 {
+		t.Fatalf("post: %d %v", st, r)
+	}
+	created := e.received(other, len(other.Received())+1)
+	before := len(other.Received())
+	if st, r := e.mastoForm("PUT", "/api/v1/statuses/"+r["id"].(string), ann.token, url.Values{"status": {"hello again @eve@" + other.Domain}}); st != 200 {
+		t.Fatalf("edit: %d %v", st, r)
+	}
+	e.settle()
+	told := e.received(other, before+1)[before:]
+	if len(told) != 1 || told[0].Activity["type"] != "Update" || told[0].Err != nil {
+		t.Fatalf("eve's server was told of the edit: %+v", told)
+	}
+	n, _ := told[0].Activity["object"].(map[string]any)
+	was, _ := created[len(created)-1].Activity["object"].(map[string]any)
+	if n["id"] != was["id"] || !strings.Contains(n["content"].(string), "hello again") || n["updated"] == nil ||
+		told[0].Activity["id"] == created[len(created)-1].Activity["id"] {
+		t.Errorf("the Update: %v, of the Create %v", told[0].Activity, created[len(created)-1].Activity)
+	}
 }

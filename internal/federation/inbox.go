@@ -146,7 +146,7 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 			}
 			return "profile refreshed", nil
 		}
-		return "ignored Update", nil
+		return s.updated(ctx, actor, a)
 	}
 	return "ignored " + a.Type, nil
 }

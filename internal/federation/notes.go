@@ -40,6 +40,7 @@ import (
 type Activities interface {
 	Post(ctx context.Context, author string, in activities.PostInput) (activities.View, bool, error)
 	Delete(ctx context.Context, author, id string) error
+	Edit(ctx context.Context, author, id string, in activities.EditInput) (activities.View, error)
 	ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error)
 	Shown(ctx context.Context, viewer string, idList []string) ([]activities.View, error)
 }
@@ -59,6 +60,7 @@ type note struct {
 	ContentMap   map[string]string `json:"contentMap"`
 	Summary      string            `json:"summary"`
 	Sensitive    bool              `json:"sensitive"`
+	Updated      string            `json:"updated"`
 	InReplyTo    json.RawMessage   `json:"inReplyTo"`
 	To           addresses         `json:"to"`
 	Cc           addresses         `json:"cc"`
@@ -119,22 +121,15 @@ func externalID(noteID string) string {
 
 // created takes a Create of a Note.
 func (s *Service) created(ctx context.Context, actor Actor, a activity) (string, error) {
-	var n note
-	if ref(a.Object) != "" && len(a.Object) > 0 && a.Object[0] == '"' {
-		return "ignored Create of a reference", nil // an object by id alone: not fetched yet
+	n, ignored, err := readNote(actor, a)
+	if ignored != "" || err != nil {
+		return ignored, err
 	}
-	if err := json.Unmarshal(a.Object, &n); err != nil || n.ID == "" {
-		return "", fmt.Errorf("%w: its object does not read as a Note", errMalformed)
-	}
-	if n.Type != "Note" {
-		return "ignored Create of a " + n.Type, nil
-	}
-	if ref(n.AttributedTo) != actor.URI {
-		return "", errNotTheActor
-	}
-	if !sameHost(n.ID, actor.URI) {
-		return "", fmt.Errorf("%w: the Note's id is not of its author's server", errMalformed)
-	}
+	return s.createdNote(ctx, actor, n)
+}
+
+// createdNote posts a Note of actor's, read and checked.
+func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string, error) {
 	// A Note sent again (a server's retry) is found before anything is
 	// planned for it: a post's jobs go ahead of its commit.
 	if post, ok, err := s.activities.ExternalIDOf(ctx, actor.UserID, externalID(n.ID)); err != nil || ok {
@@ -148,24 +143,10 @@ func (s *Service) created(ctx context.Context, actor Actor, a activity) (string,
 	if !author && len(mentioned) == 0 {
 		return "ignored: no one here follows its author or is mentioned", nil
 	}
+	w := s.wording(n)
 	in := activities.PostInput{ExternalID: externalID(n.ID), Visibility: s.visibility(actor, n), Sensitive: n.Sensitive,
-		URL:         noteURL(n.ID),
-		SpoilerText: text.Strip(n.Summary, activities.MaxSpoilerText, false)}
-	content := n.Content
-	if len(n.ContentMap) == 1 {
-		for lang, c := range n.ContentMap {
-			in.Language = lang
-			if content == "" {
-				content = c
-			}
-		}
-	}
-	body := text.Strip(s.noteText(content, n), MaxNoteText, true)
-	if body == "" {
-		body = "(no text)"
-	}
-	parts := activities.SplitText(body)
-	in.Title, in.Body, in.Joined = parts.Title, parts.Body, parts.Joined
+		URL: noteURL(n.ID), SpoilerText: w.spoiler, Language: w.language,
+		Title: w.parts.Title, Body: w.parts.Body, Joined: w.parts.Joined}
 	if in.InReplyTo, err = s.parentOf(ctx, actor, n); err != nil {
 		return "", err
 	}
@@ -185,6 +166,56 @@ func (s *Service) created(ctx context.Context, actor Actor, a activity) (string,
 		return "posted before as " + v.ID, nil
 	}
 	return "posted " + v.ID, nil
+}
+
+// readNote reads the Note a Create or an Update carries, and checks it
+// is the actor's: a reason it is left alone (not a Note, or by its id
+// alone), or an error when it is not the actor's or not a Note.
+func readNote(actor Actor, a activity) (note, string, error) {
+	var n note
+	if ref(a.Object) != "" && len(a.Object) > 0 && a.Object[0] == '"' {
+		return n, "ignored " + a.Type + " of a reference", nil // an object by id alone: not fetched yet
+	}
+	if err := json.Unmarshal(a.Object, &n); err != nil || n.ID == "" {
+		return n, "", fmt.Errorf("%w: its object does not read as a Note", errMalformed)
+	}
+	if n.Type != "Note" {
+		return n, "ignored " + a.Type + " of a " + n.Type, nil
+	}
+	if ref(n.AttributedTo) != actor.URI {
+		return n, "", errNotTheActor
+	}
+	if !sameHost(n.ID, actor.URI) {
+		return n, "", fmt.Errorf("%w: the Note's id is not of its author's server", errMalformed)
+	}
+	return n, "", nil
+}
+
+// noteWording is what a post keeps of a Note's words.
+type noteWording struct {
+	parts             activities.TextParts
+	spoiler, language string
+}
+
+// wording reads a Note's words: its text from its HTML (its content, or
+// its contentMap's one language's), its content warning, its language.
+func (s *Service) wording(n note) noteWording {
+	w := noteWording{spoiler: text.Strip(n.Summary, activities.MaxSpoilerText, false)}
+	content := n.Content
+	if len(n.ContentMap) == 1 {
+		for lang, c := range n.ContentMap {
+			w.language = lang
+			if content == "" {
+				content = c
+			}
+		}
+	}
+	body := text.Strip(s.noteText(content, n), MaxNoteText, true)
+	if body == "" {
+		body = "(no text)"
+	}
+	w.parts = activities.SplitText(body)
+	return w
 }
 
 // deleted takes a Delete: of a Note of the actor's, its post goes.

@@ -28,18 +28,27 @@ import (
 // PublishJob sends a post to the servers of its author's remote
 // followers.
 var PublishJob = queue.Job[PublishTask]{Name: "federate-post", Queue: queue.Federation,
-	TaskName: func(t PublishTask) string { return "publish-" + t.Activity }}
+	TaskName: func(t PublishTask) string {
+		if t.Edit > 0 {
+			return fmt.Sprintf("publish-%s-edit-%d", t.Activity, t.Edit)
+		}
+		return "publish-" + t.Activity
+	}}
 
 // PublishTask is the body of a publish job.
 type PublishTask struct {
 	Author   string `json:"author"`
 	Activity string `json:"activity"`
 	At       int64  `json:"at"`
+	// Edit, when set, is the edit whose commit the job waits for, to
+	// send the Update of the post's Note rather than its Create.
+	Edit int `json:"edit,omitempty"`
 }
 
 // Render makes the Create of a post's Note (package activitypub's),
-// given what it names of other servers.
-type Render func(v activities.View, at Addresses) any
+// given what it names of other servers; with edit set, the Update of it
+// that edit made.
+type Render func(v activities.View, at Addresses, edit int) any
 
 // Addresses are what posts name of other servers, by their ids here:
 // the actors of the people of other servers they mention, and the Notes
@@ -89,6 +98,13 @@ func (s *Service) Publishing(author, id string) queue.Pending {
 	return PublishJob.Pending(s.q, t, 0)
 }
 
+// Republishing is activities.Publisher: the job that sends author's
+// post id again, as its edit number edit made it.
+func (s *Service) Republishing(author, id string, edit int) queue.Pending {
+	t := PublishTask{Author: author, Activity: id, At: s.now().Unix(), Edit: edit}
+	return PublishJob.Pending(s.q, t, 0)
+}
+
 // Publish runs a publish job.
 func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 	if _, remote, err := s.ActorOf(ctx, t.Author); err != nil || remote {
@@ -98,16 +114,11 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(views) == 0 || views[0].Author == nil {
-		if _, committed, _, _, err := activities.Mentioned(ctx, s.db, t.Activity); err != nil {
-			return "", err
-		} else if committed {
-			return "hidden now (removed, or its author suspended or limited): not sent", nil
+	shown := len(views) == 1 && views[0].Author != nil
+	if !shown || t.Edit > 0 {
+		if outcome, err := s.notYetShown(ctx, t, shown); outcome != "" || err != nil {
+			return outcome, err
 		}
-		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter {
-			return "", queue.NotYet("the post")
-		}
-		return "never posted", nil
 	}
 	v := views[0]
 	var inboxes []string
@@ -152,7 +163,30 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 		return "", fmt.Errorf("federation: nothing renders posts")
 	}
 	id := s.cfg.Note(Number(t.Activity)) + "/activity"
-	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, at), inboxes...)
+	if t.Edit > 0 {
+		id = fmt.Sprintf("%s#updates/%d", s.cfg.Note(Number(t.Activity)), t.Edit)
+	}
+	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, at, t.Edit), inboxes...)
+}
+
+// notYetShown tells what a publish job does of a post not shown to its
+// author, or of an edit: waits for its commit, or ends (its outcome);
+// "" to go on and send it.
+func (s *Service) notYetShown(ctx context.Context, t PublishTask, shown bool) (string, error) {
+	_, committed, _, edits, err := activities.Mentioned(ctx, s.db, t.Activity)
+	switch {
+	case err != nil:
+		return "", err
+	case committed && edits >= t.Edit && !shown:
+		return "hidden now (removed, or its author suspended or limited): not sent", nil
+	case committed && edits >= t.Edit:
+		return "", nil
+	case !committed && t.Edit > 0:
+		return "deleted since", nil // its cleanup sends its Delete
+	case s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter:
+		return "", queue.NotYet("the post")
+	}
+	return "never posted, or never edited", nil
 }
 
 // Unpublished is activities.Publisher: it sends the Delete of author's
