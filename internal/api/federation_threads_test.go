@@ -165,3 +165,61 @@ func TestFederationEditsAcrossServers(t *testing.T) {
 		t.Errorf("the Update: %v, of the Create %v", told[0].Activity, created[len(created)-1].Activity)
 	}
 }
+
+// Blocks cross servers both ways: a block here of a person of another
+// server ends the follow and sends them the Block (to their own inbox),
+// an unblock its Undo; a remote person's Block of a person here is their
+// block, which the relationship shows, and its Undo lifts it.
+func TestFederationBlocksAcrossServers(t *testing.T) {
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve, bob := other.Person("eve"), other.Person("bob")
+	eveID := e.followRemote(other, ann, eve)
+
+	before := len(other.Received())
+	for _, verb := range []string{"block", "unblock"} {
+		if st, r := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/"+verb, ann.token, nil); st != 200 || r["following"] != false {
+			t.Fatalf("%s: %d %v", verb, st, r)
+		}
+		e.settle()
+	}
+	told := e.received(other, before+2)[before:]
+	if len(told) != 2 || told[0].Activity["type"] != "Block" || told[0].Activity["object"] != eve.URI ||
+		told[0].Activity["actor"] != base+"/users/"+ann.id || told[0].Inbox == "/inbox" || told[0].Err != nil {
+		t.Fatalf("eve's server was told of the block: %+v", told)
+	}
+	if undone, _ := told[1].Activity["object"].(map[string]any); told[1].Activity["type"] != "Undo" || undone["id"] != told[0].Activity["id"] ||
+		undone["type"] != "Block" || told[1].Err != nil {
+		t.Errorf("the Undo: %+v", told[1])
+	}
+
+	// bob, of the other server, blocks ann, then lifts it.
+	st, found := e.lookupAccountAs(ann, "bob@"+other.Domain)
+	if st != 200 {
+		t.Fatalf("lookup bob: %d", st)
+	}
+	bobID := found["id"].(string)
+	annActor := base + "/users/" + ann.id
+	relation := func() map[string]any {
+		t.Helper()
+		st, rel := e.mastoList("/api/v1/accounts/relationships?id[]="+bobID, ann.token)
+		if st != 200 || len(rel) != 1 {
+			t.Fatalf("relationships: %d %v", st, rel)
+		}
+		return rel[0]
+	}
+	block := map[string]any{"id": bob.URI + "/blocks/1", "type": "Block", "actor": bob.URI, "object": annActor}
+	sendTo(t, other, bob, base, block, http.StatusAccepted)
+	if r := relation(); r["blocked_by"] != true {
+		t.Errorf("after bob's Block: %v", r)
+	}
+	if st, r := e.mastoForm("POST", "/api/v1/accounts/"+bobID+"/follow", ann.token, nil); st == 200 {
+		t.Errorf("ann followed bob, who blocks her: %v", r)
+	}
+	sendTo(t, other, bob, base, map[string]any{"id": bob.URI + "/blocks/1/undo", "type": "Undo", "actor": bob.URI, "object": block}, http.StatusAccepted)
+	if r := relation(); r["blocked_by"] != false {
+		t.Errorf("after its Undo: %v", r)
+	}
+	sendTo(t, other, bob, base, map[string]any{"id": bob.URI + "/blocks/2", "type": "Block", "actor": bob.URI,
+		"object": base + "/users/nobody"}, http.StatusNotFound)
+}

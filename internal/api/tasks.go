@@ -149,6 +149,14 @@ func (s *Server) jobs() []route {
 			outcome, err := s.federation.Like(ctx, t)
 			return []any{"user", t.User, "activity", t.Activity, "undo", t.Undo, "outcome", outcome}, err
 		}),
+		// A Block of a person of another server, or its Undo.
+		serve(s, federation.BlockJob, func(ctx context.Context, t federation.BlockTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.Block(ctx, t)
+			return []any{"blocker", t.Blocker, "blocked", t.Blocked, "undo", t.Undo, "outcome", outcome}, err
+		}),
 		// A remote requester told of a locked person's decision.
 		serve(s, federation.AnswerJob, func(ctx context.Context, t federation.AnswerTask) ([]any, error) {
 			if s.federation == nil {

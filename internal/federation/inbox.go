@@ -69,6 +69,8 @@ type Graph interface {
 	Asked(ctx context.Context, requester, target string) (time.Time, bool, error)
 	Approve(ctx context.Context, target, requester string) (accounts.Person, error)
 	Reject(ctx context.Context, target, requester string) error
+	Block(ctx context.Context, blocker, blocked string) (accounts.Person, error)
+	Unblock(ctx context.Context, blocker, blocked string) error
 }
 
 // SetGraph gives the service the follow graph its inbox acts on, and
@@ -137,6 +139,8 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 		return s.deleted(ctx, actor, a)
 	case "Like", "Announce":
 		return s.reacted(ctx, actor, a.Type, a.Object, false)
+	case "Block":
+		return s.blockedBy(ctx, actor, a.Object, false)
 	case "Update":
 		if ref(a.Object) == actor.URI { // their profile: read again from their server
 			if _, err := s.Resolve(ctx, actor.URI, true); errors.Is(err, ErrRemote) {
@@ -226,6 +230,8 @@ func (s *Service) undone(ctx context.Context, actor Actor, a activity) (string, 
 	switch inner.Type {
 	case "Like", "Announce":
 		return s.reacted(ctx, actor, inner.Type, inner.Object, true)
+	case "Block":
+		return s.blockedBy(ctx, actor, inner.Object, true)
 	case "Follow":
 	default:
 		return "ignored Undo of a " + inner.Type, nil

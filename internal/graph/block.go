@@ -44,6 +44,9 @@ func (s *Service) Block(ctx context.Context, blocker, blocked string) (accounts.
 		}
 	}
 	var expected []queue.Pending
+	if s.remote != nil && to.Remote() {
+		expected = append(expected, s.remote.Blocking(blocker, blocked, false))
+	}
 	for _, f := range []struct {
 		ref    store.Ref
 		follow *Follow
@@ -164,7 +167,30 @@ func decideBlock(f blockFacts) ([]*Follow, error) {
 // Unblock ends blocker's block of blocked, if any. It restores no follow:
 // either may follow the other again.
 func (s *Service) Unblock(ctx context.Context, blocker, blocked string) error {
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	// With federation on, the card of the blocked says whether they are
+	// of another server, whose Undo is sent (off, it is not read).
+	var expected []queue.Pending
+	if s.remote != nil {
+		l := s.db.Lookup()
+		to := accounts.Read(l, blocked)
+		if err := l.Run(ctx); err != nil {
+			return fmt.Errorf("graph.Unblock(%s, %s): %w", blocker, blocked, err)
+		}
+		if to.Remote() {
+			expected = append(expected, s.remote.Blocking(blocker, blocked, true))
+		}
+	}
+	var jobs queue.Ahead
+	err := jobs.Commit(ctx, expected, func() error { return s.unblock(ctx, blocker, blocked) })
+	if err != nil {
+		return fmt.Errorf("graph.Unblock(%s, %s): %w", blocker, blocked, err)
+	}
+	return nil
+}
+
+// unblock is Unblock's transaction.
+func (s *Service) unblock(ctx context.Context, blocker, blocked string) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
 		states := []*viewer.Ref{viewer.Read(l, blocker), viewer.Read(l, blocked)}
 		if err := l.Run(ctx); err != nil {
@@ -185,10 +211,6 @@ func (s *Service) Unblock(ctx context.Context, blocker, blocked string) error {
 		}
 		return blocks.Clear(tx, blocker, blocked)
 	})
-	if err != nil {
-		return fmt.Errorf("graph.Unblock(%s, %s): %w", blocker, blocked, err)
-	}
-	return nil
 }
 
 // Blocks reports whether blocker blocks blocked.

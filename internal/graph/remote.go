@@ -14,6 +14,8 @@ type Remote interface {
 	// Ending: follower no longer follows (or asks to follow) followee,
 	// who is remote.
 	Ending(follower, followee string) queue.Pending
+	// Blocking: blocker blocks blocked, who is remote (undo: no longer).
+	Blocking(blocker, blocked string, undo bool) queue.Pending
 }
 
 // SetRemote sets who tells other servers.
