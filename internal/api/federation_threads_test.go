@@ -223,3 +223,47 @@ func TestFederationBlocksAcrossServers(t *testing.T) {
 	sendTo(t, other, bob, base, map[string]any{"id": bob.URI + "/blocks/2", "type": "Block", "actor": bob.URI,
 		"object": base + "/users/nobody"}, http.StatusNotFound)
 }
+
+// A remote person's server tells of their deletion: their account here
+// goes, erased as any (their posts leave their followers' homes, the
+// follows end), and what is kept of their actor with it; another's
+// Delete of them is not theirs to send.
+func TestFederationRemotePersonDeleted(t *testing.T) {
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve, bob := other.Person("eve"), other.Person("bob")
+	eveID := e.followRemote(other, ann, eve)
+	e.followRemote(other, ann, bob)
+	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>soon gone</p>", []string{federation.PublicCollection}, nil, nil), http.StatusAccepted)
+	e.settle()
+	if home := e.mastoHome(ann); len(home) != 1 {
+		t.Fatalf("ann's home: %v", home)
+	}
+	deletion := map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": eve.URI + "#delete",
+		"type": "Delete", "actor": eve.URI, "object": eve.URI, "to": []string{federation.PublicCollection}}
+	forged := map[string]any{"id": bob.URI + "#delete-eve", "type": "Delete", "actor": bob.URI, "object": eve.URI}
+	sendTo(t, other, bob, base, forged, http.StatusAccepted) // taken, and nothing comes of it
+	if st, _ := e.mastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 200 {
+		t.Fatalf("eve after bob's Delete of her: %d", st)
+	}
+	other.Gone(eve)
+	sendTo(t, other, eve, base, deletion, http.StatusAccepted) // her key, kept, checks it
+	e.settle()
+	if st, r := e.mastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 404 {
+		t.Errorf("eve after her Delete: %d %v", st, r)
+	}
+	if home := e.mastoHome(ann); len(home) != 0 {
+		t.Errorf("ann's home still has eve's post: %v", home)
+	}
+	if st, me := e.mastoForm("GET", "/api/v1/accounts/verify_credentials", ann.token, nil); st != 200 || me["following_count"] != float64(1) {
+		t.Errorf("ann follows: %v", me["following_count"])
+	}
+	// Sent again (a server retries): her key is no longer known, nor can
+	// it be fetched; nothing of her comes back.
+	if st, body, _ := other.Send(context.Background(), eve, base+"/inbox", deletion); st >= 500 || st == http.StatusAccepted {
+		t.Errorf("her Delete again: %d %s", st, body)
+	}
+	if st, r := e.lookupAccountAs(ann, "eve@"+other.Domain); st != 404 {
+		t.Errorf("eve found again: %d %v", st, r)
+	}
+}

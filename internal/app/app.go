@@ -531,6 +531,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Federation.SetReactions(s.Likes, s.Activities)
 	s.Federation.SetLiked(likes.Records{DB: p.DB})
 	s.Federation.SetRender(activitypub.Render(cfg.Federation))
+	s.Federation.SetAccounts(s.Lifecycle)
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)
 		s.Activities.SetPublisher(s.Federation)

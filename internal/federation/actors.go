@@ -117,6 +117,31 @@ func (r remoteActor) actor(user string) (Actor, error) {
 // actor that is not one, a document too large, an address refused.
 var ErrRemote = derrors.New(derrors.InvalidArgument, "the other server's answer cannot be taken")
 
+// EraseRemote erases what is kept of user's actor, when they were a
+// remote person (package lifecycle's last phase): the actor and the
+// addresses that find it. It reports none counted (a handful of keys).
+func EraseRemote(ctx context.Context, db *store.DB, user string) (int, error) {
+	ctx = store.Unguarded(ctx)
+	var r remoteActor
+	if ok, err := db.Get(ctx, remoteActorKey(db, user), &r); err != nil || !ok {
+		return 0, err
+	}
+	keys := []*datastore.Key{remoteActorKey(db, user)}
+	doc, _, _ := strings.Cut(r.KeyID, "#")
+	for _, uri := range []string{r.URI, doc} {
+		var link actorURI
+		if ok, err := db.Get(ctx, actorURIKey(db, uri), &link); err != nil {
+			return 0, err
+		} else if ok && link.UserID == user {
+			keys = append(keys, actorURIKey(db, uri))
+		}
+	}
+	if err := db.DeleteMulti(ctx, keys); err != nil {
+		return 0, fmt.Errorf("federation: erasing the actor of %s: %w", user, err)
+	}
+	return 0, nil
+}
+
 // ActorOf returns the remote person whose id is user; false if they are
 // not one.
 func (s *Service) ActorOf(ctx context.Context, user string) (Actor, bool, error) {
@@ -292,13 +317,19 @@ func (s *Service) KeyOwner(ctx context.Context, keyID string, refresh bool) (Act
 	if err := s.checkRemoteURL(doc); err != nil {
 		return Actor{}, err
 	}
+	var kept Actor // the key's owner as kept, whose server may be down, or have deleted them
 	if !refresh {
-		if a, ok, err := s.byURI(ctx, doc); err != nil || ok && a.KeyID == keyID && s.now().Sub(a.Fetched) < ActorRefresh {
+		a, ok, err := s.byURI(ctx, doc)
+		if err != nil || ok && a.KeyID == keyID && s.now().Sub(a.Fetched) < ActorRefresh {
 			return a, err
+		} else if ok && a.KeyID == keyID {
+			kept = a
 		}
 	}
 	raw, err := s.fetchJSON(ctx, activityAccept, doc)
-	if err != nil {
+	if err != nil && kept.UserID != "" {
+		return kept, nil // what is kept serves: a signature it does not check has it fetched again
+	} else if err != nil {
 		return Actor{}, err
 	}
 	var k struct {

@@ -165,3 +165,37 @@ func mustRead(r *http.Request) []byte {
 	b, _ := io.ReadAll(r.Body)
 	return b
 }
+
+// A key's owner kept past ActorRefresh is fetched again; when their
+// server does not answer (down, or the person gone, as a Delete of them
+// comes), the key kept serves, and is fetched again only when asked to
+// (a signature it does not check).
+func TestKeyOwnerKeptServesWhenGone(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	gone := false
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gone {
+			http.Error(w, "gone", http.StatusGone)
+			return
+		}
+		w.Header().Set("Content-Type", "application/activity+json")
+		_, _ = w.Write(actorJSON(t, srv.URL+"/users/bob", nil))
+	}))
+	defer srv.Close()
+	s := New(Config{Domain: "127.0.0.1:1", AllowLoopback: true}, db, ids.New(), NewKeys(db), nil)
+	keyID := srv.URL + "/users/bob#main-key"
+	first, err := s.KeyOwner(ctx, keyID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone = true
+	s.now = func() time.Time { return time.Now().Add(ActorRefresh + time.Hour) }
+	if kept, err := s.KeyOwner(ctx, keyID, false); err != nil || kept.UserID != first.UserID {
+		t.Errorf("stale, their server gone: %+v, %v", kept, err)
+	}
+	if _, err := s.KeyOwner(ctx, keyID, true); err == nil {
+		t.Error("fetched again when asked, their server gone: no error")
+	}
+}

@@ -218,11 +218,28 @@ func (s *Service) wording(n note) noteWording {
 	return w
 }
 
-// deleted takes a Delete: of a Note of the actor's, its post goes.
+// Accounts ends the accounts of remote people (package lifecycle's
+// Service).
+type Accounts interface {
+	RemoveRemote(ctx context.Context, user string) error
+}
+
+// SetAccounts gives the service what ends remote people's accounts.
+func (s *Service) SetAccounts(a Accounts) { s.accounts = a }
+
+// deleted takes a Delete: of a Note of the actor's, its post goes; of
+// the actor, their account here goes, erased as a local account is
+// (their posts, follows, favourites and the rest).
 func (s *Service) deleted(ctx context.Context, actor Actor, a activity) (string, error) {
 	id := ref(a.Object)
 	if id == actor.URI {
-		return "ignored Delete of an actor", nil // not kept yet
+		if s.accounts == nil {
+			return "", errors.New("federation: no accounts")
+		}
+		if err := s.accounts.RemoveRemote(ctx, actor.UserID); err != nil {
+			return "", err
+		}
+		return "person deleted", nil
 	}
 	if !sameHost(id, actor.URI) {
 		return "", errNotTheActor

@@ -57,6 +57,9 @@ type Service struct {
 	likes      Likes
 	reposts    Reposts
 	liked      Liked
+	// accounts end the accounts of remote people whose servers tell of
+	// their deletion (SetAccounts).
+	accounts Accounts
 	// blocks are the blocked domains, read again every BlockRefresh.
 	blocks *store.Refreshed[[]string]
 }

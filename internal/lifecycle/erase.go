@@ -126,6 +126,14 @@ func (s *Service) EndSuspension(ctx context.Context, t moderation.ExpiryTask) (b
 	return true, s.svc.Accounts.Remove(ctx, t.UserID, func(ctx context.Context) error { return s.enqueue(ctx, e) })
 }
 
+// RemoveRemote deletes the account of a person of another server whose
+// server told of their deletion (package federation), and erases it as
+// a local account is erased.
+func (s *Service) RemoveRemote(ctx context.Context, user string) error {
+	e := EraseTask{UserID: user, At: s.now().UnixMicro()}
+	return s.svc.Accounts.Remove(ctx, user, func(ctx context.Context) error { return s.enqueue(ctx, e) })
+}
+
 func (s *Service) enqueue(ctx context.Context, t EraseTask) error {
 	return EraseJob.Enqueue(ctx, s.queue, t, 0)
 }
@@ -230,6 +238,11 @@ func (s *Service) phases() []phase {
 				return 0, nil
 			}
 			return s.svc.Keys.Erase(ctx, user)
+		}},
+		// Appended likewise: what federation keeps of a person of
+		// another server (their actor, its addresses).
+		{"remote actor", func(ctx context.Context, user string, _ int64, _ int) (int, error) {
+			return federation.EraseRemote(ctx, db, user)
 		}},
 	}
 }

@@ -44,6 +44,7 @@ type Person struct {
 	Locked bool
 	key    *rsa.PrivateKey
 	down   bool   // their actor answers 500
+	gone   bool   // their actor answers 410: they deleted their account
 	shown  string // their display name, when set
 }
 
@@ -58,6 +59,14 @@ func (s *Server) Show(p *Person, display string) {
 func (s *Server) Down(p *Person, down bool) {
 	s.mu.Lock()
 	p.down = down
+	s.mu.Unlock()
+}
+
+// Gone has p's actor answer 410, as a server answers for a person who
+// deleted their account.
+func (s *Server) Gone(p *Person) {
+	s.mu.Lock()
+	p.gone = true
 	s.mu.Unlock()
 }
 
@@ -123,10 +132,10 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	p, ok := s.people[r.PathValue("name")]
 	var pub, display string
-	down := false
+	down, gone := false, false
 	if ok {
 		pub, _ = federation.PublicPEM(&p.key.PublicKey)
-		down = p.down
+		down, gone = p.down, p.gone
 		display = p.shown
 		if display == "" {
 			display = strings.ToUpper(p.Name[:1]) + p.Name[1:] + " <b>of elsewhere</b>"
@@ -139,6 +148,10 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 	}
 	if down {
 		http.Error(w, "down", http.StatusInternalServerError)
+		return
+	}
+	if gone {
+		http.Error(w, "gone", http.StatusGone)
 		return
 	}
 	w.Header().Set("Content-Type", "application/activity+json")
