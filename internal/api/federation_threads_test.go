@@ -267,3 +267,43 @@ func TestFederationRemotePersonDeleted(t *testing.T) {
 		t.Errorf("eve found again: %d %v", st, r)
 	}
 }
+
+// A person here deletes their account: the servers of their remote
+// followers are sent the Delete of their actor, signed with their key
+// (which other servers kept: their actor is gone), and the key pair
+// outlives the account until the deliveries' retries are over.
+func TestFederationPersonHereDeleted(t *testing.T) {
+	ctx := context.Background()
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve := other.Person("eve")
+	annActor := base + "/users/" + ann.id
+	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/follows/1", "type": "Follow", "actor": eve.URI, "object": annActor}, http.StatusAccepted)
+	if accept := e.received(other, 1)[0]; accept.Activity["type"] != "Accept" || accept.Err != nil {
+		t.Fatalf("eve's follow: %+v", accept)
+	}
+	if r := e.do("DELETE", "/auth/account", ann.token, map[string]string{"password": "password-ann"}); r.status != http.StatusAccepted {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	e.settle()
+	told := e.received(other, 2)[1:]
+	if len(told) != 1 || told[0].Activity["type"] != "Delete" || told[0].Activity["object"] != annActor ||
+		told[0].Activity["actor"] != annActor || told[0].Err != nil || told[0].Inbox != "/inbox" {
+		t.Fatalf("eve's server was told: %+v", told)
+	}
+	if st, _, _ := e.apGet("/users/"+ann.id, "application/activity+json"); st != http.StatusNotFound {
+		t.Errorf("ann's actor after: %d", st)
+	}
+	if _, ok, err := e.svc.Keys.Stored(ctx, ann.id); !ok || err != nil {
+		t.Fatalf("ann's key went with the erasure, before the deliveries' retries are over (%v)", err)
+	}
+	if e.tasks.Server.Scheduled() != 1 {
+		t.Errorf("scheduled: %d, want the key's erasure", e.tasks.Server.Scheduled())
+	}
+	if err := e.svc.Federation.ForgetKey(ctx, federation.ForgetKeyTask{User: ann.id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.svc.Keys.Stored(ctx, ann.id); ok || err != nil {
+		t.Errorf("ann's key after its erasure: %v %v", ok, err)
+	}
+}

@@ -149,6 +149,13 @@ func (s *Server) jobs() []route {
 			outcome, err := s.federation.Like(ctx, t)
 			return []any{"user", t.User, "activity", t.Activity, "undo", t.Undo, "outcome", outcome}, err
 		}),
+		// A deleted person's key pair, erased once their farewell is sent.
+		serve(s, federation.ForgetKeyJob, func(ctx context.Context, t federation.ForgetKeyTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			return []any{"user", t.User}, s.federation.ForgetKey(ctx, t)
+		}),
 		// A Block of a person of another server, or its Undo.
 		serve(s, federation.BlockJob, func(ctx context.Context, t federation.BlockTask) ([]any, error) {
 			if s.federation == nil {

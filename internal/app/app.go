@@ -536,6 +536,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		s.Graph.SetRemote(s.Federation)
 		s.Activities.SetPublisher(s.Federation)
 		s.Likes.SetPublisher(s.Federation)
+		s.Lifecycle.SetFarewell(s.Federation)
 	}
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {

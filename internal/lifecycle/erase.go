@@ -79,6 +79,16 @@ type Services struct {
 	Keys          *federation.Keys // nil: no key pairs
 }
 
+// Farewell tells other servers of a deletion (package federation's
+// Service, when the deployment federates): a step of the key-pair
+// phase, which erases the key pair itself once it is no longer needed.
+type Farewell interface {
+	Farewell(ctx context.Context, user string, n int) (int, error)
+}
+
+// SetFarewell has deletions told to other servers.
+func (s *Service) SetFarewell(f Farewell) { s.farewell = f }
+
 // Service deletes and exports accounts.
 type Service struct {
 	db    *store.DB
@@ -86,6 +96,8 @@ type Service struct {
 	queue queue.Queue
 	cfg   Config
 	now   func() time.Time
+	// farewell, when set, has the key-pair phase tell other servers.
+	farewell Farewell
 }
 
 // New returns a Service.
@@ -232,9 +244,14 @@ func (s *Service) phases() []phase {
 			}
 			return s.svc.Push.Erase(ctx, user, n)
 		}},
-		// Appended likewise: their key pair, which signed for them.
-		{"key pair", func(ctx context.Context, user string, _ int64, _ int) (int, error) {
-			if s.svc.Keys == nil {
+		// Appended likewise: their key pair, which signed for them; with
+		// federation on, it signs the Delete of their actor to other
+		// servers first, and goes once that is delivered.
+		{"key pair", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			switch {
+			case s.farewell != nil:
+				return s.farewell.Farewell(ctx, user, n)
+			case s.svc.Keys == nil:
 				return 0, nil
 			}
 			return s.svc.Keys.Erase(ctx, user)

@@ -35,6 +35,9 @@ type Server struct {
 	mu       sync.Mutex
 	people   map[string]*Person
 	received []Received
+	// keys are the keys it fetched, by their ids, kept as servers keep
+	// them (a person deleted since signs their Delete with theirs).
+	keys map[string]*rsa.PublicKey
 }
 
 // Person is one of its people.
@@ -85,7 +88,7 @@ type Received struct {
 
 // New starts the server; Close stops it.
 func New() *Server {
-	s := &Server{people: map[string]*Person{}}
+	s := &Server{people: map[string]*Person{}, keys: map[string]*rsa.PublicKey{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /users/{name}", s.actor)
 	mux.HandleFunc("POST /users/{name}/inbox", s.inbox)
@@ -192,7 +195,8 @@ func (s *Server) webfinger(w http.ResponseWriter, r *http.Request) {
 }
 
 // inbox takes an activity, and checks its signature with the key its
-// keyId's actor shows.
+// keyId's actor shows: kept, or fetched (again, when the kept one does
+// not check it).
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
@@ -207,8 +211,17 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 	sig, err := federation.ReadSignature(r, body, time.Now())
 	if err == nil {
 		rec.KeyID = sig.KeyID
-		var pub *rsa.PublicKey
-		if pub, err = fetchKey(r.Context(), sig.KeyID); err == nil {
+		s.mu.Lock()
+		pub := s.keys[sig.KeyID]
+		s.mu.Unlock()
+		if pub == nil || sig.Verify(pub) != nil {
+			if pub, err = fetchKey(r.Context(), sig.KeyID); err == nil {
+				s.mu.Lock()
+				s.keys[sig.KeyID] = pub
+				s.mu.Unlock()
+			}
+		}
+		if err == nil {
 			err = sig.Verify(pub)
 		}
 	}
