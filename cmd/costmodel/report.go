@@ -44,9 +44,20 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		}
 		return n(r.Workload.RetentionDays) + " days"
 	})
+	row("federation: inboxes elsewhere a post goes to; posts taken from other servers a day, people here each reaches; follows from them a day", func(r costmodel.Result) string {
+		x := r.Workload
+		if x.FedInboxes+x.FedPosts+x.FedFollows == 0 {
+			return "none"
+		}
+		return n(x.FedInboxes) + "; " + n(r.Workload.Active*r.Workload.People*x.FedPosts) + ", " + n(x.FedReach) + "; " + n(r.Workload.Active*r.Workload.People*x.FedFollows)
+	})
 	row("posts a day (by celebrities)", func(r costmodel.Result) string { return n(r.PostsPerDay) + " (" + n(r.CelebrityPostsPerDay) + ")" })
 	row("**the whole workload, this design, a day**: entity reads", func(r costmodel.Result) string { return n(r.Day.Reads) })
 	row("entity writes", func(r costmodel.Result) string { return n(r.Day.Writes) })
+	row("of which federation's: reads / writes / Cloud Tasks operations", func(r costmodel.Result) string {
+		f := r.Federation
+		return n(f.Reads) + " / " + n(f.Writes) + " / " + n(f.Tasks)
+	})
 	row("entity deletes", func(r costmodel.Result) string { return n(r.Day.Deletes) })
 	row("index entries written", func(r costmodel.Result) string { return n(r.Day.IndexEntries) })
 	row("storage added for good", func(r costmodel.Result) string { return size(r.Day.StoredBytes) })

@@ -93,6 +93,11 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 			return nil, err
 		}
 	}
+	r, err = billFederation(ctx, s)
+	if rows = append(rows, r...); err != nil {
+		return nil, err
+	}
+	progress("billing: federation metered")
 	return rows, nil
 }
 

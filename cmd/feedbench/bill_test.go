@@ -180,6 +180,17 @@ func TestBill(t *testing.T) {
 	if a, b := byOp["post, 0 followers"].Bill, byOp["post, 100 followers"].Bill; b.IndexEntries-a.IndexEntries != 3*100 {
 		t.Errorf("index entries of a post to 100 followers %d, to none %d: want 3 more a follower", b.IndexEntries, a.IndexEntries)
 	}
+	// Federation: a post to ten servers' inboxes reads 3 more a server
+	// (whether the follower still follows, their actor, the key that
+	// signs) and makes one delivery each; a post from another server
+	// reads what a post to one follower does whatever it reaches here.
+	one, ten := byOp["post, to 1 inboxes elsewhere"].Bill, byOp["post, to 10 inboxes elsewhere"].Bill
+	if ten.Reads()-one.Reads() > 9*3 || ten.Tasks.Created-one.Tasks.Created != 9 {
+		t.Errorf("a post to 10 inboxes elsewhere %v, to 1 %v: want at most 3 reads and 1 task more an inbox", ten, one)
+	}
+	if a, b := byOp["incoming post, 1 followers here"].Bill, byOp["incoming post, 100 followers here"].Bill; a.Reads() != b.Reads() || b.IndexEntries-a.IndexEntries != 3*99 {
+		t.Errorf("an incoming post to 100 here %v, to 1 %v: want the same reads, and 3 index entries more a follower", b, a)
+	}
 	// The cost model's figures are the meter's.
 	model := map[string]costmodel.Op{"post, 0 followers": costmodel.Post(0), "post, 100 followers": costmodel.Post(100)}
 	maps.Copy(model, costmodel.Metered)

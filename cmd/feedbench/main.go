@@ -81,7 +81,10 @@ type config struct {
 	// meter (BenchmarkPageCPU).
 	unmetered   bool
 	billPosters []int
-	verbose     bool
+	// federate: the stack federates, on loopback (the bill's
+	// federation rows, on a stack of their own).
+	federate bool
+	verbose  bool
 	// peer, with servers named, is the peer mode's: no stack of its
 	// own, the workload against each server by URL.
 	peer peerConfig

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
+	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
@@ -122,6 +124,12 @@ type stack struct {
 		keys *push.Keys
 	}
 
+	// dsHost is the Datastore emulator's address, and logOut where the
+	// API logs: another stack beside this one uses them (the bill's
+	// federation).
+	dsHost string
+	logOut io.Writer
+
 	db     *store.DB // the bench's
 	acc    *accounts.Service
 	graph  *graph.Service
@@ -138,7 +146,7 @@ func (s *stack) close() {
 // startStack starts what cfg asks for. With no emulator host, it starts
 // one with index.yaml and --require_indexes.
 func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, err error) {
-	s := &stack{calls: newCounter(), direct: newCounter()}
+	s := &stack{calls: newCounter(), direct: newCounter(), logOut: logOut}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -172,8 +180,15 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.push.Service = receiver.New()
 	s.closer = append(s.closer, s.push.Close)
+	apiAddr := ""
+	if cfg.federate { // on loopback, its domain its own address
+		if apiAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		service.Federation = federation.Config{Domain: apiAddr, AllowLoopback: true, BlockRefresh: time.Hour}
+	}
 	st, err := localstack.Start(ctx, localstack.Options{
-		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace,
+		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace, APIAddr: apiAddr,
 		ClientOptions: clientOptions,
 		Config:        service, Logger: log,
 		Wrap: func(h http.Handler) http.Handler {
@@ -191,7 +206,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		return nil, err
 	}
 	s.closer = append(s.closer, st.Close)
-	s.url = st.URL
+	s.url, s.dsHost = st.URL, st.DatastoreHost
 	s.pending, s.operations, s.cache = st.Tasks.Server.Pending, st.Tasks.Server.Operations, st.Services.Cache
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
@@ -212,4 +227,14 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.graph, s.act, s.push.keys = svc.Graph, svc.Activities, svc.Push.Keys()
 	return s, nil
+}
+
+// freeAddr returns an address on loopback no one listens on now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }

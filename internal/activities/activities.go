@@ -612,7 +612,7 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 		return s.notAuthor(ctx, author, id)
 	}
 	t := CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}
-	if s.cfg.Publisher != nil && published(a.Visibility, a.RepostOf != "", a.MentionNames) {
+	if s.cfg.Publisher != nil && !fromElsewhere(a.ExternalID) && published(a.Visibility, a.RepostOf != "", a.MentionNames) {
 		t.Author, t.Shared = author, a.RepostOf
 	}
 	cleanup := CleanupJob.Pending(s.queue, t, 0)

@@ -268,7 +268,7 @@ func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged
 	}
 	// Other servers that were sent the post, or are named by the edit,
 	// are sent it again.
-	if s.cfg.Publisher != nil && published(seen.Visibility, false, append(slices.Clone(seen.MentionNames), names...)) {
+	if s.cfg.Publisher != nil && !fromElsewhere(seen.ExternalID) && published(seen.Visibility, false, append(slices.Clone(seen.MentionNames), names...)) {
 		jobs = append(jobs, s.cfg.Publisher.Republishing(author, id, edit))
 	}
 	return jobs

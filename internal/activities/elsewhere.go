@@ -14,15 +14,17 @@ import (
 // Posts and other servers (package federation): which posts go to them,
 // and which came from them.
 
-// Publisher tells other servers (package federation) of an author's
-// posts that reach followers (public, unlisted, followers-only), their
-// reposts, and posts that mention people there: it finds out itself
-// whether the author has followers there, and whether the author is of
-// another server (their posts are not sent back).
+// Publisher tells other servers (package federation) of the posts of
+// people here that reach followers (public, unlisted, followers-only),
+// their reposts, and posts that name people or posts there: it finds out
+// itself whether the author has followers there. Posts of other servers'
+// people are not sent back (no job is made for them).
 type Publisher interface {
 	// Publishing is the job that sends the post once it is committed,
-	// enqueued ahead of its commit.
-	Publishing(author, id string) queue.Pending
+	// enqueued ahead of its commit; named says the post names something
+	// of another server (someone it mentions, what it shares or
+	// answers), else only the author's followers there may want it.
+	Publishing(author, id string, named bool) queue.Pending
 	// Republishing is the job that sends the post again as its edit
 	// number edit made it, enqueued ahead of the edit's commit.
 	Republishing(author, id string, edit int) queue.Pending
@@ -65,8 +67,18 @@ func published(visibility string, repost bool, names []string) bool {
 	case repost, visibility == Public || visibility == Unlisted || visibility == FollowersOnly:
 		return true
 	}
+	return mentionsElsewhere(names)
+}
+
+// mentionsElsewhere reports whether names (those a post mentions) hold
+// someone of another server's (name@domain).
+func mentionsElsewhere(names []string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "@") })
 }
+
+// fromElsewhere reports whether an activity is a post of another
+// server's, by the external id it was posted with.
+func fromElsewhere(externalID string) bool { return strings.HasPrefix(externalID, ElsewherePrefix) }
 
 // NotesElsewhere returns, of the posts idList names, the addresses of
 // the Notes of those of another server (the address a reply to one

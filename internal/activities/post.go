@@ -366,8 +366,10 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))
 	}
-	if p.s.cfg.Publisher != nil && published(p.in.Visibility, p.in.repostOf != "", slices.Collect(maps.Values(p.mentionNames))) {
-		expected = append(expected, p.s.cfg.Publisher.Publishing(p.author, ids.Format(seq)))
+	if names := slices.Collect(maps.Values(p.mentionNames)); p.s.cfg.Publisher != nil && !fromElsewhere(p.in.ExternalID) &&
+		published(p.in.Visibility, p.in.repostOf != "", names) {
+		named := p.in.repostOf != "" || mentionsElsewhere(names) || p.parent != nil && fromElsewhere(p.parent.ExternalID)
+		expected = append(expected, p.s.cfg.Publisher.Publishing(p.author, ids.Format(seq), named))
 	}
 	var plan postPlan
 	err := jobs.Commit(ctx, expected, func() error {

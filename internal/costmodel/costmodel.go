@@ -27,6 +27,8 @@ func (o Op) plus(p Op) Op {
 		o.Tasks + p.Tasks}
 }
 
+func (o Op) minus(p Op) Op { return o.plus(p.times(-1)) }
+
 func (o Op) times(n float64) Op {
 	return Op{o.Reads * n, o.Writes * n, o.Deletes * n, o.IndexEntries * n, o.Bytes * n, o.Tasks * n}
 }
@@ -46,6 +48,16 @@ var Metered = map[string]Op{
 	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3926, Tasks: 2},
 	"follow, with its rebuild":   {Reads: 47, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
 	"unfollow, with its rebuild": {Reads: 16, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2014, Tasks: 2},
+	// Federation's, on a deployment that federates: what every post
+	// costs there (its job reads whether anyone elsewhere follows its
+	// author), a post to one and to ten other servers' inboxes, a post
+	// from another server, and a follow from one.
+	"post, 0 followers, federating":     {Reads: 13, Writes: 5, IndexEntries: 21, Bytes: 3336, Tasks: 2},
+	"post, to 1 inboxes elsewhere":      {Reads: 18, Writes: 5, IndexEntries: 24, Bytes: 3756, Tasks: 4},
+	"post, to 10 inboxes elsewhere":     {Reads: 45, Writes: 5, IndexEntries: 51, Bytes: 7539, Tasks: 22},
+	"incoming post, 1 followers here":   {Reads: 13, Writes: 6, IndexEntries: 24, Bytes: 3986},
+	"incoming post, 100 followers here": {Reads: 13, Writes: 6, IndexEntries: 321, Bytes: 44056},
+	"incoming follow":                   {Reads: 25, Writes: 10, IndexEntries: 32, Bytes: 7221, Tasks: 4},
 }
 
 // Marks are the marks of changes (store.KindChange) among each
@@ -158,6 +170,13 @@ type Workload struct {
 	PictureShare, ImageBytes, ThumbBytes, FreshShare, OpenShare float64
 	// The page cache: PAGE_CACHE_TTL in seconds, PAGE_CACHE_ENTRIES.
 	CacheTTL, CacheEntries float64
+	// Federation (none when all are 0): FedInboxes is the mean count of
+	// other servers' inboxes a post goes to (its author's followers
+	// there, a server's shared inbox once); FedPosts the posts of other
+	// servers taken a day, for each active person here, each reaching
+	// FedReach people here; FedFollows the follows from other servers a
+	// day, for each active person.
+	FedInboxes, FedPosts, FedReach, FedFollows float64
 }
 
 // defaults sets what every preset assumes of pictures, and the service's
@@ -173,11 +192,13 @@ func (w Workload) defaults() Workload {
 var Presets = []Workload{
 	Workload{Name: "community", People: 10_000, Active: 0.3, Following: 50,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults(),
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5,
+		FedInboxes: 10, FedPosts: 5, FedReach: 3, FedFollows: 0.05}.defaults(),
 	Workload{Name: "million", People: 1_000_000, Active: 0.2, Following: 150,
 		Celebrities: 100, CelebrityFollowers: 100_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults(),
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5,
+		FedInboxes: 20, FedPosts: 2, FedReach: 10, FedFollows: 0.05}.defaults(),
 	Workload{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
 		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
@@ -198,6 +219,8 @@ type Counts struct {
 type Result struct {
 	Workload Workload
 	Day      Counts
+	// Federation is what other servers add to the day (in Day already).
+	Federation Op
 	// OrdinaryFollowers is the mean follower count of an ordinary
 	// person: the follows left once the celebrities have theirs.
 	OrdinaryFollowers float64
@@ -259,6 +282,26 @@ const (
 	daysPerMonth  = 30
 )
 
+// federated is what federation adds to a day (Workload.FedInboxes and
+// the rest), from the meter's rows: what federating adds to each post
+// (its job's query), the first inbox a post goes to and each one more,
+// each post of another server's and the audience copies of the people
+// here it reaches past the first, and each follow from another server.
+func federated(w Workload, active, posts float64) Op {
+	if w.FedInboxes == 0 && w.FedPosts == 0 && w.FedFollows == 0 {
+		return Op{}
+	}
+	every := Metered["post, 0 followers, federating"].minus(Post(0))
+	first := Metered["post, to 1 inboxes elsewhere"].minus(Metered["post, 0 followers, federating"])
+	more := Metered["post, to 10 inboxes elsewhere"].minus(Metered["post, to 1 inboxes elsewhere"]).times(1.0 / 9)
+	out := every
+	if w.FedInboxes >= 1 {
+		out = out.plus(first).plus(more.times(w.FedInboxes - 1))
+	}
+	in := Metered["incoming post, 1 followers here"].plus(PerFollower.times(math.Max(0, w.FedReach-1)))
+	return out.times(posts).plus(in.times(active * w.FedPosts)).plus(Metered["incoming follow"].times(active * w.FedFollows))
+}
+
 // Model computes the day of a workload under each design.
 func Model(w Workload, p Prices) Result {
 	r := Result{Workload: w}
@@ -280,7 +323,8 @@ func Model(w Workload, p Prices) Result {
 		plus(Metered["comment"].times(active * w.Comments)).
 		plus(Metered["follow, with its rebuild"].times(active * w.Follows)).
 		plus(Metered["unfollow, with its rebuild"].times(active * w.Unfollows))
-	day := post.plus(pages).plus(acts)
+	r.Federation = federated(w, active, r.PostsPerDay)
+	day := post.plus(pages).plus(acts).plus(r.Federation)
 	// A delivery is one follower's copy of one post; chunks are the
 	// audience chunks the day's posts write.
 	deliveries := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers

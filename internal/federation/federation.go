@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Config says where the deployment federates.
@@ -31,6 +32,10 @@ type Config struct {
 	// stack's TLS front door, for peers that reach servers over https
 	// alone); else over plain http.
 	LoopbackTLS bool
+	// BlockRefresh is how long an instance keeps the domain blocks it
+	// read; 0 means BlockRefresh (the bill sets it longer than its run,
+	// so that no row pays for another's reading).
+	BlockRefresh time.Duration
 }
 
 // On reports whether the deployment federates.

@@ -43,6 +43,10 @@ type PublishTask struct {
 	// Edit, when set, is the edit whose commit the job waits for, to
 	// send the Update of the post's Note rather than its Create.
 	Edit int `json:"edit,omitempty"`
+	// Plain: the post names nothing of another server's (no one it
+	// mentions, nothing it shares or answers), so only its author's
+	// followers there may want it: with none, the job ends at once.
+	Plain bool `json:"plain,omitempty"`
 }
 
 // Render makes the Create of a post's Note (package activitypub's),
@@ -92,9 +96,10 @@ func (s *Service) addressesOf(ctx context.Context, views ...activities.View) (Ad
 // SetRender sets how a post's Create is written.
 func (s *Service) SetRender(r Render) { s.render = r }
 
-// Publishing is activities.Publisher: the job that sends author's post id.
-func (s *Service) Publishing(author, id string) queue.Pending {
-	t := PublishTask{Author: author, Activity: id, At: s.now().Unix()}
+// Publishing is activities.Publisher: the job that sends author's post
+// id, a person here.
+func (s *Service) Publishing(author, id string, named bool) queue.Pending {
+	t := PublishTask{Author: author, Activity: id, At: s.now().Unix(), Plain: !named}
 	return PublishJob.Pending(s.q, t, 0)
 }
 
@@ -105,10 +110,15 @@ func (s *Service) Republishing(author, id string, edit int) queue.Pending {
 	return PublishJob.Pending(s.q, t, 0)
 }
 
-// Publish runs a publish job.
+// Publish runs a publish job. Its author is a person here (a post of
+// another server's makes no job).
 func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
-	if _, remote, err := s.ActorOf(ctx, t.Author); err != nil || remote {
-		return "a remote author's", err
+	var followers []string      // the inboxes of the author's followers elsewhere, once read
+	if t.Plain && t.Edit == 0 { // the most posts: one query, and done when no one elsewhere follows
+		var err error
+		if followers, err = s.remoteAudience(ctx, t.Author); err != nil || len(followers) == 0 {
+			return "no one elsewhere", err
+		}
 	}
 	views, err := s.activities.Shown(ctx, t.Author, []string{t.Activity})
 	if err != nil {
@@ -123,9 +133,12 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 	v := views[0]
 	var inboxes []string
 	if v.Visibility != activities.MentionedOnly || v.RepostOf != nil {
-		if inboxes, err = s.remoteAudience(ctx, t.Author); err != nil {
-			return "", err
+		if followers == nil {
+			if followers, err = s.remoteAudience(ctx, t.Author); err != nil {
+				return "", err
+			}
 		}
+		inboxes = followers
 	}
 	if v.RepostOf != nil { // and the server of what it shares
 		if inbox, ok, err := s.inboxOfElsewhere(ctx, *v.RepostOf); err != nil {

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -70,7 +71,7 @@ type Service struct {
 func New(cfg Config, db *store.DB, gen *ids.Generator, keys *Keys, q queue.Queue) *Service {
 	return &Service{cfg: cfg, db: db, gen: gen, keys: keys, q: q, now: time.Now,
 		client: egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, MaxBody: MaxActorBytes, Timeout: DeliveryTimeout}),
-		blocks: store.NewRefreshed(BlockRefresh, func(ctx context.Context) ([]string, error) { return readBlocked(ctx, db) }, nil)}
+		blocks: store.NewRefreshed(cmp.Or(cfg.BlockRefresh, BlockRefresh), func(ctx context.Context) ([]string, error) { return readBlocked(ctx, db) }, nil)}
 }
 
 // Config returns where the deployment federates.
