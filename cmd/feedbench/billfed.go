@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"socialstream/internal/federation"
-	"socialstream/internal/federation/fedtest"
+	"socialstream/internal/federation/peer"
 )
 
 // The bill of federation: what other servers cost a deployment that
@@ -52,7 +52,7 @@ func billFederation(ctx context.Context, s *stack) ([]billRow, error) {
 type fedBiller struct {
 	s       *stack
 	base    string // its root, as other servers address it
-	servers []*fedtest.Server
+	servers []*peer.Server
 }
 
 func (b *fedBiller) close() {
@@ -61,14 +61,14 @@ func (b *fedBiller) close() {
 	}
 }
 
-func (b *fedBiller) server() *fedtest.Server {
-	o := fedtest.New()
+func (b *fedBiller) server() *peer.Server {
+	o := peer.New()
 	b.servers = append(b.servers, o)
 	return o
 }
 
 // send posts activity to the shared inbox as p of o, and wants 202.
-func (b *fedBiller) send(ctx context.Context, o *fedtest.Server, p *fedtest.Person, activity map[string]any) error {
+func (b *fedBiller) send(ctx context.Context, o *peer.Server, p *peer.Person, activity map[string]any) error {
 	st, body, err := o.Send(ctx, p, b.base+"/inbox", activity)
 	if err != nil {
 		return err
@@ -97,7 +97,7 @@ func (b *fedBiller) metered(ctx context.Context, f func() error) (opBill, error)
 }
 
 // followed has p of o follow u here (accepted: u is not locked).
-func (b *fedBiller) followed(ctx context.Context, o *fedtest.Server, p *fedtest.Person, u user) error {
+func (b *fedBiller) followed(ctx context.Context, o *peer.Server, p *peer.Person, u user) error {
 	return b.send(ctx, o, p, map[string]any{"@context": "https://www.w3.org/ns/activitystreams",
 		"id": fmt.Sprintf("%s/follows/%s", p.URI, u.id), "type": "Follow", "actor": p.URI, "object": b.base + "/users/" + u.id})
 }
@@ -178,7 +178,7 @@ func (b *fedBiller) outgoing(ctx context.Context) ([]billRow, error) {
 		if err != nil {
 			return rows, err
 		}
-		var servers []*fedtest.Server
+		var servers []*peer.Server
 		for i := range n {
 			o := b.server()
 			servers = append(servers, o)

@@ -22,7 +22,7 @@ import (
 	"socialstream/internal/api"
 	"socialstream/internal/app"
 	"socialstream/internal/federation"
-	"socialstream/internal/federation/fedtest"
+	"socialstream/internal/federation/peer"
 	"socialstream/internal/ids"
 	"socialstream/internal/localstack"
 	"socialstream/internal/testenv"
@@ -396,7 +396,7 @@ func wantAddressed(t *testing.T, what string, obj map[string]any, to, cc []strin
 
 // newLoopbackFederatedEnv is a stack that federates as the address it
 // listens at, on loopback, so that another server on this machine
-// (package fedtest) reaches it at the addresses it gives.
+// (package peer) reaches it at the addresses it gives.
 func newLoopbackFederatedEnv(t *testing.T) *env {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -411,9 +411,9 @@ func newLoopbackFederatedEnv(t *testing.T) *env {
 
 // federatedBeside is a stack that federates on loopback (its root
 // returned too) and another server beside it, closed with the test.
-func federatedBeside(t *testing.T) (*env, *fedtest.Server, string) {
+func federatedBeside(t *testing.T) (*env, *peer.Server, string) {
 	t.Helper()
-	other := fedtest.New()
+	other := peer.New()
 	t.Cleanup(other.Close)
 	e := newLoopbackFederatedEnv(t)
 	return e, other, strings.TrimSuffix(e.url, "/")
@@ -421,9 +421,9 @@ func federatedBeside(t *testing.T) (*env, *fedtest.Server, string) {
 
 // received waits for the other server to have taken n activities, and
 // returns them.
-func (e *env) received(other *fedtest.Server, n int) []fedtest.Received {
+func (e *env) received(other *peer.Server, n int) []peer.Received {
 	e.t.Helper()
-	var got []fedtest.Received
+	var got []peer.Received
 	e.eventually(fmt.Sprintf("%d activities at the other server", n), func() bool {
 		got = other.Received()
 		return len(got) >= n
@@ -660,7 +660,7 @@ func TestFederationFollowOfAnotherServer(t *testing.T) {
 
 // followRemote makes u follow p of other, accepted by their server, and
 // returns p's id here.
-func (e *env) followRemote(other *fedtest.Server, u user, p *fedtest.Person) string {
+func (e *env) followRemote(other *peer.Server, u user, p *peer.Person) string {
 	e.t.Helper()
 	r := e.do("GET", "/api/v2/search?resolve=true&type=accounts&q="+url.QueryEscape(p.Name+"@"+other.Domain), u.token, nil)
 	found, _ := r.body["accounts"].([]any)
@@ -701,7 +701,7 @@ func TestFederationPostsFromAnotherServer(t *testing.T) {
 		return map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": eve.URI + "/statuses/" + id + "/activity",
 			"type": "Create", "actor": eve.URI, "object": n}
 	}
-	send := func(from *fedtest.Person, a map[string]any, want int) {
+	send := func(from *peer.Person, a map[string]any, want int) {
 		t.Helper()
 		if st, body, _ := other.Send(ctx, from, base+"/inbox", a); st != want {
 			t.Fatalf("%v: %d %s", a["id"], st, body)
@@ -949,7 +949,7 @@ func TestFederationInstanceActorAndPeersWays(t *testing.T) {
 // delivered to it; lifted, it is heard again.
 func TestFederationBlockedDomain(t *testing.T) {
 	ctx := context.Background()
-	other := fedtest.New()
+	other := peer.New()
 	t.Cleanup(other.Close)
 	db := testenv.DB(t)
 	if err := federation.BlockDomain(ctx, db, other.Domain, "spam", time.Now()); err != nil {

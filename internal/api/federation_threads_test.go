@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"socialstream/internal/federation"
-	"socialstream/internal/federation/fedtest"
+	"socialstream/internal/federation/peer"
 )
 
 // remoteCreate is the Create of a Note of p's (its id p's address
 // /statuses/id), with extra fields of the Note.
-func remoteCreate(p *fedtest.Person, id, content string, to, cc []string, extra map[string]any) map[string]any {
+func remoteCreate(p *peer.Person, id, content string, to, cc []string, extra map[string]any) map[string]any {
 	n := map[string]any{"id": p.URI + "/statuses/" + id, "type": "Note", "attributedTo": p.URI, "content": content,
 		"to": to, "cc": cc, "published": time.Now().UTC().Format(time.RFC3339)}
 	for k, v := range extra {
@@ -29,7 +29,7 @@ func remoteCreate(p *fedtest.Person, id, content string, to, cc []string, extra 
 
 // sendTo posts activity a, signed as from, to the shared inbox at base,
 // and wants status want.
-func sendTo(t *testing.T, other *fedtest.Server, from *fedtest.Person, base string, a map[string]any, want int) {
+func sendTo(t *testing.T, other *peer.Server, from *peer.Person, base string, a map[string]any, want int) {
 	t.Helper()
 	if st, body, _ := other.Send(context.Background(), from, base+"/inbox", a); st != want {
 		t.Fatalf("%v %v: %d %s", a["type"], a["id"], st, body)

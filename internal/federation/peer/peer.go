@@ -1,10 +1,10 @@
-// Package fedtest is another server of the fediverse for the tests (and
-// the checker): ActivityPub over real HTTP on loopback, with people of
+// Package peer is another server of the fediverse on loopback, for the
+// tests, the bill and the checker: ActivityPub over real HTTP on loopback, with people of
 // its own, each with a key pair, that signs what it sends as a
 // Mastodon-like server does and checks the signature of everything it
 // receives against the sender's key, fetched from the sender's actor. It
 // owns no entity.
-package fedtest
+package peer
 
 import (
 	"bytes"
