@@ -624,6 +624,11 @@ func (p *page) hidden(user string) bool {
 	if p.lk.home && p.own.Excludes(user) {
 		return true
 	}
+	if rec := p.authors[user]; rec != nil && p.lk.hide && p.own.BlocksDomains() {
+		if author, ok := rec.Person(); ok && p.own.BlocksDomainOf(author.PreferredUsername) {
+			return true // a person of a domain the viewer blocks
+		}
+	}
 	if p.own.KnowsPeople() {
 		return p.lk.hide && p.own.Blocked(user) || p.lk.quiet && p.own.Mutes(user, p.now)
 	}

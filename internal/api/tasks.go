@@ -108,6 +108,11 @@ func (s *Server) jobs() []route {
 			n, err := s.graph.Unlocked(ctx, t)
 			return []any{"user", t.User, "step", t.Step, "approved", n}, err
 		}),
+		// The follows between a person and a domain they block, ended.
+		serve(s, graph.DomainCutJob, func(ctx context.Context, t graph.DomainCutTask) ([]any, error) {
+			n, err := s.graph.DomainCut(ctx, t)
+			return []any{"user", t.User, "domain", t.Domain, "step", t.Step, "ended", n}, err
+		}),
 		// One notification to one device's push subscription.
 		serve(s, push.DeliverJob, func(ctx context.Context, d push.Delivery) ([]any, error) {
 			outcome, err := s.push.Deliver(ctx, d)

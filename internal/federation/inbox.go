@@ -19,6 +19,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // What another server posts to an inbox here is read in this order, and
@@ -198,6 +199,14 @@ func (s *Service) followed(ctx context.Context, actor Actor, a activity) (string
 	}
 	if s.graph == nil {
 		return "", errors.New("federation: no graph")
+	}
+	l := s.db.Lookup()
+	state := viewer.Read(l, target)
+	if err := l.Run(ctx); err != nil {
+		return "", err
+	}
+	if state.BlocksDomainOf("@" + hostOf(actor.URI)) { // they block the follower's domain
+		return "rejected (domain blocked)", s.answer(ctx, actor, target, a.ID, false)
 	}
 	if err := s.db.Put(store.Unguarded(ctx), remoteFollowKey(s.db, actor.UserID, target),
 		&remoteFollow{FollowID: a.ID, Follower: actor.UserID, Followee: target}); err != nil {

@@ -119,6 +119,9 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.POST("/tags/:name/follow", s.masto(person, "write:follows", s.followTag))
 	v1.POST("/tags/:name/unfollow", s.masto(person, "write:follows", s.unfollowTag))
 	v1.POST("/reports", s.masto(person, "write:reports", s.report))
+	v1.GET("/domain_blocks", s.masto(person, "read:blocks", s.domainBlocks))
+	v1.POST("/domain_blocks", s.masto(person, "write:blocks", s.blockDomain))
+	v1.DELETE("/domain_blocks", s.masto(person, "write:blocks", s.unblockDomain))
 	v2.POST("/media", s.masto(person, "write:media", s.uploadMedia))
 	v1.POST("/media", s.masto(person, "write:media", s.uploadMedia))
 	v1.GET("/media/:id", s.masto(person, "write:media", s.getMedia))
@@ -126,7 +129,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 
 	// What Mastodon has and the service does not: as a server without it.
 	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements", "/conversations",
-		"/scheduled_statuses", "/endorsements", "/featured_tags", "/domain_blocks", "/suggestions", "/directory"} {
+		"/scheduled_statuses", "/endorsements", "/featured_tags", "/suggestions", "/directory"} {
 		v1.GET(p, s.masto(anyone, "", empty))
 	}
 	v2.GET("/suggestions", s.masto(anyone, "", empty))

@@ -36,6 +36,7 @@ import (
 	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // Kind of the entities this package owns.
@@ -311,6 +312,9 @@ type Pending struct {
 	// recipient follows them (read only for a limited actor).
 	actor   *accounts.Record
 	follows []store.Ref
+	// states, read only for an actor of another server, are the
+	// recipients' own: whether they block the actor's domain.
+	states []*viewer.Ref
 	// marks, read by a job only, are the recipients' notifications
 	// markers: a notification at or below one is made read.
 	marks   []*markers.Ref
@@ -336,6 +340,30 @@ func (s *Service) readFollows(l *store.Lookup, p *Pending) {
 	})
 }
 
+// readStates adds to the lookup, once the actor is read and only if they
+// are of another server, each recipient's state: a person who blocks
+// the actor's domain is not told.
+func (s *Service) readStates(l *store.Lookup, p *Pending) {
+	l.Then(func() {
+		if p.actor == nil || !p.actor.Remote() {
+			return
+		}
+		p.states = make([]*viewer.Ref, len(p.users))
+		for i, u := range p.users {
+			p.states[i] = viewer.Read(l, u)
+		}
+	})
+}
+
+// domainBlocked reports whether recipient i blocks the actor's domain.
+func (p *Pending) domainBlocked(i int) bool {
+	if i >= len(p.states) {
+		return false
+	}
+	actor, ok := p.actor.Person()
+	return ok && p.states[i].BlocksDomainOf(actor.PreferredUsername)
+}
+
 // Prepare adds the notifications of e to the lookup of the transaction
 // that makes the change e tells of, with each recipient, the blocks
 // between them and the actor, and their mute of the actor. Nobody is
@@ -351,6 +379,7 @@ func (s *Service) Prepare(l *store.Lookup, e Event) *Pending {
 	if e.ActorID != "" {
 		p.actor = accounts.Read(l, e.ActorID)
 		s.readFollows(l, p)
+		s.readStates(l, p)
 	}
 	for _, u := range p.users {
 		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
@@ -377,6 +406,7 @@ func (s *Service) PrepareChecked(l *store.Lookup, e Event, actor *accounts.Recor
 	}
 	p := &Pending{e: e, users: e.recipients(), at: s.now(), checked: true, actor: actor}
 	s.readFollows(l, p)
+	s.readStates(l, p)
 	for _, u := range p.users {
 		p.refs = append(p.refs, l.Add(Key(l.DB(), u, e.ID), &Notification{}))
 		p.muted = append(p.muted, mutes.Read(l, u, e.ActorID))
@@ -396,7 +426,7 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 		}
 		if p.actor != nil {
 			ties := policy.Ties{Follows: p.follows[i].Found(), Muted: p.muted[i].ActiveAt(p.at)}
-			if !policy.Notifies(u, p.actor.Standing().Account(p.e.ActorID, p.actor.Exists()), ties) {
+			if !policy.Notifies(u, p.actor.Standing().Account(p.e.ActorID, p.actor.Exists()), ties) || p.domainBlocked(i) {
 				continue
 			}
 		}

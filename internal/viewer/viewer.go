@@ -37,8 +37,9 @@ const Kind = "ViewerState"
 
 // Bounds of a state; past them a page reads what it needs by key.
 const (
-	MaxPeople = 1000 // ids in each of Blocks, BlockedBy and Muted
-	MaxRecent = 1000 // activities in each of Liked, Reposted and Bookmarked
+	MaxPeople  = 1000 // ids in each of Blocks, BlockedBy and Muted
+	MaxRecent  = 1000 // activities in each of Liked, Reposted and Bookmarked
+	MaxDomains = 500  // domains in Domains
 )
 
 // State is one person's own state, as stored. Every property is noindex:
@@ -67,6 +68,10 @@ type State struct {
 	// Filters are the person's keyword filters, each one JSON string
 	// (package filters owns them).
 	Filters []string `datastore:"filters,noindex"`
+	// Domains are the domains of other servers the person blocks for
+	// themselves (package graph), in the order blocked: at most
+	// MaxDomains. They are kept here alone.
+	Domains []string `datastore:"domains,noindex"`
 }
 
 // PageKinds are the kinds of this package's that pages read through the
@@ -292,6 +297,54 @@ func (r *Ref) Excludes(person string) bool {
 		return false
 	}
 	return slices.ContainsFunc(r.s.Exclusive, func(e string) bool { return strings.HasSuffix(e, "/"+person) })
+}
+
+// SetDomain records that the owner blocks domain (on false: no longer);
+// it reports false, changing nothing, if that would hold more than
+// MaxDomains.
+func (s *State) SetDomain(domain string, on bool) bool {
+	had := slices.Contains(s.Domains, domain)
+	switch {
+	case on && had, !on && !had:
+		return true
+	case on && len(s.Domains) >= MaxDomains:
+		return false
+	case on:
+		s.Domains = append(s.Domains, domain)
+	default:
+		s.Domains = slices.DeleteFunc(slices.Clone(s.Domains), func(x string) bool { return x == domain })
+	}
+	return true
+}
+
+// Domains returns the domains the owner blocks, in the order blocked.
+func (r *Ref) Domains() []string {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.s.Domains) // none, for a state not found
+}
+
+// BlocksDomains reports whether the owner blocks any domain.
+func (r *Ref) BlocksDomains() bool { return r != nil && len(r.s.Domains) > 0 }
+
+// BlocksDomainOf reports whether the owner blocks the domain of the
+// person named username (a person of another server's, name@domain),
+// or a domain it is under.
+func (r *Ref) BlocksDomainOf(username string) bool {
+	if r == nil || len(r.s.Domains) == 0 { // none, for a state not found
+		return false
+	}
+	_, host, ok := strings.Cut(username, "@")
+	return ok && slices.ContainsFunc(r.s.Domains, func(d string) bool { return UnderDomain(host, d) })
+}
+
+// UnderDomain reports whether host (of a person's name, host:port on
+// loopback) is domain or under it, as the operator's domain blocks read
+// it.
+func UnderDomain(host, domain string) bool {
+	host = strings.ToLower(host)
+	return host == domain || strings.HasSuffix(host, "."+domain)
 }
 
 // SetBlock records that the owner blocks person (on false: no longer).

@@ -95,3 +95,37 @@ func TestHides(t *testing.T) {
 		t.Error("Hidden does not follow the mute's end")
 	}
 }
+
+// A person's domain blocks are bounded, and hide the people of the
+// domain and of the domains under it, no one else.
+func TestDomains(t *testing.T) {
+	s := New()
+	for _, d := range []string{"bad.example", "evil.test", "bad.example"} {
+		if !s.SetDomain(d, true) {
+			t.Fatalf("%s refused", d)
+		}
+	}
+	if !slices.Equal(s.Domains, []string{"bad.example", "evil.test"}) {
+		t.Errorf("domains %v", s.Domains)
+	}
+	r := &Ref{s: *s}
+	for name, want := range map[string]bool{
+		"eve@bad.example": true, "eve@sub.bad.example": true, "eve@BAD.example": true, "eve@notbad.example": false,
+		"eve@bad.example.org": false, "eve": false, "eve@good.example": false,
+	} {
+		if got := r.BlocksDomainOf(name); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	s.SetDomain("bad.example", false)
+	if !slices.Equal(s.Domains, []string{"evil.test"}) {
+		t.Errorf("after the unblock: %v", s.Domains)
+	}
+	full := New()
+	for i := range MaxDomains {
+		full.SetDomain(fmt.Sprintf("d%d.example", i), true)
+	}
+	if full.SetDomain("one.more", true) || len(full.Domains) != MaxDomains {
+		t.Errorf("past the bound: %d", len(full.Domains))
+	}
+}

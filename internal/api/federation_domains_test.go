@@ -1,0 +1,114 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+
+	"socialstream/internal/federation"
+)
+
+// A person blocks a domain for themselves: its people's posts leave
+// their home, its people's mentions tell them nothing, the follows
+// between them and its people end both ways (their server told: the
+// Undo of the person's Follow, the Reject of theirs), and a new Follow
+// from there is rejected; the list shows it, and an unblock lifts it
+// (restoring no follow). Bad domains are refused.
+func TestFederationPersonDomainBlocks(t *testing.T) {
+	e, other, base := federatedBeside(t)
+	ann, zed := e.register("ann"), e.register("zed")
+	eve, bob := other.Person("eve"), other.Person("bob")
+	eveID := e.followRemote(other, ann, eve)
+	annActor := base + "/users/" + ann.id
+	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/follows/ann", "type": "Follow", "actor": eve.URI, "object": annActor}, http.StatusAccepted)
+	public := []string{federation.PublicCollection}
+	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>before the block</p>", public, nil, nil), http.StatusAccepted)
+	e.settle()
+	if home := e.mastoHome(ann); len(home) != 1 {
+		t.Fatalf("ann's home before: %v", home)
+	}
+
+	for _, bad := range []string{"", "not a domain!", "127.0.0.1:" + base[len(base)-5:]} {
+		if st, r := e.mastoForm("POST", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {bad}}); st < 400 || st >= 500 {
+			t.Errorf("block %q: %d %v", bad, st, r)
+		}
+	}
+	if st, r := e.mastoForm("POST", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {other.Domain}}); st != 200 {
+		t.Fatalf("block: %d %v", st, r)
+	}
+	e.settle()
+	if st, list := e.mastoStrings("/api/v1/domain_blocks", ann.token); st != 200 || !slices.Equal(list, []string{other.Domain}) {
+		t.Errorf("the list: %d %v", st, list)
+	}
+	if home := e.mastoHome(ann); len(home) != 0 {
+		t.Errorf("ann's home still shows the domain's posts: %v", home)
+	}
+	// The public timeline keeps the domain's posts from her alone.
+	for _, c := range []struct {
+		u    user
+		want int
+	}{{ann, 0}, {zed, 1}} {
+		if st, tl := e.mastoList("/api/v1/timelines/public", c.u.token); st != 200 || len(tl) != c.want {
+			t.Errorf("the public timeline as %s: %d, %d statuses, want %d", c.u.name, st, len(tl), c.want)
+		}
+	}
+	st, rel := e.mastoList("/api/v1/accounts/relationships?id[]="+eveID, ann.token)
+	if st != 200 || len(rel) != 1 || rel[0]["following"] != false || rel[0]["followed_by"] != false {
+		t.Errorf("ann and eve after the block: %d %v", st, rel)
+	}
+	var told []string
+	for _, r := range other.Received() {
+		if inner, _ := r.Activity["object"].(map[string]any); inner != nil {
+			told = append(told, r.Activity["type"].(string)+" "+inner["type"].(string))
+		}
+	}
+	if !slices.Contains(told, "Undo Follow") || !slices.Contains(told, "Reject Follow") {
+		t.Errorf("eve's server was told %v", told)
+	}
+
+	// From now on: bob's mention tells ann nothing, zed everything; eve's
+	// Follow is rejected.
+	mention := func(id string) map[string]any {
+		return remoteCreate(bob, id, "<p>@ann @zed hello</p>", public, nil, map[string]any{"tag": []any{
+			map[string]any{"type": "Mention", "href": annActor, "name": "@ann"},
+			map[string]any{"type": "Mention", "href": base + "/users/" + zed.id, "name": "@zed"}}})
+	}
+	sendTo(t, other, bob, base, mention("5"), http.StatusAccepted)
+	before := len(other.Received())
+	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/follows/ann2", "type": "Follow", "actor": eve.URI, "object": annActor}, http.StatusAccepted)
+	e.settle()
+	if types := e.notificationTypes(ann); slices.Contains(types, "mention") {
+		t.Errorf("ann was told of a mention from a domain she blocks: %v", types)
+	}
+	if types := e.notificationTypes(zed); !slices.Contains(types, "mention") {
+		t.Errorf("zed was not told of the mention: %v", types)
+	}
+	if r := e.received(other, before+1)[before]; r.Activity["type"] != "Reject" {
+		t.Errorf("eve's new Follow was answered %v", r.Activity["type"])
+	}
+
+	if st, r := e.mastoForm("DELETE", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {other.Domain}}); st != 200 {
+		t.Fatalf("unblock: %d %v", st, r)
+	}
+	if st, list := e.mastoStrings("/api/v1/domain_blocks", ann.token); st != 200 || len(list) != 0 {
+		t.Errorf("the list after the unblock: %d %v", st, list)
+	}
+	if home := e.mastoHome(ann); len(home) != 0 {
+		t.Errorf("the unblock restored a follow: %v", home)
+	}
+}
+
+// mastoStrings GETs a Mastodon list of strings as token.
+func (e *env) mastoStrings(path, token string) (int, []string) {
+	e.t.Helper()
+	r := e.do("GET", path, token, nil)
+	var out []string
+	if r.status == http.StatusOK {
+		if err := json.Unmarshal([]byte(r.raw), &out); err != nil {
+			e.t.Fatalf("%s: %v: %s", path, err, r.raw)
+		}
+	}
+	return r.status, out
+}
