@@ -112,3 +112,58 @@ func (e *env) mastoStrings(path, token string) (int, []string) {
 	}
 	return r.status, out
 }
+
+// Reports cross servers: a report here of a person of another server
+// goes to their server as a Flag from the deployment's own actor, naming
+// them and their posts, only when its reporter asks (forward); another
+// server's Flag of a person here is a report in the moderators' queue,
+// against them, with their post it names.
+func TestFederationReportsAcrossServers(t *testing.T) {
+	e, other, base := federatedBeside(t)
+	ada, ann := e.register("ada"), e.register("ann")
+	e.makeAdmin(ada)
+	eve, bob := other.Person("eve"), other.Person("bob")
+	eveID := e.followRemote(other, ann, eve)
+	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>buy now</p>", []string{federation.PublicCollection}, nil, nil), http.StatusAccepted)
+	e.settle()
+	home := e.mastoHome(ann)
+	if len(home) != 1 {
+		t.Fatalf("ann's home: %v", home)
+	}
+	before := len(other.Received())
+	for _, forward := range []string{"false", "true"} {
+		st, r := e.mastoForm("POST", "/api/v1/reports", ann.token, url.Values{"account_id": {eveID},
+			"status_ids[]": {home[0]["id"].(string)}, "comment": {"spam, " + forward}, "forward": {forward}})
+		if st != 200 || r["forwarded"] != (forward == "true") {
+			t.Fatalf("report, forward %s: %d %v", forward, st, r)
+		}
+		e.settle()
+	}
+	told := e.received(other, before+1)[before:]
+	if len(told) != 1 || told[0].Activity["type"] != "Flag" || told[0].Err != nil {
+		t.Fatalf("eve's server was told: %+v", told)
+	}
+	flag := told[0].Activity
+	objects, _ := flag["object"].([]any)
+	if flag["actor"] != base+"/actor" || flag["content"] != "spam, true" || len(objects) != 2 ||
+		objects[0] != eve.URI || objects[1] != eve.URI+"/statuses/1" {
+		t.Errorf("the Flag: %v", flag)
+	}
+
+	// bob's server reports ann's post.
+	post := e.post(ann, "something rude")
+	annActor := base + "/users/" + ann.id
+	sendTo(t, other, bob, base, map[string]any{"id": bob.URI + "/flags/1", "type": "Flag", "actor": bob.URI, "content": "rude",
+		"object": []string{annActor, base + "/statuses/" + number(t, post)}}, http.StatusAccepted)
+	sendTo(t, other, bob, base, map[string]any{"id": bob.URI + "/flags/2", "type": "Flag", "actor": bob.URI, "content": "who?",
+		"object": []string{base + "/users/nobody"}}, http.StatusNotFound)
+	got := e.list(e.do("GET", "/social/rest/moderation/reports", ada.token, nil))
+	if len(got) != 3 { // ann's two, then bob's server's, newest first
+		t.Fatalf("the moderators' queue: %v", got)
+	}
+	q := e.entry(e.do("GET", "/social/rest/moderation/reports/"+got[0], ada.token, nil))
+	acts, _ := q["activities"].([]any)
+	if q["accountId"] != ann.id || q["comment"] != "rude" || len(acts) != 1 {
+		t.Errorf("the report from bob's server: %v", q)
+	}
+}

@@ -161,6 +161,14 @@ func (s *Server) jobs() []route {
 			}
 			return []any{"user", t.User}, s.federation.ForgetKey(ctx, t)
 		}),
+		// A report sent to the reported person's server.
+		serve(s, federation.FlagJob, func(ctx context.Context, t federation.FlagTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.Flag(ctx, t)
+			return []any{"report", t.Report, "account", t.Account, "outcome", outcome}, err
+		}),
 		// A Block of a person of another server, or its Undo.
 		serve(s, federation.BlockJob, func(ctx context.Context, t federation.BlockTask) ([]any, error) {
 			if s.federation == nil {

@@ -532,11 +532,13 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Federation.SetLiked(likes.Records{DB: p.DB})
 	s.Federation.SetRender(activitypub.Render(cfg.Federation))
 	s.Federation.SetAccounts(s.Lifecycle)
+	s.Federation.SetReporter(s.Moderation)
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)
 		s.Activities.SetPublisher(s.Federation)
 		s.Likes.SetPublisher(s.Federation)
 		s.Lifecycle.SetFarewell(s.Federation)
+		s.Moderation.SetForwarder(s.Federation)
 	}
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {

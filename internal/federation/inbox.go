@@ -80,10 +80,11 @@ func (s *Service) SetGraph(g Graph, f Follows) { s.graph, s.follows = g, f }
 
 // activity is what an inbox reads of an activity.
 type activity struct {
-	ID     string          `json:"id"`
-	Type   string          `json:"type"`
-	Actor  json.RawMessage `json:"actor"`
-	Object json.RawMessage `json:"object"`
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Actor   json.RawMessage `json:"actor"`
+	Object  json.RawMessage `json:"object"`
+	Content string          `json:"content"` // a Flag's comment
 }
 
 // ref reads an id, written as a string or as an object with an id.
@@ -142,6 +143,8 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 		return s.reacted(ctx, actor, a.Type, a.Object, false)
 	case "Block":
 		return s.blockedBy(ctx, actor, a.Object, false)
+	case "Flag":
+		return s.flagged(ctx, actor, a.Object, a.Content)
 	case "Update":
 		if ref(a.Object) == actor.URI { // their profile: read again from their server
 			if _, err := s.Resolve(ctx, actor.URI, true); errors.Is(err, ErrRemote) {

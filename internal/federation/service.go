@@ -61,6 +61,8 @@ type Service struct {
 	// accounts end the accounts of remote people whose servers tell of
 	// their deletion (SetAccounts).
 	accounts Accounts
+	// reporter files the reports other servers send (SetReporter).
+	reporter Reporter
 	// blocks are the blocked domains, read again every BlockRefresh.
 	blocks *store.Refreshed[[]string]
 }

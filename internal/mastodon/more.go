@@ -315,7 +315,11 @@ func (s *Server) report(m *mreq) (any, error) {
 			return nil, derrors.New(derrors.InvalidArgument, "category must be spam, legal, violation or other")
 		}
 	}
-	in := moderation.ReportInput{AccountID: m.p.str("account_id"), Category: cat, Comment: m.p.str("comment")}
+	forward, err := m.p.flag("forward", false)
+	if err != nil {
+		return nil, err
+	}
+	in := moderation.ReportInput{AccountID: m.p.str("account_id"), Category: cat, Comment: m.p.str("comment"), Forward: forward}
 	for _, id := range m.p.list("status_ids") {
 		sid := scattered(id)
 		if sid == "" {
@@ -335,7 +339,7 @@ func (s *Server) report(m *mreq) (any, error) {
 	for theirs, ours := range reportCategories {
 		back[ours] = theirs
 	}
-	v := mReport{ID: mid(r.ID), ActionTaken: r.Resolved != "", Category: back[r.Category], Comment: r.Comment,
+	v := mReport{ID: mid(r.ID), ActionTaken: r.Resolved != "", Category: back[r.Category], Comment: r.Comment, Forwarded: r.Forwarded,
 		CreatedAt: isoTime(r.Created), StatusIDs: []string{}, TargetAccount: s.account(s.origin(m.c), target)}
 	for _, id := range r.ActivityIDs {
 		v.StatusIDs = append(v.StatusIDs, mid(id))

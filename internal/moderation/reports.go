@@ -85,6 +85,10 @@ type Report struct {
 	// took it: for moderators alone.
 	ActionID  string `datastore:"actionId,noindex"`
 	HandledBy string `datastore:"handledBy,noindex"`
+	// Forwarded: the reported person is of another server, and the
+	// reporter asked for the report to go there too (as the deployment's
+	// own, not theirs).
+	Forwarded bool `datastore:"forwarded,noindex,omitempty"`
 }
 
 // snapshot is what a report keeps of what it names.
@@ -106,6 +110,26 @@ type ReportInput struct {
 	ActivityIDs []string `json:"activityIds"`
 	Category    string   `json:"category"`
 	Comment     string   `json:"comment"`
+	// Forward asks for the report of a person of another server to go to
+	// their server too (Mastodon's forward).
+	Forward bool `json:"forward,omitempty"`
+}
+
+// Forwarder sends a report to the server of a person of another server
+// (package federation): the job, enqueued ahead of the report's commit,
+// that sends it once it is filed.
+type Forwarder interface {
+	Forwarding(report, account string, activityIDs []string, comment string) queue.Pending
+}
+
+// SetForwarder sets who forwards reports to other servers.
+func (s *Service) SetForwarder(f Forwarder) { s.forward = f }
+
+// Filed reports whether the report id is filed (for a job that must not
+// send one that never committed).
+func Filed(ctx context.Context, db *store.DB, id string) (bool, error) {
+	var r Report
+	return db.Get(ctx, reportKey(db, id), &r)
 }
 
 // ReportView is a report as its reporter sees it: never who handled it.
@@ -118,6 +142,7 @@ type ReportView struct {
 	State       string   `json:"state"`
 	Created     string   `json:"created"`
 	Resolved    string   `json:"resolved,omitempty"`
+	Forwarded   bool     `json:"forwarded,omitempty"`
 }
 
 // QueuedReport is a report as moderators see it: with its reporter, the
@@ -154,6 +179,8 @@ type Service struct {
 	// before its own, so reports at once cannot all pass a bucket that
 	// holds fewer.
 	filed *ratelimit.Shared
+	// forward, when set, sends reports to other servers when asked.
+	forward Forwarder
 }
 
 // New returns a Service.
@@ -227,16 +254,24 @@ func (s *Service) File(ctx context.Context, reporter string, in ReportInput) (Re
 	id := ids.Format(s.ids.Next())
 	r := &Report{ReporterID: reporter, AccountID: in.AccountID, State: Open, Created: s.now().UTC(),
 		Category: in.Category, Comment: comment, ActivityIDs: named, Snapshot: string(raw)}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l := tx.Lookup()
-		me := accounts.Read(l, reporter)
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		if !me.Exists() {
-			return accounts.ErrBadToken
-		}
-		return tx.Put(reportKey(s.db, id), r)
+	var forwarding []queue.Pending
+	if in.Forward && person.Remote() && s.forward != nil {
+		r.Forwarded = true
+		forwarding = append(forwarding, s.forward.Forwarding(id, in.AccountID, named, comment))
+	}
+	var jobs queue.Ahead
+	err = jobs.Commit(ctx, forwarding, func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			l := tx.Lookup()
+			me := accounts.Read(l, reporter)
+			if err := l.Run(ctx); err != nil {
+				return err
+			}
+			if !me.Exists() {
+				return accounts.ErrBadToken
+			}
+			return tx.Put(reportKey(s.db, id), r)
+		})
 	})
 	if err != nil {
 		// The unit stays spent: a commit that failed may have applied.
@@ -247,7 +282,7 @@ func (s *Service) File(ctx context.Context, reporter string, in ReportInput) (Re
 
 func (r *Report) view(id string) ReportView {
 	v := ReportView{ID: id, AccountID: r.AccountID, ActivityIDs: r.ActivityIDs, Category: r.Category, Comment: r.Comment,
-		State: r.State, Created: r.Created.UTC().Format(time.RFC3339)}
+		State: r.State, Created: r.Created.UTC().Format(time.RFC3339), Forwarded: r.Forwarded}
 	if v.ActivityIDs == nil {
 		v.ActivityIDs = []string{}
 	}
