@@ -131,43 +131,9 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 		}
 	}
 	v := views[0]
-	var inboxes []string
-	if v.Visibility != activities.MentionedOnly || v.RepostOf != nil {
-		if followers == nil {
-			if followers, err = s.remoteAudience(ctx, t.Author); err != nil {
-				return "", err
-			}
-		}
-		inboxes = followers
-	}
-	if v.RepostOf != nil { // and the server of what it shares
-		if inbox, ok, err := s.inboxOfElsewhere(ctx, *v.RepostOf); err != nil {
-			return "", err
-		} else if ok && !slices.Contains(inboxes, inbox) {
-			inboxes = append(inboxes, inbox)
-		}
-	}
-	at, mentioned, err := s.addressesOf(ctx, v)
+	inboxes, at, err := s.inboxesOf(ctx, t.Author, v, followers)
 	if err != nil {
 		return "", err
-	}
-	var to []Actor
-	for _, id := range slices.Sorted(maps.Keys(mentioned)) {
-		to = append(to, mentioned[id])
-	}
-	if _, ok := at.Notes[v.InReplyTo]; ok { // a reply goes to the server of what it answers
-		if a, remote, err := s.ActorOf(ctx, v.InReplyToUserID); err != nil {
-			return "", err
-		} else if remote {
-			to = append(to, a)
-		}
-	}
-	for _, a := range to {
-		if blocked, err := s.blocked(ctx, a.DeliveryInbox()); err != nil {
-			return "", err
-		} else if !blocked && !slices.Contains(inboxes, a.DeliveryInbox()) {
-			inboxes = append(inboxes, a.DeliveryInbox())
-		}
 	}
 	if len(inboxes) == 0 {
 		return "no one elsewhere", nil
@@ -180,6 +146,54 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 		id = fmt.Sprintf("%s#updates/%d", s.cfg.Note(Number(t.Activity)), t.Edit)
 	}
 	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, at, t.Edit), inboxes...)
+}
+
+// inboxesOf returns where author's post v goes, each inbox once, and
+// what it names of other servers: their followers elsewhere (followers,
+// when read before), but for a post for the mentioned alone; for a
+// repost, the server of what it shares; the servers of the people it
+// mentions, and of the post it answers.
+func (s *Service) inboxesOf(ctx context.Context, author string, v activities.View, followers []string) ([]string, Addresses, error) {
+	var inboxes []string
+	var err error
+	if v.Visibility != activities.MentionedOnly || v.RepostOf != nil {
+		if followers == nil {
+			if followers, err = s.remoteAudience(ctx, author); err != nil {
+				return nil, Addresses{}, err
+			}
+		}
+		inboxes = followers
+	}
+	if v.RepostOf != nil { // and the server of what it shares
+		if inbox, ok, err := s.inboxOfElsewhere(ctx, *v.RepostOf); err != nil {
+			return nil, Addresses{}, err
+		} else if ok && !slices.Contains(inboxes, inbox) {
+			inboxes = append(inboxes, inbox)
+		}
+	}
+	at, mentioned, err := s.addressesOf(ctx, v)
+	if err != nil {
+		return nil, Addresses{}, err
+	}
+	var to []Actor
+	for _, id := range slices.Sorted(maps.Keys(mentioned)) {
+		to = append(to, mentioned[id])
+	}
+	if _, ok := at.Notes[v.InReplyTo]; ok { // a reply goes to the server of what it answers
+		if a, remote, err := s.ActorOf(ctx, v.InReplyToUserID); err != nil {
+			return nil, Addresses{}, err
+		} else if remote {
+			to = append(to, a)
+		}
+	}
+	for _, a := range to {
+		if blocked, err := s.blocked(ctx, a.DeliveryInbox()); err != nil {
+			return nil, Addresses{}, err
+		} else if !blocked && !slices.Contains(inboxes, a.DeliveryInbox()) {
+			inboxes = append(inboxes, a.DeliveryInbox())
+		}
+	}
+	return inboxes, at, nil
 }
 
 // notYetShown tells what a publish job does of a post not shown to its
