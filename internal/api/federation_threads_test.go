@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -306,4 +307,41 @@ func TestFederationPersonHereDeleted(t *testing.T) {
 	if _, ok, err := e.svc.Keys.Stored(ctx, ann.id); ok || err != nil {
 		t.Errorf("ann's key after its erasure: %v %v", ok, err)
 	}
+}
+
+// A post that mentions someone of another server the service does not
+// know yet finds them as it is made (their WebFinger, their actor): the
+// post mentions them, and goes to their server; a name no server knows
+// is no mention, and the post is made all the same.
+func TestFederationMentionOfSomeoneNotKnown(t *testing.T) {
+	e, other, _ := federatedBeside(t)
+	ann := e.register("ann")
+	carl := other.Person("carl")
+	before := len(other.Received())
+	st, r := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{
+		"status": {"hello @carl@" + other.Domain + " and @nobody@" + other.Domain}, "visibility": {"direct"}})
+	if st != 200 {
+		t.Fatalf("post: %d %v", st, r)
+	}
+	if mentions, _ := r["mentions"].([]any); len(mentions) != 1 || mentions[0].(map[string]any)["acct"] != "carl@"+other.Domain {
+		t.Errorf("the post's mentions: %v", r["mentions"])
+	}
+	e.settle()
+	told := e.received(other, before+1)[before:]
+	n, _ := told[0].Activity["object"].(map[string]any)
+	if len(told) != 1 || told[0].Activity["type"] != "Create" || told[0].Err != nil || !slices.Contains(anyStrings(n["to"]), carl.URI) {
+		t.Errorf("carl's server was told: %+v", told)
+	}
+}
+
+// anyStrings reads a JSON list of strings.
+func anyStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
