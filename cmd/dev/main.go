@@ -117,7 +117,7 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "API                 %s  (rate limits %s)\n", st.URL, limits)
 	if *tlsPort != 0 {
-		door, err := frontDoor(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(*tlsPort)), st.URL)
+		door, err := localstack.FrontDoor(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(*tlsPort)), st.URL)
 		if err != nil {
 			return err
 		}

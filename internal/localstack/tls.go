@@ -1,4 +1,4 @@
-package main
+package localstack
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 
 // The TLS front door: a peer of the fediverse that reaches other servers
 // over https alone (GoToSocial does, for WebFinger) cannot federate with
-// the local stack on plain http. With --tls-port, cmd/dev also listens
-// there with a certificate of its own for 127.0.0.1 and localhost, made
+// the local stack on plain http. FrontDoor (cmd/dev's --tls-port, and
+// cmd/fedflows) listens with a certificate of its own for 127.0.0.1 and localhost, made
 // anew each run and trusted by no one (the peer must be told to skip
 // verification: a test on one machine alone), and hands every request
 // to the API as it came, its Host kept, which signatures sign.
@@ -48,9 +48,9 @@ func selfSigned() (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
-// frontDoor serves https on addr, handing each request to api, until ctx
-// is done.
-func frontDoor(ctx context.Context, addr, api string) (string, error) {
+// FrontDoor serves https on addr, handing each request to api, until ctx
+// is done, and returns its root.
+func FrontDoor(ctx context.Context, addr, api string) (string, error) {
 	target, err := url.Parse(api)
 	if err != nil {
 		return "", err
