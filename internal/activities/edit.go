@@ -268,8 +268,9 @@ func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged
 	}
 	// Other servers that were sent the post, or are named by the edit,
 	// are sent it again.
-	if s.cfg.Publisher != nil && !fromElsewhere(seen.ExternalID) && published(seen.Visibility, false, append(slices.Clone(seen.MentionNames), names...)) {
-		jobs = append(jobs, s.cfg.Publisher.Republishing(author, id, edit))
+	if all := append(slices.Clone(seen.MentionNames), names...); s.cfg.Publisher != nil && !fromElsewhere(seen.ExternalID) && published(seen.Visibility, false, all) {
+		named := mentionsElsewhere(all) || seen.InReplyTo != "" // what it answers may be elsewhere: not read here
+		jobs = append(jobs, s.cfg.Publisher.Republishing(author, id, edit, named))
 	}
 	return jobs
 }

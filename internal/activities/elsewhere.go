@@ -26,8 +26,9 @@ type Publisher interface {
 	// answers), else only the author's followers there may want it.
 	Publishing(author, id string, named bool) queue.Pending
 	// Republishing is the job that sends the post again as its edit
-	// number edit made it, enqueued ahead of the edit's commit.
-	Republishing(author, id string, edit int) queue.Pending
+	// number edit made it, enqueued ahead of the edit's commit; named as
+	// for Publishing.
+	Republishing(author, id string, edit int, named bool) queue.Pending
 	// Unpublished tells them the post is deleted (a repost of shared:
 	// undone); the cleanup job runs it once the post is gone.
 	Unpublished(ctx context.Context, author, id, shared string) error

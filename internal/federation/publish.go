@@ -105,16 +105,16 @@ func (s *Service) Publishing(author, id string, named bool) queue.Pending {
 
 // Republishing is activities.Publisher: the job that sends author's
 // post id again, as its edit number edit made it.
-func (s *Service) Republishing(author, id string, edit int) queue.Pending {
-	t := PublishTask{Author: author, Activity: id, At: s.now().Unix(), Edit: edit}
+func (s *Service) Republishing(author, id string, edit int, named bool) queue.Pending {
+	t := PublishTask{Author: author, Activity: id, At: s.now().Unix(), Edit: edit, Plain: !named}
 	return PublishJob.Pending(s.q, t, 0)
 }
 
 // Publish runs a publish job. Its author is a person here (a post of
 // another server's makes no job).
 func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
-	var followers []string      // the inboxes of the author's followers elsewhere, once read
-	if t.Plain && t.Edit == 0 { // the most posts: one query, and done when no one elsewhere follows
+	var followers []string // the inboxes of the author's followers elsewhere, once read
+	if t.Plain {           // the most posts and edits: one query, and done when no one elsewhere follows
 		var err error
 		if followers, err = s.remoteAudience(ctx, t.Author); err != nil || len(followers) == 0 {
 			return "no one elsewhere", err
