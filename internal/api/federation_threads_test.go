@@ -165,6 +165,22 @@ func TestFederationEditsAcrossServers(t *testing.T) {
 		told[0].Activity["id"] == created[len(created)-1].Activity["id"] {
 		t.Errorf("the Update: %v, of the Create %v", told[0].Activity, created[len(created)-1].Activity)
 	}
+
+	// A post that names no one elsewhere, edited: it goes to ann's
+	// follower there, eve, and so does its Update.
+	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/follows/ann", "type": "Follow", "actor": eve.URI,
+		"object": base + "/users/" + ann.id}, http.StatusAccepted)
+	e.settle()
+	_, plainPost := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"for my followers"}})
+	e.settle()
+	before = len(other.Received())
+	if st, r := e.mastoForm("PUT", "/api/v1/statuses/"+plainPost["id"].(string), ann.token, url.Values{"status": {"for my followers, edited"}}); st != 200 {
+		t.Fatalf("edit: %d %v", st, r)
+	}
+	e.settle()
+	if told := e.received(other, before+1)[before:]; told[0].Activity["type"] != "Update" {
+		t.Errorf("eve's server was told of the plain post's edit: %+v", told)
+	}
 }
 
 // Blocks cross servers both ways: a block here of a person of another
