@@ -209,6 +209,14 @@ func TestFederationBlocksAcrossServers(t *testing.T) {
 		undone["type"] != "Block" || told[1].Err != nil {
 		t.Errorf("the Undo: %+v", told[1])
 	}
+	// Blocked again: sent again, though the Block's id is the same.
+	if st, r := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/block", ann.token, nil); st != 200 {
+		t.Fatalf("block again: %d %v", st, r)
+	}
+	e.settle()
+	if again := e.received(other, before+3)[before+2]; again.Activity["type"] != "Block" || again.Activity["id"] != told[0].Activity["id"] {
+		t.Errorf("the second Block: %+v", again)
+	}
 
 	// bob, of the other server, blocks ann, then lifts it.
 	st, found := e.lookupAccountAs(ann, "bob@"+other.Domain)

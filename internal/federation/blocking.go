@@ -71,8 +71,10 @@ func (s *Service) Block(ctx context.Context, t BlockTask) (string, error) {
 	id := s.blockID(t.Blocker, t.Blocked)
 	block := map[string]any{"id": id, "type": "Block", "actor": s.cfg.Actor(t.Blocker), "object": actor.URI}
 	if !t.Undo {
+		// The delivery is named for this job: a block again, after an
+		// unblock, is delivered again, though its id is the same.
 		block["@context"] = "https://www.w3.org/ns/activitystreams"
-		return "block sent", s.Send(ctx, t.Blocker, id, block, actor.Inbox)
+		return "block sent", s.Send(ctx, t.Blocker, fmt.Sprintf("%s@%d", id, t.At), block, actor.Inbox)
 	}
 	undo := id + "/undo/" + fmt.Sprint(t.At)
 	return "undo sent", s.Send(ctx, t.Blocker, undo, map[string]any{

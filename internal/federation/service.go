@@ -96,7 +96,7 @@ var DeliverJob = queue.Job[Delivery]{Name: "federate", Queue: queue.Federation, 
 type Delivery struct {
 	From     string          `json:"from"` // the local person who signs it
 	Inbox    string          `json:"inbox"`
-	ID       string          `json:"id"` // the activity's id
+	ID       string          `json:"id"` // the activity's id, or another that names this delivery of it (the task's name)
 	Activity json.RawMessage `json:"activity"`
 }
 
@@ -105,8 +105,9 @@ func (d Delivery) name() string {
 	return "federate-" + hex.EncodeToString(sum[:16])
 }
 
-// Send enqueues the delivery of activity (with its id) from the local
-// person from to each inbox.
+// Send enqueues the delivery of activity (with its id, which names the
+// deliveries: one sent again under the same id is one delivery) from the
+// local person from to each inbox.
 func (s *Service) Send(ctx context.Context, from, id string, activity any, inboxes ...string) error {
 	raw, err := json.Marshal(activity)
 	if err != nil {
