@@ -55,7 +55,7 @@ func TestFederationPersonDomainBlocks(t *testing.T) {
 		}
 	}
 	st, rel := e.mastoList("/api/v1/accounts/relationships?id[]="+eveID, ann.token)
-	if st != 200 || len(rel) != 1 || rel[0]["following"] != false || rel[0]["followed_by"] != false {
+	if st != 200 || len(rel) != 1 || rel[0]["following"] != false || rel[0]["followed_by"] != false || rel[0]["domain_blocking"] != true {
 		t.Errorf("ann and eve after the block: %d %v", st, rel)
 	}
 	var told []string
@@ -94,6 +94,9 @@ func TestFederationPersonDomainBlocks(t *testing.T) {
 	}
 	if st, list := e.mastoStrings("/api/v1/domain_blocks", ann.token); st != 200 || len(list) != 0 {
 		t.Errorf("the list after the unblock: %d %v", st, list)
+	}
+	if st, rel := e.mastoList("/api/v1/accounts/relationships?id[]="+eveID, ann.token); st != 200 || len(rel) != 1 || rel[0]["domain_blocking"] != false {
+		t.Errorf("ann and eve after the unblock: %d %v", st, rel)
 	}
 	if home := e.mastoHome(ann); len(home) != 0 {
 		t.Errorf("the unblock restored a follow: %v", home)

@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	"socialstream/internal/viewer"
 )
 
 // Accounts, follows, blocks and mutes, as Mastodon names them.
@@ -242,9 +243,11 @@ type mRelationship struct {
 	Note                string   `json:"note"`
 }
 
-// relations reads how the caller stands with each of others, in two
-// lookups (follows, blocks and requests; mutes).
-func (s *Server) relations(m *mreq, others []string) ([]mRelationship, error) {
+// relations reads how the caller stands with each of others (people,
+// their cards by id), in two lookups (follows, blocks and requests;
+// mutes), and a third, the caller's domain blocks, only when one of them
+// is of another server.
+func (s *Server) relations(m *mreq, others []string, people map[string]accounts.Person) ([]mRelationship, error) {
 	rels, err := s.graph.Relations(m.ctx, m.caller, others)
 	if err != nil {
 		return nil, err
@@ -253,13 +256,26 @@ func (s *Server) relations(m *mreq, others []string) ([]mRelationship, error) {
 	if err != nil {
 		return nil, err
 	}
+	var domains []string
+	if slices.ContainsFunc(others, func(id string) bool { return people[id].Remote() }) {
+		if domains, err = s.graph.BlockedDomains(m.ctx, m.caller); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]mRelationship, len(others))
 	for i, r := range rels {
 		out[i] = mRelationship{ID: others[i], Languages: []string{}, Following: r.Following, ShowingReblogs: r.ShowingReposts, Notifying: r.Notifying,
 			FollowedBy: r.FollowedBy, Blocking: r.Blocking, BlockedBy: r.BlockedBy, Muting: muting[i], MutingNotifications: muting[i],
-			Requested: r.Requested, RequestedBy: r.RequestedBy}
+			Requested: r.Requested, RequestedBy: r.RequestedBy, DomainBlocking: blocksDomainOf(domains, people[others[i]])}
 	}
 	return out, nil
+}
+
+// blocksDomainOf reports whether domains (a person's blocked domains)
+// hold the domain of p, a person of another server.
+func blocksDomainOf(domains []string, p accounts.Person) bool {
+	_, host, ok := strings.Cut(p.PreferredUsername, "@")
+	return ok && slices.ContainsFunc(domains, func(d string) bool { return viewer.UnderDomain(host, d) })
 }
 
 // relationships is GET /api/v1/accounts/relationships?id[]=: of the
@@ -274,7 +290,7 @@ func (s *Server) relationships(m *mreq) (any, error) {
 		return nil, err
 	}
 	seen := slices.DeleteFunc(slices.Clone(idList), func(id string) bool { _, ok := found[id]; return !ok })
-	return s.relations(m, seen)
+	return s.relations(m, seen, found)
 }
 
 // relate is an action on an account (follow, block, mute, ...) that
@@ -282,13 +298,14 @@ func (s *Server) relationships(m *mreq) (any, error) {
 func (s *Server) relate(op func(m *mreq, id string) error) mhandler {
 	return func(m *mreq) (any, error) {
 		id := m.c.Param("id")
-		if _, err := s.host.Card(m.ctx, m.caller, id); err != nil {
+		p, err := s.host.Card(m.ctx, m.caller, id)
+		if err != nil {
 			return nil, err
 		}
 		if err := op(m, id); err != nil {
 			return nil, err
 		}
-		rels, err := s.relations(m, []string{id})
+		rels, err := s.relations(m, []string{id}, map[string]accounts.Person{id: p})
 		if err != nil {
 			return nil, err
 		}
