@@ -1,13 +1,19 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"socialstream/internal/federation"
+	"socialstream/internal/graph"
+	"socialstream/internal/queue"
 )
 
 // A person blocks a domain for themselves: its people's posts leave
@@ -168,5 +174,57 @@ func TestFederationReportsAcrossServers(t *testing.T) {
 	acts, _ := q["activities"].([]any)
 	if q["accountId"] != ann.id || q["comment"] != "rude" || len(acts) != 1 {
 		t.Errorf("the report from bob's server: %v", q)
+	}
+}
+
+// The jobs that follow a block wait for it and do nothing once it is
+// undone: a domain cut for a block not yet shown waits (a retry), then,
+// past the wait, or after the unblock, ends having ended nothing; a
+// Block's job for a block lifted since sends nothing past its wait.
+func TestFederationBlockJobsWaitAndGiveUp(t *testing.T) {
+	ctx := context.Background()
+	e, other, _ := federatedBeside(t)
+	ann := e.register("ann")
+	eve := other.Person("eve")
+	eveID := e.followRemote(other, ann, eve)
+	now := time.Now()
+	early := graph.DomainCutTask{User: ann.id, Domain: other.Domain, At: now.UnixMicro()}
+	if _, err := e.svc.Graph.DomainCut(ctx, early); !errors.Is(err, queue.ErrNotYet) {
+		t.Errorf("a cut before its block shows: %v, want a retry", err)
+	}
+	late := early
+	late.At = now.Add(-queue.GiveUpAfter - time.Minute).UnixMicro()
+	if n, err := e.svc.Graph.DomainCut(ctx, late); n != 0 || err != nil {
+		t.Errorf("a cut past its wait: %d, %v", n, err)
+	}
+	if st, rel := e.mastoList("/api/v1/accounts/relationships?id[]="+eveID, ann.token); st != 200 || rel[0]["following"] != true {
+		t.Fatalf("a cut of no block ended a follow: %v", rel)
+	}
+	// The block shows: the same task, retried, ends the follow.
+	if err := e.svc.Graph.BlockDomain(ctx, ann.id, other.Domain); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if n, err := e.svc.Graph.DomainCut(ctx, early); n != 0 || err != nil {
+		t.Errorf("the cut run again, after its job: %d, %v (nothing left to end)", n, err)
+	}
+	if st, rel := e.mastoList("/api/v1/accounts/relationships?id[]="+eveID, ann.token); st != 200 || rel[0]["following"] != false {
+		t.Errorf("after the block: %v", rel)
+	}
+
+	// A Block's job for a block that does not stand: a retry while it
+	// may yet commit, nothing sent past that.
+	before := len(other.Received())
+	bt := federation.BlockTask{Blocker: ann.id, Blocked: eveID, At: now.UnixMicro()}
+	if _, err := e.svc.Federation.Block(ctx, bt); !errors.Is(err, queue.ErrNotYet) {
+		t.Errorf("a Block's job before its block: %v, want a retry", err)
+	}
+	bt.At = now.Add(-queue.GiveUpAfter - time.Minute).UnixMicro()
+	if out, err := e.svc.Federation.Block(ctx, bt); err != nil || !strings.Contains(out, "not sent") {
+		t.Errorf("a Block's job past its wait: %q, %v", out, err)
+	}
+	e.settle()
+	if got := other.Received()[before:]; len(got) != 0 {
+		t.Errorf("sent for a block that never stood: %+v", got)
 	}
 }
