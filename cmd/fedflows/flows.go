@@ -22,6 +22,9 @@ type masto struct {
 
 var client = &http.Client{Timeout: 30 * time.Second}
 
+// userAgent names the command (GoToSocial refuses requests without one).
+const userAgent = "socialstream-fedflows"
+
 // call sends form (nil: none) and reads the JSON answer into out (nil:
 // dropped); a status past 299 is an error with the answer.
 func (m masto) call(ctx context.Context, method, path string, form url.Values, out any) error {
@@ -34,7 +37,7 @@ func (m masto) call(ctx context.Context, method, path string, form url.Values, o
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+m.token)
-	req.Header.Set("User-Agent", "socialstream-fedflows")
+	req.Header.Set("User-Agent", userAgent)
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}

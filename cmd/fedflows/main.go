@@ -5,11 +5,12 @@
 // by flow, each waited on until it shows or the wait passes. It prints a
 // table of what came of each flow and fails if any did not.
 //
-//	go run ./cmd/fedflows -gts http://127.0.0.1:8091 -gts-a TOKEN -gts-b TOKEN [-tls-port 8445]
+//	go run ./cmd/fedflows -gts http://127.0.0.1:8091 -gts-logins FILE [-tls-port 8445]
 //
-// TOKEN are access tokens of two people of the GoToSocial (docs/federation.md
-// says how to get them); it must reach loopback and skip the verification
-// of certificates. The two people are unlocked for the run.
+// FILE holds "email password" lines of people of the GoToSocial, as
+// cmd/feedbench's peer mode reads them: the first two are signed in
+// through its sign-in page and unlocked for the run. The GoToSocial must
+// reach loopback and skip the verification of certificates.
 package main
 
 import (
@@ -28,6 +29,7 @@ import (
 	"socialstream/internal/app"
 	"socialstream/internal/federation"
 	"socialstream/internal/localstack"
+	"socialstream/internal/oauthclient"
 	"socialstream/internal/ratelimit"
 )
 
@@ -43,15 +45,28 @@ func main() {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("fedflows", flag.ContinueOnError)
 	gts := fs.String("gts", "http://127.0.0.1:8091", "the GoToSocial's root")
-	tokenA := fs.String("gts-a", "", "an access token of one person of the GoToSocial")
-	tokenB := fs.String("gts-b", "", "an access token of another person of the GoToSocial")
+	logins := fs.String("gts-logins", "", `a file of "email password" lines of people of the GoToSocial: the first two take part`)
 	tlsPort := fs.Int("tls-port", 8445, "the port of the TLS front door here (a GoToSocial keeps the keys it read: a new port is a new server to it)")
 	wait := fs.Duration("wait", time.Minute, "how long each flow is waited on")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *tokenA == "" || *tokenB == "" || fs.NArg() > 0 {
-		return fmt.Errorf("give -gts-a and -gts-b, the tokens of two people of the GoToSocial")
+	if *logins == "" || fs.NArg() > 0 {
+		return fmt.Errorf("give -gts-logins, a file of the logins of two people of the GoToSocial")
+	}
+	people, err := oauthclient.Logins(*logins, 2)
+	if err != nil {
+		return err
+	}
+	signin, err := oauthclient.Register(ctx, *gts, "socialstream-fedflows", userAgent)
+	if err != nil {
+		return err
+	}
+	var tokens [2]string
+	for i, p := range people {
+		if tokens[i], err = signin.SignIn(ctx, p[0], p[1]); err != nil {
+			return err
+		}
 	}
 	for _, f := range []string{"index.yaml", "queue.yaml"} {
 		if _, err := os.Stat(f); err != nil {
@@ -71,7 +86,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "federating as %s, against %s\n\n", cfg.Federation.Base(), *gts)
-	r, err := newRun(ctx, st, *gts, *tokenA, *tokenB, domain)
+	r, err := newRun(ctx, st, *gts, tokens[0], tokens[1], domain)
 	if err != nil {
 		return err
 	}

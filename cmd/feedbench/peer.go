@@ -4,7 +4,6 @@ package main
 // Mastodon's client API, by URL, several servers in one run, side by side.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,11 +11,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"socialstream/internal/oauthclient"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,83 +209,24 @@ func (c *peerClient) signUp(ctx context.Context, n int, op *peerOp) ([]string, e
 	return tokens, nil
 }
 
-// signIn gets a token for each "email password" line of file through the
-// server's sign-in page: an app, /oauth/authorize (which sends to the
-// sign-in page), the sign-in form, the consent form, and the code's
-// exchange at /oauth/token.
+// signIn gets a token for each of the first n "email password" lines of
+// file through the server's sign-in page (package oauthclient).
 func (c *peerClient) signIn(ctx context.Context, file string, n int) ([]string, error) {
-	f, err := os.Open(file)
+	logins, err := oauthclient.Logins(file, n)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	const redirect = "http://localhost/feedbench-callback"
-	a, err := c.app(ctx, redirect)
+	a, err := oauthclient.Register(ctx, c.t.base, "feedbench", "feedbench (socialstream)")
 	if err != nil {
 		return nil, err
 	}
-	var tokens []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() && len(tokens) < n {
-		email, password, ok := strings.Cut(strings.TrimSpace(sc.Text()), " ")
-		if !ok {
-			continue
-		}
-		jar, _ := cookiejar.New(nil)
-		hc := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			if req.URL.Host == "localhost" {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		}}
-		form := func(method, path string, v url.Values) (*http.Response, error) {
-			var body io.Reader
-			if v != nil {
-				body = strings.NewReader(v.Encode())
-			}
-			req, err := http.NewRequestWithContext(ctx, method, c.t.base+path, body)
-			if err != nil {
-				return nil, err
-			}
-			req.Header.Set("User-Agent", "feedbench (socialstream)")
-			if v != nil {
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			}
-			resp, err := hc.Do(req)
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			return resp, err
-		}
-		q := url.Values{"client_id": {a.ClientID}, "redirect_uri": {redirect}, "response_type": {"code"}, "scope": {peerScopes}}
-		if _, err := form(http.MethodGet, "/oauth/authorize?"+q.Encode(), nil); err != nil {
+	tokens := make([]string, len(logins))
+	for i, l := range logins {
+		if tokens[i], err = a.SignIn(ctx, l[0], l[1]); err != nil {
 			return nil, err
 		}
-		if resp, err := form(http.MethodPost, "/auth/sign_in", url.Values{"username": {email}, "password": {password}}); err != nil {
-			return nil, err
-		} else if resp.StatusCode/100 != 2 {
-			return nil, fmt.Errorf("sign-in of %s: %d", email, resp.StatusCode)
-		}
-		resp, err := form(http.MethodPost, "/oauth/authorize", url.Values{})
-		if err != nil {
-			return nil, err
-		}
-		loc, err := url.Parse(resp.Header.Get("Location"))
-		if err != nil || loc.Query().Get("code") == "" {
-			return nil, fmt.Errorf("consent of %s: %d, no code in %q", email, resp.StatusCode, resp.Header.Get("Location"))
-		}
-		var tok peerToken
-		if err := c.call(ctx, http.MethodPost, "/oauth/token", "", map[string]string{"grant_type": "authorization_code", "code": loc.Query().Get("code"),
-			"client_id": a.ClientID, "client_secret": a.ClientSecret, "redirect_uri": redirect, "scope": peerScopes}, &tok); err != nil {
-			return nil, err
-		}
-		tokens = append(tokens, tok.AccessToken)
 	}
-	if len(tokens) < n {
-		return nil, fmt.Errorf("%s: %d accounts, want %d", file, len(tokens), n)
-	}
-	return tokens, sc.Err()
+	return tokens, nil
 }
 
 // cpu is the CPU time so far of the target's process and its
