@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
+	"socialstream/internal/egress"
 	"socialstream/internal/federation"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
@@ -520,6 +521,9 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		return nil, nil, err
 	}
 	pics := Pictures{Client: p.Storage, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL, Memory: int64(cfg.UploadMemory) << 20}
+	if cfg.Federation.On() {
+		pics.Elsewhere = egress.New(egress.Config{AllowLoopback: cfg.Federation.AllowLoopback, MaxBody: media.MaxBytes, Timeout: media.FetchTimeout})
+	}
 	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback})
 	if err != nil {
 		return nil, nil, err
@@ -533,6 +537,9 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	s.Federation.SetRender(activitypub.Render(cfg.Federation))
 	s.Federation.SetAccounts(s.Lifecycle)
 	s.Federation.SetReporter(s.Moderation)
+	if s.Media != nil {
+		s.Federation.SetPictures(s.Media)
+	}
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)
 		s.Activities.SetPublisher(s.Federation)
@@ -607,6 +614,9 @@ type Pictures struct {
 	Bucket    string
 	PublicURL string
 	Memory    int64 // media.Config.Memory: 0 for the default
+	// Elsewhere is media.Config.Client, the guarded client that fetches
+	// pictures of posts from other servers: nil when not federating.
+	Elsewhere *http.Client
 }
 
 // Push is the Web Push part of the configuration.
@@ -627,7 +637,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if pics.Client != nil {
 		links = media.NewLinks(db, pics.PublicURL)
 		if s.Media, err = media.New(db, gen, acc, pics.Client, q, links, media.Config{
-			Bucket: pics.Bucket, Activities: activities.Records{DB: db}, Memory: pics.Memory,
+			Bucket: pics.Bucket, Activities: activities.Records{DB: db}, Memory: pics.Memory, Client: pics.Elsewhere,
 		}); err != nil {
 			return nil, err
 		}

@@ -33,7 +33,7 @@ import (
 // sensitive, language and visibility (from to and cc, as Mastodon
 // addresses), and what it answers when that is a post here.
 // A reply to a post kept here, of this server or another, is a reply
-// to it. Its pictures and an Update are not kept yet.
+// to it; its pictures are kept by their address (pictures.go).
 
 // Activities is what an inbox does to posts (package activities'
 // Service).
@@ -65,6 +65,7 @@ type note struct {
 	To           addresses         `json:"to"`
 	Cc           addresses         `json:"cc"`
 	Tag          noteTags          `json:"tag"`
+	Attachment   attachments       `json:"attachment"`
 }
 
 // noteTag is a Note's Mention or Hashtag.
@@ -148,6 +149,11 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 		URL: noteURL(n.ID), SpoilerText: w.spoiler, Language: w.language,
 		Title: w.parts.Title, Body: w.parts.Body, Joined: w.parts.Joined}
 	if in.InReplyTo, err = s.parentOf(ctx, actor, n); err != nil {
+		return "", err
+	}
+	// Its pictures are kept just before it is made: should it not be, they
+	// are collected a day later.
+	if in.Media, err = s.picturesOf(ctx, actor, n); err != nil {
 		return "", err
 	}
 	v, made, err := s.activities.Post(ctx, actor.UserID, in)

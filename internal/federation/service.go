@@ -54,6 +54,7 @@ type Service struct {
 	// activities are the posts an inbox acts on (SetActivities), and
 	// render writes a post's Create (SetRender).
 	activities Activities
+	pictures   Pictures
 	render     Render
 	likes      Likes
 	reposts    Reposts

@@ -216,6 +216,10 @@ func attachment(origin string, v media.View) mAttachment {
 		d := v.Description
 		a.Description = &d
 	}
+	if v.Remote != "" {
+		r := v.Remote
+		a.RemoteURL = &r
+	}
 	if v.Width > 0 && v.Height > 0 {
 		a.Meta.Original = &mSize{Width: v.Width, Height: v.Height, Size: itoa(v.Width) + "x" + itoa(v.Height), Aspect: float64(v.Width) / float64(v.Height)}
 	}

@@ -12,7 +12,8 @@ import (
 	"socialstream/internal/store"
 )
 
-// Job is the media jobs: collections and a deleted album's items.
+// Job is the media jobs: collections, a deleted album's items, and the
+// fetches of pictures from elsewhere and their end.
 var Job = queue.Job[Task]{Name: "media", Queue: queue.Cleanup, TaskName: Task.name}
 
 // The jobs' operations.
@@ -24,6 +25,10 @@ const (
 	OpCollect = "collect"
 	// OpAlbum deletes the items of a deleted album.
 	OpAlbum = "album"
+	// OpFetch fetches the bytes of a picture from elsewhere (remote.go).
+	OpFetch = "fetch"
+	// OpUncache deletes them RemoteCacheFor after their fetch.
+	OpUncache = "uncache"
 )
 
 // Task is the body of a media job.
@@ -33,6 +38,8 @@ type Task struct {
 	// Deleted says the item's delete enqueued it.
 	Deleted bool  `json:"deleted,omitempty"`
 	At      int64 `json:"at,omitempty"` // when it was enqueued, µs
+	// Cached is, for OpUncache, when the bytes it deletes were fetched.
+	Cached int64 `json:"cached,omitempty"`
 }
 
 // name names the task: an upload's collection by the item alone; a
@@ -40,8 +47,11 @@ type Task struct {
 // that failed has a job of its own (the first may have given up).
 func (t Task) name() string {
 	n := "media-" + t.Op + "-" + t.ID
-	if t.Deleted || t.Op == OpAlbum {
+	switch {
+	case t.Deleted || t.Op == OpAlbum:
 		n += fmt.Sprintf("-deleted-%d", t.At)
+	case t.Op == OpUncache:
+		n += fmt.Sprintf("-%d", t.Cached)
 	}
 	return n
 }
@@ -83,6 +93,10 @@ func (s *Service) Run(ctx context.Context, t Task) (string, error) {
 		}
 		n, err := s.deleteWhere(ctx, "albumId", t.ID, 1<<30)
 		return fmt.Sprintf("%d items of the album deleted", n), err
+	case OpFetch:
+		return s.fetchJob(ctx, t)
+	case OpUncache:
+		return s.uncache(ctx, t)
 	}
 	return "malformed task", nil
 }

@@ -276,13 +276,16 @@ type View struct {
 	Height       int    `json:"height"`
 	FileSize     int64  `json:"fileSize,omitempty"`
 	Created      string `json:"created,omitempty"`
+	// Remote is, for a picture of a post from elsewhere, its address
+	// there (Mastodon's remote_url); its links are still ours.
+	Remote string `json:"-"`
 }
 
 // Attached returns the view of a picture on an activity.
 func (m Minter) Attached(a Attached) View {
 	return View{
 		ID: a.ID, Type: "image", MimeType: a.MimeType, Description: a.Description, Width: a.Width, Height: a.Height,
-		URL: m.link(a.ID, VariantImage), ThumbnailURL: m.link(a.ID, VariantThumb),
+		URL: m.link(a.ID, VariantImage), ThumbnailURL: m.link(a.ID, VariantThumb), Remote: a.Remote,
 	}
 }
 

@@ -26,11 +26,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"cloud.google.com/go/datastore"
 	"cloud.google.com/go/storage"
 	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
 	"socialstream/internal/accounts"
@@ -81,6 +84,11 @@ type Item struct {
 	Attached
 	Title string `datastore:"title,noindex,omitempty"`
 	Bytes int64  `datastore:"bytes,noindex"`
+	// Cached, on a picture from elsewhere (Attached.Remote), is when its
+	// bytes were last fetched (µs), 0 while they are not here; Failed
+	// when they last could not be had (remote.go).
+	Cached int64 `datastore:"cached,noindex,omitempty"`
+	Failed int64 `datastore:"failed,noindex,omitempty"`
 }
 
 // Attached is what an activity keeps of each of its pictures, and what
@@ -97,6 +105,9 @@ type Attached struct {
 	ThumbWidth  int    `datastore:"thumbWidth,noindex" json:"-"`
 	ThumbHeight int    `datastore:"thumbHeight,noindex" json:"-"`
 	Description string `datastore:"description,noindex" json:"-"`
+	// Remote is, for a picture of a post from another server, its
+	// address there (remote.go).
+	Remote string `datastore:"remote,noindex,omitempty" json:"-"`
 }
 
 // loose reports whether the item belongs nowhere yet.
@@ -174,6 +185,10 @@ type Config struct {
 	// Wait is how long an upload waits for its memory before it is
 	// answered 503 (try again); default 10 s.
 	Wait time.Duration
+	// Client, when set, is the one guarded client (package egress) that
+	// fetches pictures of posts from other servers; its answers capped
+	// at MaxBytes. Without it, such pictures are never had.
+	Client *http.Client
 }
 
 // DefaultMemory is Config.Memory's default, for App Engine's F2 class
@@ -192,6 +207,9 @@ type Service struct {
 	now      func() time.Time
 	admit    *admission // of cfg.Memory bytes
 	Links    *Links
+	// fetching is the fetches of pictures from elsewhere that readers
+	// wait for, one an item however many wait.
+	fetching singleflight.Group
 }
 
 // New returns a Service over the bucket cfg.Bucket of client, whose
@@ -388,6 +406,8 @@ func (s *Service) write(ctx context.Context, id string, p *Picture) error {
 		name, kind string
 		data       []byte
 	}{{imageObject(id), p.MimeType, p.Data}, {thumbObject(id), p.ThumbType, p.Thumb}} {
+		// Written once: an object there is the same bytes, written by an
+		// earlier try, or by another fetch of a picture from elsewhere.
 		w := s.bucket.Object(o.name).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
 		w.ContentType = o.kind
 		w.CacheControl = "private, max-age=31536000, immutable"
@@ -396,11 +416,17 @@ func (s *Service) write(ctx context.Context, id string, p *Picture) error {
 			w.Close()
 			return fmt.Errorf("media: write %s: %w", o.name, err)
 		}
-		if err := w.Close(); err != nil {
+		if err := w.Close(); err != nil && !written(err) {
 			return fmt.Errorf("media: write %s: %w", o.name, err)
 		}
 	}
 	return nil
+}
+
+// written reports whether a write failed because its object is there.
+func written(err error) bool {
+	var g *googleapi.Error
+	return errors.As(err, &g) && g.Code == http.StatusPreconditionFailed
 }
 
 // deleteObjects deletes an item's objects; those already gone count as
@@ -422,6 +448,20 @@ func (s *Service) Open(ctx context.Context, id string, thumb bool) (*storage.Rea
 		name = thumbObject(id)
 	}
 	r, err := s.bucket.Object(name).NewReader(ctx)
+	if !errors.Is(err, storage.ErrObjectNotExist) {
+		return r, err
+	}
+	// A picture from elsewhere not here (yet, or any more) is fetched
+	// while the reader waits.
+	_, err, _ = s.fetching.Do(id, func() (any, error) { return s.cache(context.WithoutCancel(ctx), id, true) })
+	if err != nil {
+		var p permanent
+		if errors.As(err, &p) || errors.Is(err, errUnavailable) {
+			return nil, errUnavailable
+		}
+		return nil, err
+	}
+	r, err = s.bucket.Object(name).NewReader(ctx)
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return nil, ErrNoSuchItem
 	}

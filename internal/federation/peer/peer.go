@@ -38,6 +38,10 @@ type Server struct {
 	// keys are the keys it fetched, by their ids, kept as servers keep
 	// them (a person deleted since signs their Delete with theirs).
 	keys map[string]*rsa.PublicKey
+	// pictures are the pictures it serves, by name, and fetched how many
+	// times each was asked for.
+	pictures map[string][]byte
+	fetched  map[string]int
 }
 
 // Person is one of its people.
@@ -88,16 +92,47 @@ type Received struct {
 
 // New starts the server; Close stops it.
 func New() *Server {
-	s := &Server{people: map[string]*Person{}, keys: map[string]*rsa.PublicKey{}}
+	s := &Server{people: map[string]*Person{}, keys: map[string]*rsa.PublicKey{}, pictures: map[string][]byte{}, fetched: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /users/{name}", s.actor)
 	mux.HandleFunc("POST /users/{name}/inbox", s.inbox)
 	mux.HandleFunc("POST /inbox", s.inbox)
 	mux.HandleFunc("GET /.well-known/webfinger", s.webfinger)
+	mux.HandleFunc("GET /media/{name}", s.picture)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
 	s.Domain = strings.TrimPrefix(s.URL, "http://")
 	return s
+}
+
+// Picture has the server serve data as the picture name (nil: answer
+// 404), and returns its address.
+func (s *Server) Picture(name string, data []byte) string {
+	s.mu.Lock()
+	s.pictures[name] = data
+	s.mu.Unlock()
+	return s.URL + "/media/" + name
+}
+
+// Fetched says how many times picture name was asked for.
+func (s *Server) Fetched(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fetched[name]
+}
+
+func (s *Server) picture(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	s.fetched[name]++
+	data := s.pictures[name]
+	s.mu.Unlock()
+	if data == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", http.DetectContentType(data))
+	w.Write(data)
 }
 
 // Close stops the server.
