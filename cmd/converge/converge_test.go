@@ -49,6 +49,10 @@ func TestConverges(t *testing.T) {
 			t.Errorf("the tasks emulator injected no %q", k)
 		}
 	}
+	// The other server's faults, and Notes of it in homes here.
+	if r := rep.Remote; r.Taken == 0 || r.InHomes == 0 || r.Deleted == 0 || r.Overtaken == 0 || r.Twice == 0 || r.Refused == 0 {
+		t.Errorf("the other server: %+v", r)
+	}
 	after := 0
 	for k, n := range rep.DatastoreFaults {
 		if strings.Contains(k, "after it applied") {

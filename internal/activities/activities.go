@@ -214,8 +214,13 @@ type Audience struct {
 	Repost bool `datastore:"repost,noindex,omitempty"`
 }
 
+// externalID is the post an author made with an external id. For a
+// post from another server (fromElsewhere), Gone says its server deleted
+// it (ActivityID names it, if it was ever kept): a Create of it that comes
+// after, late or again, makes no post (Forget).
 type externalID struct {
 	ActivityID string `datastore:"activityId,noindex"`
+	Gone       bool   `datastore:"gone,noindex,omitempty"`
 }
 
 // View is an activity as the API shows it.
@@ -653,7 +658,12 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 			keys := []*datastore.Key{key}
 			keys = append(keys, unshared...)
 			keys = append(keys, versionKeys(s.db, id, a.Edits)...)
-			if a.ExternalID != "" {
+			switch {
+			case fromElsewhere(a.ExternalID): // kept, as gone: see Forget
+				if err := tx.Put(externalIDKey(s.db, author, a.ExternalID), &externalID{ActivityID: id, Gone: true}); err != nil {
+					return err
+				}
+			case a.ExternalID != "":
 				keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
 			}
 			for n := 0; n < a.Chunks && n < 400; n++ {

@@ -86,6 +86,15 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, _ int64, n i
 			return tx.DeleteMulti(gone)
 		})
 	})
+	if err == nil && done < n {
+		// What is left of the posts of another server's that its server
+		// deleted (Forget): their records, by their keys' range.
+		q := s.db.Query(KindExternalID).FilterField("__key__", ">=", s.db.NameKey(KindExternalID, author+":", nil)).
+			FilterField("__key__", "<", s.db.NameKey(KindExternalID, author+";", nil)).KeysOnly()
+		var more int
+		more, err = s.db.Drain(ctx, q, n-done, eraseBatch, func(keys []*datastore.Key) error { return s.db.DeleteMulti(ctx, keys) })
+		done += more
+	}
 	if err != nil {
 		return done, fmt.Errorf("activities.EraseAuthored(%s): %w", author, err)
 	}

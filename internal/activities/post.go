@@ -144,14 +144,55 @@ func SplitText(text string) TextParts {
 }
 
 // ExternalIDOf returns the activity author posted with the external id
-// ext, if there is one.
+// ext, if there is one: "" and true when it is one of another server's
+// that its server deleted (Forget).
 func (s *Service) ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error) {
 	var e externalID
 	ok, err := s.db.Get(ctx, externalIDKey(s.db, author, ext), &e)
 	if err != nil || !ok {
 		return "", false, err
 	}
+	if e.Gone {
+		return "", true, nil
+	}
 	return e.ActivityID, true, nil
+}
+
+// ErrForgotten is a post from another server that its server deleted:
+// it is not made again.
+var ErrForgotten = derrors.New(derrors.Conflict, "the post was deleted by its server")
+
+// Forget records that the post author's server made with the external
+// id ext (one of another server's) is deleted there, so that a Create of
+// it that comes after, late or again, makes no post: the post, should
+// it be kept here meanwhile, is returned (true) for the caller to delete,
+// which keeps the record (Delete). Its transaction and Post's read the
+// same record, so a Create and a Delete that come at once end with no
+// post either way.
+func (s *Service) Forget(ctx context.Context, author, ext string) (string, bool, error) {
+	if !fromElsewhere(ext) {
+		return "", false, derrors.New(derrors.InvalidArgument, "only a post from another server is forgotten")
+	}
+	var kept string
+	key := externalIDKey(s.db, author, ext)
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var e externalID
+		ok, err := tx.Get(key, &e)
+		switch {
+		case err != nil:
+			return err
+		case ok && !e.Gone:
+			kept = e.ActivityID
+			return nil
+		case ok:
+			return nil
+		}
+		return tx.Put(key, &externalID{Gone: true})
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("activities.Forget(%s): %w", author, err)
+	}
+	return kept, kept != "", nil
 }
 
 func externalIDKey(db *store.DB, user, ext string) *datastore.Key {
@@ -493,7 +534,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		f.prior = &prior
 	}
 	if used.Found() {
-		f.usedBy = ext.ActivityID
+		f.usedBy, f.forgotten = ext.ActivityID, ext.Gone
 	}
 	if reposted.Found() {
 		f.reposted = prev.RepostID
@@ -526,6 +567,7 @@ type postFacts struct {
 	mayAct                 error  // the author's standing
 	prior                  *Activity
 	usedBy                 string // the activity the input's externalId already names
+	forgotten              bool   // its server deleted the post the externalId names (Forget)
 	reposted               string // the author's earlier repost of what this one shares
 	hidden                 error  // why the author may not see what a repost shares
 	chunks                 int    // the author's follower chunks
@@ -577,6 +619,8 @@ func decidePost(f postFacts) (postPlan, error) {
 		return postPlan{replay: f.prior}, nil
 	case f.prior != nil:
 		return postPlan{}, errIDTaken
+	case f.forgotten:
+		return postPlan{}, ErrForgotten
 	case f.usedBy != "":
 		return postPlan{existing: f.usedBy}, nil
 	case f.reposted != "":

@@ -271,9 +271,15 @@ func TestFederationRemotePersonDeleted(t *testing.T) {
 	if st, _ := e.mastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 200 {
 		t.Fatalf("eve after bob's Delete of her: %d", st)
 	}
+	// A Note of hers deleted before it came: its record is hers too.
+	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/statuses/9#delete", "type": "Delete", "actor": eve.URI,
+		"object": eve.URI + "/statuses/9"}, http.StatusAccepted)
 	other.Gone(eve)
 	sendTo(t, other, eve, base, deletion, http.StatusAccepted) // her key, kept, checks it
 	e.settle()
+	if found, _ := mentionsOf(t, e.db, eveID); len(found) > 0 {
+		t.Errorf("erased, eve is still named: %v", found)
+	}
 	if st, r := e.mastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 404 {
 		t.Errorf("eve after her Delete: %d %v", st, r)
 	}
@@ -368,4 +374,49 @@ func anyStrings(v any) []string {
 		}
 	}
 	return out
+}
+
+// A Note's Delete may overtake its Create, and a Create or an Update of
+// it come again after its Delete (a server retries, late): a Note its
+// server deleted makes no post here, whichever comes first. Found by
+// the convergence checker's other server.
+func TestFederationDeleteOvertakesCreate(t *testing.T) {
+	e, other, base := federatedBeside(t)
+	ann := e.register("ann")
+	eve := other.Person("eve")
+	e.followRemote(other, ann, eve)
+	public, followers := []string{federation.PublicCollection}, []string{eve.URI + "/followers"}
+	del := func(n string) map[string]any {
+		return map[string]any{"id": eve.URI + "/statuses/" + n + "#delete", "type": "Delete", "actor": eve.URI,
+			"object": map[string]any{"id": eve.URI + "/statuses/" + n, "type": "Tombstone"}}
+	}
+
+	// The Delete first, then its Create, twice, and an Update.
+	sendTo(t, other, eve, base, del("1"), http.StatusAccepted)
+	first := remoteCreate(eve, "1", "<p>overtaken</p>", public, followers, nil)
+	sendTo(t, other, eve, base, first, http.StatusAccepted)
+	sendTo(t, other, eve, base, first, http.StatusAccepted)
+	update := remoteCreate(eve, "1", "<p>overtaken, edited</p>", public, followers,
+		map[string]any{"updated": time.Now().UTC().Format(time.RFC3339)})
+	update["type"], update["id"] = "Update", eve.URI+"/statuses/1#updates/1"
+	sendTo(t, other, eve, base, update, http.StatusAccepted)
+
+	// Kept, deleted, then its Create again.
+	second := remoteCreate(eve, "2", "<p>kept a while</p>", public, followers, nil)
+	sendTo(t, other, eve, base, second, http.StatusAccepted)
+	if home := e.mastoHome(ann); len(home) != 1 || plain(home[0]["content"]) != "kept a while" {
+		t.Fatalf("ann's home, before the Delete: %v", home)
+	}
+	sendTo(t, other, eve, base, del("2"), http.StatusAccepted)
+	sendTo(t, other, eve, base, second, http.StatusAccepted)
+	e.settle()
+	if home := e.mastoHome(ann); len(home) != 0 {
+		t.Fatalf("ann's home shows a Note its server deleted: %v", home)
+	}
+
+	// Another Note is taken as ever.
+	sendTo(t, other, eve, base, remoteCreate(eve, "3", "<p>still here</p>", public, followers, nil), http.StatusAccepted)
+	if home := e.mastoHome(ann); len(home) != 1 || plain(home[0]["content"]) != "still here" {
+		t.Errorf("ann's home after: %v", home)
+	}
 }

@@ -58,6 +58,11 @@ func (o *oracle) checkPerson(ctx context.Context, u *user, rep *Report) error {
 			following++
 		}
 	}
+	for k, on := range m.rFollowing { // of the other server's people
+		if on && k.a == u.id {
+			following++
+		}
+	}
 	rp, err := o.r.c.read(ctx, "/social/rest/people/"+u.id+"/@self", u.token)
 	if err != nil || rp.status != 200 {
 		return fmt.Errorf("read %s: %v %v", u.name, err, rp.body)

@@ -59,6 +59,15 @@ type post struct {
 	// pictures are the ids of its pictures, in order, and alts their
 	// alt texts.
 	pictures, alts []string
+	// note, on a post of the other server's (remote.go), is its Note's
+	// id; its id here is known once the oracle reads its author's page.
+	// taken says whether a delivery of it was taken here; deleting that
+	// its Delete is on its way.
+	note     string
+	taken    taking
+	deleting bool
+	// overtaken: a Create of it landed after its Delete.
+	overtaken bool
 }
 
 type group struct {
@@ -140,7 +149,16 @@ type model struct {
 	appData map[pair]map[string]string
 	// marks is each user's home marker as last known: the newest
 	// position acknowledged (markers only move forward).
-	marks      map[string]string
+	marks map[string]string
+	// rFollows and rFollowing are the follows of the other server's
+	// people from here (remote.go), as follows and following are of
+	// people here; rPending the follows asked, not yet accepted there.
+	// rPosts are the Notes its people sent, rByNote by their ids.
+	rFollows   map[pair][]event
+	rFollowing map[pair]bool
+	rPending   map[pair]*pendingFollow
+	rPosts     []*post
+	rByNote    map[string]*post
 	ops        map[string]int
 	failed     map[string]int
 	violations []string
@@ -153,6 +171,7 @@ func newModel() *model {
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
 		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, everMuted: map[pair]bool{}, everFiltered: map[string]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		rFollows: map[pair][]event{}, rFollowing: map[pair]bool{}, rPending: map[pair]*pendingFollow{}, rByNote: map[string]*post{},
 		pins: map[string][]string{}, bookmarks: map[string][]string{}, profiles: map[string]profile{}, ops: map[string]int{}, failed: map[string]int{},
 	}
 }

@@ -27,6 +27,9 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	o.heirs = heirs
+	if err := o.readRemote(ctx, rep); err != nil {
+		return err
+	}
 	all, err := o.checkFeeds(ctx, rep)
 	if err != nil {
 		return err
@@ -58,6 +61,10 @@ type oracle struct {
 	followWin                window
 	// heirs are the new owners of the groups whose owners are gone.
 	heirs map[string]*user
+	// remoteLive are the other server's Notes kept here and not deleted,
+	// remoteByID by their ids here (remote_oracle.go).
+	remoteLive []*post
+	remoteByID map[string]*post
 }
 
 func (r *runner) oracle() *oracle {
@@ -209,6 +216,10 @@ type feed struct {
 	name, path, token string
 	want              rule
 	history           func(p *post) string
+	// remote is the rule of the other server's Notes, and reader whose
+	// feed it is; nil: they are never in it.
+	remote rule
+	reader string
 }
 
 func (o *oracle) feeds() []feed {
@@ -221,7 +232,7 @@ func (o *oracle) feeds() []feed {
 			feed{name: "@mentions of " + u.name, path: "/social/rest/activities/@me/@mentions", token: u.token,
 				want: o.others(u.id, false, exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) }))},
 			feed{name: "home (@friends) of " + u.name, path: "/social/rest/activities/@me/@friends", token: u.token,
-				want: o.others(u.id, false, o.home(u)),
+				want: o.others(u.id, false, o.home(u)), remote: o.others(u.id, false, o.remoteHome(u)), reader: u.id,
 				history: func(p *post) string {
 					h := describe(m.follows[pair{u.id, p.author}])
 					for _, tag := range p.tags {
@@ -254,7 +265,8 @@ func (o *oracle) feeds() []feed {
 	}
 	allReader := o.people[0]
 	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: allReader.token,
-		want: o.others(allReader.id, true, exact(func(p *post) bool { return p.public() }))})
+		want:   o.others(allReader.id, true, exact(func(p *post) bool { return p.public() })),
+		remote: o.others(allReader.id, true, exact(func(p *post) bool { return p.public() })), reader: allReader.id})
 	for _, tag := range tagNames {
 		feeds = append(feeds, feed{name: "#" + tag, path: "/social/rest/activities/@me/@tag:" + strings.ToUpper(tag), token: allReader.token,
 			want: o.others(allReader.id, true, exact(func(p *post) bool { return p.public() && slices.Contains(p.tags, tag) }))})
@@ -358,13 +370,13 @@ func (o *oracle) checkFeeds(ctx context.Context, rep *Report) ([]map[string]any,
 			all = got[i]
 		}
 		rep.Checked++
-		o.checkFeed(f, got[i])
+		o.checkFeed(f, got[i], rep)
 	}
 	return all, nil
 }
 
 // checkFeed compares the items read of f with its rule.
-func (o *oracle) checkFeed(f feed, items []map[string]any) {
+func (o *oracle) checkFeed(f feed, items []map[string]any, rep *Report) {
 	m := o.m
 	seen := map[string]bool{}
 	prev := ""
@@ -376,6 +388,10 @@ func (o *oracle) checkFeed(f feed, items []map[string]any) {
 		prev = id
 		seen[id] = true
 		p := m.postByID[id]
+		if q := o.remoteByID[id]; p == nil && q != nil {
+			o.checkRemoteItem(f, q, rep)
+			continue
+		}
 		switch {
 		case p == nil:
 			o.violate("%s: shows %s (%q), which no acknowledged post made", f.name, id, str(it, "title"))
@@ -397,6 +413,7 @@ func (o *oracle) checkFeed(f feed, items []map[string]any) {
 			}
 		}
 	}
+	o.lacksRemote(f, seen)
 	for _, p := range o.live {
 		if !seen[p.id] && f.want(p).must() {
 			h := ""

@@ -109,6 +109,7 @@ type Report struct {
 	Converged                 time.Duration
 	Users, Activities, Groups int
 	Checked                   int // feeds and counts compared
+	Remote                    RemoteReport
 	Violations                []string
 }
 
@@ -134,6 +135,9 @@ func (r *Report) Print(w io.Writer) {
 	for _, k := range sortedKeys(r.DatastoreFaults) {
 		fmt.Fprintf(w, "  %-44s %6d\n", k, r.DatastoreFaults[k])
 	}
+	rm := r.Remote
+	fmt.Fprintf(w, "the other server: %d Notes sent (%d kept here, %d deleted, %d overtaken by their Delete), %d in homes here; %d deliveries sent twice, %d tried again; %d deliveries from here refused while it was unreachable\n",
+		rm.Notes, rm.Taken, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused)
 	fmt.Fprintf(w, "final state: %d users, %d activities, %d groups; %d feeds and counts compared\n", r.Users, r.Activities, r.Groups, r.Checked)
 	fmt.Fprintf(w, "converged %s after the last operation\n", r.Converged.Round(time.Millisecond))
 	fmt.Fprintf(w, "violations: %d\n", len(r.Violations))
@@ -178,6 +182,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.remote.close()
 	clients := make([]*actor, cfg.Clients)
 	for i := range clients {
 		clients[i] = &actor{n: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
@@ -190,11 +195,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
+	if err := r.meet(ctx, r.m.users[0]); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := r.mix(ctx, clients, start, st); err != nil {
 		return nil, err
 	}
 	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
+	r.remote.inFlight.Wait() // the other server's deliveries
 	r.settle(st)
 	rep.Converged = time.Since(r.m.lastOp)
 	// A change shows on every instance on the first page begun
@@ -226,8 +235,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func newRunner(ctx context.Context, cfg Config, st *stack) (*runner, error) {
 	r := &runner{
 		cfg: cfg, m: newModel(), objects: st.objects, db: st.db, push: st.push, deliveries: st.deliveries,
-		c:     &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
-		other: &client{base: st.other, http: &http.Client{Timeout: 2 * time.Minute}},
+		remote: newRemote(cfg.Seed, st.federates),
+		c:      &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
+		other:  &client{base: st.other, http: &http.Client{Timeout: 2 * time.Minute}},
 	}
 	return r, r.expectPushKey(ctx)
 }
@@ -325,6 +335,8 @@ type runner struct {
 	// what the deliveries to it did.
 	push       *receiver.Service
 	deliveries *deliveries
+	// remote is the other server of the fediverse in the mix.
+	remote *remote
 }
 
 // Kinds are the operations of the mix, as reports name them.
@@ -333,7 +345,8 @@ func Kinds() []string { return slices.Clone(kinds) }
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "storm"}
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "storm",
+	"follow remote", "unfollow remote", "remote post", "remote delete", "remote outage"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -527,6 +540,8 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{2, r.suspend, []string{"suspend", "unsuspend"}}, {2, r.filter, []string{"filter", "unfilter"}},
 		{3, r.pin, []string{"pin", "unpin"}}, {3, r.bookmark, []string{"bookmark", "unbookmark"}},
 		{2, r.setProfile, []string{"profile"}},
+		{4, r.followRemote, []string{"follow remote", "unfollow remote"}}, {5, r.remotePost, []string{"remote post"}},
+		{2, r.remoteDelete, []string{"remote delete"}}, {1, r.remoteOutage, []string{"remote outage"}},
 		{r.cfg.Storms, r.storm, []string{"storm"}},
 	}
 	total := 0

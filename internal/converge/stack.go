@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -12,6 +13,7 @@ import (
 
 	"socialstream/internal/app"
 	"socialstream/internal/dsfaults"
+	"socialstream/internal/federation"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/push/receiver"
@@ -30,6 +32,8 @@ const (
 // emulator of the pictures.
 type stack struct {
 	url string
+	// federates is its root as it federates.
+	federates string
 	// other is a second instance of the service on the same Datastore,
 	// as App Engine runs several: writes through it with a token it
 	// still trusts must be refused once the account is suspended or
@@ -49,15 +53,22 @@ type stack struct {
 // startStack starts the stack cfg describes. index.yaml and queue.yaml are
 // read from cfg.Dir.
 func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, error) {
+	// It federates as the loopback address it listens at, so that the
+	// other server of the mix (remote.go) reaches it at the addresses it
+	// gives; both instances as one deployment.
+	addr, err := freeLoopback()
+	if err != nil {
+		return nil, err
+	}
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, PageCacheTTL: cfg.PageCacheTTL,
 		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
-		WebPushAllowLoopback: true}
+		WebPushAllowLoopback: true, Federation: federation.Config{Domain: addr, AllowLoopback: true}}
 	told := newDeliveries(logging.New(logOut, cfg.LogLevel, project).Handler())
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	st, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location,
-		DatastoreHost: cfg.Datastore, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
+		APIAddr: addr, DatastoreHost: cfg.Datastore, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
 		ClientOptions: []option.ClientOption{faults.Option()},
 		// queue.yaml's queues and retry semantics, but a short backoff and
 		// at least 20 dispatches a second (the backfill queue's 2/s would
@@ -97,6 +108,16 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		return nil, err
 	}
 	ps := receiver.New()
-	return &stack{url: st.URL, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told,
+	return &stack{url: st.URL, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told,
 		close: func() { ps.Close(); other.Close(); st.Close() }}, nil
+}
+
+// freeLoopback returns a loopback address no one listens at.
+func freeLoopback() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }

@@ -118,10 +118,14 @@ func (r remoteActor) actor(user string) (Actor, error) {
 var ErrRemote = derrors.New(derrors.InvalidArgument, "the other server's answer cannot be taken")
 
 // EraseRemote erases what is kept of user's actor, when they were a
-// remote person (package lifecycle's last phase): the actor and the
-// addresses that find it. It reports none counted (a handful of keys).
-func EraseRemote(ctx context.Context, db *store.DB, user string) (int, error) {
+// remote person (package lifecycle's last phase): the Follows sent them
+// from here (up to n, counted), then the actor and the addresses that
+// find it (a handful of keys, not counted).
+func EraseRemote(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 	ctx = store.Unguarded(ctx)
+	if done, err := db.DeleteWhere(ctx, KindRemoteFollow, []string{"followee"}, user, n); err != nil || done == n {
+		return done, err
+	}
 	var r remoteActor
 	if ok, err := db.Get(ctx, remoteActorKey(db, user), &r); err != nil || !ok {
 		return 0, err

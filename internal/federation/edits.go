@@ -29,6 +29,8 @@ func (s *Service) updated(ctx context.Context, actor Actor, a activity) (string,
 		return "", err
 	} else if !ok { // its Create is late, or was dropped: the Note as it is now is taken as one
 		return s.createdNote(ctx, actor, n)
+	} else if post == "" {
+		return "ignored: deleted by its server", nil
 	}
 	w := s.wording(n)
 	in := activities.EditInput{Title: &w.parts.Title, Body: &w.parts.Body, Joined: &w.parts.Joined,

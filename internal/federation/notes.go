@@ -42,6 +42,7 @@ type Activities interface {
 	Delete(ctx context.Context, author, id string) error
 	Edit(ctx context.Context, author, id string, in activities.EditInput) (activities.View, error)
 	ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error)
+	Forget(ctx context.Context, author, ext string) (string, bool, error)
 	Shown(ctx context.Context, viewer string, idList []string) ([]activities.View, error)
 }
 
@@ -134,6 +135,9 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 	// A Note sent again (a server's retry) is found before anything is
 	// planned for it: a post's jobs go ahead of its commit.
 	if post, ok, err := s.activities.ExternalIDOf(ctx, actor.UserID, externalID(n.ID)); err != nil || ok {
+		if ok && post == "" {
+			return "ignored: deleted by its server before", err
+		}
 		return "posted before as " + post, err
 	}
 	mentioned := s.mentionedHere(n)
@@ -160,6 +164,9 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 	if errors.Is(err, activities.ErrNoSuchActivity) && in.InReplyTo != "" {
 		in.InReplyTo = "" // what it answers is gone, or hidden from its author
 		v, made, err = s.activities.Post(ctx, actor.UserID, in)
+	}
+	if errors.Is(err, activities.ErrForgotten) {
+		return "ignored: deleted by its server meanwhile", nil // its Delete overtook it
 	}
 	if err != nil {
 		var de *derrors.Error
@@ -250,9 +257,19 @@ func (s *Service) deleted(ctx context.Context, actor Actor, a activity) (string,
 	if !sameHost(id, actor.URI) {
 		return "", errNotTheActor
 	}
+	// A Delete may overtake its Note's Create, and a Create come again
+	// after it: a Note deleted is forgotten, so that neither makes a post.
 	post, ok, err := s.activities.ExternalIDOf(ctx, actor.UserID, externalID(id))
-	if err != nil || !ok {
-		return "nothing to delete", err
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		if post, ok, err = s.activities.Forget(ctx, actor.UserID, externalID(id)); err != nil || !ok {
+			return "forgotten, never kept", err
+		}
+	}
+	if post == "" {
+		return "deleted before", nil
 	}
 	if err := s.activities.Delete(ctx, actor.UserID, post); err != nil && !errors.Is(err, activities.ErrNoSuchActivity) {
 		return "", err

@@ -257,9 +257,10 @@ func (s *Service) phases() []phase {
 			return s.svc.Keys.Erase(ctx, user)
 		}},
 		// Appended likewise: what federation keeps of a person of
-		// another server (their actor, its addresses).
-		{"remote actor", func(ctx context.Context, user string, _ int64, _ int) (int, error) {
-			return federation.EraseRemote(ctx, db, user)
+		// another server (the Follows sent them, their actor, its
+		// addresses).
+		{"remote actor", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return federation.EraseRemote(ctx, db, user, n)
 		}},
 	}
 }

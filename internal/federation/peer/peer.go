@@ -42,6 +42,11 @@ type Server struct {
 	// times each was asked for.
 	pictures map[string][]byte
 	fetched  map[string]int
+	// unreachable has its inboxes answer 503, as a server that is down;
+	// heard is told of each activity its inboxes take.
+	unreachable bool
+	heard       func(Received)
+	refused     int // deliveries answered 503 while unreachable
 }
 
 // Person is one of its people.
@@ -133,6 +138,31 @@ func (s *Server) picture(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", http.DetectContentType(data))
 	w.Write(data)
+}
+
+// Unreachable has its inboxes answer 503 (down true), as a server that
+// is down, taking nothing.
+func (s *Server) Unreachable(down bool) {
+	s.mu.Lock()
+	s.unreachable = down
+	s.mu.Unlock()
+}
+
+// Refused says how many deliveries its inboxes refused while
+// unreachable.
+func (s *Server) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// Hear has f told of each activity its inboxes take, once it is
+// recorded: a server's own answer to it (an Accept of a Follow) is sent
+// from there.
+func (s *Server) Hear(f func(Received)) {
+	s.mu.Lock()
+	s.heard = f
+	s.mu.Unlock()
 }
 
 // Close stops the server.
@@ -233,6 +263,16 @@ func (s *Server) webfinger(w http.ResponseWriter, r *http.Request) {
 // keyId's actor shows: kept, or fetched (again, when the kept one does
 // not check it).
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	down := s.unreachable
+	if down {
+		s.refused++
+	}
+	s.mu.Unlock()
+	if down {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
 		http.Error(w, "unreadable", http.StatusBadRequest)
@@ -263,8 +303,12 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 	rec.Err = err
 	s.mu.Lock()
 	s.received = append(s.received, rec)
+	heard := s.heard
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusAccepted)
+	if heard != nil {
+		heard(rec)
+	}
 }
 
 // fetchKey reads the public key of keyID from its actor.
