@@ -97,7 +97,9 @@ func (in *PostInput) validate() error {
 	if err := media.CheckIDs(in.Media); err != nil {
 		return err
 	}
-	if in.Title, err = text.Clean("title", in.Title, text.Rules{Max: MaxTitle, Required: true}); err != nil {
+	// Pictures alone make a post (Mastodon's, and a Note of another
+	// server's, may be pictures with no words).
+	if in.Title, err = text.Clean("title", in.Title, text.Rules{Max: MaxTitle, Required: len(in.Media) == 0}); err != nil {
 		return err
 	}
 	if in.Body, err = text.Clean("body", in.Body, text.Rules{Max: MaxBody, Multiline: true}); err != nil {

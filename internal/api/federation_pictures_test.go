@@ -27,7 +27,7 @@ import (
 // alone; one whose server answers 404, or at an address the client never
 // reaches, is answered 404 and not asked for again at once. The cache
 // ends with its job, and the next view fetches the picture again; the
-// post's Delete takes the bytes away.
+// post's Delete takes the bytes away. A Note of pictures alone is a post.
 func TestFederationPicturesFromElsewhere(t *testing.T) {
 	e, other, base := federatedBeside(t)
 	ann := e.register("ann")
@@ -146,6 +146,14 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	e.settle()
 	if objs := e.objects(); len(objs) != 0 {
 		t.Errorf("after the post's Delete: %v", objs)
+	}
+
+	// Pictures with no words are a post.
+	sendTo(t, other, eve, base, remoteCreate(eve, "2", "", []string{federation.PublicCollection}, []string{eve.URI + "/followers"},
+		map[string]any{"attachment": map[string]any{"type": "Document", "mediaType": "image/jpeg", "url": secondURL}}), http.StatusAccepted)
+	home = e.mastoHome(ann)
+	if len(home) != 1 || len(home[0]["media_attachments"].([]any)) != 1 {
+		t.Errorf("a Note of a picture alone: %v", home)
 	}
 }
 

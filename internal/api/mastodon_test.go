@@ -590,6 +590,13 @@ func TestMastodonListsFiltersTagsReportsMedia(t *testing.T) {
 	if only, err := cb.GetAccountStatusesParams(ctx, mastodon.ID(alice.id), url.Values{"only_media": {"true"}}, nil); err != nil || len(only) != 1 || only[0].ID != pic.ID {
 		t.Fatalf("only_media: %+v %v", only, err)
 	}
+	// Pictures alone, no words, are a status too.
+	if att, err = ca.UploadMediaFromMedia(ctx, &mastodon.Media{File: bytes.NewReader(picture(t, "png", 20, 20))}); err != nil {
+		t.Fatal(err)
+	}
+	if bare, err := ca.PostStatus(ctx, &mastodon.Toot{MediaIDs: []mastodon.ID{att.ID}}); err != nil || len(bare.MediaAttachments) != 1 {
+		t.Fatalf("a status of a picture alone: %+v %v", bare, err)
+	}
 
 	// Reports.
 	rep, err := ca.Report(ctx, mastodon.ID(bob.id), []mastodon.ID{st.ID}, "spam, in a list")
