@@ -63,7 +63,15 @@ func (m masto) call(ctx context.Context, method, path string, form url.Values, o
 type status struct {
 	ID, Content, URI string
 	Account          account
-	FavouritesCount  int `json:"favourites_count"`
+	FavouritesCount  int          `json:"favourites_count"`
+	ReblogsCount     int          `json:"reblogs_count"`
+	Media            []attachment `json:"media_attachments"`
+}
+
+// attachment is what the flows read of a MediaAttachment.
+type attachment struct {
+	URL       string `json:"url"`
+	RemoteURL string `json:"remote_url"`
 }
 
 type account struct {
@@ -177,6 +185,13 @@ func (r *fedRun) flows() []flow {
 		{"a reply here to their post", "`POST /api/v1/statuses` here, `in_reply_to_id`", r.reply},
 		{"their edit of their post", "`PUT /api/v1/statuses/:id` there", r.edit},
 		{"their favourite of a post here", "`POST /api/v1/statuses/:id/favourite` there", r.favourite},
+		{"a repost here of their post", "`POST /api/v1/statuses/:id/reblog` here", r.repostHere},
+		{"their repost of a post here", "`POST /api/v1/statuses/:id/reblog` there", r.theirRepost},
+		{"their unfavourite of a post here", "`POST /api/v1/statuses/:id/unfavourite` there", r.theirUnfavourite},
+		{"a post here with a picture", "`POST /api/v2/media`, then `/api/v1/statuses` here", r.pictureHere},
+		{"their post with a picture", "`POST /api/v2/media`, then `/api/v1/statuses` there", r.pictureThere},
+		{"a delete here of a post", "`DELETE /api/v1/statuses/:id` here", r.deleteHere},
+		{"their delete of their post", "`DELETE /api/v1/statuses/:id` there", r.theirDelete},
 		{"a block here of their person", "`POST /api/v1/accounts/:id/block` here", r.block},
 		{"their unfollow of a person here", "`POST /api/v1/accounts/:id/unfollow` there", r.unfollow},
 	}

@@ -3,7 +3,8 @@
 // stack federating as 127.0.0.1:PORT behind a TLS front door, makes two
 // people here, and drives both servers through their Mastodon APIs, flow
 // by flow, each waited on until it shows or the wait passes. It prints a
-// table of what came of each flow and fails if any did not.
+// table of what came of each flow and fails if any did not. Its test
+// runs the same flows between two deployments of the service.
 //
 //	go run ./cmd/fedflows -gts http://127.0.0.1:8091 -gts-logins FILE [-tls-port 8445]
 //
