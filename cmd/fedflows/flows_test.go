@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,12 +28,10 @@ func deployment(t *testing.T) *localstack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := localstack.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
 	st, err := localstack.Start(context.Background(), localstack.Options{
 		Dir: filepath.Dir(index), Project: testenv.Project, Location: "test", DB: testenv.DB(t), APIAddr: addr,
 		DispatchDeadline: time.Minute, Logger: slog.New(slog.DiscardHandler),

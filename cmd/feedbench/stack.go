@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -182,7 +181,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	s.closer = append(s.closer, s.push.Close)
 	apiAddr := ""
 	if cfg.federate { // on loopback, its domain its own address
-		if apiAddr, err = freeAddr(); err != nil {
+		if apiAddr, err = localstack.FreeAddr(); err != nil {
 			return nil, err
 		}
 		service.Federation = federation.Config{Domain: apiAddr, AllowLoopback: true, BlockRefresh: time.Hour}
@@ -227,14 +226,4 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.graph, s.act, s.push.keys = svc.Graph, svc.Activities, svc.Push.Keys()
 	return s, nil
-}
-
-// freeAddr returns an address on loopback no one listens on now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -658,14 +658,11 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 			keys := []*datastore.Key{key}
 			keys = append(keys, unshared...)
 			keys = append(keys, versionKeys(s.db, id, a.Edits)...)
-			switch {
-			case fromElsewhere(a.ExternalID): // kept, as gone: see Forget
-				if err := tx.Put(externalIDKey(s.db, author, a.ExternalID), &externalID{ActivityID: id, Gone: true}); err != nil {
-					return err
-				}
-			case a.ExternalID != "":
-				keys = append(keys, externalIDKey(s.db, author, a.ExternalID))
+			gone, err := s.dropExternalID(tx, author, id, a.ExternalID)
+			if err != nil {
+				return err
 			}
+			keys = append(keys, gone...)
 			for n := 0; n < a.Chunks && n < 400; n++ {
 				keys = append(keys, AudienceKey(s.db, id, n))
 			}
@@ -676,6 +673,19 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 		return fmt.Errorf("activities.Delete(%s): %w", id, err)
 	}
 	return nil
+}
+
+// dropExternalID lets a deleted activity's external id go: it returns
+// its record's key to delete with it, or, for a post of another server's
+// (fromElsewhere), keeps the record, as gone (Forget).
+func (s *Service) dropExternalID(tx *store.Tx, author, id, ext string) ([]*datastore.Key, error) {
+	switch {
+	case fromElsewhere(ext):
+		return nil, tx.Put(externalIDKey(s.db, author, ext), &externalID{ActivityID: id, Gone: true})
+	case ext != "":
+		return []*datastore.Key{externalIDKey(s.db, author, ext)}, nil
+	}
+	return nil, nil
 }
 
 // CleanupTask is the body of the job that removes what a deleted activity

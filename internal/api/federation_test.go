@@ -399,12 +399,10 @@ func wantAddressed(t *testing.T, what string, obj map[string]any, to, cc []strin
 // (package peer) reaches it at the addresses it gives.
 func newLoopbackFederatedEnv(t *testing.T) *env {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := localstack.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
 	return newEnvFrom(t, localstack.Options{APIAddr: addr, Config: app.Config{BackfillMax: 1000,
 		Federation: federation.Config{Domain: addr, AllowLoopback: true}}})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -56,7 +55,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	// It federates as the loopback address it listens at, so that the
 	// other server of the mix (remote.go) reaches it at the addresses it
 	// gives; both instances as one deployment.
-	addr, err := freeLoopback()
+	addr, err := localstack.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -110,14 +109,4 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	ps := receiver.New()
 	return &stack{url: st.URL, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told,
 		close: func() { ps.Close(); other.Close(); st.Close() }}, nil
-}
-
-// freeLoopback returns a loopback address no one listens at.
-func freeLoopback() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -325,3 +325,15 @@ func (s *Stack) Close() {
 	}
 	s.closers = nil
 }
+
+// FreeAddr returns an address on loopback no one listens on now: for a
+// stack that federates as the address it will listen at
+// (Options.APIAddr), which it must know before it starts.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
