@@ -27,7 +27,8 @@ import (
 // alone; one whose server answers 404, or at an address the client never
 // reaches, is answered 404 and not asked for again at once. The cache
 // ends with its job, and the next view fetches the picture again; the
-// post's Delete takes the bytes away. A Note of pictures alone is a post.
+// post's Delete takes the bytes away. A Note of pictures alone is a post;
+// a redirect is followed, and the address it names checked as any.
 func TestFederationPicturesFromElsewhere(t *testing.T) {
 	e, other, base := federatedBeside(t)
 	ann := e.register("ann")
@@ -148,12 +149,26 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 		t.Errorf("after the post's Delete: %v", objs)
 	}
 
-	// Pictures with no words are a post.
+	// Pictures with no words are a post. A picture served by a redirect
+	// is had through it; one redirected to an address the client never
+	// reaches is not.
+	moved, astray := other.Moved("moved.jpg", secondURL), other.Moved("astray.jpg", metadataURL)
 	sendTo(t, other, eve, base, remoteCreate(eve, "2", "", []string{federation.PublicCollection}, []string{eve.URI + "/followers"},
-		map[string]any{"attachment": map[string]any{"type": "Document", "mediaType": "image/jpeg", "url": secondURL}}), http.StatusAccepted)
+		map[string]any{"attachment": []any{map[string]any{"type": "Document", "mediaType": "image/jpeg", "url": moved},
+			map[string]any{"type": "Document", "mediaType": "image/jpeg", "url": astray}}}), http.StatusAccepted)
+	e.settle()
 	home = e.mastoHome(ann)
-	if len(home) != 1 || len(home[0]["media_attachments"].([]any)) != 1 {
-		t.Errorf("a Note of a picture alone: %v", home)
+	if len(home) != 1 || len(home[0]["media_attachments"].([]any)) != 2 {
+		t.Fatalf("a Note of pictures alone: %v", home)
+	}
+	for i, want := range []int{http.StatusOK, http.StatusNotFound} {
+		link := home[0]["media_attachments"].([]any)[i].(map[string]any)["url"].(string)
+		if st, _, body := e.fetch(link); st != want {
+			t.Errorf("picture %d of the second Note: %d %s, want %d", i, st, body, want)
+		}
+	}
+	if other.Fetched("moved.jpg") != 1 || other.Fetched("second.jpg") != 2 {
+		t.Errorf("the redirect: asked %d times, what it names %d times", other.Fetched("moved.jpg"), other.Fetched("second.jpg"))
 	}
 }
 

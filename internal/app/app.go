@@ -523,6 +523,15 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	pics := Pictures{Client: p.Storage, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL, Memory: int64(cfg.UploadMemory) << 20}
 	if cfg.Federation.On() {
 		pics.Elsewhere = egress.New(egress.Config{AllowLoopback: cfg.Federation.AllowLoopback, MaxBody: media.MaxBytes, Timeout: media.FetchTimeout})
+		// Pictures are often served by a redirect to where they are
+		// stored: up to media.MaxRedirects are followed, each address
+		// dialled checked as the first.
+		pics.Elsewhere.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
+			if len(via) > media.MaxRedirects {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
 	}
 	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback})
 	if err != nil {

@@ -53,6 +53,8 @@ const (
 	fetchFor = 24 * time.Hour
 	// MaxRemoteAddress is the longest address of a picture kept.
 	MaxRemoteAddress = 2048
+	// MaxRedirects is how many redirects a fetch follows.
+	MaxRedirects = 3
 )
 
 // RemoteInput is a picture of a post from another server, as it says.

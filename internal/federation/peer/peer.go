@@ -41,6 +41,7 @@ type Server struct {
 	// pictures are the pictures it serves, by name, and fetched how many
 	// times each was asked for.
 	pictures map[string][]byte
+	moved    map[string]string // pictures answered by a redirect, to where
 	fetched  map[string]int
 	// unreachable has its inboxes answer 503, as a server that is down;
 	// heard is told of each activity its inboxes take.
@@ -97,7 +98,7 @@ type Received struct {
 
 // New starts the server; Close stops it.
 func New() *Server {
-	s := &Server{people: map[string]*Person{}, keys: map[string]*rsa.PublicKey{}, pictures: map[string][]byte{}, fetched: map[string]int{}}
+	s := &Server{people: map[string]*Person{}, keys: map[string]*rsa.PublicKey{}, pictures: map[string][]byte{}, moved: map[string]string{}, fetched: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /users/{name}", s.actor)
 	mux.HandleFunc("POST /users/{name}/inbox", s.inbox)
@@ -119,6 +120,15 @@ func (s *Server) Picture(name string, data []byte) string {
 	return s.URL + "/media/" + name
 }
 
+// Moved has picture name answered by a redirect to the address to, and
+// returns its address.
+func (s *Server) Moved(name, to string) string {
+	s.mu.Lock()
+	s.moved[name] = to
+	s.mu.Unlock()
+	return s.URL + "/media/" + name
+}
+
 // Fetched says how many times picture name was asked for.
 func (s *Server) Fetched(name string) int {
 	s.mu.Lock()
@@ -130,8 +140,12 @@ func (s *Server) picture(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	s.mu.Lock()
 	s.fetched[name]++
-	data := s.pictures[name]
+	data, to := s.pictures[name], s.moved[name]
 	s.mu.Unlock()
+	if to != "" {
+		http.Redirect(w, r, to, http.StatusFound)
+		return
+	}
 	if data == nil {
 		http.NotFound(w, r)
 		return
