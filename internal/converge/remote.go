@@ -108,7 +108,13 @@ func (r *runner) meet(ctx context.Context, u *user) error {
 	rm := r.remote
 	for i := range rm.people {
 		acct := rm.people[i].p.Name + "@" + rm.srv.Domain
-		rep, err := r.probe(ctx, "meet", "/api/v1/accounts/lookup?acct="+url.QueryEscape(acct), u.token, 200)
+		var rep reply
+		var err error
+		for try := 0; try < 10; try++ { // a fault answers 503 now and then
+			if rep, err = r.probe(ctx, "meet", "/api/v1/accounts/lookup?acct="+url.QueryEscape(acct), u.token, 200); err == nil {
+				break
+			}
+		}
 		if err != nil {
 			return err
 		}
