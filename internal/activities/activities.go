@@ -387,6 +387,24 @@ func Describe(tx *store.Tx, activity, item, description string) error {
 	return nil
 }
 
+// Recopy replaces, in tx, the activity's copy of a picture with what
+// the picture's record holds now: the size and type of a picture from
+// elsewhere, once fetched.
+func Recopy(tx *store.Tx, activity string, att media.Attached) error {
+	var a Activity
+	ok, err := tx.Get(Key(tx.DB(), activity), &a)
+	if err != nil || !ok {
+		return err // an activity gone takes its pictures with it
+	}
+	for i := range a.Media {
+		if a.Media[i].ID == att.ID {
+			a.Media[i] = att
+			return tx.Put(Key(tx.DB(), activity), &a)
+		}
+	}
+	return nil
+}
+
 // Config tunes a Service.
 type Config struct {
 	// GiveUpAfter is how long a job waits for the post or delete it is
@@ -795,4 +813,9 @@ func (r Records) Texts(ctx context.Context, reader string, idList []string) (map
 // Describe changes a picture's alt text in the activity's copy (Describe).
 func (Records) Describe(tx *store.Tx, activity, item, description string) error {
 	return Describe(tx, activity, item, description)
+}
+
+// Recopy replaces the activity's copy of a picture (Recopy).
+func (Records) Recopy(tx *store.Tx, activity string, att media.Attached) error {
+	return Recopy(tx, activity, att)
 }

@@ -73,6 +73,10 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	if links[0]["description"] != "a gradient" {
 		t.Errorf("alt text: %v", links[0]["description"])
 	}
+	// The size a Note did not say is the fetch's.
+	if meta, _ := links[1]["meta"].(map[string]any); meta == nil || fmt.Sprint(meta["original"]) != "map[aspect:1.5 height:20 size:30x20 width:30]" {
+		t.Errorf("the second picture's size, as fetched: %v", links[1]["meta"])
+	}
 	if n := other.Fetched("first.png") + other.Fetched("second.jpg") + other.Fetched("missing.png"); n != 3 {
 		t.Errorf("fetched %d times by the jobs, want once each", n)
 	}

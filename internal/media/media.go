@@ -168,6 +168,9 @@ type Activities interface {
 	// Describe changes, in tx, the alt text of a picture in the copy the
 	// activity it is on keeps of it.
 	Describe(tx *store.Tx, activity, item, description string) error
+	// Recopy replaces, in tx, the copy the activity keeps of a picture
+	// with a: a picture from elsewhere's size and type, once fetched.
+	Recopy(tx *store.Tx, activity string, a Attached) error
 }
 
 // Config tunes a Service.

@@ -186,10 +186,33 @@ func (s *Service) cache(ctx context.Context, id string, onView bool) (string, er
 	if err := s.enqueue(ctx, Task{Op: OpUncache, ID: id, Cached: at}, RemoteCacheFor); err != nil {
 		return "", err
 	}
-	if err := s.mark(ctx, id, func(it *Item) { it.Cached, it.Failed = at, 0 }); err != nil {
+	if err := s.fetched(ctx, id, pic, at); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("cached %d bytes", len(pic.Data)+len(pic.Thumb)), nil
+}
+
+// fetched records, in item id's record, that its bytes were fetched at
+// at, and their size and type, which the activity it is on then shows
+// too (a post made meanwhile copies them from the record).
+func (s *Service) fetched(ctx context.Context, id string, pic *Picture, at int64) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		var it Item
+		ok, err := tx.Get(ItemKey(s.db, id), &it)
+		if err != nil || !ok {
+			return err
+		}
+		it.Cached, it.Failed = at, 0
+		it.MimeType, it.Width, it.Height = pic.MimeType, pic.Width, pic.Height
+		it.ThumbType, it.ThumbWidth, it.ThumbHeight = pic.ThumbType, pic.ThumbWidth, pic.ThumbHeight
+		it.Bytes, it.ID = int64(len(pic.Data)), id
+		if it.ActivityID != "" && s.cfg.Activities != nil {
+			if err := s.cfg.Activities.Recopy(tx, it.ActivityID, it.Attached); err != nil {
+				return err
+			}
+		}
+		return tx.Put(ItemKey(s.db, id), &it)
+	})
 }
 
 // mark changes item id's record, if it is still there.
