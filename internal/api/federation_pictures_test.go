@@ -174,6 +174,22 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	if other.Fetched("moved.jpg") != 1 || other.Fetched("second.jpg") != 2 {
 		t.Errorf("the redirect: asked %d times, what it names %d times", other.Fetched("moved.jpg"), other.Fetched("second.jpg"))
 	}
+
+	// A server that fails for a while: the fetch job tries again, and
+	// has the picture once it answers, before anyone looks.
+	late := other.Picture("late.png", first)
+	other.Failing("late.png", true)
+	sendTo(t, other, eve, base, remoteCreate(eve, "3", "<p>late</p>", []string{federation.PublicCollection}, []string{eve.URI + "/followers"},
+		map[string]any{"attachment": map[string]any{"type": "Document", "mediaType": "image/png", "url": late}}), http.StatusAccepted)
+	e.eventually("the fetch tried", func() bool { return other.Fetched("late.png") >= 1 })
+	if n := len(e.objects()); n != 2 { // the second Note's picture and its thumbnail
+		t.Fatalf("objects while the server fails: %d", n)
+	}
+	other.Failing("late.png", false)
+	e.settle()
+	if n := len(e.objects()); n != 4 || other.Fetched("late.png") < 2 {
+		t.Errorf("once the server answers: %d objects, asked %d times", n, other.Fetched("late.png"))
+	}
 }
 
 // pictureID is the id of the picture a link of ours names.

@@ -42,6 +42,7 @@ type Server struct {
 	// times each was asked for.
 	pictures map[string][]byte
 	moved    map[string]string // pictures answered by a redirect, to where
+	failing  map[string]bool   // pictures answered 503
 	fetched  map[string]int
 	// unreachable has its inboxes answer 503, as a server that is down;
 	// heard is told of each activity its inboxes take.
@@ -98,7 +99,7 @@ type Received struct {
 
 // New starts the server; Close stops it.
 func New() *Server {
-	s := &Server{people: map[string]*Person{}, keys: map[string]*rsa.PublicKey{}, pictures: map[string][]byte{}, moved: map[string]string{}, fetched: map[string]int{}}
+	s := &Server{people: map[string]*Person{}, keys: map[string]*rsa.PublicKey{}, pictures: map[string][]byte{}, moved: map[string]string{}, failing: map[string]bool{}, fetched: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /users/{name}", s.actor)
 	mux.HandleFunc("POST /users/{name}/inbox", s.inbox)
@@ -129,6 +130,14 @@ func (s *Server) Moved(name, to string) string {
 	return s.URL + "/media/" + name
 }
 
+// Failing has picture name answered 503 (failing true), as a server
+// that fails for a while.
+func (s *Server) Failing(name string, failing bool) {
+	s.mu.Lock()
+	s.failing[name] = failing
+	s.mu.Unlock()
+}
+
 // Fetched says how many times picture name was asked for.
 func (s *Server) Fetched(name string) int {
 	s.mu.Lock()
@@ -140,8 +149,12 @@ func (s *Server) picture(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	s.mu.Lock()
 	s.fetched[name]++
-	data, to := s.pictures[name], s.moved[name]
+	data, to, failing := s.pictures[name], s.moved[name], s.failing[name]
 	s.mu.Unlock()
+	if failing {
+		http.Error(w, "failing", http.StatusServiceUnavailable)
+		return
+	}
 	if to != "" {
 		http.Redirect(w, r, to, http.StatusFound)
 		return
