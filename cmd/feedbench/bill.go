@@ -83,15 +83,18 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 			return nil, err
 		}
 	}
+	progress("billing: feeds and notifications metered")
 	r, err := billPosts(ctx, s, posters, progress)
 	if rows = append(rows, r...); err != nil {
 		return nil, err
 	}
+	progress("billing: posts metered")
 	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
 		}
+		progress("billing: %d rows metered", len(rows))
 	}
 	r, err = billFederation(ctx, s)
 	if rows = append(rows, r...); err != nil {
@@ -606,7 +609,14 @@ func (s *stack) do(ctx context.Context, u user, method, path string, body, out a
 	return nil
 }
 
-// settle waits for every queue to empty.
+// billPruneWindow is the bill's stack's notifications.Config.PruneWindow:
+// a pruning bills the same whenever it runs, and an operation's waits
+// for it are the most of the bill's time at the default.
+const billPruneWindow = 500 * time.Millisecond
+
+// settle waits for every queue to empty. The bill's stack prunes
+// notifications every billPruneWindow, so that each operation, metered
+// once the last one's pruning ran, enqueues a pruning of its own.
 func (s *stack) settle(ctx context.Context) error {
 	return waitFor(ctx, 5*time.Minute, 20*time.Millisecond, func() (bool, error) { return s.pending() == 0, nil })
 }

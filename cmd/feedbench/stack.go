@@ -176,6 +176,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		// the same calls made bare, so every page reads them all.
 		service.PageCacheTTL = app.DefaultPageCacheTTL
 		service.PageCacheAskAlways = !cfg.unmetered // the bill counts every ask; the CPU bench shares them as the service does
+		service.PruneWindow = billPruneWindow
 	}
 	s.push.Service = receiver.New()
 	s.closer = append(s.closer, s.push.Close)

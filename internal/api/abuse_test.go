@@ -253,7 +253,7 @@ func TestFollowNotifiesOnceADay(t *testing.T) {
 		}
 	}
 	e.follow(fan, star.id)
-	e.waitQueuesEmpty()
+	e.settle()
 	if got := e.notificationTypes(star); !cmp.Equal(got, []string{"follow"}) {
 		t.Errorf("star's notifications: %v, want one follow", got)
 	}
@@ -271,11 +271,6 @@ func (e *env) notificationTypes(u user) []string {
 		out = append(out, n["type"].(string))
 	}
 	return out
-}
-
-func (e *env) waitQueuesEmpty() {
-	e.t.Helper()
-	e.eventually("queues empty", func() bool { return e.tasks.Server.Pending() == 0 })
 }
 
 // A closed group's owner invites; the invitee is told and decides; an
@@ -407,7 +402,7 @@ func TestHostileTextRefused(t *testing.T) {
 	// @bobé is not bob.
 	bob := e.register("bob")
 	e.post(u, "hi @bobé")
-	e.waitQueuesEmpty()
+	e.settle()
 	if got := e.notificationTypes(bob); len(got) != 0 {
 		t.Errorf("@bobé notified bob: %v", got)
 	}

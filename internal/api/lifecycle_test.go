@@ -22,10 +22,20 @@ import (
 )
 
 // settle waits until every queue is empty.
+// settle waits for the queues to empty, the requests made so far having
+// answered: a job's delay of moments (ahead of its commit, a pruning's
+// window) is not sat out once nothing else is under way (Hurry).
 func (e *env) settle() {
 	e.t.Helper()
-	e.eventually("queues empty", func() bool { return e.tasks.Server.Pending() == 0 })
+	e.eventually("queues empty", func() bool {
+		e.tasks.Server.Hurry(hurryWithin)
+		return e.tasks.Server.Pending() == 0
+	})
 }
+
+// hurryWithin is the longest delay a settle skips: a pruning's window,
+// a delivery's wait for its notification.
+const hurryWithin = 15 * time.Second
 
 // mentionsOf returns every entity in the env's namespace, of every kind,
 // whose key or properties name id, as "Kind/name: where".

@@ -32,7 +32,7 @@ func TestProfiles(t *testing.T) {
 	}
 	// On her card wherever it is: a feed's author, people.get by RPC.
 	post := e.post(ann, "hi")
-	e.waitQueuesEmpty()
+	e.settle()
 	for _, it := range e.feedItems(bob, "@me/@friends") {
 		if it["id"] == post {
 			if a := it["author"].(map[string]any); a["note"] != p["note"] || a["avatarUrl"] != p["avatarUrl"] || a["displayName"] != "Ann B." {

@@ -456,10 +456,10 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	}
 	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/mute", token, nil)
 	d.At = time.Now().Unix() // within GiveUpAfter: it is the mute that stops it
-	deliver(ctx, push.NotShown)
+	deliver(ctx, push.NotMade)
 	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unmute", token, nil)
 	d.At = time.Now().Add(-time.Minute).Unix()
-	deliver(ctx, push.NotShown)
+	deliver(ctx, push.NotMade)
 	d.Actor = ""
 
 	// 503 on the last attempt: the subscription goes. The mention is

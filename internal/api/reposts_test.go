@@ -42,7 +42,7 @@ func TestReposts(t *testing.T) {
 		t.Errorf("a repost of a repost: %v", rd)
 	}
 	d := rd["id"].(string)
-	e.waitQueuesEmpty()
+	e.settle()
 
 	if got := e.feed(ben, "@me/@friends"); !cmp.Equal(got, []string{d, r}) {
 		t.Errorf("ben's home: %v, want the two reposts", got)
@@ -90,7 +90,7 @@ func TestReposts(t *testing.T) {
 	if got := e.feed(ben, "@me/@friends"); len(got) != 0 {
 		t.Errorf("ben's home once the shared activity is deleted: %v", got)
 	}
-	e.waitQueuesEmpty()
+	e.settle()
 	if got := e.feed(dan, "@me/@self"); len(got) != 0 {
 		t.Errorf("dan's own after the cleanup: %v", got)
 	}

@@ -101,6 +101,10 @@ type Config struct {
 	// convergence checker does.
 	GiveUpAfter   time.Duration
 	BackfillBatch int
+	// PruneWindow is how often, at most, one person's notifications are
+	// pruned (0: 10 seconds); no variable sets it: the bill, which meters
+	// each operation with the pruning it enqueues, does.
+	PruneWindow time.Duration
 	// HomeRetention is HOME_RETENTION, a Go duration: how far back a home
 	// feed reaches, and how long its audience copies are kept (0: for
 	// ever; else at least MinHomeRetention).
@@ -388,7 +392,7 @@ func (c Config) Accounts() accounts.Config {
 // Rebuild is the rebuild jobs' part of the configuration.
 func (c Config) Rebuild() rebuild.Config {
 	return rebuild.Config{CopyLimit: c.CopyLimit, BackfillMax: c.BackfillMax, HomeRetention: c.HomeRetention,
-		GiveUpAfter: c.GiveUpAfter, BackfillBatch: c.BackfillBatch}
+		GiveUpAfter: c.GiveUpAfter, BackfillBatch: c.BackfillBatch, PruneWindow: c.PruneWindow}
 }
 
 // App is the built service.
@@ -657,6 +661,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
 		Activities: activities.Records{DB: db}, Graph: graph.Records{}, GiveUpAfter: rcfg.GiveUpAfter,
+		PruneWindow: rcfg.PruneWindow,
 	}); err != nil {
 		return nil, err
 	}

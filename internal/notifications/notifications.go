@@ -210,6 +210,9 @@ type Config struct {
 	// GiveUpAfter is how long a job waits for the activity it is about
 	// to appear; 0 means 2 minutes.
 	GiveUpAfter time.Duration
+	// PruneWindow is how often, at most, one recipient's notifications
+	// are pruned to MaxKept; 0 means 10 seconds.
+	PruneWindow time.Duration
 }
 
 // Pusher follows notifications on to their readers' devices (package
@@ -243,6 +246,9 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	if cfg.GiveUpAfter == 0 {
 		cfg.GiveUpAfter = queue.GiveUpAfter
 	}
+	if cfg.PruneWindow <= 0 {
+		cfg.PruneWindow = pruneWindow
+	}
 	return &Service{db: db, ids: gen, acc: acc, queue: q, cfg: cfg, now: time.Now}, nil
 }
 
@@ -255,7 +261,8 @@ var ErrNotYet = queue.NotYet("the activity of this event")
 const prune = "prune"
 
 // pruneWindow is how often, at most, one recipient's notifications are
-// pruned: every pruning job of a window has one name.
+// pruned by default (Config.PruneWindow): every pruning job of a window
+// has one name.
 const pruneWindow = 10 * time.Second
 
 // recipients returns who an event notifies: nobody of their own doing, no
@@ -284,7 +291,7 @@ func (s *Service) Expect(ctx context.Context, e Event) error {
 		return fmt.Errorf("notifications.Expect: bad event %q", e.ID)
 	}
 	now := s.now()
-	window := now.Truncate(pruneWindow).Add(pruneWindow)
+	window := now.Truncate(s.cfg.PruneWindow).Add(s.cfg.PruneWindow)
 	for _, r := range e.recipients() {
 		p := Event{Type: prune, Recipients: []string{r}, ID: fmt.Sprintf("prune-%s-%d", r, window.Unix())}
 		if err := Job.Enqueue(ctx, s.queue, p, window.Sub(now)); err != nil {

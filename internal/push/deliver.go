@@ -145,7 +145,9 @@ const (
 	Gone       = "gone"        // the subscription is not there, or not for it
 	Dropped    = "dropped"     // the subscription was deleted: its token, key or endpoint is no more
 	NotWanted  = "not wanted"  // its alerts or policy leave it out
-	NotShown   = "not shown"   // its reader may not see it, or it never came
+	NotShown   = "not shown"   // its reader may not see it now (dismissed, or of someone hidden from them)
+	NotMade    = "not made"    // it never came: given up, or of someone hidden from its reader
+	PostHidden = "post hidden" // the post it is about is hidden from its reader now, or gone
 	Late       = "late"        // past TTL
 	Unnamed    = "unnamed"     // the face has no name for its type
 	Refused    = "refused"     // the push service refused it for good (a 4xx but 404, 410, 429)
@@ -227,9 +229,11 @@ func (s *Service) notice(ctx context.Context, d Delivery, sub *subscription) (No
 		// not hear from (an operation refused for a block, a mention by
 		// someone muted) is not waited for.
 		if hidden, err := s.cfg.Notices.Hides(ctx, d.User, d.Actor); err != nil || hidden {
-			return Notice{}, NotShown, err
+			return Notice{}, NotMade, err
 		}
 		return Notice{}, Waiting, nil
+	case p == notifications.Absent:
+		return Notice{}, NotMade, nil
 	case p != notifications.Shown:
 		return Notice{}, NotShown, nil
 	}
@@ -249,7 +253,7 @@ func (s *Service) notice(ctx context.Context, d Delivery, sub *subscription) (No
 			return Notice{}, "", err
 		}
 		if len(views) == 0 {
-			return Notice{}, NotShown, nil // what it is about is hidden from its reader now
+			return Notice{}, PostHidden, nil // what it is about is hidden from its reader now
 		}
 		n.Activity = &views[0]
 	}

@@ -116,6 +116,9 @@ type Config struct {
 	// follow's jobs copy no activity older than that to the follower's
 	// audience, and stop there (see activities.HomeEdge).
 	HomeRetention time.Duration
+	// PruneWindow is not the rebuild's: like GiveUpAfter, it is a setting
+	// of the jobs that app.NewServices hands on (notifications.Config).
+	PruneWindow time.Duration
 }
 
 // MaxCopyLimit bounds a per-call copyLimit.

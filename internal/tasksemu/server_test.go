@@ -90,6 +90,8 @@ queue:
   rate: 5/s
   bucket_size: 1
   max_concurrent_requests: 10
+  retry_parameters:
+    min_backoff_seconds: 5
 `
 
 func start(t *testing.T, respond func(string, int, http.ResponseWriter), faults ...tasksemu.Faults) *stack {
