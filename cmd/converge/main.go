@@ -9,6 +9,12 @@
 // Run it from the repository root:
 //
 //	go run ./cmd/converge [-clients 16] [-duration 10m] [-seed 1]
+//
+// With -seeds N it is the sweep: N runs one after another, of seeds
+// -seed to -seed+N-1, each report printed as it ends and a table of
+// them all at the end (docs/convergence.md keeps the last one's):
+//
+//	go run ./cmd/converge -seeds 20 -seed 1001
 package main
 
 import (
@@ -48,6 +54,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.IntVar(&cfg.MaxUsers, "max-users", cfg.MaxUsers, "the mix registers no more users once there are this many")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long the mix runs")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "the longest wait for every queue to empty")
+	fs.DurationVar(&cfg.GiveUpAfter, "give-up", cfg.GiveUpAfter, "how long a job waits for the change it follows to commit (every request must end sooner: a violation else)")
 	fs.DurationVar(&cfg.PageCacheTTL, "page-cache-ttl", cfg.PageCacheTTL, "how long each instance keeps what its pages read (0: no cache)")
 	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Firestore emulator in Datastore mode (default: start one)")
 	fs.Float64Var(&cfg.TaskFaults, "task-faults", cfg.TaskFaults, "share of task deliveries delayed, and of those delivered twice (half as many answered 500, half timed out)")
@@ -59,17 +66,33 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.IntVar(&cfg.CopyLimit, "copy-limit", cfg.CopyLimit, "the service's COPY_LIMIT")
 	fs.IntVar(&cfg.BackfillMax, "backfill-max", cfg.BackfillMax, "the service's BACKFILL_MAX")
 	verbose := fs.Bool("v", false, "print the stack's warnings and errors")
+	seeds := fs.Int("seeds", 1, "how many runs, of seeds -seed, -seed+1, ..., one after another (a sweep)")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
+	}
+	if *seeds < 1 {
+		return 0, fmt.Errorf("-seeds %d: at least 1", *seeds)
 	}
 	if *verbose {
 		cfg.Log, cfg.LogLevel = errOut, slog.LevelWarn
 	}
 	cfg.Progress = errOut
-	rep, err := converge.Run(ctx, cfg)
-	if err != nil {
-		return 0, err
+	var reps []*converge.Report
+	violations := 0
+	for i := range *seeds {
+		run := cfg
+		run.Seed = cfg.Seed + uint64(i)
+		rep, err := converge.Run(ctx, run)
+		if err != nil {
+			return violations, fmt.Errorf("seed %d: %w", run.Seed, err)
+		}
+		rep.Print(out)
+		reps = append(reps, rep)
+		violations += len(rep.Violations)
 	}
-	rep.Print(out)
-	return len(rep.Violations), nil
+	if *seeds > 1 {
+		fmt.Fprintln(out)
+		converge.PrintSweep(out, reps)
+	}
+	return violations, nil
 }

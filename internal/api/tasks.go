@@ -206,6 +206,13 @@ func (s *Server) finishTask(c *gin.Context, err error, job string, attrs ...any)
 	ctx := c.Request.Context()
 	attrs = append(attrs, "job", job, "task", c.GetHeader("X-AppEngine-TaskName"),
 		"queue", c.GetHeader("X-AppEngine-QueueName"), "retryCount", c.GetHeader("X-AppEngine-TaskRetryCount"))
+	if err != nil && ctx.Err() != nil {
+		// The queue stopped waiting (its dispatch deadline) and will try
+		// again: no one can fix that, and no one reads the answer.
+		s.log.InfoContext(ctx, "task abandoned by its queue, which tries it again", append(attrs, "err", err)...)
+		c.AbortWithStatus(derrors.StatusClientClosed)
+		return
+	}
 	if err != nil {
 		// A 500, which Cloud Tasks retries with the queue's backoff; a 503
 		// would be taken for a system error and throttle the whole queue.

@@ -537,6 +537,8 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 			return nil
 		}
 	}
+	// Every job waits GiveUpAfter for the change it follows.
+	p.Queue = queue.Patient(p.Queue, cfg.GiveUpAfter)
 	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback})
 	if err != nil {
 		return nil, nil, err

@@ -46,7 +46,9 @@ type stack struct {
 	// deliveries what the stacks' deliveries to it did.
 	push       *receiver.Service
 	deliveries *deliveries
-	close      func()
+	// longest is the longest request either instance served.
+	longest *longest
+	close   func()
 }
 
 // startStack starts the stack cfg describes. index.yaml and queue.yaml are
@@ -63,6 +65,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
 		WebPushAllowLoopback: true, Federation: federation.Config{Domain: addr, AllowLoopback: true}}
 	told := newDeliveries(logging.New(logOut, cfg.LogLevel, project).Handler())
+	long := &longest{}
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	st, err := localstack.Start(ctx, localstack.Options{
@@ -88,6 +91,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		},
 		Config: service,
 		Logger: slog.New(told),
+		Wrap:   long.wrap,
 	})
 	if err != nil {
 		return nil, err
@@ -100,13 +104,13 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		Dir: cfg.Dir, Project: project, Location: location, DB: st.DB,
 		StorageEndpoint: st.StorageEndpoint, Bucket: st.Bucket,
 		DispatchDeadline: time.Minute, Config: service,
-		Logger: slog.New(told),
+		Logger: slog.New(told), Wrap: long.wrap,
 	})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	ps := receiver.New()
-	return &stack{url: st.URL, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told,
+	return &stack{url: st.URL, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told, longest: long,
 		close: func() { ps.Close(); other.Close(); st.Close() }}, nil
 }

@@ -55,7 +55,7 @@ func (s *Service) Answer(ctx context.Context, t AnswerTask) (string, error) {
 		return "", err
 	}
 	if !shown {
-		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter {
+		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpOf(s.q) {
 			return "", queue.NotYet("the decision")
 		}
 		return "never decided", nil

@@ -63,7 +63,7 @@ func (s *Service) Block(ctx context.Context, t BlockTask) (string, error) {
 		return "", err
 	}
 	if between.First() == t.Undo { // not yet, or no longer
-		if s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpAfter {
+		if s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.q) {
 			return "", queue.NotYet("the block's change")
 		}
 		return "changed back since: not sent", nil

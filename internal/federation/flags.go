@@ -48,7 +48,7 @@ func (s *Service) Flag(ctx context.Context, t FlagTask) (string, error) {
 	if filed, err := moderation.Filed(ctx, s.db, t.Report); err != nil {
 		return "", err
 	} else if !filed {
-		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter {
+		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpOf(s.q) {
 			return "", queue.NotYet("the report")
 		}
 		return "never filed", nil

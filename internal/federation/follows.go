@@ -79,7 +79,7 @@ func (s *Service) Follow(ctx context.Context, t FollowTask) (string, error) {
 	if err := l.Run(ctx); err != nil {
 		return "", err
 	}
-	waiting := s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter
+	waiting := s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpOf(s.q)
 	if !t.Undo {
 		switch {
 		case !pending && waiting:

@@ -210,7 +210,7 @@ func (s *Service) notYetShown(ctx context.Context, t PublishTask, shown bool) (s
 		return "", nil
 	case !committed && t.Edit > 0:
 		return "deleted since", nil // its cleanup sends its Delete
-	case s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter:
+	case s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpOf(s.q):
 		return "", queue.NotYet("the post")
 	}
 	return "never posted, or never edited", nil

@@ -111,7 +111,7 @@ func (s *Service) Like(ctx context.Context, t LikeTask) (string, error) {
 		return "", err
 	}
 	if liked.Found() == t.Undo {
-		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpAfter {
+		if s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpOf(s.q) {
 			return "", queue.NotYet("the like")
 		}
 		return "never done", nil

@@ -111,7 +111,7 @@ func (s *Service) DomainCut(ctx context.Context, t DomainCutTask) (int, error) {
 		return 0, err
 	}
 	if !slices.Contains(state.Domains(), t.Domain) {
-		if !state.Found() || s.now().Sub(time.UnixMicro(t.At)) >= queue.GiveUpAfter {
+		if !state.Found() || s.now().Sub(time.UnixMicro(t.At)) >= queue.GiveUpOf(s.queue) {
 			return 0, nil // unblocked since, never blocked, or the person is gone
 		}
 		return 0, queue.NotYet("the domain block")

@@ -65,9 +65,6 @@ func (s *Service) enqueue(ctx context.Context, t Task, delay time.Duration) erro
 // queue retries it.
 var ErrNotYet = queue.NotYet("the album's deletion")
 
-// giveUpAfter is how long a delete's job waits for the delete.
-const giveUpAfter = queue.GiveUpAfter
-
 // Run runs one media job and says what it did, for its log line.
 func (s *Service) Run(ctx context.Context, t Task) (string, error) {
 	if !ValidID(t.ID) {
@@ -86,7 +83,7 @@ func (s *Service) Run(ctx context.Context, t Task) (string, error) {
 			return "", err
 		}
 		if ok {
-			if s.now().Sub(time.UnixMicro(t.At)) < giveUpAfter {
+			if s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.queue) {
 				return "", ErrNotYet
 			}
 			return "the album was never deleted", nil
@@ -161,7 +158,7 @@ func (s *Service) collectDeleted(ctx context.Context, t Task) (string, error) {
 	switch {
 	case err != nil:
 		return "", err
-	case found && s.now().Sub(time.UnixMicro(t.At)) < giveUpAfter:
+	case found && s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.queue):
 		return "", errDeleteNotYet
 	case found:
 		return "the item was never deleted", nil

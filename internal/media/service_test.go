@@ -16,6 +16,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/gcsemu"
 	"socialstream/internal/ids"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -306,7 +307,7 @@ func TestDeletedItemsJob(t *testing.T) {
 	if _, err := f.s.Run(ctx, early); !errors.Is(err, derrors.Unavailable) {
 		t.Fatalf("before the delete's commit: %v", err)
 	}
-	f.clock = f.clock.Add(giveUpAfter)
+	f.clock = f.clock.Add(queue.GiveUpAfter)
 	if did, err := f.s.Run(ctx, early); err != nil || did != "the item was never deleted" {
 		t.Fatalf("after giving up: %q %v", did, err)
 	}

@@ -44,10 +44,6 @@ const (
 	withholdComments      = "comments"
 	withholdNotifications = "notifications"
 	withholdPage          = 500
-	// withholdWait is how long a withholding waits for its change to
-	// commit; past it, the change never did, or a later one replaced it
-	// (whose own job does the work).
-	withholdWait = queue.GiveUpAfter
 )
 
 func (s *Service) enqueueWithhold(ctx context.Context, t WithholdTask) error {
@@ -70,13 +66,14 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 		return "the account is gone", nil
 	}
 	if st := r.Standing(); st.IsSuspended() != t.On {
-		// Only the first step waits for its change: a later one follows a
+		// Only the first step waits for its change (past the queue's
+		// give-up, it never came): a later one follows a
 		// step that found the standing as it wants, so what it finds now
 		// is a later change, whose own job does the work. A change made
 		// since (a lifting, or a suspension again) replaced it: that job
 		// does the work.
 		replaced := t.On && st.Lifted >= t.At || !t.On && st.Suspended.UnixMicro() >= t.At
-		if t.Step == 0 && !replaced && s.now().Sub(time.UnixMicro(t.At)) < withholdWait {
+		if t.Step == 0 && !replaced && s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.queue) {
 			return "", errWithholdNotYet
 		}
 		return "replaced, or never committed", nil

@@ -214,6 +214,34 @@ func LastAttempt(name string, retries int) bool {
 // given up. Each job's handler answers "not yet" (retried) until then.
 const GiveUpAfter = 2 * time.Minute
 
+// Patient returns q, whose jobs wait giveUp for the change they follow
+// (GiveUpOf) instead of GiveUpAfter; 0 or less leaves q as it is. For a
+// stack whose every request ends sooner than that and that must not wait
+// minutes for jobs of changes that never came: the convergence checker,
+// which checks that every request ended within it.
+func Patient(q Queue, giveUp time.Duration) Queue {
+	if giveUp <= 0 {
+		return q
+	}
+	return patient{q, giveUp}
+}
+
+type patient struct {
+	Queue
+	giveUp time.Duration
+}
+
+func (p patient) GiveUpAfter() time.Duration { return p.giveUp }
+
+// GiveUpOf returns how long the jobs of q wait for the change they follow
+// to commit: GiveUpAfter, unless q was made Patient.
+func GiveUpOf(q Queue) time.Duration {
+	if p, ok := q.(interface{ GiveUpAfter() time.Duration }); ok {
+		return p.GiveUpAfter()
+	}
+	return GiveUpAfter
+}
+
 type attemptKey struct{}
 
 type attempt struct {
