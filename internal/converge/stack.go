@@ -91,7 +91,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		},
 		Config: service,
 		Logger: slog.New(told),
-		Wrap:   long.wrap,
+		Wrap:   long.wrap, WrapQueue: long.wrapQueue,
 	})
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		Dir: cfg.Dir, Project: project, Location: location, DB: st.DB,
 		StorageEndpoint: st.StorageEndpoint, Bucket: st.Bucket,
 		DispatchDeadline: time.Minute, Config: service,
-		Logger: slog.New(told), Wrap: long.wrap,
+		Logger: slog.New(told), Wrap: long.wrap, WrapQueue: long.wrapQueue,
 	})
 	if err != nil {
 		st.Close()

@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/gcsemu"
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
+	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
@@ -87,9 +88,11 @@ type Options struct {
 	// Gen mints the ids; default ids.New() (tests bring one on a clock
 	// of their own).
 	Gen *ids.Generator
-	// Wrap, when set, wraps the API's handler (to tag requests, say).
-	Wrap   func(http.Handler) http.Handler
-	Logger *slog.Logger // default: discard
+	// Wrap, when set, wraps the API's handler (to tag requests, say),
+	// and WrapQueue the queue its jobs are enqueued on (to see when).
+	Wrap      func(http.Handler) http.Handler
+	WrapQueue func(queue.Queue) queue.Queue
+	Logger    *slog.Logger // default: discard
 }
 
 // Stack is a running local stack.
@@ -242,7 +245,11 @@ func (s *Stack) handler(ctx context.Context, o Options) (http.Handler, error) {
 		cfg.RateLimits.Off = true
 	}
 	var h http.Handler
-	s.Services, h, err = app.Wire(cfg, o.Logger, app.Parts{DB: s.DB, Gen: s.Gen, Queue: s.Tasks.Queue, Storage: storage})
+	var q queue.Queue = s.Tasks.Queue
+	if o.WrapQueue != nil {
+		q = o.WrapQueue(q)
+	}
+	s.Services, h, err = app.Wire(cfg, o.Logger, app.Parts{DB: s.DB, Gen: s.Gen, Queue: q, Storage: storage})
 	if err != nil {
 		return nil, err
 	}
