@@ -201,6 +201,7 @@ func (r *runner) suspend(ctx context.Context, a *actor) (bool, error) {
 		now = rep.status == http.StatusForbidden
 	}
 	r.m.done("suspend", out != acked, time.Now())
+	r.standing(u, "suspend", out, now)
 	if !now {
 		return true, nil
 	}
@@ -227,6 +228,7 @@ func (r *runner) unsuspend(ctx context.Context, a *actor) error {
 	if err != nil {
 		return err
 	}
+	r.standing(u, "unsuspend", out, rep.status == http.StatusForbidden)
 	switch {
 	case rep.status == http.StatusForbidden && out != acked:
 		return nil // still suspended
@@ -241,6 +243,16 @@ func (r *runner) unsuspend(ctx context.Context, a *actor) error {
 	delete(r.m.suspended, u.id)
 	r.m.mu.Unlock()
 	return nil
+}
+
+// standing records a change of u's suspension, asked and resolved: what
+// a delivery that ran meanwhile decided of u's notifications, or of
+// theirs, is not the oracle's to expect (checkPush), whatever the change
+// came to.
+func (r *runner) standing(u *user, op string, out outcome, suspended bool) {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	r.m.standings[u.id] = append(r.m.standings[u.id], fmt.Sprintf("%s %s, %s: suspended %v", op, time.Now().Format("15:04:05.000"), out, suspended))
 }
 
 // trust has the second instance verify u's token, which it then trusts
