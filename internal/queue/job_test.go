@@ -58,3 +58,27 @@ func TestNotYet(t *testing.T) {
 		t.Error("another error is ErrNotYet")
 	}
 }
+
+// A queue made Patient gives its jobs' give-up, and still enqueues on
+// the queue it wraps; any other gives GiveUpAfter.
+func TestPatient(t *testing.T) {
+	var r recorded
+	for _, c := range []struct {
+		q    Queue
+		want time.Duration
+	}{
+		{&r, GiveUpAfter},
+		{Patient(&r, 0), GiveUpAfter},
+		{Patient(&r, time.Minute), time.Minute},
+	} {
+		if got := GiveUpOf(c.q); got != c.want {
+			t.Errorf("GiveUpOf(%T) = %v, want %v", c.q, got, c.want)
+		}
+		if err := c.q.Enqueue(context.Background(), Task{Queue: "q", Path: "/p"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r) != 3 {
+		t.Errorf("%d tasks reached the queue wrapped, want 3", len(r))
+	}
+}

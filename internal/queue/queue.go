@@ -216,9 +216,9 @@ const GiveUpAfter = 2 * time.Minute
 
 // Patient returns q, whose jobs wait giveUp for the change they follow
 // (GiveUpOf) instead of GiveUpAfter; 0 or less leaves q as it is. For a
-// stack whose every request ends sooner than that and that must not wait
-// minutes for jobs of changes that never came: the convergence checker,
-// which checks that every request ended within it.
+// stack whose requests all commit sooner than that after they enqueue,
+// and that must not wait minutes for the jobs of changes that never
+// came: the convergence checker, which holds every request to it.
 func Patient(q Queue, giveUp time.Duration) Queue {
 	if giveUp <= 0 {
 		return q
