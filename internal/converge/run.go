@@ -108,8 +108,8 @@ type Report struct {
 	// Converged is the time from the last operation's answer until every
 	// queue was empty.
 	Converged time.Duration
-	// Longest is the longest a request the stacks served (jobs'
-	// included) went on after it enqueued a job: under
+	// Longest is the longest a change of a request the stacks served
+	// (jobs' included) took to commit after it enqueued its jobs: under
 	// Config.GiveUpAfter, or a violation.
 	Longest                   time.Duration
 	LongestPath               string
@@ -145,7 +145,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "the other server: %d Notes sent (%d kept here, %d deleted, %d overtaken by their Delete), %d in homes here; %d deliveries sent twice, %d tried again; %d deliveries from here refused while it was unreachable\n",
 		rm.Notes, rm.Taken, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused)
 	fmt.Fprintf(w, "final state: %d users, %d activities, %d groups; %d feeds and counts compared\n", r.Users, r.Activities, r.Groups, r.Checked)
-	fmt.Fprintf(w, "converged %s after the last operation; the longest request went on %s after its first job (%s)\n", r.Converged.Round(time.Millisecond), r.Longest.Round(time.Millisecond), r.LongestPath)
+	fmt.Fprintf(w, "converged %s after the last operation; the longest commit came %s after its jobs (%s)\n", r.Converged.Round(time.Millisecond), r.Longest.Round(time.Millisecond), r.LongestPath)
 	fmt.Fprintf(w, "violations: %d\n", len(r.Violations))
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "  - %s\n", v)
@@ -706,7 +706,7 @@ func (r *runner) full() bool {
 
 // PrintSweep writes a table of runs, one row a seed, in Markdown.
 func PrintSweep(w io.Writer, reps []*Report) {
-	fmt.Fprintln(w, "| seed | operations (failed) | task faults | Datastore faults | mix | converged | longest after a job | violations |")
+	fmt.Fprintln(w, "| seed | operations (failed) | task faults | Datastore faults | mix | converged | longest commit after its jobs | violations |")
 	fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range reps {
 		total, failed := 0, 0

@@ -71,7 +71,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	st, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location,
 		APIAddr: addr, DatastoreHost: cfg.Datastore, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
-		ClientOptions: []option.ClientOption{faults.Option()},
+		ClientOptions: []option.ClientOption{faults.Option(), long.option()},
 		// queue.yaml's queues and retry semantics, but a short backoff and
 		// at least 20 dispatches a second (the backfill queue's 2/s would
 		// make a run wait minutes for its chains), so that a run converges

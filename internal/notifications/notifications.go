@@ -293,7 +293,9 @@ func (s *Service) Expect(ctx context.Context, e Event) error {
 	now := s.now()
 	window := now.Truncate(s.cfg.PruneWindow).Add(s.cfg.PruneWindow)
 	for _, r := range e.recipients() {
-		p := Event{Type: prune, Recipients: []string{r}, ID: fmt.Sprintf("prune-%s-%d", r, window.Unix())}
+		// Named by the window's end to the millisecond: a window may be
+		// shorter than a second (Config.PruneWindow).
+		p := Event{Type: prune, Recipients: []string{r}, ID: fmt.Sprintf("prune-%s-%d", r, window.UnixMilli())}
 		if err := Job.Enqueue(ctx, s.queue, p, window.Sub(now)); err != nil {
 			return fmt.Errorf("notifications.Expect(%s): %w", e.ID, err)
 		}

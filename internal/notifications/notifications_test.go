@@ -270,3 +270,33 @@ func (f mentions) Mentioned(ctx context.Context, id string) (*datastore.Key, boo
 func (mentions) Texts(context.Context, string, []string) (map[string][]string, error) {
 	return nil, nil
 }
+
+// Each pruning window has a pruning job of its own, named apart from the
+// next one's even when windows are shorter than a second (the bill's
+// stack prunes every half second): two windows of one second once shared
+// a name, so the second's pruning was taken for the first's.
+func TestAPruningWindowHasItsOwnJob(t *testing.T) {
+	ctx := context.Background()
+	names := map[string]bool{}
+	q := queueFunc(func(_ context.Context, task queue.Task) error {
+		names[task.Name] = true
+		return nil
+	})
+	_, svc := newService(t, ids.New(), q, notifications.Config{PruneWindow: 500 * time.Millisecond})
+	// Two windows, ending at 10:00:00.000 and 10:00:00.500.
+	second := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for i, at := range []time.Time{second.Add(-400 * time.Millisecond), second.Add(-300 * time.Millisecond), second.Add(200 * time.Millisecond)} {
+		svc.SetNow(func() time.Time { return at })
+		e := notifications.Event{Type: notifications.Like, ActorID: "2002", Recipients: []string{"1001"}, ID: fmt.Sprintf("like-%d", i)}
+		if err := svc.Expect(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(names) != 2 {
+		t.Errorf("pruning jobs %v: want one for each of the two windows", names)
+	}
+}
+
+type queueFunc func(context.Context, queue.Task) error
+
+func (f queueFunc) Enqueue(ctx context.Context, t queue.Task) error { return f(ctx, t) }
