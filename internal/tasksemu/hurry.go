@@ -8,13 +8,16 @@ import "time"
 // it hurried.
 //
 // It is for a test that waits for the queues to empty once the requests
-// it made have answered (their commits done or failed for good): the
-// delays it skips (a job enqueued ahead of its commit, a pruning's
-// window) exist for a commit still under way, and nothing is under way.
-// A retry's backoff is never shortened, nor a task scheduled further off
-// than within (the end of a suspension's grace), so what a test shows of
-// retries and schedules holds. Cloud Tasks itself never runs a task
-// early; the fault mode's checker never hurries.
+// it made have answered (their commits done or failed for good): a job
+// enqueued ahead of its commit waits for a commit no longer under way,
+// and a pruning's window only gathers prunings. A retry's backoff is
+// never shortened, nor a task scheduled further off than within (the end
+// of a suspension's grace), so what a test shows of retries and
+// schedules holds. A task named for its time (a pruning's window) runs
+// before that time, so a later task of the same name is refused as a
+// duplicate: what counts tasks (the bill) does not hurry. Cloud Tasks
+// itself never runs a task early; the fault mode's checker never
+// hurries.
 func (s *Server) Hurry(within time.Duration) int {
 	now := time.Now()
 	for _, q := range s.queues {
