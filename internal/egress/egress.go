@@ -157,7 +157,7 @@ func dialer(allowLoopback, loopbackOnly bool) *net.Dialer {
 			case !Public(a):
 				return fmt.Errorf("%w: %s is not a public address", ErrRefused, a)
 			}
-			return nil
+			return confine(a)
 		},
 	}
 }

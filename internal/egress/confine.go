@@ -1,0 +1,44 @@
+package egress
+
+import (
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+)
+
+// confined, once set (ConfineToLoopback), has every guarded client of the
+// process refuse, after its own guard, any address off this machine.
+var confined atomic.Bool
+
+var escapes struct {
+	mu   sync.Mutex
+	list []netip.Addr
+}
+
+// ConfineToLoopback is for tests: from now on every guarded client of
+// this process refuses, beneath its guard, whatever address is not
+// loopback, and keeps it (Escapes). A test of refusals (a private
+// address, the metadata server) then sends no packet off the machine
+// even if the guard were broken, and can tell that the guard held.
+func ConfineToLoopback() { confined.Store(true) }
+
+// Escapes returns the addresses the guard let through that confinement
+// refused: none while the guard holds.
+func Escapes() []netip.Addr {
+	escapes.mu.Lock()
+	defer escapes.mu.Unlock()
+	return append([]netip.Addr(nil), escapes.list...)
+}
+
+// confine refuses a, which the guard allowed, if the process is confined
+// and a is not loopback.
+func confine(a netip.Addr) error {
+	if !confined.Load() || a.IsLoopback() {
+		return nil
+	}
+	escapes.mu.Lock()
+	escapes.list = append(escapes.list, a)
+	escapes.mu.Unlock()
+	return fmt.Errorf("%w: %s is off this machine, and the process is confined to loopback", ErrRefused, a)
+}
