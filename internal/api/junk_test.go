@@ -86,12 +86,26 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 		method, path string
 		body         any
 	}
-	requests := make(chan request)
-	var limited atomic.Int64
+	var requests []request
+	for _, ep := range endpoints {
+		for _, b := range bodies {
+			for _, q := range queries {
+				var body any
+				if ep.method != "GET" && (ep.method != "DELETE" || ep.path == "/auth/account") {
+					body = b
+				}
+				requests = append(requests, request{ep.method, ep.path + q, body})
+			}
+		}
+	}
+	// Each worker takes the next request: one that stops (a failed
+	// transport ends it) leaves the rest to the others.
+	var next, limited atomic.Int64
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			for req := range requests {
+			for i := next.Add(1) - 1; i < int64(len(requests)); i = next.Add(1) - 1 {
+				req := requests[i]
 				r := e.do(req.method, req.path, u.token, req.body)
 				if r.status >= 500 {
 					t.Errorf("%s %s with %q: %d %s", req.method, req.path, req.body, r.status, r.raw)
@@ -110,18 +124,6 @@ func junk(t *testing.T, e *env, u, other user, act, group, closed string) int {
 			}
 		})
 	}
-	for _, ep := range endpoints {
-		for _, b := range bodies {
-			for _, q := range queries {
-				var body any
-				if ep.method != "GET" && (ep.method != "DELETE" || ep.path == "/auth/account") {
-					body = b
-				}
-				requests <- request{ep.method, ep.path + q, body}
-			}
-		}
-	}
-	close(requests)
 	wg.Wait()
 	return int(limited.Load())
 }
