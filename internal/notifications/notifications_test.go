@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/datastore"
+	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
-	"socialstream/internal/app/apptest"
 	"socialstream/internal/blocks"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
@@ -207,7 +207,7 @@ func TestPreparedNotificationsCommitWithTheirChange(t *testing.T) {
 func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notifications.Config) (*store.DB, *notifications.Service) {
 	t.Helper()
 	db := testenv.DB(t)
-	acc := apptest.Accounts(t, db, ids.New())
+	acc := accountsOn(t, db)
 	svc, err := notifications.New(db, gen, acc, q, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +217,18 @@ func newService(t *testing.T, gen *ids.Generator, q queue.Queue, cfg notificatio
 		person(t, db, id)
 	}
 	return db, svc
+}
+
+// accountsOn returns the accounts service over db, with the cheapest
+// password hashes. (The tests of this package build no other service:
+// one that imports notifications would be compiled again for them.)
+func accountsOn(t *testing.T, db *store.DB) *accounts.Service {
+	t.Helper()
+	acc, err := accounts.New(db, ids.New(), accounts.Config{BcryptCost: bcrypt.MinCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc
 }
 
 // person stores a person as registration does: the User and its card.

@@ -10,7 +10,6 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
-	"socialstream/internal/app/apptest"
 	"socialstream/internal/filters"
 	"socialstream/internal/ids"
 	"socialstream/internal/markers"
@@ -32,7 +31,7 @@ func TestUnreadCountsWhatTheListShows(t *testing.T) {
 	// service's are: what this instance writes shows at once.
 	plain, _ := newService(t, gen, nopQueue{}, notifications.Config{})
 	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: notifications.PageKinds(), TTL: time.Minute, Entries: 100}))
-	svc, err := notifications.New(db, gen, apptest.Accounts(t, db, ids.New()), nopQueue{}, notifications.Config{Activities: texts{"7": "a spoiler"}})
+	svc, err := notifications.New(db, gen, accountsOn(t, db), nopQueue{}, notifications.Config{Activities: texts{"7": "a spoiler"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package moderation_test
+// Package wired_test tests moderation's reports and actions through the
+// services as the app wires them (apptest), on the emulators. They live
+// apart from moderation's own tests, which test its unexported decisions
+// from inside the package, so that the packages above moderation in the
+// app are compiled once for the suite, not again for moderation's test
+// binary.
+package wired_test
 
 import (
 	"context"

@@ -1,4 +1,10 @@
-package activities_test
+// Package wired_test tests activities' posts, feeds, counts, fan-out and
+// tag jobs through the services as the app wires them (apptest), on the
+// emulators. They live apart from activities' own tests, which test its
+// unexported decisions from inside the package, so that the packages above
+// activities in the app are compiled once for the suite, not again for
+// activities' test binary.
+package wired_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package activities_test
+package wired_test
 
 import (
 	"context"

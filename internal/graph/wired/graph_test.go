@@ -1,4 +1,10 @@
-package graph_test
+// Package wired_test tests graph's follows, requests, unlocks and their
+// jobs through the services as the app wires them (apptest), on the
+// emulators. They live apart from graph's own tests, which test its
+// unexported decisions from inside the package, so that the packages above
+// graph in the app are compiled once for the suite, not again for graph's
+// test binary.
+package wired_test
 
 import (
 	"context"
