@@ -17,7 +17,7 @@ import (
 // token: from an origin CORS_ORIGINS lists, the browser lets the page read
 // the answer; from any other, it keeps it from the page.
 func TestCORSThroughTheBrowser(t *testing.T) {
-	t.Parallel()   // a stack, a namespace and a browser of its own
+	t.Parallel()   // a stack, a namespace and tabs of its own
 	var api string // the API's URL, once it runs
 	page := func() *httptest.Server {
 		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -32,7 +32,11 @@ import (
 	"socialstream/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) {
+	code := testenv.Main(m)
+	stopBrowser()
+	os.Exit(code)
+}
 
 // slowPath is answered a second late, so the test can see the page while a
 // request is under way.
@@ -45,7 +49,7 @@ const slowPath = "/social/rest/activities/@me/@mentions"
 // test names (SOCIALSTREAM_E2E_DIR, else socialstream-e2e in the temporary
 // directory).
 func TestTwoPeople(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	url := startStack(t)
 	browserCtx := startBrowser(t)
 	shots := screenshotDir(t)
@@ -240,7 +244,7 @@ func TestTwoPeople(t *testing.T) {
 // posts, cat sees it on the group's tab, likes it and comments, and dan's
 // notifications say so.
 func TestGroupsCommentsLikes(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	_, cat, dan := twoPeople(t, "cat", "dan")
 	dan.createGroup("Go fans", "Gophers of the world", "open")
 	dan.waitFor(`location.hash.startsWith('#/group/') && document.querySelector('main h1')?.textContent === 'Go fans'`,
@@ -358,7 +362,7 @@ func TestGroupsCommentsLikes(t *testing.T) {
 // reads the notification, opens the group, sees only an invitation and
 // accepts it, and the group's feed opens.
 func TestInvitationToAClosedGroup(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	url, fay, gus := twoPeople(t, "fay", "gus")
 	fay.createGroup("Inner circle", "", "closed")
 	fay.waitFor(`document.querySelector('main h1')?.textContent === 'Inner circle'`, "the new group's page", nil)
@@ -406,7 +410,7 @@ func TestInvitationToAClosedGroup(t *testing.T) {
 // can then not follow), an unblock, the download of one's data and the
 // deletion of one's account behind the password.
 func TestBlockAndDeleteAccount(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	_, hal, ivy := twoPeople(t, "hal", "ivy")
 	hal.do(
 		chromedp.SendKeys(chromedp.CSS(`input[name=find]`), "ivy"+kb.Enter),
@@ -489,7 +493,7 @@ func TestBlockAndDeleteAccount(t *testing.T) {
 // with its notification, and the approval makes a follower, who then adds
 // a keyword filter that folds a post behind a warning.
 func TestLockedAccountOnThePage(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	_, kim, lou := twoPeople(t, "kim", "lou")
 	kim.do(chromedp.Click(chromedp.CSS(`#me-link`)), chromedp.WaitVisible(chromedp.CSS(`.privacy input[name=locked]`)),
 		chromedp.Click(chromedp.CSS(`.privacy input[name=locked]`)))
@@ -554,7 +558,7 @@ func TestLockedAccountOnThePage(t *testing.T) {
 // the answer only could not know of it. (It once emptied the page, as
 // the moderation test sometimes found, posting right after signing up.)
 func TestPostOutlivesALoadUnderWay(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	held, release := make(chan struct{}), make(chan struct{})
 	var arm atomic.Bool
 	url := startStackWrapped(t, testenv.DB(t), nil, func(h http.Handler) http.Handler {
@@ -604,7 +608,7 @@ func TestPostOutlivesALoadUnderWay(t *testing.T) {
 // it said and removes it with a reason; its author is told, reads why, and
 // the post is gone from their page.
 func TestModerationOnThePage(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	db := testenv.DB(t)
 	url := startStackOn(t, db)
 	browserCtx := startBrowser(t)
@@ -740,22 +744,45 @@ func startStackWrapped(t *testing.T, db *store.DB, origins []string, wrap func(h
 // startBrowser starts headless Chromium with a phone's window.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
-	chromium := findChromium(t)
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, // CI runs as root
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(390, 844), // a phone
-	)...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("start %s: %v", chromium, err)
+	browser.Lock()
+	defer browser.Unlock()
+	if browser.ctx == nil {
+		chromium := findChromium(t)
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(chromium),
+			chromedp.NoSandbox, // CI runs as root
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.WindowSize(390, 844), // a phone
+		)...)
+		ctx, cancel := chromedp.NewContext(alloc)
+		if err := chromedp.Do(ctx); err != nil { // starts the browser
+			cancel()
+			cancelAlloc()
+			t.Fatalf("start %s: %v", chromium, err)
+		}
+		browser.ctx, browser.stop = ctx, func() { cancel(); cancelAlloc() }
 	}
-	return ctx
+	return browser.ctx
+}
+
+// browser is the run's headless Chromium, started by the first test that
+// needs it and stopped by TestMain. Each tab is a browser context of its
+// own (newTab), so tests that share it share no storage or session.
+var browser struct {
+	sync.Mutex
+	ctx  context.Context
+	stop func()
+}
+
+// stopBrowser stops the run's browser, if it started.
+func stopBrowser() {
+	browser.Lock()
+	defer browser.Unlock()
+	if browser.stop != nil {
+		browser.stop()
+	}
 }
 
 func findChromium(t *testing.T) string {
@@ -986,7 +1013,7 @@ func jsString(s string) string {
 // Then a post is reposted from the tag's page: counted, and in the
 // reposter's home under a line that says so.
 func TestHashtagsAndRepostsOnThePage(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	_, jo, kit := twoPeople(t, "joe", "kit")
 	jo.do(
 		chromedp.SendKeys(chromedp.CSS(`form.composer textarea`), "learning #Golang today"),
@@ -1059,7 +1086,7 @@ func TestHashtagsAndRepostsOnThePage(t *testing.T) {
 // alt text; the post shows it, loaded through its link, with that alt
 // text, to another person too.
 func TestPicturesOnThePage(t *testing.T) {
-	t.Parallel() // a stack, a namespace and a browser of its own
+	t.Parallel() // a stack, a namespace and tabs of its own
 	url, ann, bob := twoPeople(t, "ann", "bob")
 	file := filepath.Join(t.TempDir(), "sunset.png")
 	img := image.NewNRGBA(image.Rect(0, 0, 120, 80))

@@ -1499,6 +1499,12 @@ async function start() {
     route();
     $('main').focus({ preventScroll: true });
   });
+  // A link to the view shown changes no hash, so no route: it looks for
+  // new notifications all the same (what is typed on the view stays).
+  document.addEventListener('click', (e) => {
+    const a = e.target.closest && e.target.closest('a[href^="#/"]');
+    if (a && a.getAttribute('href') === location.hash) refreshBadge();
+  });
   setInterval(refreshBadge, BADGE_POLL_MS);
   document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshBadge(); });
   if (state.token) {
