@@ -684,6 +684,9 @@ func (b *tab) createGroup(title, description, policy string) {
 	b.t.Helper()
 	actions := []chromedp.Action[chromedp.Void]{
 		chromedp.Click(chromedp.CSS(`#nav a[data-nav=groups]`)),
+		// The list of one's groups fills in above the form and moves it:
+		// a click before then can land where the button was.
+		chromedp.WaitVisible(chromedp.CSS(`main section.card h2`)),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=title]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=title]`), title),
 		chromedp.SetValue(chromedp.CSS(`select[name=joinPolicy]`), policy),
