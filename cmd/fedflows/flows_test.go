@@ -28,12 +28,12 @@ func deployment(t *testing.T) *localstack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, err := localstack.FreeAddr()
+	apiL, addr, err := localstack.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := localstack.Start(context.Background(), localstack.Options{
-		Dir: filepath.Dir(index), Project: testenv.Project, Location: "test", DB: testenv.DB(t), APIAddr: addr,
+		Dir: filepath.Dir(index), Project: testenv.Project, Location: "test", DB: testenv.DB(t), APIListener: apiL,
 		DispatchDeadline: time.Minute, Logger: slog.New(slog.DiscardHandler),
 		Config: app.Config{BcryptCost: bcrypt.MinCost, RateLimits: ratelimit.Config{Off: true},
 			Federation: federation.Config{Domain: addr, AllowLoopback: true}},

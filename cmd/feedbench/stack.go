@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -180,15 +181,16 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.push.Service = receiver.New()
 	s.closer = append(s.closer, s.push.Close)
-	apiAddr := ""
+	var apiL net.Listener
 	if cfg.federate { // on loopback, its domain its own address
-		if apiAddr, err = localstack.FreeAddr(); err != nil {
+		var apiAddr string
+		if apiL, apiAddr, err = localstack.Listen(); err != nil {
 			return nil, err
 		}
 		service.Federation = federation.Config{Domain: apiAddr, AllowLoopback: true, BlockRefresh: time.Hour}
 	}
 	st, err := localstack.Start(ctx, localstack.Options{
-		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace, APIAddr: apiAddr,
+		Project: project, Location: location, DatastoreHost: cfg.datastore, Namespace: namespace, APIListener: apiL,
 		ClientOptions: clientOptions,
 		Config:        service, Logger: log,
 		Wrap: func(h http.Handler) http.Handler {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -399,11 +398,11 @@ func wantAddressed(t *testing.T, what string, obj map[string]any, to, cc []strin
 // (package peer) reaches it at the addresses it gives.
 func newLoopbackFederatedEnv(t *testing.T) *env {
 	t.Helper()
-	addr, err := localstack.FreeAddr()
+	l, addr, err := localstack.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnvFrom(t, localstack.Options{APIAddr: addr, Config: app.Config{BackfillMax: 1000,
+	return newEnvFrom(t, localstack.Options{APIListener: l, Config: app.Config{BackfillMax: 1000,
 		Federation: federation.Config{Domain: addr, AllowLoopback: true}}})
 }
 
@@ -953,13 +952,11 @@ func TestFederationBlockedDomain(t *testing.T) {
 	if err := federation.BlockDomain(ctx, db, other.Domain, "spam", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, addr, err := localstack.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	e := newEnvFrom(t, localstack.Options{DB: db, APIAddr: addr, Config: app.Config{Federation: federation.Config{Domain: addr, AllowLoopback: true}}})
+	e := newEnvFrom(t, localstack.Options{DB: db, APIListener: l, Config: app.Config{Federation: federation.Config{Domain: addr, AllowLoopback: true}}})
 	base := strings.TrimSuffix(e.url, "/")
 	ann := e.register("ann")
 	eve := other.Person("eve")

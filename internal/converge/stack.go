@@ -57,7 +57,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	// It federates as the loopback address it listens at, so that the
 	// other server of the mix (remote.go) reaches it at the addresses it
 	// gives; both instances as one deployment.
-	addr, err := localstack.FreeAddr()
+	apiL, addr, err := localstack.Listen()
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
 	st, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location,
-		APIAddr: addr, DatastoreHost: cfg.Datastore, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
+		APIListener: apiL, DatastoreHost: cfg.Datastore, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
 		ClientOptions: []option.ClientOption{faults.Option(), long.option()},
 		// queue.yaml's queues and retry semantics, but a short backoff and
 		// at least 20 dispatches a second (the backfill queue's 2/s would

@@ -78,6 +78,10 @@ type Options struct {
 	// APIAddr and TasksAddr are where the API and the tasks emulator
 	// listen; default 127.0.0.1:0.
 	APIAddr, TasksAddr string
+	// APIListener, when set, is where the API listens (APIAddr is then
+	// unused): a listener opened before the stack, for a stack that must
+	// know its address first (Listen). The stack closes it.
+	APIListener net.Listener
 	// Queue adjusts each of queue.yaml's queues before the emulator
 	// starts (shorter backoffs for the checker, say).
 	Queue func(*tasksemu.QueueConfig)
@@ -127,16 +131,18 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			s.Close()
 		}
 	}()
+	apiL := o.APIListener
+	if apiL == nil {
+		if apiL, err = net.Listen("tcp", o.APIAddr); err != nil {
+			return nil, fmt.Errorf("API address: %w", err)
+		}
+	}
+	s.closers = append(s.closers, func() { apiL.Close() })
 	if s.DB == nil {
 		if s.DB, err = s.openStore(ctx, o); err != nil {
 			return nil, err
 		}
 	}
-	apiL, err := net.Listen("tcp", o.APIAddr)
-	if err != nil {
-		return nil, fmt.Errorf("API address: %w", err)
-	}
-	s.closers = append(s.closers, func() { apiL.Close() })
 	addr := apiL.Addr().(*net.TCPAddr)
 	host := "127.0.0.1"
 	if !addr.IP.IsUnspecified() {
@@ -333,14 +339,14 @@ func (s *Stack) Close() {
 	s.closers = nil
 }
 
-// FreeAddr returns an address on loopback no one listens on now: for a
-// stack that federates as the address it will listen at
-// (Options.APIAddr), which it must know before it starts.
-func FreeAddr() (string, error) {
+// Listen opens a listener on a free loopback port, and returns it with
+// its address: for a stack that federates as the address it listens at,
+// which it must know before it starts (Options.APIListener). The port is
+// held from now on, so no other process can take it meanwhile.
+func Listen() (net.Listener, string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return l, l.Addr().String(), nil
 }
