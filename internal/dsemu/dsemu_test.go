@@ -29,6 +29,7 @@ func TestHelperProcess(t *testing.T) {
 }
 
 func TestNoEmulatorOutlivesItsParent(t *testing.T) {
+	t.Parallel() // its emulator is the helper's, in a process of its own
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	cmd.Env = append(os.Environ(), "DSEMU_HELPER=1")
 	out, err := cmd.StdoutPipe()

@@ -12,6 +12,7 @@ import (
 // once (status 0); Start says so when the port was the caller's, and tries
 // a new port when it picked the busy one itself.
 func TestBusyPort(t *testing.T) {
+	t.Parallel() // pickPort is this process's, and no other test here starts an emulator in it
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

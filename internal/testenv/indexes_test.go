@@ -17,6 +17,7 @@ func TestMain(m *testing.M) { os.Exit(Main(m)) }
 // The index check finds a query index.yaml does not cover, and passes
 // one it does: the suite's proof of index coverage can fail.
 func TestIndexCheckNamesAnUncoveredQuery(t *testing.T) {
+	t.Parallel() // an emulator and a recorder of its own
 	ctx := context.Background()
 	// A Firestore emulator (which runs any query) and a recorder of its
 	// own, so that these queries stay out of the suite's own check.

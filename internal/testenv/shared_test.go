@@ -12,6 +12,7 @@ import (
 // it, and stops them once the run's process is gone, however it ends: no
 // emulator outlives the run. Here a sleep stands for the go command.
 func TestSharedEmulatorsEndWithTheRun(t *testing.T) {
+	t.Parallel() // a run of its own (the sleep's), so emulators of its own
 	run := exec.Command("sleep", "300")
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
