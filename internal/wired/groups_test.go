@@ -1,18 +1,14 @@
-package groups_test
+package wired_test
 
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/groups"
 	"socialstream/internal/store"
-	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // An open group takes whoever joins; a closed one only whom its owner
 // invites, and only once they accept; the owner cannot leave; a closed

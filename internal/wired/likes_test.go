@@ -1,9 +1,8 @@
-package likes_test
+package wired_test
 
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
@@ -11,10 +10,7 @@ import (
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/likes"
 	"socialstream/internal/store"
-	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // A like counts once however often it is sent, an unlike takes it back
 // once, the likers are listed, a hidden activity takes no like, and an

@@ -1,15 +1,8 @@
-// Package wired_test tests activities' posts, feeds, counts, fan-out and
-// tag jobs through the services as the app wires them (apptest), on the
-// emulators. They live apart from activities' own tests, which test its
-// unexported decisions from inside the package, so that the packages above
-// activities in the app are compiled once for the suite, not again for
-// activities' test binary.
 package wired_test
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -29,8 +22,6 @@ import (
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // calls counts the Datastore RPCs a client makes, by method.
 type calls struct {

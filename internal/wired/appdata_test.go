@@ -1,9 +1,8 @@
-package appdata_test
+package wired_test
 
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,8 +13,6 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // A person's app data, by application: set, read by many at once, some
 // keys or all, deleted, bounded, checked; nothing kept for someone who is

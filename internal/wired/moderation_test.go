@@ -1,15 +1,8 @@
-// Package wired_test tests moderation's reports and actions through the
-// services as the app wires them (apptest), on the emulators. They live
-// apart from moderation's own tests, which test its unexported decisions
-// from inside the package, so that the packages above moderation in the
-// app are compiled once for the suite, not again for moderation's test
-// binary.
 package wired_test
 
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 
 	"socialstream/internal/accounts"
@@ -17,10 +10,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/moderation"
 	"socialstream/internal/store"
-	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // A report reaches the moderators' queue, never one about the moderator
 // reading it; only staff act, and a plain user learns nothing of a

@@ -1,19 +1,15 @@
-package comments_test
+package wired_test
 
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/comments"
 	"socialstream/internal/derrors"
 	"socialstream/internal/store"
-	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // Comments are listed oldest first and counted on their activity; the
 // commenter or the activity's author may delete one, nobody else; text is

@@ -1,11 +1,10 @@
-package lifecycle_test
+package wired_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -14,10 +13,7 @@ import (
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/queue"
-	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // The export is one JSON document, whole, of the person's own data; an
 // erasure that comes before its deletion waits (NotYet), and once the

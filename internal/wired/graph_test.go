@@ -1,16 +1,9 @@
-// Package wired_test tests graph's follows, requests, unlocks and their
-// jobs through the services as the app wires them (apptest), on the
-// emulators. They live apart from graph's own tests, which test its
-// unexported decisions from inside the package, so that the packages above
-// graph in the app are compiled once for the suite, not again for graph's
-// test binary.
 package wired_test
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -24,8 +17,6 @@ import (
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, []string) {
 	t.Helper()
