@@ -504,6 +504,24 @@ func (s *Service) load(ctx context.Context, id string) (accounts.Person, error) 
 // keepHistory, it enqueues, before the commit, the job that removes
 // follower from every one of followee's activities.
 func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepHistory bool) error {
+	for attempt := 0; ; attempt++ {
+		err := s.unfollow(ctx, follower, followee, keepHistory)
+		if errors.Is(err, errApprovedMeanwhile) && attempt < 3 {
+			continue // the follow an approval began is ended
+		}
+		if errors.Is(err, errApprovedMeanwhile) {
+			err = derrors.New(derrors.Unavailable, "the request is being approved: try again")
+		}
+		return err
+	}
+}
+
+// errApprovedMeanwhile says a request an unfollow found pending, and was
+// to withdraw, was approved in between: the follow it began is what the
+// unfollow ends.
+var errApprovedMeanwhile = errors.New("graph: the request was approved meanwhile")
+
+func (s *Service) unfollow(ctx context.Context, follower, followee string, keepHistory bool) error {
 	// With federation on, the followee's card says whether they are of
 	// another server, whose Undo is sent: read in the same lookup (off,
 	// it is not read at all).
@@ -522,7 +540,7 @@ func (s *Service) Unfollow(ctx context.Context, follower, followee string, keepH
 	}
 	if !follows.Found() {
 		var jobs queue.Ahead // a request, if any, is withdrawn
-		return jobs.Commit(ctx, expected, func() error { return s.withdraw(ctx, follower, followee) })
+		return jobs.Commit(ctx, expected, func() error { return s.withdraw(ctx, follower, followee, true) })
 	}
 	// The followee leaves the follower's lists first: a list holds none
 	// but people its owner follows.

@@ -160,20 +160,38 @@ func (s *Service) Reject(ctx context.Context, target, requester string) error {
 		expected = append(expected, s.remote.Answering(requester, target, false))
 	}
 	var jobs queue.Ahead
-	if err := jobs.Commit(ctx, expected, func() error { return s.withdraw(ctx, requester, target) }); err != nil {
+	if err := jobs.Commit(ctx, expected, func() error { return s.withdraw(ctx, requester, target, false) }); err != nil {
 		return fmt.Errorf("graph.Reject(%s, %s): %w", target, requester, err)
 	}
 	return nil
 }
 
 // withdraw ends requester's pending request to follow target, if any.
-func (s *Service) withdraw(ctx context.Context, requester, target string) error {
+// For an unfollow, which read no follow before it, a follow found in the
+// transaction is errApprovedMeanwhile: the request was approved in
+// between, and the follow it began is the unfollow's to end.
+func (s *Service) withdraw(ctx context.Context, requester, target string, unfollow bool) error {
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		if ok, err := tx.Get(RequestKey(s.db, requester, target), &Request{}); err != nil || !ok {
+		l := tx.Lookup()
+		asked := l.Add(RequestKey(s.db, requester, target), &Request{})
+		var follows store.Ref
+		if unfollow {
+			follows = l.Add(FollowKey(s.db, requester, target), &Follow{})
+		}
+		if err := l.Run(ctx); err != nil {
 			return err
+		}
+		switch {
+		case unfollow && follows.Found():
+			return errApprovedMeanwhile
+		case !asked.Found():
+			return nil
 		}
 		return endRequest(tx, requester, target)
 	})
+	if errors.Is(err, errApprovedMeanwhile) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("graph.withdraw(%s, %s): %w", requester, target, err)
 	}
@@ -305,7 +323,7 @@ func (s *Service) Unlocked(ctx context.Context, t UnlockTask) (int, error) {
 		case errors.Is(err, accounts.ErrBadToken), errors.Is(err, blocks.ErrBlocked):
 			// The requester is gone, or a block came between: the request
 			// ends without a follow.
-			if err := s.withdraw(ctx, requester, t.User); err != nil {
+			if err := s.withdraw(ctx, requester, t.User, false); err != nil {
 				return n, err
 			}
 		default:

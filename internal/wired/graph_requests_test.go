@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/app"
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/derrors"
@@ -73,5 +74,47 @@ func TestUnlockJobWaitsForItsUnlock(t *testing.T) {
 	}
 	if _, ok, _ := svc.Graph.Asked(ctx, fan.ID, star.ID); ok {
 		t.Error("the request is still pending after its approval")
+	}
+}
+
+// An unfollow that found no follow, only a request, withdraws the request;
+// when the followee approves it in between, the follow the approval began
+// is the one the unfollow ends, not left behind with counts the follower
+// never saw. (The convergence checker found it with a person of another
+// server, whose Accept came as the follower here withdrew.)
+func TestUnfollowEndsARequestApprovedAsItWithdraws(t *testing.T) {
+	ctx := context.Background()
+	db, acc, svc, hold := held(t)
+	star, fan := register(t, acc, "star"), register(t, acc, "fan")
+	if _, err := svc.Graph.SetLocked(ctx, star, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := svc.Graph.Ask(ctx, fan, star, nil); err != nil || out != graph.Requested {
+		t.Fatalf("ask: %v %v", out, err)
+	}
+	// The unfollow reads no follow, then withdraws in a transaction:
+	// the approval commits between the two.
+	var approved error
+	hold("/BeginTransaction", func() { _, approved = svc.Graph.Approve(ctx, star, fan) })
+	if err := svc.Graph.Unfollow(ctx, fan, star, false); err != nil {
+		t.Fatal(err)
+	}
+	if approved != nil {
+		t.Fatalf("the approval between: %v", approved)
+	}
+	if ok, err := db.Get(ctx, graph.FollowKey(db, fan, star), &graph.Follow{}); err != nil || ok {
+		t.Errorf("after the unfollow, a follow: %v %v", ok, err)
+	}
+	if _, ok, err := svc.Graph.Asked(ctx, fan, star); err != nil || ok {
+		t.Errorf("after the unfollow, a request: %v %v", ok, err)
+	}
+	for id, want := range map[string][2]int64{fan: {0, 0}, star: {0, 0}} {
+		p, _, err := accounts.Load(ctx, db, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [2]int64{p.FollowersCount, p.FollowingCount}; got != want {
+			t.Errorf("%s's followers and following: %v, want %v", id, got, want)
+		}
 	}
 }
