@@ -241,17 +241,30 @@ func (r *runner) followRemote(ctx context.Context, a *actor) (bool, error) {
 		if out == refused {
 			return true, nil
 		}
-		delete(r.m.rPending, key)
-		if r.m.rFollowing[key] {
-			r.m.rFollows[key] = append(r.m.rFollows[key], event{start: start, end: end})
-			r.m.rFollowing[key] = false
-		}
+		r.m.endRemoteFollow(key, start, end)
 		return true, nil
 	}
 	if out == refused {
 		delete(r.m.rPending, key)
 	}
 	return true, nil
+}
+
+// endRemoteFollow records the end of key's follow, or of its ask, by an
+// unfollow that ran from start to end. The caller holds m.mu.
+func (m *model) endRemoteFollow(key pair, start, end time.Time) {
+	pf := m.rPending[key]
+	delete(m.rPending, key)
+	switch {
+	case m.rFollowing[key]:
+		m.rFollows[key] = append(m.rFollows[key], event{start: start, end: end})
+		m.rFollowing[key] = false
+	case pf != nil:
+		// The other server's Accept may have been taken here, and the
+		// follow begun, before this ended it: a follow maybe, from the ask
+		// to the end of this, and surely none after.
+		m.rFollows[key] = append(m.rFollows[key], event{add: true, start: pf.start, end: end, copyLimit: -1}, event{start: start, end: end})
+	}
 }
 
 // remotePost has one of the other server's people post a public Note,
@@ -304,18 +317,31 @@ func (r *runner) delivered(q *post, start, end time.Time, status int) {
 	if end.After(q.end) {
 		q.end = end
 	}
-	for k, evs := range m.rFollows {
-		if k.b != q.author {
+	// Each pair with a follow of q's author, had or asked for.
+	pairs := map[pair]bool{}
+	for k := range m.rFollows {
+		pairs[k] = k.b == q.author
+	}
+	for k := range m.rPending {
+		pairs[k] = k.b == q.author
+	}
+	for k, theirs := range pairs {
+		if !theirs {
 			continue
 		}
 		held, changed := false, false
-		for _, ev := range evs {
+		for _, ev := range m.rFollows[k] {
 			switch {
 			case ev.end.Before(start):
 				held = ev.add
 			case ev.start.Before(end):
 				changed = true
 			}
+		}
+		// A follow asked for may have begun here already: the Accept is
+		// taken before its sender hears so (see heard).
+		if pf := m.rPending[k]; pf != nil && pf.start.Before(end) {
+			changed = true
 		}
 		erased := m.gone(k.a)
 		switch {

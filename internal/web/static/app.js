@@ -575,8 +575,11 @@ function stream(path, label, isCurrent, emptyText, marker, still) {
   }
   async function poll() {
     if (!isCurrent() || !newest || still) return;
-    const res = await api('GET', withQuery(rest(path), { count: 100, since: newest, fields: 'id' }));
-    if (!isCurrent()) return;
+    const since = newest;
+    const res = await api('GET', withQuery(rest(path), { count: 100, since, fields: 'id' }));
+    // A fresh load that ended meanwhile showed what this counted: its
+    // count, of before the load, would announce posts already shown.
+    if (!isCurrent() || since !== newest) return;
     const n = (res.list || []).length;
     fresh.textContent = `${n}${res.nextCursor ? '+' : ''} new`;
     fresh.hidden = n === 0;
