@@ -625,9 +625,9 @@ func (s *stack) settle(ctx context.Context) error {
 // what the Datastore calls of both were billed, and the Cloud Tasks
 // operations they made. The token is read (and cached) by a request
 // before, and the instance's cache emptied, so the bill is the
-// operation's alone, cold. Its jobs enqueued ahead of its commit first
-// run queue.AheadDelay later, which finds the commit done: a second run
-// of one (Tasks.Redispatched) is a job that came too early, or failed.
+// operation's alone, cold. Its jobs run once it has answered (see
+// measure), so a second run of one (Tasks.Redispatched) is a job that
+// failed.
 func (s *stack) metered(ctx context.Context, u user, method, path string, body, out any) (opBill, error) {
 	if err := s.do(ctx, u, "GET", "/social/rest/people/@me/@self", nil, nil); err != nil {
 		return opBill{}, err
@@ -657,10 +657,20 @@ func (s *stack) meteredWarm(ctx context.Context, u user, method, path string, bo
 
 // measure runs one request as u and waits for its jobs: what their
 // Datastore calls were billed, and their Cloud Tasks operations.
+//
+// The queues hold the request's jobs until it has answered: a job
+// enqueued ahead of its commit first runs queue.AheadDelay later, meant
+// to find the commit done, but on a loaded machine the commit can come
+// later than that, and the job's second run (a retry's reads, a task
+// run) would be billed to the operation for the machine's slowness.
+// Held, each job first runs after the commit, as the cost model counts.
 func (s *stack) measure(ctx context.Context, u user, method, path string, body, out any) (opBill, error) {
 	s.meter.Take()
 	before := s.operations()
-	if err := s.do(ctx, u, method, path, body, out); err != nil {
+	release := s.hold()
+	err := s.do(ctx, u, method, path, body, out)
+	release()
+	if err != nil {
 		return opBill{}, err
 	}
 	if err := s.settle(ctx); err != nil {

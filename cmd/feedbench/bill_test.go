@@ -129,8 +129,8 @@ func TestBill(t *testing.T) {
 	if warm < 11 {
 		t.Errorf("%d warm pages metered, want 11", warm)
 	}
-	// A job enqueued ahead of its commit runs once: its first run finds
-	// the commit (queue.AheadDelay), and no job fails.
+	// Every job runs once: run after its operation's commit (the bill
+	// holds the queues until the operation answers), none fails.
 	for _, r := range rows {
 		if r.Bill.Tasks.Redispatched != 0 {
 			t.Errorf("%s: %d second runs of its jobs (%+v)", r.Op, r.Bill.Tasks.Redispatched, r.Bill.Tasks)

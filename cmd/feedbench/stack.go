@@ -116,6 +116,7 @@ type stack struct {
 	cache      *store.Cache               // what the API's pages read through
 	pending    func() int                 // tasks not yet done
 	operations func() tasksemu.Operations // Cloud Tasks operations so far
+	hold       func() (release func())    // holds every queue's tasks until released
 
 	// push is a push service on loopback, for the bill of a push, and
 	// keys the instance's VAPID keys, which it checks messages against.
@@ -209,7 +210,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	}
 	s.closer = append(s.closer, st.Close)
 	s.url, s.dsHost = st.URL, st.DatastoreHost
-	s.pending, s.operations, s.cache = st.Tasks.Server.Pending, st.Tasks.Server.Operations, st.Services.Cache
+	s.pending, s.operations, s.hold, s.cache = st.Tasks.Server.Pending, st.Tasks.Server.Operations, st.Tasks.Server.Hold, st.Services.Cache
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
 	client, err := store.Open(ctx, project, st.DatastoreHost, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.direct.intercept)))
