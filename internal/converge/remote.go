@@ -320,13 +320,13 @@ func (r *runner) delivered(q *post, start, end time.Time, status int) {
 	// Each pair with a follow of q's author, had or asked for.
 	pairs := map[pair]bool{}
 	for k := range m.rFollows {
-		pairs[k] = k.b == q.author
+		pairs[k] = true
 	}
 	for k := range m.rPending {
-		pairs[k] = k.b == q.author
+		pairs[k] = true
 	}
-	for k, theirs := range pairs {
-		if !theirs {
+	for k := range pairs {
+		if k.b != q.author {
 			continue
 		}
 		held, changed := false, false
