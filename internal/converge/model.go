@@ -68,6 +68,9 @@ type post struct {
 	deleting bool
 	// overtaken: a Create of it landed after its Delete.
 	overtaken bool
+	// landings says, for a violation's details, how each delivery of
+	// its Create ended and what the model made of it.
+	landings []string
 }
 
 type group struct {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,6 +319,7 @@ func (r *runner) delivered(q *post, start, end time.Time, status int) {
 		q.end = end
 	}
 	// Each pair with a follow of q's author, had or asked for.
+	var judged []string
 	pairs := map[pair]bool{}
 	for k := range m.rFollows {
 		pairs[k] = true
@@ -347,10 +349,14 @@ func (r *runner) delivered(q *post, start, end time.Time, status int) {
 		switch {
 		case held && !changed && !erased:
 			q.taken.sure = true
+			judged = append(judged, "surely by "+k.a)
 		case held || changed:
 			q.taken.maybe = true
+			judged = append(judged, "maybe by "+k.a)
 		}
 	}
+	slices.Sort(judged)
+	q.landings = append(q.landings, fmt.Sprintf("%s-%s: taken %v", clock(start), clock(end), judged))
 }
 
 // remoteDelete has one of the other server's people delete a Note of

@@ -3,6 +3,10 @@ package converge
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/graph"
 )
 
 // readRemote reads the page here of each of the other server's people,
@@ -39,7 +43,7 @@ func (o *oracle) readRemote(ctx context.Context, rep *Report) error {
 		case on && !q.taken.sure && !q.taken.maybe:
 			o.violate("page of %s here: shows %s (%s), which came when no one here followed its author", q.author, q.id, q.note)
 		case !on && !q.deleted && q.taken.sure:
-			o.violate("page of %s here: lacks %s, which came (%s-%s) while someone here followed its author", q.author, q.note, clock(q.start), clock(q.end))
+			o.violate("page of %s here: lacks %s, which came (%s-%s) while someone here followed its author; %s", q.author, q.note, clock(q.start), clock(q.end), o.whyLacks(ctx, q))
 		}
 		if on && !q.deleted {
 			o.remoteLive = append(o.remoteLive, q)
@@ -123,4 +127,32 @@ func (o *oracle) lacksRemote(f feed, seen map[string]bool) {
 			o.violate("%s: lacks %s (%s, taken %s-%s); follows %s", f.name, q.id, q.note, clock(q.start), clock(q.end), describe(o.m.rFollows[pair{f.reader, q.author}]))
 		}
 	}
+}
+
+// whyLacks tells, for a violation, what the model and the Datastore hold
+// of a Note the service did not keep: its deliveries, the follows of its
+// author the model knows, and the author's follows and followers count
+// here now (a Note is kept while that count is above zero).
+func (o *oracle) whyLacks(ctx context.Context, q *post) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "its deliveries: %v; the follows of its author:", q.landings)
+	for k, evs := range o.m.rFollows {
+		if k.b == q.author {
+			fmt.Fprintf(&b, " %s %s", k.a, describe(evs))
+		}
+	}
+	var follows int64
+	var p accounts.Person
+	err := o.r.retry(ctx, func() (err error) {
+		if follows, err = o.r.db.Count(ctx, o.r.db.Query(graph.KindFollow).FilterField("followee", "=", q.author).KeysOnly()); err != nil {
+			return err
+		}
+		p, _, err = accounts.Load(ctx, o.r.db, q.author)
+		return err
+	})
+	if err != nil {
+		return b.String() + "; the Datastore unread: " + err.Error()
+	}
+	fmt.Fprintf(&b, "; here now: %d follows of its author, followers count %d", follows, p.FollowersCount)
+	return b.String()
 }
