@@ -515,7 +515,8 @@ func TestFederationFollowFromAnotherServer(t *testing.T) {
 	}
 
 	// Refused: unsigned, signed by someone else than the actor, a body
-	// changed after signing, a follow of no one here.
+	// changed after signing, signed for another server, a follow of no
+	// one here.
 	carl := other.Person("carl")
 	for _, c := range []struct {
 		name string
@@ -543,6 +544,15 @@ func TestFederationFollowFromAnotherServer(t *testing.T) {
 			r, _ := other.Signed(ctx, bob, base+"/inbox", body)
 			return r
 		}, http.StatusNotFound},
+		{"signed for another server", func() *http.Request {
+			// A genuine delivery to another server, replayed here: its
+			// signature covers that server's host.
+			body, _ := json.Marshal(map[string]any{"id": bob.URI + "/follows/7", "type": "Follow", "actor": bob.URI, "object": annActor})
+			r, _ := other.Signed(ctx, bob, "http://other.example/inbox", body)
+			r.URL, _ = url.Parse(base + "/inbox")
+			r.Host = "other.example"
+			return r
+		}, http.StatusUnauthorized},
 		{"not JSON", func() *http.Request {
 			r, _ := other.Signed(ctx, bob, base+"/inbox", []byte("not json"))
 			return r

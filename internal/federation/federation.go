@@ -41,6 +41,17 @@ type Config struct {
 // On reports whether the deployment federates.
 func (c Config) On() bool { return c.Domain != "" }
 
+// IsHost reports whether host, a request's Host (which a signature
+// covers), is the deployment's domain: with its scheme's default port
+// or none, in any case.
+func (c Config) IsHost(host string) bool {
+	host = strings.ToLower(host)
+	if h, port, ok := strings.Cut(host, ":"); ok && !strings.Contains(port, ":") && (port == "443" || port == "80") {
+		host = h
+	}
+	return c.Domain != "" && host == c.Domain
+}
+
 // ParseDomain checks a FEDERATION_DOMAIN: a lowercase host name of at
 // least two labels, or, when loopback is allowed, a loopback address or
 // localhost with a port. No scheme, path, user or upper case: it is

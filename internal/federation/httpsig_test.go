@@ -260,3 +260,30 @@ func TestSignaturesRefused(t *testing.T) {
 		}
 	}
 }
+
+// A signature binds a delivery to the host it was sent to: the inbox
+// takes the deployment's domain alone, with its scheme's default port or
+// none, in any case.
+func TestIsHost(t *testing.T) {
+	for _, c := range []struct {
+		domain, host string
+		want         bool
+	}{
+		{"social.example", "social.example", true},
+		{"social.example", "Social.Example", true},
+		{"social.example", "social.example:443", true},
+		{"social.example", "social.example:80", true},
+		{"social.example", "social.example:8443", false},
+		{"social.example", "other.example", false},
+		{"social.example", "social.example.other.example", false},
+		{"social.example", "", false},
+		{"127.0.0.1:8443", "127.0.0.1:8443", true},
+		{"127.0.0.1:8443", "127.0.0.1:8080", false},
+		{"127.0.0.1:8443", "127.0.0.1", false},
+		{"", "", false},
+	} {
+		if got := (Config{Domain: c.domain}).IsHost(c.host); got != c.want {
+			t.Errorf("%q.IsHost(%q) = %v, want %v", c.domain, c.host, got, c.want)
+		}
+	}
+}

@@ -111,6 +111,10 @@ func (s *Service) Receive(ctx context.Context, r *http.Request, body []byte) (st
 	if err != nil {
 		return "", derrors.New(derrors.Unauthenticated, err.Error())
 	}
+	if !s.cfg.IsHost(r.Host) {
+		// A delivery signed for another server, replayed here.
+		return "", derrors.New(derrors.Unauthenticated, fmt.Sprintf("the signature is for %q, not this server (%s)", r.Host, s.cfg.Domain))
+	}
 	if err := s.checkNotBlocked(ctx, sig.KeyID); err != nil { // before anything is fetched
 		return "", err
 	}
