@@ -38,6 +38,15 @@ func IsRemote(username string) bool { return strings.Contains(username, "@") }
 // Remote reports whether the person is of another server.
 func (p Person) Remote() bool { return IsRemote(p.PreferredUsername) }
 
+// Username returns the user's name as read ("" if not there): name@domain
+// for a remote person.
+func (r *Record) Username() string {
+	if !r.Exists() {
+		return ""
+	}
+	return r.u.Username
+}
+
 // Remote reports whether the user read is of another server.
 func (r *Record) Remote() bool { return r.Exists() && IsRemote(r.u.Username) }
 

@@ -73,6 +73,9 @@ type EditInput struct {
 	Joined      *bool
 	SpoilerText *string
 	Sensitive   *bool
+	// Mentions, for a post of another server's, are the people known
+	// here its Note tags now (PostInput.Mentions).
+	Mentions []string
 	// At, for an edit another server made (package federation), is when
 	// it was made by that server's clock (ms since the epoch): it is the
 	// activity's edit time, and an edit made before the one it shows is
@@ -158,19 +161,11 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if err != nil {
 		return View{}, err
 	}
-	names := mentionedNames(title + "\n" + body)
-	byName, err := s.accounts.LookupUsernames(ctx, names)
+	mentions, mentionNames, err := s.mentionsOf(ctx, title+"\n"+body, seen.ExternalID, in.Mentions)
 	if err != nil {
 		return View{}, err
 	}
-	var mentions []string
-	mentionNames := map[string]string{}
-	for _, n := range names {
-		if m, ok := byName[n]; ok {
-			mentions = append(mentions, m)
-			mentionNames[m] = n
-		}
-	}
+	names := namesOf(mentions, mentionNames)
 	var a *Activity
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, s.editedJobs(author, id, &seen, mentions, tagged, names), func() error {

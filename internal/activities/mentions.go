@@ -1,9 +1,13 @@
 package activities
 
 import (
+	"context"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/derrors"
 )
 
 // MaxMentions is the most users one activity mentions; later names are
@@ -62,6 +66,49 @@ func continues(c rune) bool {
 
 func nameByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_'
+}
+
+// mentionsOf returns the people a post mentions, in order, with the
+// name each is mentioned as: for a post made here, the @names of its text
+// that name someone (mentionedNames); for one of another server's
+// (externalID from elsewhere), those of tagged (ids, as its Note's tags
+// name them) that are here, by their names here, whatever its text says.
+func (s *Service) mentionsOf(ctx context.Context, text, externalID string, tagged []string) ([]string, map[string]string, error) {
+	var mentions []string
+	names := map[string]string{}
+	if !fromElsewhere(externalID) {
+		if len(tagged) > 0 {
+			return nil, nil, derrors.New(derrors.InvalidArgument, "a post made here mentions the people its text names")
+		}
+		said := mentionedNames(text)
+		byName, err := s.accounts.LookupUsernames(ctx, said)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, n := range said {
+			if id, ok := byName[n]; ok {
+				mentions = append(mentions, id)
+				names[id] = n
+			}
+		}
+		return mentions, names, nil
+	}
+	tagged = tagged[:min(len(tagged), MaxMentions)]
+	l := s.db.Lookup()
+	rs := make([]*accounts.Record, len(tagged))
+	for i, id := range tagged {
+		rs[i] = accounts.Read(l, id)
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, nil, err
+	}
+	for i, r := range rs {
+		if r.Exists() && names[tagged[i]] == "" {
+			mentions = append(mentions, tagged[i])
+			names[tagged[i]] = r.Username()
+		}
+	}
+	return mentions, names, nil
 }
 
 // mentionedNames are the names of the people a text mentions: here

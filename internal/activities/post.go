@@ -58,6 +58,11 @@ type PostInput struct {
 	// Media are the ids of the author's uploaded pictures it carries, at
 	// most media.MaxPerActivity, in the order shown.
 	Media []string
+	// Mentions, for a post of another server's (ExternalID from
+	// elsewhere), are the ids of the people known here its Note tags:
+	// its mentions, whatever its text says. A post made here mentions
+	// the @names of its text, and gives none.
+	Mentions []string
 	// repostOf, set by Repost alone, makes the post a repost of that
 	// activity, by repostOfUser; shared is that activity as Repost read it,
 	// outside the transaction (see Post).
@@ -298,17 +303,8 @@ func (p *posting) prepare(ctx context.Context) error {
 	if p.tagged, err = tags.Parse(p.in.Title + "\n" + p.in.Body); err != nil {
 		return err
 	}
-	names := mentionedNames(p.in.Title + "\n" + p.in.Body)
-	byName, err := p.s.accounts.LookupUsernames(ctx, names)
-	if err != nil {
+	if p.mentions, p.mentionNames, err = p.s.mentionsOf(ctx, p.in.Title+"\n"+p.in.Body, p.in.ExternalID, p.in.Mentions); err != nil {
 		return err
-	}
-	p.mentionNames = map[string]string{}
-	for _, n := range names {
-		if id, ok := byName[n]; ok {
-			p.mentions = append(p.mentions, id)
-			p.mentionNames[id] = n
-		}
 	}
 	if p.in.InReplyTo != "" {
 		if err := p.prepareReply(ctx); err != nil {

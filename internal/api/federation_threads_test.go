@@ -420,3 +420,82 @@ func TestFederationDeleteOvertakesCreate(t *testing.T) {
 		t.Errorf("ann's home after: %v", home)
 	}
 }
+
+// A Note's mentions are its tags, as Mastodon reads them: a Mention tag
+// of a person here mentions and tells them whatever the text says, and
+// an @name in the text with no tag mentions no one. An Update that
+// tags someone new tells them.
+func TestFederationMentionsAreTheNotesTags(t *testing.T) {
+	ctx := context.Background()
+	e, other, base := federatedBeside(t)
+	ann, zed, bob := e.register("ann"), e.register("zed"), e.register("bob")
+	eve := other.Person("eve")
+	e.followRemote(other, ann, eve)
+	zedTag := map[string]any{"type": "Mention", "href": base + "/users/" + zed.id, "name": "@zed@" + strings.TrimPrefix(base, "http://")}
+	note := func(typ, id, content string, tags ...any) map[string]any {
+		n := map[string]any{"id": eve.URI + "/statuses/" + id, "type": "Note", "attributedTo": eve.URI, "content": content,
+			"to": []string{federation.PublicCollection}, "cc": []string{eve.URI + "/followers"}, "tag": tags,
+			"published": time.Now().UTC().Format(time.RFC3339)}
+		if typ == "Update" {
+			n["updated"] = time.Now().UTC().Add(time.Second).Format(time.RFC3339)
+		}
+		return map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": eve.URI + "/statuses/" + id + "/" + typ,
+			"type": typ, "actor": eve.URI, "object": n}
+	}
+	for _, a := range []map[string]any{
+		note("Create", "1", "<p>for you, whoever you are</p>", zedTag), // tagged, not in the text
+		note("Create", "2", "<p>hi @bob and @zed</p>"),                 // in the text, not tagged
+	} {
+		if st, body, _ := other.Send(ctx, eve, base+"/inbox", a); st != http.StatusAccepted {
+			t.Fatalf("%v: %d %s", a["id"], st, body)
+		}
+	}
+	e.settle()
+	which := func(s map[string]any) string { // which Note a status is, by its text
+		if strings.Contains(fmt.Sprint(s["content"]), "whoever") {
+			return "1"
+		}
+		return "2"
+	}
+	mentioned := func(u user) map[string]bool {
+		t.Helper()
+		st, list := e.mastoList("/api/v1/notifications?types[]=mention", u.token)
+		if st != 200 {
+			t.Fatalf("notifications of %s: %d", u.name, st)
+		}
+		out := map[string]bool{}
+		for _, n := range list {
+			s, _ := n["status"].(map[string]any)
+			out[which(s)] = true
+		}
+		return out
+	}
+	if got := mentioned(zed); !got["1"] || got["2"] || len(got) != 1 {
+		t.Errorf("zed is told of the mentions of %v, want the tagged Note's alone", got)
+	}
+	if got := mentioned(bob); len(got) != 0 {
+		t.Errorf("bob, named in a text with no tag, is told of %v", got)
+	}
+	for _, s := range e.mastoHome(ann) {
+		var accts []string
+		for _, m := range s["mentions"].([]any) {
+			accts = append(accts, fmt.Sprint(m.(map[string]any)["acct"]))
+		}
+		want := map[string][]string{"1": {"zed"}, "2": nil}[which(s)]
+		if !slices.Equal(accts, want) {
+			t.Errorf("status %v mentions %v, want %v", s["content"], accts, want)
+		}
+	}
+
+	// An Update of the second that tags zed tells zed.
+	if st, body, _ := other.Send(ctx, eve, base+"/inbox", note("Update", "2", "<p>hi @bob and @zed, now tagged</p>", zedTag)); st != http.StatusAccepted {
+		t.Fatalf("Update: %d %s", st, body)
+	}
+	e.settle()
+	if got := mentioned(zed); !got["1"] || !got["2"] {
+		t.Errorf("after the Update, zed is told of %v", got)
+	}
+	if got := mentioned(bob); len(got) != 0 {
+		t.Errorf("after the Update, bob is told of %v", got)
+	}
+}

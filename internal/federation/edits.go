@@ -11,7 +11,7 @@ import (
 
 // A remote person's Update of a Note of theirs kept here edits its post
 // as its author would (activities.Edit): its text, content warning and
-// sensitive are the Note's now, its mentions and tags follow its text,
+// sensitive are the Note's now, its mentions follow its tags and its hashtags its text,
 // and the people it newly mentions here are told. Updates may come in
 // any order: each edit's time is the Note's updated, by its server's
 // clock, and one made before the edit the post shows is left alone. An
@@ -37,6 +37,9 @@ func (s *Service) updated(ctx context.Context, actor Actor, a activity) (string,
 		SpoilerText: &w.spoiler, Sensitive: &n.Sensitive, At: s.now().UnixMilli()}
 	if at, err := time.Parse(time.RFC3339, n.Updated); err == nil {
 		in.At = at.UnixMilli()
+	}
+	if in.Mentions, err = s.mentionsOf(ctx, n); err != nil {
+		return "", err
 	}
 	v, err := s.activities.Edit(ctx, actor.UserID, post, in)
 	var de *derrors.Error

@@ -15,6 +15,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/store"
 	"socialstream/internal/ids"
 	"socialstream/internal/policy"
 	"socialstream/internal/text"
@@ -152,6 +153,9 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 	in := activities.PostInput{ExternalID: externalID(n.ID), Visibility: s.visibility(actor, n), Sensitive: n.Sensitive,
 		URL: noteURL(n.ID), SpoilerText: w.spoiler, Language: w.language,
 		Title: w.parts.Title, Body: w.parts.Body, Joined: w.parts.Joined}
+	if in.Mentions, err = s.mentionsOf(ctx, n); err != nil {
+		return "", err
+	}
 	if in.InReplyTo, err = s.parentOf(ctx, actor, n); err != nil {
 		return "", err
 	}
@@ -319,6 +323,38 @@ func (s *Service) mentionedHere(n note) []string {
 		}
 	}
 	return out
+}
+
+// mentionsOf returns the ids of the people known here a Note's tags
+// mention, in their order: a person here, or one of another server's
+// kept here (found in one lookup, nothing fetched), at most
+// activities.MaxMentions. A Note's mentions are its tags, as Mastodon
+// reads them: an @name in its text with no tag mentions no one.
+func (s *Service) mentionsOf(ctx context.Context, n note) ([]string, error) {
+	var hrefs []string
+	for _, t := range n.Tag {
+		if t.Type == "Mention" && t.Href != "" && !slices.Contains(hrefs, t.Href) && len(hrefs) < activities.MaxMentions {
+			hrefs = append(hrefs, t.Href)
+		}
+	}
+	out := make([]string, len(hrefs))
+	l := s.db.Lookup()
+	links := make([]actorURI, len(hrefs))
+	refs := make([]store.Ref, len(hrefs))
+	for i, h := range hrefs {
+		if out[i] = s.local(h); out[i] == "" {
+			refs[i] = l.Add(actorURIKey(s.db, h), &links[i])
+		}
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	for i, h := range hrefs {
+		if out[i] == "" && refs[i].Found() && links[i].URI == h {
+			out[i] = links[i].UserID
+		}
+	}
+	return slices.DeleteFunc(out, func(id string) bool { return id == "" }), nil
 }
 
 // parentOf returns the id of the post here a Note answers, "" for none:
