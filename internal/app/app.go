@@ -78,7 +78,9 @@ type Config struct {
 	// the links to pictures start with; empty: they start at the root.
 	PublicURL string
 	// CORSOrigins is CORS_ORIGINS: the origins whose pages may call the
-	// API from a browser, exact and comma-separated; none by default.
+	// REST and JSON-RPC faces (and /auth) from a browser, exact and
+	// comma-separated; none by default. The Mastodon face's token routes
+	// answer any origin (api.OpenRoute).
 	CORSOrigins []string
 	// UploadMemory is UPLOAD_MEMORY, the MiB an instance's uploads may
 	// hold at once while they are decoded (media.Config.Memory); 0: the
@@ -732,17 +734,14 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 }
 
 // Routes returns the HTTP handler of the services, behind guard: the
-// router (Router), within CORS for the origins guard names, and traced.
+// router (Router), within CORS (open on the Mastodon face's token routes,
+// for the origins guard names elsewhere), and traced.
 func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error) {
 	r, err := Router(s, log, guard)
 	if err != nil {
 		return nil, err
 	}
-	var h http.Handler = r
-	if len(guard.CORSOrigins) > 0 {
-		h = api.CORS(guard.CORSOrigins, h)
-	}
-	return tracing.Handler(h), nil
+	return tracing.Handler(api.CORS(guard.CORSOrigins, r)), nil
 }
 
 // Router returns the API's router of the services: its routes, for those
