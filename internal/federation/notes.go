@@ -15,9 +15,9 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
-	"socialstream/internal/store"
 	"socialstream/internal/ids"
 	"socialstream/internal/policy"
+	"socialstream/internal/store"
 	"socialstream/internal/text"
 )
 
