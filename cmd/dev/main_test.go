@@ -65,7 +65,7 @@ func TestStackStartsServesAndStops(t *testing.T) {
 	if !strings.HasPrefix(lines["API"], "http://127.0.0.1:") {
 		t.Errorf("the API listens on %s, want 127.0.0.1 unless --host says otherwise", lines["API"])
 	}
-	preflight, _ := http.NewRequest("OPTIONS", lines["API"]+"/api/v1/statuses/1", nil)
+	preflight, _ := http.NewRequest("OPTIONS", lines["API"]+"/social/rest/activities/@me/@self", nil)
 	preflight.Header.Set("Origin", origin)
 	preflight.Header.Set("Access-Control-Request-Method", "PATCH")
 	preflight.Header.Set("Access-Control-Request-Headers", "authorization,idempotency-key")

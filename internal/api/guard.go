@@ -10,6 +10,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/forwarded"
 	"socialstream/internal/ratelimit"
 )
 
@@ -22,6 +23,9 @@ type Guard struct {
 	// headers from outside traffic) and the
 	// client address App Engine's front end reports, and sends HSTS.
 	OnAppEngine bool
+	// Forwarded are the forwarded headers trusted, for the Mastodon
+	// face's links (FORWARDED_HEADERS).
+	Forwarded forwarded.Trust
 	// TaskSecret, off App Engine, is what a task or cron request must carry in
 	// TaskSecretHeader: the task sender's proof (the local stack makes one
 	// per run and gives it to its tasks emulator). Without it, and off App

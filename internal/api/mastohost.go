@@ -24,7 +24,7 @@ func (s *Server) mastoFace() *mastodon.Server {
 	return mastodon.New(mastodon.Deps{Accounts: s.accounts, Graph: s.graph, Activities: s.activities, Likes: s.likes,
 		Bookmarks: s.bookmarks, OAuth: s.oauth, Notifications: s.notifications, Mutes: s.mutes, Markers: s.markers,
 		Filters: s.filters, Moderation: s.moderation, Tags: s.tags, Media: s.media, Push: s.push, Cursors: s.cursors, Logger: s.log,
-		Host: mastoHost{s}, OnAppEngine: s.guard.OnAppEngine, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody, Federation: s.fedConfig(), Remote: s.remoteFinder()})
+		Host: mastoHost{s}, Forwarded: s.guard.Forwarded, NoRoute: errNoRoute, NoMethod: errNoMethod, MaxBody: MaxBody, Federation: s.fedConfig(), Remote: s.remoteFinder()})
 }
 
 // fedConfig is where the deployment federates (the zero Config: off).

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ import (
 	"socialstream/internal/egress"
 	"socialstream/internal/federation"
 	"socialstream/internal/filters"
+	"socialstream/internal/forwarded"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -77,6 +79,11 @@ type Config struct {
 	// PublicURL is PUBLIC_URL, the service's own URL (https://host), that
 	// the links to pictures start with; empty: they start at the root.
 	PublicURL string
+	// Forwarded is FORWARDED_HEADERS: the headers the proxy in front of
+	// the service sets, which say the scheme and host a client reached it
+	// at (the Mastodon face's links); on App Engine, X-Forwarded-Proto
+	// unless it says otherwise, elsewhere none.
+	Forwarded forwarded.Trust
 	// CORSOrigins is CORS_ORIGINS: the origins whose pages may call the
 	// REST and JSON-RPC faces (and /auth) from a browser, exact and
 	// comma-separated; none by default. The Mastodon face's token routes
@@ -184,6 +191,12 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	var err error
 	if c.CORSOrigins, err = api.ParseOrigins(getenv("CORS_ORIGINS")); err != nil {
 		return c, fmt.Errorf("CORS_ORIGINS: %w", err)
+	}
+	if c.Forwarded, err = forwarded.Parse(getenv("FORWARDED_HEADERS")); err != nil {
+		return c, fmt.Errorf("FORWARDED_HEADERS: %w", err)
+	}
+	if _, said := os.LookupEnv("FORWARDED_HEADERS"); !said && c.OnAppEngine {
+		c.Forwarded.Proto = true // App Engine's front end sets it, whatever a client sent
 	}
 	if c.Port == "" {
 		c.Port = "8080"
@@ -564,7 +577,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		s.Lifecycle.SetFarewell(s.Federation)
 		s.Moderation.SetForwarder(s.Federation)
 	}
-	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins}
+	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins, Forwarded: cfg.Forwarded}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {
 		return nil, nil, err
 	}

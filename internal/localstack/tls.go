@@ -23,7 +23,9 @@ import (
 // cmd/fedflows) listens with a certificate of its own for 127.0.0.1 and localhost, made
 // anew each run and trusted by no one (the peer must be told to skip
 // verification: a test on one machine alone), and hands every request
-// to the API as it came, its Host kept, which signatures sign.
+// to the API as it came, its Host kept, which signatures sign, saying
+// what it terminated as proxies do (X-Forwarded-Proto: https,
+// X-Forwarded-Host, X-Forwarded-For).
 
 // selfSigned makes a certificate for loopback, valid for a day.
 func selfSigned() (tls.Certificate, error) {
@@ -66,6 +68,7 @@ func FrontDoor(ctx context.Context, addr, api string) (string, error) {
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
 		r.Out.Host = r.In.Host // as the peer signed it
+		r.SetXForwarded()      // what it terminated: X-Forwarded-Proto https
 	}}
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -194,7 +194,7 @@ func (s *Server) lookupAccount(m *mreq) (any, error) {
 func (s *Server) findAccount(m *mreq, acct string, resolve bool) (string, error) {
 	acct = strings.TrimPrefix(acct, "@")
 	name, host, _ := strings.Cut(acct, "@")
-	ours := host == "" || host == m.c.Request.Host || s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)
+	ours := host == "" || host == m.c.Request.Host || host == s.originHost(m.c) || s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)
 	switch {
 	case ours && accounts.ValidateUsername(name) != nil:
 		return "", errMGone

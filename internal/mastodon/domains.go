@@ -70,7 +70,7 @@ func (s *Server) domainParam(m *mreq) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if own := strings.ToLower(s.d.Federation.Domain); domain == own || domain == strings.ToLower(m.c.Request.Host) {
+	if own := strings.ToLower(s.d.Federation.Domain); domain == own || domain == strings.ToLower(m.c.Request.Host) || domain == strings.ToLower(s.originHost(m.c)) {
 		return "", derrors.New(derrors.InvalidArgument, "that is this server's own domain")
 	}
 	return domain, nil

@@ -330,15 +330,21 @@ func scattered(id string) string {
 	return ""
 }
 
-// origin is the service's root as the request reached it: the links
-// of Mastodon's entities are absolute. On App Engine its front end says
-// the scheme; elsewhere the connection does.
+// origin is the service's root, which the links of Mastodon's entities
+// start with (they are absolute): the one it federates as, when it
+// does; else the request's, as the connection and the trusted headers
+// of the proxy in front of it say (Deps.Forwarded).
 func (s *Server) origin(c *gin.Context) string {
-	scheme := "http"
-	if c.Request.TLS != nil || (s.d.OnAppEngine && c.GetHeader("X-Forwarded-Proto") == "https") {
-		scheme = "https"
+	if s.d.Federation.On() {
+		return s.d.Federation.Base()
 	}
-	return scheme + "://" + c.Request.Host
+	return s.d.Forwarded.Origin(c.Request)
+}
+
+// originHost is origin's host (and port).
+func (s *Server) originHost(c *gin.Context) string {
+	_, h, _ := strings.Cut(s.origin(c), "://")
+	return h
 }
 
 // link writes the Link header of a page: next goes below its last item

@@ -48,12 +48,12 @@ func (s *Server) instance(m *mreq) (any, error) {
 }
 
 // domain is the domain the instance answers as: the one it federates
-// as, or the request's host.
+// as, or the request's host (origin's).
 func (s *Server) domain(c *gin.Context) string {
 	if s.d.Federation.On() {
 		return s.d.Federation.Domain
 	}
-	return c.Request.Host
+	return s.originHost(c)
 }
 
 // mastoVersion is the Mastodon version the face answers as: apps read

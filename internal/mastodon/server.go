@@ -21,6 +21,7 @@ import (
 	"socialstream/internal/cursor"
 	"socialstream/internal/federation"
 	"socialstream/internal/filters"
+	"socialstream/internal/forwarded"
 	"socialstream/internal/graph"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
@@ -94,9 +95,9 @@ type Deps struct {
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Host          Host
-	// OnAppEngine: a request came over HTTPS when App Engine's front end
-	// says so.
-	OnAppEngine bool
+	// Forwarded are the headers of the proxy in front of the service that
+	// say where a client reached it, for links (with federation off).
+	Forwarded forwarded.Trust
 	// NoRoute and NoMethod are the errors the API's server answers for a
 	// path it serves nothing at and a method it does not serve there.
 	NoRoute, NoMethod error
