@@ -68,7 +68,7 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("--tls-port %d is for federating on this machine: set FEDERATION_DOMAIN=%s and FEDERATION_ALLOW_LOOPBACK=1", *tlsPort, want)
 		}
 		cfg.Federation.LoopbackTLS = true
-		if _, said := os.LookupEnv("FORWARDED_HEADERS"); !said {
+		if os.Getenv("FORWARDED_HEADERS") == "" {
 			cfg.Forwarded.Proto = true // the door says it terminated TLS
 		}
 	}

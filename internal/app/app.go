@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,7 +194,7 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	if c.Forwarded, err = forwarded.Parse(getenv("FORWARDED_HEADERS")); err != nil {
 		return c, fmt.Errorf("FORWARDED_HEADERS: %w", err)
 	}
-	if _, said := os.LookupEnv("FORWARDED_HEADERS"); !said && c.OnAppEngine {
+	if getenv("FORWARDED_HEADERS") == "" && c.OnAppEngine {
 		c.Forwarded.Proto = true // App Engine's front end sets it, whatever a client sent
 	}
 	if c.Port == "" {

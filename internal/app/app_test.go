@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"socialstream/internal/forwarded"
 	"socialstream/internal/ratelimit"
 )
 
@@ -30,7 +31,8 @@ func TestFromEnv(t *testing.T) {
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
 		TokenCacheTTL: 10 * time.Second, PageCacheTTL: 30 * time.Second, PageCacheEntries: 5000, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
 		MediaBucket: "p1.appspot.com", PublicURL: "https://p1.example.com",
-		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400, TraceSample: 0.25}
+		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400, TraceSample: 0.25,
+		Forwarded: forwarded.Trust{Proto: true}} // App Engine's front end, unless FORWARDED_HEADERS says otherwise
 	want.RateLimits.Login = ratelimit.Rule{Quota: 5, Window: 10 * time.Minute}
 	want.RateLimits.Upload = ratelimit.Rule{Quota: 10, Window: time.Hour}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -53,6 +55,7 @@ func TestFromEnvRejects(t *testing.T) {
 		"negative trace sample":               {"TRACE_SAMPLE": "-0.1"},
 		"origin with a path":                  {"CORS_ORIGINS": "https://a.example/gadgets"},
 		"wildcard origin":                     {"CORS_ORIGINS": "*"},
+		"a forwarded header not known":        {"FORWARDED_HEADERS": "X-Real-IP"},
 		"origin of another scheme":            {"CORS_ORIGINS": "ftp://a.example"},
 		"upload memory under the least":       {"UPLOAD_MEMORY": "100"},
 		"negative ttl":                        {"TOKEN_TTL": "-1h"},

@@ -30,9 +30,12 @@ type Trust struct {
 }
 
 // Parse reads FORWARDED_HEADERS: header names, comma-separated, in any
-// case; empty is none.
+// case; empty or "none" is none.
 func Parse(s string) (Trust, error) {
 	var t Trust
+	if strings.TrimSpace(s) == "none" {
+		return t, nil
+	}
 	for _, name := range strings.Split(s, ",") {
 		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "":

@@ -12,6 +12,7 @@ func TestParse(t *testing.T) {
 		"X-Forwarded-Proto":                     {Proto: true},
 		" x-forwarded-proto , X-FORWARDED-HOST": {Proto: true, Host: true},
 		"Forwarded,":                            {Forwarded: true},
+		"none":                                  {},
 	} {
 		got, err := Parse(in)
 		if err != nil || got != want {
