@@ -74,6 +74,10 @@ type User struct {
 	Standing
 	// Profile is what the person says of themselves (profile.go).
 	Profile Profile `datastore:"profile,noindex"`
+	// Changed is when what other servers show of the person (their
+	// profile, their lock) last changed, µs: the job that tells them
+	// (ProfileJob) waits for it.
+	Changed int64 `datastore:"changed,noindex,omitempty"`
 }
 
 // Standing is what a person's account allows: whether it is locked (a
@@ -310,7 +314,8 @@ func Read(l *store.Lookup, id string) *Record {
 	r.ref = l.Add(CountsKey(l.DB(), id), r.counts)
 	l.Then(func() {
 		c := r.counts
-		r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published, Standing: c.Standing, Profile: c.Profile}
+		r.u = User{Username: c.Username, DisplayName: c.DisplayName, Published: c.Published, Standing: c.Standing, Profile: c.Profile,
+			Changed: c.Changed}
 	})
 	return r
 }

@@ -50,15 +50,16 @@ type Counts struct {
 	// Pinned are the ids of the activities pinned to the top of the
 	// person's page, the last pinned first (package activities).
 	Pinned []string `datastore:"pinned,noindex,omitempty"`
-	// The User's Profile, copied with it.
+	// The User's Profile, copied with it, and when it last changed.
 	Profile Profile `datastore:"profile,noindex"`
+	Changed int64   `datastore:"changed,noindex,omitempty"`
 }
 
 // Card returns the card of user u over c: u's names and standing, and
 // the counts c holds.
 func Card(u *User, c Counts) *Counts {
 	c.Username, c.DisplayName, c.Published = u.Username, u.DisplayName, u.Published
-	c.Standing, c.Profile = u.Standing, u.Profile
+	c.Standing, c.Profile, c.Changed = u.Standing, u.Profile, u.Changed
 	return &c
 }
 
@@ -125,14 +126,15 @@ func (p *Pins) Set(tx *store.Tx, pinned []string) error {
 
 // SetLocked locks or unlocks user's account in tx, on the User and its
 // card alike; an unlock records at (µs) as the last (Standing.Unlocked).
+// A change is one other servers are told of (User.Changed, at).
 func SetLocked(ctx context.Context, tx *store.Tx, user string, locked bool, at int64) error {
-	_, err := SetStanding(ctx, tx, user, func(st *Standing) error {
+	_, err := setStanding(ctx, tx, user, func(st *Standing) error {
 		if !locked && st.Locked {
 			st.Unlocked = at
 		}
 		st.Locked = locked
 		return nil
-	})
+	}, at)
 	return err
 }
 
@@ -141,6 +143,12 @@ func SetLocked(ctx context.Context, tx *store.Tx, user string, locked bool, at i
 // ErrNoSuchPerson. change may refuse with an error, which SetStanding
 // returns.
 func SetStanding(ctx context.Context, tx *store.Tx, user string, change func(*Standing) error) (Standing, error) {
+	return setStanding(ctx, tx, user, change, 0)
+}
+
+// setStanding is SetStanding; a change made marks the User changed at
+// (µs; User.Changed), when at is not zero.
+func setStanding(ctx context.Context, tx *store.Tx, user string, change func(*Standing) error, at int64) (Standing, error) {
 	var (
 		u User
 		c Counts
@@ -160,6 +168,7 @@ func SetStanding(ctx context.Context, tx *store.Tx, user string, change func(*St
 	if u.Standing == was {
 		return was, nil
 	}
+	u.Changed = max(u.Changed, at)
 	return was, tx.PutMulti([]*datastore.Key{UserKey(tx.DB(), user), CountsKey(tx.DB(), user)}, []any{&u, Card(&u, c)})
 }
 

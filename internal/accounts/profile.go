@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
 )
@@ -138,10 +139,11 @@ func (p *Profiled) Profile() Profile { return p.u.Profile }
 func (p *Profiled) DisplayName() string { return p.u.DisplayName }
 
 // Set writes, in tx, the person's profile on the User and the card, and
-// their display name if display is not nil (empty: their username).
-func (p *Profiled) Set(tx *store.Tx, to Profile, display *string) error {
+// their display name if display is not nil (empty: their username), as
+// changed at (µs; User.Changed).
+func (p *Profiled) Set(tx *store.Tx, to Profile, display *string, at int64) error {
 	u := p.u
-	u.Profile = to
+	u.Profile, u.Changed = to, max(u.Changed, at)
 	if display != nil {
 		u.DisplayName = cmp.Or(*display, u.Username)
 	}
@@ -194,4 +196,20 @@ func LoadCard(ctx context.Context, db *store.DB, id string) (*Record, error) {
 		return nil, fmt.Errorf("accounts.LoadCard(%s): %w", id, err)
 	}
 	return r, nil
+}
+
+// ProfileJob tells other servers that a person here changed what they
+// show of themselves (their name, note, fields, avatar, header, lock):
+// enqueued before the change's commit by whoever makes it (package
+// media, graph's lock), and run by package federation, which sends the
+// Update of their actor once the change shows (User.Changed) to the
+// servers that follow them and those they follow. With federation off it
+// ends at once.
+var ProfileJob = queue.Job[ProfileTask]{Name: "federate-profile", Queue: queue.Federation,
+	TaskName: func(t ProfileTask) string { return fmt.Sprintf("profile-%s-%d", t.User, t.At) }}
+
+// ProfileTask is the body of a ProfileJob: the change of user's at (µs).
+type ProfileTask struct {
+	User string `json:"user"`
+	At   int64  `json:"at"`
 }

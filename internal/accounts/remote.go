@@ -84,3 +84,12 @@ func ReadName(l *store.Lookup, username string) *Name {
 
 // Holder returns the id of the username's holder, if it has one.
 func (n *Name) Holder() (string, bool) { return n.e.UserID, n.ref.Found() }
+
+// Changed returns when what other servers show of the user last changed
+// (µs; User.Changed), 0 if never or not there.
+func (r *Record) Changed() int64 {
+	if !r.Exists() {
+		return 0
+	}
+	return r.u.Changed
+}

@@ -95,18 +95,24 @@ func (s *Server) actor(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.answer(c, s.renderPerson(p, key.PublicPEM), "")
+	s.answer(c, renderPerson(s.fed, p, key.PublicPEM), "")
+}
+
+// RenderActor returns what makes the actor of a person here, as GET
+// /users/:id serves it and the Update of a profile carries it.
+func RenderActor(cfg federation.Config) federation.RenderActor {
+	return func(p accounts.Person, pem string) any { return renderPerson(cfg, p, pem) }
 }
 
 // renderPerson makes p's actor.
-func (s *Server) renderPerson(p accounts.Person, pem string) person {
-	base, id := s.fed.Base(), s.fed.Actor(p.ID)
+func renderPerson(cfg federation.Config, p accounts.Person, pem string) person {
+	base, id := cfg.Base(), cfg.Actor(p.ID)
 	a := person{
 		Context: ldContext, ID: id, Type: "Person", PreferredUsername: p.PreferredUsername, Name: p.DisplayName,
-		Summary: richtext.HTML(p.Note, base, nil), URL: s.personPage(p.PreferredUsername),
+		Summary: richtext.HTML(p.Note, base, nil), URL: personPage(cfg, p.PreferredUsername),
 		Inbox: id + "/inbox", Outbox: id + "/outbox", Followers: id + "/followers", Following: id + "/following",
 		Featured: id + "/featured", Endpoints: endpoints{SharedInbox: base + "/inbox"},
-		PublicKey:                 publicKey{ID: s.fed.KeyID(p.ID), Owner: id, PublicKeyPem: pem},
+		PublicKey:                 publicKey{ID: cfg.KeyID(p.ID), Owner: id, PublicKeyPem: pem},
 		ManuallyApprovesFollowers: p.Locked, Discoverable: true, Published: p.Published, Attachment: []propertyValue{},
 	}
 	if p.AvatarURL != "" {

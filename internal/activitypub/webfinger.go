@@ -164,8 +164,11 @@ func (s *Server) hostMeta(c *gin.Context) {
 
 // personPage and postPage are the web page's addresses of a person and
 // of a post, where a browser is sent.
-func (s *Server) personPage(name string) string {
-	return s.fed.Base() + "/#/people/" + url.PathEscape(name)
+func (s *Server) personPage(name string) string { return personPage(s.fed, name) }
+
+// personPage is the address of the page of the person named name.
+func personPage(cfg federation.Config, name string) string {
+	return cfg.Base() + "/#/people/" + url.PathEscape(name)
 }
 func (s *Server) postPage(id string) string {
 	return s.fed.Base() + "/#/activity/" + url.PathEscape(id)

@@ -1088,6 +1088,83 @@ func TestFederationReactionsFromAnotherServer(t *testing.T) {
 	send(map[string]any{"id": eve.URI + "/likes/3", "type": "Like", "actor": eve.URI, "object": "https://far.example/notes/1"}, http.StatusAccepted)
 }
 
+// A person here who changes their profile or their lock is told to the
+// servers that follow them and those of the people they follow, each
+// once: the Update of their actor, signed by them, as their actor reads
+// now. A person no one elsewhere follows or is followed by sends nothing.
+func TestFederationProfileChangesReachOtherServers(t *testing.T) {
+	ctx := context.Background()
+	e, other, base := federatedBeside(t)
+	third := peer.New()
+	t.Cleanup(third.Close)
+	ann, cid := e.register("ann"), e.register("cid")
+	annActor := base + "/users/" + ann.id
+	bob, dan := other.Person("bob"), third.Person("dan")
+	follow := map[string]any{"id": bob.URI + "/follows/1", "type": "Follow", "actor": bob.URI, "object": annActor}
+	if st, body, _ := other.Send(ctx, bob, base+"/inbox", follow); st != http.StatusAccepted {
+		t.Fatalf("Follow: %d %s", st, body)
+	}
+	e.received(other, 1) // its Accept
+	e.followRemote(third, ann, dan)
+
+	// updates returns the Updates of ann's actor a server took since
+	// before, checking each is signed by her.
+	updates := func(srv *peer.Server, before int) []map[string]any {
+		t.Helper()
+		var out []map[string]any
+		for _, r := range srv.Received()[before:] {
+			if r.Activity["type"] != "Update" {
+				continue
+			}
+			if r.Err != nil || r.KeyID != annActor+"#main-key" || r.Activity["actor"] != annActor {
+				t.Errorf("an Update as taken: %+v", r)
+			}
+			obj, _ := r.Activity["object"].(map[string]any)
+			out = append(out, obj)
+		}
+		return out
+	}
+	before, beforeThird := len(other.Received()), len(third.Received())
+	st, _ := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", ann.token, url.Values{
+		"display_name": {"Ann, renamed"}, "note": {"a new bio"},
+		"fields_attributes[0][name]": {"site"}, "fields_attributes[0][value]": {"ann.example"}})
+	if st != 200 {
+		t.Fatalf("update_credentials: %d", st)
+	}
+	e.settle()
+	for name, got := range map[string][]map[string]any{"the follower's server": updates(other, before), "the followee's server": updates(third, beforeThird)} {
+		if len(got) != 1 {
+			t.Fatalf("%s took %d Updates of ann's actor, want 1", name, len(got))
+		}
+		a := got[0]
+		attachment, _ := a["attachment"].([]any)
+		if a["id"] != annActor || a["type"] != "Person" || a["name"] != "Ann, renamed" || !strings.Contains(fmt.Sprint(a["summary"]), "a new bio") ||
+			len(attachment) != 1 || attachment[0].(map[string]any)["name"] != "site" || a["manuallyApprovesFollowers"] != false {
+			t.Errorf("%s took %v", name, a)
+		}
+	}
+
+	// A lock is told as well.
+	before = len(other.Received())
+	if st, _ := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", ann.token, url.Values{"locked": {"true"}}); st != 200 {
+		t.Fatalf("lock: %d", st)
+	}
+	e.settle()
+	if got := updates(other, before); len(got) != 1 || got[0]["manuallyApprovesFollowers"] != true || got[0]["name"] != "Ann, renamed" {
+		t.Errorf("after the lock, the follower's server took %v", got)
+	}
+
+	// cid has no one elsewhere: nothing goes.
+	before, beforeThird = len(other.Received()), len(third.Received())
+	if st, _ := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", cid.token, url.Values{"display_name": {"Cid"}}); st != 200 {
+		t.Fatalf("cid's update: %d", st)
+	}
+	e.settle()
+	if n, m := len(other.Received())-before, len(third.Received())-beforeThird; n != 0 || m != 0 {
+		t.Errorf("cid's change reached other servers: %d and %d activities", n, m)
+	}
+}
+
 // A remote person's Update of their actor has their card here read
 // again: a new display name shows.
 func TestFederationProfileUpdateFromAnotherServer(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/federation"
@@ -176,6 +177,14 @@ func (s *Server) jobs() []route {
 			}
 			outcome, err := s.federation.Block(ctx, t)
 			return []any{"blocker", t.Blocker, "blocked", t.Blocked, "undo", t.Undo, "outcome", outcome}, err
+		}),
+		// A profile's change told to other servers.
+		serve(s, accounts.ProfileJob, func(ctx context.Context, t accounts.ProfileTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			outcome, err := s.federation.SendProfile(ctx, t)
+			return []any{"user", t.User, "at", t.At, "outcome", outcome}, err
 		}),
 		// A remote requester told of a locked person's decision.
 		serve(s, federation.AnswerJob, func(ctx context.Context, t federation.AnswerTask) ([]any, error) {

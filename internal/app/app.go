@@ -558,12 +558,12 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		return nil, nil, err
 	}
 	s.Cache = p.DB.Cache()
-	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue)
+	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue,
+		federation.Renderers{Post: activitypub.Render(cfg.Federation), Actor: activitypub.RenderActor(cfg.Federation)})
 	s.Federation.SetGraph(s.Graph, graph.Records{})
 	s.Federation.SetActivities(s.Activities)
 	s.Federation.SetReactions(s.Likes, s.Activities)
 	s.Federation.SetLiked(likes.Records{DB: p.DB})
-	s.Federation.SetRender(activitypub.Render(cfg.Federation))
 	s.Federation.SetAccounts(s.Lifecycle)
 	s.Federation.SetReporter(s.Moderation)
 	if s.Media != nil {

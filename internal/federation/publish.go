@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
@@ -54,6 +55,17 @@ type PublishTask struct {
 // that edit made.
 type Render func(v activities.View, at Addresses, edit int) any
 
+// RenderActor makes the actor of p, a person here, with their public key
+// (PEM) (package activitypub's).
+type RenderActor func(p accounts.Person, publicPEM string) any
+
+// Renderers write what is sent of posts and people, as package
+// activitypub serves them.
+type Renderers struct {
+	Post  Render
+	Actor RenderActor
+}
+
 // Addresses are what posts name of other servers, by their ids here:
 // the actors of the people of other servers they mention, and the Notes
 // there they answer.
@@ -92,9 +104,6 @@ func (s *Service) addressesOf(ctx context.Context, views ...activities.View) (Ad
 	}
 	return at, mentioned, nil
 }
-
-// SetRender sets how a post's Create is written.
-func (s *Service) SetRender(r Render) { s.render = r }
 
 // Publishing is activities.Publisher: the job that sends author's post
 // id, a person here.
@@ -138,14 +147,14 @@ func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
 	if len(inboxes) == 0 {
 		return "no one elsewhere", nil
 	}
-	if s.render == nil {
+	if s.render.Post == nil {
 		return "", fmt.Errorf("federation: nothing renders posts")
 	}
 	id := s.cfg.Note(Number(t.Activity)) + "/activity"
 	if t.Edit > 0 {
 		id = fmt.Sprintf("%s#updates/%d", s.cfg.Note(Number(t.Activity)), t.Edit)
 	}
-	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render(v, at, t.Edit), inboxes...)
+	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.Author, id, s.render.Post(v, at, t.Edit), inboxes...)
 }
 
 // inboxesOf returns where author's post v goes, each inbox once, and

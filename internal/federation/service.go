@@ -51,11 +51,11 @@ type Service struct {
 	// graph and follows are the follow graph an inbox acts on (SetGraph).
 	graph   Graph
 	follows Follows
-	// activities are the posts an inbox acts on (SetActivities), and
-	// render writes a post's Create (SetRender).
+	// activities are the posts an inbox acts on (SetActivities); render
+	// writes what is sent of posts and people.
 	activities Activities
 	pictures   Pictures
-	render     Render
+	render     Renderers
 	likes      Likes
 	reposts    Reposts
 	liked      Liked
@@ -71,8 +71,8 @@ type Service struct {
 // New returns the service, whose fetches and deliveries go through the
 // one guarded client (package egress), to loopback too when
 // cfg.AllowLoopback.
-func New(cfg Config, db *store.DB, gen *ids.Generator, keys *Keys, q queue.Queue) *Service {
-	return &Service{cfg: cfg, db: db, gen: gen, keys: keys, q: q, now: time.Now,
+func New(cfg Config, db *store.DB, gen *ids.Generator, keys *Keys, q queue.Queue, render Renderers) *Service {
+	return &Service{cfg: cfg, db: db, gen: gen, keys: keys, q: q, now: time.Now, render: render,
 		client: egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, MaxBody: MaxActorBytes, Timeout: DeliveryTimeout}),
 		blocks: store.NewRefreshed(cmp.Or(cfg.BlockRefresh, BlockRefresh), func(ctx context.Context) ([]string, error) { return readBlocked(ctx, db) }, nil)}
 }

@@ -250,7 +250,8 @@ func (s *Service) SetLocked(ctx context.Context, user string, locked bool) (acco
 		return p, err // nothing to change
 	}
 	at := s.now().UnixMicro()
-	var expected []queue.Pending
+	// Other servers are told, as of any change of what they show of them.
+	expected := []queue.Pending{accounts.ProfileJob.Pending(s.queue, accounts.ProfileTask{User: user, At: at}, 0)}
 	if !locked {
 		expected = append(expected, UnlockJob.Pending(s.queue, UnlockTask{User: user, At: at}, 0))
 	}

@@ -11,6 +11,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/policy"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
 
@@ -47,7 +48,21 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 		return accounts.Person{}, errSamePicture
 	}
 	now := s.now().UnixMicro()
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	// Other servers are told by a job enqueued ahead, which waits for the
+	// change to show (accounts.ProfileJob).
+	var jobs queue.Ahead
+	told := []queue.Pending{accounts.ProfileJob.Pending(s.queue, accounts.ProfileTask{User: user, At: now}, 0)}
+	err = jobs.Commit(ctx, told, func() error { return s.setProfile(ctx, user, in, now) })
+	if err != nil {
+		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
+	}
+	p, _, err := accounts.Load(ctx, s.db, user)
+	return p, err
+}
+
+// setProfile is SetProfile's transaction, at now (µs).
+func (s *Service) setProfile(ctx context.Context, user string, in accounts.ProfileInput, now int64) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
 		me := accounts.ReadProfile(l, user)
 		f := profileFacts{user: user, in: in, now: now, items: map[string]*Item{}}
@@ -89,13 +104,8 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 				return err
 			}
 		}
-		return me.Set(tx, plan.profile, in.DisplayName)
+		return me.Set(tx, plan.profile, in.DisplayName, now)
 	})
-	if err != nil {
-		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
-	}
-	p, _, err := accounts.Load(ctx, s.db, user)
-	return p, err
 }
 
 // profileFacts is what a change of profile read: the profile as it

@@ -1,0 +1,125 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// A person here who changes what they show of themselves (their name,
+// note, fields, avatar, header, lock) is told to other servers, as
+// Mastodon and GoToSocial do: the change enqueues, ahead of its commit,
+// accounts.ProfileJob, which sends the Update of their actor, as GET
+// /users/:id serves it now, to the servers of their remote followers and
+// of the people of other servers they follow, each inbox once. A job
+// runs any number of times: each sends the actor as it is then.
+
+// SendProfile runs an accounts.ProfileJob, and reports how it ended.
+func (s *Service) SendProfile(ctx context.Context, t accounts.ProfileTask) (string, error) {
+	l := s.db.Lookup()
+	r := accounts.Read(l, t.User)
+	if err := l.Run(ctx); err != nil {
+		return "", err
+	}
+	switch changed := r.Changed(); {
+	case !r.Exists():
+		return "the account is gone", nil
+	case r.Remote():
+		return "not a person here", nil
+	case changed > t.At:
+		return "changed again since: that change's job sends it", nil
+	case changed < t.At && s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.q):
+		return "", queue.NotYet("the change of the profile")
+	case changed < t.At:
+		return "never changed", nil
+	}
+	p, ok := r.Person()
+	if !ok || !r.SeenBy("") {
+		return "hidden (suspended): not sent", nil
+	}
+	inboxes, err := s.remoteAudience(ctx, t.User)
+	if err != nil {
+		return "", err
+	}
+	followed, err := s.followedInboxes(ctx, t.User)
+	if err != nil {
+		return "", err
+	}
+	for _, inbox := range followed {
+		if !slices.Contains(inboxes, inbox) {
+			inboxes = append(inboxes, inbox)
+		}
+	}
+	if len(inboxes) == 0 {
+		return "no one elsewhere", nil
+	}
+	if s.render.Actor == nil {
+		return "", fmt.Errorf("federation: nothing renders actors")
+	}
+	key, err := s.keys.Of(ctx, t.User)
+	if err != nil {
+		return "", err
+	}
+	actor := s.cfg.Actor(t.User)
+	id := fmt.Sprintf("%s#updates/%d", actor, t.At)
+	update := map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": id, "type": "Update", "actor": actor,
+		"to": []string{PublicCollection}, "object": s.render.Actor(p, key.PublicPEM)}
+	return fmt.Sprintf("sent to %d inboxes", len(inboxes)), s.Send(ctx, t.User, id, update, inboxes...)
+}
+
+// followedInboxes returns the inboxes of the people of other servers user
+// follows (a server's shared inbox once for all its people), at most
+// MaxRemoteFollowers of them: those whose Follow was sent from here (a
+// RemoteFollow named user_followee, found by its key's range) and who
+// are still followed.
+func (s *Service) followedInboxes(ctx context.Context, user string) ([]string, error) {
+	q := s.db.Query(KindRemoteFollow).
+		FilterField("__key__", ">=", remoteFollowKey(s.db, user, "")).
+		FilterField("__key__", "<", s.db.NameKey(KindRemoteFollow, user+"`", nil)). // "`" is "_" + 1
+		KeysOnly().Limit(MaxRemoteFollowers)
+	keys, err := s.db.GetAll(ctx, q, nil)
+	if err != nil {
+		return nil, fmt.Errorf("federation: the people elsewhere %s follows: %w", user, err)
+	}
+	l := s.db.Lookup()
+	var followees []string
+	var still, known []store.Ref
+	var actors []remoteActor
+	for _, k := range keys {
+		followee, ok := strings.CutPrefix(k.Name, user+"_")
+		if !ok || followee == "" {
+			continue
+		}
+		followees = append(followees, followee)
+	}
+	actors = make([]remoteActor, len(followees))
+	for i, f := range followees {
+		still = append(still, s.follows.Follows(l, user, f))
+		known = append(known, l.Add(remoteActorKey(s.db, f), &actors[i]))
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("federation: the people elsewhere %s follows: %w", user, err)
+	}
+	var out []string
+	for i := range followees {
+		if !still[i].Found() || !known[i].Found() {
+			continue
+		}
+		inbox := actors[i].SharedInbox
+		if inbox == "" {
+			inbox = actors[i].Inbox
+		}
+		if blocked, err := s.blocked(ctx, inbox); err != nil {
+			return nil, err
+		} else if !blocked && !slices.Contains(out, inbox) {
+			out = append(out, inbox)
+		}
+	}
+	return out, nil
+}
