@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -516,5 +517,56 @@ func TestMastodonFilterKeywordIDsStay(t *testing.T) {
 	kws = r.body["keywords"].([]any)
 	if len(kws) != 2 || idOf(kws, "beta") == "" || idOf(kws, "delta") != gamma || idOf(kws, "gamma") != "" {
 		t.Errorf("keywords after destroying alpha and editing gamma by its id: %s", r.raw)
+	}
+}
+
+// familiar_followers answers, for each account asked in order, those of
+// its followers the caller follows, newest first, five at most; none for
+// someone who blocks the caller or whom no one familiar follows; at most
+// 40 ids.
+func TestMastodonFamiliarFollowers(t *testing.T) {
+	e := newEnv(t)
+	ann, zed, fay, eve := e.register("ann"), e.register("zed"), e.register("fay"), e.register("eve")
+	var friends []user
+	for i := range 6 {
+		u := e.register(fmt.Sprintf("friend%d", i))
+		e.follow(ann, u.id)
+		e.follow(u, zed.id)
+		friends = append(friends, u)
+	}
+	e.follow(eve, zed.id) // not followed by ann
+	e.follow(friends[0], fay.id)
+	if st, r := e.mastoForm("POST", "/api/v1/accounts/"+ann.id+"/block", fay.token, nil); st != 200 {
+		t.Fatalf("block: %d %v", st, r)
+	}
+	r := e.do("GET", "/api/v1/accounts/familiar_followers?id[]="+zed.id+"&id[]="+fay.id+"&id[]=12345&id[]="+eve.id, ann.token, nil)
+	var got []struct {
+		ID       string           `json:"id"`
+		Accounts []map[string]any `json:"accounts"`
+	}
+	if r.status != 200 || json.Unmarshal(r.raw, &got) != nil || len(got) != 4 {
+		t.Fatalf("familiar_followers: %d %s", r.status, r.raw)
+	}
+	var names []string
+	for _, a := range got[0].Accounts {
+		names = append(names, a["username"].(string))
+	}
+	if want := []string{"friend5", "friend4", "friend3", "friend2", "friend1"}; got[0].ID != zed.id || !slices.Equal(names, want) {
+		t.Errorf("zed's familiar followers: %v, want %v", names, want)
+	}
+	for i, id := range []string{fay.id, "12345", eve.id} {
+		if got[i+1].ID != id || len(got[i+1].Accounts) != 0 {
+			t.Errorf("entry %d: %+v, want %s with none", i+1, got[i+1], id)
+		}
+	}
+	many := url.Values{}
+	for range 41 {
+		many.Add("id[]", zed.id)
+	}
+	if r := e.do("GET", "/api/v1/accounts/familiar_followers?"+many.Encode(), ann.token, nil); r.status != 422 {
+		t.Errorf("41 ids: %d %s", r.status, r.raw)
+	}
+	if r := e.do("GET", "/api/v1/accounts/familiar_followers?id[]="+zed.id, "", nil); r.status != 401 {
+		t.Errorf("without a token: %d", r.status)
 	}
 }

@@ -293,6 +293,55 @@ func (s *Server) relationships(m *mreq) (any, error) {
 	return s.relations(m, seen, found)
 }
 
+// MaxFamiliar is how many familiar followers an account is answered
+// with, as a web client shows a few.
+const MaxFamiliar = 5
+
+// familiarFollowers is GET /api/v1/accounts/familiar_followers?id[]=: for
+// each account asked (at most 40), in order, up to MaxFamiliar of its
+// followers whom the caller follows (graph.Familiar); none for one the
+// caller may not see, and none the caller may not see.
+func (s *Server) familiarFollowers(m *mreq) (any, error) {
+	idList := m.p.list("id")
+	if len(idList) > 40 {
+		return nil, derrors.New(derrors.InvalidArgument, "at most 40 ids")
+	}
+	idList = slices.Compact(idList)
+	type familiar struct {
+		ID       string     `json:"id"`
+		Accounts []mAccount `json:"accounts"`
+	}
+	out := make([]familiar, len(idList))
+	for i, id := range idList {
+		out[i] = familiar{ID: id, Accounts: []mAccount{}}
+	}
+	seen, err := s.accounts.Shown(m.ctx, m.caller, idList)
+	if err != nil {
+		return nil, err
+	}
+	fam, err := s.graph.Familiar(m.ctx, m.caller, slices.DeleteFunc(slices.Clone(idList), func(id string) bool { _, ok := seen[id]; return !ok }), MaxFamiliar)
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, f := range fam {
+		all = append(all, f...)
+	}
+	found, err := s.accounts.Shown(m.ctx, m.caller, all)
+	if err != nil {
+		return nil, err
+	}
+	origin := s.origin(m.c)
+	for i, id := range idList {
+		for _, f := range fam[id] {
+			if p, ok := found[f]; ok {
+				out[i].Accounts = append(out[i].Accounts, s.account(origin, p))
+			}
+		}
+	}
+	return out, nil
+}
+
 // relate is an action on an account (follow, block, mute, ...) that
 // answers the relationship after it.
 func (s *Server) relate(op func(m *mreq, id string) error) mhandler {

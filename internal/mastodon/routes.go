@@ -35,6 +35,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.PATCH("/accounts/update_credentials", s.masto(person, "write:accounts", s.updateCredentials))
 	v1.GET("/accounts/lookup", s.masto(anyone, "", s.lookupAccount))
 	v1.GET("/accounts/relationships", s.masto(person, "read:follows", s.relationships))
+	v1.GET("/accounts/familiar_followers", s.masto(person, "read:follows", s.familiarFollowers))
 	v1.GET("/accounts/search", s.masto(person, "read:accounts", s.searchAccounts))
 	v1.GET("/accounts/:id", s.masto(anyone, "", s.getAccount))
 	v1.GET("/accounts/:id/statuses", s.masto(anyone, "", s.accountStatuses))
