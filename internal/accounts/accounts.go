@@ -460,7 +460,15 @@ func (s *Service) checkRegistration(ctx context.Context, username, password, dis
 // Register creates an account and logs it in. The name is checked before
 // the password is hashed, so a taken name costs no hash.
 func (s *Service) Register(ctx context.Context, username, password, displayName string) (Person, string, error) {
-	return s.register(ctx, username, password, displayName, Grant{})
+	return s.register(ctx, username, password, displayName, &Grant{})
+}
+
+// Create creates an account and signs no one in: the sign-up of an
+// app's sign-in page, whose approval makes the app's code (package
+// oauth).
+func (s *Service) Create(ctx context.Context, username, password string) (Person, error) {
+	p, _, err := s.register(ctx, username, password, "", nil)
+	return p, err
 }
 
 // RegisterFor creates an account as an OAuth app signs a person up
@@ -469,10 +477,12 @@ func (s *Service) RegisterFor(ctx context.Context, username, password string, g 
 	if g.App == "" {
 		return Person{}, "", errors.New("accounts.RegisterFor: a grant names its app")
 	}
-	return s.register(ctx, username, password, "", g)
+	return s.register(ctx, username, password, "", &g)
 }
 
-func (s *Service) register(ctx context.Context, username, password, displayName string, g Grant) (Person, string, error) {
+// register creates an account, and a token of g's for it (none for a nil
+// g).
+func (s *Service) register(ctx context.Context, username, password, displayName string, g *Grant) (Person, string, error) {
 	display, err := s.checkRegistration(ctx, username, password, displayName)
 	if err != nil {
 		return Person{}, "", err
@@ -516,8 +526,11 @@ func (s *Service) register(ctx context.Context, username, password, displayName 
 	if err != nil {
 		return Person{}, "", fmt.Errorf("accounts.Register(%q): %w", username, err)
 	}
+	if g == nil {
+		return ToPerson(id, u), "", nil
+	}
 	g.User = id
-	token, err := s.newToken(ctx, id, g)
+	token, err := s.newToken(ctx, id, *g)
 	if err != nil {
 		return Person{}, "", err
 	}

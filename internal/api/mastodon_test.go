@@ -44,7 +44,7 @@ func (e *env) approve(app *mastodon.Application, u user, scope string) string {
 	e.t.Helper()
 	page := e.getPage("/oauth/authorize?" + url.Values{"client_id": {app.ClientID}, "redirect_uri": {oob},
 		"response_type": {"code"}, "scope": {scope}}.Encode())
-	if !strings.Contains(page, "Authorize test app") {
+	if !strings.Contains(page, "test app wants to use your account") {
 		e.t.Fatalf("the consent page does not name the app: %s", page)
 	}
 	resp, err := http.PostForm(e.url+"/oauth/authorize", url.Values{"client_id": {app.ClientID}, "redirect_uri": {oob},
@@ -148,6 +148,12 @@ func TestMastodonSignIn(t *testing.T) {
 		if got := page.Header.Get(h); got != want {
 			t.Errorf("the consent page's %s: %q, want %q", h, got, want)
 		}
+	}
+	// Its CSP allows its own stylesheet alone: no script, nothing inline
+	// but what its hash names, nothing from elsewhere, forms to itself.
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'; style-src 'sha256-") ||
+		strings.Contains(csp, "unsafe") || !strings.Contains(csp, "form-action 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("the consent page's CSP: %q", csp)
 	}
 	// A code is traded once; traded again (stolen), it gives nothing and
 	// the token of its first trade stops (RFC 6749 section 4.1.2).

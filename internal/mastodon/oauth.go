@@ -1,7 +1,6 @@
 package mastodon
 
 import (
-	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,19 +108,6 @@ func authorizeRequest(c *gin.Context) oauth.Request {
 		Challenge: v("code_challenge"), Method: v("code_challenge_method")}
 }
 
-// consent is what the page shows.
-type consent struct {
-	App       string
-	Website   string
-	Scopes    []string
-	Request   oauth.Request
-	Error     string
-	Code      string // an out-of-band code to copy
-	Username  string
-	Scope     string
-	Submitted bool
-}
-
 // authorizePage is GET /oauth/authorize: the page where a person signs
 // in and approves an app. A request whose app or redirect is not known
 // is told on the page, never sent anywhere.
@@ -140,12 +126,14 @@ func (s *Server) authorizePage(c *gin.Context) {
 }
 
 func consentOf(a oauth.Asked) consent {
-	return consent{App: a.App.Name, Website: a.App.Website, Scopes: a.Scopes, Request: a.Request, Scope: strings.Join(a.Scopes, " ")}
+	return consent{App: a.App.Name, Website: webSite(a.App.Website), Scopes: describeScopes(a.Scopes), Request: a.Request,
+		Scope: strings.Join(a.Scopes, " ")}
 }
 
 // authorize is POST /oauth/authorize: the person's answer. A right
-// password and approve send the app its code (or show it, out of band);
-// deny sends it access_denied.
+// password and approve, or an account created there (register), send
+// the app its code (or show it, out of band); deny sends it
+// access_denied.
 func (s *Server) authorize(c *gin.Context) {
 	ctx := c.Request.Context()
 	asked, err := s.oauth.Check(ctx, authorizeRequest(c))
@@ -155,26 +143,34 @@ func (s *Server) authorize(c *gin.Context) {
 		return
 	}
 	page := consentOf(asked)
-	if c.PostForm("decision") != "approve" {
+	if d := c.PostForm("decision"); d != "approve" && d != "register" {
 		s.redirect(c, asked, url.Values{"error": {"access_denied"}, "error_description": {"The person denied the request."}})
 		return
 	}
 	username := c.PostForm("username")
-	page.Username, page.Submitted = username, true
-	if err := s.host.LoginAllowed(c, username); err != nil {
-		_, page.Error = derrors.Status(err)
-		s.consentPage(c, http.StatusTooManyRequests, page)
-		return
-	}
-	p, err := s.accounts.Check(ctx, username, c.PostForm("password"))
-	if err == nil {
+	var p accounts.Person
+	if c.PostForm("decision") == "register" {
+		page.NewName, page.Signup = username, true
+		if p, err = s.signUp(c, username, c.PostForm("password")); err != nil {
+			status, msg := derrors.Status(err)
+			page.Error = msg
+			s.consentPage(c, status, page)
+			return
+		}
+	} else {
+		page.Username = username
+		if err := s.host.LoginAllowed(c, username); err != nil {
+			_, page.Error = derrors.Status(err)
+			s.consentPage(c, http.StatusTooManyRequests, page)
+			return
+		}
+		if p, err = s.accounts.Check(ctx, username, c.PostForm("password")); err != nil {
+			status, msg := derrors.Status(err)
+			page.Error = msg
+			s.consentPage(c, status, page)
+			return
+		}
 		s.host.LoginSucceeded(ctx, username)
-	}
-	if err != nil {
-		status, msg := derrors.Status(err)
-		page.Error = msg
-		s.consentPage(c, status, page)
-		return
 	}
 	code, err := s.oauth.Approve(ctx, p.ID, asked)
 	if err != nil {
@@ -206,51 +202,6 @@ func (s *Server) redirect(c *gin.Context, asked oauth.Asked, q url.Values) {
 	}
 	u.RawQuery = old.Encode()
 	c.Redirect(http.StatusFound, u.String())
-}
-
-var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Authorize {{if .App}}{{.App}}{{else}}an app{{end}} · socialstream</title>
-<style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem}label{display:block;margin:.6rem 0}
-input[type=text],input[type=password]{width:100%;padding:.4rem;box-sizing:border-box}.error{color:#a00}
-ul{padding-left:1.2rem}code{font-size:1.2rem;word-break:break-all;background:#eee;padding:.3rem}button{margin-right:.5rem;padding:.4rem 1rem}</style>
-</head><body>
-{{if .Code}}<h1>Authorization code</h1><p>Copy this code into {{.App}}:</p><p><code id="code">{{.Code}}</code></p>
-{{else if not .App}}<h1>This request cannot be approved</h1><p class="error" id="error">{{.Error}}</p>
-{{else}}<h1>Authorize {{.App}}</h1>
-{{if .Website}}<p>{{.Website}}</p>{{end}}
-<p>{{.App}} asks to use your account with these permissions:</p>
-<ul id="scopes">{{range .Scopes}}<li>{{.}}</li>{{end}}</ul>
-{{if .Error}}<p class="error" id="error" role="alert">{{.Error}}</p>{{end}}
-<form method="post" action="/oauth/authorize">
-<input type="hidden" name="client_id" value="{{.Request.ClientID}}">
-<input type="hidden" name="redirect_uri" value="{{.Request.RedirectURI}}">
-<input type="hidden" name="scope" value="{{.Scope}}">
-<input type="hidden" name="state" value="{{.Request.State}}">
-<input type="hidden" name="code_challenge" value="{{.Request.Challenge}}">
-<input type="hidden" name="code_challenge_method" value="{{.Request.Method}}">
-<label>Username <input type="text" name="username" id="username" autocomplete="username" value="{{.Username}}" autofocus></label>
-<label>Password <input type="password" name="password" id="password" autocomplete="current-password"></label>
-<button type="submit" name="decision" value="approve" id="approve">Authorize</button>
-<button type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button>
-</form>{{end}}
-</body></html>`))
-
-// consentPage writes the page, which no other site may frame, cache or
-// be told of by a Referer.
-func (s *Server) consentPage(c *gin.Context, status int, p consent) {
-	h := c.Writer.Header()
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	c.Status(status)
-	if err := consentTemplate.Execute(c.Writer, p); err != nil {
-		s.log.ErrorContext(c.Request.Context(), "consent page", "err", err)
-	}
-	c.Abort()
 }
 
 // token is POST /oauth/token.
@@ -313,4 +264,18 @@ func (s *Server) mRegister(m *mreq) (any, error) {
 		return nil, err
 	}
 	return gin.H{"access_token": token, "token_type": "Bearer", "scope": strings.Join(m.grant.Scopes, " "), "created_at": time.Now().Unix()}, nil
+}
+
+// signUp creates an account from the sign-in page, as registration
+// does: its checks first (no password hashed for a name taken), then its
+// quota.
+func (s *Server) signUp(c *gin.Context, username, password string) (accounts.Person, error) {
+	ctx := c.Request.Context()
+	if err := s.accounts.CheckRegistration(ctx, username, password, ""); err != nil {
+		return accounts.Person{}, err
+	}
+	if err := s.host.RegisterAllowed(c); err != nil {
+		return accounts.Person{}, err
+	}
+	return s.accounts.Create(ctx, username, password)
 }
