@@ -180,7 +180,7 @@ func (r *fedRun) flows() []flow {
 		{"a post here reaches them", "`POST /api/v1/statuses` here, public", r.postReaches},
 		{"a person here finds theirs", "`GET /api/v1/accounts/lookup` here", r.weFind},
 		{"a person here follows theirs", "`POST /api/v1/accounts/:id/follow` here", r.weFollow},
-		{"their post, with a mention, reaches a person here", "`POST /api/v1/statuses` there", r.theirPost},
+		{"their post, with a mention, reaches a person here", "`POST /api/v1/statuses` there (its `Mention` tag)", r.theirPost},
 		{"a person here writes to theirs alone", "`POST /api/v1/statuses` here, direct", r.direct},
 		{"a reply here to their post", "`POST /api/v1/statuses` here, `in_reply_to_id`", r.reply},
 		{"their edit of their post", "`PUT /api/v1/statuses/:id` there", r.edit},
@@ -192,6 +192,7 @@ func (r *fedRun) flows() []flow {
 		{"their post with a picture", "`POST /api/v2/media`, then `/api/v1/statuses` there", r.pictureThere},
 		{"a delete here of a post", "`DELETE /api/v1/statuses/:id` here", r.deleteHere},
 		{"their delete of their post", "`DELETE /api/v1/statuses/:id` there", r.theirDelete},
+		{"a profile change here reaches them", "`PATCH /api/v1/accounts/update_credentials` here", r.profile},
 		{"a block here of their person", "`POST /api/v1/accounts/:id/block` here", r.block},
 		{"their unfollow of a person here", "`POST /api/v1/accounts/:id/unfollow` there", r.unfollow},
 	}

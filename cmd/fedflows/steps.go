@@ -213,3 +213,21 @@ func (r *fedRun) unfollow(ctx context.Context) (string, error) {
 	})
 	return "amy has no follower left here", err
 }
+
+// profile changes amy's name and bio here: their server, which follows
+// her and which she follows, shows the new ones (the Update of her actor).
+func (r *fedRun) profile(ctx context.Context) (string, error) {
+	name, bio := "Amy "+r.stamp, "a new bio "+r.stamp
+	if err := r.amy.call(ctx, "PATCH", "/api/v1/accounts/update_credentials", url.Values{"display_name": {name}, "note": {bio}}, nil); err != nil {
+		return "", err
+	}
+	err := r.until(ctx, "her new name and bio there", func() (bool, error) {
+		var a struct {
+			DisplayName string `json:"display_name"`
+			Note        string `json:"note"`
+		}
+		err := r.a.call(ctx, "GET", "/api/v1/accounts/"+r.amyThere, nil, &a)
+		return a.DisplayName == name && strings.Contains(a.Note, bio), err
+	})
+	return "her new name and bio shown there", err
+}
