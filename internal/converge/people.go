@@ -167,7 +167,7 @@ func (r *runner) unfollow(ctx context.Context, a *actor) (bool, error) {
 		}
 	}
 	r.m.mu.Unlock()
-	if len(asked) > 0 && (len(followees) == 0 || a.rng.IntN(4) == 0) {
+	if len(asked) > 0 && (len(followees) == 0 || a.rng.IntN(4) == 0 || r.wants("withdraw")) {
 		sort.Strings(asked)
 		return true, r.withdraw(ctx, f, asked[a.rng.IntN(len(asked))])
 	}

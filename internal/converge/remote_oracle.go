@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/graph"
@@ -141,10 +142,11 @@ func (o *oracle) whyLacks(ctx context.Context, q *post) string {
 			fmt.Fprintf(&b, " %s %s", k.a, describe(evs))
 		}
 	}
-	var follows int64
+	var follows int
 	var p accounts.Person
 	err := o.r.retry(ctx, func() (err error) {
-		if follows, err = o.r.db.Count(ctx, o.r.db.Query(graph.KindFollow).FilterField("followee", "=", q.author).KeysOnly()); err != nil {
+		follows = 0
+		if err := graph.Each(ctx, o.r.db, q.author, true, func(string, time.Time) error { follows++; return nil }); err != nil {
 			return err
 		}
 		p, _, err = accounts.Load(ctx, o.r.db, q.author)

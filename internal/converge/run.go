@@ -375,9 +375,10 @@ func (r *runner) wants(op string) bool {
 // rarely leave it anything to do: an invitation is accepted three times
 // as often as it is declined, so a decline that is wanted waits for
 // invitations the accepts have not taken; a decision on a follow request,
-// or its withdrawal, needs a locked account.
+// or its withdrawal, needs a locked account, and a withdrawal a request
+// its asker still holds (the decisions take them too).
 var needs = map[string][]string{"decline": {"invite"}, "accept": {"invite"},
-	"approve": {"lock"}, "reject": {"lock"}, "withdraw": {"lock"}}
+	"approve": {"lock"}, "reject": {"lock"}, "withdraw": {"lock", "follow"}}
 
 // boosted reports whether an operation of kinds weighs ten times as much
 // now: one of them is wanted (wants), or makes what a wanted one needs.
