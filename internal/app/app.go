@@ -558,17 +558,13 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		return nil, nil, err
 	}
 	s.Cache = p.DB.Cache()
-	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue,
-		federation.Renderers{Post: activitypub.Render(cfg.Federation), Actor: activitypub.RenderActor(cfg.Federation)})
-	s.Federation.SetGraph(s.Graph, graph.Records{})
-	s.Federation.SetActivities(s.Activities)
-	s.Federation.SetReactions(s.Likes, s.Activities)
-	s.Federation.SetLiked(likes.Records{DB: p.DB})
-	s.Federation.SetAccounts(s.Lifecycle)
-	s.Federation.SetReporter(s.Moderation)
+	fd := federation.Deps{Graph: s.Graph, Follows: graph.Records{}, Activities: s.Activities, Reposts: s.Activities, Likes: s.Likes,
+		Liked: likes.Records{DB: p.DB}, Accounts: s.Lifecycle, Reporter: s.Moderation,
+		Render: federation.Renderers{Post: activitypub.Render(cfg.Federation), Actor: activitypub.RenderActor(cfg.Federation)}}
 	if s.Media != nil {
-		s.Federation.SetPictures(s.Media)
+		fd.Pictures = s.Media
 	}
+	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue, fd)
 	if cfg.Federation.On() {
 		s.Graph.SetRemote(s.Federation)
 		s.Activities.SetPublisher(s.Federation)
@@ -677,7 +673,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
 		Activities: activities.Records{DB: db}, Graph: graph.Records{}, GiveUpAfter: rcfg.GiveUpAfter,
-		PruneWindow: rcfg.PruneWindow,
+		PruneWindow: rcfg.PruneWindow, Push: push.NewRinger(db, gen, q),
 	}); err != nil {
 		return nil, err
 	}
@@ -723,7 +719,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q); err != nil {
 		return nil, err
 	}
-	if s.Markers, err = markers.New(db); err != nil {
+	if s.Markers, err = markers.New(db, s.Notifications); err != nil {
 		return nil, err
 	}
 	if s.Tags, err = tags.New(db); err != nil {
@@ -735,8 +731,6 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}); err != nil {
 		return nil, err
 	}
-	s.Notifications.SetPusher(s.Push)
-	s.Markers.SetNotices(s.Notifications)
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
 		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push, Keys: s.Keys}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {

@@ -117,7 +117,7 @@ func TestDeliverOutcomes(t *testing.T) {
 	}))
 	defer srv.Close()
 	keys := NewKeys(db)
-	s := New(Config{Domain: "127.0.0.1:1", AllowLoopback: true}, db, ids.New(), keys, nil, Renderers{})
+	s := New(Config{Domain: "127.0.0.1:1", AllowLoopback: true}, db, ids.New(), keys, nil, Deps{})
 	d := Delivery{From: "42", Inbox: srv.URL + "/inbox", ID: "https://x/1", Activity: json.RawMessage(`{"type":"Accept"}`)}
 	// No one 42 here, and no key: a delivery makes none, and ends.
 	if out, err := s.Deliver(ctx, d); out != Refused+" (its sender is gone)" || err != nil {
@@ -155,7 +155,7 @@ func TestDeliverOutcomes(t *testing.T) {
 	if out, err := s.Deliver(queue.WithAttempt(ctx, queue.Federation, queue.RetryLimits[queue.Federation]), d); out != Abandoned || err != nil {
 		t.Errorf("the last attempt: %q, %v", out, err)
 	}
-	strict := New(Config{Domain: "a.example"}, db, ids.New(), NewKeys(db), nil, Renderers{})
+	strict := New(Config{Domain: "a.example"}, db, ids.New(), NewKeys(db), nil, Deps{})
 	if out, err := strict.Deliver(ctx, d); !strings.HasPrefix(out, Refused) || err != nil {
 		t.Errorf("to loopback, not allowed: %q, %v", out, err)
 	}
@@ -184,7 +184,7 @@ func TestKeyOwnerKeptServesWhenGone(t *testing.T) {
 		_, _ = w.Write(actorJSON(t, srv.URL+"/users/bob", nil))
 	}))
 	defer srv.Close()
-	s := New(Config{Domain: "127.0.0.1:1", AllowLoopback: true}, db, ids.New(), NewKeys(db), nil, Renderers{})
+	s := New(Config{Domain: "127.0.0.1:1", AllowLoopback: true}, db, ids.New(), NewKeys(db), nil, Deps{})
 	keyID := srv.URL + "/users/bob#main-key"
 	first, err := s.KeyOwner(ctx, keyID, false)
 	if err != nil {

@@ -79,9 +79,6 @@ type Reporter interface {
 	File(ctx context.Context, reporter string, in moderation.ReportInput) (moderation.ReportView, error)
 }
 
-// SetReporter gives the service what files the reports of other servers.
-func (s *Service) SetReporter(r Reporter) { s.reporter = r }
-
 // flagged takes a Flag: a report, by the actor, of the first person here
 // it names, with the posts here it names.
 func (s *Service) flagged(ctx context.Context, actor Actor, raw json.RawMessage, content string) (string, error) {

@@ -74,10 +74,6 @@ type Graph interface {
 	Unblock(ctx context.Context, blocker, blocked string) error
 }
 
-// SetGraph gives the service the follow graph its inbox acts on, and
-// what reads a follow by key.
-func (s *Service) SetGraph(g Graph, f Follows) { s.graph, s.follows = g, f }
-
 // activity is what an inbox reads of an activity.
 type activity struct {
 	ID      string          `json:"id"`

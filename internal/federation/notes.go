@@ -47,9 +47,6 @@ type Activities interface {
 	Shown(ctx context.Context, viewer string, idList []string) ([]activities.View, error)
 }
 
-// SetActivities gives the service the posts an inbox acts on.
-func (s *Service) SetActivities(a Activities) { s.activities = a }
-
 // MaxNoteText is the most characters of a Note's text kept.
 const MaxNoteText = 5000
 
@@ -240,9 +237,6 @@ func (s *Service) wording(n note) noteWording {
 type Accounts interface {
 	RemoveRemote(ctx context.Context, user string) error
 }
-
-// SetAccounts gives the service what ends remote people's accounts.
-func (s *Service) SetAccounts(a Accounts) { s.accounts = a }
 
 // deleted takes a Delete: of a Note of the actor's, its post goes; of
 // the actor, their account here goes, erased as a local account is

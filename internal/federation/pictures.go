@@ -21,10 +21,6 @@ type Pictures interface {
 	Remote(ctx context.Context, user string, list []media.RemoteInput) ([]string, error)
 }
 
-// SetPictures gives the service what keeps pictures from elsewhere;
-// without it, a Note's pictures are dropped.
-func (s *Service) SetPictures(p Pictures) { s.pictures = p }
-
 // attachment is one of a Note's attachments.
 type attachment struct {
 	Type      string          `json:"type"`

@@ -30,9 +30,6 @@ type Reposts interface {
 	Unrepost(ctx context.Context, user, id string) (activities.View, error)
 }
 
-// SetReactions gives the service the likes and reposts an inbox acts on.
-func (s *Service) SetReactions(l Likes, r Reposts) { s.likes, s.reposts = l, r }
-
 // reacted takes a Like or an Announce of a post here (undo: its Undo).
 func (s *Service) reacted(ctx context.Context, actor Actor, kind string, object json.RawMessage, undo bool) (string, error) {
 	post := s.localNote(ref(object))
@@ -95,9 +92,6 @@ func (s *Service) Liking(user, activity, author, note string, undo bool) queue.P
 type Liked interface {
 	Liked(l *store.Lookup, activity, viewer string) store.Ref
 }
-
-// SetLiked gives the service what reads a like.
-func (s *Service) SetLiked(l Liked) { s.liked = l }
 
 // Like runs a like job.
 func (s *Service) Like(ctx context.Context, t LikeTask) (string, error) {

@@ -48,31 +48,52 @@ type Service struct {
 	q      queue.Queue
 	client *http.Client
 	now    func() time.Time
-	// graph and follows are the follow graph an inbox acts on (SetGraph).
-	graph   Graph
-	follows Follows
-	// activities are the posts an inbox acts on (SetActivities); render
-	// writes what is sent of posts and people.
+	// What an inbox acts on (Deps), and what writes what is sent.
+	graph      Graph
+	follows    Follows
 	activities Activities
 	pictures   Pictures
 	render     Renderers
 	likes      Likes
 	reposts    Reposts
 	liked      Liked
-	// accounts end the accounts of remote people whose servers tell of
-	// their deletion (SetAccounts).
-	accounts Accounts
-	// reporter files the reports other servers send (SetReporter).
-	reporter Reporter
+	accounts   Accounts
+	reporter   Reporter
 	// blocks are the blocked domains, read again every BlockRefresh.
 	blocks *store.Refreshed[[]string]
+}
+
+// Deps are the services the inbox acts through, and what renders what
+// is sent; a nil one is a part of the inbox that answers that it is off
+// (a service that serves no API builds none).
+type Deps struct {
+	// Graph and Follows are the follow graph: follows and requests, and
+	// whether one holds.
+	Graph   Graph
+	Follows Follows
+	// Activities are the posts (Notes, their edits and deletes), Reposts
+	// and Likes the reactions, Liked whether a like holds.
+	Activities Activities
+	Reposts    Reposts
+	Likes      Likes
+	Liked      Liked
+	// Pictures keeps the pictures of other servers' posts (nil without
+	// a bucket).
+	Pictures Pictures
+	// Accounts end the accounts of remote people whose servers tell of
+	// their deletion; Reporter files the reports other servers send.
+	Accounts Accounts
+	Reporter Reporter
+	Render   Renderers
 }
 
 // New returns the service, whose fetches and deliveries go through the
 // one guarded client (package egress), to loopback too when
 // cfg.AllowLoopback.
-func New(cfg Config, db *store.DB, gen *ids.Generator, keys *Keys, q queue.Queue, render Renderers) *Service {
-	return &Service{cfg: cfg, db: db, gen: gen, keys: keys, q: q, now: time.Now, render: render,
+func New(cfg Config, db *store.DB, gen *ids.Generator, keys *Keys, q queue.Queue, d Deps) *Service {
+	return &Service{cfg: cfg, db: db, gen: gen, keys: keys, q: q, now: time.Now, render: d.Render,
+		graph: d.Graph, follows: d.Follows, activities: d.Activities, pictures: d.Pictures, likes: d.Likes, reposts: d.Reposts,
+		liked: d.Liked, accounts: d.Accounts, reporter: d.Reporter,
 		client: egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, MaxBody: MaxActorBytes, Timeout: DeliveryTimeout}),
 		blocks: store.NewRefreshed(cmp.Or(cfg.BlockRefresh, BlockRefresh), func(ctx context.Context) ([]string, error) { return readBlocked(ctx, db) }, nil)}
 }

@@ -73,16 +73,13 @@ type Notices interface {
 // NotificationsFeed is the feed of a person's notifications.
 const NotificationsFeed = "notifications"
 
-// SetNotices has every move of a notifications marker from now on mark
-// what it passed read, through n.
-func (s *Service) SetNotices(n Notices) { s.notices = n }
 
 // New returns a Service.
-func New(db *store.DB) (*Service, error) {
-	if db == nil {
+func New(db *store.DB, notices Notices) (*Service, error) {
+	if db == nil || notices == nil {
 		return nil, errors.New("markers.New: nil dependency")
 	}
-	return &Service{db: db}, nil
+	return &Service{db: db, notices: notices}, nil
 }
 
 func checkFeeds(feeds []string) error {
@@ -183,7 +180,7 @@ func (s *Service) Move(ctx context.Context, user string, to map[string]Marker) (
 	// makes one below it read; a request's notification is placed as it
 	// commits. A failure here leaves the marker moved; the move asked
 	// again marks them.
-	if m, ok := got[NotificationsFeed]; ok && s.notices != nil {
+	if m, ok := got[NotificationsFeed]; ok {
 		seq, _ := ids.Parse(m.LastReadID)
 		if err := s.notices.ReadThrough(ctx, user, seq); err != nil {
 			return nil, fmt.Errorf("markers.Move(%s): %w", user, err)

@@ -213,10 +213,13 @@ type Config struct {
 	// PruneWindow is how often, at most, one recipient's notifications
 	// are pruned to MaxKept; 0 means 10 seconds.
 	PruneWindow time.Duration
+	// Push, when set, follows notifications on to their readers'
+	// devices.
+	Push Pusher
 }
 
 // Pusher follows notifications on to their readers' devices (package
-// push, SetPusher).
+// push's Ringer).
 type Pusher interface {
 	// Ring enqueues the deliveries of the notification of event, of type
 	// typ, by actor, to the devices of each recipient that want it: ahead
@@ -235,8 +238,6 @@ type Service struct {
 	now   func() time.Time
 }
 
-// SetPusher has every notification made from now on rung through p.
-func (s *Service) SetPusher(p Pusher) { s.push = p }
 
 // New returns a Service.
 func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, cfg Config) (*Service, error) {
@@ -249,7 +250,7 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue,
 	if cfg.PruneWindow <= 0 {
 		cfg.PruneWindow = pruneWindow
 	}
-	return &Service{db: db, ids: gen, acc: acc, queue: q, cfg: cfg, now: time.Now}, nil
+	return &Service{db: db, ids: gen, acc: acc, queue: q, cfg: cfg, push: cfg.Push, now: time.Now}, nil
 }
 
 var eventID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,400}$`)

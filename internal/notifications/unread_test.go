@@ -155,11 +155,10 @@ func TestUnreadCountsWhatTheListShows(t *testing.T) {
 	check("a filter hides one", 13)
 	filter(filters.Warn)
 	check("a filter warns of one", 14)
-	m, err := markers.New(db)
+	m, err := markers.New(db, svc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.SetNotices(svc)
 	if _, err := m.Move(ctx, reader, map[string]markers.Marker{markers.NotificationsFeed: {LastReadID: ids.Format(seqs[12])}}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/egress"
+	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -106,6 +107,26 @@ func waitFor(wait int) time.Duration { return min(time.Second<<min(wait, 5), 30*
 // it (the delivery then first runs queue.AheadDelay later), or at once. It reads the recipients'
 // subscriptions 30 recipients a query: one read for those with none.
 func (s *Service) Ring(ctx context.Context, event, typ, actor string, recipients []string, ahead bool) error {
+	return Ringer{db: s.db, ids: s.ids, q: s.q, now: s.now}.Ring(ctx, event, typ, actor, recipients, ahead)
+}
+
+// Ringer enqueues the deliveries of notifications (Ring): what package
+// notifications holds of push, built before either service, which each
+// read the other's entities.
+type Ringer struct {
+	db  *store.DB
+	ids *ids.Generator
+	q   queue.Queue
+	now func() time.Time
+}
+
+// NewRinger returns the Ringer of the subscriptions in db.
+func NewRinger(db *store.DB, gen *ids.Generator, q queue.Queue) Ringer {
+	return Ringer{db: db, ids: gen, q: q, now: time.Now}
+}
+
+// Ring is notifications.Pusher: see Service.Ring.
+func (s Ringer) Ring(ctx context.Context, event, typ, actor string, recipients []string, ahead bool) error {
 	ring := ""
 	if ahead {
 		ring = s.ids.NextString()
