@@ -73,7 +73,6 @@ type Notices interface {
 // NotificationsFeed is the feed of a person's notifications.
 const NotificationsFeed = "notifications"
 
-
 // New returns a Service.
 func New(db *store.DB, notices Notices) (*Service, error) {
 	if db == nil || notices == nil {

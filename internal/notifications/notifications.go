@@ -238,7 +238,6 @@ type Service struct {
 	now   func() time.Time
 }
 
-
 // New returns a Service.
 func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, cfg Config) (*Service, error) {
 	if db == nil || gen == nil || acc == nil || q == nil {
