@@ -224,7 +224,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	if s.acc, err = accounts.New(s.db, st.Gen, service.Accounts()); err != nil {
 		return nil, err
 	}
-	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, service.Rebuild(), app.Pictures{}, app.Push{})
+	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, service.Rebuild(), app.Pictures{}, app.Push{}, federation.Config{})
 	if err != nil {
 		return nil, err
 	}

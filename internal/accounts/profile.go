@@ -9,7 +9,6 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/derrors"
-	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
 )
@@ -196,20 +195,4 @@ func LoadCard(ctx context.Context, db *store.DB, id string) (*Record, error) {
 		return nil, fmt.Errorf("accounts.LoadCard(%s): %w", id, err)
 	}
 	return r, nil
-}
-
-// ProfileJob tells other servers that a person here changed what they
-// show of themselves (their name, note, fields, avatar, header, lock):
-// enqueued before the change's commit by whoever makes it (package
-// media, graph's lock), and run by package federation, which sends the
-// Update of their actor once the change shows (User.Changed) to the
-// servers that follow them and those they follow. With federation off it
-// ends at once.
-var ProfileJob = queue.Job[ProfileTask]{Name: "federate-profile", Queue: queue.Federation,
-	TaskName: func(t ProfileTask) string { return fmt.Sprintf("profile-%s-%d", t.User, t.At) }}
-
-// ProfileTask is the body of a ProfileJob: the change of user's at (µs).
-type ProfileTask struct {
-	User string `json:"user"`
-	At   int64  `json:"at"`
 }

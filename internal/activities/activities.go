@@ -51,6 +51,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/notifications"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -426,9 +427,10 @@ type Config struct {
 	// Pictures, when set, is run as Forget is, for an activity that had
 	// pictures (package media).
 	Pictures Forgetter
-	// Publisher, when set, tells other servers of posts and their
-	// deletion (package federation).
-	Publisher Publisher
+	// Publisher, when set (the deployment federates), makes the jobs
+	// that tell other servers of posts, their edits and their deletion
+	// (package outbox; package federation runs them).
+	Publisher *outbox.Jobs
 }
 
 // Likes is what activities read of likes (package likes, whose Records

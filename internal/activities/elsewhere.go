@@ -7,32 +7,18 @@ import (
 	"strings"
 
 	"socialstream/internal/ids"
-	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
 
 // Posts and other servers (package federation): which posts go to them,
 // and which came from them.
 
-// Publisher tells other servers (package federation) of the posts of
-// people here that reach followers (public, unlisted, followers-only),
-// their reposts, and posts that name people or posts there: it finds out
-// itself whether the author has followers there. Posts of other servers'
-// people are not sent back (no job is made for them).
-type Publisher interface {
-	// Publishing is the job that sends the post once it is committed,
-	// enqueued ahead of its commit; named says the post names something
-	// of another server (someone it mentions, what it shares or
-	// answers), else only the author's followers there may want it.
-	Publishing(author, id string, named bool) queue.Pending
-	// Republishing is the job that sends the post again as its edit
-	// number edit made it, enqueued ahead of the edit's commit; named as
-	// for Publishing.
-	Republishing(author, id string, edit int, named bool) queue.Pending
-	// Unpublished tells them the post is deleted (a repost of shared:
-	// undone); the cleanup job runs it once the post is gone.
-	Unpublished(ctx context.Context, author, id, shared string) error
-}
+// Config.Publisher (package outbox's jobs, when the deployment
+// federates) tells other servers of the posts of people here that reach
+// followers (public, unlisted, followers-only), their reposts, and posts
+// that name people or posts there: its jobs find out themselves whether
+// the author has followers there. Posts of other servers' people are not
+// sent back (no job is made for them).
 
 // ElsewherePrefix begins the external id of a post of another server's
 // (package federation): its Note's id, hashed.
@@ -55,9 +41,6 @@ func (v View) Elsewhere() (string, bool) {
 	}
 	return "", false
 }
-
-// SetPublisher sets who tells other servers of posts.
-func (s *Service) SetPublisher(p Publisher) { s.cfg.Publisher = p }
 
 // published reports whether a post goes to other servers: one that
 // reaches followers (to its author's followers there), a repost (to

@@ -13,6 +13,7 @@ import (
 
 	"socialstream/internal/federation"
 	"socialstream/internal/graph"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 )
 
@@ -215,7 +216,7 @@ func TestFederationBlockJobsWaitAndGiveUp(t *testing.T) {
 	// A Block's job for a block that does not stand: a retry while it
 	// may yet commit, nothing sent past that.
 	before := len(other.Received())
-	bt := federation.BlockTask{Blocker: ann.id, Blocked: eveID, At: now.UnixMicro()}
+	bt := outbox.BlockTask{Blocker: ann.id, Blocked: eveID, At: now.UnixMicro()}
 	if _, err := e.svc.Federation.Block(ctx, bt); !errors.Is(err, queue.ErrNotYet) {
 		t.Errorf("a Block's job before its block: %v, want a retry", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/push"
@@ -315,11 +316,11 @@ func TestErasureIsIdempotentAndResumable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task := lifecycle.EraseTask{UserID: v.id, At: time.Now().UnixMicro()}
+	task := accounts.EraseTask{UserID: v.id, At: time.Now().UnixMicro()}
 	if _, err := lc.Erase(ctx, task); err == nil {
 		t.Fatal("an erasure before the deletion committed went on")
 	}
-	old := lifecycle.EraseTask{UserID: a.id, At: time.Now().Add(-2 * time.Minute).UnixMicro()}
+	old := accounts.EraseTask{UserID: a.id, At: time.Now().Add(-2 * time.Minute).UnixMicro()}
 	if res, err := lc.Erase(ctx, old); err != nil || res.Stopped == "" {
 		t.Fatalf("an erasure of an account never deleted: %+v, %v; want it to stop", res, err)
 	}
@@ -328,7 +329,7 @@ func TestErasureIsIdempotentAndResumable(t *testing.T) {
 	if err := svc.Accounts.Delete(ctx, v.id, "password-victim", func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	var steps []lifecycle.EraseTask
+	var steps []accounts.EraseTask
 	cur := task
 	for n := 0; ; n++ {
 		if n > 100 {

@@ -12,6 +12,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/app"
+	"socialstream/internal/federation"
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
@@ -122,7 +123,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(e.db, ids.New(), acc, slow, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
+	svc, err := app.NewServices(e.db, ids.New(), acc, slow, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/federation"
 	"socialstream/internal/graph"
-	"socialstream/internal/lifecycle"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/notifications"
+	"socialstream/internal/outbox"
 	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
@@ -87,7 +87,7 @@ func (s *Server) jobs() []route {
 			return []any{"deleted", n}, err
 		}),
 		// One step of the erasure of a deleted account.
-		serve(s, lifecycle.EraseJob, func(ctx context.Context, t lifecycle.EraseTask) ([]any, error) {
+		serve(s, accounts.EraseJob, func(ctx context.Context, t accounts.EraseTask) ([]any, error) {
 			res, err := s.lifecycle.Erase(ctx, t)
 			return []any{"userId", t.UserID, "phase", t.Phase, "step", t.Step,
 				"erased", res.Erased, "stopped", res.Stopped, "next", res.Next, "done", res.Done}, err
@@ -132,7 +132,7 @@ func (s *Server) jobs() []route {
 			return []any{"from", d.From, "inbox", d.Inbox, "activity", d.ID, "outcome", outcome}, err
 		}),
 		// A Follow of a person of another server, or its Undo.
-		serve(s, federation.FollowJob, func(ctx context.Context, t federation.FollowTask) ([]any, error) {
+		serve(s, outbox.FollowJob, func(ctx context.Context, t outbox.FollowTask) ([]any, error) {
 			if s.federation == nil {
 				return []any{"outcome", "federation off"}, nil
 			}
@@ -140,7 +140,7 @@ func (s *Server) jobs() []route {
 			return []any{"follower", t.Follower, "followee", t.Followee, "undo", t.Undo, "outcome", outcome}, err
 		}),
 		// A post sent to the servers of its author's remote followers.
-		serve(s, federation.PublishJob, func(ctx context.Context, t federation.PublishTask) ([]any, error) {
+		serve(s, outbox.PublishJob, func(ctx context.Context, t outbox.PublishTask) ([]any, error) {
 			if s.federation == nil {
 				return []any{"outcome", "federation off"}, nil
 			}
@@ -148,7 +148,7 @@ func (s *Server) jobs() []route {
 			return []any{"author", t.Author, "activity", t.Activity, "outcome", outcome}, err
 		}),
 		// A favourite of a post of another server's, or its undoing.
-		serve(s, federation.LikeJob, func(ctx context.Context, t federation.LikeTask) ([]any, error) {
+		serve(s, outbox.LikeJob, func(ctx context.Context, t outbox.LikeTask) ([]any, error) {
 			if s.federation == nil {
 				return []any{"outcome", "federation off"}, nil
 			}
@@ -162,8 +162,16 @@ func (s *Server) jobs() []route {
 			}
 			return []any{"user", t.User}, s.federation.ForgetKey(ctx, t)
 		}),
+		// A deleted post's Delete (or a repost's Undo) sent to the servers
+		// that had it.
+		serve(s, outbox.UnpublishJob, func(ctx context.Context, t outbox.UnpublishTask) ([]any, error) {
+			if s.federation == nil {
+				return []any{"outcome", "federation off"}, nil
+			}
+			return []any{"author", t.Author, "activity", t.Activity}, s.federation.Unpublish(ctx, t)
+		}),
 		// A report sent to the reported person's server.
-		serve(s, federation.FlagJob, func(ctx context.Context, t federation.FlagTask) ([]any, error) {
+		serve(s, outbox.FlagJob, func(ctx context.Context, t outbox.FlagTask) ([]any, error) {
 			if s.federation == nil {
 				return []any{"outcome", "federation off"}, nil
 			}
@@ -171,7 +179,7 @@ func (s *Server) jobs() []route {
 			return []any{"report", t.Report, "account", t.Account, "outcome", outcome}, err
 		}),
 		// A Block of a person of another server, or its Undo.
-		serve(s, federation.BlockJob, func(ctx context.Context, t federation.BlockTask) ([]any, error) {
+		serve(s, outbox.BlockJob, func(ctx context.Context, t outbox.BlockTask) ([]any, error) {
 			if s.federation == nil {
 				return []any{"outcome", "federation off"}, nil
 			}
@@ -179,7 +187,7 @@ func (s *Server) jobs() []route {
 			return []any{"blocker", t.Blocker, "blocked", t.Blocked, "undo", t.Undo, "outcome", outcome}, err
 		}),
 		// A profile's change told to other servers.
-		serve(s, accounts.ProfileJob, func(ctx context.Context, t accounts.ProfileTask) ([]any, error) {
+		serve(s, outbox.ProfileJob, func(ctx context.Context, t outbox.ProfileTask) ([]any, error) {
 			if s.federation == nil {
 				return []any{"outcome", "federation off"}, nil
 			}
@@ -187,7 +195,7 @@ func (s *Server) jobs() []route {
 			return []any{"user", t.User, "at", t.At, "outcome", outcome}, err
 		}),
 		// A remote requester told of a locked person's decision.
-		serve(s, federation.AnswerJob, func(ctx context.Context, t federation.AnswerTask) ([]any, error) {
+		serve(s, outbox.AnswerJob, func(ctx context.Context, t outbox.AnswerTask) ([]any, error) {
 			if s.federation == nil {
 				return []any{"outcome", "federation off"}, nil
 			}

@@ -48,6 +48,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
+	"socialstream/internal/outbox"
 	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
@@ -553,25 +554,11 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	}
 	// Every job waits GiveUpAfter for the change it follows.
 	p.Queue = queue.Patient(p.Queue, cfg.GiveUpAfter)
-	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback})
+	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback}, cfg.Federation)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.Cache = p.DB.Cache()
-	fd := federation.Deps{Graph: s.Graph, Follows: graph.Records{}, Activities: s.Activities, Reposts: s.Activities, Likes: s.Likes,
-		Liked: likes.Records{DB: p.DB}, Accounts: s.Lifecycle, Reporter: s.Moderation,
-		Render: federation.Renderers{Post: activitypub.Render(cfg.Federation), Actor: activitypub.RenderActor(cfg.Federation)}}
-	if s.Media != nil {
-		fd.Pictures = s.Media
-	}
-	s.Federation = federation.New(cfg.Federation, p.DB, p.Gen, s.Keys, p.Queue, fd)
-	if cfg.Federation.On() {
-		s.Graph.SetRemote(s.Federation)
-		s.Activities.SetPublisher(s.Federation)
-		s.Likes.SetPublisher(s.Federation)
-		s.Lifecycle.SetFarewell(s.Federation)
-		s.Moderation.SetForwarder(s.Federation)
-	}
 	guard := api.Guard{OnAppEngine: cfg.OnAppEngine, TaskSecret: cfg.TasksSecret, CORSOrigins: cfg.CORSOrigins, Forwarded: cfg.Forwarded}
 	if guard.Limits, err = ratelimit.New(p.DB, cfg.RateLimits); err != nil {
 		return nil, nil, err
@@ -607,8 +594,7 @@ type Services struct {
 	Media         *media.Service // nil without Pictures
 	Push          *push.Service
 	// Keys are people's key pairs, and Federation the deployment's part
-	// in the fediverse (off when its configuration's Domain is empty;
-	// nil for services that serve no API).
+	// in the fediverse (off when its configuration's Domain is empty).
 	Keys       *federation.Keys
 	Federation *federation.Service
 	// Cursors seals the cursors the API hands out.
@@ -650,19 +636,27 @@ type Push struct {
 	AllowLoopback bool
 }
 
-// NewServices builds the services over db and q. Each gets the owners
-// below it; an owner below reaches one above through a small interface of
-// its own (notifications.Activities, activities.Likes and Forgetter,
-// media.Activities), which the owner above's Records implement, wired
-// here.
-func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures, pcfg Push) (*Services, error) {
+// NewServices builds the services over db and q, each by its
+// constructor alone, with the owners below it: an owner below reaches one
+// above through a small interface of its own (notifications.Activities,
+// activities.Likes and Forgetter, media.Activities), which the owner
+// above's Records implement, wired here. What tells other servers is a
+// job the domain enqueues (package outbox, when fcfg federates), which
+// package federation, built after everything its inbox acts through,
+// runs; the erasure, built last, is told to other servers by it.
+func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures, pcfg Push,
+	fcfg federation.Config) (*Services, error) {
 	s := &Services{Accounts: acc, Cursors: cursor.New(db), Keys: federation.NewKeys(db)}
+	var ob *outbox.Jobs // nil: the deployment does not federate
+	if fcfg.On() {
+		ob = outbox.New(q, gen)
+	}
 	var err error
 	var links *media.Links
 	if pics.Client != nil {
 		links = media.NewLinks(db, pics.PublicURL)
 		if s.Media, err = media.New(db, gen, acc, pics.Client, q, links, media.Config{
-			Bucket: pics.Bucket, Activities: activities.Records{DB: db}, Memory: pics.Memory, Client: pics.Elsewhere,
+			Bucket: pics.Bucket, Activities: activities.Records{DB: db}, Memory: pics.Memory, Client: pics.Elsewhere, Outbox: ob,
 		}); err != nil {
 			return nil, err
 		}
@@ -680,7 +674,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Rebuild, err = rebuild.New(db, q, log, rcfg); err != nil {
 		return nil, err
 	}
-	if s.Graph, err = graph.New(db, gen, s.Notifications, s.Rebuild, q); err != nil {
+	if s.Graph, err = graph.New(db, gen, s.Notifications, s.Rebuild, q, ob); err != nil {
 		return nil, err
 	}
 	if s.Groups, err = groups.New(db, gen, s.Notifications, s.Rebuild); err != nil {
@@ -691,14 +685,14 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		Likes:     likes.Records{DB: db},
 		Bookmarks: bookmarks.Records{DB: db},
 		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
-		Links:     links, Pictures: pictures,
+		Links:     links, Pictures: pictures, Publisher: ob,
 	}); err != nil {
 		return nil, err
 	}
 	if s.Comments, err = comments.New(db, gen, acc, s.Activities, s.Notifications); err != nil {
 		return nil, err
 	}
-	if s.Likes, err = likes.New(db, s.Activities, s.Notifications); err != nil {
+	if s.Likes, err = likes.New(db, s.Activities, s.Notifications, ob); err != nil {
 		return nil, err
 	}
 	if s.OAuth, err = oauth.New(db, gen, s.Accounts); err != nil {
@@ -716,7 +710,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Filters, err = filters.New(db); err != nil {
 		return nil, err
 	}
-	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q); err != nil {
+	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q, ob); err != nil {
 		return nil, err
 	}
 	if s.Markers, err = markers.New(db, s.Notifications); err != nil {
@@ -731,8 +725,20 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}); err != nil {
 		return nil, err
 	}
+	fd := federation.Deps{Graph: s.Graph, Follows: graph.Records{}, Activities: s.Activities, Reposts: s.Activities, Likes: s.Likes,
+		Liked: likes.Records{DB: db}, Accounts: acc, Reporter: s.Moderation,
+		Render: federation.Renderers{Post: activitypub.Render(fcfg), Actor: activitypub.RenderActor(fcfg)}}
+	if s.Media != nil {
+		fd.Pictures = s.Media
+	}
+	s.Federation = federation.New(fcfg, db, gen, s.Keys, q, fd)
+	var farewell lifecycle.Farewell
+	if fcfg.On() {
+		farewell = s.Federation
+	}
 	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
-		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push, Keys: s.Keys}, q,
+		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push, Keys: s.Keys,
+		Farewell: farewell}, q,
 		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
 		return nil, err
 	}

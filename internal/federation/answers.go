@@ -3,9 +3,9 @@ package federation
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -16,32 +16,10 @@ import (
 // Reject of their Follow, once the decision has committed; for a local
 // requester it does nothing.
 
-// AnswerJob tells a remote requester what came of their request.
-var AnswerJob = queue.Job[AnswerTask]{Name: "federate-answer", Queue: queue.Federation,
-	TaskName: func(t AnswerTask) string { return "answer-" + t.Requester + "-" + t.Target + "-" + t.Ring }}
-
-// AnswerTask is the body of an answer job.
-type AnswerTask struct {
-	Requester string `json:"requester"`
-	Target    string `json:"target"`
-	Approved  bool   `json:"approved"`
-	At        int64  `json:"at"`   // when it was enqueued (Unix seconds)
-	Ring      string `json:"ring"` // names the decision
-}
-
-// Answering is graph.Answers: the answer job of target's decision of
-// requester's request.
-func (s *Service) Answering(requester, target string, approved bool) queue.Pending {
-	t := AnswerTask{Requester: requester, Target: target, Approved: approved, At: s.now().Unix(), Ring: s.gen.NextString()}
-	return queue.PendingFunc("answer/"+requester+"/"+target+"/"+strconv.FormatBool(approved), func(ctx context.Context) error {
-		return AnswerJob.Enqueue(ctx, s.q, t, 0)
-	})
-}
-
 // Answer runs an answer job: for a remote requester whose Follow the
 // service kept, once the decision shows (the follow begun, or the
 // request gone), it sends the Accept or the Reject.
-func (s *Service) Answer(ctx context.Context, t AnswerTask) (string, error) {
+func (s *Service) Answer(ctx context.Context, t outbox.AnswerTask) (string, error) {
 	actor, remote, err := s.ActorOf(ctx, t.Requester)
 	if err != nil || !remote {
 		return "local", err
@@ -71,7 +49,7 @@ func (s *Service) Answer(ctx context.Context, t AnswerTask) (string, error) {
 
 // decided reports whether the decision of t shows: an approval's follow
 // is there, a rejection's request is not.
-func (s *Service) decided(ctx context.Context, t AnswerTask) (bool, error) {
+func (s *Service) decided(ctx context.Context, t outbox.AnswerTask) (bool, error) {
 	if t.Approved {
 		l := s.db.Lookup()
 		follows := s.follows.Follows(l, t.Requester, t.Target)

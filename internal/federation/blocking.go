@@ -11,6 +11,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/blocks"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 )
 
@@ -22,27 +23,6 @@ import (
 // Undo of it. A remote person's Block of a person here is their block of
 // them here, and its Undo their unblock.
 
-// BlockJob sends a Block or its Undo.
-var BlockJob = queue.Job[BlockTask]{Name: "federate-block", Queue: queue.Federation,
-	TaskName: func(t BlockTask) string {
-		return fmt.Sprintf("block-%s-%s-%t-%d", t.Blocker, t.Blocked, t.Undo, t.At)
-	}}
-
-// BlockTask is the body of a block job.
-type BlockTask struct {
-	Blocker string `json:"blocker"` // here
-	Blocked string `json:"blocked"` // of another server
-	Undo    bool   `json:"undo,omitempty"`
-	At      int64  `json:"at"` // Unix microseconds
-}
-
-// Blocking is graph.Remote: the job that sends blocker's Block of
-// blocked, a remote person (undo: its Undo).
-func (s *Service) Blocking(blocker, blocked string, undo bool) queue.Pending {
-	t := BlockTask{Blocker: blocker, Blocked: blocked, Undo: undo, At: s.now().UnixMicro()}
-	return BlockJob.Pending(s.q, t, 0)
-}
-
 // blockID is the id of blocker's Block of the remote person blocked.
 // One id for every block of one by the other: an Undo names it whole.
 func (s *Service) blockID(blocker, blocked string) string {
@@ -52,7 +32,7 @@ func (s *Service) blockID(blocker, blocked string) string {
 
 // Block runs a block job: once the block shows (a Block), or is gone (an
 // Undo), it sends the activity to the blocked person's inbox.
-func (s *Service) Block(ctx context.Context, t BlockTask) (string, error) {
+func (s *Service) Block(ctx context.Context, t outbox.BlockTask) (string, error) {
 	actor, remote, err := s.ActorOf(ctx, t.Blocked)
 	if err != nil || !remote {
 		return "not remote", err

@@ -9,6 +9,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/moderation"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/text"
 )
@@ -23,28 +24,9 @@ import (
 // against the first person here it names, with the posts of theirs it
 // names.
 
-// FlagJob sends a report to another server.
-var FlagJob = queue.Job[FlagTask]{Name: "federate-flag", Queue: queue.Federation,
-	TaskName: func(t FlagTask) string { return "flag-" + t.Report }}
-
-// FlagTask is the body of a flag job.
-type FlagTask struct {
-	Report     string   `json:"report"`
-	Account    string   `json:"account"` // of another server
-	Activities []string `json:"activities,omitempty"`
-	Comment    string   `json:"comment,omitempty"`
-	At         int64    `json:"at"`
-}
-
-// Forwarding is moderation.Forwarder: the job that sends the report.
-func (s *Service) Forwarding(report, account string, activityIDs []string, comment string) queue.Pending {
-	t := FlagTask{Report: report, Account: account, Activities: activityIDs, Comment: comment, At: s.now().Unix()}
-	return FlagJob.Pending(s.q, t, 0)
-}
-
 // Flag runs a flag job: once the report is filed, it sends the Flag to
 // the reported person's server.
-func (s *Service) Flag(ctx context.Context, t FlagTask) (string, error) {
+func (s *Service) Flag(ctx context.Context, t outbox.FlagTask) (string, error) {
 	if filed, err := moderation.Filed(ctx, s.db, t.Report); err != nil {
 		return "", err
 	} else if !filed {

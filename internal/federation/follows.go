@@ -6,54 +6,19 @@ import (
 	"strings"
 	"time"
 
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 )
 
 // A person here follows a person of another server as they follow a
 // locked person: the follow is a request (package graph), and its commit
-// enqueues, ahead of it, the job that sends their Follow (Asking). Their
+// enqueues, ahead of it, the job that sends their Follow (outbox.Asking). Their
 // server's Accept approves the request, its Reject rejects it (or ends
 // the follow, if it had begun). An unfollow, or a request withdrawn,
-// enqueues the job that sends the Undo of the Follow (Ending). The
+// enqueues the job that sends the Undo of the Follow (outbox.Ending). The
 // Follow's id is kept (a RemoteFollow, named follower_followee, as for a
 // remote person's Follow of someone here): the Undo names it, and an
 // Accept or a Reject must.
-
-// FollowJob sends a Follow or its Undo.
-var FollowJob = queue.Job[FollowTask]{Name: "federate-follow", Queue: queue.Federation,
-	TaskName: func(t FollowTask) string { return "follow-" + t.Follower + "-" + t.Followee + "-" + t.Ring }}
-
-// FollowTask is the body of a follow job.
-type FollowTask struct {
-	Follower string `json:"follower"` // here
-	Followee string `json:"followee"` // of another server
-	Undo     bool   `json:"undo,omitempty"`
-	At       int64  `json:"at"`
-	Ring     string `json:"ring"`
-}
-
-// Asking is graph.Remote: the job that sends follower's Follow of
-// followee, a remote person.
-func (s *Service) Asking(follower, followee string) queue.Pending {
-	return s.followPending(FollowTask{Follower: follower, Followee: followee})
-}
-
-// Ending is graph.Remote: the job that sends the Undo of follower's
-// Follow of followee, a remote person.
-func (s *Service) Ending(follower, followee string) queue.Pending {
-	return s.followPending(FollowTask{Follower: follower, Followee: followee, Undo: true})
-}
-
-func (s *Service) followPending(t FollowTask) queue.Pending {
-	t.At, t.Ring = s.now().Unix(), s.gen.NextString()
-	name := "follow/"
-	if t.Undo {
-		name = "unfollow/"
-	}
-	return queue.PendingFunc(name+t.Follower+"/"+t.Followee, func(ctx context.Context) error {
-		return FollowJob.Enqueue(ctx, s.q, t, 0)
-	})
-}
 
 // followID is the id of follower's Follow of followee, named by ring.
 func (s *Service) followID(follower, followee, ring string) string {
@@ -63,7 +28,7 @@ func (s *Service) followID(follower, followee, ring string) string {
 // Follow runs a follow job: once the request shows (a Follow), or the
 // follow and the request are gone (an Undo), it sends the activity to
 // the followee's inbox.
-func (s *Service) Follow(ctx context.Context, t FollowTask) (string, error) {
+func (s *Service) Follow(ctx context.Context, t outbox.FollowTask) (string, error) {
 	actor, remote, err := s.ActorOf(ctx, t.Followee)
 	if err != nil || !remote {
 		return "not remote", err

@@ -232,12 +232,6 @@ func (s *Service) wording(n note) noteWording {
 	return w
 }
 
-// Accounts ends the accounts of remote people (package lifecycle's
-// Service).
-type Accounts interface {
-	RemoveRemote(ctx context.Context, user string) error
-}
-
 // deleted takes a Delete: of a Note of the actor's, its post goes; of
 // the actor, their account here goes, erased as a local account is
 // (their posts, follows, favourites and the rest).
@@ -247,7 +241,7 @@ func (s *Service) deleted(ctx context.Context, actor Actor, a activity) (string,
 		if s.accounts == nil {
 			return "", errors.New("federation: no accounts")
 		}
-		if err := s.accounts.RemoveRemote(ctx, actor.UserID); err != nil {
+		if err := s.removeRemote(ctx, actor.UserID); err != nil {
 			return "", err
 		}
 		return "person deleted", nil
@@ -486,4 +480,12 @@ func noteURL(id string) string {
 		return ""
 	}
 	return id
+}
+
+// removeRemote deletes the account of a person of another server whose
+// server told of their deletion, and has it erased as a local account is
+// (accounts.EraseJob, which package lifecycle runs).
+func (s *Service) removeRemote(ctx context.Context, user string) error {
+	e := accounts.EraseTask{UserID: user, At: s.now().UnixMicro()}
+	return s.accounts.Remove(ctx, user, func(ctx context.Context) error { return accounts.EraseJob.Enqueue(ctx, s.q, e, 0) })
 }

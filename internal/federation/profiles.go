@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -15,13 +16,13 @@ import (
 // A person here who changes what they show of themselves (their name,
 // note, fields, avatar, header, lock) is told to other servers, as
 // Mastodon and GoToSocial do: the change enqueues, ahead of its commit,
-// accounts.ProfileJob, which sends the Update of their actor, as GET
+// outbox.ProfileJob, which sends the Update of their actor, as GET
 // /users/:id serves it now, to the servers of their remote followers and
 // of the people of other servers they follow, each inbox once. A job
 // runs any number of times: each sends the actor as it is then.
 
-// SendProfile runs an accounts.ProfileJob, and reports how it ended.
-func (s *Service) SendProfile(ctx context.Context, t accounts.ProfileTask) (string, error) {
+// SendProfile runs an outbox.ProfileJob, and reports how it ended.
+func (s *Service) SendProfile(ctx context.Context, t outbox.ProfileTask) (string, error) {
 	l := s.db.Lookup()
 	r := accounts.Read(l, t.User)
 	if err := l.Run(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/ids"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -25,30 +26,6 @@ import (
 // (Unpublished). Their remote followers are those whose Follow the
 // service took (a RemoteFollow naming them as followee) and who still
 // follow them.
-
-// PublishJob sends a post to the servers of its author's remote
-// followers.
-var PublishJob = queue.Job[PublishTask]{Name: "federate-post", Queue: queue.Federation,
-	TaskName: func(t PublishTask) string {
-		if t.Edit > 0 {
-			return fmt.Sprintf("publish-%s-edit-%d", t.Activity, t.Edit)
-		}
-		return "publish-" + t.Activity
-	}}
-
-// PublishTask is the body of a publish job.
-type PublishTask struct {
-	Author   string `json:"author"`
-	Activity string `json:"activity"`
-	At       int64  `json:"at"`
-	// Edit, when set, is the edit whose commit the job waits for, to
-	// send the Update of the post's Note rather than its Create.
-	Edit int `json:"edit,omitempty"`
-	// Plain: the post names nothing of another server's (no one it
-	// mentions, nothing it shares or answers), so only its author's
-	// followers there may want it: with none, the job ends at once.
-	Plain bool `json:"plain,omitempty"`
-}
 
 // Render makes the Create of a post's Note (package activitypub's),
 // given what it names of other servers; with edit set, the Update of it
@@ -105,23 +82,9 @@ func (s *Service) addressesOf(ctx context.Context, views ...activities.View) (Ad
 	return at, mentioned, nil
 }
 
-// Publishing is activities.Publisher: the job that sends author's post
-// id, a person here.
-func (s *Service) Publishing(author, id string, named bool) queue.Pending {
-	t := PublishTask{Author: author, Activity: id, At: s.now().Unix(), Plain: !named}
-	return PublishJob.Pending(s.q, t, 0)
-}
-
-// Republishing is activities.Publisher: the job that sends author's
-// post id again, as its edit number edit made it.
-func (s *Service) Republishing(author, id string, edit int, named bool) queue.Pending {
-	t := PublishTask{Author: author, Activity: id, At: s.now().Unix(), Edit: edit, Plain: !named}
-	return PublishJob.Pending(s.q, t, 0)
-}
-
 // Publish runs a publish job. Its author is a person here (a post of
 // another server's makes no job).
-func (s *Service) Publish(ctx context.Context, t PublishTask) (string, error) {
+func (s *Service) Publish(ctx context.Context, t outbox.PublishTask) (string, error) {
 	var followers []string // the inboxes of the author's followers elsewhere, once read
 	if t.Plain {           // the most posts and edits: one query, and done when no one elsewhere follows
 		var err error
@@ -208,7 +171,7 @@ func (s *Service) inboxesOf(ctx context.Context, author string, v activities.Vie
 // notYetShown tells what a publish job does of a post not shown to its
 // author, or of an edit: waits for its commit, or ends (its outcome);
 // "" to go on and send it.
-func (s *Service) notYetShown(ctx context.Context, t PublishTask, shown bool) (string, error) {
+func (s *Service) notYetShown(ctx context.Context, t outbox.PublishTask, shown bool) (string, error) {
 	_, committed, _, edits, err := activities.Mentioned(ctx, s.db, t.Activity)
 	switch {
 	case err != nil:
@@ -225,11 +188,12 @@ func (s *Service) notYetShown(ctx context.Context, t PublishTask, shown bool) (s
 	return "never posted, or never edited", nil
 }
 
-// Unpublished is activities.Publisher: it sends the Delete of author's
-// post id to the servers of their remote followers; for a repost of
-// shared, the Undo of its Announce, to them and to the server of what it
-// shared.
-func (s *Service) Unpublished(ctx context.Context, author, id, shared string) error {
+// Unpublish runs an outbox.UnpublishJob: it sends the Delete of a
+// deleted post's Note to the servers of its author's remote followers;
+// for a repost, the Undo of its Announce, to them and to the server of
+// what it shared.
+func (s *Service) Unpublish(ctx context.Context, t outbox.UnpublishTask) error {
+	author, id, shared := t.Author, t.Activity, t.Shared
 	if _, remote, err := s.ActorOf(ctx, author); err != nil || remote {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -65,36 +66,13 @@ func (s *Service) reacted(ctx context.Context, actor Actor, kind string, object 
 // of it once an unlike shows. The Like's id names the person and the
 // post, so the Undo names it again.
 
-// LikeJob sends a Like of a post of another server's, or its Undo.
-var LikeJob = queue.Job[LikeTask]{Name: "federate-like", Queue: queue.Federation,
-	TaskName: func(t LikeTask) string {
-		return "like-" + t.User + "-" + t.Activity + "-" + t.Ring
-	}}
-
-// LikeTask is the body of a like job.
-type LikeTask struct {
-	User     string `json:"user"`     // here
-	Activity string `json:"activity"` // the post here of the Note
-	Author   string `json:"author"`   // of another server
-	Note     string `json:"note"`
-	Undo     bool   `json:"undo,omitempty"`
-	At       int64  `json:"at"`
-	Ring     string `json:"ring"`
-}
-
-// Liking is likes.Publisher.
-func (s *Service) Liking(user, activity, author, note string, undo bool) queue.Pending {
-	t := LikeTask{User: user, Activity: activity, Author: author, Note: note, Undo: undo, At: s.now().Unix(), Ring: s.gen.NextString()}
-	return queue.PendingFunc("like/"+user+"/"+activity, func(ctx context.Context) error { return LikeJob.Enqueue(ctx, s.q, t, 0) })
-}
-
 // Liked reads a like by key (package likes' Records).
 type Liked interface {
 	Liked(l *store.Lookup, activity, viewer string) store.Ref
 }
 
 // Like runs a like job.
-func (s *Service) Like(ctx context.Context, t LikeTask) (string, error) {
+func (s *Service) Like(ctx context.Context, t outbox.LikeTask) (string, error) {
 	actor, remote, err := s.ActorOf(ctx, t.Author)
 	if err != nil || !remote {
 		return "not another server's", err

@@ -57,7 +57,7 @@ type Service struct {
 	likes      Likes
 	reposts    Reposts
 	liked      Liked
-	accounts   Accounts
+	accounts   *accounts.Service
 	reporter   Reporter
 	// blocks are the blocked domains, read again every BlockRefresh.
 	blocks *store.Refreshed[[]string]
@@ -82,7 +82,7 @@ type Deps struct {
 	Pictures Pictures
 	// Accounts end the accounts of remote people whose servers tell of
 	// their deletion; Reporter files the reports other servers send.
-	Accounts Accounts
+	Accounts *accounts.Service
 	Reporter Reporter
 	Render   Renderers
 }

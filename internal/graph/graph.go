@@ -42,6 +42,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/outbox"
 	"socialstream/internal/pair"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -171,15 +172,18 @@ type Service struct {
 	now   func() time.Time
 	// remote, when set, tells other servers of what their people's
 	// follows became (package federation).
-	remote Remote
+	remote *outbox.Jobs
 }
 
 // New returns a Service.
-func New(db *store.DB, gen *ids.Generator, notes *notifications.Service, jobs Jobs, q queue.Queue) (*Service, error) {
+//
+// remote, when the deployment federates, makes the jobs that tell other
+// servers of follows, decisions and blocks of their people (nil: none).
+func New(db *store.DB, gen *ids.Generator, notes *notifications.Service, jobs Jobs, q queue.Queue, remote *outbox.Jobs) (*Service, error) {
 	if db == nil || gen == nil || notes == nil || jobs == nil || q == nil {
 		return nil, errors.New("graph.New: nil dependency")
 	}
-	return &Service{db: db, ids: gen, notes: notes, jobs: jobs, queue: q, now: time.Now}, nil
+	return &Service{db: db, ids: gen, notes: notes, jobs: jobs, queue: q, remote: remote, now: time.Now}, nil
 }
 
 // copying is the job that copies followee's newest limit activities to

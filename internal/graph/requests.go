@@ -250,8 +250,10 @@ func (s *Service) SetLocked(ctx context.Context, user string, locked bool) (acco
 		return p, err // nothing to change
 	}
 	at := s.now().UnixMicro()
-	// Other servers are told, as of any change of what they show of them.
-	expected := []queue.Pending{accounts.ProfileJob.Pending(s.queue, accounts.ProfileTask{User: user, At: at}, 0)}
+	var expected []queue.Pending
+	if s.remote != nil { // other servers are told, as of any change of what they show of them
+		expected = append(expected, s.remote.Profiled(user, at))
+	}
 	if !locked {
 		expected = append(expected, UnlockJob.Pending(s.queue, UnlockTask{User: user, At: at}, 0))
 	}

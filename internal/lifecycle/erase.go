@@ -43,19 +43,6 @@ import (
 	"socialstream/internal/tags"
 )
 
-// EraseJob runs the erasure of a deleted account, a step at a time.
-var EraseJob = queue.Job[EraseTask]{Name: "erase", Queue: queue.Cleanup, TaskName: EraseTask.name}
-
-// EraseTask is the body of one step of an erasure.
-type EraseTask struct {
-	UserID string `json:"userId"`
-	At     int64  `json:"at"` // when the deletion was asked for, µs
-	Phase  int    `json:"phase"`
-	Step   int    `json:"step"`
-}
-
-func (t EraseTask) name() string { return fmt.Sprintf("erase-%s-%d-%d", t.UserID, t.At, t.Step) }
-
 // Config tunes a Service.
 type Config struct {
 	// GiveUpAfter is how long the first step waits for the deletion to
@@ -77,6 +64,9 @@ type Services struct {
 	Media         *media.Service   // nil: the service keeps no pictures
 	Push          *push.Service    // nil: the service pushes nothing
 	Keys          *federation.Keys // nil: no key pairs
+	// Farewell, when the deployment federates (package federation's
+	// Service), tells other servers of a deletion.
+	Farewell Farewell
 }
 
 // Farewell tells other servers of a deletion (package federation's
@@ -86,9 +76,6 @@ type Farewell interface {
 	Farewell(ctx context.Context, user string, n int) (int, error)
 }
 
-// SetFarewell has deletions told to other servers.
-func (s *Service) SetFarewell(f Farewell) { s.farewell = f }
-
 // Service deletes and exports accounts.
 type Service struct {
 	db    *store.DB
@@ -96,8 +83,6 @@ type Service struct {
 	queue queue.Queue
 	cfg   Config
 	now   func() time.Time
-	// farewell, when set, has the key-pair phase tell other servers.
-	farewell Farewell
 }
 
 // New returns a Service.
@@ -122,7 +107,7 @@ func New(db *store.DB, svc Services, q queue.Queue, cfg Config) (*Service, error
 // erasure enqueued before the commit. The user's tokens stop at once;
 // the rest goes with the erasure's jobs.
 func (s *Service) Delete(ctx context.Context, user, password string) error {
-	t := EraseTask{UserID: user, At: s.now().UnixMicro()}
+	t := accounts.EraseTask{UserID: user, At: s.now().UnixMicro()}
 	return s.svc.Accounts.Delete(ctx, user, password, func(ctx context.Context) error { return s.enqueue(ctx, t) })
 }
 
@@ -134,20 +119,12 @@ func (s *Service) EndSuspension(ctx context.Context, t moderation.ExpiryTask) (b
 	if err != nil || !due {
 		return false, err
 	}
-	e := EraseTask{UserID: t.UserID, At: s.now().UnixMicro()} // its first step waits for this deletion
+	e := accounts.EraseTask{UserID: t.UserID, At: s.now().UnixMicro()} // its first step waits for this deletion
 	return true, s.svc.Accounts.Remove(ctx, t.UserID, func(ctx context.Context) error { return s.enqueue(ctx, e) })
 }
 
-// RemoveRemote deletes the account of a person of another server whose
-// server told of their deletion (package federation), and erases it as
-// a local account is erased.
-func (s *Service) RemoveRemote(ctx context.Context, user string) error {
-	e := EraseTask{UserID: user, At: s.now().UnixMicro()}
-	return s.svc.Accounts.Remove(ctx, user, func(ctx context.Context) error { return s.enqueue(ctx, e) })
-}
-
-func (s *Service) enqueue(ctx context.Context, t EraseTask) error {
-	return EraseJob.Enqueue(ctx, s.queue, t, 0)
+func (s *Service) enqueue(ctx context.Context, t accounts.EraseTask) error {
+	return accounts.EraseJob.Enqueue(ctx, s.queue, t, 0)
 }
 
 // minShare is the least budget a phase is given: a phase reports that it
@@ -249,8 +226,8 @@ func (s *Service) phases() []phase {
 		// servers first, and goes once that is delivered.
 		{"key pair", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			switch {
-			case s.farewell != nil:
-				return s.farewell.Farewell(ctx, user, n)
+			case s.svc.Farewell != nil:
+				return s.svc.Farewell.Farewell(ctx, user, n)
 			case s.svc.Keys == nil:
 				return 0, nil
 			}
@@ -270,14 +247,14 @@ var ErrNotYet = queue.NotYet("the account's deletion")
 
 // Result says what a step did, for its log line.
 type Result struct {
-	Erased  map[string]int // by phase
-	Stopped string         // why it did nothing, if it did nothing
-	Next    *EraseTask     // the next step, enqueued
-	Done    bool           // the erasure is over
+	Erased  map[string]int      // by phase
+	Stopped string              // why it did nothing, if it did nothing
+	Next    *accounts.EraseTask // the next step, enqueued
+	Done    bool                // the erasure is over
 }
 
 // Erase runs one step of an erasure.
-func (s *Service) Erase(ctx context.Context, t EraseTask) (Result, error) {
+func (s *Service) Erase(ctx context.Context, t accounts.EraseTask) (Result, error) {
 	res := Result{Erased: map[string]int{}}
 	phases := s.phases()
 	if _, ok := ids.Parse(t.UserID); !ok || t.At <= 0 || t.Phase < 0 || t.Phase > len(phases) {

@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/notifications"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
@@ -50,19 +51,8 @@ type Service struct {
 	act   *activities.Service
 	notes *notifications.Service
 	now   func() time.Time
-	pub   Publisher
+	pub   *outbox.Jobs
 }
-
-// Publisher tells another server of a like of a post of theirs, or of
-// its undoing (package federation): the job to enqueue ahead of the
-// commit, which finds out itself whether the like (or its absence)
-// shows.
-type Publisher interface {
-	Liking(user, activity, author, note string, undo bool) queue.Pending
-}
-
-// SetPublisher sets who tells other servers of likes of their posts.
-func (s *Service) SetPublisher(p Publisher) { s.pub = p }
 
 // told is the job that tells the server of a post of another's (at
 // note, elsewhere) of user's like (or its undoing); none for a post here.
@@ -74,11 +64,16 @@ func (s *Service) told(user, activity, author, note string, elsewhere, undo bool
 }
 
 // New returns a Service.
-func New(db *store.DB, act *activities.Service, notes *notifications.Service) (*Service, error) {
+//
+// pub, when the deployment federates, makes the job that tells another
+// server of a like of a post of theirs, or of its undoing, to enqueue
+// ahead of the commit; it finds out itself whether the like (or its
+// absence) shows (package outbox; nil: none).
+func New(db *store.DB, act *activities.Service, notes *notifications.Service, pub *outbox.Jobs) (*Service, error) {
 	if db == nil || act == nil || notes == nil {
 		return nil, errors.New("likes.New: nil dependency")
 	}
-	return &Service{db: db, act: act, notes: notes, now: time.Now}, nil
+	return &Service{db: db, act: act, notes: notes, pub: pub, now: time.Now}, nil
 }
 
 // Like records user's like of an activity, counts it and notifies the

@@ -39,6 +39,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/outbox"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
@@ -192,6 +193,9 @@ type Config struct {
 	// fetches pictures of posts from other servers; its answers capped
 	// at MaxBytes. Without it, such pictures are never had.
 	Client *http.Client
+	// Outbox, when set (the deployment federates), makes the job that
+	// tells other servers of a profile's change.
+	Outbox *outbox.Jobs
 }
 
 // DefaultMemory is Config.Memory's default, for App Engine's F2 class

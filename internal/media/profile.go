@@ -49,9 +49,12 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 	}
 	now := s.now().UnixMicro()
 	// Other servers are told by a job enqueued ahead, which waits for the
-	// change to show (accounts.ProfileJob).
+	// change to show (outbox.ProfileJob).
+	var told []queue.Pending
+	if s.cfg.Outbox != nil {
+		told = append(told, s.cfg.Outbox.Profiled(user, now))
+	}
 	var jobs queue.Ahead
-	told := []queue.Pending{accounts.ProfileJob.Pending(s.queue, accounts.ProfileTask{User: user, At: now}, 0)}
 	err = jobs.Commit(ctx, told, func() error { return s.setProfile(ctx, user, in, now) })
 	if err != nil {
 		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)

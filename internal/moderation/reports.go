@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/outbox"
 	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
@@ -115,16 +116,6 @@ type ReportInput struct {
 	Forward bool `json:"forward,omitempty"`
 }
 
-// Forwarder sends a report to the server of a person of another server
-// (package federation): the job, enqueued ahead of the report's commit,
-// that sends it once it is filed.
-type Forwarder interface {
-	Forwarding(report, account string, activityIDs []string, comment string) queue.Pending
-}
-
-// SetForwarder sets who forwards reports to other servers.
-func (s *Service) SetForwarder(f Forwarder) { s.forward = f }
-
 // Filed reports whether the report id is filed (for a job that must not
 // send one that never committed).
 func Filed(ctx context.Context, db *store.DB, id string) (bool, error) {
@@ -180,16 +171,21 @@ type Service struct {
 	// holds fewer.
 	filed *ratelimit.Shared
 	// forward, when set, sends reports to other servers when asked.
-	forward Forwarder
+	forward *outbox.Jobs
 }
 
 // New returns a Service.
-func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, acts *activities.Service, notes *notifications.Service, q queue.Queue) (*Service, error) {
+//
+// forward, when the deployment federates, makes the job that sends a
+// report to the server of a person of another server, enqueued ahead of
+// the report's commit (package outbox; nil: none).
+func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, acts *activities.Service, notes *notifications.Service, q queue.Queue,
+	forward *outbox.Jobs) (*Service, error) {
 	if db == nil || gen == nil || acc == nil || acts == nil || notes == nil || q == nil {
 		return nil, errors.New("moderation.New: nil dependency")
 	}
 	filed := ratelimit.NewShared(db, "report", ratelimit.Rule{Quota: ReportsPerHour, Window: time.Hour})
-	return &Service{db: db, ids: gen, acc: acc, acts: acts, notes: notes, queue: q, now: time.Now, filed: filed}, nil
+	return &Service{db: db, ids: gen, acc: acc, acts: acts, notes: notes, queue: q, now: time.Now, filed: filed, forward: forward}, nil
 }
 
 func reportKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindReport, id, nil) }

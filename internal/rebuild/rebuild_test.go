@@ -18,6 +18,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/derrors"
+	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -107,7 +108,7 @@ func newFixture(t *testing.T, cfg rebuild.Config) *fixture {
 	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(db, gen, f.acc, f.q, slog.New(slog.DiscardHandler), cfg, app.Pictures{}, app.Push{})
+	svc, err := app.NewServices(db, gen, f.acc, f.q, slog.New(slog.DiscardHandler), cfg, app.Pictures{}, app.Push{}, federation.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

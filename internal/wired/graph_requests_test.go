@@ -11,6 +11,7 @@ import (
 	"socialstream/internal/app"
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/derrors"
+	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/rebuild"
@@ -25,7 +26,7 @@ func TestUnlockJobWaitsForItsUnlock(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

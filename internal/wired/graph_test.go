@@ -11,6 +11,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/app"
 	"socialstream/internal/app/apptest"
+	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/rebuild"
@@ -22,7 +23,7 @@ func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, [
 	t.Helper()
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
 	q := testenv.StartTasks(t).Queue
-	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
+	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	g, err := graph.New(db, ids.New(), svc.Notifications, jobs, q)
+	g, err := graph.New(db, ids.New(), svc.Notifications, jobs, q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app/apptest"
-	"socialstream/internal/lifecycle"
 	"socialstream/internal/queue"
 )
 
@@ -44,7 +43,7 @@ func TestExportAndErase(t *testing.T) {
 	}
 
 	// The erasure's first step, before the deletion commits, waits.
-	early := lifecycle.EraseTask{UserID: ann.ID, At: time.Now().UnixMicro()}
+	early := accounts.EraseTask{UserID: ann.ID, At: time.Now().UnixMicro()}
 	if _, err := svc.Lifecycle.Erase(ctx, early); !errors.Is(err, queue.ErrNotYet) {
 		t.Errorf("an erasure before its deletion: %v, want not yet", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
+	"socialstream/internal/federation"
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
@@ -52,7 +53,7 @@ func Accounts(t testing.TB, db *store.DB, gen *ids.Generator) *accounts.Service 
 // Services builds the services over db, acc and q, as the app does.
 func Services(t testing.TB, db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue) *app.Services {
 	t.Helper()
-	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{})
+	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
