@@ -1,0 +1,126 @@
+package ownership_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"socialstream/internal/testenv"
+)
+
+// The house's shape, kept by a test so that the next drift fails one:
+// services are built by their constructors alone (a dependency set after
+// construction hides a cycle the import graph does not show), and no
+// file is a grab-bag.
+func TestArchitecture(t *testing.T) {
+	root, err := testenv.RepoFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		if base := strings.TrimSuffix(strings.TrimSuffix(d.Name(), ".go"), "_test"); base == "misc" || base == "more" {
+			t.Errorf("%s: a grab-bag's name; name a file for what it holds", rel)
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, s := range setters(f) {
+			t.Errorf("%s: %s sets a dependency after construction; give it to the constructor, or make the call a job", rel, s)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The setter rule finds a setter of a dependency, and not a domain
+// operation named Set or a setter of a plain value.
+func TestSettersFound(t *testing.T) {
+	src := `package p
+type Service struct{}
+type Server struct{}
+func (s *Service) SetPublisher(p Publisher) {}
+func (s *Server) SetRender(r other.Render) {}
+func (s *Service) SetLocked(ctx context.Context, user string, locked bool) error { return nil }
+func (s *Server) SetTarget(target string) {}
+func (s *Service) SetWindow(d time.Duration) {}
+func (s *Cache) SetPublisher(p Publisher) {}
+func (s Service) SetGraph(g *Graph) {}
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := setters(f)
+	want := []string{"Service.SetPublisher", "Server.SetRender", "Service.SetGraph"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("setters found: %v, want %v", got, want)
+	}
+}
+
+// setters returns the methods of f's services (types named Service or
+// Server) that set a dependency: named Set…, taking one value that is
+// neither a basic type nor a duration.
+func setters(f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil || len(fn.Recv.List) != 1 || !strings.HasPrefix(fn.Name.Name, "Set") {
+			continue
+		}
+		recv := fn.Recv.List[0].Type
+		if star, ok := recv.(*ast.StarExpr); ok {
+			recv = star.X
+		}
+		id, ok := recv.(*ast.Ident)
+		if !ok || (id.Name != "Service" && id.Name != "Server") {
+			continue
+		}
+		params := fn.Type.Params.List
+		if len(params) != 1 || len(params[0].Names) > 1 || plain(params[0].Type) {
+			continue
+		}
+		out = append(out, id.Name+"."+fn.Name.Name)
+	}
+	return out
+}
+
+// plain reports whether a parameter's type is a value, not a
+// dependency: a basic type, or a duration.
+func plain(e ast.Expr) bool {
+	switch t := e.(type) {
+	case *ast.Ident:
+		switch t.Name {
+		case "string", "bool", "int", "int32", "int64", "uint", "uint32", "uint64", "float64", "byte", "rune":
+			return true
+		}
+	case *ast.SelectorExpr:
+		if x, ok := t.X.(*ast.Ident); ok && x.Name == "time" && t.Sel.Name == "Duration" {
+			return true
+		}
+	}
+	return false
+}
