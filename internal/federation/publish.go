@@ -22,8 +22,8 @@ import (
 // commit enqueues, ahead of it, a job (Publishing) that, once the post
 // shows, sends the Create of its Note to each of their inboxes (a
 // server's shared inbox once for all its people), one delivery each. A
-// deleted post's cleanup job sends the Delete of its Note to them alike
-// (Unpublished). Their remote followers are those whose Follow the
+// deleted post's cleanup job enqueues outbox.UnpublishJob, which sends
+// the Delete of its Note to them alike (Unpublish). Their remote followers are those whose Follow the
 // service took (a RemoteFollow naming them as followee) and who still
 // follow them.
 
@@ -181,7 +181,7 @@ func (s *Service) notYetShown(ctx context.Context, t outbox.PublishTask, shown b
 	case committed && edits >= t.Edit:
 		return "", nil
 	case !committed && t.Edit > 0:
-		return "deleted since", nil // its cleanup sends its Delete
+		return "deleted since", nil // its cleanup's job sends its Delete
 	case s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpOf(s.q):
 		return "", queue.NotYet("the post")
 	}
