@@ -77,22 +77,9 @@ func (s *Service) sayFarewell(ctx context.Context, user string, follows []remote
 	if err := l.Run(ctx); err != nil {
 		return err
 	}
-	var inboxes []string
-	seen := map[string]bool{}
-	for i := range follows {
-		if !refs[i].Found() {
-			continue
-		}
-		inbox := actors[i].SharedInbox
-		if inbox == "" {
-			inbox = actors[i].Inbox
-		}
-		if blocked, err := s.blocked(ctx, inbox); err != nil {
-			return err
-		} else if !blocked && !seen[inbox] {
-			seen[inbox] = true
-			inboxes = append(inboxes, inbox)
-		}
+	inboxes, err := s.deliveryInboxes(ctx, actors, func(i int) bool { return refs[i].Found() })
+	if err != nil {
+		return err
 	}
 	if len(inboxes) == 0 {
 		return nil

@@ -88,39 +88,20 @@ func (s *Service) followedInboxes(ctx context.Context, user string) ([]string, e
 	if err != nil {
 		return nil, fmt.Errorf("federation: the people elsewhere %s follows: %w", user, err)
 	}
-	l := s.db.Lookup()
 	var followees []string
-	var still, known []store.Ref
-	var actors []remoteActor
 	for _, k := range keys {
-		followee, ok := strings.CutPrefix(k.Name, user+"_")
-		if !ok || followee == "" {
-			continue
+		if followee, ok := strings.CutPrefix(k.Name, user+"_"); ok && followee != "" {
+			followees = append(followees, followee)
 		}
-		followees = append(followees, followee)
 	}
-	actors = make([]remoteActor, len(followees))
+	l := s.db.Lookup()
+	actors := make([]remoteActor, len(followees))
+	still, known := make([]store.Ref, len(followees)), make([]store.Ref, len(followees))
 	for i, f := range followees {
-		still = append(still, s.follows.Follows(l, user, f))
-		known = append(known, l.Add(remoteActorKey(s.db, f), &actors[i]))
+		still[i], known[i] = s.follows.Follows(l, user, f), l.Add(remoteActorKey(s.db, f), &actors[i])
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("federation: the people elsewhere %s follows: %w", user, err)
 	}
-	var out []string
-	for i := range followees {
-		if !still[i].Found() || !known[i].Found() {
-			continue
-		}
-		inbox := actors[i].SharedInbox
-		if inbox == "" {
-			inbox = actors[i].Inbox
-		}
-		if blocked, err := s.blocked(ctx, inbox); err != nil {
-			return nil, err
-		} else if !blocked && !slices.Contains(out, inbox) {
-			out = append(out, inbox)
-		}
-	}
-	return out, nil
+	return s.deliveryInboxes(ctx, actors, func(i int) bool { return still[i].Found() && known[i].Found() })
 }

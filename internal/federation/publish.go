@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -259,22 +260,24 @@ func (s *Service) remoteAudience(ctx context.Context, user string) ([]string, er
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
 	}
+	return s.deliveryInboxes(ctx, actors, func(i int) bool { return still[i].Found() && known[i].Found() })
+}
+
+// deliveryInboxes returns where to deliver to those of actors that
+// count (each actor's server's shared inbox, or its own inbox for a
+// server with none), each inbox once, in order, those of a blocked domain
+// left out.
+func (s *Service) deliveryInboxes(ctx context.Context, actors []remoteActor, counts func(i int) bool) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	for i := range follows {
-		if !still[i].Found() || !known[i].Found() {
+	for i, a := range actors {
+		if !counts(i) {
 			continue
 		}
-		inbox := actors[i].SharedInbox
-		if inbox == "" {
-			inbox = actors[i].Inbox
-		}
+		inbox := cmp.Or(a.SharedInbox, a.Inbox)
 		if blocked, err := s.blocked(ctx, inbox); err != nil {
 			return nil, err
-		} else if blocked {
-			continue
-		}
-		if !seen[inbox] {
+		} else if !blocked && !seen[inbox] {
 			seen[inbox] = true
 			out = append(out, inbox)
 		}
