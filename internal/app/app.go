@@ -135,6 +135,10 @@ type Config struct {
 	// ask for the marks of changes, rather than share an ask begun up to
 	// PageCacheShare before it: the most a page reads (the bill's).
 	PageCacheAskAlways bool
+	// PageCacheRemarkAfter is how long a write's commit may take before
+	// its marks of changes are written again (0: a second;
+	// store.CacheConfig.RemarkAfter): the bill's is longer than any.
+	PageCacheRemarkAfter time.Duration
 	// PageCacheEntries is PAGE_CACHE_ENTRIES: how many it keeps at most
 	// (default 20,000, a few KB each).
 	PageCacheEntries int
@@ -529,10 +533,11 @@ type Parts struct {
 func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error) {
 	if cfg.PageCacheTTL > 0 {
 		p.DB = p.DB.WithCache(store.NewCache(store.CacheConfig{
-			Kinds:   slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds(), viewer.PageKinds()),
-			TTL:     cfg.PageCacheTTL,
-			Entries: cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
-			Share:   pageCacheShare(cfg.PageCacheAskAlways),
+			Kinds:       slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds(), viewer.PageKinds()),
+			TTL:         cfg.PageCacheTTL,
+			Entries:     cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
+			Share:       pageCacheShare(cfg.PageCacheAskAlways),
+			RemarkAfter: cfg.PageCacheRemarkAfter,
 		}))
 	}
 	acc, err := accounts.New(p.DB, p.Gen, cfg.Accounts())

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,8 @@ type Cache struct {
 	syncs   map[string]*syncer
 	asks    atomic.Int64 // how many times it asked for marks
 	remarks atomic.Int64 // how many writes marked again
+	// remarkAfter is CacheConfig.RemarkAfter.
+	remarkAfter time.Duration
 }
 
 type cached struct {
@@ -68,6 +71,12 @@ type CacheConfig struct {
 	// share one ask, and a change shows on the first page begun Share
 	// after its commit.
 	Share time.Duration
+	// RemarkAfter is how long a write's call may take before its marks
+	// are written again once it returns (0: a second): past it, the mark's
+	// time, taken during the commit, may come before the commit shows.
+	// The bill sets it past any commit, to bill an operation's own writes
+	// and not those a loaded machine's slow commit adds.
+	RemarkAfter time.Duration
 }
 
 // NewCache returns a Cache.
@@ -78,7 +87,8 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
-	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), now: time.Now, lru: c, dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
+	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
+		dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
 }
 
 // TTL is how long the cache keeps an entity: the bound on how late a

@@ -36,7 +36,8 @@ const (
 	// cache.
 	changeLife = time.Hour
 	// remarkAfter is how long a write's call may take before its marks
-	// are written again, once it returns.
+	// are written again, once it returns (CacheConfig.RemarkAfter's
+	// default).
 	remarkAfter = time.Second
 
 	// maxMutations is the most mutations one commit takes.
@@ -116,7 +117,7 @@ func (db *DB) mutateAll(ctx context.Context, muts []*datastore.Mutation) error {
 // them. The write's outcome stands whatever this does: should it fail,
 // another instance may show the change only once its TTL is over.
 func (db *DB) remark(ctx context.Context, keys []*datastore.Key, start time.Time) {
-	if db.cache.now().Sub(start) < remarkAfter {
+	if db.cache.now().Sub(start) < db.cache.remarkAfter {
 		return
 	}
 	if marks := db.marks(keys); marks != nil {

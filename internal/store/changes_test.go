@@ -362,3 +362,27 @@ func TestAWriteTooLargeForItsMarksMarksAfter(t *testing.T) {
 // keptPairs is the cache the marks' tests give each instance: pairs,
 // for ten minutes.
 var keptPairs = store.CacheConfig{Kinds: []string{"Pair"}, TTL: 10 * time.Minute, Entries: 100}
+
+// How long a commit may take before its marks are written again is the
+// cache's to say (CacheConfig.RemarkAfter): the bill sets it past any
+// commit, so that a loaded machine's slow commit adds no write to an
+// operation's bill.
+func TestRemarkAfterIsConfigured(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	for _, c := range []struct {
+		after time.Duration
+		want  int64
+	}{{time.Nanosecond, 1}, {time.Hour, 0}} {
+		cfg := keptPairs
+		cfg.RemarkAfter = c.after
+		cache := store.NewCache(cfg)
+		db := base.WithCache(cache)
+		if err := db.Put(ctx, db.NameKey("Pair", fmt.Sprint("remark-", c.after), nil), &pair{A: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if n := store.Remarks(cache); n != c.want {
+			t.Errorf("RemarkAfter %v: a put marked again %d times, want %d", c.after, n, c.want)
+		}
+	}
+}
