@@ -306,7 +306,8 @@ func (s *Server) familiarFollowers(m *mreq) (any, error) {
 	if len(idList) > 40 {
 		return nil, derrors.New(derrors.InvalidArgument, "at most 40 ids")
 	}
-	idList = slices.Compact(idList)
+	seen := map[string]bool{}
+	idList = slices.DeleteFunc(slices.Clone(idList), func(id string) bool { was := seen[id]; seen[id] = true; return was })
 	type familiar struct {
 		ID       string     `json:"id"`
 		Accounts []mAccount `json:"accounts"`
@@ -315,11 +316,11 @@ func (s *Server) familiarFollowers(m *mreq) (any, error) {
 	for i, id := range idList {
 		out[i] = familiar{ID: id, Accounts: []mAccount{}}
 	}
-	seen, err := s.accounts.Shown(m.ctx, m.caller, idList)
+	shown, err := s.accounts.Shown(m.ctx, m.caller, idList)
 	if err != nil {
 		return nil, err
 	}
-	fam, err := s.graph.Familiar(m.ctx, m.caller, slices.DeleteFunc(slices.Clone(idList), func(id string) bool { _, ok := seen[id]; return !ok }), MaxFamiliar)
+	fam, err := s.graph.Familiar(m.ctx, m.caller, slices.DeleteFunc(slices.Clone(idList), func(id string) bool { _, ok := shown[id]; return !ok }), MaxFamiliar)
 	if err != nil {
 		return nil, err
 	}
