@@ -168,6 +168,19 @@ func (s *Service) Guard(user, token string) *store.Guard {
 	return g
 }
 
+// Guarded returns ctx for a request of user's made with token ("" for
+// none): every transaction it runs reads their account and token and
+// refuses a suspended or deleted account, or a token gone (Guard),
+// whatever a token cache says.
+func (s *Service) Guarded(ctx context.Context, user, token string) context.Context {
+	return store.WithGuard(ctx, s.Guard(user, token))
+}
+
+// Writing returns a guarded ctx (Guarded) for a request that writes: its
+// first read outside a transaction checks the guard too, so that a
+// write refused by it is refused before anything is planned.
+func Writing(ctx context.Context) context.Context { return store.WithWrites(ctx) }
+
 // Refusal is the error a sign-in to an account of this standing gets:
 // ErrSuspended, with the reason the suspension gave.
 func (s Standing) Refusal() error {

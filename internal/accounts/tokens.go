@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 	"time"
 
@@ -126,6 +127,10 @@ func (s *Service) Grant(ctx context.Context, token string) (Grant, error) {
 	}
 	return te.grant(), nil
 }
+
+// Allows reports whether the grant permits what needs scope need
+// (policy.Scoped): anything, on a token of no app's.
+func (g Grant) Allows(need string) bool { return policy.Scoped(g.App != "", g.Scopes, need) }
 
 func (te tokenEntity) grant() Grant { return Grant{User: te.UserID, App: te.App, Scopes: te.Scopes} }
 

@@ -9,8 +9,8 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/federation"
+	"socialstream/internal/paging"
 	"socialstream/internal/richtext"
-	"socialstream/internal/store"
 )
 
 // ldContext is the JSON-LD context of what the face serves: ActivityStreams,
@@ -193,7 +193,7 @@ func (s *Server) outbox(c *gin.Context) {
 			s.personPage(p.PreferredUsername))
 		return
 	}
-	r := activities.FeedRequest{Selector: activities.Self, UserID: p.ID, Page: store.PageRequest{Count: outboxPage}}
+	r := activities.FeedRequest{Selector: activities.Self, UserID: p.ID, Page: paging.Request{Count: outboxPage}}
 	if max := c.Query("max_id"); max != "" {
 		if r.Before = federation.PostOfNumber(max); r.Before == "" {
 			s.fail(c, derrors.New(derrors.InvalidArgument, "max_id must be a post's number"))
@@ -234,7 +234,7 @@ func (s *Server) featured(c *gin.Context) {
 		return
 	}
 	views, _, err := s.activities.Feed(ctx, activities.FeedRequest{Selector: activities.Pinned, UserID: p.ID,
-		Page: store.PageRequest{Count: activities.MaxPins}})
+		Page: paging.Request{Count: activities.MaxPins}})
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -12,7 +12,6 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/federation"
 	"socialstream/internal/media"
-	"socialstream/internal/policy"
 	"socialstream/internal/richtext"
 )
 
@@ -150,11 +149,11 @@ func (s renderer) addressed(v activities.View, followers string) (to, cc []strin
 		}
 	}
 	switch v.Visibility {
-	case policy.Public:
+	case activities.Public:
 		return []string{federation.PublicCollection}, append([]string{followers}, mentioned...)
-	case policy.Unlisted:
+	case activities.Unlisted:
 		return []string{followers}, append([]string{federation.PublicCollection}, mentioned...)
-	case policy.FollowersOnly:
+	case activities.FollowersOnly:
 		return []string{followers}, append([]string{}, mentioned...)
 	}
 	return append([]string{}, mentioned...), []string{}

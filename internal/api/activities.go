@@ -22,7 +22,7 @@ type activityParams struct {
 	Fields      list            `json:"fields"`
 	// Since asks a feed for what is newer than this activity id.
 	Since string `json:"since"`
-	paging
+	pageParams
 }
 
 // activityFields is an activity as a client posts it; other fields
@@ -55,7 +55,7 @@ func activitiesGetFromRequest(c *gin.Context) (activityParams, error) {
 		return p, err
 	}
 	p.Since = c.Query("since")
-	p.paging, err = pagingFromQuery(c)
+	p.pageParams, err = pagingFromQuery(c)
 	return p, err
 }
 

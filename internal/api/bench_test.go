@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"socialstream/internal/activities"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 )
 
 // BenchmarkFollowToHome200 measures how long after a follow the followee's
@@ -33,7 +33,7 @@ func BenchmarkFollowToHome200(b *testing.B) {
 		newest = id
 	}
 	at := func(viewer string, offset int) string {
-		list, _, err := act.Feed(ctx, activities.FeedRequest{Viewer: viewer, Selector: activities.Friends, UserID: viewer, Page: store.PageRequest{Count: 1, Offset: offset}})
+		list, _, err := act.Feed(ctx, activities.FeedRequest{Viewer: viewer, Selector: activities.Friends, UserID: viewer, Page: paging.Request{Count: 1, Offset: offset}})
 		if err != nil {
 			b.Fatal(err)
 		}

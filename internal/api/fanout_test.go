@@ -9,7 +9,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/graph"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 	"socialstream/internal/testenv"
 )
 
@@ -41,7 +41,7 @@ func TestPostReachesHundredThousandFollowers(t *testing.T) {
 
 	act := e.activitiesService()
 	sees := func(viewer string) bool {
-		list, _, err := act.Feed(ctx, activities.FeedRequest{Viewer: viewer, Selector: activities.Friends, UserID: viewer, Page: store.PageRequest{Count: 5}})
+		list, _, err := act.Feed(ctx, activities.FeedRequest{Viewer: viewer, Selector: activities.Friends, UserID: viewer, Page: paging.Request{Count: 5}})
 		if err != nil {
 			t.Fatalf("home of %s: %v", viewer, err)
 		}

@@ -55,7 +55,7 @@ func TestFollowAndLists(t *testing.T) {
 	}
 	offset := e.do("GET", "/social/rest/people/"+bob.id+"/@followers?count=2&startIndex=2", alice.token, nil)
 	if diff := cmp.Diff([]string{alice.id}, e.list(offset)); diff != "" || offset.body["startIndex"] != 2.0 {
-		t.Errorf("startIndex paging: %s", offset.raw)
+		t.Errorf("startIndex pageParams: %s", offset.raw)
 	}
 
 	// Unfollow.

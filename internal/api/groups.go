@@ -17,13 +17,13 @@ type groupParams struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	JoinPolicy  string `json:"joinPolicy"`
-	paging
+	pageParams
 }
 
 func groupsOfUserFromRequest(c *gin.Context) (groupParams, error) {
 	p := groupParams{UserID: c.Param("userId")}
 	var err error
-	p.paging, err = pagingFromQuery(c)
+	p.pageParams, err = pagingFromQuery(c)
 	return p, err
 }
 

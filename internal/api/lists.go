@@ -22,7 +22,7 @@ type listParams struct {
 	RepliesPolicy *string  `json:"repliesPolicy"`
 	Exclusive     *bool    `json:"exclusive"`
 	IDs           []string `json:"ids"`
-	paging
+	pageParams
 }
 
 func listFromRequest(c *gin.Context) (listParams, error) {
@@ -32,7 +32,7 @@ func listFromRequest(c *gin.Context) (listParams, error) {
 	case http.MethodPost, http.MethodPut:
 		err = decodeJSON(c.Request.Body, &p)
 	case http.MethodGet:
-		p.paging, err = pagingFromQuery(c)
+		p.pageParams, err = pagingFromQuery(c)
 	}
 	p.UserID, p.ListID, p.MemberID = c.Param("userId"), c.Param("listId"), c.Param("memberId")
 	return p, err

@@ -21,7 +21,6 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/media"
-	"socialstream/internal/policy"
 )
 
 // mediaParams are the parameters of mediaItems.* as Shindig's
@@ -39,7 +38,7 @@ type mediaParams struct {
 	ID    list            `json:"id"`
 	Data  *mediaItemInput `json:"data"`
 	Album *albumInput     `json:"album"`
-	paging
+	pageParams
 	// upload is the image a REST create sends as its body.
 	upload *media.UploadInput
 }
@@ -85,7 +84,7 @@ func mediaFromRequest(c *gin.Context) (mediaParams, error) {
 	}
 	switch c.Request.Method {
 	case http.MethodGet:
-		p.paging, err = pagingFromQuery(c)
+		p.pageParams, err = pagingFromQuery(c)
 	case http.MethodPost, http.MethodPut:
 		err = mediaBody(c, &p)
 	}
@@ -293,7 +292,7 @@ func (s *Server) mediaItemsGet(ctx context.Context, caller string, p mediaParams
 		return nil, err
 	}
 	items, next, err := s.media.Of(ctx, user, album, page, func(items []*media.Item) ([]bool, error) {
-		return s.readable(ctx, caller, user, items)
+		return s.activities.PicturesSeen(ctx, caller, user, items)
 	})
 	if err != nil {
 		return nil, err
@@ -307,42 +306,10 @@ func (s *Server) mediaItemsGet(ctx context.Context, caller string, p mediaParams
 
 var errPrivateAlbums = derrors.New(derrors.PermissionDenied, "albums are visible to their owner only")
 
-// readable says which of user's items the caller may see
-// (policy.SeePicture): those on an activity the caller may see (the
-// activities' own reading of the policy, which hides a removed one from
-// its author too), and those on none if they are the caller's own.
-func (s *Server) readable(ctx context.Context, caller, user string, items []*media.Item) ([]bool, error) {
-	var acts []string
-	seen := map[string]bool{}
-	for _, it := range items {
-		if it.ActivityID != "" && !seen[it.ActivityID] {
-			seen[it.ActivityID] = true
-			acts = append(acts, it.ActivityID)
-		}
-	}
-	visible := map[string]bool{}
-	if len(acts) > 0 {
-		vs, err := s.activities.Get(ctx, caller, user, "", acts)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vs {
-			visible[v.ID] = true
-		}
-	}
-	out := make([]bool, len(items))
-	for i, it := range items {
-		// One on no post is its owner's alone (the caller, whose
-		// standing their token vouches for).
-		out[i] = visible[it.ActivityID] ||
-			it.ActivityID == "" && policy.SeePicture(caller, policy.Picture{Owner: user}, policy.Account{ID: user, Exists: true}, policy.Ties{})
-	}
-	return out, nil
-}
-
-// readableOnly keeps of items those readable says the caller may see.
+// readableOnly keeps of items those the caller may see
+// (activities.PicturesSeen).
 func (s *Server) readableOnly(ctx context.Context, caller, user string, items []*media.Item) ([]*media.Item, error) {
-	keep, err := s.readable(ctx, caller, user, items)
+	keep, err := s.activities.PicturesSeen(ctx, caller, user, items)
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +509,7 @@ func albumsFromRequest(c *gin.Context) (mediaParams, error) {
 	}
 	switch c.Request.Method {
 	case http.MethodGet:
-		p.paging, err = pagingFromQuery(c)
+		p.pageParams, err = pagingFromQuery(c)
 	case http.MethodPost, http.MethodPut:
 		var body struct {
 			albumInput

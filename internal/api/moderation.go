@@ -8,7 +8,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/moderation"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 )
 
 // reportParams are the parameters of reports.*: whose (the caller's),
@@ -17,7 +17,7 @@ type reportParams struct {
 	UserID   string                  `json:"userId"`
 	ReportID string                  `json:"reportId"`
 	Report   *moderation.ReportInput `json:"report"`
-	paging
+	pageParams
 }
 
 func reportsFromRequest(c *gin.Context) (reportParams, error) {
@@ -27,7 +27,7 @@ func reportsFromRequest(c *gin.Context) (reportParams, error) {
 		p.Report = &moderation.ReportInput{}
 		err = decodeJSON(c.Request.Body, p.Report)
 	} else {
-		p.paging, err = pagingFromQuery(c)
+		p.pageParams, err = pagingFromQuery(c)
 	}
 	return p, err
 }
@@ -84,7 +84,7 @@ type moderationParams struct {
 	UserID   string                  `json:"userId"`
 	Role     *string                 `json:"role"`
 	Action   *moderation.ActionInput `json:"action"`
-	paging
+	pageParams
 }
 
 func moderationFromRequest(c *gin.Context) (moderationParams, error) {
@@ -102,7 +102,7 @@ func moderationFromRequest(c *gin.Context) (moderationParams, error) {
 			p.Role = body.Role
 		}
 	default:
-		p.paging, err = pagingFromQuery(c)
+		p.pageParams, err = pagingFromQuery(c)
 	}
 	return p, err
 }
@@ -206,7 +206,7 @@ func (s *Server) moderationNotices(ctx context.Context, caller string, p moderat
 }
 
 // paged is a page of n items of list, whose next page starts at next.
-func paged(list any, n int, page store.PageRequest, next string) collection {
+func paged(list any, n int, page paging.Request, next string) collection {
 	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count,
 		TotalResults: int64(page.Offset + n + boolInt(next != "")), NextCursor: next}
 }

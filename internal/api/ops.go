@@ -70,7 +70,7 @@ func withCursors[P any](s *Server, op operation[P]) operation[P] {
 }
 
 // cursorOf returns where the paging parameters keep their cursor.
-func (p *paging) cursorOf() *string { return &p.Cursor }
+func (p *pageParams) cursorOf() *string { return &p.Cursor }
 
 // nextCursor returns where a collection keeps the cursor of its next page.
 func (c *collection) nextCursor() *string { return &c.NextCursor }

@@ -18,14 +18,14 @@ const (
 )
 
 // paging are the contract's paging parameters; nil means absent.
-type paging struct {
+type pageParams struct {
 	Count      *int   `json:"count"`
 	StartIndex *int   `json:"startIndex"`
 	Cursor     string `json:"cursor"`
 }
 
-func pagingFromQuery(c *gin.Context) (paging, error) {
-	var p paging
+func pagingFromQuery(c *gin.Context) (pageParams, error) {
+	var p pageParams
 	for _, f := range []struct {
 		name string
 		dst  **int
@@ -45,7 +45,7 @@ func pagingFromQuery(c *gin.Context) (paging, error) {
 }
 
 // limits checks the paging parameters and returns count and startIndex.
-func (p paging) limits() (count, start int, err error) {
+func (p pageParams) limits() (count, start int, err error) {
 	count, start = DefaultCount, 0
 	if p.Count != nil {
 		count = *p.Count

@@ -16,7 +16,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/mutes"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 )
 
 // collection is the contract's list body.
@@ -39,7 +39,7 @@ type peopleParams struct {
 	// as a list); then UserID is ignored.
 	UserIDs list `json:"userIds"`
 	Fields  list `json:"fields"`
-	paging
+	pageParams
 }
 
 func peopleGetFromRequest(c *gin.Context) (peopleParams, error) {
@@ -48,7 +48,7 @@ func peopleGetFromRequest(c *gin.Context) (peopleParams, error) {
 	if p.Fields, err = listFromQuery(c, "fields"); err != nil {
 		return p, err
 	}
-	p.paging, err = pagingFromQuery(c)
+	p.pageParams, err = pagingFromQuery(c)
 	return p, err
 }
 
@@ -149,7 +149,7 @@ func (s *Server) several(ctx context.Context, caller string, users []string) (an
 		seen[id] = true
 		return dup
 	})
-	body, err := s.people(ctx, list, store.PageRequest{Count: len(list)}, "", 0)
+	body, err := s.people(ctx, list, paging.Request{Count: len(list)}, "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (s *Server) card(ctx context.Context, caller, id string) (accounts.Person, 
 
 // people looks up ids in one batch and returns them as a collection, in
 // order; ids of deleted users are left out.
-func (s *Server) people(ctx context.Context, idList []string, page store.PageRequest, next string, total int64) (any, error) {
+func (s *Server) people(ctx context.Context, idList []string, page paging.Request, next string, total int64) (any, error) {
 	found, err := s.accounts.GetMulti(ctx, idList)
 	if err != nil {
 		return nil, err
@@ -430,7 +430,7 @@ func (s *Server) checkOwn(ctx context.Context, caller, userID, what string) erro
 // shown.
 // With person, it answers whether the caller blocks that person: the
 // person, or a 404.
-func (s *Server) blocked(ctx context.Context, caller, userID, person string, page store.PageRequest) (any, error) {
+func (s *Server) blocked(ctx context.Context, caller, userID, person string, page paging.Request) (any, error) {
 	if err := s.checkOwn(ctx, caller, userID, "a block list"); err != nil {
 		return nil, err
 	}
@@ -460,7 +460,7 @@ func (s *Server) blocked(ctx context.Context, caller, userID, person string, pag
 // muted lists the people the caller mutes now, each with when the mute
 // ends (mutedUntil, if it does): nobody else's list is shown. With person,
 // it answers whether the caller mutes that person: the person, or a 404.
-func (s *Server) muted(ctx context.Context, caller, userID, person string, page store.PageRequest) (any, error) {
+func (s *Server) muted(ctx context.Context, caller, userID, person string, page paging.Request) (any, error) {
 	if err := s.checkOwn(ctx, caller, userID, "a mute list"); err != nil {
 		return nil, err
 	}
@@ -518,10 +518,10 @@ func mutedPerson(p accounts.Person, m mutes.Mute) mutedView {
 }
 
 // page checks the paging parameters.
-func (p paging) page() (store.PageRequest, error) {
+func (p pageParams) page() (paging.Request, error) {
 	count, start, err := p.limits()
 	if err != nil {
-		return store.PageRequest{}, err
+		return paging.Request{}, err
 	}
-	return store.PageRequest{Count: count, Offset: start, Cursor: p.Cursor}, nil
+	return paging.Request{Count: count, Offset: start, Cursor: p.Cursor}, nil
 }

@@ -17,10 +17,10 @@ import (
 	"socialstream/internal/app"
 	"socialstream/internal/localstack"
 	"socialstream/internal/notifications"
+	"socialstream/internal/paging"
 	"socialstream/internal/push"
 	"socialstream/internal/push/receiver"
 	"socialstream/internal/queue"
-	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
@@ -400,12 +400,12 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.settle()
-	list, _, _, err := e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: store.PageRequest{Count: 20}})
+	list, _, _, err := e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: paging.Request{Count: 20}})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("notifications %v, %v", list, err)
 	}
 	event := strings.TrimPrefix(list[0].ID, alice.id+"_")
-	d := push.Delivery{Sub: accounts.TokenID(token), User: alice.id, Event: event, Type: notifications.Mention, At: time.Now().Unix()}
+	d := push.Delivery{Sub: accounts.TokenID(token), User: alice.id, Event: event, Type: notifications.Mention, Actor: bob.id, At: time.Now().Unix()}
 	deliver := func(ctx context.Context, want string) {
 		t.Helper()
 		if got, err := e.svc.Push.Deliver(ctx, d); got != want || err != nil {
@@ -460,7 +460,7 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unmute", token, nil)
 	d.At = time.Now().Add(-time.Minute).Unix()
 	deliver(ctx, push.NotMade)
-	d.Actor = ""
+	d.Actor = bob.id
 
 	// 503 on the last attempt: the subscription goes. The mention is
 	// made while the alert is off, so that no queued delivery of it
@@ -471,7 +471,7 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	}
 	e.settle()
 	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"true"}})
-	list, _, _, _ = e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: store.PageRequest{Count: 20}})
+	list, _, _, _ = e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: paging.Request{Count: 20}})
 	d.Event, d.At = strings.TrimPrefix(list[0].ID, alice.id+"_"), time.Now().Unix()
 	ps.Answer(dev, http.StatusServiceUnavailable)
 	if _, err := e.svc.Push.Deliver(queue.WithAttempt(ctx, queue.Push, queue.RetryLimits[queue.Push]-1), d); err == nil {

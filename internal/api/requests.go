@@ -10,7 +10,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 )
 
 // requestView is a person as a list of follow requests shows them.
@@ -23,7 +23,7 @@ type requestView struct {
 // or those the caller made (sent, @requested): nobody else's are shown.
 // With person, it answers whether that one is pending: the person, or a
 // 404.
-func (s *Server) requests(ctx context.Context, caller, userID string, sent bool, person string, page store.PageRequest) (any, error) {
+func (s *Server) requests(ctx context.Context, caller, userID string, sent bool, person string, page paging.Request) (any, error) {
 	if err := s.checkOwn(ctx, caller, userID, "a list of follow requests"); err != nil {
 		return nil, err
 	}

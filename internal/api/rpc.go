@@ -15,8 +15,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
-	"socialstream/internal/store"
 )
 
 // MaxBatch is the most calls one JSON-RPC batch may hold.
@@ -307,7 +307,7 @@ func (s *Server) runRPC(ctx context.Context, caller string, call rpcCall) rpcRes
 			break
 		}
 		if rpcWrites(call.Method) {
-			ctx = store.WithWrites(ctx)
+			ctx = accounts.Writing(ctx)
 		}
 		var body any
 		if body, err = f(ctx, caller, params); err == nil {

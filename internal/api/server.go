@@ -42,10 +42,9 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
-	"socialstream/internal/policy"
+	"socialstream/internal/paging"
 	"socialstream/internal/push"
 	"socialstream/internal/rebuild"
-	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	"socialstream/internal/tracing"
 	"socialstream/internal/web"
@@ -348,9 +347,9 @@ func (s *Server) failAt(c *gin.Context, err error) {
 
 // begun puts the request's start into its context: the pages it reads
 // through the instance's cache show what changed before it
-// (store.WithBegun), however many lookups they make.
+// (paging.WithBegun), however many lookups they make.
 func (s *Server) begun(c *gin.Context) {
-	c.Request = c.Request.WithContext(store.WithBegun(c.Request.Context(), time.Now()))
+	c.Request = c.Request.WithContext(paging.WithBegun(c.Request.Context(), time.Now()))
 }
 
 // trace names the request's span (package tracing) by its route, and
@@ -459,10 +458,10 @@ func (s *Server) authn(c *gin.Context) {
 	c.Set(callerKey, g.User)
 	// Every transaction the request runs reads the caller's account and
 	// refuses a suspended or deleted one, whatever the token cache says.
-	ctx := store.WithGuard(c.Request.Context(), s.accounts.Guard(g.User, token))
+	ctx := s.accounts.Guarded(c.Request.Context(), g.User, token)
 	ctx = context.WithValue(ctx, grantKey{}, g)
 	if writes && !rpc {
-		ctx = store.WithWrites(ctx) // JSON-RPC decides call by call
+		ctx = accounts.Writing(ctx) // JSON-RPC decides call by call
 	}
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
@@ -496,7 +495,7 @@ func permits(g accounts.Grant, write bool) error {
 	if write {
 		need = oauth.Write
 	}
-	if !policy.Scoped(g.App != "", g.Scopes, need) {
+	if !g.Allows(need) {
 		return errScope
 	}
 	return nil

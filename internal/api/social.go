@@ -10,7 +10,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/notifications"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 )
 
 // commentParams are the parameters of comments.*.
@@ -18,7 +18,7 @@ type commentParams struct {
 	ActivityID string `json:"activityId"`
 	CommentID  string `json:"commentId"`
 	Text       string `json:"text"`
-	paging
+	pageParams
 }
 
 func commentsFromRequest(c *gin.Context) (commentParams, error) {
@@ -29,7 +29,7 @@ func commentsFromRequest(c *gin.Context) (commentParams, error) {
 		p.ActivityID = c.Param("activityId")
 		return p, err
 	}
-	p.paging, err = pagingFromQuery(c)
+	p.pageParams, err = pagingFromQuery(c)
 	return p, err
 }
 
@@ -63,13 +63,13 @@ func (s *Server) commentsDelete(ctx context.Context, caller string, p commentPar
 // likeParams are the parameters of likes.*.
 type likeParams struct {
 	ActivityID string `json:"activityId"`
-	paging
+	pageParams
 }
 
 func likesFromRequest(c *gin.Context) (likeParams, error) {
 	p := likeParams{ActivityID: c.Param("activityId")}
 	var err error
-	p.paging, err = pagingFromQuery(c)
+	p.pageParams, err = pagingFromQuery(c)
 	return p, err
 }
 
@@ -80,7 +80,7 @@ func (s *Server) likesGet(ctx context.Context, caller string, p likeParams) (any
 // whoReacted answers the people a list of an activity's (its likers, its
 // reposters) names, a page of ids at a time.
 func (s *Server) whoReacted(ctx context.Context, caller string, p likeParams,
-	list func(ctx context.Context, viewer, activity string, p store.PageRequest) ([]string, string, error)) (any, error) {
+	list func(ctx context.Context, viewer, activity string, p paging.Request) ([]string, string, error)) (any, error) {
 	page, err := p.page()
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (s *Server) likesMine(ctx context.Context, caller string, p likeParams) (an
 }
 
 // kept answers a page of what the caller keeps, by list.
-func kept(ctx context.Context, caller string, p likeParams, list func(context.Context, string, store.PageRequest) ([]activities.View, string, error)) (any, error) {
+func kept(ctx context.Context, caller string, p likeParams, list func(context.Context, string, paging.Request) ([]activities.View, string, error)) (any, error) {
 	page, err := p.page()
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ type notificationParams struct {
 	// notifications): the likes of one activity, its reposts, the
 	// follows.
 	Grouped bool `json:"grouped"`
-	paging
+	pageParams
 }
 
 type notificationList struct {
@@ -221,7 +221,7 @@ func notificationsFromRequest(c *gin.Context) (notificationParams, error) {
 		p.UserID = c.Param("userId")
 		return p, err
 	}
-	p.paging, err = pagingFromQuery(c)
+	p.pageParams, err = pagingFromQuery(c)
 	if v, ok := c.GetQuery("grouped"); ok && err == nil {
 		if p.Grouped, err = strconv.ParseBool(v); err != nil {
 			err = derrors.New(derrors.InvalidArgument, "grouped must be true or false")

@@ -259,7 +259,7 @@ func TestNotifications(t *testing.T) {
 	next, _ := p1.body["nextCursor"].(string)
 	p2 := e.do("GET", "/social/rest/notifications/@me?count=2&cursor="+next, alice.token, nil)
 	if len(e.list(p1))+len(e.list(p2)) != 3 || next == "" {
-		t.Errorf("paging: %s / %s", p1.raw, p2.raw)
+		t.Errorf("pageParams: %s / %s", p1.raw, p2.raw)
 	}
 
 	e.wantError(e.do("GET", "/social/rest/notifications/"+bob.id, alice.token, nil), 403)

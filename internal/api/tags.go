@@ -15,7 +15,7 @@ import (
 type tagParams struct {
 	UserID string
 	Tag    string
-	paging
+	pageParams
 }
 
 // tagView is a tag as a person sees it: whether they follow it, since when
@@ -35,7 +35,7 @@ func tagsFromRequest(c *gin.Context) (tagParams, error) {
 	var err error
 	switch c.Request.Method {
 	case http.MethodGet:
-		p.paging, err = pagingFromQuery(c)
+		p.pageParams, err = pagingFromQuery(c)
 	case http.MethodPost:
 		var body struct {
 			Name *string `json:"name"`

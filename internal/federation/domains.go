@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -116,8 +116,7 @@ func (s *Service) blocked(ctx context.Context, raw string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("federation: the domain blocks: %w", err)
 	}
-	host := strings.ToLower(u.Host)
-	return slices.ContainsFunc(domains, func(d string) bool { return host == d || strings.HasSuffix(host, "."+d) }), nil
+	return policy.DomainBlocked(domains, u.Host), nil
 }
 
 // checkNotBlocked is ErrBlocked for an address of a blocked domain.

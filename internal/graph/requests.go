@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,9 +22,11 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/blocks"
 	"socialstream/internal/derrors"
+	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // KindFollowRequest is the kind of a pending follow request.
@@ -375,31 +378,46 @@ type Relation struct {
 	// Of the follow, if Following: each post tells the user (Notifying);
 	// reposts reach their home (ShowingReposts).
 	Notifying, ShowingReposts bool
+	// Muting: the user mutes them now.
+	Muting bool
+	// DomainBlocking: they are of another server, of a domain the user
+	// blocks (policy.DomainBlocked).
+	DomainBlocking bool
 }
 
-// Relations reads how user stands with each of others, in one lookup.
-func (s *Service) Relations(ctx context.Context, user string, others []string) ([]Relation, error) {
+// Relations reads how user stands with each of others (their cards), in
+// one lookup: follows, requests, blocks and mutes both ways, and, when
+// one of them is of another server, the domains user blocks.
+func (s *Service) Relations(ctx context.Context, user string, others []accounts.Person) ([]Relation, error) {
 	type refs struct {
 		follows, followed, asked, askedBy store.Ref
 		blocks                            *blocks.Between
+		muted                             *mutes.Ref
 		follow                            Follow
 	}
 	l := s.db.Lookup()
 	rs := make([]refs, len(others))
-	for i, o := range others {
+	for i, p := range others {
+		o := p.ID
 		rs[i] = refs{followed: Follows(l, o, user),
 			asked: l.Add(RequestKey(s.db, user, o), &Request{}), askedBy: l.Add(RequestKey(s.db, o, user), &Request{}),
-			blocks: blocks.ReadBetween(l, user, o)}
+			blocks: blocks.ReadBetween(l, user, o), muted: mutes.Read(l, user, o)}
 		rs[i].follows = l.Add(FollowKey(s.db, user, o), &rs[i].follow)
+	}
+	var own *viewer.Ref
+	if slices.ContainsFunc(others, accounts.Person.Remote) {
+		own = viewer.Read(l, user)
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("graph.Relations(%s): %w", user, err)
 	}
+	now := s.now()
 	out := make([]Relation, len(others))
 	for i, r := range rs {
 		out[i] = Relation{Following: r.follows.Found(), FollowedBy: r.followed.Found(), Requested: r.asked.Found(), RequestedBy: r.askedBy.Found(),
 			Blocking: r.blocks.First(), BlockedBy: r.blocks.Second(),
-			Notifying: r.follows.Found() && r.follow.Notify, ShowingReposts: r.follows.Found() && !r.follow.NoReposts}
+			Notifying: r.follows.Found() && r.follow.Notify, ShowingReposts: r.follows.Found() && !r.follow.NoReposts,
+			Muting: r.muted.ActiveAt(now), DomainBlocking: own.BlocksDomainOf(others[i].PreferredUsername)}
 	}
 	return out, nil
 }

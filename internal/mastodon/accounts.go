@@ -15,9 +15,8 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/media"
 	"socialstream/internal/mutes"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 	"socialstream/internal/tags"
-	"socialstream/internal/viewer"
 )
 
 // Accounts, follows, blocks and mutes, as Mastodon names them.
@@ -243,39 +242,25 @@ type mRelationship struct {
 	Note                string   `json:"note"`
 }
 
-// relations reads how the caller stands with each of others (people,
-// their cards by id), in two lookups (follows, blocks and requests;
-// mutes), and a third, the caller's domain blocks, only when one of them
-// is of another server.
+// relations is how the caller stands with each of others (people,
+// their cards by id): one domain read (graph.Relations).
 func (s *Server) relations(m *mreq, others []string, people map[string]accounts.Person) ([]mRelationship, error) {
-	rels, err := s.graph.Relations(m.ctx, m.caller, others)
+	cards := make([]accounts.Person, len(others))
+	for i, id := range others {
+		cards[i] = people[id]
+		cards[i].ID = id
+	}
+	rels, err := s.graph.Relations(m.ctx, m.caller, cards)
 	if err != nil {
 		return nil, err
-	}
-	muting, err := s.mutes.Muting(m.ctx, m.caller, others)
-	if err != nil {
-		return nil, err
-	}
-	var domains []string
-	if slices.ContainsFunc(others, func(id string) bool { return people[id].Remote() }) {
-		if domains, err = s.graph.BlockedDomains(m.ctx, m.caller); err != nil {
-			return nil, err
-		}
 	}
 	out := make([]mRelationship, len(others))
 	for i, r := range rels {
 		out[i] = mRelationship{ID: others[i], Languages: []string{}, Following: r.Following, ShowingReblogs: r.ShowingReposts, Notifying: r.Notifying,
-			FollowedBy: r.FollowedBy, Blocking: r.Blocking, BlockedBy: r.BlockedBy, Muting: muting[i], MutingNotifications: muting[i],
-			Requested: r.Requested, RequestedBy: r.RequestedBy, DomainBlocking: blocksDomainOf(domains, people[others[i]])}
+			FollowedBy: r.FollowedBy, Blocking: r.Blocking, BlockedBy: r.BlockedBy, Muting: r.Muting, MutingNotifications: r.Muting,
+			Requested: r.Requested, RequestedBy: r.RequestedBy, DomainBlocking: r.DomainBlocking}
 	}
 	return out, nil
-}
-
-// blocksDomainOf reports whether domains (a person's blocked domains)
-// hold the domain of p, a person of another server.
-func blocksDomainOf(domains []string, p accounts.Person) bool {
-	_, host, ok := strings.Cut(p.PreferredUsername, "@")
-	return ok && slices.ContainsFunc(domains, func(d string) bool { return viewer.UnderDomain(host, d) })
 }
 
 // relationships is GET /api/v1/accounts/relationships?id[]=: of the
@@ -424,7 +409,7 @@ func (s *Server) rejectFollow(m *mreq, id string) error { return s.graph.Reject(
 
 // people lists, by cursor: followers, following, blocks, mutes,
 // follow requests.
-func (s *Server) peopleOf(list func(m *mreq, p store.PageRequest) ([]string, string, error)) mhandler {
+func (s *Server) peopleOf(list func(m *mreq, p paging.Request) ([]string, string, error)) mhandler {
 	return func(m *mreq) (any, error) {
 		page, err := s.cursorPage(m, 40, 80)
 		if err != nil {
@@ -446,7 +431,7 @@ func (s *Server) theirs(m *mreq) (string, error) {
 	return id, err
 }
 
-func (s *Server) followersOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+func (s *Server) followersOf(m *mreq, p paging.Request) ([]string, string, error) {
 	id, err := s.theirs(m)
 	if err != nil {
 		return nil, "", err
@@ -454,7 +439,7 @@ func (s *Server) followersOf(m *mreq, p store.PageRequest) ([]string, string, er
 	return s.graph.Followers(m.ctx, id, p)
 }
 
-func (s *Server) followingOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+func (s *Server) followingOf(m *mreq, p paging.Request) ([]string, string, error) {
 	id, err := s.theirs(m)
 	if err != nil {
 		return nil, "", err
@@ -462,7 +447,7 @@ func (s *Server) followingOf(m *mreq, p store.PageRequest) ([]string, string, er
 	return s.graph.Following(m.ctx, id, p)
 }
 
-func (s *Server) blocksOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+func (s *Server) blocksOf(m *mreq, p paging.Request) ([]string, string, error) {
 	return s.graph.Blocked(m.ctx, m.caller, p)
 }
 
@@ -488,7 +473,7 @@ func (s *Server) mutesList(m *mreq) (any, error) {
 	})
 }
 
-func (s *Server) requestsOf(m *mreq, p store.PageRequest) ([]string, string, error) {
+func (s *Server) requestsOf(m *mreq, p paging.Request) ([]string, string, error) {
 	list, next, err := s.graph.Requests(m.ctx, m.caller, false, p)
 	out := make([]string, len(list))
 	for i, r := range list {

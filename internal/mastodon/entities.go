@@ -9,7 +9,6 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/filters"
 	"socialstream/internal/media"
-	"socialstream/internal/policy"
 	"socialstream/internal/richtext"
 )
 
@@ -228,7 +227,7 @@ func attachment(origin string, v media.View) mAttachment {
 
 // mastoVisibility names our visibility as Mastodon does, and back.
 var mastoVisibility = map[string]string{
-	policy.Public: "public", policy.Unlisted: "unlisted", policy.FollowersOnly: "private", policy.MentionedOnly: "direct",
+	activities.Public: "public", activities.Unlisted: "unlisted", activities.FollowersOnly: "private", activities.MentionedOnly: "direct",
 }
 
 func ourVisibility(v string) (string, bool) {

@@ -25,8 +25,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
-	"socialstream/internal/policy"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 )
 
 // mreq is one Mastodon request: its caller (empty for an app's token of
@@ -95,16 +94,16 @@ func (s *Server) mSignIn(c *gin.Context, m *mreq, who int, scope string) error {
 	if who == person && m.grant.User == "" {
 		return errMNoUser
 	}
-	if !policy.Scoped(m.grant.App != "", m.grant.Scopes, scope) {
+	if !m.grant.Allows(scope) {
 		return errScope
 	}
 	m.caller = m.grant.User
 	ctx := c.Request.Context()
 	if m.caller != "" {
-		ctx = store.WithGuard(ctx, s.accounts.Guard(m.caller, token))
+		ctx = s.accounts.Guarded(ctx, m.caller, token)
 	}
 	if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
-		ctx = store.WithWrites(ctx)
+		ctx = accounts.Writing(ctx)
 	}
 	c.Request = c.Request.WithContext(ctx)
 	return s.mMeter(c, m.caller)
@@ -373,16 +372,16 @@ func (m *mreq) link(s *Server, next, prev string) {
 // cursorPage reads the paging of a list that pages by cursor (people,
 // bookmarks, ...): max_id carries the sealed cursor of the page, as the
 // Link of the page before gave it.
-func (s *Server) cursorPage(m *mreq, def, most int) (store.PageRequest, error) {
+func (s *Server) cursorPage(m *mreq, def, most int) (paging.Request, error) {
 	n, err := m.p.limit(def, most)
 	if err != nil {
-		return store.PageRequest{}, err
+		return paging.Request{}, err
 	}
 	inner, err := s.cursors.Open(m.ctx, m.p.str("max_id"))
 	if err != nil {
-		return store.PageRequest{}, err
+		return paging.Request{}, err
 	}
-	return store.PageRequest{Count: n, Cursor: inner}, nil
+	return paging.Request{Count: n, Cursor: inner}, nil
 }
 
 // nextCursor writes the Link of a page that pages by cursor.

@@ -11,7 +11,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/notifications"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 )
 
 // Notifications, as Mastodon lists, counts, shows and dismisses them.
@@ -46,7 +46,7 @@ func (s *Server) mNotifications(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	page := store.PageRequest{Count: n}
+	page := paging.Request{Count: n}
 	if w.below > 0 {
 		page.Cursor = notifications.Below(m.caller, w.below)
 	}

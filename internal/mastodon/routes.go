@@ -3,7 +3,7 @@ package mastodon
 import (
 	"context"
 	"socialstream/internal/activities"
-	"socialstream/internal/store"
+	"socialstream/internal/paging"
 
 	"github.com/gin-gonic/gin"
 )
@@ -141,7 +141,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 
 // mKept is GET /api/v1/bookmarks and /api/v1/favourites: a page of what
 // the caller keeps, newest first, by list.
-func (s *Server) mKept(list func(context.Context, string, store.PageRequest) ([]activities.View, string, error)) func(*mreq) (any, error) {
+func (s *Server) mKept(list func(context.Context, string, paging.Request) ([]activities.View, string, error)) func(*mreq) (any, error) {
 	return func(m *mreq) (any, error) {
 		page, err := s.cursorPage(m, 20, 40)
 		if err != nil {

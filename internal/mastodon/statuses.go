@@ -7,8 +7,8 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/paging"
 	"socialstream/internal/richtext"
-	"socialstream/internal/store"
 )
 
 // Statuses and timelines: Mastodon's names for activities and feeds.
@@ -305,7 +305,7 @@ func (s *Server) statusContext(m *mreq) (any, error) {
 }
 
 // reactors lists who favourited or reblogged a status, by cursor.
-func (s *Server) reactors(list func(m *mreq, id string, p store.PageRequest) ([]string, string, error)) mhandler {
+func (s *Server) reactors(list func(m *mreq, id string, p paging.Request) ([]string, string, error)) mhandler {
 	return func(m *mreq) (any, error) {
 		id, err := statusID(m)
 		if err != nil {
@@ -323,11 +323,11 @@ func (s *Server) reactors(list func(m *mreq, id string, p store.PageRequest) ([]
 	}
 }
 
-func (s *Server) favouritedBy(m *mreq, id string, p store.PageRequest) ([]string, string, error) {
+func (s *Server) favouritedBy(m *mreq, id string, p paging.Request) ([]string, string, error) {
 	return s.likes.Likers(m.ctx, m.caller, id, p)
 }
 
-func (s *Server) rebloggedBy(m *mreq, id string, p store.PageRequest) ([]string, string, error) {
+func (s *Server) rebloggedBy(m *mreq, id string, p paging.Request) ([]string, string, error) {
 	return s.activities.Reposters(m.ctx, m.caller, id, p)
 }
 
@@ -343,7 +343,7 @@ func (s *Server) timeline(m *mreq, r activities.FeedRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Viewer, r.Page = m.caller, store.PageRequest{Count: n}
+	r.Viewer, r.Page = m.caller, paging.Request{Count: n}
 	for _, b := range []struct {
 		name string
 		dst  *string

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,8 +15,10 @@ import (
 
 // The house's shape, kept by a test so that the next drift fails one:
 // services are built by their constructors alone (a dependency set after
-// construction hides a cycle the import graph does not show), and no
-// file is a grab-bag.
+// construction hides a cycle the import graph does not show), a face
+// neither reads the store nor decides a rule (the domain reads the facts
+// and asks the policy; a face renders what it answers), and no file is
+// a grab-bag.
 func TestArchitecture(t *testing.T) {
 	root, err := testenv.RepoFile("")
 	if err != nil {
@@ -46,6 +49,9 @@ func TestArchitecture(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		for _, imp := range forbidden(rel, f) {
+			t.Errorf("%s: a face imports %s; ask the domain, which reads the facts and asks the policy", rel, imp)
+		}
 		for _, s := range setters(f) {
 			t.Errorf("%s: %s sets a dependency after construction; give it to the constructor, or make the call a job", rel, s)
 		}
@@ -53,6 +59,50 @@ func TestArchitecture(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// faces are the packages that answer the outside: they turn requests
+// into domain operations and answers into each face's shape.
+var faces = []string{"internal/api", "internal/mastodon", "internal/activitypub", "internal/web"}
+
+// forbidden returns the imports of f, a file at rel, that its package
+// may not make: a face's of the store or the policy.
+func forbidden(rel string, f *ast.File) []string {
+	if !slices.Contains(faces, filepath.ToSlash(filepath.Dir(rel))) {
+		return nil
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		switch p := strings.Trim(imp.Path.Value, `"`); p {
+		case "socialstream/internal/store", "socialstream/internal/policy":
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// The import rule holds faces alone to it, and finds their imports of
+// the store and the policy.
+func TestForbiddenFound(t *testing.T) {
+	src := `package p
+import (
+	"context"
+	"socialstream/internal/store"
+	pol "socialstream/internal/policy"
+	"socialstream/internal/accounts"
+)
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := forbidden("internal/mastodon/p.go", f)
+	if want := []string{"socialstream/internal/store", "socialstream/internal/policy"}; !slices.Equal(got, want) {
+		t.Errorf("a face's imports found: %v, want %v", got, want)
+	}
+	if got := forbidden("internal/graph/p.go", f); got != nil {
+		t.Errorf("a service's imports found: %v, want none", got)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"socialstream/internal/egress"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -144,7 +144,7 @@ func (s Ringer) Ring(ctx context.Context, event, typ, actor string, recipients [
 			return fmt.Errorf("push.Ring(%s): %w", event, err)
 		}
 		for i, sub := range subs {
-			if !slices.Contains(sub.Alerts, typ) || sub.Policy == None {
+			if !policy.MayPush(sub.Policy, sub.Alerts, typ) {
 				continue
 			}
 			d := Delivery{Sub: keys[i].Name, User: sub.UserID, Event: event, Type: typ, Actor: actor, At: at, Ring: ring}
@@ -191,6 +191,8 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 	found := l.Add(Key(s.db, d.Sub), &sub)
 	token := s.acc.ReadToken(l, d.Sub)
 	reader := accounts.Read(l, d.User)
+	var ties pushTies
+	l.Then(func() { ties = s.readTies(l, &sub, d) })
 	if err := l.Run(ctx); err != nil {
 		return "", fmt.Errorf("push.Deliver: %w", err)
 	}
@@ -201,7 +203,7 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 		return Dropped, s.drop(ctx, d.Sub) // revoked, expired or erased: stop at once
 	case !reader.Exists() || reader.Standing().IsSuspended():
 		return NoReceiver, nil
-	case !slices.Contains(sub.Alerts, d.Type) || sub.Policy == None:
+	case !policy.Pushes(sub.Policy, sub.Alerts, d.Type, ties.of(d)):
 		return NotWanted, nil
 	}
 	key, ok, err := s.keys.Find(ctx, sub.ServerKey)
@@ -261,9 +263,6 @@ func (s *Service) notice(ctx context.Context, d Delivery, sub *subscription) (No
 	if published, err := time.Parse(time.RFC3339, v.Published); err != nil || s.now().Sub(published) >= TTL {
 		return Notice{}, Late, nil
 	}
-	if ok, err := s.allows(ctx, sub.Policy, d.User, v.Actor); err != nil || !ok {
-		return Notice{}, NotWanted, err
-	}
 	n := Notice{Notification: v, Origin: sub.Origin}
 	if v.ActivityID != "" {
 		if s.cfg.Activities == nil {
@@ -281,25 +280,24 @@ func (s *Service) notice(ctx context.Context, d Delivery, sub *subscription) (No
 	return n, "", nil
 }
 
-// allows decides a subscription's policy for a notification of actor's.
-func (s *Service) allows(ctx context.Context, policy, reader string, actor *accounts.Person) (bool, error) {
-	switch {
-	case policy == All:
-		return true, nil
-	case policy == None || actor == nil || s.cfg.Graph == nil:
-		return false, nil
+// pushTies are the follows between a delivery's reader and its actor,
+// read for a subscription whose policy weighs them.
+type pushTies struct{ follows, followedBy store.Ref }
+
+// readTies adds to l the follows between d's reader and its actor, if
+// the subscription sub (read by then) weighs them.
+func (s *Service) readTies(l *store.Lookup, sub *subscription, d Delivery) pushTies {
+	var t pushTies
+	if d.Actor == "" || s.cfg.Graph == nil || !policy.NeedsTies(sub.Policy) {
+		return t
 	}
-	l := s.db.Lookup()
-	var ref store.Ref
-	if policy == Followed {
-		ref = s.cfg.Graph.Follows(l, reader, actor.ID)
-	} else {
-		ref = s.cfg.Graph.Follows(l, actor.ID, reader)
-	}
-	if err := l.Run(ctx); err != nil {
-		return false, fmt.Errorf("push: the policy: %w", err)
-	}
-	return ref.Found(), nil
+	t.follows, t.followedBy = s.cfg.Graph.Follows(l, d.User, d.Actor), s.cfg.Graph.Follows(l, d.Actor, d.User)
+	return t
+}
+
+// of is the ties as the policy knows them.
+func (t pushTies) of(d Delivery) policy.PushTies {
+	return policy.PushTies{Actor: d.Actor != "", Follows: t.follows.Found(), FollowedBy: t.followedBy.Found()}
 }
 
 // post sends the payload to the subscription's endpoint, and takes its

@@ -33,6 +33,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -42,11 +43,12 @@ const KindSubscription = "PushSubscription"
 
 // Policies: whose notifications a subscription is sent, by how the
 // reader and the notification's actor are tied.
+// The policy (package policy) owns them, and decides by them.
 const (
-	All      = "all"
-	Followed = "followed" // those the reader follows
-	Follower = "follower" // those who follow the reader
-	None     = "none"
+	All      = policy.PushAll
+	Followed = policy.PushFollowed // those the reader follows
+	Follower = policy.PushFollower // those who follow the reader
+	None     = policy.PushNone
 )
 
 // Limits.

@@ -163,23 +163,6 @@ func upserts(keys []*datastore.Key, src any) []*datastore.Mutation {
 	return muts
 }
 
-type begunKey struct{}
-
-// WithBegun returns ctx for a request begun at t: its page lookups show
-// what changed before t, and share one ask for the marks of changes
-// (a lookup with no such context, what changed before it began).
-func WithBegun(ctx context.Context, t time.Time) context.Context {
-	return context.WithValue(ctx, begunKey{}, t)
-}
-
-// begunOf returns when the request of ctx began, or else at.
-func begunOf(ctx context.Context, at time.Time) time.Time {
-	if t, ok := ctx.Value(begunKey{}).(time.Time); ok && t.Before(at) {
-		return t
-	}
-	return at
-}
-
 // syncer is what an instance knows of one namespace's marks.
 type syncer struct {
 	mu sync.Mutex

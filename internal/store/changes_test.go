@@ -9,6 +9,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/paging"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -78,7 +79,7 @@ func TestAnotherInstancesChangeShowsOnTheNextPage(t *testing.T) {
 	// One ask a request, though it makes two lookups, each after the
 	// request began; one more for the next request.
 	asks = store.Asks(here)
-	req := store.WithBegun(ctx, time.Now())
+	req := paging.WithBegun(ctx, time.Now())
 	for range 2 {
 		l := db.PageLookup()
 		l.Add(k, &p)
@@ -277,7 +278,7 @@ func pageOf(t *testing.T, db *store.DB, keys ...*datastore.Key) []int64 {
 	for i, k := range keys {
 		refs[i] = l.Add(k, &ps[i])
 	}
-	if err := l.Run(store.WithBegun(context.Background(), time.Now())); err != nil {
+	if err := l.Run(paging.WithBegun(context.Background(), time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]int64, len(keys))
@@ -309,7 +310,7 @@ func TestPagesAtOnceShareOneAsk(t *testing.T) {
 			var p pair
 			l := db.PageLookup()
 			l.Add(k, &p)
-			errs <- l.Run(store.WithBegun(ctx, begun))
+			errs <- l.Run(paging.WithBegun(ctx, begun))
 		}()
 	}
 	for range 8 {

@@ -13,14 +13,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/paging"
 )
 
-// PageRequest asks for one page of a query's results.
-type PageRequest struct {
-	Count  int    // 1..100
-	Offset int    // OpenSocial startIndex
-	Cursor string // from a previous page's Next; empty for the first page
-}
+// PageRequest asks for one page of a query's results (package paging
+// holds it, for the faces, which do not import the store).
+type PageRequest = paging.Request
 
 // ErrBadCursor is returned for a cursor that is malformed or belongs to
 // another query.

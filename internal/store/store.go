@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"socialstream/internal/derrors"
+	"socialstream/internal/paging"
 )
 
 // MaxAttempts bounds the retries of a contended transaction. The client's
@@ -665,7 +666,7 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 	// What changed before the page began leaves the cache first, on the
 	// first round that could answer from it.
 	if c.fresh(l.keys[from:to]) {
-		if err := c.sync(ctx, l.db, begunOf(ctx, l.begun)); err != nil {
+		if err := c.sync(ctx, l.db, paging.Begun(ctx, l.begun)); err != nil {
 			return err
 		}
 	}

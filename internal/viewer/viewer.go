@@ -29,6 +29,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/ids"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 )
 
@@ -330,21 +331,12 @@ func (r *Ref) BlocksDomains() bool { return r != nil && len(r.s.Domains) > 0 }
 
 // BlocksDomainOf reports whether the owner blocks the domain of the
 // person named username (a person of another server's, name@domain),
-// or a domain it is under.
+// or a domain it is under (policy.DomainBlocked).
 func (r *Ref) BlocksDomainOf(username string) bool {
-	if r == nil || len(r.s.Domains) == 0 { // none, for a state not found
+	if r == nil { // none, for a state not found
 		return false
 	}
-	_, host, ok := strings.Cut(username, "@")
-	return ok && slices.ContainsFunc(r.s.Domains, func(d string) bool { return UnderDomain(host, d) })
-}
-
-// UnderDomain reports whether host (of a person's name, host:port on
-// loopback) is domain or under it, as the operator's domain blocks read
-// it.
-func UnderDomain(host, domain string) bool {
-	host = strings.ToLower(host)
-	return host == domain || strings.HasSuffix(host, "."+domain)
+	return policy.DomainBlocked(r.s.Domains, policy.HostOf(username))
 }
 
 // SetBlock records that the owner blocks person (on false: no longer).
