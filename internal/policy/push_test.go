@@ -18,7 +18,7 @@ func TestPushes(t *testing.T) {
 		{PushFollower, "mention", followedBy, true},
 		{PushFollower, "mention", follows, false},
 		{PushFollowed, "mention", PushTies{Follows: true}, false}, // of no one: no tie holds
-		{"sometimes", "mention", both, false},                      // a policy it does not know
+		{"sometimes", "mention", both, false},                     // a policy it does not know
 	} {
 		if got := Pushes(c.pol, alerts, c.typ, c.t); got != c.want {
 			t.Errorf("Pushes(%s, %v, %s, %+v) = %v, want %v", c.pol, alerts, c.typ, c.t, got, c.want)
