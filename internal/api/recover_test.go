@@ -68,6 +68,7 @@ func TestUnavailableSaysWhenToRetry(t *testing.T) {
 // error its canceled context surfaced as (the context's own, or a
 // Datastore call's), it is logged at INFO as abandoned, never at ERROR,
 // on both faces; a failure of a request still awaited stays an ERROR.
+// (A job's, in package jobs.)
 func TestAbandonedRequestIsNoError(t *testing.T) {
 	var logs bytes.Buffer
 	s := &Server{log: logging.New(&logs, slog.LevelInfo, "p")}
@@ -98,37 +99,4 @@ func TestAbandonedRequestIsNoError(t *testing.T) {
 		t.Errorf("a failure of an awaited request: %s", logs.String())
 	}
 
-	// A job's run its queue stopped waiting for, on its last attempt
-	// too: INFO, not a failure nor a give-up; one still awaited is.
-	r.POST("/_tasks/job", func(c *gin.Context) {
-		s.finishTask(c, fmt.Errorf("notifications.Run: %w", c.Request.Context().Err()), "notify")
-	})
-	r.POST("/_tasks/failing", func(c *gin.Context) { s.finishTask(c, errors.New("boom"), "notify") })
-	for _, tc := range []struct {
-		path     string
-		canceled bool
-		severity string
-		status   int
-	}{
-		{"/_tasks/job", true, "INFO", derrors.StatusClientClosed},
-		{"/_tasks/failing", false, "WARNING", http.StatusInternalServerError},
-	} {
-		logs.Reset()
-		ctx, cancel := context.WithCancel(context.Background())
-		if tc.canceled {
-			cancel()
-		}
-		req := httptest.NewRequest(http.MethodPost, tc.path, nil).WithContext(ctx)
-		req.Header.Set("X-AppEngine-QueueName", "notifications")
-		w := httptest.NewRecorder()
-		r.ServeHTTP(w, req)
-		cancel()
-		var line map[string]any
-		if err := json.NewDecoder(&logs).Decode(&line); err != nil {
-			t.Fatalf("%s: log %q: %v", tc.path, logs.String(), err)
-		}
-		if line["severity"] != tc.severity || w.Code != tc.status {
-			t.Errorf("%s: %d, logged %v; want %d at %s", tc.path, w.Code, line, tc.status, tc.severity)
-		}
-	}
 }

@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/jobs"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/logging"
@@ -121,6 +122,7 @@ type Server struct {
 	ap            *activitypub.Server // the ActivityPub face; nil when federation is off
 	federation    *federation.Service // nil: off
 	log           *slog.Logger
+	jobs          *jobs.Router
 	guard         Guard
 	rpc           map[string]rpcFunc
 	openapi       []byte
@@ -139,6 +141,10 @@ func New(d Deps) (*Server, error) {
 	var err error
 	if s.ap, err = activitypub.New(activitypub.Deps{Federation: d.Federation, Accounts: d.Accounts,
 		Activities: d.Activities, Logger: d.Logger, Host: mastoHost{s}}); err != nil {
+		return nil, err
+	}
+	if s.jobs, err = jobs.New(jobs.Runners{Activities: d.Activities, Rebuild: d.Rebuild, Notifications: d.Notifications,
+		Lifecycle: d.Lifecycle, Moderation: d.Moderation, Graph: d.Graph, Push: d.Push, Media: d.Media, Federation: d.Federation}, d.Logger); err != nil {
 		return nil, err
 	}
 	if s.openapi, err = OpenAPI(); err != nil {
@@ -323,8 +329,8 @@ func (s *Server) Routes() *gin.Engine {
 	}
 
 	// Each job's handler, at the path its definition names.
-	for _, rt := range s.jobs() {
-		r.POST(rt.path, rt.h)
+	for _, rt := range s.jobs.Routes() {
+		r.POST(rt.Path, rt.Handler)
 	}
 	// The scheduled work of cron.yaml, guarded by tasksOnly too.
 	r.GET(CronTrimPath, s.cronTrim)
