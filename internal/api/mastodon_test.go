@@ -492,6 +492,14 @@ func TestMastodonBadInputAndRetries(t *testing.T) {
 	if code := e.formStatus("/oauth/token", url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {"password-alice"}}); code != http.StatusBadRequest {
 		t.Errorf("a password grant: %d", code)
 	}
+	// A profile's change with a bad lock is refused whole: the name it
+	// names is not saved first.
+	if st, r := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", alice.token, url.Values{"display_name": {"Renamed"}, "locked": {"maybe"}}); st != http.StatusUnprocessableEntity {
+		t.Errorf("a lock that is no boolean: %d %s", st, r)
+	}
+	if r := e.do("GET", "/api/v1/accounts/verify_credentials", alice.token, nil); r.body["display_name"] == "Renamed" || r.body["locked"] != false {
+		t.Errorf("after a refused change: %s", r.raw)
+	}
 }
 
 func TestMastodonListsFiltersTagsReportsMedia(t *testing.T) {

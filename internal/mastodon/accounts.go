@@ -75,6 +75,43 @@ func (s *Server) own(m *mreq, p accounts.Person) mAccount {
 // updateCredentials is PATCH /api/v1/accounts/update_credentials: the
 // operations of people.update (a profile, a lock).
 func (s *Server) updateCredentials(m *mreq) (any, error) {
+	// Every parameter is read before anything is written: a bad one
+	// changes nothing.
+	var locked *bool
+	if m.p.has("locked") {
+		l, err := m.p.flag("locked", false)
+		if err != nil {
+			return nil, err
+		}
+		locked = &l
+	}
+	in, err := s.profileOf(m)
+	if err != nil {
+		return nil, err
+	}
+	var p accounts.Person
+	if in.DisplayName != nil || in.Note != nil || in.Fields != nil || in.Avatar != nil || in.Header != nil {
+		if p, err = s.media.SetProfile(m.ctx, m.caller, in); err != nil {
+			return nil, err
+		}
+	}
+	if locked != nil {
+		if p, err = s.graph.SetLocked(m.ctx, m.caller, *locked); err != nil {
+			return nil, err
+		}
+	}
+	if p.ID == "" {
+		if p, err = s.accounts.Get(m.ctx, m.caller); err != nil {
+			return nil, err
+		}
+	}
+	return s.own(m, p), nil
+}
+
+// profileOf reads the profile of an update_credentials form: the
+// texts and fields named, and the avatar and header, uploaded through
+// the picture pipeline first (their ids are what the profile takes).
+func (s *Server) profileOf(m *mreq) (accounts.ProfileInput, error) {
 	var in accounts.ProfileInput
 	if m.p.has("note") {
 		n := m.p.str("note")
@@ -96,43 +133,21 @@ func (s *Server) updateCredentials(m *mreq) (any, error) {
 		in.DisplayName = &d
 	}
 	if m.p.has("avatar") || m.p.has("header") {
-		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: send avatar and header as files of a multipart form")
+		return in, derrors.New(derrors.InvalidArgument, "Validation failed: send avatar and header as files of a multipart form")
 	}
-	for _, which := range []string{"avatar", "header"} {
-		id, err := s.profilePicture(m, which)
+	for _, pic := range []struct {
+		which string
+		dst   **string
+	}{{"avatar", &in.Avatar}, {"header", &in.Header}} {
+		id, err := s.profilePicture(m, pic.which)
 		if err != nil {
-			return nil, err
+			return in, err
 		}
 		if id != "" {
-			if which == "avatar" {
-				in.Avatar = &id
-			} else {
-				in.Header = &id
-			}
+			*pic.dst = &id
 		}
 	}
-	var p accounts.Person
-	var err error
-	if in.DisplayName != nil || in.Note != nil || in.Fields != nil || in.Avatar != nil || in.Header != nil {
-		if p, err = s.media.SetProfile(m.ctx, m.caller, in); err != nil {
-			return nil, err
-		}
-	}
-	if m.p.has("locked") {
-		locked, err := m.p.flag("locked", false)
-		if err != nil {
-			return nil, err
-		}
-		if p, err = s.graph.SetLocked(m.ctx, m.caller, locked); err != nil {
-			return nil, err
-		}
-	}
-	if p.ID == "" {
-		if p, err = s.accounts.Get(m.ctx, m.caller); err != nil {
-			return nil, err
-		}
-	}
-	return s.own(m, p), nil
+	return in, nil
 }
 
 // profilePicture uploads the file of the form named which (avatar or
