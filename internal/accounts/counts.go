@@ -124,18 +124,13 @@ func (p *Pins) Set(tx *store.Tx, pinned []string) error {
 	return tx.Put(CountsKey(tx.DB(), p.user), &c)
 }
 
-// SetLocked locks or unlocks user's account in tx, on the User and its
-// card alike; an unlock records at (µs) as the last (Standing.Unlocked).
-// A change is one other servers are told of (User.Changed, at).
-func SetLocked(ctx context.Context, tx *store.Tx, user string, locked bool, at int64) error {
-	_, err := setStanding(ctx, tx, user, func(st *Standing) error {
-		if !locked && st.Locked {
-			st.Unlocked = at
-		}
-		st.Locked = locked
-		return nil
-	}, at)
-	return err
+// lock locks or unlocks st at at (µs): an unlock of a locked account is
+// noted, for the job that approves what was pending.
+func lock(st *Standing, locked bool, at int64) {
+	if !locked && st.Locked {
+		st.Unlocked = at
+	}
+	st.Locked = locked
 }
 
 // SetStanding changes, in tx, user's standing by change, on the User and

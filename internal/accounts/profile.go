@@ -54,13 +54,17 @@ type ProfileInput struct {
 	Note           *string
 	Fields         *[]Field
 	Avatar, Header *string
+	// Locked locks or unlocks the account: follows of it then wait for
+	// its owner's approval (an unlock approves what is pending, by a job
+	// enqueued ahead).
+	Locked *bool
 }
 
 // Clean checks a change of a profile and returns it cleaned: the note
 // multiline, the fields one line each, names required.
 func (in ProfileInput) Clean() (ProfileInput, error) {
-	if in.DisplayName == nil && in.Note == nil && in.Fields == nil && in.Avatar == nil && in.Header == nil {
-		return in, derrors.New(derrors.InvalidArgument, "give a display name, a note, fields, an avatar or a header to change")
+	if in.DisplayName == nil && in.Note == nil && in.Fields == nil && in.Avatar == nil && in.Header == nil && in.Locked == nil {
+		return in, derrors.New(derrors.InvalidArgument, "give a display name, a note, fields, an avatar, a header or a lock to change")
 	}
 	if in.DisplayName != nil {
 		name, err := text.Clean("displayName", *in.DisplayName, text.Rules{Max: MaxDisplayName})
@@ -137,14 +141,21 @@ func (p *Profiled) Profile() Profile { return p.u.Profile }
 // DisplayName returns the display name as read.
 func (p *Profiled) DisplayName() string { return p.u.DisplayName }
 
-// Set writes, in tx, the person's profile on the User and the card, and
-// their display name if display is not nil (empty: their username), as
-// changed at (µs; User.Changed).
-func (p *Profiled) Set(tx *store.Tx, to Profile, display *string, at int64) error {
+// Locked reports whether the account was locked as read.
+func (p *Profiled) Locked() bool { return p.u.Standing.Locked }
+
+// Set writes, in tx, the person's profile on the User and the card,
+// their display name if display is not nil (empty: their username), and
+// their lock if locked is not nil (an unlock noted at at: UnlockTask's
+// wait), as changed at (µs; User.Changed).
+func (p *Profiled) Set(tx *store.Tx, to Profile, display *string, locked *bool, at int64) error {
 	u := p.u
 	u.Profile, u.Changed = to, max(u.Changed, at)
 	if display != nil {
 		u.DisplayName = cmp.Or(*display, u.Username)
+	}
+	if locked != nil {
+		lock(&u.Standing, *locked, at)
 	}
 	return tx.PutMulti([]*datastore.Key{UserKey(tx.DB(), p.user), CountsKey(tx.DB(), p.user)}, []any{&u, Card(&u, p.c)})
 }

@@ -21,7 +21,13 @@ func TestLockedAccounts(t *testing.T) {
 	e.wantError(e.do("PUT", "/social/rest/people/@me/@self", bob.token, map[string]any{}), http.StatusBadRequest)
 	e.wantError(e.do("PUT", "/social/rest/people/"+alice.id+"/@self", bob.token, map[string]any{"locked": true}), http.StatusForbidden)
 	e.wantError(e.do("PUT", "/social/rest/people/@me/@self", bob.token, map[string]any{"locked": true, "person": map[string]any{"locked": false}}), http.StatusBadRequest)
-	if p := e.entry(e.do("PUT", "/social/rest/people/@me/@self", bob.token, map[string]any{"locked": true})); p["locked"] != true {
+	// A lock and a profile are one change: a picture that is not bob's
+	// refuses the lock with it.
+	e.wantError(e.do("PUT", "/social/rest/people/@me/@self", bob.token, map[string]any{"locked": true, "avatar": "1234567"}), http.StatusNotFound)
+	if p := e.entry(e.do("GET", "/social/rest/people/@me/@self", bob.token, nil)); p["locked"] != false {
+		t.Fatalf("locked by a refused change: %v", p)
+	}
+	if p := e.entry(e.do("PUT", "/social/rest/people/@me/@self", bob.token, map[string]any{"locked": true, "displayName": "Bob"})); p["locked"] != true || p["displayName"] != "Bob" {
 		t.Fatalf("lock: %v", p)
 	}
 	r := e.do("POST", "/social/rest/activities/@me/@self", bob.token, map[string]string{"title": "for my followers", "visibility": "followers"})

@@ -138,8 +138,8 @@ func personUpdateFromRequest(c *gin.Context) (personUpdate, error) {
 	return p, nil
 }
 
-// peopleUpdate changes the caller's account: their profile, and locks or
-// unlocks it (each in its own transaction, the profile first).
+// peopleUpdate changes the caller's account: their profile and its
+// lock, in one change.
 func (s *Server) peopleUpdate(ctx context.Context, caller string, p personUpdate) (any, error) {
 	if p.GroupID != "" && p.GroupID != "@self" {
 		return nil, derrors.New(derrors.NotFound, "a person is changed at /people/@me/@self")
@@ -154,23 +154,13 @@ func (s *Server) peopleUpdate(ctx context.Context, caller string, p personUpdate
 	if err != nil {
 		return nil, err
 	}
-	profile := accounts.ProfileInput{DisplayName: c.DisplayName, Note: c.Note, Fields: c.Fields, Avatar: c.Avatar, Header: c.Header}
-	changesProfile := c.DisplayName != nil || c.Note != nil || c.Fields != nil || c.Avatar != nil || c.Header != nil
-	if c.Locked == nil && !changesProfile {
+	profile := accounts.ProfileInput{DisplayName: c.DisplayName, Note: c.Note, Fields: c.Fields, Avatar: c.Avatar, Header: c.Header, Locked: c.Locked}
+	if profile == (accounts.ProfileInput{}) {
 		return nil, derrors.New(derrors.InvalidArgument, `give what changes: locked, displayName, note, fields, avatar or header`)
 	}
-	// The profile first: what a client may get wrong in it (a picture
-	// not theirs, or not loose) is refused before the lock changes.
-	var person accounts.Person
-	if changesProfile {
-		if person, err = s.media.SetProfile(ctx, caller, profile); err != nil {
-			return nil, err
-		}
-	}
-	if c.Locked != nil {
-		if person, err = s.graph.SetLocked(ctx, caller, *c.Locked); err != nil {
-			return nil, err
-		}
+	person, err := s.media.SetProfile(ctx, caller, profile)
+	if err != nil {
+		return nil, err
 	}
 	return entry{person}, nil
 }

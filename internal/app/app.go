@@ -662,6 +662,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		links = media.NewLinks(db, pics.PublicURL)
 		if s.Media, err = media.New(db, gen, acc, pics.Client, q, links, media.Config{
 			Bucket: pics.Bucket, Activities: activities.Records{DB: db}, Memory: pics.Memory, Client: pics.Elsewhere, Outbox: ob,
+			Unlocking: graph.Unlocking(q),
 		}); err != nil {
 			return nil, err
 		}

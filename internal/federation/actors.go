@@ -282,7 +282,7 @@ func (s *Service) keep(ctx context.Context, f fetchedActor, also string) (Actor,
 			if p := prof.Profile(); prof.Found() && (p.Note != f.remote.Note || prof.DisplayName() != f.remote.DisplayName) {
 				p.Note = f.remote.Note
 				display := f.remote.DisplayName
-				if err := prof.Set(tx, p, &display, s.now().UnixMicro()); err != nil {
+				if err := prof.Set(tx, p, &display, nil, s.now().UnixMicro()); err != nil {
 					return err
 				}
 			}

@@ -245,29 +245,14 @@ func (s *Service) Requests(ctx context.Context, user string, sent bool, p store.
 	return out, next, nil
 }
 
-// SetLocked locks or unlocks user's account and returns them. Unlocking
-// enqueues, before the commit, the job that approves what is pending
-// (UnlockTask).
-func (s *Service) SetLocked(ctx context.Context, user string, locked bool) (accounts.Person, error) {
-	if p, err := s.load(ctx, user); err != nil || p.Locked == locked {
-		return p, err // nothing to change
+// Unlocking returns what makes the job that approves, once an unlock
+// at at (µs) shows, what the person had pending (UnlockTask): enqueued
+// ahead of the unlock's commit by the change of profile that unlocks
+// (media.Config.Unlocking).
+func Unlocking(q queue.Queue) func(user string, at int64) queue.Pending {
+	return func(user string, at int64) queue.Pending {
+		return UnlockJob.Pending(q, UnlockTask{User: user, At: at}, 0)
 	}
-	at := s.now().UnixMicro()
-	var expected []queue.Pending
-	if s.remote != nil { // other servers are told, as of any change of what they show of them
-		expected = append(expected, s.remote.Profiled(user, at))
-	}
-	if !locked {
-		expected = append(expected, UnlockJob.Pending(s.queue, UnlockTask{User: user, At: at}, 0))
-	}
-	var jobs queue.Ahead
-	err := jobs.Commit(ctx, expected, func() error {
-		return s.db.Update(ctx, func(tx *store.Tx) error { return accounts.SetLocked(ctx, tx, user, locked, at) })
-	})
-	if err != nil {
-		return accounts.Person{}, fmt.Errorf("graph.SetLocked(%s): %w", user, err)
-	}
-	return s.load(ctx, user)
 }
 
 // UnlockJob approves, a step at a time, an unlocked person's pending

@@ -73,46 +73,37 @@ func (s *Server) own(m *mreq, p accounts.Person) mAccount {
 }
 
 // updateCredentials is PATCH /api/v1/accounts/update_credentials: the
-// operations of people.update (a profile, a lock).
+// operation of people.update, one change of a profile and its lock.
 func (s *Server) updateCredentials(m *mreq) (any, error) {
-	// Every parameter is read before anything is written: a bad one
-	// changes nothing.
-	var locked *bool
-	if m.p.has("locked") {
-		l, err := m.p.flag("locked", false)
-		if err != nil {
-			return nil, err
-		}
-		locked = &l
-	}
 	in, err := s.profileOf(m)
 	if err != nil {
 		return nil, err
 	}
 	var p accounts.Person
-	if in.DisplayName != nil || in.Note != nil || in.Fields != nil || in.Avatar != nil || in.Header != nil {
-		if p, err = s.media.SetProfile(m.ctx, m.caller, in); err != nil {
-			return nil, err
-		}
+	if in == (accounts.ProfileInput{}) {
+		p, err = s.accounts.Get(m.ctx, m.caller) // nothing to change: Mastodon answers the account
+	} else {
+		p, err = s.media.SetProfile(m.ctx, m.caller, in)
 	}
-	if locked != nil {
-		if p, err = s.graph.SetLocked(m.ctx, m.caller, *locked); err != nil {
-			return nil, err
-		}
-	}
-	if p.ID == "" {
-		if p, err = s.accounts.Get(m.ctx, m.caller); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	return s.own(m, p), nil
 }
 
-// profileOf reads the profile of an update_credentials form: the
-// texts and fields named, and the avatar and header, uploaded through
-// the picture pipeline first (their ids are what the profile takes).
+// profileOf reads the change of an update_credentials form: the texts,
+// fields and lock named, and the avatar and header, uploaded through the
+// picture pipeline last (their ids are what the profile takes), once
+// every other parameter has read well.
 func (s *Server) profileOf(m *mreq) (accounts.ProfileInput, error) {
 	var in accounts.ProfileInput
+	if m.p.has("locked") {
+		l, err := m.p.flag("locked", false)
+		if err != nil {
+			return in, err
+		}
+		in.Locked = &l
+	}
 	if m.p.has("note") {
 		n := m.p.str("note")
 		in.Note = &n

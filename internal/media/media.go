@@ -196,6 +196,10 @@ type Config struct {
 	// Outbox, when set (the deployment federates), makes the job that
 	// tells other servers of a profile's change.
 	Outbox *outbox.Jobs
+	// Unlocking makes the job that approves, once an unlock at at (µs)
+	// shows, what the person had pending (graph.Unlocking): a change of
+	// profile that unlocks enqueues it ahead of its commit.
+	Unlocking func(user string, at int64) queue.Pending
 }
 
 // DefaultMemory is Config.Memory's default, for App Engine's F2 class

@@ -32,8 +32,9 @@ var (
 // the person as they see themselves then. A new avatar or header is one
 // of their loose uploads, which it marks as theirs; the picture it
 // replaces is loose again, and collected a day later (LooseFor) as any
-// upload no post took. One transaction: the User and the card, which both
-// hold the profile, and the pictures.
+// upload no post took. A lock changes with it: the profile and the lock
+// are one change, or none. One transaction: the User and the card, which
+// both hold the profile and the lock, and the pictures.
 func (s *Service) SetProfile(ctx context.Context, user string, in accounts.ProfileInput) (accounts.Person, error) {
 	in, err := in.Clean()
 	if err != nil {
@@ -49,10 +50,21 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 	}
 	now := s.now().UnixMicro()
 	// Other servers are told by a job enqueued ahead, which waits for the
-	// change to show (outbox.ProfileJob).
+	// change to show (outbox.ProfileJob); an unlock approves what was
+	// pending by one too (Config.Unlocking), enqueued only when the
+	// account is locked now.
 	var told []queue.Pending
 	if s.cfg.Outbox != nil {
 		told = append(told, s.cfg.Outbox.Profiled(user, now))
+	}
+	if in.Locked != nil && !*in.Locked && s.cfg.Unlocking != nil {
+		was, ok, err := accounts.Load(ctx, s.db, user)
+		if err != nil {
+			return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
+		}
+		if ok && was.Locked {
+			told = append(told, s.cfg.Unlocking(user, now))
+		}
 	}
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, told, func() error { return s.setProfile(ctx, user, in, now) })
@@ -107,7 +119,7 @@ func (s *Service) setProfile(ctx context.Context, user string, in accounts.Profi
 				return err
 			}
 		}
-		return me.Set(tx, plan.profile, in.DisplayName, now)
+		return me.Set(tx, plan.profile, in.DisplayName, in.Locked, now)
 	})
 }
 
