@@ -719,6 +719,18 @@ func (s *Service) GetMulti(ctx context.Context, idList []string) (map[string]Per
 	return out, nil
 }
 
+// Card returns person id as reader ("" for no one signed in) may see
+// their card (SeenBy: not suspended nor gone, but to themselves), or
+// ErrNoSuchPerson: a person hidden is not there. Blocks are the caller's
+// to weigh.
+func (s *Service) Card(ctx context.Context, reader, id string) (Person, error) {
+	p, err := s.Get(ctx, id)
+	if err == nil && !p.SeenBy(reader) {
+		err = ErrNoSuchPerson
+	}
+	return p, err
+}
+
 // Shown reads the people of idList that viewer may see (SeenBy: not
 // suspended nor gone; blocks are the caller's to weigh), by id, in one
 // lookup: GetMulti, as the policy lets viewer see it.

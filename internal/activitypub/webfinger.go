@@ -139,14 +139,12 @@ func (s *Server) personByID(ctx context.Context, id string) (accounts.Person, er
 	if n, ok := ids.Parse(id); !ok || strconv.FormatInt(n, 10) != id {
 		return accounts.Person{}, errGone
 	}
-	p, err := s.accounts.Get(ctx, id)
+	p, err := s.accounts.Card(ctx, "", id)
 	switch {
 	case errors.Is(err, accounts.ErrNoSuchPerson):
 		return accounts.Person{}, errGone
 	case err != nil:
 		return accounts.Person{}, err
-	case !p.SeenBy(""):
-		return accounts.Person{}, errGone
 	}
 	return p, nil
 }

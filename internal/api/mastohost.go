@@ -7,7 +7,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"socialstream/internal/accounts"
 	"socialstream/internal/federation"
 	"socialstream/internal/mastodon"
 	"socialstream/internal/media"
@@ -56,9 +55,6 @@ func (h mastoHost) LoginSucceeded(ctx context.Context, username string) {
 func (h mastoHost) RegisterAllowed(c *gin.Context) error { return h.s.registerAllowed(c) }
 func (h mastoHost) UploadAllowed(ctx context.Context, caller string) error {
 	return h.s.uploadAllowed(ctx, caller)
-}
-func (h mastoHost) Card(ctx context.Context, caller, id string) (accounts.Person, error) {
-	return h.s.card(ctx, caller, id)
 }
 func (h mastoHost) ReadUpload(r io.Reader) ([]byte, error)                   { return readUpload(r) }
 func (h mastoHost) ReadForm(r *multipart.Reader) (*media.UploadInput, error) { return readForm(r) }

@@ -78,12 +78,9 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 		if err != nil {
 			return nil, err
 		}
-		person, err := s.accounts.Get(ctx, id)
+		person, err := s.accounts.Card(ctx, caller, id) // hidden everywhere while suspended
 		if err != nil {
 			return nil, err
-		}
-		if !person.SeenBy(caller) {
-			return nil, accounts.ErrNoSuchPerson // hidden everywhere while suspended
 		}
 		return entry{person}, nil
 	}
@@ -117,7 +114,7 @@ func (s *Server) findPeople(ctx context.Context, caller string, p peopleParams) 
 	if p.PersonID != "" {
 		return s.inList(ctx, caller, id, p.GroupID, p.PersonID)
 	}
-	subject, err := s.card(ctx, caller, id) // a suspended person's lists are not there either
+	subject, err := s.accounts.Card(ctx, caller, id) // a suspended person's lists are not there either
 	if err != nil {
 		return nil, err
 	}
@@ -190,33 +187,23 @@ func (s *Server) inList(ctx context.Context, caller, user, selector, person stri
 	if !ok {
 		return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not %s %s", user, rel, other))
 	}
-	p, err := s.card(ctx, caller, other)
+	p, err := s.accounts.Card(ctx, caller, other)
 	if err != nil {
 		return nil, err
 	}
 	return entry{p}, nil
 }
 
-// card returns the person id as caller may see them (policy.SeePerson),
-// or ErrNoSuchPerson.
-func (s *Server) card(ctx context.Context, caller, id string) (accounts.Person, error) {
-	p, err := s.accounts.Get(ctx, id)
-	if err == nil && !p.SeenBy(caller) {
-		err = accounts.ErrNoSuchPerson
-	}
-	return p, err
-}
-
 // people looks up ids in one batch and returns them as a collection, in
 // order; ids of deleted users are left out.
 func (s *Server) people(ctx context.Context, idList []string, page paging.Request, next string, total int64) (any, error) {
-	found, err := s.accounts.GetMulti(ctx, idList)
+	found, err := s.accounts.Shown(ctx, "", idList)
 	if err != nil {
 		return nil, err
 	}
 	list := make([]accounts.Person, 0, len(idList))
 	for _, id := range idList {
-		if p, ok := found[id]; ok && p.SeenBy("") {
+		if p, ok := found[id]; ok {
 			list = append(list, p)
 		}
 	}
@@ -444,7 +431,7 @@ func (s *Server) blocked(ctx context.Context, caller, userID, person string, pag
 		} else if !ok {
 			return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not block %s", caller, other))
 		}
-		p, err := s.card(ctx, caller, other)
+		p, err := s.accounts.Card(ctx, caller, other)
 		if err != nil {
 			return nil, err
 		}
@@ -475,7 +462,7 @@ func (s *Server) muted(ctx context.Context, caller, userID, person string, page 
 		} else if !ok {
 			return nil, derrors.New(derrors.NotFound, fmt.Sprintf("%s does not mute %s", caller, other))
 		}
-		p, err := s.card(ctx, caller, other)
+		p, err := s.accounts.Card(ctx, caller, other)
 		if err != nil {
 			return nil, err
 		}

@@ -167,7 +167,7 @@ func (s *Server) profilePicture(m *mreq, which string) (string, error) {
 
 // getAccount is GET /api/v1/accounts/:id.
 func (s *Server) getAccount(m *mreq) (any, error) {
-	p, err := s.host.Card(m.ctx, m.caller, m.c.Param("id"))
+	p, err := s.accounts.Card(m.ctx, m.caller, m.c.Param("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (s *Server) lookupAccount(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.host.Card(m.ctx, m.caller, id)
+	p, err := s.accounts.Card(m.ctx, m.caller, id)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func (s *Server) familiarFollowers(m *mreq) (any, error) {
 func (s *Server) relate(op func(m *mreq, id string) error) mhandler {
 	return func(m *mreq) (any, error) {
 		id := m.c.Param("id")
-		p, err := s.host.Card(m.ctx, m.caller, id)
+		p, err := s.accounts.Card(m.ctx, m.caller, id)
 		if err != nil {
 			return nil, err
 		}
@@ -433,7 +433,7 @@ func (s *Server) peopleOf(list func(m *mreq, p paging.Request) ([]string, string
 // returns its id.
 func (s *Server) theirs(m *mreq) (string, error) {
 	id := m.c.Param("id")
-	_, err := s.host.Card(m.ctx, m.caller, id)
+	_, err := s.accounts.Card(m.ctx, m.caller, id)
 	return id, err
 }
 
@@ -508,7 +508,7 @@ func (s *Server) search(m *mreq) (any, error) {
 			return nil, err
 		}
 		if id != "" {
-			if p, err := s.host.Card(m.ctx, m.caller, id); err == nil {
+			if p, err := s.accounts.Card(m.ctx, m.caller, id); err == nil {
 				out["accounts"] = []mAccount{s.account(origin, p)}
 			}
 		}

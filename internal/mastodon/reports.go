@@ -42,7 +42,7 @@ func (s *Server) report(m *mreq) (any, error) {
 		}
 		in.ActivityIDs = append(in.ActivityIDs, sid)
 	}
-	target, err := s.host.Card(m.ctx, m.caller, in.AccountID)
+	target, err := s.accounts.Card(m.ctx, m.caller, in.AccountID)
 	if err != nil {
 		return nil, err
 	}

@@ -63,8 +63,6 @@ type Host interface {
 	LoginSucceeded(ctx context.Context, username string)
 	RegisterAllowed(c *gin.Context) error
 	UploadAllowed(ctx context.Context, caller string) error
-	// Card reads a person the caller may see (a 404 otherwise).
-	Card(ctx context.Context, caller, id string) (accounts.Person, error)
 	// ReadUpload and ReadForm read a picture's upload, capped.
 	ReadUpload(r io.Reader) ([]byte, error)
 	ReadForm(r *multipart.Reader) (*media.UploadInput, error)

@@ -389,7 +389,7 @@ func (s *Server) tagTimeline(m *mreq) (any, error) {
 // accountStatuses is GET /api/v1/accounts/:id/statuses.
 func (s *Server) accountStatuses(m *mreq) (any, error) {
 	id := m.c.Param("id")
-	if _, err := s.host.Card(m.ctx, m.caller, id); err != nil {
+	if _, err := s.accounts.Card(m.ctx, m.caller, id); err != nil {
 		return nil, err
 	}
 	if pinned, err := m.p.flag("pinned", false); err != nil || pinned {
