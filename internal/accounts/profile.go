@@ -81,22 +81,32 @@ func (in ProfileInput) Clean() (ProfileInput, error) {
 		in.Note = &note
 	}
 	if in.Fields != nil {
-		if len(*in.Fields) > MaxFields {
-			return in, derrors.New(derrors.InvalidArgument, fmt.Sprintf("at most %d fields", MaxFields))
-		}
-		fields := make([]Field, len(*in.Fields))
-		for i, f := range *in.Fields {
-			var err error
-			if fields[i].Name, err = text.Clean(fmt.Sprintf("fields[%d].name", i), f.Name, text.Rules{Max: MaxFieldName, Required: true}); err != nil {
-				return in, err
-			}
-			if fields[i].Value, err = text.Clean(fmt.Sprintf("fields[%d].value", i), f.Value, text.Rules{Max: MaxFieldValue}); err != nil {
-				return in, err
-			}
+		fields, err := cleanFields(*in.Fields)
+		if err != nil {
+			return in, err
 		}
 		in.Fields = &fields
 	}
 	return in, nil
+}
+
+// cleanFields checks a profile's fields and returns them cleaned: at
+// most MaxFields, each name required, each one line.
+func cleanFields(in []Field) ([]Field, error) {
+	if len(in) > MaxFields {
+		return nil, derrors.New(derrors.InvalidArgument, fmt.Sprintf("at most %d fields", MaxFields))
+	}
+	fields := make([]Field, len(in))
+	for i, f := range in {
+		var err error
+		if fields[i].Name, err = text.Clean(fmt.Sprintf("fields[%d].name", i), f.Name, text.Rules{Max: MaxFieldName, Required: true}); err != nil {
+			return nil, err
+		}
+		if fields[i].Value, err = text.Clean(fmt.Sprintf("fields[%d].value", i), f.Value, text.Rules{Max: MaxFieldValue}); err != nil {
+			return nil, err
+		}
+	}
+	return fields, nil
 }
 
 // Apply returns p changed by in (cleaned); the pictures are the caller's.

@@ -363,24 +363,7 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 		slices.Reverse(audKeys)
 		more = false
 	}
-	var keys []*datastore.Key
-	seen := map[string]bool{}
-	// A chunk of an author's followers (named by its number) says the
-	// viewer follows the author; one of a tag's or of the mentioned does
-	// not.
-	viaFollow := map[string]bool{}
-	for _, k := range audKeys {
-		if k.Parent == nil {
-			continue
-		}
-		if k.Name != "" && k.Name[0] >= '0' && k.Name[0] <= '9' {
-			viaFollow[k.Parent.Name] = true
-		}
-		if !seen[k.Parent.Name] {
-			seen[k.Parent.Name] = true
-			keys = append(keys, k.Parent)
-		}
-	}
+	keys, viaFollow := homeActivities(audKeys)
 	// An activity deleted since is left out: its audience went with it.
 	found, list, err := s.loadPage(ctx, keys)
 	if err != nil {
@@ -401,6 +384,30 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 		next = order.EncodeCursor(tag, last)
 	}
 	return views, next, nil
+}
+
+// homeActivities returns the activities a home page's audience chunks
+// (audKeys, in the page's order) are of, each once, and which of them
+// came by a chunk of their author's followers (named by its number),
+// which says the reader follows the author; one of a tag's or of the
+// mentioned does not.
+func homeActivities(audKeys []*datastore.Key) ([]*datastore.Key, map[string]bool) {
+	var keys []*datastore.Key
+	seen := map[string]bool{}
+	viaFollow := map[string]bool{}
+	for _, k := range audKeys {
+		if k.Parent == nil {
+			continue
+		}
+		if k.Name != "" && k.Name[0] >= '0' && k.Name[0] <= '9' {
+			viaFollow[k.Parent.Name] = true
+		}
+		if !seen[k.Parent.Name] {
+			seen[k.Parent.Name] = true
+			keys = append(keys, k.Parent)
+		}
+	}
+	return keys, viaFollow
 }
 
 // views turns activities into views with their authors, counts and the
@@ -624,16 +631,25 @@ func (p *page) hidden(user string) bool {
 	if p.lk.home && p.own.Excludes(user) {
 		return true
 	}
-	if rec := p.authors[user]; rec != nil && p.lk.hide && p.own.BlocksDomains() {
-		if author, ok := rec.Person(); ok && p.own.BlocksDomainOf(author.PreferredUsername) {
-			return true // a person of a domain the viewer blocks
-		}
+	if p.lk.hide && p.ofBlockedDomain(user) {
+		return true
 	}
 	if p.own.KnowsPeople() {
 		return p.lk.hide && p.own.Blocked(user) || p.lk.quiet && p.own.Mutes(user, p.now)
 	}
 	b := p.between[user]
 	return b != nil && b.Any() || p.muted[user].ActiveAt(p.now)
+}
+
+// ofBlockedDomain reports whether user, an author the page read, is a
+// person of a domain the viewer blocks.
+func (p *page) ofBlockedDomain(user string) bool {
+	rec := p.authors[user]
+	if rec == nil || !p.own.BlocksDomains() {
+		return false
+	}
+	author, ok := rec.Person()
+	return ok && p.own.BlocksDomainOf(author.PreferredUsername)
 }
 
 func (p *page) account(user string) policy.Account {

@@ -47,25 +47,11 @@ func (s *Service) Pin(ctx context.Context, user, id string, on bool) (View, erro
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		// The activities pinned already, read outside the transaction: it
-		// would hold their locks, and their likes wait on them. One gone
-		// just after stays on the list until the next pin.
-		out := s.db.Lookup()
-		pinned, there := make([]Activity, len(pins.List())), make([]store.Ref, len(pins.List()))
-		for i, p := range pins.List() {
-			if p != id {
-				there[i] = out.Add(Key(s.db, p), &pinned[i])
-			}
-		}
-		if err := out.Run(ctx); err != nil {
-			return err
-		}
 		f.found, f.activity, f.pinned = found.Found(), &a, pins.List()
 		gone = !f.found || a.Removed != 0
-		for i, p := range pins.List() {
-			if p != id && (!there[i].Found() || pinned[i].Removed != 0) {
-				f.gone = append(f.gone, p)
-			}
+		var err error
+		if f.gone, err = s.pinsGone(ctx, id, pins.List()); err != nil {
+			return err
 		}
 		list, changed, err := decidePin(f)
 		if err != nil || !changed {
@@ -160,4 +146,28 @@ func (s *Service) pinned(ctx context.Context, viewer, user string) ([]View, erro
 		return nil, err
 	}
 	return s.viewsOf(ctx, viewer, found, acts, look{hide: true, known: map[string]*accounts.Record{user: author}, cached: true})
+}
+
+// pinsGone returns which of the activities pinned already (but id) are
+// gone or taken down, read outside the pin's transaction: it would hold
+// their locks, and their likes wait on them. One gone just after stays
+// on the list until the next pin.
+func (s *Service) pinsGone(ctx context.Context, id string, pinned []string) ([]string, error) {
+	l := s.db.Lookup()
+	acts, there := make([]Activity, len(pinned)), make([]store.Ref, len(pinned))
+	for i, p := range pinned {
+		if p != id {
+			there[i] = l.Add(Key(s.db, p), &acts[i])
+		}
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	var gone []string
+	for i, p := range pinned {
+		if p != id && (!there[i].Found() || acts[i].Removed != 0) {
+			gone = append(gone, p)
+		}
+	}
+	return gone, nil
 }

@@ -714,15 +714,8 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 			return err
 		}
 	}
-	if counted(a) {
-		if err := accounts.CountPost(tx, p.author, 1, a.PostedTime*1000); err != nil {
-			return err
-		}
-		if a.InReplyTo != "" {
-			if err := tx.Increment(Key(s.db, a.InReplyTo), map[string]int64{"repliesCount": 1}); err != nil {
-				return err
-			}
-		}
+	if err := p.count(tx, a); err != nil {
+		return err
 	}
 	if r.note != nil && plan.tell {
 		if _, err := r.note.Write(tx); err != nil {
@@ -786,4 +779,19 @@ func (s *Service) stampCommitted(ctx context.Context, id string) {
 
 func (s *Service) enqueueFanout(ctx context.Context, id string, chunk int, before int64) error {
 	return FanoutJob.Enqueue(ctx, s.queue, FanoutTask{ActivityID: id, Chunk: chunk, Before: before}, 0)
+}
+
+// count adds a post a, if counted, to its author's statuses and to its
+// parent's replies, blind (server-side increments, which read nothing).
+func (p *posting) count(tx *store.Tx, a *Activity) error {
+	if !counted(a) {
+		return nil
+	}
+	if err := accounts.CountPost(tx, p.author, 1, a.PostedTime*1000); err != nil {
+		return err
+	}
+	if a.InReplyTo == "" {
+		return nil
+	}
+	return tx.Increment(Key(tx.DB(), a.InReplyTo), map[string]int64{"repliesCount": 1})
 }

@@ -165,14 +165,11 @@ func (s *Service) Exists(ctx context.Context, id string) (*Activity, error) {
 // Mastodon counts.
 func counted(a *Activity) bool { return a.Visibility != MentionedOnly }
 
-// recount changes by sign (-1: they leave; 1: they come back) the counts
-// that acts, deleted or taken down in tx, are in: their authors' statuses
-// and their parents' replies. Each author's card and parent is read in
-// tx, and left alone if it is gone or going in the same commit (going).
-// A post adds itself to both blind, with its commit (posting.apply);
-// what leaves is rare enough to read what it changes.
-func recount(ctx context.Context, tx *store.Tx, acts []*Activity, going func(id string) bool, sign int64) error {
-	authors, parents := map[string]int64{}, map[string]int64{}
+// recounts returns by how much recount changes each author's statuses
+// and each parent's replies (those not going in the same commit): by
+// sign for each of acts counted, and not left out of the counts already.
+func recounts(acts []*Activity, going func(id string) bool, sign int64) (authors, parents map[string]int64) {
+	authors, parents = map[string]int64{}, map[string]int64{}
 	for _, a := range acts {
 		if !counted(a) || a.Removed != 0 && sign < 0 {
 			continue // not counted, or no longer
@@ -182,6 +179,17 @@ func recount(ctx context.Context, tx *store.Tx, acts []*Activity, going func(id 
 			parents[a.InReplyTo] += sign
 		}
 	}
+	return authors, parents
+}
+
+// recount changes by sign (-1: they leave; 1: they come back) the counts
+// that acts, deleted or taken down in tx, are in: their authors' statuses
+// and their parents' replies. Each author's card and parent is read in
+// tx, and left alone if it is gone or going in the same commit (going).
+// A post adds itself to both blind, with its commit (posting.apply);
+// what leaves is rare enough to read what it changes.
+func recount(ctx context.Context, tx *store.Tx, acts []*Activity, going func(id string) bool, sign int64) error {
+	authors, parents := recounts(acts, going, sign)
 	if len(authors) == 0 {
 		return nil
 	}

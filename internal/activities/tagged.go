@@ -153,6 +153,24 @@ func (s *Service) TagJob(ctx context.Context, t TagTask) (TagResult, error) {
 	return res, nil
 }
 
+// decideTagPage decides whether a page of a tag's followers gets a
+// copy of activity a (found, or deleted): why not (it is gone, its tag
+// was edited away, it is not public, or none of the page still follows
+// the tag), or "" to write it for still.
+func decideTagPage(found bool, a *Activity, tag string, still []string) string {
+	switch {
+	case !found:
+		return "activity deleted"
+	case !slices.Contains(a.Tags, tag):
+		return "tag edited away"
+	case !a.isPublic():
+		return "not public"
+	case len(still) == 0:
+		return "no followers"
+	}
+	return ""
+}
+
 // tagPage writes one page of tag's followers onto activity t.ActivityID,
 // and enqueues the next.
 func (s *Service) tagPage(ctx context.Context, t TagTask, seq int64) (TagResult, error) {
@@ -180,24 +198,13 @@ func (s *Service) tagPage(ctx context.Context, t TagTask, seq int64) (TagResult,
 		if err := l.Run(ctx); err != nil {
 			return err
 		}
-		if !found.Found() {
-			res.Skipped = "activity deleted"
-			return nil
-		} else if !slices.Contains(a.Tags, t.Tag) {
-			res.Skipped = "tag edited away"
-			return nil
-		} else if !a.isPublic() {
-			res.Skipped = "not public"
-			return nil
-		}
 		var still []string
 		for i, f := range followers {
 			if held[i].Found() {
 				still = append(still, f)
 			}
 		}
-		if len(still) == 0 {
-			res.Skipped = "no followers"
+		if res.Skipped = decideTagPage(found.Found(), &a, t.Tag, still); res.Skipped != "" {
 			return nil
 		}
 		aud := &Audience{FollowerIDs: still, Seq: a.Seq, UserID: TagAudience(t.Tag)}

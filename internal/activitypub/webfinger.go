@@ -84,22 +84,8 @@ func (s *Server) resource(resource string) (name, id string, err error) {
 		return "", "", derrors.New(derrors.InvalidArgument, "resource is too long")
 	}
 	if strings.HasPrefix(resource, "https://") || strings.HasPrefix(resource, "http://") {
-		u, err := url.Parse(resource)
-		if err != nil {
-			return "", "", derrors.New(derrors.InvalidArgument, "resource is not a URL")
-		}
-		base, _ := url.Parse(s.fed.Base())
-		if u.Scheme != base.Scheme || !strings.EqualFold(u.Host, base.Host) {
-			return "", "", errGone
-		}
-		if u.Path == federation.InstancePath {
-			return "", federation.InstanceKey, nil
-		}
-		id, ok := strings.CutPrefix(u.Path, federation.PeoplePath)
-		if !ok {
-			return "", "", errGone
-		}
-		return "", id, nil
+		id, err := s.actorOf(resource)
+		return "", id, err
 	}
 	acct := resource
 	if len(acct) >= 5 && strings.EqualFold(acct[:5], "acct:") {
@@ -113,6 +99,27 @@ func (s *Server) resource(resource string) (name, id string, err error) {
 		return "", "", errGone // another server's person: not ours to answer
 	}
 	return name, "", nil
+}
+
+// actorOf reads the id of the actor whose address is resource, of this
+// deployment alone: a person's, or the instance's own (InstanceKey).
+func (s *Server) actorOf(resource string) (string, error) {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return "", derrors.New(derrors.InvalidArgument, "resource is not a URL")
+	}
+	base, _ := url.Parse(s.fed.Base())
+	if u.Scheme != base.Scheme || !strings.EqualFold(u.Host, base.Host) {
+		return "", errGone
+	}
+	if u.Path == federation.InstancePath {
+		return federation.InstanceKey, nil
+	}
+	id, ok := strings.CutPrefix(u.Path, federation.PeoplePath)
+	if !ok {
+		return "", errGone
+	}
+	return id, nil
 }
 
 // person reads the person named name, as someone signed in to nothing

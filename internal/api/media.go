@@ -333,19 +333,9 @@ func (s *Server) mediaItemsCreate(ctx context.Context, caller string, p mediaPar
 	if err != nil {
 		return nil, err
 	}
-	in := p.upload
-	if in == nil && p.MediaItem != nil && p.MediaItem.URL != "" {
-		data, err := dataURL(p.MediaItem.URL)
-		if err != nil {
-			return nil, err
-		}
-		in = &media.UploadInput{Data: data}
-		if p.MediaItem.Title != nil {
-			in.Title = *p.MediaItem.Title
-		}
-		if p.MediaItem.Description != nil {
-			in.Description = *p.MediaItem.Description
-		}
+	in, err := p.uploadOf()
+	if err != nil {
+		return nil, err
 	}
 	mint, err := s.media.Links.Minter(ctx)
 	if err != nil {
@@ -373,6 +363,26 @@ func (s *Server) mediaItemsCreate(ctx context.Context, caller string, p mediaPar
 		return nil, err
 	}
 	return statusEntry{entry: entry{mint.Item(it)}, status: http.StatusOK}, nil
+}
+
+// uploadOf is the upload p carries, nil for none: the image in the
+// body, or a data: URL with its title and description.
+func (p mediaParams) uploadOf() (*media.UploadInput, error) {
+	if p.upload != nil || p.MediaItem == nil || p.MediaItem.URL == "" {
+		return p.upload, nil
+	}
+	data, err := dataURL(p.MediaItem.URL)
+	if err != nil {
+		return nil, err
+	}
+	in := &media.UploadInput{Data: data}
+	if p.MediaItem.Title != nil {
+		in.Title = *p.MediaItem.Title
+	}
+	if p.MediaItem.Description != nil {
+		in.Description = *p.MediaItem.Description
+	}
+	return in, nil
 }
 
 // dataURL decodes a data: URL of base64 bytes.

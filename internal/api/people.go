@@ -299,33 +299,20 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 	if err != nil {
 		return nil, err
 	}
-	if p.ID == "" {
-		return nil, derrors.New(derrors.InvalidArgument, `give the id of the person as {"id": ...}`)
-	}
-	if p.Duration != nil && list != "@muted" {
-		return nil, derrors.New(derrors.InvalidArgument, "duration applies to mutes only")
+	if err := p.check(list); err != nil {
+		return nil, err
 	}
 	target, err := s.accounts.Resolve(ctx, caller, p.ID)
 	if err != nil {
 		return nil, err
 	}
-	if list == "@requests" {
-		return nil, derrors.New(derrors.NotFound, "follow requests are approved at /people/@me/@followers and rejected by DELETE /people/@me/@requests/{id}")
-	}
-	if list == "@followers" {
-		if p.followOnly() {
-			return nil, errFollowOnly
-		}
+	switch list {
+	case "@followers":
 		person, err := s.graph.Approve(ctx, caller, target)
 		if err != nil {
 			return nil, err
 		}
 		return entry{person}, nil
-	}
-	if list != "@friends" && p.followOnly() {
-		return nil, errFollowOnly
-	}
-	switch list {
 	case "@muted":
 		return s.mute(ctx, caller, target, p.Duration)
 	case "@blocked":
@@ -347,6 +334,23 @@ func (s *Server) follow(ctx context.Context, caller string, p followParams) (any
 		return nil, err
 	}
 	return entry{person}, nil
+}
+
+// check refuses what p cannot ask of the list it is posted to: no one
+// named; a duration but of a mute; a request made here (they are
+// approved at @followers); a follow's own options but on a follow.
+func (p followParams) check(list string) error {
+	switch {
+	case p.ID == "":
+		return derrors.New(derrors.InvalidArgument, `give the id of the person as {"id": ...}`)
+	case p.Duration != nil && list != "@muted":
+		return derrors.New(derrors.InvalidArgument, "duration applies to mutes only")
+	case list == "@requests":
+		return derrors.New(derrors.NotFound, "follow requests are approved at /people/@me/@followers and rejected by DELETE /people/@me/@requests/{id}")
+	case list != "@friends" && p.followOnly():
+		return errFollowOnly
+	}
+	return nil
 }
 
 // mute mutes target for duration seconds (none or 0: without end).

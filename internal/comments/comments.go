@@ -82,6 +82,38 @@ func Key(db *store.DB, id string) *datastore.Key {
 	return db.NameKey(KindComment, id, nil)
 }
 
+// commentFacts are what a comment's transaction read: the answers of
+// the activity's check, of its actor's standing and of the policy on
+// whether they may see it, and the comment already at its id, if any.
+type commentFacts struct {
+	user                  string
+	seq                   int64
+	activity, actor, seen error
+	taken                 bool
+	prior                 *Comment
+}
+
+// decideComment decides a comment: refused for its activity gone, its
+// actor's standing (a token another instance still trusts) or an
+// activity hidden from them; nothing to write for this very comment
+// made before (a retry after a commit that did apply); a collision of
+// ids, retried.
+func decideComment(f commentFacts) (write bool, err error) {
+	switch {
+	case f.activity != nil:
+		return false, f.activity
+	case f.actor != nil:
+		return false, f.actor
+	case f.taken && f.prior.UserID == f.user && f.prior.Seq == f.seq:
+		return false, nil
+	case f.taken:
+		return false, derrors.New(derrors.Unavailable, "comment id collision; retry")
+	case f.seen != nil:
+		return false, f.seen // hidden from its author: not there
+	}
+	return true, nil
+}
+
 // Create adds user's comment to an activity, counts it and notifies the
 // activity's author, in one transaction, and returns it.
 func (s *Service) Create(ctx context.Context, user, activity, body string) (View, error) {
@@ -112,20 +144,10 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
-			if err := r.Check(); err != nil {
+			write, err := decideComment(commentFacts{user: user, seq: seq, activity: r.Check(), actor: me.MayAct(), seen: seen.Err(),
+				taken: taken.Found(), prior: &prior})
+			if err != nil || !write {
 				return err
-			}
-			if err := me.MayAct(); err != nil {
-				return err // a token another instance still trusts
-			}
-			if err := seen.Err(); err != nil && !taken.Found() {
-				return err // hidden from user: not there
-			}
-			if taken.Found() {
-				if prior.UserID == user && prior.Seq == seq {
-					return nil // this very comment: a retry after a commit that did apply
-				}
-				return derrors.New(derrors.Unavailable, "comment id collision; retry")
 			}
 			if err := tx.Put(Key(s.db, id), c); err != nil {
 				return err
@@ -133,7 +155,7 @@ func (s *Service) Create(ctx context.Context, user, activity, body string) (View
 			if err := r.Count(tx, 0, 1); err != nil {
 				return err
 			}
-			_, err := note.Write(tx)
+			_, err = note.Write(tx)
 			return err
 		})
 	})

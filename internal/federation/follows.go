@@ -46,20 +46,7 @@ func (s *Service) Follow(ctx context.Context, t outbox.FollowTask) (string, erro
 	}
 	waiting := s.now().Sub(time.Unix(t.At, 0)) < queue.GiveUpOf(s.q)
 	if !t.Undo {
-		switch {
-		case !pending && waiting:
-			return "", queue.NotYet("the request")
-		case !pending:
-			return "withdrawn", nil
-		}
-		id := s.followID(t.Follower, t.Followee, t.Ring)
-		if err := s.db.Put(ctx, remoteFollowKey(s.db, t.Follower, t.Followee), &remoteFollow{FollowID: id, Follower: t.Follower, Followee: t.Followee}); err != nil {
-			return "", err
-		}
-		return "follow sent", s.Send(ctx, t.Follower, id, map[string]any{
-			"@context": "https://www.w3.org/ns/activitystreams", "id": id, "type": "Follow",
-			"actor": s.cfg.Actor(t.Follower), "object": actor.URI,
-		}, actor.Inbox)
+		return s.sendFollow(ctx, t, actor, pending, waiting)
 	}
 	switch {
 	case (pending || follows.Found()) && waiting:
@@ -73,6 +60,26 @@ func (s *Service) Follow(ctx context.Context, t outbox.FollowTask) (string, erro
 	return "undo sent", s.Send(ctx, t.Follower, id, map[string]any{
 		"@context": "https://www.w3.org/ns/activitystreams", "id": id, "type": "Undo", "actor": s.cfg.Actor(t.Follower),
 		"object": map[string]any{"id": kept.FollowID, "type": "Follow", "actor": s.cfg.Actor(t.Follower), "object": actor.URI},
+	}, actor.Inbox)
+}
+
+// sendFollow sends the Follow of t once its request shows (pending),
+// keeping its id for an Undo; a request withdrawn, or never made past
+// the wait, sends nothing.
+func (s *Service) sendFollow(ctx context.Context, t outbox.FollowTask, actor Actor, pending, waiting bool) (string, error) {
+	switch {
+	case !pending && waiting:
+		return "", queue.NotYet("the request")
+	case !pending:
+		return "withdrawn", nil
+	}
+	id := s.followID(t.Follower, t.Followee, t.Ring)
+	if err := s.db.Put(ctx, remoteFollowKey(s.db, t.Follower, t.Followee), &remoteFollow{FollowID: id, Follower: t.Follower, Followee: t.Followee}); err != nil {
+		return "", err
+	}
+	return "follow sent", s.Send(ctx, t.Follower, id, map[string]any{
+		"@context": "https://www.w3.org/ns/activitystreams", "id": id, "type": "Follow",
+		"actor": s.cfg.Actor(t.Follower), "object": actor.URI,
 	}, actor.Inbox)
 }
 

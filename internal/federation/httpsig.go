@@ -151,19 +151,9 @@ func (s *Signature) checkCovers(req *http.Request, body []byte, params map[strin
 			return fmt.Errorf("%w: it does not sign %s", ErrBadSignature, h)
 		}
 	}
-	var made time.Time
-	if slices.Contains(s.headers, "(created)") {
-		sec, err := strconv.ParseInt(params["created"], 10, 64)
-		if err != nil {
-			return fmt.Errorf("%w: created is not a time", ErrBadSignature)
-		}
-		made = time.Unix(sec, 0)
-	} else {
-		d, err := http.ParseTime(req.Header.Get("Date"))
-		if err != nil {
-			return fmt.Errorf("%w: Date is not a time", ErrBadSignature)
-		}
-		made = d
+	made, err := s.made(req, params)
+	if err != nil {
+		return err
 	}
 	if made.Before(now.Add(-SignatureWindow)) || made.After(now.Add(SignatureWindow)) {
 		return fmt.Errorf("%w: made at %s, not within %v of now", ErrBadSignature, made.UTC().Format(time.RFC3339), SignatureWindow)
@@ -180,6 +170,23 @@ func (s *Signature) checkCovers(req *http.Request, body []byte, params map[strin
 		}
 	}
 	return nil
+}
+
+// made returns when the signature says it was made: its (created), if
+// it signs one, else the Date header.
+func (s *Signature) made(req *http.Request, params map[string]string) (time.Time, error) {
+	if slices.Contains(s.headers, "(created)") {
+		sec, err := strconv.ParseInt(params["created"], 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%w: created is not a time", ErrBadSignature)
+		}
+		return time.Unix(sec, 0), nil
+	}
+	d, err := http.ParseTime(req.Header.Get("Date"))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: Date is not a time", ErrBadSignature)
+	}
+	return d, nil
 }
 
 // digestMatches reports whether one of Digest's SHA-256 values is body's

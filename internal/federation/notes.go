@@ -130,23 +130,11 @@ func (s *Service) created(ctx context.Context, actor Actor, a activity) (string,
 
 // createdNote posts a Note of actor's, read and checked.
 func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string, error) {
-	// A Note sent again (a server's retry) is found before anything is
-	// planned for it: a post's jobs go ahead of its commit.
-	if post, ok, err := s.activities.ExternalIDOf(ctx, actor.UserID, externalID(n.ID)); err != nil || ok {
-		if ok && post == "" {
-			return "ignored: deleted by its server before", err
-		}
-		return "posted before as " + post, err
-	}
-	mentioned := s.mentionedHere(n)
-	author, err := s.followedHere(ctx, actor.UserID)
-	if err != nil {
-		return "", err
-	}
-	if !author && len(mentioned) == 0 {
-		return "ignored: no one here follows its author or is mentioned", nil
+	if outcome, err := s.takesNote(ctx, actor, n); outcome != "" || err != nil {
+		return outcome, err
 	}
 	w := s.wording(n)
+	var err error
 	in := activities.PostInput{ExternalID: externalID(n.ID), Visibility: s.visibility(actor, n), Sensitive: n.Sensitive,
 		URL: noteURL(n.ID), SpoilerText: w.spoiler, Language: w.language,
 		Title: w.parts.Title, Body: w.parts.Body, Joined: w.parts.Joined}
@@ -180,6 +168,28 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 		return "posted before as " + v.ID, nil
 	}
 	return "posted " + v.ID, nil
+}
+
+// takesNote decides whether a Note of actor's is taken, before anything
+// is planned for it: not one sent before (a server's retry; a post's jobs
+// go ahead of its commit), and one that someone here follows its author
+// or is mentioned in. It returns what comes of one not taken, "" to take
+// it.
+func (s *Service) takesNote(ctx context.Context, actor Actor, n note) (string, error) {
+	if post, ok, err := s.activities.ExternalIDOf(ctx, actor.UserID, externalID(n.ID)); err != nil || ok {
+		if ok && post == "" {
+			return "ignored: deleted by its server before", err
+		}
+		return "posted before as " + post, err
+	}
+	if len(s.mentionedHere(n)) > 0 {
+		return "", nil
+	}
+	followed, err := s.followedHere(ctx, actor.UserID)
+	if err != nil || followed {
+		return "", err
+	}
+	return "ignored: no one here follows its author or is mentioned", nil
 }
 
 // readNote reads the Note a Create or an Update carries, and checks it

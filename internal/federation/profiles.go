@@ -44,18 +44,9 @@ func (s *Service) SendProfile(ctx context.Context, t outbox.ProfileTask) (string
 	if !ok || !r.SeenBy("") {
 		return "hidden (suspended): not sent", nil
 	}
-	inboxes, err := s.remoteAudience(ctx, t.User)
+	inboxes, err := s.profileInboxes(ctx, t.User)
 	if err != nil {
 		return "", err
-	}
-	followed, err := s.followedInboxes(ctx, t.User)
-	if err != nil {
-		return "", err
-	}
-	for _, inbox := range followed {
-		if !slices.Contains(inboxes, inbox) {
-			inboxes = append(inboxes, inbox)
-		}
 	}
 	if len(inboxes) == 0 {
 		return "no one elsewhere", nil
@@ -104,4 +95,24 @@ func (s *Service) followedInboxes(ctx context.Context, user string) ([]string, e
 		return nil, fmt.Errorf("federation: the people elsewhere %s follows: %w", user, err)
 	}
 	return s.deliveryInboxes(ctx, actors, func(i int) bool { return still[i].Found() && known[i].Found() })
+}
+
+// profileInboxes are the inboxes a change of user's profile goes to,
+// each once: those of the servers of their followers, and of the people
+// they follow.
+func (s *Service) profileInboxes(ctx context.Context, user string) ([]string, error) {
+	inboxes, err := s.remoteAudience(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	followed, err := s.followedInboxes(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	for _, inbox := range followed {
+		if !slices.Contains(inboxes, inbox) {
+			inboxes = append(inboxes, inbox)
+		}
+	}
+	return inboxes, nil
 }

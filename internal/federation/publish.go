@@ -144,9 +144,26 @@ func (s *Service) inboxesOf(ctx context.Context, author string, v activities.Vie
 			inboxes = append(inboxes, inbox)
 		}
 	}
-	at, mentioned, err := s.addressesOf(ctx, v)
+	at, addressed, err := s.addressedInboxes(ctx, v)
 	if err != nil {
 		return nil, Addresses{}, err
+	}
+	for _, inbox := range addressed {
+		if !slices.Contains(inboxes, inbox) {
+			inboxes = append(inboxes, inbox)
+		}
+	}
+	return inboxes, at, nil
+}
+
+// addressedInboxes returns the addresses of what v names (addressesOf),
+// and the inboxes of those it addresses on other servers but of blocked
+// domains: the people it mentions, and the server of the post it
+// answers.
+func (s *Service) addressedInboxes(ctx context.Context, v activities.View) (Addresses, []string, error) {
+	at, mentioned, err := s.addressesOf(ctx, v)
+	if err != nil {
+		return Addresses{}, nil, err
 	}
 	var to []Actor
 	for _, id := range slices.Sorted(maps.Keys(mentioned)) {
@@ -154,19 +171,20 @@ func (s *Service) inboxesOf(ctx context.Context, author string, v activities.Vie
 	}
 	if _, ok := at.Notes[v.InReplyTo]; ok { // a reply goes to the server of what it answers
 		if a, remote, err := s.ActorOf(ctx, v.InReplyToUserID); err != nil {
-			return nil, Addresses{}, err
+			return Addresses{}, nil, err
 		} else if remote {
 			to = append(to, a)
 		}
 	}
+	var inboxes []string
 	for _, a := range to {
 		if blocked, err := s.blocked(ctx, a.DeliveryInbox()); err != nil {
-			return nil, Addresses{}, err
-		} else if !blocked && !slices.Contains(inboxes, a.DeliveryInbox()) {
+			return Addresses{}, nil, err
+		} else if !blocked {
 			inboxes = append(inboxes, a.DeliveryInbox())
 		}
 	}
-	return inboxes, at, nil
+	return at, inboxes, nil
 }
 
 // notYetShown tells what a publish job does of a post not shown to its

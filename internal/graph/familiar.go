@@ -27,17 +27,9 @@ func (s *Service) Familiar(ctx context.Context, reader string, people []string, 
 	if len(people) == 0 || per <= 0 {
 		return out, nil
 	}
-	followed, err := s.newestKeys(ctx, "follower", reader)
-	if err != nil {
-		return nil, err
-	}
-	follows := make(map[string]bool, len(followed))
-	for _, k := range followed {
-		_, followee, _ := strings.Cut(k, "_")
-		follows[followee] = true
-	}
-	if len(follows) == 0 {
-		return out, nil
+	follows, err := s.followedBy(ctx, reader)
+	if err != nil || len(follows) == 0 {
+		return out, err
 	}
 	l := s.db.Lookup()
 	between := make([]*blocks.Between, len(people))
@@ -55,14 +47,39 @@ func (s *Service) Familiar(ctx context.Context, reader string, people []string, 
 		if err != nil {
 			return nil, err
 		}
-		for _, k := range keys {
-			follower, _, _ := strings.Cut(k, "_")
-			if follows[follower] && follower != reader && len(out[p]) < per {
-				out[p] = append(out[p], follower)
-			}
+		if familiar := pickFamiliar(keys, follows, reader, per); len(familiar) > 0 {
+			out[p] = familiar
 		}
 	}
 	return out, nil
+}
+
+// followedBy returns whom reader follows, of their newest FamiliarScan
+// follows.
+func (s *Service) followedBy(ctx context.Context, reader string) (map[string]bool, error) {
+	followed, err := s.newestKeys(ctx, "follower", reader)
+	if err != nil {
+		return nil, err
+	}
+	follows := make(map[string]bool, len(followed))
+	for _, k := range followed {
+		_, followee, _ := strings.Cut(k, "_")
+		follows[followee] = true
+	}
+	return follows, nil
+}
+
+// pickFamiliar returns, of the followers the follows' keys name (newest
+// first), up to per of those reader follows, reader left out.
+func pickFamiliar(keys []string, follows map[string]bool, reader string, per int) []string {
+	var out []string
+	for _, k := range keys {
+		follower, _, _ := strings.Cut(k, "_")
+		if follows[follower] && follower != reader && len(out) < per {
+			out = append(out, follower)
+		}
+	}
+	return out
 }
 
 // newestKeys returns the names of the keys of the newest FamiliarScan

@@ -59,16 +59,8 @@ func (s *Service) leaveGone(ctx context.Context, group, user string) error {
 	heir := ""
 	owned := ok && g.OwnerID == user
 	if owned {
-		// The longest member other than the user.
-		q := s.db.Query(KindMembership).FilterField("groupId", "=", group).Order("created").KeysOnly()
-		keys, _, err := s.db.KeysFrom(ctx, q, "", 2)
-		if err != nil {
+		if heir, err = s.heirOf(ctx, group, user); err != nil {
 			return err
-		}
-		for _, k := range keys {
-			if _, member, _ := strings.Cut(k.Name, "_"); member != user && heir == "" {
-				heir = member
-			}
 		}
 	}
 	return s.db.Update(ctx, func(tx *store.Tx) error {
@@ -103,6 +95,22 @@ func (s *Service) leaveGone(ctx context.Context, group, user string) error {
 		}
 		return tx.DeleteMulti(gone)
 	})
+}
+
+// heirOf returns the member of group who has been one longest, user
+// left out ("" if none): who owns it once its owner is gone.
+func (s *Service) heirOf(ctx context.Context, group, user string) (string, error) {
+	q := s.db.Query(KindMembership).FilterField("groupId", "=", group).Order("created").KeysOnly()
+	keys, _, err := s.db.KeysFrom(ctx, q, "", 2)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range keys {
+		if _, member, _ := strings.Cut(k.Name, "_"); member != user {
+			return member, nil
+		}
+	}
+	return "", nil
 }
 
 // EraseRest deletes, once Erase has ended every membership of a deleted

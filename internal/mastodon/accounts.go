@@ -198,15 +198,9 @@ func (s *Server) lookupAccount(m *mreq) (any, error) {
 // when there is none.
 func (s *Server) findAccount(m *mreq, acct string, resolve bool) (string, error) {
 	acct = strings.TrimPrefix(acct, "@")
-	name, host, _ := strings.Cut(acct, "@")
-	ours := host == "" || host == m.c.Request.Host || host == s.originHost(m.c) || s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)
-	switch {
-	case ours && accounts.ValidateUsername(name) != nil:
-		return "", errMGone
-	case !ours && (!s.d.Federation.On() || len(acct) > maxRemoteAcct):
-		return "", errMGone // another server's: known here only by federation
-	case !ours:
-		name = acct // a remote person's name here is name@domain
+	name, ours, err := s.acctName(m, acct)
+	if err != nil {
+		return "", err
 	}
 	found, err := s.accounts.LookupUsernames(m.ctx, []string{strings.ToLower(name)})
 	if err != nil {
@@ -227,6 +221,23 @@ func (s *Server) findAccount(m *mreq, acct string, resolve bool) (string, error)
 		return "", derrors.New(derrors.Unavailable, "the other server did not answer: try again")
 	}
 	return a.UserID, nil
+}
+
+// acctName returns the name here of the person acct names (name, or
+// name@this-domain, for one of ours; name@domain for another server's),
+// and whether they are ours; errMGone for a name no one here may have.
+func (s *Server) acctName(m *mreq, acct string) (string, bool, error) {
+	name, host, _ := strings.Cut(acct, "@")
+	ours := host == "" || host == m.c.Request.Host || host == s.originHost(m.c) || s.d.Federation.On() && strings.EqualFold(host, s.d.Federation.Domain)
+	switch {
+	case ours && accounts.ValidateUsername(name) != nil:
+		return "", true, errMGone
+	case !ours && (!s.d.Federation.On() || len(acct) > maxRemoteAcct):
+		return "", false, errMGone // another server's: known here only by federation
+	case !ours:
+		return acct, false, nil // a remote person's name here is name@domain
+	}
+	return name, true, nil
 }
 
 // mRelationship is Mastodon's Relationship.

@@ -297,36 +297,7 @@ func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Ite
 	if it.loose() {
 		it.Loose = it.Created.UnixMicro()
 	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		var refused error
-		l := tx.Lookup()
-		me := accounts.Read(l, user)
-		var album Album
-		var inAlbum store.Ref
-		if in.AlbumID != "" {
-			inAlbum = l.Add(AlbumKey(s.db, in.AlbumID), &album)
-		}
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		switch {
-		case !me.Exists():
-			refused = accounts.ErrBadToken
-		case me.Standing().IsSuspended():
-			refused = accounts.ErrSuspended
-		case in.AlbumID != "":
-			refused = album.add(inAlbum.Found(), user, id)
-		}
-		if refused != nil {
-			return refused
-		}
-		if in.AlbumID != "" {
-			if err := tx.Put(AlbumKey(s.db, in.AlbumID), &album); err != nil {
-				return err
-			}
-		}
-		return tx.Put(ItemKey(s.db, id), it)
-	})
+	err = s.saveUpload(ctx, user, in.AlbumID, id, it)
 	if err != nil {
 		if status, _ := derrors.Status(err); status >= 400 && status < 500 {
 			s.dropUnsaved(context.WithoutCancel(ctx), id)
@@ -336,6 +307,42 @@ func (s *Service) Upload(ctx context.Context, user string, in UploadInput) (*Ite
 		return nil, "", fmt.Errorf("media.Upload(%s): %w", user, err)
 	}
 	return it, id, nil
+}
+
+// saveUpload records upload id, it, of user's, in albumID if not "": in
+// one transaction that reads them (their account still there and not
+// suspended) and the album (theirs, not full).
+func (s *Service) saveUpload(ctx context.Context, user, albumID, id string, it *Item) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		var refused error
+		l := tx.Lookup()
+		me := accounts.Read(l, user)
+		var album Album
+		var inAlbum store.Ref
+		if albumID != "" {
+			inAlbum = l.Add(AlbumKey(s.db, albumID), &album)
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		switch {
+		case !me.Exists():
+			refused = accounts.ErrBadToken
+		case me.Standing().IsSuspended():
+			refused = accounts.ErrSuspended
+		case albumID != "":
+			refused = album.add(inAlbum.Found(), user, id)
+		}
+		if refused != nil {
+			return refused
+		}
+		if albumID != "" {
+			if err := tx.Put(AlbumKey(s.db, albumID), &album); err != nil {
+				return err
+			}
+		}
+		return tx.Put(ItemKey(s.db, id), it)
+	})
 }
 
 // dropUnsaved deletes the objects of upload id, now, once its

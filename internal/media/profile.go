@@ -49,22 +49,9 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 		return accounts.Person{}, errSamePicture
 	}
 	now := s.now().UnixMicro()
-	// Other servers are told by a job enqueued ahead, which waits for the
-	// change to show (outbox.ProfileJob); an unlock approves what was
-	// pending by one too (Config.Unlocking), enqueued only when the
-	// account is locked now.
-	var told []queue.Pending
-	if s.cfg.Outbox != nil {
-		told = append(told, s.cfg.Outbox.Profiled(user, now))
-	}
-	if in.Locked != nil && !*in.Locked && s.cfg.Unlocking != nil {
-		was, ok, err := accounts.Load(ctx, s.db, user)
-		if err != nil {
-			return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
-		}
-		if ok && was.Locked {
-			told = append(told, s.cfg.Unlocking(user, now))
-		}
+	told, err := s.profileJobs(ctx, user, in, now)
+	if err != nil {
+		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
 	}
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, told, func() error { return s.setProfile(ctx, user, in, now) })
@@ -73,6 +60,26 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 	}
 	p, _, err := accounts.Load(ctx, s.db, user)
 	return p, err
+}
+
+// profileJobs are the jobs a change of profile at now (µs) enqueues
+// ahead of its commit: other servers are told by one, which waits for the
+// change to show (outbox.ProfileJob); an unlock approves what was pending
+// by one too (Config.Unlocking), enqueued only when the account is locked
+// now.
+func (s *Service) profileJobs(ctx context.Context, user string, in accounts.ProfileInput, now int64) ([]queue.Pending, error) {
+	var told []queue.Pending
+	if s.cfg.Outbox != nil {
+		told = append(told, s.cfg.Outbox.Profiled(user, now))
+	}
+	if in.Locked == nil || *in.Locked || s.cfg.Unlocking == nil {
+		return told, nil
+	}
+	was, ok, err := accounts.Load(ctx, s.db, user)
+	if err != nil || !ok || !was.Locked {
+		return told, err
+	}
+	return append(told, s.cfg.Unlocking(user, now)), nil
 }
 
 // setProfile is SetProfile's transaction, at now (µs).

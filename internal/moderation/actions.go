@@ -136,6 +136,26 @@ func (in *ActionInput) check() error {
 	return nil
 }
 
+// actJobs are the jobs of an action at now, enqueued before its commit:
+// its notification, if the person is told; the end of a suspension's
+// grace (which does nothing for a suspension that never committed or was
+// lifted); and the withholding of a suspended person's likes and
+// comments from the counts, or their return.
+func (s *Service) actJobs(in ActionInput, now time.Time, told bool, event notifications.Event) []queue.Pending {
+	var expected []queue.Pending
+	if told {
+		expected = append(expected, s.notes.Expecting(event))
+	}
+	if in.Action == Suspend {
+		expected = append(expected, ExpiryJob.Pending(s.queue, ExpiryTask{UserID: in.AccountID, At: now.UnixMicro()}, Grace-slack))
+	}
+	if in.Action == Suspend || in.Action == Unsuspend {
+		t := WithholdTask{UserID: in.AccountID, At: now.UnixMicro(), On: in.Action == Suspend, Kind: withholdLikes}
+		expected = append(expected, WithholdJob.Pending(s.queue, t, 0))
+	}
+	return expected
+}
+
 // Act takes moderator's action, and resolves the report it names. The
 // moderator's role is read in its transaction; a moderator cannot act on
 // an admin, nor anyone on their own account. The account is told (a
@@ -164,21 +184,7 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 		Reason: in.Reason, ReportID: in.ReportID, ActivityIDs: in.ActivityIDs}
 	told := in.Action != Dismiss
 	event := notifications.Event{Type: notifications.Moderation, Recipients: []string{in.AccountID}, ID: "mod-" + id, ActionID: id}
-	// The jobs of the action, enqueued before the commit: the end of a
-	// suspension's grace (which does nothing for a suspension that never
-	// committed or was lifted), and the withholding of a suspended
-	// person's likes and comments from the counts, or their return.
-	var expected []queue.Pending
-	if told {
-		expected = append(expected, s.notes.Expecting(event))
-	}
-	if in.Action == Suspend {
-		expected = append(expected, ExpiryJob.Pending(s.queue, ExpiryTask{UserID: in.AccountID, At: now.UnixMicro()}, Grace-slack))
-	}
-	if in.Action == Suspend || in.Action == Unsuspend {
-		t := WithholdTask{UserID: in.AccountID, At: now.UnixMicro(), On: in.Action == Suspend, Kind: withholdLikes}
-		expected = append(expected, WithholdJob.Pending(s.queue, t, 0))
-	}
+	expected := s.actJobs(in, now, told, event)
 	var again *Entry // the report's resolution, committed by an earlier try
 	var jobs queue.Ahead
 	err := jobs.Commit(ctx, expected, func() error {

@@ -66,17 +66,7 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 		return "the account is gone", nil
 	}
 	if st := r.Standing(); st.IsSuspended() != t.On {
-		// Only the first step waits for its change (past the queue's
-		// give-up, it never came): a later one follows a
-		// step that found the standing as it wants, so what it finds now
-		// is a later change, whose own job does the work. A change made
-		// since (a lifting, or a suspension again) replaced it: that job
-		// does the work.
-		replaced := t.On && st.Lifted >= t.At || !t.On && st.Suspended.UnixMicro() >= t.At
-		if t.Step == 0 && !replaced && s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.queue) {
-			return "", errWithholdNotYet
-		}
-		return "replaced, or never committed", nil
+		return s.withholdLater(t, st.Lifted, st.Suspended.UnixMicro())
 	}
 	suspended := func(tx *store.Tx) (bool, error) {
 		l := tx.Lookup()
@@ -110,4 +100,19 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 		t.Kind = map[string]string{withholdLikes: withholdComments, withholdComments: withholdNotifications}[t.Kind]
 	}
 	return "", s.enqueueWithhold(ctx, t)
+}
+
+// withholdLater is what a step of t does that finds the person's
+// standing not as it wants (its suspension last lifted at lifted, last
+// made at suspended, µs). Only the first step waits for its change (past the
+// queue's give-up, it never came): a later one follows a step that found
+// the standing as it wants, so what it finds now is a later change,
+// whose own job does the work. A change made since (a lifting, or a
+// suspension again) replaced it: that job does the work.
+func (s *Service) withholdLater(t WithholdTask, lifted, suspended int64) (string, error) {
+	replaced := t.On && lifted >= t.At || !t.On && suspended >= t.At
+	if t.Step == 0 && !replaced && s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.queue) {
+		return "", errWithholdNotYet
+	}
+	return "replaced, or never committed", nil
 }

@@ -93,14 +93,7 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 		}
 		return out, 0, next, nil
 	}
-	if own == nil {
-		l := s.db.Lookup()
-		own = viewer.Read(l, user)
-		if err := l.Run(ctx); err != nil {
-			return nil, 0, "", fmt.Errorf("notifications.List(%s): %w", user, err)
-		}
-	}
-	unread, err := s.unread(ctx, user, own)
+	unread, err := s.unreadOf(ctx, user, own)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -108,6 +101,20 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 		out = []View{}
 	}
 	return out, unread, next, nil
+}
+
+// unreadOf counts user's unread notifications (unread), with their state
+// own as a page read it, or, if it read none (an empty page), as read
+// now.
+func (s *Service) unreadOf(ctx context.Context, user string, own *viewer.Ref) (int64, error) {
+	if own == nil {
+		l := s.db.Lookup()
+		own = viewer.Read(l, user)
+		if err := l.Run(ctx); err != nil {
+			return 0, fmt.Errorf("notifications: the state of %s: %w", user, err)
+		}
+	}
+	return s.unread(ctx, user, own)
 }
 
 // loadPage reads the notifications at keys (a page's, by a keys-only
@@ -260,12 +267,7 @@ func (s *Service) read(ctx context.Context, user string, key *datastore.Key) (Vi
 // of the index (billed a read per 1,000 counted), or one count more per
 // 30 people hidden past the first 10.
 func (s *Service) Unread(ctx context.Context, user string) (int64, error) {
-	l := s.db.Lookup()
-	own := viewer.Read(l, user)
-	if err := l.Run(ctx); err != nil {
-		return 0, fmt.Errorf("notifications.Unread(%s): %w", user, err)
-	}
-	return s.unread(ctx, user, own)
+	return s.unreadOf(ctx, user, nil)
 }
 
 // UnreadGroups returns how many of user's notifications are unread, and

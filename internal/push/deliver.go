@@ -222,10 +222,18 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 	if err != nil || outcome != "" {
 		return outcome, err
 	}
+	return s.sendNotice(ctx, d, &sub, key, n)
+}
+
+// sendNotice renders n for the subscription sub, with the token it was
+// made with, and sends it for what is left of its time to live.
+func (s *Service) sendNotice(ctx context.Context, d Delivery, sub *subscription, key VAPIDKey, n Notice) (string, error) {
+	var err error
 	if n.Token, err = key.open(sub.Token); err != nil {
 		return Dropped, s.drop(ctx, d.Sub) // a seal no key opens: never deliverable
 	}
 	var payload []byte
+	ok := false
 	if s.cfg.Render != nil {
 		payload, ok = s.cfg.Render(n)
 	}
@@ -234,7 +242,7 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (string, error) {
 	}
 	published, _ := time.Parse(time.RFC3339, n.Notification.Published)
 	ttl := TTL - s.now().Sub(published)
-	return s.post(ctx, d, &sub, key, payload, ttl, n.Notification.Seq)
+	return s.post(ctx, d, sub, key, payload, ttl, n.Notification.Seq)
 }
 
 // notice reads the notification of d as its reader may see it, and
