@@ -81,7 +81,8 @@ type Post struct {
 type Ties struct {
 	// Follows: the reader follows them.
 	Follows bool
-	// Blocked: one of them blocks the other.
+	// Blocked: one of them blocks the other, or the reader blocks the
+	// domain of their server (policy.DomainBlocked).
 	Blocked bool
 	// Muted: the reader mutes them now. A mute quiets feeds and
 	// notifications; it hides nothing read by id.
@@ -335,10 +336,14 @@ func Notifies(recipient string, actor Account, t Ties) bool {
 }
 
 // SeeNotification decides whether recipient may read a notification of
-// what actor did about p (nil for one about no activity, a follow say):
-// the actor may be shown (SeePerson), and the activity seen (SeePost).
+// what actor did (no actor: of the service's own doing), tied to them by
+// actorTies, about p (nil for one about no activity, a follow say) by
+// author, tied to them by authorTies: the actor may be shown (SeePerson)
+// and is not muted (a mute quiets notifications), and the activity seen
+// (SeePost). The list, one by id, the grouped list and a push ask it
+// alike.
 func SeeNotification(recipient string, actor Account, actorTies Ties, p *Post, author Account, authorTies Ties) bool {
-	if actor.ID != "" && !SeePerson(recipient, actor, actorTies) {
+	if actor.ID != "" && (!SeePerson(recipient, actor, actorTies) || actorTies.Muted) {
 		return false
 	}
 	return p == nil || SeePost(recipient, *p, author, authorTies)
