@@ -223,24 +223,18 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 			Actor struct {
 				ID string `json:"id"`
 			} `json:"actor"`
-			ActivityID string `json:"activityId"`
 		} `json:"list"`
 	}
 	b, err := s.metered(ctx, reader, "GET", "/social/rest/notifications/@me?count="+strconv.Itoa(billPage), nil, &notes)
 	if err != nil {
 		return rows, fmt.Errorf("billing: notifications: %w", err)
 	}
-	actors, posts := map[string]bool{}, map[string]bool{}
+	actors := map[string]bool{}
 	for _, n := range notes.List {
 		actors[n.Actor.ID] = true
-		if n.ActivityID != "" {
-			posts[n.ActivityID] = true
-		}
 	}
-	// Whether the reader may see each notification turns on the post it
-	// is about too (a post taken down since, say): each is read.
-	rows = append(rows, billRow{Op: "notifications page", Bill: b, MinReads: 1 + len(notes.List) + len(actors) + len(posts),
-		MinRule: fmt.Sprintf("%d notifications + %d actors + %d posts they are about + the unread count's query", len(notes.List), len(actors), len(posts))})
+	rows = append(rows, billRow{Op: "notifications page", Bill: b, MinReads: 1 + len(notes.List) + len(actors),
+		MinRule: fmt.Sprintf("%d notifications + %d actors + the unread count's query", len(notes.List), len(actors))})
 	for _, warm := range []struct {
 		op, path string
 		least    int
@@ -258,9 +252,8 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 	}
 	var groups struct {
 		List []struct {
-			Count      int    `json:"count"`
-			ActivityID string `json:"activityId"`
-			Actors     []struct {
+			Count  int `json:"count"`
+			Actors []struct {
 				ID string `json:"id"`
 			} `json:"actors"`
 		} `json:"list"`
@@ -271,14 +264,11 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 		return rows, fmt.Errorf("billing: grouped notifications: %w", err)
 	}
 	kept := 0
-	actors, posts = map[string]bool{}, map[string]bool{}
+	actors = map[string]bool{}
 	for _, g := range groups.List {
 		kept += g.Count
 		for _, a := range g.Actors {
 			actors[a.ID] = true
-		}
-		if g.ActivityID != "" {
-			posts[g.ActivityID] = true
 		}
 	}
 	if groups.Total > len(groups.List) {
@@ -286,8 +276,7 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 		// many notifications are kept.
 		var rest struct {
 			List []struct {
-				Count      int    `json:"count"`
-				ActivityID string `json:"activityId"`
+				Count int `json:"count"`
 			} `json:"list"`
 		}
 		path := fmt.Sprintf("/social/rest/notifications/@me?grouped=true&startIndex=%d&count=100", len(groups.List))
@@ -296,15 +285,10 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 		}
 		for _, g := range rest.List {
 			kept += g.Count
-			if g.ActivityID != "" {
-				posts[g.ActivityID] = true
-			}
 		}
 	}
-	// Every kept notification is weighed (groups span the whole list),
-	// with the post it is about.
-	rows = append(rows, billRow{Op: "grouped notifications page", Bill: b, MinReads: kept + len(actors) + len(posts),
-		MinRule: fmt.Sprintf("%d notifications kept + %d actors shown + %d posts they are about", kept, len(actors), len(posts))})
+	rows = append(rows, billRow{Op: "grouped notifications page", Bill: b, MinReads: kept + len(actors),
+		MinRule: fmt.Sprintf("%d notifications kept + %d actors shown", kept, len(actors))})
 
 	var unread struct {
 		Entry struct {

@@ -31,8 +31,8 @@ var heldReads = map[string]int{
 	"favourites page":               12, // the reader's 5 likes
 	"list page":                     43, // the home page's, and the list's read
 	"an avatar, by its link":        1,
-	"notifications page":            63, // with the post each is about: whether the reader may see it turns on it
-	"grouped notifications page":    81,
+	"notifications page":            43,
+	"grouped notifications page":    61,
 	"unread count":                  2, // the reader's state and a count query, whomever they hide
 	"unread count, with its groups": 41,
 }

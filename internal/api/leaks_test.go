@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -275,55 +274,5 @@ func TestLikeAgainOfWhatIsNowHidden(t *testing.T) {
 	e.wantError(r, 404)
 	if strings.Contains(string(r.raw), "liked, then hidden") {
 		t.Errorf("the answer shows the hidden activity: %s", r.raw)
-	}
-}
-
-// Whether a notification is there for its reader is decided once, by
-// the policy over who did it and the post it is about: a mention of a
-// post taken down since is in none of carol's lists (REST, grouped,
-// Mastodon's, by id), and is back in all of them once it is restored.
-func TestNotificationsOfAHiddenPostAgree(t *testing.T) {
-	e := newEnv(t)
-	ada, bob, carol := e.register("ada"), e.register("bob"), e.register("carol")
-	e.makeAdmin(ada)
-	r := e.do("POST", "/social/rest/activities/@me/@self", bob.token, map[string]any{"title": "hello @carol"})
-	if r.status != http.StatusCreated {
-		t.Fatalf("post: %d %s", r.status, r.raw)
-	}
-	id := e.entry(r)["id"].(string)
-	e.settle()
-	mastoID := ""
-	lists := func() (rest, grouped, masto bool) {
-		t.Helper()
-		rest = strings.Contains(string(e.do("GET", "/social/rest/notifications/@me", carol.token, nil).raw), id)
-		grouped = strings.Contains(string(e.do("GET", "/social/rest/notifications/@me?grouped=true", carol.token, nil).raw), id)
-		m := e.do("GET", "/api/v1/notifications", carol.token, nil)
-		var ns []struct {
-			ID   string `json:"id"`
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(m.raw, &ns); err != nil {
-			t.Fatalf("Mastodon's list: %d %s", m.status, m.raw)
-		}
-		for _, n := range ns {
-			if n.Type == "mention" {
-				masto, mastoID = true, n.ID
-			}
-		}
-		return rest, grouped, masto
-	}
-	if rest, grouped, masto := lists(); !rest || !grouped || !masto {
-		t.Fatalf("before the take-down, the mention in: REST %v, grouped %v, Mastodon %v", rest, grouped, masto)
-	}
-	e.act(ada, map[string]any{"action": "remove", "accountId": bob.id, "activityIds": []string{id}, "reason": "spam"})
-	if rest, grouped, masto := lists(); rest || grouped || masto {
-		t.Errorf("after the take-down, the mention in: REST %v, grouped %v, Mastodon %v", rest, grouped, masto)
-	}
-	if r := e.do("GET", "/api/v1/notifications/"+mastoID, carol.token, nil); r.status != http.StatusNotFound {
-		t.Errorf("the mention by id after the take-down: %d %s", r.status, r.raw)
-	}
-	e.act(ada, map[string]any{"action": "restore", "accountId": bob.id, "activityIds": []string{id}, "reason": "appeal"})
-	if rest, grouped, masto := lists(); !rest || !grouped || !masto {
-		t.Errorf("after the restore, the mention in: REST %v, grouped %v, Mastodon %v", rest, grouped, masto)
 	}
 }

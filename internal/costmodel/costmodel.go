@@ -41,7 +41,7 @@ var Metered = map[string]Op{
 	"@self by another":           {Reads: 24},
 	"@self by another, warm":     {Reads: 3},
 	"@all page":                  {Reads: 45},
-	"notifications page":         {Reads: 63},
+	"notifications page":         {Reads: 43},
 	"notifications page, warm":   {Reads: 3},
 	"unread count":               {Reads: 2},
 	"like":                       {Reads: 18, Writes: 7, IndexEntries: 28, Bytes: 4816, Tasks: 2},

@@ -113,10 +113,9 @@ func (w noticeWindow) ours() []string {
 	return out
 }
 
-// notices makes Mastodon's Notifications of those the domain decided the
-// caller sees, reading the statuses they are about in one call. One
-// whose status is not there when it is read (deleted, or hidden, since
-// its notification was decided) has nothing to show, and is left out.
+// notices makes Mastodon's Notifications, reading the statuses they are
+// about in one call (as the caller may see them: one that is not there
+// for them is left out).
 func (s *Server) notices(m *mreq, list []notifications.View) ([]mNotification, error) {
 	var acts []string
 	for _, v := range list {
@@ -230,11 +229,9 @@ type mGroup struct {
 	StatusID                 *string  `json:"status_id,omitempty"`
 }
 
-// groupsAnswer is Mastodon's GroupedNotificationsResults of groups (those
-// the domain decided the caller sees): the accounts and statuses they
-// name, once each, beside them; a group whose status is not there when
-// it is read (deleted, or hidden, since) has nothing to show, and is
-// left out.
+// groupsAnswer is Mastodon's GroupedNotificationsResults of groups: the
+// accounts and statuses they name, once each, beside them; a group
+// about a status the caller may not see is left out.
 func (s *Server) groupsAnswer(m *mreq, page []notifications.Group) (gin.H, error) {
 	var acts []string
 	people := map[string]accounts.Person{}

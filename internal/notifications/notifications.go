@@ -190,10 +190,6 @@ type Activities interface {
 	// for the reader's keyword filters of the notifications context,
 	// read only when one is active.
 	Texts(ctx context.Context, reader string, ids []string) (map[string][]string, error)
-	// Posts adds to a lookup the activities ids (through the instance's
-	// cache, for a page's lookup); the function it returns answers, once
-	// the lookup has run, what the policy knows of each found.
-	Posts(l *store.Lookup, ids []string) func() map[string]policy.Post
 }
 
 // Graph is what notifications read of the follow graph (package graph,

@@ -17,7 +17,6 @@ import (
 	"socialstream/internal/blocks"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
-	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
@@ -279,9 +278,6 @@ type mentions func(ctx context.Context, id string) (*datastore.Key, bool, []stri
 func (f mentions) Mentioned(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 	return f(ctx, id)
 }
-
-// Posts weighs no post: these tests are of notifications alone.
-func (mentions) Posts(*store.Lookup, []string) func() map[string]policy.Post { return nil }
 
 func (mentions) Texts(context.Context, string, []string) (map[string][]string, error) {
 	return nil, nil

@@ -10,6 +10,7 @@ import (
 	"socialstream/internal/filters"
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
 	"strconv"
@@ -151,19 +152,18 @@ func PageKinds() []string { return []string{Kind} }
 // returns them as views with user's state as read with their actors
 // (through the instance's cache, if cached: for a page of the list).
 func (s *Service) shown(ctx context.Context, user string, keys []*datastore.Key, ns []Notification, types []string, cached bool) ([]View, *viewer.Ref, error) {
-	f, err := s.readFacts(ctx, user, ns, cached, true)
+	people, hidden, own, err := s.actors(ctx, user, ns, cached)
 	if err != nil {
 		return nil, nil, err
 	}
-	hide, warn, err := s.filter(ctx, user, f.own, ns)
+	hide, warn, err := s.filter(ctx, user, own, ns)
 	if err != nil {
 		return nil, nil, err
 	}
-	people := f.actors(ns)
 	out := make([]View, 0, len(ns))
 	for i, n := range ns {
-		if !f.sees(&n) || hide[n.ActivityID] || len(types) > 0 && !slices.Contains(types, n.Type) {
-			continue // hidden from them now, filtered out, or not asked for
+		if hidden[n.ActorID] || hide[n.ActivityID] || len(types) > 0 && !slices.Contains(types, n.Type) {
+			continue // from before a block, filtered out, or not asked for
 		}
 		v := View{ID: keys[i].Name, Seq: n.Seq, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
 			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
@@ -173,7 +173,7 @@ func (s *Service) shown(ctx context.Context, user string, keys []*datastore.Key,
 		v.Filtered = warn[n.ActivityID]
 		out = append(out, v)
 	}
-	return out, f.own, nil
+	return out, own, nil
 }
 
 // ErrNoSuchNotification answers for a notification that is not there for
@@ -242,9 +242,8 @@ func (s *Service) Hides(ctx context.Context, user, actor string) (bool, error) {
 	if actor == "" {
 		return false, nil
 	}
-	n := Notification{ActorID: actor}
-	f, err := s.readFacts(ctx, user, []Notification{n}, false, false)
-	return err == nil && !f.sees(&n), err
+	_, hidden, _, err := s.actors(ctx, user, []Notification{{ActorID: actor}}, false)
+	return hidden[actor], err
 }
 
 func (s *Service) read(ctx context.Context, user string, key *datastore.Key) (View, Presence, error) {
@@ -443,21 +442,20 @@ func (s *Service) grouped(ctx context.Context, user string) ([]*Group, int, erro
 	if err != nil {
 		return nil, 0, fmt.Errorf("notifications.Grouped(%s): %w", user, err)
 	}
-	f, err := s.readFacts(ctx, user, ns, false, true)
+	people, hidden, own, err := s.actors(ctx, user, ns, false)
 	if err != nil {
 		return nil, 0, err
 	}
-	hide, _, err := s.filter(ctx, user, f.own, ns)
+	hide, _, err := s.filter(ctx, user, own, ns)
 	if err != nil {
 		return nil, 0, err
 	}
-	people := f.actors(ns)
 	var groups []*Group
 	byKey := map[string]*Group{}
 	unread := 0
 	for i, n := range ns {
-		if !f.sees(&n) || hide[n.ActivityID] {
-			continue // hidden from them now, or filtered out
+		if hidden[n.ActorID] || hide[n.ActivityID] {
+			continue // from before a block or mute, or filtered out
 		}
 		k := groupKey(keys[i].Name, &n)
 		g := byKey[k]
@@ -482,6 +480,40 @@ func (s *Service) grouped(ctx context.Context, user string) ([]*Group, int, erro
 		}
 	}
 	return groups, unread, nil
+}
+
+// actors reads the actors of user's notifications ns in one lookup, with
+// user's own state (package viewer), which says whom user blocks, is
+// blocked by or mutes (or, should it not know, the blocks and mutes
+// between user and each actor, by key): it returns the actors that exist,
+// and those whose notifications from before are not shown.
+func (s *Service) actors(ctx context.Context, user string, ns []Notification, cached bool) (map[string]accounts.Person, map[string]bool, *viewer.Ref, error) {
+	l := s.db.Lookup()
+	if cached {
+		l = s.db.PageLookup()
+	}
+	own := viewer.Read(l, user)
+	recs := map[string]*accounts.Record{}
+	for _, n := range ns {
+		if recs[n.ActorID] == nil && n.ActorID != "" {
+			recs[n.ActorID] = accounts.Read(l, n.ActorID)
+		}
+	}
+	hide := s.readHidden(l, user, ns, own)
+	if err := l.Run(ctx); err != nil {
+		return nil, nil, nil, fmt.Errorf("notifications: actors of %s: %w", user, err)
+	}
+	people := map[string]accounts.Person{}
+	hidden := hide()
+	for id, r := range recs {
+		if p, ok := r.Person(); ok {
+			people[id] = p
+		}
+		if !policy.SeeNotification(user, r.Account(), policy.Ties{}, nil, policy.Account{}, policy.Ties{}) {
+			hidden[id] = true // what a suspended or gone person did is not there
+		}
+	}
+	return people, hidden, own, nil
 }
 
 // filter applies the reader's keyword filters of the notifications

@@ -81,8 +81,7 @@ type Post struct {
 type Ties struct {
 	// Follows: the reader follows them.
 	Follows bool
-	// Blocked: one of them blocks the other, or the reader blocks the
-	// domain of their server (policy.DomainBlocked).
+	// Blocked: one of them blocks the other.
 	Blocked bool
 	// Muted: the reader mutes them now. A mute quiets feeds and
 	// notifications; it hides nothing read by id.
@@ -336,14 +335,10 @@ func Notifies(recipient string, actor Account, t Ties) bool {
 }
 
 // SeeNotification decides whether recipient may read a notification of
-// what actor did (no actor: of the service's own doing), tied to them by
-// actorTies, about p (nil for one about no activity, a follow say) by
-// author, tied to them by authorTies: the actor may be shown (SeePerson)
-// and is not muted (a mute quiets notifications), and the activity seen
-// (SeePost). The list, one by id, the grouped list and a push ask it
-// alike.
+// what actor did about p (nil for one about no activity, a follow say):
+// the actor may be shown (SeePerson), and the activity seen (SeePost).
 func SeeNotification(recipient string, actor Account, actorTies Ties, p *Post, author Account, authorTies Ties) bool {
-	if actor.ID != "" && (!SeePerson(recipient, actor, actorTies) || actorTies.Muted) {
+	if actor.ID != "" && !SeePerson(recipient, actor, actorTies) {
 		return false
 	}
 	return p == nil || SeePost(recipient, *p, author, authorTies)
