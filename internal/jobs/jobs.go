@@ -95,6 +95,15 @@ func federated[T any](r *Router, run func(context.Context, T) ([]any, error)) fu
 	}
 }
 
+// told is the route of a job of federation's whose run answers what came
+// of it: the task's attrs (of t), and that outcome, logged.
+func told[T any](r *Router, j queue.Job[T], run func(*federation.Service, context.Context, T) (string, error), attrs func(t T) []any) Route {
+	return serve(r, j, federated(r, func(ctx context.Context, t T) ([]any, error) {
+		outcome, err := run(r.run.Federation, ctx, t)
+		return append(attrs(t), "outcome", outcome), err
+	}))
+}
+
 // Routes are the routes of every job: each owner's definition, and what
 // runs it.
 func (r *Router) Routes() []Route {
@@ -170,25 +179,21 @@ func (r *Router) Routes() []Route {
 			return []any{"op", t.Op, "id", t.ID, "did", did}, err
 		}),
 		// One activity to one inbox of another server.
-		serve(r, federation.DeliverJob, federated(r, func(ctx context.Context, d federation.Delivery) ([]any, error) {
-			outcome, err := r.run.Federation.Deliver(ctx, d)
-			return []any{"from", d.From, "inbox", d.Inbox, "activity", d.ID, "outcome", outcome}, err
-		})),
+		told(r, federation.DeliverJob, (*federation.Service).Deliver, func(d federation.Delivery) []any {
+			return []any{"from", d.From, "inbox", d.Inbox, "activity", d.ID}
+		}),
 		// A Follow of a person of another server, or its Undo.
-		serve(r, outbox.FollowJob, federated(r, func(ctx context.Context, t outbox.FollowTask) ([]any, error) {
-			outcome, err := r.run.Federation.Follow(ctx, t)
-			return []any{"follower", t.Follower, "followee", t.Followee, "undo", t.Undo, "outcome", outcome}, err
-		})),
+		told(r, outbox.FollowJob, (*federation.Service).Follow, func(t outbox.FollowTask) []any {
+			return []any{"follower", t.Follower, "followee", t.Followee, "undo", t.Undo}
+		}),
 		// A post sent to the servers of its author's remote followers.
-		serve(r, outbox.PublishJob, federated(r, func(ctx context.Context, t outbox.PublishTask) ([]any, error) {
-			outcome, err := r.run.Federation.Publish(ctx, t)
-			return []any{"author", t.Author, "activity", t.Activity, "outcome", outcome}, err
-		})),
+		told(r, outbox.PublishJob, (*federation.Service).Publish, func(t outbox.PublishTask) []any {
+			return []any{"author", t.Author, "activity", t.Activity}
+		}),
 		// A favourite of a post of another server's, or its undoing.
-		serve(r, outbox.LikeJob, federated(r, func(ctx context.Context, t outbox.LikeTask) ([]any, error) {
-			outcome, err := r.run.Federation.Like(ctx, t)
-			return []any{"user", t.User, "activity", t.Activity, "undo", t.Undo, "outcome", outcome}, err
-		})),
+		told(r, outbox.LikeJob, (*federation.Service).Like, func(t outbox.LikeTask) []any {
+			return []any{"user", t.User, "activity", t.Activity, "undo", t.Undo}
+		}),
 		// A deleted person's key pair, erased once their farewell is sent.
 		serve(r, federation.ForgetKeyJob, federated(r, func(ctx context.Context, t federation.ForgetKeyTask) ([]any, error) {
 			return []any{"user", t.User}, r.run.Federation.ForgetKey(ctx, t)
@@ -199,25 +204,21 @@ func (r *Router) Routes() []Route {
 			return []any{"author", t.Author, "activity", t.Activity}, r.run.Federation.Unpublish(ctx, t)
 		})),
 		// A report sent to the reported person's server.
-		serve(r, outbox.FlagJob, federated(r, func(ctx context.Context, t outbox.FlagTask) ([]any, error) {
-			outcome, err := r.run.Federation.Flag(ctx, t)
-			return []any{"report", t.Report, "account", t.Account, "outcome", outcome}, err
-		})),
+		told(r, outbox.FlagJob, (*federation.Service).Flag, func(t outbox.FlagTask) []any {
+			return []any{"report", t.Report, "account", t.Account}
+		}),
 		// A Block of a person of another server, or its Undo.
-		serve(r, outbox.BlockJob, federated(r, func(ctx context.Context, t outbox.BlockTask) ([]any, error) {
-			outcome, err := r.run.Federation.Block(ctx, t)
-			return []any{"blocker", t.Blocker, "blocked", t.Blocked, "undo", t.Undo, "outcome", outcome}, err
-		})),
+		told(r, outbox.BlockJob, (*federation.Service).Block, func(t outbox.BlockTask) []any {
+			return []any{"blocker", t.Blocker, "blocked", t.Blocked, "undo", t.Undo}
+		}),
 		// A profile's change told to other servers.
-		serve(r, outbox.ProfileJob, federated(r, func(ctx context.Context, t outbox.ProfileTask) ([]any, error) {
-			outcome, err := r.run.Federation.SendProfile(ctx, t)
-			return []any{"user", t.User, "at", t.At, "outcome", outcome}, err
-		})),
+		told(r, outbox.ProfileJob, (*federation.Service).SendProfile, func(t outbox.ProfileTask) []any {
+			return []any{"user", t.User, "at", t.At}
+		}),
 		// A remote requester told of a locked person's decision.
-		serve(r, outbox.AnswerJob, federated(r, func(ctx context.Context, t outbox.AnswerTask) ([]any, error) {
-			outcome, err := r.run.Federation.Answer(ctx, t)
-			return []any{"requester", t.Requester, "target", t.Target, "approved", t.Approved, "outcome", outcome}, err
-		})),
+		told(r, outbox.AnswerJob, (*federation.Service).Answer, func(t outbox.AnswerTask) []any {
+			return []any{"requester", t.Requester, "target", t.Target, "approved", t.Approved}
+		}),
 	}
 }
 
