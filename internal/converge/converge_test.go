@@ -1,6 +1,7 @@
 package converge
 
 import (
+	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
@@ -110,6 +111,11 @@ func TestBoostedMakesWhatAWantedOneNeeds(t *testing.T) {
 			t.Errorf("boosted(%v) = %v, want %v", c.kinds, got, c.want)
 		}
 	}
+	// An owner's removal needs a group with a member besides its owner.
+	r.m.ops["create group"], r.m.ops["join"] = 9, 9
+	if !r.boosted([]string{"join"}) || !r.boosted([]string{"create group"}) {
+		t.Error("what an owner's removal needs is not boosted while none ran")
+	}
 	r.m.ops["decline"] = 3
 	if r.boosted([]string{"invite"}) {
 		t.Error("invite boosted once declines ran MinEach times")
@@ -117,5 +123,19 @@ func TestBoostedMakesWhatAWantedOneNeeds(t *testing.T) {
 	r.stop = time.Now().Add(time.Minute) // within the duration: nothing is
 	if r.boosted([]string{"like"}) {
 		t.Error("like boosted within the mix's duration")
+	}
+}
+
+// An owner's removal that is wanted (a slow run once ended with none)
+// acts as one of the actor's people who owns a group with a member
+// besides them, not one picked at random who owns none.
+func TestAnOwnerHasSomeoneToRemove(t *testing.T) {
+	ann, bob, cy := &user{id: "ann"}, &user{id: "bob"}, &user{id: "cy"}
+	alone, joined := &group{id: "g1", owner: "bob"}, &group{id: "g2", owner: "cy"}
+	r := &runner{m: &model{users: []*user{ann, bob, cy}, groups: []*group{alone, joined},
+		isMember: map[pair]bool{{"g1", "bob"}: true, {"g2", "cy"}: true, {"g2", "ann"}: true}}}
+	a := &actor{rng: rand.New(rand.NewPCG(1, 2)), users: []*user{ann, bob, cy}}
+	if got := r.anOwner(a); got != cy {
+		t.Errorf("anOwner = %s, want cy (bob's group has no one else)", got.id)
 	}
 }

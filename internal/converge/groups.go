@@ -226,6 +226,9 @@ func (r *runner) leave(ctx context.Context, a *actor) (bool, error) {
 
 func (r *runner) ownerRemove(ctx context.Context, a *actor) (bool, error) {
 	o := a.pick()
+	if r.wants("owner removes") {
+		o = r.anOwner(a) // rare: any of the actor's people who owns a group, not one picked at random
+	}
 	g := r.someGroup(a, func(g *group) bool { return g.owner == o.id })
 	if g == nil {
 		return false, nil
@@ -242,4 +245,30 @@ func (r *runner) ownerRemove(ctx context.Context, a *actor) (bool, error) {
 		return false, nil
 	}
 	return true, r.membership(ctx, "owner removes", o, g, members[a.rng.IntN(len(members))], false)
+}
+
+// anOwner returns one of a's people who owns a group with a member
+// besides them, the first found (a's pick, when none does).
+func (r *runner) anOwner(a *actor) *user {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	for _, o := range a.users {
+		for _, g := range r.m.groups {
+			if g.owner == o.id && !o.gone && r.hasOtherMember(g, o) {
+				return o
+			}
+		}
+	}
+	return a.pick()
+}
+
+// hasOtherMember reports whether g has a member besides o (with the
+// model's lock held).
+func (r *runner) hasOtherMember(g *group, o *user) bool {
+	for _, u := range r.m.users {
+		if u.id != o.id && !u.gone && r.m.isMember[pair{g.id, u.id}] {
+			return true
+		}
+	}
+	return false
 }

@@ -466,7 +466,7 @@ func (r *runner) repost(ctx context.Context, a *actor) (bool, error) {
 	}
 	sort.Slice(mine, func(i, j int) bool { return mine[i].id < mine[j].id })
 	r.m.mu.Unlock()
-	if len(mine) > 0 && a.rng.IntN(3) == 0 {
+	if len(mine) > 0 && (r.wants("unrepost") || a.rng.IntN(3) == 0) {
 		return true, r.unrepost(ctx, u, mine[a.rng.IntN(len(mine))])
 	}
 	p := r.livePost(a, "")

@@ -376,9 +376,11 @@ func (r *runner) wants(op string) bool {
 // as often as it is declined, so a decline that is wanted waits for
 // invitations the accepts have not taken; a decision on a follow request,
 // or its withdrawal, needs a locked account, and a withdrawal a request
-// its asker still holds (the decisions take them too).
+// its asker still holds (the decisions take them too); an owner's removal
+// needs a group of theirs with a member besides them.
 var needs = map[string][]string{"decline": {"invite"}, "accept": {"invite"},
-	"approve": {"lock"}, "reject": {"lock"}, "withdraw": {"lock", "follow"}}
+	"approve": {"lock"}, "reject": {"lock"}, "withdraw": {"lock", "follow"},
+	"owner removes": {"create group", "join"}}
 
 // boosted reports whether an operation of kinds weighs ten times as much
 // now: one of them is wanted (wants), or makes what a wanted one needs.
