@@ -158,7 +158,7 @@ func (s *Server) peopleUpdate(ctx context.Context, caller string, p personUpdate
 	if profile == (accounts.ProfileInput{}) {
 		return nil, derrors.New(derrors.InvalidArgument, `give what changes: locked, displayName, note, fields, avatar or header`)
 	}
-	person, err := s.media.SetProfile(ctx, caller, profile)
+	person, err := s.media.ChangeProfile(ctx, caller, profile)
 	if err != nil {
 		return nil, err
 	}

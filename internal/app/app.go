@@ -26,7 +26,6 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/activitypub"
 	"socialstream/internal/api"
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
@@ -42,13 +41,11 @@ import (
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
-	"socialstream/internal/mastodon"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
-	"socialstream/internal/outbox"
 	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
@@ -639,116 +636,6 @@ type Pictures struct {
 type Push struct {
 	// AllowLoopback lets endpoints be http to a loopback address.
 	AllowLoopback bool
-}
-
-// NewServices builds the services over db and q, each by its
-// constructor alone, with the owners below it: an owner below reaches one
-// above through a small interface of its own (notifications.Activities,
-// activities.Likes and Forgetter, media.Activities), which the owner
-// above's Records implement, wired here. What tells other servers is a
-// job the domain enqueues (package outbox, when fcfg federates), which
-// package federation, built after everything its inbox acts through,
-// runs; the erasure, built last, is told to other servers by it.
-func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures, pcfg Push,
-	fcfg federation.Config) (*Services, error) {
-	s := &Services{Accounts: acc, Cursors: cursor.New(db), Keys: federation.NewKeys(db)}
-	var ob *outbox.Jobs // nil: the deployment does not federate
-	if fcfg.On() {
-		ob = outbox.New(q, gen)
-	}
-	var err error
-	var links *media.Links
-	if pics.Client != nil {
-		links = media.NewLinks(db, pics.PublicURL)
-		if s.Media, err = media.New(db, gen, acc, pics.Client, q, links, media.Config{
-			Bucket: pics.Bucket, Activities: activities.Records{DB: db}, Memory: pics.Memory, Client: pics.Elsewhere, Outbox: ob,
-			Unlocking: graph.Unlocking(q),
-		}); err != nil {
-			return nil, err
-		}
-	}
-	var pictures activities.Forgetter
-	if s.Media != nil {
-		pictures = s.Media
-	}
-	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
-		Activities: activities.Records{DB: db}, Graph: graph.Records{}, GiveUpAfter: rcfg.GiveUpAfter,
-		PruneWindow: rcfg.PruneWindow, Push: push.NewRinger(db, gen, q),
-	}); err != nil {
-		return nil, err
-	}
-	if s.Rebuild, err = rebuild.New(db, q, log, rcfg); err != nil {
-		return nil, err
-	}
-	if s.Graph, err = graph.New(db, gen, s.Notifications, s.Rebuild, q, ob); err != nil {
-		return nil, err
-	}
-	if s.Groups, err = groups.New(db, gen, s.Notifications, s.Rebuild); err != nil {
-		return nil, err
-	}
-	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
-		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
-		Likes:     likes.Records{DB: db},
-		Bookmarks: bookmarks.Records{DB: db},
-		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
-		Links:     links, Pictures: pictures, Publisher: ob,
-	}); err != nil {
-		return nil, err
-	}
-	if s.Comments, err = comments.New(db, gen, acc, s.Activities, s.Notifications); err != nil {
-		return nil, err
-	}
-	if s.Likes, err = likes.New(db, s.Activities, s.Notifications, ob); err != nil {
-		return nil, err
-	}
-	if s.OAuth, err = oauth.New(db, gen, s.Accounts); err != nil {
-		return nil, err
-	}
-	if s.Bookmarks, err = bookmarks.New(db, gen, s.Activities); err != nil {
-		return nil, err
-	}
-	if s.AppData, err = appdata.New(db); err != nil {
-		return nil, err
-	}
-	if s.Mutes, err = mutes.New(db, acc); err != nil {
-		return nil, err
-	}
-	if s.Filters, err = filters.New(db); err != nil {
-		return nil, err
-	}
-	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q, ob); err != nil {
-		return nil, err
-	}
-	if s.Markers, err = markers.New(db, s.Notifications); err != nil {
-		return nil, err
-	}
-	if s.Tags, err = tags.New(db); err != nil {
-		return nil, err
-	}
-	if s.Push, err = push.New(db, gen, acc, q, push.NewKeys(db), push.Config{
-		AllowLoopback: pcfg.AllowLoopback, Render: mastodon.PushPayload, GiveUpAfter: rcfg.GiveUpAfter,
-		Notices: s.Notifications, Activities: s.Activities, Graph: graph.Records{},
-	}); err != nil {
-		return nil, err
-	}
-	fd := federation.Deps{Graph: s.Graph, Follows: graph.Records{}, Activities: s.Activities, Reposts: s.Activities, Likes: s.Likes,
-		Liked: likes.Records{DB: db}, Accounts: acc, Reporter: s.Moderation,
-		Render: federation.Renderers{Post: activitypub.Render(fcfg), Actor: activitypub.RenderActor(fcfg)}}
-	if s.Media != nil {
-		fd.Pictures = s.Media
-	}
-	s.Federation = federation.New(fcfg, db, gen, s.Keys, q, fd)
-	var farewell lifecycle.Farewell
-	if fcfg.On() {
-		farewell = s.Federation
-	}
-	if s.Lifecycle, err = lifecycle.New(db, lifecycle.Services{Accounts: acc, Graph: s.Graph, Groups: s.Groups,
-		Activities: s.Activities, Comments: s.Comments, Notifications: s.Notifications, Media: s.Media, Push: s.Push, Keys: s.Keys,
-		Farewell: farewell}, q,
-		lifecycle.Config{GiveUpAfter: rcfg.GiveUpAfter}); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // Routes returns the HTTP handler of the services, behind guard: the

@@ -83,7 +83,7 @@ func (s *Server) updateCredentials(m *mreq) (any, error) {
 	if in == (accounts.ProfileInput{}) {
 		p, err = s.accounts.Get(m.ctx, m.caller) // nothing to change: Mastodon answers the account
 	} else {
-		p, err = s.media.SetProfile(m.ctx, m.caller, in)
+		p, err = s.media.ChangeProfile(m.ctx, m.caller, in)
 	}
 	if err != nil {
 		return nil, err

@@ -28,14 +28,14 @@ var (
 	errNoSuchPerson = derrors.New(derrors.NotFound, "no such picture")
 )
 
-// SetProfile changes user's profile (accounts.ProfileInput) and returns
+// ChangeProfile changes user's profile (accounts.ProfileInput) and returns
 // the person as they see themselves then. A new avatar or header is one
 // of their loose uploads, which it marks as theirs; the picture it
 // replaces is loose again, and collected a day later (LooseFor) as any
 // upload no post took. A lock changes with it: the profile and the lock
 // are one change, or none. One transaction: the User and the card, which
 // both hold the profile and the lock, and the pictures.
-func (s *Service) SetProfile(ctx context.Context, user string, in accounts.ProfileInput) (accounts.Person, error) {
+func (s *Service) ChangeProfile(ctx context.Context, user string, in accounts.ProfileInput) (accounts.Person, error) {
 	in, err := in.Clean()
 	if err != nil {
 		return accounts.Person{}, err
@@ -51,12 +51,12 @@ func (s *Service) SetProfile(ctx context.Context, user string, in accounts.Profi
 	now := s.now().UnixMicro()
 	told, err := s.profileJobs(ctx, user, in, now)
 	if err != nil {
-		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
+		return accounts.Person{}, fmt.Errorf("media.ChangeProfile(%s): %w", user, err)
 	}
 	var jobs queue.Ahead
-	err = jobs.Commit(ctx, told, func() error { return s.setProfile(ctx, user, in, now) })
+	err = jobs.Commit(ctx, told, func() error { return s.changeProfile(ctx, user, in, now) })
 	if err != nil {
-		return accounts.Person{}, fmt.Errorf("media.SetProfile(%s): %w", user, err)
+		return accounts.Person{}, fmt.Errorf("media.ChangeProfile(%s): %w", user, err)
 	}
 	p, _, err := accounts.Load(ctx, s.db, user)
 	return p, err
@@ -82,8 +82,8 @@ func (s *Service) profileJobs(ctx context.Context, user string, in accounts.Prof
 	return append(told, s.cfg.Unlocking(user, now)), nil
 }
 
-// setProfile is SetProfile's transaction, at now (µs).
-func (s *Service) setProfile(ctx context.Context, user string, in accounts.ProfileInput, now int64) error {
+// changeProfile is ChangeProfile's transaction, at now (µs).
+func (s *Service) changeProfile(ctx context.Context, user string, in accounts.ProfileInput, now int64) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
 		me := accounts.ReadProfile(l, user)

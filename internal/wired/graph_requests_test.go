@@ -116,7 +116,7 @@ func TestUnfollowEndsARequestApprovedAsItWithdraws(t *testing.T) {
 }
 
 // setLocked locks or unlocks user's account as a change of their profile
-// does (media.SetProfile, which these tests, with no pictures' bucket,
+// does (media.ChangeProfile, which these tests, with no pictures' bucket,
 // cannot build), and leaves the job an unlock enqueues to the test.
 func setLocked(t *testing.T, db *store.DB, user string, locked bool) {
 	t.Helper()
