@@ -95,6 +95,10 @@ type Standing struct {
 	// Limited keeps the person's activities out of @all and tag feeds, and
 	// from anyone who does not follow them.
 	Limited bool `datastore:"limited,noindex"`
+	// LimitChanged names the last limit or its lifting (µs): a job that
+	// follows one and finds the other tells by it that a later change
+	// replaced it, rather than that its own is not committed yet.
+	LimitChanged int64 `datastore:"limitChanged,noindex,omitempty"`
 	// Suspended is when the account was suspended; zero if it is not.
 	Suspended time.Time `datastore:"suspended,noindex"`
 	// SuspendedFor is the reason the suspension gave, which a sign-in

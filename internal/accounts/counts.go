@@ -177,11 +177,13 @@ func SetRole(ctx context.Context, tx *store.Tx, user, role string) (string, erro
 	return was.Role, err
 }
 
-// SetLimited limits user's account or lifts the limit, in tx, and reports
-// whether that changed anything.
-func SetLimited(ctx context.Context, tx *store.Tx, user string, on bool) (bool, error) {
+// SetLimited limits user's account or lifts the limit at at, in tx, and
+// reports whether that changed anything.
+func SetLimited(ctx context.Context, tx *store.Tx, user string, on bool, at time.Time) (bool, error) {
 	was, err := SetStanding(ctx, tx, user, func(st *Standing) error {
-		st.Limited = on
+		if st.Limited != on {
+			st.Limited, st.LimitChanged = on, at.UnixMicro()
+		}
 		return nil
 	})
 	return err == nil && was.Limited != on, err

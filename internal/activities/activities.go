@@ -52,6 +52,7 @@ import (
 	"socialstream/internal/media"
 	"socialstream/internal/notifications"
 	"socialstream/internal/outbox"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -165,6 +166,8 @@ type Activity struct {
 	// Removed is when moderation took it down (µs; 0: it was not): it
 	// is kept for the record and shown to nobody.
 	Removed int64 `datastore:"removed,noindex,omitempty"`
+	// Restored is when moderation last put it back (µs; 0: never).
+	Restored int64 `datastore:"restored,noindex,omitempty"`
 	// Media are its pictures (package media), copied in the post's
 	// commit so a feed shows them with no further read.
 	Media []media.Attached `datastore:"media,noindex,omitempty"`
@@ -637,6 +640,27 @@ func (r Records) Mentioned(ctx context.Context, id string) (*datastore.Key, bool
 // Texts reads the texts of activities for a reader's filters (Texts).
 func (r Records) Texts(ctx context.Context, reader string, idList []string) (map[string][]string, error) {
 	return Texts(ctx, r.DB, reader, idList)
+}
+
+// Posts adds the activities ids to l, for what the policy knows of them
+// (notifications.Activities.Posts).
+func (Records) Posts(l *store.Lookup, idList []string) func() map[string]policy.Post {
+	acts := make([]Activity, len(idList))
+	refs := make([]store.Ref, len(idList))
+	for i, id := range idList {
+		if _, ok := ids.Parse(id); ok {
+			refs[i] = l.Add(Key(l.DB(), id), &acts[i])
+		}
+	}
+	return func() map[string]policy.Post {
+		out := make(map[string]policy.Post, len(idList))
+		for i, id := range idList {
+			if refs[i] != (store.Ref{}) && refs[i].Found() {
+				out[id] = acts[i].post()
+			}
+		}
+		return out
+	}
 }
 
 // Describe changes a picture's alt text in the activity's copy (Describe).

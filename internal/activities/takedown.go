@@ -41,12 +41,12 @@ func Snap(v View) Snapshot {
 	return s
 }
 
-// Takedown takes author's activities idList down at at (µs), or puts
-// them back (at 0), in tx: one taken down is in no feed and not there by
+// Takedown takes author's activities idList down (down) at at (µs), or
+// puts them back, in tx: one taken down is in no feed and not there by
 // id for anyone, its author included, and is kept for the record. Each
 // must be the author's (ErrNotTheirs otherwise). It reports the ids it
 // changed.
-func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string, at int64) ([]string, error) {
+func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string, at int64, down bool) ([]string, error) {
 	l := tx.Lookup()
 	keys := make([]*datastore.Key, len(idList))
 	acts := make([]Activity, len(idList))
@@ -65,7 +65,7 @@ func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string,
 		if !refs[i].Found() || acts[i].UserID != author {
 			return nil, ErrNotTheirs
 		}
-		if (acts[i].Removed != 0) == (at != 0) || slices.Contains(changed, idList[i]) {
+		if (acts[i].Removed != 0) == down || slices.Contains(changed, idList[i]) {
 			continue
 		}
 		changed, put, vals = append(changed, idList[i]), append(put, keys[i]), append(vals, &acts[i])
@@ -74,7 +74,7 @@ func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string,
 		return nil, nil
 	}
 	sign := int64(1) // put back: counted again
-	if at != 0 {
+	if down {
 		sign = -1
 	}
 	// A parent changed in this same commit counts its reply here: one
@@ -88,7 +88,11 @@ func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string,
 		return nil, err
 	}
 	for _, a := range vals {
-		a.Removed = at
+		if down {
+			a.Removed = at
+		} else {
+			a.Removed, a.Restored = 0, at
+		}
 	}
 	return changed, tx.PutMulti(put, vals)
 }
@@ -138,4 +142,14 @@ func Texts(ctx context.Context, db *store.DB, reader string, idList []string) (m
 		}
 	}
 	return out, nil
+}
+
+// ReadTakedown adds activity id to l; the function it returns answers,
+// once l has run, whether it is there, when it was taken down (0: it is
+// not) and when last put back: what a job that follows a takedown or its
+// undoing waits for.
+func ReadTakedown(l *store.Lookup, id string) func() (found bool, removed, restored int64) {
+	var a Activity
+	r := l.Add(Key(l.DB(), id), &a)
+	return func() (bool, int64, int64) { return r.Found(), a.Removed, a.Restored }
 }

@@ -1,10 +1,14 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"socialstream/internal/ids"
 )
 
 // A removed activity is kept for the record: its author can neither
@@ -275,4 +279,109 @@ func TestLikeAgainOfWhatIsNowHidden(t *testing.T) {
 	if strings.Contains(string(r.raw), "liked, then hidden") {
 		t.Errorf("the answer shows the hidden activity: %s", r.raw)
 	}
+}
+
+// Whether a notification is there for its reader is decided by the
+// policy over who did it and the post it is about, and kept on it, so
+// every list and both unread counts agree, whatever hides the post
+// since: a followers-only post edited to mention its reader no more, and
+// again; a mention taken down and put back; mentions by someone limited
+// since (carol does not follow bob); a followers-only reply after its
+// reader unfollows and follows again.
+func TestNotificationsOfAHiddenPostAgree(t *testing.T) {
+	e := newEnv(t)
+	ada, bob, carol, dan := e.register("ada"), e.register("bob"), e.register("carol"), e.register("dan")
+	e.makeAdmin(ada)
+	mention := e.post(bob, "hello @carol")
+	whisper := e.postFor(bob, "psst @carol", "followers")
+	own := e.post(carol, "a question")
+	e.follow(carol, dan.id)
+	r := e.do("POST", "/social/rest/activities/@me/@self", dan.token, map[string]any{"title": "an answer", "visibility": "followers", "inReplyTo": own})
+	if r.status != http.StatusCreated {
+		t.Fatalf("dan's reply: %d %s", r.status, r.raw)
+	}
+	reply := e.entry(r)["id"].(string)
+	e.settle()
+	// shown says, of each post, whether carol's notification of it is in
+	// each list, and checks the unread counts against the list.
+	shown := func(when string, want map[string]bool) {
+		t.Helper()
+		rest := string(e.do("GET", "/social/rest/notifications/@me", carol.token, nil).raw)
+		grouped := string(e.do("GET", "/social/rest/notifications/@me?grouped=true", carol.token, nil).raw)
+		m := e.do("GET", "/api/v1/notifications", carol.token, nil)
+		for id, w := range want {
+			if got := strings.Contains(rest, id); got != w {
+				t.Errorf("%s: the notification of %s in the REST list %v, want %v", when, id, got, w)
+			}
+			if got := strings.Contains(grouped, id); got != w {
+				t.Errorf("%s: the notification of %s in the grouped list %v, want %v", when, id, got, w)
+			}
+			n, _ := ids.Parse(id)
+			if got := strings.Contains(string(m.raw), `"id":"`+strconv.FormatInt(n, 10)+`"`); got != w {
+				t.Errorf("%s: the status %s in Mastodon's notifications %v, want %v", when, id, got, w)
+			}
+		}
+		var list struct {
+			List   []map[string]any `json:"list"`
+			Unread float64          `json:"unreadCount"`
+		}
+		if err := json.Unmarshal([]byte(rest), &list); err != nil {
+			t.Fatal(err)
+		}
+		unread := 0.0
+		for _, n := range list.List {
+			if n["read"] != true {
+				unread++
+			}
+		}
+		var count struct {
+			Count float64 `json:"count"`
+		}
+		if err := json.Unmarshal(e.do("GET", "/api/v1/notifications/unread_count", carol.token, nil).raw, &count); err != nil {
+			t.Fatal(err)
+		}
+		if list.Unread != unread || count.Count != unread {
+			t.Errorf("%s: unreadCount %v, Mastodon's %v; the list shows %v unread", when, list.Unread, count.Count, unread)
+		}
+	}
+	all := map[string]bool{mention: true, reply: true, whisper: true}
+	shown("at first", all)
+
+	// An edit that no longer mentions carol takes her notification of
+	// bob's followers-only post away; one that mentions her again tells
+	// her again.
+	edit := func(title string) {
+		t.Helper()
+		if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+whisper, bob.token, map[string]any{"title": title}); r.status != http.StatusOK {
+			t.Fatalf("edit: %d %s", r.status, r.raw)
+		}
+		e.settle()
+	}
+	edit("psst")
+	shown("the whisper no longer mentions carol", map[string]bool{mention: true, reply: true, whisper: false})
+	edit("psst @carol")
+	shown("the whisper mentions carol again", all)
+
+	e.act(ada, map[string]any{"action": "remove", "accountId": bob.id, "activityIds": []string{mention}, "reason": "spam"})
+	e.settle()
+	shown("the mention taken down", map[string]bool{mention: false, reply: true, whisper: true})
+	e.act(ada, map[string]any{"action": "restore", "accountId": bob.id, "activityIds": []string{mention}, "reason": "appeal"})
+	e.settle()
+	shown("the mention put back", all)
+
+	e.act(ada, map[string]any{"action": "limit", "accountId": bob.id, "reason": "spam"})
+	e.settle()
+	shown("bob limited", map[string]bool{mention: false, reply: true, whisper: false})
+	e.act(ada, map[string]any{"action": "unlimit", "accountId": bob.id, "reason": "appeal"})
+	e.settle()
+	shown("bob's limit lifted", all)
+
+	if r := e.do("DELETE", "/social/rest/people/@me/@friends/"+dan.id, carol.token, nil); r.status != http.StatusNoContent {
+		t.Fatalf("unfollow: %d %s", r.status, r.raw)
+	}
+	e.settle()
+	shown("carol unfollowed dan", map[string]bool{mention: true, reply: false, whisper: true})
+	e.follow(carol, dan.id)
+	e.settle()
+	shown("carol follows dan again", all)
 }

@@ -68,6 +68,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}); err != nil {
 		return nil, err
 	}
+	rcfg.Notices = s.Notifications
 	if s.Rebuild, err = rebuild.New(db, q, log, rcfg); err != nil {
 		return nil, err
 	}

@@ -139,8 +139,8 @@ func (in *ActionInput) check() error {
 // actJobs are the jobs of an action at now, enqueued before its commit:
 // its notification, if the person is told; the end of a suspension's
 // grace (which does nothing for a suspension that never committed or was
-// lifted); and the withholding of a suspended person's likes and
-// comments from the counts, or their return.
+// lifted); and the withholding (withholdTasks) of what the change keeps
+// from the counts, or its return.
 func (s *Service) actJobs(in ActionInput, now time.Time, told bool, event notifications.Event) []queue.Pending {
 	var expected []queue.Pending
 	if told {
@@ -149,8 +149,7 @@ func (s *Service) actJobs(in ActionInput, now time.Time, told bool, event notifi
 	if in.Action == Suspend {
 		expected = append(expected, ExpiryJob.Pending(s.queue, ExpiryTask{UserID: in.AccountID, At: now.UnixMicro()}, Grace-slack))
 	}
-	if in.Action == Suspend || in.Action == Unsuspend {
-		t := WithholdTask{UserID: in.AccountID, At: now.UnixMicro(), On: in.Action == Suspend, Kind: withholdLikes}
+	for _, t := range withholdTasks(in, now) {
 		expected = append(expected, WithholdJob.Pending(s.queue, t, 0))
 	}
 	return expected
@@ -168,12 +167,19 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 	if err := in.check(); err != nil {
 		return Entry{}, err
 	}
-	if in.ReportID != "" && in.AccountID == "" {
+	jobsOf := in // a removal that names no activity takes its report's
+	if in.ReportID != "" && (in.AccountID == "" || in.Action == Remove && len(in.ActivityIDs) == 0) {
 		r, err := s.read(ctx, in.ReportID)
 		if err != nil {
 			return Entry{}, err
 		}
-		in.AccountID = r.AccountID
+		if in.AccountID == "" {
+			in.AccountID = r.AccountID
+		}
+		jobsOf.AccountID = in.AccountID
+		if in.Action == Remove && len(in.ActivityIDs) == 0 {
+			jobsOf.ActivityIDs = r.ActivityIDs
+		}
 	}
 	if in.AccountID == moderator {
 		return Entry{}, errSelf
@@ -184,7 +190,7 @@ func (s *Service) Act(ctx context.Context, moderator string, in ActionInput) (En
 		Reason: in.Reason, ReportID: in.ReportID, ActivityIDs: in.ActivityIDs}
 	told := in.Action != Dismiss
 	event := notifications.Event{Type: notifications.Moderation, Recipients: []string{in.AccountID}, ID: "mod-" + id, ActionID: id}
-	expected := s.actJobs(in, now, told, event)
+	expected := s.actJobs(jobsOf, now, told, event)
 	var again *Entry // the report's resolution, committed by an earlier try
 	var jobs queue.Ahead
 	err := jobs.Commit(ctx, expected, func() error {
@@ -351,15 +357,11 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, a *Action, now time.T
 		if len(a.ActivityIDs) == 0 {
 			return invalid("name the activities: activityIds")
 		}
-		at := now.UnixMicro()
-		if a.Action == Restore {
-			at = 0
-		}
 		var ids []string
-		ids, err = activities.Takedown(ctx, tx, a.AccountID, a.ActivityIDs, at)
+		ids, err = activities.Takedown(ctx, tx, a.AccountID, a.ActivityIDs, now.UnixMicro(), a.Action == Remove)
 		changed = len(ids) > 0
 	case Limit, Unlimit:
-		changed, err = accounts.SetLimited(ctx, tx, a.AccountID, a.Action == Limit)
+		changed, err = accounts.SetLimited(ctx, tx, a.AccountID, a.Action == Limit, now)
 	case Suspend:
 		changed, err = accounts.Suspend(ctx, tx, a.AccountID, now, a.Reason)
 	case Unsuspend:

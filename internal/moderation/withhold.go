@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
 	"socialstream/internal/comments"
 	"socialstream/internal/likes"
 	"socialstream/internal/notifications"
@@ -18,24 +19,42 @@ import (
 // suspended), and the withholding job takes them out of the activities'
 // counts and their recipients' unread counts (or, once it is lifted,
 // counts them again): each Like, Comment and Notification says whether
-// it is withheld, so the
-// job can run any number of times, and each of its transactions reads the
-// person's standing, so whichever job runs last leaves the counts as the
-// standing is.
+// it is withheld, so the job can run any number of times, and each of
+// its transactions reads the facts it turns on, so whichever job runs
+// last leaves the counts as the facts are. A limit and a takedown (and
+// their undoing) have the job weigh the notifications alone: those of
+// the person, or about the activity (notifications.Reweigh).
 
 // WithholdJob withholds a suspended person's likes and comments from
-// their counts, or restores them, a page at a time.
-var WithholdJob = queue.Job[WithholdTask]{Name: "withhold", Queue: queue.Cleanup,
-	TaskName: func(t WithholdTask) string { return fmt.Sprintf("withhold-%s-%d-%d", t.UserID, t.At, t.Step) }}
+// their counts, or restores them, a page at a time, and has their
+// notifications, or those about an activity taken down or put back,
+// weighed again.
+var WithholdJob = queue.Job[WithholdTask]{Name: "withhold", Queue: queue.Cleanup, TaskName: WithholdTask.name}
 
 // WithholdTask is the body of one step of a withholding.
 type WithholdTask struct {
 	UserID string `json:"userId"`
-	At     int64  `json:"at"` // the suspension's or its lifting's time, µs
-	On     bool   `json:"on"` // a suspension (true) or its lifting
-	Kind   string `json:"kind"`
-	Cursor string `json:"cursor,omitempty"`
-	Step   int    `json:"step"`
+	// ActivityID, if set, names the activity of UserID's taken down (On)
+	// or put back; Limit, that the change is a limit (On) or its lifting;
+	// else it is a suspension (On) or its lifting.
+	ActivityID string `json:"activityId,omitempty"`
+	Limit      bool   `json:"limit,omitempty"`
+	At         int64  `json:"at"` // the change's time, µs
+	On         bool   `json:"on"`
+	Kind       string `json:"kind"`
+	Cursor     string `json:"cursor,omitempty"`
+	Step       int    `json:"step"`
+}
+
+func (t WithholdTask) name() string {
+	what := t.UserID
+	switch {
+	case t.ActivityID != "":
+		what += "-" + t.ActivityID
+	case t.Limit:
+		what += "-limit"
+	}
+	return fmt.Sprintf("withhold-%s-%d-%d", what, t.At, t.Step)
 }
 
 // Kinds a withholding goes through, in order.
@@ -46,27 +65,39 @@ const (
 	withholdPage          = 500
 )
 
+// withholdTasks are the withholding jobs of action a at now: a
+// suspension's and its lifting's from the likes on, a limit's, its
+// lifting's and each takedown's or restoring's of the notifications.
+func withholdTasks(a ActionInput, now time.Time) []WithholdTask {
+	at := now.UnixMicro()
+	switch a.Action {
+	case Suspend, Unsuspend:
+		return []WithholdTask{{UserID: a.AccountID, At: at, On: a.Action == Suspend, Kind: withholdLikes}}
+	case Limit, Unlimit:
+		return []WithholdTask{{UserID: a.AccountID, Limit: true, At: at, On: a.Action == Limit, Kind: withholdNotifications}}
+	case Remove, Restore:
+		var out []WithholdTask
+		for _, id := range a.ActivityIDs {
+			out = append(out, WithholdTask{UserID: a.AccountID, ActivityID: id, At: at, On: a.Action == Remove, Kind: withholdNotifications})
+		}
+		return out
+	}
+	return nil
+}
+
 func (s *Service) enqueueWithhold(ctx context.Context, t WithholdTask) error {
 	return WithholdJob.Enqueue(ctx, s.queue, t, 0)
 }
 
 // errWithholdNotYet says the change a withholding follows is not
 // committed yet; the queue retries it.
-var errWithholdNotYet = fmt.Errorf("moderation: the suspension's change is not committed yet: %w", ErrNotYet)
+var errWithholdNotYet = fmt.Errorf("moderation: the change withheld for is not committed yet: %w", ErrNotYet)
 
 // Withhold runs one step of a withholding, and reports how it ended:
 // "", or why it did nothing.
 func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) {
-	l := s.db.Lookup()
-	r := accounts.Read(l, t.UserID)
-	if err := l.Run(ctx); err != nil {
-		return "", err
-	}
-	if !r.Exists() {
-		return "the account is gone", nil
-	}
-	if st := r.Standing(); st.IsSuspended() != t.On {
-		return s.withholdLater(t, st.Lifted, st.Suspended.UnixMicro())
+	if stop, err := s.withholdFollows(ctx, t); stop != "" || err != nil {
+		return stop, err
 	}
 	suspended := func(tx *store.Tx) (bool, error) {
 		l := tx.Lookup()
@@ -76,6 +107,10 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 		}
 		return me.Standing().IsSuspended(), nil
 	}
+	sel := notifications.Selection{Actor: t.UserID}
+	if t.ActivityID != "" {
+		sel = notifications.Selection{Activity: t.ActivityID}
+	}
 	var next string
 	var err error
 	switch t.Kind {
@@ -84,7 +119,7 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 	case withholdComments:
 		next, err = comments.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
 	case withholdNotifications:
-		next, err = notifications.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
+		next, err = s.notes.Reweigh(ctx, sel, t.Cursor, withholdPage)
 	default:
 		return "malformed task", nil
 	}
@@ -102,15 +137,48 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 	return "", s.enqueueWithhold(ctx, t)
 }
 
-// withholdLater is what a step of t does that finds the person's
-// standing not as it wants (its suspension last lifted at lifted, last
-// made at suspended, µs). Only the first step waits for its change (past the
-// queue's give-up, it never came): a later one follows a step that found
-// the standing as it wants, so what it finds now is a later change,
-// whose own job does the work. A change made since (a lifting, or a
-// suspension again) replaced it: that job does the work.
-func (s *Service) withholdLater(t WithholdTask, lifted, suspended int64) (string, error) {
-	replaced := t.On && lifted >= t.At || !t.On && suspended >= t.At
+// withholdFollows reads whether the change t follows shows: "" when it
+// does (the step goes on), else why the job stops, or errWithholdNotYet.
+func (s *Service) withholdFollows(ctx context.Context, t WithholdTask) (string, error) {
+	l := s.db.Lookup()
+	r := accounts.Read(l, t.UserID)
+	var taken func() (bool, int64, int64)
+	if t.ActivityID != "" {
+		taken = activities.ReadTakedown(l, t.ActivityID)
+	}
+	if err := l.Run(ctx); err != nil {
+		return "", err
+	}
+	if !r.Exists() {
+		return "the account is gone", nil
+	}
+	st := r.Standing()
+	switch {
+	case taken != nil:
+		found, removed, restored := taken()
+		if !found {
+			return "the activity is gone", nil
+		}
+		if (removed != 0) != t.On {
+			return s.withholdLater(t, t.On && restored >= t.At || !t.On && removed >= t.At)
+		}
+	case t.Limit:
+		if st.Limited != t.On {
+			return s.withholdLater(t, st.LimitChanged >= t.At)
+		}
+	case st.IsSuspended() != t.On:
+		return s.withholdLater(t, t.On && st.Lifted >= t.At || !t.On && st.Suspended.UnixMicro() >= t.At)
+	}
+	return "", nil
+}
+
+// withholdLater is what a step of t does that finds the facts not as its
+// change left them (replaced: a later change undid it). Only the first
+// step waits for its change (past the queue's give-up, it never came): a
+// later one follows a step that found the facts as it wants, so what it
+// finds now is a later change, whose own job does the work. A change made
+// since replaced it: that job does the work.
+func (s *Service) withholdLater(t WithholdTask, replaced bool) (string, error) {
 	if t.Step == 0 && !replaced && s.now().Sub(time.UnixMicro(t.At)) < queue.GiveUpOf(s.queue) {
 		return "", errWithholdNotYet
 	}

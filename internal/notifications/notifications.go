@@ -117,9 +117,10 @@ type Notification struct {
 	GroupID    string    `datastore:"groupId,noindex"`
 	ActionID   string    `datastore:"actionId,noindex,omitempty"`
 	Published  time.Time `datastore:"published,noindex"`
-	// Withheld: its actor is suspended (set and cleared by the
-	// suspension's withholding job, Withhold). Indexed, and stored false
-	// too: the unread count counts those not withheld.
+	// Withheld: the policy keeps it from its reader, for who did it or
+	// what it is about (decided as it is made, and again by Reweigh when
+	// those change: withhold.go). Indexed, and stored false too: the
+	// unread count counts those not withheld.
 	Withheld bool `datastore:"withheld"`
 	// Dismissed: its reader dismissed it (dismiss.go). It is kept, read
 	// and in no list (it has no place), so that a job's late retry does
@@ -190,13 +191,18 @@ type Activities interface {
 	// for the reader's keyword filters of the notifications context,
 	// read only when one is active.
 	Texts(ctx context.Context, reader string, ids []string) (map[string][]string, error)
+	// Posts adds to a lookup the activities ids; the function it returns
+	// answers, once the lookup has run, what the policy knows of each
+	// found.
+	Posts(l *store.Lookup, ids []string) func() map[string]policy.Post
 }
 
 // Graph is what notifications read of the follow graph (package graph,
 // whose Records implement it).
 type Graph interface {
 	// Follows adds to a lookup whether follower follows followee: for a
-	// limited actor, whose doings notify their followers alone.
+	// limited actor, whose doings notify their followers alone, and a
+	// post the policy shows its author's followers alone.
 	Follows(l *store.Lookup, follower, followee string) store.Ref
 }
 
@@ -332,6 +338,29 @@ type Pending struct {
 	// present, once written, are the recipients whose notification is
 	// there: made by the write, or found.
 	present []string
+	// weighed, when a job reads the post its notifications are about
+	// (weighPost), decides whether each is withheld as it is made.
+	weighed *weighing
+}
+
+// weighPost adds to the lookup of a job's transaction the post p's event
+// is about, its author, and the follows the policy needs: each
+// notification is made withheld if the policy keeps it from its reader
+// (a post taken down, or hidden from them, since it was made). Read in
+// the transaction, so a change of the post commits before it (and its
+// job then finds the notification) or after (and this one retries).
+func (s *Service) weighPost(l *store.Lookup, p *Pending) {
+	var actors map[string]*accounts.Record
+	if p.actor != nil {
+		actors = map[string]*accounts.Record{p.e.ActorID: p.actor}
+	}
+	p.weighed = s.weigh(l, func() []*Notification {
+		out := make([]*Notification, len(p.users))
+		for i, u := range p.users {
+			out[i] = p.e.notification(u)
+		}
+		return out
+	}, actors)
 }
 
 // readFollows adds to the lookup, once the actor is read and only if they
@@ -442,6 +471,7 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 		if !p.refs[i].Found() && !p.muted[i].ActiveAt(p.at) && (p.checked || p.people[i].Exists() && !p.between[i].Any()) {
 			n := p.e.notification(u)
 			n.Read = p.marks != nil && p.marks[i].Seq() >= n.Seq
+			n.Withheld = p.weighed != nil && p.weighed.withheld(n)
 			keys = append(keys, Key(tx.DB(), u, p.e.ID))
 			vals = append(vals, n)
 			p.present = append(p.present, u)
@@ -596,6 +626,9 @@ func (s *Service) tell(ctx context.Context, e Event, recipients []string, activi
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
 			l := tx.Lookup()
 			p = s.Prepare(l, part)
+			if activity != nil {
+				s.weighPost(l, p)
+			}
 			// A job runs late: a notification placed below its reader's
 			// marker, which moved past its place meanwhile, is made read.
 			p.marks = make([]*markers.Ref, len(p.users))

@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/blocks"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
@@ -282,6 +283,9 @@ func (f mentions) Mentioned(ctx context.Context, id string) (*datastore.Key, boo
 func (mentions) Texts(context.Context, string, []string) (map[string][]string, error) {
 	return nil, nil
 }
+
+// Posts weighs no post: the activities here are stand-ins of no shape.
+func (mentions) Posts(*store.Lookup, []string) func() map[string]policy.Post { return nil }
 
 // Each pruning window has a pruning job of its own, named apart from the
 // next one's even when windows are shorter than a second (the bill's

@@ -162,8 +162,8 @@ func (s *Service) shown(ctx context.Context, user string, keys []*datastore.Key,
 	}
 	out := make([]View, 0, len(ns))
 	for i, n := range ns {
-		if hidden[n.ActorID] || hide[n.ActivityID] || len(types) > 0 && !slices.Contains(types, n.Type) {
-			continue // from before a block, filtered out, or not asked for
+		if hidden[n.ActorID] || n.Withheld || hide[n.ActivityID] || len(types) > 0 && !slices.Contains(types, n.Type) {
+			continue // from before a block, withheld, filtered out, or not asked for
 		}
 		v := View{ID: keys[i].Name, Seq: n.Seq, Type: n.Type, ActivityID: n.ActivityID, GroupID: n.GroupID, ActionID: n.ActionID,
 			Published: n.Published.UTC().Format(time.RFC3339), Read: n.Read}
@@ -454,8 +454,8 @@ func (s *Service) grouped(ctx context.Context, user string) ([]*Group, int, erro
 	byKey := map[string]*Group{}
 	unread := 0
 	for i, n := range ns {
-		if hidden[n.ActorID] || hide[n.ActivityID] {
-			continue // from before a block or mute, or filtered out
+		if hidden[n.ActorID] || n.Withheld || hide[n.ActivityID] {
+			continue // from before a block or mute, withheld, or filtered out
 		}
 		k := groupKey(keys[i].Name, &n)
 		g := byKey[k]

@@ -14,6 +14,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/markers"
 	"socialstream/internal/notifications"
+	"socialstream/internal/policy"
 	"socialstream/internal/store"
 	"socialstream/internal/viewer"
 )
@@ -184,6 +185,9 @@ type texts map[string]string
 func (texts) Mentioned(context.Context, string) (*datastore.Key, bool, []string, int, error) {
 	return nil, true, nil, 0, nil
 }
+
+// Posts weighs no post: these tests are of notifications alone.
+func (texts) Posts(*store.Lookup, []string) func() map[string]policy.Post { return nil }
 
 func (t texts) Texts(_ context.Context, _ string, idList []string) (map[string][]string, error) {
 	out := map[string][]string{}

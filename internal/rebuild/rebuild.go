@@ -43,6 +43,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
+	"socialstream/internal/notifications"
 	"socialstream/internal/pair"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
@@ -119,6 +120,16 @@ type Config struct {
 	// PruneWindow is not the rebuild's: like GiveUpAfter, it is a setting
 	// of the jobs that app.NewServices hands on (notifications.Config).
 	PruneWindow time.Duration
+	// Notices, when set, weighs again the follower's notifications of
+	// what the followee did once a follow or unfollow shows: whether one
+	// is there for its reader may turn on the follow (a post the author's
+	// followers alone see, a limited author's).
+	Notices Reweigher
+}
+
+// Reweigher weighs notifications again (package notifications' Service).
+type Reweigher interface {
+	ReweighAll(ctx context.Context, sel notifications.Selection) error
 }
 
 // MaxCopyLimit bounds a per-call copyLimit.
@@ -335,6 +346,9 @@ func (s *Service) runAdd(ctx context.Context, j Job) (Result, error) {
 		res.Stopped = stop
 		return res, err
 	}
+	if err := s.reweigh(ctx, j); err != nil {
+		return res, err
+	}
 	refs, err := activities.Newest(ctx, s.db, j.Owner, j.Before, j.Limit)
 	if err != nil {
 		return res, fmt.Errorf("rebuild.Run(%s): %w", j.taskName(), err)
@@ -393,6 +407,9 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 		res.Stopped = stop
 		return res, err
 	}
+	if err := s.reweigh(ctx, j); err != nil {
+		return res, err
+	}
 	// The copies to undo: the chunks that hold the follower, or the
 	// activities that carry the group.
 	q := activities.WithGroup(s.db, j.Owner, j.Group)
@@ -434,6 +451,17 @@ func (s *Service) runRemove(ctx context.Context, j Job) (Result, error) {
 	}
 	res.NextStep = true
 	return res, nil
+}
+
+// reweigh has the follower's notifications of what the followee did
+// weighed again, by the first step of a follow's or unfollow's job, once
+// its change shows (each of the weighing's transactions reads the follow
+// as it is then).
+func (s *Service) reweigh(ctx context.Context, j Job) error {
+	if s.cfg.Notices == nil || j.Group != "" || j.Step > 0 {
+		return nil
+	}
+	return s.cfg.Notices.ReweighAll(ctx, notifications.Selection{Actor: j.Owner, User: j.Follower})
 }
 
 // edit runs one batch of a job in a transaction that first re-reads the

@@ -572,7 +572,9 @@ func (l *Lookup) InTx() bool { return l.tx != nil }
 
 // Then has f called once the entities added so far are loaded. f may add
 // more, which Run loads in a further round: for an entity whose own fields
-// say what else to read, which is rare (else it costs a round trip).
+// say what else to read, which is rare (else it costs a round trip). A
+// Then that f adds is called after that round, or at once if f added
+// nothing to read.
 func (l *Lookup) Then(f func()) { l.then = append(l.then, f) }
 
 // Ref is one entity of a Lookup.
@@ -616,8 +618,8 @@ func (l *Lookup) Run(ctx context.Context) error {
 		for _, f := range then {
 			f()
 		}
-		if len(l.keys) == done {
-			return nil
+		if len(l.keys) == done && len(l.then) == 0 {
+			return nil // a Then added with no read before it runs too
 		}
 	}
 }

@@ -62,3 +62,35 @@ func TestTransformsChangeOnlyWhatTheyName(t *testing.T) {
 		t.Errorf("the check made the missing entity: %v, %v", ok, err)
 	}
 }
+
+// Every Then is called, in order, though the one before it added nothing
+// to read; one that adds a read has it loaded before the next is called.
+func TestEveryThenRuns(t *testing.T) {
+	db := testenv.DB(t)
+	ctx := context.Background()
+	k := db.NameKey("Pair", "then", nil)
+	if err := db.Put(ctx, k, &pair{A: 7}); err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	var p pair
+	l := db.Lookup()
+	l.Then(func() {
+		steps = append(steps, "nothing read")
+		l.Then(func() {
+			steps = append(steps, "after nothing")
+			r := l.Add(k, &p)
+			l.Then(func() {
+				if r.Found() {
+					steps = append(steps, "read")
+				}
+			})
+		})
+	})
+	if err := l.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"nothing read", "after nothing", "read"}; len(steps) != 3 || steps[2] != want[2] || steps[1] != want[1] || p.A != 7 {
+		t.Errorf("steps %v, read %d; want %v and 7", steps, p.A, want)
+	}
+}

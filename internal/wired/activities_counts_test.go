@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
@@ -247,18 +248,18 @@ func TestStatusesAndRepliesCountExactly(t *testing.T) {
 		}
 	}
 	check("after the deletes", int64(len(left)), int64(len(left)))
-	takedown := func(at int64) {
+	takedown := func(down bool) {
 		t.Helper()
 		if err := f.db.Update(ctx, func(tx *store.Tx) error {
-			_, err := activities.Takedown(ctx, tx, fan, left[:1], at)
+			_, err := activities.Takedown(ctx, tx, fan, left[:1], time.Now().UnixMicro(), down)
 			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	takedown(1)
+	takedown(true)
 	check("after a takedown", int64(len(left)-1), int64(len(left)-1))
-	takedown(0)
+	takedown(false)
 	check("put back", int64(len(left)), int64(len(left)))
 	if err := f.act.Delete(ctx, author, root.ID); err != nil {
 		t.Fatal(err)
