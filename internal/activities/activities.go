@@ -434,6 +434,16 @@ type Config struct {
 	// that tell other servers of posts, their edits and their deletion
 	// (package outbox; package federation runs them).
 	Publisher *outbox.Jobs
+	// Finder, when set (the deployment federates), finds the people of
+	// other servers a post made here mentions whom the service does not
+	// know yet, in the post's read step (mentionsOf).
+	Finder Finder
+}
+
+// Finder finds a person of another server by name@domain and keeps them
+// here (package federation's Directory), or says why not (and logs it).
+type Finder interface {
+	Find(ctx context.Context, acct string) error
 }
 
 // Likes is what activities read of likes (package likes, whose Records

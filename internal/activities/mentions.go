@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -85,6 +86,11 @@ func (s *Service) mentionsOf(ctx context.Context, text, externalID string, tagge
 		if err != nil {
 			return nil, nil, err
 		}
+		if s.findUnknown(ctx, said, byName) {
+			if byName, err = s.accounts.LookupUsernames(ctx, said); err != nil {
+				return nil, nil, err
+			}
+		}
 		for _, n := range said {
 			if id, ok := byName[n]; ok {
 				mentions = append(mentions, id)
@@ -109,6 +115,36 @@ func (s *Service) mentionsOf(ctx context.Context, text, externalID string, tagge
 		}
 	}
 	return mentions, names, nil
+}
+
+// The people of other servers a post made here mentions whom the
+// service does not know yet are found in its read step (as Mastodon finds
+// them): at most maxFound a post, in findWait, each by their server's
+// WebFinger and actor. One not found is no mention (the text keeps it as
+// written).
+const (
+	maxFound = 5
+	findWait = 10 * time.Second
+)
+
+// findUnknown finds the people of other servers of said that known
+// (found by name) lacks, through the Finder, and reports whether it
+// tried any.
+func (s *Service) findUnknown(ctx context.Context, said []string, known map[string]string) bool {
+	if s.cfg.Finder == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, findWait)
+	defer cancel()
+	tried := 0
+	for _, acct := range said {
+		if _, ok := known[acct]; ok || !strings.Contains(acct, "@") || tried == maxFound {
+			continue
+		}
+		tried++
+		_ = s.cfg.Finder.Find(ctx, acct) // the Finder logs why not: no mention, then
+	}
+	return tried > 0
 }
 
 // mentionedNames are the names of the people a text mentions: here

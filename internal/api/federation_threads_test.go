@@ -342,7 +342,8 @@ func TestFederationPersonHereDeleted(t *testing.T) {
 // A post that mentions someone of another server the service does not
 // know yet finds them as it is made (their WebFinger, their actor): the
 // post mentions them, and goes to their server; a name no server knows
-// is no mention, and the post is made all the same.
+// is no mention, and the post is made all the same. The post's read step
+// finds them (package activities), through REST as through Mastodon's.
 func TestFederationMentionOfSomeoneNotKnown(t *testing.T) {
 	e, other, _ := federatedBeside(t)
 	ann := e.register("ann")
@@ -361,6 +362,12 @@ func TestFederationMentionOfSomeoneNotKnown(t *testing.T) {
 	n, _ := told[0].Activity["object"].(map[string]any)
 	if len(told) != 1 || told[0].Activity["type"] != "Create" || told[0].Err != nil || !slices.Contains(anyStrings(n["to"]), carl.URI) {
 		t.Errorf("carl's server was told: %+v", told)
+	}
+	// The domain finds them, whatever the face: a post by REST too.
+	other.Person("dora")
+	r2 := e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]string{"title": "hi @dora@" + other.Domain})
+	if mentions, _ := e.entry(r2)["mentions"].([]any); r2.status != 201 || len(mentions) != 1 {
+		t.Errorf("the REST post's mentions: %d %s", r2.status, r2.raw)
 	}
 }
 

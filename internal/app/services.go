@@ -36,7 +36,9 @@ import (
 // constructor alone, with the owners below it: an owner below reaches one
 // above through a small interface of its own (notifications.Activities,
 // activities.Likes and Forgetter, media.Activities), which the owner
-// above's Records implement, wired here. What tells other servers is a
+// above's Records implement, wired here. A post finds the people of
+// other servers it mentions through the federation's Directory, built
+// first (a Service of no dependencies). What tells other servers is a
 // job the domain enqueues (package outbox, when fcfg federates), which
 // package federation, built after everything its inbox acts through,
 // runs; the erasure, built last, is told to other servers by it.
@@ -44,8 +46,10 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	fcfg federation.Config) (*Services, error) {
 	s := &Services{Accounts: acc, Cursors: cursor.New(db), Keys: federation.NewKeys(db)}
 	var ob *outbox.Jobs // nil: the deployment does not federate
+	var finder activities.Finder
 	if fcfg.On() {
 		ob = outbox.New(q, gen)
+		finder = federation.NewDirectory(fcfg, db, gen, s.Keys, log)
 	}
 	var err error
 	var links *media.Links
@@ -83,7 +87,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		Likes:     likes.Records{DB: db},
 		Bookmarks: bookmarks.Records{DB: db},
 		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
-		Links:     links, Pictures: pictures, Publisher: ob,
+		Links:     links, Pictures: pictures, Publisher: ob, Finder: finder,
 	}); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package mastodon
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"socialstream/internal/accounts"
-	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
 	"socialstream/internal/federation"
 	"socialstream/internal/graph"
@@ -541,45 +539,3 @@ func (s *Server) searchAccounts(m *mreq) (any, error) {
 	return r.(map[string]any)["accounts"], nil
 }
 
-// Mentions of people of other servers not known yet are found as a post
-// is made (as Mastodon finds them): at most maxFoundMentions a post, in
-// mentionsWait, each by their server's WebFinger and actor; one not
-// found is no mention (the text keeps it as written).
-const (
-	maxFoundMentions = 5
-	mentionsWait     = 10 * time.Second
-)
-
-// findMentioned finds the people of other servers text mentions whom the
-// service does not know yet, so that the post mentions them.
-func (s *Server) findMentioned(m *mreq, text string) error {
-	if s.d.Remote == nil || !s.d.Federation.On() {
-		return nil
-	}
-	var names []string
-	for _, acct := range activities.ParseRemoteMentions(text) {
-		if _, host, _ := strings.Cut(acct, "@"); host != strings.ToLower(s.d.Federation.Domain) && len(acct) <= maxRemoteAcct {
-			names = append(names, acct)
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	known, err := s.accounts.LookupUsernames(m.ctx, names)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(m.ctx, mentionsWait)
-	defer cancel()
-	found := 0
-	for _, acct := range names {
-		if _, ok := known[acct]; ok || found == maxFoundMentions {
-			continue
-		}
-		found++
-		if _, err := s.d.Remote.Find(ctx, acct); err != nil {
-			s.log.InfoContext(m.ctx, "a person mentioned, of another server, not found", "acct", acct, "err", err)
-		}
-	}
-	return nil
-}

@@ -77,9 +77,6 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 		}
 		in.Media = append(in.Media, sid)
 	}
-	if err := s.findMentioned(m, m.p.str("status")); err != nil {
-		return nil, err
-	}
 	v, _, err := s.activities.Post(m.ctx, m.caller, in)
 	if err != nil {
 		return nil, err
@@ -169,9 +166,6 @@ func (s *Server) editStatus(m *mreq) (any, error) {
 			return nil, err
 		}
 		in.Sensitive = &b
-	}
-	if err := s.findMentioned(m, m.p.str("status")); err != nil {
-		return nil, err
 	}
 	v, err := s.activities.Edit(m.ctx, m.caller, id, in)
 	if err != nil {
