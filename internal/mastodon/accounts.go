@@ -538,4 +538,3 @@ func (s *Server) searchAccounts(m *mreq) (any, error) {
 	}
 	return r.(map[string]any)["accounts"], nil
 }
-
