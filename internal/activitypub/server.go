@@ -27,7 +27,7 @@ import (
 	"socialstream/internal/federation"
 )
 
-// Host is what the API's server lends the face.
+// Host is what the REST face lends this one (package api's Host).
 type Host interface {
 	// MeterAddress meters a request by its address (a gin handler).
 	MeterAddress(c *gin.Context)
@@ -91,6 +91,9 @@ func Path(path string) bool {
 		path == federation.SharedInboxPath || path == federation.InstancePath ||
 		path == "/.well-known/webfinger" || path == "/.well-known/host-meta"
 }
+
+// Owns reports whether a request's path is the face's (Path).
+func (s *Server) Owns(path string) bool { return Path(path) }
 
 // Media types.
 const (

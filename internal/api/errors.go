@@ -33,7 +33,7 @@ type errorDetail struct {
 
 // fail writes err as the error envelope and stops the handler chain. 4xx
 // are logged at Warn, 5xx at Error; a 5xx shows the client no details.
-func (s *Server) fail(c *gin.Context, err error) {
+func (s doors) fail(c *gin.Context, err error) {
 	status, msg := derrors.Status(err)
 	if errors.Is(err, errNoMethod) {
 		status = http.StatusMethodNotAllowed
@@ -51,7 +51,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 // canceled, whatever error that surfaced as) at Info with
 // derrors.StatusClientClosed, since no one can fix it and no one reads the
 // answer.
-func (s *Server) logFailure(c *gin.Context, status int, err error) int {
+func (s doors) logFailure(c *gin.Context, status int, err error) int {
 	ctx := c.Request.Context()
 	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "err", err}
 	switch {

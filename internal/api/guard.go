@@ -49,7 +49,7 @@ const CronPrefix = "/_cron/"
 // App Engine, those without X-AppEngine-QueueName or X-Appengine-Cron;
 // elsewhere, those without the configured secret (a header alone proves
 // nothing where nothing strips it).
-func (s *Server) tasksOnly(c *gin.Context) {
+func (s doors) tasksOnly(c *gin.Context) {
 	p := c.Request.URL.Path
 	task := p == "/_tasks" || strings.HasPrefix(p, "/_tasks/")
 	cron := p+"/" == CronPrefix || strings.HasPrefix(p, CronPrefix)
@@ -76,7 +76,7 @@ func (s *Server) tasksOnly(c *gin.Context) {
 
 // hsts asks browsers to come back only over HTTPS, on App Engine, where
 // the front end serves it.
-func (s *Server) hsts(c *gin.Context) {
+func (s doors) hsts(c *gin.Context) {
 	if s.guard.OnAppEngine {
 		c.Header("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 	}
@@ -93,13 +93,13 @@ type meter struct {
 
 type meterKey struct{}
 
-func (s *Server) meterWith(c *gin.Context, bucket *ratelimit.Local, key string) {
+func (s doors) meterWith(c *gin.Context, bucket *ratelimit.Local, key string) {
 	m := &meter{header: c.Writer.Header(), take: func(cost int) ratelimit.Decision { return bucket.Take(key, cost) }}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), meterKey{}, m))
 }
 
 // meterAccount meters an authenticated request on the caller's account.
-func (s *Server) meterAccount(c *gin.Context) {
+func (s doors) meterAccount(c *gin.Context) {
 	if s.guard.Limits != nil {
 		s.meterWith(c, s.guard.Limits.Account, caller(c))
 	}
@@ -107,7 +107,7 @@ func (s *Server) meterAccount(c *gin.Context) {
 }
 
 // meterAddress meters an unauthenticated request on the client's address.
-func (s *Server) meterAddress(c *gin.Context) {
+func (s doors) meterAddress(c *gin.Context) {
 	if s.guard.Limits != nil {
 		s.meterWith(c, s.guard.Limits.Address, c.ClientIP())
 	}
@@ -178,7 +178,7 @@ func (p memberParams) cost() int {
 // and one unit of the username's shared bucket of failed logins, taken
 // before any hash is computed, so that logins at once cannot all pass a
 // bucket that holds fewer (loginSucceeded gives the unit back).
-func (s *Server) loginAllowed(c *gin.Context, username string) error {
+func (s doors) loginAllowed(c *gin.Context, username string) error {
 	ctx := c.Request.Context()
 	if err := charge(ctx, costPassword); err != nil {
 		return err
@@ -204,7 +204,7 @@ func refusal(c *gin.Context, d ratelimit.Decision, err error) error {
 
 // loginSucceeded gives back the unit loginAllowed took: only failed
 // logins spend the bucket. A refund that fails leaves the unit spent.
-func (s *Server) loginSucceeded(ctx context.Context, username string) {
+func (s doors) loginSucceeded(ctx context.Context, username string) {
 	if s.guard.Limits == nil || accounts.ValidateUsername(username) != nil {
 		return
 	}
@@ -215,7 +215,7 @@ func (s *Server) loginSucceeded(ctx context.Context, username string) {
 
 // registerAllowed spends a unit of the address's shared bucket of
 // registrations (the handler has charged the address's quota first).
-func (s *Server) registerAllowed(c *gin.Context) error {
+func (s doors) registerAllowed(c *gin.Context) error {
 	ctx := c.Request.Context()
 	if s.guard.Limits == nil {
 		return nil

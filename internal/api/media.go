@@ -402,7 +402,7 @@ func dataURL(u string) ([]byte, error) {
 }
 
 // uploadAllowed spends a unit of the caller's shared bucket of uploads.
-func (s *Server) uploadAllowed(ctx context.Context, caller string) error {
+func (s doors) uploadAllowed(ctx context.Context, caller string) error {
 	if s.guard.Limits == nil {
 		return nil
 	}

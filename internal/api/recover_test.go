@@ -17,6 +17,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/logging"
+	"socialstream/internal/mastodon"
 )
 
 // A panic is a 500 in the error envelope, logged at ERROR as Error
@@ -24,8 +25,7 @@ import (
 // ReportedErrorEvent type.
 func TestPanicLoggedForErrorReporting(t *testing.T) {
 	var logs bytes.Buffer
-	s := &Server{log: logging.New(&logs, slog.LevelInfo, "p")}
-	s.masto = s.mastoFace()
+	s := &Server{doors: doors{log: logging.New(&logs, slog.LevelInfo, "p")}}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(s.recover)
@@ -50,7 +50,7 @@ func TestPanicLoggedForErrorReporting(t *testing.T) {
 // the instance's memory) passes in moments: the answer says when to try
 // again.
 func TestUnavailableSaysWhenToRetry(t *testing.T) {
-	s := &Server{log: logging.New(io.Discard, slog.LevelInfo, "p")}
+	s := &Server{doors: doors{log: logging.New(io.Discard, slog.LevelInfo, "p")}}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.GET("/busy", func(c *gin.Context) { s.fail(c, derrors.New(derrors.Unavailable, "busy")) })
@@ -71,13 +71,13 @@ func TestUnavailableSaysWhenToRetry(t *testing.T) {
 // (A job's, in package jobs.)
 func TestAbandonedRequestIsNoError(t *testing.T) {
 	var logs bytes.Buffer
-	s := &Server{log: logging.New(&logs, slog.LevelInfo, "p")}
-	s.masto = s.mastoFace()
+	s := &Server{doors: doors{log: logging.New(&logs, slog.LevelInfo, "p")}}
+	masto := mastodon.New(mastodon.Deps{Logger: s.log, Host: Host{s.doors}})
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.GET("/rest", func(c *gin.Context) { s.fail(c, fmt.Errorf("activities.Feed: %w", c.Request.Context().Err())) })
 	r.GET("/api/v1/masto", func(c *gin.Context) {
-		s.masto.Fail(c, errors.New("rpc error: code = Canceled desc = context canceled"))
+		masto.Fail(c, errors.New("rpc error: code = Canceled desc = context canceled"))
 	})
 	r.GET("/broken", func(c *gin.Context) { s.fail(c, errors.New("boom")) })
 	for _, path := range []string{"/rest", "/api/v1/masto"} {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,13 +23,11 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
-	"socialstream/internal/activitypub"
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
 	"socialstream/internal/derrors"
-	"socialstream/internal/federation"
 	"socialstream/internal/filters"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -89,11 +88,12 @@ type Deps struct {
 	Media         *media.Service
 	Push          *push.Service
 	Cursors       *cursor.Sealer
-	// Federation is the deployment's part in the fediverse: the
-	// ActivityPub face is served when it is on (nil: off).
-	Federation *federation.Service
-	Logger     *slog.Logger
-	Guard      Guard
+	Logger *slog.Logger
+	Guard  Guard
+	// Faces are the others served beside this one (package app builds
+	// them, with NewHost), and Jobs the handlers of the jobs.
+	Faces []Face
+	Jobs  *jobs.Router
 }
 
 // Server serves the API.
@@ -118,35 +118,45 @@ type Server struct {
 	media         *media.Service
 	push          *push.Service
 	cursors       *cursor.Sealer
-	masto         *mastodon.Server    // the Mastodon face
-	ap            *activitypub.Server // the ActivityPub face; nil when federation is off
-	federation    *federation.Service // nil: off
-	log           *slog.Logger
-	jobs          *jobs.Router
-	guard         Guard
-	rpc           map[string]rpcFunc
-	openapi       []byte
+	doors
+	// faces are the others served beside this one (Mastodon's, and
+	// ActivityPub's when the deployment federates), built by package app.
+	faces   []Face
+	jobs    *jobs.Router
+	rpc     map[string]rpcFunc
+	openapi []byte
+}
+
+// doors are what every face shares of the server: its guard (rate
+// limits, the checks of sign-ins, sign-ups and uploads, the task
+// sender's proof, the transport's headers) and how a failed request is
+// logged and answered. The REST face is built on them; the faces built
+// beside it borrow them (NewHost).
+type doors struct {
+	guard Guard
+	log   *slog.Logger
+}
+
+// Face is another face of the service, served beside the REST face: its
+// routes, and its answer to an error on a path it owns (a route no face
+// has, say).
+type Face interface {
+	Routes(r *gin.Engine)
+	Owns(path string) bool
+	Fail(c *gin.Context, err error)
 }
 
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Push == nil || d.Cursors == nil || d.Logger == nil {
+		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Push == nil || d.Cursors == nil || d.Logger == nil || d.Jobs == nil || slices.Contains(d.Faces, nil) {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, guard: d.Guard, federation: d.Federation}
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors,
+		doors: doors{guard: d.Guard, log: d.Logger}, faces: d.Faces, jobs: d.Jobs}
 	s.rpc = s.rpcMethods()
-	s.masto = s.mastoFace()
 	var err error
-	if s.ap, err = activitypub.New(activitypub.Deps{Federation: d.Federation, Accounts: d.Accounts,
-		Activities: d.Activities, Logger: d.Logger, Host: mastoHost{s}}); err != nil {
-		return nil, err
-	}
-	if s.jobs, err = jobs.New(jobs.Runners{Activities: d.Activities, Rebuild: d.Rebuild, Notifications: d.Notifications,
-		Lifecycle: d.Lifecycle, Moderation: d.Moderation, Graph: d.Graph, Push: d.Push, Media: d.Media, Federation: d.Federation}, d.Logger); err != nil {
-		return nil, err
-	}
 	if s.openapi, err = OpenAPI(); err != nil {
 		return nil, err
 	}
@@ -323,9 +333,8 @@ func (s *Server) Routes() *gin.Engine {
 	r.GET("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 	r.HEAD("/media/people/:userId/:which/:variant", s.serveProfilePicture)
 
-	s.masto.Routes(r)
-	if s.ap != nil {
-		s.ap.Routes(r)
+	for _, f := range s.faces {
+		f.Routes(r)
 	}
 
 	// Each job's handler, at the path its definition names.
@@ -341,14 +350,13 @@ func (s *Server) Routes() *gin.Engine {
 
 // failAt is fail in the shape of the face the path belongs to.
 func (s *Server) failAt(c *gin.Context, err error) {
-	switch p := c.Request.URL.Path; {
-	case mastodon.Path(p):
-		s.masto.Fail(c, err)
-	case s.ap != nil && activitypub.Path(p):
-		s.ap.Fail(c, err)
-	default:
-		s.fail(c, err)
+	for _, f := range s.faces {
+		if f.Owns(c.Request.URL.Path) {
+			f.Fail(c, err)
+			return
+		}
 	}
+	s.fail(c, err)
 }
 
 // begun puts the request's start into its context: the pages it reads
@@ -476,7 +484,7 @@ func (s *Server) authn(c *gin.Context) {
 // refuseToken is the error of a request with no good token, err: it
 // spends a unit of its address's quota, and once that is spent it is a
 // 429.
-func (s *Server) refuseToken(c *gin.Context, err error) error {
+func (s doors) refuseToken(c *gin.Context, err error) error {
 	if s.guard.Limits != nil {
 		d := s.guard.Limits.Address.Take(c.ClientIP(), costCall)
 		d.SetHeaders(c.Writer.Header())

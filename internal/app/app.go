@@ -26,6 +26,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/activitypub"
 	"socialstream/internal/api"
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
@@ -38,9 +39,11 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
+	"socialstream/internal/jobs"
 	"socialstream/internal/lifecycle"
 	"socialstream/internal/likes"
 	"socialstream/internal/markers"
+	"socialstream/internal/mastodon"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/mutes"
@@ -649,11 +652,38 @@ func Routes(s *Services, log *slog.Logger, guard api.Guard) (http.Handler, error
 	return tracing.Handler(api.CORS(guard.CORSOrigins, r)), nil
 }
 
-// Router returns the API's router of the services: its routes, for those
-// who list them.
+// Router returns the router of the services' faces, built side by side:
+// the Mastodon face, and the ActivityPub face when the deployment
+// federates, each borrowing the REST face's doors (api.NewHost), then
+// the REST face, which serves them beside it, and the jobs' handlers.
 func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error) {
+	host := api.NewHost(guard, log)
+	fcfg := s.Federation.Config()
+	var remote mastodon.Remote
+	if fcfg.On() {
+		remote = s.Federation
+	}
+	faces := []api.Face{mastodon.New(mastodon.Deps{Accounts: s.Accounts, Graph: s.Graph, Activities: s.Activities, Likes: s.Likes,
+		Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Mutes: s.Mutes, Markers: s.Markers,
+		Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Logger: log,
+		Host: host, Forwarded: guard.Forwarded, NoRoute: api.ErrNoRoute, NoMethod: api.ErrNoMethod, MaxBody: api.MaxBody,
+		Federation: fcfg, Remote: remote})}
+	ap, err := activitypub.New(activitypub.Deps{Federation: s.Federation, Accounts: s.Accounts, Activities: s.Activities, Logger: log, Host: host})
+	if err != nil {
+		return nil, err
+	}
+	if ap != nil {
+		faces = append(faces, ap)
+	}
+	routes, err := jobs.New(jobs.Runners{Activities: s.Activities, Rebuild: s.Rebuild, Notifications: s.Notifications,
+		Lifecycle: s.Lifecycle, Moderation: s.Moderation, Graph: s.Graph, Push: s.Push, Media: s.Media, Federation: s.Federation}, log)
+	if err != nil {
+		return nil, err
+	}
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
-		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle, AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Federation: s.Federation, Logger: log, Guard: guard})
+		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle,
+		AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media,
+		Push: s.Push, Cursors: s.Cursors, Logger: log, Guard: guard, Faces: faces, Jobs: routes})
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ const (
 	CostPassword             // a sign-in or sign-up: a bcrypt hash
 )
 
-// Host is what the API's server lends the face.
+// Host is what the REST face lends this one (package api's Host).
 type Host interface {
 	// Token returns the request's bearer token, if it has one.
 	Token(c *gin.Context) (string, bool)
@@ -146,6 +146,9 @@ func New(d Deps) *Server {
 
 // Path reports whether a request's path is the face's.
 func Path(path string) bool { return mastoPath(path) }
+
+// Owns reports whether a request's path is the face's (Path).
+func (s *Server) Owns(path string) bool { return Path(path) }
 
 // CarriesPicture reports whether a request's body may be as large as an
 // upload's.

@@ -17,8 +17,9 @@ import (
 // services are built by their constructors alone (a dependency set after
 // construction hides a cycle the import graph does not show), a face
 // neither reads the store nor decides a rule (the domain reads the facts
-// and asks the policy; a face renders what it answers), and no file is
-// a grab-bag.
+// and asks the policy; a face renders what it answers), no face builds
+// another (package app builds them side by side), and no file is a
+// grab-bag.
 func TestArchitecture(t *testing.T) {
 	root, err := testenv.RepoFile("")
 	if err != nil {
@@ -52,6 +53,9 @@ func TestArchitecture(t *testing.T) {
 		for _, imp := range forbidden(rel, f) {
 			t.Errorf("%s: a face imports %s; ask the domain, which reads the facts and asks the policy", rel, imp)
 		}
+		for _, c := range builds(rel, f) {
+			t.Errorf("%s: a face builds %s; package app builds the faces and the jobs' routes side by side", rel, c)
+		}
 		for _, s := range setters(f) {
 			t.Errorf("%s: %s sets a dependency after construction; give it to the constructor, or make the call a job", rel, s)
 		}
@@ -80,6 +84,55 @@ func forbidden(rel string, f *ast.File) []string {
 		}
 	}
 	return out
+}
+
+// built are the constructors of the faces and of the jobs' routes,
+// which package app calls, side by side.
+var built = map[string]bool{"mastodon.New": true, "activitypub.New": true, "api.New": true, "web.New": true, "jobs.New": true}
+
+// builds returns the calls in f, a file at rel, of a face's package,
+// to another face's constructor or the jobs' routes'.
+func builds(rel string, f *ast.File) []string {
+	if !slices.Contains(faces, filepath.ToSlash(filepath.Dir(rel))) {
+		return nil
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok && built[x.Name+"."+sel.Sel.Name] {
+				out = append(out, x.Name+"."+sel.Sel.Name)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// The building rule finds a face's call of another face's constructor,
+// and holds faces alone to it.
+func TestBuildsFound(t *testing.T) {
+	src := `package p
+func New() *Server {
+	m := mastodon.New(mastodon.Deps{})
+	_ = ids.New()
+	_, _ = jobs.New(jobs.Runners{}, nil)
+	return &Server{m: m}
+}
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := builds("internal/api/p.go", f); !slices.Equal(got, []string{"mastodon.New", "jobs.New"}) {
+		t.Errorf("a face's constructions found: %v", got)
+	}
+	if got := builds("internal/app/p.go", f); got != nil {
+		t.Errorf("app's found: %v, want none", got)
+	}
 }
 
 // The import rule holds faces alone to it, and finds their imports of
