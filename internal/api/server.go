@@ -88,8 +88,8 @@ type Deps struct {
 	Media         *media.Service
 	Push          *push.Service
 	Cursors       *cursor.Sealer
-	Logger *slog.Logger
-	Guard  Guard
+	Logger        *slog.Logger
+	Guard         Guard
 	// Faces are the others served beside this one (package app builds
 	// them, with NewHost), and Jobs the handlers of the jobs.
 	Faces []Face
