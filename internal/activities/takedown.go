@@ -88,13 +88,18 @@ func Takedown(ctx context.Context, tx *store.Tx, author string, idList []string,
 		return nil, err
 	}
 	for _, a := range vals {
-		if down {
-			a.Removed = at
-		} else {
-			a.Removed, a.Restored = 0, at
-		}
+		a.takeDown(at, down)
 	}
 	return changed, tx.PutMulti(put, vals)
+}
+
+// takeDown marks a taken down (down) at at (µs), or put back then.
+func (a *Activity) takeDown(at int64, down bool) {
+	if down {
+		a.Removed = at
+	} else {
+		a.Removed, a.Restored = 0, at
+	}
 }
 
 // Texts returns the title and body of each of the activities idList that

@@ -2,8 +2,10 @@ package moderation
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/policy"
@@ -55,6 +57,71 @@ func TestDecideAct(t *testing.T) {
 			t.Errorf("%s: again %+v, want by %q", c.name, plan.again, c.again)
 		case !slices.Equal(plan.activityIDs, c.activity):
 			t.Errorf("%s: takes %v, want %v", c.name, plan.activityIDs, c.activity)
+		}
+	}
+}
+
+// Whether a withholding's step goes on, decided without Datastore: once
+// its change shows; a later change that undid it stops it (that one's
+// job does the work); one not shown yet is waited for.
+func TestDecideWithhold(t *testing.T) {
+	const at = 1000
+	suspended := accounts.Standing{Suspended: time.UnixMicro(at)}
+	cases := []struct {
+		name            string
+		t               WithholdTask
+		f               withholdFacts
+		stop            string
+		shows, replaced bool
+	}{
+		{name: "a suspension shown", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true, standing: suspended}, shows: true},
+		{name: "a suspension not shown yet", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true}},
+		{name: "a suspension lifted since", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{Lifted: at + 1}}, replaced: true},
+		{name: "a lifting shown", t: WithholdTask{At: at}, f: withholdFacts{account: true, standing: accounts.Standing{Lifted: at}}, shows: true},
+		{name: "a lifting, suspended again since", t: WithholdTask{At: at}, f: withholdFacts{account: true, standing: accounts.Standing{Suspended: time.UnixMicro(at + 1)}}, replaced: true},
+		{name: "a limit shown", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{Limited: true, LimitChanged: at}}, shows: true},
+		{name: "a limit not shown yet", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{LimitChanged: at - 1}}},
+		{name: "a limit lifted since", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{LimitChanged: at + 1}}, replaced: true},
+		{name: "a limit's step of someone suspended", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{Limited: true, LimitChanged: at, Suspended: time.UnixMicro(at)}}, shows: true},
+		{name: "a takedown shown", t: WithholdTask{ActivityID: "A", At: at, On: true}, f: withholdFacts{account: true, activity: true, found: true, removed: at}, shows: true},
+		{name: "a takedown not shown yet", t: WithholdTask{ActivityID: "A", At: at, On: true}, f: withholdFacts{account: true, activity: true, found: true}},
+		{name: "a takedown put back since", t: WithholdTask{ActivityID: "A", At: at, On: true}, f: withholdFacts{account: true, activity: true, found: true, restored: at + 1}, replaced: true},
+		{name: "a restore shown", t: WithholdTask{ActivityID: "A", At: at}, f: withholdFacts{account: true, activity: true, found: true, restored: at}, shows: true},
+		{name: "a restore, taken down again since", t: WithholdTask{ActivityID: "A", At: at}, f: withholdFacts{account: true, activity: true, found: true, removed: at + 1}, replaced: true},
+		{name: "a takedown of an activity gone", t: WithholdTask{ActivityID: "A", At: at, On: true}, f: withholdFacts{account: true, activity: true}, stop: "the activity is gone"},
+		{name: "an account gone", t: WithholdTask{At: at, On: true}, f: withholdFacts{}, stop: "the account is gone"},
+	}
+	for _, c := range cases {
+		stop, shows, replaced := decideWithhold(c.t, c.f)
+		if stop != c.stop || shows != c.shows || (!shows && stop == "" && replaced != c.replaced) {
+			t.Errorf("%s: stop %q, shows %v, replaced %v; want %q, %v, %v", c.name, stop, shows, replaced, c.stop, c.shows, c.replaced)
+		}
+	}
+}
+
+// A suspension's withholding starts at the likes, a limit's and a
+// takedown's at the notifications, one task an activity taken down.
+func TestWithholdTasks(t *testing.T) {
+	now := time.UnixMicro(1000)
+	for _, c := range []struct {
+		in   ActionInput
+		want []string
+	}{
+		{ActionInput{Action: Suspend, AccountID: "bob"}, []string{"withhold-bob-1000-0 likes true"}},
+		{ActionInput{Action: Unsuspend, AccountID: "bob"}, []string{"withhold-bob-1000-0 likes false"}},
+		{ActionInput{Action: Limit, AccountID: "bob"}, []string{"withhold-bob-limit-1000-0 notifications true"}},
+		{ActionInput{Action: Unlimit, AccountID: "bob"}, []string{"withhold-bob-limit-1000-0 notifications false"}},
+		{ActionInput{Action: Remove, AccountID: "bob", ActivityIDs: []string{"1", "2"}},
+			[]string{"withhold-bob-1-1000-0 notifications true", "withhold-bob-2-1000-0 notifications true"}},
+		{ActionInput{Action: Restore, AccountID: "bob", ActivityIDs: []string{"1"}}, []string{"withhold-bob-1-1000-0 notifications false"}},
+		{ActionInput{Action: Dismiss, AccountID: "bob"}, nil},
+	} {
+		var got []string
+		for _, task := range withholdTasks(c.in, now) {
+			got = append(got, fmt.Sprintf("%s %s %v", task.name(), task.Kind, task.On))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.in.Action, got, c.want)
 		}
 	}
 }

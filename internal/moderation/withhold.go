@@ -149,27 +149,47 @@ func (s *Service) withholdFollows(ctx context.Context, t WithholdTask) (string, 
 	if err := l.Run(ctx); err != nil {
 		return "", err
 	}
-	if !r.Exists() {
-		return "the account is gone", nil
+	f := withholdFacts{account: r.Exists(), standing: r.Standing()}
+	if taken != nil {
+		f.activity = true
+		f.found, f.removed, f.restored = taken()
 	}
-	st := r.Standing()
-	switch {
-	case taken != nil:
-		found, removed, restored := taken()
-		if !found {
-			return "the activity is gone", nil
-		}
-		if (removed != 0) != t.On {
-			return s.withholdLater(t, t.On && restored >= t.At || !t.On && removed >= t.At)
-		}
-	case t.Limit:
-		if st.Limited != t.On {
-			return s.withholdLater(t, st.LimitChanged >= t.At)
-		}
-	case st.IsSuspended() != t.On:
-		return s.withholdLater(t, t.On && st.Lifted >= t.At || !t.On && st.Suspended.UnixMicro() >= t.At)
+	switch stop, shows, replaced := decideWithhold(t, f); {
+	case stop != "":
+		return stop, nil
+	case !shows:
+		return s.withholdLater(t, replaced)
 	}
 	return "", nil
+}
+
+// withholdFacts are what a step of a withholding read of the change it
+// follows: the person, and the activity a takedown's step names.
+type withholdFacts struct {
+	account  bool // the person is there
+	standing accounts.Standing
+	// activity: the task names one, found there, taken down at removed
+	// (0: it is not) and last put back at restored.
+	activity, found   bool
+	removed, restored int64
+}
+
+// decideWithhold decides, from what a step of t read, whether the job
+// stops (why), or whether the change it follows shows, and if not,
+// whether a later change replaced it.
+func decideWithhold(t WithholdTask, f withholdFacts) (stop string, shows, replaced bool) {
+	switch {
+	case !f.account:
+		return "the account is gone", false, false
+	case f.activity && !f.found:
+		return "the activity is gone", false, false
+	case f.activity:
+		return "", (f.removed != 0) == t.On, t.On && f.restored >= t.At || !t.On && f.removed >= t.At
+	case t.Limit:
+		return "", f.standing.Limited == t.On, f.standing.LimitChanged >= t.At
+	}
+	st := f.standing
+	return "", st.IsSuspended() == t.On, t.On && st.Lifted >= t.At || !t.On && st.Suspended.UnixMicro() >= t.At
 }
 
 // withholdLater is what a step of t does that finds the facts not as its
