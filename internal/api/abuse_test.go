@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/app"
 	"socialstream/internal/localstack"
 	"socialstream/internal/ratelimit"
+	"socialstream/internal/stacktest"
 )
 
 // limited starts another instance of the service on the store of
@@ -216,7 +217,7 @@ func TestTaskRequestsNeedTheSendersProof(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	gae := &env{t: t, url: srv.URL}
+	gae := &env{Env: &stacktest.Env{T: t, URL: srv.URL, Check: checkContract}, t: t, url: srv.URL}
 	gae.wantError(gae.do("POST", "/_tasks/notify", "", `{}`, api.TaskSecretHeader, e.stack.TaskSecret), http.StatusForbidden)
 	r := gae.do("POST", "/_tasks/notify", "", `{}`, "X-AppEngine-QueueName", "notifications")
 	if r.status != 204 {
@@ -253,7 +254,7 @@ func TestFollowNotifiesOnceADay(t *testing.T) {
 		}
 	}
 	e.follow(fan, star.id)
-	e.settle()
+	e.Settle()
 	if got := e.notificationTypes(star); !cmp.Equal(got, []string{"follow"}) {
 		t.Errorf("star's notifications: %v, want one follow", got)
 	}
@@ -291,7 +292,7 @@ func TestInvitations(t *testing.T) {
 	if got := e.entry(e.do("GET", "/social/rest/groups/@all/"+closed, guest.token, nil)); got["membersCount"] != 1.0 {
 		t.Errorf("the invitee sees the group as %v", got)
 	}
-	e.eventually("the invitation's notification", func() bool { return len(e.notificationTypes(guest)) == 1 })
+	e.Eventually("the invitation's notification", func() bool { return len(e.notificationTypes(guest)) == 1 })
 	r := e.do("GET", "/social/rest/notifications/@me", guest.token, nil)
 	n := r.body["list"].([]any)[0].(map[string]any)
 	if n["type"] != "group_invite" || n["groupId"] != closed || n["actor"].(map[string]any)["id"] != owner.id {
@@ -313,7 +314,7 @@ func TestInvitations(t *testing.T) {
 	if r := e.do("POST", members, guest.token, map[string]string{"id": "@me"}); r.status != 201 || e.entry(r)["membersCount"] != 2.0 {
 		t.Fatalf("accept: %d %s", r.status, r.raw)
 	}
-	e.eventually("the owner's join notification", func() bool { return len(e.notificationTypes(owner)) == 1 })
+	e.Eventually("the owner's join notification", func() bool { return len(e.notificationTypes(owner)) == 1 })
 	r = e.do("GET", "/social/rest/notifications/@me", owner.token, nil)
 	if n := r.body["list"].([]any)[0].(map[string]any); n["type"] != "group_join" || n["actor"].(map[string]any)["id"] != guest.id {
 		t.Errorf("owner's notification: %v", n)
@@ -352,7 +353,7 @@ func TestForgedCursorsAre400(t *testing.T) {
 		"/social/rest/activities/@me/@self", "/social/rest/activities/@me/@all", "/social/rest/activities/@me/@friends",
 		"/social/rest/people/@me/" + g, "/social/rest/groups/@me",
 	} {
-		e.eventually("two pages of "+path, func() bool {
+		e.Eventually("two pages of "+path, func() bool {
 			return e.do("GET", path+"?count=1", u.token, nil).body["nextCursor"] != nil
 		})
 		next := e.do("GET", path+"?count=1", u.token, nil).body["nextCursor"].(string)
@@ -402,7 +403,7 @@ func TestHostileTextRefused(t *testing.T) {
 	// @bobé is not bob.
 	bob := e.register("bob")
 	e.post(u, "hi @bobé")
-	e.settle()
+	e.Settle()
 	if got := e.notificationTypes(bob); len(got) != 0 {
 		t.Errorf("@bobé notified bob: %v", got)
 	}

@@ -100,7 +100,7 @@ func TestFieldsREST(t *testing.T) {
 	alice, bob := e.register("alice"), e.register("bob")
 	e.follow(alice, bob.id)
 	e.post(bob, "hello")
-	e.settle()
+	e.Settle()
 
 	me := e.entry(e.do("GET", "/social/rest/people/@me/@self?fields=displayName", alice.token, nil))
 	if keys := sortedKeys(me); !slices.Equal(keys, []string{"displayName", "id"}) {

@@ -11,6 +11,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/paging"
+	"socialstream/internal/stacktest"
 )
 
 // BenchmarkFollowToHome200 measures how long after a follow the followee's
@@ -79,7 +80,7 @@ func BenchmarkFollowToHome200(b *testing.B) {
 func BenchmarkServePicture(b *testing.B) {
 	e := newEnv(b)
 	ann := e.register("ann")
-	r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, picture(b, "jpeg", 1600, 1200), "Content-Type", "image/jpeg")
+	r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, stacktest.Picture(b, "jpeg", 1600, 1200), "Content-Type", "image/jpeg")
 	if r.status != http.StatusCreated {
 		b.Fatalf("upload: %d %s", r.status, r.raw)
 	}

@@ -80,7 +80,7 @@ func TestBookmarks(t *testing.T) {
 		t.Errorf("bob's bookmarks after unbookmarking: %v", got)
 	}
 	// The deleted activity's cleanup took its bookmarks.
-	e.settle()
+	e.Settle()
 	if keys, err := e.db.GetAll(t.Context(), e.db.Query(bookmarks.KindBookmark).KeysOnly(), nil); err != nil || len(keys) != 0 {
 		t.Errorf("bookmarks stored: %v (%v), want none", keys, err)
 	}

@@ -21,13 +21,13 @@ func TestFeedsSince(t *testing.T) {
 	}
 	p1 := e.post(bob, "one @alice")
 	p2 := e.post(bob, "two @alice")
-	e.settle()
+	e.Settle()
 	r := e.do("POST", "/social/rest/activities/@me/@self/notes", bob.token, map[string]string{"title": "three @alice"})
 	if r.status != 201 {
 		t.Fatal(r.status)
 	}
 	p3 := e.entry(r)["id"].(string)
-	e.settle()
+	e.Settle()
 	for _, c := range []struct {
 		path  string
 		since string

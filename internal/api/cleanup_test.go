@@ -28,10 +28,10 @@ func TestDeleteRemovesEverythingThatPointsAtIt(t *testing.T) {
 		}
 		return n
 	}
-	e.eventually("the mention, like and comment notifications", func() bool { return pointing(bob) == 1 && pointing(alice) == 2 })
+	e.Eventually("the mention, like and comment notifications", func() bool { return pointing(bob) == 1 && pointing(alice) == 2 })
 	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+id, alice.token, nil); r.status != 204 {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
 	e.wantError(e.do("GET", "/social/rest/likes/"+id, bob.token, nil), 404)
-	e.eventually("no notification points at the deleted activity", func() bool { return pointing(bob) == 0 && pointing(alice) == 0 })
+	e.Eventually("no notification points at the deleted activity", func() bool { return pointing(bob) == 0 && pointing(alice) == 0 })
 }

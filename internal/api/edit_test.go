@@ -18,7 +18,7 @@ func TestEditActivity(t *testing.T) {
 	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
 	id := e.post(alice, "hello @bob")
 	path := "/social/rest/activities/@me/@self/@app/" + id
-	e.settle()
+	e.Settle()
 	if got := e.notificationTypes(carol); len(got) != 0 {
 		t.Fatalf("carol's notifications before the edit: %v", got)
 	}
@@ -38,7 +38,7 @@ func TestEditActivity(t *testing.T) {
 	if got := e.feed(carol, "@me/@mentions"); !cmp.Equal(got, []string{id}) {
 		t.Errorf("carol's mentions after the edit: %v, want %s", got, id)
 	}
-	e.settle()
+	e.Settle()
 	if got := e.notificationTypes(carol); !cmp.Equal(got, []string{"mention"}) {
 		t.Errorf("carol's notifications after the edit: %v, want one mention", got)
 	}
@@ -171,7 +171,7 @@ func TestAnEditMovesWhoSeesIt(t *testing.T) {
 	// Named again, ben has it back; the job of cat's mention, named for
 	// its edit, changes nothing of that.
 	edit(men, "for @ben and @cat")
-	e.settle()
+	e.Settle()
 	for _, u := range []user{ben, cat} {
 		if got := e.feed(u, "@me/@friends"); !cmp.Equal(got, []string{men}) {
 			t.Errorf("%s's home after ben is named again: %v, want %s", u.name, got, men)

@@ -16,6 +16,7 @@ import (
 	"socialstream/internal/api"
 	"socialstream/internal/federation"
 	"socialstream/internal/queue"
+	"socialstream/internal/stacktest"
 	"socialstream/internal/testenv"
 )
 
@@ -35,7 +36,7 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	eve := other.Person("eve")
 	e.followRemote(other, ann, eve)
 
-	first, second := picture(t, "png", 64, 48), picture(t, "jpeg", 30, 20)
+	first, second := stacktest.Picture(t, "png", 64, 48), stacktest.Picture(t, "jpeg", 30, 20)
 	firstURL, secondURL := other.Picture("first.png", first), other.Picture("second.jpg", second)
 	missingURL := other.Picture("missing.png", nil)
 	metadataURL := "http://169.254.169.254/latest/meta-data/picture.png"
@@ -52,7 +53,7 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	}
 	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>pictures</p>", []string{federation.PublicCollection},
 		[]string{eve.URI + "/followers"}, map[string]any{"attachment": attachments}), http.StatusAccepted)
-	e.settle()
+	e.Settle()
 
 	home := e.mastoHome(ann)
 	if len(home) != 1 {
@@ -90,20 +91,20 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 		if !strings.HasPrefix(url, base+"/media/") {
 			t.Fatalf("picture %d is linked at %s, not here", i, url)
 		}
-		st, kind, body := e.fetch(url)
+		st, kind, body := e.Fetch(url)
 		if st != 200 || !strings.HasPrefix(kind, "image/") {
 			t.Fatalf("picture %d: %d %s (%d bytes)", i, st, kind, len(body))
 		}
 		if cfg, _, err := image.DecodeConfig(bytes.NewReader(body)); err != nil || cfg.Width != want.X || cfg.Height != want.Y {
 			t.Errorf("picture %d: %v %+v", i, err, cfg)
 		}
-		if st, _, _ := e.fetch(links[i]["preview_url"].(string)); st != 200 {
+		if st, _, _ := e.Fetch(links[i]["preview_url"].(string)); st != 200 {
 			t.Errorf("picture %d's thumbnail: %d", i, st)
 		}
 	}
 	// Those not had are 404, and not asked for again at once.
 	for i := 2; i < 4; i++ {
-		if st, _, body := e.fetch(links[i]["url"].(string)); st != http.StatusNotFound {
+		if st, _, body := e.Fetch(links[i]["url"].(string)); st != http.StatusNotFound {
 			t.Errorf("picture %d, not had: %d %s", i, st, body)
 		}
 	}
@@ -133,7 +134,7 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	if objs := e.objects(); slices.Contains(objs, "media/"+id) {
 		t.Fatalf("after the uncache job, the bytes are still here: %v", objs)
 	}
-	if st, _, _ := e.fetch(links[0]["url"].(string)); st != 200 || other.Fetched("first.png") != 2 {
+	if st, _, _ := e.Fetch(links[0]["url"].(string)); st != 200 || other.Fetched("first.png") != 2 {
 		t.Errorf("seen again: %d, fetched %d times, want 2", st, other.Fetched("first.png"))
 	}
 	// Run again (Cloud Tasks may), the first fetch's job leaves the second
@@ -148,7 +149,7 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	// Deleted, the post takes its pictures' bytes with it.
 	del := map[string]any{"id": eve.URI + "/statuses/1#delete", "type": "Delete", "actor": eve.URI, "object": eve.URI + "/statuses/1"}
 	sendTo(t, other, eve, base, del, http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if objs := e.objects(); len(objs) != 0 {
 		t.Errorf("after the post's Delete: %v", objs)
 	}
@@ -160,14 +161,14 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	sendTo(t, other, eve, base, remoteCreate(eve, "2", "", []string{federation.PublicCollection}, []string{eve.URI + "/followers"},
 		map[string]any{"attachment": []any{map[string]any{"type": "Document", "mediaType": "image/jpeg", "url": moved},
 			map[string]any{"type": "Document", "mediaType": "image/jpeg", "url": astray}}}), http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	home = e.mastoHome(ann)
 	if len(home) != 1 || len(home[0]["media_attachments"].([]any)) != 2 {
 		t.Fatalf("a Note of pictures alone: %v", home)
 	}
 	for i, want := range []int{http.StatusOK, http.StatusNotFound} {
 		link := home[0]["media_attachments"].([]any)[i].(map[string]any)["url"].(string)
-		if st, _, body := e.fetch(link); st != want {
+		if st, _, body := e.Fetch(link); st != want {
 			t.Errorf("picture %d of the second Note: %d %s, want %d", i, st, body, want)
 		}
 	}
@@ -181,12 +182,12 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	other.Failing("late.png", true)
 	sendTo(t, other, eve, base, remoteCreate(eve, "3", "<p>late</p>", []string{federation.PublicCollection}, []string{eve.URI + "/followers"},
 		map[string]any{"attachment": map[string]any{"type": "Document", "mediaType": "image/png", "url": late}}), http.StatusAccepted)
-	e.eventually("the fetch tried", func() bool { return other.Fetched("late.png") >= 1 })
+	e.Eventually("the fetch tried", func() bool { return other.Fetched("late.png") >= 1 })
 	if n := len(e.objects()); n != 2 { // the second Note's picture and its thumbnail
 		t.Fatalf("objects while the server fails: %d", n)
 	}
 	other.Failing("late.png", false)
-	e.settle()
+	e.Settle()
 	if n := len(e.objects()); n != 4 || other.Fetched("late.png") < 2 {
 		t.Errorf("once the server answers: %d objects, asked %d times", n, other.Fetched("late.png"))
 	}

@@ -32,20 +32,20 @@ func TestFederationPersonDomainBlocks(t *testing.T) {
 	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/follows/ann", "type": "Follow", "actor": eve.URI, "object": annActor}, http.StatusAccepted)
 	public := []string{federation.PublicCollection}
 	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>before the block</p>", public, nil, nil), http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if home := e.mastoHome(ann); len(home) != 1 {
 		t.Fatalf("ann's home before: %v", home)
 	}
 
 	for _, bad := range []string{"", "not a domain!", "127.0.0.1:" + base[len(base)-5:]} {
-		if st, r := e.mastoForm("POST", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {bad}}); st < 400 || st >= 500 {
+		if st, r := e.MastoForm("POST", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {bad}}); st < 400 || st >= 500 {
 			t.Errorf("block %q: %d %v", bad, st, r)
 		}
 	}
-	if st, r := e.mastoForm("POST", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {other.Domain}}); st != 200 {
+	if st, r := e.MastoForm("POST", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {other.Domain}}); st != 200 {
 		t.Fatalf("block: %d %v", st, r)
 	}
-	e.settle()
+	e.Settle()
 	if st, list := e.mastoStrings("/api/v1/domain_blocks", ann.token); st != 200 || !slices.Equal(list, []string{other.Domain}) {
 		t.Errorf("the list: %d %v", st, list)
 	}
@@ -85,7 +85,7 @@ func TestFederationPersonDomainBlocks(t *testing.T) {
 	sendTo(t, other, bob, base, mention("5"), http.StatusAccepted)
 	before := len(other.Received())
 	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/follows/ann2", "type": "Follow", "actor": eve.URI, "object": annActor}, http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if types := e.notificationTypes(ann); slices.Contains(types, "mention") {
 		t.Errorf("ann was told of a mention from a domain she blocks: %v", types)
 	}
@@ -96,7 +96,7 @@ func TestFederationPersonDomainBlocks(t *testing.T) {
 		t.Errorf("eve's new Follow was answered %v", r.Activity["type"])
 	}
 
-	if st, r := e.mastoForm("DELETE", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {other.Domain}}); st != 200 {
+	if st, r := e.MastoForm("DELETE", "/api/v1/domain_blocks", ann.token, url.Values{"domain": {other.Domain}}); st != 200 {
 		t.Fatalf("unblock: %d %v", st, r)
 	}
 	if st, list := e.mastoStrings("/api/v1/domain_blocks", ann.token); st != 200 || len(list) != 0 {
@@ -135,19 +135,19 @@ func TestFederationReportsAcrossServers(t *testing.T) {
 	eve, bob := other.Person("eve"), other.Person("bob")
 	eveID := e.followRemote(other, ann, eve)
 	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>buy now</p>", []string{federation.PublicCollection}, nil, nil), http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	home := e.mastoHome(ann)
 	if len(home) != 1 {
 		t.Fatalf("ann's home: %v", home)
 	}
 	before := len(other.Received())
 	for _, forward := range []string{"false", "true"} {
-		st, r := e.mastoForm("POST", "/api/v1/reports", ann.token, url.Values{"account_id": {eveID},
+		st, r := e.MastoForm("POST", "/api/v1/reports", ann.token, url.Values{"account_id": {eveID},
 			"status_ids[]": {home[0]["id"].(string)}, "comment": {"spam, " + forward}, "forward": {forward}})
 		if st != 200 || r["forwarded"] != (forward == "true") {
 			t.Fatalf("report, forward %s: %d %v", forward, st, r)
 		}
-		e.settle()
+		e.Settle()
 	}
 	told := e.received(other, before+1)[before:]
 	if len(told) != 1 || told[0].Activity["type"] != "Flag" || told[0].Err != nil {
@@ -205,7 +205,7 @@ func TestFederationBlockJobsWaitAndGiveUp(t *testing.T) {
 	if err := e.svc.Graph.BlockDomain(ctx, ann.id, other.Domain); err != nil {
 		t.Fatal(err)
 	}
-	e.settle()
+	e.Settle()
 	if n, err := e.svc.Graph.DomainCut(ctx, early); n != 0 || err != nil {
 		t.Errorf("the cut run again, after its job: %d, %v (nothing left to end)", n, err)
 	}
@@ -224,7 +224,7 @@ func TestFederationBlockJobsWaitAndGiveUp(t *testing.T) {
 	if out, err := e.svc.Federation.Block(ctx, bt); err != nil || !strings.Contains(out, "not sent") {
 		t.Errorf("a Block's job past its wait: %q, %v", out, err)
 	}
-	e.settle()
+	e.Settle()
 	if got := other.Received()[before:]; len(got) != 0 {
 		t.Errorf("sent for a block that never stood: %+v", got)
 	}

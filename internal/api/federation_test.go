@@ -252,7 +252,7 @@ func TestFederationServesPublicPostsAsNotes(t *testing.T) {
 	annActor, bobActor := base+"/users/"+ann.id, base+"/users/"+bob.id
 	post := func(u user, form url.Values) string {
 		t.Helper()
-		status, st := e.mastoForm("POST", "/api/v1/statuses", u.token, form)
+		status, st := e.MastoForm("POST", "/api/v1/statuses", u.token, form)
 		if status != 200 {
 			t.Fatalf("post %v: %d %v", form, status, st)
 		}
@@ -311,7 +311,7 @@ func TestFederationServesPublicPostsAsNotes(t *testing.T) {
 	}
 
 	// A repost is its Announce.
-	status, rb := e.mastoForm("POST", "/api/v1/statuses/"+public+"/reblog", bob.token, nil)
+	status, rb := e.MastoForm("POST", "/api/v1/statuses/"+public+"/reblog", bob.token, nil)
 	if status != 200 {
 		t.Fatalf("reblog: %d %v", status, rb)
 	}
@@ -421,7 +421,7 @@ func federatedBeside(t *testing.T) (*env, *peer.Server, string) {
 func (e *env) received(other *peer.Server, n int) []peer.Received {
 	e.t.Helper()
 	var got []peer.Received
-	e.eventually(fmt.Sprintf("%d activities at the other server", n), func() bool {
+	e.Eventually(fmt.Sprintf("%d activities at the other server", n), func() bool {
 		got = other.Received()
 		return len(got) >= n
 	})
@@ -488,7 +488,7 @@ func TestFederationFollowFromAnotherServer(t *testing.T) {
 		name, decide, answer string
 	}{{"cid", "authorize", "Accept"}, {"dee", "reject", "Reject"}} {
 		u := e.register(c.name)
-		if st, r := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", u.token, url.Values{"locked": {"true"}}); st != 200 {
+		if st, r := e.MastoForm("PATCH", "/api/v1/accounts/update_credentials", u.token, url.Values{"locked": {"true"}}); st != 200 {
 			t.Fatalf("lock: %d %v", st, r)
 		}
 		actor := base + "/users/" + u.id
@@ -509,10 +509,10 @@ func TestFederationFollowFromAnotherServer(t *testing.T) {
 		if len(answers()) != 0 {
 			t.Errorf("a request was answered before %s decided", c.name)
 		}
-		if st, r := e.mastoForm("POST", "/api/v1/follow_requests/"+reqs[0]["id"].(string)+"/"+c.decide, u.token, nil); st != 200 {
+		if st, r := e.MastoForm("POST", "/api/v1/follow_requests/"+reqs[0]["id"].(string)+"/"+c.decide, u.token, nil); st != 200 {
 			t.Fatalf("%s: %d %v", c.decide, st, r)
 		}
-		e.eventually("the answer at the other server", func() bool { return len(answers()) > 0 })
+		e.Eventually("the answer at the other server", func() bool { return len(answers()) > 0 })
 		got := answers()[0]
 		obj, _ := got.Activity["object"].(map[string]any)
 		if got.Err != nil || got.Activity["type"] != c.answer || obj["id"] != f["id"] || got.KeyID != actor+"#main-key" {
@@ -612,7 +612,7 @@ func TestFederationFollowOfAnotherServer(t *testing.T) {
 	}
 	eveID := found[0].(map[string]any)["id"].(string)
 
-	st, rel := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/follow", ann.token, nil)
+	st, rel := e.MastoForm("POST", "/api/v1/accounts/"+eveID+"/follow", ann.token, nil)
 	if st != 200 || rel["requested"] != true || rel["following"] != false {
 		t.Fatalf("follow: %d %v", st, rel)
 	}
@@ -643,7 +643,7 @@ func TestFederationFollowOfAnotherServer(t *testing.T) {
 		t.Fatalf("after the Accept: %v", rels)
 	}
 
-	if st, _ := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/unfollow", ann.token, nil); st != 200 {
+	if st, _ := e.MastoForm("POST", "/api/v1/accounts/"+eveID+"/unfollow", ann.token, nil); st != 200 {
 		t.Fatalf("unfollow: %d", st)
 	}
 	undo := e.received(other, 2)[1]
@@ -653,7 +653,7 @@ func TestFederationFollowOfAnotherServer(t *testing.T) {
 	}
 
 	// Followed again and accepted, then rejected: the follow ends.
-	e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/follow", ann.token, nil)
+	e.MastoForm("POST", "/api/v1/accounts/"+eveID+"/follow", ann.token, nil)
 	again := e.received(other, 3)[2]
 	id2 := again.Activity["id"].(string)
 	if id2 == followID {
@@ -682,7 +682,7 @@ func (e *env) followRemote(other *peer.Server, u user, p *peer.Person) string {
 	}
 	id := found[0].(map[string]any)["id"].(string)
 	before := len(other.Received())
-	if st, rel := e.mastoForm("POST", "/api/v1/accounts/"+id+"/follow", u.token, nil); st != 200 {
+	if st, rel := e.MastoForm("POST", "/api/v1/accounts/"+id+"/follow", u.token, nil); st != 200 {
 		e.t.Fatalf("follow: %d %v", st, rel)
 	}
 	follow := e.received(other, before+1)[before].Activity
@@ -733,7 +733,7 @@ func TestFederationPostsFromAnotherServer(t *testing.T) {
 	quiet := note("2", "<p>for my followers</p>", followers, nil, nil)
 	send(eve, quiet, http.StatusAccepted)
 
-	e.settle()
+	e.Settle()
 	home := e.mastoHome(ann)
 	if len(home) != 2 {
 		t.Fatalf("ann's home: %d items: %v", len(home), home)
@@ -758,10 +758,10 @@ func TestFederationPostsFromAnotherServer(t *testing.T) {
 	// ann favourites eve's post, then takes it back: eve's server is told.
 	before := len(other.Received())
 	for _, verb := range []string{"favourite", "unfavourite"} {
-		if st, r := e.mastoForm("POST", "/api/v1/statuses/"+earlier["id"].(string)+"/"+verb, ann.token, nil); st != 200 {
+		if st, r := e.MastoForm("POST", "/api/v1/statuses/"+earlier["id"].(string)+"/"+verb, ann.token, nil); st != 200 {
 			t.Fatalf("%s: %d %v", verb, st, r)
 		}
-		e.settle()
+		e.Settle()
 	}
 	told := other.Received()[before:]
 	if len(told) != 2 || told[0].Activity["type"] != "Like" || told[0].Activity["object"] != eve.URI+"/statuses/1" ||
@@ -775,10 +775,10 @@ func TestFederationPostsFromAnotherServer(t *testing.T) {
 	// ann reposts eve's post, then takes it back: eve's server is told.
 	before = len(other.Received())
 	for _, verb := range []string{"reblog", "unreblog"} {
-		if st, r := e.mastoForm("POST", "/api/v1/statuses/"+earlier["id"].(string)+"/"+verb, ann.token, nil); st != 200 {
+		if st, r := e.MastoForm("POST", "/api/v1/statuses/"+earlier["id"].(string)+"/"+verb, ann.token, nil); st != 200 {
 			t.Fatalf("%s: %d %v", verb, st, r)
 		}
-		e.settle()
+		e.Settle()
 	}
 	told = other.Received()[before:]
 	if len(told) != 2 || told[0].Activity["type"] != "Announce" || told[0].Activity["object"] != eve.URI+"/statuses/1" ||
@@ -795,7 +795,7 @@ func TestFederationPostsFromAnotherServer(t *testing.T) {
 	stray := map[string]any{"id": mallory.URI + "/statuses/4/activity", "type": "Create", "actor": mallory.URI,
 		"object": map[string]any{"id": mallory.URI + "/statuses/4", "type": "Note", "attributedTo": mallory.URI, "content": "no one listens", "to": public}}
 	send(mallory, stray, http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if home := e.mastoHome(ann); len(home) != 2 {
 		t.Errorf("after the refused and the dropped: %d items", len(home))
 	}
@@ -803,7 +803,7 @@ func TestFederationPostsFromAnotherServer(t *testing.T) {
 	// Deleted.
 	del := map[string]any{"id": eve.URI + "/statuses/2#delete", "type": "Delete", "actor": eve.URI, "object": eve.URI + "/statuses/2"}
 	send(eve, del, http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if home := e.mastoHome(ann); len(home) != 1 || home[0]["id"] != earlier["id"] {
 		t.Errorf("after the Delete: %v", home)
 	}
@@ -840,7 +840,7 @@ func TestFederationPostsToAnotherServer(t *testing.T) {
 
 	post := func(u user, form url.Values) string {
 		t.Helper()
-		st, s := e.mastoForm("POST", "/api/v1/statuses", u.token, form)
+		st, s := e.MastoForm("POST", "/api/v1/statuses", u.token, form)
 		if st != 200 {
 			t.Fatalf("post: %d %v", st, s)
 		}
@@ -852,7 +852,7 @@ func TestFederationPostsToAnotherServer(t *testing.T) {
 	post(cid, url.Values{"status": {"no one elsewhere follows me"}})
 	bobAcct := "bob@" + other.Domain
 	toBob := post(ann, url.Values{"status": {"just for @" + bobAcct}, "visibility": {"direct"}})
-	e.settle()
+	e.Settle()
 	got := other.Received()[accepted:]
 	if len(got) != 3 {
 		t.Fatalf("the other server got %d activities: %+v", len(got), got)
@@ -890,7 +890,7 @@ func TestFederationPostsToAnotherServer(t *testing.T) {
 	if st, _ := e.mastoStatusDelete(ann, public); st != 200 {
 		t.Fatalf("delete: %d", st)
 	}
-	e.settle()
+	e.Settle()
 	got = other.Received()[accepted+3:]
 	if len(got) != 1 || got[0].Activity["type"] != "Delete" || got[0].Err != nil {
 		t.Fatalf("after the delete: %+v", got)
@@ -946,7 +946,7 @@ func TestFederationInstanceActorAndPeersWays(t *testing.T) {
 	if st, body, _ := other.Send(ctx, eve, base+"/inbox", note); st != http.StatusAccepted {
 		t.Fatalf("a Note with one tag: %d %s", st, body)
 	}
-	e.settle()
+	e.Settle()
 	if types := e.notificationTypes(ann); !slices.Contains(types, "mention") {
 		t.Errorf("ann, mentioned by a Note of one tag: %v", types)
 	}
@@ -1014,10 +1014,10 @@ func TestFederationTwoDeployments(t *testing.T) {
 		t.Fatalf("search of %s: %d %s", bobAcct, r.status, r.raw)
 	}
 	bobThere := found[0].(map[string]any)["id"].(string)
-	if st, rel := a.mastoForm("POST", "/api/v1/accounts/"+bobThere+"/follow", ann.token, nil); st != 200 || rel["requested"] != true {
+	if st, rel := a.MastoForm("POST", "/api/v1/accounts/"+bobThere+"/follow", ann.token, nil); st != 200 || rel["requested"] != true {
 		t.Fatalf("follow: %d %v", st, rel)
 	}
-	a.eventually("the follow accepted", func() bool {
+	a.Eventually("the follow accepted", func() bool {
 		_, rels := a.mastoList("/api/v1/accounts/relationships?id[]="+bobThere, ann.token)
 		return len(rels) == 1 && rels[0]["following"] == true
 	})
@@ -1026,11 +1026,11 @@ func TestFederationTwoDeployments(t *testing.T) {
 		t.Errorf("bob's followers at his deployment: %v", followers)
 	}
 
-	if st, s := b.mastoForm("POST", "/api/v1/statuses", bob.token, url.Values{"status": {"hello from afar"}}); st != 200 {
+	if st, s := b.MastoForm("POST", "/api/v1/statuses", bob.token, url.Values{"status": {"hello from afar"}}); st != 200 {
 		t.Fatalf("bob posts: %d %v", st, s)
 	}
 	var home []map[string]any
-	a.eventually("bob's post in ann's home", func() bool {
+	a.Eventually("bob's post in ann's home", func() bool {
 		home = a.mastoHome(ann)
 		return len(home) == 1
 	})
@@ -1038,10 +1038,10 @@ func TestFederationTwoDeployments(t *testing.T) {
 		t.Errorf("ann's home: %v", home[0])
 	}
 
-	if st, _ := a.mastoForm("POST", "/api/v1/accounts/"+bobThere+"/unfollow", ann.token, nil); st != 200 {
+	if st, _ := a.MastoForm("POST", "/api/v1/accounts/"+bobThere+"/unfollow", ann.token, nil); st != 200 {
 		t.Fatalf("unfollow: %d", st)
 	}
-	b.eventually("ann's Undo taken", func() bool {
+	b.Eventually("ann's Undo taken", func() bool {
 		_, followers := b.mastoList("/api/v1/accounts/"+bob.id+"/followers", bob.token)
 		return len(followers) == 0
 	})
@@ -1055,8 +1055,8 @@ func TestFederationReactionsFromAnotherServer(t *testing.T) {
 	e, other, base := federatedBeside(t)
 	ann := e.register("ann")
 	eve := other.Person("eve")
-	st, post := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"like me"}})
-	_, hidden := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"friends"}, "visibility": {"private"}})
+	st, post := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"like me"}})
+	_, hidden := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"friends"}, "visibility": {"private"}})
 	if st != 200 {
 		t.Fatalf("post: %d", st)
 	}
@@ -1072,7 +1072,7 @@ func TestFederationReactionsFromAnotherServer(t *testing.T) {
 		"to": []string{federation.PublicCollection}}
 	send(like, http.StatusAccepted)
 	send(announce, http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	counts := func() (any, any) {
 		t.Helper()
 		r := e.do("GET", "/api/v1/statuses/"+post["id"].(string), ann.token, nil)
@@ -1086,7 +1086,7 @@ func TestFederationReactionsFromAnotherServer(t *testing.T) {
 	}
 	send(map[string]any{"id": eve.URI + "/likes/1/undo", "type": "Undo", "actor": eve.URI, "object": like}, http.StatusAccepted)
 	send(map[string]any{"id": eve.URI + "/announces/1/undo", "type": "Undo", "actor": eve.URI, "object": announce}, http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if f, rb := counts(); f != float64(0) || rb != float64(0) {
 		t.Errorf("after the Undos: favourites %v, reblogs %v", f, rb)
 	}
@@ -1131,13 +1131,13 @@ func TestFederationProfileChangesReachOtherServers(t *testing.T) {
 		return out
 	}
 	before, beforeThird := len(other.Received()), len(third.Received())
-	st, _ := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", ann.token, url.Values{
+	st, _ := e.MastoForm("PATCH", "/api/v1/accounts/update_credentials", ann.token, url.Values{
 		"display_name": {"Ann, renamed"}, "note": {"a new bio"},
 		"fields_attributes[0][name]": {"site"}, "fields_attributes[0][value]": {"ann.example"}})
 	if st != 200 {
 		t.Fatalf("update_credentials: %d", st)
 	}
-	e.settle()
+	e.Settle()
 	for name, got := range map[string][]map[string]any{"the follower's server": updates(other, before), "the followee's server": updates(third, beforeThird)} {
 		if len(got) != 1 {
 			t.Fatalf("%s took %d Updates of ann's actor, want 1", name, len(got))
@@ -1152,20 +1152,20 @@ func TestFederationProfileChangesReachOtherServers(t *testing.T) {
 
 	// A lock is told as well.
 	before = len(other.Received())
-	if st, _ := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", ann.token, url.Values{"locked": {"true"}}); st != 200 {
+	if st, _ := e.MastoForm("PATCH", "/api/v1/accounts/update_credentials", ann.token, url.Values{"locked": {"true"}}); st != 200 {
 		t.Fatalf("lock: %d", st)
 	}
-	e.settle()
+	e.Settle()
 	if got := updates(other, before); len(got) != 1 || got[0]["manuallyApprovesFollowers"] != true || got[0]["name"] != "Ann, renamed" {
 		t.Errorf("after the lock, the follower's server took %v", got)
 	}
 
 	// cid has no one elsewhere: nothing goes.
 	before, beforeThird = len(other.Received()), len(third.Received())
-	if st, _ := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", cid.token, url.Values{"display_name": {"Cid"}}); st != 200 {
+	if st, _ := e.MastoForm("PATCH", "/api/v1/accounts/update_credentials", cid.token, url.Values{"display_name": {"Cid"}}); st != 200 {
 		t.Fatalf("cid's update: %d", st)
 	}
-	e.settle()
+	e.Settle()
 	if n, m := len(other.Received())-before, len(third.Received())-beforeThird; n != 0 || m != 0 {
 		t.Errorf("cid's change reached other servers: %d and %d activities", n, m)
 	}
@@ -1214,7 +1214,7 @@ func TestHiddenAnswersAsAbsentOnActivityPub(t *testing.T) {
 		if visibility != "" {
 			form.Set("visibility", visibility)
 		}
-		st, s := e.mastoForm("POST", "/api/v1/statuses", u.token, form)
+		st, s := e.MastoForm("POST", "/api/v1/statuses", u.token, form)
 		if st != 200 {
 			t.Fatalf("post: %d %v", st, s)
 		}
@@ -1228,7 +1228,7 @@ func TestHiddenAnswersAsAbsentOnActivityPub(t *testing.T) {
 	}
 	removed, deleted := postBy(ann, ""), postBy(ann, "")
 	hiddenPosts["removed"], hiddenPosts["deleted"] = removed, deleted
-	e.settle() // the posts' jobs ran: each was there
+	e.Settle() // the posts' jobs ran: each was there
 	e.act(mo, map[string]any{"action": "remove", "accountId": ann.id, "activityIds": []string{e.activityID(removed)}, "reason": "spam"})
 	if st, _ := e.mastoStatusDelete(ann, deleted); st != 200 {
 		t.Fatalf("delete: %d", st)
@@ -1238,7 +1238,7 @@ func TestHiddenAnswersAsAbsentOnActivityPub(t *testing.T) {
 	if r := e.do("DELETE", "/auth/account", gone.token, map[string]string{"password": "password-gone"}); r.status != http.StatusAccepted {
 		t.Fatalf("delete account: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	hiddenPeople := map[string]string{"suspended": sus.id, "deleted": gone.id}
 
 	router, err := app.Router(e.svc, slog.New(slog.DiscardHandler), api.Guard{})

@@ -63,7 +63,7 @@ func TestFederationRepliesAcrossServers(t *testing.T) {
 	// A reply to something not kept here is a post of its own.
 	sendTo(t, other, eve, base, remoteCreate(eve, "3", "<p>elsewhere</p>", public, followers,
 		map[string]any{"inReplyTo": "https://far.example/notes/1"}), http.StatusAccepted)
-	e.settle()
+	e.Settle()
 
 	home := e.mastoHome(ann)
 	byText := map[string]map[string]any{}
@@ -77,7 +77,7 @@ func TestFederationRepliesAcrossServers(t *testing.T) {
 	if more["in_reply_to_id"] != first["id"] || lone["in_reply_to_id"] != nil {
 		t.Errorf("eve's thread: %v answers %v; the lone reply answers %v", more["in_reply_to_id"], first["id"], lone["in_reply_to_id"])
 	}
-	_, ctxBody := e.mastoForm("GET", "/api/v1/statuses/"+first["id"].(string)+"/context", ann.token, nil)
+	_, ctxBody := e.MastoForm("GET", "/api/v1/statuses/"+first["id"].(string)+"/context", ann.token, nil)
 	desc, _ := ctxBody["descendants"].([]any)
 	if len(desc) != 2 {
 		t.Fatalf("the first post's replies here: %v", ctxBody)
@@ -91,11 +91,11 @@ func TestFederationRepliesAcrossServers(t *testing.T) {
 	// ann answers eve's first post: eve's server is told, with what it
 	// answers named by its Note's address.
 	before := len(other.Received())
-	st, r := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"thank you"}, "in_reply_to_id": {first["id"].(string)}})
+	st, r := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"thank you"}, "in_reply_to_id": {first["id"].(string)}})
 	if st != 200 {
 		t.Fatalf("reply: %d %v", st, r)
 	}
-	e.settle()
+	e.Settle()
 	told := e.received(other, before+1)[before:]
 	if len(told) != 1 || told[0].Activity["type"] != "Create" || told[0].Err != nil {
 		t.Fatalf("eve's server was told: %+v", told)
@@ -137,7 +137,7 @@ func TestFederationEditsAcrossServers(t *testing.T) {
 	sendTo(t, other, eve, base, update("1", "<p>as last written</p>", now.Add(2*time.Second)), http.StatusAccepted)
 	sendTo(t, other, eve, base, update("1", "<p>as written between</p>", now.Add(time.Second)), http.StatusAccepted) // late
 	sendTo(t, other, eve, base, update("2", "<p>never seen before</p>", now), http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	home := e.mastoHome(ann)
 	if len(home) != 2 || plain(home[0]["content"]) != "never seen before" || plain(home[1]["content"]) != "as last written" ||
 		home[1]["edited_at"] == nil {
@@ -145,16 +145,16 @@ func TestFederationEditsAcrossServers(t *testing.T) {
 	}
 
 	// ann's post to eve, edited: eve's server is sent its Update.
-	st, r := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"hello @eve@" + other.Domain}})
+	st, r := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"hello @eve@" + other.Domain}})
 	if st != 200 {
 		t.Fatalf("post: %d %v", st, r)
 	}
 	created := e.received(other, len(other.Received())+1)
 	before := len(other.Received())
-	if st, r := e.mastoForm("PUT", "/api/v1/statuses/"+r["id"].(string), ann.token, url.Values{"status": {"hello again @eve@" + other.Domain}}); st != 200 {
+	if st, r := e.MastoForm("PUT", "/api/v1/statuses/"+r["id"].(string), ann.token, url.Values{"status": {"hello again @eve@" + other.Domain}}); st != 200 {
 		t.Fatalf("edit: %d %v", st, r)
 	}
-	e.settle()
+	e.Settle()
 	told := e.received(other, before+1)[before:]
 	if len(told) != 1 || told[0].Activity["type"] != "Update" || told[0].Err != nil {
 		t.Fatalf("eve's server was told of the edit: %+v", told)
@@ -170,14 +170,14 @@ func TestFederationEditsAcrossServers(t *testing.T) {
 	// follower there, eve, and so does its Update.
 	sendTo(t, other, eve, base, map[string]any{"id": eve.URI + "/follows/ann", "type": "Follow", "actor": eve.URI,
 		"object": base + "/users/" + ann.id}, http.StatusAccepted)
-	e.settle()
-	_, plainPost := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"for my followers"}})
-	e.settle()
+	e.Settle()
+	_, plainPost := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"for my followers"}})
+	e.Settle()
 	before = len(other.Received())
-	if st, r := e.mastoForm("PUT", "/api/v1/statuses/"+plainPost["id"].(string), ann.token, url.Values{"status": {"for my followers, edited"}}); st != 200 {
+	if st, r := e.MastoForm("PUT", "/api/v1/statuses/"+plainPost["id"].(string), ann.token, url.Values{"status": {"for my followers, edited"}}); st != 200 {
 		t.Fatalf("edit: %d %v", st, r)
 	}
-	e.settle()
+	e.Settle()
 	if told := e.received(other, before+1)[before:]; told[0].Activity["type"] != "Update" {
 		t.Errorf("eve's server was told of the plain post's edit: %+v", told)
 	}
@@ -195,10 +195,10 @@ func TestFederationBlocksAcrossServers(t *testing.T) {
 
 	before := len(other.Received())
 	for _, verb := range []string{"block", "unblock"} {
-		if st, r := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/"+verb, ann.token, nil); st != 200 || r["following"] != false {
+		if st, r := e.MastoForm("POST", "/api/v1/accounts/"+eveID+"/"+verb, ann.token, nil); st != 200 || r["following"] != false {
 			t.Fatalf("%s: %d %v", verb, st, r)
 		}
-		e.settle()
+		e.Settle()
 	}
 	told := e.received(other, before+2)[before:]
 	if len(told) != 2 || told[0].Activity["type"] != "Block" || told[0].Activity["object"] != eve.URI ||
@@ -210,10 +210,10 @@ func TestFederationBlocksAcrossServers(t *testing.T) {
 		t.Errorf("the Undo: %+v", told[1])
 	}
 	// Blocked again: sent again, though the Block's id is the same.
-	if st, r := e.mastoForm("POST", "/api/v1/accounts/"+eveID+"/block", ann.token, nil); st != 200 {
+	if st, r := e.MastoForm("POST", "/api/v1/accounts/"+eveID+"/block", ann.token, nil); st != 200 {
 		t.Fatalf("block again: %d %v", st, r)
 	}
-	e.settle()
+	e.Settle()
 	if again := e.received(other, before+3)[before+2]; again.Activity["type"] != "Block" || again.Activity["id"] != told[0].Activity["id"] {
 		t.Errorf("the second Block: %+v", again)
 	}
@@ -238,7 +238,7 @@ func TestFederationBlocksAcrossServers(t *testing.T) {
 	if r := relation(); r["blocked_by"] != true {
 		t.Errorf("after bob's Block: %v", r)
 	}
-	if st, r := e.mastoForm("POST", "/api/v1/accounts/"+bobID+"/follow", ann.token, nil); st == 200 {
+	if st, r := e.MastoForm("POST", "/api/v1/accounts/"+bobID+"/follow", ann.token, nil); st == 200 {
 		t.Errorf("ann followed bob, who blocks her: %v", r)
 	}
 	sendTo(t, other, bob, base, map[string]any{"id": bob.URI + "/blocks/1/undo", "type": "Undo", "actor": bob.URI, "object": block}, http.StatusAccepted)
@@ -260,7 +260,7 @@ func TestFederationRemotePersonDeleted(t *testing.T) {
 	eveID := e.followRemote(other, ann, eve)
 	e.followRemote(other, ann, bob)
 	sendTo(t, other, eve, base, remoteCreate(eve, "1", "<p>soon gone</p>", []string{federation.PublicCollection}, nil, nil), http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if home := e.mastoHome(ann); len(home) != 1 {
 		t.Fatalf("ann's home: %v", home)
 	}
@@ -268,7 +268,7 @@ func TestFederationRemotePersonDeleted(t *testing.T) {
 		"type": "Delete", "actor": eve.URI, "object": eve.URI, "to": []string{federation.PublicCollection}}
 	forged := map[string]any{"id": bob.URI + "#delete-eve", "type": "Delete", "actor": bob.URI, "object": eve.URI}
 	sendTo(t, other, bob, base, forged, http.StatusAccepted) // taken, and nothing comes of it
-	if st, _ := e.mastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 200 {
+	if st, _ := e.MastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 200 {
 		t.Fatalf("eve after bob's Delete of her: %d", st)
 	}
 	// A Note of hers deleted before it came: its record is hers too.
@@ -276,17 +276,17 @@ func TestFederationRemotePersonDeleted(t *testing.T) {
 		"object": eve.URI + "/statuses/9"}, http.StatusAccepted)
 	other.Gone(eve)
 	sendTo(t, other, eve, base, deletion, http.StatusAccepted) // her key, kept, checks it
-	e.settle()
+	e.Settle()
 	if found, _ := mentionsOf(t, e.db, eveID); len(found) > 0 {
 		t.Errorf("erased, eve is still named: %v", found)
 	}
-	if st, r := e.mastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 404 {
+	if st, r := e.MastoForm("GET", "/api/v1/accounts/"+eveID, ann.token, nil); st != 404 {
 		t.Errorf("eve after her Delete: %d %v", st, r)
 	}
 	if home := e.mastoHome(ann); len(home) != 0 {
 		t.Errorf("ann's home still has eve's post: %v", home)
 	}
-	if st, me := e.mastoForm("GET", "/api/v1/accounts/verify_credentials", ann.token, nil); st != 200 || me["following_count"] != float64(1) {
+	if st, me := e.MastoForm("GET", "/api/v1/accounts/verify_credentials", ann.token, nil); st != 200 || me["following_count"] != float64(1) {
 		t.Errorf("ann follows: %v", me["following_count"])
 	}
 	// Sent again (a server retries): her key is no longer known, nor can
@@ -316,7 +316,7 @@ func TestFederationPersonHereDeleted(t *testing.T) {
 	if r := e.do("DELETE", "/auth/account", ann.token, map[string]string{"password": "password-ann"}); r.status != http.StatusAccepted {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	told := e.received(other, 2)[1:]
 	if len(told) != 1 || told[0].Activity["type"] != "Delete" || told[0].Activity["object"] != annActor ||
 		told[0].Activity["actor"] != annActor || told[0].Err != nil || told[0].Inbox != "/inbox" {
@@ -349,7 +349,7 @@ func TestFederationMentionOfSomeoneNotKnown(t *testing.T) {
 	ann := e.register("ann")
 	carl := other.Person("carl")
 	before := len(other.Received())
-	st, r := e.mastoForm("POST", "/api/v1/statuses", ann.token, url.Values{
+	st, r := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{
 		"status": {"hello @carl@" + other.Domain + " and @nobody@" + other.Domain}, "visibility": {"direct"}})
 	if st != 200 {
 		t.Fatalf("post: %d %v", st, r)
@@ -357,7 +357,7 @@ func TestFederationMentionOfSomeoneNotKnown(t *testing.T) {
 	if mentions, _ := r["mentions"].([]any); len(mentions) != 1 || mentions[0].(map[string]any)["acct"] != "carl@"+other.Domain {
 		t.Errorf("the post's mentions: %v", r["mentions"])
 	}
-	e.settle()
+	e.Settle()
 	told := e.received(other, before+1)[before:]
 	n, _ := told[0].Activity["object"].(map[string]any)
 	if len(told) != 1 || told[0].Activity["type"] != "Create" || told[0].Err != nil || !slices.Contains(anyStrings(n["to"]), carl.URI) {
@@ -416,7 +416,7 @@ func TestFederationDeleteOvertakesCreate(t *testing.T) {
 	}
 	sendTo(t, other, eve, base, del("2"), http.StatusAccepted)
 	sendTo(t, other, eve, base, second, http.StatusAccepted)
-	e.settle()
+	e.Settle()
 	if home := e.mastoHome(ann); len(home) != 0 {
 		t.Fatalf("ann's home shows a Note its server deleted: %v", home)
 	}
@@ -457,7 +457,7 @@ func TestFederationMentionsAreTheNotesTags(t *testing.T) {
 			t.Fatalf("%v: %d %s", a["id"], st, body)
 		}
 	}
-	e.settle()
+	e.Settle()
 	which := func(s map[string]any) string { // which Note a status is, by its text
 		if strings.Contains(fmt.Sprint(s["content"]), "whoever") {
 			return "1"
@@ -498,7 +498,7 @@ func TestFederationMentionsAreTheNotesTags(t *testing.T) {
 	if st, body, _ := other.Send(ctx, eve, base+"/inbox", note("Update", "2", "<p>hi @bob and @zed, now tagged</p>", zedTag)); st != http.StatusAccepted {
 		t.Fatalf("Update: %d %s", st, body)
 	}
-	e.settle()
+	e.Settle()
 	if got := mentioned(zed); !got["1"] || !got["2"] {
 		t.Errorf("after the Update, zed is told of %v", got)
 	}

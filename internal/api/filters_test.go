@@ -20,7 +20,7 @@ func TestKeywordFilters(t *testing.T) {
 	inside := e.post(bob, "Spoilersome is no word")
 	cats := e.post(bob, "Just CATS today")
 	mine := e.post(alice, "I post spoilers myself")
-	e.settle()
+	e.Settle()
 
 	filters := "/social/rest/filters/@me"
 	create := func(f map[string]any) map[string]any {
@@ -151,7 +151,7 @@ func TestKeywordFiltersOfNotifications(t *testing.T) {
 	if r := e.do("POST", "/social/rest/likes/"+mine, bob.token, nil); r.status != 200 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 	for _, f := range []map[string]any{
 		{"title": "spoilers", "keywords": []map[string]any{{"keyword": "spoiler"}}, "context": []string{"notifications"}, "action": "hide"},
 		{"title": "endings", "keywords": []map[string]any{{"keyword": "ending", "wholeWord": true}}, "context": []string{"notifications"}, "action": "warn"},

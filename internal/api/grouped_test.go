@@ -25,7 +25,7 @@ func TestGroupedNotifications(t *testing.T) {
 	e.follow(ben, ann.id)
 	e.follow(cat, ann.id)
 	e.post(fay, "hello @ann")
-	e.settle()
+	e.Settle()
 
 	type group struct {
 		Key, Type string

@@ -14,6 +14,7 @@ import (
 	"socialstream/internal/api"
 	"socialstream/internal/app"
 	"socialstream/internal/ids"
+	"socialstream/internal/stacktest"
 )
 
 // hiddenState is one state the policy hides from the reader, with what it
@@ -66,7 +67,7 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	listOf := func(u user) string {
 		t.Helper()
 		if lists[u.id] == "" {
-			r := e.do("POST", "/api/v1/lists", u.token, map[string]any{"title": secret + " list"}, jsonType...)
+			r := e.do("POST", "/api/v1/lists", u.token, map[string]any{"title": secret + " list"}, stacktest.JSON...)
 			if r.status != http.StatusOK {
 				t.Fatalf("list: %d %s", r.status, r.raw)
 			}
@@ -271,7 +272,7 @@ func inOrder(ops []op, rank func(op) int) {
 func TestHiddenAnswersAsAbsent(t *testing.T) {
 	e := newEnv(t)
 	reader, states := hiddenWorld(t, e)
-	e.settle()
+	e.Settle()
 	doc, _, err := loadContract()
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +332,7 @@ func TestHiddenAnswersAsAbsent(t *testing.T) {
 func TestHiddenAnswersAsAbsentOverRPC(t *testing.T) {
 	e := newEnv(t)
 	reader, states := hiddenWorld(t, e)
-	e.settle()
+	e.Settle()
 	r := e.do("POST", "/social/rpc", reader.token, `{"method":"system.listMethods","id":"m"}`)
 	var methods []string
 	for _, m := range r.body["result"].([]any) {
@@ -393,10 +394,6 @@ func TestHiddenAnswersAsAbsentOverRPC(t *testing.T) {
 	}
 }
 
-// jsonType is the header of a JSON body, which the Mastodon face reads
-// by its type.
-var jsonType = []string{"Content-Type", "application/json"}
-
 // mastoRequest is the Mastodon face's request of one route naming the
 // things of s (as that face names them), or "" for one that names none.
 func (s hiddenState) mastoRequest(path string) string {
@@ -434,7 +431,7 @@ func (s hiddenState) mastoRequest(path string) string {
 func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	e := newEnv(t)
 	reader, states := hiddenWorld(t, e)
-	e.settle()
+	e.Settle()
 	router, err := app.Router(e.svc, slog.New(slog.DiscardHandler), api.Guard{})
 	if err != nil {
 		t.Fatal(err)
@@ -476,8 +473,8 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 			none := absent()
 			none.personHidden = s.personHidden
 			body := map[string]any{"status": "t"}
-			want := e.do(o.method, none.mastoRequest(o.path), reader.token, body, jsonType...)
-			got := e.do(o.method, path, reader.token, body, jsonType...)
+			want := e.do(o.method, none.mastoRequest(o.path), reader.token, body, stacktest.JSON...)
+			got := e.do(o.method, path, reader.token, body, stacktest.JSON...)
 			tried++
 			if !sameRefusal(got, want, s, none) {
 				t.Errorf("%s %s, %s: %d %s; what never existed: %d %s", o.method, o.path, s.name, got.status, got.raw, want.status, want.raw)
@@ -489,7 +486,7 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	}
 	// A hidden person is found by no name, and put on none of the
 	// reader's lists (nor invited to a group of theirs), as no one is.
-	mine := e.do("POST", "/api/v1/lists", reader.token, map[string]any{"title": "mine"}, jsonType...).body["id"].(string)
+	mine := e.do("POST", "/api/v1/lists", reader.token, map[string]any{"title": "mine"}, stacktest.JSON...).body["id"].(string)
 	for _, s := range states {
 		if !s.personHidden {
 			continue
@@ -500,7 +497,7 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 				return e.do("GET", "/api/v1/accounts/lookup?acct="+h.username, reader.token, nil)
 			},
 			func(h hiddenState) resp {
-				return e.do("POST", "/api/v1/lists/"+mine+"/accounts", reader.token, map[string]any{"account_ids": []string{h.person}}, jsonType...)
+				return e.do("POST", "/api/v1/lists/"+mine+"/accounts", reader.token, map[string]any{"account_ids": []string{h.person}}, stacktest.JSON...)
 			},
 			func(h hiddenState) resp {
 				return e.do("POST", "/social/rest/groups/@all/"+mine+"/members", reader.token, map[string]string{"id": h.person})
@@ -516,8 +513,8 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	for _, s := range states {
 		status, _ := ids.Parse(s.activity)
 		n, _ := ids.Parse(absent().activity)
-		want := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(n, 10)}, jsonType...)
-		got := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(status, 10)}, jsonType...)
+		want := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(n, 10)}, stacktest.JSON...)
+		got := e.do("POST", "/api/v1/statuses", reader.token, map[string]any{"status": "re", "in_reply_to_id": strconv.FormatInt(status, 10)}, stacktest.JSON...)
 		if want.status != http.StatusNotFound || got.status != want.status {
 			t.Errorf("a reply to %s: %d %s; to what never existed: %d", s.name, got.status, got.raw, want.status)
 		}
@@ -534,7 +531,7 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 func TestHiddenNeverTold(t *testing.T) {
 	e := newEnv(t)
 	reader, states := hiddenWorld(t, e)
-	e.settle()
+	e.Settle()
 	hidden := map[string]string{}
 	for _, s := range states {
 		hidden[s.activity] = s.name

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"socialstream/internal/ids"
+	"socialstream/internal/stacktest"
 )
 
 // A removed activity is kept for the record: its author can neither
@@ -97,7 +98,7 @@ func TestPictureRoutesHonourTheirAlbum(t *testing.T) {
 	ann := e.register("ann")
 	album := e.entry(e.do("POST", "/social/rest/albums/@me/@self", ann.token, map[string]string{"title": "Trip"}))["id"].(string)
 	other := e.entry(e.do("POST", "/social/rest/albums/@me/@self", ann.token, map[string]string{"title": "Home"}))["id"].(string)
-	r := e.do("POST", "/social/rest/mediaItems/@me/@self/"+album+"?description=waves", ann.token, picture(t, "png", 10, 10), "Content-Type", "image/png")
+	r := e.do("POST", "/social/rest/mediaItems/@me/@self/"+album+"?description=waves", ann.token, stacktest.Picture(t, "png", 10, 10), "Content-Type", "image/png")
 	if r.status != http.StatusCreated {
 		t.Fatalf("upload: %d %s", r.status, r.raw)
 	}
@@ -172,7 +173,7 @@ func TestFiltersMatchOnlyWhatTheReaderReads(t *testing.T) {
 	}
 	dropped := post("hi @alice", "mentioned")
 	removed := post("hi @alice", "public")
-	e.settle()
+	e.Settle()
 	noted := func(id string) map[string]any {
 		for _, it := range e.do("GET", "/social/rest/notifications/@me", alice.token, nil).body["list"].([]any) {
 			if n := it.(map[string]any); n["activityId"] == id {
@@ -195,7 +196,7 @@ func TestFiltersMatchOnlyWhatTheReaderReads(t *testing.T) {
 		t.Fatalf("edit: %d %s", r.status, r.raw)
 	}
 	e.act(ada, map[string]any{"action": "remove", "accountId": bob.id, "activityIds": []string{removed}, "reason": "spam"})
-	e.settle()
+	e.Settle()
 	if n := noted(dropped); n != nil {
 		t.Errorf("alice keeps the notification of a mention the edit dropped: %v", n)
 	}
@@ -301,7 +302,7 @@ func TestNotificationsOfAHiddenPostAgree(t *testing.T) {
 		t.Fatalf("dan's reply: %d %s", r.status, r.raw)
 	}
 	reply := e.entry(r)["id"].(string)
-	e.settle()
+	e.Settle()
 	// shown says, of each post, whether carol's notification of it is in
 	// each list, and checks the unread counts against the list.
 	shown := func(when string, want map[string]bool) {
@@ -355,7 +356,7 @@ func TestNotificationsOfAHiddenPostAgree(t *testing.T) {
 		if r := e.do("PUT", "/social/rest/activities/@me/@self/@app/"+whisper, bob.token, map[string]any{"title": title}); r.status != http.StatusOK {
 			t.Fatalf("edit: %d %s", r.status, r.raw)
 		}
-		e.settle()
+		e.Settle()
 	}
 	edit("psst")
 	shown("the whisper no longer mentions carol", map[string]bool{mention: true, reply: true, whisper: false})
@@ -363,25 +364,25 @@ func TestNotificationsOfAHiddenPostAgree(t *testing.T) {
 	shown("the whisper mentions carol again", all)
 
 	e.act(ada, map[string]any{"action": "remove", "accountId": bob.id, "activityIds": []string{mention}, "reason": "spam"})
-	e.settle()
+	e.Settle()
 	shown("the mention taken down", map[string]bool{mention: false, reply: true, whisper: true})
 	e.act(ada, map[string]any{"action": "restore", "accountId": bob.id, "activityIds": []string{mention}, "reason": "appeal"})
-	e.settle()
+	e.Settle()
 	shown("the mention put back", all)
 
 	e.act(ada, map[string]any{"action": "limit", "accountId": bob.id, "reason": "spam"})
-	e.settle()
+	e.Settle()
 	shown("bob limited", map[string]bool{mention: false, reply: true, whisper: false})
 	e.act(ada, map[string]any{"action": "unlimit", "accountId": bob.id, "reason": "appeal"})
-	e.settle()
+	e.Settle()
 	shown("bob's limit lifted", all)
 
 	if r := e.do("DELETE", "/social/rest/people/@me/@friends/"+dan.id, carol.token, nil); r.status != http.StatusNoContent {
 		t.Fatalf("unfollow: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	shown("carol unfollowed dan", map[string]bool{mention: true, reply: false, whisper: true})
 	e.follow(carol, dan.id)
-	e.settle()
+	e.Settle()
 	shown("carol follows dan again", all)
 }

@@ -22,22 +22,6 @@ import (
 	"socialstream/internal/store"
 )
 
-// settle waits until every queue is empty.
-// settle waits for the queues to empty, the requests made so far having
-// answered: a job's delay of moments (ahead of its commit, a pruning's
-// window) is not sat out once nothing else is under way (Hurry).
-func (e *env) settle() {
-	e.t.Helper()
-	e.eventually("queues empty", func() bool {
-		e.tasks.Server.Hurry(hurryWithin)
-		return e.tasks.Server.Pending() == 0
-	})
-}
-
-// hurryWithin is the longest delay a settle skips: a pruning's window,
-// a delivery's wait for its notification.
-const hurryWithin = 15 * time.Second
-
 // mentionsOf returns every entity in the env's namespace, of every kind,
 // whose key or properties name id, as "Kind/name: where".
 func mentionsOf(t *testing.T, db *store.DB, id string) (found []string, counted map[string]int) {
@@ -204,7 +188,7 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if _, err := e.svc.Keys.Of(context.Background(), v.id); err != nil {
 		t.Fatal(err)
 	}
-	e.settle()
+	e.Settle()
 	if found, _ := mentionsOf(t, e.db, v.id); len(found) < 20 {
 		t.Fatalf("the setup left only %d traces of the user: %v", len(found), found)
 	}
@@ -228,7 +212,7 @@ func TestDeleteAccountErasesEverything(t *testing.T) {
 	if again.id == v.id {
 		t.Fatal("the name's new account has the old id")
 	}
-	e.settle()
+	e.Settle()
 
 	found, counted := mentionsOf(t, e.db, v.id)
 	// A version names its activity, not its author.
@@ -307,7 +291,7 @@ func TestErasureIsIdempotentAndResumable(t *testing.T) {
 	if r := e.do("POST", "/social/rest/likes/"+theirs, v.token, nil); r.status/100 != 2 {
 		t.Fatal(r.status)
 	}
-	e.settle()
+	e.Settle()
 	ctx := context.Background()
 	svc := e.svc
 	lc, err := lifecycle.New(e.db, lifecycle.Services{Accounts: svc.Accounts, Graph: svc.Graph, Groups: svc.Groups,
@@ -359,7 +343,7 @@ func TestErasureIsIdempotentAndResumable(t *testing.T) {
 	if len(steps) < 3 {
 		t.Errorf("the erasure took %d steps; a budget of 50 over 30 activities should need more", len(steps))
 	}
-	e.settle()
+	e.Settle()
 	if found, _ := mentionsOf(t, e.db, v.id); len(found) > 0 {
 		t.Errorf("%d entities still name the user:\n%s", len(found), strings.Join(found, "\n"))
 	}
@@ -394,7 +378,7 @@ func TestBlocks(t *testing.T) {
 		t.Fatal(r.status)
 	}
 	g := e.entry(e.do("POST", "/social/rest/groups/@me", a.token, map[string]string{"title": "alice's group"}))["id"].(string)
-	e.settle()
+	e.Settle()
 
 	block := "/social/rest/people/@me/@blocked"
 	e.wantError(e.do("POST", block, a.token, map[string]string{"id": a.id}), http.StatusBadRequest)
@@ -415,7 +399,7 @@ func TestBlocks(t *testing.T) {
 	if p := e.entry(e.do("GET", "/social/rest/people/@me/@self", a.token, nil)); p["followersCount"] != 0.0 || p["followingCount"] != 0.0 {
 		t.Errorf("alice's counts %v/%v after the block, want 0/0", p["followersCount"], p["followingCount"])
 	}
-	e.settle()
+	e.Settle()
 
 	// Refused both ways.
 	e.wantError(e.do("POST", "/social/rest/people/@me/@friends", b.token, map[string]string{"id": a.id}), http.StatusForbidden)
@@ -435,7 +419,7 @@ func TestBlocks(t *testing.T) {
 	if r := e.do("POST", "/social/rest/groups/@all/"+g+"/members", b.token, map[string]string{"id": "@me"}); r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 	for _, feed := range []string{"@friends", "@all", "@mentions"} {
 		if got := e.list(e.do("GET", "/social/rest/activities/@me/"+feed, a.token, nil)); slices.Contains(got, his) || slices.Contains(got, mention) {
 			t.Errorf("alice's %s shows bob's activities: %v", feed, got)

@@ -28,7 +28,7 @@ func TestMastodonLinksThroughTheHTTPSDoor(t *testing.T) {
 	}
 	ann := e.register("ann")
 	for i := range 2 {
-		if st, r := e.mastoForm("POST", "/api/v1/statuses", ann.token, map[string][]string{"status": {fmt.Sprint("post ", i)}}); st != 200 {
+		if st, r := e.MastoForm("POST", "/api/v1/statuses", ann.token, map[string][]string{"status": {fmt.Sprint("post ", i)}}); st != 200 {
 			t.Fatalf("post: %d %v", st, r)
 		}
 	}

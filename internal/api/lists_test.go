@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 )
 
@@ -33,6 +34,12 @@ func TestListsOnREST(t *testing.T) {
 	if r := e.do("GET", path, ann.token, nil); r.status != http.StatusOK || e.entry(r)["title"] != "friends" {
 		t.Errorf("get: %d %s", r.status, r.raw)
 	}
+	if got := e.list(e.do("GET", "/social/rest/lists/@me", ann.token, nil)); !slices.Equal(got, []string{id}) {
+		t.Errorf("ann's lists: %v, want [%s]", got, id)
+	}
+	if got := e.list(e.do("GET", "/social/rest/lists/@me", bob.token, nil)); len(got) != 0 {
+		t.Errorf("bob's lists: %v", got)
+	}
 	if r := e.do("GET", path, bob.token, nil); r.status != http.StatusForbidden && r.status != http.StatusNotFound {
 		t.Errorf("another's list: %d %s", r.status, r.raw)
 	}
@@ -48,7 +55,7 @@ func TestListsOnREST(t *testing.T) {
 	}
 	post := e.do("POST", "/social/rest/activities/@me/@self", bob.token, map[string]any{"title": "for the list"})
 	postID := e.entry(post)["id"].(string)
-	e.eventually("bob's post in ann's list", func() bool {
+	e.Eventually("bob's post in ann's list", func() bool {
 		r := e.do("GET", "/social/rest/activities/@me/@list:"+id, ann.token, nil)
 		l, _ := r.body["list"].([]any)
 		return len(l) == 1 && l[0].(map[string]any)["id"] == postID
@@ -63,7 +70,7 @@ func TestListsOnREST(t *testing.T) {
 	if r := e.do("DELETE", path+"/members/"+bob.id, ann.token, nil); r.status != http.StatusNoContent {
 		t.Errorf("remove: %d %s", r.status, r.raw)
 	}
-	e.eventually("bob's post gone from ann's list", func() bool {
+	e.Eventually("bob's post gone from ann's list", func() bool {
 		r := e.do("GET", "/social/rest/activities/@me/@list:"+id, ann.token, nil)
 		l, _ := r.body["list"].([]any)
 		return r.status == http.StatusOK && len(l) == 0

@@ -48,7 +48,7 @@ func TestLockedAccounts(t *testing.T) {
 		request(u)
 	}
 	request(alice) // asking again is one request
-	e.settle()
+	e.Settle()
 
 	if got := e.list(e.do("GET", "/social/rest/people/@me/@requests", bob.token, nil)); !cmp.Equal(got, []string{frank.id, erin.id, dave.id, carol.id, alice.id}) {
 		t.Errorf("bob's requests: %v", got)
@@ -117,7 +117,7 @@ func TestLockedAccounts(t *testing.T) {
 	if r := e.do("POST", "/social/rest/people/@me/@followers", bob.token, map[string]string{"id": alice.id}); r.status != 201 {
 		t.Errorf("approve again: %d %s", r.status, r.raw) // a follower already
 	}
-	e.eventually("the post at alice's home", func() bool { return slices.Contains(e.feed(alice, "@me/@friends"), secret) })
+	e.Eventually("the post at alice's home", func() bool { return slices.Contains(e.feed(alice, "@me/@friends"), secret) })
 	if r := e.do("GET", byID, alice.token, nil); r.status != 200 {
 		t.Errorf("alice reads the post by id after approval: %d", r.status)
 	}
@@ -129,10 +129,10 @@ func TestLockedAccounts(t *testing.T) {
 	if p := e.entry(e.do("PUT", "/social/rest/people/@me/@self", bob.token, map[string]any{"person": map[string]any{"locked": false}})); p["locked"] != false {
 		t.Fatalf("unlock: %v", p)
 	}
-	e.eventually("erin following after the unlock", func() bool {
+	e.Eventually("erin following after the unlock", func() bool {
 		return cmp.Equal(e.list(e.do("GET", "/social/rest/people/@me/@friends", erin.token, nil)), []string{bob.id})
 	})
-	e.eventually("the post at erin's home", func() bool { return slices.Contains(e.feed(erin, "@me/@friends"), secret) })
+	e.Eventually("the post at erin's home", func() bool { return slices.Contains(e.feed(erin, "@me/@friends"), secret) })
 	if got := e.list(e.do("GET", "/social/rest/people/@me/@requests", bob.token, nil)); len(got) != 0 {
 		t.Errorf("requests left after the unlock: %v", got)
 	}

@@ -1,27 +1,19 @@
 package api_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"golang.org/x/crypto/bcrypt"
+	"github.com/mattn/go-mastodon"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/egress"
 	"socialstream/internal/likes"
 	"socialstream/internal/localstack"
-	"socialstream/internal/logging"
+	"socialstream/internal/stacktest"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
@@ -49,8 +41,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// env is one test's API over real HTTP, in its own namespace.
+// env is one test's API over real HTTP, in its own namespace: the faces'
+// harness (package stacktest), every answer checked against the REST
+// contract, in this package's shapes.
 type env struct {
+	*stacktest.Env
 	t     testing.TB
 	url   string
 	db    *store.DB
@@ -59,21 +54,6 @@ type env struct {
 	logs  *testenv.Logs
 	stack *localstack.Stack
 }
-
-// parallel lets a test that works on stacks of its own (each on its own
-// namespace, tasks emulator and HTTP server) run beside the others, once:
-// a test that builds two stacks asks twice.
-func parallel(t testing.TB) {
-	p, ok := t.(interface{ Parallel() })
-	if !ok || strings.Contains(t.Name(), "/") {
-		return // a benchmark, or a subtest, which its test may wait for
-	}
-	if _, again := parallelTests.LoadOrStore(t, true); !again {
-		p.Parallel()
-	}
-}
-
-var parallelTests sync.Map // testing.TB → true: the tests that called Parallel
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
@@ -91,25 +71,14 @@ func newEnvOn(t testing.TB, db *store.DB, cfg app.Config) *env {
 // rate limits); the test's own settings fill in the rest.
 func newEnvFrom(t testing.TB, o localstack.Options) *env {
 	t.Helper()
-	parallel(t)
-	root, err := testenv.RepoFile("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.DB == nil {
-		o.DB = testenv.DB(t)
-	}
-	logs := &testenv.Logs{}
-	o.Dir, o.Project, o.Location, o.DispatchDeadline = root, testenv.Project, "test", time.Minute
-	o.Config.BcryptCost = bcrypt.MinCost
-	o.Logger = logging.New(logs, slog.LevelInfo, testenv.Project)
-	st, err := localstack.Start(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return &env{t: t, url: st.URL, db: o.DB, tasks: st.Tasks, svc: st.Services, logs: logs, stack: st}
+	s := stacktest.New(t, o)
+	s.Check = checkContract
+	return &env{Env: s, t: s.T, url: s.URL, db: s.DB, tasks: s.Tasks, svc: s.Svc, logs: s.Logs, stack: s.Stack}
 }
+
+// parallel lets a test that works on stacks of its own run beside the
+// others (stacktest.Parallel).
+func parallel(t testing.TB) { stacktest.Parallel(t) }
 
 // resp is a decoded answer.
 type resp struct {
@@ -128,44 +97,8 @@ func (r resp) errMessage() string {
 // do sends body (a string is sent as is, anything else as JSON).
 func (e *env) do(method, path, token string, body any, headers ...string) resp {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequest(method, e.url+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	checkContract(e.t, req, res.StatusCode, res.Header, raw)
-	r := resp{status: res.StatusCode, raw: raw, header: res.Header}
-	if len(raw) > 0 && raw[0] == '{' {
-		if err := json.Unmarshal(raw, &r.body); err != nil {
-			e.t.Fatalf("%s %s: answer is not JSON: %q", method, path, raw)
-		}
-	}
-	return r
+	r := e.Do(method, path, token, body, headers...)
+	return resp{header: r.Header, status: r.Status, body: r.Body, raw: r.Raw}
 }
 
 // wantError checks an answer is the contract's error envelope with status.
@@ -185,23 +118,18 @@ type user struct {
 	id, token, name string
 }
 
+// st is u as the harness names people.
+func (u user) st() stacktest.User { return stacktest.User{ID: u.id, Token: u.token, Name: u.name} }
+
 func (e *env) register(name string) user {
 	e.t.Helper()
-	r := e.do("POST", "/auth/register", "", map[string]string{"username": name, "password": "password-" + name})
-	if r.status != http.StatusCreated {
-		e.t.Fatalf("register %s: %d %s", name, r.status, r.raw)
-	}
-	entry := r.body["entry"].(map[string]any)
-	return user{id: entry["id"].(string), token: r.body["token"].(string), name: name}
+	u := e.Register(name)
+	return user{id: u.ID, token: u.Token, name: u.Name}
 }
 
 func (e *env) entry(r resp) map[string]any {
 	e.t.Helper()
-	m, ok := r.body["entry"].(map[string]any)
-	if !ok {
-		e.t.Fatalf("no entry in %d %s", r.status, r.raw)
-	}
-	return m
+	return e.Entry(stacktest.Resp{Status: r.status, Body: r.body, Raw: r.raw})
 }
 
 // list returns the ids of a collection answer.
@@ -223,9 +151,7 @@ func (e *env) list(r resp) []string {
 
 func (e *env) follow(u user, target string) {
 	e.t.Helper()
-	if r := e.do("POST", "/social/rest/people/@me/@friends", u.token, map[string]string{"id": target}); r.status != 201 {
-		e.t.Fatalf("%s follows %s: %d %s", u.name, target, r.status, r.raw)
-	}
+	e.Follow(u.st(), target)
 }
 
 // postFor posts title as u for visibility, and returns its id.
@@ -240,11 +166,19 @@ func (e *env) postFor(u user, title, visibility string) string {
 
 func (e *env) post(u user, title string) string {
 	e.t.Helper()
-	r := e.do("POST", "/social/rest/activities/@me/@self", u.token, map[string]string{"title": title})
-	if r.status != 201 {
-		e.t.Fatalf("%s posts: %d %s", u.name, r.status, r.raw)
-	}
-	return e.entry(r)["id"].(string)
+	return e.Post(u.st(), title)
+}
+
+// mastoClient signs u in to a new app with scopes, as an app does.
+func (e *env) mastoClient(u user, scopes string) *mastodon.Client {
+	e.t.Helper()
+	return e.MastoClient(u.st(), scopes)
+}
+
+// approve walks the consent page as u, and returns the code it shows.
+func (e *env) approve(app *mastodon.Application, u user, scope string) string {
+	e.t.Helper()
+	return e.Approve(app, u.st(), scope)
 }
 
 // activitiesService returns the env's activities service, to read feeds

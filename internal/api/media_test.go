@@ -9,11 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"image"
-	"image/color"
-	"image/jpeg"
 	"image/png"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -28,30 +24,9 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/media"
 	"socialstream/internal/ratelimit"
+	"socialstream/internal/stacktest"
 	"socialstream/internal/store"
 )
-
-// picture returns a w × h image encoded as kind (png or jpeg).
-func picture(t testing.TB, kind string, w, h int) []byte {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			img.SetNRGBA(x, y, color.NRGBA{R: uint8(x), G: uint8(y), B: 200, A: 255})
-		}
-	}
-	var buf bytes.Buffer
-	var err error
-	if kind == "jpeg" {
-		err = jpeg.Encode(&buf, img, nil)
-	} else {
-		err = png.Encode(&buf, img)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // upload sends an image's bytes as the body.
 func (e *env) upload(u user, data []byte, alt string) resp {
@@ -62,25 +37,11 @@ func (e *env) upload(u user, data []byte, alt string) resp {
 // uploaded uploads a picture and returns its entry.
 func (e *env) uploaded(u user, alt string) map[string]any {
 	e.t.Helper()
-	r := e.upload(u, picture(e.t, "png", 64, 48), alt)
+	r := e.upload(u, stacktest.Picture(e.t, "png", 64, 48), alt)
 	if r.status != http.StatusCreated {
 		e.t.Fatalf("upload: %d %s", r.status, r.raw)
 	}
 	return e.entry(r)
-}
-
-// fetch reads a picture's link with no token, as an img element does.
-func (e *env) fetch(link string) (int, string, []byte) {
-	e.t.Helper()
-	res, err := http.Get(link)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	req, _ := http.NewRequest("GET", link, nil)
-	checkContract(e.t, req, res.StatusCode, res.Header, body)
-	return res.StatusCode, res.Header.Get("Content-Type"), body
 }
 
 // objects lists the bucket's objects.
@@ -118,7 +79,7 @@ func TestPicturesOnActivities(t *testing.T) {
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
 	fw, _ := mw.CreateFormFile("file", "photo.jpg")
-	fw.Write(picture(t, "jpeg", 30, 20))
+	fw.Write(stacktest.Picture(t, "jpeg", 30, 20))
 	mw.WriteField("description", "a photo")
 	mw.Close()
 	r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, form.Bytes(), "Content-Type", mw.FormDataContentType())
@@ -151,14 +112,14 @@ func TestPicturesOnActivities(t *testing.T) {
 	if len(seen) != 2 {
 		t.Fatalf("bob sees %v", seen)
 	}
-	status, kind, body := e.fetch(seen[0]["url"].(string))
+	status, kind, body := e.Fetch(seen[0]["url"].(string))
 	if status != 200 || kind != "image/png" {
 		t.Fatalf("the picture: %d %s", status, kind)
 	}
 	if img, err := png.Decode(bytes.NewReader(body)); err != nil || img.Bounds().Dx() != 64 {
 		t.Fatalf("the picture's bytes: %v", err)
 	}
-	if status, kind, _ := e.fetch(seen[1]["thumbnailUrl"].(string)); status != 200 || kind != "image/jpeg" {
+	if status, kind, _ := e.Fetch(seen[1]["thumbnailUrl"].(string)); status != 200 || kind != "image/jpeg" {
 		t.Fatalf("the thumbnail: %d %s", status, kind)
 	}
 	// A shared cache may keep the picture for the rest of its link's life,
@@ -183,11 +144,11 @@ func TestPicturesOnActivities(t *testing.T) {
 	// A link whose signature is changed, or that names another picture,
 	// opens nothing.
 	forged := strings.Replace(seen[0]["url"].(string), "s=", "s=x", 1)
-	if status, _, _ := e.fetch(forged); status != http.StatusNotFound {
+	if status, _, _ := e.Fetch(forged); status != http.StatusNotFound {
 		t.Errorf("a forged link: %d", status)
 	}
 	swapped := strings.Replace(seen[0]["url"].(string), first["id"].(string), second["id"].(string), 1)
-	if status, _, _ := e.fetch(swapped); status != http.StatusNotFound {
+	if status, _, _ := e.Fetch(swapped); status != http.StatusNotFound {
 		t.Errorf("a link to another picture: %d", status)
 	}
 
@@ -229,7 +190,7 @@ func TestPicturesOnActivities(t *testing.T) {
 	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+post["id"].(string), ann.token, nil); r.status != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	if got, want := e.objects(), media.ObjectsOf(third["id"].(string)); !slices.Equal(got, want) {
 		t.Errorf("objects after the delete: %v, want the loose upload's alone %v", got, want)
 	}
@@ -237,7 +198,7 @@ func TestPicturesOnActivities(t *testing.T) {
 
 // bomb is a PNG whose header says 100,000 × 100,000 pixels.
 func bomb(t *testing.T) []byte {
-	b := picture(t, "png", 1, 1)
+	b := stacktest.Picture(t, "png", 1, 1)
 	binary.BigEndian.PutUint32(b[16:], 100000)
 	binary.BigEndian.PutUint32(b[20:], 100000)
 	binary.BigEndian.PutUint32(b[29:], crc32.ChecksumIEEE(b[12:29]))
@@ -247,7 +208,7 @@ func bomb(t *testing.T) []byte {
 func TestUploadRefusals(t *testing.T) {
 	e := newEnv(t)
 	ann := e.register("ann")
-	big := append(picture(t, "png", 8, 8), make([]byte, media.MaxBytes)...)
+	big := append(stacktest.Picture(t, "png", 8, 8), make([]byte, media.MaxBytes)...)
 	for _, c := range []struct {
 		name   string
 		data   []byte
@@ -259,7 +220,7 @@ func TestUploadRefusals(t *testing.T) {
 		{"a decompression bomb", bomb(t), "image/png", 400},
 		{"over 8 MiB", big, "image/png", 413},
 		{"over 9 MiB", append(bytes.Clone(big), make([]byte, 1<<20)...), "image/png", 413},
-		{"a PNG sent as text", picture(t, "png", 4, 4), "text/plain", 400},
+		{"a PNG sent as text", stacktest.Picture(t, "png", 4, 4), "text/plain", 400},
 	} {
 		r := e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, c.data, "Content-Type", c.kind)
 		if r.status != c.status {
@@ -283,7 +244,7 @@ func TestUploadRefusals(t *testing.T) {
 	e.wantError(e.do("POST", "/social/rest/mediaItems/@me/@self", ann.token, form.Bytes(), "Content-Type", mw.FormDataContentType()), 400)
 	// Nobody else's.
 	bob := e.register("bob")
-	e.wantError(e.do("POST", "/social/rest/mediaItems/"+bob.id+"/@self", ann.token, picture(t, "png", 4, 4), "Content-Type", "image/png"), 403)
+	e.wantError(e.do("POST", "/social/rest/mediaItems/"+bob.id+"/@self", ann.token, stacktest.Picture(t, "png", 4, 4), "Content-Type", "image/png"), 403)
 	if got := e.objects(); len(got) != 0 {
 		t.Errorf("refused uploads left objects: %v", got)
 	}
@@ -306,7 +267,7 @@ func TestAlbums(t *testing.T) {
 	e.wantError(e.do("POST", "/social/rest/albums/@me/@self", ann.token, map[string]string{"title": "  "}), 400)
 
 	// Into it: an upload, and a loose picture moved.
-	r = e.do("POST", "/social/rest/mediaItems/@me/@self/"+album+"?description=waves", ann.token, picture(t, "png", 10, 10), "Content-Type", "image/png")
+	r = e.do("POST", "/social/rest/mediaItems/@me/@self/"+album+"?description=waves", ann.token, stacktest.Picture(t, "png", 10, 10), "Content-Type", "image/png")
 	if r.status != http.StatusCreated || e.entry(r)["albumId"] != album {
 		t.Fatalf("upload into the album: %d %s", r.status, r.raw)
 	}
@@ -349,7 +310,7 @@ func TestAlbums(t *testing.T) {
 	if r := e.do("DELETE", "/social/rest/albums/@me/@self/"+album, ann.token, nil); r.status != http.StatusNoContent {
 		t.Fatalf("delete the album: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	if got := e.objects(); len(got) != 0 {
 		t.Errorf("objects left: %v", got)
 	}
@@ -358,7 +319,7 @@ func TestAlbums(t *testing.T) {
 func TestMediaOverJSONRPC(t *testing.T) {
 	e := newEnv(t)
 	ann := e.register("ann")
-	data := "data:image/png;base64," + base64.StdEncoding.EncodeToString(picture(t, "png", 12, 12))
+	data := "data:image/png;base64," + base64.StdEncoding.EncodeToString(stacktest.Picture(t, "png", 12, 12))
 	r := e.do("POST", "/social/rpc", ann.token, fmt.Sprintf(`[
 		{"method":"albums.create","id":"a","params":{"userId":"@viewer","groupId":"@self","album":{"title":"RPC"}}},
 		{"method":"mediaItems.create","id":"m","params":{"userId":"@viewer","groupId":"@self","mediaItem":{"url":%q,"description":"dots"}}},
@@ -429,7 +390,7 @@ func TestUploadRateLimit(t *testing.T) {
 	e := newEnvFrom(t, localstack.Options{DB: setup.db, Config: app.Config{RateLimits: lim}})
 	ann := e.register("ann")
 	for i := range 3 {
-		r := e.upload(ann, picture(t, "png", 4, 4), "")
+		r := e.upload(ann, stacktest.Picture(t, "png", 4, 4), "")
 		if i < 2 && r.status != http.StatusCreated {
 			t.Fatalf("upload %d: %d %s", i, r.status, r.raw)
 		}
@@ -459,7 +420,7 @@ func TestErasureAndExportCoverPictures(t *testing.T) {
 	e.uploaded(v, "never posted")
 	r := e.do("POST", "/social/rest/albums/@me/@self", v.token, map[string]string{"title": "kept"})
 	album := e.entry(r)["id"].(string)
-	if r := e.do("POST", "/social/rest/mediaItems/@me/@self/"+album, v.token, picture(t, "png", 5, 5), "Content-Type", "image/png"); r.status != http.StatusCreated {
+	if r := e.do("POST", "/social/rest/mediaItems/@me/@self/"+album, v.token, stacktest.Picture(t, "png", 5, 5), "Content-Type", "image/png"); r.status != http.StatusCreated {
 		t.Fatalf("upload into the album: %d %s", r.status, r.raw)
 	}
 	if r := e.do("POST", "/social/rest/activities/@me/@self", v.token, map[string]any{"title": "with a picture", "mediaItems": []string{onPost}}); r.status != http.StatusCreated {
@@ -475,7 +436,7 @@ func TestErasureAndExportCoverPictures(t *testing.T) {
 	if len(pics) != 3 || len(albums) != 1 {
 		t.Fatalf("the export holds %d pictures and %d albums, want 3 and 1", len(pics), len(albums))
 	}
-	if status, _, _ := e.fetch(pics[0].(map[string]any)["url"].(string)); status != 200 {
+	if status, _, _ := e.Fetch(pics[0].(map[string]any)["url"].(string)); status != 200 {
 		t.Errorf("an exported picture's link: %d", status)
 	}
 	if got := e.objects(); len(got) != 6 {
@@ -485,7 +446,7 @@ func TestErasureAndExportCoverPictures(t *testing.T) {
 	if r := e.do("DELETE", "/auth/account", v.token, map[string]string{"password": "password-victim"}); r.status != http.StatusAccepted {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	if got := e.objects(); len(got) != 0 {
 		t.Errorf("objects after the erasure: %v", got)
 	}
@@ -507,7 +468,7 @@ func TestUploadOfAnAccountDeletedMeanwhile(t *testing.T) {
 	// The request was let in before the deletion: it carries ann's
 	// guard, which its transaction reads.
 	ctx := store.WithGuard(context.Background(), e.svc.Accounts.Guard(ann.id, ann.token))
-	if _, _, err := e.svc.Media.Upload(ctx, ann.id, media.UploadInput{Data: picture(t, "png", 64, 48)}); !errors.Is(err, derrors.Unauthenticated) {
+	if _, _, err := e.svc.Media.Upload(ctx, ann.id, media.UploadInput{Data: stacktest.Picture(t, "png", 64, 48)}); !errors.Is(err, derrors.Unauthenticated) {
 		t.Fatalf("the upload of a deleted account: %v", err)
 	}
 	if after := e.objects(); !slices.Equal(after, before) {
@@ -536,14 +497,14 @@ func TestPictureLinkLastsDaysAndEndsWithItsDelete(t *testing.T) {
 	if err != nil || time.Until(time.Unix(end, 0)) < media.LinkLife-time.Minute {
 		t.Errorf("the link ends at %v, within LinkLife", time.Unix(end, 0))
 	}
-	if status, _, _ := e.fetch(link); status != http.StatusOK {
+	if status, _, _ := e.Fetch(link); status != http.StatusOK {
 		t.Fatalf("the link: %d", status)
 	}
 	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+post["id"].(string), ann.token, nil); r.status != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
-	e.eventually("the deleted activity's picture gone", func() bool {
-		status, _, _ := e.fetch(link)
+	e.Eventually("the deleted activity's picture gone", func() bool {
+		status, _, _ := e.Fetch(link)
 		return status == http.StatusNotFound
 	})
 }
@@ -570,7 +531,7 @@ func TestPictureLinkAfterHiding(t *testing.T) {
 	if r := e.do("GET", "/social/rest/activities/"+ann.id+"/@self/@app/"+post["id"].(string), bob.token, nil); r.status != http.StatusNotFound {
 		t.Errorf("the post after the block: %d %s", r.status, r.raw)
 	}
-	if status, _, _ := e.fetch(link); status != http.StatusOK {
+	if status, _, _ := e.Fetch(link); status != http.StatusOK {
 		t.Errorf("the link handed out before the block: %d, want it to work until it ends", status)
 	}
 }

@@ -64,7 +64,7 @@ func TestReportsAndRemoval(t *testing.T) {
 		t.Fatal(r.status, string(r.raw))
 	}
 	secret := e.entry(r)["id"].(string)
-	e.settle()
+	e.Settle()
 
 	// What a report may not be.
 	report := func(u user, body map[string]any) resp {
@@ -258,7 +258,7 @@ func TestLimitedAccount(t *testing.T) {
 	}
 	news := e.post(bob, "hello #news")
 	mention := e.post(bob, "hey @dan")
-	e.settle()
+	e.Settle()
 	if !slices.Contains(e.feed(dan, "@me/@all"), news) || !slices.Contains(e.feed(dan, "@me/@friends"), news) {
 		t.Fatalf("before the limit dan reads bob's post")
 	}
@@ -289,7 +289,7 @@ func TestLimitedAccount(t *testing.T) {
 		t.Fatal(r.status, string(r.raw))
 	}
 	e.follow(dan, carol.id)
-	e.settle()
+	e.Settle()
 	for _, feed := range []string{"@me/@friends", carol.id + "/@self"} {
 		for _, v := range e.feedItems(dan, feed) {
 			if v["repostOf"] != nil {
@@ -321,7 +321,7 @@ func TestSuspension(t *testing.T) {
 	if r := e.do("POST", "/social/rest/likes/"+hers, bob.token, nil); r.status != 200 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 
 	e.act(mo, map[string]any{"action": "suspend", "accountId": bob.id, "reason": "threats"})
 	e.wantError(e.do("GET", "/social/rest/people/@me/@self", bob.token, nil), http.StatusUnauthorized)
@@ -356,7 +356,7 @@ func TestSuspension(t *testing.T) {
 	hidden()
 	counts := func(likes, comments float64) {
 		t.Helper()
-		e.settle() // the withholding job
+		e.Settle() // the withholding job
 		got := e.activity(alice, alice.id, hers)
 		if got["likesCount"] != likes || got["commentsCount"] != comments {
 			t.Errorf("alice's post counts %v likes and %v comments, want %v and %v", got["likesCount"], got["commentsCount"], likes, comments)
@@ -405,7 +405,7 @@ func TestSuspension(t *testing.T) {
 	if ended, err := e.svc.Lifecycle.EndSuspension(ctx, moderation.ExpiryTask{UserID: bob.id, At: began.UnixMicro()}); err != nil || !ended {
 		t.Fatalf("the end of the grace: %v %v", ended, err)
 	}
-	e.settle()
+	e.Settle()
 	e.wantError(e.do("GET", "/social/rest/people/"+bob.id+"/@self", ada.token, nil), http.StatusNotFound)
 	if got := e.list(e.do("GET", "/social/rest/people/@me/@friends", carol.token, nil)); len(got) != 0 {
 		t.Errorf("carol still follows the erased account: %v", got)
@@ -469,7 +469,7 @@ func TestWithholdingWaitsForItsChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.settle()
+	e.Settle()
 	if got := e.activity(alice, alice.id, hers)["likesCount"]; got != 1.0 {
 		t.Errorf("likesCount %v after a lifting's job ran twice, want 1", got)
 	}
@@ -497,7 +497,7 @@ func TestWithholdingOfASuspensionLiftedStops(t *testing.T) {
 	if stopped, err := e.svc.Moderation.Withhold(ctx, lift); err != nil || stopped == "" {
 		t.Errorf("the withholding of a lifting replaced since: %q %v, want it to stop at once", stopped, err)
 	}
-	e.settle()
+	e.Settle()
 }
 
 // A suspension whose call committed and failed before it ended the

@@ -19,7 +19,7 @@ func TestMutes(t *testing.T) {
 	mine := e.post(alice, "alice's")
 	b1, c1 := e.post(bob, "b1"), e.post(carol, "c1")
 	b2 := e.post(bob, "hi @alice")
-	e.settle()
+	e.Settle()
 	if got := e.notificationTypes(alice); !cmp.Equal(got, []string{"mention"}) {
 		t.Fatalf("alice's notifications before the mute: %v, want bob's mention", got)
 	}
@@ -45,7 +45,7 @@ func TestMutes(t *testing.T) {
 	if r := e.do("POST", "/social/rest/likes/"+mine, bob.token, nil); r.status != 200 {
 		t.Fatalf("like: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	n := e.do("GET", "/social/rest/notifications/@me", alice.token, nil)
 	for _, it := range n.body["list"].([]any) {
 		if actor, _ := it.(map[string]any)["actor"].(map[string]any); actor != nil && actor["id"] == bob.id {

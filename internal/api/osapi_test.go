@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"socialstream/internal/stacktest"
 )
 
 // These tests replay what Shindig's osapi JavaScript client sends, request
@@ -216,7 +218,7 @@ func TestOsapiActivities(t *testing.T) {
 		t.Fatalf("activities.create: %v", posted)
 	}
 	second := object(t, "create", g.one("activities.create", map[string]any{"activity": map[string]any{"title": "again"}}))["id"].(string)
-	e.settle()
+	e.Settle()
 
 	// activityId, one: the activity itself; a list: a collection.
 	if a := object(t, "get one", g.one("activities.get", map[string]any{"activityId": id})); a["id"] != id || a["title"] != "hello from a gadget" {
@@ -391,7 +393,7 @@ func TestOsapiAlbumsAndMediaItems(t *testing.T) {
 	if album["ownerId"] != ann.id || album["mediaItemCount"] != float64(0) {
 		t.Errorf("albums.create gives %v", album)
 	}
-	data := "data:image/png;base64," + base64.StdEncoding.EncodeToString(picture(t, "png", 16, 9))
+	data := "data:image/png;base64," + base64.StdEncoding.EncodeToString(stacktest.Picture(t, "png", 16, 9))
 	item := object(t, "osapi.mediaItems.create", g.one("mediaItems.create", map[string]any{
 		"albumId": albumID, "mediaItem": map[string]any{"url": data, "description": "a small gradient"}}))
 	itemID := item["id"].(string)

@@ -26,13 +26,13 @@ func TestProfiles(t *testing.T) {
 	}
 	// The pictures, to anyone, no token.
 	for _, link := range []string{p["avatarUrl"].(string), p["thumbnailUrl"].(string), p["headerUrl"].(string)} {
-		if status, kind, body := e.fetch(e.url + link); status != 200 || !strings.HasPrefix(kind, "image/") || len(body) == 0 {
+		if status, kind, body := e.Fetch(e.url + link); status != 200 || !strings.HasPrefix(kind, "image/") || len(body) == 0 {
 			t.Errorf("%s: %d %s", link, status, kind)
 		}
 	}
 	// On her card wherever it is: a feed's author, people.get by RPC.
 	post := e.post(ann, "hi")
-	e.settle()
+	e.Settle()
 	for _, it := range e.feedItems(bob, "@me/@friends") {
 		if it["id"] == post {
 			if a := it["author"].(map[string]any); a["note"] != p["note"] || a["avatarUrl"] != p["avatarUrl"] || a["displayName"] != "Ann B." {
@@ -80,10 +80,10 @@ func TestProfiles(t *testing.T) {
 	if r.status != 200 || e.entry(r)["avatarUrl"] != nil || e.entry(r)["headerUrl"] == nil {
 		t.Fatalf("no avatar: %d %s", r.status, r.raw)
 	}
-	if status, _, _ := e.fetch(e.url + link); status != http.StatusNotFound {
+	if status, _, _ := e.Fetch(e.url + link); status != http.StatusNotFound {
 		t.Errorf("the avatar's link with no avatar: %d", status)
 	}
-	if status, _, _ := e.fetch(e.url + "/media/people/" + ann.id + "/banner/image"); status != http.StatusNotFound {
+	if status, _, _ := e.Fetch(e.url + "/media/people/" + ann.id + "/banner/image"); status != http.StatusNotFound {
 		t.Errorf("no such picture: %d", status)
 	}
 	// By JSON-RPC, as OpenSocial's people.update sends it.

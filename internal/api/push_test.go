@@ -2,9 +2,7 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,33 +28,11 @@ import (
 // JWT against the instance's key, the payload decrypted with the
 // device's keys).
 
-// mastoForm sends a form with method to the Mastodon face and decodes
-// the answer.
-func (e *env) mastoForm(method, path, token string, form url.Values) (int, map[string]any) {
-	e.t.Helper()
-	req, _ := http.NewRequest(method, e.url+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		e.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	return resp.StatusCode, out
-}
-
 // pushed waits until d has received n messages, and returns their
 // payloads.
 func (e *env) pushed(ps *receiver.Service, d *receiver.Device, n int) []map[string]any {
 	e.t.Helper()
-	e.eventually("push messages", func() bool { return len(ps.Messages(d)) >= n })
+	e.Eventually("push messages", func() bool { return len(ps.Messages(d)) >= n })
 	var out []map[string]any
 	for _, m := range ps.Messages(d) {
 		v, err := m.JSON()
@@ -85,7 +61,7 @@ func newPushEnv(t *testing.T) (*env, *receiver.Service, string) {
 		Queue: fastRetries})
 	ps := receiver.New()
 	t.Cleanup(ps.Close)
-	_, inst := e.mastoForm("GET", "/api/v2/instance", "", nil)
+	_, inst := e.MastoForm("GET", "/api/v2/instance", "", nil)
 	key, _ := inst["configuration"].(map[string]any)["vapid"].(map[string]any)["public_key"].(string)
 	if len(key) != 87 { // 65 bytes, base64url
 		t.Fatalf("the instance's VAPID key %q", key)
@@ -113,7 +89,7 @@ func TestWebPush(t *testing.T) {
 	if sub.ServerKey != key || sub.Endpoint != dev.Endpoint {
 		t.Fatalf("subscription %+v: server key %q, want the instance's %q", sub, sub.ServerKey, key)
 	}
-	if st, got := e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][status]": {"true"}}); st != 200 ||
+	if st, got := e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][status]": {"true"}}); st != 200 ||
 		got["alerts"].(map[string]any)["status"] != true || got["alerts"].(map[string]any)["mention"] != true || got["policy"] != "all" {
 		t.Fatalf("PUT: %d %v", st, got)
 	}
@@ -139,7 +115,7 @@ func TestWebPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.pushed(ps, dev, 4)
-	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/follow", token, url.Values{"notify": {"true"}})
+	e.MastoForm("POST", "/api/v1/accounts/"+bob.id+"/follow", token, url.Values{"notify": {"true"}})
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "news from bob", SpoilerText: "a warning"}); err != nil {
 		t.Fatal(err)
 	}
@@ -178,12 +154,12 @@ func TestWebPush(t *testing.T) {
 	// Hidden: a muted person's mention, and a blocked one's, never made,
 	// are never pushed.
 	cc := e.mastoClient(carol, "read write follow")
-	e.mastoForm("POST", "/api/v1/accounts/"+carol.id+"/mute", token, nil)
+	e.MastoForm("POST", "/api/v1/accounts/"+carol.id+"/mute", token, nil)
 	if _, err := cc.PostStatus(ctx, &mastodon.Toot{Status: "@alice hear me"}); err != nil {
 		t.Fatal(err)
 	}
 	// Alerts off: nothing is even enqueued.
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][favourite]": {"false"}})
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][favourite]": {"false"}})
 	if _, err := bc.Unfavourite(ctx, post.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +168,8 @@ func TestWebPush(t *testing.T) {
 	}
 	// Policy: followed alone; carol, whom alice does not follow, is not
 	// pushed, and bob, whom she does, is.
-	e.mastoForm("POST", "/api/v1/accounts/"+carol.id+"/unmute", token, nil)
-	if st, got := e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"followed"}}); st != 200 || got["policy"] != "followed" {
+	e.MastoForm("POST", "/api/v1/accounts/"+carol.id+"/unmute", token, nil)
+	if st, got := e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"followed"}}); st != 200 || got["policy"] != "followed" {
 		t.Fatalf("PUT policy: %d %v", st, got)
 	}
 	if _, err := cc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
@@ -202,7 +178,7 @@ func TestWebPush(t *testing.T) {
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice followed one"}); err != nil {
 		t.Fatal(err)
 	}
-	e.settle()
+	e.Settle()
 	// The followed one's post mentions alice, whose follow rings besides:
 	// two notifications, both pushed.
 	got = e.pushed(ps, dev, 7)
@@ -212,7 +188,7 @@ func TestWebPush(t *testing.T) {
 
 	// Policy none sends nothing; bad settings are 422s and change nothing.
 	for _, bad := range []url.Values{{"data[policy]": {"some"}}, {"data[alerts][nonsense]": {"true"}}, {"data[alerts][mention]": {"maybe"}}} {
-		if st, got := e.mastoForm("PUT", "/api/v1/push/subscription", token, bad); st != http.StatusUnprocessableEntity {
+		if st, got := e.MastoForm("PUT", "/api/v1/push/subscription", token, bad); st != http.StatusUnprocessableEntity {
 			t.Errorf("PUT %v: %d %v, want 422", bad, st, got)
 		}
 	}
@@ -221,8 +197,8 @@ func TestWebPush(t *testing.T) {
 	}
 
 	// A locked account's follow request.
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}, "data[alerts][follow_request]": {"true"}})
-	if st, got := e.mastoForm("PATCH", "/api/v1/accounts/update_credentials", token, url.Values{"locked": {"true"}}); st != 200 || got["locked"] != true {
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}, "data[alerts][follow_request]": {"true"}})
+	if st, got := e.MastoForm("PATCH", "/api/v1/accounts/update_credentials", token, url.Values{"locked": {"true"}}); st != 200 || got["locked"] != true {
 		t.Fatalf("lock: %d %v", st, got)
 	}
 	dc := e.mastoClient(e.register("dave"), "read write follow")
@@ -239,7 +215,7 @@ func TestWebPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, got := e.mastoForm("POST", "/api/v1/follow_requests/"+string(dave.ID)+"/reject", token, nil); st != 200 {
+	if st, got := e.MastoForm("POST", "/api/v1/follow_requests/"+string(dave.ID)+"/reject", token, nil); st != 200 {
 		t.Fatalf("reject: %d %v", st, got)
 	}
 	if _, err := dc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
@@ -273,7 +249,7 @@ func TestWebPushSubscriptions(t *testing.T) {
 	noPush := e.mastoClient(alice, "read write")
 	good := url.Values{"subscription[endpoint]": {dev.Endpoint}, "subscription[keys][p256dh]": {dev.P256dh()},
 		"subscription[keys][auth]": {dev.Auth()}, "data[alerts][mention]": {"true"}}
-	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", noPush.Config.AccessToken, good); st != http.StatusForbidden {
+	if st, _ := e.MastoForm("POST", "/api/v1/push/subscription", noPush.Config.AccessToken, good); st != http.StatusForbidden {
 		t.Errorf("a token without push: %d, want 403", st)
 	}
 	for name, change := range map[string][2]string{
@@ -291,17 +267,17 @@ func TestWebPushSubscriptions(t *testing.T) {
 			form[k] = v
 		}
 		form.Set(change[0], change[1])
-		if st, got := e.mastoForm("POST", "/api/v1/push/subscription", token, form); st != http.StatusUnprocessableEntity {
+		if st, got := e.MastoForm("POST", "/api/v1/push/subscription", token, form); st != http.StatusUnprocessableEntity {
 			t.Errorf("%s: %d %v, want 422", name, st, got)
 		}
 	}
-	if st, _ := e.mastoForm("GET", "/api/v1/push/subscription", token, nil); st != http.StatusNotFound {
+	if st, _ := e.MastoForm("GET", "/api/v1/push/subscription", token, nil); st != http.StatusNotFound {
 		t.Errorf("GET before any: %d, want 404", st)
 	}
-	if st, _ := e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}}); st != http.StatusNotFound {
+	if st, _ := e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}}); st != http.StatusNotFound {
 		t.Errorf("PUT before any: %d, want 404", st)
 	}
-	if st, got := e.mastoForm("POST", "/api/v1/push/subscription", token, good); st != 200 || got["endpoint"] != dev.Endpoint {
+	if st, got := e.MastoForm("POST", "/api/v1/push/subscription", token, good); st != 200 || got["endpoint"] != dev.Endpoint {
 		t.Fatalf("POST: %d %v", st, got)
 	}
 	// One per token: another token's is its own, and a POST replaces.
@@ -309,7 +285,7 @@ func TestWebPushSubscriptions(t *testing.T) {
 	dev2 := ps.Device()
 	form := url.Values{"subscription[endpoint]": {dev2.Endpoint}, "subscription[keys][p256dh]": {dev2.P256dh()},
 		"subscription[keys][auth]": {dev2.Auth()}, "data[alerts][mention]": {"true"}, "data[alerts][favourite]": {"true"}}
-	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", other.Config.AccessToken, form); st != 200 {
+	if st, _ := e.MastoForm("POST", "/api/v1/push/subscription", other.Config.AccessToken, form); st != 200 {
 		t.Fatalf("a second token's: %d", st)
 	}
 	if s, err := ac.GetPushSubscription(ctx); err != nil || s.Endpoint != dev.Endpoint {
@@ -329,8 +305,8 @@ func TestWebPushSubscriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.pushed(ps, dev2, 2)
-	e.settle()
-	if st, _ := e.mastoForm("GET", "/api/v1/push/subscription", other.Config.AccessToken, nil); st != http.StatusNotFound {
+	e.Settle()
+	if st, _ := e.MastoForm("GET", "/api/v1/push/subscription", other.Config.AccessToken, nil); st != http.StatusNotFound {
 		t.Errorf("after a 410: GET %d, want 404", st)
 	}
 
@@ -347,14 +323,14 @@ func TestWebPushSubscriptions(t *testing.T) {
 	if got[2]["notification_id"] != got[3]["notification_id"] || msgs[2].Headers.Get("Topic") != msgs[3].Headers.Get("Topic") {
 		t.Errorf("a retry: %v then %v", got[2], got[3])
 	}
-	e.settle()
+	e.Settle()
 
 	// A revoked token: nothing more is sent, and its subscription goes.
-	e.formPost("/oauth/revoke", "", url.Values{"token": {token}, "client_id": {ac.Config.ClientID}, "client_secret": {ac.Config.ClientSecret}})
+	e.FormPost("/oauth/revoke", "", url.Values{"token": {token}, "client_id": {ac.Config.ClientID}, "client_secret": {ac.Config.ClientSecret}})
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice revoked"}); err != nil {
 		t.Fatal(err)
 	}
-	e.settle()
+	e.Settle()
 	if n := len(ps.Messages(dev)); n != 4 {
 		t.Errorf("after the token's revocation: %d messages, want 4", n)
 	}
@@ -364,7 +340,7 @@ func TestWebPushSubscriptions(t *testing.T) {
 
 	// DELETE: gone, and DELETE again is fine.
 	ps2 := e.mastoClient(alice, "push")
-	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", ps2.Config.AccessToken, form); st != 200 {
+	if st, _ := e.MastoForm("POST", "/api/v1/push/subscription", ps2.Config.AccessToken, form); st != 200 {
 		t.Fatal(st)
 	}
 	for range 2 {
@@ -387,19 +363,19 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	ac := e.mastoClient(alice, "read write follow push")
 	token := ac.Config.AccessToken
 	dev := ps.Device()
-	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
+	if st, _ := e.MastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
 		"subscription[keys][p256dh]": {dev.P256dh()}, "subscription[keys][auth]": {dev.Auth()},
 		"data[alerts][mention]": {"true"}, "data[alerts][favourite]": {"true"}}); st != 200 {
 		t.Fatal(st)
 	}
 	// A notification made with no push (alerts off then), delivered by
 	// hand as a job would be.
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"false"}})
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"false"}})
 	bc := e.mastoClient(bob, "read write follow")
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice one"}); err != nil {
 		t.Fatal(err)
 	}
-	e.settle()
+	e.Settle()
 	list, _, _, err := e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: paging.Request{Count: 20}})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("notifications %v, %v", list, err)
@@ -413,30 +389,30 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 		}
 	}
 	deliver(ctx, push.NotWanted)
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"true"}})
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"true"}})
 	deliver(ctx, push.Sent)
-	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/block", token, nil)
+	e.MastoForm("POST", "/api/v1/accounts/"+bob.id+"/block", token, nil)
 	deliver(ctx, push.NotShown)
-	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unblock", token, nil)
+	e.MastoForm("POST", "/api/v1/accounts/"+bob.id+"/unblock", token, nil)
 	deliver(ctx, push.Sent)
 	// The policy, as it is when the job runs: bob and alice follow
 	// neither the other, then each.
 	for _, policy := range []string{"none", "follower", "followed"} {
-		e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {policy}})
+		e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {policy}})
 		deliver(ctx, push.NotWanted)
 	}
 	if _, err := bc.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
 		t.Fatal(err)
 	}
 	deliver(ctx, push.NotWanted) // followed: alice does not follow bob
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"follower"}})
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"follower"}})
 	deliver(ctx, push.Sent)
 	if _, err := ac.AccountFollow(ctx, mastodon.ID(bob.id)); err != nil {
 		t.Fatal(err)
 	}
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"followed"}})
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"followed"}})
 	deliver(ctx, push.Sent)
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}})
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[policy]": {"all"}})
 	if err := e.svc.Notifications.Dismiss(ctx, alice.id, list[0].ID); err != nil {
 		t.Fatal(err)
 	}
@@ -454,10 +430,10 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	if tasks := strings.Join(e.tasks.Server.Describe(), "\n"); !strings.Contains(tasks, "-mention-never-w1 to /_tasks/push") {
 		t.Errorf("no task waits on: %s", tasks)
 	}
-	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/mute", token, nil)
+	e.MastoForm("POST", "/api/v1/accounts/"+bob.id+"/mute", token, nil)
 	d.At = time.Now().Unix() // within GiveUpAfter: it is the mute that stops it
 	deliver(ctx, push.NotMade)
-	e.mastoForm("POST", "/api/v1/accounts/"+bob.id+"/unmute", token, nil)
+	e.MastoForm("POST", "/api/v1/accounts/"+bob.id+"/unmute", token, nil)
 	d.At = time.Now().Add(-time.Minute).Unix()
 	deliver(ctx, push.NotMade)
 	d.Actor = bob.id
@@ -465,12 +441,12 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	// 503 on the last attempt: the subscription goes. The mention is
 	// made while the alert is off, so that no queued delivery of it
 	// runs beside the ones run here.
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"false"}})
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"false"}})
 	if _, err := bc.PostStatus(ctx, &mastodon.Toot{Status: "@alice two"}); err != nil {
 		t.Fatal(err)
 	}
-	e.settle()
-	e.mastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"true"}})
+	e.Settle()
+	e.MastoForm("PUT", "/api/v1/push/subscription", token, url.Values{"data[alerts][mention]": {"true"}})
 	list, _, _, _ = e.svc.Notifications.List(ctx, alice.id, notifications.Query{Page: paging.Request{Count: 20}})
 	d.Event, d.At = strings.TrimPrefix(list[0].ID, alice.id+"_"), time.Now().Unix()
 	ps.Answer(dev, http.StatusServiceUnavailable)
@@ -488,7 +464,7 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	// A deleted account: its subscription, made again, stops at once
 	// (its tokens end with it), and the erasure deletes it.
 	ps.Answer(dev, 0)
-	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
+	if st, _ := e.MastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
 		"subscription[keys][p256dh]": {dev.P256dh()}, "subscription[keys][auth]": {dev.Auth()}, "data[alerts][mention]": {"true"}}); st != 200 {
 		t.Fatal(st)
 	}
@@ -500,7 +476,7 @@ func TestWebPushDecidesWhenItRuns(t *testing.T) {
 	if got, err := e.svc.Push.Deliver(ctx, d); err != nil || got != push.Dropped && got != push.Gone {
 		t.Errorf("Deliver to a deleted account: %q, %v", got, err)
 	}
-	e.settle()
+	e.Settle()
 	if _, err := e.svc.Push.Get(ctx, alice.id, d.Sub); err != push.ErrNoSubscription || len(ps.Messages(dev)) != sent {
 		t.Errorf("after the account's deletion: %v, %d messages (%d before)", err, len(ps.Messages(dev)), sent)
 	}
@@ -527,7 +503,7 @@ func TestWebPushUnderTaskFaults(t *testing.T) {
 	}
 	ps.Expect(key.Public)
 	dev := ps.Device()
-	if st, _ := e.mastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
+	if st, _ := e.MastoForm("POST", "/api/v1/push/subscription", token, url.Values{"subscription[endpoint]": {dev.Endpoint},
 		"subscription[keys][p256dh]": {dev.P256dh()}, "subscription[keys][auth]": {dev.Auth()},
 		"data[alerts][mention]": {"true"}, "data[alerts][favourite]": {"true"}, "data[alerts][follow]": {"true"}}); st != 200 {
 		t.Fatal(st)
@@ -537,7 +513,7 @@ func TestWebPushUnderTaskFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	muted := e.register("muted")
-	e.mastoForm("POST", "/api/v1/accounts/"+muted.id+"/mute", token, nil)
+	e.MastoForm("POST", "/api/v1/accounts/"+muted.id+"/mute", token, nil)
 	for i, u := range []user{e.register("pat"), e.register("pam"), e.register("pia"), muted} {
 		c := e.mastoClient(u, "read write follow")
 		if _, err := c.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
@@ -553,7 +529,7 @@ func TestWebPushUnderTaskFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.settle()
+	e.Settle()
 	if errs := ps.Errors(); len(errs) > 0 {
 		t.Fatalf("messages that did not check: %v", errs)
 	}

@@ -18,23 +18,6 @@ import (
 	"socialstream/internal/rebuild"
 )
 
-// eventually polls cond until it holds or 30 seconds pass.
-func (e *env) eventually(what string, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			failed := e.logs.Lines("task failed; the queue retries it")
-			if len(failed) > 3 {
-				failed = failed[len(failed)-3:]
-			}
-			e.t.Logf("last failed tasks: %v", failed)
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func (e *env) feed(u user, path string) []string {
 	e.t.Helper()
 	return e.list(e.do("GET", "/social/rest/activities/"+path, u.token, nil))
@@ -53,12 +36,12 @@ func TestRebuildThroughTheQueue(t *testing.T) {
 	}
 
 	e.follow(alice, bob.id)
-	e.eventually("bob's earlier posts at alice's home", func() bool { return slices.Equal(e.feed(alice, "@me/@friends"), posts) })
+	e.Eventually("bob's earlier posts at alice's home", func() bool { return slices.Equal(e.feed(alice, "@me/@friends"), posts) })
 	// copyLimit=2 copies two at once; the backfill chain brings the rest.
 	if r := e.do("POST", "/social/rest/people/@me/@friends?copyLimit=2", carol.token, map[string]string{"id": bob.id}); r.status != 201 {
 		t.Fatalf("follow with copyLimit: %d", r.status)
 	}
-	e.eventually("carol's copies, backfill included", func() bool { return slices.Equal(e.feed(carol, "@me/@friends"), posts) })
+	e.Eventually("carol's copies, backfill included", func() bool { return slices.Equal(e.feed(carol, "@me/@friends"), posts) })
 	backfilled := false
 	for _, l := range e.logs.Lines("task done") {
 		backfilled = backfilled || (l["queue"] == "backfill" && l["follower"] == carol.id && l["activitiesChanged"] == 3.0)
@@ -70,7 +53,7 @@ func TestRebuildThroughTheQueue(t *testing.T) {
 	if r := e.do("DELETE", "/social/rest/people/@me/@friends/"+bob.id, alice.token, nil); r.status != 204 {
 		t.Fatal(r.status)
 	}
-	e.eventually("alice home emptied", func() bool { return len(e.feed(alice, "@me/@friends")) == 0 })
+	e.Eventually("alice home emptied", func() bool { return len(e.feed(alice, "@me/@friends")) == 0 })
 	if r := e.do("DELETE", "/social/rest/people/@me/@friends/"+bob.id+"?keepHistory=true", carol.token, nil); r.status != 204 {
 		t.Fatal(r.status)
 	}
@@ -83,11 +66,11 @@ func TestRebuildThroughTheQueue(t *testing.T) {
 	if r := e.do("POST", "/social/rest/groups/@all/"+group+"/members", bob.token, map[string]string{"id": "@me"}); r.status != 201 {
 		t.Fatal(r.status)
 	}
-	e.eventually("bob's posts in the group", func() bool { return slices.Equal(e.feed(carol, "@me/"+group), posts) })
+	e.Eventually("bob's posts in the group", func() bool { return slices.Equal(e.feed(carol, "@me/"+group), posts) })
 	if r := e.do("DELETE", "/social/rest/groups/@all/"+group+"/members/@me", bob.token, nil); r.status != 204 {
 		t.Fatal(r.status)
 	}
-	e.eventually("the group feed emptied", func() bool { return len(e.feed(carol, "@me/"+group)) == 0 })
+	e.Eventually("the group feed emptied", func() bool { return len(e.feed(carol, "@me/"+group)) == 0 })
 
 	// Each job logged what it changed, as structured fields.
 	var changed float64
@@ -115,7 +98,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 	slow := queueFunc(func(ctx context.Context, task queue.Task) error {
 		err := e.tasks.Queue.Enqueue(ctx, task)
 		if task.Path == rebuild.RunJob.Path() {
-			e.eventually("a failed attempt", func() bool { return len(e.logs.Lines("task failed; the queue retries it")) > 0 })
+			e.Eventually("a failed attempt", func() bool { return len(e.logs.Lines("task failed; the queue retries it")) > 0 })
 		}
 		return err
 	})
@@ -130,7 +113,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 	if _, err := svc.Graph.Follow(context.Background(), alice.id, bob.id, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("the retried job's copy", func() bool { return slices.Equal(e.feed(alice, "@me/@friends"), []string{post}) })
+	e.Eventually("the retried job's copy", func() bool { return slices.Equal(e.feed(alice, "@me/@friends"), []string{post}) })
 	for _, l := range e.logs.Lines("task done") {
 		if l["job"] == "rebuild" && l["retryCount"] == "0" {
 			t.Errorf("the job succeeded on its first attempt: %v", l)

@@ -42,7 +42,7 @@ func TestReposts(t *testing.T) {
 		t.Errorf("a repost of a repost: %v", rd)
 	}
 	d := rd["id"].(string)
-	e.settle()
+	e.Settle()
 
 	if got := e.feed(ben, "@me/@friends"); !cmp.Equal(got, []string{d, r}) {
 		t.Errorf("ben's home: %v, want the two reposts", got)
@@ -90,7 +90,7 @@ func TestReposts(t *testing.T) {
 	if got := e.feed(ben, "@me/@friends"); len(got) != 0 {
 		t.Errorf("ben's home once the shared activity is deleted: %v", got)
 	}
-	e.settle()
+	e.Settle()
 	if got := e.feed(dan, "@me/@self"); len(got) != 0 {
 		t.Errorf("dan's own after the cleanup: %v", got)
 	}
@@ -121,7 +121,7 @@ func TestUnrepostOfWhatIsNowHidden(t *testing.T) {
 	for _, id := range []string{blocked, suspended} {
 		e.wantError(e.do("DELETE", "/social/rest/reposts/"+id, cat.token, nil), 404)
 	}
-	e.settle()
+	e.Settle()
 	if got := e.feed(cat, "@me/@self"); len(got) != 0 {
 		t.Errorf("cat's reposts after unreposting: %v", got)
 	}

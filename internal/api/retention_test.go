@@ -45,11 +45,11 @@ func TestHomeRetention(t *testing.T) {
 	e := newEnvFrom(t, localstack.Options{Config: app.Config{BackfillMax: 1000, HomeRetention: time.Hour}, Gen: gen, Wrap: wrap})
 	author, reader, late := e.register("author"), e.register("reader"), e.register("late")
 	e.follow(reader, author.id)
-	e.settle()
+	e.Settle()
 	old := e.post(author, "two hours ago")
 	behind.Store(0)
 	fresh := e.post(author, "just now")
-	e.settle()
+	e.Settle()
 	if n := trims.Load(); n != 0 {
 		t.Errorf("%d trim jobs before the schedule asked for one", n)
 	}
@@ -57,7 +57,7 @@ func TestHomeRetention(t *testing.T) {
 	if r := e.do("GET", api.CronTrimPath, "", nil, api.TaskSecretHeader, e.stack.TaskSecret); r.status != http.StatusNoContent {
 		t.Fatalf("the scheduled trim: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	if trims.Load() == 0 {
 		t.Error("no trim job enqueued by the scheduled request")
 	}
@@ -92,7 +92,7 @@ func TestHomeRetention(t *testing.T) {
 
 	// A follow copies the fresh post alone, and its backfill stops at the edge.
 	e.follow(late, author.id)
-	e.settle()
+	e.Settle()
 	if got, _, _ := e.homeOf(late); !slices.Equal(got, []string{fresh}) {
 		t.Errorf("home of a later follower %v, want only %s", got, fresh)
 	}

@@ -3,15 +3,15 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
-
-	"socialstream/internal/comments"
 
 	"cloud.google.com/go/datastore"
 	"github.com/google/go-cmp/cmp"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/comments"
 )
 
 // activity returns one activity as viewer sees it.
@@ -49,7 +49,7 @@ func TestComments(t *testing.T) {
 	if diff := cmp.Diff(ids, append(e.list(p1), e.list(p2)...)); diff != "" {
 		t.Errorf("comments mismatch (-want +got):\n%s", diff)
 	}
-	e.eventually("commentsCount 3", func() bool { return e.activity(ben, author.id, act)["commentsCount"] == 3.0 })
+	e.Eventually("commentsCount 3", func() bool { return e.activity(ben, author.id, act)["commentsCount"] == 3.0 })
 
 	// Who may delete.
 	e.wantError(e.do("DELETE", "/social/rest/comments/"+act+"/"+ids[0], ben.token, nil), 403)
@@ -60,7 +60,7 @@ func TestComments(t *testing.T) {
 		t.Errorf("activity author deletes: %d", r.status)
 	}
 	e.wantError(e.do("DELETE", "/social/rest/comments/"+act+"/"+ids[1], author.token, nil), 404)
-	e.eventually("commentsCount 1", func() bool { return e.activity(ben, author.id, act)["commentsCount"] == 1.0 })
+	e.Eventually("commentsCount 1", func() bool { return e.activity(ben, author.id, act)["commentsCount"] == 1.0 })
 
 	for name, tc := range map[string]struct {
 		method, path string
@@ -90,7 +90,7 @@ func TestComments(t *testing.T) {
 	}
 	e.wantError(e.do("GET", "/social/rest/comments/"+act, ann.token, nil), 404)
 	// ... by the cleanup job that follows.
-	e.eventually("no comment left after the delete", func() bool {
+	e.Eventually("no comment left after the delete", func() bool {
 		keys, err := e.db.GetAll(context.Background(), e.db.Query(comments.KindComment).FilterField("activityId", "=", act).KeysOnly(), nil)
 		return err == nil && len(keys) == 0
 	})
@@ -136,6 +136,13 @@ func TestLikes(t *testing.T) {
 	if a := e.activity(ann, author.id, act); a["likesCount"] != 1.0 {
 		t.Errorf("likesCount after the unlike: %v", a["likesCount"])
 	}
+	// The caller's own likes, newest first: ben's one.
+	if got := e.list(e.do("GET", "/social/rest/likes", ben.token, nil)); !cmp.Equal(got, []string{act}) {
+		t.Errorf("ben's likes: %v, want [%s]", got, act)
+	}
+	if got := e.list(e.do("GET", "/social/rest/likes", ann.token, nil)); len(got) != 0 {
+		t.Errorf("ann's likes after her unlike: %v", got)
+	}
 	e.wantError(e.do("POST", "/social/rest/likes/12345", ann.token, nil), 404)
 	e.wantError(e.do("GET", "/social/rest/likes/x", ann.token, nil), 404)
 	e.wantError(e.do("POST", "/social/rest/likes/"+act, "", nil), 401)
@@ -178,7 +185,7 @@ func TestConcurrentLikesKeepExactCount(t *testing.T) {
 		}
 	}
 	run(func(u string) error { _, err := lk.Like(ctx, u, act); return err })
-	e.eventually("likesCount 300", func() bool { return e.activity(author, author.id, act)["likesCount"] == float64(n) })
+	e.Eventually("likesCount 300", func() bool { return e.activity(author, author.id, act)["likesCount"] == float64(n) })
 	run(func(u string) error {
 		var i int
 		fmt.Sscan(u, &i)
@@ -190,7 +197,7 @@ func TestConcurrentLikesKeepExactCount(t *testing.T) {
 		}
 		return err
 	})
-	e.eventually("likesCount 150", func() bool { return e.activity(author, author.id, act)["likesCount"] == float64(n/2) })
+	e.Eventually("likesCount 150", func() bool { return e.activity(author, author.id, act)["likesCount"] == float64(n/2) })
 }
 
 func TestNotifications(t *testing.T) {
@@ -216,8 +223,8 @@ func TestNotifications(t *testing.T) {
 		}
 		return out, r.body
 	}
-	e.eventually("alice's three notifications", func() bool { got, _ := types(alice); return len(got) == 3 })
-	e.eventually("bob's two notifications", func() bool { got, _ := types(bob); return len(got) == 2 })
+	e.Eventually("alice's three notifications", func() bool { got, _ := types(alice); return len(got) == 3 })
+	e.Eventually("bob's two notifications", func() bool { got, _ := types(bob); return len(got) == 2 })
 	got, body := types(alice)
 	if diff := cmp.Diff([]string{"group_join", "mention", "follow"}, got); diff != "" {
 		t.Errorf("alice's notifications mismatch (-want +got):\n%s", diff)
@@ -262,6 +269,26 @@ func TestNotifications(t *testing.T) {
 		t.Errorf("pageParams: %s / %s", p1.raw, p2.raw)
 	}
 
+	// One by id; dismissed, it is gone (404), and from the list; then
+	// every one cleared.
+	path := "/social/rest/notifications/@me/" + mention
+	if r := e.do("GET", path, alice.token, nil); r.status != http.StatusOK || e.entry(r)["id"] != mention || e.entry(r)["type"] != "mention" {
+		t.Errorf("one by id: %d %s", r.status, r.raw)
+	}
+	if r := e.do("DELETE", path, alice.token, nil); r.status != http.StatusNoContent {
+		t.Errorf("dismiss: %d %s", r.status, r.raw)
+	}
+	e.wantError(e.do("GET", path, alice.token, nil), http.StatusNotFound)
+	if got, _ := types(alice); !cmp.Equal(got, []string{"group_join", "follow"}) {
+		t.Errorf("alice's notifications after a dismissal: %v", got)
+	}
+	if r := e.do("DELETE", "/social/rest/notifications/@me", alice.token, nil); r.status != http.StatusNoContent {
+		t.Errorf("clear: %d %s", r.status, r.raw)
+	}
+	if got, b := types(alice); len(got) != 0 || b["unreadCount"] != 0.0 {
+		t.Errorf("alice's notifications after a clear: %v", got)
+	}
+
 	e.wantError(e.do("GET", "/social/rest/notifications/"+bob.id, alice.token, nil), 403)
 	e.wantError(e.do("POST", "/social/rest/notifications/"+bob.id+"/read", alice.token, map[string]any{"all": true}), 403)
 	e.wantError(e.do("GET", "/social/rest/notifications/@me", "", nil), 401)
@@ -287,7 +314,7 @@ func TestSocialRPC(t *testing.T) {
 	if !strings.Contains(string(r.raw), `"id":"bad","error":{"code":400`) {
 		t.Errorf("bad call not an error in its slot: %s", r.raw)
 	}
-	e.eventually("bob's notifications by RPC", func() bool {
+	e.Eventually("bob's notifications by RPC", func() bool {
 		n := e.do("POST", "/social/rpc", bob.token, `{"method":"notifications.get","id":"n"}`)
 		res, _ := n.body["result"].(map[string]any)
 		return res != nil && res["unreadCount"] == 2.0

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"socialstream/internal/localstack"
+	"socialstream/internal/stacktest"
 )
 
 // twoInstances returns two services on one Datastore, as App Engine runs
@@ -121,8 +122,8 @@ func TestCachedTokenWritesRefused(t *testing.T) {
 	a.wantError(a.do("GET", "/social/rest/people/@me/@self", bob.token, nil), http.StatusUnauthorized)
 	refused(t, b, bob, writeRoutes(bob, carol, bobs, carols, g), http.StatusForbidden)
 	refused(t, b, dan, writeRoutes(dan, carol, dans, carols, g), http.StatusUnauthorized)
-	a.settle()
-	b.settle()
+	a.Settle()
+	b.Settle()
 	// Nothing was written: bob's post is as it was, carol's has no
 	// reaction, and nobody follows or was told of anything.
 	if got, err := a.activitiesService().Exists(context.Background(), bobs); err != nil || got.Title != "bob's" || got.Edits != 0 {
@@ -159,10 +160,10 @@ func TestLoggedOutTokenWritesRefused(t *testing.T) {
 		t.Fatalf("b no longer trusts the token: the test tests nothing (%d)", r.status)
 	}
 	refused(t, b, bob, writeRoutes(bob, carol, bobs, carols, g), http.StatusUnauthorized)
-	if r := b.do("POST", "/api/v1/statuses", bob.token, map[string]any{"status": "after the logout"}, jsonType...); r.status != http.StatusUnauthorized {
+	if r := b.do("POST", "/api/v1/statuses", bob.token, map[string]any{"status": "after the logout"}, stacktest.JSON...); r.status != http.StatusUnauthorized {
 		t.Errorf("a Mastodon post after the logout: %d %s", r.status, r.raw)
 	}
-	a.settle()
+	a.Settle()
 	if got, err := a.activitiesService().Exists(context.Background(), bobs); err != nil || got.Title != "bob's" {
 		t.Errorf("bob's post after refused edits and deletes: %+v, %v", got, err)
 	}

@@ -42,7 +42,7 @@ func TestHashtags(t *testing.T) {
 	if got := e.entry(p)["tags"]; !cmp.Equal(got, []any{"go", "golang", "café"}) {
 		t.Errorf("tags %v, want go, golang, café", got)
 	}
-	e.settle()
+	e.Settle()
 
 	if got := tagFeed(carol, "GO"); !cmp.Equal(got, []string{tagged, old}) {
 		t.Errorf("#GO read by carol: %v, want %v", got, []string{tagged, old})
@@ -93,7 +93,7 @@ func TestHashtags(t *testing.T) {
 	if got := tagFeed(carol, "rust"); !cmp.Equal(got, []string{tagged}) {
 		t.Errorf("#rust after the edit: %v", got)
 	}
-	e.settle()
+	e.Settle()
 	if got := e.feed(bob, "@me/@friends"); len(got) != 0 {
 		t.Errorf("bob's home after the edit took #go away: %v", got)
 	}
@@ -106,7 +106,7 @@ func TestHashtags(t *testing.T) {
 		t.Fatalf("unfollow: %d %s", r.status, r.raw)
 	}
 	later := e.post(alice, "more #café")
-	e.settle()
+	e.Settle()
 	if got := e.feed(carol, "@me/@friends"); !cmp.Equal(got, []string{tagged}) {
 		t.Errorf("carol's home after her unfollow: %v, want the earlier post alone", got)
 	}
@@ -174,7 +174,7 @@ func TestHomeShowsAPostOnceThoughTwoWaysBringIt(t *testing.T) {
 	for i := range 3 {
 		want = append([]string{e.post(ann, fmt.Sprintf("post %d #go", i))}, want...)
 	}
-	e.settle()
+	e.Settle()
 	var got []string
 	cursor := ""
 	for page := 0; page < 10; page++ {

@@ -40,7 +40,7 @@ func TestRepliesAndThreads(t *testing.T) {
 	r3 := reply(bob, r2, "welcome", nil)        // bob answers ann again
 	r4 := reply(bob, r3, "one more thing", nil) // bob answers himself
 	side := reply(cat, root, "me too", map[string]any{"visibility": "followers"})
-	e.settle()
+	e.Settle()
 
 	// Home: cat follows both, so has bob's replies to ann; dan follows
 	// bob alone, so has bob's answer to himself alone; ann is answered.
@@ -65,7 +65,7 @@ func TestRepliesAndThreads(t *testing.T) {
 	if r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 	if got := home(eve); slices.Contains(got, r1) || !slices.Contains(got, r4) {
 		t.Errorf("eve's home after following bob: %v", got)
 	}
@@ -127,7 +127,7 @@ func TestRepliesAndThreads(t *testing.T) {
 	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+r2, ann.token, nil); r.status != 204 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 	if up, down := context(cat, bob.id, r3); !cmp.Equal(up, []string{root, r1}) || !cmp.Equal(down, []string{r4}) {
 		t.Errorf("context of r3 after r2's delete: %v / %v", up, down)
 	}
@@ -157,14 +157,14 @@ func TestReplyToSomeoneErased(t *testing.T) {
 	if r := e.do("DELETE", "/auth/account", ann.token, map[string]string{"password": "password-ann"}); r.status != 202 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 	if got := e.activity(bob, bob.id, reply); got["inReplyTo"] != root || got["inReplyToUserId"] != nil {
 		t.Errorf("the reply after ann's erasure: %v", got)
 	}
 	if r := e.do("POST", "/social/rest/people/@me/@friends", eve.token, map[string]string{"id": bob.id}); r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 	if got := e.feed(eve, "@me/@friends"); !slices.Contains(got, reply) {
 		t.Errorf("eve's home after following bob: %v, want the reply", got)
 	}

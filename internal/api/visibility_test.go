@@ -34,7 +34,7 @@ func TestVisibility(t *testing.T) {
 	if r := e.do("POST", "/social/rest/groups/@all/"+group+"/members", ann.token, map[string]string{"id": "@me"}); r.status != 201 {
 		t.Fatal(r.status, string(r.raw))
 	}
-	e.settle()
+	e.Settle()
 
 	for _, c := range []struct {
 		who  user
@@ -72,7 +72,7 @@ func TestVisibility(t *testing.T) {
 	if r.status != 201 || e.entry(r)["visibility"] != "unlisted" {
 		t.Errorf("dan reposts the unlisted post: %d %s", r.status, r.raw)
 	}
-	e.settle()
+	e.Settle()
 	if got := e.feed(cat, "@all/@all"); !cmp.Equal(got, []string{pub}) {
 		t.Errorf("@all after a repost of the unlisted post: %v", got)
 	}
@@ -115,7 +115,7 @@ func TestVisibility(t *testing.T) {
 	for range 3 {
 		post("more for followers", "followers")
 	}
-	e.settle()
+	e.Settle()
 	if got := e.feed(eve, "@me/@friends"); slices.Contains(got, men) || !slices.Contains(got, fol) || !slices.Contains(got, pub) || !slices.Contains(got, unl) {
 		t.Errorf("eve's home after her follow: %v", got)
 	}
@@ -129,7 +129,7 @@ func TestVisibility(t *testing.T) {
 	post("#later for followers", "followers")
 	post("#later unlisted", "unlisted")
 	later := post("#later for all", "")
-	e.settle()
+	e.Settle()
 	if got := e.feed(cat, "@me/@friends"); !cmp.Equal(got, []string{later}) {
 		t.Errorf("cat's home by the tag: %v, want the public post alone", got)
 	}
@@ -161,7 +161,7 @@ func TestContentWarnings(t *testing.T) {
 	} {
 		e.wantError(e.do("POST", "/social/rest/activities/@me/@self", ann.token, bad), 400)
 	}
-	e.settle()
+	e.Settle()
 	var shown map[string]any
 	for _, m := range e.feedItems(ben, "@me/@friends") {
 		if m["id"] == id {

@@ -1,4 +1,4 @@
-package api_test
+package mastodon_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-mastodon"
+
+	"socialstream/internal/stacktest"
 )
 
 // Favourites, counts and language, as a Mastodon app reads them: the
@@ -20,8 +22,8 @@ import (
 func TestMastodonFavouritesCountsAndLanguage(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	alice, bob := e.register("alice"), e.register("bob")
-	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+	alice, bob := e.Register("alice"), e.Register("bob")
+	ca, cb := e.MastoClient(alice, "read write follow"), e.MastoClient(bob, "read write follow")
 
 	var posts []*mastodon.Status
 	for _, text := range []string{"first", "second", "third"} {
@@ -54,10 +56,10 @@ func TestMastodonFavouritesCountsAndLanguage(t *testing.T) {
 		t.Errorf("statuses_count (the direct one uncounted): %+v, %v", me, err)
 	}
 	var raw map[string]any
-	if r := e.do("GET", "/api/v1/accounts/"+alice.id, alice.token, nil); r.status != http.StatusOK {
-		t.Fatalf("account: %d %s", r.status, r.raw)
+	if r := e.Do("GET", "/api/v1/accounts/"+alice.ID, alice.Token, nil); r.Status != http.StatusOK {
+		t.Fatalf("account: %d %s", r.Status, r.Raw)
 	} else {
-		raw = r.body
+		raw = r.Body
 	}
 	if d, _ := raw["last_status_at"].(string); len(d) != len(time.DateOnly) {
 		t.Errorf("last_status_at: %v", raw["last_status_at"])
@@ -68,7 +70,7 @@ func TestMastodonFavouritesCountsAndLanguage(t *testing.T) {
 	if st, err := ca.GetStatus(ctx, posts[0].ID); err != nil || st.RepliesCount != 0 {
 		t.Errorf("replies_count after the reply's delete: %+v, %v", st, err)
 	}
-	if a, err := ca.GetAccount(ctx, mastodon.ID(bob.id)); err != nil || a.StatusesCount != 0 {
+	if a, err := ca.GetAccount(ctx, mastodon.ID(bob.ID)); err != nil || a.StatusesCount != 0 {
 		t.Errorf("bob's statuses_count after his one delete: %+v, %v", a, err)
 	}
 
@@ -103,8 +105,8 @@ func TestMastodonFavouritesCountsAndLanguage(t *testing.T) {
 		t.Errorf("favourites: %v, want %v", got, want)
 	}
 	// And REST's, the same list.
-	if r := e.do("GET", "/social/rest/likes", bob.token, nil); r.status != http.StatusOK || len(r.body["list"].([]any)) != 2 {
-		t.Errorf("REST's likes: %d %s", r.status, r.raw)
+	if r := e.Do("GET", "/social/rest/likes", bob.Token, nil); r.Status != http.StatusOK || len(r.Body["list"].([]any)) != 2 {
+		t.Errorf("REST's likes: %d %s", r.Status, r.Raw)
 	}
 	if list, err := ca.GetFavourites(ctx, nil); err != nil || len(list) != 0 {
 		t.Errorf("alice's favourites: %v, %v", list, err)
@@ -129,13 +131,13 @@ func equalIDs(a, b []mastodon.ID) bool {
 func TestMastodonNotificationsDismissAndClear(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	alice, bob := e.register("alice"), e.register("bob")
-	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+	alice, bob := e.Register("alice"), e.Register("bob")
+	ca, cb := e.MastoClient(alice, "read write follow"), e.MastoClient(bob, "read write follow")
 	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "like me"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cb.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+	if _, err := cb.AccountFollow(ctx, mastodon.ID(alice.ID)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cb.Favourite(ctx, st.ID); err != nil {
@@ -147,7 +149,7 @@ func TestMastodonNotificationsDismissAndClear(t *testing.T) {
 		}
 	}
 	var list []*mastodon.Notification
-	e.eventually("alice's five notifications", func() bool {
+	e.Eventually("alice's five notifications", func() bool {
 		list, err = ca.GetNotifications(ctx, nil)
 		return err == nil && len(list) == 5
 	})
@@ -172,8 +174,8 @@ func TestMastodonNotificationsDismissAndClear(t *testing.T) {
 	} else {
 		wantStatus(t, err, http.StatusNotFound)
 	}
-	if r := e.do("GET", "/api/v1/notifications/unread_count", alice.token, nil); r.body["count"] != float64(4) {
-		t.Errorf("unread after a dismissal: %s", r.raw)
+	if r := e.Do("GET", "/api/v1/notifications/unread_count", alice.Token, nil); r.Body["count"] != float64(4) {
+		t.Errorf("unread after a dismissal: %s", r.Raw)
 	}
 	if after, err := ca.GetNotifications(ctx, nil); err != nil || len(after) != 4 {
 		t.Errorf("after a dismissal: %d, %v", len(after), err)
@@ -181,14 +183,14 @@ func TestMastodonNotificationsDismissAndClear(t *testing.T) {
 	// Mastodon counts unread what is newer than the notifications
 	// marker: moved past the second newest, one is left, on REST too.
 	if after, err := ca.GetNotifications(ctx, nil); err == nil && len(after) == 4 {
-		if r := e.do("POST", "/api/v1/markers", alice.token, map[string]any{"notifications": map[string]string{"last_read_id": string(after[1].ID)}}, "Content-Type", "application/json"); r.status != 200 {
-			t.Fatalf("markers: %d %s", r.status, r.raw)
+		if r := e.Do("POST", "/api/v1/markers", alice.Token, map[string]any{"notifications": map[string]string{"last_read_id": string(after[1].ID)}}, "Content-Type", "application/json"); r.Status != 200 {
+			t.Fatalf("markers: %d %s", r.Status, r.Raw)
 		}
-		if r := e.do("GET", "/api/v1/notifications/unread_count", alice.token, nil); r.body["count"] != float64(1) {
-			t.Errorf("unread after the marker moved past all but one: %s", r.raw)
+		if r := e.Do("GET", "/api/v1/notifications/unread_count", alice.Token, nil); r.Body["count"] != float64(1) {
+			t.Errorf("unread after the marker moved past all but one: %s", r.Raw)
 		}
-		if r := e.do("GET", "/social/rest/notifications/@me/unread", alice.token, nil); e.entry(r)["unreadCount"] != float64(1) {
-			t.Errorf("REST's unread after the marker moved: %s", r.raw)
+		if r := e.Do("GET", "/social/rest/notifications/@me/unread", alice.Token, nil); e.Entry(r)["unreadCount"] != float64(1) {
+			t.Errorf("REST's unread after the marker moved: %s", r.Raw)
 		}
 	}
 	if err := ca.ClearNotifications(ctx); err != nil {
@@ -197,33 +199,33 @@ func TestMastodonNotificationsDismissAndClear(t *testing.T) {
 	if after, err := ca.GetNotifications(ctx, nil); err != nil || len(after) != 0 {
 		t.Errorf("after a clear: %d, %v", len(after), err)
 	}
-	if r := e.do("GET", "/api/v1/notifications/unread_count", alice.token, nil); r.body["count"] != float64(0) {
-		t.Errorf("unread after a clear: %s", r.raw)
+	if r := e.Do("GET", "/api/v1/notifications/unread_count", alice.Token, nil); r.Body["count"] != float64(0) {
+		t.Errorf("unread after a clear: %s", r.Raw)
 	}
 	// REST's: one by id, dismissed, and all cleared.
 	if _, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "@alice again"}); err != nil {
 		t.Fatal(err)
 	}
 	var id string
-	e.eventually("a new mention on REST", func() bool {
-		r := e.do("GET", "/social/rest/notifications/@me", alice.token, nil)
-		l, _ := r.body["list"].([]any)
+	e.Eventually("a new mention on REST", func() bool {
+		r := e.Do("GET", "/social/rest/notifications/@me", alice.Token, nil)
+		l, _ := r.Body["list"].([]any)
 		if len(l) == 1 {
 			id, _ = l[0].(map[string]any)["id"].(string)
 		}
 		return id != ""
 	})
-	if r := e.do("GET", "/social/rest/notifications/@me/"+id, alice.token, nil); r.status != http.StatusOK {
-		t.Errorf("REST's one by id: %d %s", r.status, r.raw)
+	if r := e.Do("GET", "/social/rest/notifications/@me/"+id, alice.Token, nil); r.Status != http.StatusOK {
+		t.Errorf("REST's one by id: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do("DELETE", "/social/rest/notifications/@me/"+id, alice.token, nil); r.status != http.StatusNoContent {
-		t.Errorf("REST's dismissal: %d %s", r.status, r.raw)
+	if r := e.Do("DELETE", "/social/rest/notifications/@me/"+id, alice.Token, nil); r.Status != http.StatusNoContent {
+		t.Errorf("REST's dismissal: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do("GET", "/social/rest/notifications/@me/"+id, alice.token, nil); r.status != http.StatusNotFound {
-		t.Errorf("REST's one dismissed: %d %s", r.status, r.raw)
+	if r := e.Do("GET", "/social/rest/notifications/@me/"+id, alice.Token, nil); r.Status != http.StatusNotFound {
+		t.Errorf("REST's one dismissed: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do("DELETE", "/social/rest/notifications/@me", alice.token, nil); r.status != http.StatusNoContent {
-		t.Errorf("REST's clear: %d %s", r.status, r.raw)
+	if r := e.Do("DELETE", "/social/rest/notifications/@me", alice.Token, nil); r.Status != http.StatusNoContent {
+		t.Errorf("REST's clear: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -231,23 +233,23 @@ func TestMastodonNotificationsDismissAndClear(t *testing.T) {
 // says nothing.
 func TestMastodonMuteExpiresAt(t *testing.T) {
 	e := newEnv(t)
-	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
-	e.formPost("/api/v1/accounts/"+bob.id+"/mute", alice.token, url.Values{"duration": {"3600"}})
-	e.formPost("/api/v1/accounts/"+carol.id+"/mute", alice.token, url.Values{})
-	r := e.do("GET", "/api/v1/mutes", alice.token, nil)
+	alice, bob, carol := e.Register("alice"), e.Register("bob"), e.Register("carol")
+	e.FormPost("/api/v1/accounts/"+bob.ID+"/mute", alice.Token, url.Values{"duration": {"3600"}})
+	e.FormPost("/api/v1/accounts/"+carol.ID+"/mute", alice.Token, url.Values{})
+	r := e.Do("GET", "/api/v1/mutes", alice.Token, nil)
 	var list []map[string]any
-	if err := json.Unmarshal(r.raw, &list); err != nil || len(list) != 2 {
-		t.Fatalf("mutes: %s, %v", r.raw, err)
+	if err := json.Unmarshal(r.Raw, &list); err != nil || len(list) != 2 {
+		t.Fatalf("mutes: %s, %v", r.Raw, err)
 	}
 	for _, a := range list {
 		exp, timed := a["mute_expires_at"].(string)
 		switch a["id"] {
-		case bob.id:
+		case bob.ID:
 			at, err := time.Parse(time.RFC3339, exp)
 			if !timed || err != nil || at.Before(time.Now().Add(59*time.Minute)) || at.After(time.Now().Add(61*time.Minute)) {
 				t.Errorf("bob's mute ends at %v", a["mute_expires_at"])
 			}
-		case carol.id:
+		case carol.ID:
 			if timed {
 				t.Errorf("carol's mute, without end, ends at %s", exp)
 			}
@@ -258,22 +260,22 @@ func TestMastodonMuteExpiresAt(t *testing.T) {
 // NodeInfo 2.0 is where /.well-known/nodeinfo says.
 func TestNodeInfo(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("GET", "/.well-known/nodeinfo", "", nil)
-	links, _ := r.body["links"].([]any)
-	if r.status != http.StatusOK || len(links) != 1 {
-		t.Fatalf("/.well-known/nodeinfo: %d %s", r.status, r.raw)
+	r := e.Do("GET", "/.well-known/nodeinfo", "", nil)
+	links, _ := r.Body["links"].([]any)
+	if r.Status != http.StatusOK || len(links) != 1 {
+		t.Fatalf("/.well-known/nodeinfo: %d %s", r.Status, r.Raw)
 	}
 	link := links[0].(map[string]any)
 	href, _ := link["href"].(string)
-	if link["rel"] != "http://nodeinfo.diaspora.software/ns/schema/2.0" || !strings.HasPrefix(href, e.url) {
+	if link["rel"] != "http://nodeinfo.diaspora.software/ns/schema/2.0" || !strings.HasPrefix(href, e.URL) {
 		t.Fatalf("link: %v", link)
 	}
-	ni := e.do("GET", strings.TrimPrefix(href, e.url), "", nil)
-	sw, _ := ni.body["software"].(map[string]any)
-	if ni.status != http.StatusOK || ni.body["version"] != "2.0" || sw["name"] != "socialstream" || ni.body["openRegistrations"] != true {
-		t.Errorf("nodeinfo: %d %s", ni.status, ni.raw)
+	ni := e.Do("GET", strings.TrimPrefix(href, e.URL), "", nil)
+	sw, _ := ni.Body["software"].(map[string]any)
+	if ni.Status != http.StatusOK || ni.Body["version"] != "2.0" || sw["name"] != "socialstream" || ni.Body["openRegistrations"] != true {
+		t.Errorf("nodeinfo: %d %s", ni.Status, ni.Raw)
 	}
-	if ct := ni.header.Get("Content-Type"); !strings.Contains(ct, "schema/2.0#") {
+	if ct := ni.Header.Get("Content-Type"); !strings.Contains(ct, "schema/2.0#") {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
@@ -283,9 +285,9 @@ func TestNodeInfo(t *testing.T) {
 func TestMastodonBookmarkedEverywhere(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	alice, bob := e.register("alice"), e.register("bob")
-	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
-	if _, err := cb.AccountFollow(ctx, mastodon.ID(alice.id)); err != nil {
+	alice, bob := e.Register("alice"), e.Register("bob")
+	ca, cb := e.MastoClient(alice, "read write follow"), e.MastoClient(bob, "read write follow")
+	if _, err := cb.AccountFollow(ctx, mastodon.ID(alice.ID)); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "keep me"})
@@ -300,12 +302,12 @@ func TestMastodonBookmarkedEverywhere(t *testing.T) {
 	}
 	check := func(want bool) {
 		t.Helper()
-		e.eventually("the status at bob's home", func() bool {
+		e.Eventually("the status at bob's home", func() bool {
 			home, err := cb.GetTimelineHome(ctx, nil)
 			return err == nil && len(home) == 1
 		})
 		home, _ := cb.GetTimelineHome(ctx, nil)
-		mine, err := cb.GetAccountStatuses(ctx, mastodon.ID(alice.id), nil)
+		mine, err := cb.GetAccountStatuses(ctx, mastodon.ID(alice.ID), nil)
 		if err != nil || len(mine) != 1 {
 			t.Fatalf("alice's statuses: %v, %v", mine, err)
 		}
@@ -336,8 +338,8 @@ func TestMastodonBookmarkedEverywhere(t *testing.T) {
 func TestMastodonFilteredPagesAreFull(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	alice, bob := e.register("alice"), e.register("bob")
-	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
+	alice, bob := e.Register("alice"), e.Register("bob")
+	ca, cb := e.MastoClient(alice, "read write follow"), e.MastoClient(bob, "read write follow")
 	other, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "bob's"})
 	if err != nil {
 		t.Fatal(err)
@@ -358,14 +360,14 @@ func TestMastodonFilteredPagesAreFull(t *testing.T) {
 	if _, err := ca.Reblog(ctx, other.ID); err != nil {
 		t.Fatal(err)
 	}
-	page, err := ca.GetAccountStatusesParams(ctx, mastodon.ID(alice.id), url.Values{"exclude_replies": {"true"}, "exclude_reblogs": {"true"}}, &mastodon.Pagination{Limit: 2})
+	page, err := ca.GetAccountStatusesParams(ctx, mastodon.ID(alice.ID), url.Values{"exclude_replies": {"true"}, "exclude_reblogs": {"true"}}, &mastodon.Pagination{Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := statusIDs(page); len(got) != 2 || got[0] != originals[2] || got[1] != originals[1] {
 		t.Errorf("a page of 2 originals: %v, want %v", got, originals[1:])
 	}
-	page, err = ca.GetAccountStatusesParams(ctx, mastodon.ID(alice.id), url.Values{"exclude_replies": {"true"}}, &mastodon.Pagination{Limit: 2})
+	page, err = ca.GetAccountStatusesParams(ctx, mastodon.ID(alice.ID), url.Values{"exclude_replies": {"true"}}, &mastodon.Pagination{Limit: 2})
 	if err != nil || len(page) != 2 || page[0].Reblog == nil || page[1].ID != originals[2] {
 		t.Errorf("a page without replies: %v, %v", statusIDs(page), err)
 	}
@@ -377,9 +379,9 @@ func TestMastodonFilteredPagesAreFull(t *testing.T) {
 func TestMastodonNotifyAndReblogs(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	alice, bob, carol := e.register("alice"), e.register("bob"), e.register("carol")
-	ca, cb, cc := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow"), e.mastoClient(carol, "read write follow")
-	rel := e.formPost("/api/v1/accounts/"+alice.id+"/follow", bob.token, url.Values{"notify": {"true"}, "reblogs": {"false"}})
+	alice, bob, carol := e.Register("alice"), e.Register("bob"), e.Register("carol")
+	ca, cb, cc := e.MastoClient(alice, "read write follow"), e.MastoClient(bob, "read write follow"), e.MastoClient(carol, "read write follow")
+	rel := e.FormPost("/api/v1/accounts/"+alice.ID+"/follow", bob.Token, url.Values{"notify": {"true"}, "reblogs": {"false"}})
 	if rel["following"] != true || rel["notifying"] != true || rel["showing_reblogs"] != false {
 		t.Fatalf("follow with notify: %v", rel)
 	}
@@ -411,11 +413,11 @@ func TestMastodonNotifyAndReblogs(t *testing.T) {
 		}
 		return out
 	}
-	e.eventually("bob told of alice's post", func() bool { return len(statusOf()) > 0 })
+	e.Eventually("bob told of alice's post", func() bool { return len(statusOf()) > 0 })
 	if got := statusOf(); len(got) != 1 || got[0] != own.ID {
 		t.Errorf("status notifications: %v, want only %s", got, own.ID)
 	}
-	e.eventually("alice's post at bob's home", func() bool {
+	e.Eventually("alice's post at bob's home", func() bool {
 		home, err := cb.GetTimelineHome(ctx, nil)
 		return err == nil && len(home) > 0 && home[0].ID == own.ID
 	})
@@ -426,7 +428,7 @@ func TestMastodonNotifyAndReblogs(t *testing.T) {
 		}
 	}
 	// Off again: no more.
-	rel = e.formPost("/api/v1/accounts/"+alice.id+"/follow", bob.token, url.Values{"notify": {"false"}})
+	rel = e.FormPost("/api/v1/accounts/"+alice.ID+"/follow", bob.Token, url.Values{"notify": {"false"}})
 	if rel["notifying"] != false {
 		t.Fatalf("notify=false: %v", rel)
 	}
@@ -434,7 +436,7 @@ func TestMastodonNotifyAndReblogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("the unannounced post at bob's home", func() bool {
+	e.Eventually("the unannounced post at bob's home", func() bool {
 		home, err := cb.GetTimelineHome(ctx, nil)
 		return err == nil && len(home) > 0 && home[0].ID == quiet.ID
 	})
@@ -448,10 +450,10 @@ func TestMastodonNotifyAndReblogs(t *testing.T) {
 func TestMastodonMaxCharactersInOneLine(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	alice := e.register("alice")
-	ca := e.mastoClient(alice, "read write follow")
-	inst := e.do("GET", "/api/v2/instance", "", nil)
-	limit := int(inst.body["configuration"].(map[string]any)["statuses"].(map[string]any)["max_characters"].(float64))
+	alice := e.Register("alice")
+	ca := e.MastoClient(alice, "read write follow")
+	inst := e.Do("GET", "/api/v2/instance", "", nil)
+	limit := int(inst.Body["configuration"].(map[string]any)["statuses"].(map[string]any)["max_characters"].(float64))
 	words := strings.Repeat("word ", limit/5)
 	text := strings.TrimSpace(words[:limit-1]) + "x" // one line of the limit, no space at the end
 	if n := utf8.RuneCountInString(text); n > limit {
@@ -461,9 +463,9 @@ func TestMastodonMaxCharactersInOneLine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a status of %d characters in one line: %v", utf8.RuneCountInString(text), err)
 	}
-	src := e.do("GET", "/api/v1/statuses/"+string(st.ID)+"/source", alice.token, nil)
-	if src.body["text"] != text {
-		t.Errorf("its source is not what was written: %q", src.body["text"])
+	src := e.Do("GET", "/api/v1/statuses/"+string(st.ID)+"/source", alice.Token, nil)
+	if src.Body["text"] != text {
+		t.Errorf("its source is not what was written: %q", src.Body["text"])
 	}
 	if strings.Contains(st.Content, "<br") {
 		t.Errorf("one line came back as two: %.200s", st.Content)
@@ -472,8 +474,8 @@ func TestMastodonMaxCharactersInOneLine(t *testing.T) {
 	if _, err := ca.UpdateStatus(ctx, &mastodon.Toot{Status: edited}, st.ID); err != nil {
 		t.Fatal(err)
 	}
-	if src := e.do("GET", "/api/v1/statuses/"+string(st.ID)+"/source", alice.token, nil); src.body["text"] != edited {
-		t.Errorf("its edit is not what was written: %q", src.body["text"])
+	if src := e.Do("GET", "/api/v1/statuses/"+string(st.ID)+"/source", alice.Token, nil); src.Body["text"] != edited {
+		t.Errorf("its edit is not what was written: %q", src.Body["text"])
 	}
 	hist, err := ca.GetStatusHistory(ctx, st.ID)
 	if err != nil || len(hist) != 2 || strings.Contains(hist[0].Content, "<br") {
@@ -490,8 +492,8 @@ func TestMastodonMaxCharactersInOneLine(t *testing.T) {
 // the others' ids naming what they named.
 func TestMastodonFilterKeywordIDsStay(t *testing.T) {
 	e := newEnv(t)
-	alice := e.register("alice")
-	f := e.formPost("/api/v2/filters", alice.token, url.Values{"title": {"words"}, "context[]": {"home"},
+	alice := e.Register("alice")
+	f := e.FormPost("/api/v2/filters", alice.Token, url.Values{"title": {"words"}, "context[]": {"home"},
 		"keywords_attributes[0][keyword]": {"alpha"}, "keywords_attributes[1][keyword]": {"beta"}, "keywords_attributes[2][keyword]": {"gamma"}})
 	id := f["id"].(string)
 	kws := f["keywords"].([]any)
@@ -504,19 +506,19 @@ func TestMastodonFilterKeywordIDsStay(t *testing.T) {
 		return ""
 	}
 	alpha, gamma := idOf(kws, "alpha"), idOf(kws, "gamma")
-	r := e.do("PUT", "/api/v2/filters/"+id, alice.token, url.Values{"keywords_attributes[0][id]": {alpha}, "keywords_attributes[0][_destroy]": {"true"}}.Encode(),
+	r := e.Do("PUT", "/api/v2/filters/"+id, alice.Token, url.Values{"keywords_attributes[0][id]": {alpha}, "keywords_attributes[0][_destroy]": {"true"}}.Encode(),
 		"Content-Type", "application/x-www-form-urlencoded")
-	if r.status != http.StatusOK {
-		t.Fatalf("destroy: %d %s", r.status, r.raw)
+	if r.Status != http.StatusOK {
+		t.Fatalf("destroy: %d %s", r.Status, r.Raw)
 	}
-	r = e.do("PUT", "/api/v2/filters/"+id, alice.token, url.Values{"keywords_attributes[0][id]": {gamma}, "keywords_attributes[0][keyword]": {"delta"}}.Encode(),
+	r = e.Do("PUT", "/api/v2/filters/"+id, alice.Token, url.Values{"keywords_attributes[0][id]": {gamma}, "keywords_attributes[0][keyword]": {"delta"}}.Encode(),
 		"Content-Type", "application/x-www-form-urlencoded")
-	if r.status != http.StatusOK {
-		t.Fatalf("edit: %d %s", r.status, r.raw)
+	if r.Status != http.StatusOK {
+		t.Fatalf("edit: %d %s", r.Status, r.Raw)
 	}
-	kws = r.body["keywords"].([]any)
+	kws = r.Body["keywords"].([]any)
 	if len(kws) != 2 || idOf(kws, "beta") == "" || idOf(kws, "delta") != gamma || idOf(kws, "gamma") != "" {
-		t.Errorf("keywords after destroying alpha and editing gamma by its id: %s", r.raw)
+		t.Errorf("keywords after destroying alpha and editing gamma by its id: %s", r.Raw)
 	}
 }
 
@@ -526,47 +528,47 @@ func TestMastodonFilterKeywordIDsStay(t *testing.T) {
 // 40 ids.
 func TestMastodonFamiliarFollowers(t *testing.T) {
 	e := newEnv(t)
-	ann, zed, fay, eve := e.register("ann"), e.register("zed"), e.register("fay"), e.register("eve")
-	var friends []user
+	ann, zed, fay, eve := e.Register("ann"), e.Register("zed"), e.Register("fay"), e.Register("eve")
+	var friends []stacktest.User
 	for i := range 6 {
-		u := e.register(fmt.Sprintf("friend%d", i))
-		e.follow(ann, u.id)
-		e.follow(u, zed.id)
+		u := e.Register(fmt.Sprintf("friend%d", i))
+		e.Follow(ann, u.ID)
+		e.Follow(u, zed.ID)
 		friends = append(friends, u)
 	}
-	e.follow(eve, zed.id) // not followed by ann
-	e.follow(friends[0], fay.id)
-	if st, r := e.mastoForm("POST", "/api/v1/accounts/"+ann.id+"/block", fay.token, nil); st != 200 {
+	e.Follow(eve, zed.ID) // not followed by ann
+	e.Follow(friends[0], fay.ID)
+	if st, r := e.MastoForm("POST", "/api/v1/accounts/"+ann.ID+"/block", fay.Token, nil); st != 200 {
 		t.Fatalf("block: %d %v", st, r)
 	}
-	r := e.do("GET", "/api/v1/accounts/familiar_followers?id[]="+zed.id+"&id[]="+fay.id+"&id[]=12345&id[]="+eve.id, ann.token, nil)
+	r := e.Do("GET", "/api/v1/accounts/familiar_followers?id[]="+zed.ID+"&id[]="+fay.ID+"&id[]=12345&id[]="+eve.ID, ann.Token, nil)
 	var got []struct {
 		ID       string           `json:"id"`
 		Accounts []map[string]any `json:"accounts"`
 	}
-	if r.status != 200 || json.Unmarshal(r.raw, &got) != nil || len(got) != 4 {
-		t.Fatalf("familiar_followers: %d %s", r.status, r.raw)
+	if r.Status != 200 || json.Unmarshal(r.Raw, &got) != nil || len(got) != 4 {
+		t.Fatalf("familiar_followers: %d %s", r.Status, r.Raw)
 	}
 	var names []string
 	for _, a := range got[0].Accounts {
 		names = append(names, a["username"].(string))
 	}
-	if want := []string{"friend5", "friend4", "friend3", "friend2", "friend1"}; got[0].ID != zed.id || !slices.Equal(names, want) {
+	if want := []string{"friend5", "friend4", "friend3", "friend2", "friend1"}; got[0].ID != zed.ID || !slices.Equal(names, want) {
 		t.Errorf("zed's familiar followers: %v, want %v", names, want)
 	}
-	for i, id := range []string{fay.id, "12345", eve.id} {
+	for i, id := range []string{fay.ID, "12345", eve.ID} {
 		if got[i+1].ID != id || len(got[i+1].Accounts) != 0 {
 			t.Errorf("entry %d: %+v, want %s with none", i+1, got[i+1], id)
 		}
 	}
 	many := url.Values{}
 	for range 41 {
-		many.Add("id[]", zed.id)
+		many.Add("id[]", zed.ID)
 	}
-	if r := e.do("GET", "/api/v1/accounts/familiar_followers?"+many.Encode(), ann.token, nil); r.status != 422 {
-		t.Errorf("41 ids: %d %s", r.status, r.raw)
+	if r := e.Do("GET", "/api/v1/accounts/familiar_followers?"+many.Encode(), ann.Token, nil); r.Status != 422 {
+		t.Errorf("41 ids: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do("GET", "/api/v1/accounts/familiar_followers?id[]="+zed.id, "", nil); r.status != 401 {
-		t.Errorf("without a token: %d", r.status)
+	if r := e.Do("GET", "/api/v1/accounts/familiar_followers?id[]="+zed.ID, "", nil); r.Status != 401 {
+		t.Errorf("without a token: %d", r.Status)
 	}
 }

@@ -1,4 +1,4 @@
-package api_test
+package mastodon_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mattn/go-mastodon"
+
+	"socialstream/internal/stacktest"
 )
 
 // Lists as Mastodon has them: private to their owner, who adds and
@@ -16,15 +18,15 @@ import (
 func TestMastodonLists(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	alice, bob, carol, dave := e.register("alice"), e.register("bob"), e.register("carol"), e.register("dave")
-	ca, cb := e.mastoClient(alice, "read write follow"), e.mastoClient(bob, "read write follow")
-	cc, cd := e.mastoClient(carol, "read write follow"), e.mastoClient(dave, "read write follow")
+	alice, bob, carol, dave := e.Register("alice"), e.Register("bob"), e.Register("carol"), e.Register("dave")
+	ca, cb := e.MastoClient(alice, "read write follow"), e.MastoClient(bob, "read write follow")
+	cc, cd := e.MastoClient(carol, "read write follow"), e.MastoClient(dave, "read write follow")
 	before, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "bob before the list"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, who := range []user{bob, carol} {
-		if _, err := ca.AccountFollow(ctx, mastodon.ID(who.id)); err != nil {
+	for _, who := range []stacktest.User{bob, carol} {
+		if _, err := ca.AccountFollow(ctx, mastodon.ID(who.ID)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +36,7 @@ func TestMastodonLists(t *testing.T) {
 	}
 	listed := func(what string, want func([]*mastodon.Status) bool) {
 		t.Helper()
-		e.eventually(what, func() bool {
+		e.Eventually(what, func() bool {
 			l, err := ca.GetTimelineList(ctx, list.ID, nil)
 			return err == nil && want(l)
 		})
@@ -49,19 +51,19 @@ func TestMastodonLists(t *testing.T) {
 			return false
 		}
 	}
-	if err := ca.AddToList(ctx, list.ID, mastodon.ID(bob.id)); err != nil {
+	if err := ca.AddToList(ctx, list.ID, mastodon.ID(bob.ID)); err != nil {
 		t.Fatal(err)
 	}
 	listed("bob's post from before, copied on his add", has(before.ID))
-	if err := ca.AddToList(ctx, list.ID, mastodon.ID(dave.id)); err == nil {
+	if err := ca.AddToList(ctx, list.ID, mastodon.ID(dave.ID)); err == nil {
 		t.Error("dave, whom alice does not follow, added")
 	} else {
 		wantStatus(t, err, http.StatusUnprocessableEntity)
 	}
-	if accs, err := ca.GetListAccounts(ctx, list.ID); err != nil || len(accs) != 1 || string(accs[0].ID) != bob.id {
+	if accs, err := ca.GetListAccounts(ctx, list.ID); err != nil || len(accs) != 1 || string(accs[0].ID) != bob.ID {
 		t.Fatalf("members: %+v, %v", accs, err)
 	}
-	if ls, err := ca.GetAccountLists(ctx, mastodon.ID(bob.id)); err != nil || len(ls) != 1 || ls[0].ID != list.ID {
+	if ls, err := ca.GetAccountLists(ctx, mastodon.ID(bob.ID)); err != nil || len(ls) != 1 || ls[0].ID != list.ID {
 		t.Errorf("bob's lists of alice's: %+v, %v", ls, err)
 	}
 	after, err := cb.PostStatus(ctx, &mastodon.Toot{Status: "bob after"})
@@ -97,21 +99,21 @@ func TestMastodonLists(t *testing.T) {
 	if l, _ := ca.GetTimelineList(ctx, list.ID, nil); has(toNonMember)(l) {
 		t.Error(`a reply to a non-member under "list"`)
 	}
-	r := e.do("PUT", "/api/v1/lists/"+string(list.ID), alice.token, map[string]any{"title": "closer", "replies_policy": "followed"}, "Content-Type", "application/json")
-	if r.status != http.StatusOK || r.body["title"] != "closer" || r.body["replies_policy"] != "followed" {
-		t.Fatalf("update: %d %s", r.status, r.raw)
+	r := e.Do("PUT", "/api/v1/lists/"+string(list.ID), alice.Token, map[string]any{"title": "closer", "replies_policy": "followed"}, "Content-Type", "application/json")
+	if r.Status != http.StatusOK || r.Body["title"] != "closer" || r.Body["replies_policy"] != "followed" {
+		t.Fatalf("update: %d %s", r.Status, r.Raw)
 	}
 	toFollowed := reply("to carol, whom alice follows")
 	listed(`a reply to whom alice follows under "followed"`, has(toFollowed))
-	e.do("PUT", "/api/v1/lists/"+string(list.ID), alice.token, map[string]any{"replies_policy": "none"}, "Content-Type", "application/json")
+	e.Do("PUT", "/api/v1/lists/"+string(list.ID), alice.Token, map[string]any{"replies_policy": "none"}, "Content-Type", "application/json")
 	toNone := reply("to carol, none")
 	marker2, _ := cb.PostStatus(ctx, &mastodon.Toot{Status: "bob's second marker"})
 	listed("the second marker", has(marker2.ID))
 	if l, _ := ca.GetTimelineList(ctx, list.ID, nil); has(toNone)(l) {
 		t.Error(`a reply under "none"`)
 	}
-	if r := e.do("PUT", "/api/v1/lists/"+string(list.ID), alice.token, map[string]any{"replies_policy": "some"}, "Content-Type", "application/json"); r.status != http.StatusUnprocessableEntity {
-		t.Errorf("a bad replies_policy: %d %s", r.status, r.raw)
+	if r := e.Do("PUT", "/api/v1/lists/"+string(list.ID), alice.Token, map[string]any{"replies_policy": "some"}, "Content-Type", "application/json"); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("a bad replies_policy: %d %s", r.Status, r.Raw)
 	}
 
 	// Exclusive: bob's posts leave alice's home at once, and come back.
@@ -122,17 +124,17 @@ func TestMastodonLists(t *testing.T) {
 		}
 		return l
 	}
-	e.eventually("bob's post at alice's home", func() bool { return has(marker2.ID)(home()) })
-	e.do("PUT", "/api/v1/lists/"+string(list.ID), alice.token, map[string]any{"exclusive": true}, "Content-Type", "application/json")
+	e.Eventually("bob's post at alice's home", func() bool { return has(marker2.ID)(home()) })
+	e.Do("PUT", "/api/v1/lists/"+string(list.ID), alice.Token, map[string]any{"exclusive": true}, "Content-Type", "application/json")
 	for _, s := range home() {
-		if string(s.Account.ID) == bob.id {
+		if string(s.Account.ID) == bob.ID {
 			t.Errorf("bob's %s at home with his exclusive list", s.ID)
 		}
 	}
 	if !has(byCarol.ID)(home()) {
 		t.Error("carol's post left home too")
 	}
-	e.do("PUT", "/api/v1/lists/"+string(list.ID), alice.token, map[string]any{"exclusive": false}, "Content-Type", "application/json")
+	e.Do("PUT", "/api/v1/lists/"+string(list.ID), alice.Token, map[string]any{"exclusive": false}, "Content-Type", "application/json")
 	if !has(marker2.ID)(home()) {
 		t.Error("bob's post not back home")
 	}
@@ -142,7 +144,7 @@ func TestMastodonLists(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		for _, n := range ns {
-			if string(n.Account.ID) == alice.id && n.Type != "follow" {
+			if string(n.Account.ID) == alice.ID && n.Type != "follow" {
 				t.Errorf("bob told of alice's list: %+v", n)
 			}
 		}
@@ -159,15 +161,15 @@ func TestMastodonLists(t *testing.T) {
 	}
 
 	// A removal takes bob's posts out; an unfollow takes carol off.
-	if err := ca.RemoveFromList(ctx, list.ID, mastodon.ID(bob.id)); err != nil {
+	if err := ca.RemoveFromList(ctx, list.ID, mastodon.ID(bob.ID)); err != nil {
 		t.Fatal(err)
 	}
 	listed("bob's posts gone with him", func(l []*mastodon.Status) bool { return len(l) == 0 })
-	if err := ca.AddToList(ctx, list.ID, mastodon.ID(carol.id)); err != nil {
+	if err := ca.AddToList(ctx, list.ID, mastodon.ID(carol.ID)); err != nil {
 		t.Fatal(err)
 	}
 	listed("carol's post, copied on her add", has(byCarol.ID))
-	if _, err := ca.AccountUnfollow(ctx, mastodon.ID(carol.id)); err != nil {
+	if _, err := ca.AccountUnfollow(ctx, mastodon.ID(carol.ID)); err != nil {
 		t.Fatal(err)
 	}
 	if accs, err := ca.GetListAccounts(ctx, list.ID); err != nil || len(accs) != 0 {
@@ -176,15 +178,15 @@ func TestMastodonLists(t *testing.T) {
 	listed("carol's posts gone with her unfollow", func(l []*mastodon.Status) bool { return len(l) == 0 })
 
 	// REST's lists are the same.
-	r = e.do("GET", "/social/rest/lists/@me", alice.token, nil)
-	if l, _ := r.body["list"].([]any); r.status != http.StatusOK || len(l) != 1 {
-		t.Errorf("REST's lists: %d %s", r.status, r.raw)
+	r = e.Do("GET", "/social/rest/lists/@me", alice.Token, nil)
+	if l, _ := r.Body["list"].([]any); r.Status != http.StatusOK || len(l) != 1 {
+		t.Errorf("REST's lists: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do("GET", "/social/rest/activities/@me/@list:"+string(list.ID), alice.token, nil); r.status != http.StatusOK {
-		t.Errorf("REST's list timeline: %d %s", r.status, r.raw)
+	if r := e.Do("GET", "/social/rest/activities/@me/@list:"+string(list.ID), alice.Token, nil); r.Status != http.StatusOK {
+		t.Errorf("REST's list timeline: %d %s", r.Status, r.Raw)
 	}
-	if r := e.do("GET", "/social/rest/activities/@me/@list:"+string(list.ID), bob.token, nil); r.status != http.StatusNotFound {
-		t.Errorf("REST's list timeline to another: %d %s", r.status, r.raw)
+	if r := e.Do("GET", "/social/rest/activities/@me/@list:"+string(list.ID), bob.Token, nil); r.Status != http.StatusNotFound {
+		t.Errorf("REST's list timeline to another: %d %s", r.Status, r.Raw)
 	}
 
 	if err := ca.DeleteList(ctx, list.ID); err != nil {
