@@ -10,7 +10,6 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
-	"socialstream/internal/egress"
 	"socialstream/internal/likes"
 	"socialstream/internal/localstack"
 	"socialstream/internal/stacktest"
@@ -20,18 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The tests that build stacks of their own wait on their jobs, not
-	// the CPU: four at a time.
-	testenv.Parallel(4)
-	// Tests name private and metadata addresses (a picture of another
-	// server's at 169.254.169.254): none is reached even if the guard
-	// broke, and a run in which it let one through fails.
-	egress.ConfineToLoopback()
-	code := testenv.Main(m)
-	if escaped := egress.Escapes(); len(escaped) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: the guard let %v through (confinement refused them)\n", escaped)
-		code = 1
-	}
+	code := stacktest.Main(m)
 	if code == 0 {
 		if err := checkContractCovered(); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL:", err)

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -18,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -28,12 +30,29 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/app"
+	"socialstream/internal/egress"
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
+
+// Main runs a face's tests, and returns the exit code: four stacks at a
+// time (their tests wait on their jobs, not the CPU), no address off the
+// loopback reached even if the guard broke (tests name private and
+// metadata addresses: a picture of another server's at 169.254.169.254),
+// and a run in which the guard let one through fails.
+func Main(m *testing.M) int {
+	testenv.Parallel(4)
+	egress.ConfineToLoopback()
+	code := testenv.Main(m)
+	if escaped := egress.Escapes(); len(escaped) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the guard let %v through (confinement refused them)\n", escaped)
+		code = 1
+	}
+	return code
+}
 
 // Env is one test's deployment over real HTTP, in its own namespace.
 type Env struct {
