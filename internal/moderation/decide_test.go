@@ -66,7 +66,6 @@ func TestDecideAct(t *testing.T) {
 // job does the work); one not shown yet is waited for.
 func TestDecideWithhold(t *testing.T) {
 	const at = 1000
-	suspended := accounts.Standing{Suspended: time.UnixMicro(at)}
 	cases := []struct {
 		name            string
 		t               WithholdTask
@@ -74,15 +73,15 @@ func TestDecideWithhold(t *testing.T) {
 		stop            string
 		shows, replaced bool
 	}{
-		{name: "a suspension shown", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true, standing: suspended}, shows: true},
+		{name: "a suspension shown", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true, suspended: at}, shows: true},
 		{name: "a suspension not shown yet", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true}},
-		{name: "a suspension lifted since", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{Lifted: at + 1}}, replaced: true},
-		{name: "a lifting shown", t: WithholdTask{At: at}, f: withholdFacts{account: true, standing: accounts.Standing{Lifted: at}}, shows: true},
-		{name: "a lifting, suspended again since", t: WithholdTask{At: at}, f: withholdFacts{account: true, standing: accounts.Standing{Suspended: time.UnixMicro(at + 1)}}, replaced: true},
-		{name: "a limit shown", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{Limited: true, LimitChanged: at}}, shows: true},
-		{name: "a limit not shown yet", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{LimitChanged: at - 1}}},
-		{name: "a limit lifted since", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{LimitChanged: at + 1}}, replaced: true},
-		{name: "a limit's step of someone suspended", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, standing: accounts.Standing{Limited: true, LimitChanged: at, Suspended: time.UnixMicro(at)}}, shows: true},
+		{name: "a suspension lifted since", t: WithholdTask{At: at, On: true}, f: withholdFacts{account: true, lifted: at + 1}, replaced: true},
+		{name: "a lifting shown", t: WithholdTask{At: at}, f: withholdFacts{account: true, lifted: at}, shows: true},
+		{name: "a lifting, suspended again since", t: WithholdTask{At: at}, f: withholdFacts{account: true, suspended: at + 1}, replaced: true},
+		{name: "a limit shown", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, limited: true, limitChanged: at}, shows: true},
+		{name: "a limit not shown yet", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, limitChanged: at - 1}},
+		{name: "a limit lifted since", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, limitChanged: at + 1}, replaced: true},
+		{name: "a limit's step of someone suspended", t: WithholdTask{Limit: true, At: at, On: true}, f: withholdFacts{account: true, limited: true, limitChanged: at, suspended: at}, shows: true},
 		{name: "a takedown shown", t: WithholdTask{ActivityID: "A", At: at, On: true}, f: withholdFacts{account: true, activity: true, found: true, removed: at}, shows: true},
 		{name: "a takedown not shown yet", t: WithholdTask{ActivityID: "A", At: at, On: true}, f: withholdFacts{account: true, activity: true, found: true}},
 		{name: "a takedown put back since", t: WithholdTask{ActivityID: "A", At: at, On: true}, f: withholdFacts{account: true, activity: true, found: true, restored: at + 1}, replaced: true},

@@ -149,7 +149,11 @@ func (s *Service) withholdFollows(ctx context.Context, t WithholdTask) (string, 
 	if err := l.Run(ctx); err != nil {
 		return "", err
 	}
-	f := withholdFacts{account: r.Exists(), standing: r.Standing()}
+	st := r.Standing()
+	f := withholdFacts{account: r.Exists(), suspended: st.Suspended.UnixMicro(), lifted: st.Lifted, limited: st.Limited, limitChanged: st.LimitChanged}
+	if !st.IsSuspended() {
+		f.suspended = 0
+	}
 	if taken != nil {
 		f.activity = true
 		f.found, f.removed, f.restored = taken()
@@ -166,8 +170,13 @@ func (s *Service) withholdFollows(ctx context.Context, t WithholdTask) (string, 
 // withholdFacts are what a step of a withholding read of the change it
 // follows: the person, and the activity a takedown's step names.
 type withholdFacts struct {
-	account  bool // the person is there
-	standing accounts.Standing
+	account bool // the person is there
+	// suspended is when the person was suspended (µs; 0: they are not),
+	// lifted when a suspension of theirs was last lifted; limited whether
+	// they are limited, limitChanged when that last changed.
+	suspended, lifted int64
+	limited           bool
+	limitChanged      int64
 	// activity: the task names one, found there, taken down at removed
 	// (0: it is not) and last put back at restored.
 	activity, found   bool
@@ -186,10 +195,9 @@ func decideWithhold(t WithholdTask, f withholdFacts) (stop string, shows, replac
 	case f.activity:
 		return "", (f.removed != 0) == t.On, t.On && f.restored >= t.At || !t.On && f.removed >= t.At
 	case t.Limit:
-		return "", f.standing.Limited == t.On, f.standing.LimitChanged >= t.At
+		return "", f.limited == t.On, f.limitChanged >= t.At
 	}
-	st := f.standing
-	return "", st.IsSuspended() == t.On, t.On && st.Lifted >= t.At || !t.On && st.Suspended.UnixMicro() >= t.At
+	return "", (f.suspended != 0) == t.On, t.On && f.lifted >= t.At || !t.On && f.suspended >= t.At
 }
 
 // withholdLater is what a step of t does that finds the facts not as its
