@@ -53,6 +53,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/outbox"
 	"socialstream/internal/policy"
+	"socialstream/internal/polls"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
@@ -168,6 +169,8 @@ type Activity struct {
 	Removed int64 `datastore:"removed,noindex,omitempty"`
 	// Restored is when moderation last put it back (µs; 0: never).
 	Restored int64 `datastore:"restored,noindex,omitempty"`
+	// Poll is its poll, if it has one (its votes: package polls).
+	Poll *polls.Poll `datastore:"poll,noindex,omitempty"`
 	// Media are its pictures (package media), copied in the post's
 	// commit so a feed shows them with no further read.
 	Media []media.Attached `datastore:"media,noindex,omitempty"`
@@ -277,6 +280,8 @@ type View struct {
 	// MediaItems are its pictures, with links that work for a while
 	// (package media).
 	MediaItems []media.View `json:"mediaItems,omitempty"`
+	// Poll is its poll, with its counts and the viewer's vote.
+	Poll *polls.View `json:"poll,omitempty"`
 }
 
 // Text is the activity's text as its author wrote it: the title its

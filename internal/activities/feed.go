@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/order"
 	"socialstream/internal/policy"
+	"socialstream/internal/polls"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	viewerstate "socialstream/internal/viewer"
@@ -513,6 +514,16 @@ type reading struct {
 	id                          string
 	sums                        func() (int64, int64)
 	liked, reposted, bookmarked store.Ref
+	// poll, for an activity with a poll, answers its view once read.
+	poll func(now time.Time, own bool) *polls.View
+}
+
+// readPoll adds to l the counts of a's poll, if it has one, and
+// viewer's vote in it.
+func (r *reading) readPoll(l *store.Lookup, a *Activity, viewer string) {
+	if a.Poll != nil {
+		r.poll = polls.Read(l, a.Poll, viewer)
+	}
 }
 
 func (p *page) public() bool { return p.lk.where == filters.Public || p.lk.where == filters.Tags }
@@ -553,6 +564,7 @@ func (s *Service) readPage(ctx context.Context, viewer string, keys []*datastore
 	for i, a := range acts {
 		p.person(l, a.UserID)
 		p.readingOf[i] = p.reading(keys[i].Name, counts(a))
+		p.readingOf[i].readPoll(l, a, viewer)
 		if a.RepostOf != "" {
 			p.person(l, a.RepostOfUser)
 			p.shared[i] = &Activity{}
@@ -560,6 +572,13 @@ func (s *Service) readPage(ctx context.Context, viewer string, keys []*datastore
 			p.sharedRead[i] = p.reading(a.RepostOf, counts(p.shared[i]))
 		}
 	}
+	l.Then(func() { // the polls of what the reposts share, once read
+		for i, sh := range p.shared {
+			if sh != nil && p.sharedFound[i].Found() {
+				p.sharedRead[i].readPoll(l, sh, viewer)
+			}
+		}
+	})
 	if viewer != "" {
 		l.Then(func() { s.readViewerOf(l, p) })
 	}
@@ -693,6 +712,9 @@ func (p *page) view(id string, a *Activity, r *reading, mint media.Minter) View 
 	v.RepostedByViewer, v.Bookmarked = reposted, bookmarked
 	v.Pinned = p.authors[a.UserID].Pins(id)
 	v.MediaItems = pictures(mint, a.Media)
+	if r.poll != nil {
+		v.Poll = r.poll(p.now, a.UserID == p.viewer)
+	}
 	return v
 }
 

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -25,6 +26,7 @@ import (
 	"socialstream/internal/media"
 	"socialstream/internal/notifications"
 	"socialstream/internal/policy"
+	"socialstream/internal/polls"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -63,6 +65,11 @@ type PostInput struct {
 	// its mentions, whatever its text says. A post made here mentions
 	// the @names of its text, and gives none.
 	Mentions []string
+	// Poll, if set, is the poll the post carries (not with pictures); its
+	// end is counted from the post's checking.
+	Poll *polls.Input
+	// poll is Poll as checked.
+	poll *polls.Poll
 	// repostOf, set by Repost alone, makes the post a repost of that
 	// activity, by repostOfUser; shared is that activity as Repost read it,
 	// outside the transaction (see Post).
@@ -74,6 +81,19 @@ var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 
 // ValidAppID reports whether id is a valid application id.
 func ValidAppID(id string) bool { return appIDRE.MatchString(id) }
+
+// checkPoll checks the poll the post asks for, as of now.
+func (in *PostInput) checkPoll(now time.Time) error {
+	if in.Poll == nil {
+		return nil
+	}
+	if len(in.Media) > 0 {
+		return derrors.New(derrors.InvalidArgument, "a post carries pictures or a poll, not both")
+	}
+	var err error
+	in.poll, err = in.Poll.Make("", now)
+	return err
+}
 
 func (in *PostInput) validate() error {
 	switch in.Visibility {
@@ -242,6 +262,9 @@ var errIDTaken = errors.New("activities: id collision")
 // (post.apply), in one transaction.
 func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, bool, error) {
 	if err := in.validate(); err != nil {
+		return View{}, false, err
+	}
+	if err := in.checkPoll(s.now()); err != nil {
 		return View{}, false, err
 	}
 	p := &posting{s: s, author: author, in: in}
@@ -416,6 +439,11 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
 			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
 			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language, Joined: p.in.Joined && p.in.Body != "",
+		}
+		if p.in.poll != nil {
+			poll := *p.in.poll
+			poll.ID = ids.Format(seq) // its votes are the post's
+			mine.Poll = &poll
 		}
 		if a := p.parent; a != nil {
 			mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread

@@ -110,6 +110,12 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 		liked = s.cfg.Likes.Liked(l, r.id, viewer)
 	}
 	reposted := l.Add(RepostKey(s.db, r.id, viewer), &Repost{})
+	read := &reading{}
+	l.Then(func() {
+		if found.Found() {
+			read.readPoll(l, &a, viewer)
+		}
+	})
 	if err := l.Run(ctx); err != nil {
 		return View{}, fmt.Errorf("activities: view of %s: %w", r.id, err)
 	}
@@ -128,6 +134,9 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	v := toView(r.id, &a, p, likes, comments, liked.Found())
 	v.RepostedByViewer = reposted.Found()
 	v.MediaItems = pictures(mint, a.Media)
+	if read.poll != nil {
+		v.Poll = read.poll(s.now(), a.UserID == viewer)
+	}
 	return v, nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/polls"
 )
 
 // activityParams are the parameters of activities.get, .create and .delete.
@@ -43,6 +45,27 @@ type activityFields struct {
 	InReplyTo string `json:"inReplyTo"`
 	// MediaItems are the uploaded pictures it carries.
 	MediaItems mediaRefs `json:"mediaItems"`
+	// Poll is the poll it carries, if any.
+	Poll *pollFields `json:"poll"`
+}
+
+// pollFields is a poll as a client posts it: its options, how many
+// seconds it is open, whether one may choose several, whether its
+// totals are hidden until it ends.
+type pollFields struct {
+	Options    []string `json:"options"`
+	ExpiresIn  int64    `json:"expiresIn"`
+	Multiple   bool     `json:"multiple"`
+	HideTotals bool     `json:"hideTotals"`
+}
+
+// input is the poll asked for (nil: none).
+func (f *pollFields) input() *polls.Input {
+	if f == nil {
+		return nil
+	}
+	secs := min(max(f.ExpiresIn, 0), int64(polls.MaxExpiry/time.Second)+1)
+	return &polls.Input{Options: f.Options, ExpiresIn: time.Duration(secs) * time.Second, Multiple: f.Multiple, HideTotals: f.HideTotals}
 }
 
 func activitiesGetFromRequest(c *gin.Context) (activityParams, error) {
@@ -247,7 +270,7 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
 		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
 		Visibility: p.Activity.Visibility, SpoilerText: p.Activity.SpoilerText, Sensitive: p.Activity.Sensitive,
-		Language: p.Activity.Language, InReplyTo: p.Activity.InReplyTo, Media: p.Activity.MediaItems,
+		Language: p.Activity.Language, InReplyTo: p.Activity.InReplyTo, Media: p.Activity.MediaItems, Poll: p.Activity.Poll.input(),
 	})
 	if err != nil {
 		return nil, err

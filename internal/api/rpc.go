@@ -67,6 +67,7 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"likes.get":                  method(s, s.likesGet),
 		"likes.create":               method(s, s.likesCreate),
 		"likes.delete":               method(s, s.likesDelete),
+		"polls.vote":                 method(s, s.pollsVote),
 		"notifications.get":          method(s, s.notificationsGet),
 		"filters.get":                method(s, s.filtersGet),
 		"filters.create":             method(s, s.filtersCreate),

@@ -252,6 +252,8 @@ func (s *Server) Routes() *gin.Engine {
 	lk.POST("/:activityId", rest(s, http.StatusOK, s.likesCreate, likesFromRequest))
 	lk.DELETE("/:activityId", rest(s, http.StatusOK, s.likesDelete, likesFromRequest))
 
+	social.POST("/rest/polls/:activityId/votes", rest(s, http.StatusOK, s.pollsVote, voteFromRequest))
+
 	nt := social.Group("/rest/notifications")
 	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))
 	nt.GET("/:userId/unread", rest(s, http.StatusOK, s.notificationsUnread, notificationsFromRequest))

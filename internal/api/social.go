@@ -108,6 +108,28 @@ func (s *Server) likesDelete(ctx context.Context, caller string, p likeParams) (
 	return entry{v}, nil
 }
 
+// voteParams are the parameters of polls.vote: the activity whose poll
+// is voted in, and the indexes of the options chosen.
+type voteParams struct {
+	ActivityID string `json:"activityId"`
+	Choices    []int  `json:"choices"`
+}
+
+func voteFromRequest(c *gin.Context) (voteParams, error) {
+	p := voteParams{ActivityID: c.Param("activityId")}
+	return p, decodeJSON(c.Request.Body, &p)
+}
+
+// pollsVote votes in an activity's poll, and answers the activity with
+// its poll's counts.
+func (s *Server) pollsVote(ctx context.Context, caller string, p voteParams) (any, error) {
+	v, err := s.activities.Vote(ctx, caller, p.ActivityID, p.Choices)
+	if err != nil {
+		return nil, err
+	}
+	return entry{v}, nil
+}
+
 // repostsGet lists who reposts an activity, newest repost first.
 func (s *Server) repostsGet(ctx context.Context, caller string, p likeParams) (any, error) {
 	return s.whoReacted(ctx, caller, p, s.activities.Reposters)

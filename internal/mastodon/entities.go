@@ -145,7 +145,7 @@ type mStatus struct {
 	InReplyToID        *string        `json:"in_reply_to_id"`
 	InReplyToAccountID *string        `json:"in_reply_to_account_id"`
 	Reblog             *mStatus       `json:"reblog"`
-	Poll               *struct{}      `json:"poll"`
+	Poll               *mPoll         `json:"poll"`
 	Card               *struct{}      `json:"card"`
 	Language           *string        `json:"language"`
 	Text               *string        `json:"text"`
@@ -285,6 +285,7 @@ func (s *Server) status(origin string, v activities.View) mStatus {
 	for _, m := range v.MediaItems {
 		st.MediaAttachments = append(st.MediaAttachments, attachment(origin, m))
 	}
+	st.Poll = pollOf(v)
 	if v.InReplyTo != "" {
 		r, u := mid(v.InReplyTo), v.InReplyToUserID
 		st.InReplyToID, st.InReplyToAccountID = &r, &u

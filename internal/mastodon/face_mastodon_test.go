@@ -389,7 +389,9 @@ func TestMastodonBadInputAndRetries(t *testing.T) {
 	}{
 		{"no text", map[string]any{"status": " "}, nil},
 		{"an unknown visibility", map[string]any{"status": "x", "visibility": "friends"}, nil},
-		{"a poll", map[string]any{"status": "x", "poll": map[string]any{"options": []string{"a", "b"}, "expires_in": 60}}, nil},
+		{"a poll ending too soon", map[string]any{"status": "x", "poll": map[string]any{"options": []string{"a", "b"}, "expires_in": 60}}, nil},
+		{"a poll of one option", map[string]any{"status": "x", "poll": map[string]any{"options": []string{"a"}, "expires_in": 3600}}, nil},
+		{"a poll ending in no time", map[string]any{"status": "x", "poll": map[string]any{"options": []string{"a", "b"}}}, nil},
 		{"a schedule", map[string]any{"status": "x", "scheduled_at": "2030-01-01T00:00:00Z"}, nil},
 		{"sensitive not a boolean", map[string]any{"status": "x", "sensitive": "maybe"}, nil},
 		{"too long", map[string]any{"status": strings.Repeat("x", 5001)}, nil},

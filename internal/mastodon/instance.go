@@ -2,11 +2,13 @@ package mastodon
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/media"
+	"socialstream/internal/polls"
 )
 
 // The instance, as apps read it, and what Mastodon has and the service
@@ -36,7 +38,7 @@ func (s *Server) instance(m *mreq) (any, error) {
 			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes,
 				"image_matrix_limit": media.MaxPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
 				"description_limit": media.MaxDescription},
-			"polls":            gin.H{"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0},
+			"polls":            pollLimits,
 			"translation":      gin.H{"enabled": false},
 			"timelines_access": gin.H{"live_feeds": gin.H{"local": "public", "remote": "disabled"}, "hashtag_feeds": gin.H{"local": "public", "remote": "disabled"}},
 		},
@@ -69,7 +71,7 @@ func (s *Server) instanceV1(m *mreq) (any, error) {
 		"configuration": gin.H{
 			"statuses":          gin.H{"max_characters": maxStatus, "max_media_attachments": media.MaxPerActivity, "characters_reserved_per_url": 23},
 			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes, "image_matrix_limit": media.MaxPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0},
-			"polls":             gin.H{"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0},
+			"polls":             pollLimits,
 		},
 		"contact_account": nil, "rules": []any{},
 	}, nil
@@ -131,3 +133,8 @@ func (s *Server) nodeInfo(c *gin.Context) {
 		"metadata":          gin.H{},
 	})
 }
+
+// pollLimits are the polls' limits the instance answer states, which a
+// post's are held to (package polls).
+var pollLimits = gin.H{"max_options": polls.MaxOptions, "max_characters_per_option": polls.MaxOptionChars,
+	"min_expiration": int(polls.MinExpiry / time.Second), "max_expiration": int(polls.MaxExpiry / time.Second)}

@@ -63,6 +63,8 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/statuses/:id/source", s.masto(person, "read:statuses", s.statusSource))
 	v1.GET("/statuses/:id/history", s.masto(person, "read:statuses", s.statusHistory))
 	v1.GET("/statuses/:id/context", s.masto(anyone, "", s.statusContext))
+	v1.GET("/polls/:id", s.masto(anyone, "", s.getPoll))
+	v1.POST("/polls/:id/votes", s.masto(person, "write:statuses", s.votePoll))
 	v1.GET("/statuses/:id/favourited_by", s.masto(anyone, "", s.reactors(s.favouritedBy)))
 	v1.GET("/statuses/:id/reblogged_by", s.masto(anyone, "", s.reactors(s.rebloggedBy)))
 	v1.POST("/statuses/:id/favourite", s.masto(person, "write:favourites", s.react(s.favourite)))
@@ -134,7 +136,6 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 		v1.GET(p, s.masto(anyone, "", empty))
 	}
 	v2.GET("/suggestions", s.masto(anyone, "", empty))
-	v1.GET("/polls/:id", s.masto(anyone, "", notHere))
 	v1.GET("/streaming/*any", s.masto(anyone, "", notHere))
 	v1.GET("/statuses/:id/card", s.masto(anyone, "", notHere))
 }

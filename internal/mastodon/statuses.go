@@ -53,8 +53,9 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.p.has("poll[options][]") || m.p.has("poll[expires_in]") {
-		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: polls are not supported here")
+	pollIn, err := pollInput(m)
+	if err != nil {
+		return nil, err
 	}
 	if m.p.str("scheduled_at") != "" {
 		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: scheduled statuses are not supported here")
@@ -64,7 +65,7 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 		return nil, err
 	}
 	in := activities.PostInput{Title: text.Title, Body: text.Body, Joined: text.Joined, Visibility: visibility, SpoilerText: m.p.str("spoiler_text"),
-		Sensitive: sensitive, ExternalID: key, Language: m.p.str("language")}
+		Sensitive: sensitive, ExternalID: key, Language: m.p.str("language"), Poll: pollIn}
 	if r := m.p.str("in_reply_to_id"); r != "" {
 		if in.InReplyTo = scattered(r); in.InReplyTo == "" {
 			return nil, errMGone
@@ -154,6 +155,10 @@ func (s *Server) editStatus(m *mreq) (any, error) {
 	text, err := splitStatus(m.p.str("status"))
 	if err != nil {
 		return nil, err
+	}
+	if len(m.p.list("poll[options]")) > 0 {
+		// Mastodon's edit of a poll starts it anew; not here yet.
+		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: a poll cannot be changed by an edit here")
 	}
 	in := activities.EditInput{Title: &text.Title, Body: &text.Body, Joined: &text.Joined}
 	if m.p.has("spoiler_text") {
