@@ -31,7 +31,7 @@ func (s *Service) Vote(ctx context.Context, voter, id string, choices []int) (Vi
 		seen := ReadSeen(l, voter, a)
 		var ballot *polls.Ballot
 		if a.Poll != nil {
-			ballot = polls.ReadBallot(l, a.Poll.ID, voter)
+			ballot = polls.ReadBallot(l, id, a.Poll.ID, voter)
 		}
 		if err := l.Run(ctx); err != nil {
 			return err

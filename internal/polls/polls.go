@@ -11,6 +11,7 @@
 package polls
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,8 +27,8 @@ import (
 
 // Kinds of the entities this package owns.
 const (
-	CountKind = "PollCount"
-	VoteKind  = "PollVote"
+	KindPollCount = "PollCount"
+	KindPollVote  = "PollVote"
 )
 
 // Limits, which the Mastodon face's instance answer states.
@@ -132,18 +133,21 @@ func (c *Count) Save() ([]datastore.Property, error) {
 
 // Vote is a person's vote in a poll.
 type Vote struct {
-	PollID  string    `datastore:"pollId"` // indexed: the closing job tells the voters
-	UserID  string    `datastore:"userId,noindex"`
-	Choices []int64   `datastore:"choices,noindex"`
-	At      time.Time `datastore:"at,noindex"`
+	PollID string `datastore:"pollId"` // indexed: the closing job tells the voters
+	// ActivityID is its post's (indexed: the post's cleanup deletes its
+	// votes).
+	ActivityID string    `datastore:"activityId"`
+	UserID     string    `datastore:"userId,noindex"`
+	Choices    []int64   `datastore:"choices,noindex"`
+	At         time.Time `datastore:"at,noindex"`
 }
 
 // CountKey is the key of a poll's counts.
-func CountKey(db *store.DB, poll string) *datastore.Key { return db.NameKey(CountKind, poll, nil) }
+func CountKey(db *store.DB, poll string) *datastore.Key { return db.NameKey(KindPollCount, poll, nil) }
 
 // VoteKey is the key of user's vote in a poll.
 func VoteKey(db *store.DB, poll, user string) *datastore.Key {
-	return db.NameKey(VoteKind, poll+"_"+user, nil)
+	return db.NameKey(KindPollVote, poll+"_"+user, nil)
 }
 
 // Errors of a vote.
@@ -178,15 +182,15 @@ func (p *Poll) Choices(choices []int) ([]int64, error) {
 
 // Ballot is a person's vote as a vote's transaction read it.
 type Ballot struct {
-	poll, user string
-	vote       Vote
-	ref        store.Ref
+	activity, poll, user string
+	vote                 Vote
+	ref                  store.Ref
 }
 
-// ReadBallot adds user's vote in poll to the lookup of a vote's
-// transaction.
-func ReadBallot(l *store.Lookup, poll, user string) *Ballot {
-	b := &Ballot{poll: poll, user: user}
+// ReadBallot adds user's vote in poll, of activity, to the lookup of a
+// vote's transaction.
+func ReadBallot(l *store.Lookup, activity, poll, user string) *Ballot {
+	b := &Ballot{activity: activity, poll: poll, user: user}
 	b.ref = l.Add(VoteKey(l.DB(), poll, user), &b.vote)
 	return b
 }
@@ -202,7 +206,7 @@ func (b *Ballot) Cast(tx *store.Tx, choices []int64, now time.Time) error {
 		}
 		return ErrVoted
 	}
-	v := &Vote{PollID: b.poll, UserID: b.user, Choices: choices, At: now.UTC()}
+	v := &Vote{PollID: b.poll, ActivityID: b.activity, UserID: b.user, Choices: choices, At: now.UTC()}
 	if err := tx.Put(VoteKey(tx.DB(), b.poll, b.user), v); err != nil {
 		return err
 	}
@@ -243,7 +247,8 @@ func Read(l *store.Lookup, p *Poll, reader string) func(now time.Time, own bool)
 	counted := l.Add(CountKey(l.DB(), p.ID), &c)
 	var b *Ballot
 	if reader != "" {
-		b = ReadBallot(l, p.ID, reader)
+		b = &Ballot{poll: p.ID, user: reader}
+		b.ref = l.Add(VoteKey(l.DB(), p.ID, reader), &b.vote)
 	}
 	return func(now time.Time, own bool) *View {
 		if !counted.Found() {
@@ -272,3 +277,21 @@ func Read(l *store.Lookup, p *Poll, reader string) func(now time.Time, own bool)
 
 // ErrNoPoll is what a vote in a post with no poll answers.
 var ErrNoPoll = derrors.New(derrors.NotFound, "no such poll")
+
+// Records are the polls' entities, for what keeps them in step with
+// their posts (package activities' Forgetter).
+type Records struct{ DB *store.DB }
+
+// ForgetActivity deletes the votes in an activity's poll and its counts
+// once the activity is gone, for its cleanup job, and returns how many
+// votes it deleted.
+func (r Records) ForgetActivity(ctx context.Context, activity string) (int, error) {
+	n, err := r.DB.DeleteAll(ctx, r.DB.Query(KindPollVote).FilterField("activityId", "=", activity).KeysOnly(), 500)
+	if err == nil {
+		err = r.DB.Delete(ctx, CountKey(r.DB, activity))
+	}
+	if err != nil {
+		return n, fmt.Errorf("polls.ForgetActivity(%s): %w", activity, err)
+	}
+	return n, nil
+}

@@ -26,6 +26,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/likes"
 	"socialstream/internal/notifications"
+	"socialstream/internal/polls"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
@@ -127,7 +128,8 @@ func TestPostNeverCommitsWithoutItsFanout(t *testing.T) {
 // Deleting an activity cannot commit without the job that cleans up after
 // it: with the queue down, the delete fails and the activity stays. The
 // job, run before the delete commits, asks to be retried; run after, it
-// removes every reaction and audience chunk, and again changes nothing.
+// removes every reaction, vote in its poll and audience chunk, and again
+// changes nothing.
 // Before, the delete cleaned up on the request's context after its commit,
 // best effort.
 func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
@@ -139,7 +141,8 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _, err := act.Post(ctx, p.ID, activities.PostInput{Title: "doomed"})
+	v, _, err := act.Post(ctx, p.ID, activities.PostInput{Title: "doomed",
+		Poll: &polls.Input{Options: []string{"yes", "no"}, ExpiresIn: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +150,15 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A reaction and a job-made audience chunk.
+	// A reaction, a vote in its poll and a job-made audience chunk.
 	if _, err := svc.Likes.Like(ctx, fan.ID, v.ID); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := act.Vote(ctx, fan.ID, v.ID, []int{0}); err != nil {
+		t.Fatal(err)
+	}
 	like := likes.LikeKey(db, v.ID, fan.ID)
+	vote, counts := polls.VoteKey(db, v.ID, fan.ID), polls.CountKey(db, v.ID)
 	extra := activities.AudienceKey(db, v.ID, 3)
 	if err := db.Put(ctx, extra, &activities.Audience{FollowerIDs: []string{fan.ID}, UserID: p.ID}); err != nil {
 		t.Fatal(err)
@@ -188,7 +195,7 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 		}
 	}
 	var left []*datastore.Key
-	for _, k := range []*datastore.Key{like, extra} {
+	for _, k := range []*datastore.Key{like, extra, vote, counts} {
 		var dst datastore.PropertyList
 		if ok, err := db.Get(ctx, k, &dst); ok || err != nil {
 			left = append(left, k)
