@@ -417,6 +417,16 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 	w.notice = notes.List[0].ID
 	first := w.authors[0]
 	h := w.helper
+	// A post with a poll, which the helper votes in.
+	var polled struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	if err := s.do(ctx, w.authors[7], "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "which?",
+		"poll": map[string]any{"options": []string{"this", "that"}, "expiresIn": 3600}}, &polled); err != nil {
+		return rows, fmt.Errorf("billing: a post with a poll: %w", err)
+	}
 	writes := []struct {
 		op, method, path string
 		who              user
@@ -428,6 +438,7 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 		{"edit", "PUT", "/social/rest/activities/@me/@self/@app/" + w.newest[3], w.authors[3], map[string]string{"title": "edited"}},
 		{"pin", "POST", "/social/rest/pins/" + w.newest[5], w.authors[5], nil},
 		{"bookmark", "POST", "/social/rest/bookmarks/" + w.newest[6], w.authors[6], nil},
+		{"vote in a poll", "POST", "/social/rest/polls/" + polled.Entry.ID + "/votes", h, map[string]any{"choices": []int{1}}},
 		{"delete", "DELETE", "/social/rest/activities/@me/@self/@app/" + w.newest[4], w.authors[4], nil},
 		{"follow, with its rebuild", "POST", "/social/rest/people/@me/@friends", h, map[string]string{"id": first.id}},
 		{"unfollow, with its rebuild", "DELETE", "/social/rest/people/@me/@friends/" + first.id, h, nil},

@@ -433,8 +433,10 @@ type Config struct {
 	// Links, when set, makes the links of the activities' pictures.
 	Links *media.Links
 	// Pictures, when set, is run as Forget is, for an activity that had
-	// pictures (package media).
+	// pictures (package media); Polls for one that had a poll (package
+	// polls).
 	Pictures Forgetter
+	Polls    Forgetter
 	// Publisher, when set (the deployment federates), makes the jobs
 	// that tell other servers of posts, their edits and their deletion
 	// (package outbox; package federation runs them).

@@ -44,7 +44,7 @@ func (s *Service) delete(ctx context.Context, author, id string, removed bool) e
 	} else if a.UserID != author {
 		return s.notAuthor(ctx, author, id)
 	}
-	t := CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0}
+	t := CleanupTask{ActivityID: id, At: s.now().UnixMicro(), Pictures: len(a.Media) > 0, Poll: a.Poll != nil}
 	if s.cfg.Publisher != nil && !fromElsewhere(a.ExternalID) && published(a.Visibility, a.RepostOf != "", a.MentionNames) {
 		t.Author, t.Shared = author, a.RepostOf
 	}
@@ -124,6 +124,9 @@ type CleanupTask struct {
 	// Pictures says the activity had pictures, for Config.ForgetPictures
 	// (an erasure's phase takes an erased author's, and sets it not).
 	Pictures bool `json:"pictures,omitempty"`
+	// Poll says the activity had a poll (or may have had: an erasure's
+	// step reads none), for Config.Polls.
+	Poll bool `json:"poll,omitempty"`
 	// Author, when set, is told to other servers (Config.Publisher) as
 	// the deleted post's author; Shared, for a repost, what it shared.
 	Author string `json:"author,omitempty"`
@@ -173,6 +176,9 @@ func (s *Service) Cleanup(ctx context.Context, t CleanupTask) (gone bool, delete
 	forgets := s.cfg.Forget
 	if t.Pictures && s.cfg.Pictures != nil {
 		forgets = append(slices.Clip(forgets), s.cfg.Pictures)
+	}
+	if t.Poll && s.cfg.Polls != nil {
+		forgets = append(slices.Clip(forgets), s.cfg.Polls)
 	}
 	for _, forget := range forgets {
 		if err != nil {

@@ -35,7 +35,7 @@ func (s *Service) EraseAuthored(ctx context.Context, author string, _ int64, n i
 	done, err := s.db.Drain(ctx, q, n, eraseBatch, func(keys []*datastore.Key) error {
 		at := s.now().UnixMicro()
 		for _, k := range keys {
-			if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: k.Name, At: at}); err != nil {
+			if err := s.enqueueCleanup(ctx, CleanupTask{ActivityID: k.Name, At: at, Poll: true}); err != nil {
 				return err
 			}
 		}

@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
+	"socialstream/internal/polls"
 	"strings"
 	"testing"
 )
@@ -59,6 +61,19 @@ func TestPollsOnRESTAndRPC(t *testing.T) {
 		"the same twice":     {"options": []string{"a", "a"}, "expiresIn": 3600},
 	} {
 		e.wantError(e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{"title": name, "poll": p}), http.StatusBadRequest)
+	}
+	// Deleted, the post takes its poll's votes and counts with it.
+	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+act, ann.token, nil); r.status != http.StatusOK && r.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	e.Settle()
+	ctx := context.Background()
+	if keys, err := e.db.GetAll(ctx, e.db.Query(polls.KindPollVote).FilterField("activityId", "=", act).KeysOnly(), nil); err != nil || len(keys) != 0 {
+		t.Errorf("votes left of the deleted post: %v, %v", keys, err)
+	}
+	var c polls.Count
+	if ok, err := e.db.Get(ctx, polls.CountKey(e.db, act), &c); ok || err != nil {
+		t.Errorf("the deleted post's poll counts left: %+v, %v", c, err)
 	}
 	plain := e.post(ann, "no poll")
 	e.wantError(e.do("POST", "/social/rest/polls/"+plain+"/votes", bob.token, map[string]any{"choices": []int{0}}), http.StatusNotFound)

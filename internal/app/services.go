@@ -87,9 +87,8 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Likes:     likes.Records{DB: db},
 		Bookmarks: bookmarks.Records{DB: db},
-		Forget: []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, polls.Records{DB: db},
-			s.Notifications},
-		Links: links, Pictures: pictures, Publisher: ob, Finder: finder,
+		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
+		Links:     links, Pictures: pictures, Polls: polls.Records{DB: db}, Publisher: ob, Finder: finder,
 	}); err != nil {
 		return nil, err
 	}

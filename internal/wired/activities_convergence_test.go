@@ -171,7 +171,7 @@ func TestDeleteCommitsOnlyWithItsCleanupJob(t *testing.T) {
 	if _, err := act.Exists(ctx, v.ID); err != nil {
 		t.Fatalf("the failed delete removed the activity: %v", err)
 	}
-	task := activities.CleanupTask{ActivityID: v.ID, At: time.Now().UnixMicro()}
+	task := activities.CleanupTask{ActivityID: v.ID, At: time.Now().UnixMicro(), Poll: true} // as the delete names it: the post had a poll
 	if _, _, err := act.Cleanup(ctx, task); !errors.Is(err, activities.ErrNotYet) {
 		t.Fatalf("cleanup before the delete committed: %v, want ErrNotYet", err)
 	}
