@@ -133,7 +133,7 @@ func (c *Count) Save() ([]datastore.Property, error) {
 
 // Vote is a person's vote in a poll.
 type Vote struct {
-	PollID string `datastore:"pollId"` // indexed: the closing job tells the voters
+	PollID string `datastore:"pollId,noindex"`
 	// ActivityID is its post's (indexed: the post's cleanup deletes its
 	// votes).
 	ActivityID string    `datastore:"activityId"`
