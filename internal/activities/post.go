@@ -378,6 +378,17 @@ func (p *posting) prepareReply(ctx context.Context) error {
 	return err
 }
 
+// poll is the poll the post of id seq carries, if any: its votes are
+// the post's (its id).
+func (p *posting) poll(seq int64) *polls.Poll {
+	if p.in.poll == nil {
+		return nil
+	}
+	poll := *p.in.poll
+	poll.ID = ids.Format(seq)
+	return &poll
+}
+
 // replyNote tells the person a reply of id answers, in its transaction.
 func (p *posting) replyNote(id string) notifications.Event {
 	return notifications.Event{Type: notifications.Reply, ActorID: p.author, Recipients: []string{p.answers},
@@ -428,6 +439,9 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))
 	}
+	if poll := p.poll(seq); poll != nil {
+		expected = append(expected, polls.Closing(p.s.queue, ids.Format(seq), p.author, poll, p.s.now()))
+	}
 	if names := slices.Collect(maps.Values(p.mentionNames)); p.s.cfg.Publisher != nil && !fromElsewhere(p.in.ExternalID) &&
 		published(p.in.Visibility, p.in.repostOf != "", names) {
 		named := p.in.repostOf != "" || mentionsElsewhere(names) || p.parent != nil && fromElsewhere(p.parent.ExternalID)
@@ -440,11 +454,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
 			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language, Joined: p.in.Joined && p.in.Body != "",
 		}
-		if p.in.poll != nil {
-			poll := *p.in.poll
-			poll.ID = ids.Format(seq) // its votes are the post's
-			mine.Poll = &poll
-		}
+		mine.Poll = p.poll(seq)
 		if a := p.parent; a != nil {
 			mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread
 			if mine.Thread == "" {

@@ -49,6 +49,7 @@ import (
 	"socialstream/internal/mutes"
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
+	"socialstream/internal/polls"
 	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
@@ -598,6 +599,8 @@ type Services struct {
 	Tags          *tags.Service
 	Media         *media.Service // nil without Pictures
 	Push          *push.Service
+	// Polls closes polls at their end.
+	Polls *polls.Closer
 	// Keys are people's key pairs, and Federation the deployment's part
 	// in the fediverse (off when its configuration's Domain is empty).
 	Keys       *federation.Keys
@@ -676,7 +679,8 @@ func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error)
 		faces = append(faces, ap)
 	}
 	routes, err := jobs.New(jobs.Runners{Activities: s.Activities, Rebuild: s.Rebuild, Notifications: s.Notifications,
-		Lifecycle: s.Lifecycle, Moderation: s.Moderation, Graph: s.Graph, Push: s.Push, Media: s.Media, Federation: s.Federation}, log)
+		Lifecycle: s.Lifecycle, Moderation: s.Moderation, Graph: s.Graph, Push: s.Push, Media: s.Media, Federation: s.Federation,
+		Polls: s.Polls}, log)
 	if err != nil {
 		return nil, err
 	}

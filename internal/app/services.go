@@ -92,6 +92,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}); err != nil {
 		return nil, err
 	}
+	if s.Polls, err = polls.NewCloser(db, gen, s.Notifications); err != nil {
+		return nil, err
+	}
 	if s.Comments, err = comments.New(db, gen, acc, s.Activities, s.Notifications); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ import (
 	"socialstream/internal/moderation"
 	"socialstream/internal/notifications"
 	"socialstream/internal/outbox"
+	"socialstream/internal/polls"
 	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
@@ -46,6 +47,7 @@ type Runners struct {
 	Push          *push.Service
 	Media         *media.Service
 	Federation    *federation.Service
+	Polls         *polls.Closer
 }
 
 // Router serves every job.
@@ -57,7 +59,7 @@ type Router struct {
 // New returns the router of the jobs run by run, logging to log.
 func New(run Runners, log *slog.Logger) (*Router, error) {
 	if run.Activities == nil || run.Rebuild == nil || run.Notifications == nil || run.Lifecycle == nil || run.Moderation == nil ||
-		run.Graph == nil || run.Push == nil || run.Media == nil || log == nil {
+		run.Graph == nil || run.Push == nil || run.Media == nil || run.Polls == nil || log == nil {
 		return nil, errors.New("jobs.New: nil dependency")
 	}
 	return &Router{run: run, log: log}, nil
@@ -155,6 +157,11 @@ func (r *Router) Routes() []Route {
 		}),
 		// The counts of a suspended person's likes and comments, in step
 		// with the suspension.
+		// A poll's end, told to its voters and its author.
+		serve(r, polls.CloseJob, func(ctx context.Context, t polls.CloseTask) ([]any, error) {
+			told, err := r.run.Polls.Close(ctx, t)
+			return []any{"activityId", t.ActivityID, "pollId", t.PollID, "told", told}, err
+		}),
 		serve(r, moderation.WithholdJob, func(ctx context.Context, t moderation.WithholdTask) ([]any, error) {
 			stopped, err := r.run.Moderation.Withhold(ctx, t)
 			return []any{"userId", t.UserID, "on", t.On, "kind", t.Kind, "step", t.Step, "stopped", stopped}, err

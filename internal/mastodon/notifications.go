@@ -22,7 +22,7 @@ import (
 var mastoNotice = map[string]string{
 	notifications.Mention: "mention", notifications.Reply: "mention", notifications.Like: "favourite",
 	notifications.Repost: "reblog", notifications.Follow: "follow", notifications.FollowRequest: "follow_request",
-	notifications.Status: "status",
+	notifications.Status: "status", notifications.Poll: "poll",
 }
 
 type mNotification struct {

@@ -66,6 +66,9 @@ const (
 	// Status tells a person who follows the actor with notify of the
 	// actor's post (ActivityID).
 	Status = "status"
+	// Poll tells the voters of a poll, and its author (the actor), that
+	// it ended (ActivityID: its post).
+	Poll = "poll"
 )
 
 // MaxKept is how many notifications a user keeps.
@@ -271,12 +274,13 @@ const prune = "prune"
 // has one name.
 const pruneWindow = 10 * time.Second
 
-// recipients returns who an event notifies: nobody of their own doing, no
+// recipients returns who an event notifies: nobody of their own doing
+// (but the author of a poll that ended: its end is no one's doing), no
 // one twice.
 func (e Event) recipients() []string {
 	var out []string
 	for _, r := range e.Recipients {
-		if r != e.ActorID && r != "" && !slices.Contains(out, r) {
+		if (r != e.ActorID || e.Type == Poll) && r != "" && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
@@ -464,7 +468,11 @@ func (p *Pending) Write(tx *store.Tx) (int, error) {
 		}
 		if p.actor != nil {
 			ties := policy.Ties{Follows: p.follows[i].Found(), Muted: p.muted[i].ActiveAt(p.at)}
-			if !policy.Notifies(u, p.actor.Standing().Account(p.e.ActorID, p.actor.Exists()), ties) || p.domainBlocked(i) {
+			notifies := policy.Notifies
+			if p.e.Type == Poll {
+				notifies = policy.NotifiesOfEnd
+			}
+			if !notifies(u, p.actor.Standing().Account(p.e.ActorID, p.actor.Exists()), ties) || p.domainBlocked(i) {
 				continue
 			}
 		}

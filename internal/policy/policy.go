@@ -334,6 +334,16 @@ func Notifies(recipient string, actor Account, t Ties) bool {
 	return true
 }
 
+// NotifiesOfEnd decides whether the end of author's poll may notify
+// recipient: its author, while their account stands; a voter as
+// Notifies decides of what author did.
+func NotifiesOfEnd(recipient string, author Account, t Ties) bool {
+	if recipient != "" && recipient == author.ID {
+		return author.Exists && !author.Suspended
+	}
+	return Notifies(recipient, author, t)
+}
+
 // SeeNotification decides whether recipient may read a notification of
 // what actor did about p (nil for one about no activity, a follow say):
 // the actor may be shown (SeePerson), and the activity seen (SeePost).

@@ -367,3 +367,30 @@ func TestMayPin(t *testing.T) {
 		})
 	}
 }
+
+// A poll's end tells its author, while their account stands, and a
+// voter as anything the author did would.
+func TestNotifiesOfEnd(t *testing.T) {
+	author := Account{ID: "a", Exists: true}
+	for _, c := range []struct {
+		name      string
+		recipient string
+		author    Account
+		t         Ties
+		want      bool
+	}{
+		{"its author", "a", author, Ties{}, true},
+		{"its author, suspended", "a", Account{ID: "a", Exists: true, Suspended: true}, Ties{}, false},
+		{"its author, gone", "a", Account{ID: "a"}, Ties{}, false},
+		{"a voter", "v", author, Ties{}, true},
+		{"a voter who blocked the author since", "v", author, Ties{Blocked: true}, false},
+		{"a voter who mutes the author", "v", author, Ties{Muted: true}, false},
+		{"a voter not following a limited author", "v", Account{ID: "a", Exists: true, Limited: true}, Ties{}, false},
+		{"a voter following a limited author", "v", Account{ID: "a", Exists: true, Limited: true}, Ties{Follows: true}, true},
+		{"no one", "", author, Ties{}, false},
+	} {
+		if got := NotifiesOfEnd(c.recipient, c.author, c.t); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/app"
 	"socialstream/internal/app/apptest"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -52,6 +53,7 @@ type fixture struct {
 	groups *groups.Service
 	act    *activities.Service
 	likes  *likes.Service
+	svc    *app.Services
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -62,7 +64,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{db: db, calls: c}
 	f.acc = apptest.Accounts(t, db, gen)
 	svc := apptest.Services(t, db, gen, f.acc, testenv.StartTasks(t).Queue)
-	f.graph, f.groups, f.act, f.likes = svc.Graph, svc.Groups, svc.Activities, svc.Likes
+	f.graph, f.groups, f.act, f.likes, f.svc = svc.Graph, svc.Groups, svc.Activities, svc.Likes, svc
 	return f
 }
 

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"socialstream/internal/activities"
+	"socialstream/internal/notifications"
 	"socialstream/internal/polls"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
 )
 
 // Many people voting in one poll at once all succeed, and the counts are
@@ -91,4 +94,43 @@ func TestContendedVotesCountExactly(t *testing.T) {
 		t.Errorf("another vote after it: %v, want ErrVoted", err)
 	}
 	check("after a vote again")
+}
+
+// A poll's end tells its voters and its author, once however often its
+// job runs, and not before the end; a voter who blocked the author since
+// is not told.
+func TestPollEndTellsVotersAndAuthor(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	author, ann, ben := f.user(t, "author"), f.user(t, "ann"), f.user(t, "ben")
+	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "soon over",
+		Poll: &polls.Input{Options: []string{"yes", "no"}, ExpiresIn: polls.MinExpiry}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{ann, ben} {
+		if _, err := f.act.Vote(ctx, u, v.ID, []int{0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.graph.Block(ctx, ben, author); err != nil {
+		t.Fatal(err)
+	}
+	task := polls.CloseTask{ActivityID: v.ID, PollID: v.ID, Author: author, Expires: time.Now().Add(time.Minute).UnixMicro()}
+	if _, err := f.svc.Polls.Close(ctx, task); !errors.Is(err, queue.ErrNotYet) {
+		t.Errorf("closing before the end: %v, want a retry", err)
+	}
+	task.Expires = time.Now().Add(-time.Second).UnixMicro()
+	for i := range 2 {
+		told, err := f.svc.Polls.Close(ctx, task)
+		if want := []int{2, 0}[i]; err != nil || told != want {
+			t.Errorf("closing, time %d: told %d, %v; want %d", i+1, told, err, want)
+		}
+	}
+	for who, want := range map[string]int{author: 1, ann: 1, ben: 0} {
+		list, _, _, err := f.svc.Notifications.List(ctx, who, notifications.Query{Page: store.PageRequest{Count: 20}, Types: []string{notifications.Poll}})
+		if err != nil || len(list) != want || want == 1 && list[0].ActivityID != v.ID {
+			t.Errorf("%s's poll notifications: %+v, %v; want %d", who, list, err, want)
+		}
+	}
 }
