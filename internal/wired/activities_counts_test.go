@@ -26,28 +26,14 @@ func TestContendedLikesCountExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 48
-	fans := make([]string, n)
-	for i := range fans {
-		fans[i] = f.user(t, fmt.Sprint("fan", i))
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
+	fans := f.users(t, "fan", n)
 	answers := make(chan activities.View, n)
-	for _, fan := range fans {
-		wg.Go(func() {
-			got, err := f.likes.Like(ctx, fan, v.ID)
-			errs <- err
-			answers <- got
-		})
-	}
-	wg.Wait()
-	close(errs)
+	at(t, n, func(i int) error {
+		got, err := f.likes.Like(ctx, fans[i], v.ID)
+		answers <- got
+		return err
+	})
 	close(answers)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
 	for got := range answers {
 		if got.LikesCount < 1 || got.LikesCount > n || !got.LikedByViewer {
 			t.Errorf("a like answered likesCount %d, likedByViewer %v", got.LikesCount, got.LikedByViewer)

@@ -104,6 +104,34 @@ func (f *fixture) user(t *testing.T, name string) string {
 	return p.ID
 }
 
+// users registers n people named prefix0, prefix1, ..., and returns
+// their ids.
+func (f *fixture) users(t *testing.T, prefix string, n int) []string {
+	t.Helper()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = f.user(t, fmt.Sprint(prefix, i))
+	}
+	return out
+}
+
+// at runs each of n calls of do at once, and reports their errors.
+func at(t *testing.T, n int, do func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() { errs <- do(i) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestFeedCallCounts checks the query-on-read claim by counting RPCs: every
 // feed is one query and one batch lookup (two for home), whether the
 // reader follows 2 people or 12.

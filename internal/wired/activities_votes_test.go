@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,32 +31,18 @@ func TestContendedVotesCountExactly(t *testing.T) {
 		t.Fatalf("the new poll: %+v", v.Poll)
 	}
 	const n = 48
-	voters := make([]string, n)
-	for i := range voters {
-		voters[i] = f.user(t, fmt.Sprint("voter", i))
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i, voter := range voters {
+	voters := f.users(t, "voter", n)
+	at(t, n, func(i int) error {
 		choices := []int{i % 3}
 		if i%4 == 0 {
 			choices = []int{0, 2}
 		}
-		wg.Go(func() {
-			got, err := f.act.Vote(ctx, voter, v.ID, choices)
-			if err == nil && (!got.Poll.Voted || len(got.Poll.OwnVotes) != len(choices)) {
-				err = fmt.Errorf("%s's answer: %+v", voter, got.Poll)
-			}
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
+		got, err := f.act.Vote(ctx, voters[i], v.ID, choices)
+		if err == nil && (!got.Poll.Voted || len(got.Poll.OwnVotes) != len(choices)) {
+			err = fmt.Errorf("%s's answer: %+v", voters[i], got.Poll)
 		}
-	}
+		return err
+	})
 	want := [3]int64{}
 	votes := int64(0)
 	for i := range voters {
