@@ -424,7 +424,7 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 		} `json:"entry"`
 	}
 	if err := s.do(ctx, w.authors[7], "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "which?",
-		"poll": map[string]any{"options": []string{"this", "that"}, "expiresIn": 3600}}, &polled); err != nil {
+		"poll": map[string]any{"options": []string{"this", "that"}, "expiresIn": 86400}}, &polled); err != nil {
 		return rows, fmt.Errorf("billing: a post with a poll: %w", err)
 	}
 	writes := []struct {

@@ -19,7 +19,7 @@ func TestMastodonPolls(t *testing.T) {
 	alice, bob, carol := e.Register("alice"), e.Register("bob"), e.Register("carol")
 	ca, cb, cc := e.MastoClient(alice, "read write follow"), e.MastoClient(bob, "read write follow"), e.MastoClient(carol, "read write follow")
 	st, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "tea or coffee?",
-		Poll: &mastodon.TootPoll{Options: []string{"tea", "coffee", "both"}, ExpiresInSeconds: 3600, HideTotals: true}})
+		Poll: &mastodon.TootPoll{Options: []string{"tea", "coffee", "both"}, ExpiresInSeconds: 86400, HideTotals: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestMastodonPolls(t *testing.T) {
 	// A poll of several choices, for alice's followers: carol, who does
 	// not follow her, may neither see nor vote in it.
 	fol, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "which days?", Visibility: "private",
-		Poll: &mastodon.TootPoll{Options: []string{"mon", "tue"}, ExpiresInSeconds: 600, Multiple: true}})
+		Poll: &mastodon.TootPoll{Options: []string{"mon", "tue"}, ExpiresInSeconds: 86400, Multiple: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
