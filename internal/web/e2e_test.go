@@ -1143,3 +1143,29 @@ func TestPicturesOnThePage(t *testing.T) {
 	ann.checkConsole()
 	bob.checkConsole()
 }
+
+// A poll on the page: bob sees ann's, with its options, votes in it, and
+// sees it counted and his vote marked; he may not vote again.
+func TestPollOnThePage(t *testing.T) {
+	t.Parallel() // a stack, a namespace and tabs of its own
+	url, ann, bob := twoPeople(t, "ann", "bob")
+	// Ann's poll, made through the API with her page's token (the
+	// composer makes none yet).
+	ann.eval(`(fetch('/social/rest/activities/@me/@self', {method: 'POST', headers: {'Content-Type': 'application/json',
+		Authorization: 'Bearer ' + localStorage.getItem('socialstream.token')},
+		body: JSON.stringify({title: 'Tea or coffee?', poll: {options: ['tea', 'coffee'], expiresIn: 86400}})}), true)`)
+	bob.do(chromedp.Navigate(url + "/#/public"))
+	shown := `(() => { const f = document.querySelector('.stream .activity form.poll');
+		return !!f && f.querySelectorAll('input[type=radio]').length === 2 && !!f.querySelector('button[type=submit]'); })()`
+	bob.waitFor(shown, "ann's poll in public", func() { bob.do(chromedp.Reload()) })
+	bob.checkLabels()
+	bob.shot("poll-seen")
+	bob.do(chromedp.Click(chromedp.CSS(`.stream .activity form.poll input[value="1"]`)),
+		chromedp.Click(chromedp.CSS(`.stream .activity form.poll button[type=submit]`)))
+	voted := `(() => { const f = document.querySelector('.stream .activity form.poll');
+		return !!f && !f.querySelector('button[type=submit]') && f.querySelector('input[value="1"]').checked &&
+			f.querySelector('input[value="1"]').disabled && /you voted/.test(f.querySelector('.poll-status').textContent) &&
+			f.querySelectorAll('.option .votes')[1]?.textContent === ' · 1'; })()`
+	bob.waitFor(voted, "bob's vote counted", nil)
+	bob.shot("poll-voted")
+}

@@ -766,10 +766,45 @@ function activityCard(a) {
       h('p', { class: 'title' }, linkify(a.title || '')),
       a.body ? h('p', { class: 'body' }, linkify(a.body)) : null,
       a.url ? h('p', {}, h('a', { href: a.url, rel: 'nofollow noopener ugc', text: a.url })) : null,
-      pictures(a.mediaItems, a.sensitive && !a.spoilerText)]),
+      pictures(a.mediaItems, a.sensitive && !a.spoilerText),
+      pollBox(a, (now) => art.replaceWith(activityCard(now)))]),
     h('div', { class: 'actions' }, actions),
     comments);
   return art;
+}
+
+// pollBox shows a post's poll: its options, with their votes where the
+// server shows them (hidden until it ends, if its author asked), and, to
+// someone signed in who has not voted and may, a vote; the post is drawn
+// again as the vote's answer shows it (redraw).
+function pollBox(a, redraw) {
+  const p = a.poll;
+  if (!p) return null;
+  const open = Boolean(state.me) && !p.voted && !p.expired;
+  const own = p.ownVotes || [];
+  const box = h('form', { class: 'poll', 'aria-label': 'Poll' });
+  const inputs = p.options.map((o, i) => {
+    const input = h('input', { type: p.multiple ? 'checkbox' : 'radio', name: 'choice-' + a.id, value: String(i), id: `poll-${a.id}-${i}` });
+    input.disabled = !open;
+    input.checked = own.includes(i);
+    return input;
+  });
+  const options = p.options.map((o, i) => h('p', { class: 'option' }, inputs[i], ' ', h('label', { for: inputs[i].id, text: o.title }),
+    o.votesCount === null || o.votesCount === undefined ? null : h('span', { class: 'votes', text: ` · ${o.votesCount}` })));
+  const status = `${p.votersCount} ${p.votersCount === 1 ? 'person' : 'people'} voted · ` +
+    (p.expired ? 'closed' : 'ends ' + new Date(p.expiresAt).toLocaleString()) + (p.voted ? ' · you voted' : '');
+  put(box, options, h('p', { class: 'poll-status hint', text: status }));
+  if (open) {
+    const vote = h('button', { type: 'submit', text: 'Vote' });
+    add(box, [vote]);
+    box.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const choices = inputs.filter((x) => x.checked).map((x) => Number(x.value));
+      if (!choices.length) return;
+      guard(vote, async () => redraw((await api('POST', rest('/polls/' + enc(a.id) + '/votes'), { choices })).entry));
+    });
+  }
+  return box;
 }
 
 const OPEN = new Set(['public', 'unlisted']);
