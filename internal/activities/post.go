@@ -2,24 +2,15 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
-	"regexp"
 	"slices"
-	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/blocks"
-	"socialstream/internal/derrors"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
 	"socialstream/internal/ids"
@@ -30,202 +21,8 @@ import (
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
-	"socialstream/internal/text"
 	viewerstate "socialstream/internal/viewer"
 )
-
-// PostInput is what a client sends to post an activity.
-type PostInput struct {
-	AppID      string
-	Title      string
-	Body       string
-	URL        string
-	ExternalID string
-	// Visibility is public (the default, empty), unlisted, followers or
-	// mentioned.
-	Visibility string
-	// SpoilerText is a content warning the post is folded behind (at most
-	// MaxSpoilerText characters); Sensitive marks its pictures as such
-	// (set by a warning).
-	SpoilerText string
-	Sensitive   bool
-	// Language is the language it is written in, a BCP 47 tag (ISO 639
-	// and, optionally, more: "en", "pt-BR"); empty: not said.
-	Language string
-	// Joined: the body goes on the title's line (Activity.Joined).
-	Joined bool
-	// InReplyTo makes the post a reply to that activity (what it shares,
-	// for a repost), which its author must be able to see.
-	InReplyTo string
-	// Media are the ids of the author's uploaded pictures it carries, at
-	// most media.MaxPerActivity, in the order shown.
-	Media []string
-	// Mentions, for a post of another server's (ExternalID from
-	// elsewhere), are the ids of the people known here its Note tags:
-	// its mentions, whatever its text says. A post made here mentions
-	// the @names of its text, and gives none.
-	Mentions []string
-	// Poll, if set, is the poll the post carries (not with pictures); its
-	// end is counted from the post's checking.
-	Poll *polls.Input
-	// poll is Poll as checked.
-	poll *polls.Poll
-	// repostOf, set by Repost alone, makes the post a repost of that
-	// activity, by repostOfUser; shared is that activity as Repost read it,
-	// outside the transaction (see Post).
-	repostOf, repostOfUser string
-	shared                 *Activity
-}
-
-var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
-
-// ValidAppID reports whether id is a valid application id.
-func ValidAppID(id string) bool { return appIDRE.MatchString(id) }
-
-// checkPoll checks the poll the post asks for, as of now.
-func (in *PostInput) checkPoll(now time.Time) error {
-	if in.Poll == nil {
-		return nil
-	}
-	if len(in.Media) > 0 {
-		return derrors.New(derrors.InvalidArgument, "a post carries pictures or a poll, not both")
-	}
-	var err error
-	in.poll, err = in.Poll.Make("", now)
-	return err
-}
-
-func (in *PostInput) validate() error {
-	switch in.Visibility {
-	case "":
-		in.Visibility = Public
-	case Public, Unlisted, FollowersOnly, MentionedOnly:
-	default:
-		return errVisibility
-	}
-	var err error
-	if in.SpoilerText, err = text.Clean("spoilerText", in.SpoilerText, text.Rules{Max: MaxSpoilerText}); err != nil {
-		return err
-	}
-	if in.SpoilerText != "" {
-		in.Sensitive = true // a warning folds the pictures too, as Mastodon does
-	}
-	if in.repostOf != "" {
-		return nil // no text, and the rest is Repost's
-	}
-	if in.Language, err = Language(in.Language); err != nil {
-		return err
-	}
-	if _, ok := ids.Parse(in.InReplyTo); in.InReplyTo != "" && !ok {
-		return ErrNoSuchActivity
-	}
-	if err := media.CheckIDs(in.Media); err != nil {
-		return err
-	}
-	// Pictures alone make a post (Mastodon's, and a Note of another
-	// server's, may be pictures with no words).
-	if in.Title, err = text.Clean("title", in.Title, text.Rules{Max: MaxTitle, Required: len(in.Media) == 0}); err != nil {
-		return err
-	}
-	if in.Body, err = text.Clean("body", in.Body, text.Rules{Max: MaxBody, Multiline: true}); err != nil {
-		return err
-	}
-	switch {
-	case in.AppID != "" && !ValidAppID(in.AppID):
-		return derrors.New(derrors.InvalidArgument, "appId must be 1 to 100 of A-Z a-z 0-9 . _ -")
-	case len(in.ExternalID) > MaxExternalID || !utf8.ValidString(in.ExternalID):
-		return derrors.New(derrors.InvalidArgument, fmt.Sprintf("externalId must be at most %d bytes of UTF-8", MaxExternalID))
-	}
-	if in.URL != "" {
-		u, err := url.Parse(in.URL)
-		if err != nil || len(in.URL) > MaxURL || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return derrors.New(derrors.InvalidArgument, fmt.Sprintf("url must be an absolute http or https URL of at most %d characters", MaxURL))
-		}
-	}
-	return nil
-}
-
-// TextParts is a text as an activity keeps it: a title, and a body.
-type TextParts struct {
-	Title, Body string
-	Joined      bool // the body goes on the title's line
-}
-
-// SplitText parts a text into the title (its first line with text) and
-// the body (the rest). A first line longer than a title may be is cut
-// where it may end (at MaxTitle characters, or before, so that neither
-// part begins or ends with a space, which the activity would not keep),
-// and the body goes on its line (Joined): the text comes back whole
-// (View.Text).
-func SplitText(text string) TextParts {
-	first, rest, _ := strings.Cut(text, "\n")
-	if utf8.RuneCountInString(strings.TrimSpace(first)) <= MaxTitle {
-		return TextParts{Title: strings.TrimSpace(first), Body: strings.Trim(rest, "\n")}
-	}
-	runes := []rune(text)
-	cut := MaxTitle
-	for cut > 1 && (unicode.IsSpace(runes[cut-1]) || unicode.IsSpace(runes[cut])) {
-		cut--
-	}
-	return TextParts{Title: string(runes[:cut]), Body: string(runes[cut:]), Joined: true}
-}
-
-// ExternalIDOf returns the activity author posted with the external id
-// ext, if there is one: "" and true when it is one of another server's
-// that its server deleted (Forget).
-func (s *Service) ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error) {
-	var e externalID
-	ok, err := s.db.Get(ctx, externalIDKey(s.db, author, ext), &e)
-	if err != nil || !ok {
-		return "", false, err
-	}
-	if e.Gone {
-		return "", true, nil
-	}
-	return e.ActivityID, true, nil
-}
-
-// ErrForgotten is a post from another server that its server deleted:
-// it is not made again.
-var ErrForgotten = derrors.New(derrors.Conflict, "the post was deleted by its server")
-
-// Forget records that the post author's server made with the external
-// id ext (one of another server's) is deleted there, so that a Create of
-// it that comes after, late or again, makes no post: the post, should
-// it be kept here meanwhile, is returned (true) for the caller to delete,
-// which keeps the record (Delete). Its transaction and Post's read the
-// same record, so a Create and a Delete that come at once end with no
-// post either way.
-func (s *Service) Forget(ctx context.Context, author, ext string) (string, bool, error) {
-	if !fromElsewhere(ext) {
-		return "", false, derrors.New(derrors.InvalidArgument, "only a post from another server is forgotten")
-	}
-	var kept string
-	key := externalIDKey(s.db, author, ext)
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var e externalID
-		ok, err := tx.Get(key, &e)
-		switch {
-		case err != nil:
-			return err
-		case ok && !e.Gone:
-			kept = e.ActivityID
-			return nil
-		case ok:
-			return nil
-		}
-		return tx.Put(key, &externalID{Gone: true})
-	})
-	if err != nil {
-		return "", false, fmt.Errorf("activities.Forget(%s): %w", author, err)
-	}
-	return kept, kept != "", nil
-}
-
-func externalIDKey(db *store.DB, user, ext string) *datastore.Key {
-	sum := sha256.Sum256([]byte(ext))
-	return db.NameKey(KindExternalID, user+":"+hex.EncodeToString(sum[:16]), nil)
-}
 
 // FanoutTask is the body of a fan-out job: write audience chunk Chunk of
 // the activity, or, with Chunk 0, plan the jobs of every other chunk.
