@@ -100,16 +100,21 @@ func (r *Reaction) Err(err error) error {
 // reactor it had not. One deleted since is ErrNoSuchActivity: its likes
 // and comments go with it.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
+	return s.reactedView(ctx, viewer, r.id, r.a.UserID)
+}
+
+// reactedView is ReactionView of activity id, by author.
+func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string) (View, error) {
 	var a Activity
 	l := s.db.Lookup()
-	found := l.Add(Key(s.db, r.id), &a)
-	author := accounts.Read(l, r.a.UserID)
+	found := l.Add(Key(s.db, id), &a)
+	author := accounts.Read(l, authorID)
 	sum := counts(&a)
 	var liked store.Ref
 	if s.cfg.Likes != nil {
-		liked = s.cfg.Likes.Liked(l, r.id, viewer)
+		liked = s.cfg.Likes.Liked(l, id, viewer)
 	}
-	reposted := l.Add(RepostKey(s.db, r.id, viewer), &Repost{})
+	reposted := l.Add(RepostKey(s.db, id, viewer), &Repost{})
 	read := &reading{}
 	l.Then(func() {
 		if found.Found() {
@@ -117,7 +122,7 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 		}
 	})
 	if err := l.Run(ctx); err != nil {
-		return View{}, fmt.Errorf("activities: view of %s: %w", r.id, err)
+		return View{}, fmt.Errorf("activities: view of %s: %w", id, err)
 	}
 	if !found.Found() {
 		return View{}, ErrNoSuchActivity
@@ -131,7 +136,7 @@ func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) 
 	if err != nil {
 		return View{}, err
 	}
-	v := toView(r.id, &a, p, likes, comments, liked.Found())
+	v := toView(id, &a, p, likes, comments, liked.Found())
 	v.RepostedByViewer = reposted.Found()
 	v.MediaItems = pictures(mint, a.Media)
 	if read.poll != nil {

@@ -51,14 +51,9 @@ func (s *Service) Vote(ctx context.Context, voter, id string, choices []int) (Vi
 	if err != nil {
 		return View{}, fmt.Errorf("activities.Vote(%s, %s): %w", voter, id, err)
 	}
-	vs, err := s.Shown(ctx, voter, []string{id})
-	if err != nil {
-		return View{}, err
-	}
-	if len(vs) == 0 {
-		return View{}, ErrNoSuchActivity
-	}
-	return vs[0], nil
+	// Its answer, as a reaction's (ReactionView): what lands just after
+	// the vote (a block, say) does not hide it, as the vote happened.
+	return s.reactedView(ctx, voter, id, a.UserID)
 }
 
 // decideVote decides whether a vote of choices in poll (nil: the post
