@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +80,33 @@ func TestContendedVotesCountExactly(t *testing.T) {
 		t.Errorf("another vote after it: %v, want ErrVoted", err)
 	}
 	check("after a vote again")
+
+	// One person voting twice at once, for different options: one vote
+	// counts, the other is refused.
+	late := f.user(t, "late")
+	var voted, refused sync.Map
+	at(t, 2, func(i int) error {
+		_, err := f.act.Vote(ctx, late, v.ID, []int{i})
+		switch {
+		case err == nil:
+			voted.Store(i, true)
+		case errors.Is(err, polls.ErrVoted):
+			refused.Store(i, true)
+		default:
+			return err
+		}
+		return nil
+	})
+	n1, r1 := 0, 0
+	voted.Range(func(any, any) bool { n1++; return true })
+	refused.Range(func(any, any) bool { r1++; return true })
+	if n1 != 1 || r1 != 1 {
+		t.Errorf("two votes of one person at once: %d counted, %d refused; want 1 and 1", n1, r1)
+	}
+	list, err := f.act.Get(ctx, author, author, "", []string{v.ID})
+	if err != nil || list[0].Poll.VotersCount != n+1 || list[0].Poll.VotesCount != votes+1 {
+		t.Errorf("after one person's two votes at once: %+v, %v", list, err)
+	}
 }
 
 // A poll's end tells its voters and its author, once however often its
