@@ -165,7 +165,9 @@ func TestUnauthenticatedLimitedPerAddress(t *testing.T) {
 	})
 	bad := strings.Repeat("x", len(erin.token))
 	for i, h := range []string{"X-Forwarded-For", api.UserIPHeader, "X-Appengine-Remote-Addr"} {
-		// A header anyone can send names no new address off App Engine.
+		// A header anyone can send names no new address off App Engine
+		// (the address is a header's value: nothing dials it; and this
+		// package's tests run confined to loopback, stacktest.Main).
 		e.wantError(e.do("GET", "/social/rest/people/@me/@self", bad, nil, h, "10.0.0."+strconv.Itoa(i)), http.StatusUnauthorized)
 	}
 	r := e.do("GET", "/social/rest/people/@me/@self", bad, nil)
