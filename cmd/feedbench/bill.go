@@ -13,6 +13,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/meter"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )
@@ -89,7 +90,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		return nil, err
 	}
 	progress("billing: posts metered")
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
@@ -481,6 +482,48 @@ func billPush(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 		return nil, fmt.Errorf("billing: a like pushed: %d messages, %v", got, errs)
 	}
 	return []billRow{{Op: "like, pushed to 1 subscription", Bill: b}}, nil
+}
+
+// billScheduled meters a post scheduled for later, and its publication
+// by its job at its time: run here, over the API's metered client, by a
+// clock set just past it (the task itself is due hours later).
+func billScheduled(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) {
+	u, err := s.register(ctx, "billscheduler")
+	if err != nil {
+		return nil, err
+	}
+	at := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
+	var made struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	b, err := s.metered(ctx, u, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "later", "scheduledAt": at.Format(time.RFC3339)}, &made)
+	if err != nil {
+		return nil, fmt.Errorf("billing: schedule a post: %w", err)
+	}
+	rows := []billRow{{Op: "schedule a post", Bill: b}}
+	pub, err := s.scheduler(func() time.Time { return at.Add(time.Second) })
+	if err != nil {
+		return rows, err
+	}
+	if err := s.settle(ctx); err != nil {
+		return rows, err
+	}
+	s.cache.Purge()
+	s.meter.Take()
+	before := s.operations()
+	outcome, err := pub.Publish(ctx, scheduled.PublishTask{ID: made.Entry.ID, User: u.id, At: at.UnixMicro(), Due: at.UnixMicro()})
+	if err == nil && outcome != scheduled.Published {
+		err = fmt.Errorf("the job answered %q", outcome)
+	}
+	if err != nil {
+		return rows, fmt.Errorf("billing: publish a scheduled post: %w", err)
+	}
+	if err := s.settle(ctx); err != nil {
+		return rows, err
+	}
+	return append(rows, billRow{Op: "publish a scheduled post, 0 followers", Bill: opBill{Bill: s.meter.Take(), Tasks: s.operations().Sub(before)}}), nil
 }
 
 // billThread meters a reply to someone else (its fan-out reads the

@@ -159,6 +159,10 @@ func TestBill(t *testing.T) {
 		{"pin", 1, 1, 0},                     // the card, which lists the pins
 		{"bookmark", 2, 1, 0},                // the bookmark, and the bookmarker's state
 		{"vote in a poll", 3, 0, 0},          // the vote, the poll's counts (by transforms), the check that the post is there: none read through the cache
+		{"schedule a post", 2, 0, 0},         // the scheduled post and its author's book
+		// a post's three and its external id's record; the scheduled
+		// post marked and its book, then the scheduled post deleted
+		{"publish a scheduled post, 0 followers", 6, 2, 1},
 		{"profile, with an avatar", 3, 1, 0}, // the User, the card, the picture's record
 		{"upload a picture", 1, 0, 0},
 		{"post with 4 pictures, 0 followers", 7, 2, 0}, // a post's three, and each picture's record, marked as on it

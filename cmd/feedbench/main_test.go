@@ -106,8 +106,8 @@ func TestQuick(t *testing.T) {
 	}
 	// The storms are checked, not only timed: no request fails, and the
 	// count read after the last answer is the number of requests.
-	if len(rep.Storms) != 4 {
-		t.Fatalf("storm rows %+v, want 4", rep.Storms)
+	if len(rep.Storms) != 5 {
+		t.Fatalf("storm rows %+v, want 5", rep.Storms)
 	}
 	for _, st := range rep.Storms {
 		if st.Ops != 120 || st.Clients != 8 || st.Errors != 0 || !st.Exact || st.Count != 120 || st.Latency.N != 120 || st.PerSecond <= 0 {

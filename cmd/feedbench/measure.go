@@ -212,7 +212,17 @@ func (s *stack) pullMerge(u user, followees []user) func(ctx context.Context) er
 
 // postHTTP posts as u through the API and returns the activity's id.
 func (s *stack) postHTTP(ctx context.Context, u user, title string) (string, error) {
-	status, body, err := s.call(ctx, "POST", "/social/rest/activities/@me/@self", u.token, map[string]string{"title": title})
+	return s.postBody(ctx, u, map[string]any{"title": title})
+}
+
+// postPoll posts as u a poll of two options, open a day.
+func (s *stack) postPoll(ctx context.Context, u user, title string) (string, error) {
+	return s.postBody(ctx, u, map[string]any{"title": title, "poll": map[string]any{"options": []string{"yes", "no"}, "expiresIn": 86400}})
+}
+
+// postBody posts the activity body as u and returns its id.
+func (s *stack) postBody(ctx context.Context, u user, activity map[string]any) (string, error) {
+	status, body, err := s.call(ctx, "POST", "/social/rest/activities/@me/@self", u.token, activity)
 	if err != nil {
 		return "", err
 	}

@@ -422,11 +422,12 @@ func (r *report) hotSpots(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	p("### Hot spots")
 	p("")
-	p("| storm | ops | clients | per second | p50 | p99 | max | errors | count after the last answer |")
-	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	p("| storm | ops | clients | per second | p50 | p99 | p99 over the like storm's | max | errors | count after the last answer |")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, st := range r.Storms {
-		p("| %s | %d | %d | %.0f | %.0f ms | %.0f ms | %.0f ms | %d | %d, %s |", st.What, st.Ops, st.Clients, st.PerSecond,
-			st.Latency.P50, st.Latency.P99, st.Latency.Max, st.Errors, st.Count, mark(st.Exact, "exact", "**wrong**"))
+		ratio := st.Latency.P99 / r.Storms[0].Latency.P99 // the like storm is the first
+		p("| %s | %d | %d | %.0f | %.0f ms | %.0f ms | %.2fx | %.0f ms | %d | %d, %s |", st.What, st.Ops, st.Clients, st.PerSecond,
+			st.Latency.P50, st.Latency.P99, ratio, st.Latency.Max, st.Errors, st.Count, mark(st.Exact, "exact", "**wrong**"))
 	}
 	p("")
 	p("Posts by the user the follow storm is on:")

@@ -25,6 +25,7 @@ import (
 	"socialstream/internal/logging"
 	"socialstream/internal/meter"
 	"socialstream/internal/push"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/push/receiver"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
@@ -117,6 +118,9 @@ type stack struct {
 	pending    func() int                 // tasks not yet done
 	operations func() tasksemu.Operations // Cloud Tasks operations so far
 	hold       func() (release func())    // holds every queue's tasks until released
+	// scheduler is the API's scheduled posts over its metered client, on
+	// the clock now: the bill runs a publishing job at a post's time.
+	scheduler func(now func() time.Time) (*scheduled.Service, error)
 
 	// push is a push service on loopback, for the bill of a push, and
 	// keys the instance's VAPID keys, which it checks messages against.
@@ -214,6 +218,9 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	s.closer = append(s.closer, st.Close)
 	s.url, s.dsHost = st.URL, st.DatastoreHost
 	s.pending, s.operations, s.hold, s.cache = st.Tasks.Server.Pending, st.Tasks.Server.Operations, st.Tasks.Server.Hold, st.Services.Cache
+	s.scheduler = func(now func() time.Time) (*scheduled.Service, error) {
+		return scheduled.New(st.DB, st.Gen, st.Tasks.Queue, st.Services.Activities, scheduled.Config{Now: now})
+	}
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
 	client, err := store.Open(ctx, project, st.DatastoreHost, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.direct.intercept)))

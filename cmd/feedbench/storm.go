@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,7 +81,7 @@ func (s *stack) expect(ctx context.Context, status int, method, path, token stri
 }
 
 // count reads one number field of an entry (or a list of one) through the
-// API.
+// API; a field of a field is named with a dot ("poll.votersCount").
 func (s *stack) count(ctx context.Context, path, token, field string) (int64, error) {
 	data, err := s.expect(ctx, http.StatusOK, "GET", path, token, nil)
 	if err != nil {
@@ -96,7 +97,12 @@ func (s *stack) count(ctx context.Context, path, token, field string) (int64, er
 	if r.Entry == nil && len(r.List) == 1 {
 		r.Entry = r.List[0]
 	}
-	n, ok := r.Entry[field].(float64)
+	entry := r.Entry
+	steps := strings.Split(field, ".")
+	for _, step := range steps[:len(steps)-1] {
+		entry, _ = entry[step].(map[string]any)
+	}
+	n, ok := entry[steps[len(steps)-1]].(float64)
 	if !ok {
 		return 0, fmt.Errorf("GET %s: no %s in %s", path, field, data)
 	}
@@ -171,6 +177,29 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 		return nil, stormPosts{}, err
 	}
 	progress("comment storm: %.0f/s, p99 %.0f ms, %d errors, commentsCount %d", comments.PerSecond, comments.Latency.P99, comments.Errors, comments.Count)
+
+	// Vote storm: the crowd votes in one poll, each for one of its two
+	// options; every vote must count once, in the voters and the votes.
+	poll, err := s.postPoll(ctx, star, "viral poll")
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	votes, err := reactionStorm(ctx, s, cfg, crowd, star, poll, "vote storm: votes in one poll", "poll.votersCount",
+		func(ctx context.Context, u user) error {
+			choice := len(u.name) % 2
+			_, err := s.expect(ctx, http.StatusOK, "POST", "/social/rest/polls/"+poll+"/votes", u.token, map[string]any{"choices": []int{choice}})
+			return err
+		})
+	if err != nil {
+		return nil, stormPosts{}, err
+	}
+	if n, err := s.count(ctx, "/social/rest/activities/"+star.id+"/@self/@app/"+poll, star.token, "poll.votesCount"); err != nil {
+		return nil, stormPosts{}, err
+	} else if n != votes.Count {
+		votes.Exact = false
+		votes.First = fmt.Sprintf("votesCount %d against votersCount %d in a poll of one choice each", n, votes.Count)
+	}
+	progress("vote storm: %.0f/s, p99 %.0f ms, %d errors, votersCount %d", votes.PerSecond, votes.Latency.P99, votes.Errors, votes.Count)
 
 	// Follow storm, and the followed user's posts around it.
 	var posts stormPosts
@@ -254,7 +283,7 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 	if posts.Control, err = postsBy(ctx, s, control, cfg.stormPosts, "control"); err != nil {
 		return nil, stormPosts{}, err
 	}
-	return []stormRow{likes, reposts, comments, follows}, posts, nil
+	return []stormRow{likes, reposts, comments, votes, follows}, posts, nil
 }
 
 // reactionStorm has each of the crowd react once to the activity id of

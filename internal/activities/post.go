@@ -58,10 +58,7 @@ var errIDTaken = errors.New("activities: id collision")
 // Post reads (post.read), decides (decidePost) and applies the decision
 // (post.apply), in one transaction.
 func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, bool, error) {
-	if err := in.validate(); err != nil {
-		return View{}, false, err
-	}
-	if err := in.checkPoll(s.now()); err != nil {
+	if err := in.Check(s.now()); err != nil {
 		return View{}, false, err
 	}
 	p := &posting{s: s, author: author, in: in}
@@ -320,7 +317,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		between  = make([]*blocks.Between, len(p.mentions))
 	)
 	if len(in.Media) > 0 {
-		r.pictures = media.ReadLoose(l, in.Media)
+		r.pictures = media.ReadLoose(l, in.Media, in.HeldBy)
 	}
 	if in.repostOf != "" {
 		reposted = l.Add(RepostKey(s.db, in.repostOf, p.author), &prev)

@@ -56,6 +56,10 @@ type PostInput struct {
 	Poll *polls.Input
 	// poll is Poll as checked.
 	poll *polls.Poll
+	// HeldBy, set by the scheduled post that publishes it (package
+	// scheduled), is that post's id: the pictures held for it may be
+	// attached, as loose ones may.
+	HeldBy string
 	// repostOf, set by Repost alone, makes the post a repost of that
 	// activity, by repostOfUser; shared is that activity as Repost read it,
 	// outside the transaction (see Post).
@@ -67,6 +71,18 @@ var appIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 
 // ValidAppID reports whether id is a valid application id.
 func ValidAppID(id string) bool { return appIDRE.MatchString(id) }
+
+// Check checks in as Post would at now, before anything is read, and
+// cleans it as Post does (its text, its visibility's default): what a
+// post scheduled for later must pass when it is scheduled. What depends
+// on what is stored (the pictures, the post it answers, the author's
+// standing) is decided when it is posted.
+func (in *PostInput) Check(now time.Time) error {
+	if err := in.validate(); err != nil {
+		return err
+	}
+	return in.checkPoll(now)
+}
 
 // checkPoll checks the poll the post asks for, as of now.
 func (in *PostInput) checkPoll(now time.Time) error {

@@ -47,6 +47,8 @@ type activityFields struct {
 	MediaItems mediaRefs `json:"mediaItems"`
 	// Poll is the poll it carries, if any.
 	Poll *pollFields `json:"poll"`
+	// ScheduledAt, an RFC 3339 time, keeps it to be posted then.
+	ScheduledAt string `json:"scheduledAt"`
 }
 
 // pollFields is a poll as a client posts it: its options, how many
@@ -267,11 +269,15 @@ func (s *Server) activitiesCreate(ctx context.Context, caller string, p activity
 	if app == "" || app == "@app" {
 		app = p.Activity.AppID
 	}
-	v, created, err := s.activities.Post(ctx, caller, activities.PostInput{
+	in := activities.PostInput{
 		AppID: app, Title: p.Activity.Title, Body: p.Activity.Body, URL: p.Activity.URL, ExternalID: p.Activity.ExternalID,
 		Visibility: p.Activity.Visibility, SpoilerText: p.Activity.SpoilerText, Sensitive: p.Activity.Sensitive,
 		Language: p.Activity.Language, InReplyTo: p.Activity.InReplyTo, Media: p.Activity.MediaItems, Poll: p.Activity.Poll.input(),
-	})
+	}
+	if p.Activity.ScheduledAt != "" {
+		return s.schedule(ctx, caller, p.Activity.ScheduledAt, in)
+	}
+	v, created, err := s.activities.Post(ctx, caller, in)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,10 @@ package api_test
 import (
 	"context"
 	"net/http"
-	"socialstream/internal/polls"
 	"strings"
 	"testing"
+
+	"socialstream/internal/polls"
 )
 
 // A poll over REST and JSON-RPC: posted with its activity, shown on it

@@ -45,6 +45,7 @@ import (
 	"socialstream/internal/paging"
 	"socialstream/internal/push"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/tags"
 	"socialstream/internal/tracing"
 	"socialstream/internal/web"
@@ -87,6 +88,7 @@ type Deps struct {
 	Tags          *tags.Service
 	Media         *media.Service
 	Push          *push.Service
+	Scheduled     *scheduled.Service
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Guard         Guard
@@ -117,6 +119,7 @@ type Server struct {
 	tags          *tags.Service
 	media         *media.Service
 	push          *push.Service
+	scheduled     *scheduled.Service
 	cursors       *cursor.Sealer
 	doors
 	// faces are the others served beside this one (Mastodon's, and
@@ -149,11 +152,11 @@ type Face interface {
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
 	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Push == nil || d.Cursors == nil || d.Logger == nil || d.Jobs == nil || slices.Contains(d.Faces, nil) {
+		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Push == nil || d.Scheduled == nil || d.Cursors == nil || d.Logger == nil || d.Jobs == nil || slices.Contains(d.Faces, nil) {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors,
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, scheduled: d.Scheduled, cursors: d.Cursors,
 		doors: doors{guard: d.Guard, log: d.Logger}, faces: d.Faces, jobs: d.Jobs}
 	s.rpc = s.rpcMethods()
 	var err error
@@ -253,6 +256,12 @@ func (s *Server) Routes() *gin.Engine {
 	lk.DELETE("/:activityId", rest(s, http.StatusOK, s.likesDelete, likesFromRequest))
 
 	social.POST("/rest/polls/:activityId/votes", rest(s, http.StatusOK, s.pollsVote, voteFromRequest))
+
+	sch := social.Group("/rest/scheduled")
+	sch.GET("/:userId", rest(s, http.StatusOK, s.scheduledGet, scheduledFromRequest))
+	sch.GET("/:userId/:id", rest(s, http.StatusOK, s.scheduledGet, scheduledFromRequest))
+	sch.PUT("/:userId/:id", rest(s, http.StatusOK, s.scheduledUpdate, scheduledFromRequest))
+	sch.DELETE("/:userId/:id", rest(s, http.StatusNoContent, s.scheduledDelete, scheduledFromRequest))
 
 	nt := social.Group("/rest/notifications")
 	nt.GET("/:userId", rest(s, http.StatusOK, s.notificationsGet, notificationsFromRequest))

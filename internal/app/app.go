@@ -54,6 +54,7 @@ import (
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	"socialstream/internal/tracing"
@@ -601,6 +602,8 @@ type Services struct {
 	Push          *push.Service
 	// Polls closes polls at their end.
 	Polls *polls.Closer
+	// Scheduled keeps the posts to publish later, and publishes them.
+	Scheduled *scheduled.Service
 	// Keys are people's key pairs, and Federation the deployment's part
 	// in the fediverse (off when its configuration's Domain is empty).
 	Keys       *federation.Keys
@@ -668,7 +671,8 @@ func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error)
 	}
 	faces := []api.Face{mastodon.New(mastodon.Deps{Accounts: s.Accounts, Graph: s.Graph, Activities: s.Activities, Likes: s.Likes,
 		Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Mutes: s.Mutes, Markers: s.Markers,
-		Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Cursors: s.Cursors, Logger: log,
+		Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Scheduled: s.Scheduled,
+		Cursors: s.Cursors, Logger: log,
 		Host: host, Forwarded: guard.Forwarded, NoRoute: api.ErrNoRoute, NoMethod: api.ErrNoMethod, MaxBody: api.MaxBody,
 		Federation: fcfg, Remote: remote})}
 	ap, err := activitypub.New(activitypub.Deps{Federation: s.Federation, Accounts: s.Accounts, Activities: s.Activities, Logger: log, Host: host})
@@ -680,14 +684,14 @@ func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error)
 	}
 	routes, err := jobs.New(jobs.Runners{Activities: s.Activities, Rebuild: s.Rebuild, Notifications: s.Notifications,
 		Lifecycle: s.Lifecycle, Moderation: s.Moderation, Graph: s.Graph, Push: s.Push, Media: s.Media, Federation: s.Federation,
-		Polls: s.Polls}, log)
+		Polls: s.Polls, Scheduled: s.Scheduled}, log)
 	if err != nil {
 		return nil, err
 	}
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
 		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle,
 		AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media,
-		Push: s.Push, Cursors: s.Cursors, Logger: log, Guard: guard, Faces: faces, Jobs: routes})
+		Push: s.Push, Scheduled: s.Scheduled, Cursors: s.Cursors, Logger: log, Guard: guard, Faces: faces, Jobs: routes})
 	if err != nil {
 		return nil, err
 	}

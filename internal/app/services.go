@@ -29,6 +29,7 @@ import (
 	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 )
@@ -93,6 +94,9 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	if s.Polls, err = polls.NewCloser(db, gen, s.Notifications); err != nil {
+		return nil, err
+	}
+	if s.Scheduled, err = scheduled.New(db, gen, q, s.Activities, scheduled.Config{}); err != nil {
 		return nil, err
 	}
 	if s.Comments, err = comments.New(db, gen, acc, s.Activities, s.Notifications); err != nil {

@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/push"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/scheduled"
 )
 
 // Runners are the services that run the jobs. Federation is nil when the
@@ -48,6 +49,7 @@ type Runners struct {
 	Media         *media.Service
 	Federation    *federation.Service
 	Polls         *polls.Closer
+	Scheduled     *scheduled.Service
 }
 
 // Router serves every job.
@@ -59,7 +61,7 @@ type Router struct {
 // New returns the router of the jobs run by run, logging to log.
 func New(run Runners, log *slog.Logger) (*Router, error) {
 	if run.Activities == nil || run.Rebuild == nil || run.Notifications == nil || run.Lifecycle == nil || run.Moderation == nil ||
-		run.Graph == nil || run.Push == nil || run.Media == nil || run.Polls == nil || log == nil {
+		run.Graph == nil || run.Push == nil || run.Media == nil || run.Polls == nil || run.Scheduled == nil || log == nil {
 		return nil, errors.New("jobs.New: nil dependency")
 	}
 	return &Router{run: run, log: log}, nil
@@ -155,13 +157,18 @@ func (r *Router) Routes() []Route {
 			ended, err := r.run.Lifecycle.EndSuspension(ctx, t)
 			return []any{"userId", t.UserID, "at", t.At, "ended", ended}, err
 		}),
-		// The counts of a suspended person's likes and comments, in step
-		// with the suspension.
 		// A poll's end, told to its voters and its author.
 		serve(r, polls.CloseJob, func(ctx context.Context, t polls.CloseTask) ([]any, error) {
 			told, err := r.run.Polls.Close(ctx, t)
 			return []any{"activityId", t.ActivityID, "pollId", t.PollID, "told", told}, err
 		}),
+		// A scheduled post, published at its time.
+		serve(r, scheduled.PublishJob, func(ctx context.Context, t scheduled.PublishTask) ([]any, error) {
+			outcome, err := r.run.Scheduled.Publish(ctx, t)
+			return []any{"id", t.ID, "user", t.User, "at", t.At, "outcome", outcome}, err
+		}),
+		// The notifications of a person whose standing changed, weighed
+		// again.
 		serve(r, moderation.WithholdJob, func(ctx context.Context, t moderation.WithholdTask) ([]any, error) {
 			stopped, err := r.run.Moderation.Withhold(ctx, t)
 			return []any{"userId", t.UserID, "on", t.On, "kind", t.Kind, "step", t.Step, "stopped", stopped}, err

@@ -63,6 +63,10 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/statuses/:id/source", s.masto(person, "read:statuses", s.statusSource))
 	v1.GET("/statuses/:id/history", s.masto(person, "read:statuses", s.statusHistory))
 	v1.GET("/statuses/:id/context", s.masto(anyone, "", s.statusContext))
+	v1.GET("/scheduled_statuses", s.masto(person, "read:statuses", s.scheduledStatuses))
+	v1.GET("/scheduled_statuses/:id", s.masto(person, "read:statuses", s.getScheduledStatus))
+	v1.PUT("/scheduled_statuses/:id", s.masto(person, "write:statuses", s.rescheduleStatus))
+	v1.DELETE("/scheduled_statuses/:id", s.masto(person, "write:statuses", s.cancelScheduledStatus))
 	v1.GET("/polls/:id", s.masto(anyone, "", s.getPoll))
 	v1.POST("/polls/:id/votes", s.masto(person, "write:statuses", s.votePoll))
 	v1.GET("/statuses/:id/favourited_by", s.masto(anyone, "", s.reactors(s.favouritedBy)))
@@ -132,7 +136,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 
 	// What Mastodon has and the service does not: as a server without it.
 	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements", "/conversations",
-		"/scheduled_statuses", "/endorsements", "/featured_tags", "/suggestions", "/directory"} {
+		"/endorsements", "/featured_tags", "/suggestions", "/directory"} {
 		v1.GET(p, s.masto(anyone, "", empty))
 	}
 	v2.GET("/suggestions", s.masto(anyone, "", empty))

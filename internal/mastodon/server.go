@@ -31,6 +31,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/oauth"
 	"socialstream/internal/push"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/tags"
 )
 
@@ -90,6 +91,7 @@ type Deps struct {
 	Tags          *tags.Service
 	Media         *media.Service
 	Push          *push.Service
+	Scheduled     *scheduled.Service
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Host          Host
@@ -131,6 +133,7 @@ type Server struct {
 	tags          *tags.Service
 	media         *media.Service
 	push          *push.Service
+	scheduled     *scheduled.Service
 	cursors       *cursor.Sealer
 	log           *slog.Logger
 	host          Host
@@ -141,7 +144,7 @@ type Server struct {
 func New(d Deps) *Server {
 	return &Server{accounts: d.Accounts, graph: d.Graph, activities: d.Activities, likes: d.Likes, bookmarks: d.Bookmarks,
 		oauth: d.OAuth, notifications: d.Notifications, mutes: d.Mutes, markers: d.Markers, filters: d.Filters,
-		moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, cursors: d.Cursors, log: d.Logger, host: d.Host, d: d}
+		moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, scheduled: d.Scheduled, cursors: d.Cursors, log: d.Logger, host: d.Host, d: d}
 }
 
 // Path reports whether a request's path is the face's.

@@ -57,9 +57,6 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.p.str("scheduled_at") != "" {
-		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: scheduled statuses are not supported here")
-	}
 	key, err := idempotency(m)
 	if err != nil {
 		return nil, err
@@ -77,6 +74,9 @@ func (s *Server) postStatus(m *mreq) (any, error) {
 			return nil, derrors.New(derrors.InvalidArgument, "media_ids holds an id that is no picture's")
 		}
 		in.Media = append(in.Media, sid)
+	}
+	if at := m.p.str("scheduled_at"); at != "" {
+		return s.schedule(m, at, in)
 	}
 	v, _, err := s.activities.Post(m.ctx, m.caller, in)
 	if err != nil {

@@ -79,6 +79,10 @@ type Item struct {
 	// 0 (not stored, so in no index) once it belongs somewhere: the
 	// scheduled collection finds the loose past LooseFor by its index.
 	Loose int64 `datastore:"loose,omitempty"`
+	// Held, on a picture a scheduled post will carry, is that post's id:
+	// it is kept for it (not loose) until the post is published, when it
+	// goes on the activity, or cancelled, when it is loose again.
+	Held string `datastore:"held,noindex,omitempty"`
 	// Profile, on a profile picture, says which it is (accounts'
 	// PictureAvatar or PictureHeader).
 	Profile string `datastore:"profile,noindex,omitempty"`
@@ -112,7 +116,9 @@ type Attached struct {
 }
 
 // loose reports whether the item belongs nowhere yet.
-func (it *Item) loose() bool { return it.AlbumID == "" && it.ActivityID == "" && it.Profile == "" }
+func (it *Item) loose() bool {
+	return it.AlbumID == "" && it.ActivityID == "" && it.Profile == "" && it.Held == ""
+}
 
 // Album is a stored album.
 type Album struct {
@@ -707,9 +713,10 @@ func (s *Service) Move(ctx context.Context, user, id, album string) (*Item, erro
 var errNotLoose = derrors.New(derrors.Conflict, "the media item is already on an activity or in an album")
 
 // ReadLoose adds to l the items named, for a post of user's that attaches
-// them; check, once l has run, says whether each may be attached and
+// them; check, once l has run, says whether each may be attached (it is
+// loose, or held for holder, the scheduled post being published) and
 // returns what the activity keeps of them.
-func ReadLoose(l *store.Lookup, idList []string) func(user string) ([]*datastore.Key, []any, []Attached, error) {
+func ReadLoose(l *store.Lookup, idList []string, holder string) func(user string) ([]*datastore.Key, []any, []Attached, error) {
 	vals := make([]*Item, len(idList))
 	refs := make([]store.Ref, len(idList))
 	for i, id := range idList {
@@ -725,8 +732,8 @@ func ReadLoose(l *store.Lookup, idList []string) func(user string) ([]*datastore
 			if !refs[i].Found() || it.UserID != user {
 				return nil, nil, nil, derrors.New(derrors.NotFound, fmt.Sprintf("no such media item %s of yours", id))
 			}
-			if !it.loose() {
-				return nil, nil, nil, derrors.New(derrors.Conflict, fmt.Sprintf("media item %s is already on an activity or in an album", id))
+			if !it.loose() && (holder == "" || it.Held != holder) {
+				return nil, nil, nil, derrors.New(derrors.Conflict, fmt.Sprintf("media item %s is already on an activity, in an album or held for a scheduled post", id))
 			}
 			it.ID = id
 			keys[i], puts[i], att[i] = ItemKey(l.DB(), id), it, it.Attached
@@ -738,7 +745,39 @@ func ReadLoose(l *store.Lookup, idList []string) func(user string) ([]*datastore
 // SetActivity marks the items read by ReadLoose (puts) as on activity.
 func SetActivity(puts []any, activity string) {
 	for _, p := range puts {
-		p.(*Item).ActivityID, p.(*Item).Loose = activity, 0
+		p.(*Item).ActivityID, p.(*Item).Loose, p.(*Item).Held = activity, 0, ""
+	}
+}
+
+// SetHeld marks the items read by ReadLoose (puts) as held for the
+// scheduled post holder.
+func SetHeld(puts []any, holder string) {
+	for _, p := range puts {
+		p.(*Item).Held, p.(*Item).Loose = holder, 0
+	}
+}
+
+// ReadHeld adds to l the items named, which a scheduled post cancelled
+// held; release, once l has run, returns those still held for holder,
+// loose again as of now (the scheduled collection takes them a day later
+// unless a post attaches them meanwhile).
+func ReadHeld(l *store.Lookup, idList []string) func(holder string, now time.Time) ([]*datastore.Key, []any) {
+	vals := make([]*Item, len(idList))
+	refs := make([]store.Ref, len(idList))
+	for i, id := range idList {
+		vals[i] = &Item{}
+		refs[i] = l.Add(ItemKey(l.DB(), id), vals[i])
+	}
+	return func(holder string, now time.Time) ([]*datastore.Key, []any) {
+		var keys []*datastore.Key
+		var puts []any
+		for i, id := range idList {
+			if it := vals[i]; refs[i].Found() && it.Held == holder {
+				it.Held, it.Loose = "", now.UnixMicro()
+				keys, puts = append(keys, ItemKey(l.DB(), id)), append(puts, it)
+			}
+		}
+		return keys, puts
 	}
 }
 

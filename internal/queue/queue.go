@@ -178,7 +178,7 @@ func NewCreateTaskRequest(cfg Config, t Task, now time.Time) (*cloudtaskspb.Crea
 // The queues of queue.yaml.
 const (
 	Rebuild       = "rebuild"       // audience copies after a change of the graph
-	Fanout        = "fanout"        // the audience chunks of a post past the first
+	Fanout        = "fanout"        // the audience chunks of a post past the first; scheduled posts at their time
 	Backfill      = "backfill"      // older activities, a small batch at a time
 	Notifications = "notifications" // notifications, derived and disposable
 	Cleanup       = "cleanup"       // what deletes, trims and expiries leave
