@@ -155,11 +155,11 @@ func TestBill(t *testing.T) {
 		{"like", 4, 3, 0},                           // the like, the activity's count, the notification, the liker's state
 		{"like, pushed to 1 subscription", 4, 3, 0}, // the same: a delivery writes nothing
 		{"comment", 3, 2, 0},
-		{"edit", 2, 2, 1},                    // the activity and the text it replaced; the notification of the mention it drops
-		{"pin", 1, 1, 0},                     // the card, which lists the pins
-		{"bookmark", 2, 1, 0},                // the bookmark, and the bookmarker's state
-		{"vote in a poll", 3, 0, 0},          // the vote, the poll's counts (by transforms), the check that the post is there: none read through the cache
-		{"schedule a post", 2, 0, 0},         // the scheduled post and its author's book
+		{"edit", 2, 2, 1},            // the activity and the text it replaced; the notification of the mention it drops
+		{"pin", 1, 1, 0},             // the card, which lists the pins
+		{"bookmark", 2, 1, 0},        // the bookmark, and the bookmarker's state
+		{"vote in a poll", 3, 0, 0},  // the vote, the poll's counts (by transforms), the check that the post is there: none read through the cache
+		{"schedule a post", 2, 0, 0}, // the scheduled post and its author's book
 		// a post's three and its external id's record; the scheduled
 		// post marked and its book, then the scheduled post deleted
 		{"publish a scheduled post, 0 followers", 6, 2, 1},

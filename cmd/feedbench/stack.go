@@ -25,8 +25,8 @@ import (
 	"socialstream/internal/logging"
 	"socialstream/internal/meter"
 	"socialstream/internal/push"
-	"socialstream/internal/scheduled"
 	"socialstream/internal/push/receiver"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )

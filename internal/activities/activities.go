@@ -46,6 +46,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/cards"
 	"socialstream/internal/derrors"
 	"socialstream/internal/filters"
 	"socialstream/internal/ids"
@@ -171,6 +172,11 @@ type Activity struct {
 	Restored int64 `datastore:"restored,noindex,omitempty"`
 	// Poll is its poll, if it has one (its votes: package polls).
 	Poll *polls.Poll `datastore:"poll,noindex,omitempty"`
+	// Link is the first link of its text, which gets a preview card
+	// (package cards); Card is that card, copied onto it by the card job
+	// once it is made (nil until then, or if the page makes none).
+	Link string      `datastore:"link,noindex,omitempty"`
+	Card *cards.Card `datastore:"card,noindex,omitempty"`
 	// Media are its pictures (package media), copied in the post's
 	// commit so a feed shows them with no further read.
 	Media []media.Attached `datastore:"media,noindex,omitempty"`
@@ -282,6 +288,8 @@ type View struct {
 	MediaItems []media.View `json:"mediaItems,omitempty"`
 	// Poll is its poll, with its counts and the viewer's vote.
 	Poll *polls.View `json:"poll,omitempty"`
+	// Card is the preview of its first link, once it is made.
+	Card *CardView `json:"card,omitempty"`
 }
 
 // Text is the activity's text as its author wrote it: the title its
@@ -356,10 +364,10 @@ func toView(id string, a *Activity, author *accounts.Person, likes, comments int
 }
 
 // minter returns the maker of the links of the pictures of acts (nil
-// ones skipped), if any has pictures.
+// ones skipped), if any has pictures (its own, or its card's).
 func (s *Service) minter(ctx context.Context, acts ...*Activity) (media.Minter, error) {
 	for _, a := range acts {
-		if a != nil && len(a.Media) > 0 && s.cfg.Links != nil {
+		if a != nil && (len(a.Media) > 0 || a.Card != nil && a.Card.Image.ID != "") && s.cfg.Links != nil {
 			return s.cfg.Links.Minter(ctx)
 		}
 	}
@@ -432,6 +440,8 @@ type Config struct {
 	Forget []Forgetter
 	// Links, when set, makes the links of the activities' pictures.
 	Links *media.Links
+	// Cards, when set, makes the preview cards of the posts' links.
+	Cards *cards.Service
 	// Pictures, when set, is run as Forget is, for an activity that had
 	// pictures (package media); Polls for one that had a poll (package
 	// polls).

@@ -166,9 +166,14 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		return View{}, err
 	}
 	names := namesOf(mentions, mentionNames)
+	link := s.linkOf(title, body)
+	expected := s.editedJobs(author, id, &seen, mentions, tagged, names)
+	if link != "" && link != seen.Link {
+		expected = append(expected, s.cardJob(id, link, seen.Edits+1))
+	}
 	var a *Activity
 	var jobs queue.Ahead
-	err = jobs.Commit(ctx, s.editedJobs(author, id, &seen, mentions, tagged, names), func() error {
+	err = jobs.Commit(ctx, expected, func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
 			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli(), at: in.At, names: mentionNames}
 			l := tx.Lookup()
@@ -198,6 +203,9 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 				}
 			}
 			a = plan.activity
+			if a.Link != link { // its card goes with it; the job brings the new link's
+				a.Link, a.Card = link, nil
+			}
 			keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{plan.was, a}
 			if plan.audience {
 				keys, vals = append(keys, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(a))

@@ -327,6 +327,7 @@ func (p *page) view(id string, a *Activity, r *reading, mint media.Minter) View 
 	v.RepostedByViewer, v.Bookmarked = reposted, bookmarked
 	v.Pinned = p.authors[a.UserID].Pins(id)
 	v.MediaItems = pictures(mint, a.Media)
+	v.Card = cardView(mint, a.Card)
 	if r.poll != nil {
 		v.Poll = r.poll(p.now, a.UserID == p.viewer)
 	}

@@ -98,6 +98,7 @@ type posting struct {
 	author   string
 	in       PostInput
 	tagged   []string // its tags, parsed
+	link     string   // its first link, which gets a card
 	mentions []string // the people it names, as found before the transaction
 	// mentionNames are their usernames, by id, as the text wrote them.
 	mentionNames map[string]string
@@ -119,6 +120,9 @@ func (p *posting) prepare(ctx context.Context) error {
 	var err error
 	if p.tagged, err = tags.Parse(p.in.Title + "\n" + p.in.Body); err != nil {
 		return err
+	}
+	if p.in.repostOf == "" {
+		p.link = p.s.linkOf(p.in.Title, p.in.Body)
 	}
 	if p.mentions, p.mentionNames, err = p.s.mentionsOf(ctx, p.in.Title+"\n"+p.in.Body, p.in.ExternalID, p.in.Mentions); err != nil {
 		return err
@@ -236,6 +240,9 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if poll := p.poll(seq); poll != nil {
 		expected = append(expected, polls.Closing(p.s.queue, ids.Format(seq), p.author, poll, p.s.now()))
 	}
+	if p.link != "" {
+		expected = append(expected, p.s.cardJob(ids.Format(seq), p.link, 0))
+	}
 	if names := slices.Collect(maps.Values(p.mentionNames)); p.s.cfg.Publisher != nil && !fromElsewhere(p.in.ExternalID) &&
 		published(p.in.Visibility, p.in.repostOf != "", names) {
 		named := p.in.repostOf != "" || mentionsElsewhere(names) || p.parent != nil && fromElsewhere(p.parent.ExternalID)
@@ -248,7 +255,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
 			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language, Joined: p.in.Joined && p.in.Body != "",
 		}
-		mine.Poll = p.poll(seq)
+		mine.Poll, mine.Link = p.poll(seq), p.link
 		if a := p.parent; a != nil {
 			mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread
 			if mine.Thread == "" {

@@ -139,6 +139,7 @@ func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string) 
 	v := toView(id, &a, p, likes, comments, liked.Found())
 	v.RepostedByViewer = reposted.Found()
 	v.MediaItems = pictures(mint, a.Media)
+	v.Card = cardView(mint, a.Card)
 	if read.poll != nil {
 		v.Poll = read.poll(s.now(), a.UserID == viewer)
 	}

@@ -30,6 +30,7 @@ import (
 	"socialstream/internal/api"
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
+	"socialstream/internal/cards"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
 	"socialstream/internal/egress"
@@ -152,6 +153,13 @@ type Config struct {
 	// may be plain http to a loopback address, for tests and the local
 	// stack; refused on App Engine.
 	WebPushAllowLoopback bool
+	// LinkPreviewsOff is LINK_PREVIEWS=off: posts get no preview cards of
+	// their links (on by default, as Mastodon's are), and
+	// LinkPreviewsAllowLoopback is LINK_PREVIEWS_ALLOW_LOOPBACK=1: the
+	// pages may be on a loopback address, for tests and the local stack
+	// alone; refused on App Engine.
+	LinkPreviewsOff           bool
+	LinkPreviewsAllowLoopback bool
 	// Federation is FEDERATION_DOMAIN, the domain the deployment federates
 	// as (off when empty), and FEDERATION_ALLOW_LOOPBACK=1, for tests on
 	// one machine alone; refused on App Engine.
@@ -216,7 +224,8 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	for _, v := range []struct {
 		name string
 		dst  *bool
-	}{{"WEB_PUSH_ALLOW_LOOPBACK", &c.WebPushAllowLoopback}, {"FEDERATION_ALLOW_LOOPBACK", &c.Federation.AllowLoopback}} {
+	}{{"WEB_PUSH_ALLOW_LOOPBACK", &c.WebPushAllowLoopback}, {"FEDERATION_ALLOW_LOOPBACK", &c.Federation.AllowLoopback},
+		{"LINK_PREVIEWS_ALLOW_LOOPBACK", &c.LinkPreviewsAllowLoopback}} {
 		switch s := getenv(v.name); s {
 		case "", "0":
 		case "1":
@@ -224,6 +233,13 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		default:
 			return c, fmt.Errorf("%s %q: only 1 or unset", v.name, s)
 		}
+	}
+	switch v := getenv("LINK_PREVIEWS"); v {
+	case "", "on":
+	case "off":
+		c.LinkPreviewsOff = true
+	default:
+		return c, fmt.Errorf("LINK_PREVIEWS %q: on or off", v)
 	}
 	if c.Federation.Domain, err = federation.ParseDomain(getenv("FEDERATION_DOMAIN"), c.Federation.AllowLoopback); err != nil {
 		return c, err
@@ -371,6 +387,9 @@ func (c Config) validateServer() []error {
 	}
 	if c.OnAppEngine && c.WebPushAllowLoopback {
 		errs = append(errs, errors.New("WEB_PUSH_ALLOW_LOOPBACK must not be set on App Engine: push endpoints go to public addresses alone"))
+	}
+	if c.OnAppEngine && c.LinkPreviewsAllowLoopback {
+		errs = append(errs, errors.New("LINK_PREVIEWS_ALLOW_LOOPBACK must not be set on App Engine: the pages posts link are on public addresses alone"))
 	}
 	if c.OnAppEngine && c.Federation.AllowLoopback {
 		errs = append(errs, errors.New("FEDERATION_ALLOW_LOOPBACK must not be set on App Engine: other servers are on public addresses alone"))
@@ -547,8 +566,12 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 		return nil, nil, err
 	}
 	pics := Pictures{Client: p.Storage, Bucket: cfg.MediaBucket, PublicURL: cfg.PublicURL, Memory: int64(cfg.UploadMemory) << 20}
-	if cfg.Federation.On() {
-		pics.Elsewhere = egress.New(egress.Config{AllowLoopback: cfg.Federation.AllowLoopback, MaxBody: media.MaxBytes, Timeout: media.FetchTimeout})
+	allowLoopback := cfg.Federation.AllowLoopback || cfg.LinkPreviewsAllowLoopback
+	if !cfg.LinkPreviewsOff {
+		pics.Previews = cards.NewClient(cfg.LinkPreviewsAllowLoopback)
+	}
+	if cfg.Federation.On() || pics.Previews != nil {
+		pics.Elsewhere = egress.New(egress.Config{AllowLoopback: allowLoopback, MaxBody: media.MaxBytes, Timeout: media.FetchTimeout})
 		// Pictures are often served by a redirect to where they are
 		// stored: up to media.MaxRedirects are followed, each address
 		// dialled checked as the first.
@@ -637,8 +660,11 @@ type Pictures struct {
 	PublicURL string
 	Memory    int64 // media.Config.Memory: 0 for the default
 	// Elsewhere is media.Config.Client, the guarded client that fetches
-	// pictures of posts from other servers: nil when not federating.
+	// pictures of posts from other servers and of link previews.
 	Elsewhere *http.Client
+	// Previews, when set, fetches the pages the posts link, for their
+	// preview cards (cards.NewClient); nil: posts get none.
+	Previews *http.Client
 }
 
 // Push is the Web Push part of the configuration.

@@ -8,6 +8,7 @@ import (
 	"socialstream/internal/activitypub"
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
+	"socialstream/internal/cards"
 	"socialstream/internal/comments"
 	"socialstream/internal/cursor"
 	"socialstream/internal/federation"
@@ -65,8 +66,15 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		}
 	}
 	var pictures activities.Forgetter
+	var cardPictures cards.Pictures
 	if s.Media != nil {
-		pictures = s.Media
+		pictures, cardPictures = s.Media, s.Media
+	}
+	var previews *cards.Service
+	if pics.Previews != nil {
+		if previews, err = cards.New(db, cards.Config{Client: pics.Previews, Pictures: cardPictures}); err != nil {
+			return nil, err
+		}
 	}
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
 		Activities: activities.Records{DB: db}, Graph: graph.Records{}, GiveUpAfter: rcfg.GiveUpAfter,
@@ -89,7 +97,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		Likes:     likes.Records{DB: db},
 		Bookmarks: bookmarks.Records{DB: db},
 		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
-		Links:     links, Pictures: pictures, Polls: polls.Records{DB: db}, Publisher: ob, Finder: finder,
+		Links:     links, Pictures: pictures, Polls: polls.Records{DB: db}, Publisher: ob, Finder: finder, Cards: previews,
 	}); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package egress
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -42,3 +44,14 @@ func confine(a netip.Addr) error {
 	escapes.mu.Unlock()
 	return fmt.Errorf("%w: %s is off this machine, and the process is confined to loopback", ErrRefused, a)
 }
+
+// resolver looks names up for the guarded clients: as the system's
+// does, but, once the process is confined, it asks no name server off
+// this machine (a test posting a link to a name sends no query out).
+var resolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+	if ap, err := netip.ParseAddrPort(address); confined.Load() && (err != nil || !ap.Addr().Unmap().IsLoopback()) {
+		return nil, fmt.Errorf("%w: the name server %s is off this machine, and the process is confined to loopback", ErrRefused, address)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, address)
+}}

@@ -31,6 +31,10 @@ type Config struct {
 	// plain http (http to nothing else): for tests and the local stack
 	// alone (WEB_PUSH_ALLOW_LOOPBACK; refused on App Engine).
 	AllowLoopback bool
+	// AllowHTTP lets requests be plain http to a public address too (a
+	// link a person posted, for its preview); else plain http goes to
+	// loopback alone, when allowed.
+	AllowHTTP bool
 	// Timeout bounds a whole exchange, the answer's body read included
 	// (0: DefaultTimeout).
 	Timeout time.Duration
@@ -62,7 +66,10 @@ func New(cfg Config) *http.Client {
 		cfg.MaxBody = DefaultMaxBody
 	}
 	rt := &guard{cfg: cfg, tls: transport(dialer(cfg.AllowLoopback, false))}
-	if cfg.AllowLoopback {
+	switch {
+	case cfg.AllowHTTP:
+		rt.plain = transport(dialer(cfg.AllowLoopback, false))
+	case cfg.AllowLoopback:
 		rt.plain = transport(dialer(true, true))
 	}
 	return &http.Client{
@@ -142,7 +149,8 @@ func transport(d *net.Dialer) *http.Transport {
 // when allowed; only loopback when loopbackOnly (plain http).
 func dialer(allowLoopback, loopbackOnly bool) *net.Dialer {
 	return &net.Dialer{
-		Timeout: 5 * time.Second,
+		Timeout:  5 * time.Second,
+		Resolver: resolver,
 		Control: func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {

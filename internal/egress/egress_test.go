@@ -173,3 +173,43 @@ func TestNoRedirectsAndCaps(t *testing.T) {
 		t.Error("a server that never answers: no error")
 	}
 }
+
+// AllowHTTP lets plain http go where https goes, and no further: to a
+// public address, to loopback only when that is allowed too.
+func TestAllowHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	if resp, err := get(t, New(Config{AllowHTTP: true}), srv.URL); !errors.Is(err, ErrRefused) {
+		if err == nil {
+			resp.Body.Close()
+		}
+		t.Errorf("http to loopback, not allowed: %v, want ErrRefused", err)
+	}
+	c := New(Config{AllowHTTP: true, AllowLoopback: true})
+	resp, err := get(t, c, srv.URL)
+	if err != nil {
+		t.Fatalf("http to loopback, allowed: %v", err)
+	}
+	resp.Body.Close()
+	for _, url := range []string{"http://10.0.0.1:9/", "http://169.254.169.254/", "http://[fd00:ec2::254]/"} {
+		if resp, err := get(t, c, url); !errors.Is(err, ErrRefused) {
+			if err == nil {
+				resp.Body.Close()
+			}
+			t.Errorf("GET %s: %v, want ErrRefused", url, err)
+		}
+	}
+}
+
+// Confined, the guarded clients' resolver asks no name server off this
+// machine.
+func TestConfinedResolver(t *testing.T) {
+	if _, err := resolver.Dial(context.Background(), "udp", "192.0.2.53:53"); !errors.Is(err, ErrRefused) {
+		t.Errorf("a name server off this machine: %v, want ErrRefused", err)
+	}
+	c, err := resolver.Dial(context.Background(), "udp", "127.0.0.1:53")
+	if err != nil {
+		t.Fatalf("a name server on loopback: %v", err)
+	}
+	c.Close()
+}

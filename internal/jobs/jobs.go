@@ -162,6 +162,11 @@ func (r *Router) Routes() []Route {
 			told, err := r.run.Polls.Close(ctx, t)
 			return []any{"activityId", t.ActivityID, "pollId", t.PollID, "told", told}, err
 		}),
+		// The preview card of a post's link, copied onto it.
+		serve(r, activities.CardJob, func(ctx context.Context, t activities.CardTask) ([]any, error) {
+			outcome, err := r.run.Activities.Preview(ctx, t)
+			return []any{"activityId", t.ActivityID, "edit", t.Edit, "outcome", outcome}, err
+		}),
 		// A scheduled post, published at its time.
 		serve(r, scheduled.PublishJob, func(ctx context.Context, t scheduled.PublishTask) ([]any, error) {
 			outcome, err := r.run.Scheduled.Publish(ctx, t)

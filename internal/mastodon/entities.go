@@ -1,6 +1,7 @@
 package mastodon
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -146,7 +147,7 @@ type mStatus struct {
 	InReplyToAccountID *string        `json:"in_reply_to_account_id"`
 	Reblog             *mStatus       `json:"reblog"`
 	Poll               *mPoll         `json:"poll"`
-	Card               *struct{}      `json:"card"`
+	Card               *mCard         `json:"card"`
 	Language           *string        `json:"language"`
 	Text               *string        `json:"text"`
 	EditedAt           *string        `json:"edited_at"`
@@ -286,6 +287,7 @@ func (s *Server) status(origin string, v activities.View) mStatus {
 		st.MediaAttachments = append(st.MediaAttachments, attachment(origin, m))
 	}
 	st.Poll = pollOf(v)
+	st.Card = card(origin, v.Card)
 	if v.InReplyTo != "" {
 		r, u := mid(v.InReplyTo), v.InReplyToUserID
 		st.InReplyToID, st.InReplyToAccountID = &r, &u
@@ -330,3 +332,37 @@ type mKeyword struct {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// mCard is Mastodon's PreviewCard.
+type mCard struct {
+	URL          string  `json:"url"`
+	Title        string  `json:"title"`
+	Description  string  `json:"description"`
+	Type         string  `json:"type"`
+	AuthorName   string  `json:"author_name"`
+	AuthorURL    string  `json:"author_url"`
+	ProviderName string  `json:"provider_name"`
+	ProviderURL  string  `json:"provider_url"`
+	HTML         string  `json:"html"`
+	Width        int     `json:"width"`
+	Height       int     `json:"height"`
+	Image        *string `json:"image"`
+	EmbedURL     string  `json:"embed_url"`
+	Blurhash     *string `json:"blurhash"`
+}
+
+// card is Mastodon's PreviewCard of a status's card (nil: none yet).
+func card(origin string, c *activities.CardView) *mCard {
+	if c == nil {
+		return nil
+	}
+	out := &mCard{URL: c.URL, Title: c.Title, Description: c.Description, Type: c.Type, ProviderName: c.ProviderName}
+	if u, err := url.Parse(c.URL); err == nil {
+		out.ProviderURL = u.Scheme + "://" + u.Host
+	}
+	if c.Image != nil {
+		img := absolute(origin, c.Image.URL)
+		out.Image, out.Width, out.Height = &img, c.Image.Width, c.Image.Height
+	}
+	return out
+}

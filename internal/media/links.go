@@ -224,6 +224,9 @@ const (
 	VariantThumb = "thumb"
 )
 
+// Ready says whether m makes links (a Minter's zero value makes none).
+func (m Minter) Ready() bool { return len(m.key) > 0 }
+
 func (m Minter) link(id, variant string) string {
 	return fmt.Sprintf("%s/media/%s/%s?e=%d&s=%s", m.base, id, variant, m.end, sign(m.key, id, variant, m.end))
 }

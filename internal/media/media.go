@@ -81,7 +81,8 @@ type Item struct {
 	Loose int64 `datastore:"loose,omitempty"`
 	// Held, on a picture a scheduled post will carry, is that post's id:
 	// it is kept for it (not loose) until the post is published, when it
-	// goes on the activity, or cancelled, when it is loose again.
+	// goes on the activity, or cancelled, when it is loose again. On a
+	// preview card's picture (Keep), it is "card:" and the card's key.
 	Held string `datastore:"held,noindex,omitempty"`
 	// Profile, on a profile picture, says which it is (accounts'
 	// PictureAvatar or PictureHeader).

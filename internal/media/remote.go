@@ -128,6 +128,28 @@ func (s *Service) Remote(ctx context.Context, user string, list []RemoteInput) (
 	return out, nil
 }
 
+// Keep keeps the picture at address, of a page's preview card, for
+// holder (the card): an item of no one's, held (so never collected as
+// loose), fetched by its job and cached as a picture of a post from
+// elsewhere is (made safe, served from here, uncached after
+// RemoteCacheFor and fetched again when next shown). It returns what the
+// card keeps of it.
+func (s *Service) Keep(ctx context.Context, holder, address string) (Attached, error) {
+	in := RemoteInput{URL: address}
+	if holder == "" || !in.kept() {
+		return Attached{}, derrors.New(derrors.InvalidArgument, "not a picture this service keeps")
+	}
+	id := ids.Format(s.ids.Next())
+	it := &Item{Created: s.now().UTC(), Held: holder, Attached: Attached{ID: id, MimeType: in.MimeType, Remote: in.URL}}
+	if err := s.db.Put(ctx, ItemKey(s.db, id), it); err != nil {
+		return Attached{}, fmt.Errorf("media.Keep: %w", err)
+	}
+	if err := s.enqueue(ctx, Task{Op: OpFetch, ID: id}, 0); err != nil {
+		return Attached{}, err
+	}
+	return it.Attached, nil
+}
+
 // errUnavailable is a picture from elsewhere that could not be had.
 var errUnavailable = derrors.New(derrors.NotFound, "the picture could not be had from its server")
 

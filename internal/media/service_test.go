@@ -199,7 +199,7 @@ func TestScheduledCollectionTakesWhatItsJobLeft(t *testing.T) {
 	attached := f.upload(UploadInput{})
 	err = f.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
-		check := ReadLoose(l, []string{attached})
+		check := ReadLoose(l, []string{attached}, "")
 		if err := l.Run(ctx); err != nil {
 			return err
 		}

@@ -1,0 +1,295 @@
+// Package cards makes the preview card of a link a post carries
+// (Mastodon's PreviewCard): the page's title, description, site and
+// picture, read from its head (OpenGraph, Twitter card, <title>) by a
+// well-kept HTML parser.
+//
+// A card is made once per address and shared by every post that links
+// it: its entity (PreviewCard, named by the address) is fetched at most
+// once a day, by whichever post's job claims the fetch; the others wait
+// for it (queue.NotYet), then copy it. The fetch goes through the one
+// guarded client (package egress: public addresses alone, checked on the
+// address dialled, every redirect as the first; http or https; a cap on
+// the bytes read; a timeout), and the page's picture through the picture
+// pipeline (package media: fetched, re-encoded, served from here). A
+// page that cannot be fetched or read makes no card, and no error for
+// the poster; it is tried again a day later.
+package cards
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/egress"
+	"socialstream/internal/media"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// KindPreviewCard is the card of one address, shared by the posts that
+// link it.
+const KindPreviewCard = "PreviewCard"
+
+// Limits.
+const (
+	// MaxURL is the longest link that gets a card.
+	MaxURL = 2048
+	// MaxTitle and MaxDescription cut what a page says of itself.
+	MaxTitle       = 200
+	MaxDescription = 500
+	// MaxPage is how much of a page is read for its head.
+	MaxPage = 512 << 10
+	// Timeout bounds one fetch, redirects and the read included.
+	Timeout = 10 * time.Second
+	// MaxRedirects is how many redirects a fetch follows.
+	MaxRedirects = 3
+	// RefreshAfter is how long a card (or a failure to make one) is
+	// kept before its address is fetched again.
+	RefreshAfter = 24 * time.Hour
+	// claimFor is how long a claim of a fetch holds: the others wait
+	// that long at most for it.
+	claimFor = 2 * time.Minute
+)
+
+// Card is a link's preview: a value a post keeps a copy of
+// (activities.Activity.Card).
+//
+//ownership:value
+type Card struct {
+	// URL is the link as the post has it.
+	URL          string `datastore:"url,noindex"`
+	Title        string `datastore:"title,noindex"`
+	Description  string `datastore:"description,noindex,omitempty"`
+	Type         string `datastore:"type,noindex"` // link or video
+	ProviderName string `datastore:"provider,noindex,omitempty"`
+	// ImageURL is the page's picture at its server; Image its copy here
+	// (a picture of media's, held for the card), when there is one.
+	ImageURL string         `datastore:"imageUrl,noindex,omitempty"`
+	Image    media.Attached `datastore:"image,noindex,omitempty"`
+}
+
+// stored is a PreviewCard.
+type stored struct {
+	Card Card `datastore:"card,noindex"`
+	// Made says a card was made when last fetched; Fetched is when (µs),
+	// made or not; Claimed is when a fetch under way began (µs), 0 if none.
+	Made    bool  `datastore:"made,noindex"`
+	Fetched int64 `datastore:"fetched,noindex"`
+	Claimed int64 `datastore:"claimed,noindex"`
+}
+
+// Pictures keeps a card's picture: media.Service.
+type Pictures interface {
+	Keep(ctx context.Context, holder, address string) (media.Attached, error)
+}
+
+// Config holds what New may be given.
+type Config struct {
+	// Client fetches the pages: egress's, with plain http allowed
+	// (NewClient).
+	Client *http.Client
+	// Pictures keeps their pictures; nil: cards show none.
+	Pictures Pictures
+	// Now is the clock (time.Now if nil).
+	Now func() time.Time
+}
+
+// NewClient returns the guarded client cards fetch with (loopback only
+// when allowLoopback: tests and the local stack).
+func NewClient(allowLoopback bool) *http.Client {
+	c := egress.New(egress.Config{AllowLoopback: allowLoopback, AllowHTTP: true, MaxBody: MaxPage, Timeout: Timeout})
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > MaxRedirects {
+			return errors.New("cards: too many redirects")
+		}
+		return nil // each address dialled is checked as the first
+	}
+	return c
+}
+
+// Service makes and keeps cards.
+type Service struct {
+	db  *store.DB
+	cfg Config
+}
+
+// New returns the service over db.
+func New(db *store.DB, cfg Config) (*Service, error) {
+	if db == nil || cfg.Client == nil {
+		return nil, errors.New("cards.New: nil dependency")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{db: db, cfg: cfg}, nil
+}
+
+func key(db *store.DB, address string) *datastore.Key {
+	sum := sha256.Sum256([]byte(address))
+	return db.NameKey(KindPreviewCard, hex.EncodeToString(sum[:16]), nil)
+}
+
+// errFetching is a card another job is fetching.
+var errFetching = queue.NotYet("the card another post's job is fetching")
+
+// Of returns the card of address, fetching it if it is not kept or is
+// older than RefreshAfter: nil if the page makes none. While another
+// job's fetch of it is under way it answers queue.ErrNotYet.
+func (s *Service) Of(ctx context.Context, address string) (*Card, error) {
+	k := key(s.db, address)
+	var st stored
+	ok, err := s.db.Get(ctx, k, &st)
+	if err != nil {
+		return nil, fmt.Errorf("cards.Of: %w", err)
+	}
+	if c, fresh := s.fresh(ok, &st); fresh {
+		return c, nil
+	}
+	// Claim the fetch, unless it is done or under way.
+	var kept *Card
+	done := false
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		st = stored{}
+		ok, err := tx.Get(k, &st)
+		if err != nil {
+			return err
+		}
+		if kept, done = s.fresh(ok, &st); done {
+			return nil
+		}
+		now := s.cfg.Now().UnixMicro()
+		if st.Claimed > 0 && now-st.Claimed < claimFor.Microseconds() {
+			return errFetching
+		}
+		st.Claimed = now
+		return tx.Put(k, &st)
+	})
+	if err != nil || done {
+		return kept, err
+	}
+	c, made := s.make(ctx, address)
+	st = stored{Made: made, Fetched: s.cfg.Now().UnixMicro()}
+	if made {
+		st.Card = c
+	}
+	if err := s.db.Put(ctx, k, &st); err != nil {
+		return nil, fmt.Errorf("cards.Of: %w", err)
+	}
+	if !made {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+// fresh says whether st (found: ok) is younger than RefreshAfter, and
+// its card.
+func (s *Service) fresh(ok bool, st *stored) (*Card, bool) {
+	if !ok || st.Fetched == 0 || s.cfg.Now().Sub(time.UnixMicro(st.Fetched)) >= RefreshAfter {
+		return nil, false
+	}
+	if !st.Made {
+		return nil, true
+	}
+	c := st.Card
+	return &c, true
+}
+
+// make fetches address and reads its card, and keeps its picture; false
+// if it makes none.
+func (s *Service) make(ctx context.Context, address string) (Card, bool) {
+	u, err := url.Parse(address)
+	if err != nil {
+		return Card{}, false
+	}
+	body, final, err := s.fetch(ctx, u)
+	if err != nil {
+		return Card{}, false
+	}
+	c, ok := read(body).card(final)
+	if !ok {
+		return Card{}, false
+	}
+	c.URL = address // as the post links it, whatever it redirected to
+	if c.ImageURL != "" && s.cfg.Pictures != nil {
+		if img, err := s.cfg.Pictures.Keep(ctx, "card:"+key(s.db, address).Name, c.ImageURL); err == nil {
+			c.Image = img
+		}
+	}
+	return c, true
+}
+
+// fetch gets a page's first MaxPage bytes, and the address it ended at.
+func (s *Service) fetch(ctx context.Context, u *url.URL) (io.Reader, *url.URL, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9")
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer egress.Drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("cards: %s: %s", u.Redacted(), resp.Status)
+	}
+	if ct := strings.ToLower(resp.Header.Get("Content-Type")); !strings.HasPrefix(ct, "text/html") && !strings.HasPrefix(ct, "application/xhtml+xml") {
+		return nil, nil, fmt.Errorf("cards: %s is %q, not a page", u.Redacted(), ct)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxPage))
+	if err != nil && !errors.Is(err, egress.ErrTooLarge) {
+		return nil, nil, err
+	}
+	return strings.NewReader(string(data)), resp.Request.URL, nil
+}
+
+// linkPattern finds a link in a post's text: http or https, up to a
+// space or what cannot be in one.
+var linkPattern = regexp.MustCompile(`https?://[^\s<>"]+`)
+
+// FirstLink returns the first http(s) link of a post's text, without
+// what trails it and cannot end one (.,;:!?, closing quotes and brackets
+// it does not open), or "" if it has none (or only one too long). A
+// mention or a hashtag is written @name or #tag, never as a link.
+func FirstLink(s string) string {
+	for _, m := range linkPattern.FindAllString(s, -1) {
+		m = trimTrailing(m)
+		if len(m) > MaxURL {
+			continue
+		}
+		if u, err := url.Parse(m); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
+			return m
+		}
+	}
+	return ""
+}
+
+// trimTrailing drops the punctuation that ends a sentence after a link,
+// and a closing bracket the link does not open.
+func trimTrailing(m string) string {
+	for m != "" {
+		last := m[len(m)-1]
+		switch {
+		case strings.IndexByte(".,;:!?'\"", last) >= 0:
+			m = m[:len(m)-1]
+		case last == ')' && strings.Count(m, "(") < strings.Count(m, ")"),
+			last == ']' && strings.Count(m, "[") < strings.Count(m, "]"):
+			m = m[:len(m)-1]
+		default:
+			return m
+		}
+	}
+	return m
+}

@@ -1,0 +1,176 @@
+package cards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"socialstream/internal/egress"
+	"socialstream/internal/media"
+	"socialstream/internal/queue"
+	"socialstream/internal/testenv"
+)
+
+// The tests name private addresses to see them refused: the process is
+// confined to loopback, so none is reached even if the guard broke, and
+// a run in which the guard let one through fails.
+func TestMain(m *testing.M) {
+	egress.ConfineToLoopback()
+	code := testenv.Main(m)
+	if escaped := egress.Escapes(); len(escaped) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the guard let %v through (confinement refused them)\n", escaped)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// keeper records the pictures a card keeps.
+type keeper struct {
+	mu   sync.Mutex
+	kept []string
+}
+
+func (k *keeper) Keep(_ context.Context, holder, address string) (media.Attached, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.kept = append(k.kept, holder+" "+address)
+	return media.Attached{ID: fmt.Sprint(len(k.kept)), Remote: address}, nil
+}
+
+// site serves pages on loopback and counts the requests of each path.
+func site(t *testing.T) (*httptest.Server, func(string) int64) {
+	var mu sync.Mutex
+	hits := map[string]int64{}
+	mux := http.NewServeMux()
+	page := func(w http.ResponseWriter, body string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}
+	mux.HandleFunc("/article", func(w http.ResponseWriter, r *http.Request) {
+		page(w, `<head><meta property="og:title" content="An article"><meta property="og:image" content="/pic.png"></head>`)
+	})
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/article", http.StatusFound) })
+	mux.HandleFunc("/inside", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://10.0.0.1/secret", http.StatusFound)
+	})
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	mux.HandleFunc("/broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusInternalServerError) })
+	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		fmt.Fprint(w, `<title>not a page</title>`)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		page(w, `<title>Slow</title>`)
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func(p string) int64 { mu.Lock(); defer mu.Unlock(); return hits[p] }
+}
+
+// A card is made once per address and kept a day: the page is fetched
+// once whoever asks, redirects followed, its picture kept; a page that
+// cannot be had or read makes none, is not asked again within the day,
+// and is again after it.
+func TestCardOfAnAddress(t *testing.T) {
+	ctx := context.Background()
+	srv, hits := site(t)
+	now := atomic.Int64{}
+	now.Store(time.Now().UnixMicro())
+	pics := &keeper{}
+	s, err := New(testenv.DB(t), Config{Client: NewClient(true), Pictures: pics, Now: func() time.Time { return time.UnixMicro(now.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c, err := s.Of(ctx, srv.URL+"/moved")
+		if err != nil || c == nil || c.Title != "An article" || c.URL != srv.URL+"/moved" || c.Image.Remote != srv.URL+"/pic.png" {
+			t.Fatalf("the card: %+v, %v", c, err)
+		}
+	}
+	if hits("/moved") != 1 || hits("/article") != 1 || len(pics.kept) != 1 {
+		t.Errorf("fetched %d and %d times, %d pictures kept; want once", hits("/moved"), hits("/article"), len(pics.kept))
+	}
+	for _, p := range []string{"/broken", "/data", "/loop", "/inside", "/nowhere"} {
+		for range 2 {
+			if c, err := s.Of(ctx, srv.URL+p); c != nil || err != nil {
+				t.Errorf("%s: %+v, %v; want no card and no error", p, c, err)
+			}
+		}
+	}
+	if hits("/broken") != 1 || hits("/data") != 1 || hits("/inside") != 1 {
+		t.Errorf("failed pages fetched again within the day: %d %d %d", hits("/broken"), hits("/data"), hits("/inside"))
+	}
+	now.Add(RefreshAfter.Microseconds() + 1)
+	if _, err := s.Of(ctx, srv.URL+"/broken"); err != nil || hits("/broken") != 2 {
+		t.Errorf("a day later: %v, %d fetches", err, hits("/broken"))
+	}
+	if _, err := s.Of(ctx, srv.URL+"/moved"); err != nil || hits("/article") != 2 {
+		t.Errorf("a card a day later: %v, %d fetches", err, hits("/article"))
+	}
+}
+
+// Many posts' jobs asking at once fetch the page once: one claims the
+// fetch, the others wait for it (a retry), then share its card.
+func TestOneFetchAtOnce(t *testing.T) {
+	ctx := context.Background()
+	srv, hits := site(t)
+	s, err := New(testenv.DB(t), Config{Client: NewClient(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var waited atomic.Int32
+	for range 8 {
+		wg.Go(func() {
+			for {
+				c, err := s.Of(ctx, srv.URL+"/slow")
+				if errors.Is(err, queue.ErrNotYet) {
+					waited.Add(1)
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				if err != nil || c == nil || c.Title != "Slow" {
+					t.Errorf("a card of the slow page: %+v, %v", c, err)
+				}
+				return
+			}
+		})
+	}
+	wg.Wait()
+	if hits("/slow") != 1 || waited.Load() == 0 {
+		t.Errorf("the slow page fetched %d times, %d waits; want once, and waits", hits("/slow"), waited.Load())
+	}
+}
+
+// A link to this machine, or to a private address, makes no card, and
+// nothing reaches it: the guarded client refuses the address it would
+// dial (the process is confined besides).
+func TestRefusedAddresses(t *testing.T) {
+	ctx := context.Background()
+	srv, hits := site(t)
+	s, err := New(testenv.DB(t), Config{Client: NewClient(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, address := range []string{srv.URL + "/article", "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "https://[fd00:ec2::254]/"} {
+		if c, err := s.Of(ctx, address); c != nil || err != nil {
+			t.Errorf("%s: %+v, %v; want no card", address, c, err)
+		}
+	}
+	if hits("/article") != 0 {
+		t.Errorf("the loopback page was fetched %d times", hits("/article"))
+	}
+}
