@@ -130,10 +130,10 @@ func (s *Service) Remote(ctx context.Context, user string, list []RemoteInput) (
 
 // Keep keeps the picture at address, of a page's preview card, for
 // holder (the card): an item of no one's, held (so never collected as
-// loose), fetched by its job and cached as a picture of a post from
-// elsewhere is (made safe, served from here, uncached after
-// RemoteCacheFor and fetched again when next shown). It returns what the
-// card keeps of it.
+// loose), fetched at once (by its job, should that fail) and cached as a
+// picture of a post from elsewhere is (made safe, served from here,
+// uncached after RemoteCacheFor and fetched again when next shown). It
+// returns what the card keeps of it.
 func (s *Service) Keep(ctx context.Context, holder, address string) (Attached, error) {
 	in := RemoteInput{URL: address}
 	if holder == "" || !in.kept() {
@@ -144,10 +144,16 @@ func (s *Service) Keep(ctx context.Context, holder, address string) (Attached, e
 	if err := s.db.Put(ctx, ItemKey(s.db, id), it); err != nil {
 		return Attached{}, fmt.Errorf("media.Keep: %w", err)
 	}
-	if err := s.enqueue(ctx, Task{Op: OpFetch, ID: id}, 0); err != nil {
+	// Fetched now, so the card shows its size (apps lay it out by it);
+	// should that fail, its job tries again.
+	if _, err := s.cache(ctx, id, false); err != nil {
+		return it.Attached, s.enqueue(ctx, Task{Op: OpFetch, ID: id}, 0)
+	}
+	got, err := s.Item(ctx, id)
+	if err != nil {
 		return Attached{}, err
 	}
-	return it.Attached, nil
+	return got.Attached, nil
 }
 
 // errUnavailable is a picture from elsewhere that could not be had.
