@@ -8,6 +8,8 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"time"
 
@@ -90,7 +92,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		return nil, err
 	}
 	progress("billing: posts metered")
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
@@ -524,6 +526,31 @@ func billScheduled(ctx context.Context, s *stack, _ *billWorld) ([]billRow, erro
 		return rows, err
 	}
 	return append(rows, billRow{Op: "publish a scheduled post, 0 followers", Bill: opBill{Bill: s.meter.Take(), Tasks: s.operations().Sub(before)}}), nil
+}
+
+// billLinks meters a post whose link gets a preview card, by an author
+// of no followers: the first of its address, whose job fetches the page
+// (on loopback) and makes the card, and a second, whose job copies the
+// card the first made.
+func billLinks(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) {
+	site := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/html")
+		io.WriteString(rw, `<html><head><meta property="og:title" content="A page"><meta property="og:description" content="What it says"></head><body>`)
+	}))
+	defer site.Close()
+	var rows []billRow
+	for i, op := range []string{"post with a link, its card made", "post with a link, its card shared"} {
+		u, err := s.register(ctx, fmt.Sprintf("billlinker%d", i)) // of no followers, as "post, 0 followers"
+		if err != nil {
+			return rows, err
+		}
+		b, err := s.metered(ctx, u, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "see " + site.URL + "/page"}, nil)
+		if err != nil {
+			return rows, fmt.Errorf("billing: %s: %w", op, err)
+		}
+		rows = append(rows, billRow{Op: op, Bill: b})
+	}
+	return rows, nil
 }
 
 // billThread meters a reply to someone else (its fan-out reads the

@@ -163,6 +163,10 @@ func TestBill(t *testing.T) {
 		// a post's three and its external id's record; the scheduled
 		// post marked and its book, then the scheduled post deleted
 		{"publish a scheduled post, 0 followers", 6, 2, 1},
+		// a post's three, the card's entity (claimed, then made), and
+		// the card copied onto the post; the second copies it alone
+		{"post with a link, its card made", 6, 3, 0},
+		{"post with a link, its card shared", 4, 3, 0},
 		{"profile, with an avatar", 3, 1, 0}, // the User, the card, the picture's record
 		{"upload a picture", 1, 0, 0},
 		{"post with 4 pictures, 0 followers", 7, 2, 0}, // a post's three, and each picture's record, marked as on it
