@@ -38,6 +38,10 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		x := r.Workload
 		return strings.Join([]string{n(x.Posts), n(x.HomePages), n(x.OtherPages), n(x.NotificationPages), n(x.UnreadPolls), n(x.Likes), n(x.Follows)}, ", ")
 	})
+	row("what posts carry: votes an active person casts a day; posts with a link (of those, cards made already); posts scheduled", func(r costmodel.Result) string {
+		x := r.Workload
+		return n(x.Votes) + "; " + pct(x.LinkShare) + " (" + pct(x.CardShared) + "); " + pct(x.ScheduledShare)
+	})
 	row("home retention", func(r costmodel.Result) string {
 		if r.Workload.RetentionDays == 0 {
 			return "for ever"
@@ -57,6 +61,10 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	row("of which federation's: reads / writes / Cloud Tasks operations", func(r costmodel.Result) string {
 		f := r.Federation
 		return n(f.Reads) + " / " + n(f.Writes) + " / " + n(f.Tasks)
+	})
+	row("of which what posts carry (votes, links' cards, schedules): reads / writes / Cloud Tasks operations", func(r costmodel.Result) string {
+		c := r.Carried
+		return n(c.Reads) + " / " + n(c.Writes) + " / " + n(c.Tasks)
 	})
 	row("entity deletes", func(r costmodel.Result) string { return n(r.Day.Deletes) })
 	row("index entries written", func(r costmodel.Result) string { return n(r.Day.IndexEntries) })
@@ -161,3 +169,6 @@ func money(d float64) string {
 	}
 	return fmt.Sprintf("%.2f", d)
 }
+
+// pct writes a share as a percentage.
+func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }

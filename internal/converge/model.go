@@ -56,6 +56,10 @@ type post struct {
 	// removed: a moderator took it down (it is nowhere, and nor are
 	// reposts of it); removing: a removal is under way.
 	removed, removing bool
+	// poll: it carries a poll of pollOptions options, taking several
+	// choices when multiple (polls.go).
+	poll     bool
+	multiple bool
 	// pictures are the ids of its pictures, in order, and alts their
 	// alt texts.
 	pictures, alts []string
@@ -109,6 +113,8 @@ type model struct {
 	// pins are what each person pins, the last pinned first; bookmarks
 	// what each keeps, the newest bookmark first.
 	pins, bookmarks map[string][]string
+	// votes are each poll's votes, by voter: the options chosen.
+	votes map[string]map[string][]int
 	// profiles are each person's, as last written.
 	profiles            map[string]profile
 	following, isMember map[pair]bool
@@ -175,7 +181,7 @@ func newModel() *model {
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
 		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, everMuted: map[pair]bool{}, everFiltered: map[string]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		rFollows: map[pair][]event{}, rFollowing: map[pair]bool{}, rPending: map[pair]*pendingFollow{}, rByNote: map[string]*post{},
-		pins: map[string][]string{}, bookmarks: map[string][]string{}, profiles: map[string]profile{}, ops: map[string]int{}, failed: map[string]int{},
+		pins: map[string][]string{}, bookmarks: map[string][]string{}, votes: map[string]map[string][]int{}, profiles: map[string]profile{}, ops: map[string]int{}, failed: map[string]int{},
 	}
 }
 

@@ -78,6 +78,11 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 			body["mediaItems"] = pics
 		}
 	}
+	// One in eight with no picture carries a poll.
+	poll, multiple := len(pics) == 0 && rng.IntN(8) == 0, rng.IntN(2) == 0
+	if poll {
+		body["poll"] = map[string]any{"options": pollOptions, "expiresIn": 86400, "multiple": multiple}
+	}
 	start := time.Now()
 	var hiddenBefore string
 	if parent != nil {
@@ -117,7 +122,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	r.m.done("post", out != acked, end)
 	if id != "" {
 		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility,
-			warning: warning, pictures: pics, alts: alts}
+			warning: warning, pictures: pics, alts: alts, poll: poll, multiple: multiple}
 		if parent != nil {
 			p.inReplyTo, p.answers = parent.id, parent.author
 			p.ancestors = append([]string{parent.id}, parent.ancestors...)

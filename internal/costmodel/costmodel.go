@@ -58,6 +58,14 @@ var Metered = map[string]Op{
 	"incoming post, 1 followers here":   {Reads: 13, Writes: 6, IndexEntries: 24, Bytes: 3986},
 	"incoming post, 100 followers here": {Reads: 13, Writes: 6, IndexEntries: 321, Bytes: 44056},
 	"incoming follow":                   {Reads: 27, Writes: 10, IndexEntries: 32, Bytes: 7221, Tasks: 4},
+	// What posts carry: a vote in a poll; a post scheduled, and its
+	// publication by its job (run directly: its task's run is counted
+	// apart); a post whose link gets a card, made by its job or shared.
+	"vote in a poll":                        {Reads: 15, Writes: 3, IndexEntries: 2, Bytes: 468},
+	"schedule a post":                       {Reads: 3, Writes: 2, Bytes: 311, Tasks: 1},
+	"publish a scheduled post, 0 followers": {Reads: 12, Writes: 8, Deletes: 1, IndexEntries: 21, Bytes: 3785},
+	"post with a link, its card made":       {Reads: 15, Writes: 9, IndexEntries: 33, Bytes: 6278, Tasks: 2},
+	"post with a link, its card shared":     {Reads: 14, Writes: 7, IndexEntries: 33, Bytes: 5668, Tasks: 2},
 }
 
 // Marks are the marks of changes (store.KindChange) among each
@@ -69,6 +77,9 @@ var Marks = map[string]float64{
 	"comment":                    2,
 	"follow, with its rebuild":   3,
 	"unfollow, with its rebuild": 2,
+	// A card copied onto its post marks the post once more.
+	"post with a link, its card made":   3,
+	"post with a link, its card shared": 3,
 }
 
 // A post to F followers, as metered: a post to none (PostOwnWrites of
@@ -177,6 +188,11 @@ type Workload struct {
 	// FedReach people here; FedFollows the follows from other servers a
 	// day, for each active person.
 	FedInboxes, FedPosts, FedReach, FedFollows float64
+	// What posts carry: Votes an active person casts a day; the share of
+	// posts with a link (LinkShare), and of those the share whose card
+	// another post made already that day (CardShared); the share of
+	// posts scheduled ahead (ScheduledShare).
+	Votes, LinkShare, CardShared, ScheduledShare float64
 }
 
 // defaults sets what every preset assumes of pictures, and the service's
@@ -185,6 +201,7 @@ type Workload struct {
 func (w Workload) defaults() Workload {
 	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
 	w.CacheTTL, w.CacheEntries = 600, 20000
+	w.Votes, w.LinkShare, w.CardShared, w.ScheduledShare = 1, 0.2, 0.5, 0.02
 	return w
 }
 
@@ -219,8 +236,9 @@ type Counts struct {
 type Result struct {
 	Workload Workload
 	Day      Counts
-	// Federation is what other servers add to the day (in Day already).
-	Federation Op
+	// Federation is what other servers add to the day (in Day already),
+	// Carried what the posts' polls, links and schedules add (carried).
+	Federation, Carried Op
 	// OrdinaryFollowers is the mean follower count of an ordinary
 	// person: the follows left once the celebrities have theirs.
 	OrdinaryFollowers float64
@@ -302,6 +320,21 @@ func federated(w Workload, active, posts float64) Op {
 	return out.times(posts).plus(in.times(active * w.FedPosts)).plus(Metered["incoming follow"].times(active * w.FedFollows))
 }
 
+// carried is what the posts' polls, links and schedules add to a day:
+// the votes; for each post with a link, what its card job adds to the
+// post (a fetch and a card made, or a card copied); for each post
+// scheduled, its scheduling, what its publication adds to a post, and
+// its task's run.
+func carried(w Workload, active, posts float64) Op {
+	plain := Post(0)
+	card := Metered["post with a link, its card made"].minus(plain).times(1 - w.CardShared).
+		plus(Metered["post with a link, its card shared"].minus(plain).times(w.CardShared))
+	schedule := Metered["schedule a post"].plus(Metered["publish a scheduled post, 0 followers"].minus(plain)).plus(Op{Tasks: 1})
+	return Metered["vote in a poll"].times(active * w.Votes).
+		plus(card.times(posts * w.LinkShare)).
+		plus(schedule.times(posts * w.ScheduledShare))
+}
+
 // Model computes the day of a workload under each design.
 func Model(w Workload, p Prices) Result {
 	r := Result{Workload: w}
@@ -324,7 +357,8 @@ func Model(w Workload, p Prices) Result {
 		plus(Metered["follow, with its rebuild"].times(active * w.Follows)).
 		plus(Metered["unfollow, with its rebuild"].times(active * w.Unfollows))
 	r.Federation = federated(w, active, r.PostsPerDay)
-	day := post.plus(pages).plus(acts).plus(r.Federation)
+	r.Carried = carried(w, active, r.PostsPerDay)
+	day := post.plus(pages).plus(acts).plus(r.Federation).plus(r.Carried)
 	// A delivery is one follower's copy of one post; chunks are the
 	// audience chunks the day's posts write.
 	deliveries := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers
@@ -349,7 +383,8 @@ func Model(w Workload, p Prices) Result {
 	public := r.PeakPosts * w.PublicShare / PublicShards
 	trim := chunks / secondsPerDay * w.Peak / TrimShards
 	// The marks of changes are one range, by their time.
-	marks := (r.PostsPerDay*Marks["post, 0 followers"] + active*(w.Likes*Marks["like"]+w.Comments*Marks["comment"]+
+	cardMarks := Marks["post with a link, its card made"] - Marks["post, 0 followers"]
+	marks := (r.PostsPerDay*(Marks["post, 0 followers"]+w.LinkShare*cardMarks) + active*(w.Likes*Marks["like"]+w.Comments*Marks["comment"]+
 		w.Follows*Marks["follow, with its rebuild"]+w.Unfollows*Marks["unfollow, with its rebuild"])) / secondsPerDay * w.Peak
 	r.HottestRange, r.HottestName = public, fmt.Sprintf("a shard of @all (1 of %d)", PublicShards)
 	if trim > r.HottestRange {
