@@ -73,7 +73,7 @@ func (s *Service) Preview(ctx context.Context, t CardTask) (string, error) {
 	case !found || a.Link != t.URL:
 		return CardMoved, nil
 	}
-	c, err := s.cfg.Cards.Of(ctx, t.URL)
+	c, err := s.cfg.Cards.Of(ctx, t.URL, fmt.Sprintf("%s/%d", t.ActivityID, t.Edit))
 	if err != nil {
 		return "", err
 	}

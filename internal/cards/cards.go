@@ -86,6 +86,9 @@ type stored struct {
 	Made    bool  `datastore:"made,noindex"`
 	Fetched int64 `datastore:"fetched,noindex"`
 	Claimed int64 `datastore:"claimed,noindex"`
+	// ClaimedBy names who claimed it: the same job, run again after a
+	// failure, takes its claim back at once.
+	ClaimedBy string `datastore:"claimedBy,noindex,omitempty"`
 }
 
 // Pictures keeps a card's picture: media.Service.
@@ -144,8 +147,10 @@ var errFetching = queue.NotYet("the card another post's job is fetching")
 
 // Of returns the card of address, fetching it if it is not kept or is
 // older than RefreshAfter: nil if the page makes none. While another
-// job's fetch of it is under way it answers queue.ErrNotYet.
-func (s *Service) Of(ctx context.Context, address string) (*Card, error) {
+// job's fetch of it is under way it answers queue.ErrNotYet; claimant
+// names the job that asks (a run of the same job takes its own claim
+// back).
+func (s *Service) Of(ctx context.Context, address, claimant string) (*Card, error) {
 	k := key(s.db, address)
 	var st stored
 	ok, err := s.db.Get(ctx, k, &st)
@@ -168,10 +173,10 @@ func (s *Service) Of(ctx context.Context, address string) (*Card, error) {
 			return nil
 		}
 		now := s.cfg.Now().UnixMicro()
-		if st.Claimed > 0 && now-st.Claimed < claimFor.Microseconds() {
+		if st.Claimed > 0 && now-st.Claimed < claimFor.Microseconds() && st.ClaimedBy != claimant {
 			return errFetching
 		}
-		st.Claimed = now
+		st.Claimed, st.ClaimedBy = now, claimant
 		return tx.Put(k, &st)
 	})
 	if err != nil || done {

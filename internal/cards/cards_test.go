@@ -95,7 +95,7 @@ func TestCardOfAnAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		c, err := s.Of(ctx, srv.URL+"/moved")
+		c, err := s.Of(ctx, srv.URL+"/moved", "a")
 		if err != nil || c == nil || c.Title != "An article" || c.URL != srv.URL+"/moved" || c.Image.Remote != srv.URL+"/pic.png" {
 			t.Fatalf("the card: %+v, %v", c, err)
 		}
@@ -105,7 +105,7 @@ func TestCardOfAnAddress(t *testing.T) {
 	}
 	for _, p := range []string{"/broken", "/data", "/loop", "/inside", "/nowhere"} {
 		for range 2 {
-			if c, err := s.Of(ctx, srv.URL+p); c != nil || err != nil {
+			if c, err := s.Of(ctx, srv.URL+p, "a"); c != nil || err != nil {
 				t.Errorf("%s: %+v, %v; want no card and no error", p, c, err)
 			}
 		}
@@ -114,10 +114,10 @@ func TestCardOfAnAddress(t *testing.T) {
 		t.Errorf("failed pages fetched again within the day: %d %d %d", hits("/broken"), hits("/data"), hits("/inside"))
 	}
 	now.Add(RefreshAfter.Microseconds() + 1)
-	if _, err := s.Of(ctx, srv.URL+"/broken"); err != nil || hits("/broken") != 2 {
+	if _, err := s.Of(ctx, srv.URL+"/broken", "a"); err != nil || hits("/broken") != 2 {
 		t.Errorf("a day later: %v, %d fetches", err, hits("/broken"))
 	}
-	if _, err := s.Of(ctx, srv.URL+"/moved"); err != nil || hits("/article") != 2 {
+	if _, err := s.Of(ctx, srv.URL+"/moved", "a"); err != nil || hits("/article") != 2 {
 		t.Errorf("a card a day later: %v, %d fetches", err, hits("/article"))
 	}
 }
@@ -133,10 +133,10 @@ func TestOneFetchAtOnce(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	var waited atomic.Int32
-	for range 8 {
+	for i := range 8 {
 		wg.Go(func() {
 			for {
-				c, err := s.Of(ctx, srv.URL+"/slow")
+				c, err := s.Of(ctx, srv.URL+"/slow", fmt.Sprint("job ", i))
 				if errors.Is(err, queue.ErrNotYet) {
 					waited.Add(1)
 					time.Sleep(100 * time.Millisecond)
@@ -166,11 +166,36 @@ func TestRefusedAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, address := range []string{srv.URL + "/article", "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "https://[fd00:ec2::254]/"} {
-		if c, err := s.Of(ctx, address); c != nil || err != nil {
+		if c, err := s.Of(ctx, address, "a"); c != nil || err != nil {
 			t.Errorf("%s: %+v, %v; want no card", address, c, err)
 		}
 	}
 	if hits("/article") != 0 {
 		t.Errorf("the loopback page was fetched %d times", hits("/article"))
+	}
+}
+
+// A claim left by a run that failed after it holds the others off for
+// claimFor, but not the same job run again, which takes it back.
+func TestClaimTakenBack(t *testing.T) {
+	ctx := context.Background()
+	srv, hits := site(t)
+	db := testenv.DB(t)
+	s, err := New(db, Config{Client: NewClient(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	address := srv.URL + "/article"
+	if err := db.Put(ctx, key(db, address), &stored{Claimed: time.Now().UnixMicro(), ClaimedBy: "job 1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Of(ctx, address, "job 2"); !errors.Is(err, queue.ErrNotYet) {
+		t.Errorf("another job, while the claim holds: %v, want to wait", err)
+	}
+	if c, err := s.Of(ctx, address, "job 1"); err != nil || c == nil || hits("/article") != 1 {
+		t.Errorf("the claimant again: %+v, %v, %d fetches", c, err, hits("/article"))
+	}
+	if c, err := s.Of(ctx, address, "job 2"); err != nil || c == nil || hits("/article") != 1 {
+		t.Errorf("the other job, after: %+v, %v, %d fetches", c, err, hits("/article"))
 	}
 }

@@ -60,6 +60,9 @@ type post struct {
 	// choices when multiple (polls.go).
 	poll     bool
 	multiple bool
+	// link is the page its text links (cards.go), and cardTitle the
+	// title of that page's card ("" if it makes none).
+	link, cardTitle string
 	// pictures are the ids of its pictures, in order, and alts their
 	// alt texts.
 	pictures, alts []string

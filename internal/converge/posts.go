@@ -44,6 +44,12 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	n := r.n
 	r.seq.Unlock()
 	title, mentions, tagged := r.postText(rng, u, n)
+	// One in six links a page.
+	var link, cardTitle string
+	if rng.IntN(6) == 0 {
+		link, cardTitle = r.site.link(rng)
+		title += " " + link
+	}
 	body := map[string]any{"title": title}
 	visibility := someVisibility(rng)
 	if visibility != "public" || rng.IntN(2) == 0 {
@@ -122,7 +128,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	r.m.done("post", out != acked, end)
 	if id != "" {
 		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility,
-			warning: warning, pictures: pics, alts: alts, poll: poll, multiple: multiple}
+			warning: warning, pictures: pics, alts: alts, poll: poll, multiple: multiple, link: link, cardTitle: cardTitle}
 		if parent != nil {
 			p.inReplyTo, p.answers = parent.id, parent.author
 			p.ancestors = append([]string{parent.id}, parent.ancestors...)
@@ -410,6 +416,7 @@ func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
 	if applied {
 		r.m.mu.Lock()
 		p.title, p.mentions = title, made
+		p.link, p.cardTitle = "", "" // an edit's text links nothing
 		r.m.mu.Unlock()
 	}
 	return true, nil

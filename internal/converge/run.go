@@ -32,6 +32,7 @@ import (
 
 	"socialstream/internal/app"
 	"socialstream/internal/push/receiver"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 )
 
@@ -242,6 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func newRunner(ctx context.Context, cfg Config, st *stack) (*runner, error) {
 	r := &runner{
 		cfg: cfg, m: newModel(), objects: st.objects, db: st.db, push: st.push, deliveries: st.deliveries,
+		publisher: st.publisher, externalIDOf: st.externalIDOf, site: st.site,
 		remote: newRemote(cfg.Seed, st.federates),
 		c:      &client{base: st.url, http: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}},
 		other:  &client{base: st.other, http: &http.Client{Timeout: 2 * time.Minute}},
@@ -329,6 +331,11 @@ type runner struct {
 	c     *client
 	other *client   // the second instance's (see stack.other)
 	db    *store.DB // reads what no answer may tell (see truth)
+	// publisher, externalIDOf and site are the stack's (scheduled.go,
+	// cards.go).
+	publisher    func(now func() time.Time) (*scheduled.Service, error)
+	externalIDOf func(ctx context.Context, author, ext string) (string, bool, error)
+	site         *site
 	locks sync.Map  // string → *sync.RWMutex: pairs and comments that two users may change
 	staff *user     // the moderator, in no actor's users
 	seq   sync.Mutex
@@ -352,7 +359,7 @@ func Kinds() []string { return slices.Clone(kinds) }
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "vote", "storm",
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "vote", "schedule", "storm",
 	"follow remote", "unfollow remote", "remote post", "remote delete", "remote outage"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
@@ -549,7 +556,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{1, r.remove, []string{"remove", "report"}}, {2, r.limit, []string{"limit", "unlimit"}},
 		{2, r.suspend, []string{"suspend", "unsuspend"}}, {2, r.filter, []string{"filter", "unfilter"}},
 		{3, r.pin, []string{"pin", "unpin"}}, {3, r.bookmark, []string{"bookmark", "unbookmark"}},
-		{2, r.setProfile, []string{"profile"}}, {4, r.vote, []string{"vote"}},
+		{2, r.setProfile, []string{"profile"}}, {4, r.vote, []string{"vote"}}, {2, r.schedule, []string{"schedule"}},
 		{4, r.followRemote, []string{"follow remote", "unfollow remote"}}, {5, r.remotePost, []string{"remote post"}},
 		{2, r.remoteDelete, []string{"remote delete"}}, {1, r.remoteOutage, []string{"remote outage"}},
 		{r.cfg.Storms, r.storm, []string{"storm"}},

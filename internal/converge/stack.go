@@ -16,6 +16,7 @@ import (
 	"socialstream/internal/localstack"
 	"socialstream/internal/logging"
 	"socialstream/internal/push/receiver"
+	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )
@@ -48,7 +49,14 @@ type stack struct {
 	deliveries *deliveries
 	// longest is the longest request either instance served.
 	longest *longest
-	close   func()
+	// publisher is the service's scheduled posts on the clock now (its
+	// job is run at a post's time by the checker: the task is due hours
+	// later), and externalIDOf tells which post an external id made.
+	publisher    func(now func() time.Time) (*scheduled.Service, error)
+	externalIDOf func(ctx context.Context, author, ext string) (string, bool, error)
+	// site serves the pages the posts link, for their cards.
+	site  *site
+	close func()
 }
 
 // startStack starts the stack cfg describes. index.yaml and queue.yaml are
@@ -63,7 +71,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	}
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, PageCacheTTL: cfg.PageCacheTTL,
 		CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
-		WebPushAllowLoopback: true, Federation: federation.Config{Domain: addr, AllowLoopback: true}}
+		WebPushAllowLoopback: true, LinkPreviewsAllowLoopback: true, Federation: federation.Config{Domain: addr, AllowLoopback: true}}
 	told := newDeliveries(logging.New(logOut, cfg.LogLevel, project).Handler())
 	long := &longest{}
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
@@ -111,6 +119,11 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		return nil, err
 	}
 	ps := receiver.New()
+	pages := newSite()
+	publisher := func(now func() time.Time) (*scheduled.Service, error) {
+		return scheduled.New(st.DB, st.Gen, st.Tasks.Queue, st.Services.Activities, scheduled.Config{Now: now})
+	}
 	return &stack{url: st.URL, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told, longest: long,
-		close: func() { ps.Close(); other.Close(); st.Close() }}, nil
+		publisher: publisher, externalIDOf: st.Services.Activities.ExternalIDOf, site: pages,
+		close: func() { pages.Close(); ps.Close(); other.Close(); st.Close() }}, nil
 }
