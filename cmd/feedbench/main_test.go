@@ -117,8 +117,8 @@ func TestQuick(t *testing.T) {
 	if p := rep.StormPosts; p.Before.N != 4 || p.After.N != 4 || p.Control.N != 4 || p.During.N < 1 || p.Bystander.N != p.During.N {
 		t.Errorf("posts around the follow storm %+v", p)
 	}
-	if len(rep.Targets) != 17 {
-		t.Errorf("%d targets, want 17", len(rep.Targets))
+	if len(rep.Targets) != 20 {
+		t.Errorf("%d targets, want 20", len(rep.Targets))
 	}
 	if rep.Graph.Users != 60+3+3+1 || rep.Graph.Activities != firstAuthorPosts+59+starPosts {
 		t.Errorf("graph %+v", rep.Graph)

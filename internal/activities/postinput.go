@@ -54,7 +54,10 @@ type PostInput struct {
 	// Poll, if set, is the poll the post carries (not with pictures); its
 	// end is counted from the post's checking.
 	Poll *polls.Input
-	// poll is Poll as checked.
+	// PollElsewhere, for a post of another server's, is its Question's
+	// poll (polls.Elsewhere), counted there.
+	PollElsewhere *polls.Poll
+	// poll is Poll as checked, or PollElsewhere.
 	poll *polls.Poll
 	// HeldBy, set by the scheduled post that publishes it (package
 	// scheduled), is that post's id: the pictures held for it may be
@@ -86,6 +89,13 @@ func (in *PostInput) Check(now time.Time) error {
 
 // checkPoll checks the poll the post asks for, as of now.
 func (in *PostInput) checkPoll(now time.Time) error {
+	if in.PollElsewhere != nil {
+		if in.Poll != nil || !fromElsewhere(in.ExternalID) {
+			return derrors.New(derrors.InvalidArgument, "a poll of another server's is a post of another server's")
+		}
+		in.poll = in.PollElsewhere
+		return nil
+	}
 	if in.Poll == nil {
 		return nil
 	}

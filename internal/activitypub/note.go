@@ -12,6 +12,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/federation"
 	"socialstream/internal/media"
+	"socialstream/internal/polls"
 	"socialstream/internal/richtext"
 )
 
@@ -33,6 +34,49 @@ type note struct {
 	InReplyTo    *string           `json:"inReplyTo"`
 	Tag          []tag             `json:"tag"`
 	Attachment   []document        `json:"attachment"`
+	// A Question's: its options (oneOf for one choice, anyOf for
+	// several), its end, when it closed, its voters.
+	OneOf       []pollOption `json:"oneOf,omitempty"`
+	AnyOf       []pollOption `json:"anyOf,omitempty"`
+	EndTime     string       `json:"endTime,omitempty"`
+	Closed      string       `json:"closed,omitempty"`
+	VotersCount *int64       `json:"votersCount,omitempty"`
+}
+
+// pollOption is an option of a Question: a Note named by its title, its
+// votes the count of its replies.
+type pollOption struct {
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Replies struct {
+		Type       string `json:"type"`
+		TotalItems int64  `json:"totalItems"`
+	} `json:"replies"`
+}
+
+// question makes n, of a post with poll p, a Question; hidden totals
+// are told as none until it ends, as the API shows them to anyone.
+func question(n *note, p *polls.View) {
+	n.Type = "Question"
+	opts := make([]pollOption, len(p.Options))
+	for i, o := range p.Options {
+		opts[i] = pollOption{Type: "Note", Name: o.Title}
+		opts[i].Replies.Type = "Collection"
+		if o.VotesCount != nil {
+			opts[i].Replies.TotalItems = *o.VotesCount
+		}
+	}
+	if p.Multiple {
+		n.AnyOf = opts
+	} else {
+		n.OneOf = opts
+	}
+	n.EndTime = p.Expires.UTC().Format(time.RFC3339)
+	if p.Expired {
+		n.Closed = n.EndTime
+	}
+	voters := p.VotersCount
+	n.VotersCount = &voters
 }
 
 // tag is a Note's Mention or Hashtag.
@@ -211,6 +255,9 @@ func (s renderer) renderNote(v activities.View, withContext bool) note {
 	}
 	for _, m := range v.MediaItems {
 		n.Attachment = append(n.Attachment, s.renderPicture(m))
+	}
+	if v.Poll != nil {
+		question(&n, v.Poll)
 	}
 	return n
 }

@@ -55,10 +55,10 @@ func (r *runner) vote(ctx context.Context, a *actor) (bool, error) {
 	// What was counted is read: a refusal after a vote of u's whose
 	// answer was lost, or an error after a commit, leaves the model
 	// unsure of which choices count.
-	var kept polls.Vote
+	var kept *polls.Ballot
 	found, err := r.truth(ctx, func(l *store.Lookup) func() bool {
-		ref := l.Add(polls.VoteKey(l.DB(), p.id, u.id), &kept)
-		return ref.Found
+		kept = polls.ReadBallot(l, p.id, p.id, u.id)
+		return kept.Found
 	})
 	if err != nil {
 		return true, err
@@ -68,8 +68,8 @@ func (r *runner) vote(ctx context.Context, a *actor) (bool, error) {
 	had, voted := r.m.votes[p.id][u.id]
 	switch {
 	case found:
-		now := make([]int, len(kept.Choices))
-		for i, c := range kept.Choices {
+		now := make([]int, len(kept.Choices()))
+		for i, c := range kept.Choices() {
 			now[i] = int(c)
 		}
 		if voted && !slices.Equal(had, now) {

@@ -32,6 +32,9 @@ func (s *Service) updated(ctx context.Context, actor Actor, a activity) (string,
 	} else if post == "" {
 		return "ignored: deleted by its server", nil
 	}
+	if err := s.recounted(ctx, actor, n, post); err != nil {
+		return "", err
+	}
 	w := s.wording(n)
 	in := activities.EditInput{Title: &w.parts.Title, Body: &w.parts.Body, Joined: &w.parts.Joined,
 		SpoilerText: &w.spoiler, Sensitive: &n.Sensitive, At: s.now().UnixMilli()}

@@ -45,6 +45,10 @@ type Activities interface {
 	ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error)
 	Forget(ctx context.Context, author, ext string) (string, bool, error)
 	Shown(ctx context.Context, viewer string, idList []string) ([]activities.View, error)
+	// Polls (polls.go).
+	VoteElsewhere(ctx context.Context, voter, id, title string) (bool, error)
+	Recount(ctx context.Context, author, id string, counts []int64, voters int64) error
+	BallotOf(ctx context.Context, voter, id string) ([]string, error)
 }
 
 // MaxNoteText is the most characters of a Note's text kept.
@@ -65,6 +69,15 @@ type note struct {
 	Cc           addresses         `json:"cc"`
 	Tag          noteTags          `json:"tag"`
 	Attachment   attachments       `json:"attachment"`
+	// A Question's (polls.go): its options, one of which is chosen
+	// (oneOf) or any (anyOf), its end, whether it closed, its voters.
+	// Name is a vote's (a Note named by the option it chooses).
+	OneOf       []pollOption `json:"oneOf"`
+	AnyOf       []pollOption `json:"anyOf"`
+	EndTime     string       `json:"endTime"`
+	Closed      string       `json:"closed"`
+	VotersCount *int64       `json:"votersCount"`
+	Name        string       `json:"name"`
 }
 
 // noteTag is a Note's Mention or Hashtag.
@@ -130,6 +143,9 @@ func (s *Service) created(ctx context.Context, actor Actor, a activity) (string,
 
 // createdNote posts a Note of actor's, read and checked.
 func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string, error) {
+	if post, ok := s.voteFor(n); ok {
+		return s.voted(ctx, actor, n, post)
+	}
 	if outcome, err := s.takesNote(ctx, actor, n); outcome != "" || err != nil {
 		return outcome, err
 	}
@@ -140,6 +156,11 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 		Title: w.parts.Title, Body: w.parts.Body, Joined: w.parts.Joined}
 	if in.Mentions, err = s.mentionsOf(ctx, n); err != nil {
 		return "", err
+	}
+	if n.Type == "Question" {
+		if in.PollElsewhere = questionPoll(n); in.PollElsewhere == nil {
+			return "refused: a Question whose poll the service cannot keep", nil
+		}
 	}
 	if in.InReplyTo, err = s.parentOf(ctx, actor, n); err != nil {
 		return "", err
@@ -203,7 +224,7 @@ func readNote(actor Actor, a activity) (note, string, error) {
 	if err := json.Unmarshal(a.Object, &n); err != nil || n.ID == "" {
 		return n, "", fmt.Errorf("%w: its object does not read as a Note", errMalformed)
 	}
-	if n.Type != "Note" {
+	if n.Type != "Note" && n.Type != "Question" {
 		return n, "ignored " + a.Type + " of a " + n.Type, nil
 	}
 	if ref(n.AttributedTo) != actor.URI {

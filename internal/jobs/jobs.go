@@ -213,6 +213,10 @@ func (r *Router) Routes() []Route {
 		told(r, outbox.LikeJob, (*federation.Service).Like, func(t outbox.LikeTask) []any {
 			return []any{"user", t.User, "activity", t.Activity, "undo", t.Undo}
 		}),
+		// A vote in a poll of another server's, sent to its server.
+		told(r, outbox.VoteJob, (*federation.Service).Vote, func(t outbox.VoteTask) []any {
+			return []any{"user", t.User, "activity", t.Activity}
+		}),
 		// A deleted person's key pair, erased once their farewell is sent.
 		serve(r, federation.ForgetKeyJob, federated(r, func(ctx context.Context, t federation.ForgetKeyTask) ([]any, error) {
 			return []any{"user", t.User}, r.run.Federation.ForgetKey(ctx, t)

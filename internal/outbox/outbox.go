@@ -114,6 +114,22 @@ type LikeTask struct {
 	Ring     string `json:"ring"`
 }
 
+// VoteJob sends a vote of a person here in a poll of another server's
+// to its server: a Note of each choice, named by its option.
+var VoteJob = queue.Job[VoteTask]{Name: "federate-vote", Queue: queue.Federation,
+	TaskName: func(t VoteTask) string { return "vote-" + t.User + "-" + t.Activity + "-" + t.Ring }}
+
+// VoteTask is the body of a vote job: the voter here, the post here of
+// the Question, its author there, and the Question's address.
+type VoteTask struct {
+	User     string `json:"user"`
+	Activity string `json:"activity"`
+	Author   string `json:"author"`
+	Note     string `json:"note"`
+	At       int64  `json:"at"`
+	Ring     string `json:"ring"`
+}
+
 // FlagJob sends a report to the reported person's server.
 var FlagJob = queue.Job[FlagTask]{Name: "federate-flag", Queue: queue.Federation,
 	TaskName: func(t FlagTask) string { return "flag-" + t.Report }}
@@ -217,6 +233,13 @@ func (j *Jobs) Unpublished(ctx context.Context, author, id, shared string) error
 func (j *Jobs) Liking(user, activity, author, note string, undo bool) queue.Pending {
 	t := LikeTask{User: user, Activity: activity, Author: author, Note: note, Undo: undo, At: j.now().Unix(), Ring: j.gen.NextString()}
 	return queue.PendingFunc("like/"+user+"/"+activity, func(ctx context.Context) error { return LikeJob.Enqueue(ctx, j.q, t, 0) })
+}
+
+// Voting is the job that sends user's vote in the poll of a post of
+// another server's (note, by author) to its server, once it shows.
+func (j *Jobs) Voting(user, activity, author, note string) queue.Pending {
+	t := VoteTask{User: user, Activity: activity, Author: author, Note: note, At: j.now().Unix(), Ring: j.gen.NextString()}
+	return queue.PendingFunc("vote/"+user+"/"+activity, func(ctx context.Context) error { return VoteJob.Enqueue(ctx, j.q, t, 0) })
 }
 
 // Forwarding is the job that sends report, of account (a remote person),

@@ -23,6 +23,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/store"
+	"socialstream/internal/text"
 )
 
 // Kinds of the entities this package owns.
@@ -55,7 +56,45 @@ type Poll struct {
 	Multiple   bool      `datastore:"multiple,noindex"`
 	HideTotals bool      `datastore:"hideTotals,noindex"`
 	Expires    time.Time `datastore:"expires,noindex"`
+	// Elsewhere marks a poll of another server's post (a Question): its
+	// counts are its server's, Counts by option and Voters, as its last
+	// Update said; the votes of people here counted since (its Count)
+	// are shown on top of them until the next.
+	Elsewhere bool    `datastore:"elsewhere,noindex,omitempty"`
+	Counts    []int64 `datastore:"counts,noindex,omitempty"`
+	Voters    int64   `datastore:"voters,noindex,omitempty"`
 }
+
+// Limits of a poll of another server's (a Question): more options than
+// here, and longer ones, as other servers allow.
+const (
+	MaxOptionsElsewhere     = 20
+	MaxOptionCharsElsewhere = 200
+)
+
+// Elsewhere returns the poll of a Question of another server's: its
+// options (titles cut to MaxOptionCharsElsewhere), whether it takes
+// several choices, its end, and its counts there (by option, and its
+// voters); false if it is no poll this service keeps (fewer than 2
+// options, or more than MaxOptionsElsewhere, or counts that do not
+// match them).
+func Elsewhere(options []string, multiple bool, end time.Time, counts []int64, voters int64) (*Poll, bool) {
+	if len(options) < MinOptions || len(options) > MaxOptionsElsewhere || len(counts) != len(options) || voters < 0 {
+		return nil, false
+	}
+	p := &Poll{Multiple: multiple, Expires: end.UTC(), Elsewhere: true, Counts: slices.Clone(counts), Voters: voters}
+	for i, o := range options {
+		o = text.Strip(o, MaxOptionCharsElsewhere, false)
+		if o == "" || slices.Contains(p.Options, o) || counts[i] < 0 {
+			return nil, false
+		}
+		p.Options = append(p.Options, o)
+	}
+	return p, true
+}
+
+// Index returns the index of p's option of that title, -1 if none.
+func (p *Poll) Index(title string) int { return slices.Index(p.Options, title) }
 
 // Expired reports whether p is closed at now.
 func (p *Poll) Expired(now time.Time) bool { return !now.Before(p.Expires) }
@@ -101,7 +140,9 @@ func (in Input) Make(id string, now time.Time) (*Poll, error) {
 // several options of a poll that allows it), and each option's.
 type Count struct {
 	Voters, Votes int64
-	Options       [MaxOptions]int64
+	// Options are the counts by option: as many as a poll of another
+	// server's may have.
+	Options [MaxOptionsElsewhere]int64
 }
 
 // Load reads the counts a vote's transforms made.
@@ -114,7 +155,7 @@ func (c *Count) Load(ps []datastore.Property) error {
 		case p.Name == "votes":
 			c.Votes = n
 		case strings.HasPrefix(p.Name, "o"):
-			if i, err := strconv.Atoi(p.Name[1:]); err == nil && i >= 0 && i < MaxOptions {
+			if i, err := strconv.Atoi(p.Name[1:]); err == nil && i >= 0 && i < len(c.Options) {
 				c.Options[i] = n
 			}
 		}
@@ -217,6 +258,44 @@ func (b *Ballot) Cast(tx *store.Tx, choices []int64, now time.Time) error {
 	return tx.IncrementAny(CountKey(tx.DB(), b.poll), deltas)
 }
 
+// Found reports whether the ballot's person voted, and Choices what
+// they chose (once the lookup ReadBallot added it to has run).
+func (b *Ballot) Found() bool      { return b.ref.Found() }
+func (b *Ballot) Choices() []int64 { return b.vote.Choices }
+
+// Has reports whether the ballot's person chose choice already.
+func (b *Ballot) Has(choice int64) bool {
+	return b.ref.Found() && slices.Contains(b.vote.Choices, choice)
+}
+
+// Add records, in tx, one more choice of a person of another server's
+// who voted already in a poll of several (their server sends a vote a
+// choice), and counts it; a choice they made already, or another in a
+// poll of one, counts nothing (nil). A first vote is Cast.
+func (b *Ballot) Add(tx *store.Tx, poll *Poll, choice int64, now time.Time) error {
+	if !b.ref.Found() {
+		return b.Cast(tx, []int64{choice}, now)
+	}
+	if !poll.Multiple || slices.Contains(b.vote.Choices, choice) {
+		return nil
+	}
+	v := b.vote
+	v.Choices = append(slices.Clone(v.Choices), choice)
+	slices.Sort(v.Choices)
+	if err := tx.Put(VoteKey(tx.DB(), b.poll, b.user), &v); err != nil {
+		return err
+	}
+	return tx.IncrementAny(CountKey(tx.DB(), b.poll), map[string]int64{"votes": 1, "o" + strconv.FormatInt(choice, 10): 1})
+}
+
+// Recount keeps, in tx, the counts of a's poll of another server's that
+// its server's Update says, and forgets the votes here counted since the
+// last (its server counts them now, or will in its next Update).
+func Recount(tx *store.Tx, p *Poll, counts []int64, voters int64) error {
+	p.Counts, p.Voters = slices.Clone(counts), voters
+	return tx.Delete(CountKey(tx.DB(), p.ID))
+}
+
 // View is a poll as a reader sees it.
 type View struct {
 	ID          string    `json:"id"`
@@ -256,11 +335,20 @@ func Read(l *store.Lookup, p *Poll, reader string) func(now time.Time, own bool)
 		}
 		v := &View{ID: p.ID, Expires: p.Expires, Expired: p.Expired(now), Multiple: p.Multiple,
 			VotesCount: c.Votes, VotersCount: c.Voters, OwnVotes: []int{}}
+		if p.Elsewhere {
+			v.VotersCount += p.Voters
+			for _, n := range p.Counts {
+				v.VotesCount += n
+			}
+		}
 		shown := !p.HideTotals || v.Expired || own
 		for i, o := range p.Options {
 			opt := Option{Title: o}
 			if shown {
 				n := c.Options[i]
+				if p.Elsewhere && i < len(p.Counts) {
+					n += p.Counts[i]
+				}
 				opt.VotesCount = &n
 			}
 			v.Options = append(v.Options, opt)

@@ -1,6 +1,7 @@
 package polls
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestCountLoads(t *testing.T) {
 	var c Count
 	err := c.Load([]datastore.Property{{Name: "voters", Value: int64(3)}, {Name: "votes", Value: int64(5)},
 		{Name: "o0", Value: int64(2)}, {Name: "o3", Value: int64(3)}, {Name: "o9", Value: int64(1)}, {Name: "other", Value: "x"}})
-	if err != nil || c.Voters != 3 || c.Votes != 5 || c.Options != [MaxOptions]int64{2, 0, 0, 3} {
+	if err != nil || c.Voters != 3 || c.Votes != 5 || !slices.Equal(c.Options[:MaxOptions], []int64{2, 0, 0, 3}) {
 		t.Errorf("loaded %+v, %v", c, err)
 	}
 	ps, err := c.Save()
