@@ -188,6 +188,8 @@ func (r *fedRun) flows() []flow {
 		{"a repost here of their post", "`POST /api/v1/statuses/:id/reblog` here", r.repostHere},
 		{"their repost of a post here", "`POST /api/v1/statuses/:id/reblog` there", r.theirRepost},
 		{"their unfavourite of a post here", "`POST /api/v1/statuses/:id/unfavourite` there", r.theirUnfavourite},
+		{"a poll here, voted in there", "`POST /api/v1/statuses` (`poll[options][]`) here, `POST /api/v1/polls/:id/votes` there", r.pollHere},
+		{"their poll, voted in here", "`POST /api/v1/statuses` (`poll[options][]`) there, `POST /api/v1/polls/:id/votes` here", r.pollThere},
 		{"a post here with a picture", "`POST /api/v2/media`, then `/api/v1/statuses` here", r.pictureHere},
 		{"their post with a picture", "`POST /api/v2/media`, then `/api/v1/statuses` there", r.pictureThere},
 		{"a delete here of a post", "`DELETE /api/v1/statuses/:id` here", r.deleteHere},
