@@ -55,13 +55,13 @@ func TestRead(t *testing.T) {
 
 func TestFirstLink(t *testing.T) {
 	for in, want := range map[string]string{
-		"see https://example.org/a.":                        "https://example.org/a",
-		"(https://example.org/wiki/Go_(language)) and more": "https://example.org/wiki/Go_(language)",
-		"two: http://a.example/ then https://b.example/":    "http://a.example/",
-		"quoted \"https://example.org/q?x=1\"!":             "https://example.org/q?x=1",
-		"ftp://example.org/ and mailto:a@b":                 "",
-		"@alice #tag no links":                              "",
-		"https:// alone":                                    "",
+		"see https://example.org/a.":                                                  "https://example.org/a",
+		"(https://example.org/wiki/Go_(language)) and more":                           "https://example.org/wiki/Go_(language)",
+		"two: http://a.example/ then https://b.example/":                              "http://a.example/",
+		"quoted \"https://example.org/q?x=1\"!":                                       "https://example.org/q?x=1",
+		"ftp://example.org/ and mailto:a@b":                                           "",
+		"@alice #tag no links":                                                        "",
+		"https:// alone":                                                              "",
 		"https://" + strings.Repeat("a", MaxURL) + ".example then https://ok.example": "https://ok.example",
 	} {
 		if got := FirstLink(in); got != want {

@@ -336,11 +336,11 @@ type runner struct {
 	publisher    func(now func() time.Time) (*scheduled.Service, error)
 	externalIDOf func(ctx context.Context, author, ext string) (string, bool, error)
 	site         *site
-	locks sync.Map  // string → *sync.RWMutex: pairs and comments that two users may change
-	staff *user     // the moderator, in no actor's users
-	seq   sync.Mutex
-	n     int
-	turns atomic.Int64 // alternates REST and JSON-RPC where both serve
+	locks        sync.Map // string → *sync.RWMutex: pairs and comments that two users may change
+	staff        *user    // the moderator, in no actor's users
+	seq          sync.Mutex
+	n            int
+	turns        atomic.Int64 // alternates REST and JSON-RPC where both serve
 	// stop is when the mix's Duration ends (see wants).
 	stop time.Time
 	// objects lists the pictures' bucket.
