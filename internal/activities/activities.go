@@ -659,6 +659,17 @@ func Mentioned(ctx context.Context, db *store.DB, id string) (*datastore.Key, bo
 // read them (notifications.Activities), which cannot name its Service.
 type Records struct{ DB *store.DB }
 
+// PollOf returns the id of the poll an activity carries now ("" if it
+// has none, or is gone), for the job that closes polls.
+func (r Records) PollOf(ctx context.Context, id string) (string, error) {
+	var a Activity
+	ok, err := r.DB.Get(ctx, Key(r.DB, id), &a)
+	if err != nil || !ok || a.Poll == nil {
+		return "", err
+	}
+	return a.Poll.ID, nil
+}
+
 // Mentioned reads an activity for a notification job (Mentioned).
 func (r Records) Mentioned(ctx context.Context, id string) (*datastore.Key, bool, []string, int, error) {
 	return Mentioned(ctx, r.DB, id)

@@ -15,6 +15,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/notifications"
+	"socialstream/internal/polls"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -76,6 +77,11 @@ type EditInput struct {
 	// Mentions, for a post of another server's, are the people known
 	// here its Note tags now (PostInput.Mentions).
 	Mentions []string
+	// Poll, if set, is the poll the post carries from now: one of other
+	// options (or of one choice where it took several, or the reverse)
+	// starts anew, its votes no longer counted (Mastodon's); the same
+	// options keep it as it is.
+	Poll *polls.Input
 	// At, for an edit another server made (package federation), is when
 	// it was made by that server's clock (ms since the epoch): it is the
 	// activity's edit time, and an edit made before the one it shows is
@@ -119,8 +125,8 @@ func (s *Service) Edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if _, ok := ids.Parse(id); !ok {
 		return View{}, ErrNoSuchActivity
 	}
-	if in.Title == nil && in.Body == nil && in.SpoilerText == nil && in.Sensitive == nil {
-		return View{}, derrors.New(derrors.InvalidArgument, "give a title, a body, a spoilerText or sensitive to change")
+	if in.Title == nil && in.Body == nil && in.SpoilerText == nil && in.Sensitive == nil && in.Poll == nil {
+		return View{}, derrors.New(derrors.InvalidArgument, "give a title, a body, a spoilerText, sensitive or a poll to change")
 	}
 	for attempt := 0; ; attempt++ {
 		v, err := s.edit(ctx, author, id, in)
@@ -150,7 +156,11 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if err != nil {
 		return View{}, err
 	}
-	if now == textOf(&seen) {
+	poll, err := s.editedPoll(id, &seen, in.Poll)
+	if err != nil {
+		return View{}, err
+	}
+	if now == textOf(&seen) && poll == nil {
 		return s.viewOne(ctx, author, key, &seen)
 	}
 	title, body := now.title, now.body
@@ -171,11 +181,14 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 	if link != "" && link != seen.Link {
 		expected = append(expected, s.cardJob(id, link, seen.Edits+1))
 	}
+	if poll != nil {
+		expected = append(expected, polls.Closing(s.queue, id, author, poll, s.now()))
+	}
 	var a *Activity
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, expected, func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli(), at: in.At, names: mentionNames}
+			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli(), at: in.At, names: mentionNames, poll: poll}
 			l := tx.Lookup()
 			found := l.Add(key, &f.current)
 			me := accounts.Read(l, author)
@@ -203,6 +216,11 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 				}
 			}
 			a = plan.activity
+			if poll != nil && f.current.Poll != nil {
+				if err := polls.Reset(tx, f.current.Poll); err != nil { // its votes count no more
+					return err
+				}
+			}
 			if a.Link != link { // its card goes with it; the job brings the new link's
 				a.Link, a.Card = link, nil
 			}
@@ -217,6 +235,38 @@ func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (Vi
 		return View{}, err
 	}
 	return s.viewOne(ctx, author, key, a)
+}
+
+// editedPoll is the poll an edit of seen (as it asks, in) starts anew,
+// named for the edit: nil when it asks for none, or for the poll seen
+// has (the same options, the same choices); a post with pictures takes
+// none. The new poll's votes are its own: the old one's no longer count.
+func (s *Service) editedPoll(id string, seen *Activity, in *polls.Input) (*polls.Poll, error) {
+	if in == nil {
+		return nil, nil
+	}
+	if len(seen.Media) > 0 {
+		return nil, derrors.New(derrors.InvalidArgument, "a post carries pictures or a poll, not both")
+	}
+	if fromElsewhere(seen.ExternalID) {
+		return nil, derrors.New(derrors.InvalidArgument, "a post of another server's poll is changed by its server")
+	}
+	p, err := in.Make(fmt.Sprintf("%s-%d", id, seen.Edits+1), s.now())
+	if err != nil {
+		return nil, err
+	}
+	if old := seen.Poll; old != nil && slices.Equal(old.Options, p.Options) && old.Multiple == p.Multiple {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// pollID is a poll's id, "" for none.
+func pollID(p *polls.Poll) string {
+	if p == nil {
+		return ""
+	}
+	return p.ID
 }
 
 // editedText is the text an edit of seen makes. A content warning
@@ -302,6 +352,7 @@ type editFacts struct {
 	names       map[string]string // their usernames, by id
 	now         int64             // Unix milliseconds
 	at          int64             // EditInput.At
+	poll        *polls.Poll       // the poll that starts anew, if any
 }
 
 // editPlan is what an edit writes.
@@ -322,7 +373,7 @@ func decideEdit(f editFacts) (editPlan, error) {
 		return editPlan{}, f.mayAct // deleted, or suspended with a token another instance still trusts
 	case !f.found:
 		return editPlan{}, ErrNoSuchActivity
-	case f.current.Edits != f.seen.Edits || textOf(&f.current) != textOf(f.seen):
+	case f.current.Edits != f.seen.Edits || textOf(&f.current) != textOf(f.seen) || pollID(f.current.Poll) != pollID(f.seen.Poll):
 		return editPlan{}, errEditedMeanwhile
 	case f.at != 0 && f.current.EditedTime != 0 && f.at <= f.current.EditedTime:
 		return editPlan{}, ErrOlderEdit
@@ -348,6 +399,9 @@ func decideEdit(f editFacts) (editPlan, error) {
 		a.EditedTime = f.at
 	}
 	a.Edits++
+	if f.poll != nil {
+		a.Poll = f.poll
+	}
 	plan := editPlan{activity: &a, was: was, audience: !a.reachesFollowers()}
 	// Whoever the edit no longer mentions loses the notification of the
 	// mention (the post's, or the edit's that named them): they are no

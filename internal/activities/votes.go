@@ -58,19 +58,29 @@ func (s *Service) vote(ctx context.Context, voter, id string, a *Activity, choic
 		if a.Poll != nil {
 			ballot = polls.ReadBallot(l, id, a.Poll.ID, voter)
 		}
+		// The post again, in the transaction: not deleted meanwhile, nor
+		// its poll replaced by an edit (which starts it anew).
+		var now Activity
+		there := l.Add(Key(s.db, id), &now)
 		if err := l.Run(ctx); err != nil {
 			return err
+		}
+		if !there.Found() {
+			return ErrNoSuchActivity
+		}
+		if a.Poll != nil && (now.Poll == nil || now.Poll.ID != a.Poll.ID) {
+			return errPollReplaced
 		}
 		picked, err := decideVote(me.MayAct(), seen.Err(), a.Poll, choices, s.now())
 		if err != nil {
 			return err
 		}
-		if err := ballot.Cast(tx, picked, s.now()); err != nil {
-			return err
-		}
-		return tx.Check(Key(s.db, id)) // not deleted meanwhile
+		return ballot.Cast(tx, picked, s.now())
 	})
 }
+
+// errPollReplaced is a vote in a poll an edit replaced meanwhile.
+var errPollReplaced = derrors.New(derrors.Conflict, "the poll was changed since it was read: vote in it again")
 
 // VoteElsewhere records, for a person of another server's (voter), the
 // vote their server sent: one choice, by its option's title, in the poll

@@ -101,7 +101,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	}); err != nil {
 		return nil, err
 	}
-	if s.Polls, err = polls.NewCloser(db, gen, s.Notifications); err != nil {
+	if s.Polls, err = polls.NewCloser(db, gen, s.Notifications, activities.Records{DB: db}); err != nil {
 		return nil, err
 	}
 	if s.Scheduled, err = scheduled.New(db, gen, q, s.Activities, scheduled.Config{}); err != nil {

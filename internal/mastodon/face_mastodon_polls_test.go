@@ -74,7 +74,7 @@ func TestMastodonPolls(t *testing.T) {
 	wantStatus(t, err, http.StatusNotFound)
 
 	// A status with no poll has none to show or vote in; pictures and a
-	// poll do not go together; an edit does not change a poll.
+	// poll do not go together.
 	plain, err := ca.PostStatus(ctx, &mastodon.Toot{Status: "no poll"})
 	if err != nil || plain.Poll != nil {
 		t.Fatalf("a status with no poll: %+v, %v", plain, err)
@@ -83,10 +83,33 @@ func TestMastodonPolls(t *testing.T) {
 	wantStatus(t, err, http.StatusNotFound)
 	_, err = cb.PollVote(ctx, plain.ID, 0)
 	wantStatus(t, err, http.StatusNotFound)
+	// An edit that keeps the options keeps the votes; one of other
+	// options starts the poll anew, as Mastodon's does.
+	edit := func(options ...string) map[string]any {
+		t.Helper()
+		status, r := e.MastoForm("PUT", "/api/v1/statuses/"+string(st.ID), alice.Token,
+			url.Values{"status": {"tea or coffee, then?"}, "poll[options][]": options, "poll[expires_in]": {"86400"}})
+		if status != http.StatusOK {
+			t.Fatalf("an edit of the poll: %d %v", status, r)
+		}
+		return r["poll"].(map[string]any)
+	}
+	if p := edit("tea", "coffee", "both"); p["votes_count"] != 1.0 {
+		t.Errorf("the poll after an edit of its text alone: %v", p)
+	}
+	if p := edit("tea", "coffee", "neither"); p["votes_count"] != 0.0 || p["voters_count"] != 0.0 {
+		t.Errorf("the poll after an edit of its options: %v", p)
+	}
+	if p, err := cb.GetPoll(ctx, st.Poll.ID); err != nil || p.Voted || p.VotesCount != 0 {
+		t.Errorf("the new poll to bob, who voted in the old: %+v, %v", p, err)
+	}
+	if p, err := cb.PollVote(ctx, st.Poll.ID, 2); err != nil || !p.Voted || p.VotesCount != 1 || p.Options[2].Title != "neither" {
+		t.Errorf("bob's vote in the new poll: %+v, %v", p, err)
+	}
 	status, _ := e.MastoForm("PUT", "/api/v1/statuses/"+string(st.ID), alice.Token,
-		url.Values{"status": {"tea?"}, "poll[options][]": {"a", "b"}, "poll[expires_in]": {"3600"}})
+		url.Values{"status": {"tea?"}, "poll[options][]": {"a"}, "poll[expires_in]": {"86400"}})
 	if status != http.StatusUnprocessableEntity {
-		t.Errorf("an edit of the poll: %d", status)
+		t.Errorf("an edit to a poll of one option: %d", status)
 	}
 	// The instance states the limits it holds posts to.
 	raw = e.Do("GET", "/api/v2/instance", "", nil)

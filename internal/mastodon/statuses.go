@@ -156,11 +156,11 @@ func (s *Server) editStatus(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(m.p.list("poll[options]")) > 0 {
-		// Mastodon's edit of a poll starts it anew; not here yet.
-		return nil, derrors.New(derrors.InvalidArgument, "Validation failed: a poll cannot be changed by an edit here")
+	pollIn, err := pollInput(m)
+	if err != nil {
+		return nil, err
 	}
-	in := activities.EditInput{Title: &text.Title, Body: &text.Body, Joined: &text.Joined}
+	in := activities.EditInput{Title: &text.Title, Body: &text.Body, Joined: &text.Joined, Poll: pollIn}
 	if m.p.has("spoiler_text") {
 		w := m.p.str("spoiler_text")
 		in.SpoilerText = &w

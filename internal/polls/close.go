@@ -38,16 +38,23 @@ type Closer struct {
 	db    *store.DB
 	ids   *ids.Generator
 	notes *notifications.Service
+	posts Posts
 	now   func() time.Time
+}
+
+// Posts says which poll a post carries now (package activities'
+// Records): a poll an edit replaced is closed by no one.
+type Posts interface {
+	PollOf(ctx context.Context, activity string) (string, error)
 }
 
 // NewCloser returns the runner of the closing jobs, which tells through
 // notes.
-func NewCloser(db *store.DB, gen *ids.Generator, notes *notifications.Service) (*Closer, error) {
-	if db == nil || gen == nil || notes == nil {
+func NewCloser(db *store.DB, gen *ids.Generator, notes *notifications.Service, posts Posts) (*Closer, error) {
+	if db == nil || gen == nil || notes == nil || posts == nil {
 		return nil, errors.New("polls.NewCloser: nil dependency")
 	}
-	return &Closer{db: db, ids: gen, notes: notes, now: time.Now}, nil
+	return &Closer{db: db, ids: gen, notes: notes, posts: posts, now: time.Now}, nil
 }
 
 // errNotEnded says a closing job came before its poll's end.
@@ -64,6 +71,9 @@ func (c *Closer) Close(ctx context.Context, t CloseTask) (int, error) {
 	}
 	if c.now().Before(time.UnixMicro(t.Expires)) {
 		return 0, errNotEnded
+	}
+	if now, err := c.posts.PollOf(ctx, t.ActivityID); err != nil || now != t.PollID {
+		return 0, err // gone, or replaced by an edit: its voters are told of no end
 	}
 	keys, err := c.db.GetAll(ctx, c.db.Query(KindPollVote).FilterField("activityId", "=", t.ActivityID).KeysOnly(), nil)
 	if err != nil {

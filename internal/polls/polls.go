@@ -288,6 +288,11 @@ func (b *Ballot) Add(tx *store.Tx, poll *Poll, choice int64, now time.Time) erro
 	return tx.IncrementAny(CountKey(tx.DB(), b.poll), map[string]int64{"votes": 1, "o" + strconv.FormatInt(choice, 10): 1})
 }
 
+// Reset forgets, in tx, the counts of p, which an edit replaces with a
+// poll of its own (its votes, named by p, no longer count; they go with
+// the post).
+func Reset(tx *store.Tx, p *Poll) error { return tx.Delete(CountKey(tx.DB(), p.ID)) }
+
 // Recount keeps, in tx, the counts of a's poll of another server's that
 // its server's Update says, and forgets the votes here counted since the
 // last (its server counts them now, or will in its next Update).
@@ -376,7 +381,10 @@ type Records struct{ DB *store.DB }
 func (r Records) ForgetActivity(ctx context.Context, activity string) (int, error) {
 	n, err := r.DB.DeleteAll(ctx, r.DB.Query(KindPollVote).FilterField("activityId", "=", activity).KeysOnly(), 500)
 	if err == nil {
-		err = r.DB.Delete(ctx, CountKey(r.DB, activity))
+		// Its poll's counts, and those of the polls edits made it
+		// (named activity-N): the range of keys from its own.
+		_, err = r.DB.DeleteAll(ctx, r.DB.Query(KindPollCount).FilterField("__key__", ">=", CountKey(r.DB, activity)).
+			FilterField("__key__", "<", CountKey(r.DB, activity+".")).KeysOnly(), 500)
 	}
 	if err != nil {
 		return n, fmt.Errorf("polls.ForgetActivity(%s): %w", activity, err)

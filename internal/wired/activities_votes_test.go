@@ -147,3 +147,46 @@ func TestPollEndTellsVotersAndAuthor(t *testing.T) {
 		}
 	}
 }
+
+// An edit to other options starts the poll anew: the old votes count no
+// more (the voter may vote again), the old poll's end tells no one, and
+// the new poll's end tells its author.
+func TestPollEditStartsAnew(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	author, ann := f.user(t, "author"), f.user(t, "ann")
+	v, _, err := f.act.Post(ctx, author, activities.PostInput{Title: "which?",
+		Poll: &polls.Input{Options: []string{"a", "b"}, ExpiresIn: polls.MinExpiry}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.act.Vote(ctx, ann, v.ID, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	title := "which, then?"
+	e, err := f.act.Edit(ctx, author, v.ID, activities.EditInput{Title: &title, Poll: &polls.Input{Options: []string{"a", "c"}, ExpiresIn: polls.MinExpiry}})
+	if err != nil || e.Poll == nil || e.Poll.VotesCount != 0 || e.Poll.Options[1].Title != "c" || e.Poll.ID == v.Poll.ID {
+		t.Fatalf("the edited poll: %+v, %v", e.Poll, err)
+	}
+	again, err := f.act.Vote(ctx, ann, v.ID, []int{1})
+	if err != nil || !again.Poll.Voted || again.Poll.VotesCount != 1 {
+		t.Fatalf("ann's vote in the new poll: %+v, %v", again.Poll, err)
+	}
+	past := time.Now().Add(-time.Second).UnixMicro()
+	for _, c := range []struct {
+		poll string
+		want int
+	}{{v.Poll.ID, 0}, {e.Poll.ID, 2}} {
+		told, err := f.svc.Polls.Close(ctx, polls.CloseTask{ActivityID: v.ID, PollID: c.poll, Author: author, Expires: past})
+		if err != nil || told != c.want {
+			t.Errorf("closing poll %s: told %d, %v; want %d", c.poll, told, err, c.want)
+		}
+	}
+	// The post's cleanup takes every poll's counts and votes with it.
+	if err := f.act.Delete(ctx, author, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := (polls.Records{DB: f.db}).ForgetActivity(ctx, v.ID); err != nil || n != 2 {
+		t.Errorf("the votes forgotten: %d, %v; want 2", n, err)
+	}
+}
