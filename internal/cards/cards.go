@@ -182,7 +182,7 @@ func (s *Service) Of(ctx context.Context, address, claimant string) (*Card, erro
 	if err != nil || done {
 		return kept, err
 	}
-	c, made := s.make(ctx, address)
+	c, made := s.make(ctx, address, st.Card)
 	st = stored{Made: made, Fetched: s.cfg.Now().UnixMicro()}
 	if made {
 		st.Card = c
@@ -209,9 +209,10 @@ func (s *Service) fresh(ok bool, st *stored) (*Card, bool) {
 	return &c, true
 }
 
-// make fetches address and reads its card, and keeps its picture; false
-// if it makes none.
-func (s *Service) make(ctx context.Context, address string) (Card, bool) {
+// make fetches address and reads its card, and keeps its picture (the
+// one its card before kept, was, if it is the same); false if it makes
+// none.
+func (s *Service) make(ctx context.Context, address string, was Card) (Card, bool) {
 	u, err := url.Parse(address)
 	if err != nil {
 		return Card{}, false
@@ -225,7 +226,9 @@ func (s *Service) make(ctx context.Context, address string) (Card, bool) {
 		return Card{}, false
 	}
 	c.URL = address // as the post links it, whatever it redirected to
-	if c.ImageURL != "" && s.cfg.Pictures != nil {
+	if c.ImageURL != "" && c.ImageURL == was.ImageURL && was.Image.ID != "" {
+		c.Image = was.Image // kept already: fetched again when shown, once uncached
+	} else if c.ImageURL != "" && s.cfg.Pictures != nil {
 		if img, err := s.cfg.Pictures.Keep(ctx, "card:"+key(s.db, address).Name, c.ImageURL); err == nil {
 			c.Image = img
 		}

@@ -117,8 +117,8 @@ func TestCardOfAnAddress(t *testing.T) {
 	if _, err := s.Of(ctx, srv.URL+"/broken", "a"); err != nil || hits("/broken") != 2 {
 		t.Errorf("a day later: %v, %d fetches", err, hits("/broken"))
 	}
-	if _, err := s.Of(ctx, srv.URL+"/moved", "a"); err != nil || hits("/article") != 2 {
-		t.Errorf("a card a day later: %v, %d fetches", err, hits("/article"))
+	if _, err := s.Of(ctx, srv.URL+"/moved", "a"); err != nil || hits("/article") != 2 || len(pics.kept) != 1 {
+		t.Errorf("a card a day later: %v, %d fetches, %d pictures kept; want its picture kept once", err, hits("/article"), len(pics.kept))
 	}
 }
 
