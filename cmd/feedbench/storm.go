@@ -180,24 +180,9 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 
 	// Vote storm: the crowd votes in one poll, each for one of its two
 	// options; every vote must count once, in the voters and the votes.
-	poll, err := s.postPoll(ctx, star, "viral poll")
+	votes, err := voteStorm(ctx, s, cfg, crowd, star)
 	if err != nil {
 		return nil, stormPosts{}, err
-	}
-	votes, err := reactionStorm(ctx, s, cfg, crowd, star, poll, "vote storm: votes in one poll", "poll.votersCount",
-		func(ctx context.Context, u user) error {
-			choice := len(u.name) % 2
-			_, err := s.expect(ctx, http.StatusOK, "POST", "/social/rest/polls/"+poll+"/votes", u.token, map[string]any{"choices": []int{choice}})
-			return err
-		})
-	if err != nil {
-		return nil, stormPosts{}, err
-	}
-	if n, err := s.count(ctx, "/social/rest/activities/"+star.id+"/@self/@app/"+poll, star.token, "poll.votesCount"); err != nil {
-		return nil, stormPosts{}, err
-	} else if n != votes.Count {
-		votes.Exact = false
-		votes.First = fmt.Sprintf("votesCount %d against votersCount %d in a poll of one choice each", n, votes.Count)
 	}
 	progress("vote storm: %.0f/s, p99 %.0f ms, %d errors, votersCount %d", votes.PerSecond, votes.Latency.P99, votes.Errors, votes.Count)
 
@@ -284,6 +269,34 @@ func storms(ctx context.Context, s *stack, cfg config, progress func(string, ...
 		return nil, stormPosts{}, err
 	}
 	return []stormRow{likes, reposts, comments, votes, follows}, posts, nil
+}
+
+// voteStorm has each of the crowd vote once in one poll of star's, for
+// one of its two options, and reads its voters and its votes after the
+// last answer: both must be the crowd.
+func voteStorm(ctx context.Context, s *stack, cfg config, crowd []user, star user) (stormRow, error) {
+	poll, err := s.postPoll(ctx, star, "viral poll")
+	if err != nil {
+		return stormRow{}, err
+	}
+	votes, err := reactionStorm(ctx, s, cfg, crowd, star, poll, "vote storm: votes in one poll", "poll.votersCount",
+		func(ctx context.Context, u user) error {
+			choice := len(u.name) % 2
+			_, err := s.expect(ctx, http.StatusOK, "POST", "/social/rest/polls/"+poll+"/votes", u.token, map[string]any{"choices": []int{choice}})
+			return err
+		})
+	if err != nil {
+		return votes, err
+	}
+	n, err := s.count(ctx, "/social/rest/activities/"+star.id+"/@self/@app/"+poll, star.token, "poll.votesCount")
+	if err != nil {
+		return votes, err
+	}
+	if n != votes.Count {
+		votes.Exact = false
+		votes.First = fmt.Sprintf("votesCount %d against votersCount %d in a poll of one choice each", n, votes.Count)
+	}
+	return votes, nil
 }
 
 // reactionStorm has each of the crowd react once to the activity id of

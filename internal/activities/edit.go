@@ -141,100 +141,123 @@ func (s *Service) Edit(ctx context.Context, author, id string, in EditInput) (Vi
 }
 
 func (s *Service) edit(ctx context.Context, author, id string, in EditInput) (View, error) {
-	key := Key(s.db, id)
-	var seen Activity
-	if ok, err := s.db.Get(ctx, key, &seen); err != nil {
+	e := &editing{s: s, author: author, id: id, key: Key(s.db, id), at: in.At}
+	if ok, err := s.db.Get(ctx, e.key, &e.seen); err != nil {
 		return View{}, err
-	} else if !ok || seen.Removed != 0 {
+	} else if !ok || e.seen.Removed != 0 {
 		return View{}, ErrNoSuchActivity // one taken down is not there
-	} else if seen.UserID != author {
+	} else if e.seen.UserID != author {
 		return View{}, s.notAuthor(ctx, author, id)
-	} else if seen.RepostOf != "" {
+	} else if e.seen.RepostOf != "" {
 		return View{}, errRepostEdit
 	}
-	now, err := editedText(&seen, in)
-	if err != nil {
+	var err error
+	if e.text, err = editedText(&e.seen, in); err != nil {
 		return View{}, err
 	}
-	poll, err := s.editedPoll(id, &seen, in.Poll)
-	if err != nil {
+	if e.poll, err = s.editedPoll(id, &e.seen, in.Poll); err != nil {
 		return View{}, err
 	}
-	if now == textOf(&seen) && poll == nil {
-		return s.viewOne(ctx, author, key, &seen)
+	if e.text == textOf(&e.seen) && e.poll == nil {
+		return s.viewOne(ctx, author, e.key, &e.seen)
 	}
-	title, body := now.title, now.body
-	if seen.Edits >= MaxEdits {
+	if e.seen.Edits >= MaxEdits {
 		return View{}, ErrTooManyEdits
 	}
-	tagged, err := tags.Parse(title + "\n" + body)
-	if err != nil {
+	words := e.text.title + "\n" + e.text.body
+	if e.tagged, err = tags.Parse(words); err != nil {
 		return View{}, err
 	}
-	mentions, mentionNames, err := s.mentionsOf(ctx, title+"\n"+body, seen.ExternalID, in.Mentions)
-	if err != nil {
+	if e.mentions, e.mentionNames, err = s.mentionsOf(ctx, words, e.seen.ExternalID, in.Mentions); err != nil {
 		return View{}, err
 	}
-	names := namesOf(mentions, mentionNames)
-	link := s.linkOf(title, body)
-	expected := s.editedJobs(author, id, &seen, mentions, tagged, names)
-	if link != "" && link != seen.Link {
-		expected = append(expected, s.cardJob(id, link, seen.Edits+1))
-	}
-	if poll != nil {
-		expected = append(expected, polls.Closing(s.queue, id, author, poll, s.now()))
-	}
+	e.link = s.linkOf(e.text.title, e.text.body)
 	var a *Activity
 	var jobs queue.Ahead
-	err = jobs.Commit(ctx, expected, func() error {
-		return s.db.Update(ctx, func(tx *store.Tx) error {
-			f := editFacts{id: id, seen: &seen, text: now, tags: tagged, now: s.now().UnixMilli(), at: in.At, names: mentionNames, poll: poll}
-			l := tx.Lookup()
-			found := l.Add(key, &f.current)
-			me := accounts.Read(l, author)
-			named := make([]*accounts.Record, len(mentions))
-			between := make([]*blocks.Between, len(mentions))
-			for i, m := range mentions {
-				named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, author)
-			}
-			if err := l.Run(ctx); err != nil {
-				return err
-			}
-			f.mayAct, f.found = me.MayAct(), found.Found()
-			for i, m := range mentions {
-				if named[i].Exists() && !between[i].Any() {
-					f.mentionable = append(f.mentionable, m)
-				}
-			}
-			plan, err := decideEdit(f)
-			if err != nil {
-				return err
-			}
-			for _, fg := range plan.forget {
-				if err := notifications.Forget(tx, fg.user, fg.event); err != nil {
-					return err
-				}
-			}
-			a = plan.activity
-			if poll != nil && f.current.Poll != nil {
-				if err := polls.Reset(tx, f.current.Poll); err != nil { // its votes count no more
-					return err
-				}
-			}
-			if a.Link != link { // its card goes with it; the job brings the new link's
-				a.Link, a.Card = link, nil
-			}
-			keys, vals := []*datastore.Key{VersionKey(s.db, id, a.Edits-1), key}, []any{plan.was, a}
-			if plan.audience {
-				keys, vals = append(keys, AudienceKey(s.db, id, 0)), append(vals, mentionedAudience(a))
-			}
-			return tx.PutMulti(keys, vals)
+	err = jobs.Commit(ctx, e.jobs(), func() error {
+		return s.db.Update(ctx, func(tx *store.Tx) (err error) {
+			a, err = e.commit(ctx, tx)
+			return err
 		})
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return s.viewOne(ctx, author, key, a)
+	return s.viewOne(ctx, author, e.key, a)
+}
+
+// editing is one edit under way: what it read and made of its input
+// before its transaction.
+type editing struct {
+	s                *Service
+	author, id       string
+	key              *datastore.Key
+	seen             Activity // the activity as read before
+	text             wording
+	poll             *polls.Poll // the poll that starts anew, if any
+	tagged, mentions []string
+	mentionNames     map[string]string
+	link             string // the text's first link, for its card
+	at               int64  // EditInput.At
+}
+
+// jobs are the edit's jobs, to enqueue before its commit.
+func (e *editing) jobs() []queue.Pending {
+	expected := e.s.editedJobs(e.author, e.id, &e.seen, e.mentions, e.tagged, namesOf(e.mentions, e.mentionNames))
+	if e.link != "" && e.link != e.seen.Link {
+		expected = append(expected, e.s.cardJob(e.id, e.link, e.seen.Edits+1))
+	}
+	if e.poll != nil {
+		expected = append(expected, polls.Closing(e.s.queue, e.id, e.author, e.poll, e.s.now()))
+	}
+	return expected
+}
+
+// commit reads the facts of the edit in tx, decides it (decideEdit) and
+// writes what it decided; it returns the activity as edited.
+func (e *editing) commit(ctx context.Context, tx *store.Tx) (*Activity, error) {
+	s := e.s
+	f := editFacts{id: e.id, seen: &e.seen, text: e.text, tags: e.tagged, now: s.now().UnixMilli(), at: e.at, names: e.mentionNames, poll: e.poll}
+	l := tx.Lookup()
+	found := l.Add(e.key, &f.current)
+	me := accounts.Read(l, e.author)
+	named := make([]*accounts.Record, len(e.mentions))
+	between := make([]*blocks.Between, len(e.mentions))
+	for i, m := range e.mentions {
+		named[i], between[i] = accounts.Read(l, m), blocks.ReadBetween(l, m, e.author)
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	f.mayAct, f.found = me.MayAct(), found.Found()
+	for i, m := range e.mentions {
+		if named[i].Exists() && !between[i].Any() {
+			f.mentionable = append(f.mentionable, m)
+		}
+	}
+	plan, err := decideEdit(f)
+	if err != nil {
+		return nil, err
+	}
+	for _, fg := range plan.forget {
+		if err := notifications.Forget(tx, fg.user, fg.event); err != nil {
+			return nil, err
+		}
+	}
+	a := plan.activity
+	if e.poll != nil && f.current.Poll != nil {
+		if err := polls.Reset(tx, f.current.Poll); err != nil { // its votes count no more
+			return nil, err
+		}
+	}
+	if a.Link != e.link { // its card goes with it; the job brings the new link's
+		a.Link, a.Card = e.link, nil
+	}
+	keys, vals := []*datastore.Key{VersionKey(s.db, e.id, a.Edits-1), e.key}, []any{plan.was, a}
+	if plan.audience {
+		keys, vals = append(keys, AudienceKey(s.db, e.id, 0)), append(vals, mentionedAudience(a))
+	}
+	return a, tx.PutMulti(keys, vals)
 }
 
 // editedPoll is the poll an edit of seen (as it asks, in) starts anew,

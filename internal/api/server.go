@@ -149,10 +149,18 @@ type Face interface {
 	Fail(c *gin.Context, err error)
 }
 
+// missing reports whether a dependency is nil.
+func (d Deps) missing() bool {
+	services := []bool{d.Accounts == nil, d.Graph == nil, d.Groups == nil, d.Activities == nil, d.Rebuild == nil,
+		d.Comments == nil, d.Likes == nil, d.Bookmarks == nil, d.OAuth == nil, d.Notifications == nil, d.Lifecycle == nil,
+		d.AppData == nil, d.Mutes == nil, d.Markers == nil, d.Filters == nil, d.Moderation == nil, d.Tags == nil,
+		d.Media == nil, d.Push == nil, d.Scheduled == nil, d.Cursors == nil, d.Logger == nil, d.Jobs == nil}
+	return slices.Contains(services, true) || slices.Contains(d.Faces, nil)
+}
+
 // New returns a Server; every dependency is required.
 func New(d Deps) (*Server, error) {
-	if d.Accounts == nil || d.Graph == nil || d.Groups == nil || d.Activities == nil || d.Rebuild == nil ||
-		d.Comments == nil || d.Likes == nil || d.Bookmarks == nil || d.OAuth == nil || d.Notifications == nil || d.Lifecycle == nil || d.AppData == nil || d.Mutes == nil || d.Markers == nil || d.Filters == nil || d.Moderation == nil || d.Tags == nil || d.Media == nil || d.Push == nil || d.Scheduled == nil || d.Cursors == nil || d.Logger == nil || d.Jobs == nil || slices.Contains(d.Faces, nil) {
+	if d.missing() {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,

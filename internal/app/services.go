@@ -2,6 +2,7 @@ package app
 
 import (
 	"log/slog"
+	"net/http"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
@@ -66,15 +67,12 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		}
 	}
 	var pictures activities.Forgetter
-	var cardPictures cards.Pictures
 	if s.Media != nil {
-		pictures, cardPictures = s.Media, s.Media
+		pictures = s.Media
 	}
-	var previews *cards.Service
-	if pics.Previews != nil {
-		if previews, err = cards.New(db, cards.Config{Client: pics.Previews, Pictures: cardPictures}); err != nil {
-			return nil, err
-		}
+	previews, err := newPreviews(db, pics.Previews, s.Media)
+	if err != nil {
+		return nil, err
 	}
 	if s.Notifications, err = notifications.New(db, gen, acc, q, notifications.Config{
 		Activities: activities.Records{DB: db}, Graph: graph.Records{}, GiveUpAfter: rcfg.GiveUpAfter,
@@ -113,28 +111,13 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Likes, err = likes.New(db, s.Activities, s.Notifications, ob); err != nil {
 		return nil, err
 	}
-	if s.OAuth, err = oauth.New(db, gen, s.Accounts); err != nil {
-		return nil, err
-	}
 	if s.Bookmarks, err = bookmarks.New(db, gen, s.Activities); err != nil {
 		return nil, err
 	}
-	if s.AppData, err = appdata.New(db); err != nil {
-		return nil, err
-	}
-	if s.Mutes, err = mutes.New(db, acc); err != nil {
-		return nil, err
-	}
-	if s.Filters, err = filters.New(db); err != nil {
+	if err := s.newPersonal(db, gen, acc); err != nil {
 		return nil, err
 	}
 	if s.Moderation, err = moderation.New(db, gen, acc, s.Activities, s.Notifications, q, ob); err != nil {
-		return nil, err
-	}
-	if s.Markers, err = markers.New(db, s.Notifications); err != nil {
-		return nil, err
-	}
-	if s.Tags, err = tags.New(db); err != nil {
 		return nil, err
 	}
 	if s.Push, err = push.New(db, gen, acc, q, push.NewKeys(db), push.Config{
@@ -161,4 +144,41 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	return s, nil
+}
+
+// newPersonal builds the services of what a person keeps for themself
+// (their sessions, app data, mutes, filters, read positions, followed
+// tags), which depend on nothing above notifications.
+func (s *Services) newPersonal(db *store.DB, gen *ids.Generator, acc *accounts.Service) error {
+	var err error
+	if s.OAuth, err = oauth.New(db, gen, acc); err != nil {
+		return err
+	}
+	if s.AppData, err = appdata.New(db); err != nil {
+		return err
+	}
+	if s.Mutes, err = mutes.New(db, acc); err != nil {
+		return err
+	}
+	if s.Filters, err = filters.New(db); err != nil {
+		return err
+	}
+	if s.Markers, err = markers.New(db, s.Notifications); err != nil {
+		return err
+	}
+	s.Tags, err = tags.New(db)
+	return err
+}
+
+// newPreviews builds the link previews' cards, fetched by client (nil:
+// none), their pictures kept by m (nil: none).
+func newPreviews(db *store.DB, client *http.Client, m *media.Service) (*cards.Service, error) {
+	if client == nil {
+		return nil, nil
+	}
+	cfg := cards.Config{Client: client}
+	if m != nil {
+		cfg.Pictures = m
+	}
+	return cards.New(db, cfg)
 }

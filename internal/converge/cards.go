@@ -41,6 +41,15 @@ func (s *site) link(rng *rand.Rand) (string, string) {
 	return fmt.Sprintf("%s/card/%d", s.srv.URL, n), fmt.Sprintf("Card %d", n)
 }
 
+// someLink is the page a post links, one in six, and its card's title
+// ("" and "" for none).
+func (r *runner) someLink(rng *rand.Rand) (string, string) {
+	if rng.IntN(6) != 0 {
+		return "", ""
+	}
+	return r.site.link(rng)
+}
+
 // checkCards: each post that links a page, as its author reads it, shows
 // that page's card, or none for a page that makes none.
 func (o *oracle) checkCards(ctx context.Context, rep *Report) error {

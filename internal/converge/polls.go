@@ -8,6 +8,7 @@ package converge
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
@@ -18,6 +19,16 @@ import (
 
 // pollOptions are every poll's options.
 var pollOptions = []string{"yes", "no", "maybe"}
+
+// somePoll gives one in eight posts with no picture (body) a poll, of
+// one choice or several: whether it did, and whether it takes several.
+func somePoll(rng *rand.Rand, body map[string]any, pictured bool) (bool, bool) {
+	poll, multiple := !pictured && rng.IntN(8) == 0, rng.IntN(2) == 0
+	if poll {
+		body["poll"] = map[string]any{"options": pollOptions, "expiresIn": 86400, "multiple": multiple}
+	}
+	return poll, multiple
+}
 
 // vote has one of a's people vote in a poll they may see, or again in
 // one they voted in (the same choices: a retry; others: refused).

@@ -44,10 +44,8 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	n := r.n
 	r.seq.Unlock()
 	title, mentions, tagged := r.postText(rng, u, n)
-	// One in six links a page.
-	var link, cardTitle string
-	if rng.IntN(6) == 0 {
-		link, cardTitle = r.site.link(rng)
+	link, cardTitle := r.someLink(rng)
+	if link != "" {
 		title += " " + link
 	}
 	body := map[string]any{"title": title}
@@ -84,11 +82,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 			body["mediaItems"] = pics
 		}
 	}
-	// One in eight with no picture carries a poll.
-	poll, multiple := len(pics) == 0 && rng.IntN(8) == 0, rng.IntN(2) == 0
-	if poll {
-		body["poll"] = map[string]any{"options": pollOptions, "expiresIn": 86400, "multiple": multiple}
-	}
+	poll, multiple := somePoll(rng, body, len(pics) > 0)
 	start := time.Now()
 	var hiddenBefore string
 	if parent != nil {
