@@ -53,29 +53,43 @@ func (r *runner) someLink(rng *rand.Rand) (string, string) {
 // checkCards: each post that links a page, as its author reads it, shows
 // that page's card, or none for a page that makes none.
 func (o *oracle) checkCards(ctx context.Context, rep *Report) error {
-	m := o.m
 	for _, p := range o.live {
-		if p.link == "" || m.deleted(p.author) || m.suspended[p.author] {
+		if p.link == "" {
 			continue
 		}
-		author := m.byID[p.author]
-		if author == nil || author.gone {
-			continue
-		}
-		rp, err := o.r.c.read(ctx, "/social/rest/activities/@me/@self/@app/"+p.id, author.token)
+		entry, ok, err := o.byItsAuthor(ctx, rep, p)
 		if err != nil {
 			return err
-		}
-		rep.Checked++
-		list, _ := rp.body["list"].([]any)
-		if rp.status != 200 || len(list) != 1 {
-			rep.Violations = append(rep.Violations, fmt.Sprintf("the post %s, read by its author: %d %v", p.id, rp.status, rp.body))
+		} else if !ok {
 			continue
 		}
-		card, _ := list[0].(map[string]any)["card"].(map[string]any)
+		card, _ := entry["card"].(map[string]any)
 		if got := str(card, "title"); got != p.cardTitle || card != nil && str(card, "url") != p.link {
 			rep.Violations = append(rep.Violations, fmt.Sprintf("the post %s links %s and shows the card %v, want %q", p.id, p.link, card, p.cardTitle))
 		}
 	}
 	return nil
+}
+
+// byItsAuthor reads p as its author does: false when its author is gone
+// or suspended (nothing to read), or when the read is a violation,
+// recorded in rep.
+func (o *oracle) byItsAuthor(ctx context.Context, rep *Report, p *post) (map[string]any, bool, error) {
+	m := o.m
+	author := m.byID[p.author]
+	if m.deleted(p.author) || m.suspended[p.author] || author == nil || author.gone {
+		return nil, false, nil
+	}
+	rp, err := o.r.c.read(ctx, "/social/rest/activities/@me/@self/@app/"+p.id, author.token)
+	if err != nil {
+		return nil, false, err
+	}
+	rep.Checked++
+	list, _ := rp.body["list"].([]any)
+	if rp.status != 200 || len(list) != 1 {
+		rep.Violations = append(rep.Violations, fmt.Sprintf("the post %s, read by its author: %d %v", p.id, rp.status, rp.body))
+		return nil, false, nil
+	}
+	entry, _ := list[0].(map[string]any)
+	return entry, true, nil
 }

@@ -112,24 +112,16 @@ func sorted(s []int) []int {
 func (o *oracle) checkPolls(ctx context.Context, rep *Report) error {
 	m := o.m
 	for _, p := range o.live {
-		if !p.poll || m.deleted(p.author) || m.suspended[p.author] {
+		if !p.poll {
 			continue
 		}
-		author := m.byID[p.author]
-		if author == nil || author.gone {
-			continue
-		}
-		rp, err := o.r.c.read(ctx, "/social/rest/activities/@me/@self/@app/"+p.id, author.token)
+		entry, ok, err := o.byItsAuthor(ctx, rep, p)
 		if err != nil {
 			return err
-		}
-		rep.Checked++
-		list, _ := rp.body["list"].([]any)
-		if rp.status != 200 || len(list) != 1 {
-			rep.Violations = append(rep.Violations, fmt.Sprintf("the poll %s, read by its author: %d %v", p.id, rp.status, rp.body))
+		} else if !ok {
 			continue
 		}
-		poll, _ := list[0].(map[string]any)["poll"].(map[string]any)
+		poll, _ := entry["poll"].(map[string]any)
 		want := make([]float64, len(pollOptions))
 		votes := 0
 		for _, choices := range m.votes[p.id] {
