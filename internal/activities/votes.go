@@ -68,12 +68,12 @@ func (s *Service) vote(ctx context.Context, voter, id string, a *Activity, choic
 		if !there.Found() {
 			return ErrNoSuchActivity
 		}
-		if a.Poll != nil && (now.Poll == nil || now.Poll.ID != a.Poll.ID) {
-			return errPollReplaced
-		}
 		picked, err := decideVote(me.MayAct(), seen.Err(), a.Poll, choices, s.now())
 		if err != nil {
-			return err
+			return err // whoever may not see the post is told nothing of its poll
+		}
+		if now.Poll == nil || now.Poll.ID != a.Poll.ID {
+			return errPollReplaced
 		}
 		return ballot.Cast(tx, picked, s.now())
 	})
