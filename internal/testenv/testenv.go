@@ -35,6 +35,7 @@ import (
 	"google.golang.org/api/option"
 
 	"socialstream/internal/dsemu"
+	"socialstream/internal/egress"
 	"socialstream/internal/store"
 )
 
@@ -61,7 +62,15 @@ func Main(m *testing.M) int {
 	if dir := os.Getenv(superviseEnv); dir != "" {
 		return supervise(dir, os.Getenv(runEnv))
 	}
+	// No test sends a packet off this machine, even through a guard that
+	// broke: every guarded client refuses what is not loopback, and a run
+	// in which the guard let something through fails.
+	egress.ConfineToLoopback()
 	code := m.Run()
+	if escaped := egress.Escapes(); len(escaped) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the guard let %v through (confinement refused them)\n", escaped)
+		code = 1
+	}
 	if client != nil {
 		client.Close()
 	}
