@@ -35,10 +35,11 @@ func (k *keeper) Keep(_ context.Context, holder, address string) (media.Attached
 	return media.Attached{ID: fmt.Sprint(len(k.kept)), Remote: address}, nil
 }
 
-// site serves pages on loopback and counts the requests of each path.
-func site(t *testing.T) (*httptest.Server, func(string) int64) {
+// site serves pages on loopback and counts the requests of each path;
+// /slow answers once release is called (or after 5 s).
+func site(t *testing.T) (srv *httptest.Server, hits func(string) int64, release func()) {
 	var mu sync.Mutex
-	hits := map[string]int64{}
+	count := map[string]int64{}
 	mux := http.NewServeMux()
 	page := func(w http.ResponseWriter, body string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -57,18 +58,24 @@ func site(t *testing.T) (*httptest.Server, func(string) int64) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		fmt.Fprint(w, `<title>not a page</title>`)
 	})
+	gate := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-gate:
+		case <-time.After(5 * time.Second):
+		}
 		page(w, `<title>Slow</title>`)
 	})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		hits[r.URL.Path]++
+		count[r.URL.Path]++
 		mu.Unlock()
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv, func(p string) int64 { mu.Lock(); defer mu.Unlock(); return hits[p] }
+	return srv, func(p string) int64 { mu.Lock(); defer mu.Unlock(); return count[p] }, release
 }
 
 // A card is made once per address and kept a day: the page is fetched
@@ -77,7 +84,7 @@ func site(t *testing.T) (*httptest.Server, func(string) int64) {
 // and is again after it.
 func TestCardOfAnAddress(t *testing.T) {
 	ctx := context.Background()
-	srv, hits := site(t)
+	srv, hits, _ := site(t)
 	now := atomic.Int64{}
 	now.Store(time.Now().UnixMicro())
 	pics := &keeper{}
@@ -114,10 +121,11 @@ func TestCardOfAnAddress(t *testing.T) {
 }
 
 // Many posts' jobs asking at once fetch the page once: one claims the
-// fetch, the others wait for it (a retry), then share its card.
+// fetch, the others wait for it (a retry), then share its card. The page
+// answers only once one of them has been told to wait.
 func TestOneFetchAtOnce(t *testing.T) {
 	ctx := context.Background()
-	srv, hits := site(t)
+	srv, hits, release := site(t)
 	s, err := New(testenv.DB(t), Config{Client: NewClient(true)})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +138,7 @@ func TestOneFetchAtOnce(t *testing.T) {
 				c, err := s.Of(ctx, srv.URL+"/slow", fmt.Sprint("job ", i))
 				if errors.Is(err, queue.ErrNotYet) {
 					waited.Add(1)
+					release()
 					time.Sleep(100 * time.Millisecond)
 					continue
 				}
@@ -151,7 +160,7 @@ func TestOneFetchAtOnce(t *testing.T) {
 // dial (the process is confined besides).
 func TestRefusedAddresses(t *testing.T) {
 	ctx := context.Background()
-	srv, hits := site(t)
+	srv, hits, _ := site(t)
 	s, err := New(testenv.DB(t), Config{Client: NewClient(false)})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +179,7 @@ func TestRefusedAddresses(t *testing.T) {
 // claimFor, but not the same job run again, which takes it back.
 func TestClaimTakenBack(t *testing.T) {
 	ctx := context.Background()
-	srv, hits := site(t)
+	srv, hits, _ := site(t)
 	db := testenv.DB(t)
 	s, err := New(db, Config{Client: NewClient(true)})
 	if err != nil {
