@@ -9,6 +9,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/ids"
 	"socialstream/internal/scheduled"
 )
 
@@ -120,6 +121,9 @@ func (s *Server) scheduledGet(ctx context.Context, caller string, p scheduledPar
 	}
 	if start > 0 {
 		return nil, derrors.New(derrors.InvalidArgument, "scheduled posts page by cursor")
+	}
+	if _, ok := ids.Parse(p.Cursor); p.Cursor != "" && !ok {
+		return nil, derrors.New(derrors.InvalidArgument, "cursor is not one a page of scheduled posts gave")
 	}
 	list, err := s.scheduled.List(ctx, caller, scheduled.Window{Below: p.Cursor, Limit: count + 1})
 	if err != nil {

@@ -41,6 +41,7 @@ func TestScheduledPostsOnRESTAndRPC(t *testing.T) {
 	if one := e.do("GET", "/social/rest/scheduled/@me/"+id, ann.token, nil); one.status != http.StatusOK || e.entry(one)["scheduledAt"] != at.Format(time.RFC3339) {
 		t.Errorf("GET it: %d %s", one.status, one.raw)
 	}
+	e.wantError(e.do("GET", "/social/rest/scheduled/@me?cursor=abc", ann.token, nil), http.StatusBadRequest)
 	// Nobody's but the author's.
 	e.wantError(e.do("GET", "/social/rest/scheduled/"+ann.id, bob.token, nil), http.StatusForbidden)
 	e.wantError(e.do("GET", "/social/rest/scheduled/@me/"+id, bob.token, nil), http.StatusNotFound)
