@@ -2,6 +2,7 @@ package converge
 
 import (
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -50,5 +51,44 @@ func TestNoteMayBeTakenWhileAFollowOfItsAuthorIsAsked(t *testing.T) {
 	none := newModel()
 	if got := deliver(none); got.sure || got.maybe {
 		t.Errorf("a Note delivered with no follow had or asked for: %+v, want not taken", got)
+	}
+}
+
+// A job run while the queues settle sends the other server a Follow,
+// and its Accept comes back later: the run compares only once that
+// delivery has landed and the queues have settled again. The suite's
+// checker once compared while such an Accept was under way.
+func TestDrainWaitsForADeliveryBegunWhileSettling(t *testing.T) {
+	var f flights
+	release := make(chan struct{})
+	var landed atomic.Bool
+	settled := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		drain(&f, func() {
+			settled++
+			if settled == 1 { // a job sends a Follow: the Accept is on its way
+				f.begin()
+				go func() {
+					<-release
+					landed.Store(true)
+					f.land()
+				}()
+			}
+		})
+	}()
+	select {
+	case <-done:
+		t.Fatal("drain returned while a delivery begun during the settling was under way")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	<-done
+	if !landed.Load() {
+		t.Error("drain returned before the delivery landed")
+	}
+	if settled != 2 {
+		t.Errorf("the queues settled %d times, want 2 (again after the delivery)", settled)
 	}
 }

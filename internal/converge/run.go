@@ -210,8 +210,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
-	r.remote.inFlight.Wait() // the other server's deliveries
-	r.settle(st)
+	drain(&r.remote.flights, func() { r.settle(st) })
 	rep.Converged = time.Since(r.m.lastOp)
 	// A change shows on every instance on the first page begun
 	// app.PageCacheShare after it.
