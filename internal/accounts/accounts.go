@@ -215,6 +215,8 @@ type Person struct {
 	Locked bool `json:"locked"`
 	// Role is shown for moderators and admins alone.
 	Role string `json:"role,omitempty"`
+	// Indexable: their public posts may be found by anyone's search.
+	Indexable bool `json:"indexable"`
 	// Note (a bio) and Fields are what the person says of themselves;
 	// AvatarURL, HeaderURL and ThumbnailURL (the avatar's thumbnail,
 	// OpenSocial's name) link their profile pictures, from the service's
@@ -240,6 +242,7 @@ func ToPerson(id string, u *User) Person {
 		Published:         u.Published.UTC().Format(time.RFC3339),
 		Locked:            u.Locked,
 		Role:              u.Role,
+		Indexable:         u.Profile.Indexable,
 		standing:          u.Standing,
 	}
 	p.setPictures(u.Profile)
@@ -351,6 +354,10 @@ func (r *Record) Standing() Standing {
 
 // Account returns the user as the policy knows them.
 func (r *Record) Account() policy.Account { return r.Standing().Account(r.id, r.Exists()) }
+
+// Indexable reports whether the user lets anyone's search find their
+// public posts.
+func (r *Record) Indexable() bool { return r.Exists() && r.u.Profile.Indexable }
 
 // MayAct returns the policy's refusal of the user as an actor, if any
 // (gone, or suspended): for an operation that reads its actor anyway.

@@ -34,6 +34,12 @@ type Profile struct {
 	Fields []Field `datastore:"fields,noindex,omitempty"`
 	Avatar string  `datastore:"avatar,noindex,omitempty"`
 	Header string  `datastore:"header,noindex,omitempty"`
+	// Indexable: their public posts may be found by anyone's search of
+	// posts' words (Mastodon's indexable, off until they turn it on).
+	// Their posts keep a copy of it as it was when posted, and a search
+	// reads it again, so turning it off hides them from strangers' search
+	// at once.
+	Indexable bool `datastore:"indexable,noindex,omitempty"`
 }
 
 // Field is one name/value line of a profile: a value others read and
@@ -58,13 +64,15 @@ type ProfileInput struct {
 	// its owner's approval (an unlock approves what is pending, by a job
 	// enqueued ahead).
 	Locked *bool
+	// Indexable opts their public posts into anyone's search, or out.
+	Indexable *bool
 }
 
 // Clean checks a change of a profile and returns it cleaned: the note
 // multiline, the fields one line each, names required.
 func (in ProfileInput) Clean() (ProfileInput, error) {
-	if in.DisplayName == nil && in.Note == nil && in.Fields == nil && in.Avatar == nil && in.Header == nil && in.Locked == nil {
-		return in, derrors.New(derrors.InvalidArgument, "give a display name, a note, fields, an avatar, a header or a lock to change")
+	if in.DisplayName == nil && in.Note == nil && in.Fields == nil && in.Avatar == nil && in.Header == nil && in.Locked == nil && in.Indexable == nil {
+		return in, derrors.New(derrors.InvalidArgument, "give a display name, a note, fields, an avatar, a header, a lock or indexable to change")
 	}
 	if in.DisplayName != nil {
 		name, err := text.Clean("displayName", *in.DisplayName, text.Rules{Max: MaxDisplayName})
@@ -122,6 +130,9 @@ func (in ProfileInput) Apply(p Profile) Profile {
 	}
 	if in.Header != nil {
 		p.Header = *in.Header
+	}
+	if in.Indexable != nil {
+		p.Indexable = *in.Indexable
 	}
 	return p
 }

@@ -186,6 +186,9 @@ type Activity struct {
 	Sensitive   bool   `datastore:"sensitive,noindex,omitempty"`
 	// Language is the BCP 47 tag its author said it is written in.
 	Language string `datastore:"language,noindex,omitempty"`
+	// Indexable copies its author's consent to anyone's search, as it
+	// was when posted (search.go).
+	Indexable bool `datastore:"indexable,noindex,omitempty"`
 	// Joined: the body goes on the title's line, with nothing between
 	// (the text is Title+Body): a text whose first line is longer than
 	// MaxTitle, split where the title may end (Mastodon's statuses).

@@ -111,11 +111,13 @@ const (
 )
 
 // Load loads an activity.
-func (a *Activity) Load(ps []datastore.Property) error { return order.Load(a, ps, feedsProp) }
+func (a *Activity) Load(ps []datastore.Property) error {
+	return order.Load(a, ps, feedsProp, termsProp, foundProp)
+}
 
 // Save saves an activity with its places.
 func (a *Activity) Save() ([]datastore.Property, error) {
-	return order.Save(a, datastore.Property{Name: feedsProp, Value: list(a.places())})
+	return order.Save(a, append([]datastore.Property{{Name: feedsProp, Value: list(a.places())}}, a.searchProperties()...)...)
 }
 
 // Load loads an audience chunk: its followers are the prefixes of its

@@ -367,6 +367,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 	}
 	f := &r.facts
 	f.mayAct = me.MayAct() // deleted, or suspended with a token another instance still trusts
+	mine.Indexable = me.Indexable()
 	if taken.Found() {
 		f.prior = &prior
 	}

@@ -14,7 +14,6 @@ import (
 	"socialstream/internal/media"
 	"socialstream/internal/mutes"
 	"socialstream/internal/paging"
-	"socialstream/internal/tags"
 )
 
 // Accounts, follows, blocks and mutes, as Mastodon names them.
@@ -95,12 +94,17 @@ func (s *Server) updateCredentials(m *mreq) (any, error) {
 // every other parameter has read well.
 func (s *Server) profileOf(m *mreq) (accounts.ProfileInput, error) {
 	var in accounts.ProfileInput
-	if m.p.has("locked") {
-		l, err := m.p.flag("locked", false)
-		if err != nil {
-			return in, err
+	for _, f := range []struct {
+		name string
+		dst  **bool
+	}{{"locked", &in.Locked}, {"indexable", &in.Indexable}} {
+		if m.p.has(f.name) {
+			v, err := m.p.flag(f.name, false)
+			if err != nil {
+				return in, err
+			}
+			*f.dst = &v
 		}
-		in.Locked = &l
 	}
 	if m.p.has("note") {
 		n := m.p.str("note")
@@ -495,39 +499,6 @@ func (s *Server) requestsOf(m *mreq, p paging.Request) ([]string, string, error)
 		out[i] = r.Person
 	}
 	return out, next, err
-}
-
-// search is GET /api/v2/search: accounts by username and hashtags by
-// name (statuses are not searched: docs/mastodon.md).
-func (s *Server) search(m *mreq) (any, error) {
-	q := strings.TrimSpace(m.p.str("q"))
-	kind := m.p.str("type")
-	out := map[string]any{"accounts": []mAccount{}, "statuses": []mStatus{}, "hashtags": []mTag{}}
-	if q == "" {
-		return out, nil
-	}
-	origin := s.origin(m.c)
-	if kind == "" || kind == "accounts" {
-		resolve, err := m.p.flag("resolve", false)
-		if err != nil {
-			return nil, err
-		}
-		id, err := s.findAccount(m, q, resolve)
-		if err != nil && !errors.Is(err, errMGone) {
-			return nil, err
-		}
-		if id != "" {
-			if p, err := s.accounts.Card(m.ctx, m.caller, id); err == nil {
-				out["accounts"] = []mAccount{s.account(origin, p)}
-			}
-		}
-	}
-	if kind == "" || kind == "hashtags" {
-		if t, err := tags.Normalize(q); err == nil {
-			out["hashtags"] = []mTag{{Name: t, URL: origin + "/tags/" + t, History: []any{}}}
-		}
-	}
-	return out, nil
 }
 
 // searchAccounts is GET /api/v1/accounts/search.

@@ -24,6 +24,7 @@ type mAccount struct {
 	Locked         bool     `json:"locked"`
 	Bot            bool     `json:"bot"`
 	Discoverable   bool     `json:"discoverable"`
+	Indexable      bool     `json:"indexable"`
 	Group          bool     `json:"group"`
 	CreatedAt      string   `json:"created_at"`
 	Note           string   `json:"note"`
@@ -78,7 +79,7 @@ const missingAvatar = "/avatars/original/missing.png"
 func (s *Server) account(origin string, p accounts.Person) mAccount {
 	a := mAccount{
 		ID: p.ID, Username: p.PreferredUsername, Acct: p.PreferredUsername, DisplayName: p.DisplayName,
-		Locked: p.Locked, Discoverable: true, CreatedAt: isoTime(p.Published),
+		Locked: p.Locked, Discoverable: true, Indexable: p.Indexable, CreatedAt: isoTime(p.Published),
 		Note: richtext.HTML(p.Note, origin, nil), URL: origin + "/#/people/" + p.PreferredUsername,
 		FollowersCount: p.FollowersCount, FollowingCount: p.FollowingCount, StatusesCount: p.StatusesCount,
 		Avatar: origin + missingAvatar, Header: origin + missingAvatar, Emojis: []any{}, Fields: []mField{},

@@ -1,0 +1,111 @@
+package mastodon
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/derrors"
+	"socialstream/internal/paging"
+	"socialstream/internal/search"
+	"socialstream/internal/tags"
+)
+
+// maxSearchOffset bounds offset, Mastodon's paging of a search: past
+// it, max_id pages on.
+const maxSearchOffset = 200
+
+// search is GET /api/v2/search: accounts by username, hashtags by name,
+// and statuses by their words (package search), each when type asks for
+// it or none is given.
+func (s *Server) search(m *mreq) (any, error) {
+	q := strings.TrimSpace(m.p.str("q"))
+	kind := m.p.str("type")
+	switch kind {
+	case "", "accounts", "hashtags", "statuses":
+	default:
+		return nil, derrors.New(derrors.InvalidArgument, "type must be accounts, hashtags or statuses")
+	}
+	out := map[string]any{"accounts": []mAccount{}, "statuses": []mStatus{}, "hashtags": []mTag{}}
+	if q == "" {
+		return out, nil
+	}
+	origin := s.origin(m.c)
+	if kind == "" || kind == "accounts" {
+		resolve, err := m.p.flag("resolve", false)
+		if err != nil {
+			return nil, err
+		}
+		id, err := s.findAccount(m, q, resolve)
+		if err != nil && !errors.Is(err, errMGone) {
+			return nil, err
+		}
+		if id != "" {
+			if p, err := s.accounts.Card(m.ctx, m.caller, id); err == nil {
+				out["accounts"] = []mAccount{s.account(origin, p)}
+			}
+		}
+	}
+	if kind == "" || kind == "hashtags" {
+		if t, err := tags.Normalize(q); err == nil {
+			out["hashtags"] = []mTag{{Name: t, URL: origin + "/tags/" + t, History: []any{}}}
+		}
+	}
+	if kind == "" || kind == "statuses" {
+		views, err := s.searchStatuses(m, q)
+		if err != nil {
+			return nil, err
+		}
+		out["statuses"] = s.statuses(origin, views)
+	}
+	return out, nil
+}
+
+// searchStatuses finds the statuses of a search: q's words, from:
+// (and account_id, which names the author too), paged by limit and
+// offset or max_id.
+func (s *Server) searchStatuses(m *mreq, q string) ([]activities.View, error) {
+	query, err := search.Parse(q)
+	if err != nil {
+		return nil, err
+	}
+	n, err := m.p.limit(20, 40)
+	if err != nil {
+		return nil, err
+	}
+	r := activities.SearchRequest{Viewer: m.caller, Query: query, Page: paging.Request{Count: n}}
+	if v := m.p.str("offset"); v != "" {
+		if r.Page.Offset, err = strconv.Atoi(v); err != nil || r.Page.Offset < 0 || r.Page.Offset > maxSearchOffset {
+			return nil, derrors.New(derrors.InvalidArgument, "offset must be an integer from 0 to "+strconv.Itoa(maxSearchOffset))
+		}
+	}
+	if v := m.p.str("max_id"); v != "" {
+		if r.Before = scattered(v); r.Before == "" {
+			return nil, derrors.New(derrors.InvalidArgument, "max_id must be a status id")
+		}
+	}
+	// from: and account_id name the author: both must be the same one.
+	for _, who := range []struct{ name, id string }{{query.From, ""}, {"", m.p.str("account_id")}} {
+		id := who.id
+		if who.name != "" {
+			if id, err = s.findAccount(m, who.name, false); errors.Is(err, errMGone) {
+				return nil, nil // no such person: nothing of theirs
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case id == "":
+		case r.FromID != "" && r.FromID != id:
+			return nil, nil
+		default:
+			r.FromID = id
+		}
+	}
+	if query.Empty() && r.FromID == "" {
+		return nil, nil
+	}
+	views, _, err := s.activities.Search(m.ctx, r)
+	return views, err
+}
