@@ -156,6 +156,9 @@ func (p activityParams) cost() int {
 	return costCall + len(activities.ParseMentions(p.Activity.Title+"\n"+p.Activity.Body))
 }
 
+// cost of a search: three, for its five queries a range.
+func (p searchParams) cost() int { return 3 * costCall }
+
 // cost of a follow: one, and one per hundred activities it copies (the
 // default copy is 200).
 func (p followParams) cost() int {

@@ -41,8 +41,17 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	ada := e.register("ada")
 	e.makeAdmin(ada)
 	reader = e.register("reader")
+	// Everyone lets anyone's search find their public posts: a search is
+	// then one more way the hidden could leak.
+	indexable := map[string]bool{}
 	postAs := func(u user, title, vis string) (string, string) {
 		t.Helper()
+		if !indexable[u.id] {
+			indexable[u.id] = true
+			if r := e.do("PUT", "/social/rest/people/@me/@self", u.token, map[string]any{"indexable": true}); r.status != http.StatusOK {
+				t.Fatalf("indexable: %d %s", r.status, r.raw)
+			}
+		}
 		pic := e.uploaded(u, secret+" alt")["id"].(string)
 		body := map[string]any{"title": title, "mediaItems": []string{pic}}
 		if vis != "" {
@@ -84,6 +93,11 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	// repost, theirs, is then hidden as what it shares is. Each repost is
 	// a state of its own, added once the hiding is done.
 	sharer := e.register("sharer")
+	// The searches' control: shown, and found by the hidden posts' word.
+	if r := e.do("PUT", "/social/rest/people/@me/@self", sharer.token, map[string]any{"indexable": true}); r.status != http.StatusOK {
+		t.Fatalf("indexable: %d %s", r.status, r.raw)
+	}
+	e.post(sharer, "a visible "+strings.ToLower(secret)+" that searches find")
 	var reposts []hiddenState
 	repost := func(s *hiddenState) {
 		t.Helper()
@@ -324,6 +338,15 @@ func TestHiddenAnswersAsAbsent(t *testing.T) {
 	if tried < 100 {
 		t.Errorf("only %d requests tried", tried)
 	}
+	// A search of the words every hidden post holds finds none of them,
+	// and finds the post that shows.
+	for _, r := range []resp{e.do("GET", "/social/rest/activities/@search?q="+secret, reader.token, nil),
+		e.do("POST", "/social/rpc", reader.token, `{"method":"activities.search","id":"s","params":{"q":"`+secret+`"}}`),
+		e.do("GET", "/api/v2/search?type=statuses&q="+secret, reader.token, nil)} {
+		if r.status != http.StatusOK || strings.Contains(string(r.raw), secret) || !strings.Contains(string(r.raw), "a visible secret") {
+			t.Errorf("a search of %q: %d %s", secret, r.status, r.raw)
+		}
+	}
 }
 
 // The same over JSON-RPC: every method, its params naming the hidden
@@ -457,7 +480,7 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	for _, o := range ops {
 		if !strings.Contains(o.path, ":") {
 			if o.method == http.MethodGet {
-				for _, q := range []string{"", "?q=reader&id[]=" + states[0].person} {
+				for _, q := range []string{"", "?q=reader&id[]=" + states[0].person, "?q=" + secret} {
 					if got := e.do(o.method, o.path+q, reader.token, nil); strings.Contains(string(got.raw), secret) {
 						t.Errorf("%s %s: the answer carries hidden text: %s", o.method, o.path, got.raw)
 					}

@@ -84,6 +84,7 @@ type personUpdate struct {
 type personChange struct {
 	DisplayName *string           `json:"displayName"`
 	Locked      *bool             `json:"locked"`
+	Indexable   *bool             `json:"indexable"`
 	Note        *string           `json:"note"`
 	Fields      *[]accounts.Field `json:"fields"`
 	// Avatar and Header are ids of the person's uploads ("" takes the
@@ -100,6 +101,9 @@ func (c personChange) merge(o *personChange) (personChange, error) {
 	}
 	var err error
 	c.Locked, err = both("locked", c.Locked, o.Locked, func(a, b bool) bool { return a == b })
+	if err == nil {
+		c.Indexable, err = both("indexable", c.Indexable, o.Indexable, func(a, b bool) bool { return a == b })
+	}
 	if err == nil {
 		c.DisplayName, err = both("displayName", c.DisplayName, o.DisplayName, func(a, b string) bool { return a == b })
 	}
@@ -154,9 +158,9 @@ func (s *Server) peopleUpdate(ctx context.Context, caller string, p personUpdate
 	if err != nil {
 		return nil, err
 	}
-	profile := accounts.ProfileInput{DisplayName: c.DisplayName, Note: c.Note, Fields: c.Fields, Avatar: c.Avatar, Header: c.Header, Locked: c.Locked}
+	profile := accounts.ProfileInput{DisplayName: c.DisplayName, Note: c.Note, Fields: c.Fields, Avatar: c.Avatar, Header: c.Header, Locked: c.Locked, Indexable: c.Indexable}
 	if profile == (accounts.ProfileInput{}) {
-		return nil, derrors.New(derrors.InvalidArgument, `give what changes: locked, displayName, note, fields, avatar or header`)
+		return nil, derrors.New(derrors.InvalidArgument, `give what changes: locked, indexable, displayName, note, fields, avatar or header`)
 	}
 	person, err := s.media.ChangeProfile(ctx, caller, profile)
 	if err != nil {

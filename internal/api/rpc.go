@@ -55,6 +55,7 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"groups.join":                method(s, s.join),
 		"groups.leave":               method(s, s.leave),
 		"activities.get":             method(s, s.activitiesGet),
+		"activities.search":          method(s, s.activitiesSearch),
 		"activities.create":          method(s, s.activitiesCreate),
 		"activities.delete":          method(s, s.activitiesDelete),
 		"activities.update":          method(s, s.activitiesUpdate),

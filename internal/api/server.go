@@ -242,6 +242,7 @@ func (s *Server) Routes() *gin.Engine {
 	grp.DELETE("/@all/:groupId/members/:userId", rest(s, http.StatusNoContent, s.leave, leaveFromRequest))
 
 	act := social.Group("/rest/activities")
+	act.GET("/@search", rest(s, http.StatusOK, s.activitiesSearch, searchFromRequest))
 	act.GET("/:userId/:selector", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))
 	act.GET("/:userId/:selector/:appId", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))
 	act.GET("/:userId/:selector/:appId/:ids", rest(s, http.StatusOK, s.activitiesGet, activitiesGetFromRequest))
