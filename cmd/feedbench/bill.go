@@ -10,7 +10,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"socialstream/internal/activities"
@@ -92,7 +94,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		return nil, err
 	}
 	progress("billing: posts metered")
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks, billSearch} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
@@ -549,6 +551,56 @@ func billLinks(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) {
 			return rows, fmt.Errorf("billing: %s: %w", op, err)
 		}
 		rows = append(rows, billRow{Op: op, Bill: b})
+	}
+	return rows, nil
+}
+
+// billSearch meters a post's search terms, by the index entries of a
+// post of 20 words against one of 10 (by an author whose public posts
+// anyone's search finds), and a search's reads: of one word, of two, and
+// of a Japanese word inside sentences, each finding 5 posts.
+func billSearch(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) {
+	u, err := s.register(ctx, "billsearched")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.do(ctx, u, "PUT", "/social/rest/people/@me/@self", map[string]any{"indexable": true}, nil); err != nil {
+		return nil, fmt.Errorf("billing: indexable: %w", err)
+	}
+	words := func(from, n int) string {
+		var ws []string
+		for i := range n {
+			ws = append(ws, fmt.Sprintf("w%d", from+i))
+		}
+		return strings.Join(ws, " ")
+	}
+	var rows []billRow
+	for _, n := range []int{10, 20} {
+		b, err := s.metered(ctx, u, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": words(100*n, n)}, nil)
+		if err != nil {
+			return rows, fmt.Errorf("billing: a post of %d words: %w", n, err)
+		}
+		rows = append(rows, billRow{Op: fmt.Sprintf("post of %d words, found by anyone's search", n), Bill: b})
+	}
+	for i := range 5 {
+		if err := s.do(ctx, u, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": fmt.Sprintf("needle haystack %d 昨日は東京都庁に行きました", i)}, nil); err != nil {
+			return rows, err
+		}
+	}
+	if err := s.settle(ctx); err != nil {
+		return rows, err
+	}
+	searcher, err := s.register(ctx, "billsearcher")
+	if err != nil {
+		return rows, err
+	}
+	for _, q := range []struct{ op, q string }{{"search, one word", "needle"}, {"search, two words", "needle haystack"}, {"search, a Japanese word in sentences", "都庁"}} {
+		b, err := s.metered(ctx, searcher, "GET", "/social/rest/activities/@search?q="+url.QueryEscape(q.q), nil, nil)
+		if err != nil {
+			return rows, fmt.Errorf("billing: %s: %w", q.op, err)
+		}
+		rows = append(rows, billRow{Op: q.op + ", 5 found", Bill: b, MinReads: 12,
+			MinRule: "a query of each of the searcher's scopes (theirs, the public shards); the posts found, their author and the searcher's state"})
 	}
 	return rows, nil
 }

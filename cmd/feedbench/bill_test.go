@@ -35,6 +35,12 @@ var heldReads = map[string]int{
 	"grouped notifications page":    61,
 	"unread count":                  2, // the reader's state and a count query, whomever they hide
 	"unread count, with its groups": 41,
+	// A search: a keys-only query of the searcher's scope and of each
+	// public shard (a read each), and the 5 posts found, their author and
+	// the searcher's state, whatever the words.
+	"search, one word, 5 found":                     12,
+	"search, two words, 5 found":                    12,
+	"search, a Japanese word in sentences, 5 found": 12,
 }
 
 // maxWarmReads is the most a page of 20 reads once every activity and
@@ -62,6 +68,10 @@ var heldCalls = map[string]string{
 	"grouped notifications page":    "1 Lookup, 1 RunQuery",
 	"unread count":                  "1 Lookup, 1 RunAggregationQuery",
 	"unread count, with its groups": "1 Lookup, 1 RunQuery",
+	// A query a scope, at once, however many words (an equality each).
+	"search, one word, 5 found":                     "2 Lookup, 5 RunQuery",
+	"search, two words, 5 found":                    "2 Lookup, 5 RunQuery",
+	"search, a Japanese word in sentences, 5 found": "2 Lookup, 5 RunQuery",
 }
 
 // TestBill meters every operation on the emulator and holds the pages at
@@ -177,6 +187,14 @@ func TestBill(t *testing.T) {
 		if m, ok := costmodel.Marks[c.op]; ok && m != float64(c.marks) {
 			t.Errorf("cost model's marks of %s: %v, want %d", c.op, m, c.marks)
 		}
+	}
+	// A search term costs 4 index entries: its value in terms' two
+	// built-in indexes, and an entry of the composite (terms, found) for
+	// each scope of a public post of an indexable author (the author's own
+	// and a public shard). A post writes no more for its terms.
+	ten, twenty := byOp["post of 10 words, found by anyone's search"].Bill, byOp["post of 20 words, found by anyone's search"].Bill
+	if d := twenty.IndexEntries - ten.IndexEntries; d != 10*4 || twenty.Writes != ten.Writes || twenty.Reads() != ten.Reads() {
+		t.Errorf("a post of 20 words %v, of 10 %v: want 4 index entries more a word, and the same writes and reads", twenty, ten)
 	}
 	// A delete of a post with pictures finds their 4 records by one
 	// keys-only query; one without looks for none.

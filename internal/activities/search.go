@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,10 +60,22 @@ func searchPublic(n int) string { return "s:" + strconv.Itoa(n) }
 // what mentions them.
 func searchOwn(person string) string { return "f:" + person }
 
-// searchText is the text an activity's words are read from.
+// searchText is the text an activity's words are read from: a link
+// counts as its host's name alone (a search for example finds a link to
+// https://example.com/a/b?c, and no link makes terms of http, www or
+// its path's pieces).
 func searchText(title, body, spoiler string, options []string) string {
-	return strings.Join(append([]string{spoiler, title, body}, options...), "\n")
+	text := strings.Join(append([]string{spoiler, title, body}, options...), "\n")
+	return linkPattern.ReplaceAllStringFunc(text, func(link string) string {
+		if u, err := url.Parse(link); err == nil {
+			return strings.TrimPrefix(u.Hostname(), "www.")
+		}
+		return ""
+	})
 }
+
+// linkPattern finds the links of a text.
+var linkPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"]+`)
 
 // searchTerms returns a's search terms: what it is first (never cut),
 // then its words.

@@ -52,20 +52,26 @@ var Metered = map[string]Op{
 	// costs there (its job reads whether anyone elsewhere follows its
 	// author), a post to one and to ten other servers' inboxes, a post
 	// from another server, and a follow from one.
-	"post, 0 followers, federating":     {Reads: 13, Writes: 5, IndexEntries: 21, Bytes: 3336, Tasks: 2},
-	"post, to 1 inboxes elsewhere":      {Reads: 18, Writes: 5, IndexEntries: 24, Bytes: 3756, Tasks: 4},
-	"post, to 10 inboxes elsewhere":     {Reads: 45, Writes: 5, IndexEntries: 51, Bytes: 7539, Tasks: 22},
-	"incoming post, 1 followers here":   {Reads: 13, Writes: 6, IndexEntries: 24, Bytes: 3986},
-	"incoming post, 100 followers here": {Reads: 13, Writes: 6, IndexEntries: 321, Bytes: 44056},
+	"post, 0 followers, federating":     {Reads: 13, Writes: 5, IndexEntries: 32, Bytes: 4617, Tasks: 2},
+	"post, to 1 inboxes elsewhere":      {Reads: 18, Writes: 5, IndexEntries: 35, Bytes: 5037, Tasks: 4},
+	"post, to 10 inboxes elsewhere":     {Reads: 45, Writes: 5, IndexEntries: 62, Bytes: 8817, Tasks: 22},
+	"incoming post, 1 followers here":   {Reads: 13, Writes: 6, IndexEntries: 41, Bytes: 5918},
+	"incoming post, 100 followers here": {Reads: 13, Writes: 6, IndexEntries: 338, Bytes: 45988},
 	"incoming follow":                   {Reads: 27, Writes: 10, IndexEntries: 32, Bytes: 7221, Tasks: 4},
 	// What posts carry: a vote in a poll; a post scheduled, and its
 	// publication by its job (run directly: its task's run is counted
 	// apart); a post whose link gets a card, made by its job or shared.
 	"vote in a poll":                        {Reads: 16, Writes: 2, IndexEntries: 2, Bytes: 468},
 	"schedule a post":                       {Reads: 3, Writes: 2, Bytes: 311, Tasks: 1},
-	"publish a scheduled post, 0 followers": {Reads: 12, Writes: 8, Deletes: 1, IndexEntries: 21, Bytes: 3785},
-	"post with a link, its card made":       {Reads: 15, Writes: 9, IndexEntries: 33, Bytes: 6314, Tasks: 2},
-	"post with a link, its card shared":     {Reads: 14, Writes: 7, IndexEntries: 33, Bytes: 5668, Tasks: 2},
+	"publish a scheduled post, 0 followers": {Reads: 12, Writes: 8, Deletes: 1, IndexEntries: 29, Bytes: 4757},
+	"post with a link, its card made":       {Reads: 15, Writes: 9, IndexEntries: 67, Bytes: 10118, Tasks: 2},
+	"post with a link, its card shared":     {Reads: 14, Writes: 7, IndexEntries: 67, Bytes: 9469, Tasks: 2},
+	// Finding posts: a post's words (its search terms) cost index
+	// entries and bytes, what a post of 20 words adds to one of 10 a
+	// word; a search reads a query a scope and the page it finds.
+	"post of 10 words, found by anyone's search": {Reads: 11, Writes: 5, IndexEntries: 69, Bytes: 8965},
+	"post of 20 words, found by anyone's search": {Reads: 11, Writes: 5, IndexEntries: 109, Bytes: 13588},
+	"search, one word, 5 found":                  {Reads: 12},
 }
 
 // Marks are the marks of changes (store.KindChange) among each
@@ -86,7 +92,7 @@ var Marks = map[string]float64{
 // its writes its own, one its first audience chunk), and what each
 // follower adds (its id in an audience chunk: three index entries).
 var (
-	PostAlone   = Op{Reads: 11, Writes: 5, IndexEntries: 21, Bytes: 3336}
+	PostAlone   = Op{Reads: 11, Writes: 5, IndexEntries: 32, Bytes: 4617}
 	PerFollower = Op{IndexEntries: 3, Bytes: 407.7}
 	// PerFanoutChunk is what each audience chunk past the first costs:
 	// its fan-out job (a task created and run) reads the follower chunk
@@ -191,8 +197,10 @@ type Workload struct {
 	// What posts carry: Votes an active person casts a day; the share of
 	// posts with a link (LinkShare), and of those the share whose card
 	// another post made already that day (CardShared); the share of
-	// posts scheduled ahead (ScheduledShare).
-	Votes, LinkShare, CardShared, ScheduledShare float64
+	// posts scheduled ahead (ScheduledShare). Finding them: the words of
+	// a post past those of the meter's (Words: each a search term), and
+	// the searches an active person makes a day (Searches).
+	Votes, LinkShare, CardShared, ScheduledShare, Words, Searches float64
 }
 
 // defaults sets what every preset assumes of pictures, and the service's
@@ -202,6 +210,7 @@ func (w Workload) defaults() Workload {
 	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
 	w.CacheTTL, w.CacheEntries = 600, 20000
 	w.Votes, w.LinkShare, w.CardShared, w.ScheduledShare = 1, 0.2, 0.5, 0.02
+	w.Words, w.Searches = 30, 2
 	return w
 }
 
@@ -320,11 +329,18 @@ func federated(w Workload, active, posts float64) Op {
 	return out.times(posts).plus(in.times(active * w.FedPosts)).plus(Metered["incoming follow"].times(active * w.FedFollows))
 }
 
+// PerWord is what each word of a post (a search term) adds to it, as
+// metered: a post of 20 words against one of 10.
+func PerWord() Op {
+	return Metered["post of 20 words, found by anyone's search"].minus(Metered["post of 10 words, found by anyone's search"]).times(1.0 / 10)
+}
+
 // carried is what the posts' polls, links and schedules add to a day:
 // the votes; for each post with a link, what its card job adds to the
 // post (a fetch and a card made, or a card copied); for each post
 // scheduled, its scheduling, what its publication adds to a post, and
-// its task's run.
+// its task's run. And finding posts: each post's words, and the
+// searches.
 func carried(w Workload, active, posts float64) Op {
 	plain := Post(0)
 	card := Metered["post with a link, its card made"].minus(plain).times(1 - w.CardShared).
@@ -332,7 +348,9 @@ func carried(w Workload, active, posts float64) Op {
 	schedule := Metered["schedule a post"].plus(Metered["publish a scheduled post, 0 followers"].minus(plain)).plus(Op{Tasks: 1})
 	return Metered["vote in a poll"].times(active * w.Votes).
 		plus(card.times(posts * w.LinkShare)).
-		plus(schedule.times(posts * w.ScheduledShare))
+		plus(schedule.times(posts * w.ScheduledShare)).
+		plus(PerWord().times(posts * w.Words)).
+		plus(Metered["search, one word, 5 found"].times(active * w.Searches))
 }
 
 // Model computes the day of a workload under each design.
