@@ -234,6 +234,9 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if len(p.mentioned()) > 0 {
 		expected = append(expected, p.mention(seq))
 	}
+	if direct(p.in.Visibility, p.mentions) {
+		expected = append(expected, p.s.conversationJob(ids.Format(seq)))
+	}
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))
 	}

@@ -32,6 +32,7 @@ import (
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/cards"
 	"socialstream/internal/comments"
+	"socialstream/internal/conversations"
 	"socialstream/internal/cursor"
 	"socialstream/internal/egress"
 	"socialstream/internal/federation"
@@ -618,6 +619,7 @@ type Services struct {
 	AppData       *appdata.Service
 	Mutes         *mutes.Service
 	Markers       *markers.Service
+	Conversations *conversations.Service
 	Filters       *filters.Service
 	Moderation    *moderation.Service
 	Tags          *tags.Service
@@ -698,7 +700,7 @@ func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error)
 	faces := []api.Face{mastodon.New(mastodon.Deps{Accounts: s.Accounts, Graph: s.Graph, Activities: s.Activities, Likes: s.Likes,
 		Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Mutes: s.Mutes, Markers: s.Markers,
 		Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media, Push: s.Push, Scheduled: s.Scheduled,
-		Cursors: s.Cursors, Logger: log,
+		Conversations: s.Conversations, Cursors: s.Cursors, Logger: log,
 		Host: host, Forwarded: guard.Forwarded, NoRoute: api.ErrNoRoute, NoMethod: api.ErrNoMethod, MaxBody: api.MaxBody,
 		Federation: fcfg, Remote: remote})}
 	ap, err := activitypub.New(activitypub.Deps{Federation: s.Federation, Accounts: s.Accounts, Activities: s.Activities, Logger: log, Host: host})

@@ -11,6 +11,7 @@ import (
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/cards"
 	"socialstream/internal/comments"
+	"socialstream/internal/conversations"
 	"socialstream/internal/cursor"
 	"socialstream/internal/federation"
 	"socialstream/internal/filters"
@@ -90,11 +91,14 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Groups, err = groups.New(db, gen, s.Notifications, s.Rebuild); err != nil {
 		return nil, err
 	}
+	if s.Conversations, err = conversations.New(db); err != nil {
+		return nil, err
+	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Likes:     likes.Records{DB: db},
 		Bookmarks: bookmarks.Records{DB: db},
-		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications},
+		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications, s.Conversations},
 		Links:     links, Pictures: pictures, Polls: polls.Records{DB: db}, Publisher: ob, Finder: finder, Cards: previews,
 	}); err != nil {
 		return nil, err

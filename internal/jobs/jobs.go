@@ -167,6 +167,11 @@ func (r *Router) Routes() []Route {
 			outcome, err := r.run.Activities.Preview(ctx, t)
 			return []any{"activityId", t.ActivityID, "edit", t.Edit, "outcome", outcome}, err
 		}),
+		// A direct post, added to its people's conversation.
+		serve(r, activities.ConversationJob, func(ctx context.Context, t activities.ConversationTask) ([]any, error) {
+			outcome, err := r.run.Activities.Converse(ctx, t)
+			return []any{"activityId", t.ActivityID, "outcome", outcome}, err
+		}),
 		// A scheduled post, published at its time.
 		serve(r, scheduled.PublishJob, func(ctx context.Context, t scheduled.PublishTask) ([]any, error) {
 			outcome, err := r.run.Scheduled.Publish(ctx, t)

@@ -27,6 +27,7 @@ import (
 	"socialstream/internal/blocks"
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
+	"socialstream/internal/conversations"
 	"socialstream/internal/federation"
 	"socialstream/internal/graph"
 	"socialstream/internal/groups"
@@ -163,6 +164,9 @@ func (s *Service) phases() []phase {
 		}},
 		{"markers", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return markers.Erase(ctx, db, user, n)
+		}},
+		{"conversations", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return conversations.Erase(ctx, db, user, n)
 		}},
 		{"groups", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return s.svc.Groups.Erase(ctx, user, n)

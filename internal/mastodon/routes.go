@@ -82,6 +82,11 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/bookmarks", s.masto(person, "read:bookmarks", s.mKept(s.bookmarks.List)))
 	v1.GET("/favourites", s.masto(person, "read:favourites", s.mKept(s.likes.Liked)))
 
+	// Direct conversations.
+	v1.GET("/conversations", s.masto(person, "read:statuses", s.conversationsList))
+	v1.POST("/conversations/:id/read", s.masto(person, "write:conversations", s.readConversation))
+	v1.DELETE("/conversations/:id", s.masto(person, "write:conversations", s.removeConversation))
+
 	// Timelines.
 	v1.GET("/timelines/home", s.masto(person, "read:statuses", s.homeTimeline))
 	v1.GET("/timelines/public", s.masto(anyone, "", s.publicTimeline))
@@ -135,7 +140,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.PUT("/media/:id", s.masto(person, "write:media", s.updateMedia))
 
 	// What Mastodon has and the service does not: as a server without it.
-	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements", "/conversations",
+	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements",
 		"/endorsements", "/featured_tags", "/suggestions", "/directory"} {
 		v1.GET(p, s.masto(anyone, "", empty))
 	}

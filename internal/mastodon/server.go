@@ -18,6 +18,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/bookmarks"
+	"socialstream/internal/conversations"
 	"socialstream/internal/cursor"
 	"socialstream/internal/federation"
 	"socialstream/internal/filters"
@@ -92,6 +93,7 @@ type Deps struct {
 	Media         *media.Service
 	Push          *push.Service
 	Scheduled     *scheduled.Service
+	Conversations *conversations.Service
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Host          Host
@@ -134,6 +136,7 @@ type Server struct {
 	media         *media.Service
 	push          *push.Service
 	scheduled     *scheduled.Service
+	conversations *conversations.Service
 	cursors       *cursor.Sealer
 	log           *slog.Logger
 	host          Host
@@ -144,7 +147,7 @@ type Server struct {
 func New(d Deps) *Server {
 	return &Server{accounts: d.Accounts, graph: d.Graph, activities: d.Activities, likes: d.Likes, bookmarks: d.Bookmarks,
 		oauth: d.OAuth, notifications: d.Notifications, mutes: d.Mutes, markers: d.Markers, filters: d.Filters,
-		moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, scheduled: d.Scheduled, cursors: d.Cursors, log: d.Logger, host: d.Host, d: d}
+		moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, scheduled: d.Scheduled, conversations: d.Conversations, cursors: d.Cursors, log: d.Logger, host: d.Host, d: d}
 }
 
 // Path reports whether a request's path is the face's.

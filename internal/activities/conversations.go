@@ -1,0 +1,95 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"socialstream/internal/accounts"
+	"socialstream/internal/conversations"
+	"socialstream/internal/ids"
+	"socialstream/internal/queue"
+	"socialstream/internal/store"
+)
+
+// A direct post (for the mentioned alone) joins the conversation of its
+// people (package conversations): a job enqueued ahead of its commit adds
+// it to the entries of those of them who are here, in a transaction that
+// reads the post, so a post deleted first joins none.
+
+// ConversationJob adds a direct post to its conversation.
+var ConversationJob = queue.Job[ConversationTask]{Name: "conversation", Queue: queue.Notifications,
+	TaskName: func(t ConversationTask) string { return "conversation-" + t.ActivityID }}
+
+// ConversationTask is the body of a conversation job.
+type ConversationTask struct {
+	ActivityID string `json:"activityId"`
+}
+
+// Outcomes of a conversation job, for its log line.
+const (
+	ConversationAdded = "added"
+	ConversationGone  = "the post is gone, or not direct"
+)
+
+func (s *Service) conversationJob(id string) queue.Pending {
+	return ConversationJob.Pending(s.queue, ConversationTask{ActivityID: id}, 0)
+}
+
+// direct says whether a post of visibility, mentioning mentions, is a
+// conversation's.
+func direct(visibility string, mentions []string) bool {
+	return visibility == MentionedOnly && len(mentions) > 0
+}
+
+// Converse runs a conversation job. It can run any number of times, in
+// any order, with the same end.
+func (s *Service) Converse(ctx context.Context, t ConversationTask) (string, error) {
+	seq, ok := ids.Parse(t.ActivityID)
+	if !ok {
+		return ConversationGone, nil
+	}
+	var a Activity
+	l := s.db.Lookup()
+	found := l.Add(Key(s.db, t.ActivityID), &a)
+	var author *accounts.Record
+	l.Then(func() {
+		if found.Found() {
+			author = accounts.Read(l, a.UserID)
+		}
+	})
+	if err := l.Run(ctx); err != nil {
+		return "", err
+	}
+	switch {
+	case !found.Found() && s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter:
+		return "", ErrNotYet
+	case !found.Found() || !direct(a.Visibility, a.MentionIDs):
+		return ConversationGone, nil
+	}
+	post := conversations.Post{ID: t.ActivityID, Author: a.UserID, People: append([]string{a.UserID}, a.MentionIDs...)}
+	var local []string
+	if p, ok := author.Person(); ok && !p.Remote() {
+		local = append(local, a.UserID)
+	}
+	for i, m := range a.MentionIDs {
+		if m != a.UserID && (i >= len(a.MentionNames) || !accounts.IsRemote(a.MentionNames[i])) {
+			local = append(local, m)
+		}
+	}
+	out := ConversationGone
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		l := tx.Lookup()
+		still := l.Add(Key(s.db, t.ActivityID), &Activity{})
+		r := conversations.Read(l, post, local)
+		if err := l.Run(ctx); err != nil || !still.Found() {
+			return err
+		}
+		out = ConversationAdded
+		_, err := r.Add(tx)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("activities: conversation of %s: %w", t.ActivityID, err)
+	}
+	return out, nil
+}
