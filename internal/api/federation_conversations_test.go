@@ -20,7 +20,7 @@ func TestFederationDirectConversation(t *testing.T) {
 	zedActor := base + "/users/" + zed.id
 	note := map[string]any{"id": eve.URI + "/statuses/d1", "type": "Note", "attributedTo": eve.URI,
 		"content": `<p><span class="h-card"><a href="` + zedActor + `" class="u-url mention">@<span>zed</span></a></span> just us</p>`,
-		"to": []string{zedActor}, "published": time.Now().UTC().Format(time.RFC3339),
+		"to":      []string{zedActor}, "published": time.Now().UTC().Format(time.RFC3339),
 		"tag": []any{map[string]any{"type": "Mention", "href": zedActor, "name": "@zed"}}}
 	create := map[string]any{"@context": "https://www.w3.org/ns/activitystreams", "id": eve.URI + "/statuses/d1/activity",
 		"type": "Create", "actor": eve.URI, "object": note}
