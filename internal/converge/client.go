@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -108,7 +109,11 @@ func (c *client) list(ctx context.Context, path, token string) ([]map[string]any
 	var out []map[string]any
 	cursor := ""
 	for page := 0; page < 1000; page++ {
-		p := path + "?count=100"
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		p := path + sep + "count=100"
 		if cursor != "" {
 			p += "&cursor=" + url.QueryEscape(cursor)
 		}

@@ -28,6 +28,9 @@ type user struct {
 	// others that name it may then be refused. deleted is set once it is
 	// acknowledged; the oracle then expects nothing of it anywhere.
 	gone, deleted bool
+	// indexable: anyone's search finds their public posts (set once, at
+	// registration, for every second person of each client).
+	indexable bool
 }
 
 type post struct {
@@ -43,6 +46,12 @@ type post struct {
 	visibility string
 	// warning is its content warning, which travels with it everywhere.
 	warning string
+	// conversation, on a direct post (for the mentioned alone, naming
+	// someone), is its people as posted: its author and whom it mentioned
+	// then, sorted (conversations.go); edited tells that an edit changed
+	// its text since.
+	conversation []string
+	edited       bool
 	// A reply's: the post it answers, that post's author, and the posts
 	// above it, nearest first (at most keptAncestors).
 	inReplyTo, answers string

@@ -38,7 +38,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	o.checkActivities(ctx, all, rep)
-	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkPolls, o.checkCards, o.checkThreads, o.checkAppData, o.checkGroups, o.checkPush} {
+	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkPolls, o.checkCards, o.checkConversations, o.checkThreads, o.checkAppData, o.checkGroups, o.checkPush} {
 		if err := check(ctx, rep); err != nil {
 			return err
 		}
@@ -263,6 +263,7 @@ func (o *oracle) feeds() []feed {
 			}),
 			history: func(p *post) string { return describe(m.members[pair{g.id, p.author}]) }})
 	}
+	feeds = append(feeds, o.searches()...)
 	allReader := o.people[0]
 	feeds = append(feeds, feed{name: "@all", path: "/social/rest/activities/@me/@all", token: allReader.token,
 		want:   o.others(allReader.id, true, exact(func(p *post) bool { return p.public() })),

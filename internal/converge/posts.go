@@ -123,6 +123,10 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	if id != "" {
 		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility,
 			warning: warning, pictures: pics, alts: alts, poll: poll, multiple: multiple, link: link, cardTitle: cardTitle}
+		if visibility == "mentioned" && len(made) > 0 {
+			p.conversation = append([]string{u.id}, made...)
+			slices.Sort(p.conversation)
+		}
 		if parent != nil {
 			p.inReplyTo, p.answers = parent.id, parent.author
 			p.ancestors = append([]string{parent.id}, parent.ancestors...)
@@ -409,7 +413,7 @@ func (r *runner) editPost(ctx context.Context, a *actor) (bool, error) {
 	r.m.done("edit", out != acked, time.Now())
 	if applied {
 		r.m.mu.Lock()
-		p.title, p.mentions = title, made
+		p.title, p.mentions, p.edited = title, made, true
 		p.link, p.cardTitle = "", "" // an edit's text links nothing
 		r.m.mu.Unlock()
 	}

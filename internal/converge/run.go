@@ -358,7 +358,7 @@ func Kinds() []string { return slices.Clone(kinds) }
 // kinds are the operations of the mix, as reports name them.
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
-	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "vote", "schedule", "storm",
+	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "vote", "schedule", "search", "storm",
 	"follow remote", "unfollow remote", "remote post", "remote delete", "remote outage"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
@@ -556,6 +556,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{2, r.suspend, []string{"suspend", "unsuspend"}}, {2, r.filter, []string{"filter", "unfilter"}},
 		{3, r.pin, []string{"pin", "unpin"}}, {3, r.bookmark, []string{"bookmark", "unbookmark"}},
 		{2, r.setProfile, []string{"profile"}}, {4, r.vote, []string{"vote"}}, {2, r.schedule, []string{"schedule"}},
+		{2, r.searchOp, []string{"search"}},
 		{4, r.followRemote, []string{"follow remote", "unfollow remote"}}, {5, r.remotePost, []string{"remote post"}},
 		{2, r.remoteDelete, []string{"remote delete"}}, {1, r.remoteOutage, []string{"remote outage"}},
 		{r.cfg.Storms, r.storm, []string{"storm"}},
