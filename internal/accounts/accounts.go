@@ -217,6 +217,9 @@ type Person struct {
 	Role string `json:"role,omitempty"`
 	// Indexable: their public posts may be found by anyone's search.
 	Indexable bool `json:"indexable"`
+	// Featured are the hashtags they feature, as their card says (the
+	// Mastodon face's; REST shows none).
+	Featured []string `json:"-"`
 	// Note (a bio) and Fields are what the person says of themselves;
 	// AvatarURL, HeaderURL and ThumbnailURL (the avatar's thumbnail,
 	// OpenSocial's name) link their profile pictures, from the service's
@@ -386,6 +389,7 @@ func (r *Record) Person() (Person, bool) {
 	if r.counts != nil {
 		p.FollowersCount, p.FollowingCount = max(0, r.counts.Followers), max(0, r.counts.Following)
 		p.StatusesCount, p.LastStatusTime = max(0, r.counts.Statuses), r.counts.LastStatus/1000
+		p.Featured = r.counts.Featured
 	}
 	return p, true
 }

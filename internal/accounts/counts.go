@@ -50,6 +50,8 @@ type Counts struct {
 	// Pinned are the ids of the activities pinned to the top of the
 	// person's page, the last pinned first (package activities).
 	Pinned []string `datastore:"pinned,noindex,omitempty"`
+	// Featured are the hashtags the person features (featured.go).
+	Featured []string `datastore:"featured,noindex,omitempty"`
 	// The User's Profile, copied with it, and when it last changed.
 	Profile Profile `datastore:"profile,noindex"`
 	Changed int64   `datastore:"changed,noindex,omitempty"`

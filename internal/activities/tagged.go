@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/ids"
+	"socialstream/internal/order"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
@@ -226,4 +227,21 @@ func (s *Service) tagPage(ctx context.Context, t TagTask, seq int64) (TagResult,
 		res.Enqueued = 1
 	}
 	return res, err
+}
+
+// TagUse counts author's public posts that carry tag, and says when the
+// newest was posted (ms since the epoch; 0: none): a count of the range
+// of the tag's places among the author's activities, and its first key.
+func (s *Service) TagUse(ctx context.Context, author, tag string) (int64, int64, error) {
+	q := order.Range(s.db.Query(KindActivity).FilterField("userId", "=", author), feedsProp, tagFeed(tag), 0, order.Place{})
+	n, err := s.db.Count(ctx, q)
+	if err != nil || n == 0 {
+		return 0, 0, err
+	}
+	keys, err := s.db.GetAll(ctx, q.KeysOnly().Limit(1), nil)
+	if err != nil || len(keys) == 0 {
+		return n, 0, err
+	}
+	seq, _ := ids.Parse(keys[0].Name)
+	return n, ids.Time(seq).UnixMilli(), nil
 }

@@ -41,7 +41,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.GET("/accounts/:id/statuses", s.masto(anyone, "", s.accountStatuses))
 	v1.GET("/accounts/:id/followers", s.masto(anyone, "", s.peopleOf(s.followersOf)))
 	v1.GET("/accounts/:id/following", s.masto(anyone, "", s.peopleOf(s.followingOf)))
-	v1.GET("/accounts/:id/featured_tags", s.masto(anyone, "", empty))
+	v1.GET("/accounts/:id/featured_tags", s.masto(anyone, "", s.accountFeaturedTags))
 	v1.POST("/accounts/:id/follow", s.masto(person, "write:follows", s.relate(s.mFollow)))
 	v1.POST("/accounts/:id/unfollow", s.masto(person, "write:follows", s.relate(s.mUnfollow)))
 	v1.POST("/accounts/:id/block", s.masto(person, "write:blocks", s.relate(s.mBlock)))
@@ -127,6 +127,10 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v2.DELETE("/filters/:id", s.masto(person, "write:filters", s.deleteFilter))
 	v1.GET("/filters", s.masto(person, "read:filters", empty)) // v1's, which apps read when v2's fails
 	v1.GET("/followed_tags", s.masto(person, "read:follows", s.followedTags))
+	v1.GET("/featured_tags", s.masto(person, "read:accounts", s.featuredTags))
+	v1.POST("/featured_tags", s.masto(person, "write:accounts", s.featureTag))
+	v1.DELETE("/featured_tags/:id", s.masto(person, "write:accounts", s.unfeatureTag))
+	v1.GET("/featured_tags/suggestions", s.masto(person, "read:accounts", s.featuredSuggestions))
 	v1.GET("/tags/:name", s.masto(anyone, "", s.getTag))
 	v1.POST("/tags/:name/follow", s.masto(person, "write:follows", s.followTag))
 	v1.POST("/tags/:name/unfollow", s.masto(person, "write:follows", s.unfollowTag))
@@ -141,7 +145,7 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 
 	// What Mastodon has and the service does not: as a server without it.
 	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements",
-		"/endorsements", "/featured_tags", "/suggestions", "/directory"} {
+		"/endorsements", "/suggestions", "/directory"} {
 		v1.GET(p, s.masto(anyone, "", empty))
 	}
 	v2.GET("/suggestions", s.masto(anyone, "", empty))
