@@ -26,6 +26,7 @@ import (
 	"socialstream/internal/appdata"
 	"socialstream/internal/bookmarks"
 	"socialstream/internal/comments"
+	"socialstream/internal/conversations"
 	"socialstream/internal/cursor"
 	"socialstream/internal/derrors"
 	"socialstream/internal/filters"
@@ -89,6 +90,7 @@ type Deps struct {
 	Media         *media.Service
 	Push          *push.Service
 	Scheduled     *scheduled.Service
+	Conversations *conversations.Service
 	Cursors       *cursor.Sealer
 	Logger        *slog.Logger
 	Guard         Guard
@@ -120,6 +122,7 @@ type Server struct {
 	media         *media.Service
 	push          *push.Service
 	scheduled     *scheduled.Service
+	conversations *conversations.Service
 	cursors       *cursor.Sealer
 	doors
 	// faces are the others served beside this one (Mastodon's, and
@@ -154,7 +157,7 @@ func (d Deps) missing() bool {
 	services := []bool{d.Accounts == nil, d.Graph == nil, d.Groups == nil, d.Activities == nil, d.Rebuild == nil,
 		d.Comments == nil, d.Likes == nil, d.Bookmarks == nil, d.OAuth == nil, d.Notifications == nil, d.Lifecycle == nil,
 		d.AppData == nil, d.Mutes == nil, d.Markers == nil, d.Filters == nil, d.Moderation == nil, d.Tags == nil,
-		d.Media == nil, d.Push == nil, d.Scheduled == nil, d.Cursors == nil, d.Logger == nil, d.Jobs == nil}
+		d.Media == nil, d.Push == nil, d.Scheduled == nil, d.Conversations == nil, d.Cursors == nil, d.Logger == nil, d.Jobs == nil}
 	return slices.Contains(services, true) || slices.Contains(d.Faces, nil)
 }
 
@@ -164,7 +167,7 @@ func New(d Deps) (*Server, error) {
 		return nil, errors.New("api.New: nil dependency")
 	}
 	s := &Server{accounts: d.Accounts, graph: d.Graph, groups: d.Groups, activities: d.Activities, rebuild: d.Rebuild,
-		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, scheduled: d.Scheduled, cursors: d.Cursors,
+		comments: d.Comments, likes: d.Likes, bookmarks: d.Bookmarks, oauth: d.OAuth, notifications: d.Notifications, lifecycle: d.Lifecycle, appData: d.AppData, mutes: d.Mutes, markers: d.Markers, filters: d.Filters, moderation: d.Moderation, tags: d.Tags, media: d.Media, push: d.Push, scheduled: d.Scheduled, conversations: d.Conversations, cursors: d.Cursors,
 		doors: doors{guard: d.Guard, log: d.Logger}, faces: d.Faces, jobs: d.Jobs}
 	s.rpc = s.rpcMethods()
 	var err error
@@ -266,6 +269,14 @@ func (s *Server) Routes() *gin.Engine {
 
 	social.POST("/rest/polls/:activityId/votes", rest(s, http.StatusOK, s.pollsVote, voteFromRequest))
 
+	conv := social.Group("/rest/conversations")
+	conv.GET("/:userId", rest(s, http.StatusOK, s.conversationsGet, conversationsFromRequest))
+	conv.POST("/:userId/:id/read", rest(s, http.StatusOK, s.conversationsRead, conversationsFromRequest))
+	conv.DELETE("/:userId/:id", rest(s, http.StatusNoContent, s.conversationsDelete, conversationsFromRequest))
+	feat := social.Group("/rest/featuredTags")
+	feat.GET("/:userId", rest(s, http.StatusOK, s.featuredGet, featuredFromRequest))
+	feat.POST("/:userId", rest(s, http.StatusOK, s.featuredCreate, featuredFromRequest))
+	feat.DELETE("/:userId/:name", rest(s, http.StatusNoContent, s.featuredDelete, featuredFromRequest))
 	sch := social.Group("/rest/scheduled")
 	sch.GET("/:userId", rest(s, http.StatusOK, s.scheduledGet, scheduledFromRequest))
 	sch.GET("/:userId/:id", rest(s, http.StatusOK, s.scheduledGet, scheduledFromRequest))

@@ -719,7 +719,7 @@ func Router(s *Services, log *slog.Logger, guard api.Guard) (*gin.Engine, error)
 	srv, err := api.New(api.Deps{Accounts: s.Accounts, Graph: s.Graph, Groups: s.Groups, Activities: s.Activities, Rebuild: s.Rebuild,
 		Comments: s.Comments, Likes: s.Likes, Bookmarks: s.Bookmarks, OAuth: s.OAuth, Notifications: s.Notifications, Lifecycle: s.Lifecycle,
 		AppData: s.AppData, Mutes: s.Mutes, Markers: s.Markers, Filters: s.Filters, Moderation: s.Moderation, Tags: s.Tags, Media: s.Media,
-		Push: s.Push, Scheduled: s.Scheduled, Cursors: s.Cursors, Logger: log, Guard: guard, Faces: faces, Jobs: routes})
+		Push: s.Push, Scheduled: s.Scheduled, Conversations: s.Conversations, Cursors: s.Cursors, Logger: log, Guard: guard, Faces: faces, Jobs: routes})
 	if err != nil {
 		return nil, err
 	}
