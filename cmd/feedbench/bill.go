@@ -94,7 +94,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		return nil, err
 	}
 	progress("billing: posts metered")
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks, billSearch} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks, billSearch, billTalking} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
@@ -603,6 +603,47 @@ func billSearch(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) 
 			MinRule: "a query of each of the searcher's scopes (theirs, the public shards); the posts found, their author and the searcher's state"})
 	}
 	return rows, nil
+}
+
+// billTalking meters a direct post to one person, with the job that
+// adds it to their conversation; a page of that person's conversations
+// (2 of them); and a profile's 3 featured hashtags.
+func billTalking(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) {
+	var people []user
+	for _, name := range []string{"billtalker", "billtalked", "billthird"} {
+		u, err := s.register(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		people = append(people, u)
+	}
+	talker, talked, third := people[0], people[1], people[2]
+	if err := s.do(ctx, third, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "first @billtalked", "visibility": "mentioned"}, nil); err != nil {
+		return nil, err
+	}
+	b, err := s.metered(ctx, talker, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "just us @billtalked", "visibility": "mentioned"}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("billing: a direct post: %w", err)
+	}
+	rows := []billRow{{Op: "direct post, its conversation", Bill: b}}
+	if b, err = s.metered(ctx, talked, "GET", "/social/rest/conversations/@me", nil, nil); err != nil {
+		return rows, fmt.Errorf("billing: conversations: %w", err)
+	}
+	rows = append(rows, billRow{Op: "conversations page, 2 of them", Bill: b, MinReads: 7,
+		MinRule: "the 2 conversations; each one's newest post and its author (the other people); the reader's state"})
+	for _, tag := range []string{"one", "two", "three"} {
+		if err := s.do(ctx, talker, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "about #" + tag}, nil); err != nil {
+			return rows, err
+		}
+		if err := s.do(ctx, talker, "POST", "/social/rest/featuredTags/@me", map[string]string{"name": tag}, nil); err != nil {
+			return rows, err
+		}
+	}
+	if b, err = s.metered(ctx, talked, "GET", "/social/rest/featuredTags/"+talker.id, nil, nil); err != nil {
+		return rows, fmt.Errorf("billing: featured hashtags: %w", err)
+	}
+	return append(rows, billRow{Op: "featured hashtags of a profile, 3 of them", Bill: b, MinReads: 7,
+		MinRule: "the person's card; a count and the newest of each tag's range of their posts"}), nil
 }
 
 // billThread meters a reply to someone else (its fan-out reads the

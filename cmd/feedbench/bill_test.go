@@ -41,6 +41,12 @@ var heldReads = map[string]int{
 	"search, one word, 5 found":                     12,
 	"search, two words, 5 found":                    12,
 	"search, a Japanese word in sentences, 5 found": 12,
+	// A person's conversations: the page's entities, their newest posts
+	// and those posts' authors (the other people), the reader's state.
+	"conversations page, 2 of them": 7,
+	// A profile's featured hashtags: the card, then a count and the
+	// newest of each tag's range of the person's posts.
+	"featured hashtags of a profile, 3 of them": 7,
 }
 
 // maxWarmReads is the most a page of 20 reads once every activity and
@@ -72,6 +78,8 @@ var heldCalls = map[string]string{
 	"search, one word, 5 found":                     "2 Lookup, 5 RunQuery",
 	"search, two words, 5 found":                    "2 Lookup, 5 RunQuery",
 	"search, a Japanese word in sentences, 5 found": "2 Lookup, 5 RunQuery",
+	"conversations page, 2 of them":                 "2 Lookup, 1 RunQuery",
+	"featured hashtags of a profile, 3 of them":     "1 Lookup, 3 RunAggregationQuery, 3 RunQuery",
 }
 
 // TestBill meters every operation on the emulator and holds the pages at

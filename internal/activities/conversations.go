@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/conversations"
@@ -92,4 +94,28 @@ func (s *Service) Converse(ctx context.Context, t ConversationTask) (string, err
 		return "", fmt.Errorf("activities: conversation of %s: %w", t.ActivityID, err)
 	}
 	return out, nil
+}
+
+// People returns those of people caller may see: the authors of shown
+// (views read for caller) as their page read them, the others read now
+// (accounts.Shown).
+func People(ctx context.Context, acc *accounts.Service, caller string, people []string, shown []View) (map[string]accounts.Person, error) {
+	found := map[string]accounts.Person{}
+	for _, v := range shown {
+		if v.Author != nil {
+			found[v.UserID] = *v.Author
+		}
+	}
+	var rest []string
+	for _, p := range people {
+		if _, ok := found[p]; !ok && !slices.Contains(rest, p) {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) == 0 {
+		return found, nil
+	}
+	more, err := acc.Shown(ctx, caller, rest)
+	maps.Copy(found, more)
+	return found, err
 }

@@ -24,7 +24,9 @@ import (
 //     PublicShards by the seq, so that posts spread over that many ranges;
 //   - m:{user}: @mentions, for each person it mentions;
 //   - g:{group}: a group's feed, for each group copy (groupcopies.go);
-//   - t:{tag}: a tag's feed, for each tag of a public activity.
+//   - t:{tag}: a tag's feed, for each tag of a public activity;
+//   - ut:{user}:{tag}: the same, of its author's alone (what their
+//     featured hashtags count).
 //
 // An Audience chunk's home property holds {follower}/{seq} for each id it
 // holds: the home feed is a range of it, and an unfollow finds the chunks
@@ -69,6 +71,10 @@ func mentionFeed(user string) string { return "m:" + user }
 func groupFeed(group string) string  { return "g:" + group }
 func tagFeed(tag string) string      { return "t:" + tag }
 
+// authorTagFeed is the place of an author's public posts with a tag
+// (their featured hashtag's count and last use).
+func authorTagFeed(author, tag string) string { return "ut:" + author + ":" + tag }
+
 func trimShard(seq int64) string { return strconv.Itoa(order.Shard(seq, TrimShards)) }
 
 // places returns the values of a's feeds property.
@@ -93,6 +99,7 @@ func (a *Activity) places() []string {
 		}
 		for _, t := range a.Tags {
 			add(tagFeed(t))
+			add(authorTagFeed(a.UserID, t))
 		}
 	}
 	for _, m := range a.MentionIDs {

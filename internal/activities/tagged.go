@@ -231,9 +231,9 @@ func (s *Service) tagPage(ctx context.Context, t TagTask, seq int64) (TagResult,
 
 // TagUse counts author's public posts that carry tag, and says when the
 // newest was posted (ms since the epoch; 0: none): a count of the range
-// of the tag's places among the author's activities, and its first key.
+// of the author's places of the tag, and its first key.
 func (s *Service) TagUse(ctx context.Context, author, tag string) (int64, int64, error) {
-	q := order.Range(s.db.Query(KindActivity).FilterField("userId", "=", author), feedsProp, tagFeed(tag), 0, order.Place{})
+	q := order.Range(s.db.Query(KindActivity), feedsProp, authorTagFeed(author, tag), 0, order.Place{})
 	n, err := s.db.Count(ctx, q)
 	if err != nil || n == 0 {
 		return 0, 0, err

@@ -56,7 +56,7 @@ func (s *Server) conversationViews(ctx context.Context, caller string, list []co
 	for _, v := range shown {
 		byID[v.ID] = v
 	}
-	found, err := s.accounts.Shown(ctx, caller, people)
+	found, err := activities.People(ctx, s.accounts, caller, people, shown)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func (s *Server) conversationViews(m *mreq, list []conversations.Conversation) (
 	for _, v := range shown {
 		byID[v.ID] = v
 	}
-	found, err := s.accounts.Shown(m.ctx, m.caller, people)
+	found, err := activities.People(m.ctx, s.accounts, m.caller, people, shown)
 	if err != nil {
 		return nil, err
 	}
