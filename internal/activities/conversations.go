@@ -69,15 +69,7 @@ func (s *Service) Converse(ctx context.Context, t ConversationTask) (string, err
 		return ConversationGone, nil
 	}
 	post := conversations.Post{ID: t.ActivityID, Author: a.UserID, People: append([]string{a.UserID}, a.MentionIDs...)}
-	var local []string
-	if p, ok := author.Person(); ok && !p.Remote() {
-		local = append(local, a.UserID)
-	}
-	for i, m := range a.MentionIDs {
-		if m != a.UserID && (i >= len(a.MentionNames) || !accounts.IsRemote(a.MentionNames[i])) {
-			local = append(local, m)
-		}
-	}
+	local := localPeople(&a, author)
 	out := ConversationGone
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
@@ -94,6 +86,21 @@ func (s *Service) Converse(ctx context.Context, t ConversationTask) (string, err
 		return "", fmt.Errorf("activities: conversation of %s: %w", t.ActivityID, err)
 	}
 	return out, nil
+}
+
+// localPeople are those of a direct post's people who are here: its
+// author (read), and those it mentions by a name of this server.
+func localPeople(a *Activity, author *accounts.Record) []string {
+	var local []string
+	if p, ok := author.Person(); ok && !p.Remote() {
+		local = append(local, a.UserID)
+	}
+	for i, m := range a.MentionIDs {
+		if m != a.UserID && (i >= len(a.MentionNames) || !accounts.IsRemote(a.MentionNames[i])) {
+			local = append(local, m)
+		}
+	}
+	return local
 }
 
 // People returns those of people caller may see: the authors of shown

@@ -95,11 +95,20 @@ func (o *oracle) searches() []feed {
 	return feeds
 }
 
-// checkConversations reads each person's conversations, and compares
-// them with the direct posts.
-func (o *oracle) checkConversations(ctx context.Context, _ *Report) error {
-	m := o.m
-	// Each set of people's posts, newest first, deleted ones left out.
+// conversationOf is the conversation of a post of visibility by author
+// that mentioned made: its people, sorted (none if it is not direct).
+func conversationOf(visibility, author string, made []string) []string {
+	if visibility != "mentioned" || len(made) == 0 {
+		return nil
+	}
+	out := append([]string{author}, made...)
+	slices.Sort(out)
+	return out
+}
+
+// conversationSets are the direct posts of each set of people, newest
+// first, the deleted left out.
+func (m *model) conversationSets() map[string][]*post {
 	sets := map[string][]*post{}
 	for _, p := range m.posts {
 		if len(p.conversation) > 0 && !p.deleted {
@@ -115,6 +124,13 @@ func (o *oracle) checkConversations(ctx context.Context, _ *Report) error {
 			return 1
 		})
 	}
+	return sets
+}
+
+// checkConversations reads each person's conversations, and compares
+// them with the direct posts.
+func (o *oracle) checkConversations(ctx context.Context, _ *Report) error {
+	sets := o.m.conversationSets()
 	for _, u := range o.people {
 		got, err := o.r.mastodonPage(ctx, "/api/v1/conversations?limit=40", u.token)
 		if err != nil {
@@ -123,40 +139,48 @@ func (o *oracle) checkConversations(ctx context.Context, _ *Report) error {
 		if len(got) == 40 {
 			return fmt.Errorf("conversations of %s: 40 or more, more than the oracle reads", u.name)
 		}
-		shown := map[string]bool{}
-		for _, c := range got {
-			last, _ := c["last_status"].(map[string]any)
-			if last == nil {
-				continue
-			}
-			id := ""
-			if n, err := strconv.ParseInt(str(last, "id"), 10, 64); err == nil {
-				id = ids.Format(n)
-			}
-			p := m.postByID[id]
-			switch {
-			case p == nil || p.deleted:
-				o.violate("conversations of %s: %s's last status is %s, which is not a live post", u.name, str(c, "id"), id)
-			case len(p.conversation) == 0 || !slices.Contains(p.conversation, u.id):
-				o.violate("conversations of %s: shows %s (%q), of no conversation of theirs", u.name, id, p.title)
-			case !o.seesDirect(u.id, p):
-				o.violate("conversations of %s: shows %s (%q), which they may not see", u.name, id, p.title)
-			case c["unread"] != (p.author != u.id):
-				o.violate("conversations of %s: %s unread %v, its last by %s", u.name, str(c, "id"), c["unread"], p.author)
-			default:
-				shown[id] = true
-			}
-		}
+		shown := o.shownConversations(u, got)
 		for _, ps := range sets {
 			if !slices.Contains(ps[0].conversation, u.id) || slices.ContainsFunc(ps, func(p *post) bool { return p.edited }) {
 				continue // not theirs; or an edit changed whom a post names
 			}
-			if newest := ps[0]; !m.hidden(newest) && o.seesDirect(u.id, newest) && !shown[newest.id] {
+			if newest := ps[0]; !o.m.hidden(newest) && o.seesDirect(u.id, newest) && !shown[newest.id] {
 				o.violate("conversations of %s: lacks the conversation of %v, whose newest post is %s (%q)", u.name, newest.conversation, newest.id, newest.title)
 			}
 		}
 	}
 	return nil
+}
+
+// shownConversations checks u's conversations as read (got), and
+// returns the posts they show as newest.
+func (o *oracle) shownConversations(u *user, got []map[string]any) map[string]bool {
+	m := o.m
+	shown := map[string]bool{}
+	for _, c := range got {
+		last, _ := c["last_status"].(map[string]any)
+		if last == nil {
+			continue
+		}
+		id := ""
+		if n, err := strconv.ParseInt(str(last, "id"), 10, 64); err == nil {
+			id = ids.Format(n)
+		}
+		p := m.postByID[id]
+		switch {
+		case p == nil || p.deleted:
+			o.violate("conversations of %s: %s's last status is %s, which is not a live post", u.name, str(c, "id"), id)
+		case len(p.conversation) == 0 || !slices.Contains(p.conversation, u.id):
+			o.violate("conversations of %s: shows %s (%q), of no conversation of theirs", u.name, id, p.title)
+		case !o.seesDirect(u.id, p):
+			o.violate("conversations of %s: shows %s (%q), which they may not see", u.name, id, p.title)
+		case c["unread"] != (p.author != u.id):
+			o.violate("conversations of %s: %s unread %v, its last by %s", u.name, str(c, "id"), c["unread"], p.author)
+		default:
+			shown[id] = true
+		}
+	}
+	return shown
 }
 
 // seesDirect says whether reader may see p, a direct post that names

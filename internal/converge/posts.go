@@ -123,10 +123,7 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	if id != "" {
 		p := &post{id: id, author: u.id, title: title, mentions: made, tags: tagged, start: start, end: end, seqTime: seqTime(id), visibility: visibility,
 			warning: warning, pictures: pics, alts: alts, poll: poll, multiple: multiple, link: link, cardTitle: cardTitle}
-		if visibility == "mentioned" && len(made) > 0 {
-			p.conversation = append([]string{u.id}, made...)
-			slices.Sort(p.conversation)
-		}
+		p.conversation = conversationOf(visibility, u.id, made)
 		if parent != nil {
 			p.inReplyTo, p.answers = parent.id, parent.author
 			p.ancestors = append([]string{parent.id}, parent.ancestors...)

@@ -85,27 +85,37 @@ func (s *Server) searchStatuses(m *mreq, q string) ([]activities.View, error) {
 			return nil, derrors.New(derrors.InvalidArgument, "max_id must be a status id")
 		}
 	}
-	// from: and account_id name the author: both must be the same one.
-	for _, who := range []struct{ name, id string }{{query.From, ""}, {"", m.p.str("account_id")}} {
-		id := who.id
-		if who.name != "" {
-			if id, err = s.findAccount(m, who.name, false); errors.Is(err, errMGone) {
-				return nil, nil // no such person: nothing of theirs
-			} else if err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case id == "":
-		case r.FromID != "" && r.FromID != id:
-			return nil, nil
-		default:
-			r.FromID = id
-		}
+	var found bool
+	if r.FromID, found, err = s.searchAuthor(m, query.From); err != nil || !found {
+		return nil, err // a from: of no one finds nothing of theirs
 	}
 	if query.Empty() && r.FromID == "" {
 		return nil, nil
 	}
 	views, _, err := s.activities.Search(m.ctx, r)
 	return views, err
+}
+
+// searchAuthor finds the author a search names, by from: (name) and
+// account_id: the same one if both, "" if neither; found is false when
+// they name no one, or two.
+func (s *Server) searchAuthor(m *mreq, name string) (string, bool, error) {
+	byName := ""
+	if name != "" {
+		id, err := s.findAccount(m, name, false)
+		if errors.Is(err, errMGone) {
+			return "", false, nil
+		} else if err != nil {
+			return "", false, err
+		}
+		byName = id
+	}
+	byID := m.p.str("account_id")
+	if byName != "" && byID != "" && byName != byID {
+		return "", false, nil
+	}
+	if byName != "" {
+		return byName, true, nil
+	}
+	return byID, true, nil
 }
