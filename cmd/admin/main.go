@@ -11,6 +11,7 @@
 //	go run ./cmd/admin block-domain DOMAIN [REASON]
 //	go run ./cmd/admin unblock-domain DOMAIN
 //	go run ./cmd/admin domain-blocks
+//	go run ./cmd/admin reindex-posts
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
 	"socialstream/internal/federation"
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
@@ -32,7 +34,7 @@ import (
 )
 
 const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key\n       admin rotate-push-key\n" +
-	"       admin block-domain DOMAIN [REASON]\n       admin unblock-domain DOMAIN\n       admin domain-blocks"
+	"       admin block-domain DOMAIN [REASON]\n       admin unblock-domain DOMAIN\n       admin domain-blocks\n       admin reindex-posts"
 
 func main() {
 	if err := realMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
@@ -82,6 +84,22 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 			}
 			fmt.Fprintf(out, "%s is no longer blocked (within %s on every instance).\n", args[1], federation.BlockRefresh)
 			return nil
+		})
+	case len(args) == 1 && args[0] == "reindex-posts":
+		return withDB(ctx, getenv, func(db *store.DB) error {
+			total, cursor := 0, ""
+			for {
+				n, next, err := activities.Reindex(ctx, db, cursor, 1000)
+				total += n
+				if err != nil {
+					return fmt.Errorf("after %d posts: %w", total, err)
+				}
+				if next == "" {
+					fmt.Fprintf(out, "%d posts written again: each is found by its words, and counted by its author's featured hashtags.\n", total)
+					return nil
+				}
+				cursor = next
+			}
 		})
 	case len(args) == 1 && args[0] == "domain-blocks":
 		return withDB(ctx, getenv, func(db *store.DB) error {

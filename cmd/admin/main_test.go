@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"cloud.google.com/go/datastore"
+
 	"socialstream/internal/accounts"
+	"socialstream/internal/activities"
 	"socialstream/internal/ids"
 	"socialstream/internal/media"
 	"socialstream/internal/push"
@@ -126,5 +129,40 @@ func TestDomainBlocks(t *testing.T) {
 	}
 	if out, err := run("domain-blocks"); err != nil || out != "" {
 		t.Errorf("after the unblock: %q %v", out, err)
+	}
+}
+
+// A post stored before posts had search terms is found by its words once
+// reindex-posts has written it again.
+func TestReindexPosts(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	env := map[string]string{"DATASTORE_PROJECT_ID": testenv.Project, "DATASTORE_EMULATOR_HOST": testenv.EmulatorHost(t), "DATASTORE_NAMESPACE": db.Namespace()}
+	id := ids.Format(ids.New().Next())
+	old := datastore.PropertyList{ // as an older version stored it: no terms
+		{Name: "userId", Value: "42"}, {Name: "title", Value: "hello old world", NoIndex: true},
+		{Name: "visibility", Value: "public", NoIndex: true},
+	}
+	key := activities.Key(db, id)
+	if err := db.Put(ctx, key, &old); err != nil {
+		t.Fatal(err)
+	}
+	found := func() int {
+		t.Helper()
+		keys, err := db.GetAll(ctx, db.Query(activities.KindActivity).FilterField("terms", "=", "hello").KeysOnly(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(keys)
+	}
+	if n := found(); n != 0 {
+		t.Fatalf("before: %d found", n)
+	}
+	var out strings.Builder
+	if err := realMain(ctx, []string{"reindex-posts"}, func(k string) string { return env[k] }, &out); err != nil || !strings.HasPrefix(out.String(), "1 posts") {
+		t.Fatalf("reindex-posts: %q %v", out.String(), err)
+	}
+	if n := found(); n != 1 {
+		t.Errorf("after: %d found, want 1", n)
 	}
 }

@@ -257,3 +257,39 @@ func (s *Service) searchRange(ctx context.Context, viewer string, terms []string
 	}
 	return views, next, nil
 }
+
+// Reindex writes up to n activities again from cursor (empty: the
+// first), each in a transaction of a batch, so that what Save derives
+// (their search terms and places, their author's tag places) is what
+// this version derives: for activities stored by a version before those
+// existed. It returns how many it wrote and the cursor of the rest ("":
+// none). A run beside the service is safe: each batch reads and writes
+// in one transaction.
+func Reindex(ctx context.Context, db *store.DB, cursor string, n int) (int, string, error) {
+	done := 0
+	next, err := db.UpdatePage(ctx, db.Query(KindActivity).KeysOnly(), cursor, n, 100, func(tx *store.Tx, keys []*datastore.Key) error {
+		l := tx.Lookup()
+		acts := make([]*Activity, len(keys))
+		refs := make([]store.Ref, len(keys))
+		for i, k := range keys {
+			acts[i] = &Activity{}
+			refs[i] = l.Add(k, acts[i])
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if refs[i].Found() {
+				if err := tx.Put(k, acts[i]); err != nil {
+					return err
+				}
+			}
+		}
+		done += len(keys)
+		return nil
+	})
+	if err != nil {
+		return done, "", fmt.Errorf("activities.Reindex: %w", err)
+	}
+	return done, next, nil
+}
