@@ -32,6 +32,9 @@ func TestConversationsAndFeaturedTagsOnRESTAndRPC(t *testing.T) {
 	if res, _ := rpc.body["result"].(map[string]any); res == nil || res["unread"] != false {
 		t.Errorf("read by RPC: %s", rpc.raw)
 	}
+	if rd := e.do("POST", "/social/rest/conversations/@me/"+id+"/read", bob.token, nil); rd.status != http.StatusOK || e.entry(rd)["unread"] != false {
+		t.Errorf("read: %d %s", rd.status, rd.raw)
+	}
 	e.wantError(e.do("GET", "/social/rest/conversations/"+ann.id, bob.token, nil), http.StatusForbidden)
 	e.wantError(e.do("POST", "/social/rest/conversations/@me/"+id+"/read", e.register("cyd").token, nil), http.StatusNotFound)
 	if d := e.do("DELETE", "/social/rest/conversations/@me/"+id, bob.token, nil); d.status != http.StatusNoContent {
