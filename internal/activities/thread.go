@@ -119,7 +119,7 @@ func threadOrder(root string, keys []*datastore.Key, acts []*Activity) ([]*datas
 		children[parent] = append(children[parent], i)
 	}
 	for _, c := range children {
-		slices.SortFunc(c, func(x, y int) int { return cmpSeq(keys[x].Name, keys[y].Name) })
+		slices.SortFunc(c, func(x, y int) int { return ids.Compare(keys[x].Name, keys[y].Name) })
 	}
 	outKeys := make([]*datastore.Key, 0, len(keys))
 	outActs := make([]*Activity, 0, len(acts))
@@ -132,19 +132,6 @@ func threadOrder(root string, keys []*datastore.Key, acts []*Activity) ([]*datas
 	}
 	walk(root)
 	return outKeys, outActs
-}
-
-// cmpSeq orders activity ids oldest first.
-func cmpSeq(a, b string) int {
-	x, _ := ids.Parse(a)
-	y, _ := ids.Parse(b)
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // answersOther reports whether a is a reply to someone else, whose

@@ -166,7 +166,7 @@ func (r *Reading) Add(tx *store.Tx) (int, error) {
 		}
 		newest := seq > e.newest()
 		e.Kept = append(e.Kept, r.post.ID)
-		slices.SortFunc(e.Kept, func(a, b string) int { return cmpSeq(b, a) })
+		slices.SortFunc(e.Kept, func(a, b string) int { return ids.Compare(b, a) })
 		e.Kept = e.Kept[:min(len(e.Kept), MaxKept)]
 		if !slices.Contains(e.Kept, r.post.ID) {
 			continue // older than all it keeps
@@ -181,18 +181,6 @@ func (r *Reading) Add(tx *store.Tx) (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-func cmpSeq(a, b string) int {
-	x, _ := ids.Parse(a)
-	y, _ := ids.Parse(b)
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // Service lists and changes people's conversations.

@@ -20,6 +20,7 @@
 package ids
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -203,3 +204,12 @@ func First(t time.Time) int64 {
 // Spread returns id's place in the scattered order: consecutive ids give
 // values spread evenly over 64 bits, for picking a shard.
 func Spread(id int64) uint64 { return mix(uint64(id)) }
+
+// Compare orders two ids, in either form, by the numbers they stand for:
+// -1 if a is older, 1 if newer, 0 if the same (an id that does not parse
+// stands for 0).
+func Compare(a, b string) int {
+	x, _ := Parse(a)
+	y, _ := Parse(b)
+	return cmp.Compare(x, y)
+}
