@@ -11,6 +11,7 @@ import (
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/paging"
 	"socialstream/internal/polls"
 )
 
@@ -231,13 +232,18 @@ func (s *Server) findActivities(ctx context.Context, caller string, p activityPa
 	if err != nil {
 		return nil, err
 	}
-	// Counting a feed would cost a query per read; totalResults counts what
-	// is known: the items up to this page, and one more if there is a next.
+	return feedPage(list, next, page), nil
+}
+
+// feedPage is a page of a feed or a search. Counting one would cost a
+// query per read; totalResults counts what is known: the items up to
+// this page, and one more if there is a next.
+func feedPage(list []activities.View, next string, page paging.Request) collection {
 	total := int64(page.Offset + len(list))
 	if next != "" {
 		total++
 	}
-	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: total, NextCursor: next}, nil
+	return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: total, NextCursor: next}
 }
 
 // checkOwnSelf checks that a write addresses the caller's own @self.

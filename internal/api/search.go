@@ -61,10 +61,6 @@ func (s *Server) activitiesSearch(ctx context.Context, caller string, p searchPa
 		if err != nil {
 			return nil, err
 		}
-		total := int64(page.Offset + len(list))
-		if next != "" {
-			total++
-		}
-		return collection{List: list, StartIndex: page.Offset, ItemsPerPage: page.Count, TotalResults: total, NextCursor: next}, nil
+		return feedPage(list, next, page), nil
 	})
 }
