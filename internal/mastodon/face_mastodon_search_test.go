@@ -80,6 +80,26 @@ func TestMastodonPostSearch(t *testing.T) {
 	expect("carol", cc, "from:nobody 東京")
 	expect("carol", cc, "東京 -展望台", secret)
 
+	// A status's address finds that status, for whoever may see it.
+	for _, c := range []struct {
+		who    string
+		client *mastodon.Client
+		id     mastodon.ID
+		found  bool
+	}{{"carol", cc, tokyo, true}, {"carol", cc, secret, true}, {"alice", ca, secret, false}} {
+		st, err := cb.GetStatus(ctx, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []mastodon.ID{}
+		if c.found {
+			want = []mastodon.ID{c.id}
+		}
+		if got := find(c.client, st.URL); !slices.Equal(got, want) && (len(got) > 0 || len(want) > 0) {
+			t.Errorf("%s searching the address %s: %v, want %v", c.who, st.URL, got, want)
+		}
+	}
+
 	// An edit changes what finds the post, and a delete takes it away, at once.
 	if _, err := ca.UpdateStatus(ctx, &mastodon.Toot{Status: "今日は大阪城に行きました。"}, tokyo); err != nil {
 		t.Fatal(err)

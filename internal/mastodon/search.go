@@ -2,11 +2,13 @@ package mastodon
 
 import (
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/derrors"
+	"socialstream/internal/federation"
 	"socialstream/internal/paging"
 	"socialstream/internal/search"
 	"socialstream/internal/tags"
@@ -53,13 +55,39 @@ func (s *Server) search(m *mreq) (any, error) {
 		}
 	}
 	if kind == "" || kind == "statuses" {
-		views, err := s.searchStatuses(m, q)
+		search := s.searchStatuses
+		if id := s.statusAt(m, q); id != "" { // a status's address: that status
+			search = func(m *mreq, _ string) ([]activities.View, error) {
+				return s.activities.ShownPage(m.ctx, m.caller, []string{id})
+			}
+		}
+		views, err := search(m, q)
 		if err != nil {
 			return nil, err
 		}
 		out["statuses"] = s.statuses(origin, views)
 	}
 	return out, nil
+}
+
+// statusAt returns the id of the status here that q, an address, names:
+// its page's (url) or, federating, its Note's (uri); "" for any other q.
+func (s *Server) statusAt(m *mreq, q string) string {
+	u, err := url.Parse(q)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	if o, err := url.Parse(s.origin(m.c)); err == nil && strings.EqualFold(u.Host, o.Host) {
+		if id, ok := strings.CutPrefix(u.Fragment, "/activity/"); ok && (u.Path == "/" || u.Path == "") {
+			return scattered(id)
+		}
+	}
+	if f := s.d.Federation; f.On() {
+		if number, ok := strings.CutPrefix(q, f.Base()+federation.NotesPath); ok {
+			return federation.PostOfNumber(number)
+		}
+	}
+	return ""
 }
 
 // searchStatuses finds the statuses of a search: q's words, from:
