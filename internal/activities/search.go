@@ -78,15 +78,16 @@ func searchText(title, body, spoiler string, options []string) string {
 var linkPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"]+`)
 
 // searchTerms returns a's search terms: what it is first (never cut),
-// then its words.
+// then its words. A post of pictures alone is found by what it is
+// (from:, has:media).
 func (a *Activity) searchTerms() []string {
 	var options []string
 	if a.Poll != nil {
 		options = a.Poll.Options
 	}
 	words := search.Terms(searchText(a.Title, a.Body, a.SpoilerText, options), 0)
-	if len(words) == 0 || a.RepostOf != "" {
-		return nil // a repost is found as what it shares
+	if a.RepostOf != "" || len(words) == 0 && len(a.Media) == 0 {
+		return nil // a repost is found as what it shares; nothing else is found by nothing
 	}
 	out := []string{search.FromTerm(a.UserID)}
 	if len(a.Media) > 0 {

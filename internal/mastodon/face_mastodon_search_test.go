@@ -1,6 +1,7 @@
 package mastodon_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
@@ -99,6 +100,17 @@ func TestMastodonPostSearch(t *testing.T) {
 			t.Errorf("%s searching the address %s: %v, want %v", c.who, st.URL, got, want)
 		}
 	}
+
+	// A post of a picture alone is found by what it is.
+	att, err := ca.UploadMediaFromMedia(ctx, &mastodon.Media{File: bytes.NewReader(stacktest.Picture(t, "png", 20, 20))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pictured, err := ca.PostStatus(ctx, &mastodon.Toot{MediaIDs: []mastodon.ID{att.ID}, Visibility: "public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("carol", cc, "from:alice has:media", pictured.ID)
 
 	// An edit changes what finds the post, and a delete takes it away, at once.
 	if _, err := ca.UpdateStatus(ctx, &mastodon.Toot{Status: "今日は大阪城に行きました。"}, tokyo); err != nil {
