@@ -186,6 +186,12 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		// loaded machine, a write the operation does not make.
 		service.PageCacheRemarkAfter = time.Hour
 		service.PruneWindow = billPruneWindow
+		// A token whose cached check ends while an operation is metered
+		// is read again by it, a read and a Lookup more than the
+		// operation's own (the notifications page, once, on a loaded
+		// machine). The bill is of operations, not of signing in: a
+		// token stays verified through a run.
+		service.TokenCacheTTL = time.Hour
 	}
 	s.push.Service = receiver.New()
 	s.closer = append(s.closer, s.push.Close)
