@@ -16,6 +16,7 @@ import (
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
 	"socialstream/internal/order"
+	"socialstream/internal/policy"
 	"socialstream/internal/search"
 	"socialstream/internal/store"
 )
@@ -200,8 +201,8 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]View, string, 
 // (or the viewer is its author or mentioned), and its text holds the
 // query's phrases and none of the words it leaves out.
 func (s *Service) found(r SearchRequest, v View) bool {
-	own := v.UserID == r.Viewer || slices.Contains(v.Mentions, r.Viewer)
-	if !own && (v.Author == nil || !v.Author.Indexable) {
+	post := policy.Post{Author: v.UserID, Visibility: v.Visibility, Mentions: v.Mentions}
+	if !policy.Searchable(r.Viewer, post, v.Author != nil && v.Author.Indexable) {
 		return false
 	}
 	var options []string

@@ -177,6 +177,15 @@ func (p Post) Open() bool { return p.visibility() == Public || p.visibility() ==
 // their copies: a group's feed, a tag's followers' homes): Public alone.
 func (p Post) Listed() bool { return p.visibility() == Public }
 
+// Searchable reports whether reader may find p by a search of posts'
+// words, Mastodon 4's scope: their own, one that mentions them, or a
+// listed one of an author who lets anyone's search find theirs
+// (indexable, as the author's account says now). Whether reader may see
+// p at all is SeePost's, and the page's.
+func Searchable(reader string, p Post, authorIndexable bool) bool {
+	return reader != "" && (reader == p.Author || p.addressed(reader) || p.Listed() && authorIndexable)
+}
+
 // ErrNotRepostable refuses a repost of what is neither public nor
 // unlisted.
 var ErrNotRepostable = derrors.New(derrors.PermissionDenied, "only a public or unlisted activity can be reposted")
