@@ -29,6 +29,7 @@ import (
 	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
+	"socialstream/internal/trends"
 )
 
 const (
@@ -240,7 +241,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	if s.acc, err = accounts.New(s.db, st.Gen, service.Accounts()); err != nil {
 		return nil, err
 	}
-	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, service.Rebuild(), app.Pictures{}, app.Push{}, federation.Config{})
+	svc, err := app.NewServices(s.db, st.Gen, s.acc, st.Tasks.Queue, log, service.Rebuild(), app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
 	if err != nil {
 		return nil, err
 	}

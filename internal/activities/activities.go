@@ -57,6 +57,7 @@ import (
 	"socialstream/internal/polls"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/trends"
 )
 
 // Kinds of the entities this package owns.
@@ -445,6 +446,8 @@ type Config struct {
 	Links *media.Links
 	// Cards, when set, makes the preview cards of the posts' links.
 	Cards *cards.Service
+	// Trends, when set, counts what posts make trend (package trends).
+	Trends *trends.Service
 	// Pictures, when set, is run as Forget is, for an activity that had
 	// pictures (package media); Polls for one that had a poll (package
 	// polls).

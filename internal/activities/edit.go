@@ -342,6 +342,7 @@ func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged
 	if len(t.Add)+len(t.Remove) > 0 {
 		jobs = append(jobs, TagJob.Pending(s.queue, t, 0))
 	}
+	jobs = append(jobs, s.trendJob(id, edit, seen.Visibility)...)
 	// Other servers that were sent the post, or are named by the edit,
 	// are sent it again.
 	if all := append(slices.Clone(seen.MentionNames), names...); s.cfg.Publisher != nil && !fromElsewhere(seen.ExternalID) && published(seen.Visibility, false, all) {

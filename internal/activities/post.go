@@ -246,6 +246,9 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if p.link != "" {
 		expected = append(expected, p.s.cardJob(ids.Format(seq), p.link, 0))
 	}
+	if len(p.tagged) > 0 || p.link != "" || p.in.repostOf != "" {
+		expected = append(expected, p.s.trendJob(ids.Format(seq), 0, p.in.Visibility)...)
+	}
 	if names := slices.Collect(maps.Values(p.mentionNames)); p.s.cfg.Publisher != nil && !fromElsewhere(p.in.ExternalID) &&
 		published(p.in.Visibility, p.in.repostOf != "", names) {
 		named := p.in.repostOf != "" || mentionsElsewhere(names) || p.parent != nil && fromElsewhere(p.parent.ExternalID)

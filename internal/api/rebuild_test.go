@@ -16,6 +16,7 @@ import (
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
 	"socialstream/internal/rebuild"
+	"socialstream/internal/trends"
 )
 
 func (e *env) feed(u user, path string) []string {
@@ -106,7 +107,7 @@ func TestFailedJobIsRetriedBySQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(e.db, ids.New(), acc, slow, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
+	svc, err := app.NewServices(e.db, ids.New(), acc, slow, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

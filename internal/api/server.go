@@ -375,6 +375,7 @@ func (s *Server) Routes() *gin.Engine {
 	// The scheduled work of cron.yaml, guarded by tasksOnly too.
 	r.GET(CronTrimPath, s.cronTrim)
 	r.GET(CronCollectPath, s.cronCollect)
+	r.GET(CronTrendsPath, s.cronTrends)
 
 	return r
 }

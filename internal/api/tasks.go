@@ -11,6 +11,7 @@ import (
 const (
 	CronTrimPath    = CronPrefix + "trim"
 	CronCollectPath = CronPrefix + "collect"
+	CronTrendsPath  = CronPrefix + "trends"
 )
 
 // looseBatch is how many loose pictures one scheduled collection looks
@@ -31,6 +32,11 @@ func (s *Server) cronCollect(c *gin.Context) {
 	}
 	n, err := s.media.CollectLoose(c.Request.Context(), looseBatch)
 	s.finishCron(c, err, "collect", "collected", n)
+}
+
+// cronTrends ranks what trends, of each kind, for the hour.
+func (s *Server) cronTrends(c *gin.Context) {
+	s.finishCron(c, s.activities.RefreshTrends(c.Request.Context()), "trends")
 }
 
 // finishCron answers a scheduled request: 204, or a 500 that cron.yaml's

@@ -60,6 +60,7 @@ import (
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
 	"socialstream/internal/tracing"
+	"socialstream/internal/trends"
 	"socialstream/internal/viewer"
 )
 
@@ -161,6 +162,9 @@ type Config struct {
 	// alone; refused on App Engine.
 	LinkPreviewsOff           bool
 	LinkPreviewsAllowLoopback bool
+	// TrendsReviewOff is TRENDS_REVIEW=off: what people use trends with
+	// no moderator's approval (on by default, as Mastodon's review is).
+	TrendsReviewOff bool
 	// Federation is FEDERATION_DOMAIN, the domain the deployment federates
 	// as (off when empty), and FEDERATION_ALLOW_LOOPBACK=1, for tests on
 	// one machine alone; refused on App Engine.
@@ -241,6 +245,13 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		c.LinkPreviewsOff = true
 	default:
 		return c, fmt.Errorf("LINK_PREVIEWS %q: on or off", v)
+	}
+	switch v := getenv("TRENDS_REVIEW"); v {
+	case "", "on":
+	case "off":
+		c.TrendsReviewOff = true
+	default:
+		return c, fmt.Errorf("TRENDS_REVIEW %q: on or off", v)
 	}
 	if c.Federation.Domain, err = federation.ParseDomain(getenv("FEDERATION_DOMAIN"), c.Federation.AllowLoopback); err != nil {
 		return c, err
@@ -585,7 +596,8 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 	}
 	// Every job waits GiveUpAfter for the change it follows.
 	p.Queue = queue.Patient(p.Queue, cfg.GiveUpAfter)
-	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback}, cfg.Federation)
+	s, err := NewServices(p.DB, p.Gen, acc, p.Queue, log, cfg.Rebuild(), pics, Push{AllowLoopback: cfg.WebPushAllowLoopback}, cfg.Federation,
+		trends.Config{ReviewOff: cfg.TrendsReviewOff})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -611,6 +623,7 @@ type Services struct {
 	Graph         *graph.Service
 	Groups        *groups.Service
 	Activities    *activities.Service
+	Trends        *trends.Service
 	Comments      *comments.Service
 	Likes         *likes.Service
 	Bookmarks     *bookmarks.Service

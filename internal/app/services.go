@@ -35,6 +35,7 @@ import (
 	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	"socialstream/internal/trends"
 )
 
 // NewServices builds the services over db and q, each by its
@@ -48,7 +49,7 @@ import (
 // package federation, built after everything its inbox acts through,
 // runs; the erasure, built last, is told to other servers by it.
 func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue, log *slog.Logger, rcfg rebuild.Config, pics Pictures, pcfg Push,
-	fcfg federation.Config) (*Services, error) {
+	fcfg federation.Config, tcfg trends.Config) (*Services, error) {
 	s := &Services{Accounts: acc, Cursors: cursor.New(db), Keys: federation.NewKeys(db)}
 	var ob *outbox.Jobs // nil: the deployment does not federate
 	var finder activities.Finder
@@ -94,12 +95,16 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 	if s.Conversations, err = conversations.New(db); err != nil {
 		return nil, err
 	}
+	if s.Trends, err = trends.New(db, tcfg); err != nil {
+		return nil, err
+	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
 		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
 		Likes:     likes.Records{DB: db},
 		Bookmarks: bookmarks.Records{DB: db},
-		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications, s.Conversations},
+		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications, s.Conversations, trends.Records{DB: db}},
 		Links:     links, Pictures: pictures, Polls: polls.Records{DB: db}, Publisher: ob, Finder: finder, Cards: previews,
+		Trends: s.Trends,
 	}); err != nil {
 		return nil, err
 	}

@@ -301,3 +301,25 @@ func trimTrailing(m string) string {
 	}
 	return m
 }
+
+// Kept returns the cards kept of addresses, in order: nil for one that
+// makes none or was never fetched. It fetches nothing.
+func (s *Service) Kept(ctx context.Context, addresses []string) ([]*Card, error) {
+	l := s.db.Lookup()
+	sts := make([]stored, len(addresses))
+	refs := make([]store.Ref, len(addresses))
+	for i, a := range addresses {
+		refs[i] = l.Add(key(s.db, a), &sts[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, fmt.Errorf("cards.Kept: %w", err)
+	}
+	out := make([]*Card, len(addresses))
+	for i := range addresses {
+		if refs[i].Found() && sts[i].Made {
+			c := sts[i].Card
+			out[i] = &c
+		}
+	}
+	return out, nil
+}

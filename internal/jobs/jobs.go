@@ -172,6 +172,11 @@ func (r *Router) Routes() []Route {
 			outcome, err := r.run.Activities.Converse(ctx, t)
 			return []any{"activityId", t.ActivityID, "outcome", outcome}, err
 		}),
+		// What a post makes trend: its uses, marked.
+		serve(r, activities.TrendJob, func(ctx context.Context, t activities.TrendTask) ([]any, error) {
+			outcome, err := r.run.Activities.Trend(ctx, t)
+			return []any{"activityId", t.ActivityID, "edit", t.Edit, "outcome", outcome}, err
+		}),
 		// A scheduled post, published at its time.
 		serve(r, scheduled.PublishJob, func(ctx context.Context, t scheduled.PublishTask) ([]any, error) {
 			outcome, err := r.run.Scheduled.Publish(ctx, t)

@@ -42,6 +42,7 @@ import (
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	"socialstream/internal/trends"
 )
 
 // Config tunes a Service.
@@ -189,6 +190,9 @@ func (s *Service) phases() []phase {
 		}},
 		{"likes", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return likes.Erase(ctx, db, user, n)
+		}},
+		{"trends", func(ctx context.Context, user string, _ int64, n int) (int, error) {
+			return trends.Erase(ctx, db, user, n)
 		}},
 		{"bookmarks", func(ctx context.Context, user string, _ int64, n int) (int, error) {
 			return bookmarks.Erase(ctx, db, user, n)

@@ -21,8 +21,10 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/notifications"
 	"socialstream/internal/outbox"
+	"socialstream/internal/policy"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/trends"
 	"socialstream/internal/viewer"
 )
 
@@ -88,6 +90,8 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 	event := notifications.Event{Type: notifications.Like, ActorID: user, Recipients: []string{a.UserID},
 		ActivityID: activity, ID: fmt.Sprintf("like-%s-%s", activity, user)}
 	var r *activities.Reaction
+	var use *trends.Use
+	day, fresh := trends.DayOf(s.now()), false
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, append([]queue.Pending{s.notes.Expecting(event)}, s.told(user, activity, a.UserID, note, elsewhere, false)...), func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
@@ -98,6 +102,9 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 			seen := activities.ReadSeen(l, user, a) // an activity's author never changes
 			own := viewer.Read(l, user)
 			note := s.notes.PrepareChecked(l, event, me)
+			if sub, counts := activities.ReactionTrend(a, policy.Account{Exists: true}); counts {
+				use = trends.ReadUse(l, sub, user, day) // if its liker's account counts too
+			}
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
@@ -123,12 +130,24 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 			if err := r.Count(tx, 1, 0); err != nil {
 				return err
 			}
-			_, err := note.Write(tx)
+			var err error
+			if _, counts := activities.ReactionTrend(a, me.Account()); counts && use != nil {
+				if fresh, err = use.Mark(tx, trends.Like, true); err != nil {
+					return err
+				}
+			}
+			_, err = note.Write(tx)
 			return err
 		})
 	})
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, r.Err(err))
+	}
+	if fresh {
+		sub, _ := activities.ReactionTrend(a, policy.Account{})
+		// Best effort, as trends.Bump says: the like has committed, and
+		// the next one's bump counts this one too.
+		_ = trends.Bump(ctx, s.db, sub, day)
 	}
 	return s.answer(ctx, user, r)
 }
@@ -161,6 +180,13 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 			r = activities.ReadReaction(l, activity, a)
 			var was Like
 			liked := l.Add(LikeKey(s.db, activity, user), &was)
+			var use *trends.Use
+			l.Then(func() {
+				if liked.Found() {
+					sub, _ := activities.ReactionTrend(a, policy.Account{})
+					use = trends.ReadUse(l, sub, user, trends.DayOf(was.Created))
+				}
+			})
 			own := viewer.Read(l, user)
 			seen := activities.ReadSeen(l, user, a)
 			if err := l.Run(ctx); err != nil {
@@ -177,6 +203,11 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 			}
 			if err := tx.Delete(LikeKey(s.db, activity, user)); err != nil {
 				return err
+			}
+			if use != nil {
+				if _, err := use.Mark(tx, trends.Like, false); err != nil {
+					return err
+				}
 			}
 			if own.Found() {
 				own.Edit().SetLike(activity, false)

@@ -186,6 +186,19 @@ func Searchable(reader string, p Post, authorIndexable bool) bool {
 	return reader != "" && (reader == p.Author || p.addressed(reader) || p.Listed() && authorIndexable)
 }
 
+// Trending reports whether p, sensitive or not, by author, counts toward
+// what trends, as Mastodon counts it: a listed post, neither sensitive
+// nor removed, by an account there that is neither limited nor
+// suspended. A reaction to it counts when its actor's account is such
+// too (TrendingBy).
+func Trending(p Post, sensitive bool, author Account) bool {
+	return p.Listed() && !sensitive && !p.Removed && TrendingBy(author)
+}
+
+// TrendingBy reports whether what a's account does counts toward what
+// trends: it is there, neither limited nor suspended.
+func TrendingBy(a Account) bool { return a.Exists && !a.Suspended && !a.Limited }
+
 // ErrNotRepostable refuses a repost of what is neither public nor
 // unlisted.
 var ErrNotRepostable = derrors.New(derrors.PermissionDenied, "only a public or unlisted activity can be reposted")

@@ -26,6 +26,7 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
+	"socialstream/internal/trends"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -108,7 +109,7 @@ func newFixture(t *testing.T, cfg rebuild.Config) *fixture {
 	if f.acc, err = accounts.New(db, gen, accounts.Config{BcryptCost: bcrypt.MinCost}); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.NewServices(db, gen, f.acc, f.q, slog.New(slog.DiscardHandler), cfg, app.Pictures{}, app.Push{}, federation.Config{})
+	svc, err := app.NewServices(db, gen, f.acc, f.q, slog.New(slog.DiscardHandler), cfg, app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

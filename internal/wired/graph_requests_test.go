@@ -17,6 +17,7 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
+	"socialstream/internal/trends"
 )
 
 // An unlock's job enqueued before the unlock commits, and run first, asks
@@ -27,7 +28,7 @@ func TestUnlockJobWaitsForItsUnlock(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,14 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
+	"socialstream/internal/trends"
 )
 
 func setup(t *testing.T, n int) (*store.DB, *accounts.Service, *graph.Service, []string) {
 	t.Helper()
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
-	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
+	svc, err := app.NewServices(db, ids.New(), acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestBlockEndsAFollowMadeWhileItPlans(t *testing.T) {
 	db := testenv.DB(t)
 	acc := apptest.Accounts(t, db, ids.New())
 	q := testenv.StartTasks(t).Queue
-	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
+	svc, err := app.NewServices(db, ids.New(), acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

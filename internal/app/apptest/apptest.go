@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
+	"socialstream/internal/trends"
 )
 
 // Env is a test's services and its store.
@@ -53,7 +54,7 @@ func Accounts(t testing.TB, db *store.DB, gen *ids.Generator) *accounts.Service 
 // Services builds the services over db, acc and q, as the app does.
 func Services(t testing.TB, db *store.DB, gen *ids.Generator, acc *accounts.Service, q queue.Queue) *app.Services {
 	t.Helper()
-	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{})
+	svc, err := app.NewServices(db, gen, acc, q, slog.New(slog.DiscardHandler), rebuild.Config{}, app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,29 @@
+package policy
+
+import "testing"
+
+func TestTrending(t *testing.T) {
+	there := Account{ID: "ann", Exists: true}
+	for _, c := range []struct {
+		name      string
+		post      Post
+		sensitive bool
+		author    Account
+		want      bool
+	}{
+		{"public", Post{Author: "ann", Visibility: Public}, false, there, true},
+		{"public by default", Post{Author: "ann"}, false, there, true},
+		{"unlisted", Post{Author: "ann", Visibility: Unlisted}, false, there, false},
+		{"followers-only", Post{Author: "ann", Visibility: FollowersOnly}, false, there, false},
+		{"direct", Post{Author: "ann", Visibility: MentionedOnly, Mentions: []string{"bob"}}, false, there, false},
+		{"sensitive", Post{Author: "ann"}, true, there, false},
+		{"removed by a moderator", Post{Author: "ann", Removed: true}, false, there, false},
+		{"limited author", Post{Author: "ann"}, false, Account{ID: "ann", Exists: true, Limited: true}, false},
+		{"suspended author", Post{Author: "ann"}, false, Account{ID: "ann", Exists: true, Suspended: true}, false},
+		{"author gone", Post{Author: "ann"}, false, Account{ID: "ann"}, false},
+	} {
+		if got := Trending(c.post, c.sensitive, c.author); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
