@@ -266,7 +266,8 @@ type Trends struct {
 }
 
 // TrendsRequest asks for what trends of a kind: a window of the shown
-// (Offset, Count), or those waiting for review (Waiting, staff alone).
+// (Offset, Count), or of those waiting for review too (Waiting, for
+// staff alone: package moderation asks).
 type TrendsRequest struct {
 	Viewer  string
 	Kind    trends.Kind
@@ -289,7 +290,7 @@ func (s *Service) Trending(ctx context.Context, r TrendsRequest) (Trends, error)
 	}
 	items := shown
 	if r.Waiting {
-		items = waiting
+		items = append(shown, waiting...)
 	}
 	items = items[min(r.Offset, len(items)):]
 	switch r.Kind {

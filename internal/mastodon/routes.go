@@ -3,7 +3,9 @@ package mastodon
 import (
 	"context"
 	"socialstream/internal/activities"
+	"socialstream/internal/oauth"
 	"socialstream/internal/paging"
+	"socialstream/internal/trends"
 
 	"github.com/gin-gonic/gin"
 )
@@ -144,7 +146,16 @@ func (s *Server) mastoRoutes(r *gin.Engine) {
 	v1.PUT("/media/:id", s.masto(person, "write:media", s.updateMedia))
 
 	// What Mastodon has and the service does not: as a server without it.
-	for _, p := range []string{"/trends/tags", "/trends/statuses", "/trends/links", "/announcements",
+	v1.GET("/trends", s.masto(anyone, "", s.trendingTags))
+	v1.GET("/trends/tags", s.masto(anyone, "", s.trendingTags))
+	v1.GET("/trends/statuses", s.masto(anyone, "", s.trendingStatuses))
+	v1.GET("/trends/links", s.masto(anyone, "", s.trendingLinks))
+	for _, k := range trends.Kinds {
+		v1.GET("/admin/trends/"+string(k), s.masto(person, oauth.AdminRead, s.adminTrends(k)))
+		v1.POST("/admin/trends/"+string(k)+"/:id/approve", s.masto(person, oauth.AdminWrite, s.reviewTrend(k, true)))
+		v1.POST("/admin/trends/"+string(k)+"/:id/reject", s.masto(person, oauth.AdminWrite, s.reviewTrend(k, false)))
+	}
+	for _, p := range []string{"/announcements",
 		"/endorsements", "/suggestions", "/directory"} {
 		v1.GET(p, s.masto(anyone, "", empty))
 	}

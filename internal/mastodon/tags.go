@@ -15,7 +15,13 @@ func (s *Server) getTag(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.tagView(m, name, f != nil), nil
+	h, err := s.activities.TagHistory(m.ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	v := s.tagView(m, name, f != nil)
+	v.History = history(h)
+	return v, nil
 }
 
 func (s *Server) followTag(m *mreq) (any, error) {

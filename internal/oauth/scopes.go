@@ -11,12 +11,15 @@ import (
 // The scopes an app may ask for, as Mastodon names them: read and write
 // cover every granular scope under them; follow covers the follows,
 // blocks and mutes, read and write; profile is the person's own account,
-// read, alone.
+// read, alone; admin:read and admin:write, the moderation API's, for
+// staff alone, are covered by neither read nor write.
 const (
-	Read    = "read"
-	Write   = "write"
-	Follow  = "follow"
-	Profile = "profile"
+	Read       = "read"
+	Write      = "write"
+	Follow     = "follow"
+	Profile    = "profile"
+	AdminRead  = "admin:read"
+	AdminWrite = "admin:write"
 )
 
 // granular are the scopes under read and write.
@@ -35,7 +38,7 @@ func Granular() []string { return slices.Clone(granular) }
 // the token's Web Push subscription (read and write alike, as Mastodon).
 func known(s string) bool {
 	switch s {
-	case Read, Write, Follow, Profile, "push":
+	case Read, Write, Follow, Profile, AdminRead, AdminWrite, "push":
 		return true
 	}
 	return slices.Contains(granular, s)

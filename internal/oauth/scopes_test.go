@@ -17,7 +17,8 @@ func TestParseScopes(t *testing.T) {
 		{"read+write:statuses", []string{"read", "write:statuses"}, false},
 		{"read read", []string{"read"}, false},
 		{"push profile", []string{"profile", "push"}, false},
-		{"read admin:read", nil, true},
+		{"read admin:read", []string{"admin:read", "read"}, false},
+		{"admin:read:accounts", nil, true},
 		{"write:everything", nil, true},
 	} {
 		got, err := ParseScopes(c.in)

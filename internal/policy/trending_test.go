@@ -27,3 +27,23 @@ func TestTrending(t *testing.T) {
 		}
 	}
 }
+
+// The moderation API's scopes are asked for by name: read and write
+// cover neither.
+func TestAdminScopes(t *testing.T) {
+	for _, c := range []struct {
+		granted []string
+		need    string
+		want    bool
+	}{
+		{[]string{"read", "write"}, "admin:read", false},
+		{[]string{"read", "write"}, "admin:write", false},
+		{[]string{"admin:read"}, "admin:read", true},
+		{[]string{"admin:read"}, "admin:write", false},
+		{[]string{"admin:write"}, "admin:write", true},
+	} {
+		if got := Scoped(true, c.granted, c.need); got != c.want {
+			t.Errorf("Scoped(%v, %s) = %v, want %v", c.granted, c.need, got, c.want)
+		}
+	}
+}
