@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"socialstream/internal/app"
 	"socialstream/internal/ids"
 	"socialstream/internal/stacktest"
+	"socialstream/internal/trends"
 )
 
 // hiddenState is one state the policy hides from the reader, with what it
@@ -41,6 +43,17 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	ada := e.register("ada")
 	e.makeAdmin(ada)
 	reader = e.register("reader")
+	// Two fans like every post of the states before it is hidden, so
+	// that each one that may trend would, were the trends to leak it.
+	fans := []user{e.register("fan1"), e.register("fan2")}
+	liked := func(id string) {
+		t.Helper()
+		for _, f := range fans {
+			if r := e.do("POST", "/social/rest/likes/"+id, f.token, nil); r.status >= 300 {
+				t.Fatalf("like: %d %s", r.status, r.raw)
+			}
+		}
+	}
 	// Everyone lets anyone's search find their public posts: a search is
 	// then one more way the hidden could leak.
 	indexable := map[string]bool{}
@@ -86,6 +99,9 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	}
 	state := func(name string, u user, title, vis string) *hiddenState {
 		a, p := postAs(u, title, vis)
+		if vis == "" {
+			liked(a)
+		}
 		states = append(states, hiddenState{name: name, activity: a, person: u.id, picture: p, username: u.name, list: listOf(u)})
 		return &states[len(states)-1]
 	}
@@ -97,7 +113,7 @@ func hiddenWorld(t *testing.T, e *env) (reader user, states []hiddenState) {
 	if r := e.do("PUT", "/social/rest/people/@me/@self", sharer.token, map[string]any{"indexable": true}); r.status != http.StatusOK {
 		t.Fatalf("indexable: %d %s", r.status, r.raw)
 	}
-	e.post(sharer, "a visible "+strings.ToLower(secret)+" that searches find")
+	liked(e.post(sharer, "a visible "+strings.ToLower(secret)+" that searches find"))
 	var reposts []hiddenState
 	repost := func(s *hiddenState) {
 		t.Helper()
@@ -455,6 +471,10 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	e := newEnv(t)
 	reader, states := hiddenWorld(t, e)
 	e.Settle()
+	trendAll(t, e)
+	if r := e.do("GET", "/api/v1/trends/statuses", reader.token, nil); !strings.Contains(string(r.raw), "a visible "+strings.ToLower(secret)) {
+		t.Errorf("the control does not trend for the reader: %d %s", r.status, r.raw)
+	}
 	router, err := app.Router(e.svc, slog.New(slog.DiscardHandler), api.Guard{})
 	if err != nil {
 		t.Fatal(err)
@@ -544,6 +564,34 @@ func TestHiddenAnswersAsAbsentOnMastodon(t *testing.T) {
 	}
 	if tried < 100 {
 		t.Errorf("only %d requests tried", tried)
+	}
+}
+
+// trendAll ranks what trends, approves every post that waits for review,
+// and ranks again: each the refresh keeps trends for everyone who may see
+// it. The control, a post of the sharer's liked as the states' were,
+// trends for the reader.
+func trendAll(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.svc.Activities.RefreshTrends(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, waiting, err := e.svc.Trends.Trending(ctx, trends.Statuses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range waiting {
+		if _, err := e.svc.Trends.Review(ctx, trends.Statuses, it.ID, "ada", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.svc.Activities.RefreshTrends(ctx); err != nil {
+		t.Fatal(err)
+	}
+	shown, _, err := e.svc.Trends.Trending(ctx, trends.Statuses)
+	if err != nil || len(shown) < 2 {
+		t.Fatalf("the posts that trend: %v, %v; want the control and those of the states a refresh keeps", shown, err)
 	}
 }
 

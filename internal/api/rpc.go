@@ -74,6 +74,7 @@ func (s *Server) rpcMethods() map[string]rpcFunc {
 		"conversations.update":       method(s, s.conversationsRead),
 		"conversations.delete":       method(s, s.conversationsDelete),
 		"featuredTags.get":           method(s, s.featuredGet),
+		"trends.get":                 method(s, s.trendsGet),
 		"featuredTags.create":        method(s, s.featuredCreate),
 		"featuredTags.delete":        method(s, s.featuredDelete),
 		"scheduled.update":           method(s, s.scheduledUpdate),

@@ -273,6 +273,7 @@ func (s *Server) Routes() *gin.Engine {
 	conv.GET("/:userId", rest(s, http.StatusOK, s.conversationsGet, conversationsFromRequest))
 	conv.POST("/:userId/:id/read", rest(s, http.StatusOK, s.conversationsRead, conversationsFromRequest))
 	conv.DELETE("/:userId/:id", rest(s, http.StatusNoContent, s.conversationsDelete, conversationsFromRequest))
+	social.GET("/rest/trends/:kind", rest(s, http.StatusOK, s.trendsGet, trendsFromRequest))
 	feat := social.Group("/rest/featuredTags")
 	feat.GET("/:userId", rest(s, http.StatusOK, s.featuredGet, featuredFromRequest))
 	feat.POST("/:userId", rest(s, http.StatusOK, s.featuredCreate, featuredFromRequest))
