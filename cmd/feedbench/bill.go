@@ -89,7 +89,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		return nil, err
 	}
 	progress("billing: posts metered")
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks, billSearch, billTalking} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks, billSearch, billTalking, billTrends} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err

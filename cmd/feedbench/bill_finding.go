@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"socialstream/internal/trends"
 )
 
 // Finding and talking, metered: a post's search terms and a search's
@@ -100,4 +102,76 @@ func billTalking(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error)
 	}
 	return append(rows, billRow{Op: "featured hashtags of a profile, 3 of them", Bill: b, MinReads: 7,
 		MinRule: "the person's card; a count and the newest of each tag's range of their posts"}), nil
+}
+
+// billTrends meters a post of 3 hashtags with the job that marks its
+// author's uses of them; the hour's refresh of what trends (3 kinds, of
+// the hashtags 3 people used and a post 2 people liked); a page of
+// trending hashtags and one of trending posts, once approved; and a
+// hashtag's page, with its week.
+func billTrends(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) {
+	var people []user
+	for _, name := range []string{"billtrend1", "billtrend2", "billtrend3"} {
+		u, err := s.register(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		people = append(people, u)
+	}
+	b, err := s.metered(ctx, people[0], "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "about #billtrend #billtwo #billthree"}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("billing: a post of 3 hashtags: %w", err)
+	}
+	rows := []billRow{{Op: "post of 3 hashtags, its trend uses", Bill: b}}
+	var liked struct {
+		Entry struct {
+			ID string `json:"id"`
+		} `json:"entry"`
+	}
+	if err := s.do(ctx, people[0], "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "worth a like"}, &liked); err != nil {
+		return rows, err
+	}
+	for _, u := range people[1:] {
+		if err := s.do(ctx, u, "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "me too #billtrend #billtwo"}, nil); err != nil {
+			return rows, err
+		}
+		if err := s.do(ctx, u, "POST", "/social/rest/likes/"+liked.Entry.ID, nil, nil); err != nil {
+			return rows, err
+		}
+	}
+	if err := s.settle(ctx); err != nil {
+		return rows, err
+	}
+	s.meter.Take()
+	if err := s.trends.refresh(ctx); err != nil {
+		return rows, fmt.Errorf("billing: the trends' refresh: %w", err)
+	}
+	rows = append(rows, billRow{Op: "the hour's refresh of what trends, 3 hashtags and a post", Bill: opBill{Bill: s.meter.Take()}})
+	for _, k := range trends.Kinds {
+		_, waiting, err := s.trends.svc.Trending(ctx, k)
+		if err != nil {
+			return rows, err
+		}
+		for _, it := range waiting {
+			if _, err := s.trends.svc.Review(ctx, k, it.ID, "billing", true); err != nil {
+				return rows, err
+			}
+		}
+	}
+	for _, page := range []struct {
+		op, path string
+		least    int
+		rule     string
+	}{
+		{"trending hashtags, 2 of them", "/social/rest/trends/tags", 1, "the snapshot of what trends"},
+		{"trending posts, 1 of them", "/social/rest/trends/statuses", 4, "the snapshot; the post and its author; the reader's state"},
+		{"a hashtag's page, its week", "/api/v1/tags/billtrend", 7, "a count of the people of each of its 7 days, of its posts of each day they are not none"},
+	} {
+		b, err := s.metered(ctx, people[2], "GET", page.path, nil, nil)
+		if err != nil {
+			return rows, fmt.Errorf("billing: %s: %w", page.op, err)
+		}
+		rows = append(rows, billRow{Op: page.op, Bill: b, MinReads: page.least, MinRule: page.rule})
+	}
+	return rows, nil
 }

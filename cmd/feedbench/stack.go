@@ -122,6 +122,12 @@ type stack struct {
 	// scheduler is the API's scheduled posts over its metered client, on
 	// the clock now: the bill runs a publishing job at a post's time.
 	scheduler func(now func() time.Time) (*scheduled.Service, error)
+	// trends are the API's trends, over its metered client: the bill
+	// runs the hour's refresh and approves what waits.
+	trends struct {
+		refresh func(context.Context) error
+		svc     *trends.Service
+	}
 
 	// push is a push service on loopback, for the bill of a push, and
 	// keys the instance's VAPID keys, which it checks messages against.
@@ -228,6 +234,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	s.scheduler = func(now func() time.Time) (*scheduled.Service, error) {
 		return scheduled.New(st.DB, st.Gen, st.Tasks.Queue, st.Services.Activities, scheduled.Config{Now: now})
 	}
+	s.trends.refresh, s.trends.svc = st.Services.Activities.RefreshTrends, st.Services.Trends
 	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}, Timeout: 5 * time.Minute}
 
 	client, err := store.Open(ctx, project, st.DatastoreHost, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(s.direct.intercept)))

@@ -210,7 +210,21 @@ func (e *editing) jobs() []queue.Pending {
 	if e.poll != nil {
 		expected = append(expected, polls.Closing(e.s.queue, e.id, e.author, e.poll, e.s.now()))
 	}
+	if e.changesTrends() {
+		expected = append(expected, e.s.trendJob(e.id, e.seen.Edits+1, e.seen.Visibility)...)
+	}
 	return expected
+}
+
+// changesTrends says whether the edit may change what the post makes
+// trend: its hashtags or its link, or whether it is sensitive, where it
+// has either.
+func (e *editing) changesTrends() bool {
+	if len(e.tagged)+len(e.seen.Tags) == 0 && e.link == "" && e.seen.Link == "" {
+		return false
+	}
+	return !slices.Equal(e.tagged, e.seen.Tags) || e.link != e.seen.Link ||
+		e.text.spoiler != e.seen.SpoilerText || e.text.sensitive != e.seen.Sensitive
 }
 
 // commit reads the facts of the edit in tx, decides it (decideEdit) and
@@ -342,7 +356,6 @@ func (s *Service) editedJobs(author, id string, seen *Activity, mentions, tagged
 	if len(t.Add)+len(t.Remove) > 0 {
 		jobs = append(jobs, TagJob.Pending(s.queue, t, 0))
 	}
-	jobs = append(jobs, s.trendJob(id, edit, seen.Visibility)...)
 	// Other servers that were sent the post, or are named by the edit,
 	// are sent it again.
 	if all := append(slices.Clone(seen.MentionNames), names...); s.cfg.Publisher != nil && !fromElsewhere(seen.ExternalID) && published(seen.Visibility, false, all) {

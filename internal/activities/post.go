@@ -21,6 +21,7 @@ import (
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/tags"
+	"socialstream/internal/trends"
 	viewerstate "socialstream/internal/viewer"
 )
 
@@ -89,6 +90,11 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	if err != nil {
 		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
 	}
+	if p.trended {
+		// Best effort, as trends.Bump says: the repost has committed.
+		sub, _ := ReactionTrend(in.shared, policy.Account{})
+		_ = trends.Bump(ctx, s.db, sub, trends.DayOf(ids.Time(seq)))
+	}
 	return p.answer(ctx, plan)
 }
 
@@ -114,6 +120,9 @@ type posting struct {
 	answers    string
 	checked    map[string]bool
 	alsoFollow map[string]bool
+	// trended, for a repost, says its transaction made its author's use
+	// of what it shares new (package trends), to bump once committed.
+	trended bool
 }
 
 func (p *posting) prepare(ctx context.Context) error {
@@ -246,7 +255,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 	if p.link != "" {
 		expected = append(expected, p.s.cardJob(ids.Format(seq), p.link, 0))
 	}
-	if len(p.tagged) > 0 || p.link != "" || p.in.repostOf != "" {
+	if len(p.tagged) > 0 || p.link != "" {
 		expected = append(expected, p.s.trendJob(ids.Format(seq), 0, p.in.Visibility)...)
 	}
 	if names := slices.Collect(maps.Values(p.mentionNames)); p.s.cfg.Publisher != nil && !fromElsewhere(p.in.ExternalID) &&
@@ -306,6 +315,10 @@ type postRead struct {
 	note     *notifications.Pending
 	own      *viewerstate.Ref
 	pictures func(string) ([]*datastore.Key, []any, []media.Attached, error)
+	// trend, for a repost of what may trend, is its author's use of it
+	// today, marked when their account counts too (reposter).
+	trend    *trends.Use
+	reposter policy.Account
 }
 
 func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postRead, error) {
@@ -342,6 +355,9 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		// there is checked by the count's transform at the commit.
 		seen = ReadSeen(l, p.author, in.shared)
 		r.note = s.notes.PrepareChecked(l, p.shareNote, me)
+		if sub, counts := ReactionTrend(in.shared, policy.Account{Exists: true}); counts && s.cfg.Trends != nil {
+			r.trend = trends.ReadUse(l, sub, p.author, trends.DayOf(ids.Time(mine.Seq)))
+		}
 	}
 	if p.parent != nil {
 		seen = ReadSeen(l, p.author, p.parent) // hidden from the author since?
@@ -373,6 +389,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 	}
 	f := &r.facts
 	f.mayAct = me.MayAct() // deleted, or suspended with a token another instance still trusts
+	r.reposter = me.Account()
 	mine.Indexable = me.Indexable()
 	if taken.Found() {
 		f.prior = &prior
@@ -558,6 +575,14 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 		r.own.Edit().SetRepost(a.RepostOf, true)
 		if err := r.own.Save(tx); err != nil {
 			return err
+		}
+		p.trended = false
+		if r.trend != nil && policy.TrendingBy(r.reposter) {
+			fresh, err := r.trend.Mark(tx, id, true)
+			if err != nil {
+				return err
+			}
+			p.trended = fresh
 		}
 	}
 	if err := p.count(tx, a); err != nil {

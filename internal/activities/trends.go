@@ -19,11 +19,13 @@ import (
 )
 
 // What a post makes trend (package trends): its hashtags and its link,
-// and, for a repost, the post it shares; each a use by its author on the
-// day it was posted, marked with its id. A job enqueued ahead of the
-// post's commit and of each edit's writes them, in a transaction that
-// reads the post, so a post deleted first marks nothing, and its
-// delete's cleanup (trends.Records) takes the marks of one that did.
+// each a use by its author on the day it was posted, marked with its id.
+// A job enqueued ahead of the post's commit and of an edit's writes
+// them, in a transaction that reads the post, so a post deleted first
+// marks nothing, and its delete's cleanup (trends.Records) takes the
+// marks of one that did. A repost marks its author's use of what it
+// shares in its own transaction, as a like does; its delete's cleanup
+// takes it back the same way.
 
 // TrendJob marks the uses of a post.
 var TrendJob = queue.Job[TrendTask]{Name: "trend", Queue: queue.Notifications,
@@ -67,7 +69,7 @@ func trendSubjects(a *Activity, author policy.Account) []trends.Subject {
 		return nil
 	}
 	if a.RepostOf != "" {
-		return []trends.Subject{{Kind: trends.Statuses, Name: a.RepostOf}}
+		return nil // a repost's use is marked in its transaction
 	}
 	var out []trends.Subject
 	for _, t := range a.Tags[:min(len(a.Tags), MaxTrendingTags)] {
