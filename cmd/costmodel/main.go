@@ -64,6 +64,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	num("open-share", "share of thumbnails seen whose picture is opened (0..1)", func(w *costmodel.Workload) *float64 { return &w.OpenShare })
 	num("words", "words a post past the meter's, each a search term", func(w *costmodel.Workload) *float64 { return &w.Words })
 	num("searches", "searches of posts a day of an active person", func(w *costmodel.Workload) *float64 { return &w.Searches })
+	num("tags", "share of posts with hashtags (3 each), each counted toward trends", func(w *costmodel.Workload) *float64 { return &w.TagShare })
+	num("trend-pages", "trends pages a day of an active person", func(w *costmodel.Workload) *float64 { return &w.TrendPages })
 	num("fed-inboxes", "other servers' inboxes a post goes to, on average (federation)", func(w *costmodel.Workload) *float64 { return &w.FedInboxes })
 	num("fed-posts", "posts taken from other servers a day, for each active person", func(w *costmodel.Workload) *float64 { return &w.FedPosts })
 	num("fed-reach", "people here each post from another server reaches", func(w *costmodel.Workload) *float64 { return &w.FedReach })

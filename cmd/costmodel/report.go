@@ -38,9 +38,10 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		x := r.Workload
 		return strings.Join([]string{n(x.Posts), n(x.HomePages), n(x.OtherPages), n(x.NotificationPages), n(x.UnreadPolls), n(x.Likes), n(x.Follows)}, ", ")
 	})
-	row("what posts carry: votes an active person casts a day; posts with a link (of those, cards made already); posts scheduled; words a post (each a search term); searches an active person makes a day", func(r costmodel.Result) string {
+	row("what posts carry: votes an active person casts a day; posts with a link (of those, cards made already); posts scheduled; words a post (each a search term); searches an active person makes a day; posts with hashtags; trends pages an active person reads a day", func(r costmodel.Result) string {
 		x := r.Workload
-		return n(x.Votes) + "; " + pct(x.LinkShare) + " (" + pct(x.CardShared) + "); " + pct(x.ScheduledShare) + "; " + n(x.Words) + "; " + n(x.Searches)
+		return n(x.Votes) + "; " + pct(x.LinkShare) + " (" + pct(x.CardShared) + "); " + pct(x.ScheduledShare) + "; " + n(x.Words) + "; " + n(x.Searches) +
+			"; " + pct(x.TagShare) + "; " + n(x.TrendPages)
 	})
 	row("home retention", func(r costmodel.Result) string {
 		if r.Workload.RetentionDays == 0 {
@@ -62,7 +63,7 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		f := r.Federation
 		return n(f.Reads) + " / " + n(f.Writes) + " / " + n(f.Tasks)
 	})
-	row("of which what posts carry (votes, links' cards, schedules, search terms and searches): reads / writes / Cloud Tasks operations", func(r costmodel.Result) string {
+	row("of which what posts carry (votes, links' cards, schedules, search terms and searches, trends): reads / writes / Cloud Tasks operations", func(r costmodel.Result) string {
 		c := r.Carried
 		return n(c.Reads) + " / " + n(c.Writes) + " / " + n(c.Tasks)
 	})

@@ -165,7 +165,7 @@ func billTrends(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) 
 	}{
 		{"trending hashtags, 2 of them", "/social/rest/trends/tags", 1, "the snapshot of what trends"},
 		{"trending posts, 1 of them", "/social/rest/trends/statuses", 4, "the snapshot; the post and its author; the reader's state"},
-		{"a hashtag's page, its week", "/api/v1/tags/billtrend", 7, "a count of the people of each of its 7 days, of its posts of each day they are not none"},
+		{"a hashtag's page, its week", "/api/v1/tags/billtrend", 9, "whether the reader follows it; a count of its people each of its 7 days, and of its posts each day it had people"},
 	} {
 		b, err := s.metered(ctx, people[2], "GET", page.path, nil, nil)
 		if err != nil {

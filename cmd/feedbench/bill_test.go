@@ -47,6 +47,11 @@ var heldReads = map[string]int{
 	// A profile's featured hashtags: the card, then a count and the
 	// newest of each tag's range of the person's posts.
 	"featured hashtags of a profile, 3 of them": 7,
+	// What trends: a page reads the hour's snapshot, and a page of posts
+	// what any page of them reads; a hashtag's page counts its week.
+	"trending hashtags, 2 of them": 1,
+	"trending posts, 1 of them":    4,
+	"a hashtag's page, its week":   9,
 }
 
 // maxWarmReads is the most a page of 20 reads once every activity and
@@ -80,6 +85,9 @@ var heldCalls = map[string]string{
 	"search, a Japanese word in sentences, 5 found": "2 Lookup, 5 RunQuery",
 	"conversations page, 2 of them":                 "2 Lookup, 1 RunQuery",
 	"featured hashtags of a profile, 3 of them":     "1 Lookup, 3 RunAggregationQuery, 3 RunQuery",
+	"trending hashtags, 2 of them":                  "1 Lookup",
+	"trending posts, 1 of them":                     "3 Lookup", // the snapshot; the posts; the page's rest
+	"a hashtag's page, its week":                    "1 Lookup, 8 RunAggregationQuery",
 }
 
 // TestBill meters every operation on the emulator and holds the pages at
@@ -170,10 +178,10 @@ func TestBill(t *testing.T) {
 	}{
 		{"post, 0 followers", 3, 2, 0},              // the activity, its audience chunk and its author's statuses count
 		{"post, 100 followers", 3, 2, 0},            // the same: a chunk holds them all
-		{"like", 4, 3, 0},                           // the like, the activity's count, the notification, the liker's state
-		{"like, pushed to 1 subscription", 4, 3, 0}, // the same: a delivery writes nothing
+		{"like", 6, 3, 0},                           // the like, the activity's count, the notification, the liker's state; the liker's use of the post that trends, and the post's candidate (its first like)
+		{"like, pushed to 1 subscription", 6, 3, 0}, // the same: a delivery writes nothing
 		{"comment", 3, 2, 0},
-		{"edit", 2, 2, 1},            // the activity and the text it replaced; the notification of the mention it drops
+		{"edit", 2, 2, 2},            // the activity and the text it replaced; the notification of the mention it drops, and its author's use of the tag it drops (trends)
 		{"pin", 1, 1, 0},             // the card, which lists the pins
 		{"bookmark", 2, 1, 0},        // the bookmark, and the bookmarker's state
 		{"vote in a poll", 2, 0, 0},  // the vote and the poll's counts (by transforms); the post is read again, to see it and its poll are still there: none read through the cache
@@ -182,9 +190,10 @@ func TestBill(t *testing.T) {
 		// post marked and its book, then the scheduled post deleted
 		{"publish a scheduled post, 0 followers", 6, 2, 1},
 		// a post's three, the card's entity (claimed, then made), and
-		// the card copied onto the post; the second copies it alone
-		{"post with a link, its card made", 6, 3, 0},
-		{"post with a link, its card shared", 4, 3, 0},
+		// the card copied onto the post; the second copies it alone; each
+		// its author's use of the link and the link's candidate (trends)
+		{"post with a link, its card made", 8, 3, 0},
+		{"post with a link, its card shared", 6, 3, 0},
 		{"profile, with an avatar", 3, 1, 0}, // the User, the card, the picture's record
 		{"upload a picture", 1, 0, 0},
 		{"post with 4 pictures, 0 followers", 7, 2, 0}, // a post's three, and each picture's record, marked as on it
@@ -210,8 +219,10 @@ func TestBill(t *testing.T) {
 		t.Errorf("delete a post with 4 pictures: %v", b)
 	}
 	// The delete's cleanup queries what each package keeps of the post:
-	// conversations' (the entries that keep it) is the eighth.
-	if got, want := callString(byOp["delete"].Bill.Calls), "1 BeginTransaction, 2 Commit, 4 Lookup, 8 RunQuery"; got != want {
+	// conversations' (the entries that keep it) is the eighth, trends'
+	// (the uses it marks) the ninth, and its tag's use is taken back in
+	// a transaction.
+	if got, want := callString(byOp["delete"].Bill.Calls), "2 BeginTransaction, 3 Commit, 5 Lookup, 9 RunQuery"; got != want {
 		t.Errorf("delete: calls %s, want %s", got, want)
 	}
 	if a, b := byOp["post, 0 followers"].Bill, byOp["post, 100 followers"].Bill; b.IndexEntries-a.IndexEntries != 3*100 {

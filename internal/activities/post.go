@@ -90,7 +90,7 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 	if err != nil {
 		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
 	}
-	if p.trended {
+	if p.trended && trends.Sampled(in.shared.LikesCount+in.shared.RepostsCount+1) {
 		// Best effort, as trends.Bump says: the repost has committed.
 		sub, _ := ReactionTrend(in.shared, policy.Account{})
 		_ = trends.Bump(ctx, s.db, sub, trends.DayOf(ids.Time(seq)))

@@ -44,7 +44,7 @@ var Metered = map[string]Op{
 	"notifications page":         {Reads: 43},
 	"notifications page, warm":   {Reads: 3},
 	"unread count":               {Reads: 2},
-	"like":                       {Reads: 18, Writes: 7, IndexEntries: 28, Bytes: 4816, Tasks: 2},
+	"like":                       {Reads: 23, Writes: 9, IndexEntries: 37, Bytes: 6306, Tasks: 2},
 	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3926, Tasks: 2},
 	"follow, with its rebuild":   {Reads: 48, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
 	"unfollow, with its rebuild": {Reads: 17, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2014, Tasks: 2},
@@ -64,14 +64,19 @@ var Metered = map[string]Op{
 	"vote in a poll":                        {Reads: 16, Writes: 2, IndexEntries: 2, Bytes: 468},
 	"schedule a post":                       {Reads: 3, Writes: 2, Bytes: 311, Tasks: 1},
 	"publish a scheduled post, 0 followers": {Reads: 12, Writes: 8, Deletes: 1, IndexEntries: 29, Bytes: 4757},
-	"post with a link, its card made":       {Reads: 15, Writes: 9, IndexEntries: 67, Bytes: 10118, Tasks: 2},
-	"post with a link, its card shared":     {Reads: 14, Writes: 7, IndexEntries: 67, Bytes: 9469, Tasks: 2},
+	"post with a link, its card made":       {Reads: 22, Writes: 11, IndexEntries: 76, Bytes: 11651, Tasks: 4},
+	"post with a link, its card shared":     {Reads: 21, Writes: 9, IndexEntries: 76, Bytes: 11005, Tasks: 4},
 	// Finding posts: a post's words (its search terms) cost index
 	// entries and bytes, what a post of 20 words adds to one of 10 a
 	// word; a search reads a query a scope and the page it finds.
 	"post of 10 words, found by anyone's search": {Reads: 11, Writes: 5, IndexEntries: 69, Bytes: 8965},
 	"post of 20 words, found by anyone's search": {Reads: 11, Writes: 5, IndexEntries: 109, Bytes: 13588},
 	"search, one word, 5 found":                  {Reads: 12},
+	// What trends: a post of hashtags (its tag and trend jobs), the
+	// hour's refresh, and a page of trending posts.
+	"post of 3 hashtags, its trend uses":                       {Reads: 31, Writes: 11, IndexEntries: 77, Bytes: 11509, Tasks: 10},
+	"the hour's refresh of what trends, 3 hashtags and a post": {Reads: 106, Writes: 3, Bytes: 1925},
+	"trending posts, 1 of them":                                {Reads: 4},
 }
 
 // Marks are the marks of changes (store.KindChange) among each
@@ -199,8 +204,12 @@ type Workload struct {
 	// another post made already that day (CardShared); the share of
 	// posts scheduled ahead (ScheduledShare). Finding them: the words of
 	// a post past those of the meter's (Words: each a search term), and
-	// the searches an active person makes a day (Searches).
+	// the searches an active person makes a day (Searches). What trends:
+	// the share of posts with hashtags (TagShare, 3 each), and the trends
+	// pages an active person reads a day (TrendPages), and the refreshes
+	// of what trends a day (TrendRefreshes: cron.yaml's, hourly).
 	Votes, LinkShare, CardShared, ScheduledShare, Words, Searches float64
+	TagShare, TrendPages, TrendRefreshes                          float64
 }
 
 // defaults sets what every preset assumes of pictures, and the service's
@@ -211,6 +220,7 @@ func (w Workload) defaults() Workload {
 	w.CacheTTL, w.CacheEntries = 600, 20000
 	w.Votes, w.LinkShare, w.CardShared, w.ScheduledShare = 1, 0.2, 0.5, 0.02
 	w.Words, w.Searches = 30, 2
+	w.TagShare, w.TrendPages, w.TrendRefreshes = 0.2, 1, 24
 	return w
 }
 
@@ -340,7 +350,8 @@ func PerWord() Op {
 // post (a fetch and a card made, or a card copied); for each post
 // scheduled, its scheduling, what its publication adds to a post, and
 // its task's run. And finding posts: each post's words, and the
-// searches.
+// searches; what trends: each post's hashtags (their tag and trend
+// jobs), the trends pages, and the hour's refresh.
 func carried(w Workload, active, posts float64) Op {
 	plain := Post(0)
 	card := Metered["post with a link, its card made"].minus(plain).times(1 - w.CardShared).
@@ -350,7 +361,10 @@ func carried(w Workload, active, posts float64) Op {
 		plus(card.times(posts * w.LinkShare)).
 		plus(schedule.times(posts * w.ScheduledShare)).
 		plus(PerWord().times(posts * w.Words)).
-		plus(Metered["search, one word, 5 found"].times(active * w.Searches))
+		plus(Metered["search, one word, 5 found"].times(active * w.Searches)).
+		plus(Metered["post of 3 hashtags, its trend uses"].minus(plain).times(posts * w.TagShare)).
+		plus(Metered["trending posts, 1 of them"].times(active * w.TrendPages)).
+		plus(Metered["the hour's refresh of what trends, 3 hashtags and a post"].times(w.TrendRefreshes))
 }
 
 // Model computes the day of a workload under each design.

@@ -143,7 +143,7 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes.Like(%s, %s): %w", user, activity, r.Err(err))
 	}
-	if fresh {
+	if fresh && trends.Sampled(a.LikesCount+a.RepostsCount+1) {
 		sub, _ := activities.ReactionTrend(a, policy.Account{})
 		// Best effort, as trends.Bump says: the like has committed, and
 		// the next one's bump counts this one too.

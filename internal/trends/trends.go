@@ -298,6 +298,14 @@ func Bump(ctx context.Context, db *store.DB, s Subject, d Day) error {
 	return nil
 }
 
+// Sampled reports whether the n-th reaction to a post (a like or repost,
+// as the post's own counts say, of all days) is worth a Bump: the first,
+// then one at each doubling, so that a post liked by thousands bumps its
+// candidate a few times, not a thousand, and a post of a few likes half
+// the time. A post a day's reactions pass over is still ranked by the
+// candidate of the day before, and counted exactly by the refresh.
+func Sampled(n int64) bool { return n > 0 && n&(n-1) == 0 }
+
 // exactBelow is how many people a candidate's count follows one by one,
 // before it follows their doubling alone.
 const exactBelow = 16
