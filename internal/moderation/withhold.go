@@ -12,6 +12,7 @@ import (
 	"socialstream/internal/notifications"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
+	"socialstream/internal/trends"
 )
 
 // A suspension hides a person's likes, comments and the notifications
@@ -23,7 +24,9 @@ import (
 // its transactions reads the facts it turns on, so whichever job runs
 // last leaves the counts as the facts are. A limit and a takedown (and
 // their undoing) have the job weigh the notifications alone: those of
-// the person, or about the activity (notifications.Reweigh).
+// the person, or about the activity (notifications.Reweigh). Each ends
+// with what trends: the activity's uses marked again, or the person's
+// deleted (withholdTrends).
 
 // WithholdJob withholds a suspended person's likes and comments from
 // their counts, or restores them, a page at a time, and has their
@@ -62,6 +65,7 @@ const (
 	withholdLikes         = "likes"
 	withholdComments      = "comments"
 	withholdNotifications = "notifications"
+	withholdTrends        = "trends"
 	withholdPage          = 500
 )
 
@@ -120,19 +124,21 @@ func (s *Service) Withhold(ctx context.Context, t WithholdTask) (string, error) 
 		next, err = comments.Withhold(ctx, s.db, t.UserID, t.Cursor, withholdPage, suspended)
 	case withholdNotifications:
 		next, err = s.notes.Reweigh(ctx, sel, t.Cursor, withholdPage)
+	case withholdTrends:
+		next, err = s.withholdTrends(ctx, t)
 	default:
 		return "malformed task", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	if next == "" && t.Kind == withholdNotifications {
+	if next == "" && t.Kind == withholdTrends {
 		return "", nil
 	}
 	t.Step++
 	t.Cursor = next
 	if next == "" {
-		t.Kind = map[string]string{withholdLikes: withholdComments, withholdComments: withholdNotifications}[t.Kind]
+		t.Kind = map[string]string{withholdLikes: withholdComments, withholdComments: withholdNotifications, withholdNotifications: withholdTrends}[t.Kind]
 	}
 	return "", s.enqueueWithhold(ctx, t)
 }
@@ -211,4 +217,25 @@ func (s *Service) withholdLater(t WithholdTask, replaced bool) (string, error) {
 		return "", errWithholdNotYet
 	}
 	return "replaced, or never committed", nil
+}
+
+// withholdTrends is a withholding's last step, of what trends (package
+// trends): a post taken down or put back has its uses marked again, as
+// its trend job marks them; a person suspended or limited has their uses
+// of every subject deleted (what they do from then on counts for nothing,
+// the policy says), a page a step, "more" while some may be left. A
+// lifting counts their earlier uses no more.
+func (s *Service) withholdTrends(ctx context.Context, t WithholdTask) (string, error) {
+	switch {
+	case t.ActivityID != "":
+		_, err := s.acts.Trend(ctx, activities.TrendTask{ActivityID: t.ActivityID})
+		return "", err
+	case t.On:
+		n, err := trends.Erase(ctx, s.db, t.UserID, withholdPage)
+		if err != nil || n < withholdPage {
+			return "", err
+		}
+		return "more", nil
+	}
+	return "", nil
 }

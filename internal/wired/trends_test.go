@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
+	"socialstream/internal/ids"
+	"socialstream/internal/moderation"
 	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/trends"
@@ -224,3 +227,73 @@ func TestTrendsWaitForReview(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// runWithholds runs the withholding jobs recorded from the from-th task
+// on, and those they enqueue, until none is left.
+func (f *trendsFixture) runWithholds(from int) {
+	f.t.Helper()
+	for done := 0; ; {
+		tasks := tasksOf(f.t, f.q, moderation.WithholdJob, from)
+		if done == len(tasks) {
+			return
+		}
+		for _, task := range tasks[done:] {
+			if _, err := f.svc.Moderation.Withhold(context.Background(), task); err != nil {
+				f.t.Fatalf("%+v: %v", task, err)
+			}
+		}
+		done = len(tasks)
+	}
+}
+
+// Moderation reaches what trends: a post taken down counts for nothing
+// and counts again once put back, and a person limited counts for
+// nothing from then on, their earlier uses deleted.
+func TestTrendsFollowModeration(t *testing.T) {
+	ctx := context.Background()
+	q := &recorder{}
+	db, acc, svc := recorded(t, q)
+	f := &trendsFixture{t: t, db: db, q: q, svc: svc}
+	ada, bob, cat := register(t, acc, "ada"), register(t, acc, "bob"), register(t, acc, "cat")
+	if err := moderation.SetRole(ctx, db, ids.New(), ada, accounts.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	bobs := f.post(bob, activities.PostInput{Title: "#go"})
+	f.post(cat, activities.PostInput{Title: "#go too"})
+	f.runTrends(0)
+	if got := f.people(trends.Tags, "go"); got != 2 {
+		t.Fatalf("#go's people: %d, want 2", got)
+	}
+	act := func(in moderation.ActionInput) {
+		t.Helper()
+		q.mu.Lock()
+		from := len(q.tasks)
+		q.mu.Unlock()
+		in.Reason = "spam"
+		if _, err := svc.Moderation.Act(ctx, ada, in); err != nil {
+			t.Fatal(err)
+		}
+		f.runWithholds(from)
+	}
+	act(moderation.ActionInput{Action: moderation.Remove, AccountID: bob, ActivityIDs: []string{bobs}})
+	if got := f.people(trends.Tags, "go"); got != 1 {
+		t.Fatalf("#go after bob's post was taken down: %d people, want 1", got)
+	}
+	act(moderation.ActionInput{Action: moderation.Restore, AccountID: bob, ActivityIDs: []string{bobs}})
+	if got := f.people(trends.Tags, "go"); got != 2 {
+		t.Fatalf("#go after bob's post was put back: %d people, want 2", got)
+	}
+	act(moderation.ActionInput{Action: moderation.Limit, AccountID: cat})
+	if got := f.people(trends.Tags, "go"); got != 1 {
+		t.Fatalf("#go after cat was limited: %d people, want 1", got)
+	}
+	// What a limited person posts then counts for nothing.
+	q.mu.Lock()
+	from := len(q.tasks)
+	q.mu.Unlock()
+	f.post(cat, activities.PostInput{Title: "#go again"})
+	f.runTrends(from)
+	if got := f.people(trends.Tags, "go"); got != 1 {
+		t.Fatalf("#go after the limited person posted: %d people, want 1", got)
+	}
+}
