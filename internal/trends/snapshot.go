@@ -160,7 +160,7 @@ func (s *Service) candidates(ctx context.Context, k Kind, today Day) ([]string, 
 	var names []string
 	for _, d := range []Day{today, today - 1} {
 		var cs []candidate
-		q := s.db.Query(KindCandidate).FilterField("day", "=", dayOf(k, d)).Order("-n").Limit(Ranked)
+		q := s.db.Query(KindCandidate).FilterField("day", "=", dayOf(k, d)).Order("-people").Limit(Ranked)
 		if _, err := s.db.GetAll(ctx, q, &cs); err != nil {
 			return nil, err
 		}

@@ -138,7 +138,7 @@ type use struct {
 // people as of its last write.
 type candidate struct {
 	Day     string    `datastore:"day"`
-	N       int64     `datastore:"n"`
+	N       int64     `datastore:"people"`
 	Name    string    `datastore:"name,noindex"`
 	Expires time.Time `datastore:"expires,noindex"`
 }
