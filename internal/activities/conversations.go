@@ -22,9 +22,12 @@ import (
 var ConversationJob = queue.Job[ConversationTask]{Name: "conversation", Queue: queue.Notifications,
 	TaskName: func(t ConversationTask) string { return "conversation-" + t.ActivityID }}
 
-// ConversationTask is the body of a conversation job.
+// ConversationTask is the body of a conversation job: the post, and the
+// names of those it mentioned as posted (of the people of other servers,
+// name@domain), by id.
 type ConversationTask struct {
-	ActivityID string `json:"activityId"`
+	ActivityID string            `json:"activityId"`
+	Names      map[string]string `json:"names,omitempty"`
 }
 
 // Outcomes of a conversation job, for its log line.
@@ -33,8 +36,8 @@ const (
 	ConversationGone  = "the post is gone, or not direct"
 )
 
-func (s *Service) conversationJob(id string) queue.Pending {
-	return ConversationJob.Pending(s.queue, ConversationTask{ActivityID: id}, 0)
+func (s *Service) conversationJob(id string, names map[string]string) queue.Pending {
+	return ConversationJob.Pending(s.queue, ConversationTask{ActivityID: id, Names: names}, 0)
 }
 
 // direct says whether a post of visibility, mentioning mentions, is a
@@ -51,25 +54,44 @@ func (s *Service) Converse(ctx context.Context, t ConversationTask) (string, err
 		return ConversationGone, nil
 	}
 	var a Activity
+	var first Version // as posted, if edited since
 	l := s.db.Lookup()
 	found := l.Add(Key(s.db, t.ActivityID), &a)
 	var author *accounts.Record
 	l.Then(func() {
 		if found.Found() {
 			author = accounts.Read(l, a.UserID)
+			if a.Edits > 0 {
+				l.Add(VersionKey(s.db, t.ActivityID, 0), &first)
+			}
 		}
 	})
 	if err := l.Run(ctx); err != nil {
 		return "", err
 	}
+	// Its people are those it mentioned as posted, however late the job
+	// runs: an edit moves it to no other conversation.
+	mentions := a.MentionIDs
+	if a.Edits > 0 {
+		mentions = first.MentionIDs
+	}
 	switch {
 	case !found.Found() && s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter:
 		return "", ErrNotYet
-	case !found.Found() || !direct(a.Visibility, a.MentionIDs):
+	case !found.Found() || !direct(a.Visibility, mentions):
 		return ConversationGone, nil
 	}
-	post := conversations.Post{ID: t.ActivityID, Author: a.UserID, People: append([]string{a.UserID}, a.MentionIDs...)}
-	local := localPeople(&a, author)
+	post := conversations.Post{ID: t.ActivityID, Author: a.UserID, People: append([]string{a.UserID}, mentions...)}
+	names := maps.Clone(t.Names)
+	if names == nil {
+		names = map[string]string{}
+	}
+	for i, m := range a.MentionIDs {
+		if _, ok := names[m]; !ok && i < len(a.MentionNames) {
+			names[m] = a.MentionNames[i]
+		}
+	}
+	local := localPeople(a.UserID, author, mentions, names)
 	out := ConversationGone
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		l := tx.Lookup()
@@ -90,13 +112,13 @@ func (s *Service) Converse(ctx context.Context, t ConversationTask) (string, err
 
 // localPeople are those of a direct post's people who are here: its
 // author (read), and those it mentions by a name of this server.
-func localPeople(a *Activity, author *accounts.Record) []string {
+func localPeople(authorID string, author *accounts.Record, mentions []string, names map[string]string) []string {
 	var local []string
 	if p, ok := author.Person(); ok && !p.Remote() {
-		local = append(local, a.UserID)
+		local = append(local, authorID)
 	}
-	for i, m := range a.MentionIDs {
-		if m != a.UserID && (i >= len(a.MentionNames) || !accounts.IsRemote(a.MentionNames[i])) {
+	for _, m := range mentions {
+		if m != authorID && !accounts.IsRemote(names[m]) {
 			local = append(local, m)
 		}
 	}

@@ -244,7 +244,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 		expected = append(expected, p.mention(seq))
 	}
 	if direct(p.in.Visibility, p.mentions) {
-		expected = append(expected, p.s.conversationJob(ids.Format(seq)))
+		expected = append(expected, p.s.conversationJob(ids.Format(seq), p.mentionNames))
 	}
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))

@@ -134,8 +134,9 @@ func (r *runner) postAs(ctx context.Context, rng *rand.Rand, u *user) error {
 	return nil
 }
 
-// postText is the title of post n by u: mentions of up to two people, and
-// a third of the time a tag or two, in whatever case.
+// postText is the title of post n by u: mentions of up to two people, a
+// third of the time a tag or two, in whatever case, and a third of the
+// time a rare tag.
 func (r *runner) postText(rng *rand.Rand, u *user, n int) (title string, mentions, tagged []string) {
 	title = fmt.Sprintf("post %d by %s", n, u.name)
 	for k := rng.IntN(3); k > 0; k-- {
@@ -152,6 +153,11 @@ func (r *runner) postText(rng *rand.Rand, u *user, n int) (title string, mention
 				tagged = append(tagged, t)
 			}
 		}
+	}
+	if n%3 == 1 {
+		// A rare tag besides, that few of one person's posts share: what
+		// trends counts of them turns on each post (trends.go).
+		tagged = append(tagged, fmt.Sprintf("rare%d", n%7))
 	}
 	return strings.TrimSpace(title) + tagText(rng, tagged), mentions, tagged
 }
