@@ -108,26 +108,9 @@ func (s *Service) Trend(ctx context.Context, t TrendTask) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var a Activity
-	l := s.db.Lookup()
-	found := l.Add(Key(s.db, t.ActivityID), &a)
-	var author *accounts.Record
-	l.Then(func() {
-		if found.Found() {
-			author = accounts.Read(l, a.UserID)
-		}
-	})
-	if err := l.Run(ctx); err != nil {
+	a, want, err := s.trendRead(ctx, t, seq)
+	if err != nil {
 		return "", err
-	}
-	switch {
-	case !found.Found() && t.Edit == 0 && s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter,
-		found.Found() && a.Edits < t.Edit && s.now().Sub(time.UnixMicro(t.At)) < s.cfg.GiveUpAfter:
-		return "", ErrNotYet
-	}
-	var want []trends.Subject
-	if found.Found() {
-		want = trendSubjects(&a, author.Account())
 	}
 	day := trends.DayOf(ids.Time(seq))
 	var fresh []trends.Subject
@@ -159,6 +142,32 @@ func (s *Service) Trend(ctx context.Context, t TrendTask) (string, error) {
 		return TrendNone, nil
 	}
 	return TrendMarked, nil
+}
+
+// trendRead reads a trend job's post (zero if gone) and what it makes
+// trend now, or answers ErrNotYet while the change the job follows may
+// yet commit: the post's, or the edit's.
+func (s *Service) trendRead(ctx context.Context, t TrendTask, seq int64) (*Activity, []trends.Subject, error) {
+	var a Activity
+	l := s.db.Lookup()
+	found := l.Add(Key(s.db, t.ActivityID), &a)
+	var author *accounts.Record
+	l.Then(func() {
+		if found.Found() {
+			author = accounts.Read(l, a.UserID)
+		}
+	})
+	if err := l.Run(ctx); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case !found.Found() && t.Edit == 0 && s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter,
+		found.Found() && a.Edits < t.Edit && s.now().Sub(time.UnixMicro(t.At)) < s.cfg.GiveUpAfter:
+		return nil, nil, ErrNotYet
+	case !found.Found():
+		return &a, nil, nil
+	}
+	return &a, trendSubjects(&a, author.Account()), nil
 }
 
 // RefreshTrends ranks what trends of each kind (trends.Service.Refresh),

@@ -363,6 +363,14 @@ func TestHiddenAnswersAsAbsent(t *testing.T) {
 			t.Errorf("a search of %q: %d %s", secret, r.status, r.raw)
 		}
 	}
+	// What trends shows none of them, and shows the post that shows.
+	trendAll(t, e)
+	for _, r := range []resp{e.do("GET", "/social/rest/trends/statuses", reader.token, nil),
+		e.do("POST", "/social/rpc", reader.token, `{"method":"trends.get","id":"t","params":{"kind":"statuses"}}`)} {
+		if r.status != http.StatusOK || strings.Contains(string(r.raw), secret) || !strings.Contains(string(r.raw), "a visible secret") {
+			t.Errorf("what trends: %d %s", r.status, r.raw)
+		}
+	}
 }
 
 // The same over JSON-RPC: every method, its params naming the hidden

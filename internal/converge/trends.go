@@ -32,9 +32,8 @@ type tagDay struct{ sure, maybe map[string]bool }
 func (m *model) trendPeople() map[string]map[trends.Day]*tagDay {
 	out := map[string]map[trends.Day]*tagDay{}
 	for _, p := range m.posts {
-		counts := !p.deleted && !p.removed && p.public() && p.warning == "" && p.repostOf == "" && !m.deleted(p.author)
-		unsure := !m.deleted(p.author) && (len(m.standings[p.author]) > 0 || m.suspending[p.author] > 0 || m.gone(p.author) || p.removing || p.note != "")
-		if !counts && !unsure {
+		sure, maybe := m.trendCount(p)
+		if !sure && !maybe {
 			continue
 		}
 		d := trends.DayOf(p.seqTime)
@@ -47,14 +46,28 @@ func (m *model) trendPeople() map[string]map[trends.Day]*tagDay {
 				td = &tagDay{sure: map[string]bool{}, maybe: map[string]bool{}}
 				out[tag][d] = td
 			}
-			if unsure {
-				td.maybe[p.author] = true
-			} else {
+			if sure {
 				td.sure[p.author] = true
+			} else {
+				td.maybe[p.author] = true
 			}
 		}
 	}
 	return out
+}
+
+// trendCount says whether p counts its author toward its hashtags on its
+// day for sure (sure), or may (maybe).
+func (m *model) trendCount(p *post) (sure, maybe bool) {
+	switch {
+	case p.note != "":
+		return false, p.public() // the other server's: whether it is here turns on its deliveries
+	case p.deleted || m.deleted(p.author) || !p.public() || p.warning != "" || p.repostOf != "":
+		return false, false
+	case p.removing || len(m.standings[p.author]) > 0 || m.suspending[p.author] > 0 || m.gone(p.author):
+		return false, true
+	}
+	return !p.removed, false
 }
 
 // checkTrends reads the page of each hashtag the mix used, and compares
