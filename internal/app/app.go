@@ -239,19 +239,17 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s %q: only 1 or unset", v.name, s)
 		}
 	}
-	switch v := getenv("LINK_PREVIEWS"); v {
-	case "", "on":
-	case "off":
-		c.LinkPreviewsOff = true
-	default:
-		return c, fmt.Errorf("LINK_PREVIEWS %q: on or off", v)
-	}
-	switch v := getenv("TRENDS_REVIEW"); v {
-	case "", "on":
-	case "off":
-		c.TrendsReviewOff = true
-	default:
-		return c, fmt.Errorf("TRENDS_REVIEW %q: on or off", v)
+	for _, v := range []struct {
+		name string
+		off  *bool
+	}{{"LINK_PREVIEWS", &c.LinkPreviewsOff}, {"TRENDS_REVIEW", &c.TrendsReviewOff}} {
+		switch s := getenv(v.name); s {
+		case "", "on":
+		case "off":
+			*v.off = true
+		default:
+			return c, fmt.Errorf("%s %q: on or off", v.name, s)
+		}
 	}
 	if c.Federation.Domain, err = federation.ParseDomain(getenv("FEDERATION_DOMAIN"), c.Federation.AllowLoopback); err != nil {
 		return c, err

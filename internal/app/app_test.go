@@ -22,7 +22,7 @@ func TestFromEnv(t *testing.T) {
 		"TOKEN_CACHE_TTL": "10s", "RATE_LIMIT_LOGIN": "5/10m", "HOME_RETENTION": "2160h",
 		"RATE_LIMIT_UPLOAD": "10/1h", "PUBLIC_URL": "https://p1.example.com/",
 		"CORS_ORIGINS": "https://Gadgets.example.com, http://localhost:3000", "UPLOAD_MEMORY": "400",
-		"TRACE_SAMPLE": "0.25", "PAGE_CACHE_TTL": "30s", "PAGE_CACHE_ENTRIES": "5000",
+		"TRACE_SAMPLE": "0.25", "PAGE_CACHE_TTL": "30s", "PAGE_CACHE_ENTRIES": "5000", "TRENDS_REVIEW": "off",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,8 @@ func TestFromEnv(t *testing.T) {
 		TokenCacheTTL: 10 * time.Second, PageCacheTTL: 30 * time.Second, PageCacheEntries: 5000, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
 		MediaBucket: "p1.appspot.com", PublicURL: "https://p1.example.com",
 		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400, TraceSample: 0.25,
-		Forwarded: forwarded.Trust{Proto: true}} // App Engine's front end, unless FORWARDED_HEADERS says otherwise
+		Forwarded:       forwarded.Trust{Proto: true}, // App Engine's front end, unless FORWARDED_HEADERS says otherwise
+		TrendsReviewOff: true}
 	want.RateLimits.Login = ratelimit.Rule{Quota: 5, Window: 10 * time.Minute}
 	want.RateLimits.Upload = ratelimit.Rule{Quota: 10, Window: time.Hour}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -72,6 +73,8 @@ func TestFromEnvRejects(t *testing.T) {
 		"no task secret":                      {"TASKS_SECRET": ""},
 		"short task secret":                   {"TASKS_SECRET": "short"},
 		"rate limits maybe":                   {"RATE_LIMITS": "maybe"},
+		"trends' review maybe":                {"TRENDS_REVIEW": "maybe"},
+		"link previews maybe":                 {"LINK_PREVIEWS": "maybe"},
 		"bad account limit":                   {"RATE_LIMIT_ACCOUNT": "300"},
 		"zero login limit":                    {"RATE_LIMIT_LOGIN": "0/1m"},
 		"tiny register window":                {"RATE_LIMIT_REGISTER": "5/1ms"},

@@ -60,14 +60,20 @@ func trendWindow(m *mreq, def, most int) (activities.TrendsRequest, error) {
 	return r, nil
 }
 
+// trending reads what trends of kind k for a page of limit def, at most
+// most.
+func (s *Server) trending(m *mreq, k trends.Kind, def, most int) (activities.Trends, error) {
+	r, err := trendWindow(m, def, most)
+	if err != nil {
+		return activities.Trends{}, err
+	}
+	r.Kind = k
+	return s.activities.Trending(m.ctx, r)
+}
+
 // trendingTags is GET /api/v1/trends/tags (and /api/v1/trends).
 func (s *Server) trendingTags(m *mreq) (any, error) {
-	r, err := trendWindow(m, 10, 20)
-	if err != nil {
-		return nil, err
-	}
-	r.Kind = trends.Tags
-	t, err := s.activities.Trending(m.ctx, r)
+	t, err := s.trending(m, trends.Tags, 10, 20)
 	if err != nil {
 		return nil, err
 	}
@@ -86,12 +92,7 @@ func (s *Server) trendTag(m *mreq, it trends.Item) mTag {
 
 // trendingStatuses is GET /api/v1/trends/statuses.
 func (s *Server) trendingStatuses(m *mreq) (any, error) {
-	r, err := trendWindow(m, 20, 40)
-	if err != nil {
-		return nil, err
-	}
-	r.Kind = trends.Statuses
-	t, err := s.activities.Trending(m.ctx, r)
+	t, err := s.trending(m, trends.Statuses, 20, 40)
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +109,7 @@ func (s *Server) trendStatuses(m *mreq, t activities.Trends) []mStatus {
 
 // trendingLinks is GET /api/v1/trends/links.
 func (s *Server) trendingLinks(m *mreq) (any, error) {
-	r, err := trendWindow(m, 10, 20)
-	if err != nil {
-		return nil, err
-	}
-	r.Kind = trends.Links
-	t, err := s.activities.Trending(m.ctx, r)
+	t, err := s.trending(m, trends.Links, 10, 20)
 	if err != nil {
 		return nil, err
 	}
