@@ -53,22 +53,18 @@ func (s *Service) Converse(ctx context.Context, t ConversationTask) (string, err
 	if !ok {
 		return ConversationGone, nil
 	}
-	var a Activity
 	var first Version // as posted, if edited since
 	l := s.db.Lookup()
-	found := l.Add(Key(s.db, t.ActivityID), &a)
-	var author *accounts.Record
+	r := readWithAuthor(l, t.ActivityID)
 	l.Then(func() {
-		if found.Found() {
-			author = accounts.Read(l, a.UserID)
-			if a.Edits > 0 {
-				l.Add(VersionKey(s.db, t.ActivityID, 0), &first)
-			}
+		if r.found.Found() && r.a.Edits > 0 {
+			l.Add(VersionKey(s.db, t.ActivityID, 0), &first)
 		}
 	})
 	if err := l.Run(ctx); err != nil {
 		return "", err
 	}
+	a, found, author := r.a, r.found, r.author
 	// Its people are those it mentioned as posted, however late the job
 	// runs: an edit moves it to no other conversation.
 	mentions := a.MentionIDs

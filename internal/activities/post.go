@@ -226,16 +226,16 @@ func (p *posting) tags(seq int64) queue.Pending {
 	return TagJob.Pending(p.s.queue, TagTask{ActivityID: ids.Format(seq), Add: p.tagged}, 0)
 }
 
-// commit runs the transaction of the post of id seq, with its jobs
-// enqueued ahead: those the reads before it foresee, and those its own
-// reads find needed.
-func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (postPlan, error) {
+// expected are the jobs the reads before the post of id seq foresee,
+// enqueued ahead of its commit.
+func (p *posting) expected(seq int64) []queue.Pending {
+	id := ids.Format(seq)
 	var expected []queue.Pending
 	if p.in.repostOf != "" {
 		expected = append(expected, p.s.notes.Expecting(p.shareNote))
 	}
 	if p.answers != "" {
-		expected = append(expected, p.s.notes.Expecting(p.replyNote(ids.Format(seq))))
+		expected = append(expected, p.s.notes.Expecting(p.replyNote(id)))
 	}
 	if p.chunks > 1 {
 		expected = append(expected, p.fanout(seq))
@@ -244,41 +244,54 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 		expected = append(expected, p.mention(seq))
 	}
 	if direct(p.in.Visibility, p.mentions) {
-		expected = append(expected, p.s.conversationJob(ids.Format(seq), p.mentionNames))
+		expected = append(expected, p.s.conversationJob(id, p.mentionNames))
 	}
 	if len(p.tagged) > 0 && listed(p.in.Visibility) {
 		expected = append(expected, p.tags(seq))
 	}
 	if poll := p.poll(seq); poll != nil {
-		expected = append(expected, polls.Closing(p.s.queue, ids.Format(seq), p.author, poll, p.s.now()))
+		expected = append(expected, polls.Closing(p.s.queue, id, p.author, poll, p.s.now()))
 	}
 	if p.link != "" {
-		expected = append(expected, p.s.cardJob(ids.Format(seq), p.link, 0))
+		expected = append(expected, p.s.cardJob(id, p.link, 0))
 	}
 	if len(p.tagged) > 0 || p.link != "" {
-		expected = append(expected, p.s.trendJob(ids.Format(seq), 0, p.in.Visibility)...)
+		expected = append(expected, p.s.trendJob(id, 0, p.in.Visibility)...)
 	}
 	if names := slices.Collect(maps.Values(p.mentionNames)); p.s.cfg.Publisher != nil && !fromElsewhere(p.in.ExternalID) &&
 		published(p.in.Visibility, p.in.repostOf != "", names) {
 		named := p.in.repostOf != "" || mentionsElsewhere(names) || p.parent != nil && fromElsewhere(p.parent.ExternalID)
-		expected = append(expected, p.s.cfg.Publisher.Publishing(p.author, ids.Format(seq), named))
+		expected = append(expected, p.s.cfg.Publisher.Publishing(p.author, id, named))
 	}
+	return expected
+}
+
+// activity is the activity the post of id seq makes, as its input says.
+func (p *posting) activity(seq int64) *Activity {
+	mine := &Activity{
+		Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
+		PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
+		SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language, Joined: p.in.Joined && p.in.Body != "",
+	}
+	mine.Poll, mine.Link = p.poll(seq), p.link
+	if a := p.parent; a != nil {
+		mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread
+		if mine.Thread == "" {
+			mine.Thread = mine.InReplyTo
+		}
+		mine.Ancestors = append([]string{mine.InReplyTo}, a.Ancestors...)
+		mine.Ancestors = mine.Ancestors[:min(len(mine.Ancestors), KeptAncestors)]
+	}
+	return mine
+}
+
+// commit runs the transaction of the post of id seq, with its jobs
+// enqueued ahead: those the reads before it foresee, and those its own
+// reads find needed.
+func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (postPlan, error) {
 	var plan postPlan
-	err := jobs.Commit(ctx, expected, func() error {
-		mine := &Activity{
-			Seq: seq, UserID: p.author, AppID: p.in.AppID, Title: p.in.Title, Body: p.in.Body, URL: p.in.URL,
-			PostedTime: p.s.now().UnixMilli(), ExternalID: p.in.ExternalID, MentionIDs: p.mentions, MentionNames: namesOf(p.mentions, p.mentionNames), Tags: p.tagged,
-			SpoilerText: p.in.SpoilerText, Sensitive: p.in.Sensitive, Language: p.in.Language, Joined: p.in.Joined && p.in.Body != "",
-		}
-		mine.Poll, mine.Link = p.poll(seq), p.link
-		if a := p.parent; a != nil {
-			mine.InReplyTo, mine.InReplyToUser, mine.Thread = ids.Format(a.Seq), a.UserID, a.Thread
-			if mine.Thread == "" {
-				mine.Thread = mine.InReplyTo
-			}
-			mine.Ancestors = append([]string{mine.InReplyTo}, a.Ancestors...)
-			mine.Ancestors = mine.Ancestors[:min(len(mine.Ancestors), KeptAncestors)]
-		}
+	err := jobs.Commit(ctx, p.expected(seq), func() error {
+		mine := p.activity(seq)
 		return p.s.db.Update(ctx, func(tx *store.Tx) error {
 			r, err := p.read(ctx, tx, mine)
 			if err != nil {

@@ -148,26 +148,40 @@ func (s *Service) Trend(ctx context.Context, t TrendTask) (string, error) {
 // trend now, or answers ErrNotYet while the change the job follows may
 // yet commit: the post's, or the edit's.
 func (s *Service) trendRead(ctx context.Context, t TrendTask, seq int64) (*Activity, []trends.Subject, error) {
-	var a Activity
 	l := s.db.Lookup()
-	found := l.Add(Key(s.db, t.ActivityID), &a)
-	var author *accounts.Record
-	l.Then(func() {
-		if found.Found() {
-			author = accounts.Read(l, a.UserID)
-		}
-	})
+	r := readWithAuthor(l, t.ActivityID)
 	if err := l.Run(ctx); err != nil {
 		return nil, nil, err
 	}
+	a, found := &r.a, r.found.Found()
 	switch {
-	case !found.Found() && t.Edit == 0 && s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter,
-		found.Found() && a.Edits < t.Edit && s.now().Sub(time.UnixMicro(t.At)) < s.cfg.GiveUpAfter:
+	case !found && t.Edit == 0 && s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter,
+		found && a.Edits < t.Edit && s.now().Sub(time.UnixMicro(t.At)) < s.cfg.GiveUpAfter:
 		return nil, nil, ErrNotYet
-	case !found.Found():
-		return &a, nil, nil
+	case !found:
+		return a, nil, nil
 	}
-	return &a, trendSubjects(&a, author.Account()), nil
+	return a, trendSubjects(a, r.author.Account()), nil
+}
+
+// withAuthor is an activity read by a job, with its author's record.
+type withAuthor struct {
+	a      Activity
+	found  store.Ref
+	author *accounts.Record
+}
+
+// readWithAuthor adds to l the activity id and, once it is found, its
+// author's record.
+func readWithAuthor(l *store.Lookup, id string) *withAuthor {
+	r := &withAuthor{}
+	r.found = l.Add(Key(l.DB(), id), &r.a)
+	l.Then(func() {
+		if r.found.Found() {
+			r.author = accounts.Read(l, r.a.UserID)
+		}
+	})
+	return r
 }
 
 // RefreshTrends ranks what trends of each kind (trends.Service.Refresh),
@@ -249,11 +263,6 @@ func (s *Service) trendingLinks(ctx context.Context, names []string) (map[string
 		keep[names[i]] = c != nil
 	}
 	return keep, nil
-}
-
-// TrendingTag is a hashtag that trends, or waits for review.
-type TrendingTag struct {
-	trends.Item
 }
 
 // TrendingLink is a link that trends, or waits for review, with its card.
@@ -356,7 +365,11 @@ func (s *Service) trendPosts(ctx context.Context, viewer string, items []trends.
 	}
 	var out []TrendingPost
 	for _, v := range views {
-		if i := slices.Index(names, v.ID); i >= 0 && len(out) < count && !v.Sensitive {
+		// Counted still, as edited since the hour's refresh: the policy's
+		// rule, its author's standing left to the page's decision.
+		post := policy.Post{Author: v.UserID, Visibility: v.Visibility, Mentions: v.Mentions}
+		counts := policy.Trending(post, v.Sensitive || v.SpoilerText != "", policy.Account{Exists: true})
+		if i := slices.Index(names, v.ID); i >= 0 && len(out) < count && counts {
 			out = append(out, TrendingPost{Item: items[i], View: v})
 		}
 	}

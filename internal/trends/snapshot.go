@@ -283,9 +283,6 @@ func (s *Service) Trending(ctx context.Context, k Kind) (shown, waiting []Item, 
 	return shown, waiting, nil
 }
 
-// Reviewing reports whether subjects wait for a moderator's approval.
-func (s *Service) Reviewing() bool { return !s.cfg.ReviewOff }
-
 // Review records a moderator's review of the subject of kind k whose ID is
 // id (approve, or reject), and applies it to the snapshot at once. A
 // hashtag or post need not have trended yet; a link must be one a refresh

@@ -200,6 +200,15 @@ func TestTrendsWaitForReview(t *testing.T) {
 	if shown, all := get(false), get(true); len(shown) != 0 || !slices.Equal(names(all), []string{"popular", "rising"}) {
 		t.Fatalf("before review: shown %v, all %v; want none shown, popular and rising waiting (lonely has one person)", names(shown), names(all))
 	}
+	// With review off (TRENDS_REVIEW=off), the same snapshot shows all.
+	off, err := trends.New(db, trends.Config{ReviewOff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shownOff, waitingOff, err := off.Trending(ctx, trends.Tags)
+	if err != nil || !slices.Equal(names(shownOff), []string{"popular", "rising"}) || len(waitingOff) != 0 {
+		t.Fatalf("review off, before review: shown %v, waiting %v, %v; want both shown", names(shownOff), names(waitingOff), err)
+	}
 	w := get(true)[0]
 	if w.Today != 3 || w.History[0].People != 3 || w.History[0].Uses != 3 || len(w.History) != trends.HistoryDays {
 		t.Fatalf("popular: %+v, want 3 people and 3 posts today, a week of history", w)
@@ -212,6 +221,10 @@ func TestTrendsWaitForReview(t *testing.T) {
 	}
 	if shown, all := get(false), get(true); !slices.Equal(names(shown), []string{"popular"}) || !slices.Equal(names(all), []string{"popular"}) {
 		t.Fatalf("after review: shown %v, all %v; want popular shown, rising rejected", names(shown), names(all))
+	}
+	// With review off, a rejected tag does not trend either.
+	if shownOff, _, err = off.Trending(ctx, trends.Tags); err != nil || !slices.Equal(names(shownOff), []string{"popular"}) {
+		t.Fatalf("review off, after rising was rejected: shown %v, %v", names(shownOff), err)
 	}
 	// A refresh keeps the reviews.
 	if err := svc.Activities.RefreshTrends(ctx); err != nil {
