@@ -12,6 +12,7 @@
 //	go run ./cmd/admin unblock-domain DOMAIN
 //	go run ./cmd/admin domain-blocks
 //	go run ./cmd/admin reindex-posts
+//	go run ./cmd/admin reindex-likes
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/federation"
 	"socialstream/internal/ids"
+	"socialstream/internal/likes"
 	"socialstream/internal/media"
 	"socialstream/internal/moderation"
 	"socialstream/internal/push"
@@ -34,7 +36,7 @@ import (
 )
 
 const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key\n       admin rotate-push-key\n" +
-	"       admin block-domain DOMAIN [REASON]\n       admin unblock-domain DOMAIN\n       admin domain-blocks\n       admin reindex-posts"
+	"       admin block-domain DOMAIN [REASON]\n       admin unblock-domain DOMAIN\n       admin domain-blocks\n       admin reindex-posts\n       admin reindex-likes"
 
 func main() {
 	if err := realMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
@@ -96,6 +98,22 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 				}
 				if next == "" {
 					fmt.Fprintf(out, "%d posts written again: each is found by its words, and counted by its author's featured hashtags.\n", total)
+					return nil
+				}
+				cursor = next
+			}
+		})
+	case len(args) == 1 && args[0] == "reindex-likes":
+		return withDB(ctx, getenv, func(db *store.DB) error {
+			total, cursor := 0, ""
+			for {
+				n, next, err := likes.Reindex(ctx, db, cursor, 1000)
+				total += n
+				if err != nil {
+					return fmt.Errorf("after %d likes: %w", total, err)
+				}
+				if next == "" {
+					fmt.Fprintf(out, "%d likes written again: each is listed among its post's likes and its liker's.\n", total)
 					return nil
 				}
 				cursor = next

@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/datastore"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/ids"
+	"socialstream/internal/likes"
 	"socialstream/internal/media"
 	"socialstream/internal/push"
 	"socialstream/internal/testenv"
@@ -164,5 +167,40 @@ func TestReindexPosts(t *testing.T) {
 	}
 	if n := found(); n != 1 {
 		t.Errorf("after: %d found, want 1", n)
+	}
+}
+
+// A like stored before likes had places is listed among its liker's
+// likes once reindex-likes has written it again.
+func TestReindexLikes(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	env := map[string]string{"DATASTORE_PROJECT_ID": testenv.Project, "DATASTORE_EMULATOR_HOST": testenv.EmulatorHost(t), "DATASTORE_NAMESPACE": db.Namespace()}
+	old := datastore.PropertyList{ // as an older version stored it: no places
+		{Name: "activityId", Value: "7"}, {Name: "userId", Value: "42"}, {Name: "created", Value: time.Now().UTC()},
+	}
+	if err := db.Put(ctx, likes.LikeKey(db, "7", "42"), &old); err != nil {
+		t.Fatal(err)
+	}
+	listed := func() []string {
+		t.Helper()
+		var got []string
+		if err := likes.Each(ctx, db, "42", func(activity string, _ time.Time) error {
+			got = append(got, activity)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := listed(); len(got) != 0 {
+		t.Fatalf("before: %v listed", got)
+	}
+	var out strings.Builder
+	if err := realMain(ctx, []string{"reindex-likes"}, func(k string) string { return env[k] }, &out); err != nil || !strings.HasPrefix(out.String(), "1 likes") {
+		t.Fatalf("reindex-likes: %q %v", out.String(), err)
+	}
+	if got := listed(); !slices.Equal(got, []string{"7"}) {
+		t.Errorf("after: %v listed, want [7]", got)
 	}
 }

@@ -56,6 +56,8 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "the longest wait for every queue to empty")
 	fs.DurationVar(&cfg.GiveUpAfter, "give-up", cfg.GiveUpAfter, "how long a job waits for the change it follows to commit (every request must end sooner: a violation else)")
 	fs.DurationVar(&cfg.PageCacheTTL, "page-cache-ttl", cfg.PageCacheTTL, "how long each instance keeps what its pages read (0: no cache)")
+	fs.DurationVar(&cfg.PageCacheSync, "page-cache-sync", cfg.PageCacheSync, "how long an ask for the marks of changes serves an instance's pages")
+	fs.IntVar(&cfg.PageCacheShards, "page-cache-shards", cfg.PageCacheShards, "how many ranges the marks of changes are spread over")
 	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Firestore emulator in Datastore mode (default: start one)")
 	fs.Float64Var(&cfg.TaskFaults, "task-faults", cfg.TaskFaults, "share of task deliveries delayed, and of those delivered twice (half as many answered 500, half timed out)")
 	fs.Float64Var(&cfg.EnqueueFaults, "enqueue-faults", cfg.EnqueueFaults, "share of CreateTask calls failed before, and of those failed after, creating the task")

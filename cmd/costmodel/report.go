@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"socialstream/internal/costmodel"
@@ -104,8 +105,15 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	row("Cloud Storage dollars a month", func(r costmodel.Result) string { return "$" + money(r.AllIn.StorageDollars) })
 	row("**all in, dollars a month**", func(r costmodel.Result) string { return "**$" + money(r.TotalDollarsMonth) + "**" })
 	row("posts a second at the peak", func(r costmodel.Result) string { return n(r.PeakPosts) })
-	row("busiest sequential index range, writes a second at the peak (Firestore: about 500)", func(r costmodel.Result) string {
-		return n(r.HottestRange) + " (" + r.HottestName + ")"
+	row(fmt.Sprintf("index ranges that grow at one end, writes a second each at the peak, the busiest first (Firestore: about %d)", costmodel.RangeLimit), func(r costmodel.Result) string {
+		var rs []string
+		for _, g := range r.Ranges {
+			rs = append(rs, n(g.PerSecond)+" "+g.Name)
+		}
+		return strings.Join(rs, "; ")
+	})
+	row("marks of changes a second at the peak; their shards (`PAGE_CACHE_SHARDS`); an instance's asks for them at most every (`PAGE_CACHE_SYNC`); asks a day, reads", func(r costmodel.Result) string {
+		return fmt.Sprintf("%s; %.0f; %s s; %s, %s", n(r.PeakMarks), r.Shards, strconv.FormatFloat(r.Workload.CacheSync, 'g', -1, 64), n(r.AllIn.Asks), n(r.AllIn.AskReads))
 	})
 	for i, name := range []string{"this design", "fan-out on write into Redis", "pull (a query per followee)"} {
 		h := func(f func(h costmodel.Home) string) func(costmodel.Result) string {

@@ -134,11 +134,23 @@ type Config struct {
 	// instance keeps the activities, people's cards, notifications and
 	// readers' states its pages read (default 10m; 0 disables). A
 	// change leaves every instance's cache before the first page begun
-	// PageCacheShare after it answers (docs/performance.md).
+	// PageCacheSync after it answers (docs/performance.md).
 	PageCacheTTL time.Duration
+	// PageCacheSync is PAGE_CACHE_SYNC, a Go duration: how long before a
+	// page began an instance's last ask for the marks of changes may
+	// have begun and still serve it (default 100ms, at most
+	// MaxPageCacheSync). An instance asks at most once in that time,
+	// whatever its rate of pages, and a change shows on every instance
+	// on the first page begun that long after its commit.
+	PageCacheSync time.Duration
+	// PageCacheShards is PAGE_CACHE_SHARDS: how many ranges of the
+	// index the marks of changes are spread over (default 1, at most
+	// MaxPageCacheShards), so that none takes more writes a second than
+	// Firestore can; an ask reads one more entity for each.
+	PageCacheShards int
 	// PageCacheAskAlways makes every page that answers from the cache
 	// ask for the marks of changes, rather than share an ask begun up to
-	// PageCacheShare before it: the most a page reads (the bill's).
+	// PageCacheSync before it: the most a page reads (the bill's).
 	PageCacheAskAlways bool
 	// PageCacheRemarkAfter is how long a write's commit may take before
 	// its marks of changes are written again (0: a second;
@@ -291,7 +303,8 @@ func (c *Config) readRateLimits(getenv func(string) string) error {
 }
 
 // readNumbers reads the numbers and levels: TRACE_SAMPLE, COPY_LIMIT,
-// BACKFILL_MAX, UPLOAD_MEMORY, BCRYPT_COST, PAGE_CACHE_ENTRIES and LOG_LEVEL.
+// BACKFILL_MAX, UPLOAD_MEMORY, BCRYPT_COST, PAGE_CACHE_ENTRIES,
+// PAGE_CACHE_SHARDS and LOG_LEVEL.
 func (c *Config) readNumbers(getenv func(string) string) error {
 	if c.OnAppEngine {
 		c.TraceSample = 0.1
@@ -307,7 +320,8 @@ func (c *Config) readNumbers(getenv func(string) string) error {
 	for _, v := range []struct {
 		name string
 		dst  *int
-	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}, {"BCRYPT_COST", &c.BcryptCost}, {"PAGE_CACHE_ENTRIES", &c.PageCacheEntries}} {
+	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}, {"BCRYPT_COST", &c.BcryptCost}, {"PAGE_CACHE_ENTRIES", &c.PageCacheEntries},
+		{"PAGE_CACHE_SHARDS", &c.PageCacheShards}} {
 		if s := getenv(v.name); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -327,14 +341,15 @@ func (c *Config) readNumbers(getenv func(string) string) error {
 	return nil
 }
 
-// readDurations reads TOKEN_CACHE_TTL, HOME_RETENTION and TOKEN_TTL, Go
-// durations.
+// readDurations reads TOKEN_CACHE_TTL, PAGE_CACHE_TTL, PAGE_CACHE_SYNC,
+// HOME_RETENTION and TOKEN_TTL, Go durations.
 func (c *Config) readDurations(getenv func(string) string) error {
-	c.TokenCacheTTL, c.PageCacheTTL = 30*time.Second, DefaultPageCacheTTL
+	c.TokenCacheTTL, c.PageCacheTTL, c.PageCacheSync = 30*time.Second, DefaultPageCacheTTL, DefaultPageCacheSync
 	for _, v := range []struct {
 		name string
 		dst  *time.Duration
-	}{{"TOKEN_CACHE_TTL", &c.TokenCacheTTL}, {"PAGE_CACHE_TTL", &c.PageCacheTTL}, {"HOME_RETENTION", &c.HomeRetention}, {"TOKEN_TTL", &c.TokenTTL}} {
+	}{{"TOKEN_CACHE_TTL", &c.TokenCacheTTL}, {"PAGE_CACHE_TTL", &c.PageCacheTTL}, {"PAGE_CACHE_SYNC", &c.PageCacheSync},
+		{"HOME_RETENTION", &c.HomeRetention}, {"TOKEN_TTL", &c.TokenTTL}} {
 		if s := getenv(v.name); s != "" {
 			d, err := time.ParseDuration(s)
 			if err != nil {
@@ -425,6 +440,9 @@ func (c Config) validateLimits() []error {
 		{c.TokenCacheTTL < 0, "TOKEN_CACHE_TTL must not be negative"},
 		{c.PageCacheTTL < 0 || c.PageCacheTTL > MaxPageCacheTTL, fmt.Sprintf("PAGE_CACHE_TTL %v is not 0 to %v", c.PageCacheTTL, MaxPageCacheTTL)},
 		{c.PageCacheEntries < 0, "PAGE_CACHE_ENTRIES must not be negative"},
+		{c.PageCacheSync < 0 || c.PageCacheSync > MaxPageCacheSync, fmt.Sprintf("PAGE_CACHE_SYNC %v is not 0 to %v", c.PageCacheSync, MaxPageCacheSync)},
+		{c.PageCacheShards < 0 || c.PageCacheShards > MaxPageCacheShards,
+			fmt.Sprintf("PAGE_CACHE_SHARDS %d is not 1 to %d", c.PageCacheShards, MaxPageCacheShards)},
 		{c.TokenTTL < 0, "TOKEN_TTL must not be negative (0: 720h)"},
 	} {
 		if check.bad {
@@ -528,17 +546,21 @@ const (
 	MaxPageCacheTTL     = store.MaxCacheTTL
 )
 
-// PageCacheShare is how long before a request began an ask for the marks
-// of changes may have begun and serve it (store.CacheConfig.Share): a
-// change shows on every instance on the first page begun this long after
-// its commit.
-const PageCacheShare = 100 * time.Millisecond
+// PAGE_CACHE_SYNC's default and its longest, and PAGE_CACHE_SHARDS'
+// most.
+const (
+	DefaultPageCacheSync = 100 * time.Millisecond
+	MaxPageCacheSync     = 10 * time.Second
+	MaxPageCacheShards   = 64
+)
 
-func pageCacheShare(always bool) time.Duration {
-	if always {
+// pageCacheShare is how long before a request began an ask for the marks
+// of changes may have begun and serve it (store.CacheConfig.Share).
+func (c Config) pageCacheShare() time.Duration {
+	if c.PageCacheAskAlways {
 		return 0
 	}
-	return PageCacheShare
+	return c.PageCacheSync
 }
 
 // DefaultPageCacheEntries is PAGE_CACHE_ENTRIES' default.
@@ -567,7 +589,8 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 			Kinds:       slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds(), viewer.PageKinds()),
 			TTL:         cfg.PageCacheTTL,
 			Entries:     cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
-			Share:       pageCacheShare(cfg.PageCacheAskAlways),
+			Share:       cfg.pageCacheShare(),
+			Shards:      cfg.PageCacheShards,
 			RemarkAfter: cfg.PageCacheRemarkAfter,
 		}))
 	}

@@ -23,6 +23,7 @@ func TestFromEnv(t *testing.T) {
 		"RATE_LIMIT_UPLOAD": "10/1h", "PUBLIC_URL": "https://p1.example.com/",
 		"CORS_ORIGINS": "https://Gadgets.example.com, http://localhost:3000", "UPLOAD_MEMORY": "400",
 		"TRACE_SAMPLE": "0.25", "PAGE_CACHE_TTL": "30s", "PAGE_CACHE_ENTRIES": "5000", "TRENDS_REVIEW": "off",
+		"PAGE_CACHE_SYNC": "1s", "PAGE_CACHE_SHARDS": "8",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +31,7 @@ func TestFromEnv(t *testing.T) {
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
 		TokenCacheTTL: 10 * time.Second, PageCacheTTL: 30 * time.Second, PageCacheEntries: 5000, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
+		PageCacheSync: time.Second, PageCacheShards: 8,
 		MediaBucket: "p1.appspot.com", PublicURL: "https://p1.example.com",
 		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400, TraceSample: 0.25,
 		Forwarded:       forwarded.Trust{Proto: true}, // App Engine's front end, unless FORWARDED_HEADERS says otherwise
@@ -192,5 +194,25 @@ func TestValidatePageCache(t *testing.T) {
 	c.PageCacheTTL, c.PageCacheEntries = time.Minute, -1
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "PAGE_CACHE_ENTRIES") {
 		t.Errorf("PAGE_CACHE_ENTRIES -1: %v", err)
+	}
+	c.PageCacheEntries = 0
+
+	// An ask serves the pages of 100 ms by default, of at most 10 s; the
+	// marks are one range by default, 64 at most.
+	if c.PageCacheSync != 100*time.Millisecond || c.PageCacheShards != 0 {
+		t.Errorf("PAGE_CACHE_SYNC %v and PAGE_CACHE_SHARDS %d by default, want 100ms and 0 (one)", c.PageCacheSync, c.PageCacheShards)
+	}
+	for sync, bad := range map[time.Duration]bool{0: false, MaxPageCacheSync: false, MaxPageCacheSync + 1: true, -1: true} {
+		c.PageCacheSync = sync
+		if err := c.Validate(); (err != nil) != bad || bad && !strings.Contains(err.Error(), "PAGE_CACHE_SYNC") {
+			t.Errorf("PAGE_CACHE_SYNC %v: %v", sync, err)
+		}
+	}
+	c.PageCacheSync = DefaultPageCacheSync
+	for shards, bad := range map[int]bool{1: false, MaxPageCacheShards: false, MaxPageCacheShards + 1: true, -1: true} {
+		c.PageCacheShards = shards
+		if err := c.Validate(); (err != nil) != bad || bad && !strings.Contains(err.Error(), "PAGE_CACHE_SHARDS") {
+			t.Errorf("PAGE_CACHE_SHARDS %d: %v", shards, err)
+		}
 	}
 }

@@ -73,10 +73,12 @@ type Config struct {
 	MaxBackoff time.Duration
 	// PageCacheTTL is how long each instance keeps what its pages read.
 	// A change leaves every instance's cache before the first page begun
-	// app.PageCacheShare after it: the mix reads pages through the second
+	// PageCacheSync after it: the mix reads pages through the second
 	// instance too, and the comparison reads half the feeds through it
-	// once that is past.
-	PageCacheTTL time.Duration
+	// once that is past. PageCacheShards are the marks of changes'
+	// shards (more than the service's one, so that an ask reads several).
+	PageCacheTTL, PageCacheSync time.Duration
+	PageCacheShards             int
 
 	LogLevel slog.Level
 	Log      io.Writer // the stack's logs; nil discards them
@@ -94,7 +96,7 @@ func Defaults() Config {
 		// so long as every request ends sooner (checkLongest, a
 		// violation else), no job gives up on a change that commits.
 		GiveUpAfter: time.Minute, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
-		PageCacheTTL: app.DefaultPageCacheTTL,
+		PageCacheTTL: app.DefaultPageCacheTTL, PageCacheSync: app.DefaultPageCacheSync, PageCacheShards: 3,
 	}
 }
 
@@ -213,11 +215,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	drain(&r.remote.flights, func() { r.settle(st) })
 	rep.Converged = time.Since(r.m.lastOp)
 	// A change shows on every instance on the first page begun
-	// app.PageCacheShare after it.
+	// PageCacheSync after it.
 	r.m.mu.Lock()
 	last := r.m.lastOp
 	r.m.mu.Unlock()
-	if wait := app.PageCacheShare - time.Since(last); wait > 0 {
+	if wait := cfg.PageCacheSync - time.Since(last); wait > 0 {
 		time.Sleep(wait)
 	}
 	if cfg.Progress != nil {

@@ -74,8 +74,9 @@ type AllIn struct {
 	// what a home page reads, with it.
 	HitShare, PageReads float64
 	// ChangeReads are the reads a day of what changes dropped from the
-	// instances' caches.
-	ChangeReads float64
+	// instances' caches; Asks the asks a day for the marks of changes,
+	// AskReads what they read (a query a shard).
+	ChangeReads, Asks, AskReads float64
 	// Requests a day, and the CPU-seconds they take on Class; Instances
 	// the mean instances up, InstanceHours a day's.
 	Requests, CPUSeconds, Instances, InstanceHours float64
@@ -134,12 +135,34 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	// cold; their activities (the reader's) and actors are others' pages'
 	// too.
 	a.HitShare = hitShare(w, r.OrdinaryFollowers, a.Instances, w.CacheTTL)
-	saved := func(op string, own float64) float64 {
-		return (Metered[op].Reads - Metered[op+", warm"].Reads - own) * a.HitShare
+	// Each instance asks for the marks of changes at most once in
+	// CacheSync, when a page comes: with pages at a rate λ, once in
+	// CacheSync + 1/λ seconds on average. An ask reads a query a shard;
+	// one that finds more than SyncLimit marks in a shard forgets
+	// everything, as every ask of a day at that rate would.
+	r.Shards = w.MarkShards
+	if w.CacheTTL > 0 {
+		lambda := pages / secondsPerDay / a.Instances
+		if r.Shards == 0 {
+			r.Shards = MarkShards(r.PeakMarks, lambda*w.Peak, w.CacheSync)
+		}
+		gap := w.CacheSync + 1/lambda
+		a.Asks = a.Instances * secondsPerDay / gap
+		a.AskReads = a.Asks * r.Shards
+		if r.PeakMarks/w.Peak*(gap+SyncMargin)/r.Shards >= SyncLimit {
+			a.HitShare = 0
+		}
 	}
-	a.PageReads = Metered["home page"].Reads - saved("home page", 0)
+	r.Shards = math.Max(r.Shards, 1)
+	// A warm page's bill is its query and an ask: the ask is counted
+	// apart, once an ask.
+	saved := func(op string, own float64) float64 {
+		return (Metered[op].Reads - (Metered[op+", warm"].Reads - 1) - own) * a.HitShare
+	}
+	homePages := active * (w.HomePages + w.OtherPages + w.NotificationPages)
+	a.PageReads = Metered["home page"].Reads - saved("home page", 0) + a.AskReads/math.Max(homePages, 1)
 	reads := r.Day.Reads - active*(w.HomePages*saved("home page", 0)+w.OtherPages*saved("@self by another", 0)+
-		w.NotificationPages*saved("notifications page", pageSize))
+		w.NotificationPages*saved("notifications page", pageSize)) + a.AskReads
 	// A change drops what it changes from every instance that keeps it:
 	// each write's entity and its actor's card or state, read again once
 	// on each instance that held it.

@@ -79,14 +79,48 @@ func TestAllInByHand(t *testing.T) {
 	}
 	// A change drops its entity and its actor's from the one instance
 	// that holds them: 3,000 writes a day, read again at the hit share.
-	home := Metered["home page"].Reads - (Metered["home page"].Reads-Metered["home page, warm"].Reads)*h
+	// With no PAGE_CACHE_SYNC every page asks for the marks of changes,
+	// a read (one shard): the warm page's ask, counted apart.
+	if r.Shards != 1 || math.Abs(r.AllIn.Asks-10000) > 1e-6 || r.AllIn.AskReads != r.AllIn.Asks {
+		t.Errorf("%v shards, %v asks reading %v; want 1 and 10,000 reading as many", r.Shards, r.AllIn.Asks, r.AllIn.AskReads)
+	}
+	missed := Metered["home page"].Reads - (Metered["home page"].Reads-(Metered["home page, warm"].Reads-1))*h
+	home := missed + 1
 	again := 3000 * 2 * h
 	if math.Abs(r.AllIn.PageReads-home) > 1e-9 || math.Abs(r.AllIn.ChangeReads-again) > 1e-9 ||
-		math.Abs(r.ColdReads-r.Day.Reads-1000*10*(Metered["home page"].Reads-home)+again) > 1e-6 {
+		math.Abs(r.ColdReads-r.Day.Reads-1000*10*(Metered["home page"].Reads-missed)+again+10000) > 1e-6 {
 		t.Errorf("home page reads %v (want %v), read again %v (want %v); reads a day %v of %v cold",
 			r.AllIn.PageReads, home, r.AllIn.ChangeReads, again, r.Day.Reads, r.ColdReads)
 	}
 	if r.AllIn.Memory != BaseMemory+1000*Measured.CacheEntryBytes/1e6+UploadMemory || r.AllIn.Memory > F2.Memory {
 		t.Errorf("memory %v MB", r.AllIn.Memory)
+	}
+}
+
+// An instance asks for the marks of changes at most once in
+// PAGE_CACHE_SYNC: at a page a second, a sync of a second halves the
+// asks, and each reads a query a shard.
+func TestAsksSharedByTime(t *testing.T) {
+	w := Workload{People: 1000, Active: 1, Following: 10, HomePages: 86.4, CacheTTL: 600, CacheEntries: 1000, CacheSync: 1, MarkShards: 3}
+	r := Model(w, Nam5)
+	if r.AllIn.Instances != 1 || math.Abs(r.AllIn.Asks-86400/2) > 1e-6 || math.Abs(r.AllIn.AskReads-3*86400/2) > 1e-6 {
+		t.Errorf("%v instances, %v asks reading %v; want 1, 43,200 and 129,600", r.AllIn.Instances, r.AllIn.Asks, r.AllIn.AskReads)
+	}
+}
+
+// The marks' shards keep each range under RangeLimit and each ask's
+// marks of a shard under SyncLimit.
+func TestMarkShards(t *testing.T) {
+	for _, c := range []struct{ marks, pages, sync, want float64 }{
+		{10, 1, 0.1, 1},
+		{499, 1000, 0.1, 2},   // 499 x 2.101 s an ask: over 1,000 marks in one
+		{500, 1000, 0, 2},     // the margin alone and a page's wait: 1,000.5
+		{4294, 100, 1, 13},    // 4,294 x 3.01 s: 12,925 marks an ask
+		{4294, 1000, 0.05, 9}, // the range limit
+		{100, 0, 1, 1},        // no pages, no asks
+	} {
+		if got := MarkShards(c.marks, c.pages, c.sync); got != c.want {
+			t.Errorf("MarkShards(%v, %v, %v) = %v, want %v", c.marks, c.pages, c.sync, got, c.want)
+		}
 	}
 }

@@ -10,8 +10,10 @@
 package costmodel
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Op is what one operation is billed: entities read, written and deleted,
@@ -44,37 +46,37 @@ var Metered = map[string]Op{
 	"notifications page":         {Reads: 43},
 	"notifications page, warm":   {Reads: 3},
 	"unread count":               {Reads: 2},
-	"like":                       {Reads: 23, Writes: 9, IndexEntries: 37, Bytes: 6306, Tasks: 2},
-	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3926, Tasks: 2},
+	"like":                       {Reads: 23, Writes: 9, IndexEntries: 37, Bytes: 6535, Tasks: 2},
+	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3968, Tasks: 2},
 	"follow, with its rebuild":   {Reads: 48, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
-	"unfollow, with its rebuild": {Reads: 17, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2014, Tasks: 2},
+	"unfollow, with its rebuild": {Reads: 17, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2056, Tasks: 2},
 	// Federation's, on a deployment that federates: what every post
 	// costs there (its job reads whether anyone elsewhere follows its
 	// author), a post to one and to ten other servers' inboxes, a post
 	// from another server, and a follow from one.
-	"post, 0 followers, federating":     {Reads: 13, Writes: 5, IndexEntries: 32, Bytes: 4617, Tasks: 2},
-	"post, to 1 inboxes elsewhere":      {Reads: 18, Writes: 5, IndexEntries: 35, Bytes: 5037, Tasks: 4},
-	"post, to 10 inboxes elsewhere":     {Reads: 45, Writes: 5, IndexEntries: 62, Bytes: 8817, Tasks: 22},
-	"incoming post, 1 followers here":   {Reads: 13, Writes: 6, IndexEntries: 41, Bytes: 5918},
+	"post, 0 followers, federating":     {Reads: 13, Writes: 5, IndexEntries: 32, Bytes: 4659, Tasks: 2},
+	"post, to 1 inboxes elsewhere":      {Reads: 18, Writes: 5, IndexEntries: 35, Bytes: 5079, Tasks: 4},
+	"post, to 10 inboxes elsewhere":     {Reads: 45, Writes: 5, IndexEntries: 62, Bytes: 8862, Tasks: 22},
+	"incoming post, 1 followers here":   {Reads: 13, Writes: 6, IndexEntries: 41, Bytes: 5960},
 	"incoming post, 100 followers here": {Reads: 13, Writes: 6, IndexEntries: 338, Bytes: 45988},
-	"incoming follow":                   {Reads: 27, Writes: 10, IndexEntries: 32, Bytes: 7221, Tasks: 4},
+	"incoming follow":                   {Reads: 27, Writes: 10, IndexEntries: 32, Bytes: 7284, Tasks: 4},
 	// What posts carry: a vote in a poll; a post scheduled, and its
 	// publication by its job (run directly: its task's run is counted
 	// apart); a post whose link gets a card, made by its job or shared.
 	"vote in a poll":                        {Reads: 16, Writes: 2, IndexEntries: 2, Bytes: 468},
 	"schedule a post":                       {Reads: 3, Writes: 2, Bytes: 311, Tasks: 1},
-	"publish a scheduled post, 0 followers": {Reads: 12, Writes: 8, Deletes: 1, IndexEntries: 29, Bytes: 4757},
-	"post with a link, its card made":       {Reads: 22, Writes: 11, IndexEntries: 76, Bytes: 11651, Tasks: 4},
-	"post with a link, its card shared":     {Reads: 21, Writes: 9, IndexEntries: 76, Bytes: 11005, Tasks: 4},
+	"publish a scheduled post, 0 followers": {Reads: 12, Writes: 8, Deletes: 1, IndexEntries: 29, Bytes: 4799},
+	"post with a link, its card made":       {Reads: 22, Writes: 11, IndexEntries: 76, Bytes: 11726, Tasks: 4},
+	"post with a link, its card shared":     {Reads: 21, Writes: 9, IndexEntries: 76, Bytes: 11080, Tasks: 4},
 	// Finding posts: a post's words (its search terms) cost index
 	// entries and bytes, what a post of 20 words adds to one of 10 a
 	// word; a search reads a query a scope and the page it finds.
-	"post of 10 words, found by anyone's search": {Reads: 11, Writes: 5, IndexEntries: 69, Bytes: 8965},
+	"post of 10 words, found by anyone's search": {Reads: 11, Writes: 5, IndexEntries: 69, Bytes: 9010},
 	"post of 20 words, found by anyone's search": {Reads: 11, Writes: 5, IndexEntries: 109, Bytes: 13588},
 	"search, one word, 5 found":                  {Reads: 12},
 	// What trends: a post of hashtags (its tag and trend jobs), the
 	// hour's refresh, and a page of trending posts.
-	"post of 3 hashtags, its trend uses":                       {Reads: 31, Writes: 11, IndexEntries: 77, Bytes: 11509, Tasks: 10},
+	"post of 3 hashtags, its trend uses":                       {Reads: 31, Writes: 11, IndexEntries: 77, Bytes: 11593, Tasks: 10},
 	"the hour's refresh of what trends, 3 hashtags and a post": {Reads: 106, Writes: 3, Bytes: 1925},
 	"trending posts, 1 of them":                                {Reads: 4},
 }
@@ -97,7 +99,7 @@ var Marks = map[string]float64{
 // its writes its own, one its first audience chunk), and what each
 // follower adds (its id in an audience chunk: three index entries).
 var (
-	PostAlone   = Op{Reads: 11, Writes: 5, IndexEntries: 32, Bytes: 4617}
+	PostAlone   = Op{Reads: 11, Writes: 5, IndexEntries: 32, Bytes: 4659}
 	PerFollower = Op{IndexEntries: 3, Bytes: 407.7}
 	// PerFanoutChunk is what each audience chunk past the first costs:
 	// its fan-out job (a task created and run) reads the follower chunk
@@ -190,8 +192,11 @@ type Workload struct {
 	// not fetched before (FreshShare: their thumbnails are fetched), and
 	// of the thumbnails seen, the share opened whole.
 	PictureShare, ImageBytes, ThumbBytes, FreshShare, OpenShare float64
-	// The page cache: PAGE_CACHE_TTL in seconds, PAGE_CACHE_ENTRIES.
-	CacheTTL, CacheEntries float64
+	// The page cache: PAGE_CACHE_TTL in seconds, PAGE_CACHE_ENTRIES;
+	// PAGE_CACHE_SYNC in seconds (how long an instance's ask for the
+	// marks of changes serves its pages), and PAGE_CACHE_SHARDS (0: as
+	// many as MarkShards says the workload needs).
+	CacheTTL, CacheEntries, CacheSync, MarkShards float64
 	// Federation (none when all are 0): FedInboxes is the mean count of
 	// other servers' inboxes a post goes to (its author's followers
 	// there, a server's shared inbox once); FedPosts the posts of other
@@ -217,7 +222,7 @@ type Workload struct {
 // service's).
 func (w Workload) defaults() Workload {
 	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
-	w.CacheTTL, w.CacheEntries = 600, 20000
+	w.CacheTTL, w.CacheEntries, w.CacheSync = 600, 20000, 0.1
 	w.Votes, w.LinkShare, w.CardShared, w.ScheduledShare = 1, 0.2, 0.5, 0.02
 	w.Words, w.Searches = 30, 2
 	w.TagShare, w.TrendPages, w.TrendRefreshes = 0.2, 1, 24
@@ -238,7 +243,15 @@ var Presets = []Workload{
 	Workload{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
 		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
-		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults(),
+		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults().
+		syncEvery(1),
+}
+
+// syncEvery sets PAGE_CACHE_SYNC: a busy deployment's instances ask for
+// the marks of changes once a second, not ten times.
+func (w Workload) syncEvery(seconds float64) Workload {
+	w.CacheSync = seconds
+	return w
 }
 
 // Counts are a design's figures for one day.
@@ -263,11 +276,15 @@ type Result struct {
 	OrdinaryFollowers float64
 	// PostsPerDay, of which CelebrityPostsPerDay by celebrities.
 	PostsPerDay, CelebrityPostsPerDay float64
-	// PeakPosts is posts a second at the peak; HottestRange the writes a
-	// second, at the peak, to the busiest sequential index range, and
-	// HottestName which.
+	// PeakPosts is posts a second at the peak; Ranges the index ranges
+	// that grow at one end and the writes a second each takes at the
+	// peak, the busiest first; HottestRange and HottestName the first's.
 	PeakPosts, HottestRange float64
 	HottestName             string
+	Ranges                  []Range
+	// PeakMarks are the marks of changes a second at the peak, and
+	// Shards the ranges they are spread over.
+	PeakMarks, Shards float64
 	// DollarsMonth is a month's Datastore bill at the Prices: 30 days of
 	// reads, writes and deletes, and the storage at the month's end, the
 	// page cache's hits read from memory (ColdDollarsMonth without a
@@ -282,6 +299,38 @@ type Result struct {
 	// Homes compares the designs on the home feed: this one, fan-out on
 	// write into Redis, and pull.
 	Homes [3]Home
+}
+
+// Range is an index range whose values grow at one end (a time, a
+// sequence), and the writes a second it takes at the peak.
+type Range struct {
+	Name      string
+	PerSecond float64
+}
+
+// RangeLimit is about what Firestore takes into one range that grows at
+// one end, in writes a second; SyncLimit the most marks of changes one
+// ask reads of a shard before its instance forgets everything
+// (store.syncLimit), and SyncMargin how far back each ask reads again
+// (store.SyncMargin), in seconds.
+const (
+	RangeLimit = 500
+	SyncLimit  = 1000
+	SyncMargin = 2
+)
+
+// MarkShards is how many ranges the marks of changes need at a peak of
+// marks a second, when each instance takes pages a second at the peak
+// and asks at most once in sync seconds: no range past RangeLimit, and
+// no ask reading SyncLimit marks of one shard (an ask reads those of the
+// time since the last, at least sync plus a page's wait, and the margin
+// again).
+func MarkShards(marks, pages, sync float64) float64 {
+	perAsk := marks * (sync + 1/math.Max(pages, 1e-9) + SyncMargin)
+	if math.IsInf(perAsk, 0) || pages <= 0 {
+		perAsk = 0
+	}
+	return math.Max(1, math.Max(math.Ceil(marks/RangeLimit), math.Ceil(perAsk/SyncLimit)))
 }
 
 // Home is what reading home pages and delivering posts to them cost a
@@ -409,23 +458,25 @@ func Model(w Workload, p Prices) Result {
 
 	// The ranges that grow at one end: a shard of @all takes its share
 	// of the public posts, a shard of the trim places its share of the
-	// audience chunks; every other feed's range is one person's, tag's or
-	// group's.
-	r.PeakPosts = r.PostsPerDay / secondsPerDay * w.Peak
-	public := r.PeakPosts * w.PublicShare / PublicShards
-	trim := chunks / secondsPerDay * w.Peak / TrimShards
-	// The marks of changes are one range, by their time.
+	// audience chunks, a shard of the marks of changes its share of
+	// them (its time); follows and pictures are indexed by their time,
+	// comments by their seq; a word of search or a hashtag takes the
+	// posts that carry it, at most every post; every other range is one
+	// person's, post's, tag's or group's (a like's places are its
+	// post's and its liker's).
+	perSecond := w.Peak / secondsPerDay
+	r.PeakPosts = r.PostsPerDay * perSecond
 	cardMarks := Marks["post with a link, its card made"] - Marks["post, 0 followers"]
-	marks := (r.PostsPerDay*(Marks["post, 0 followers"]+w.LinkShare*cardMarks) + active*(w.Likes*Marks["like"]+w.Comments*Marks["comment"]+
-		w.Follows*Marks["follow, with its rebuild"]+w.Unfollows*Marks["unfollow, with its rebuild"])) / secondsPerDay * w.Peak
-	r.HottestRange, r.HottestName = public, fmt.Sprintf("a shard of @all (1 of %d)", PublicShards)
-	if trim > r.HottestRange {
-		r.HottestRange, r.HottestName = trim, fmt.Sprintf("a shard of the audience trim (1 of %d)", TrimShards)
+	r.PeakMarks = (r.PostsPerDay*(Marks["post, 0 followers"]+w.LinkShare*cardMarks) + active*(w.Likes*Marks["like"]+w.Comments*Marks["comment"]+
+		w.Follows*Marks["follow, with its rebuild"]+w.Unfollows*Marks["unfollow, with its rebuild"])) * perSecond
+	r.Ranges = []Range{
+		{fmt.Sprintf("a shard of @all (1 of %d)", PublicShards), r.PeakPosts * w.PublicShare / PublicShards},
+		{fmt.Sprintf("a shard of the audience trim (1 of %d)", TrimShards), chunks * perSecond / TrimShards},
+		{"a word or hashtag every post carries (at most)", r.PeakPosts},
+		{"comments, by their seq", active * w.Comments * perSecond},
+		{"follows, by their time", (active*w.Follows + active*w.FedFollows) * perSecond},
+		{"pictures, by their time", r.PostsPerDay * w.PictureShare * perSecond},
 	}
-	if marks > r.HottestRange {
-		r.HottestRange, r.HottestName = marks, "the marks of changes"
-	}
-
 	month := func(perDay, free, price float64) float64 {
 		return math.Max(0, perDay-free) * daysPerMonth / 100000 * price
 	}
@@ -437,6 +488,9 @@ func Model(w Workload, p Prices) Result {
 	r.ColdReads = r.Day.Reads
 	r.ColdDollarsMonth = datastore(r.ColdReads)
 	r.AllIn, r.Day.Reads = allIn(w, &r, p, Measured, F2)
+	r.Ranges = append(r.Ranges, Range{fmt.Sprintf("a shard of the marks of changes (1 of %.0f)", r.Shards), r.PeakMarks / r.Shards})
+	slices.SortStableFunc(r.Ranges, func(a, b Range) int { return cmp.Compare(b.PerSecond, a.PerSecond) })
+	r.HottestRange, r.HottestName = r.Ranges[0].PerSecond, r.Ranges[0].Name
 	r.DollarsMonth = datastore(r.Day.Reads)
 	r.TasksDollarsMonth = math.Max(0, r.Day.Tasks*daysPerMonth-p.FreeTasks) / 1e6 * p.PerMillionTasks
 	r.TotalDollarsMonth = r.DollarsMonth + r.TasksDollarsMonth + r.AllIn.InstanceDollars + r.AllIn.EgressDollars + r.AllIn.StorageDollars

@@ -20,6 +20,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
 	"socialstream/internal/notifications"
+	"socialstream/internal/order"
 	"socialstream/internal/outbox"
 	"socialstream/internal/policy"
 	"socialstream/internal/queue"
@@ -31,15 +32,42 @@ import (
 // KindLike is the kind of the entities this package owns.
 const KindLike = "Like"
 
-// Like is one user's like of an activity.
+// Like is one user's like of an activity. Its places (Save) order it
+// among the activity's likes and among its liker's, by when it was made:
+// each a range of its own of one built-in index, so that no index range
+// takes every like's write (a time indexed on its own would).
 type Like struct {
 	ActivityID string    `datastore:"activityId"`
 	UserID     string    `datastore:"userId"` // indexed: erasing an account deletes its likes
-	Created    time.Time `datastore:"created"`
+	Created    time.Time `datastore:"created,noindex"`
 	// Withheld: the liker's account is suspended, and the activity's
 	// likesCount does not count it (package moderation's job keeps it in
 	// step with the suspension).
 	Withheld bool `datastore:"withheld,noindex,omitempty"`
+}
+
+// The prefixes of a like's places: among its activity's likes, and among
+// its liker's.
+const (
+	prefixOfActivity = "a:"
+	prefixOfLiker    = "u:"
+)
+
+// Save saves a like with its places, which its activity, its liker and
+// its time say.
+func (l *Like) Save() ([]datastore.Property, error) {
+	at := max(l.Created.UnixNano(), 0)
+	return order.Save(l, datastore.Property{Name: "places", Value: []any{
+		order.Value(prefixOfActivity+l.ActivityID, at), order.Value(prefixOfLiker+l.UserID, at)}})
+}
+
+// Load loads a like, leaving out its places.
+func (l *Like) Load(ps []datastore.Property) error { return order.Load(l, ps, "places") }
+
+// newest returns a query of the likes of the feed of prefix, newest
+// first.
+func newest(db *store.DB, prefix string) *datastore.Query {
+	return order.Range(db.Query(KindLike), "places", prefix, 0, order.Place{})
 }
 
 // LikeKey returns the key of user's like of an activity.
@@ -263,17 +291,17 @@ func Erase(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 // Each calls f with each activity user likes and when, newest like
 // first, a page at a time (for an export).
 func Each(ctx context.Context, db *store.DB, user string, f func(activity string, created time.Time) error) error {
-	q := db.Query(KindLike).FilterField("userId", "=", user).Order("-created")
+	q := newest(db, prefixOfLiker+user)
 	return store.Each[Like](ctx, db, q, 500, func(_ *datastore.Key, l *Like) error { return f(l.ActivityID, l.Created) })
 }
 
 // Liked returns a page of the activities user likes (Mastodon's
 // favourites), newest like first, as they see them now, and the cursor of
-// the next page: one keys-only query of the composite index (userId,
-// created), whose keys name the activities, and the page's lookups, as a
+// the next page: one keys-only query of the range of user's likes'
+// places, whose keys name the activities, and the page's lookups, as a
 // page of bookmarks. A like of what is gone or hidden now is left out.
 func (s *Service) Liked(ctx context.Context, user string, p store.PageRequest) ([]activities.View, string, error) {
-	q := s.db.Query(KindLike).FilterField("userId", "=", user).Order("-created").KeysOnly()
+	q := newest(s.db, prefixOfLiker+user).KeysOnly()
 	keys, _, next, err := store.Page[Like](ctx, s.db, q, "liked:"+user, p)
 	if err != nil {
 		return nil, "", fmt.Errorf("likes.Liked(%s): %w", user, err)
@@ -298,7 +326,7 @@ func (s *Service) Likers(ctx context.Context, viewer, activity string, p store.P
 	if _, err := s.act.Visible(ctx, viewer, activity); err != nil {
 		return nil, "", err
 	}
-	q := s.db.Query(KindLike).FilterField("activityId", "=", activity).Order("-created")
+	q := newest(s.db, prefixOfActivity+activity)
 	_, vals, next, err := store.Page[Like](ctx, s.db, q, "likes:"+activity, p)
 	if err != nil {
 		return nil, "", err
@@ -397,3 +425,37 @@ func Withhold(ctx context.Context, db *store.DB, user, cursor string, n int, sus
 // withholdBatch is how many likes or comments one transaction of a
 // withholding changes.
 const withholdBatch = 25
+
+// Reindex writes up to n likes again from cursor (empty: the first), so
+// that each has the places this version orders likes by: for likes
+// stored by a version before them, which the lists of likes leave out
+// until then. It returns how many it wrote and the cursor of the rest
+// ("": none). Each batch reads and writes in one transaction, so a run
+// beside the service is safe.
+func Reindex(ctx context.Context, db *store.DB, cursor string, n int) (int, string, error) {
+	done := 0
+	next, err := db.UpdatePage(ctx, db.Query(KindLike).KeysOnly(), cursor, n, 100, func(tx *store.Tx, keys []*datastore.Key) error {
+		l := tx.Lookup()
+		likes := make([]Like, len(keys))
+		refs := make([]store.Ref, len(keys))
+		for i, k := range keys {
+			refs[i] = l.Add(k, &likes[i])
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if refs[i].Found() {
+				if err := tx.Put(k, &likes[i]); err != nil {
+					return err
+				}
+			}
+		}
+		done += len(keys)
+		return nil
+	})
+	if err != nil {
+		return done, "", fmt.Errorf("likes.Reindex: %w", err)
+	}
+	return done, next, nil
+}

@@ -23,8 +23,11 @@ type Cache struct {
 	kinds map[string]bool
 	ttl   time.Duration
 	share time.Duration
-	now   func() time.Time
-	lru   *lru.Cache[string, cached]
+	// shards is how many ranges the marks of changes are written in
+	// (CacheConfig.Shards).
+	shards int
+	now    func() time.Time
+	lru    *lru.Cache[string, cached]
 
 	mu sync.Mutex
 	// epoch counts the reads begun and the drops made; dropped holds the
@@ -71,6 +74,12 @@ type CacheConfig struct {
 	// share one ask, and a change shows on the first page begun Share
 	// after its commit.
 	Share time.Duration
+	// Shards is how many ranges of the index the marks of changes are
+	// spread over (0: one), each taking its share of their writes; an ask
+	// reads each. Every instance must write and read as many (a version
+	// that writes more may show changes to one that reads fewer only
+	// after the TTL).
+	Shards int
 	// RemarkAfter is how long a write's call may take before its marks
 	// are written again once it returns (0: a second): past it, the mark's
 	// time, taken during the commit, may come before the commit shows.
@@ -87,7 +96,7 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
-	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
+	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
 		dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
 }
 
@@ -249,8 +258,8 @@ func (c *Cache) drop(keys []*datastore.Key) {
 // dropChanged forgets the entities of keys, as cacheKey names them,
 // that may have been read before their change, marks[i]: all but those
 // read SyncMargin or more after it. Reads under way keep none of them.
-func (c *Cache) dropChanged(keys []string, marks []change) {
-	c.dropIf(keys, func(i int, read time.Time) bool { return read.Before(marks[i].Changed.Add(SyncMargin)) })
+func (c *Cache) dropChanged(keys []string, marks []time.Time) {
+	c.dropIf(keys, func(i int, read time.Time) bool { return read.Before(marks[i].Add(SyncMargin)) })
 }
 
 // dropIf forgets the entities of keys, as cacheKey names them, that

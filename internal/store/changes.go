@@ -2,11 +2,16 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"cloud.google.com/go/datastore"
+	"golang.org/x/sync/errgroup"
 )
 
 // KindChange is the kind of the marks every write of a kind the cache
@@ -18,16 +23,44 @@ import (
 // Share), on every instance.
 const KindChange = "PageChange"
 
-// change is a mark. Its time is the Datastore's (a transform to the
-// time it took the commit), so no instance's clock decides what a page
-// misses. That time may come before the commit shows, by as long as the
-// commit took: a write whose commit took remarkAfter or longer marks
-// again once it returns.
+// change is a mark. Its place, At, is its shard's name and its time
+// (changeAt), so that the marks are Shards ranges of one built-in index,
+// none growing faster than its share of the writes, and an ask reads each
+// shard's range after a time. The time is the writing instance's, taken
+// before its commit: the commit may show as long after it as the commit
+// took (a write whose call took remarkAfter or longer marks again once it
+// returns), and instances' clocks may differ by less than SyncMargin
+// less remarkAfter.
 type change struct {
-	Changed time.Time `datastore:"changed"`
+	At string `datastore:"at"`
 	// Expires lets a TTL policy delete the mark once no cache can hold
 	// what it names (docs/deploy.md).
 	Expires time.Time `datastore:"expires,noindex"`
+}
+
+// changeAt is the place of a mark of name made at t among shards: its
+// shard's two digits, a slash and t in microseconds, 16 digits, so that
+// the places of a shard sort by time and no shard's range reaches into
+// another's ('/' sorts before every digit).
+func changeAt(name string, shards int, t time.Time) string {
+	return fmt.Sprintf("%02d/%016d", changeShard(name, shards), t.UnixMicro())
+}
+
+// changeShard is the shard of the mark of name among shards.
+func changeShard(name string, shards int) int {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32() % uint32(max(shards, 1)))
+}
+
+// changeTime is the time of a mark's place, and whether it is one.
+func changeTime(at string) (time.Time, bool) {
+	_, us, ok := strings.Cut(at, "/")
+	n, err := strconv.ParseInt(us, 10, 64)
+	if !ok || err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(n), true
 }
 
 const (
@@ -67,7 +100,8 @@ func (db *DB) marks(keys []*datastore.Key) []*datastore.Mutation {
 	}
 	var muts []*datastore.Mutation
 	seen := map[string]bool{}
-	expires := c.now().Add(changeLife)
+	now := c.now()
+	expires := now.Add(changeLife)
 	for _, k := range keys {
 		if !c.kinds[k.Kind] {
 			continue
@@ -78,8 +112,7 @@ func (db *DB) marks(keys []*datastore.Key) []*datastore.Mutation {
 		}
 		seen[name] = true
 		mk := &datastore.Key{Kind: KindChange, Name: name, Namespace: k.Namespace}
-		muts = append(muts, datastore.NewUpsert(mk, &change{Expires: expires}).
-			WithTransforms(datastore.SetToServerTime("changed")))
+		muts = append(muts, datastore.NewUpsert(mk, &change{At: changeAt(name, c.shards, now), Expires: expires}))
 	}
 	return muts
 }
@@ -234,21 +267,40 @@ func (c *Cache) sync(ctx context.Context, db *DB, begun time.Time) error {
 	}
 }
 
-// ask reads the marks in db's namespace made after since (a projection
-// of their time: billed as one read), and drops what they name unless
-// it was read SyncMargin or more after the change; past syncLimit of
-// them, everything.
+// ask reads the marks in db's namespace made after since, a query of
+// each shard's range at once (a projection of their places: billed as a
+// read each), and drops what they name unless it was read SyncMargin or
+// more after the change; past syncLimit of them in a shard, everything.
 func (c *Cache) ask(ctx context.Context, db *DB, s *syncer, since time.Time) error {
 	c.asks.Add(1)
-	q := db.Query(KindChange).FilterField("changed", ">", since).Project("changed").Limit(syncLimit)
-	var marks []change
-	keys, err := db.client.GetAll(ctx, q, &marks)
-	if err != nil {
-		return Convert(err)
+	shards := make([][]*datastore.Key, c.shards)
+	places := make([][]change, c.shards)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range c.shards {
+		g.Go(func() error {
+			from := fmt.Sprintf("%02d/%016d", i, since.UnixMicro())
+			q := db.Query(KindChange).FilterField("at", ">", from).FilterField("at", "<", fmt.Sprintf("%02d/~", i)).
+				Project("at").Limit(syncLimit)
+			keys, err := db.client.GetAll(gctx, q, &places[i])
+			shards[i] = keys
+			return Convert(err)
+		})
 	}
-	if len(keys) >= syncLimit {
-		c.purge()
-		return nil
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var keys []*datastore.Key
+	var marks []time.Time
+	for i := range shards {
+		if len(shards[i]) >= syncLimit {
+			c.purge()
+			return nil
+		}
+		for j, k := range shards[i] {
+			if at, ok := changeTime(places[i][j].At); ok {
+				keys, marks = append(keys, k), append(marks, at)
+			}
+		}
 	}
 	if s.applied == nil {
 		s.applied = map[string]time.Time{}
@@ -261,12 +313,12 @@ func (c *Cache) ask(ctx context.Context, db *DB, s *syncer, since time.Time) err
 	// A mark applied once is not again: what was read after its drop
 	// was read after its change had shown.
 	var names []string
-	var fresh []change
+	var fresh []time.Time
 	for i, k := range keys {
-		if at, ok := s.applied[k.Name]; ok && at.Equal(marks[i].Changed) {
+		if at, ok := s.applied[k.Name]; ok && at.Equal(marks[i]) {
 			continue
 		}
-		s.applied[k.Name] = marks[i].Changed
+		s.applied[k.Name] = marks[i]
 		names, fresh = append(names, db.namespace+"\x00"+k.Name), append(fresh, marks[i])
 	}
 	c.dropChanged(names, fresh)

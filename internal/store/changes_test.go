@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,66 @@ func TestAnotherInstancesChangeShowsOnTheNextPage(t *testing.T) {
 	}
 	if got := page(); got != 7 || store.Asks(here)-asks != 2 {
 		t.Errorf("the next request: %d, %d asks in all; want 7, 2", got, store.Asks(here)-asks)
+	}
+}
+
+// With the marks spread over shards, each of their ranges takes some of
+// them, and an ask reads every range: another instance's change shows
+// whichever shard its mark is in. Past syncLimit marks in one shard, the
+// instance forgets everything.
+func TestShardedMarksAreAllRead(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	cfg := keptPairs
+	cfg.Shards = 4
+	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	var keys []*datastore.Key
+	for i := range 12 {
+		keys = append(keys, db.NameKey("Pair", fmt.Sprint("sharded-", i), nil))
+	}
+	if err := other.PutMulti(ctx, keys, make([]pair, len(keys))); err != nil {
+		t.Fatal(err)
+	}
+	shards := map[string]bool{}
+	for _, k := range keys {
+		var m struct {
+			At      string    `datastore:"at"`
+			Expires time.Time `datastore:"expires,noindex"`
+		}
+		if _, err := base.Get(ctx, base.NameKey(store.KindChange, k.String(), nil), &m); err != nil {
+			t.Fatal(err)
+		}
+		shard, _, _ := strings.Cut(m.At, "/")
+		shards[shard] = true
+	}
+	if len(shards) < 2 {
+		t.Fatalf("12 marks all in shard(s) %v, want them spread over 4", shards)
+	}
+	for i, k := range keys {
+		pageOf(t, db, keys...) // kept
+		if err := other.Put(ctx, k, &pair{A: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := pageOf(t, db, keys...)[i]; got != int64(i+1) {
+			t.Errorf("%s: %d after another instance's put, want %d", k.Name, got, i+1)
+		}
+	}
+
+	// Past the limit in one shard, everything goes.
+	defer store.SetSyncLimit(2)()
+	unmarked := db.NameKey("Pair", "sharded-unmarked", nil)
+	if err := base.Put(ctx, unmarked, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	pageOf(t, db, unmarked)
+	if err := base.Put(ctx, unmarked, &pair{A: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.PutMulti(ctx, keys, make([]pair, len(keys))); err != nil {
+		t.Fatal(err)
+	}
+	if got := pageOf(t, db, unmarked)[0]; got != 2 {
+		t.Errorf("after 12 marks in 4 shards of 2 at most: %d, want the unmarked change read again (2)", got)
 	}
 }
 
@@ -201,13 +262,17 @@ func TestASlowCommitMarksAgain(t *testing.T) {
 	// was aborted and the next was quick, its mark's time is within a
 	// second of when the write returned: no ask can miss it.
 	var m struct {
-		Changed time.Time `datastore:"changed"`
+		At      string    `datastore:"at"`
 		Expires time.Time `datastore:"expires,noindex"`
 	}
 	if _, err := base.Get(ctx, base.NameKey(store.KindChange, k.String(), nil), &m); err != nil {
 		t.Fatal(err)
 	}
-	if late := returned.Sub(m.Changed); late > time.Second {
+	changed, ok := store.ChangeTime(m.At)
+	if !ok {
+		t.Fatalf("the mark's place %q holds no time", m.At)
+	}
+	if late := returned.Sub(changed); late > time.Second {
 		t.Errorf("the mark's time is %v before the write returned (%d marked again), want at most 1s", late, store.Remarks(c))
 	}
 }

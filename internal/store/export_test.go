@@ -29,3 +29,6 @@ func SetSyncLimit(n int) (restore func()) {
 
 // Remarks is how many writes marked their changes again.
 func Remarks(c *Cache) int64 { return c.remarks.Load() }
+
+// ChangeTime is the time of a mark's place.
+func ChangeTime(at string) (time.Time, bool) { return changeTime(at) }
