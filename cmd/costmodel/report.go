@@ -76,8 +76,14 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		return n(30*r.Day.Reads) + " / " + n(30*r.Day.Writes) + " / " + n(30*r.Day.Deletes)
 	})
 	row("storage at the month's end", func(r costmodel.Result) string { return size(30*r.Day.StoredBytes + r.Day.HeldBytes) })
-	row("**the page cache**: TTL; share of a home or person's page's activities and authors an instance keeps", func(r costmodel.Result) string {
+	row("**the page cache**: TTL; share of a home or person's page's activities and authors an instance (or the shared tier) keeps", func(r costmodel.Result) string {
 		return n(r.Workload.CacheTTL) + " s; " + fmt.Sprintf("%.0f%%", 100*r.AllIn.HitShare)
+	})
+	row("the shared cache tier (`PAGE_CACHE_REDIS`, Memorystore): entities kept; GB provisioned; dollars a month", func(r costmodel.Result) string {
+		if r.Workload.SharedCache == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%s; %s; $%s", n(r.AllIn.SharedEntries), n(r.AllIn.SharedGB), money(r.AllIn.SharedDollars))
 	})
 	row("a home page's reads, cold / warm / with the cache", func(r costmodel.Result) string {
 		return n(costmodel.Metered["home page"].Reads) + " / " + n(costmodel.Metered["home page, warm"].Reads) + " / " + fmt.Sprintf("%.1f", r.AllIn.PageReads)
@@ -138,6 +144,7 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		p.AppEngineSource, p.PerF1Hour, costmodel.F2.Name, n(costmodel.F2.F1Hours), n(p.FreeF1Hours), p.PerEgressGiB, n(p.FreeEgressGiB))
 	fmt.Fprintf(w, "%s: $%.3f per GiB-month, $%.3f per 10,000 Class A and $%.4f per 10,000 Class B operations; %s GiB-months, %s Class A and %s Class B a month free.\n",
 		p.StorageSource, p.PerStorageGiBMonth, p.PerClassA, p.PerClassB, n(p.FreeStorageGiB), n(p.FreeClassA), n(p.FreeClassB))
+	fmt.Fprintf(w, "%s: $%.3f per GB-hour, at least %s GB; the connector $%.2f a month.\n", p.RedisSource, p.PerRedisGBHour, n(p.MinRedisGB), p.VPCConnectorMonth)
 	m := costmodel.Measured
 	fmt.Fprintf(w, "Serving, measured by %s: %.1f ms of CPU a page, %.1f an unread count, %.1f a like with its job, %.1f a thumbnail; a page of 20 %s bytes (sent gzipped, %dx smaller); %s bytes of heap a cached entity. On %s at %.1f GHz, at App Engine's target CPU of %.0f%%.\n",
 		m.Source, m.PageCPU, m.PollCPU, m.WriteCPU, m.PictureCPU, n(m.PageBytes), costmodel.GzipRatio, n(m.CacheEntryBytes), costmodel.F2.Name, costmodel.F2.GHz, 100*costmodel.TargetUtilization)

@@ -114,6 +114,9 @@ func realMain(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "datastore emulator  %s  (%s)\n", st.DatastoreHost, where)
 	fmt.Fprintf(out, "tasks emulator      %s  (queues from queue.yaml)\n", st.Tasks.Host)
 	fmt.Fprintf(out, "storage emulator    %s  (%s; bucket %s)\n", st.StorageEndpoint, storage, st.Bucket)
+	if st.SharedURL != "" {
+		fmt.Fprintf(out, "shared page cache   %s  (PAGE_CACHE_REDIS)\n", st.SharedURL)
+	}
 	limits := "on"
 	if cfg.RateLimits.Off {
 		limits = "off (RATE_LIMITS=off)"

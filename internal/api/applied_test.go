@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -74,6 +75,31 @@ func TestModerationWhoseCommitAppliedThenAborted(t *testing.T) {
 	}
 	if got := e.list(e.do("GET", "/social/rest/moderation/actions", ada.token, nil)); len(got) != 3 { // the grant too
 		t.Errorf("audit log: %v, want the grant, one limit and one suspension", got)
+	}
+}
+
+// A scheduled post's cancel whose commit applied and answered Aborted
+// runs its transaction again: it finds the post gone by its own hand and
+// answers success, not 404. Found by the convergence checker.
+func TestCancelWhoseCommitAppliedThenAborted(t *testing.T) {
+	e, inj := newEnvWithFaults(t)
+	alice := e.register("alice")
+	at := time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
+	r := e.do("POST", "/social/rest/activities/@me/@self", alice.token, map[string]any{"title": "later", "scheduledAt": at})
+	if r.status != 202 {
+		t.Fatalf("schedule: %d %s", r.status, r.raw)
+	}
+	id, _ := e.entry(r)["id"].(string)
+	inj.FailNextCommit(codes.Aborted)
+	if r := e.do("DELETE", "/social/rest/scheduled/@me/"+id, alice.token, nil); r.status/100 != 2 {
+		t.Errorf("cancel: %d %s, want success", r.status, r.raw)
+	}
+	if r := e.do("GET", "/social/rest/scheduled/@me/"+id, alice.token, nil); r.status != 404 {
+		t.Errorf("the scheduled post after its cancel: %d %s, want 404", r.status, r.raw)
+	}
+	// A cancel of what was never there is still a 404.
+	if r := e.do("DELETE", "/social/rest/scheduled/@me/"+id, alice.token, nil); r.status != 404 {
+		t.Errorf("a second cancel: %d %s, want 404", r.status, r.raw)
 	}
 }
 

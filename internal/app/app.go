@@ -132,7 +132,7 @@ type Config struct {
 	TokenCacheTTL time.Duration
 	// PageCacheTTL is PAGE_CACHE_TTL, a Go duration: how long an
 	// instance keeps the activities, people's cards, notifications and
-	// readers' states its pages read (default 10m; 0 disables). A
+	// readers' states its pages read (default 30m; 0 disables). A
 	// change leaves every instance's cache before the first page begun
 	// PageCacheSync after it answers (docs/performance.md).
 	PageCacheTTL time.Duration
@@ -148,6 +148,12 @@ type Config struct {
 	// MaxPageCacheShards), so that none takes more writes a second than
 	// Firestore can; an ask reads one more entity for each.
 	PageCacheShards int
+	// PageCacheRedis is PAGE_CACHE_REDIS: the address of the cache tier
+	// the instances share (Memorystore: redis://10.0.0.3:6379, with
+	// :password@ or rediss:// as it is set up), under each instance's own
+	// (store.Shared; docs/performance.md). Empty: none. The local stack
+	// takes "local": a redis-server of its own.
+	PageCacheRedis string
 	// PageCacheAskAlways makes every page that answers from the cache
 	// ask for the marks of changes, rather than share an ask begun up to
 	// PageCacheSync before it: the most a page reads (the bill's).
@@ -217,6 +223,7 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 		MediaBucket:           getenv("MEDIA_BUCKET"),
 		StorageEmulatorHost:   getenv("STORAGE_EMULATOR_HOST"),
 		PublicURL:             strings.TrimSuffix(getenv("PUBLIC_URL"), "/"),
+		PageCacheRedis:        getenv("PAGE_CACHE_REDIS"),
 		RateLimits:            ratelimit.Defaults(),
 	}
 	var err error
@@ -375,6 +382,9 @@ func (c Config) Deployable() error {
 	if c.TasksLocation == "" && !c.OnAppEngine {
 		errs = append(errs, errors.New("CLOUD_TASKS_LOCATION is required off App Engine (the region of the queues, e.g. us-central1)"))
 	}
+	if c.PageCacheRedis == LocalRedis {
+		errs = append(errs, errors.New(`PAGE_CACHE_REDIS "local" is the local stack's: name the tier's address`))
+	}
 	if !c.OnAppEngine && len(c.TasksSecret) < MinTasksSecret {
 		errs = append(errs, fmt.Errorf("TASKS_SECRET of at least %d characters is required off App Engine: task requests must prove they come from the task sender", MinTasksSecret))
 	}
@@ -418,6 +428,14 @@ func (c Config) validateServer() []error {
 	}
 	if c.OnAppEngine && c.Federation.AllowLoopback {
 		errs = append(errs, errors.New("FEDERATION_ALLOW_LOOPBACK must not be set on App Engine: other servers are on public addresses alone"))
+	}
+	if c.PageCacheRedis != "" && c.PageCacheRedis != LocalRedis {
+		if err := store.ParseSharedURL(c.PageCacheRedis); err != nil {
+			errs = append(errs, fmt.Errorf("PAGE_CACHE_REDIS: %w", err))
+		}
+	}
+	if c.PageCacheRedis != "" && c.PageCacheTTL == 0 {
+		errs = append(errs, errors.New("PAGE_CACHE_REDIS needs the page cache (PAGE_CACHE_TTL is 0)"))
 	}
 	if strings.ContainsAny(c.Namespace, "/ ") {
 		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
@@ -513,14 +531,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	a.closers = append(a.closers, storageClient.Close)
 
-	a.Handler, err = build(ctx, cfg, log, dsClient, tasksClient, storageClient)
+	var shared *store.Shared
+	if cfg.PageCacheRedis != "" {
+		if shared, err = store.NewShared(ctx, cfg.PageCacheRedis, log); err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, shared.Close)
+	}
+
+	a.Handler, err = build(ctx, cfg, log, Parts{Gen: ids.New(), Storage: storageClient, Shared: shared}, dsClient, tasksClient)
 	if err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastore.Client, tasksClient *cloudtasks.Client, storageClient *storage.Client) (http.Handler, error) {
+// build wires the service over p (its ids, pictures and shared cache)
+// and the clients of the Datastore and Cloud Tasks.
+func build(ctx context.Context, cfg Config, log *slog.Logger, p Parts, dsClient *datastore.Client, tasksClient *cloudtasks.Client) (http.Handler, error) {
 	db, err := store.New(dsClient, cfg.Namespace)
 	if err != nil {
 		return nil, err
@@ -529,7 +557,8 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	if err != nil {
 		return nil, err
 	}
-	s, h, err := Wire(cfg, log, Parts{DB: db, Gen: ids.New(), Queue: q, Storage: storageClient})
+	p.DB, p.Queue = db, q
+	s, h, err := Wire(cfg, log, p)
 	if err != nil {
 		return nil, err
 	}
@@ -539,10 +568,14 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, dsClient *datastor
 	return h, nil
 }
 
+// LocalRedis is the PAGE_CACHE_REDIS of a local stack that starts a
+// redis-server of its own.
+const LocalRedis = "local"
+
 // PAGE_CACHE_TTL's default and its longest: the marks of changes
 // (store.KindChange) must outlive what they name.
 const (
-	DefaultPageCacheTTL = 10 * time.Minute
+	DefaultPageCacheTTL = 30 * time.Minute
 	MaxPageCacheTTL     = store.MaxCacheTTL
 )
 
@@ -575,6 +608,8 @@ type Parts struct {
 	Gen     *ids.Generator
 	Queue   queue.Queue
 	Storage *storage.Client
+	// Shared is the cache tier the instances share (nil: none).
+	Shared *store.Shared
 }
 
 // Wire builds the services over p and the API's handler, from every
@@ -591,6 +626,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 			Entries:     cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
 			Share:       cfg.pageCacheShare(),
 			Shards:      cfg.PageCacheShards,
+			Shared:      p.Shared,
 			RemarkAfter: cfg.PageCacheRemarkAfter,
 		}))
 	}

@@ -156,6 +156,15 @@ func TestReadEnvForTheLocalStack(t *testing.T) {
 	if c.Deployable() == nil {
 		t.Error("a configuration without project, location or task secret is deployable")
 	}
+	// "local" starts a redis-server of the stack's: no deployment has one.
+	c, err = ReadEnv(env(map[string]string{"PAGE_CACHE_REDIS": "local", "GOOGLE_CLOUD_PROJECT": "p", "CLOUD_TASKS_LOCATION": "l",
+		"TASKS_SECRET": strings.Repeat("s", MinTasksSecret)}))
+	if err != nil || c.PageCacheRedis != LocalRedis {
+		t.Fatalf("PAGE_CACHE_REDIS local: %q, %v", c.PageCacheRedis, err)
+	}
+	if err := c.Deployable(); err == nil || !strings.Contains(err.Error(), "PAGE_CACHE_REDIS") {
+		t.Errorf("a deployment with PAGE_CACHE_REDIS local: %v", err)
+	}
 }
 
 // A configuration built in code takes a zero TOKEN_TTL as the default,
@@ -175,15 +184,16 @@ func TestValidateTokenTTL(t *testing.T) {
 	}
 }
 
-// The page cache is on by default, for ten minutes; 0 turns it off; past
-// half an hour, what it keeps could outlive the marks of its changes.
+// The page cache is on by default, for half an hour, its longest; 0
+// turns it off; past that, what it keeps could outlive the marks of its
+// changes.
 func TestValidatePageCache(t *testing.T) {
 	c, err := ReadEnv(env(map[string]string{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PageCacheTTL != 10*time.Minute {
-		t.Errorf("PAGE_CACHE_TTL by default %v, want 10m", c.PageCacheTTL)
+	if c.PageCacheTTL != 30*time.Minute {
+		t.Errorf("PAGE_CACHE_TTL by default %v, want 30m", c.PageCacheTTL)
 	}
 	for ttl, bad := range map[time.Duration]bool{0: false, MaxPageCacheTTL: false, MaxPageCacheTTL + time.Second: true, -time.Second: true} {
 		c.PageCacheTTL = ttl
@@ -209,6 +219,19 @@ func TestValidatePageCache(t *testing.T) {
 		}
 	}
 	c.PageCacheSync = DefaultPageCacheSync
+	// The shared tier: an address Redis's client reads, only over a page
+	// cache; "local" is the local stack's alone.
+	for addr, bad := range map[string]bool{"redis://10.0.0.3:6379": false, "rediss://:secret@10.0.0.3:6378/1": false, "10.0.0.3:6379": true, "local": false} {
+		c.PageCacheRedis = addr
+		if err := c.Validate(); (err != nil) != bad || bad && !strings.Contains(err.Error(), "PAGE_CACHE_REDIS") {
+			t.Errorf("PAGE_CACHE_REDIS %q: %v", addr, err)
+		}
+	}
+	c.PageCacheTTL = 0
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "PAGE_CACHE_REDIS needs the page cache") {
+		t.Errorf("PAGE_CACHE_REDIS with no page cache: %v", err)
+	}
+	c.PageCacheTTL, c.PageCacheRedis = time.Minute, ""
 	for shards, bad := range map[int]bool{1: false, MaxPageCacheShards: false, MaxPageCacheShards + 1: true, -1: true} {
 		c.PageCacheShards = shards
 		if err := c.Validate(); (err != nil) != bad || bad && !strings.Contains(err.Error(), "PAGE_CACHE_SHARDS") {

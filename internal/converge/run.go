@@ -79,6 +79,9 @@ type Config struct {
 	// shards (more than the service's one, so that an ask reads several).
 	PageCacheTTL, PageCacheSync time.Duration
 	PageCacheShards             int
+	// SharedCache puts a cache tier both instances share (a redis-server
+	// of the stack's) under their own.
+	SharedCache bool
 
 	LogLevel slog.Level
 	Log      io.Writer // the stack's logs; nil discards them
@@ -97,7 +100,16 @@ func Defaults() Config {
 		// violation else), no job gives up on a change that commits.
 		GiveUpAfter: time.Minute, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
 		PageCacheTTL: app.DefaultPageCacheTTL, PageCacheSync: app.DefaultPageCacheSync, PageCacheShards: 3,
+		SharedCache: true,
 	}
+}
+
+// sharedCache is the stack's PAGE_CACHE_REDIS.
+func (c Config) sharedCache() string {
+	if c.SharedCache && c.PageCacheTTL > 0 {
+		return app.LocalRedis
+	}
+	return ""
 }
 
 // Report is what a run found.
@@ -119,7 +131,10 @@ type Report struct {
 	Users, Activities, Groups int
 	Checked                   int // feeds and counts compared
 	Remote                    RemoteReport
-	Violations                []string
+	// Shared is what the cache tier both instances share was asked and
+	// answered (none without Config.SharedCache).
+	Shared     store.SharedStats
+	Violations []string
 }
 
 // Print writes the report for people.
@@ -147,6 +162,9 @@ func (r *Report) Print(w io.Writer) {
 	rm := r.Remote
 	fmt.Fprintf(w, "the other server: %d Notes sent (%d kept here, %d deleted, %d overtaken by their Delete), %d in homes here; %d deliveries sent twice, %d tried again; %d deliveries from here refused while it was unreachable\n",
 		rm.Notes, rm.Taken, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused)
+	if sh := r.Shared; sh != (store.SharedStats{}) {
+		fmt.Fprintf(w, "the shared page cache: %d entities taken, %d looked for and not taken, %d tombstones, %d calls unanswered\n", sh.Hits, sh.Misses, sh.Tombs, sh.Failed)
+	}
 	fmt.Fprintf(w, "final state: %d users, %d activities, %d groups; %d feeds and counts compared\n", r.Users, r.Activities, r.Groups, r.Checked)
 	fmt.Fprintf(w, "converged %s after the last operation; the longest commit came %s after its jobs (%s)\n", r.Converged.Round(time.Millisecond), r.Longest.Round(time.Millisecond), r.LongestPath)
 	fmt.Fprintf(w, "violations: %d\n", len(r.Violations))
@@ -214,6 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
 	drain(&r.remote.flights, func() { r.settle(st) })
 	rep.Converged = time.Since(r.m.lastOp)
+	rep.Shared = st.shared()
 	// A change shows on every instance on the first page begun
 	// PageCacheSync after it.
 	r.m.mu.Lock()

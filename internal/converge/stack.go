@@ -32,6 +32,9 @@ const (
 // emulator of the pictures.
 type stack struct {
 	url string
+	// shared is what the instances' shared cache tier was asked and
+	// answered, both instances' together.
+	shared func() store.SharedStats
 	// federates is its root as it federates.
 	federates string
 	// other is a second instance of the service on the same Datastore,
@@ -70,7 +73,7 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		return nil, err
 	}
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, PageCacheTTL: cfg.PageCacheTTL,
-		PageCacheSync: cfg.PageCacheSync, PageCacheShards: cfg.PageCacheShards, CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
+		PageCacheSync: cfg.PageCacheSync, PageCacheShards: cfg.PageCacheShards, PageCacheRedis: cfg.sharedCache(), CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
 		WebPushAllowLoopback: true, LinkPreviewsAllowLoopback: true, Federation: federation.Config{Domain: addr, AllowLoopback: true}}
 	told := newDeliveries(logging.New(logOut, cfg.LogLevel, project).Handler())
 	long := &longest{}
@@ -105,13 +108,20 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		return nil, err
 	}
 	objects := func() ([]string, error) { return st.Storage.Objects(st.Bucket, "") }
-	// The second instance: the same Datastore and pictures' bucket, with
-	// no faults of its own (its writes are all refused), and a token
-	// cache and a page cache of its own.
+	// The second instance: the same Datastore, pictures' bucket and
+	// shared cache tier, with no faults of its own (its writes are all
+	// refused), and a token cache and a page cache of its own.
+	// Its own cache is small, so that most of what its pages show comes
+	// from the tier.
+	second := service
+	second.PageCacheRedis = st.SharedURL
+	if second.PageCacheRedis != "" {
+		second.PageCacheEntries = 16
+	}
 	other, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location, DB: st.DB,
 		StorageEndpoint: st.StorageEndpoint, Bucket: st.Bucket,
-		DispatchDeadline: time.Minute, Config: service,
+		DispatchDeadline: time.Minute, Config: second,
 		Logger: slog.New(told), Wrap: long.wrap, WrapQueue: long.wrapQueue,
 	})
 	if err != nil {
@@ -123,7 +133,17 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	publisher := func(now func() time.Time) (*scheduled.Service, error) {
 		return scheduled.New(st.DB, st.Gen, st.Tasks.Queue, st.Services.Activities, scheduled.Config{Now: now})
 	}
-	return &stack{url: st.URL, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told, longest: long,
+	shared := func() store.SharedStats {
+		var sum store.SharedStats
+		for _, s := range []*localstack.Stack{st, other} {
+			if s.Shared != nil {
+				x := s.Shared.Stats()
+				sum.Hits, sum.Misses, sum.Tombs, sum.Failed = sum.Hits+x.Hits, sum.Misses+x.Misses, sum.Tombs+x.Tombs, sum.Failed+x.Failed
+			}
+		}
+		return sum
+	}
+	return &stack{url: st.URL, shared: shared, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told, longest: long,
 		publisher: publisher, externalIDOf: st.Services.Activities.ExternalIDOf, site: pages,
 		close: func() { pages.Close(); ps.Close(); other.Close(); st.Close() }}, nil
 }

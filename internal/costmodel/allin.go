@@ -88,6 +88,28 @@ type AllIn struct {
 	EgressGiB, PicturesGiB, ClassA, ClassB float64
 	// Dollars a month: instances, egress, Cloud Storage.
 	InstanceDollars, EgressDollars, StorageDollars float64
+	// WorkingSet is the activities and authors first pages show at once
+	// (see workingSet): what a cache must hold to keep what pages read.
+	WorkingSet float64
+	// The shared cache tier (Workload.SharedCache): the entities it
+	// keeps, the GB provisioned for them, and its dollars a month (with
+	// the connector App Engine reaches it by).
+	SharedEntries, SharedGB, SharedDollars float64
+}
+
+// workingSet is the activities and authors the first pages of homes
+// show at once: an ordinary home's first page of 20 reaches back as long
+// as its followees take to post 20 (a day when that is longer), and the
+// posts of that long, with an author each, are what all first pages
+// show between them.
+func workingSet(w Workload, postsPerDay float64) float64 {
+	perDay := w.Following * w.Active * w.Posts // into one home
+	if perDay <= 0 {
+		return 0
+	}
+	reach := math.Min(1, pageSize/perDay)
+	posts := postsPerDay * reach
+	return posts + math.Min(posts, w.People*w.Active)
 }
 
 // hitShare is the share of a page's activities and authors that one of
@@ -134,7 +156,19 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	// notifications page's notifications are its reader's alone, read
 	// cold; their activities (the reader's) and actors are others' pages'
 	// too.
-	a.HitShare = hitShare(w, r.OrdinaryFollowers, a.Instances, w.CacheTTL)
+	// With a tier the instances share, a read anywhere keeps what it read
+	// for every instance: the tier's hits are those of one cache.
+	keepers := a.Instances
+	if w.SharedCache > 0 {
+		keepers = 1
+	}
+	a.HitShare = hitShare(w, r.OrdinaryFollowers, keepers, w.CacheTTL)
+	// An instance's cache holds CacheEntries at most: past them, it keeps
+	// that share of what pages read. The tier is provisioned for all.
+	a.WorkingSet = workingSet(w, r.PostsPerDay)
+	if w.SharedCache == 0 && a.WorkingSet > w.CacheEntries {
+		a.HitShare *= w.CacheEntries / a.WorkingSet
+	}
 	// Each instance asks for the marks of changes at most once in
 	// CacheSync, when a page comes: with pages at a rate λ, once in
 	// CacheSync + 1/λ seconds on average. An ask reads a query a shard;
@@ -149,8 +183,8 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		gap := w.CacheSync + 1/lambda
 		a.Asks = a.Instances * secondsPerDay / gap
 		a.AskReads = a.Asks * r.Shards
-		if r.PeakMarks/w.Peak*(gap+SyncMargin)/r.Shards >= SyncLimit {
-			a.HitShare = 0
+		if r.PeakMarks/w.Peak*(gap+SyncMargin)/r.Shards >= SyncLimit && w.SharedCache == 0 {
+			a.HitShare = 0 // the instance forgets; the tier would keep
 		}
 	}
 	r.Shards = math.Max(r.Shards, 1)
@@ -166,8 +200,15 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	// A change drops what it changes from every instance that keeps it:
 	// each write's entity and its actor's card or state, read again once
 	// on each instance that held it.
-	a.ChangeReads = writes * ChangedPerWrite * a.Instances * a.HitShare
+	a.ChangeReads = writes * ChangedPerWrite * keepers * a.HitShare
 	reads += a.ChangeReads
+	if w.SharedCache > 0 && w.CacheTTL > 0 {
+		// What the tier keeps: each miss of a page's activities and
+		// authors, for the TTL; provisioned with a quarter to spare.
+		a.SharedEntries = a.WorkingSet
+		a.SharedGB = math.Max(p.MinRedisGB, math.Ceil(a.SharedEntries*SharedEntryBytes*1.25/1e9))
+		a.SharedDollars = a.SharedGB*p.PerRedisGBHour*24*daysPerMonth + p.VPCConnectorMonth
+	}
 
 	gib := float64(1 << 30)
 	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*w.ThumbBytes + opened*w.ImageBytes) / gib
@@ -180,6 +221,11 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		math.Max(0, a.ClassB*daysPerMonth-p.FreeClassB)/1e4*p.PerClassB
 	return a, reads
 }
+
+// SharedEntryBytes is what an entity the shared tier keeps takes there:
+// its properties, gob-encoded, with Redis's own overhead (an assumption
+// of 2 KiB; an activity's properties are about 1 KB).
+const SharedEntryBytes = 2048
 
 // ChangedPerWrite is how many kept entities a write changes that pages
 // read: what it writes (an activity's count, a notification) and its

@@ -124,3 +124,49 @@ func TestMarkShards(t *testing.T) {
 		}
 	}
 }
+
+// With the shared tier, a read on any instance keeps for all: the hit
+// share is one cache's however many instances run, a change is read
+// again once, and the tier is priced by what it keeps.
+func TestSharedTier(t *testing.T) {
+	w := Presets[2] // ten million: many instances
+	w.SharedCache = 0
+	alone := Model(w, Nam5)
+	w.SharedCache = 1
+	shared := Model(w, Nam5)
+	if alone.AllIn.Instances < 2 {
+		t.Fatalf("%v instances: the preset no longer tests many", alone.AllIn.Instances)
+	}
+	if want := hitShare(w, shared.OrdinaryFollowers, 1, w.CacheTTL); shared.AllIn.HitShare != want || alone.AllIn.HitShare >= want {
+		t.Errorf("hit share %v with the tier (want %v), %v without", shared.AllIn.HitShare, want, alone.AllIn.HitShare)
+	}
+	if shared.AllIn.SharedDollars <= Nam5.VPCConnectorMonth || alone.AllIn.SharedDollars != 0 {
+		t.Errorf("tier dollars %v with it, %v without", shared.AllIn.SharedDollars, alone.AllIn.SharedDollars)
+	}
+	if shared.AllIn.PageReads > 5 || shared.TotalDollarsMonth >= alone.TotalDollarsMonth {
+		t.Errorf("a page reads %v with the tier; all in $%v against $%v without", shared.AllIn.PageReads, shared.TotalDollarsMonth, alone.TotalDollarsMonth)
+	}
+}
+
+// An instance's cache holds PAGE_CACHE_ENTRIES at most: a million
+// people's first pages show more than that at once, so without the tier
+// an instance keeps that share of its hits; the tier is sized for all.
+func TestWorkingSetCapsAnInstancesHits(t *testing.T) {
+	w := Presets[1]
+	ws := workingSet(w, Model(w, Nam5).PostsPerDay)
+	// 150 followees posting 0.4 a day fill a first page in 8 hours: a
+	// third of the day's 400k posts and an author each.
+	if want := 2 * 400_000 / 3.0; math.Abs(ws-want) > 0.01*want {
+		t.Errorf("working set %v, want about %v", ws, want)
+	}
+	w.SharedCache = 0
+	alone := Model(w, Nam5)
+	base := hitShare(w, alone.OrdinaryFollowers, alone.AllIn.Instances, w.CacheTTL)
+	if want := base * w.CacheEntries / ws; math.Abs(alone.AllIn.HitShare-want) > 1e-9 {
+		t.Errorf("hit share %v without the tier, want %v", alone.AllIn.HitShare, want)
+	}
+	w.SharedCache = 1
+	if shared := Model(w, Nam5); shared.AllIn.SharedEntries != ws || shared.AllIn.HitShare <= alone.AllIn.HitShare {
+		t.Errorf("the tier keeps %v (want %v) at a hit share of %v", shared.AllIn.SharedEntries, ws, shared.AllIn.HitShare)
+	}
+}

@@ -152,6 +152,12 @@ type Prices struct {
 	StorageSource                            string
 	PerStorageGiBMonth, PerClassA, PerClassB float64
 	FreeStorageGiB, FreeClassA, FreeClassB   float64
+	// Memorystore for Redis, Basic tier: dollars per GB-hour of
+	// provisioned capacity, the least capacity provisioned (GB), and a
+	// Serverless VPC Access connector's month (its two smallest
+	// instances), by which App Engine standard reaches it.
+	RedisSource                                   string
+	PerRedisGBHour, MinRedisGB, VPCConnectorMonth float64
 }
 
 // Nam5 is the price list of the US multi-region nam5, as published on
@@ -167,6 +173,9 @@ var Nam5 = Prices{
 	StorageSource:      "Cloud Storage pricing, Standard, us-central1, and its free tier, read 2026-11-28",
 	PerStorageGiBMonth: 0.020, PerClassA: 0.05, PerClassB: 0.004,
 	FreeStorageGiB: 5, FreeClassA: 5000, FreeClassB: 50000,
+	RedisSource: "Memorystore for Redis, Basic tier, 1 to 4 GB, us-central1, and Serverless VPC Access with two e2-micro instances: " +
+		"figures assumed, not read from the price pages this time; check them before provisioning",
+	PerRedisGBHour: 0.049, MinRedisGB: 1, VPCConnectorMonth: 12.3,
 }
 
 // Workload is what a community does in a day.
@@ -197,6 +206,9 @@ type Workload struct {
 	// marks of changes serves its pages), and PAGE_CACHE_SHARDS (0: as
 	// many as MarkShards says the workload needs).
 	CacheTTL, CacheEntries, CacheSync, MarkShards float64
+	// SharedCache is 1 with a cache tier the instances share
+	// (PAGE_CACHE_REDIS: Memorystore) under their own, 0 without.
+	SharedCache float64
 	// Federation (none when all are 0): FedInboxes is the mean count of
 	// other servers' inboxes a post goes to (its author's followers
 	// there, a server's shared inbox once); FedPosts the posts of other
@@ -222,7 +234,7 @@ type Workload struct {
 // service's).
 func (w Workload) defaults() Workload {
 	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
-	w.CacheTTL, w.CacheEntries, w.CacheSync = 600, 20000, 0.1
+	w.CacheTTL, w.CacheEntries, w.CacheSync = 1800, 20000, 0.1
 	w.Votes, w.LinkShare, w.CardShared, w.ScheduledShare = 1, 0.2, 0.5, 0.02
 	w.Words, w.Searches = 30, 2
 	w.TagShare, w.TrendPages, w.TrendRefreshes = 0.2, 1, 24
@@ -239,18 +251,26 @@ var Presets = []Workload{
 		Celebrities: 100, CelebrityFollowers: 100_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
 		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5,
-		FedInboxes: 20, FedPosts: 2, FedReach: 10, FedFollows: 0.05}.defaults(),
+		FedInboxes: 20, FedPosts: 2, FedReach: 10, FedFollows: 0.05}.defaults().shared(),
 	Workload{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
 		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
 		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults().
-		syncEvery(1),
+		syncEvery(1).shared(),
 }
 
 // syncEvery sets PAGE_CACHE_SYNC: a busy deployment's instances ask for
 // the marks of changes once a second, not ten times.
 func (w Workload) syncEvery(seconds float64) Workload {
 	w.CacheSync = seconds
+	return w
+}
+
+// shared puts the shared cache tier under the instances' caches: past
+// an instance's entries, or with many instances, each keeps too little
+// of what pages read.
+func (w Workload) shared() Workload {
+	w.SharedCache = 1
 	return w
 }
 
@@ -493,7 +513,8 @@ func Model(w Workload, p Prices) Result {
 	r.HottestRange, r.HottestName = r.Ranges[0].PerSecond, r.Ranges[0].Name
 	r.DollarsMonth = datastore(r.Day.Reads)
 	r.TasksDollarsMonth = math.Max(0, r.Day.Tasks*daysPerMonth-p.FreeTasks) / 1e6 * p.PerMillionTasks
-	r.TotalDollarsMonth = r.DollarsMonth + r.TasksDollarsMonth + r.AllIn.InstanceDollars + r.AllIn.EgressDollars + r.AllIn.StorageDollars
+	r.TotalDollarsMonth = r.DollarsMonth + r.TasksDollarsMonth + r.AllIn.InstanceDollars + r.AllIn.EgressDollars + r.AllIn.StorageDollars +
+		r.AllIn.SharedDollars
 
 	// The home feed under each design. Here: the home pages, and the
 	// posts with their audience copies, held for the retention (or a

@@ -34,6 +34,7 @@ import (
 	"socialstream/internal/media"
 	"socialstream/internal/queue"
 	"socialstream/internal/ratelimit"
+	"socialstream/internal/redisserver"
 	"socialstream/internal/store"
 	"socialstream/internal/tasksemu"
 )
@@ -116,6 +117,11 @@ type Stack struct {
 	// TaskSecret is this run's proof of the tasks emulator: the API runs
 	// only task requests that carry it (api.TaskSecretHeader).
 	TaskSecret string
+	// Shared is the cache tier the instances share, when
+	// Config.PageCacheRedis names one ("local": a redis-server this stack
+	// started, at SharedURL).
+	Shared    *store.Shared
+	SharedURL string
 
 	emu     *dsemu.Emulator
 	errc    chan error
@@ -255,7 +261,10 @@ func (s *Stack) handler(ctx context.Context, o Options) (http.Handler, error) {
 	if o.WrapQueue != nil {
 		q = o.WrapQueue(q)
 	}
-	s.Services, h, err = app.Wire(cfg, o.Logger, app.Parts{DB: s.DB, Gen: s.Gen, Queue: q, Storage: storage})
+	if err := s.openShared(ctx, &cfg, o.Logger); err != nil {
+		return nil, err
+	}
+	s.Services, h, err = app.Wire(cfg, o.Logger, app.Parts{DB: s.DB, Gen: s.Gen, Queue: q, Storage: storage, Shared: s.Shared})
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +346,29 @@ func (s *Stack) Close() {
 		s.closers[i]()
 	}
 	s.closers = nil
+}
+
+// openShared opens the cache tier cfg names, starting a redis-server for
+// "local" (app.LocalRedis), and names its address in cfg.
+func (s *Stack) openShared(ctx context.Context, cfg *app.Config, log *slog.Logger) error {
+	if cfg.PageCacheRedis == "" {
+		return nil
+	}
+	if cfg.PageCacheRedis == app.LocalRedis {
+		srv, err := redisserver.Start(ctx, 256<<20)
+		if err != nil {
+			return fmt.Errorf("PAGE_CACHE_REDIS=local: %w", err)
+		}
+		s.closers = append(s.closers, srv.Stop)
+		cfg.PageCacheRedis = srv.URL
+	}
+	shared, err := store.NewShared(ctx, cfg.PageCacheRedis, log)
+	if err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { shared.Close() })
+	s.Shared, s.SharedURL = shared, cfg.PageCacheRedis
+	return nil
 }
 
 // Listen opens a listener on a free loopback port, and returns it with

@@ -280,6 +280,16 @@ func (s *Service) own(ctx context.Context, tx *store.Tx, user, id string) (*Post
 	return &p, &b, nil
 }
 
+// gone reports whether the scheduled post id is not there at all, in tx.
+func (s *Service) gone(ctx context.Context, tx *store.Tx, id string) (bool, error) {
+	l := tx.Lookup()
+	ref := l.Add(postKey(s.db, id), &Post{})
+	if err := l.Run(ctx); err != nil {
+		return false, err
+	}
+	return !ref.Found(), nil
+}
+
 // Get returns user's scheduled post id.
 func (s *Service) Get(ctx context.Context, user, id string) (Scheduled, error) {
 	if _, ok := ids.Parse(id); !ok {
@@ -397,14 +407,29 @@ func (s *Service) Reschedule(ctx context.Context, user, id string, at time.Time)
 }
 
 // Cancel deletes user's scheduled post id; the pictures it held are loose
-// again (collected a day later unless a post carries them).
+// again (collected a day later unless a post carries them). An attempt
+// that finds the post not there at all after one before it reached its
+// commit (a commit may apply and answer Aborted, and the transaction runs
+// again) answers success: the post is gone by this cancel's hand (or, in
+// the moment between the two attempts, its publication both began and
+// ended: no attempt of a cancel waits on it).
 func (s *Service) Cancel(ctx context.Context, user, id string) error {
+	committing := false
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if committing {
+			if gone, err := s.gone(ctx, tx, id); err != nil || gone {
+				return err
+			}
+		}
 		p, b, err := s.own(ctx, tx, user, id)
 		if err != nil {
 			return err
 		}
-		return s.drop(ctx, tx, user, id, p, b)
+		if err := s.drop(ctx, tx, user, id, p, b); err != nil {
+			return err
+		}
+		committing = true
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("scheduled.Cancel(%s): %w", id, err)

@@ -26,6 +26,8 @@ type Cache struct {
 	// shards is how many ranges the marks of changes are written in
 	// (CacheConfig.Shards).
 	shards int
+	// shared is the tier the instances share (nil: none).
+	shared *Shared
 	now    func() time.Time
 	lru    *lru.Cache[string, cached]
 
@@ -80,6 +82,9 @@ type CacheConfig struct {
 	// that writes more may show changes to one that reads fewer only
 	// after the TTL).
 	Shards int
+	// Shared is the cache tier the instances share, under this one (nil:
+	// none).
+	Shared *Shared
 	// RemarkAfter is how long a write's call may take before its marks
 	// are written again once it returns (0: a second): past it, the mark's
 	// time, taken during the commit, may come before the commit shows.
@@ -96,7 +101,7 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
-	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
+	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), shared: cfg.Shared, remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
 		dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
 }
 
@@ -253,6 +258,9 @@ func (c *Cache) drop(keys []*datastore.Key) {
 		}
 	}
 	c.dropIf(names, nil)
+	if c.shared != nil {
+		c.shared.tomb(names, c.now(), c.ttl)
+	}
 }
 
 // dropChanged forgets the entities of keys, as cacheKey names them,

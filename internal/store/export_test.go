@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -32,3 +33,9 @@ func Remarks(c *Cache) int64 { return c.remarks.Load() }
 
 // ChangeTime is the time of a mark's place.
 func ChangeTime(at string) (time.Time, bool) { return changeTime(at) }
+
+// SharedKeep keeps props in s as what a read of k at at found, as a page
+// whose fill came late would.
+func SharedKeep(s *Shared, k *datastore.Key, props datastore.PropertyList, at time.Time, ttl time.Duration) {
+	s.put(context.Background(), []string{cacheKey(k)}, []datastore.PropertyList{props}, at, ttl)
+}

@@ -693,13 +693,15 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 		}
 		keys, dst, index = append(keys, k), append(dst, &datastore.PropertyList{}), append(index, i)
 	}
-	if len(keys) == 0 {
+	if keys, dst, index = l.runShared(ctx, keys, dst, index, epoch); len(keys) == 0 {
 		return nil
 	}
 	found := make([]bool, len(keys))
 	if err := getMulti(found, keys, func() error { return l.db.client.GetMulti(ctx, keys, dst) }); err != nil {
 		return err
 	}
+	var shared []string
+	var props []datastore.PropertyList
 	for j, i := range index {
 		l.found[i] = found[j]
 		p, ok := dst[j].(*datastore.PropertyList)
@@ -710,8 +712,60 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 			return fmt.Errorf("store: a %s: %w", keys[j].Kind, err)
 		}
 		c.put(keys[j], *p, l.dst[i], epoch, at)
+		shared, props = append(shared, cacheKey(keys[j])), append(props, *p)
+	}
+	if c.shared != nil {
+		c.shared.put(ctx, shared, props, at, c.ttl)
 	}
 	return nil
+}
+
+// runShared looks for what the instance's cache did not hold (keys, to
+// read into dst, for the lookup's entities at index) in the tier the
+// instances share, loads what it may take, and keeps it in the
+// instance's cache with the time it was read from the Datastore; it
+// returns what is left to read.
+func (l *Lookup) runShared(ctx context.Context, keys []*datastore.Key, dst []any, index []int, epoch uint64) ([]*datastore.Key, []any, []int) {
+	c := l.db.cache
+	if c.shared == nil {
+		return keys, dst, index
+	}
+	var names []string
+	var at []int // of keys, those the cache keeps
+	for j, k := range keys {
+		if c.holds(k) {
+			names, at = append(names, cacheKey(k)), append(at, j)
+		}
+	}
+	if len(names) == 0 {
+		return keys, dst, index
+	}
+	got := c.shared.get(ctx, names, c.ttl, c.now())
+	taken := map[int]bool{}
+	for n, e := range got {
+		j := at[n]
+		if e == nil {
+			continue
+		}
+		i := index[j]
+		if err := load(l.dst[i], e.Props); err != nil {
+			continue // read it from the Datastore
+		}
+		l.found[i], taken[j] = true, true
+		c.put(keys[j], e.Props, l.dst[i], epoch, time.Unix(0, e.At))
+	}
+	if len(taken) == 0 {
+		return keys, dst, index
+	}
+	var k2 []*datastore.Key
+	var d2 []any
+	var i2 []int
+	for j := range keys {
+		if !taken[j] {
+			k2, d2, i2 = append(k2, keys[j]), append(d2, dst[j]), append(i2, index[j])
+		}
+	}
+	return k2, d2, i2
 }
 
 // getMulti runs get, a GetMulti of keys, and marks in found those found.

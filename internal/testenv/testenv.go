@@ -83,6 +83,7 @@ func Main(m *testing.M) int {
 	if emu != nil {
 		emu.Stop()
 	}
+	stopRedis()
 	return code
 }
 
