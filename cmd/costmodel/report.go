@@ -94,8 +94,11 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	})
 	row("**Cloud Tasks**: operations a day (tasks created and attempts run)", func(r costmodel.Result) string { return n(r.Day.Tasks) })
 	row("Cloud Tasks dollars a month", func(r costmodel.Result) string { return fmt.Sprintf("$%s", money(r.TasksDollarsMonth)) })
-	row("**App Engine, "+costmodel.F2.Name+"**: requests a day; CPU-seconds a day on "+costmodel.F2.Name, func(r costmodel.Result) string {
-		return n(r.AllIn.Requests) + "; " + n(r.AllIn.CPUSeconds)
+	row("**App Engine, "+costmodel.F2.Name+"**: requests a day; CPU-seconds a day on "+costmodel.F2.Name+" (of which pictures made safe, uploaded and from elsewhere; federation's signing and checking)", func(r costmodel.Result) string {
+		return n(r.AllIn.Requests) + "; " + n(r.AllIn.CPUSeconds) + " (" + n(r.AllIn.PictureSeconds) + "; " + n(r.AllIn.FederationSeconds) + ")"
+	})
+	row("federation: deliveries to other servers a day; requests from them; their pictures fetched and kept", func(r costmodel.Result) string {
+		return n(r.AllIn.Deliveries) + "; " + n(r.AllIn.Incoming) + "; " + n(r.AllIn.RemotePictures)
 	})
 	row("instances up (mean); instance hours a day", func(r costmodel.Result) string {
 		return fmt.Sprintf("%.1f; %s", r.AllIn.Instances, n(r.AllIn.InstanceHours))
@@ -148,6 +151,8 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	m := costmodel.Measured
 	fmt.Fprintf(w, "Serving, measured by %s: %.1f ms of CPU a page, %.1f an unread count, %.1f a like with its job, %.1f a thumbnail; a page of 20 %s bytes (sent gzipped, %dx smaller); %s bytes of heap a cached entity. On %s at %.1f GHz, at App Engine's target CPU of %.0f%%.\n",
 		m.Source, m.PageCPU, m.PollCPU, m.WriteCPU, m.PictureCPU, n(m.PageBytes), costmodel.GzipRatio, n(m.CacheEntryBytes), costmodel.F2.Name, costmodel.F2.GHz, 100*costmodel.TargetUtilization)
+	fmt.Fprintf(w, "Pictures and federation, measured by media's BenchmarkProcess and federation's BenchmarkSign and BenchmarkVerify on the same core: %s ms to make a 12-megapixel photo safe, %.1f ms to sign a delivery, %.2f ms to check one.\n",
+		n(m.ProcessCPU), m.SignCPU, m.VerifyCPU)
 }
 
 // n writes a count with SI-like suffixes.

@@ -615,7 +615,36 @@ func (s *Server) servePicture(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d", int(min(left, media.CacheFor).Seconds())))
+	cache := fmt.Sprintf("public, max-age=%d", int(min(left, media.CacheFor).Seconds()))
+	// A picture's bytes never change (another picture is another id), so
+	// its tag is its name: a cache or device that holds it asks again
+	// with the tag and is answered 304, with no bytes, while it is still
+	// stored (a deleted one still leaves every cache within CacheFor).
+	tag := `"` + id + "." + variant + `"`
+	if matches(c.GetHeader("If-None-Match"), tag) {
+		if ok, err := s.media.Stored(ctx, id, variant == media.VariantThumb); err != nil {
+			s.fail(c, err)
+			return
+		} else if ok {
+			h := c.Writer.Header()
+			h.Set("Cache-Control", cache)
+			h.Set("ETag", tag)
+			c.Status(http.StatusNotModified)
+			return
+		}
+	}
+	s.stream(c, id, variant, cache, tag)
+}
+
+// matches reports whether an If-None-Match header names tag (or is *).
+func matches(header, tag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "W/"))
+		if t == tag || t == "*" {
+			return true
+		}
+	}
+	return false
 }
 
 // ProfilePictureAge is how long a cache may keep a profile picture: its
@@ -640,11 +669,12 @@ func (s *Server) serveProfilePicture(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d", int(ProfilePictureAge.Seconds())))
+	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d", int(ProfilePictureAge.Seconds())), "")
 }
 
-// stream sends picture id's variant, as caches may keep it.
-func (s *Server) stream(c *gin.Context, id, variant, cache string) {
+// stream sends picture id's variant, as caches may keep it, with its tag
+// (none: "").
+func (s *Server) stream(c *gin.Context, id, variant, cache, tag string) {
 	ctx := c.Request.Context()
 	r, err := s.media.Open(ctx, id, variant == media.VariantThumb)
 	if err != nil {
@@ -656,6 +686,9 @@ func (s *Server) stream(c *gin.Context, id, variant, cache string) {
 	h.Set("Content-Type", r.Attrs.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(r.Attrs.Size, 10))
 	h.Set("Cache-Control", cache)
+	if tag != "" {
+		h.Set("ETag", tag)
+	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")

@@ -477,7 +477,8 @@ func TestUploadOfAnAccountDeletedMeanwhile(t *testing.T) {
 }
 
 // A picture's link works for days (LinkLife), and stops once the activity
-// it is on is deleted: its objects go with the cleanup job.
+// it is on is deleted: its objects go with the cleanup job. Its tag lets
+// a device ask again for nothing but a 304 while it is there.
 func TestPictureLinkLastsDaysAndEndsWithItsDelete(t *testing.T) {
 	e := newEnv(t)
 	ann := e.register("ann")
@@ -500,6 +501,22 @@ func TestPictureLinkLastsDaysAndEndsWithItsDelete(t *testing.T) {
 	if status, _, _ := e.Fetch(link); status != http.StatusOK {
 		t.Fatalf("the link: %d", status)
 	}
+	// A device that holds it asks again with its tag: 304, no bytes.
+	revalidate := func() *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, link, nil)
+		req.Header.Set("If-None-Match", `W/"nothing", "`+pic["id"].(string)+`.image"`)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	if res := revalidate(); res.StatusCode != http.StatusNotModified || res.ContentLength > 0 ||
+		res.Header.Get("ETag") != `"`+pic["id"].(string)+`.image"` || !strings.HasPrefix(res.Header.Get("Cache-Control"), "public, max-age=") {
+		t.Errorf("a revalidation: %d, %d bytes, ETag %q, Cache-Control %q", res.StatusCode, res.ContentLength, res.Header.Get("ETag"), res.Header.Get("Cache-Control"))
+	}
 	if r := e.do("DELETE", "/social/rest/activities/@me/@self/@app/"+post["id"].(string), ann.token, nil); r.status != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
@@ -507,6 +524,10 @@ func TestPictureLinkLastsDaysAndEndsWithItsDelete(t *testing.T) {
 		status, _, _ := e.Fetch(link)
 		return status == http.StatusNotFound
 	})
+	// Nor is a revalidation told it may keep what is gone.
+	if res := revalidate(); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a revalidation after the delete: %d, want 404", res.StatusCode)
+	}
 }
 
 // Hiding is no deletion: once ann blocks bob, no answer hands him her

@@ -17,6 +17,13 @@ type Serving struct {
 	// unread count, WriteCPU a like or unlike with the job it enqueues,
 	// PictureCPU a thumbnail by its link: milliseconds each.
 	PageCPU, PollCPU, WriteCPU, PictureCPU float64
+	// ProcessCPU is making a phone photo safe (a 12-megapixel JPEG
+	// decoded, turned upright, encoded again, with its thumbnail), an
+	// upload's or a picture's from elsewhere: media's BenchmarkProcess.
+	// SignCPU and VerifyCPU are signing a delivery to another server and
+	// checking one from it (RSA-2048): federation's BenchmarkSign and
+	// BenchmarkVerify. Milliseconds each.
+	ProcessCPU, SignCPU, VerifyCPU float64
 	// PageBytes is a Mastodon timeline page of 20, as JSON.
 	PageBytes float64
 	// CacheEntryBytes is the heap an entity the page cache keeps takes.
@@ -36,6 +43,7 @@ var Measured = Serving{
 	// own replaces (pages share asks only at loads the presets' small
 	// instances do not see).
 	PageCPU: 2.1, PollCPU: 0.89, WriteCPU: 3.8, PictureCPU: 0.42,
+	ProcessCPU: ProcessCPUMeasured, SignCPU: 1.6, VerifyCPU: 0.06,
 	PageBytes:       47568,
 	CacheEntryBytes: 5961,
 }
@@ -78,8 +86,16 @@ type AllIn struct {
 	// AskReads what they read (a query a shard).
 	ChangeReads, Asks, AskReads float64
 	// Requests a day, and the CPU-seconds they take on Class; Instances
-	// the mean instances up, InstanceHours a day's.
+	// the mean instances up, InstanceHours a day's. Of the CPU-seconds,
+	// PictureSeconds are pictures made safe (uploads, and pictures of
+	// posts from elsewhere), FederationSeconds deliveries signed and
+	// requests from elsewhere checked.
 	Requests, CPUSeconds, Instances, InstanceHours float64
+	PictureSeconds, FederationSeconds              float64
+	// Deliveries are requests to other servers' inboxes a day, Incoming
+	// those from other servers; RemotePictures the pictures of their
+	// posts fetched and kept a day (media.RemoteCacheFor).
+	Deliveries, Incoming, RemotePictures float64
 	// Memory is what an instance holds at most, MB: its base, a full
 	// cache and the upload budget.
 	Memory float64
@@ -141,9 +157,18 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	// (an app keeps what it fetched), and the full image of OpenShare.
 	thumbs := active * (w.HomePages + w.OtherPages) * pageSize * w.PictureShare * w.FreshShare
 	opened := thumbs * w.OpenShare
-	a.Requests = pages + polls + writes + thumbs + opened
+	// Federation: a delivery job a post and inbox, each signed; each
+	// post and follow from elsewhere checked; the pictures of those posts
+	// fetched and made safe as uploads are.
+	a.Deliveries = r.PostsPerDay * w.FedInboxes
+	a.Incoming = active * (w.FedPosts + w.FedFollows)
+	a.RemotePictures = active * w.FedPosts * w.PictureShare
+	a.Requests = pages + polls + writes + thumbs + opened + a.Deliveries + a.Incoming + a.RemotePictures
+	scale := s.MachineGHz / c.GHz / 1000
+	a.PictureSeconds = (pictures + a.RemotePictures) * s.ProcessCPU * scale
+	a.FederationSeconds = (a.Deliveries*s.SignCPU + a.Incoming*s.VerifyCPU) * scale
 	cpuMS := pages*s.PageCPU + polls*s.PollCPU + writes*s.WriteCPU + (thumbs+opened)*s.PictureCPU
-	a.CPUSeconds = cpuMS / 1000 * s.MachineGHz / c.GHz
+	a.CPUSeconds = cpuMS*scale + a.PictureSeconds + a.FederationSeconds
 	// Instances follow the load at the target utilization; one is up all
 	// day as long as requests come every few minutes.
 	a.Instances = math.Max(1, a.CPUSeconds/secondsPerDay/TargetUtilization)
@@ -213,14 +238,29 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	gib := float64(1 << 30)
 	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*w.ThumbBytes + opened*w.ImageBytes) / gib
 	a.EgressDollars = math.Max(0, a.EgressGiB-p.FreeEgressGiB) * p.PerEgressGiB * daysPerMonth
-	a.PicturesGiB = pictures * (w.ImageBytes + w.ThumbBytes) * daysPerMonth / gib
-	a.ClassA = 2 * pictures // the image and its thumbnail written
+	// Pictures: a month's uploads kept, and the pictures of posts from
+	// elsewhere for RemoteCacheDays; each written as an image and a
+	// thumbnail; a fetch job and an uncache job each from elsewhere.
+	a.PicturesGiB = (pictures*daysPerMonth + a.RemotePictures*RemoteCacheDays) * (w.ImageBytes + w.ThumbBytes) / gib
+	a.ClassA = 2 * (pictures + a.RemotePictures)
+	r.Day.Tasks += 4 * a.RemotePictures
 	a.ClassB = thumbs + opened
 	a.StorageDollars = math.Max(0, a.PicturesGiB-p.FreeStorageGiB)*p.PerStorageGiBMonth +
 		math.Max(0, a.ClassA*daysPerMonth-p.FreeClassA)/1e4*p.PerClassA +
 		math.Max(0, a.ClassB*daysPerMonth-p.FreeClassB)/1e4*p.PerClassB
 	return a, reads
 }
+
+// RemoteCacheDays is how long a picture of a post from elsewhere is kept
+// after its fetch (media.RemoteCacheFor).
+const RemoteCacheDays = 7
+
+// ProcessCPUMeasured is media's BenchmarkProcess on the 2-core machine,
+// the suite's alone (go test ./internal/media -run '^$' -bench
+// 'BenchmarkProcess$' -benchtime 5x -count 3): milliseconds to make a
+// 12-megapixel phone photo safe (561 before its thumbnail was first
+// averaged in blocks).
+const ProcessCPUMeasured = 320
 
 // SharedEntryBytes is what an entity the shared tier keeps takes there:
 // its properties, gob-encoded, with Redis's own overhead (an assumption

@@ -39,7 +39,9 @@ func TestAllInByHand(t *testing.T) {
 	if want := 1000*(10+10+1+2) + thumbs + opened; a.Requests != want {
 		t.Errorf("requests %v, want %v", a.Requests, want)
 	}
-	cpuMS := 1000*10*Measured.PageCPU + 1000*10*Measured.PollCPU + 1000*3*Measured.WriteCPU + (thumbs+opened)*Measured.PictureCPU
+	// and each of the 100 pictures a day made safe.
+	cpuMS := 1000*10*Measured.PageCPU + 1000*10*Measured.PollCPU + 1000*3*Measured.WriteCPU + (thumbs+opened)*Measured.PictureCPU +
+		100*Measured.ProcessCPU
 	if want := cpuMS / 1000 * Measured.MachineGHz / F2.GHz; math.Abs(a.CPUSeconds-want) > 1e-6 {
 		t.Errorf("CPU-seconds %v, want %v", a.CPUSeconds, want)
 	}
@@ -168,5 +170,33 @@ func TestWorkingSetCapsAnInstancesHits(t *testing.T) {
 	w.SharedCache = 1
 	if shared := Model(w, Nam5); shared.AllIn.SharedEntries != ws || shared.AllIn.HitShare <= alone.AllIn.HitShare {
 		t.Errorf("the tier keeps %v (want %v) at a hit share of %v", shared.AllIn.SharedEntries, ws, shared.AllIn.HitShare)
+	}
+}
+
+// Federation's CPU: each delivery signed, each request from elsewhere
+// checked; the pictures of posts from elsewhere made safe, kept a week,
+// with a fetch job and an uncache job each.
+func TestFederationAllIn(t *testing.T) {
+	w := Workload{People: 1000, Active: 1, Following: 10, Posts: 1, PictureShare: 0.5, ImageBytes: 1 << 20,
+		FedInboxes: 3, FedPosts: 2, FedReach: 1}
+	r := Model(w, Nam5)
+	a := r.AllIn
+	if a.Deliveries != 3000 || a.Incoming != 2000 || a.RemotePictures != 1000 {
+		t.Fatalf("deliveries %v, incoming %v, pictures %v; want 3,000, 2,000 and 1,000", a.Deliveries, a.Incoming, a.RemotePictures)
+	}
+	scale := Measured.MachineGHz / F2.GHz / 1000
+	if want := (3000*Measured.SignCPU + 2000*Measured.VerifyCPU) * scale; math.Abs(a.FederationSeconds-want) > 1e-9 {
+		t.Errorf("federation CPU %v s, want %v", a.FederationSeconds, want)
+	}
+	if want := (500 + 1000) * Measured.ProcessCPU * scale; math.Abs(a.PictureSeconds-want) > 1e-9 {
+		t.Errorf("pictures' CPU %v s, want %v", a.PictureSeconds, want)
+	}
+	w.FedInboxes, w.FedPosts = 0, 0
+	alone := Model(w, Nam5)
+	if d := r.Day.Tasks - alone.Day.Tasks - Post(0).minus(Post(0)).Tasks; d < 4*1000 {
+		t.Errorf("tasks of federation %v, want at least 4 a picture from elsewhere", d)
+	}
+	if want := (500*30 + 1000*RemoteCacheDays) * float64(1<<20) / (1 << 30); math.Abs(a.PicturesGiB-want) > 1e-9 {
+		t.Errorf("pictures stored %v GiB, want %v", a.PicturesGiB, want)
 	}
 }

@@ -287,3 +287,43 @@ func TestIsHost(t *testing.T) {
 		}
 	}
 }
+
+// What signing a delivery and checking a delivery cost the instance's
+// CPU, for the cost model (costmodel.Measured's SignCPU and VerifyCPU):
+//
+//	go test ./internal/federation -run '^$' -bench 'Sign|Verify' -benchtime 300x -count 5
+func BenchmarkSign(b *testing.B) {
+	key, body := benchKey(b), []byte(`{"type":"Create","object":{"type":"Note","content":"hello"}}`)
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, "https://elsewhere.example/inbox", nil)
+		if err := Sign(req, body, "https://here.example/users/1#main-key", key, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkVerify(b *testing.B) {
+	key, body := benchKey(b), []byte(`{"type":"Create","object":{"type":"Note","content":"hello"}}`)
+	req, _ := http.NewRequest(http.MethodPost, "https://here.example/inbox", nil)
+	if err := Sign(req, body, "https://elsewhere.example/users/1#main-key", key, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		sig, err := ReadSignature(req, body, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sig.Verify(&key.PublicKey); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchKey(b *testing.B) *rsa.PrivateKey {
+	b.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return key
+}

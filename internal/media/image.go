@@ -214,7 +214,8 @@ func (c *capped) Write(p []byte) (int, error) {
 
 // thumbnail scales img to fit ThumbSide × ThumbSide (never up), with the
 // Catmull-Rom kernel of golang.org/x/image/draw, which averages every
-// source pixel when it shrinks.
+// source pixel when it shrinks; a JPEG's planes are first averaged in
+// blocks to no less than twice the thumbnail's size (shrinkYCbCr).
 func thumbnail(img image.Image) image.Image {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
@@ -227,7 +228,42 @@ func thumbnail(img image.Image) image.Image {
 		w, h = max(1, w*ThumbSide/h), ThumbSide
 	}
 	dst := image.NewRGBA(image.Rect(0, 0, w, h)) // RGBA: the scaler's fast paths write it
+	if y, ok := img.(*image.YCbCr); ok {
+		if k := min(b.Dx()/(2*w), b.Dy()/(2*h)); k >= 2 {
+			img = shrinkYCbCr(y, k)
+			b = img.Bounds()
+		}
+	}
 	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
+	return dst
+}
+
+// shrinkYCbCr averages each k × k block of src (a JPEG's planes, at any
+// subsampling) into one pixel of a 4:4:4 image, before the kernel's finer
+// scaling: a phone photo's thumbnail then costs the kernel a k²-th of
+// its pixels, and the box's average loses none of what the kernel would
+// have averaged at twice the thumbnail's size. Partial blocks at the
+// right and bottom edges are left out, a pixel or so of k.
+func shrinkYCbCr(src *image.YCbCr, k int) *image.YCbCr {
+	b := src.Bounds()
+	w, h := b.Dx()/k, b.Dy()/k
+	dst := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio444)
+	n := uint32(k * k)
+	for oy := range h {
+		for ox := range w {
+			var ys, cbs, crs uint32
+			for y := b.Min.Y + oy*k; y < b.Min.Y+(oy+1)*k; y++ {
+				for x := b.Min.X + ox*k; x < b.Min.X+(ox+1)*k; x++ {
+					ys += uint32(src.Y[src.YOffset(x, y)])
+					c := src.COffset(x, y)
+					cbs += uint32(src.Cb[c])
+					crs += uint32(src.Cr[c])
+				}
+			}
+			i := oy*dst.YStride + ox
+			dst.Y[i], dst.Cb[i], dst.Cr[i] = uint8((ys+n/2)/n), uint8((cbs+n/2)/n), uint8((crs+n/2)/n)
+		}
+	}
 	return dst
 }
 

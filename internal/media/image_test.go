@@ -10,6 +10,8 @@ import (
 	"image/draw"
 	"image/gif"
 	"image/jpeg"
+
+	xdraw "golang.org/x/image/draw"
 	"image/png"
 	"os"
 	"testing"
@@ -308,5 +310,40 @@ func TestOrientYCbCrPlaneByPlane(t *testing.T) {
 	// 4:1:1 has no turned counterpart: left to the RGBA path.
 	if orientYCbCr(image.NewYCbCr(image.Rect(0, 0, 8, 4), image.YCbCrSubsampleRatio411), 6) != nil {
 		t.Error("a 4:1:1 image turned a quarter as YCbCr")
+	}
+}
+
+// A photo's thumbnail averaged in blocks first is the thumbnail the
+// kernel alone makes, to within a few levels a sample: the same colours,
+// edges where they were.
+func TestThumbnailShrunkFirstMatchesTheKernel(t *testing.T) {
+	src, err := jpeg.Decode(bytes.NewReader(encodeJPEG(t, twoTone(3000, 2000))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, ok := src.(*image.YCbCr)
+	if !ok {
+		t.Fatalf("a JPEG decoded to %T", src)
+	}
+	got := thumbnail(y).(*image.RGBA)
+	want := image.NewRGBA(got.Bounds())
+	xdraw.CatmullRom.Scale(want, want.Bounds(), y, y.Bounds(), xdraw.Src, nil)
+	if got.Bounds().Dx() != ThumbSide || got.Bounds().Dy() != ThumbSide*2/3 {
+		t.Fatalf("thumbnail %v", got.Bounds())
+	}
+	worst := 0
+	for i := range got.Pix {
+		d := int(got.Pix[i]) - int(want.Pix[i])
+		// The column at the edge between the halves blends them either
+		// way; elsewhere the two agree closely.
+		if d < 0 {
+			d = -d
+		}
+		if px := (i % got.Stride) / 4; px < ThumbSide/2-2 || px > ThumbSide/2+2 {
+			worst = max(worst, d)
+		}
+	}
+	if worst > 6 {
+		t.Errorf("a sample differs by %d from the kernel's alone, want at most 6", worst)
 	}
 }

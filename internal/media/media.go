@@ -466,6 +466,20 @@ func (s *Service) deleteObjects(ctx context.Context, id string) error {
 	return errors.Join(errs...)
 }
 
+// Stored reports whether an item's image, or its thumbnail, is in the
+// bucket now: one Class B operation, its attributes, no bytes.
+func (s *Service) Stored(ctx context.Context, id string, thumb bool) (bool, error) {
+	name := imageObject(id)
+	if thumb {
+		name = thumbObject(id)
+	}
+	_, err := s.bucket.Object(name).Attrs(ctx)
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Open opens an item's image, or its thumbnail, to be streamed.
 func (s *Service) Open(ctx context.Context, id string, thumb bool) (*storage.Reader, error) {
 	name := imageObject(id)
