@@ -89,35 +89,11 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 		})
 	case len(args) == 1 && args[0] == "reindex-posts":
 		return withDB(ctx, getenv, func(db *store.DB) error {
-			total, cursor := 0, ""
-			for {
-				n, next, err := activities.Reindex(ctx, db, cursor, 1000)
-				total += n
-				if err != nil {
-					return fmt.Errorf("after %d posts: %w", total, err)
-				}
-				if next == "" {
-					fmt.Fprintf(out, "%d posts written again: each is found by its words, and counted by its author's featured hashtags.\n", total)
-					return nil
-				}
-				cursor = next
-			}
+			return reindex(ctx, db, out, activities.Reindex, "posts", "each is found by its words, and counted by its author's featured hashtags")
 		})
 	case len(args) == 1 && args[0] == "reindex-likes":
 		return withDB(ctx, getenv, func(db *store.DB) error {
-			total, cursor := 0, ""
-			for {
-				n, next, err := likes.Reindex(ctx, db, cursor, 1000)
-				total += n
-				if err != nil {
-					return fmt.Errorf("after %d likes: %w", total, err)
-				}
-				if next == "" {
-					fmt.Fprintf(out, "%d likes written again: each is listed among its post's likes and its liker's.\n", total)
-					return nil
-				}
-				cursor = next
-			}
+			return reindex(ctx, db, out, likes.Reindex, "likes", "each is listed among its post's likes and its liker's")
 		})
 	case len(args) == 1 && args[0] == "domain-blocks":
 		return withDB(ctx, getenv, func(db *store.DB) error {
@@ -132,6 +108,24 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 		})
 	}
 	return errors.New(usage)
+}
+
+// reindex runs one of the reindexing steps (activities.Reindex,
+// likes.Reindex) until it has written every entity of what, and says so.
+func reindex(ctx context.Context, db *store.DB, out io.Writer, step func(context.Context, *store.DB, string, int) (int, string, error), what, done string) error {
+	total, cursor := 0, ""
+	for {
+		n, next, err := step(ctx, db, cursor, 1000)
+		total += n
+		if err != nil {
+			return fmt.Errorf("after %d %s: %w", total, what, err)
+		}
+		if next == "" {
+			fmt.Fprintf(out, "%d %s written again: %s.\n", total, what, done)
+			return nil
+		}
+		cursor = next
+	}
 }
 
 // withDB runs f on the Datastore the environment names.

@@ -59,6 +59,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.DurationVar(&cfg.PageCacheSync, "page-cache-sync", cfg.PageCacheSync, "how long an ask for the marks of changes serves an instance's pages")
 	fs.IntVar(&cfg.PageCacheShards, "page-cache-shards", cfg.PageCacheShards, "how many ranges the marks of changes are spread over")
 	fs.BoolVar(&cfg.SharedCache, "shared-cache", cfg.SharedCache, "put a cache tier both instances share (a redis-server of its own) under their own")
+	fs.BoolVar(&cfg.SharedOnly, "shared-only", cfg.SharedOnly, "with -shared-cache, the instances keep nothing of their own and mark no changes (PAGE_CACHE_LOCAL=off)")
 	fs.StringVar(&cfg.Datastore, "datastore", "", "host:port of a running Firestore emulator in Datastore mode (default: start one)")
 	fs.Float64Var(&cfg.TaskFaults, "task-faults", cfg.TaskFaults, "share of task deliveries delayed, and of those delivered twice (half as many answered 500, half timed out)")
 	fs.Float64Var(&cfg.EnqueueFaults, "enqueue-faults", cfg.EnqueueFaults, "share of CreateTask calls failed before, and of those failed after, creating the task")

@@ -83,7 +83,11 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		if r.Workload.SharedCache == 0 {
 			return "none"
 		}
-		return fmt.Sprintf("%s; %s; $%s", n(r.AllIn.SharedEntries), n(r.AllIn.SharedGB), money(r.AllIn.SharedDollars))
+		alone := ""
+		if r.Workload.LocalCache == 0 {
+			alone = " (alone: `PAGE_CACHE_LOCAL=off`)"
+		}
+		return fmt.Sprintf("%s; %s; $%s%s", n(r.AllIn.SharedEntries), n(r.AllIn.SharedGB), money(r.AllIn.SharedDollars), alone)
 	})
 	row("a home page's reads, cold / warm / with the cache", func(r costmodel.Result) string {
 		return n(costmodel.Metered["home page"].Reads) + " / " + n(costmodel.Metered["home page, warm"].Reads) + " / " + fmt.Sprintf("%.1f", r.AllIn.PageReads)
@@ -122,6 +126,9 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		return strings.Join(rs, "; ")
 	})
 	row("marks of changes a second at the peak; their shards (`PAGE_CACHE_SHARDS`); an instance's asks for them at most every (`PAGE_CACHE_SYNC`); asks a day, reads", func(r costmodel.Result) string {
+		if r.Workload.SharedCache > 0 && r.Workload.LocalCache == 0 {
+			return "none: no instance keeps its own"
+		}
 		return fmt.Sprintf("%s; %.0f; %s s; %s, %s", n(r.PeakMarks), r.Shards, strconv.FormatFloat(r.Workload.CacheSync, 'g', -1, 64), n(r.AllIn.Asks), n(r.AllIn.AskReads))
 	})
 	for i, name := range []string{"this design", "fan-out on write into Redis", "pull (a query per followee)"} {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
 
@@ -33,13 +34,20 @@ import (
 // (heap-bytes/entry).
 //
 //	go test ./cmd/feedbench -run '^$' -bench PageCPU -benchtime 300x -count 5
-func BenchmarkPageCPU(b *testing.B) {
+func BenchmarkPageCPU(b *testing.B) { pageCPU(b, false) }
+
+// BenchmarkPageCPUSharedAlone is BenchmarkPageCPU's pages with the shared
+// tier in place of the instance's cache (PAGE_CACHE_LOCAL=off): what a
+// page costs that takes its activities and authors from Redis.
+func BenchmarkPageCPUSharedAlone(b *testing.B) { pageCPU(b, true) }
+
+func pageCPU(b *testing.B, sharedAlone bool) {
 	ctx := context.Background()
 	cfg, err := parseFlags([]string{"-bill", "-datastore", testenv.DirectHost(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.unmetered = true
+	cfg.unmetered, cfg.sharedAlone = true, sharedAlone
 	s, err := startStack(ctx, cfg, io.Discard)
 	if err != nil {
 		b.Fatal(err)
@@ -51,6 +59,9 @@ func BenchmarkPageCPU(b *testing.B) {
 	}
 	if err := s.settle(ctx); err != nil {
 		b.Fatal(err)
+	}
+	if sharedAlone {
+		time.Sleep(store.SyncMargin) // the tier takes nothing read within the margin of its write
 	}
 	serve := func(b *testing.B, method, path string, want int) []byte {
 		req := httptest.NewRequestWithContext(ctx, method, path, nil)

@@ -78,9 +78,10 @@ type config struct {
 	stormsOnly   bool
 	bill         bool
 	// unmetered leaves the API's Datastore client bare: no count, no
-	// meter (BenchmarkPageCPU).
-	unmetered   bool
-	billPosters []int
+	// meter (BenchmarkPageCPU); sharedAlone puts the shared cache tier
+	// (a redis-server of its own) in place of the instance's cache.
+	unmetered, sharedAlone bool
+	billPosters            []int
 	// federate: the stack federates, on loopback (the bill's
 	// federation rows, on a stack of their own).
 	federate bool

@@ -189,6 +189,9 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		// the same calls made bare, so every page reads them all.
 		service.PageCacheTTL = app.DefaultPageCacheTTL
 		service.PageCacheAskAlways = !cfg.unmetered // the bill counts every ask; the CPU bench shares them as the service does
+		if cfg.sharedAlone {
+			service.PageCacheRedis, service.PageCacheLocalOff = app.LocalRedis, true
+		}
 		// A commit slower than a second writes its marks again: on a
 		// loaded machine, a write the operation does not make.
 		service.PageCacheRemarkAfter = time.Hour

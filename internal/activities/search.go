@@ -268,28 +268,7 @@ func (s *Service) searchRange(ctx context.Context, viewer string, terms []string
 // none). A run beside the service is safe: each batch reads and writes
 // in one transaction.
 func Reindex(ctx context.Context, db *store.DB, cursor string, n int) (int, string, error) {
-	done := 0
-	next, err := db.UpdatePage(ctx, db.Query(KindActivity).KeysOnly(), cursor, n, 100, func(tx *store.Tx, keys []*datastore.Key) error {
-		l := tx.Lookup()
-		acts := make([]*Activity, len(keys))
-		refs := make([]store.Ref, len(keys))
-		for i, k := range keys {
-			acts[i] = &Activity{}
-			refs[i] = l.Add(k, acts[i])
-		}
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		for i, k := range keys {
-			if refs[i].Found() {
-				if err := tx.Put(k, acts[i]); err != nil {
-					return err
-				}
-			}
-		}
-		done += len(keys)
-		return nil
-	})
+	done, next, err := store.Rewrite[Activity](ctx, db, KindActivity, cursor, n)
 	if err != nil {
 		return done, "", fmt.Errorf("activities.Reindex: %w", err)
 	}

@@ -154,6 +154,11 @@ type Config struct {
 	// (store.Shared; docs/performance.md). Empty: none. The local stack
 	// takes "local": a redis-server of its own.
 	PageCacheRedis string
+	// PageCacheLocalOff is PAGE_CACHE_LOCAL=off, with PageCacheRedis:
+	// instances keep nothing of their own, the tier is the cache, and no
+	// write marks its changes (store.CacheConfig.SharedOnly). Every
+	// instance must say the same.
+	PageCacheLocalOff bool
 	// PageCacheAskAlways makes every page that answers from the cache
 	// ask for the marks of changes, rather than share an ask begun up to
 	// PageCacheSync before it: the most a page reads (the bill's).
@@ -261,7 +266,7 @@ func ReadEnv(getenv func(string) string) (Config, error) {
 	for _, v := range []struct {
 		name string
 		off  *bool
-	}{{"LINK_PREVIEWS", &c.LinkPreviewsOff}, {"TRENDS_REVIEW", &c.TrendsReviewOff}} {
+	}{{"LINK_PREVIEWS", &c.LinkPreviewsOff}, {"TRENDS_REVIEW", &c.TrendsReviewOff}, {"PAGE_CACHE_LOCAL", &c.PageCacheLocalOff}} {
 		switch s := getenv(v.name); s {
 		case "", "on":
 		case "off":
@@ -436,6 +441,9 @@ func (c Config) validateServer() []error {
 	}
 	if c.PageCacheRedis != "" && c.PageCacheTTL == 0 {
 		errs = append(errs, errors.New("PAGE_CACHE_REDIS needs the page cache (PAGE_CACHE_TTL is 0)"))
+	}
+	if c.PageCacheLocalOff && c.PageCacheRedis == "" {
+		errs = append(errs, errors.New("PAGE_CACHE_LOCAL=off needs PAGE_CACHE_REDIS: with neither, nothing is kept"))
 	}
 	if strings.ContainsAny(c.Namespace, "/ ") {
 		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
@@ -627,6 +635,7 @@ func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error
 			Share:       cfg.pageCacheShare(),
 			Shards:      cfg.PageCacheShards,
 			Shared:      p.Shared,
+			SharedOnly:  cfg.PageCacheLocalOff,
 			RemarkAfter: cfg.PageCacheRemarkAfter,
 		}))
 	}

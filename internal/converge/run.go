@@ -80,8 +80,9 @@ type Config struct {
 	PageCacheTTL, PageCacheSync time.Duration
 	PageCacheShards             int
 	// SharedCache puts a cache tier both instances share (a redis-server
-	// of the stack's) under their own.
-	SharedCache bool
+	// of the stack's) under their own; with SharedOnly, instead of their
+	// own (PAGE_CACHE_LOCAL=off: no marks of changes).
+	SharedCache, SharedOnly bool
 
 	LogLevel slog.Level
 	Log      io.Writer // the stack's logs; nil discards them

@@ -24,6 +24,11 @@ type Serving struct {
 	// checking one from it (RSA-2048): federation's BenchmarkSign and
 	// BenchmarkVerify. Milliseconds each.
 	ProcessCPU, SignCPU, VerifyCPU float64
+	// SharedAloneCPU is what a page costs more with the shared tier in
+	// place of the instance's cache: its activities and authors read
+	// from Redis and loaded into their structs anew (feedbench's
+	// BenchmarkPageCPUSharedAlone less BenchmarkPageCPU, the home page).
+	SharedAloneCPU float64
 	// PageBytes is a Mastodon timeline page of 20, as JSON.
 	PageBytes float64
 	// CacheEntryBytes is the heap an entity the page cache keeps takes.
@@ -43,7 +48,7 @@ var Measured = Serving{
 	// own replaces (pages share asks only at loads the presets' small
 	// instances do not see).
 	PageCPU: 2.1, PollCPU: 0.89, WriteCPU: 3.8, PictureCPU: 0.42,
-	ProcessCPU: ProcessCPUMeasured, SignCPU: 1.6, VerifyCPU: 0.06,
+	ProcessCPU: ProcessCPUMeasured, SignCPU: 1.6, VerifyCPU: 0.06, SharedAloneCPU: 2.5,
 	PageBytes:       47568,
 	CacheEntryBytes: 5961,
 }
@@ -167,7 +172,11 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	scale := s.MachineGHz / c.GHz / 1000
 	a.PictureSeconds = (pictures + a.RemotePictures) * s.ProcessCPU * scale
 	a.FederationSeconds = (a.Deliveries*s.SignCPU + a.Incoming*s.VerifyCPU) * scale
-	cpuMS := pages*s.PageCPU + polls*s.PollCPU + writes*s.WriteCPU + (thumbs+opened)*s.PictureCPU
+	pageCPU := s.PageCPU
+	if w.sharedAlone() {
+		pageCPU += s.SharedAloneCPU // its entities read from the tier and loaded anew
+	}
+	cpuMS := pages*pageCPU + polls*s.PollCPU + writes*s.WriteCPU + (thumbs+opened)*s.PictureCPU
 	a.CPUSeconds = cpuMS*scale + a.PictureSeconds + a.FederationSeconds
 	// Instances follow the load at the target utilization; one is up all
 	// day as long as requests come every few minutes.
@@ -200,7 +209,7 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	// one that finds more than SyncLimit marks in a shard forgets
 	// everything, as every ask of a day at that rate would.
 	r.Shards = w.MarkShards
-	if w.CacheTTL > 0 {
+	if w.CacheTTL > 0 && !w.sharedAlone() {
 		lambda := pages / secondsPerDay / a.Instances
 		if r.Shards == 0 {
 			r.Shards = MarkShards(r.PeakMarks, lambda*w.Peak, w.CacheSync)

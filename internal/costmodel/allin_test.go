@@ -2,6 +2,7 @@ package costmodel
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -198,5 +199,30 @@ func TestFederationAllIn(t *testing.T) {
 	}
 	if want := (500*30 + 1000*RemoteCacheDays) * float64(1<<20) / (1 << 30); math.Abs(a.PicturesGiB-want) > 1e-9 {
 		t.Errorf("pictures stored %v GiB, want %v", a.PicturesGiB, want)
+	}
+}
+
+// With the tier alone no write marks its changes and no instance asks
+// for them; each page loads its entities anew, at SharedAloneCPU more.
+func TestSharedTierAlone(t *testing.T) {
+	w := Presets[1]
+	w.LocalCache = 1
+	under := Model(w, Nam5)
+	w.LocalCache = 0
+	alone := Model(w, Nam5)
+	marks := under.PeakMarks / w.Peak * secondsPerDay
+	if math.Abs(under.Day.Writes-alone.Day.Writes-marks) > 1e-6*marks || alone.AllIn.Asks != 0 || under.AllIn.Asks == 0 {
+		t.Errorf("writes %v alone, %v under the instances' caches (marks %v); asks %v and %v",
+			alone.Day.Writes, under.Day.Writes, marks, alone.AllIn.Asks, under.AllIn.Asks)
+	}
+	active := w.People * w.Active
+	pages := active * (w.HomePages + w.OtherPages + w.NotificationPages)
+	if want := pages * Measured.SharedAloneCPU * Measured.MachineGHz / F2.GHz / 1000; math.Abs(alone.AllIn.CPUSeconds-under.AllIn.CPUSeconds-want) > 1e-6*want {
+		t.Errorf("CPU-seconds %v alone, %v under; want %v more", alone.AllIn.CPUSeconds, under.AllIn.CPUSeconds, want)
+	}
+	for _, g := range alone.Ranges {
+		if strings.Contains(g.Name, "marks") {
+			t.Errorf("a range of marks with none written: %+v", g)
+		}
 	}
 }

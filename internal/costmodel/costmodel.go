@@ -95,6 +95,10 @@ var Marks = map[string]float64{
 	"post with a link, its card shared": 3,
 }
 
+// MarkIndexEntries are a mark's index entries: its place, in the
+// built-in index both ways.
+const MarkIndexEntries = 2
+
 // A post to F followers, as metered: a post to none (PostOwnWrites of
 // its writes its own, one its first audience chunk), and what each
 // follower adds (its id in an audience chunk: three index entries).
@@ -207,8 +211,10 @@ type Workload struct {
 	// many as MarkShards says the workload needs).
 	CacheTTL, CacheEntries, CacheSync, MarkShards float64
 	// SharedCache is 1 with a cache tier the instances share
-	// (PAGE_CACHE_REDIS: Memorystore) under their own, 0 without.
-	SharedCache float64
+	// (PAGE_CACHE_REDIS: Memorystore) under their own, 0 without;
+	// LocalCache 0 with it keeps nothing on the instances and writes no
+	// marks of changes (PAGE_CACHE_LOCAL=off).
+	SharedCache, LocalCache float64
 	// Federation (none when all are 0): FedInboxes is the mean count of
 	// other servers' inboxes a post goes to (its author's followers
 	// there, a server's shared inbox once); FedPosts the posts of other
@@ -234,7 +240,7 @@ type Workload struct {
 // service's).
 func (w Workload) defaults() Workload {
 	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
-	w.CacheTTL, w.CacheEntries, w.CacheSync = 1800, 20000, 0.1
+	w.CacheTTL, w.CacheEntries, w.CacheSync, w.LocalCache = 1800, 20000, 0.1, 1
 	w.Votes, w.LinkShare, w.CardShared, w.ScheduledShare = 1, 0.2, 0.5, 0.02
 	w.Words, w.Searches = 30, 2
 	w.TagShare, w.TrendPages, w.TrendRefreshes = 0.2, 1, 24
@@ -266,13 +272,18 @@ func (w Workload) syncEvery(seconds float64) Workload {
 	return w
 }
 
-// shared puts the shared cache tier under the instances' caches: past
-// an instance's entries, or with many instances, each keeps too little
-// of what pages read.
+// shared puts the shared cache tier in place of the instances' caches:
+// past an instance's entries, or with many instances, each keeps too
+// little of what pages read, and the marks of changes cost more in
+// writes than keeping on the instance saves in CPU.
 func (w Workload) shared() Workload {
-	w.SharedCache = 1
+	w.SharedCache, w.LocalCache = 1, 0
 	return w
 }
+
+// sharedAlone reports whether w keeps its pages' entities in the shared
+// tier alone, marking no changes.
+func (w Workload) sharedAlone() bool { return w.SharedCache > 0 && w.LocalCache == 0 && w.CacheTTL > 0 }
 
 // Counts are a design's figures for one day.
 type Counts struct {
@@ -489,6 +500,13 @@ func Model(w Workload, p Prices) Result {
 	cardMarks := Marks["post with a link, its card made"] - Marks["post, 0 followers"]
 	r.PeakMarks = (r.PostsPerDay*(Marks["post, 0 followers"]+w.LinkShare*cardMarks) + active*(w.Likes*Marks["like"]+w.Comments*Marks["comment"]+
 		w.Follows*Marks["follow, with its rebuild"]+w.Unfollows*Marks["unfollow, with its rebuild"])) * perSecond
+	if w.sharedAlone() {
+		// No write marks its changes: the meter's figures, made with the
+		// instance's cache, count them.
+		marks := r.PeakMarks / w.Peak * secondsPerDay
+		r.Day.Writes -= marks
+		r.Day.IndexEntries -= MarkIndexEntries * marks
+	}
 	r.Ranges = []Range{
 		{fmt.Sprintf("a shard of @all (1 of %d)", PublicShards), r.PeakPosts * w.PublicShare / PublicShards},
 		{fmt.Sprintf("a shard of the audience trim (1 of %d)", TrimShards), chunks * perSecond / TrimShards},
@@ -508,7 +526,9 @@ func Model(w Workload, p Prices) Result {
 	r.ColdReads = r.Day.Reads
 	r.ColdDollarsMonth = datastore(r.ColdReads)
 	r.AllIn, r.Day.Reads = allIn(w, &r, p, Measured, F2)
-	r.Ranges = append(r.Ranges, Range{fmt.Sprintf("a shard of the marks of changes (1 of %.0f)", r.Shards), r.PeakMarks / r.Shards})
+	if !w.sharedAlone() {
+		r.Ranges = append(r.Ranges, Range{fmt.Sprintf("a shard of the marks of changes (1 of %.0f)", r.Shards), r.PeakMarks / r.Shards})
+	}
 	slices.SortStableFunc(r.Ranges, func(a, b Range) int { return cmp.Compare(b.PerSecond, a.PerSecond) })
 	r.HottestRange, r.HottestName = r.Ranges[0].PerSecond, r.Ranges[0].Name
 	r.DollarsMonth = datastore(r.Day.Reads)

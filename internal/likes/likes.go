@@ -429,31 +429,9 @@ const withholdBatch = 25
 // Reindex writes up to n likes again from cursor (empty: the first), so
 // that each has the places this version orders likes by: for likes
 // stored by a version before them, which the lists of likes leave out
-// until then. It returns how many it wrote and the cursor of the rest
-// ("": none). Each batch reads and writes in one transaction, so a run
-// beside the service is safe.
+// until then (store.Rewrite).
 func Reindex(ctx context.Context, db *store.DB, cursor string, n int) (int, string, error) {
-	done := 0
-	next, err := db.UpdatePage(ctx, db.Query(KindLike).KeysOnly(), cursor, n, 100, func(tx *store.Tx, keys []*datastore.Key) error {
-		l := tx.Lookup()
-		likes := make([]Like, len(keys))
-		refs := make([]store.Ref, len(keys))
-		for i, k := range keys {
-			refs[i] = l.Add(k, &likes[i])
-		}
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		for i, k := range keys {
-			if refs[i].Found() {
-				if err := tx.Put(k, &likes[i]); err != nil {
-					return err
-				}
-			}
-		}
-		done += len(keys)
-		return nil
-	})
+	done, next, err := store.Rewrite[Like](ctx, db, KindLike, cursor, n)
 	if err != nil {
 		return done, "", fmt.Errorf("likes.Reindex: %w", err)
 	}

@@ -26,10 +26,12 @@ type Cache struct {
 	// shards is how many ranges the marks of changes are written in
 	// (CacheConfig.Shards).
 	shards int
-	// shared is the tier the instances share (nil: none).
-	shared *Shared
-	now    func() time.Time
-	lru    *lru.Cache[string, cached]
+	// shared is the tier the instances share (nil: none); sharedOnly
+	// says this instance keeps nothing of its own (CacheConfig).
+	shared     *Shared
+	sharedOnly bool
+	now        func() time.Time
+	lru        *lru.Cache[string, cached]
 
 	mu sync.Mutex
 	// epoch counts the reads begun and the drops made; dropped holds the
@@ -83,8 +85,13 @@ type CacheConfig struct {
 	// after the TTL).
 	Shards int
 	// Shared is the cache tier the instances share, under this one (nil:
-	// none).
-	Shared *Shared
+	// none). SharedOnly keeps nothing on the instance: pages read the
+	// tier, then the Datastore, and writes leave their tombstones in the
+	// tier and no marks of changes, which only what instances keep
+	// themselves needs. Every instance must say the same (one that keeps
+	// its own would not hear of the changes of one that marks none).
+	Shared     *Shared
+	SharedOnly bool
 	// RemarkAfter is how long a write's call may take before its marks
 	// are written again once it returns (0: a second): past it, the mark's
 	// time, taken during the commit, may come before the commit shows.
@@ -101,7 +108,8 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
-	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), shared: cfg.Shared, remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
+	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), shared: cfg.Shared,
+		sharedOnly: cfg.Shared != nil && cfg.SharedOnly, remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
 		dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
 }
 
@@ -173,6 +181,9 @@ func (c *Cache) get(k *datastore.Key, dst any) (bool, error) {
 // put keeps what a read begun at epoch found at k (its properties, and
 // dst, what they loaded into), unless k was written since it began.
 func (c *Cache) put(k *datastore.Key, props datastore.PropertyList, dst any, epoch uint64, at time.Time) {
+	if c.sharedOnly {
+		return
+	}
 	key := cacheKey(k)
 	var val reflect.Value
 	if d := reflect.ValueOf(dst); d.Kind() == reflect.Pointer && d.Elem().Kind() == reflect.Struct {

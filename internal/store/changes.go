@@ -92,10 +92,11 @@ var syncLimit = 1000
 const MaxCacheTTL = 30 * time.Minute
 
 // marks returns the mutations that mark keys changed: those of kinds the
-// DB's cache keeps, each once. None without a cache.
+// DB's cache keeps, each once. None without a cache, or with one that
+// keeps nothing of its own (CacheConfig.SharedOnly).
 func (db *DB) marks(keys []*datastore.Key) []*datastore.Mutation {
 	c := db.cache
-	if c == nil {
+	if c == nil || c.sharedOnly {
 		return nil
 	}
 	var muts []*datastore.Mutation

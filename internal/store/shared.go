@@ -1,9 +1,7 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,7 +96,7 @@ func tombKey(name string) string   { return "t\x00" + name }
 
 // sharedEntry is what the tier keeps of an entity: its properties, and
 // when they were read from the Datastore (Unix nanoseconds, on the
-// reading instance's clock).
+// reading instance's clock), kept in encodeEntry's form.
 type sharedEntry struct {
 	At    int64
 	Props datastore.PropertyList
@@ -111,14 +109,7 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-func init() {
-	redis.SetLogger(quiet{})
-	// The values a property may hold, for gob.
-	for _, v := range []any{"", int64(0), false, float64(0), time.Time{}, &datastore.Key{}, []any{},
-		datastore.GeoPoint{}, &datastore.Entity{}, []byte(nil)} {
-		gob.Register(v)
-	}
-}
+func init() { redis.SetLogger(quiet{}) }
 
 // get returns what the tier keeps of the entities names (cacheKey's),
 // each with the time it was read, where it may be taken: read SyncMargin
@@ -167,12 +158,12 @@ func (s *Shared) entry(v any) *sharedEntry {
 	if !ok {
 		return nil
 	}
-	var e sharedEntry
-	if err := gob.NewDecoder(bytes.NewReader([]byte(str))).Decode(&e); err != nil {
+	at, props, err := decodeEntry([]byte(str))
+	if err != nil {
 		s.log.Warn("the shared cache holds what this version cannot read; reading the Datastore", "err", err)
 		return nil
 	}
-	return &e
+	return &sharedEntry{At: at, Props: props}
 }
 
 // put keeps entities read from the Datastore at, by name, until ttl
@@ -186,12 +177,12 @@ func (s *Shared) put(ctx context.Context, names []string, props []datastore.Prop
 	defer cancel()
 	pipe := s.rdb.Pipeline()
 	for i, n := range names {
-		var b bytes.Buffer
-		if err := gob.NewEncoder(&b).Encode(sharedEntry{At: at.UnixNano(), Props: props[i]}); err != nil {
+		b, err := encodeEntry(nil, at.UnixNano(), props[i])
+		if err != nil {
 			s.log.Warn("an entity the shared cache cannot keep", "key", n, "err", err)
 			continue
 		}
-		pipe.Set(ctx, sharedKey(n), b.Bytes(), life)
+		pipe.Set(ctx, sharedKey(n), b, life)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		s.fail("write", err)

@@ -139,3 +139,51 @@ func TestSharedTierDownReadsTheDatastore(t *testing.T) {
 		t.Errorf("tier %+v, want its failures counted", s)
 	}
 }
+
+// With the tier alone, an instance keeps nothing of its own and its
+// writes leave no marks of changes: tombstones alone tell the others,
+// and the next page anywhere shows the change.
+func TestSharedTierAlone(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	shared, err := store.NewShared(ctx, testenv.Redis(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	cfg := keptPairs
+	cfg.Shared, cfg.SharedOnly = shared, true
+	a, b := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	k := base.NameKey("Pair", "alone", nil)
+	if err := a.Put(ctx, k, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var mark struct {
+		At      string    `datastore:"at"`
+		Expires time.Time `datastore:"expires,noindex"`
+	}
+	if found, err := base.Get(ctx, base.NameKey(store.KindChange, k.String(), nil), &mark); err != nil || found {
+		t.Errorf("a write with the tier alone left a mark (%q, %v)", mark.At, err)
+	}
+	time.Sleep(store.SyncMargin) // what is read within the margin of a write is not taken
+	if got := pageOf(t, a, k)[0]; got != 1 || a.Cache().Len() != 0 {
+		t.Fatalf("a page: %d, %d kept on the instance; want 1, none", got, a.Cache().Len())
+	}
+	if err := base.Put(ctx, k, &pair{A: 2}); err != nil { // no tombstone: the tier still has 1
+		t.Fatal(err)
+	}
+	if got := pageOf(t, b, k)[0]; got != 1 {
+		t.Fatalf("another instance read %d, want 1 from the tier", got)
+	}
+	if err := b.Put(ctx, k, &pair{A: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for i, db := range []*store.DB{a, b} {
+		if got := pageOf(t, db, k)[0]; got != 3 {
+			t.Errorf("instance %d after the write: %d, want 3", i, got)
+		}
+	}
+	if n := store.Asks(a.Cache()) + store.Asks(b.Cache()); n != 0 {
+		t.Errorf("%d asks for marks, want none", n)
+	}
+}

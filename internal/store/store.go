@@ -272,6 +272,36 @@ func (db *DB) DeleteAll(ctx context.Context, q *datastore.Query, batch int) (int
 	}
 }
 
+// Rewrite writes up to n entities of kind again from cursor (empty: the
+// first), each read into a T and put as T saves it, 100 a transaction:
+// what a new version derives on saving (places, search terms) for the
+// entities an older one stored. It returns how many it wrote and the
+// cursor of the rest ("": none). A run beside the service is safe.
+func Rewrite[T any](ctx context.Context, db *DB, kind, cursor string, n int) (int, string, error) {
+	done := 0
+	next, err := db.UpdatePage(ctx, db.Query(kind).KeysOnly(), cursor, n, 100, func(tx *Tx, keys []*datastore.Key) error {
+		l := tx.Lookup()
+		vals := make([]T, len(keys))
+		refs := make([]Ref, len(keys))
+		for i, k := range keys {
+			refs[i] = l.Add(k, &vals[i])
+		}
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if refs[i].Found() {
+				if err := tx.Put(k, &vals[i]); err != nil {
+					return err
+				}
+			}
+		}
+		done += len(keys)
+		return nil
+	})
+	return done, next, err
+}
+
 // UpdatePage runs f on the keys of the keys-only query q from cursor, n
 // at most, in a transaction for each batch of them, and returns the
 // cursor of the rest ("" once q has no more): a step of a job that goes
