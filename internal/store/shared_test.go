@@ -7,6 +7,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 
+	"socialstream/internal/paging"
 	"socialstream/internal/redisserver"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
@@ -185,5 +186,29 @@ func TestSharedTierAlone(t *testing.T) {
 	}
 	if n := store.Asks(a.Cache()) + store.Asks(b.Cache()); n != 0 {
 		t.Errorf("%d asks for marks, want none", n)
+	}
+}
+
+// An entry this version cannot load (kept by another, whose entity had
+// other types) is read from the Datastore, into a destination that
+// keeps nothing of the half-done load.
+func TestSharedTierEntryThatDoesNotLoad(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	dbs, shared := sharedPairs(t, base, 1)
+	k := base.NameKey("Pair", "odd", nil)
+	if err := base.Put(ctx, k, &datastore.PropertyList{{Name: "a", Value: int64(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	odd := datastore.PropertyList{{Name: "b", Value: "stale"}, {Name: "a", Value: "not a number"}}
+	store.SharedKeep(shared, k, odd, time.Now(), keptPairs.TTL)
+	var p pair
+	l := dbs[0].PageLookup()
+	ref := l.Add(k, &p)
+	if err := l.Run(paging.WithBegun(ctx, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if !ref.Found() || p.A != 2 || p.B != "" {
+		t.Errorf("read %+v (found %v), want the Datastore's {A:2 B:}", p, ref.Found())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -779,7 +780,12 @@ func (l *Lookup) runShared(ctx context.Context, keys []*datastore.Key, dst []any
 		}
 		i := index[j]
 		if err := load(l.dst[i], e.Props); err != nil {
-			continue // read it from the Datastore
+			// Kept by another version: read it from the Datastore, into
+			// a destination with nothing of the half-done load.
+			if v := reflect.ValueOf(l.dst[i]); v.Kind() == reflect.Pointer && !v.IsNil() {
+				v.Elem().SetZero()
+			}
+			continue
 		}
 		l.found[i], taken[j] = true, true
 		c.put(keys[j], e.Props, l.dst[i], epoch, time.Unix(0, e.At))
