@@ -6,7 +6,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +59,6 @@ import (
 	"socialstream/internal/tags"
 	"socialstream/internal/tracing"
 	"socialstream/internal/trends"
-	"socialstream/internal/viewer"
 )
 
 // Config is the service's configuration. FromEnv fills it from the
@@ -405,6 +402,7 @@ const MinHomeRetention = 24 * time.Hour
 func (c Config) Validate() error {
 	errs := c.validateServer()
 	errs = append(errs, c.validateLimits()...)
+	errs = append(errs, c.validatePageCache()...)
 	if err := c.RateLimits.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -425,25 +423,17 @@ func (c Config) validateServer() []error {
 	if c.OnAppEngine && (c.DatastoreEmulatorHost != "" || c.TasksEmulatorHost != "" || c.StorageEmulatorHost != "") {
 		errs = append(errs, errors.New("emulator hosts must not be set on App Engine"))
 	}
-	if c.OnAppEngine && c.WebPushAllowLoopback {
-		errs = append(errs, errors.New("WEB_PUSH_ALLOW_LOOPBACK must not be set on App Engine: push endpoints go to public addresses alone"))
-	}
-	if c.OnAppEngine && c.LinkPreviewsAllowLoopback {
-		errs = append(errs, errors.New("LINK_PREVIEWS_ALLOW_LOOPBACK must not be set on App Engine: the pages posts link are on public addresses alone"))
-	}
-	if c.OnAppEngine && c.Federation.AllowLoopback {
-		errs = append(errs, errors.New("FEDERATION_ALLOW_LOOPBACK must not be set on App Engine: other servers are on public addresses alone"))
-	}
-	if c.PageCacheRedis != "" && c.PageCacheRedis != LocalRedis {
-		if err := store.ParseSharedURL(c.PageCacheRedis); err != nil {
-			errs = append(errs, fmt.Errorf("PAGE_CACHE_REDIS: %w", err))
+	for _, loopback := range []struct {
+		on  bool
+		err string
+	}{
+		{c.WebPushAllowLoopback, "WEB_PUSH_ALLOW_LOOPBACK must not be set on App Engine: push endpoints go to public addresses alone"},
+		{c.LinkPreviewsAllowLoopback, "LINK_PREVIEWS_ALLOW_LOOPBACK must not be set on App Engine: the pages posts link are on public addresses alone"},
+		{c.Federation.AllowLoopback, "FEDERATION_ALLOW_LOOPBACK must not be set on App Engine: other servers are on public addresses alone"},
+	} {
+		if c.OnAppEngine && loopback.on {
+			errs = append(errs, errors.New(loopback.err))
 		}
-	}
-	if c.PageCacheRedis != "" && c.PageCacheTTL == 0 {
-		errs = append(errs, errors.New("PAGE_CACHE_REDIS needs the page cache (PAGE_CACHE_TTL is 0)"))
-	}
-	if c.PageCacheLocalOff && c.PageCacheRedis == "" {
-		errs = append(errs, errors.New("PAGE_CACHE_LOCAL=off needs PAGE_CACHE_REDIS: with neither, nothing is kept"))
 	}
 	if strings.ContainsAny(c.Namespace, "/ ") {
 		errs = append(errs, fmt.Errorf("DATASTORE_NAMESPACE %q is not a valid namespace", c.Namespace))
@@ -464,11 +454,6 @@ func (c Config) validateLimits() []error {
 		{c.HomeRetention != 0 && c.HomeRetention < MinHomeRetention,
 			fmt.Sprintf("HOME_RETENTION %v is under %v (0 keeps every copy)", c.HomeRetention, MinHomeRetention)},
 		{c.TokenCacheTTL < 0, "TOKEN_CACHE_TTL must not be negative"},
-		{c.PageCacheTTL < 0 || c.PageCacheTTL > MaxPageCacheTTL, fmt.Sprintf("PAGE_CACHE_TTL %v is not 0 to %v", c.PageCacheTTL, MaxPageCacheTTL)},
-		{c.PageCacheEntries < 0, "PAGE_CACHE_ENTRIES must not be negative"},
-		{c.PageCacheSync < 0 || c.PageCacheSync > MaxPageCacheSync, fmt.Sprintf("PAGE_CACHE_SYNC %v is not 0 to %v", c.PageCacheSync, MaxPageCacheSync)},
-		{c.PageCacheShards < 0 || c.PageCacheShards > MaxPageCacheShards,
-			fmt.Sprintf("PAGE_CACHE_SHARDS %d is not 1 to %d", c.PageCacheShards, MaxPageCacheShards)},
 		{c.TokenTTL < 0, "TOKEN_TTL must not be negative (0: 720h)"},
 	} {
 		if check.bad {
@@ -576,37 +561,6 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, p Parts, dsClient 
 	return h, nil
 }
 
-// LocalRedis is the PAGE_CACHE_REDIS of a local stack that starts a
-// redis-server of its own.
-const LocalRedis = "local"
-
-// PAGE_CACHE_TTL's default and its longest: the marks of changes
-// (store.KindChange) must outlive what they name.
-const (
-	DefaultPageCacheTTL = 30 * time.Minute
-	MaxPageCacheTTL     = store.MaxCacheTTL
-)
-
-// PAGE_CACHE_SYNC's default and its longest, and PAGE_CACHE_SHARDS'
-// most.
-const (
-	DefaultPageCacheSync = 100 * time.Millisecond
-	MaxPageCacheSync     = 10 * time.Second
-	MaxPageCacheShards   = 64
-)
-
-// pageCacheShare is how long before a request began an ask for the marks
-// of changes may have begun and serve it (store.CacheConfig.Share).
-func (c Config) pageCacheShare() time.Duration {
-	if c.PageCacheAskAlways {
-		return 0
-	}
-	return c.PageCacheSync
-}
-
-// DefaultPageCacheEntries is PAGE_CACHE_ENTRIES' default.
-const DefaultPageCacheEntries = 20000
-
 // Parts are what the service runs on, opened by its caller from the
 // configuration (cmd/server) or started beside it (the local stack): the
 // store, the ids' generator, the queues, and the pictures' Cloud Storage
@@ -628,16 +582,7 @@ type Parts struct {
 // local stack both call, so a setting cannot reach one and not the other.
 func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error) {
 	if cfg.PageCacheTTL > 0 {
-		p.DB = p.DB.WithCache(store.NewCache(store.CacheConfig{
-			Kinds:       slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds(), viewer.PageKinds()),
-			TTL:         cfg.PageCacheTTL,
-			Entries:     cmp.Or(cfg.PageCacheEntries, DefaultPageCacheEntries),
-			Share:       cfg.pageCacheShare(),
-			Shards:      cfg.PageCacheShards,
-			Shared:      p.Shared,
-			SharedOnly:  cfg.PageCacheLocalOff,
-			RemarkAfter: cfg.PageCacheRemarkAfter,
-		}))
+		p.DB = p.DB.WithCache(store.NewCache(cfg.pageCache(p.Shared)))
 	}
 	acc, err := accounts.New(p.DB, p.Gen, cfg.Accounts())
 	if err != nil {

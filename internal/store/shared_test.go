@@ -17,13 +17,19 @@ import (
 // own over one shared tier, and the tier.
 func sharedPairs(t *testing.T, base *store.DB, n int) ([]*store.DB, *store.Shared) {
 	t.Helper()
+	return sharedInstances(t, base, n, false)
+}
+
+// sharedInstances is sharedPairs, with the tier alone when alone.
+func sharedInstances(t *testing.T, base *store.DB, n int, alone bool) ([]*store.DB, *store.Shared) {
+	t.Helper()
 	shared, err := store.NewShared(context.Background(), testenv.Redis(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { shared.Close() })
 	cfg := keptPairs
-	cfg.Shared = shared
+	cfg.Shared, cfg.SharedOnly = shared, alone
 	dbs := make([]*store.DB, n)
 	for i := range dbs {
 		dbs[i] = base.WithCache(store.NewCache(cfg))
@@ -147,14 +153,8 @@ func TestSharedTierDownReadsTheDatastore(t *testing.T) {
 func TestSharedTierAlone(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	shared, err := store.NewShared(ctx, testenv.Redis(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shared.Close()
-	cfg := keptPairs
-	cfg.Shared, cfg.SharedOnly = shared, true
-	a, b := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+	dbs, _ := sharedInstances(t, base, 2, true)
+	a, b := dbs[0], dbs[1]
 	k := base.NameKey("Pair", "alone", nil)
 	if err := a.Put(ctx, k, &pair{A: 1}); err != nil {
 		t.Fatal(err)
