@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"socialstream/internal/app"
 	"socialstream/internal/costmodel"
@@ -59,5 +62,34 @@ func TestServiceDefaults(t *testing.T) {
 		if w.CacheTTL != cfg.PageCacheTTL.Seconds() || w.CacheEntries != float64(entries) {
 			t.Errorf("%s: cache TTL %v s and %v entries, the service's defaults %v and %d", w.Name, w.CacheTTL, w.CacheEntries, cfg.PageCacheTTL, entries)
 		}
+	}
+}
+
+// The model's F1 is app.yaml's: its class, and the budget of pictures
+// and entries of the page cache it sets there, which the service takes.
+func TestF1IsAppYAMLs(t *testing.T) {
+	raw, err := os.ReadFile("../../app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var y struct {
+		InstanceClass string            `yaml:"instance_class"`
+		Env           map[string]string `yaml:"env_variables"`
+	}
+	if err := yaml.Unmarshal(raw, &y); err != nil {
+		t.Fatal(err)
+	}
+	if y.InstanceClass != costmodel.F1.Name {
+		t.Errorf("app.yaml's class %q, the model's %q", y.InstanceClass, costmodel.F1.Name)
+	}
+	cfg, err := app.ReadEnv(func(k string) string { return y.Env[k] })
+	if err != nil {
+		t.Fatalf("app.yaml's variables: %v", err)
+	}
+	if got := float64(cfg.UploadMemory) * (1 << 20) / 1e6; got != costmodel.F1UploadMemory || cfg.UploadMemory != media.MinMemory>>20 {
+		t.Errorf("app.yaml's UPLOAD_MEMORY %d MiB, the model's F1 %v MB, media.MinMemory %d MiB", cfg.UploadMemory, costmodel.F1UploadMemory, media.MinMemory>>20)
+	}
+	if float64(cfg.PageCacheEntries) != costmodel.F1CacheEntries {
+		t.Errorf("app.yaml's PAGE_CACHE_ENTRIES %d, the model's F1 %v", cfg.PageCacheEntries, costmodel.F1CacheEntries)
 	}
 }

@@ -98,8 +98,8 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	})
 	row("**Cloud Tasks**: operations a day (tasks created and attempts run)", func(r costmodel.Result) string { return n(r.Day.Tasks) })
 	row("Cloud Tasks dollars a month", func(r costmodel.Result) string { return fmt.Sprintf("$%s", money(r.TasksDollarsMonth)) })
-	row("**App Engine, "+costmodel.F2.Name+"**: requests a day; CPU-seconds a day on "+costmodel.F2.Name+" (of which pictures made safe, uploaded and from elsewhere; federation's signing and checking)", func(r costmodel.Result) string {
-		return n(r.AllIn.Requests) + "; " + n(r.AllIn.CPUSeconds) + " (" + n(r.AllIn.PictureSeconds) + "; " + n(r.AllIn.FederationSeconds) + ")"
+	row("**App Engine**: the instance class (the cheapest that holds an instance's memory); requests a day; CPU-seconds a day on it (of which pictures made safe, uploaded and from elsewhere; federation's signing and checking)", func(r costmodel.Result) string {
+		return r.Class.Name + "; " + n(r.AllIn.Requests) + "; " + n(r.AllIn.CPUSeconds) + " (" + n(r.AllIn.PictureSeconds) + "; " + n(r.AllIn.FederationSeconds) + ")"
 	})
 	row("federation: deliveries to other servers a day; requests from them; their pictures fetched and kept", func(r costmodel.Result) string {
 		return n(r.AllIn.Deliveries) + "; " + n(r.AllIn.Incoming) + "; " + n(r.AllIn.RemotePictures)
@@ -107,7 +107,9 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	row("instances up (mean); instance hours a day", func(r costmodel.Result) string {
 		return fmt.Sprintf("%.1f; %s", r.AllIn.Instances, n(r.AllIn.InstanceHours))
 	})
-	row(fmt.Sprintf("an instance's memory at most, MB (of %s's %s)", costmodel.F2.Name, n(costmodel.F2.Memory)), func(r costmodel.Result) string { return n(r.AllIn.Memory) })
+	row("an instance's memory at most, MB (of its class's): its base, its page cache, its pictures' budget (`UPLOAD_MEMORY`)", func(r costmodel.Result) string {
+		return fmt.Sprintf("%s (of %s): %s, %s entries, %s", n(r.AllIn.Memory), n(r.Class.Memory), n(costmodel.BaseMemory), n(r.AllIn.CacheEntries), n(r.Class.UploadMemory))
+	})
 	row("instance dollars a month", func(r costmodel.Result) string { return "$" + money(r.AllIn.InstanceDollars) })
 	row("egress a day (pages gzipped, thumbnails, pictures opened); dollars a month", func(r costmodel.Result) string {
 		return fmt.Sprintf("%.1f GiB; $%s", r.AllIn.EgressGiB, money(r.AllIn.EgressDollars))
@@ -152,12 +154,14 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	fmt.Fprintf(w, "%s: $%.2f per million operations past the first %s a month.\n", p.TasksSource, p.PerMillionTasks, n(p.FreeTasks))
 	fmt.Fprintf(w, "%s: $%.2f per F1 instance hour (%s: %s), %s F1 hours a day free; $%.2f per GiB out, %s GiB a day free.\n",
 		p.AppEngineSource, p.PerF1Hour, costmodel.F2.Name, n(costmodel.F2.F1Hours), n(p.FreeF1Hours), p.PerEgressGiB, n(p.FreeEgressGiB))
+	fmt.Fprintf(w, "Instance classes: F1 at %.1f GHz with %s MB, F2 at %.1f GHz with %s MB (App Engine's); on F1, app.yaml's UPLOAD_MEMORY %s MiB and PAGE_CACHE_ENTRIES %s.\n",
+		costmodel.F1.GHz, n(costmodel.F1.Memory), costmodel.F2.GHz, n(costmodel.F2.Memory), n(costmodel.F1UploadMemory*1e6/(1<<20)), n(costmodel.F1CacheEntries))
 	fmt.Fprintf(w, "%s: $%.3f per GiB-month, $%.3f per 10,000 Class A and $%.4f per 10,000 Class B operations; %s GiB-months, %s Class A and %s Class B a month free.\n",
 		p.StorageSource, p.PerStorageGiBMonth, p.PerClassA, p.PerClassB, n(p.FreeStorageGiB), n(p.FreeClassA), n(p.FreeClassB))
 	fmt.Fprintf(w, "%s: $%.3f per GB-hour, at least %s GB; the connector $%.2f a month.\n", p.RedisSource, p.PerRedisGBHour, n(p.MinRedisGB), p.VPCConnectorMonth)
 	m := costmodel.Measured
-	fmt.Fprintf(w, "Serving, measured by %s: %.1f ms of CPU a page, %.1f an unread count, %.1f a like with its job, %.1f a thumbnail; a page of 20 %s bytes (sent gzipped, %dx smaller); %s bytes of heap a cached entity. On %s at %.1f GHz, at App Engine's target CPU of %.0f%%.\n",
-		m.Source, m.PageCPU, m.PollCPU, m.WriteCPU, m.PictureCPU, n(m.PageBytes), costmodel.GzipRatio, n(m.CacheEntryBytes), costmodel.F2.Name, costmodel.F2.GHz, 100*costmodel.TargetUtilization)
+	fmt.Fprintf(w, "Serving, measured by %s: %.1f ms of CPU a page, %.1f an unread count, %.1f a like with its job, %.1f a thumbnail; a page of 20 %s bytes (sent gzipped, %dx smaller); %s bytes of heap a cached entity. Scaled from the measuring core's %.1f GHz to a class's clock, at App Engine's target CPU of %.0f%%.\n",
+		m.Source, m.PageCPU, m.PollCPU, m.WriteCPU, m.PictureCPU, n(m.PageBytes), costmodel.GzipRatio, n(m.CacheEntryBytes), m.MachineGHz, 100*costmodel.TargetUtilization)
 	fmt.Fprintf(w, "Pictures and federation, measured by media's BenchmarkProcess and federation's BenchmarkSign and BenchmarkVerify on the same core: %s ms to make a 12-megapixel photo safe, %.1f ms to sign a delivery, %.2f ms to check one.\n",
 		n(m.ProcessCPU), m.SignCPU, m.VerifyCPU)
 }

@@ -339,8 +339,8 @@ func (c *Config) readNumbers(getenv func(string) string) error {
 			*v.dst = n
 		}
 	}
-	if least := (media.MaxFootprint + 1<<20 - 1) >> 20; c.UploadMemory != 0 && int64(c.UploadMemory) < least {
-		return fmt.Errorf("UPLOAD_MEMORY %d: at least %d (MiB), what the largest upload holds", c.UploadMemory, least)
+	if least := media.MinMemory >> 20; c.UploadMemory != 0 && c.UploadMemory < least {
+		return fmt.Errorf("UPLOAD_MEMORY %d: at least %d (MiB), what a phone's photo holds", c.UploadMemory, least)
 	}
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {

@@ -53,17 +53,36 @@ var Measured = Serving{
 	CacheEntryBytes: 5961,
 }
 
-// Class is an App Engine standard instance class.
+// Class is an App Engine standard instance class, as the service is
+// configured on it.
 type Class struct {
 	Name string
 	// GHz is its CPU's clock, Memory its memory in MB, and F1Hours the
 	// F1 instance hours an hour of it is billed as.
 	GHz, Memory, F1Hours float64
+	// UploadMemory is the UPLOAD_MEMORY set on it, MB; CacheEntries the
+	// PAGE_CACHE_ENTRIES at most (0: the workload's).
+	UploadMemory, CacheEntries float64
 }
 
-// F2 is the class app.yaml names: the smallest that takes the largest
-// upload (docs/performance.md, "Uploads and memory").
-var F2 = Class{Name: "F2", GHz: 1.2, Memory: 768, F1Hours: 2}
+// The classes the model chooses from (Classes): F1, as app.yaml names
+// it, with the least upload budget (which refuses the largest pictures:
+// docs/performance.md, "Uploads and memory") and a smaller page cache;
+// F2 with the defaults, which take every picture.
+var (
+	F1 = Class{Name: "F1", GHz: 0.6, Memory: 384, F1Hours: 1, UploadMemory: F1UploadMemory, CacheEntries: F1CacheEntries}
+	F2 = Class{Name: "F2", GHz: 1.2, Memory: 768, F1Hours: 2, UploadMemory: UploadMemory}
+	// Classes are tried in this order; the cheapest that holds the
+	// instance's memory is taken, the first of equals.
+	Classes = []Class{F1, F2}
+)
+
+// What app.yaml sets on F1: UPLOAD_MEMORY (media.MinMemory, 176 MiB) and
+// PAGE_CACHE_ENTRIES.
+const (
+	F1UploadMemory = 176 * (1 << 20) / 1e6
+	F1CacheEntries = 8000
+)
 
 // Serving's assumptions, beside what was measured.
 const (
@@ -102,8 +121,8 @@ type AllIn struct {
 	// posts fetched and kept a day (media.RemoteCacheFor).
 	Deliveries, Incoming, RemotePictures float64
 	// Memory is what an instance holds at most, MB: its base, a full
-	// cache and the upload budget.
-	Memory float64
+	// cache of CacheEntries and the upload budget.
+	Memory, CacheEntries float64
 	// EgressGiB a day: pages and pictures; PicturesGiB stored at the
 	// month's end; ClassA and ClassB are Cloud Storage operations a day.
 	EgressGiB, PicturesGiB, ClassA, ClassB float64
@@ -183,7 +202,14 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	a.Instances = math.Max(1, a.CPUSeconds/secondsPerDay/TargetUtilization)
 	a.InstanceHours = 24 * a.Instances
 	a.InstanceDollars = math.Max(0, a.InstanceHours*c.F1Hours-p.FreeF1Hours) * p.PerF1Hour * daysPerMonth
-	a.Memory = BaseMemory + w.CacheEntries*s.CacheEntryBytes/1e6 + UploadMemory
+	entries := w.CacheEntries
+	if c.CacheEntries > 0 {
+		entries = math.Min(entries, c.CacheEntries)
+	}
+	if w.sharedAlone() {
+		entries = 0 // no instance keeps its own
+	}
+	a.Memory, a.CacheEntries = BaseMemory+entries*s.CacheEntryBytes/1e6+c.UploadMemory, entries
 
 	// The cache: a page reads its query and the reader's state, and of
 	// its activities and authors those no read kept in the TTL. A
@@ -200,8 +226,8 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	// An instance's cache holds CacheEntries at most: past them, it keeps
 	// that share of what pages read. The tier is provisioned for all.
 	a.WorkingSet = workingSet(w, r.PostsPerDay)
-	if w.SharedCache == 0 && a.WorkingSet > w.CacheEntries {
-		a.HitShare *= w.CacheEntries / a.WorkingSet
+	if w.SharedCache == 0 && a.WorkingSet > entries {
+		a.HitShare *= entries / a.WorkingSet
 	}
 	// Each instance asks for the marks of changes at most once in
 	// CacheSync, when a page comes: with pages at a rate λ, once in
@@ -249,11 +275,13 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	a.EgressDollars = math.Max(0, a.EgressGiB-p.FreeEgressGiB) * p.PerEgressGiB * daysPerMonth
 	// Pictures: a month's uploads kept, and the pictures of posts from
 	// elsewhere for RemoteCacheDays; each written as an image and a
-	// thumbnail; a fetch job and an uncache job each from elsewhere.
+	// thumbnail; a fetch job and an uncache job each from elsewhere. An
+	// upload is made safe by its job (uploadJobs): its bytes as sent
+	// written and read again.
 	a.PicturesGiB = (pictures*daysPerMonth + a.RemotePictures*RemoteCacheDays) * (w.ImageBytes + w.ThumbBytes) / gib
-	a.ClassA = 2 * (pictures + a.RemotePictures)
+	a.ClassA = 2*(pictures+a.RemotePictures) + pictures
 	r.Day.Tasks += 4 * a.RemotePictures
-	a.ClassB = thumbs + opened
+	a.ClassB = thumbs + opened + pictures
 	a.StorageDollars = math.Max(0, a.PicturesGiB-p.FreeStorageGiB)*p.PerStorageGiBMonth +
 		math.Max(0, a.ClassA*daysPerMonth-p.FreeClassA)/1e4*p.PerClassA +
 		math.Max(0, a.ClassB*daysPerMonth-p.FreeClassB)/1e4*p.PerClassB
@@ -283,3 +311,27 @@ const ChangedPerWrite = 2
 
 // pageSize is the activities a page shows.
 const pageSize = 20
+
+// cheapestClass works out the rest of r's bill on each of Classes and
+// keeps it on the one whose instances cost least and hold their memory
+// (F2 should none): it returns the bill and its reads a day.
+func cheapestClass(w Workload, r *Result, p Prices) (AllIn, float64) {
+	var best AllIn
+	var bestReads float64
+	var bestResult *Result
+	for _, c := range Classes {
+		try := *r // allIn adds to the day's tasks and writes: each class from the same
+		a, reads := allIn(w, &try, p, Measured, c)
+		if a.Memory > c.Memory || bestResult != nil && a.InstanceDollars >= best.InstanceDollars {
+			continue
+		}
+		try.Class = c
+		best, bestReads, bestResult = a, reads, &try
+	}
+	if bestResult == nil {
+		r.Class = F2
+		return allIn(w, r, p, Measured, F2)
+	}
+	*r = *bestResult
+	return best, bestReads
+}

@@ -323,9 +323,10 @@ type Result struct {
 	// TasksDollarsMonth Cloud Tasks'.
 	DollarsMonth, ColdDollarsMonth, TasksDollarsMonth float64
 	ColdReads                                         float64
-	// AllIn is the rest of the bill, on F2 instances; TotalDollarsMonth
-	// all of it.
+	// AllIn is the rest of the bill, on instances of Class (the cheapest
+	// that holds an instance's memory); TotalDollarsMonth all of it.
 	AllIn             AllIn
+	Class             Class
 	TotalDollarsMonth float64
 	// Homes compares the designs on the home feed: this one, fan-out on
 	// write into Redis, and pull.
@@ -523,9 +524,16 @@ func Model(w Workload, p Prices) Result {
 		return month(reads, p.FreeReads, p.PerReads) + month(r.Day.Writes, p.FreeWrites, p.PerWrites) +
 			month(r.Day.Deletes, p.FreeDeletes, p.PerDeletes) + math.Max(0, storedGiB-p.FreeStored)*p.PerGiBMonth
 	}
+	// Each upload is made safe by its job (apps upload by Mastodon's
+	// version 2): the task created and run, the item read, then read and
+	// changed in the job's transaction.
+	uploads := r.PostsPerDay * w.PictureShare
+	r.Day.Reads += 2 * uploads
+	r.Day.Writes += uploads
+	r.Day.Tasks += 2 * uploads
 	r.ColdReads = r.Day.Reads
 	r.ColdDollarsMonth = datastore(r.ColdReads)
-	r.AllIn, r.Day.Reads = allIn(w, &r, p, Measured, F2)
+	r.AllIn, r.Day.Reads = cheapestClass(w, &r, p)
 	if !w.sharedAlone() {
 		r.Ranges = append(r.Ranges, Range{fmt.Sprintf("a shard of the marks of changes (1 of %.0f)", r.Shards), r.PeakMarks / r.Shards})
 	}

@@ -182,8 +182,8 @@ type mApplication struct {
 type mAttachment struct {
 	ID               string  `json:"id"`
 	Type             string  `json:"type"`
-	URL              string  `json:"url"`
-	PreviewURL       string  `json:"preview_url"`
+	URL              *string `json:"url"`
+	PreviewURL       *string `json:"preview_url"`
 	RemoteURL        *string `json:"remote_url"`
 	Meta             mMeta   `json:"meta"`
 	Description      *string `json:"description"`
@@ -212,7 +212,11 @@ type mFilterMatch struct {
 
 // attachment makes Mastodon's MediaAttachment of a picture.
 func attachment(origin string, v media.View) mAttachment {
-	a := mAttachment{ID: mid(v.ID), Type: "image", URL: absolute(origin, v.URL), PreviewURL: absolute(origin, v.ThumbnailURL)}
+	a := mAttachment{ID: mid(v.ID), Type: "image"}
+	if v.URL != "" { // null while the upload is processing
+		u, p := absolute(origin, v.URL), absolute(origin, v.ThumbnailURL)
+		a.URL, a.PreviewURL = &u, &p
+	}
 	if v.Description != "" {
 		d := v.Description
 		a.Description = &d

@@ -38,9 +38,15 @@ type mreq struct {
 	p      mparams
 }
 
-// mhandler answers a Mastodon method: the body to write as JSON (200),
-// or an error.
+// mhandler answers a Mastodon method: the body to write as JSON (200,
+// or a status of its own: answered), or an error.
 type mhandler func(m *mreq) (any, error)
+
+// answered is a body a method answers with a status other than 200.
+type answered struct {
+	status int
+	body   any
+}
 
 // Who a method is for.
 const (
@@ -68,6 +74,10 @@ func (s *Server) masto(who int, scope string, h mhandler) gin.HandlerFunc {
 		body, err := h(m)
 		if err != nil {
 			s.mfail(c, err)
+			return
+		}
+		if a, ok := body.(answered); ok {
+			c.JSON(a.status, a.body)
 			return
 		}
 		c.JSON(http.StatusOK, body)

@@ -3,6 +3,7 @@ package mastodon
 import (
 	"mime"
 	"mime/multipart"
+	"net/http"
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/media"
@@ -11,7 +12,11 @@ import (
 // Pictures, as Mastodon uploads, shows and describes them.
 
 // uploadMedia is POST /api/v2/media (and /api/v1/media): the upload of
-// mediaItems.create, streamed from the form's file part.
+// mediaItems.create, streamed from the form's file part. Version 2 answers
+// a picture of more than media.InlinePixels 202 at once, with no links,
+// and a job makes it safe (GET /api/v1/media/:id answers 206 until then);
+// a smaller one, and any by version 1, is made safe before the answer, as
+// Mastodon's are.
 func (s *Server) uploadMedia(m *mreq) (any, error) {
 	_, params, _ := mime.ParseMediaType(m.c.GetHeader("Content-Type"))
 	if params["boundary"] == "" {
@@ -24,7 +29,13 @@ func (s *Server) uploadMedia(m *mreq) (any, error) {
 	if err := s.host.UploadAllowed(m.ctx, m.caller); err != nil {
 		return nil, err
 	}
-	it, _, err := s.media.Upload(m.ctx, m.caller, *in)
+	later := m.c.Request.URL.Path == "/api/v2/media" && media.Later(in.Data)
+	var it *media.Item
+	if later {
+		it, err = s.media.UploadLater(m.ctx, m.caller, *in)
+	} else {
+		it, _, err = s.media.Upload(m.ctx, m.caller, *in)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +43,11 @@ func (s *Server) uploadMedia(m *mreq) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return attachment(s.origin(m.c), mint.Item(it)), nil
+	a := attachment(s.origin(m.c), mint.Item(it))
+	if later {
+		return answered{http.StatusAccepted, a}, nil
+	}
+	return a, nil
 }
 
 // ownMedia reads one of the caller's pictures, by the path's id.
@@ -55,10 +70,17 @@ func (s *Server) ownMedia(m *mreq) (media.View, error) {
 	return mint.Item(it), nil
 }
 
+// getMedia is GET /api/v1/media/:id: 206 while the picture is being made
+// safe, 422 if it could not be.
 func (s *Server) getMedia(m *mreq) (any, error) {
 	v, err := s.ownMedia(m)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
+	case v.Broken != "":
+		return nil, derrors.New(derrors.InvalidArgument, "Error processing the media: "+v.Broken)
+	case v.Processing:
+		return answered{http.StatusPartialContent, attachment(s.origin(m.c), v)}, nil
 	}
 	return attachment(s.origin(m.c), v), nil
 }

@@ -38,6 +38,12 @@ func ReadLoose(l *store.Lookup, idList []string, holder string) func(user string
 			if !it.loose() && (holder == "" || it.Held != holder) {
 				return nil, nil, nil, derrors.New(derrors.Conflict, fmt.Sprintf("media item %s is already on an activity, in an album or held for a scheduled post", id))
 			}
+			if it.Processing != 0 {
+				return nil, nil, nil, errProcessing(id)
+			}
+			if it.Broken != "" {
+				return nil, nil, nil, errBroken(id, it.Broken)
+			}
 			it.ID = id
 			keys[i], puts[i], att[i] = ItemKey(l.DB(), id), it, it.Attached
 		}

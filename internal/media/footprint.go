@@ -30,30 +30,61 @@ func (h Header) Footprint(data []byte) int64 {
 	w, ht := int64(h.Config.Width), int64(h.Config.Height)
 	px := w * ht
 	decoded := px * bytesPerPixel(h.Config.ColorModel)
+	upright := int64(0)
+	if h.Orientation > 1 {
+		upright = px * 4 // at most an RGBA copy
+	}
+	planes := false // a JPEG's YCbCr, which the thumbnail shrinks first
 	switch h.Kind {
 	case JPEG:
-		if n, progressive := jpegFrame(data); progressive {
+		f, ok := jpegFrame(data)
+		if !ok {
+			decoded += px * 4 * 3 // the worst: progressive, three full planes
+			break
+		}
+		samples := f.samples(h.Config.Width, h.Config.Height)
+		decoded = samples
+		if f.components == 4 || f.rgb {
+			decoded += px * 4 // CMYK or RGBA, converted from the planes at the end
+		}
+		if f.progressive {
 			// A progressive JPEG keeps every coefficient until its last
-			// scan: an int32 for each pixel of each component (at most:
-			// subsampled chroma has fewer).
-			decoded += px * 4 * int64(n)
+			// scan: an int32 for each sample of each component.
+			decoded += samples * 4
+		}
+		if f.components == 3 && !f.rgb {
+			planes = true
+			if h.Orientation > 1 && f.turnable() {
+				upright = samples // turned plane by plane (orientYCbCr)
+			}
 		}
 	case PNG:
 		if pngInterlaced(data) {
 			decoded += decoded / 2 // the whole image, and its largest pass's
 		}
 	}
-	upright := int64(0)
-	if h.Orientation > 1 {
-		upright = px * 4 // at most an RGBA copy (a YCbCr one is smaller)
+	uw, uh := turned(h.Config.Width, h.Config.Height, h.Orientation)
+	return decoded + upright + thumbFootprint(uw, uh, planes) + 2*maxOutput + footprintSlack
+}
+
+// footprintSlack is the decoders' and encoders' own tables and rows.
+const footprintSlack = 4 << 20
+
+// thumbFootprint is what the thumbnail of an upright w × h image holds:
+// the thumbnail, and the scaler's intermediate image, which is as tall as
+// its source (a JPEG's planes shrunk first, when they are, and the 4:4:4
+// image that shrinking makes).
+func thumbFootprint(w, h int, planes bool) int64 {
+	tw, th := thumbSize(w, h)
+	out := int64(tw) * int64(th) * 4
+	if tw == w && th == h {
+		return out
 	}
-	tw, th := thumbSize(h.Config.Width, h.Config.Height)
-	thumb := int64(tw) * int64(th) * 4
-	if tw < h.Config.Width || th < h.Config.Height {
-		thumb += int64(tw) * ht * thumbTmp // the scaler's intermediate image
+	if k := min(w/(2*tw), h/(2*th)); planes && k >= 2 {
+		w, h = w/k, h/k
+		out += int64(w) * int64(h) * 3
 	}
-	const slack = 4 << 20 // the decoders' and encoders' own tables and rows
-	return decoded + upright + thumb + 2*maxOutput + slack
+	return out + int64(tw)*int64(h)*thumbTmp
 }
 
 // MaxFootprint is the largest Footprint of any image Process accepts: a
@@ -84,13 +115,49 @@ func bytesPerPixel(m color.Model) int64 {
 	return 4 // RGBA, NRGBA, CMYK, NYCbCrA and the rest
 }
 
-// jpegFrame reads a JPEG's frame header: how many components it has, and
-// whether it is progressive. 3 and true when it cannot be found (the
-// worst, for a bound).
-func jpegFrame(b []byte) (components int, progressive bool) {
+// frame is what a JPEG's frame header says of its components.
+type frame struct {
+	components  int
+	progressive bool
+	// rgb says its three components may be red, green and blue, which the
+	// decoder converts to RGBA: their ids say so, or an Adobe segment.
+	rgb bool
+	// h and v are each component's sampling factors (at most 4 of them).
+	h, v [4]int
+}
+
+// samples is how many samples the standard decoder keeps for a w × h
+// image of frame f: each component's plane, padded to whole MCUs.
+func (f frame) samples(w, h int) int64 {
+	hmax, vmax := 1, 1
+	for i := range f.components {
+		hmax, vmax = max(hmax, f.h[i]), max(vmax, f.v[i])
+	}
+	mcus := int64((w+8*hmax-1)/(8*hmax)) * int64((h+8*vmax-1)/(8*vmax))
+	var n int64
+	for i := range f.components {
+		n += mcus * int64(f.h[i]*f.v[i]) * 64
+	}
+	return n
+}
+
+// turnable reports whether a three-component frame's chroma is one that
+// orientYCbCr turns plane by plane (4:4:4, 4:2:2, 4:2:0, 4:4:0).
+func (f frame) turnable() bool {
+	if f.h[1] != f.h[2] || f.v[1] != f.v[2] || f.h[1] != 1 || f.v[1] != 1 {
+		return false
+	}
+	return f.h[0] <= 2 && f.v[0] <= 2
+}
+
+// jpegFrame reads a JPEG's frame header: its components, their sampling,
+// and whether it is progressive; false when it cannot be read, or is one
+// the bound does not know (then the worst is assumed).
+func jpegFrame(b []byte) (frame, bool) {
+	adobeRGB := false
 	for i := 2; i+4 <= len(b); {
 		if b[i] != 0xFF {
-			return 3, true
+			return frame{}, false
 		}
 		marker := b[i+1]
 		if marker == 0xFF { // fill
@@ -101,15 +168,34 @@ func jpegFrame(b []byte) (components int, progressive bool) {
 		switch marker {
 		case 0xC0, 0xC1, 0xC2:
 			if i+10 > len(b) {
-				return 3, true
+				return frame{}, false
 			}
-			return int(b[i+9]), marker == 0xC2
+			f := frame{components: int(b[i+9]), progressive: marker == 0xC2}
+			if f.components != 1 && f.components != 3 && f.components != 4 || i+10+3*f.components > len(b) {
+				return frame{}, false
+			}
+			for c := range f.components {
+				s := b[i+10+3*c+1]
+				f.h[c], f.v[c] = int(s>>4), int(s&15)
+				if f.h[c] < 1 || f.h[c] > 4 || f.v[c] < 1 || f.v[c] > 4 {
+					return frame{}, false
+				}
+			}
+			if f.components == 1 {
+				f.h[0], f.v[0] = 1, 1 // one component: the decoder ignores its factors
+			}
+			f.rgb = f.components == 3 && (adobeRGB || string([]byte{b[i+10], b[i+13], b[i+16]}) == "RGB")
+			return f, true
+		case 0xEE: // Adobe's: a transform of 0 is RGB (or CMYK)
+			if seg := b[i+4 : min(len(b), i+2+n)]; len(seg) >= 12 && string(seg[:5]) == "Adobe" && seg[11] == 0 {
+				adobeRGB = true
+			}
 		case 0xDA: // the scan begins: no frame header came first
-			return 3, true
+			return frame{}, false
 		}
 		i += 2 + n
 	}
-	return 3, true
+	return frame{}, false
 }
 
 // pngInterlaced reports whether a PNG is Adam7-interlaced: its IHDR's

@@ -12,9 +12,16 @@ import (
 	"socialstream/internal/store"
 )
 
-// Job is the media jobs: collections, a deleted album's items, and the
-// fetches of pictures from elsewhere and their end.
-var Job = queue.Job[Task]{Name: "media", Queue: queue.Cleanup, TaskName: Task.name}
+// Job is the media jobs: collections, a deleted album's items, the
+// fetches of pictures from elsewhere and their end, and (in a queue of
+// their own, which a deployment may send to a service of its own) the
+// uploads made safe off the request (later.go).
+var Job = queue.Job[Task]{Name: "media", Queue: queue.Cleanup, TaskName: Task.name, QueueOf: func(t Task) string {
+	if t.Op == OpProcess {
+		return queue.Pictures
+	}
+	return ""
+}}
 
 // The jobs' operations.
 const (
@@ -29,6 +36,8 @@ const (
 	OpFetch = "fetch"
 	// OpUncache deletes them RemoteCacheFor after their fetch.
 	OpUncache = "uncache"
+	// OpProcess makes an upload safe (UploadLater).
+	OpProcess = "process"
 )
 
 // Task is the body of a media job.
@@ -94,6 +103,8 @@ func (s *Service) Run(ctx context.Context, t Task) (string, error) {
 		return s.fetchJob(ctx, t)
 	case OpUncache:
 		return s.uncache(ctx, t)
+	case OpProcess:
+		return s.processJob(ctx, t)
 	}
 	return "malformed task", nil
 }

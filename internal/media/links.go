@@ -282,6 +282,10 @@ type View struct {
 	// Remote is, for a picture of a post from elsewhere, its address
 	// there (Mastodon's remote_url); its links are still ours.
 	Remote string `json:"-"`
+	// Processing says an upload is still being made safe, with no link
+	// yet; Broken, why it could not be (UploadLater).
+	Processing bool   `json:"-"`
+	Broken     string `json:"-"`
 }
 
 // Attached returns the view of a picture on an activity.
@@ -298,6 +302,10 @@ func (m Minter) Item(it *Item) View {
 	v := m.Attached(it.Attached)
 	v.AlbumID, v.ActivityID, v.UserID = it.AlbumID, it.ActivityID, it.UserID
 	v.Title, v.FileSize, v.Created = it.Title, it.Bytes, it.Created.UTC().Format(time.RFC3339)
+	if !it.Ready() {
+		// Nothing to link to until its job has made it safe.
+		v.URL, v.ThumbnailURL, v.Processing, v.Broken = "", "", it.Processing != 0, it.Broken
+	}
 	return v
 }
 

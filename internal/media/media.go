@@ -95,7 +95,17 @@ type Item struct {
 	// when they last could not be had (remote.go).
 	Cached int64 `datastore:"cached,noindex,omitempty"`
 	Failed int64 `datastore:"failed,noindex,omitempty"`
+	// Processing is, on an upload its job makes safe (UploadLater), when
+	// it was uploaded (µs), until the job has: 0 after. Broken is then,
+	// should the job have found it cannot be, why (a message for the
+	// client).
+	Processing int64  `datastore:"processing,noindex,omitempty"`
+	Broken     string `datastore:"broken,noindex,omitempty"`
 }
+
+// Ready reports whether the item's picture is made safe and stored: a
+// post may carry it.
+func (it *Item) Ready() bool { return it.Processing == 0 && it.Broken == "" }
 
 // Attached is what an activity keeps of each of its pictures, and what
 // every view of a picture is made from: a value stored inside another
@@ -143,7 +153,11 @@ func AlbumKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindAl
 func imageObject(id string) string { return "media/" + id }
 func thumbObject(id string) string { return "media/" + id + "/thumb" }
 
-// ObjectsOf returns the names of an item's objects.
+// uploadObject is an upload's bytes as sent, kept from the upload until
+// its job has made them safe (UploadLater), and never served.
+func uploadObject(id string) string { return "media/" + id + "/upload" }
+
+// ObjectsOf returns the names of a made-safe item's objects.
 func ObjectsOf(id string) []string { return []string{imageObject(id), thumbObject(id)} }
 
 var (
@@ -191,7 +205,9 @@ type Config struct {
 	// Memory is how many bytes one instance's uploads may hold at once
 	// while they are decoded and encoded again (UPLOAD_MEMORY): each is
 	// admitted for its Footprint, told from its header, and the rest
-	// wait. Default DefaultMemory; at least MaxFootprint.
+	// wait. An upload whose Footprint is more is refused (413): below
+	// MaxFootprint, the largest are (docs/performance.md). Default
+	// DefaultMemory; at least MinMemory.
 	Memory int64
 	// Wait is how long an upload waits for its memory before it is
 	// answered 503 (try again); default 10 s.
@@ -213,6 +229,11 @@ type Config struct {
 // (768 MB): room for the largest upload (MaxFootprint) and a little more,
 // and for the rest of the service beside it.
 const DefaultMemory = 320 << 20
+
+// MinMemory is the least Config.Memory, what App Engine's F1 class (384
+// MB) can give uploads: it takes a 12-megapixel phone photo, progressive
+// and turned (TestMinMemoryTakesAPhonePhoto).
+const MinMemory = 176 << 20
 
 // Service keeps pictures and albums.
 type Service struct {
@@ -242,8 +263,8 @@ func New(db *store.DB, gen *ids.Generator, acc *accounts.Service, client *storag
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory
 	}
-	if cfg.Memory < MaxFootprint {
-		return nil, fmt.Errorf("media.New: the uploads' memory (%d MiB) must hold the largest upload's %d MiB", cfg.Memory>>20, (MaxFootprint+1<<20-1)>>20)
+	if cfg.Memory < MinMemory {
+		return nil, fmt.Errorf("media.New: the uploads' memory (%d MiB) is under the least, %d MiB", cfg.Memory>>20, MinMemory>>20)
 	}
 	if cfg.Wait == 0 {
 		cfg.Wait = 10 * time.Second
@@ -374,11 +395,12 @@ func (s *Service) process(ctx context.Context, data []byte) (*Picture, error) {
 // and makes the rest wait, at most wait.
 type admission struct {
 	memory *semaphore.Weighted
+	budget int64
 	wait   time.Duration
 }
 
 func newAdmission(budget int64, wait time.Duration) *admission {
-	return &admission{memory: semaphore.NewWeighted(budget), wait: wait}
+	return &admission{memory: semaphore.NewWeighted(budget), budget: budget, wait: wait}
 }
 
 // process runs Process once data's Footprint fits, waiting at most
@@ -389,6 +411,9 @@ func (a *admission) process(ctx context.Context, data []byte) (*Picture, error) 
 		return nil, err
 	}
 	need := h.Footprint(data)
+	if err := a.fits(need); err != nil {
+		return nil, err
+	}
 	wait, cancel := context.WithTimeout(ctx, a.wait)
 	defer cancel()
 	if err := a.memory.Acquire(wait, need); err != nil {
@@ -399,6 +424,14 @@ func (a *admission) process(ctx context.Context, data []byte) (*Picture, error) 
 	}
 	defer a.memory.Release(need)
 	return h.process(data)
+}
+
+// fits refuses a picture whose footprint is more than the whole budget.
+func (a *admission) fits(need int64) error {
+	if need <= a.budget {
+		return nil
+	}
+	return derrors.New(derrors.TooLarge, fmt.Sprintf("making this picture safe takes %d MiB, more than this server gives one picture (%d MiB): send it with fewer pixels, or as a baseline JPEG", (need+1<<20-1)>>20, a.budget>>20))
 }
 
 var errBusy = derrors.New(derrors.Unavailable, "too many pictures are being processed at once: try again shortly")
@@ -427,25 +460,10 @@ func (a *Album) drop(item string) {
 }
 
 func (s *Service) write(ctx context.Context, id string, p *Picture) error {
-	for _, o := range []struct {
-		name, kind string
-		data       []byte
-	}{{imageObject(id), p.MimeType, p.Data}, {thumbObject(id), p.ThumbType, p.Thumb}} {
-		// Written once: an object there is the same bytes, written by an
-		// earlier try, or by another fetch of a picture from elsewhere.
-		w := s.bucket.Object(o.name).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
-		w.ContentType = o.kind
-		w.CacheControl = "private, max-age=31536000, immutable"
-		w.ChunkSize = 0 // one request: the bytes are all here
-		if _, err := w.Write(o.data); err != nil {
-			w.Close()
-			return fmt.Errorf("media: write %s: %w", o.name, err)
-		}
-		if err := w.Close(); err != nil && !written(err) {
-			return fmt.Errorf("media: write %s: %w", o.name, err)
-		}
+	if err := s.writeObject(ctx, imageObject(id), p.MimeType, p.Data); err != nil {
+		return err
 	}
-	return nil
+	return s.writeObject(ctx, thumbObject(id), p.ThumbType, p.Thumb)
 }
 
 // written reports whether a write failed because its object is there.
@@ -454,14 +472,12 @@ func written(err error) bool {
 	return errors.As(err, &g) && g.Code == http.StatusPreconditionFailed
 }
 
-// deleteObjects deletes an item's objects; those already gone count as
-// deleted.
+// deleteObjects deletes an item's objects, its bytes as sent among them;
+// those already gone count as deleted.
 func (s *Service) deleteObjects(ctx context.Context, id string) error {
 	var errs []error
-	for _, name := range ObjectsOf(id) {
-		if err := s.bucket.Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
-			errs = append(errs, fmt.Errorf("media: delete %s: %w", name, err))
-		}
+	for _, name := range append(ObjectsOf(id), uploadObject(id)) {
+		errs = append(errs, s.deleteObject(ctx, name))
 	}
 	return errors.Join(errs...)
 }

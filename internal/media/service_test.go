@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"golang.org/x/crypto/bcrypt"
 
 	"socialstream/internal/accounts"
@@ -28,12 +29,14 @@ const bucket = "media-test"
 // fixture is a Service on the test's Datastore namespace, a Cloud Storage
 // emulator of its own and a tasks emulator, on a clock the test moves.
 type fixture struct {
-	t     *testing.T
-	s     *Service
-	db    *store.DB
-	gcs   *gcsemu.Emulator
-	clock time.Time
-	user  string
+	t   *testing.T
+	s   *Service
+	db  *store.DB
+	gcs *gcsemu.Emulator
+	// client is the Cloud Storage client of the emulator.
+	client *storage.Client
+	clock  time.Time
+	user   string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -59,7 +62,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, db: db, gcs: gcs, clock: time.Now(), user: p.ID}
+	f := &fixture{t: t, db: db, gcs: gcs, client: client, clock: time.Now(), user: p.ID}
 	links := NewLinks(db, "")
 	links.now = func() time.Time { return f.clock }
 	f.s, err = New(db, gen, acc, client, testenv.StartTasks(t).Queue, links, Config{Bucket: bucket})

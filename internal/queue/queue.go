@@ -184,6 +184,7 @@ const (
 	Cleanup       = "cleanup"       // what deletes, trims and expiries leave
 	Push          = "push"          // Web Push deliveries, one per subscription
 	Federation    = "federation"    // deliveries to other servers' inboxes, one per inbox
+	Pictures      = "pictures"      // uploads made safe off the request
 )
 
 // RetryLimits is each queue's task_retry_limit in queue.yaml (a test
@@ -198,6 +199,7 @@ var RetryLimits = map[string]int{
 	Cleanup:       300,  // a day at 300 s
 	Push:          12,   // an hour: a push service down longer loses the subscription
 	Federation:    30,   // about a day: a server down longer misses what was sent meanwhile
+	Pictures:      100,  // an hour and a half at 60 s: an upload not made safe by then is collected
 }
 
 // LastAttempt reports whether the attempt of a task of queue name that
