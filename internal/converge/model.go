@@ -180,6 +180,9 @@ type model struct {
 	rPending   map[pair]*pendingFollow
 	rPosts     []*post
 	rByNote    map[string]*post
+	// later are the pictures uploaded by Mastodon's version 2 that were
+	// not seen made safe while their uploader waited (pictures.go).
+	later      []laterUpload
 	ops        map[string]int
 	failed     map[string]int
 	violations []string

@@ -38,7 +38,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	o.checkActivities(ctx, all, rep)
-	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkPolls, o.checkCards, o.checkConversations, o.checkTrends, o.checkThreads, o.checkAppData, o.checkGroups, o.checkPush} {
+	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkPolls, o.checkCards, o.checkConversations, o.checkTrends, o.checkThreads, o.checkAppData, o.checkGroups, o.checkPush, o.checkLater} {
 		if err := check(ctx, rep); err != nil {
 			return err
 		}
@@ -583,6 +583,9 @@ func (r *runner) checkPictureObjects(ctx context.Context, all []map[string]any) 
 				case !gone && !stored[name]:
 					m.violations = append(m.violations, fmt.Sprintf("post %s lacks its picture's object %s", p.id, name))
 				}
+			}
+			if name := "media/" + id + "/upload"; stored[name] {
+				m.violations = append(m.violations, fmt.Sprintf("post %s's picture keeps its bytes as sent, %s, once the queues are empty", p.id, name))
 			}
 		}
 	}
