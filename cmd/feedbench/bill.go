@@ -89,7 +89,7 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		return nil, err
 	}
 	progress("billing: posts metered")
-	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks, billSearch, billTalking, billTrends} {
+	for _, bill := range []func(context.Context, *stack, *billWorld) ([]billRow, error){billPictures, billProfiles, billWrites, billPush, billScheduled, billLinks, billSearch, billTalking, billTrends, billThirdLike} {
 		r, err := bill(ctx, s, w)
 		if rows = append(rows, r...); err != nil {
 			return nil, err
@@ -453,6 +453,20 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 		rows = append(rows, billRow{Op: op.op, Bill: b})
 	}
 	return billThread(ctx, s, w, rows)
+}
+
+// billThirdLike meters a post's third like, which bumps no trend's
+// candidate (trends.Sampled: the first, then each doubling); after the
+// trends' rows, which its likes would change.
+func billThirdLike(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
+	if err := s.do(ctx, w.reader, "POST", "/social/rest/likes/"+w.newest[1], nil, nil); err != nil {
+		return nil, fmt.Errorf("billing: a second like: %w", err)
+	}
+	b, err := s.metered(ctx, w.authors[2], "POST", "/social/rest/likes/"+w.newest[1], nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("billing: a third like: %w", err)
+	}
+	return []billRow{{Op: "like, its post's third (no trend bumped)", Bill: b}}, nil
 }
 
 // billPush meters a like of a post whose author has one push

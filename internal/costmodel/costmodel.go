@@ -38,15 +38,16 @@ func (o Op) times(n float64) Op {
 // Metered are the figures of the billing meter for each operation, named
 // as feedbench -bill names them, with every job the operation enqueues.
 var Metered = map[string]Op{
-	"home page":                  {Reads: 42},
-	"home page, warm":            {Reads: 2},
-	"@self by another":           {Reads: 24},
-	"@self by another, warm":     {Reads: 3},
-	"@all page":                  {Reads: 45},
-	"notifications page":         {Reads: 43},
-	"notifications page, warm":   {Reads: 3},
-	"unread count":               {Reads: 2},
-	"like":                       {Reads: 23, Writes: 9, IndexEntries: 37, Bytes: 6535, Tasks: 2},
+	"home page":                {Reads: 42},
+	"home page, warm":          {Reads: 2},
+	"@self by another":         {Reads: 24},
+	"@self by another, warm":   {Reads: 3},
+	"@all page":                {Reads: 45},
+	"notifications page":       {Reads: 43},
+	"notifications page, warm": {Reads: 3},
+	"unread count":             {Reads: 2},
+	"like":                     {Reads: 20, Writes: 9, IndexEntries: 37, Bytes: 6535, Tasks: 2},
+	"like, its post's third (no trend bumped)": {Reads: 18, Writes: 8, IndexEntries: 32, Bytes: 5792, Tasks: 2},
 	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3968, Tasks: 2},
 	"follow, with its rebuild":   {Reads: 48, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
 	"unfollow, with its rebuild": {Reads: 17, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2056, Tasks: 2},
@@ -420,6 +421,16 @@ func federated(w Workload, active, posts float64) Op {
 	return out.times(posts).plus(in.times(active * w.FedPosts)).plus(Metered["incoming follow"].times(active * w.FedFollows))
 }
 
+// BumpShare is the share of likes that bump their post's trend candidate
+// when a post gets perPost likes: the first, then one at each doubling
+// (trends.Sampled), so of 5 likes the 1st, 2nd and 4th.
+func BumpShare(perPost float64) float64 {
+	if perPost <= 1 {
+		return 1
+	}
+	return (math.Floor(math.Log2(perPost)) + 1) / perPost
+}
+
 // PerWord is what each word of a post (a search term) adds to it, as
 // metered: a post of 20 words against one of 10.
 func PerWord() Op {
@@ -465,7 +476,9 @@ func Model(w Workload, p Prices) Result {
 		plus(Metered["@self by another"].times(active * w.OtherPages)).
 		plus(Metered["notifications page"].times(active * w.NotificationPages)).
 		plus(Metered["unread count"].times(active * w.UnreadPolls))
-	acts := Metered["like"].times(active * w.Likes).
+	likes := active * w.Likes
+	bumped := BumpShare(likes / math.Max(1, r.PostsPerDay))
+	acts := Metered["like"].times(likes * bumped).plus(Metered["like, its post's third (no trend bumped)"].times(likes * (1 - bumped))).
 		plus(Metered["comment"].times(active * w.Comments)).
 		plus(Metered["follow, with its rebuild"].times(active * w.Follows)).
 		plus(Metered["unfollow, with its rebuild"].times(active * w.Unfollows))

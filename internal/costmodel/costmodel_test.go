@@ -96,3 +96,21 @@ func TestTasks(t *testing.T) {
 		t.Errorf("Cloud Tasks dollars %v, want %v", r.TasksDollarsMonth, want)
 	}
 }
+
+// A post's likes bump its trend candidate at the first, then at each
+// doubling; the day's likes cost the bumping like's figures that share
+// of the time, the third like's the rest.
+func TestBumpShare(t *testing.T) {
+	for _, c := range []struct{ perPost, want float64 }{{0.5, 1}, {1, 1}, {2, 1}, {3, 2.0 / 3}, {5, 0.6}, {1024, 11.0 / 1024}} {
+		if got := BumpShare(c.perPost); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("BumpShare(%v) = %v, want %v", c.perPost, got, c.want)
+		}
+	}
+	w := Workload{People: 1000, Active: 1, Following: 10, Posts: 2, Likes: 10}
+	with, without := Model(w, Nam5), Model(Workload{People: 1000, Active: 1, Following: 10, Posts: 2}, Nam5)
+	like, third := Metered["like"], Metered["like, its post's third (no trend bumped)"]
+	want := 10000 * (0.6*like.Reads + 0.4*third.Reads)
+	if got := with.ColdReads - without.ColdReads; math.Abs(got-want) > 1e-6 {
+		t.Errorf("10,000 likes of 2,000 posts read %v, want %v", got, want)
+	}
+}
