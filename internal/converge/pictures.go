@@ -79,7 +79,14 @@ func (r *runner) uploadLater(ctx context.Context, u *user, alt string) (string, 
 	if !ok {
 		return "", nil
 	}
-	id, start := str(rep.body, "id"), time.Now()
+	return r.waitMadeSafe(ctx, u, str(rep.body, "id"), alt)
+}
+
+// waitMadeSafe waits, as an app does, for u's picture id to be made safe,
+// and returns its id as the REST face names it; "" if it was not within
+// laterWait (the oracle then checks it) or is not there for u.
+func (r *runner) waitMadeSafe(ctx context.Context, u *user, id, alt string) (string, error) {
+	start := time.Now()
 	for time.Since(start) < laterWait {
 		got, err := r.c.read(ctx, "/api/v1/media/"+id, u.token)
 		if err != nil {

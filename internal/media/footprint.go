@@ -165,29 +165,17 @@ func jpegFrame(b []byte) (frame, bool) {
 			continue
 		}
 		n := int(binary.BigEndian.Uint16(b[i+2:]))
+		if n < 2 {
+			return frame{}, false // a segment's length counts its own two bytes
+		}
+		seg := b[i+4 : min(len(b), i+2+n)]
 		switch marker {
 		case 0xC0, 0xC1, 0xC2:
-			if i+10 > len(b) {
-				return frame{}, false
-			}
-			f := frame{components: int(b[i+9]), progressive: marker == 0xC2}
-			if f.components != 1 && f.components != 3 && f.components != 4 || i+10+3*f.components > len(b) {
-				return frame{}, false
-			}
-			for c := range f.components {
-				s := b[i+10+3*c+1]
-				f.h[c], f.v[c] = int(s>>4), int(s&15)
-				if f.h[c] < 1 || f.h[c] > 4 || f.v[c] < 1 || f.v[c] > 4 {
-					return frame{}, false
-				}
-			}
-			if f.components == 1 {
-				f.h[0], f.v[0] = 1, 1 // one component: the decoder ignores its factors
-			}
-			f.rgb = f.components == 3 && (adobeRGB || string([]byte{b[i+10], b[i+13], b[i+16]}) == "RGB")
-			return f, true
+			f, ok := sof(seg, marker == 0xC2)
+			f.rgb = ok && f.components == 3 && (adobeRGB || string([]byte{seg[6], seg[9], seg[12]}) == "RGB")
+			return f, ok
 		case 0xEE: // Adobe's: a transform of 0 is RGB (or CMYK)
-			if seg := b[i+4 : min(len(b), i+2+n)]; len(seg) >= 12 && string(seg[:5]) == "Adobe" && seg[11] == 0 {
+			if len(seg) >= 12 && string(seg[:5]) == "Adobe" && seg[11] == 0 {
 				adobeRGB = true
 			}
 		case 0xDA: // the scan begins: no frame header came first
@@ -196,6 +184,29 @@ func jpegFrame(b []byte) (frame, bool) {
 		i += 2 + n
 	}
 	return frame{}, false
+}
+
+// sof reads a frame header's segment (after its length): precision,
+// height, width, then each component's id, sampling factors and table.
+func sof(seg []byte, progressive bool) (frame, bool) {
+	if len(seg) < 6 {
+		return frame{}, false
+	}
+	f := frame{components: int(seg[5]), progressive: progressive}
+	if f.components != 1 && f.components != 3 && f.components != 4 || len(seg) < 6+3*f.components {
+		return frame{}, false
+	}
+	for c := range f.components {
+		s := seg[6+3*c+1]
+		f.h[c], f.v[c] = int(s>>4), int(s&15)
+		if f.h[c] < 1 || f.h[c] > 4 || f.v[c] < 1 || f.v[c] > 4 {
+			return frame{}, false
+		}
+	}
+	if f.components == 1 {
+		f.h[0], f.v[0] = 1, 1 // one component: the decoder ignores its factors
+	}
+	return f, true
 }
 
 // pngInterlaced reports whether a PNG is Adam7-interlaced: its IHDR's

@@ -217,3 +217,27 @@ func TestAdmissionWaitsThenRefuses(t *testing.T) {
 		t.Errorf("the upload once the memory is free: %v", err)
 	}
 }
+
+// Whatever an upload's bytes say, telling its footprint neither panics
+// nor bounds it below what its header's size allows.
+func FuzzFootprint(f *testing.F) {
+	for _, seed := range [][]byte{
+		jpegHeader(4032, 3024),
+		withExif(jpegHeader(64, 48), 6, ""),
+		{0xFF, 0xD8, 0xFF, 0xEE, 0x00, 0x00, 0xFF, 0xC0},         // a segment of length 0
+		{0xFF, 0xD8, 0xFF, 0xEE, 0x00, 0x01, 'A', 'd', 'o', 'b'}, // of length 1
+		pngHeader(64, 64, true),
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ReadHeader(data)
+		if err != nil {
+			return
+		}
+		px := int64(h.Config.Width) * int64(h.Config.Height)
+		if got := h.Footprint(data); got < px || got > MaxFootprint {
+			t.Errorf("footprint %d of a %d × %d %s, want between %d and %d", got, h.Config.Width, h.Config.Height, h.Kind, px, MaxFootprint)
+		}
+	})
+}

@@ -93,13 +93,12 @@ func Later(data []byte) bool {
 
 // processJob is the process job.
 func (s *Service) processJob(ctx context.Context, t Task) (string, error) {
-	var it Item
-	ok, err := s.db.Get(ctx, ItemKey(s.db, t.ID), &it)
+	it, err := s.itemOfJob(ctx, t.ID)
 	switch {
 	case err != nil:
 		return "", err
-	case !ok:
-		return "the item is gone", s.deleteObjects(ctx, t.ID)
+	case it == nil:
+		return "the item is gone", nil
 	case it.Processing == 0:
 		return "processed before", s.deleteObject(ctx, uploadObject(t.ID))
 	}
@@ -124,6 +123,20 @@ func (s *Service) processJob(ctx context.Context, t Task) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("made safe: %d bytes", len(pic.Data)+len(pic.Thumb)), nil
+}
+
+// itemOfJob reads the item a job is about; nil, its objects deleted, if
+// it is gone.
+func (s *Service) itemOfJob(ctx context.Context, id string) (*Item, error) {
+	var it Item
+	ok, err := s.db.Get(ctx, ItemKey(s.db, id), &it)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, s.deleteObjects(ctx, id)
+	}
+	return &it, nil
 }
 
 // settle records the end of item id's processing, if it is still

@@ -300,13 +300,12 @@ func (s *Service) fetch(ctx context.Context, address string) (*Picture, error) {
 // elsewhere fetched at t.Cached, unless they were fetched again since
 // (that fetch's own job will).
 func (s *Service) uncache(ctx context.Context, t Task) (string, error) {
-	var it Item
-	ok, err := s.db.Get(ctx, ItemKey(s.db, t.ID), &it)
+	it, err := s.itemOfJob(ctx, t.ID)
 	switch {
 	case err != nil:
 		return "", err
-	case !ok:
-		return "the item is gone", s.deleteObjects(ctx, t.ID)
+	case it == nil:
+		return "the item is gone", nil
 	case it.Remote == "" || it.Cached != t.Cached:
 		return "fetched again since", nil
 	}
