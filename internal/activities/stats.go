@@ -98,23 +98,20 @@ func (r *Reaction) Err(err error) error {
 // (ReadSeen), so what lands just after it (a block, a suspension) does
 // not hide its answer: the reaction happened, and a 404 would tell the
 // reactor it had not. One deleted since is ErrNoSuchActivity: its likes
-// and comments go with it. liked is whether viewer likes it as the
-// reaction's commit left it (a like's or an unlike's), which is not read
-// again.
-func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction, liked bool) (View, error) {
-	return s.reactedView(ctx, viewer, r.id, r.a.UserID, &liked)
+// and comments go with it.
+func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
+	return s.reactedView(ctx, viewer, r.id, r.a.UserID)
 }
 
-// reactedView is ReactionView of activity id, by author; viewer's like is
-// read with it when known is nil.
-func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string, known *bool) (View, error) {
+// reactedView is ReactionView of activity id, by author.
+func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string) (View, error) {
 	var a Activity
 	l := s.db.Lookup()
 	found := l.Add(Key(s.db, id), &a)
 	author := accounts.Read(l, authorID)
 	sum := counts(&a)
 	var liked store.Ref
-	if s.cfg.Likes != nil && known == nil {
+	if s.cfg.Likes != nil {
 		liked = s.cfg.Likes.Liked(l, id, viewer)
 	}
 	reposted := l.Add(RepostKey(s.db, id, viewer), &Repost{})
@@ -139,11 +136,7 @@ func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string, 
 	if err != nil {
 		return View{}, err
 	}
-	likedNow := liked.Found()
-	if known != nil {
-		likedNow = *known
-	}
-	v := toView(id, &a, p, likes, comments, likedNow)
+	v := toView(id, &a, p, likes, comments, liked.Found())
 	v.RepostedByViewer = reposted.Found()
 	v.MediaItems = pictures(mint, a.Media)
 	v.Card = cardView(mint, a.Card)
