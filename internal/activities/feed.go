@@ -118,9 +118,15 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, erro
 		if err != nil {
 			return nil, "", err
 		}
-		for _, v := range vs {
-			if r.Only.keeps(v) {
-				out = append(out, v)
+		if out == nil {
+			// The first range's views, kept in place: a view is large,
+			// and most pages keep all of them.
+			out = slices.DeleteFunc(vs, func(v View) bool { return !r.Only.keeps(v) })
+		} else {
+			for _, v := range vs {
+				if r.Only.keeps(v) {
+					out = append(out, v)
+				}
 			}
 		}
 		if len(out) >= want || next == "" || r.After != "" || round+1 == maxOnlyRounds {
