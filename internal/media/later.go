@@ -12,6 +12,7 @@ import (
 
 	"socialstream/internal/derrors"
 	"socialstream/internal/ids"
+	"socialstream/internal/store"
 )
 
 // Uploads made safe off the request (Mastodon's POST /api/v2/media): the
@@ -141,11 +142,17 @@ func (s *Service) itemOfJob(ctx context.Context, id string) (*Item, error) {
 
 // settle records the end of item id's processing, if it is still
 // processing: its picture's size and types, or why it is broken; then
-// deletes the bytes as sent.
+// deletes the bytes as sent. An item deleted meanwhile (by its owner, or
+// its collection) has every object deleted again: its delete's own job
+// may have run before this job wrote the picture's.
 func (s *Service) settle(ctx context.Context, id string, pic *Picture, broken string) error {
-	err := s.mark(ctx, id, func(it *Item) {
-		if it.Processing == 0 {
-			return
+	found := false
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var it Item
+		ok, err := tx.Get(ItemKey(s.db, id), &it)
+		found = ok
+		if err != nil || !ok || it.Processing == 0 {
+			return err
 		}
 		it.Processing, it.Broken = 0, broken
 		if pic != nil {
@@ -153,9 +160,13 @@ func (s *Service) settle(ctx context.Context, id string, pic *Picture, broken st
 			it.ThumbType, it.ThumbWidth, it.ThumbHeight = pic.ThumbType, pic.ThumbWidth, pic.ThumbHeight
 			it.Bytes = int64(len(pic.Data))
 		}
+		return tx.Put(ItemKey(s.db, id), &it)
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case !found:
+		return s.deleteObjects(ctx, id)
 	}
 	return s.deleteObject(ctx, uploadObject(id))
 }

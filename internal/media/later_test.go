@@ -213,3 +213,32 @@ func TestMinMemoryTakesAPhonePhoto(t *testing.T) {
 		t.Errorf("objects of refused uploads: %v", objs)
 	}
 }
+
+// An item deleted while its job made it safe (the delete's own job may
+// have run before the job wrote the picture's objects): the job's end
+// finds it gone and deletes every object it wrote.
+func TestUploadLaterDeletedWhileMadeSafe(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	data := encodePNG(t, twoTone(8, 8))
+	it, err := f.s.UploadLater(ctx, f.user, UploadInput{Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pic, err := Process(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Delete(ctx, f.user, it.ID, ""); err != nil { // and its objects, at once
+		t.Fatal(err)
+	}
+	if err := f.s.write(ctx, it.ID, pic); err != nil { // the job's write, after
+		t.Fatal(err)
+	}
+	if err := f.s.settle(ctx, it.ID, pic, ""); err != nil {
+		t.Fatal(err)
+	}
+	if objs := f.objects(); len(objs) != 0 {
+		t.Errorf("objects of the deleted item left: %v", objs)
+	}
+}
