@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"socialstream/internal/ids"
@@ -32,8 +33,9 @@ type laterUpload struct {
 }
 
 // largePNG is the picture the mix uploads by version 2: more pixels than
-// a picture made safe on the request may have (media.InlinePixels).
-var largePNG = func() []byte {
+// a picture made safe on the request may have (media.InlinePixels); made
+// once, when the mix first uploads one.
+var largePNG = sync.OnceValue(func() []byte {
 	var buf bytes.Buffer
 	img := image.NewNRGBA(image.Rect(0, 0, largeWidth, 1300))
 	for y := range 1300 {
@@ -45,7 +47,7 @@ var largePNG = func() []byte {
 		panic(err)
 	}
 	return buf.Bytes()
-}()
+})
 
 const largeWidth = 1600
 
@@ -63,7 +65,7 @@ func (r *runner) uploadLater(ctx context.Context, u *user, alt string) (string, 
 	if err != nil {
 		return "", err
 	}
-	f.Write(largePNG)
+	f.Write(largePNG())
 	w.WriteField("description", alt)
 	w.Close()
 	rep, err := r.c.send(ctx, http.MethodPost, "/api/v2/media", u.token, &body, w.FormDataContentType())
