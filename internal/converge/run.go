@@ -255,7 +255,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Ops, rep.Failed = r.m.ops, r.m.failed
 	rep.TaskFaults = st.tasks.FaultCounts()
 	rep.DatastoreFaults = st.dsFaults.Counts()
-	rep.Violations = r.m.violations
+	// The model's violations (the mix's, and the checks' through the
+	// oracle) and those the checks added to the report.
+	rep.Violations = append(slices.Clone(r.m.violations), rep.Violations...)
 	return rep, nil
 }
 
