@@ -168,7 +168,7 @@ func TestUnauthenticatedLimitedPerAddress(t *testing.T) {
 		// A header anyone can send names no new address off App Engine
 		// (the address is a header's value: nothing dials it; and this
 		// package's tests run confined to loopback, stacktest.Main).
-		e.wantError(e.do("GET", "/social/rest/people/@me/@self", bad, nil, h, "10.0.0."+strconv.Itoa(i)), http.StatusUnauthorized)
+		e.wantError(e.do("GET", "/social/rest/people/@me/@self", bad, nil, h, "203.0.113."+strconv.Itoa(i)), http.StatusUnauthorized)
 	}
 	r := e.do("GET", "/social/rest/people/@me/@self", bad, nil)
 	e.wantError(r, http.StatusTooManyRequests)

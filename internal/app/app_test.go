@@ -23,7 +23,7 @@ func TestFromEnv(t *testing.T) {
 		"RATE_LIMIT_UPLOAD": "10/1h", "PUBLIC_URL": "https://p1.example.com/",
 		"CORS_ORIGINS": "https://Gadgets.example.com, http://localhost:3000", "UPLOAD_MEMORY": "400",
 		"TRACE_SAMPLE": "0.25", "PAGE_CACHE_TTL": "30s", "PAGE_CACHE_ENTRIES": "5000", "TRENDS_REVIEW": "off",
-		"PAGE_CACHE_SYNC": "1s", "PAGE_CACHE_SHARDS": "8", "PAGE_CACHE_REDIS": "redis://10.0.0.3:6379", "PAGE_CACHE_LOCAL": "off",
+		"PAGE_CACHE_SYNC": "1s", "PAGE_CACHE_SHARDS": "8", "PAGE_CACHE_REDIS": "redis://127.0.0.1:6379", "PAGE_CACHE_LOCAL": "off",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestFromEnv(t *testing.T) {
 	want := Config{Port: "8080", Project: "p1", Namespace: "staging", TasksLocation: "us-central1",
 		OnAppEngine: true, Service: "api", LogLevel: slog.LevelWarn, BcryptCost: 12, TokenTTL: 72 * time.Hour,
 		TokenCacheTTL: 10 * time.Second, PageCacheTTL: 30 * time.Second, PageCacheEntries: 5000, CopyLimit: 200, BackfillMax: 1000, HomeRetention: 90 * 24 * time.Hour, RateLimits: ratelimit.Defaults(),
-		PageCacheSync: time.Second, PageCacheShards: 8, PageCacheRedis: "redis://10.0.0.3:6379", PageCacheLocalOff: true,
+		PageCacheSync: time.Second, PageCacheShards: 8, PageCacheRedis: "redis://127.0.0.1:6379", PageCacheLocalOff: true,
 		MediaBucket: "p1.appspot.com", PublicURL: "https://p1.example.com",
 		CORSOrigins: []string{"https://gadgets.example.com", "http://localhost:3000"}, UploadMemory: 400, TraceSample: 0.25,
 		Forwarded:       forwarded.Trust{Proto: true}, // App Engine's front end, unless FORWARDED_HEADERS says otherwise
@@ -221,7 +221,7 @@ func TestValidatePageCache(t *testing.T) {
 	c.PageCacheSync = DefaultPageCacheSync
 	// The shared tier: an address Redis's client reads, only over a page
 	// cache; "local" is the local stack's alone.
-	for addr, bad := range map[string]bool{"redis://10.0.0.3:6379": false, "rediss://:secret@10.0.0.3:6378/1": false, "10.0.0.3:6379": true, "local": false} {
+	for addr, bad := range map[string]bool{"redis://127.0.0.1:6379": false, "rediss://:secret@127.0.0.1:6378/1": false, "127.0.0.1:6379": true, "local": false} {
 		c.PageCacheRedis = addr
 		if err := c.Validate(); (err != nil) != bad || bad && !strings.Contains(err.Error(), "PAGE_CACHE_REDIS") {
 			t.Errorf("PAGE_CACHE_REDIS %q: %v", addr, err)
@@ -236,7 +236,7 @@ func TestValidatePageCache(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "PAGE_CACHE_LOCAL=off needs PAGE_CACHE_REDIS") {
 		t.Errorf("PAGE_CACHE_LOCAL=off alone: %v", err)
 	}
-	c.PageCacheRedis = "redis://10.0.0.3:6379"
+	c.PageCacheRedis = "redis://127.0.0.1:6379"
 	if err := c.Validate(); err != nil {
 		t.Errorf("PAGE_CACHE_LOCAL=off over a tier: %v", err)
 	}

@@ -157,17 +157,34 @@ func dialer(allowLoopback, loopbackOnly bool) *net.Dialer {
 				return fmt.Errorf("%w: %q is not an address", ErrRefused, address)
 			}
 			a := ap.Addr().Unmap()
-			switch {
-			case a.IsLoopback() && allowLoopback:
-				return nil
-			case loopbackOnly:
-				return fmt.Errorf("%w: plain http goes to loopback alone, not %s", ErrRefused, a)
-			case !Public(a):
-				return fmt.Errorf("%w: %s is not a public address", ErrRefused, a)
+			if err := verdict(a, allowLoopback, loopbackOnly); err != nil {
+				return err
 			}
+			// Whatever the guard allowed, a confined process (a test's)
+			// reaches loopback alone: a guard that broke sends no packet
+			// off the machine, and the run is told of it.
 			return confine(a)
 		},
 	}
+}
+
+// verdict is the guard's on dialling a: nil to go on. A variable, so that a
+// test can break it and see confinement hold.
+var verdict = refusal
+
+// refusal refuses what the guarded clients may not reach: loopback unless
+// allowed, anything but loopback for plain http's loopbackOnly, and every
+// address that is not public.
+func refusal(a netip.Addr, allowLoopback, loopbackOnly bool) error {
+	switch {
+	case a.IsLoopback() && allowLoopback:
+		return nil
+	case loopbackOnly:
+		return fmt.Errorf("%w: plain http goes to loopback alone, not %s", ErrRefused, a)
+	case !Public(a):
+		return fmt.Errorf("%w: %s is not a public address", ErrRefused, a)
+	}
+	return nil
 }
 
 // special are the ranges that are neither private nor loopback nor

@@ -6,12 +6,17 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
-// outside is the one address off this machine a test names on purpose
-// (TestConfinement): confinement refuses it before any packet.
-var outside = netip.MustParseAddr("8.8.8.8")
+// outside and private are the addresses off this machine that tests let
+// through the guard on purpose (TestConfinement, TestConfinementOfABrokenGuard):
+// confinement refuses them before any packet.
+var (
+	outside = netip.MustParseAddr("8.8.8.8")
+	private = netip.MustParseAddr("10.0.0.1")
+)
 
 // The tests name private and metadata addresses to see them refused: the
 // process is confined to loopback, so that none of them is reached even
@@ -20,7 +25,7 @@ func TestMain(m *testing.M) {
 	ConfineToLoopback()
 	code := m.Run()
 	for _, a := range Escapes() {
-		if a != outside {
+		if a != outside && a != private {
 			fmt.Fprintf(os.Stderr, "FAIL: the guard let %s through (confinement refused it)\n", a)
 			code = 1
 		}
@@ -39,5 +44,23 @@ func TestConfinement(t *testing.T) {
 	}
 	if !slices.Contains(Escapes(), outside) {
 		t.Errorf("escapes %v: want %s", Escapes(), outside)
+	}
+}
+
+// A guard that broke and allows everything still reaches nothing off
+// this machine: confinement refuses the private address before any
+// packet, and tells of it.
+func TestConfinementOfABrokenGuard(t *testing.T) {
+	defer func(v func(netip.Addr, bool, bool) error) { verdict = v }(verdict)
+	verdict = func(netip.Addr, bool, bool) error { return nil }
+	resp, err := get(t, New(Config{AllowHTTP: true}), "http://"+private.String()+":9/")
+	if err == nil {
+		resp.Body.Close()
+	}
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "confined to loopback") {
+		t.Fatalf("GET a private address through a broken guard: %v, want confinement's refusal", err)
+	}
+	if !slices.Contains(Escapes(), private) {
+		t.Errorf("escapes %v: want %s", Escapes(), private)
 	}
 }
