@@ -69,6 +69,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.IntVar(&cfg.Storms, "storms", cfg.Storms, "weight of storms in the mix (others weigh 1 to 20): 16 users at once liking, reposting and commenting on one post and following its author; 30 makes a storm mode")
 	fs.IntVar(&cfg.CopyLimit, "copy-limit", cfg.CopyLimit, "the service's COPY_LIMIT")
 	fs.IntVar(&cfg.BackfillMax, "backfill-max", cfg.BackfillMax, "the service's BACKFILL_MAX")
+	fs.IntVar(&cfg.CelebrityFollowers, "celebrity-followers", cfg.CelebrityFollowers, "the service's CELEBRITY_FOLLOWERS: followers that make a person a celebrity at their next post (0: nobody is one)")
 	verbose := fs.Bool("v", false, "print the stack's warnings and errors")
 	seeds := fs.Int("seeds", 1, "how many runs, of seeds -seed, -seed+1, ..., one after another (a sweep)")
 	if err := fs.Parse(args); err != nil {

@@ -51,6 +51,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	num("celebrities", "people with -celebrity-followers each", func(w *costmodel.Workload) *float64 { return &w.Celebrities })
 	num("celebrity-followers", "followers of each celebrity", func(w *costmodel.Workload) *float64 { return &w.CelebrityFollowers })
 	num("celebrity-posts", "posts a day of each celebrity", func(w *costmodel.Workload) *float64 { return &w.CelebrityPosts })
+	num("celebrity-threshold", "CELEBRITY_FOLLOWERS: followers past which posts are merged into homes as read (0: off)", func(w *costmodel.Workload) *float64 { return &w.CelebrityThreshold })
 	num("posts", "posts a day of an active person", func(w *costmodel.Workload) *float64 { return &w.Posts })
 	num("home-pages", "home pages a day of an active person", func(w *costmodel.Workload) *float64 { return &w.HomePages })
 	num("other-pages", "other feed pages a day of an active person", func(w *costmodel.Workload) *float64 { return &w.OtherPages })

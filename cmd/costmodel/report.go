@@ -32,8 +32,12 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 	row("follows of an ordinary person (followers of one)", func(r costmodel.Result) string {
 		return n(r.Workload.Following) + " (" + n(r.OrdinaryFollowers) + ")"
 	})
-	row("celebrities x followers, posts a day each", func(r costmodel.Result) string {
-		return n(r.Workload.Celebrities) + " x " + n(r.Workload.CelebrityFollowers) + ", " + n(r.Workload.CelebrityPosts)
+	row("celebrities x followers, posts a day each; their posts merged into homes as read past (`CELEBRITY_FOLLOWERS`)", func(r costmodel.Result) string {
+		merged := "off"
+		if r.Workload.CelebrityThreshold > 0 {
+			merged = n(r.Workload.CelebrityThreshold) + " followers"
+		}
+		return n(r.Workload.Celebrities) + " x " + n(r.Workload.CelebrityFollowers) + ", " + n(r.Workload.CelebrityPosts) + "; " + merged
 	})
 	row("an active person's day: posts, home pages, other pages, notification pages, unread polls, likes, follows", func(r costmodel.Result) string {
 		x := r.Workload

@@ -101,6 +101,11 @@ func billing(ctx context.Context, s *stack, posters []int, progress func(string,
 		return nil, err
 	}
 	progress("billing: federation metered")
+	r, err = billCelebrities(ctx, s)
+	if rows = append(rows, r...); err != nil {
+		return nil, err
+	}
+	progress("billing: celebrities metered")
 	return rows, nil
 }
 

@@ -85,7 +85,10 @@ type config struct {
 	// federate: the stack federates, on loopback (the bill's
 	// federation rows, on a stack of their own).
 	federate bool
-	verbose  bool
+	// celebrities is the stack's CELEBRITY_FOLLOWERS (the bill's
+	// celebrity rows, on a stack of their own).
+	celebrities int
+	verbose     bool
 	// peer, with servers named, is the peer mode's: no stack of its
 	// own, the workload against each server by URL.
 	peer peerConfig

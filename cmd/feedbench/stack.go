@@ -182,7 +182,7 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 	// The least bcrypt work: sign-ups are seeding here, not what is
 	// measured. Tokens are cached as the service's default configures.
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, CopyLimit: 200, BackfillMax: 1000,
-		WebPushAllowLoopback: true, LinkPreviewsAllowLoopback: true}
+		WebPushAllowLoopback: true, LinkPreviewsAllowLoopback: true, CelebrityFollowers: cfg.celebrities}
 	if cfg.bill {
 		// The bill meters pages cold and warm, as the service's default
 		// keeps them; the timings compare a page's Datastore calls with

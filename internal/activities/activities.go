@@ -151,6 +151,11 @@ type Activity struct {
 	// time: audience chunks 0..Chunks-1 are written by the post and its
 	// fan-out jobs.
 	Chunks int `datastore:"chunks,noindex"`
+	// Celebrity: its author was a celebrity when they posted it (package
+	// graph), and it reaches all their followers: no audience chunk holds
+	// their ids (chunk 0 holds the author alone), their homes merge it in
+	// (celebrity.go), and the fan-out jobs only tell those who asked.
+	Celebrity bool `datastore:"celebrity,noindex,omitempty"`
 	// Committed is a time (µs) between the post's commit and its answer,
 	// written just after the commit when other chunks are fanned out by
 	// jobs: a fan-out job, which may run long after, copies the post to
@@ -228,6 +233,9 @@ type Audience struct {
 	// Repost: the activity is a repost, which a follower who takes none
 	// of its author's (graph's Follow.NoReposts) is not given.
 	Repost bool `datastore:"repost,noindex,omitempty"`
+	// Celebrity: the chunk is of a celebrity's post (Activity.Celebrity),
+	// which no follow job copies to a follower.
+	Celebrity bool `datastore:"celebrity,noindex,omitempty"`
 }
 
 // externalID is the post an author made with an external id. For a
@@ -461,6 +469,11 @@ type Config struct {
 	// other servers a post made here mentions whom the service does not
 	// know yet, in the post's read step (mentionsOf).
 	Finder Finder
+	// CelebrityFollowers, when above 0, is how many followers make a
+	// person a celebrity at their next post (package graph): from then
+	// on their posts are merged into their followers' homes as they are
+	// read, not copied to them (celebrity.go).
+	CelebrityFollowers int64
 }
 
 // Finder finds a person of another server by name@domain and keeps them
@@ -609,8 +622,9 @@ func (s *Service) load(ctx context.Context, keys []*datastore.Key) ([]*datastore
 }
 
 // PageKinds are the kinds of this package's that feeds' pages read
-// through the instance's cache (store.Cache): activities.
-func PageKinds() []string { return []string{KindActivity} }
+// through the instance's cache (store.Cache): activities, and the newest
+// posts of each celebrity.
+func PageKinds() []string { return []string{KindActivity, KindCelebrityPosts} }
 
 // loadPage is load for a feed's page: through the instance's cache.
 func (s *Service) loadPage(ctx context.Context, keys []*datastore.Key) ([]*datastore.Key, []*Activity, error) {

@@ -132,8 +132,8 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 	for i, r := range refs {
 		aud := &auds[i]
 		switch {
-		case found[i].Found() && (slices.Contains(aud.FollowerIDs, follower) || aud.UserID == MentionAudience(r.Author)):
-			continue // there already, or for the mentioned alone
+		case found[i].Found() && (slices.Contains(aud.FollowerIDs, follower) || aud.UserID == MentionAudience(r.Author) || aud.Celebrity):
+			continue // there already, for the mentioned alone, or a celebrity's (merged in)
 		case found[i].Found() && !reaches(r.Author, aud.Answers):
 			continue // a reply to someone the follower does not follow
 		case found[i].Found() && aud.Repost && quiet != nil && quiet(follower):
@@ -162,7 +162,7 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 func addRead(tx *store.Tx, r Ref, base int, follower string) (bool, error) {
 	db := tx.DB()
 	var a Activity
-	if ok, err := tx.Get(Key(db, r.ID), &a); err != nil || !ok || !a.reachesFollowers() {
+	if ok, err := tx.Get(Key(db, r.ID), &a); err != nil || !ok || !a.reachesFollowers() || a.Celebrity {
 		return false, err
 	}
 	if reach, err := reachesFollower(db, &a, follower); err != nil || !reach {

@@ -162,8 +162,12 @@ func (s *Service) copyChunk(ctx context.Context, t FanoutTask) (FanoutResult, er
 			res.Skipped = "no such follower chunk"
 			return nil
 		}
-		followers := reached(&a, chunk.IDs, chunk.Quiet)
 		bells, posted = chunk.Bells, a
+		if a.Celebrity {
+			res.Skipped = "a celebrity's post: the bells alone"
+			return nil // their homes merge it in
+		}
+		followers := reached(&a, chunk.IDs, chunk.Quiet)
 		// A reply to someone else: those who follow them too.
 		if followers, err = replyFollowers(ctx, s.db, &a, followers); err != nil {
 			return err

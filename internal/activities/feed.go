@@ -350,23 +350,56 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 		since = max(since, edge-1)
 	}
 	w.since = since
+	// The celebrities the reader follows, asked beside the range.
+	var celebs []string
+	celebsRead := make(chan error, 1)
+	go func() {
+		var err error
+		celebs, err = s.celebritiesOf(ctx, reader)
+		celebsRead <- err
+	}()
 	qs := s.feedQueries(KindAudience, homeProp, []string{reader}, w, from)
 	for i := range qs {
 		qs[i] = qs[i].KeysOnly()
 	}
-	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(w, placeOfChunk), p.Count, p.Offset)
+	count, offset := p.Count, p.Offset
+	if s.cfg.CelebrityFollowers > 0 {
+		count, offset = p.Offset+p.Count, 0 // the offset is the merged page's
+	}
+	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(w, placeOfChunk), count, offset)
+	if cerr := <-celebsRead; err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: home feed of %s: %w", reader, err)
 	}
+	items := homeItems(audKeys)
+	if len(celebs) > 0 {
+		if items, more, err = s.withCelebrities(ctx, celebs, w, from, items, more, p.Offset, p.Count); err != nil {
+			return nil, "", err
+		}
+		if len(items) > 0 {
+			last = order.Place{Seq: items[len(items)-1].seq}
+		}
+	} else if s.cfg.CelebrityFollowers > 0 {
+		items = items[min(p.Offset, len(items)):]
+	}
 	if w.up {
-		slices.Reverse(audKeys)
+		slices.Reverse(items)
 		more = false
 	}
-	keys, viaFollow := homeActivities(audKeys)
+	keys := make([]*datastore.Key, len(items))
+	for i, it := range items {
+		keys[i] = it.key
+	}
 	// An activity deleted since is left out: its audience went with it.
 	found, list, err := s.loadPage(ctx, keys)
 	if err != nil {
 		return nil, "", fmt.Errorf("activities: home feed of %s: %w", viewer, err)
+	}
+	viaFollow := map[string]bool{}
+	for _, it := range items {
+		viaFollow[it.key.Name] = it.follow
 	}
 	followed := map[string]bool{}
 	for i, k := range found {
@@ -385,28 +418,28 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 	return views, next, nil
 }
 
-// homeActivities returns the activities a home page's audience chunks
-// (audKeys, in the page's order) are of, each once, and which of them
-// came by a chunk of their author's followers (named by its number),
-// which says the reader follows the author; one of a tag's or of the
-// mentioned does not.
-func homeActivities(audKeys []*datastore.Key) ([]*datastore.Key, map[string]bool) {
-	var keys []*datastore.Key
-	seen := map[string]bool{}
-	viaFollow := map[string]bool{}
+// homeItems returns the activities a home page's audience chunks
+// (audKeys, in the page's order) are of, each once, and whether each came
+// by a chunk of its author's followers (named by its number), which says
+// the reader follows the author; one of a tag's or of the mentioned does
+// not.
+func homeItems(audKeys []*datastore.Key) []homeItem {
+	var items []homeItem
+	at := map[string]int{}
 	for _, k := range audKeys {
 		if k.Parent == nil {
 			continue
 		}
-		if k.Name != "" && k.Name[0] >= '0' && k.Name[0] <= '9' {
-			viaFollow[k.Parent.Name] = true
+		follow := k.Name != "" && k.Name[0] >= '0' && k.Name[0] <= '9'
+		if i, ok := at[k.Parent.Name]; ok {
+			items[i].follow = items[i].follow || follow
+			continue
 		}
-		if !seen[k.Parent.Name] {
-			seen[k.Parent.Name] = true
-			keys = append(keys, k.Parent)
-		}
+		seq, _ := ids.Parse(k.Parent.Name)
+		at[k.Parent.Name] = len(items)
+		items = append(items, homeItem{seq: seq, key: k.Parent, follow: follow})
 	}
-	return keys, viaFollow
+	return items
 }
 
 // HomeIDs runs the home feed's query for viewer alone, outside any view:

@@ -26,7 +26,9 @@ import (
 //   - g:{group}: a group's feed, for each group copy (groupcopies.go);
 //   - t:{tag}: a tag's feed, for each tag of a public activity;
 //   - ut:{user}:{tag}: the same, of its author's alone (what their
-//     featured hashtags count).
+//     featured hashtags count);
+//   - c:{user}: a celebrity's posts that reach all their followers
+//     (Activity.Celebrity), which their followers' homes merge in.
 //
 // An Audience chunk's home property holds {follower}/{seq} for each id it
 // holds: the home feed is a range of it, and an unfollow finds the chunks
@@ -101,6 +103,9 @@ func (a *Activity) places() []string {
 			add(tagFeed(t))
 			add(authorTagFeed(a.UserID, t))
 		}
+	}
+	if a.Celebrity {
+		add(celebrityFeed(a.UserID))
 	}
 	for _, m := range a.MentionIDs {
 		add(mentionFeed(m))

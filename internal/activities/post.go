@@ -95,7 +95,22 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		sub, _ := ReactionTrend(in.shared, policy.Account{})
 		_ = trends.Bump(ctx, s.db, sub, trends.DayOf(ids.Time(seq)))
 	}
-	return p.answer(ctx, plan)
+	v, made, err := p.answer(ctx, plan)
+	if err == nil && made {
+		p.celebrate(ctx, v)
+	}
+	return v, made, err
+}
+
+// celebrate makes the author a celebrity, once their post has committed,
+// if they are not one and their followers have reached the deployment's
+// threshold: best effort, as their next post asks again.
+func (p *posting) celebrate(ctx context.Context, v View) {
+	limit := p.s.cfg.CelebrityFollowers
+	if limit <= 0 || p.celebrity || v.Author == nil || v.Author.FollowersCount < limit {
+		return
+	}
+	_ = graph.CelebrityJob.Enqueue(ctx, p.s.queue, graph.CelebrityTask{User: p.author}, 0)
 }
 
 // posting is one Post under way: what it read before its transaction.
@@ -123,6 +138,8 @@ type posting struct {
 	// trended, for a repost, says its transaction made its author's use
 	// of what it shares new (package trends), to bump once committed.
 	trended bool
+	// celebrity: its transaction found the author a celebrity.
+	celebrity bool
 }
 
 func (p *posting) prepare(ctx context.Context) error {
@@ -300,6 +317,7 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 			if plan, err = decidePost(r.facts); err != nil {
 				return err
 			}
+			p.celebrity = r.facts.celebrity
 			var need []queue.Pending
 			for _, j := range []struct {
 				needed bool
@@ -332,6 +350,8 @@ type postRead struct {
 	// today, marked when their account counts too (reposter).
 	trend    *trends.Use
 	reposter policy.Account
+	// kept, for a celebrity's post, are their newest posts.
+	kept CelebrityPosts
 }
 
 func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postRead, error) {
@@ -392,6 +412,15 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 	if in.ExternalID != "" {
 		used = l.Add(externalIDKey(s.db, p.author, in.ExternalID), &ext)
 	}
+	var celebrity store.Ref // read when the deployment has celebrities
+	if s.cfg.CelebrityFollowers > 0 {
+		celebrity = graph.ReadCelebrity(l, p.author)
+		l.Then(func() {
+			if celebrity.Found() {
+				l.Add(CelebrityPostsKey(s.db, p.author), &r.kept)
+			}
+		})
+	}
 	// The people mentioned, read again here: one deleted or blocking
 	// since the names were looked up is not mentioned.
 	for i, m := range p.mentions {
@@ -425,6 +454,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		f.alsoFollow[id] = ref.Found()
 	}
 	f.answeredFollows = answered.Found()
+	f.celebrity = celebrity.Found()
 	for i, m := range p.mentions {
 		if named[i].Exists() && !between[i].Any() {
 			f.mentionable = append(f.mentionable, m)
@@ -458,6 +488,8 @@ type postFacts struct {
 	answers         string
 	alsoFollow      map[string]bool
 	answeredFollows bool
+	// celebrity: the author is one (package graph).
+	celebrity bool
 }
 
 // postPlan is what a post writes, or which earlier one it answers.
@@ -514,6 +546,10 @@ func decidePost(f postFacts) (postPlan, error) {
 	}
 	a.MentionIDs, a.MentionNames = f.mentionable, namesOf(f.mentionable, f.names)
 	a.RepostOf, a.RepostOfUser = f.repostOf, f.repostOfUser
+	// A celebrity's post that reaches every follower alike copies none of
+	// them: their homes merge it in (celebrity.go). Its fan-out jobs
+	// still tell those who asked.
+	a.Celebrity = f.celebrity && reach && f.repostOf == "" && f.answers == ""
 	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(told(a.MentionIDs, f.answers)) > 0,
 		tags: len(a.Tags) > 0 && listed(f.visibility)}
 	// A reply tells the person it answers only what the policy lets them
@@ -524,12 +560,16 @@ func decidePost(f postFacts) (postPlan, error) {
 		plan.audiences = []*Audience{mentionedAudience(&a)}
 		return plan, nil
 	}
-	rest := append([]string{a.UserID}, replyAudience(reached(&a, f.firstFollowers, f.quiet), a.UserID, f.answers, f.alsoFollow)...)
+	rest := []string{a.UserID}
+	if !a.Celebrity {
+		rest = append(rest, replyAudience(reached(&a, f.firstFollowers, f.quiet), a.UserID, f.answers, f.alsoFollow)...)
+	}
 	if rings(&a) {
 		plan.bells = f.bells
 	}
 	for j := 0; len(rest) > 0 && j <= maxOverflow; j++ {
-		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID, Answers: f.answers, Repost: a.RepostOf != ""}
+		aud := &Audience{FollowerIDs: rest[:min(len(rest), AudienceChunkSize)], Seq: a.Seq, UserID: a.UserID, Answers: f.answers, Repost: a.RepostOf != "",
+			Celebrity: a.Celebrity}
 		rest = rest[len(aud.FollowerIDs):]
 		if err := checkAudience(aud); err != nil {
 			return postPlan{}, err
@@ -600,6 +640,9 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 	}
 	if err := p.count(tx, a); err != nil {
 		return err
+	}
+	if a.Celebrity && r.kept.keep(id) {
+		puts, vals = append(puts, CelebrityPostsKey(s.db, p.author)), append(vals, &r.kept)
 	}
 	if r.note != nil && plan.tell {
 		if _, err := r.note.Write(tx); err != nil {

@@ -116,6 +116,11 @@ type Config struct {
 	// pruned (0: 10 seconds); no variable sets it: the bill, which meters
 	// each operation with the pruning it enqueues, does.
 	PruneWindow time.Duration
+	// CelebrityFollowers is CELEBRITY_FOLLOWERS: how many followers make
+	// a person a celebrity at their next post, whose posts their
+	// followers' homes then merge in as they are read instead of holding
+	// copies (0, the default: nobody is one).
+	CelebrityFollowers int
 	// HomeRetention is HOME_RETENTION, a Go duration: how far back a home
 	// feed reaches, and how long its audience copies are kept (0: for
 	// ever; else at least MinHomeRetention).
@@ -313,7 +318,7 @@ func (c *Config) readRateLimits(getenv func(string) string) error {
 
 // readNumbers reads the numbers and levels: TRACE_SAMPLE, COPY_LIMIT,
 // BACKFILL_MAX, UPLOAD_MEMORY, BCRYPT_COST, PAGE_CACHE_ENTRIES,
-// PAGE_CACHE_SHARDS and LOG_LEVEL.
+// PAGE_CACHE_SHARDS, CELEBRITY_FOLLOWERS and LOG_LEVEL.
 func (c *Config) readNumbers(getenv func(string) string) error {
 	if c.OnAppEngine {
 		c.TraceSample = 0.1
@@ -330,7 +335,7 @@ func (c *Config) readNumbers(getenv func(string) string) error {
 		name string
 		dst  *int
 	}{{"COPY_LIMIT", &c.CopyLimit}, {"BACKFILL_MAX", &c.BackfillMax}, {"UPLOAD_MEMORY", &c.UploadMemory}, {"BCRYPT_COST", &c.BcryptCost}, {"PAGE_CACHE_ENTRIES", &c.PageCacheEntries},
-		{"PAGE_CACHE_SHARDS", &c.PageCacheShards}} {
+		{"PAGE_CACHE_SHARDS", &c.PageCacheShards}, {"CELEBRITY_FOLLOWERS", &c.CelebrityFollowers}} {
 		if s := getenv(v.name); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -451,6 +456,7 @@ func (c Config) validateLimits() []error {
 		{c.BcryptCost != 0 && (c.BcryptCost < 4 || c.BcryptCost > 31), fmt.Sprintf("BCRYPT_COST %d is not 4 to 31", c.BcryptCost)},
 		{c.CopyLimit < 1 || c.CopyLimit > rebuild.MaxCopyLimit, fmt.Sprintf("COPY_LIMIT %d is not 1 to %d", c.CopyLimit, rebuild.MaxCopyLimit)},
 		{c.BackfillMax < 0, "BACKFILL_MAX must not be negative"},
+		{c.CelebrityFollowers < 0, "CELEBRITY_FOLLOWERS must not be negative (0: nobody is a celebrity)"},
 		{c.HomeRetention != 0 && c.HomeRetention < MinHomeRetention,
 			fmt.Sprintf("HOME_RETENTION %v is under %v (0 keeps every copy)", c.HomeRetention, MinHomeRetention)},
 		{c.TokenCacheTTL < 0, "TOKEN_CACHE_TTL must not be negative"},
@@ -471,7 +477,8 @@ func (c Config) Accounts() accounts.Config {
 // Rebuild is the rebuild jobs' part of the configuration.
 func (c Config) Rebuild() rebuild.Config {
 	return rebuild.Config{CopyLimit: c.CopyLimit, BackfillMax: c.BackfillMax, HomeRetention: c.HomeRetention,
-		GiveUpAfter: c.GiveUpAfter, BackfillBatch: c.BackfillBatch, PruneWindow: c.PruneWindow}
+		GiveUpAfter: c.GiveUpAfter, BackfillBatch: c.BackfillBatch, PruneWindow: c.PruneWindow,
+		CelebrityFollowers: int64(c.CelebrityFollowers)}
 }
 
 // App is the built service.

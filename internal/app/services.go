@@ -99,7 +99,7 @@ func NewServices(db *store.DB, gen *ids.Generator, acc *accounts.Service, q queu
 		return nil, err
 	}
 	if s.Activities, err = activities.New(db, gen, acc, s.Notifications, q, activities.Config{
-		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention,
+		GiveUpAfter: rcfg.GiveUpAfter, HomeRetention: rcfg.HomeRetention, CelebrityFollowers: rcfg.CelebrityFollowers,
 		Likes:     likes.Records{DB: db},
 		Bookmarks: bookmarks.Records{DB: db},
 		Forget:    []activities.Forgetter{likes.Records{DB: db}, comments.Records{DB: db}, bookmarks.Records{DB: db}, s.Notifications, s.Conversations, trends.Records{DB: db}},

@@ -27,6 +27,10 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	o.heirs = heirs
+	if o.celebrity, err = r.celebrityPosts(ctx, o.live); err != nil {
+		return err
+	}
+	rep.CelebrityPosts = len(o.celebrity)
 	if err := o.readRemote(ctx, rep); err != nil {
 		return err
 	}
@@ -61,6 +65,8 @@ type oracle struct {
 	followWin                window
 	// heirs are the new owners of the groups whose owners are gone.
 	heirs map[string]*user
+	// celebrity are the live posts that are celebrities' (celebrities.go).
+	celebrity map[string]bool
 	// remoteLive are the other server's Notes kept here and not deleted,
 	// remoteByID by their ids here (remote_oracle.go).
 	remoteLive []*post
@@ -287,6 +293,9 @@ func (o *oracle) home(u *user) rule {
 			return exact(func(p *post) bool { return slices.Contains(p.mentions, u.id) })(p)
 		}
 		in := presenceOf(p, m.follows[pair{u.id, p.author}], o.followWin)
+		if o.celebrity[p.id] {
+			in = celebrityPresence(m.follows[pair{u.id, p.author}])
+		}
 		// A reply to someone else reaches those who follow them too, as
 		// the fan-out (or a follow's backfill) found them.
 		if p.answers != "" && p.answers != p.author && p.answers != u.id {

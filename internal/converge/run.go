@@ -83,6 +83,9 @@ type Config struct {
 	// of the stack's) under their own; with SharedOnly, instead of their
 	// own (PAGE_CACHE_LOCAL=off: no marks of changes).
 	SharedCache, SharedOnly bool
+	// CelebrityFollowers is the stack's CELEBRITY_FOLLOWERS: low, so that
+	// the mix's most followed people become celebrities during a run.
+	CelebrityFollowers int
 
 	LogLevel slog.Level
 	Log      io.Writer // the stack's logs; nil discards them
@@ -101,7 +104,7 @@ func Defaults() Config {
 		// violation else), no job gives up on a change that commits.
 		GiveUpAfter: time.Minute, MaxBackoff: 2 * time.Second, LogLevel: slog.LevelError,
 		PageCacheTTL: app.DefaultPageCacheTTL, PageCacheSync: app.DefaultPageCacheSync, PageCacheShards: 3,
-		SharedCache: true,
+		SharedCache: true, CelebrityFollowers: 3,
 	}
 }
 
@@ -130,8 +133,11 @@ type Report struct {
 	Longest                   time.Duration
 	LongestPath               string
 	Users, Activities, Groups int
-	Checked                   int // feeds and counts compared
-	Remote                    RemoteReport
+	// CelebrityPosts are the live activities of celebrities, merged into
+	// homes as they are read (Config.CelebrityFollowers).
+	CelebrityPosts int
+	Checked        int // feeds and counts compared
+	Remote         RemoteReport
 	// Shared is what the cache tier both instances share was asked and
 	// answered (none without Config.SharedCache).
 	Shared     store.SharedStats
@@ -166,7 +172,7 @@ func (r *Report) Print(w io.Writer) {
 	if sh := r.Shared; sh != (store.SharedStats{}) {
 		fmt.Fprintf(w, "the shared page cache: %d entities taken, %d looked for and not taken, %d tombstones, %d calls unanswered\n", sh.Hits, sh.Misses, sh.Tombs, sh.Failed)
 	}
-	fmt.Fprintf(w, "final state: %d users, %d activities, %d groups; %d feeds and counts compared\n", r.Users, r.Activities, r.Groups, r.Checked)
+	fmt.Fprintf(w, "final state: %d users, %d activities (%d of celebrities), %d groups; %d feeds and counts compared\n", r.Users, r.Activities, r.CelebrityPosts, r.Groups, r.Checked)
 	fmt.Fprintf(w, "converged %s after the last operation; the longest commit came %s after its jobs (%s)\n", r.Converged.Round(time.Millisecond), r.Longest.Round(time.Millisecond), r.LongestPath)
 	fmt.Fprintf(w, "violations: %d\n", len(r.Violations))
 	for _, v := range r.Violations {

@@ -75,7 +75,8 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	service := app.Config{BcryptCost: bcrypt.MinCost, TokenCacheTTL: 30 * time.Second, PageCacheTTL: cfg.PageCacheTTL,
 		PageCacheSync: cfg.PageCacheSync, PageCacheShards: cfg.PageCacheShards, PageCacheRedis: cfg.sharedCache(),
 		PageCacheLocalOff: cfg.SharedOnly && cfg.sharedCache() != "", CopyLimit: cfg.CopyLimit, BackfillMax: cfg.BackfillMax, BackfillBatch: cfg.BackfillBatch, GiveUpAfter: cfg.GiveUpAfter,
-		WebPushAllowLoopback: true, LinkPreviewsAllowLoopback: true, Federation: federation.Config{Domain: addr, AllowLoopback: true}}
+		WebPushAllowLoopback: true, LinkPreviewsAllowLoopback: true, Federation: federation.Config{Domain: addr, AllowLoopback: true},
+		CelebrityFollowers: cfg.CelebrityFollowers}
 	told := newDeliveries(logging.New(logOut, cfg.LogLevel, project).Handler())
 	long := &longest{}
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,

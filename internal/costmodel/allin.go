@@ -255,6 +255,9 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	}
 	homePages := active * (w.HomePages + w.OtherPages + w.NotificationPages)
 	a.PageReads = Metered["home page"].Reads - saved("home page", 0) + a.AskReads/math.Max(homePages, 1)
+	if w.CelebrityThreshold > 0 {
+		a.PageReads += Metered["home page, following a celebrity, warm"].Reads - Metered["home page, warm"].Reads
+	}
 	reads := r.Day.Reads - active*(w.HomePages*saved("home page", 0)+w.OtherPages*saved("@self by another", 0)+
 		w.NotificationPages*saved("notifications page", pageSize)) + a.AskReads
 	// A change drops what it changes from every instance that keeps it:

@@ -49,7 +49,7 @@ var Metered = map[string]Op{
 	"like":                     {Reads: 21, Writes: 9, IndexEntries: 37, Bytes: 6535, Tasks: 2},
 	"like, its post's third (no trend bumped)": {Reads: 19, Writes: 8, IndexEntries: 32, Bytes: 5792, Tasks: 2},
 	"comment":                    {Reads: 14, Writes: 5, IndexEntries: 26, Bytes: 3968, Tasks: 2},
-	"follow, with its rebuild":   {Reads: 48, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
+	"follow, with its rebuild":   {Reads: 49, Writes: 29, IndexEntries: 93, Bytes: 12843, Tasks: 4},
 	"unfollow, with its rebuild": {Reads: 17, Writes: 28, Deletes: 1, IndexEntries: 12, Bytes: 2056, Tasks: 2},
 	// Federation's, on a deployment that federates: what every post
 	// costs there (its job reads whether anyone elsewhere follows its
@@ -60,7 +60,7 @@ var Metered = map[string]Op{
 	"post, to 10 inboxes elsewhere":     {Reads: 45, Writes: 5, IndexEntries: 62, Bytes: 8862, Tasks: 22},
 	"incoming post, 1 followers here":   {Reads: 13, Writes: 6, IndexEntries: 41, Bytes: 5960},
 	"incoming post, 100 followers here": {Reads: 13, Writes: 6, IndexEntries: 338, Bytes: 45988},
-	"incoming follow":                   {Reads: 27, Writes: 10, IndexEntries: 32, Bytes: 7284, Tasks: 4},
+	"incoming follow":                   {Reads: 28, Writes: 10, IndexEntries: 32, Bytes: 7284, Tasks: 4},
 	// What posts carry: a vote in a poll; a post scheduled, and its
 	// publication by its job (run directly: its task's run is counted
 	// apart); a post whose link gets a card, made by its job or shared.
@@ -80,6 +80,14 @@ var Metered = map[string]Op{
 	"post of 3 hashtags, its trend uses":                       {Reads: 31, Writes: 11, IndexEntries: 77, Bytes: 11593, Tasks: 10},
 	"the hour's refresh of what trends, 3 hashtags and a post": {Reads: 106, Writes: 3, Bytes: 1925},
 	"trending posts, 1 of them":                                {Reads: 4},
+	// Celebrities (CELEBRITY_FOLLOWERS set): what every post reads more
+	// (whether its author is one), a celebrity's post (copied to no
+	// follower), and a follower's home page, whose query of the
+	// celebrities they follow no cache keeps.
+	"post, 0 followers, celebrities on":      {Reads: 12, Writes: 5, IndexEntries: 32, Bytes: 4659},
+	"post by a celebrity, 1 follower":        {Reads: 13, Writes: 7, IndexEntries: 39, Bytes: 5753},
+	"home page, following a celebrity":       {Reads: 7},
+	"home page, following a celebrity, warm": {Reads: 3},
 }
 
 // Marks are the marks of changes (store.KindChange) among each
@@ -110,7 +118,24 @@ var (
 	// its fan-out job (a task created and run) reads the follower chunk
 	// it copies and the activity, and writes the audience chunk.
 	PerFanoutChunk = Op{Reads: 3, Writes: 1, Tasks: 2}
+	// PerBellChunk is what each follower chunk past the first costs a
+	// celebrity's post: its fan-out job reads the activity and the chunk,
+	// to tell those who asked, and copies nothing.
+	PerBellChunk = Op{Reads: 2, Tasks: 2}
 )
+
+// CelebrityPost returns what a celebrity's post to followers is billed,
+// with its jobs, when their posts are merged into homes as they are
+// read (CELEBRITY_FOLLOWERS).
+func CelebrityPost(followers float64) Op {
+	chunks := math.Max(1, math.Ceil((followers+1)/AudienceChunkSize))
+	return Metered["post by a celebrity, 1 follower"].plus(PerBellChunk.times(chunks - 1))
+}
+
+// hybrid reports whether w's celebrities are past its CELEBRITY_FOLLOWERS.
+func (w Workload) hybrid() bool {
+	return w.CelebrityThreshold > 0 && w.Celebrities > 0 && w.CelebrityFollowers >= w.CelebrityThreshold
+}
 
 // AudienceChunkSize is how many follower ids one audience chunk holds
 // (activities.AudienceChunkSize); PublicShards and TrimShards are how
@@ -190,8 +215,11 @@ type Workload struct {
 	People, Active float64
 	// Following is how many people an ordinary person follows, on
 	// average; Celebrities are people followed by CelebrityFollowers
-	// each, who post CelebrityPosts a day each.
+	// each, who post CelebrityPosts a day each. CelebrityThreshold is
+	// CELEBRITY_FOLLOWERS (0: off): the followers past which a person's
+	// posts are merged into homes as they are read, copied to no one.
 	Following, Celebrities, CelebrityFollowers, CelebrityPosts float64
+	CelebrityThreshold                                         float64
 	// What an active person does in a day.
 	Posts, HomePages, OtherPages, NotificationPages, UnreadPolls float64
 	Likes, Comments, Follows, Unfollows                          float64
@@ -255,12 +283,12 @@ var Presets = []Workload{
 		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5,
 		FedInboxes: 10, FedPosts: 5, FedReach: 3, FedFollows: 0.05}.defaults(),
 	Workload{Name: "million", People: 1_000_000, Active: 0.2, Following: 150,
-		Celebrities: 100, CelebrityFollowers: 100_000, CelebrityPosts: 5,
+		Celebrities: 100, CelebrityFollowers: 100_000, CelebrityPosts: 5, CelebrityThreshold: 10_000,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
 		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5,
 		FedInboxes: 20, FedPosts: 2, FedReach: 10, FedFollows: 0.05}.defaults().shared(),
 	Workload{Name: "ten million", People: 10_000_000, Active: 0.2, Following: 200,
-		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5,
+		Celebrities: 1_000, CelebrityFollowers: 1_000_000, CelebrityPosts: 5, CelebrityThreshold: 10_000,
 		Posts: 2, HomePages: 20, OtherPages: 10, NotificationPages: 3, UnreadPolls: 40,
 		Likes: 10, Comments: 1, Follows: 0.2, Unfollows: 0.05, PublicShare: 0.8, RetentionDays: 30, Peak: 5}.defaults().
 		syncEvery(1).shared(),
@@ -472,7 +500,24 @@ func Model(w Workload, p Prices) Result {
 	r.PostsPerDay = ordinaryPosts + r.CelebrityPostsPerDay
 
 	post := Post(r.OrdinaryFollowers).times(ordinaryPosts).plus(Post(w.CelebrityFollowers).times(r.CelebrityPostsPerDay))
-	pages := Metered["home page"].times(active * w.HomePages).
+	// Copied are the celebrities' copies of their followers' ids: none
+	// when their posts are merged as homes are read.
+	copied := w.CelebrityFollowers
+	var celebrityPage Op // what a home page reads more with celebrities
+	if w.CelebrityThreshold > 0 {
+		// Every post reads whether its author is a celebrity; a
+		// follower's home page queries the celebrities they follow (their
+		// newest posts are read through the cache, by all their
+		// followers alike).
+		ordinary := Post(r.OrdinaryFollowers).plus(Metered["post, 0 followers, celebrities on"].minus(PostAlone))
+		celebrity := ordinary.plus(Post(w.CelebrityFollowers)).minus(Post(r.OrdinaryFollowers))
+		if w.hybrid() {
+			celebrity, copied = CelebrityPost(w.CelebrityFollowers), 0
+		}
+		post = ordinary.times(ordinaryPosts).plus(celebrity.times(r.CelebrityPostsPerDay))
+		celebrityPage = Op{Reads: Metered["home page, following a celebrity, warm"].Reads - Metered["home page, warm"].Reads}
+	}
+	pages := Metered["home page"].plus(celebrityPage).times(active * w.HomePages).
 		plus(Metered["@self by another"].times(active * w.OtherPages)).
 		plus(Metered["notifications page"].times(active * w.NotificationPages)).
 		plus(Metered["unread count"].times(active * w.UnreadPolls))
@@ -488,11 +533,15 @@ func Model(w Workload, p Prices) Result {
 	// A delivery is one follower's copy of one post; chunks are the
 	// audience chunks the day's posts write.
 	deliveries := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*w.CelebrityFollowers
+	copies := ordinaryPosts*r.OrdinaryFollowers + r.CelebrityPostsPerDay*copied
 	chunks := post.Writes - PostOwnWrites*r.PostsPerDay
+	if w.hybrid() {
+		chunks -= r.CelebrityPostsPerDay // their newest posts, kept: no chunk
+	}
 	r.Day = Counts{Reads: day.Reads, Writes: day.Writes, Deletes: day.Deletes, IndexEntries: day.IndexEntries, Tasks: day.Tasks}
 	// What the audience copies hold is kept for the retention (then the
 	// trim deletes a chunk per chunk written); everything else for good.
-	audience := PerFollower.Bytes * deliveries
+	audience := PerFollower.Bytes * copies
 	r.Day.StoredBytes = day.Bytes - audience
 	if w.RetentionDays > 0 {
 		r.Day.HeldBytes = audience * w.RetentionDays
@@ -568,7 +617,7 @@ func Model(w Workload, p Prices) Result {
 	// Every design reads what a post reads of its author and writes the
 	// activity; here a post writes its audience chunks too, and its
 	// fan-out jobs read what they copy.
-	r.Homes[0] = Home{Design: "this one: query on read", Reads: Metered["home page"].Reads*homePages + post.Reads - PostAlone.Reads*r.PostsPerDay,
+	r.Homes[0] = Home{Design: "this one: query on read", Reads: (Metered["home page"].Reads+celebrityPage.Reads)*homePages + post.Reads - PostAlone.Reads*r.PostsPerDay,
 		Writes: post.Writes, Held: held}
 	if w.RetentionDays > 0 {
 		r.Homes[0].Deletes = chunks

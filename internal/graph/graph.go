@@ -82,6 +82,9 @@ type Follow struct {
 	// holding the follower lists them in Bells and Quiet alike.
 	Notify    bool `datastore:"notify,noindex,omitempty"`
 	NoReposts bool `datastore:"noReposts,noindex,omitempty"`
+	// Celebrity: the followee is a celebrity (celebrity.go), whose posts
+	// the follower's home merges in; indexed, for CelebritiesFollowed.
+	Celebrity bool `datastore:"celebrity,omitempty"`
 }
 
 // Save saves a follow; a membership's follower and followee are saved
@@ -455,6 +458,15 @@ func (s *Service) writeFollow(tx *store.Tx, r *followRead, follow Follow, hint i
 // removal be under way: a follow's, or a list's membership (lists.go).
 func (s *Service) join(tx *store.Tx, follow *Follow, idx Index, hint int, seenChunk Chunk, ended *pair.Ended) error {
 	follower, followee := follow.Follower, follow.Followee
+	// A celebrity's follow is marked as it begins: read here, in tx, so
+	// that the job that marks the follows of a new celebrity, which reads
+	// their chunks after their mark commits, misses no follow.
+	var c Celebrity
+	celebrity, err := tx.Get(CelebrityKey(s.db, followee), &c)
+	if err != nil {
+		return err
+	}
+	follow.Celebrity = celebrity
 	keys := []*datastore.Key{FollowKey(s.db, follower, followee)}
 	vals := []any{follow}
 	// The follower joins its chunk by transforms that read nothing,
@@ -677,8 +689,9 @@ func (s *Service) Erase(ctx context.Context, user string, n int) (int, error) {
 
 // EraseRest deletes, once Erase has ended every follow of a deleted user,
 // up to n of what is left of them: the follow requests they made or
-// received, their follower index and chunks, and the history of every
-// pair they were in. It returns how many it deleted.
+// received, their follower index and chunks, their mark as a celebrity,
+// and the history of every pair they were in. It returns how many it
+// deleted.
 func EraseRest(ctx context.Context, db *store.DB, user string, n int) (int, error) {
 	keys, err := eraseRequests(ctx, db, user, n)
 	if err == nil && len(keys) < n {
@@ -690,8 +703,12 @@ func EraseRest(ctx context.Context, db *store.DB, user string, n int) (int, erro
 		var chunks []*datastore.Key
 		chunks, _, err = db.KeysFrom(ctx, db.Query(KindFollowerChunk).Ancestor(IndexKey(db, user)).KeysOnly(), "", n-len(keys))
 		keys = append(keys, chunks...)
-		if err == nil && len(keys) < n {
-			keys = append(keys, IndexKey(db, user))
+		// Last, the index and the mark, as many as there is room for: a
+		// call that deletes fewer than n says nothing is left.
+		for _, k := range []*datastore.Key{IndexKey(db, user), CelebrityKey(db, user)} {
+			if err == nil && len(keys) < n {
+				keys = append(keys, k)
+			}
 		}
 	}
 	if err == nil {

@@ -23,6 +23,7 @@ func (s *Service) ImportFollowers(ctx context.Context, followee string, follower
 	l := s.db.Lookup()
 	l.Add(IndexKey(s.db, followee), &idx)
 	l.Add(ChunkKey(s.db, followee, 0), &first)
+	celebrity := ReadCelebrity(l, followee) // their follows marked, as a follow's are
 	if err := l.Run(ctx); err != nil {
 		return err
 	} else if idx.Count > 0 || len(first.IDs) > 0 {
@@ -40,7 +41,7 @@ func (s *Service) ImportFollowers(ctx context.Context, followee string, follower
 			ents := make([]Follow, len(part))
 			for i, f := range part {
 				keys[i] = FollowKey(s.db, f, followee)
-				ents[i] = Follow{Follower: f, Followee: followee, Created: now, Chunk: (first + i) / ChunkCap}
+				ents[i] = Follow{Follower: f, Followee: followee, Created: now, Chunk: (first + i) / ChunkCap, Celebrity: celebrity.Found()}
 			}
 			return s.db.PutMulti(gctx, keys, ents)
 		})

@@ -193,6 +193,12 @@ func (r *Router) Routes() []Route {
 			n, err := r.run.Graph.Unlocked(ctx, t)
 			return []any{"user", t.User, "step", t.Step, "approved", n}, err
 		}),
+		// A person made a celebrity, or the follows of a chunk of theirs
+		// marked.
+		serve(r, graph.CelebrityJob, func(ctx context.Context, t graph.CelebrityTask) ([]any, error) {
+			n, err := r.run.Graph.Celebrate(ctx, t)
+			return []any{"user", t.User, "chunk", t.Chunk, "marked", n}, err
+		}),
 		// The follows between a person and a domain they block, ended.
 		serve(r, graph.DomainCutJob, func(ctx context.Context, t graph.DomainCutTask) ([]any, error) {
 			n, err := r.run.Graph.DomainCut(ctx, t)

@@ -120,6 +120,10 @@ type Config struct {
 	// PruneWindow is not the rebuild's: like GiveUpAfter, it is a setting
 	// of the jobs that app.NewServices hands on (notifications.Config).
 	PruneWindow time.Duration
+	// CelebrityFollowers is not the rebuild's either: what makes a person
+	// a celebrity, whose posts are copied to no follower
+	// (activities.Config), handed on likewise.
+	CelebrityFollowers int64
 	// Notices, when set, weighs again the follower's notifications of
 	// what the followee did once a follow or unfollow shows: whether one
 	// is there for its reader may turn on the follow (a post the author's

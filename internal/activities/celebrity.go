@@ -1,0 +1,241 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"cloud.google.com/go/datastore"
+
+	"socialstream/internal/graph"
+	"socialstream/internal/ids"
+	"socialstream/internal/order"
+	"socialstream/internal/store"
+)
+
+// Celebrities' posts (package graph says who is one): a post of a
+// celebrity's that reaches all their followers (no reply to someone
+// else, no repost, none for the mentioned alone) copies no follower's id.
+// Its place c:{author} finds it, and the author's CelebrityPosts keeps
+// its id among their newest. A home page reads, beside its range of
+// audience chunks, the celebrities its reader follows (one keys-only
+// query) and their CelebrityPosts (through the page cache: every one of
+// a celebrity's followers reads the same entity), and merges them in
+// place order. A page that reaches past what a CelebrityPosts keeps
+// reads that celebrity's range of c:{author} instead.
+
+// KindCelebrityPosts is the kind of a celebrity's newest posts:
+// CelebrityPosts/{user}.
+const KindCelebrityPosts = "CelebrityPosts"
+
+// KeptCelebrityPosts is how many posts a CelebrityPosts keeps: a page of
+// Mastodon's largest (40), so that the first page of any home needs no
+// query of a celebrity's posts.
+const KeptCelebrityPosts = 40
+
+// CelebrityPosts are the ids of a celebrity's newest posts that reach
+// all their followers, newest first.
+type CelebrityPosts struct {
+	IDs []string `datastore:"ids,noindex"`
+	// More: older ones were let go.
+	More bool `datastore:"more,noindex,omitempty"`
+}
+
+// CelebrityPostsKey returns the key of user's newest posts.
+func CelebrityPostsKey(db *store.DB, user string) *datastore.Key {
+	return db.NameKey(KindCelebrityPosts, user, nil)
+}
+
+func celebrityFeed(user string) string { return "c:" + user }
+
+// keep adds id to the posts kept, letting the oldest go past
+// KeptCelebrityPosts. It reports whether it changed them.
+func (c *CelebrityPosts) keep(id string) bool {
+	if slices.Contains(c.IDs, id) {
+		return false
+	}
+	c.IDs = append(c.IDs, id)
+	slices.SortFunc(c.IDs, func(a, b string) int { return ids.Compare(b, a) })
+	if len(c.IDs) > KeptCelebrityPosts {
+		c.IDs, c.More = c.IDs[:KeptCelebrityPosts], true
+	}
+	return true
+}
+
+// homeItem is one activity of a home page.
+type homeItem struct {
+	seq int64
+	key *datastore.Key
+	// follow: it reached the page by a follow of its author (a chunk of
+	// their followers, or a celebrity's post), which lets the reader see
+	// what is for followers.
+	follow bool
+}
+
+// within returns the posts kept that are in the window of a page from
+// from, in the page's order, and whether they are all the window's that
+// a page of n needs; edge, when not 0, is the seq past which they say
+// nothing (the oldest kept: older ones were let go).
+func (c *CelebrityPosts) within(db *store.DB, w window, from order.Place, n int) (list []homeItem, edge int64, ok bool) {
+	var oldest int64
+	for _, id := range c.IDs {
+		seq, good := ids.Parse(id)
+		if !good {
+			continue
+		}
+		if oldest == 0 || seq < oldest {
+			oldest = seq
+		}
+		if w.holds(seq, from) {
+			list = append(list, homeItem{seq: seq, key: Key(db, id), follow: true})
+		}
+	}
+	sortItems(list, w.up)
+	switch {
+	case !c.More || oldest != 0 && oldest <= w.since+1:
+		return list, 0, true // every post of the window is kept
+	case !w.up && oldest != 0 && len(list) > n:
+		return list, oldest, true // the newest n+1 of the window are kept
+	}
+	return nil, 0, false
+}
+
+// holds reports whether a page of w from from may hold seq.
+func (w window) holds(seq int64, from order.Place) bool {
+	if seq <= w.since {
+		return false
+	}
+	return w.up || from.Seq == 0 || seq < from.Seq
+}
+
+// sortItems sorts a page's items in its order: newest first, or, up,
+// oldest first.
+func sortItems(items []homeItem, up bool) {
+	slices.SortStableFunc(items, func(a, b homeItem) int {
+		if up {
+			return cmpSeq(a.seq, b.seq)
+		}
+		return cmpSeq(b.seq, a.seq)
+	})
+}
+
+func cmpSeq(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// celebritiesOf returns the celebrities reader follows, when the
+// deployment has celebrities (nil: none).
+func (s *Service) celebritiesOf(ctx context.Context, reader string) ([]string, error) {
+	if s.cfg.CelebrityFollowers <= 0 {
+		return nil, nil
+	}
+	return graph.CelebritiesFollowed(ctx, s.db, reader)
+}
+
+// withCelebrities merges into a home page's items (home, in the page's
+// order, the audience range's; homeMore says the range has more past
+// them) the posts of the celebrities the reader follows in the page's
+// window, and returns the page's items from offset, count of them at
+// most, and whether more follow.
+func (s *Service) withCelebrities(ctx context.Context, celebs []string, w window, from order.Place, home []homeItem, homeMore bool, offset, count int) ([]homeItem, bool, error) {
+	n := offset + count
+	all := slices.Clone(home)
+	// edges are where the sources that stopped short stopped: the page
+	// goes no further than the nearest, or it would skip what lies past
+	// it.
+	var edges []int64
+	if homeMore && len(home) > 0 {
+		edges = append(edges, home[len(home)-1].seq)
+	}
+	kept := make([]CelebrityPosts, len(celebs))
+	l := s.db.PageLookup()
+	for i, c := range celebs {
+		l.Add(CelebrityPostsKey(s.db, c), &kept[i])
+	}
+	if err := l.Run(ctx); err != nil {
+		return nil, false, fmt.Errorf("activities: celebrities' posts: %w", err)
+	}
+	for i, c := range celebs {
+		list, edge, ok := kept[i].within(s.db, w, from, n)
+		if !ok {
+			// Past what is kept: the range of the celebrity's posts.
+			list, more, err := s.celebrityRange(ctx, c, w, from, n)
+			if err != nil {
+				return nil, false, err
+			}
+			if all = append(all, list...); more {
+				edges = append(edges, list[len(list)-1].seq)
+			}
+			continue
+		}
+		all = append(all, list...)
+		if edge != 0 {
+			edges = append(edges, edge)
+		}
+	}
+	sortItems(all, w.up)
+	// Each activity once: a follower may be in a chunk of a tag's or of
+	// the mentioned beside being a celebrity's follower.
+	var out []homeItem
+	at := map[string]int{}
+	for _, it := range all {
+		if i, ok := at[it.key.Name]; ok {
+			out[i].follow = out[i].follow || it.follow
+			continue
+		}
+		if past(it.seq, edges, w.up) {
+			continue
+		}
+		at[it.key.Name] = len(out)
+		out = append(out, it)
+	}
+	more := len(edges) > 0
+	out = out[min(offset, len(out)):]
+	if len(out) > count {
+		out, more = out[:count], true
+	}
+	return out, more, nil
+}
+
+// past reports whether seq lies past the nearest of edges, in a page's
+// order.
+func past(seq int64, edges []int64, up bool) bool {
+	for _, e := range edges {
+		if !up && seq < e || up && seq > e {
+			return true
+		}
+	}
+	return false
+}
+
+// celebrityRange reads up to n of celebrity's posts in a page's window,
+// in its order, by a keys-only range of their place c:{celebrity}, and
+// says whether there are more.
+func (s *Service) celebrityRange(ctx context.Context, celebrity string, w window, from order.Place, n int) ([]homeItem, bool, error) {
+	qs := s.feedQueries(KindActivity, feedsProp, []string{celebrityFeed(celebrity)}, w, from)
+	keys, _, _, more, err := order.Page[Activity](ctx, s.db, []*datastore.Query{qs[0].KeysOnly()}, true, place(w, placeOfActivity), n, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("activities: posts of celebrity %s: %w", celebrity, err)
+	}
+	list := make([]homeItem, 0, len(keys))
+	for _, k := range keys {
+		seq, _ := ids.Parse(k.Name)
+		list = append(list, homeItem{seq: seq, key: k, follow: true})
+	}
+	return list, more && len(list) > 0, nil
+}
+
+// ReadCelebrityPost adds activity id to a lookup; what it returns says,
+// once the lookup has run, whether the activity is a celebrity's post:
+// for the convergence checker, as no answer tells it.
+func ReadCelebrityPost(l *store.Lookup, id string) func() bool {
+	a := &Activity{}
+	l.Add(Key(l.DB(), id), a)
+	return func() bool { return a.Celebrity }
+}

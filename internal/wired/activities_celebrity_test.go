@@ -1,0 +1,271 @@
+package wired_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"socialstream/internal/activities"
+	"socialstream/internal/app"
+	"socialstream/internal/app/apptest"
+	"socialstream/internal/federation"
+	"socialstream/internal/graph"
+	"socialstream/internal/ids"
+	"socialstream/internal/rebuild"
+	"socialstream/internal/store"
+	"socialstream/internal/tasksemu"
+	"socialstream/internal/testenv"
+	"socialstream/internal/trends"
+)
+
+// celebrityEnv builds the services with CELEBRITY_FOLLOWERS at
+// threshold, and returns the tasks they enqueue too.
+func celebrityEnv(t *testing.T, threshold int64) (*apptest.Env, *tasksemu.Server) {
+	t.Helper()
+	db, gen := testenv.DB(t), ids.New()
+	acc := apptest.Accounts(t, db, gen)
+	tasks := testenv.StartTasks(t)
+	svc, err := app.NewServices(db, gen, acc, tasks.Queue, slog.New(slog.DiscardHandler),
+		rebuild.Config{CelebrityFollowers: threshold}, app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &apptest.Env{T: t, DB: db, Gen: gen, Acc: acc, Svc: svc}, tasks.Server
+}
+
+// enqueued reports whether a task whose name holds name is pending.
+func enqueued(tasks *tasksemu.Server, name string) bool {
+	return slices.ContainsFunc(tasks.Describe(), func(line string) bool { return strings.Contains(line, name) })
+}
+
+// celebrate runs the celebrity job of user whole, as the queue would.
+func celebrate(t *testing.T, e *apptest.Env, user string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.Svc.Graph.Celebrate(ctx, graph.CelebrityTask{User: user}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Svc.Graph.Celebrate(ctx, graph.CelebrityTask{User: user, Chunk: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// homeIDs returns the ids of a page of viewer's home.
+func homeIDs(t *testing.T, e *apptest.Env, viewer string, r activities.FeedRequest) ([]string, string) {
+	t.Helper()
+	r.Viewer, r.Selector, r.UserID = viewer, activities.Friends, viewer
+	vs, next, err := e.Svc.Activities.Feed(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.ID)
+	}
+	return out, next
+}
+
+func isCelebrityPost(t *testing.T, e *apptest.Env, id string) bool {
+	t.Helper()
+	var a activities.Activity
+	if _, err := e.DB.Get(context.Background(), activities.Key(e.DB, id), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a.Celebrity
+}
+
+// TestCelebrityPostsAreMergedNotCopied: once a person's followers reach
+// the threshold, their next post makes them a celebrity; their posts
+// after that copy no follower, and reach every follower's home all the
+// same, a new follower's at once, and leave an unfollower's at once. A
+// reply to someone else and a repost are still copied, to whom they
+// reach.
+func TestCelebrityPostsAreMergedNotCopied(t *testing.T) {
+	e, tasks := celebrityEnv(t, 3)
+	ctx := context.Background()
+	star, other := e.Person("star"), e.Person("other")
+	fans := []string{e.Person("fan0"), e.Person("fan1"), e.Person("fan2")}
+	for _, f := range fans {
+		if _, err := e.Svc.Graph.Follow(ctx, f, star, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Post(other, "not followed enough"); enqueued(tasks, "celebrity-"+other) {
+		t.Fatal("a post of someone under the threshold made them a celebrity")
+	}
+	if _, err := e.Svc.Graph.Follow(ctx, fans[0], other, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Post(star, "before").ID
+	if isCelebrityPost(t, e, before) {
+		t.Fatal("the post that finds the threshold reached is a celebrity's")
+	}
+	if !enqueued(tasks, "celebrity-"+star+"-0") {
+		t.Fatalf("the post that finds the threshold reached made no celebrity job: %v", tasks.Describe())
+	}
+	celebrate(t, e, star)
+	for _, f := range fans {
+		got, err := graph.CelebritiesFollowed(ctx, e.DB, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, []string{star}) {
+			t.Fatalf("celebrities %s follows = %v, want [%s]", f, got, star)
+		}
+	}
+
+	private, _, err := e.Svc.Activities.Post(ctx, star, activities.PostInput{Title: "for followers", Visibility: activities.FollowersOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := e.Post(star, "after").ID
+	if !isCelebrityPost(t, e, after) {
+		t.Fatal("a celebrity's post is not marked as one")
+	}
+	if n, err := activities.AudienceSize(ctx, e.DB, after); err != nil || n != 1 {
+		t.Fatalf("audience of a celebrity's post = %d (%v), want the author alone", n, err)
+	}
+	if !isCelebrityPost(t, e, private.ID) {
+		t.Fatal("a celebrity's post for followers is not merged")
+	}
+	for _, f := range fans {
+		if got, _ := homeIDs(t, e, f, activities.FeedRequest{Page: store.PageRequest{Count: 10}}); !slices.Equal(got, []string{after, private.ID, before}) {
+			t.Fatalf("home of %s = %v, want [%s %s %s]", f, got, after, private.ID, before)
+		}
+	}
+	// Someone who does not follow them sees none of it at home.
+	if got, _ := homeIDs(t, e, other, activities.FeedRequest{Page: store.PageRequest{Count: 10}}); slices.Contains(got, after) {
+		t.Fatalf("home of someone who does not follow the celebrity = %v", got)
+	}
+
+	// A reply to someone else reaches those who follow both, by copies.
+	said := e.Post(other, "said").ID
+	reply, _, err := e.Svc.Activities.Post(ctx, star, activities.PostInput{Title: "@other yes", InReplyTo: said})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isCelebrityPost(t, e, reply.ID) {
+		t.Fatal("a celebrity's reply to someone else is merged, not copied to whom it reaches")
+	}
+	if got, _ := homeIDs(t, e, fans[0], activities.FeedRequest{Page: store.PageRequest{Count: 10}}); !slices.Contains(got, reply.ID) {
+		t.Fatalf("home of a follower of both = %v, without the reply", got)
+	}
+	if got, _ := homeIDs(t, e, fans[1], activities.FeedRequest{Page: store.PageRequest{Count: 10}}); slices.Contains(got, reply.ID) {
+		t.Fatalf("home of a follower of the celebrity alone = %v, with their reply to someone else", got)
+	}
+
+	// A new follow is marked as it begins: the celebrity's posts are in
+	// its home before any job runs.
+	late := e.Person("late")
+	if _, err := e.Svc.Graph.Follow(ctx, late, star, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := homeIDs(t, e, late, activities.FeedRequest{Page: store.PageRequest{Count: 10}}); !slices.Equal(got, []string{after, private.ID}) {
+		t.Fatalf("home of a new follower = %v, want [%s %s]", got, after, private.ID)
+	}
+	// An unfollow takes them out at once (the copies of the post before
+	// go with the removal's job).
+	if err := e.Svc.Graph.Unfollow(ctx, fans[1], star, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := homeIDs(t, e, fans[1], activities.FeedRequest{Page: store.PageRequest{Count: 10}}); slices.Contains(got, after) {
+		t.Fatalf("home of an unfollower = %v, still with %s", got, after)
+	}
+	// A list's timeline merges them as a home does: its reader follows
+	// the celebrity, marked as the membership begins.
+	title := "stars"
+	list, err := e.Svc.Graph.CreateList(ctx, fans[2], graph.ListInput{Title: &title})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Svc.Graph.AddToList(ctx, fans[2], list.ID, []string{star}, nil); err != nil {
+		t.Fatal(err)
+	}
+	lv, _, err := e.Svc.Activities.Feed(ctx, activities.FeedRequest{Viewer: fans[2], Selector: activities.ListPrefix + list.ID, UserID: fans[2],
+		Page: store.PageRequest{Count: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lv) != 2 || lv[0].ID != after || lv[1].ID != private.ID {
+		t.Fatalf("list of the celebrity = %v, want [%s %s] (the post before them is the follow job's to copy)", lv, after, private.ID)
+	}
+	// A follow job copies none of a celebrity's posts.
+	n, err := e.Svc.Rebuild.Run(ctx, rebuild.Job{Kind: rebuild.JobFollow, Owner: star, Follower: late, Gen: followGen(t, e, late, star), Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(n.Changed, after) {
+		t.Fatalf("the follow job copied a celebrity's post: %+v", n)
+	}
+}
+
+func followGen(t *testing.T, e *apptest.Env, follower, followee string) int64 {
+	t.Helper()
+	f, ok, err := e.Svc.Graph.Get(context.Background(), follower, followee)
+	if err != nil || !ok {
+		t.Fatalf("follow %s→%s: %v %v", follower, followee, ok, err)
+	}
+	return f.Gen()
+}
+
+// TestCelebrityHomePaging: a home that merges a celebrity's posts with
+// copies pages through them all, each once and in order, by cursor, by
+// offset, and above an id (min_id), past what the celebrity's newest
+// posts keep.
+func TestCelebrityHomePaging(t *testing.T) {
+	e, _ := celebrityEnv(t, 1)
+	ctx := context.Background()
+	star, friend, reader := e.Person("star"), e.Person("friend"), e.Person("reader")
+	for _, who := range []string{star, friend} {
+		if _, err := e.Svc.Graph.Follow(ctx, reader, who, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := e.Post(star, "before the mark").ID
+	celebrate(t, e, star)
+	var want []string                                   // newest first
+	for i := range activities.KeptCelebrityPosts + 20 { // 48 of the celebrity's
+		who := star
+		if i%5 == 4 {
+			who = friend
+		}
+		want = slices.Insert(want, 0, e.Post(who, fmt.Sprint("post ", i)).ID)
+	}
+	want = append(want, first)
+
+	var got []string
+	cursor := ""
+	for range 50 {
+		page, next := homeIDs(t, e, reader, activities.FeedRequest{Page: store.PageRequest{Count: 7, Cursor: cursor}})
+		got = append(got, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("home by cursor (-want +got):\n%s", diff)
+	}
+	for _, offset := range []int{0, 13, 38, 41} {
+		page, _ := homeIDs(t, e, reader, activities.FeedRequest{Page: store.PageRequest{Count: 9, Offset: offset}})
+		if diff := cmp.Diff(want[offset:min(offset+9, len(want))], page); diff != "" {
+			t.Fatalf("home from offset %d (-want +got):\n%s", offset, diff)
+		}
+	}
+	// The page just above an id, far past what is kept.
+	at := len(want) - 3
+	page, _ := homeIDs(t, e, reader, activities.FeedRequest{After: want[at], Page: store.PageRequest{Count: 5}})
+	if diff := cmp.Diff(want[at-5:at], page); diff != "" {
+		t.Fatalf("home above %s (-want +got):\n%s", want[at], diff)
+	}
+	// Below an id (max_id), likewise.
+	page, _ = homeIDs(t, e, reader, activities.FeedRequest{Before: want[44], Page: store.PageRequest{Count: 6}})
+	if diff := cmp.Diff(want[45:min(51, len(want))], page); diff != "" {
+		t.Fatalf("home below %s (-want +got):\n%s", want[44], diff)
+	}
+}
