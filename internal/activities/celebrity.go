@@ -74,8 +74,9 @@ type homeItem struct {
 
 // within returns the posts kept that are in the window of a page from
 // from, in the page's order, and whether they are all the window's that
-// a page of n needs; edge, when not 0, is the seq past which they say
-// nothing (the oldest kept: older ones were let go).
+// a page of n needs (every one of the window, or its newest n); edge,
+// when not 0, is the seq past which they say nothing (the oldest kept:
+// older ones were let go), where the page stops.
 func (c *CelebrityPosts) within(db *store.DB, w window, from order.Place, n int) (list []homeItem, edge int64, ok bool) {
 	var oldest int64
 	for _, id := range c.IDs {
@@ -94,8 +95,8 @@ func (c *CelebrityPosts) within(db *store.DB, w window, from order.Place, n int)
 	switch {
 	case !c.More || oldest != 0 && oldest <= w.since+1:
 		return list, 0, true // every post of the window is kept
-	case !w.up && oldest != 0 && len(list) > n:
-		return list, oldest, true // the newest n+1 of the window are kept
+	case !w.up && oldest != 0 && len(list) >= n:
+		return list, oldest, true // the newest n of the window are kept
 	}
 	return nil, 0, false
 }

@@ -99,7 +99,9 @@ var (
 // the ranges of its four shards at once) and one batch lookup (of the
 // authors, and for a group feed the group and the viewer's membership
 // too); the home feed, a keys-only query on the audience entities, adds
-// one batch lookup of the activities themselves.
+// one batch lookup of the activities themselves, and, with celebrities
+// (Config.CelebrityFollowers), a keys-only query of those its reader
+// follows, whose newest posts it merges in (celebrity.go).
 func (s *Service) Feed(ctx context.Context, r FeedRequest) ([]View, string, error) {
 	if r.Selector == Pinned || r.Page.Count <= 0 {
 		return s.feed(ctx, r)
@@ -334,9 +336,11 @@ func (w window) from(tag, cursor string) (order.Place, error) {
 // timeline of a list of theirs (reader the list's, graph.Reader): a
 // keys-only range of reader's home places of the audience chunks, and
 // one batch lookup of their activities. At home, the members of the
-// viewer's exclusive lists are left out (their state says whom). A viewer may be in more than one chunk of an activity (a
-// chunk of the author's followers and a page of a tag's): they share its
-// place, so the activity is shown once, and the next page starts below it.
+// viewer's exclusive lists are left out (their state says whom). A
+// viewer may be in more than one chunk of an activity (a chunk of the
+// author's followers and a page of a tag's): they share its place, so
+// the activity is shown once, and the next page starts below it. The
+// posts of the celebrities the reader follows are merged in (homePage).
 // The feed ends at its edge: the range goes no further back, though a
 // chunk past it may not be trimmed yet.
 func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window, sinceTag string, p store.PageRequest) ([]View, string, error) {
@@ -350,39 +354,9 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 		since = max(since, edge-1)
 	}
 	w.since = since
-	// The celebrities the reader follows, asked beside the range.
-	var celebs []string
-	celebsRead := make(chan error, 1)
-	go func() {
-		var err error
-		celebs, err = s.celebritiesOf(ctx, reader)
-		celebsRead <- err
-	}()
-	qs := s.feedQueries(KindAudience, homeProp, []string{reader}, w, from)
-	for i := range qs {
-		qs[i] = qs[i].KeysOnly()
-	}
-	count, offset := p.Count, p.Offset
-	if s.cfg.CelebrityFollowers > 0 {
-		count, offset = p.Offset+p.Count, 0 // the offset is the merged page's
-	}
-	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(w, placeOfChunk), count, offset)
-	if cerr := <-celebsRead; err == nil {
-		err = cerr
-	}
+	items, last, more, err := s.homePage(ctx, reader, w, from, p)
 	if err != nil {
-		return nil, "", fmt.Errorf("activities: home feed of %s: %w", reader, err)
-	}
-	items := homeItems(audKeys)
-	if len(celebs) > 0 {
-		if items, more, err = s.withCelebrities(ctx, celebs, w, from, items, more, p.Offset, p.Count); err != nil {
-			return nil, "", err
-		}
-		if len(items) > 0 {
-			last = order.Place{Seq: items[len(items)-1].seq}
-		}
-	} else if s.cfg.CelebrityFollowers > 0 {
-		items = items[min(p.Offset, len(items)):]
+		return nil, "", err
 	}
 	if w.up {
 		slices.Reverse(items)
@@ -418,12 +392,55 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 	return views, next, nil
 }
 
-// homeItems returns the activities a home page's audience chunks
+// homePage reads the items of a page of reader's home from from, in the
+// page's order: the range of its audience chunks, and, when the reader
+// follows celebrities, their posts merged in. It returns the place of
+// the last and whether more follow.
+func (s *Service) homePage(ctx context.Context, reader string, w window, from order.Place, p store.PageRequest) ([]homeItem, order.Place, bool, error) {
+	// The celebrities the reader follows, asked beside the range.
+	var celebs []string
+	celebsRead := make(chan error, 1)
+	go func() {
+		var err error
+		celebs, err = s.celebritiesOf(ctx, reader)
+		celebsRead <- err
+	}()
+	qs := s.feedQueries(KindAudience, homeProp, []string{reader}, w, from)
+	for i := range qs {
+		qs[i] = qs[i].KeysOnly()
+	}
+	count, offset := p.Count, p.Offset
+	if s.cfg.CelebrityFollowers > 0 {
+		count, offset = p.Offset+p.Count, 0 // the offset is the merged page's
+	}
+	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(w, placeOfChunk), count, offset)
+	if cerr := <-celebsRead; err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, last, false, fmt.Errorf("activities: home feed of %s: %w", reader, err)
+	}
+	items := itemsOf(audKeys)
+	switch {
+	case len(celebs) > 0:
+		if items, more, err = s.withCelebrities(ctx, celebs, w, from, items, more, p.Offset, p.Count); err != nil {
+			return nil, last, false, err
+		}
+		if len(items) > 0 {
+			last = order.Place{Seq: items[len(items)-1].seq}
+		}
+	case s.cfg.CelebrityFollowers > 0:
+		items = items[min(p.Offset, len(items)):]
+	}
+	return items, last, more, nil
+}
+
+// itemsOf returns the activities a home page's audience chunks
 // (audKeys, in the page's order) are of, each once, and whether each came
 // by a chunk of its author's followers (named by its number), which says
 // the reader follows the author; one of a tag's or of the mentioned does
 // not.
-func homeItems(audKeys []*datastore.Key) []homeItem {
+func itemsOf(audKeys []*datastore.Key) []homeItem {
 	var items []homeItem
 	at := map[string]int{}
 	for _, k := range audKeys {

@@ -251,6 +251,12 @@ func TestCelebrityHomePaging(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("home by cursor (-want +got):\n%s", diff)
 	}
+	// A page of Mastodon's largest, and the one after it.
+	page, next := homeIDs(t, e, reader, activities.FeedRequest{Page: store.PageRequest{Count: activities.KeptCelebrityPosts}})
+	rest, _ := homeIDs(t, e, reader, activities.FeedRequest{Page: store.PageRequest{Count: activities.KeptCelebrityPosts, Cursor: next}})
+	if diff := cmp.Diff(want, append(page, rest...)); diff != "" {
+		t.Fatalf("home by pages of %d (-want +got):\n%s", activities.KeptCelebrityPosts, diff)
+	}
 	for _, offset := range []int{0, 13, 38, 41} {
 		page, _ := homeIDs(t, e, reader, activities.FeedRequest{Page: store.PageRequest{Count: 9, Offset: offset}})
 		if diff := cmp.Diff(want[offset:min(offset+9, len(want))], page); diff != "" {
@@ -259,7 +265,7 @@ func TestCelebrityHomePaging(t *testing.T) {
 	}
 	// The page just above an id, far past what is kept.
 	at := len(want) - 3
-	page, _ := homeIDs(t, e, reader, activities.FeedRequest{After: want[at], Page: store.PageRequest{Count: 5}})
+	page, _ = homeIDs(t, e, reader, activities.FeedRequest{After: want[at], Page: store.PageRequest{Count: 5}})
 	if diff := cmp.Diff(want[at-5:at], page); diff != "" {
 		t.Fatalf("home above %s (-want +got):\n%s", want[at], diff)
 	}
@@ -267,5 +273,46 @@ func TestCelebrityHomePaging(t *testing.T) {
 	page, _ = homeIDs(t, e, reader, activities.FeedRequest{Before: want[44], Page: store.PageRequest{Count: 6}})
 	if diff := cmp.Diff(want[45:min(51, len(want))], page); diff != "" {
 		t.Fatalf("home below %s (-want +got):\n%s", want[44], diff)
+	}
+}
+
+// TestCelebrityMarkingSparesEndedFollows: a follow ended between the
+// mark and the step that marks its chunk is not marked (nor written back),
+// and the step run twice changes nothing more. (The step reads each follow
+// in its transaction, so one ended after it read the chunk is not written
+// back either: the convergence checker's unfollows meet that under
+// faults.)
+func TestCelebrityMarkingSparesEndedFollows(t *testing.T) {
+	e, _ := celebrityEnv(t, 2)
+	ctx := context.Background()
+	star, stays, leaves := e.Person("star"), e.Person("stays"), e.Person("leaves")
+	for _, f := range []string{stays, leaves} {
+		if _, err := e.Svc.Graph.Follow(ctx, f, star, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The mark, then the unfollow, then the step over the chunk.
+	if _, err := e.Svc.Graph.Celebrate(ctx, graph.CelebrityTask{User: star}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Svc.Graph.Unfollow(ctx, leaves, star, false); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // and again, as the queue may run it
+		if _, err := e.Svc.Graph.Celebrate(ctx, graph.CelebrityTask{User: star, Chunk: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := e.Svc.Graph.Get(ctx, leaves, star); err != nil || ok {
+		t.Fatalf("an ended follow after the marking: there %v (%v)", ok, err)
+	}
+	for who, want := range map[string][]string{stays: {star}, leaves: nil} {
+		got, err := graph.CelebritiesFollowed(ctx, e.DB, who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("celebrities %s follows = %v, want %v", who, got, want)
+		}
 	}
 }
