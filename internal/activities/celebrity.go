@@ -10,14 +10,15 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/ids"
 	"socialstream/internal/order"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 )
 
 // Celebrities' posts (package graph says who is one): a post of a
 // celebrity's that reaches all their followers (no reply to someone
 // else, no repost, none for the mentioned alone) copies no follower's id.
-// Its place c:{author} finds it, and the author's CelebrityPosts keeps
-// its id among their newest. A home page reads, beside its range of
+// Its place c:{author} finds it, and its job (KeepJob) keeps its id
+// among the author's newest in CelebrityPosts. A home page reads, beside its range of
 // audience chunks, the celebrities its reader follows (one keys-only
 // query) and their CelebrityPosts (through the page cache: every one of
 // a celebrity's followers reads the same entity), and merges them in
@@ -48,8 +49,60 @@ func CelebrityPostsKey(db *store.DB, user string) *datastore.Key {
 
 func celebrityFeed(user string) string { return "c:" + user }
 
+// KeepJob keeps a celebrity's post among their newest, once it has
+// committed.
+var KeepJob = queue.Job[KeepTask]{Name: "celebrity-post", Queue: queue.Fanout,
+	TaskName: func(t KeepTask) string { return "celebrity-post-" + t.ActivityID }}
+
+// KeepTask names the post a KeepJob keeps.
+type KeepTask struct {
+	ActivityID string `json:"activityId"`
+}
+
+// Keep runs a KeepJob and says why it changed nothing, if it did not.
+// It can run any number of times, in any order with the jobs of the
+// author's other posts: the newest are kept, in order, whatever order
+// they come in. A post not there yet is waited for (the job is enqueued
+// ahead of its commit), up to GiveUpAfter; one deleted is not kept.
+func (s *Service) Keep(ctx context.Context, t KeepTask) (string, error) {
+	seq, ok := ids.Parse(t.ActivityID)
+	if !ok {
+		return "malformed task", nil
+	}
+	skipped := ""
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		skipped = ""
+		var a Activity
+		found, err := tx.Get(Key(s.db, t.ActivityID), &a)
+		switch {
+		case err != nil:
+			return err
+		case !found && s.now().Sub(ids.Time(seq)) < s.cfg.GiveUpAfter:
+			return ErrNotYet
+		case !found:
+			skipped = "no such activity"
+			return nil
+		case !a.Celebrity:
+			skipped = "not a celebrity's post"
+			return nil
+		}
+		var kept CelebrityPosts
+		if _, err := tx.Get(CelebrityPostsKey(s.db, a.UserID), &kept); err != nil {
+			return err
+		}
+		if !kept.keep(t.ActivityID) {
+			skipped = "kept already, or older than the newest kept"
+			return nil
+		}
+		return tx.Put(CelebrityPostsKey(s.db, a.UserID), &kept)
+	})
+	return skipped, err
+}
+
 // keep adds id to the posts kept, letting the oldest go past
-// KeptCelebrityPosts. It reports whether it changed them.
+// KeptCelebrityPosts. It reports whether it changed them: not for one
+// kept already, nor for one older than all of a full list, which a
+// page finds in the range of c:{author}.
 func (c *CelebrityPosts) keep(id string) bool {
 	if slices.Contains(c.IDs, id) {
 		return false
@@ -57,9 +110,23 @@ func (c *CelebrityPosts) keep(id string) bool {
 	c.IDs = append(c.IDs, id)
 	slices.SortFunc(c.IDs, func(a, b string) int { return ids.Compare(b, a) })
 	if len(c.IDs) > KeptCelebrityPosts {
-		c.IDs, c.More = c.IDs[:KeptCelebrityPosts], true
+		dropped := c.IDs[KeptCelebrityPosts]
+		c.IDs = c.IDs[:KeptCelebrityPosts]
+		if dropped == id && c.More {
+			return false
+		}
+		c.More = true
 	}
 	return true
+}
+
+// celebrityPost reports whether a celebrity's post of visibility is
+// merged into their followers' homes: one that reaches them all alike,
+// not for the mentioned alone, not a repost (which a follower may take
+// none of), nor a reply to someone else (which reaches those who follow
+// that person too).
+func celebrityPost(visibility, repostOf, answers string) bool {
+	return visibility != MentionedOnly && repostOf == "" && answers == ""
 }
 
 // homeItem is one activity of a home page.

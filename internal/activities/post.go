@@ -138,7 +138,8 @@ type posting struct {
 	// trended, for a repost, says its transaction made its author's use
 	// of what it shares new (package trends), to bump once committed.
 	trended bool
-	// celebrity: its transaction found the author a celebrity.
+	// celebrity: the author is a celebrity (package graph), as read
+	// before the transaction.
 	celebrity bool
 }
 
@@ -161,9 +162,19 @@ func (p *posting) prepare(ctx context.Context) error {
 	// The planning job must be enqueued before the commit of an activity
 	// with more than one chunk; the author may pass from one chunk to two
 	// between this read and the commit (then the transaction needs it).
-	if p.chunks, err = graph.ChunkCount(ctx, p.s.db, p.author); err != nil {
-		return err
+	// Whether the author is a celebrity is read here too, once: a mark
+	// is never taken back (but with the account), so what this read
+	// says holds at the commit.
+	l := p.s.db.Lookup()
+	chunks := graph.ReadChunkCount(l, p.author)
+	var celebrity store.Ref
+	if p.s.cfg.CelebrityFollowers > 0 {
+		celebrity = graph.ReadCelebrity(l, p.author)
 	}
+	if err := l.Run(ctx); err != nil {
+		return fmt.Errorf("activities.Post(%s): %w", p.author, err)
+	}
+	p.chunks, p.celebrity = chunks(), celebrity.Found()
 	if p.in.repostOf != "" {
 		p.shareNote = notifications.Event{Type: notifications.Repost, ActorID: p.author, Recipients: []string{p.in.repostOfUser},
 			ActivityID: p.in.repostOf, ID: fmt.Sprintf("repost-%s-%s", p.in.repostOf, p.author)}
@@ -243,6 +254,14 @@ func (p *posting) tags(seq int64) queue.Pending {
 	return TagJob.Pending(p.s.queue, TagTask{ActivityID: ids.Format(seq), Add: p.tagged}, 0)
 }
 
+// keeping is the job that keeps a celebrity's post among their newest
+// (celebrity.go). Its transaction alone, not the post's, writes them: a
+// celebrity's posts at once (a server that sends several) would
+// otherwise wait on each other's commits.
+func (p *posting) keeping(seq int64) queue.Pending {
+	return KeepJob.Pending(p.s.queue, KeepTask{ActivityID: ids.Format(seq)}, 0)
+}
+
 // expected are the jobs the reads before the post of id seq foresee,
 // enqueued ahead of its commit.
 func (p *posting) expected(seq int64) []queue.Pending {
@@ -256,6 +275,9 @@ func (p *posting) expected(seq int64) []queue.Pending {
 	}
 	if p.chunks > 1 {
 		expected = append(expected, p.fanout(seq))
+	}
+	if p.celebrity && celebrityPost(p.in.Visibility, p.in.repostOf, p.answers) {
+		expected = append(expected, p.keeping(seq))
 	}
 	if len(p.mentioned()) > 0 {
 		expected = append(expected, p.mention(seq))
@@ -317,12 +339,11 @@ func (p *posting) commit(ctx context.Context, jobs *queue.Ahead, seq int64) (pos
 			if plan, err = decidePost(r.facts); err != nil {
 				return err
 			}
-			p.celebrity = r.facts.celebrity
 			var need []queue.Pending
 			for _, j := range []struct {
 				needed bool
 				job    func(int64) queue.Pending
-			}{{plan.fanout, p.fanout}, {plan.mention, p.mention}, {plan.tags, p.tags}} {
+			}{{plan.fanout, p.fanout}, {plan.mention, p.mention}, {plan.tags, p.tags}, {plan.activity != nil && plan.activity.Celebrity, p.keeping}} {
 				if j.needed {
 					need = append(need, j.job(seq))
 				}
@@ -350,8 +371,6 @@ type postRead struct {
 	// today, marked when their account counts too (reposter).
 	trend    *trends.Use
 	reposter policy.Account
-	// kept, for a celebrity's post, are their newest posts.
-	kept CelebrityPosts
 }
 
 func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postRead, error) {
@@ -412,15 +431,6 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 	if in.ExternalID != "" {
 		used = l.Add(externalIDKey(s.db, p.author, in.ExternalID), &ext)
 	}
-	var celebrity store.Ref // read when the deployment has celebrities
-	if s.cfg.CelebrityFollowers > 0 {
-		celebrity = graph.ReadCelebrity(l, p.author)
-		l.Then(func() {
-			if celebrity.Found() {
-				l.Add(CelebrityPostsKey(s.db, p.author), &r.kept)
-			}
-		})
-	}
 	// The people mentioned, read again here: one deleted or blocking
 	// since the names were looked up is not mentioned.
 	for i, m := range p.mentions {
@@ -454,7 +464,7 @@ func (p *posting) read(ctx context.Context, tx *store.Tx, mine *Activity) (postR
 		f.alsoFollow[id] = ref.Found()
 	}
 	f.answeredFollows = answered.Found()
-	f.celebrity = celebrity.Found()
+	f.celebrity = p.celebrity
 	for i, m := range p.mentions {
 		if named[i].Exists() && !between[i].Any() {
 			f.mentionable = append(f.mentionable, m)
@@ -549,7 +559,7 @@ func decidePost(f postFacts) (postPlan, error) {
 	// A celebrity's post that reaches every follower alike copies none of
 	// them: their homes merge it in (celebrity.go). Its fan-out jobs
 	// still tell those who asked.
-	a.Celebrity = f.celebrity && reach && f.repostOf == "" && f.answers == ""
+	a.Celebrity = f.celebrity && celebrityPost(f.visibility, f.repostOf, f.answers)
 	plan := postPlan{activity: &a, fanout: reach && f.chunks > 1, mention: len(told(a.MentionIDs, f.answers)) > 0,
 		tags: len(a.Tags) > 0 && listed(f.visibility)}
 	// A reply tells the person it answers only what the policy lets them
@@ -640,9 +650,6 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 	}
 	if err := p.count(tx, a); err != nil {
 		return err
-	}
-	if a.Celebrity && r.kept.keep(id) {
-		puts, vals = append(puts, CelebrityPostsKey(s.db, p.author)), append(vals, &r.kept)
 	}
 	if r.note != nil && plan.tell {
 		if _, err := r.note.Write(tx); err != nil {

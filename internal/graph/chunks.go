@@ -170,6 +170,14 @@ func ChunkCount(ctx context.Context, db *store.DB, user string) (int, error) {
 	return idx.chunks(), nil
 }
 
+// ReadChunkCount adds user's follower index to a lookup; what it returns
+// says, once the lookup has run, how many follower chunks they have.
+func ReadChunkCount(l *store.Lookup, user string) func() int {
+	idx := &Index{}
+	l.Add(IndexKey(l.DB(), user), idx)
+	return idx.chunks
+}
+
 // Followers is what a post reads of its author's followers, in its own
 // transaction's lookup.
 type Followers struct {

@@ -112,6 +112,11 @@ func told[T any](r *Router, j queue.Job[T], run func(*federation.Service, contex
 // runs it.
 func (r *Router) Routes() []Route {
 	return []Route{
+		// A celebrity's post kept among their newest.
+		serve(r, activities.KeepJob, func(ctx context.Context, t activities.KeepTask) ([]any, error) {
+			skipped, err := r.run.Activities.Keep(ctx, t)
+			return []any{"activityId", t.ActivityID, "skipped", skipped}, err
+		}),
 		serve(r, activities.FanoutJob, func(ctx context.Context, t activities.FanoutTask) ([]any, error) {
 			res, err := r.run.Activities.Fanout(ctx, t)
 			return []any{"activityId", t.ActivityID, "chunk", t.Chunk,
