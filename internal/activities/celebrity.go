@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -181,20 +182,10 @@ func (w window) holds(seq int64, from order.Place) bool {
 func sortItems(items []homeItem, up bool) {
 	slices.SortStableFunc(items, func(a, b homeItem) int {
 		if up {
-			return cmpSeq(a.seq, b.seq)
+			return cmp.Compare(a.seq, b.seq)
 		}
-		return cmpSeq(b.seq, a.seq)
+		return cmp.Compare(b.seq, a.seq)
 	})
-}
-
-func cmpSeq(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // celebritiesOf returns the celebrities reader follows, when the
