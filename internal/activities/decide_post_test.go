@@ -58,6 +58,31 @@ func TestDecidePost(t *testing.T) {
 				t.Errorf("%+v, activity %+v", p, a)
 			}
 		}},
+		{name: "a celebrity's, three chunks", facts: func(f *postFacts) { f.celebrity, f.chunks = true, 3 }, check: func(t *testing.T, p postPlan) {
+			// No follower copied; the fan-out still tells who asked.
+			a := p.activity
+			if !a.Celebrity || a.Chunks != 3 || !p.fanout || len(p.audiences) != 1 || !slices.Equal(p.audiences[0].FollowerIDs, []string{"ann"}) ||
+				!p.audiences[0].Celebrity {
+				t.Errorf("%+v, activity %+v", p, a)
+			}
+		}},
+		{name: "a celebrity's reply to someone else", facts: func(f *postFacts) {
+			f.celebrity, f.answers, f.alsoFollow = true, "bob", map[string]bool{"f1": true}
+		}, check: func(t *testing.T, p postPlan) {
+			if a := p.activity; a.Celebrity || !slices.Equal(p.audiences[0].FollowerIDs, []string{"ann", "f1"}) {
+				t.Errorf("%+v, activity %+v", p, a)
+			}
+		}},
+		{name: "a celebrity's repost", facts: func(f *postFacts) { f.celebrity, f.repostOf, f.repostOfUser = true, "S", "bob" }, check: func(t *testing.T, p postPlan) {
+			if a := p.activity; a.Celebrity || len(p.audiences[0].FollowerIDs) != 3 {
+				t.Errorf("%+v, activity %+v", p, a)
+			}
+		}},
+		{name: "a celebrity's for the mentioned alone", facts: func(f *postFacts) { f.celebrity, f.visibility = true, MentionedOnly }, check: func(t *testing.T, p postPlan) {
+			if a := p.activity; a.Celebrity {
+				t.Errorf("%+v, activity %+v", p, a)
+			}
+		}},
 		{name: "public, three chunks", facts: func(f *postFacts) { f.chunks = 3 }, check: func(t *testing.T, p postPlan) {
 			if p.activity.Chunks != 3 || !p.fanout {
 				t.Errorf("%+v", p)
