@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -167,11 +168,21 @@ func EraseAnswered(ctx context.Context, db *store.DB, user string, n int) (int, 
 // sweep edits, eraseBatch at a time in transactions, up to n entities of a
 // keys-only query whose matches the edit removes, and returns how many.
 func sweep(ctx context.Context, db *store.DB, q *datastore.Query, n int, edit func(*store.Tx, []*datastore.Key) error) (int, error) {
-	done, err := db.Drain(ctx, q, n, eraseBatch, func(keys []*datastore.Key) error {
-		return db.Update(ctx, func(tx *store.Tx) error { return edit(tx, keys) })
-	})
-	if err != nil {
-		return done, fmt.Errorf("activities: erase: %w", err)
+	done := 0
+	for attempt := 0; ; attempt++ {
+		k, err := db.Drain(ctx, q, n-done, eraseBatch, func(keys []*datastore.Key) error {
+			return db.Update(ctx, func(tx *store.Tx) error { return edit(tx, keys) })
+		})
+		done += k
+		// What the query found and a delete took since fails its
+		// transform (store.ErrGone): the query, run again, no longer
+		// finds it. Run again here, not by the queue's backoff.
+		if errors.Is(err, store.ErrGone) && attempt < 3 && done < n {
+			continue
+		}
+		if err != nil {
+			return done, fmt.Errorf("activities: erase: %w", err)
+		}
+		return done, nil
 	}
-	return done, nil
 }
