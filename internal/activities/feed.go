@@ -397,14 +397,19 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 // follows celebrities, their posts merged in. It returns the place of
 // the last and whether more follow.
 func (s *Service) homePage(ctx context.Context, reader string, w window, from order.Place, p store.PageRequest) ([]homeItem, order.Place, bool, error) {
-	// The celebrities the reader follows, asked beside the range.
+	// The celebrities the reader follows, asked beside the range (none
+	// asked when the deployment has none).
 	var celebs []string
 	celebsRead := make(chan error, 1)
-	go func() {
-		var err error
-		celebs, err = s.celebritiesOf(ctx, reader)
-		celebsRead <- err
-	}()
+	if s.cfg.CelebrityFollowers > 0 {
+		go func() {
+			var err error
+			celebs, err = s.celebritiesOf(ctx, reader)
+			celebsRead <- err
+		}()
+	} else {
+		celebsRead <- nil
+	}
 	qs := s.feedQueries(KindAudience, homeProp, []string{reader}, w, from)
 	for i := range qs {
 		qs[i] = qs[i].KeysOnly()
