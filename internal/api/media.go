@@ -616,24 +616,119 @@ func (s *Server) servePicture(c *gin.Context) {
 		return
 	}
 	cache := fmt.Sprintf("public, max-age=%d", int(min(left, media.CacheFor).Seconds()))
+	forms := formsOf(variant, c.GetHeader("Accept"))
 	// A picture's bytes never change (another picture is another id), so
-	// its tag is its name: a cache or device that holds it asks again
-	// with the tag and is answered 304, with no bytes, while it is still
-	// stored (a deleted one still leaves every cache within CacheFor).
-	tag := `"` + id + "." + variant + `"`
-	if matches(c.GetHeader("If-None-Match"), tag) {
-		if ok, err := s.media.Stored(ctx, id, variant == media.VariantThumb); err != nil {
+	// each form's tag is its name: a cache or device that holds one asks
+	// again with its tag and is answered 304, with no bytes, while it is
+	// still stored (a deleted one still leaves every cache within
+	// CacheFor). The form it holds is good for it whatever else it now
+	// accepts.
+	if f, ok := heldForm(c.GetHeader("If-None-Match"), id, variant); ok {
+		if ok, err := s.media.Stored(ctx, id, f); err != nil {
 			s.fail(c, err)
 			return
 		} else if ok {
 			h := c.Writer.Header()
 			h.Set("Cache-Control", cache)
-			h.Set("ETag", tag)
+			h.Set("ETag", formTag(id, variant, f))
+			if variant == media.VariantThumb {
+				h.Set("Vary", "Accept")
+			}
 			c.Status(http.StatusNotModified)
 			return
 		}
 	}
-	s.stream(c, id, variant, cache, tag)
+	s.stream(c, id, variant, forms, cache, true)
+}
+
+// formsOf are the forms of a picture's variant to send, the first the
+// item has: a thumbnail in WebP where the Accept header takes WebP at
+// least as gladly as the thumbnail's own type (acceptsWebP).
+func formsOf(variant, accept string) []media.Form {
+	switch {
+	case variant == media.VariantImage:
+		return []media.Form{media.FormImage}
+	case acceptsWebP(accept):
+		return []media.Form{media.FormThumbWebP, media.FormThumb}
+	}
+	return []media.Form{media.FormThumb}
+}
+
+// formTag is the tag of an item's form: the one a link's variant names
+// it by, ".webp" after it for the thumbnail in WebP.
+func formTag(id, variant string, f media.Form) string {
+	if f == media.FormThumbWebP {
+		return `"` + id + "." + variant + `.webp"`
+	}
+	return `"` + id + "." + variant + `"`
+}
+
+// heldForm is the form of the variant an If-None-Match header names by
+// its tag, if any.
+func heldForm(header, id, variant string) (media.Form, bool) {
+	if header == "" {
+		return 0, false
+	}
+	forms := []media.Form{media.FormImage}
+	if variant == media.VariantThumb {
+		forms = []media.Form{media.FormThumbWebP, media.FormThumb}
+	}
+	for _, f := range forms {
+		if matches(header, formTag(id, variant, f)) {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// acceptsWebP reports whether an Accept header takes image/webp, by the
+// most specific range that names it (image/webp, image/*, */*), at a
+// quality above 0 and at least that of JPEG and PNG, a thumbnail's own
+// types (RFC 9110, section 12.5.1). A client that sends no Accept header
+// says nothing of what it decodes, and is sent the thumbnail's own type;
+// one that sends */* takes any, and is sent WebP, as browsers and the
+// platforms' image libraries have all read it for years.
+func acceptsWebP(accept string) bool {
+	if strings.TrimSpace(accept) == "" {
+		return false
+	}
+	webp := acceptQuality(accept, "image/webp")
+	return webp > 0 && webp >= max(acceptQuality(accept, "image/jpeg"), acceptQuality(accept, "image/png"))
+}
+
+// acceptQuality is the quality an Accept header gives a media type: that
+// of the most specific range that matches it, 0 if none does.
+func acceptQuality(accept, mediaType string) float64 {
+	kind, _, _ := strings.Cut(mediaType, "/")
+	best, q := -1, 0.0
+	for _, r := range strings.Split(accept, ",") {
+		name, params, _ := strings.Cut(r, ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		rank := -1
+		switch name {
+		case mediaType:
+			rank = 2
+		case kind + "/*":
+			rank = 1
+		case "*/*":
+			rank = 0
+		}
+		if rank <= best {
+			continue
+		}
+		best, q = rank, 1
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(p, "=")
+			if strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f >= 0 && f <= 1 {
+					q = f
+				} else {
+					q = 0 // a quality that is none: the range is taken as refused
+				}
+			}
+		}
+	}
+	return q
 }
 
 // matches reports whether an If-None-Match header names tag (or is *).
@@ -669,14 +764,15 @@ func (s *Server) serveProfilePicture(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.stream(c, id, variant, fmt.Sprintf("public, max-age=%d", int(ProfilePictureAge.Seconds())), "")
+	s.stream(c, id, variant, formsOf(variant, c.GetHeader("Accept")), fmt.Sprintf("public, max-age=%d", int(ProfilePictureAge.Seconds())), false)
 }
 
-// stream sends picture id's variant, as caches may keep it, with its tag
-// (none: "").
-func (s *Server) stream(c *gin.Context, id, variant, cache, tag string) {
+// stream sends the first of picture id's forms it has, as caches may
+// keep it, with its tag if tagged; an answer that could have been
+// another form says it varies by Accept.
+func (s *Server) stream(c *gin.Context, id, variant string, forms []media.Form, cache string, tagged bool) {
 	ctx := c.Request.Context()
-	r, err := s.media.Open(ctx, id, variant == media.VariantThumb)
+	r, f, err := s.media.Open(ctx, id, forms...)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -686,8 +782,11 @@ func (s *Server) stream(c *gin.Context, id, variant, cache, tag string) {
 	h.Set("Content-Type", r.Attrs.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(r.Attrs.Size, 10))
 	h.Set("Cache-Control", cache)
-	if tag != "" {
-		h.Set("ETag", tag)
+	if tagged {
+		h.Set("ETag", formTag(id, variant, f))
+	}
+	if variant == media.VariantThumb {
+		h.Set("Vary", "Accept")
 	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")

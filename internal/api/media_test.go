@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"image/png"
 	"mime/multipart"
 	"net/http"
@@ -439,7 +440,7 @@ func TestErasureAndExportCoverPictures(t *testing.T) {
 	if status, _, _ := e.Fetch(pics[0].(map[string]any)["url"].(string)); status != 200 {
 		t.Errorf("an exported picture's link: %d", status)
 	}
-	if got := e.objects(); len(got) != 6 {
+	if got := e.objects(); len(got) != 3*len(media.ObjectsOf("")) { // each a picture, its thumbnail and that in WebP
 		t.Fatalf("objects before the erasure: %v", got)
 	}
 
@@ -554,5 +555,72 @@ func TestPictureLinkAfterHiding(t *testing.T) {
 	}
 	if status, _, _ := e.Fetch(link); status != http.StatusOK {
 		t.Errorf("the link handed out before the block: %d, want it to work until it ends", status)
+	}
+}
+
+// A thumbnail is sent in WebP to the clients that take it, by their
+// Accept header, and in its own type to the rest; each form has its own
+// tag, and a device holding either is told it may keep it. The picture
+// itself is sent as stored, whatever the client takes.
+func TestThumbnailInTheFormTheClientTakes(t *testing.T) {
+	e := newEnv(t)
+	ann := e.register("ann")
+	pic := e.uploaded(ann, "a gradient")
+	id := pic["id"].(string)
+	thumb, image := pic["thumbnailUrl"].(string), pic["url"].(string)
+	get := func(link, accept, held string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, link, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		if held != "" {
+			req.Header.Set("If-None-Match", held)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res, body
+	}
+	webpTag, ownTag := `"`+id+`.thumb.webp"`, `"`+id+`.thumb"`
+	for _, c := range []struct {
+		accept, kind, tag string
+	}{
+		{"image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/webp", webpTag}, // a browser's
+		{"image/webp,image/avif,image/jxl,image/heic,image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5", "image/webp", webpTag},
+		{"*/*", "image/webp", webpTag},
+		{"image/*", "image/webp", webpTag},
+		{"", "image/jpeg", ownTag}, // says nothing of what it decodes
+		{"image/jpeg, image/png", "image/jpeg", ownTag},
+		{"image/jpeg, image/webp;q=0.5", "image/jpeg", ownTag},
+		{"image/*, image/webp;q=0", "image/jpeg", ownTag},
+		{"*/*;q=0.1, IMAGE/WEBP;q=0.9", "image/webp", webpTag},
+	} {
+		res, body := get(thumb, c.accept, "")
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != c.kind || res.Header.Get("ETag") != c.tag ||
+			res.Header.Get("Vary") != "Accept" || media.Sniff(body) != c.kind {
+			t.Errorf("Accept %q: %d %s (%s), ETag %s, Vary %q; want %s, %s", c.accept, res.StatusCode,
+				res.Header.Get("Content-Type"), media.Sniff(body), res.Header.Get("ETag"), res.Header.Get("Vary"), c.kind, c.tag)
+		}
+	}
+	// Each form held is still good to whoever holds it, whatever it takes
+	// now.
+	for _, held := range []string{webpTag, ownTag} {
+		res, body := get(thumb, "image/webp", `W/"other", `+held)
+		if res.StatusCode != http.StatusNotModified || len(body) != 0 || res.Header.Get("ETag") != held || res.Header.Get("Vary") != "Accept" {
+			t.Errorf("revalidating %s: %d, %d bytes, ETag %s", held, res.StatusCode, len(body), res.Header.Get("ETag"))
+		}
+	}
+	// The picture, opened, is the upload's own type.
+	res, body := get(image, "image/webp,*/*", "")
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "image/png" || media.Sniff(body) != "image/png" ||
+		res.Header.Get("Vary") != "" || res.Header.Get("ETag") != `"`+id+`.image"` {
+		t.Errorf("the picture: %d %s, Vary %q, ETag %s", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Vary"), res.Header.Get("ETag"))
+	}
+	if res, _ := get(image, "", `"`+id+`.image.webp"`); res.StatusCode != http.StatusOK {
+		t.Errorf("a tag of no form of the picture: %d, want 200", res.StatusCode)
 	}
 }

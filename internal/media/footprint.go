@@ -64,8 +64,29 @@ func (h Header) Footprint(data []byte) int64 {
 		}
 	}
 	uw, uh := turned(h.Config.Width, h.Config.Height, h.Orientation)
-	return decoded + upright + thumbFootprint(uw, uh, planes) + 2*maxOutput + footprintSlack
+	// Two phases, one after the other: the image decoded, turned, encoded
+	// again and its thumbnail made; then, the image let go, the thumbnail
+	// in WebP. The encoded image is held through both.
+	tw, th := thumbSize(uw, uh)
+	remade := decoded + upright + thumbFootprint(uw, uh, planes)
+	webp := int64(tw)*int64(th)*4 + webpFootprint(tw, th)
+	return max(remade, webp) + 2*maxOutput + footprintSlack
 }
+
+// webpFootprint bounds what encoding a w × h thumbnail in WebP holds at
+// its peak: the WebAssembly module's memory, which holds the pixels,
+// libwebp's planes and its output, and the copies of it left as it grows
+// (measured with noise's pixels: 3.3 MiB for 100 × 75, 14 MiB for 400 ×
+// 300, 21 MiB for 400 × 400), and an unpremultiplied copy of a
+// transparent one.
+func webpFootprint(w, h int) int64 {
+	return 4<<20 + int64(w)*int64(h)*(150+4)
+}
+
+// webpCompile bounds what compiling the WebP encoder allocates, once an
+// instance, before its first thumbnail (measured: 37 MiB, most of it
+// garbage at once). The first picture an instance makes safe counts it.
+const webpCompile = 48 << 20
 
 // footprintSlack is the decoders' and encoders' own tables and rows.
 const footprintSlack = 4 << 20

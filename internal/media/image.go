@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"io"
 
+	webpenc "github.com/gen2brain/webp"
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/webp"
 
@@ -38,6 +39,9 @@ const (
 	ThumbSide = 400
 	// jpegQuality is the quality of the JPEGs the service writes.
 	jpegQuality = 85
+	// webpQuality and webpMethod are libwebp's quality and effort (0 to
+	// 6; 4 is its default) for a thumbnail in WebP.
+	webpQuality, webpMethod = 80, 4
 )
 
 var (
@@ -66,7 +70,10 @@ func Sniff(b []byte) string {
 
 // Picture is an upload made safe to serve: re-encoded from its pixels
 // alone (no metadata survives: no EXIF, no location, no comments), turned
-// upright as its EXIF said, with a thumbnail.
+// upright as its EXIF said, with a thumbnail. The thumbnail is also in
+// WebP (ThumbWebP), for the clients that accept it, when that is smaller
+// (nil when it is not): timelines show thumbnails, every one many times
+// over, and a WebP is about half a JPEG's bytes (docs/performance.md).
 type Picture struct {
 	MimeType      string
 	Data          []byte
@@ -75,6 +82,7 @@ type Picture struct {
 	Thumb         []byte
 	ThumbWidth    int
 	ThumbHeight   int
+	ThumbWebP     []byte
 }
 
 // Header is what an upload's first bytes say of it: its type, its size
@@ -136,6 +144,25 @@ func Process(data []byte) (*Picture, error) {
 }
 
 func (h Header) process(data []byte) (*Picture, error) {
+	p, thumb, err := h.remade(data)
+	if err != nil {
+		return nil, err
+	}
+	// The decoded image is garbage by now, and the thumbnail all that is
+	// held of it: what the WebP encoder then takes is no more than that
+	// (Footprint's second phase).
+	if p.ThumbWebP, err = encodeWebP(thumb); err != nil {
+		return nil, err
+	}
+	if len(p.ThumbWebP) >= len(p.Thumb) {
+		p.ThumbWebP = nil // a flat drawing's PNG, say: the other is better
+	}
+	return p, nil
+}
+
+// remade decodes data, turns it upright and encodes it again, with its
+// thumbnail, which it returns too.
+func (h Header) remade(data []byte) (*Picture, image.Image, error) {
 	var decode func(io.Reader) (image.Image, error)
 	switch h.Kind {
 	case JPEG:
@@ -149,7 +176,7 @@ func (h Header) process(data []byte) (*Picture, error) {
 	}
 	img, err := decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, errCorrupt
+		return nil, nil, errCorrupt
 	}
 	img = orient(img, h.Orientation)
 	out := h.Kind
@@ -161,7 +188,7 @@ func (h Header) process(data []byte) (*Picture, error) {
 	}
 	p := &Picture{MimeType: out, Width: img.Bounds().Dx(), Height: img.Bounds().Dy()}
 	if p.Data, err = encode(img, out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	thumb := thumbnail(img)
 	p.ThumbType = JPEG
@@ -170,9 +197,26 @@ func (h Header) process(data []byte) (*Picture, error) {
 	}
 	p.ThumbWidth, p.ThumbHeight = thumb.Bounds().Dx(), thumb.Bounds().Dy()
 	if p.Thumb, err = encode(thumb, p.ThumbType); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, thumb, nil
+}
+
+// encodeWebP encodes a thumbnail in lossy WebP, with its transparency:
+// libwebp, compiled to WebAssembly and run in the process by wazero
+// (github.com/gen2brain/webp), as Go has no WebP encoder. Its colours are
+// given unpremultiplied, as libwebp takes them.
+func encodeWebP(img image.Image) ([]byte, error) {
+	if !opaque(img) {
+		n := image.NewNRGBA(img.Bounds())
+		xdraw.Draw(n, n.Bounds(), img, img.Bounds().Min, xdraw.Src)
+		img = n
+	}
+	var buf bytes.Buffer
+	if err := webpenc.Encode(&buf, img, webpenc.Options{Quality: webpQuality, Method: webpMethod}); err != nil {
+		return nil, fmt.Errorf("media: encode a WebP thumbnail: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 func encode(img image.Image, kind string) ([]byte, error) {

@@ -11,6 +11,8 @@ import (
 	"image/gif"
 	"image/jpeg"
 
+	"golang.org/x/image/webp"
+
 	xdraw "golang.org/x/image/draw"
 	"image/png"
 	"os"
@@ -345,5 +347,69 @@ func TestThumbnailShrunkFirstMatchesTheKernel(t *testing.T) {
 	}
 	if worst > 6 {
 		t.Errorf("a sample differs by %d from the kernel's alone, want at most 6", worst)
+	}
+}
+
+// A thumbnail is made in WebP too, where that is smaller: at the
+// thumbnail's size, its transparency kept (unpremultiplied), decoded by
+// a decoder of another making than its encoder.
+func TestProcessMakesAWebPThumbnail(t *testing.T) {
+	photo := noise(1200, 900, color.YCbCrModel)
+	half := image.NewNRGBA(image.Rect(0, 0, 800, 600)) // its left half see-through
+	draw.Draw(half, half.Bounds(), photo, image.Point{}, draw.Src)
+	for y := 0; y < 600; y++ {
+		for x := 0; x < 400; x++ {
+			half.SetNRGBA(x, y, color.NRGBA{R: 200, G: 40, B: 40, A: 64})
+		}
+	}
+	for _, c := range []struct {
+		name        string
+		data        []byte
+		w, h, alpha int // a pixel's alpha at (10, 10) of the thumbnail
+	}{
+		{"photo", encodeJPEG(t, photo), 400, 300, 0xff},
+		{"photo with transparency", encodePNG(t, half), 400, 300, 64},
+	} {
+		p, err := Process(c.data)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.ThumbWebP == nil || len(p.ThumbWebP) >= len(p.Thumb) || Sniff(p.ThumbWebP) != WebP {
+			t.Fatalf("%s: WebP thumbnail of %d bytes, %d in %s", c.name, len(p.ThumbWebP), len(p.Thumb), p.ThumbType)
+		}
+		img, err := webp.Decode(bytes.NewReader(p.ThumbWebP))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if b := img.Bounds(); b.Dx() != c.w || b.Dy() != c.h || b.Dx() != p.ThumbWidth {
+			t.Errorf("%s: %v, want %d × %d", c.name, b, c.w, c.h)
+		}
+		got := color.NRGBAModel.Convert(img.At(10, 10)).(color.NRGBA)
+		if diff := int(got.A) - c.alpha; diff < -4 || diff > 4 {
+			t.Errorf("%s: alpha %d at (10, 10), want %d", c.name, got.A, c.alpha)
+		}
+		if c.alpha < 0xff && (got.R < 170 || got.G > 70) {
+			t.Errorf("%s: %v at (10, 10), want about (200, 40, 40): premultiplied colours darken", c.name, got)
+		}
+	}
+}
+
+// The WebP encoder holds no more than webpFootprint at its peak, for
+// every thumbnail's size, whose pixels do not compress.
+func TestWebPFootprintCoversEncode(t *testing.T) {
+	if _, err := encodeWebP(twoTone(8, 8)); err != nil { // compiled once: webpCompile
+		t.Fatal(err)
+	}
+	for _, s := range [][2]int{{100, 75}, {400, 300}, {300, 400}, {400, 400}} {
+		img := noise(s[0], s[1], color.NRGBAModel)
+		var err error
+		got := peakHeap(func() { _, err = encodeWebP(img) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := webpFootprint(s[0], s[1]); uint64(f) < got {
+			t.Errorf("%d × %d: peak %d KiB, over the footprint's %d KiB", s[0], s[1], got>>10, f>>10)
+		}
+		t.Logf("%d × %d: peak %d KiB, footprint %d KiB", s[0], s[1], got>>10, webpFootprint(s[0], s[1])>>10)
 	}
 }

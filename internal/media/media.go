@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -150,15 +151,19 @@ func ItemKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindIte
 func AlbumKey(db *store.DB, id string) *datastore.Key { return db.NameKey(KindAlbum, id, nil) }
 
 // Object names of an item's bytes in the bucket.
-func imageObject(id string) string { return "media/" + id }
-func thumbObject(id string) string { return "media/" + id + "/thumb" }
+func imageObject(id string) string     { return "media/" + id }
+func thumbObject(id string) string     { return "media/" + id + "/thumb" }
+func thumbWebPObject(id string) string { return "media/" + id + "/thumb.webp" }
 
 // uploadObject is an upload's bytes as sent, kept from the upload until
 // its job has made them safe (UploadLater), and never served.
 func uploadObject(id string) string { return "media/" + id + "/upload" }
 
-// ObjectsOf returns the names of a made-safe item's objects.
-func ObjectsOf(id string) []string { return []string{imageObject(id), thumbObject(id)} }
+// ObjectsOf returns the names of a made-safe item's objects (its
+// thumbnail in WebP among them, which not every item has).
+func ObjectsOf(id string) []string {
+	return []string{imageObject(id), thumbObject(id), thumbWebPObject(id)}
+}
 
 var (
 	ErrNoSuchItem  = derrors.New(derrors.NotFound, "no such media item")
@@ -414,6 +419,10 @@ func (a *admission) process(ctx context.Context, data []byte) (*Picture, error) 
 	if err := a.fits(need); err != nil {
 		return nil, err
 	}
+	first := !webpCompiled.Load()
+	if first {
+		need = min(a.budget, need+webpCompile) // as much as the budget: this picture fits the rest
+	}
 	wait, cancel := context.WithTimeout(ctx, a.wait)
 	defer cancel()
 	if err := a.memory.Acquire(wait, need); err != nil {
@@ -423,8 +432,16 @@ func (a *admission) process(ctx context.Context, data []byte) (*Picture, error) 
 		return nil, errBusy
 	}
 	defer a.memory.Release(need)
-	return h.process(data)
+	p, err := h.process(data)
+	if first && err == nil {
+		webpCompiled.Store(true)
+	}
+	return p, err
 }
+
+// webpCompiled is whether this instance has compiled the WebP encoder
+// (webpCompile).
+var webpCompiled atomic.Bool
 
 // fits refuses a picture whose footprint is more than the whole budget.
 func (a *admission) fits(need int64) error {
@@ -463,6 +480,11 @@ func (s *Service) write(ctx context.Context, id string, p *Picture) error {
 	if err := s.writeObject(ctx, imageObject(id), p.MimeType, p.Data); err != nil {
 		return err
 	}
+	if p.ThumbWebP != nil {
+		if err := s.writeObject(ctx, thumbWebPObject(id), WebP, p.ThumbWebP); err != nil {
+			return err
+		}
+	}
 	return s.writeObject(ctx, thumbObject(id), p.ThumbType, p.Thumb)
 }
 
@@ -482,29 +504,44 @@ func (s *Service) deleteObjects(ctx context.Context, id string) error {
 	return errors.Join(errs...)
 }
 
-// Stored reports whether an item's image, or its thumbnail, is in the
-// bucket now: one Class B operation, its attributes, no bytes.
-func (s *Service) Stored(ctx context.Context, id string, thumb bool) (bool, error) {
-	name := imageObject(id)
-	if thumb {
-		name = thumbObject(id)
+// A Form is one of the forms of an item a link names: its image, its
+// thumbnail, or its thumbnail in WebP (ThumbWebP), which a client that
+// accepts it is sent in the thumbnail's place where the item has one.
+type Form int
+
+const (
+	FormImage Form = iota
+	FormThumb
+	FormThumbWebP
+)
+
+func (f Form) object(id string) string {
+	switch f {
+	case FormThumb:
+		return thumbObject(id)
+	case FormThumbWebP:
+		return thumbWebPObject(id)
 	}
-	_, err := s.bucket.Object(name).Attrs(ctx)
+	return imageObject(id)
+}
+
+// Stored reports whether an item's form is in the bucket now: one Class B
+// operation, its attributes, no bytes.
+func (s *Service) Stored(ctx context.Context, id string, f Form) (bool, error) {
+	_, err := s.bucket.Object(f.object(id)).Attrs(ctx)
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// Open opens an item's image, or its thumbnail, to be streamed.
-func (s *Service) Open(ctx context.Context, id string, thumb bool) (*storage.Reader, error) {
-	name := imageObject(id)
-	if thumb {
-		name = thumbObject(id)
-	}
-	r, err := s.bucket.Object(name).NewReader(ctx)
+// Open opens the first of an item's forms it has, to be streamed, and
+// says which it is: a thumbnail in WebP, say, and then the thumbnail for
+// an item that has none (a flat drawing's, or one made before them).
+func (s *Service) Open(ctx context.Context, id string, forms ...Form) (*storage.Reader, Form, error) {
+	r, f, err := s.open(ctx, id, forms)
 	if !errors.Is(err, storage.ErrObjectNotExist) {
-		return r, err
+		return r, f, err
 	}
 	// A picture from elsewhere not here (yet, or any more) is fetched
 	// while the reader waits.
@@ -512,15 +549,26 @@ func (s *Service) Open(ctx context.Context, id string, thumb bool) (*storage.Rea
 	if err != nil {
 		var p permanent
 		if errors.As(err, &p) || errors.Is(err, errUnavailable) {
-			return nil, errUnavailable
+			return nil, 0, errUnavailable
 		}
-		return nil, err
+		return nil, 0, err
 	}
-	r, err = s.bucket.Object(name).NewReader(ctx)
+	r, f, err = s.open(ctx, id, forms)
 	if errors.Is(err, storage.ErrObjectNotExist) {
-		return nil, ErrNoSuchItem
+		return nil, 0, ErrNoSuchItem
 	}
-	return r, err
+	return r, f, err
+}
+
+func (s *Service) open(ctx context.Context, id string, forms []Form) (*storage.Reader, Form, error) {
+	err := storage.ErrObjectNotExist
+	for _, f := range forms {
+		var r *storage.Reader
+		if r, err = s.bucket.Object(f.object(id)).NewReader(ctx); !errors.Is(err, storage.ErrObjectNotExist) {
+			return r, f, err
+		}
+	}
+	return nil, 0, err
 }
 
 // Item returns one item, whoever owns it; ErrNoSuchItem if there is none.
