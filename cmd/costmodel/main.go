@@ -67,6 +67,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	num("picture-share", "share of posts with a picture (0..1)", func(w *costmodel.Workload) *float64 { return &w.PictureShare })
 	num("fresh-share", "share of a page's items an app has not fetched before (0..1)", func(w *costmodel.Workload) *float64 { return &w.FreshShare })
 	num("open-share", "share of thumbnails seen whose picture is opened (0..1)", func(w *costmodel.Workload) *float64 { return &w.OpenShare })
+	num("webp-share", "share of thumbnails fetched that are sent in WebP (0..1)", func(w *costmodel.Workload) *float64 { return &w.WebPShare })
 	num("words", "words a post past the meter's, each a search term", func(w *costmodel.Workload) *float64 { return &w.Words })
 	num("searches", "searches of posts a day of an active person", func(w *costmodel.Workload) *float64 { return &w.Searches })
 	num("tags", "share of posts with hashtags (3 each), each counted toward trends", func(w *costmodel.Workload) *float64 { return &w.TagShare })

@@ -48,7 +48,7 @@ var notInContract = regexp.MustCompile(`^/($|static/|_tasks/|_cron/|api/v[12]/|o
 func loadContract() (*openapi3.T, routers.Router, error) {
 	contract.once.Do(func() {
 		// A picture's answer is its bytes.
-		for _, kind := range []string{"image/jpeg", "image/png", "image/gif"} {
+		for _, kind := range []string{"image/jpeg", "image/png", "image/gif", "image/webp"} {
 			openapi3filter.RegisterBodyDecoder(kind, openapi3filter.FileBodyDecoder)
 		}
 		data, err := api.OpenAPI()

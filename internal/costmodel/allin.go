@@ -274,15 +274,16 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	}
 
 	gib := float64(1 << 30)
-	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*w.ThumbBytes + opened*w.ImageBytes) / gib
+	thumbBytes := w.WebPShare*w.ThumbWebPBytes + (1-w.WebPShare)*w.ThumbBytes
+	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*thumbBytes + opened*w.ImageBytes) / gib
 	a.EgressDollars = math.Max(0, a.EgressGiB-p.FreeEgressGiB) * p.PerEgressGiB * daysPerMonth
 	// Pictures: a month's uploads kept, and the pictures of posts from
-	// elsewhere for RemoteCacheDays; each written as an image and a
-	// thumbnail; a fetch job and an uncache job each from elsewhere. An
-	// upload is made safe by its job (uploadJobs): its bytes as sent
-	// written and read again.
-	a.PicturesGiB = (pictures*daysPerMonth + a.RemotePictures*RemoteCacheDays) * (w.ImageBytes + w.ThumbBytes) / gib
-	a.ClassA = 2*(pictures+a.RemotePictures) + pictures
+	// elsewhere for RemoteCacheDays; each written as an image, a
+	// thumbnail and a thumbnail in WebP; a fetch job and an uncache job
+	// each from elsewhere. An upload is made safe by its job
+	// (uploadJobs): its bytes as sent written and read again.
+	a.PicturesGiB = (pictures*daysPerMonth + a.RemotePictures*RemoteCacheDays) * (w.ImageBytes + w.ThumbBytes + w.ThumbWebPBytes) / gib
+	a.ClassA = 3*(pictures+a.RemotePictures) + pictures
 	r.Day.Tasks += 4 * a.RemotePictures
 	a.ClassB = thumbs + opened + pictures
 	a.StorageDollars = math.Max(0, a.PicturesGiB-p.FreeStorageGiB)*p.PerStorageGiBMonth +
@@ -295,12 +296,16 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 // after its fetch (media.RemoteCacheFor).
 const RemoteCacheDays = 7
 
-// ProcessCPUMeasured is media's BenchmarkProcess on the 2-core machine,
-// the suite's alone (go test ./internal/media -run '^$' -bench
-// 'BenchmarkProcess$' -benchtime 5x -count 3): milliseconds to make a
-// 12-megapixel phone photo safe (561 before its thumbnail was first
-// averaged in blocks).
-const ProcessCPUMeasured = 320
+// ProcessCPUMeasured is milliseconds to make a 12-megapixel phone photo
+// safe, on the 2-core machine, the suite's alone, the median of 5: media's
+// BenchmarkProcess (397: decoded, turned, its thumbnail made, scaled to
+// media.KeptPixels and encoded again; a flat picture's thumbnail in WebP
+// among them), and BenchmarkWebPThumbnail, a photo's thumbnail of pixels
+// that do not compress, in WebP (90): go test ./internal/media -run '^$'
+// -bench 'BenchmarkProcess$|BenchmarkWebPThumbnail$' -benchtime 20x
+// -count 5. (320 before thumbnails were made in WebP and pictures kept at
+// KeptPixels; 561 before the thumbnail was first averaged in blocks.)
+const ProcessCPUMeasured = 397 + 90
 
 // SharedEntryBytes is what an entity the shared tier keeps takes there:
 // its properties, gob-encoded, with Redis's own overhead (an assumption

@@ -230,10 +230,13 @@ type Workload struct {
 	// Peak is the busiest second's rate over the day's mean.
 	Peak float64
 	// Pictures: the share of posts that carry one, and the bytes of its
-	// image and thumbnail; of a feed page's items, the share an app has
-	// not fetched before (FreshShare: their thumbnails are fetched), and
-	// of the thumbnails seen, the share opened whole.
+	// image and thumbnail, and of its thumbnail in WebP; of a feed page's
+	// items, the share an app has not fetched before (FreshShare: their
+	// thumbnails are fetched), and of the thumbnails seen, the share
+	// opened whole; of the thumbnails fetched, the share sent in WebP
+	// (WebPShare: the client's Accept header takes it).
 	PictureShare, ImageBytes, ThumbBytes, FreshShare, OpenShare float64
+	ThumbWebPBytes, WebPShare                                   float64
 	// The page cache: PAGE_CACHE_TTL in seconds, PAGE_CACHE_ENTRIES;
 	// PAGE_CACHE_SYNC in seconds (how long an instance's ask for the
 	// marks of changes serves its pages), and PAGE_CACHE_SHARDS (0: as
@@ -264,11 +267,23 @@ type Workload struct {
 	TagShare, TrendPages, TrendRefreshes                          float64
 }
 
+// What a phone's photo takes, made safe, measured by cmd/picturesizes on
+// 13 photographs (docs/performance.md, "Pictures"): the picture, a
+// 12-megapixel photo kept at media.KeptPixels (3840 × 2160's worth) at
+// 87,464 bytes a megapixel (JPEG, quality 85); its thumbnail (JPEG); its
+// thumbnail in WebP.
+const (
+	PhotoBytes     = 3840 * 2160 * 87_464 / 1_000_000
+	ThumbBytes     = 16_816
+	ThumbWebPBytes = 8_993
+)
+
 // defaults sets what every preset assumes of pictures, and the service's
 // defaults for the page cache (cmd/costmodel's test holds them to the
 // service's).
 func (w Workload) defaults() Workload {
-	w.PictureShare, w.ImageBytes, w.ThumbBytes, w.FreshShare, w.OpenShare = 0.2, 1.5*(1<<20), 35*(1<<10), 0.25, 0.05
+	w.PictureShare, w.FreshShare, w.OpenShare = 0.2, 0.25, 0.05
+	w.ImageBytes, w.ThumbBytes, w.ThumbWebPBytes, w.WebPShare = PhotoBytes, ThumbBytes, ThumbWebPBytes, 0.9
 	w.CacheTTL, w.CacheEntries, w.CacheSync, w.LocalCache = 1800, 20000, 0.1, 1
 	w.Votes, w.LinkShare, w.CardShared, w.ScheduledShare = 1, 0.2, 0.5, 0.02
 	w.Words, w.Searches = 30, 2

@@ -29,7 +29,11 @@ const thumbTmp = 32
 func (h Header) Footprint(data []byte) int64 {
 	w, ht := int64(h.Config.Width), int64(h.Config.Height)
 	px := w * ht
-	decoded := px * bytesPerPixel(h.Config.ColorModel)
+	// decoding is what the decoder holds at its peak; held what it leaves:
+	// the image (a progressive JPEG's coefficients, or the planes of one
+	// converted to RGBA at the end, garbage once it returns).
+	held := px * bytesPerPixel(h.Config.ColorModel)
+	decoding := held
 	upright := int64(0)
 	if h.Orientation > 1 {
 		upright = px * 4 // at most an RGBA copy
@@ -39,18 +43,20 @@ func (h Header) Footprint(data []byte) int64 {
 	case JPEG:
 		f, ok := jpegFrame(data)
 		if !ok {
-			decoded += px * 4 * 3 // the worst: progressive, three full planes
+			held = px * 4
+			decoding = px * 4 * 4 // the worst: progressive, three full planes, converted
 			break
 		}
 		samples := f.samples(h.Config.Width, h.Config.Height)
-		decoded = samples
+		held, decoding = samples, samples
 		if f.components == 4 || f.rgb {
-			decoded += px * 4 // CMYK or RGBA, converted from the planes at the end
+			held = px * 4 // CMYK or RGBA, converted from the planes at the end
+			decoding += held
 		}
 		if f.progressive {
 			// A progressive JPEG keeps every coefficient until its last
 			// scan: an int32 for each sample of each component.
-			decoded += samples * 4
+			decoding += samples * 4
 		}
 		if f.components == 3 && !f.rgb {
 			planes = true
@@ -60,17 +66,21 @@ func (h Header) Footprint(data []byte) int64 {
 		}
 	case PNG:
 		if pngInterlaced(data) {
-			decoded += decoded / 2 // the whole image, and its largest pass's
+			decoding += held / 2 // the whole image, and its largest pass's
 		}
 	}
 	uw, uh := turned(h.Config.Width, h.Config.Height, h.Orientation)
-	// Two phases, one after the other: the image decoded, turned, encoded
-	// again and its thumbnail made; then, the image let go, the thumbnail
-	// in WebP. The encoded image is held through both.
 	tw, th := thumbSize(uw, uh)
-	remade := decoded + upright + thumbFootprint(uw, uh, planes)
-	webp := int64(tw)*int64(th)*4 + webpFootprint(tw, th)
-	return max(remade, webp) + 2*maxOutput + footprintSlack
+	kept := int64(0)
+	if kw, kh := keptSize(uw, uh); kw != uw || kh != uh {
+		kept = int64(kw) * int64(kh) * 4 // scaled to an RGBA
+	}
+	// Two phases, one after the other: the decoding, whose garbage is
+	// collected as it ends (remade); then the image decoded, turned, its
+	// thumbnail made, scaled to what is kept and encoded again, and the
+	// thumbnail in WebP. The encoded picture is held through both.
+	rest := held + upright + thumbFootprint(uw, uh, planes) + kept + int64(tw)*int64(th)*4 + webpFootprint(tw, th)
+	return max(decoding, rest) + 2*maxOutput + footprintSlack
 }
 
 // webpFootprint bounds what encoding a w × h thumbnail in WebP holds at

@@ -10,6 +10,8 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
+	"runtime"
 
 	webpenc "github.com/gen2brain/webp"
 	xdraw "golang.org/x/image/draw"
@@ -35,6 +37,12 @@ const (
 	// small file that would decode to more is a decompression bomb. What
 	// processing one holds is its Footprint, at most MaxFootprint.
 	MaxPixels = 1 << 24
+	// KeptPixels is the most pixels of a picture kept and sent: one with
+	// more is scaled down to it, as Mastodon keeps 3840 × 2160's worth of
+	// an image. A phone's 12-megapixel photo is kept at about 8.3, which
+	// a screen shows as well, in about two-thirds of the bytes (what a
+	// picture opened sends: docs/performance.md, "Pictures").
+	KeptPixels = 3840 * 2160
 	// ThumbSide is the longest side of a thumbnail.
 	ThumbSide = 400
 	// jpegQuality is the quality of the JPEGs the service writes.
@@ -178,6 +186,10 @@ func (h Header) remade(data []byte) (*Picture, image.Image, error) {
 	if err != nil {
 		return nil, nil, errCorrupt
 	}
+	// What the decoder held and let go (a progressive JPEG's coefficients,
+	// five times its image) is collected now, before what follows
+	// allocates: Footprint counts the decoding apart.
+	runtime.GC()
 	img = orient(img, h.Orientation)
 	out := h.Kind
 	if h.Kind == WebP {
@@ -186,11 +198,14 @@ func (h Header) remade(data []byte) (*Picture, image.Image, error) {
 			out = PNG
 		}
 	}
+	// The thumbnail first, from the upright image: a JPEG's planes shrink
+	// fastest (thumbnail).
+	thumb := thumbnail(img)
+	img = kept(img)
 	p := &Picture{MimeType: out, Width: img.Bounds().Dx(), Height: img.Bounds().Dy()}
 	if p.Data, err = encode(img, out); err != nil {
 		return nil, nil, err
 	}
-	thumb := thumbnail(img)
 	p.ThumbType = JPEG
 	if !opaque(thumb) {
 		p.ThumbType = PNG
@@ -254,6 +269,85 @@ func (c *capped) Write(p []byte) (int, error) {
 		return 0, errIncompressible
 	}
 	return c.Buffer.Write(p)
+}
+
+// kept scales img down to KeptPixels, if it has more, with bilinear
+// interpolation: a JPEG's planes each on their own (scaleYCbCr), anything
+// else by golang.org/x/image/draw's approximate bilinear scaler into an
+// RGBA. Neither needs an intermediate image; and from at most MaxPixels,
+// each pixel kept is at most 1.42 pixels of the source from the next,
+// which interpolation between its four nearest shows well.
+func kept(img image.Image) image.Image {
+	b := img.Bounds()
+	w, h := keptSize(b.Dx(), b.Dy())
+	if w == b.Dx() && h == b.Dy() {
+		return img
+	}
+	if y, ok := img.(*image.YCbCr); ok {
+		if out := scaleYCbCr(y, w, h); out != nil {
+			return out
+		}
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	xdraw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
+	return dst
+}
+
+// scaleYCbCr scales a YCbCr image to w × h plane by plane, its chroma
+// subsampling kept; nil for a subsampling it does not know (4:1:1,
+// 4:1:0).
+func scaleYCbCr(src *image.YCbCr, w, h int) *image.YCbCr {
+	switch src.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440:
+	default:
+		return nil
+	}
+	b := src.Bounds()
+	if b.Min != (image.Point{}) {
+		return nil // a sub-image: its planes do not start at its corner
+	}
+	dst := image.NewYCbCr(image.Rect(0, 0, w, h), src.SubsampleRatio)
+	scalePlane(dst.Y, dst.YStride, w, h, src.Y, src.YStride, b.Dx(), b.Dy())
+	sw, sh := chromaSize(b.Dx(), b.Dy(), src.SubsampleRatio)
+	cw, ch := chromaSize(w, h, src.SubsampleRatio)
+	scalePlane(dst.Cb, dst.CStride, cw, ch, src.Cb, src.CStride, sw, sh)
+	scalePlane(dst.Cr, dst.CStride, cw, ch, src.Cr, src.CStride, sw, sh)
+	return dst
+}
+
+// scalePlane scales a plane of sw × sh samples (a row every ss) into one
+// of dw × dh (a row every ds), each sample the bilinear interpolation of
+// the four nearest the source's point it stands for, in 16.16 fixed point.
+func scalePlane(dst []byte, ds, dw, dh int, src []byte, ss, sw, sh int) {
+	type tap struct{ i0, i1, w int }
+	at := func(d, dn, sn int) tap {
+		f := max(0, (2*d+1)*sn<<16/(2*dn)-1<<15) // (d + ½)·sn/dn − ½
+		i := min(f>>16, sn-1)
+		return tap{i, min(i+1, sn-1), f & 0xffff}
+	}
+	cols := make([]tap, dw)
+	for x := range cols {
+		cols[x] = at(x, dw, sw)
+	}
+	for y := range dh {
+		r := at(y, dh, sh)
+		top, bottom, out := src[r.i0*ss:], src[r.i1*ss:], dst[y*ds:]
+		for x, c := range cols {
+			t := int(top[c.i0])*(1<<16-c.w) + int(top[c.i1])*c.w
+			u := int(bottom[c.i0])*(1<<16-c.w) + int(bottom[c.i1])*c.w
+			out[x] = byte((t*(1<<16-r.w) + u*r.w + 1<<31) >> 32)
+		}
+	}
+}
+
+// keptSize is the size a w × h picture is kept at: its own within
+// KeptPixels, else scaled down to within it, its shape kept.
+func keptSize(w, h int) (int, int) {
+	if int64(w)*int64(h) <= KeptPixels {
+		return w, h
+	}
+	k := math.Sqrt(KeptPixels / (float64(w) * float64(h)))
+	return max(1, int(float64(w)*k)), max(1, int(float64(h)*k))
 }
 
 // thumbnail scales img to fit ThumbSide × ThumbSide (never up), with the

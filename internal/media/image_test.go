@@ -413,3 +413,106 @@ func TestWebPFootprintCoversEncode(t *testing.T) {
 		t.Logf("%d × %d: peak %d KiB, footprint %d KiB", s[0], s[1], got>>10, webpFootprint(s[0], s[1])>>10)
 	}
 }
+
+// BenchmarkWebPThumbnail encodes a thumbnail of a phone photo's shape in
+// WebP, of pixels that do not compress: the most Process spends on it.
+func BenchmarkWebPThumbnail(b *testing.B) {
+	img := noise(400, 300, color.YCbCrModel)
+	thumb := image.NewRGBA(img.Bounds())
+	draw.Draw(thumb, thumb.Bounds(), img, image.Point{}, draw.Src)
+	for b.Loop() {
+		if _, err := encodeWebP(thumb); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A picture of more than KeptPixels is kept scaled down to them, its
+// shape and its colours kept; one of as many is kept as it is.
+func TestProcessKeepsAtMostKeptPixels(t *testing.T) {
+	for _, c := range []struct {
+		w, h, o      int // o: EXIF orientation
+		keptW, keptH int
+	}{
+		{4000, 3000, 1, 3325, 2494},
+		{4000, 3000, 6, 2494, 3325}, // turned first
+		{4096, 4096, 1, 2880, 2880},
+		{3840, 2160, 1, 3840, 2160},
+		{1000, 800, 1, 1000, 800},
+	} {
+		data := withExif(encodeJPEG(t, twoTone(c.w, c.h)), uint16(c.o), "")
+		p, err := Process(data)
+		if err != nil {
+			t.Fatalf("%d × %d: %v", c.w, c.h, err)
+		}
+		img, err := jpeg.Decode(bytes.NewReader(p.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := img.Bounds()
+		if p.Width != c.keptW || p.Height != c.keptH || b.Dx() != c.keptW || b.Dy() != c.keptH || p.Width*p.Height > KeptPixels {
+			t.Errorf("%d × %d (orientation %d): kept %d × %d (%v), want %d × %d", c.w, c.h, c.o, p.Width, p.Height, b, c.keptW, c.keptH)
+			continue
+		}
+		if c.o != 1 {
+			continue
+		}
+		left := color.NRGBAModel.Convert(img.At(b.Dx()/4, b.Dy()/2)).(color.NRGBA)
+		right := color.NRGBAModel.Convert(img.At(3*b.Dx()/4, b.Dy()/2)).(color.NRGBA)
+		if left.R < 230 || left.B > 25 || right.B < 230 || right.R > 25 {
+			t.Errorf("%d × %d: red %v on the left, blue %v on the right", c.w, c.h, left, right)
+		}
+	}
+}
+
+// Each plane scaled is the bilinear interpolation of the source's: a
+// gradient across stays that gradient, sample for sample, in every plane
+// of every subsampling kept.
+func TestScaleYCbCrInterpolatesEachPlane(t *testing.T) {
+	const w, h, dw, dh = 101, 61, 70, 42
+	for _, ratio := range []image.YCbCrSubsampleRatio{image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440} {
+		src := image.NewYCbCr(image.Rect(0, 0, w, h), ratio)
+		value := func(i, n int) byte { return byte(i * 255 / (n - 1)) }
+		fill := func(p []byte, stride, pw, ph int, across bool) {
+			for y := range ph {
+				for x := range pw {
+					if across {
+						p[y*stride+x] = value(x, pw)
+					} else {
+						p[y*stride+x] = value(y, ph)
+					}
+				}
+			}
+		}
+		cw, ch := chromaSize(w, h, ratio)
+		fill(src.Y, src.YStride, w, h, true)
+		fill(src.Cb, src.CStride, cw, ch, false)
+		fill(src.Cr, src.CStride, cw, ch, true)
+		dst := scaleYCbCr(src, dw, dh)
+		if dst == nil || dst.Bounds() != image.Rect(0, 0, dw, dh) || dst.SubsampleRatio != ratio {
+			t.Fatalf("%v: %v", ratio, dst)
+		}
+		dcw, dch := chromaSize(dw, dh, ratio)
+		check := func(name string, p []byte, stride, pw, ph, sw, sh int, across bool) {
+			for y := range ph {
+				for x := range pw {
+					d, dn, sn := x, pw, sw
+					if !across {
+						d, dn, sn = y, ph, sh
+					}
+					at := max(0, (float64(d)+0.5)*float64(sn)/float64(dn)-0.5) // the source's point
+					i := min(int(at), sn-1)
+					f := at - float64(i)
+					want := float64(value(i, sn))*(1-f) + float64(value(min(i+1, sn-1), sn))*f
+					if got := float64(p[y*stride+x]); got < want-0.51 || got > want+0.51 {
+						t.Fatalf("%v %s (%d, %d): %v, want %.2f", ratio, name, x, y, got, want)
+					}
+				}
+			}
+		}
+		check("Y", dst.Y, dst.YStride, dw, dh, w, h, true)
+		check("Cb", dst.Cb, dst.CStride, dcw, dch, cw, ch, false)
+		check("Cr", dst.Cr, dst.CStride, dcw, dch, cw, ch, true)
+	}
+}
