@@ -184,7 +184,7 @@ func TestFederationPicturesFromElsewhere(t *testing.T) {
 	sendTo(t, other, eve, base, remoteCreate(eve, "3", "<p>late</p>", []string{federation.PublicCollection}, []string{eve.URI + "/followers"},
 		map[string]any{"attachment": map[string]any{"type": "Document", "mediaType": "image/png", "url": late}}), http.StatusAccepted)
 	e.Eventually("the fetch tried", func() bool { return other.Fetched("late.png") >= 1 })
-	each := len(media.ObjectsOf("")) // a picture, its thumbnail and that in WebP
+	each := len(media.ObjectsOf(""))      // a picture, its thumbnail and that in WebP
 	if n := len(e.objects()); n != each { // the second Note's
 		t.Fatalf("objects while the server fails: %d", n)
 	}
