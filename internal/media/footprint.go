@@ -38,7 +38,7 @@ func (h Header) Footprint(data []byte) int64 {
 	if h.Orientation > 1 {
 		upright = px * 4 // at most an RGBA copy
 	}
-	planes := false // a JPEG's YCbCr, which the thumbnail shrinks first
+	planes := false // a JPEG's YCbCr planes, at a subsampling they are kept at
 	switch h.Kind {
 	case JPEG:
 		f, ok := jpegFrame(data)
@@ -58,10 +58,12 @@ func (h Header) Footprint(data []byte) int64 {
 			// scan: an int32 for each sample of each component.
 			decoding += samples * 4
 		}
-		if f.components == 3 && !f.rgb {
+		if f.components == 3 && !f.rgb && f.turnable() {
+			// Turned, scaled and shrunk to the thumbnail plane by plane
+			// (orientYCbCr, scaleYCbCr, shrinkYCbCr); the rest as RGBA.
 			planes = true
-			if h.Orientation > 1 && f.turnable() {
-				upright = samples // turned plane by plane (orientYCbCr)
+			if h.Orientation > 1 {
+				upright = samples
 			}
 		}
 	case PNG:
@@ -69,18 +71,30 @@ func (h Header) Footprint(data []byte) int64 {
 			decoding += held / 2 // the whole image, and its largest pass's
 		}
 	}
+	// Steps, one after the other, each one's garbage collected as it ends
+	// (remade): the decoding; turning the image upright; scaling it to
+	// what is kept; then its thumbnail, its encoding and the thumbnail's
+	// in WebP. The encoded picture is held through them all.
 	uw, uh := turned(h.Config.Width, h.Config.Height, h.Orientation)
-	tw, th := thumbSize(uw, uh)
-	kept := int64(0)
-	if kw, kh := keptSize(uw, uh); kw != uw || kh != uh {
-		kept = int64(kw) * int64(kh) * 4 // scaled to an RGBA
+	image := held
+	turning := int64(0)
+	if upright > 0 {
+		turning, image = held+upright, upright
 	}
-	// Two phases, one after the other: the decoding, whose garbage is
-	// collected as it ends (remade); then the image decoded, turned, its
-	// thumbnail made, scaled to what is kept and encoded again, and the
-	// thumbnail in WebP. The encoded picture is held through both.
-	rest := held + upright + thumbFootprint(uw, uh, planes) + kept + int64(tw)*int64(th)*4 + webpFootprint(tw, th)
-	return max(decoding, rest) + 2*maxOutput + footprintSlack
+	keeping := int64(0)
+	kw, kh := keptSize(uw, uh)
+	if kw != uw || kh != uh {
+		// Planes scaled as planes (at most 3 bytes a pixel), anything else
+		// to an RGBA.
+		kept := int64(kw) * int64(kh) * 4
+		if planes {
+			kept = int64(kw) * int64(kh) * 3
+		}
+		keeping, image = image+kept, kept
+	}
+	tw, th := thumbSize(kw, kh)
+	rest := image + thumbFootprint(kw, kh, planes) + int64(tw)*int64(th)*4 + webpFootprint(tw, th)
+	return max(decoding, turning, keeping, rest) + 2*maxOutput + footprintSlack
 }
 
 // webpFootprint bounds what encoding a w × h thumbnail in WebP holds at

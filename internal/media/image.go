@@ -156,9 +156,8 @@ func (h Header) process(data []byte) (*Picture, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The decoded image is garbage by now, and the thumbnail all that is
-	// held of it: what the WebP encoder then takes is no more than that
-	// (Footprint's second phase).
+	// The WebP encoder's memory is counted with the kept image's, which
+	// is garbage by now (Footprint's last step).
 	if p.ThumbWebP, err = encodeWebP(thumb); err != nil {
 		return nil, err
 	}
@@ -186,11 +185,15 @@ func (h Header) remade(data []byte) (*Picture, image.Image, error) {
 	if err != nil {
 		return nil, nil, errCorrupt
 	}
-	// What the decoder held and let go (a progressive JPEG's coefficients,
-	// five times its image) is collected now, before what follows
-	// allocates: Footprint counts the decoding apart.
+	// Each step's garbage is collected before the next allocates: what
+	// the decoder held and let go (a progressive JPEG's coefficients, five
+	// times its image), the image before it was turned, the image at its
+	// full size. Footprint counts the steps apart.
 	runtime.GC()
-	img = orient(img, h.Orientation)
+	if upright := orient(img, h.Orientation); upright != img {
+		img = upright
+		runtime.GC()
+	}
 	out := h.Kind
 	if h.Kind == WebP {
 		out = JPEG
@@ -198,10 +201,11 @@ func (h Header) remade(data []byte) (*Picture, image.Image, error) {
 			out = PNG
 		}
 	}
-	// The thumbnail first, from the upright image: a JPEG's planes shrink
-	// fastest (thumbnail).
+	if k := kept(img); k != img {
+		img = k
+		runtime.GC()
+	}
 	thumb := thumbnail(img)
-	img = kept(img)
 	p := &Picture{MimeType: out, Width: img.Bounds().Dx(), Height: img.Bounds().Dy()}
 	if p.Data, err = encode(img, out); err != nil {
 		return nil, nil, err

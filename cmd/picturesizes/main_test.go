@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A photo larger than a phone's is measured as a phone would send it:
+// kept at 3840 × 2160's worth, its thumbnails counted; the mean is over
+// the photos.
+func TestMeasuresAsAPhoneSends(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var files []string
+	for i, size := range [][2]int{{4800, 3000}, {800, 600}} {
+		img := image.NewRGBA(image.Rect(0, 0, size[0], size[1]))
+		for y := range size[1] {
+			for x := range size[0] {
+				v := uint8(x*255/size[0]) ^ uint8(rng.IntN(16))
+				img.SetRGBA(x, y, color.RGBA{v, uint8(y * 255 / size[1]), 128, 255})
+			}
+		}
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(dir, []string{"big.jpg", "small.jpg"}[i])
+		if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, name)
+	}
+	var out strings.Builder
+	if err := run(&out, files); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[2], "big.jpg | 8.3 |") || !strings.Contains(lines[3], "small.jpg | 0.5 |") ||
+		!strings.HasPrefix(lines[4], "| mean of 2 | 4.4 |") {
+		t.Errorf("the table:\n%s", out.String())
+	}
+	if err := run(&out, []string{filepath.Join(dir, "none.jpg")}); err == nil {
+		t.Error("a missing photo measured")
+	}
+}
