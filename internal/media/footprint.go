@@ -27,59 +27,17 @@ const thumbTmp = 32
 // whose header h is; without the upload's own bytes, which the caller
 // holds already.
 func (h Header) Footprint(data []byte) int64 {
-	w, ht := int64(h.Config.Width), int64(h.Config.Height)
-	px := w * ht
-	// decoding is what the decoder holds at its peak; held what it leaves:
-	// the image (a progressive JPEG's coefficients, or the planes of one
-	// converted to RGBA at the end, garbage once it returns).
-	held := px * bytesPerPixel(h.Config.ColorModel)
-	decoding := held
-	upright := int64(0)
-	if h.Orientation > 1 {
-		upright = px * 4 // at most an RGBA copy
-	}
-	planes := false // a JPEG's YCbCr planes, at a subsampling they are kept at
-	switch h.Kind {
-	case JPEG:
-		f, ok := jpegFrame(data)
-		if !ok {
-			held = px * 4
-			decoding = px * 4 * 4 // the worst: progressive, three full planes, converted
-			break
-		}
-		samples := f.samples(h.Config.Width, h.Config.Height)
-		held, decoding = samples, samples
-		if f.components == 4 || f.rgb {
-			held = px * 4 // CMYK or RGBA, converted from the planes at the end
-			decoding += held
-		}
-		if f.progressive {
-			// A progressive JPEG keeps every coefficient until its last
-			// scan: an int32 for each sample of each component.
-			decoding += samples * 4
-		}
-		if f.components == 3 && !f.rgb && f.turnable() {
-			// Turned, scaled and shrunk to the thumbnail plane by plane
-			// (orientYCbCr, scaleYCbCr, shrinkYCbCr); the rest as RGBA.
-			planes = true
-			if h.Orientation > 1 {
-				upright = samples
-			}
-		}
-	case PNG:
-		if pngInterlaced(data) {
-			decoding += held / 2 // the whole image, and its largest pass's
-		}
-	}
+	d := h.decoded(data)
+	held, decoding, upright, planes := d.held, d.decoding, d.upright, d.planes
 	// Steps, one after the other, each one's garbage collected as it ends
 	// (remade): the decoding; turning the image upright; scaling it to
 	// what is kept; then its thumbnail, its encoding and the thumbnail's
 	// in WebP. The encoded picture is held through them all.
 	uw, uh := turned(h.Config.Width, h.Config.Height, h.Orientation)
-	image := held
+	pixels := held
 	turning := int64(0)
 	if upright > 0 {
-		turning, image = held+upright, upright
+		turning, pixels = held+upright, upright
 	}
 	keeping := int64(0)
 	kw, kh := keptSize(uw, uh)
@@ -90,11 +48,69 @@ func (h Header) Footprint(data []byte) int64 {
 		if planes {
 			kept = int64(kw) * int64(kh) * 3
 		}
-		keeping, image = image+kept, kept
+		keeping, pixels = pixels+kept, kept
 	}
 	tw, th := thumbSize(kw, kh)
-	rest := image + thumbFootprint(kw, kh, planes) + int64(tw)*int64(th)*4 + webpFootprint(tw, th)
+	rest := pixels + thumbFootprint(kw, kh, planes) + int64(tw)*int64(th)*4 + webpFootprint(tw, th)
 	return max(decoding, turning, keeping, rest) + 2*maxOutput + footprintSlack
+}
+
+// decodeBound is what decoding an image and turning it upright hold: what
+// the decoder holds at its peak (decoding) and what it leaves, the image
+// (held: a progressive JPEG's coefficients, or the planes of one
+// converted to RGBA at the end, are garbage once it returns); the
+// upright copy; and whether it is a JPEG's YCbCr planes, at a
+// subsampling they are turned, scaled and shrunk at (orientYCbCr,
+// scaleYCbCr, shrinkYCbCr; anything else is turned and scaled as RGBA).
+type decodeBound struct {
+	held, decoding, upright int64
+	planes                  bool
+}
+
+func (h Header) decoded(data []byte) decodeBound {
+	px := int64(h.Config.Width) * int64(h.Config.Height)
+	var d decodeBound
+	d.held = px * bytesPerPixel(h.Config.ColorModel)
+	d.decoding = d.held
+	if h.Orientation > 1 {
+		d.upright = px * 4 // at most an RGBA copy
+	}
+	switch h.Kind {
+	case JPEG:
+		h.jpegDecoded(data, px, &d)
+	case PNG:
+		if pngInterlaced(data) {
+			d.decoding += d.held / 2 // the whole image, and its largest pass's
+		}
+	}
+	return d
+}
+
+// jpegDecoded is decoded's bound of a JPEG of px pixels, by its frame.
+func (h Header) jpegDecoded(data []byte, px int64, d *decodeBound) {
+	f, ok := jpegFrame(data)
+	if !ok {
+		d.held = px * 4
+		d.decoding = px * 4 * 4 // the worst: progressive, three full planes, converted
+		return
+	}
+	samples := f.samples(h.Config.Width, h.Config.Height)
+	d.held, d.decoding = samples, samples
+	if f.components == 4 || f.rgb {
+		d.held = px * 4 // CMYK or RGBA, converted from the planes at the end
+		d.decoding += d.held
+	}
+	if f.progressive {
+		// A progressive JPEG keeps every coefficient until its last scan:
+		// an int32 for each sample of each component.
+		d.decoding += samples * 4
+	}
+	if f.components == 3 && !f.rgb && f.turnable() {
+		d.planes = true
+		if h.Orientation > 1 {
+			d.upright = samples
+		}
+	}
 }
 
 // webpFootprint bounds what encoding a w × h thumbnail in WebP holds at
