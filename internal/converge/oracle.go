@@ -3,6 +3,7 @@ package converge
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,15 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 	if err := o.readRemote(ctx, rep); err != nil {
 		return err
 	}
+	// The other server's people become celebrities here as anyone does:
+	// which of their Notes kept are celebrities' is known once their ids
+	// here are (readRemote).
+	remote, err := r.celebrityPosts(ctx, o.remoteLive)
+	if err != nil {
+		return err
+	}
+	maps.Copy(o.celebrity, remote)
+	rep.CelebrityPosts += len(remote)
 	all, err := o.checkFeeds(ctx, rep)
 	if err != nil {
 		return err

@@ -65,10 +65,17 @@ func (o *oracle) readRemote(ctx context.Context, rep *Report) error {
 }
 
 // remoteHome is whether a Note of the other server's is in u's home: as
-// a local post is, by u's follows of its author.
+// a local post is, by u's follows of its author; a celebrity's while u
+// follows them, whatever the copy window (celebrities.go).
 func (o *oracle) remoteHome(u *user) rule {
 	win := o.remoteWindow()
-	return func(q *post) presence { return presenceOf(q, o.m.rFollows[pair{u.id, q.author}], win) }
+	return func(q *post) presence {
+		follows := o.m.rFollows[pair{u.id, q.author}]
+		if o.celebrity[q.id] {
+			return celebrityPresence(follows)
+		}
+		return presenceOf(q, follows, win)
+	}
 }
 
 // remoteWindow is window for the other server's Notes: a follow copies

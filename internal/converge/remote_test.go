@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"socialstream/internal/ids"
 )
 
 // The other server's Accept of a follow is taken here before its sender
@@ -90,5 +92,45 @@ func TestDrainWaitsForADeliveryBegunWhileSettling(t *testing.T) {
 	}
 	if settled != 2 {
 		t.Errorf("the queues settled %d times, want 2 (again after the delivery)", settled)
+	}
+}
+
+// A celebrity of the other server's Notes are in the home of whoever here
+// follows them while they do, all of them at once, whatever the copy
+// window, as a local celebrity's posts are; an ordinary author's past
+// the window are not. The suite's checker once reported a celebrity's
+// Note older than the window as shown "though it must not".
+func TestRemoteCelebrityNotesAreHomeWhileFollowed(t *testing.T) {
+	at := time.Now()
+	tick := func(n int) time.Time { return at.Add(time.Duration(n) * time.Second) }
+	m := newModel()
+	r := &runner{m: m, cfg: Config{CopyLimit: 1}}
+	o := &oracle{r: r, m: m, celebrity: map[string]bool{}, remoteByID: map[string]*post{}}
+	var notes []*post
+	for i := range 3 { // taken before the follow, oldest first
+		q := &post{author: "far", id: ids.Format(int64(1000 + i)), start: tick(i), end: tick(i)}
+		q.taken.sure = true
+		o.remoteByID[q.id] = q
+		notes = append(notes, q)
+	}
+	m.rPosts = notes
+	key := pair{"reader", "far"}
+	m.rFollows[key] = []event{{add: true, start: tick(10), end: tick(11), copyLimit: -1}}
+	home := o.remoteHome(&user{id: "reader"})
+	if got := home(notes[0]); !got.forbid() {
+		t.Errorf("an ordinary author's Note past the copy window: %v, want out", got)
+	}
+	if got := home(notes[2]); !got.must() {
+		t.Errorf("an ordinary author's newest Note: %v, want in", got)
+	}
+	for _, q := range notes {
+		o.celebrity[q.id] = true
+	}
+	if got := home(notes[0]); !got.must() {
+		t.Errorf("a celebrity's Note past the copy window, followed: %v, want in", got)
+	}
+	m.rFollows[key] = append(m.rFollows[key], event{start: tick(20), end: tick(21)})
+	if got := home(notes[2]); !got.forbid() {
+		t.Errorf("a celebrity's Note, unfollowed: %v, want out", got)
 	}
 }
