@@ -616,29 +616,41 @@ func (s *Server) servePicture(c *gin.Context) {
 		return
 	}
 	cache := fmt.Sprintf("public, max-age=%d", int(min(left, media.CacheFor).Seconds()))
-	forms := formsOf(variant, c.GetHeader("Accept"))
-	// A picture's bytes never change (another picture is another id), so
-	// each form's tag is its name: a cache or device that holds one asks
-	// again with its tag and is answered 304, with no bytes, while it is
-	// still stored (a deleted one still leaves every cache within
-	// CacheFor). The form it holds is good for it whatever else it now
-	// accepts.
-	if f, ok := heldForm(c.GetHeader("If-None-Match"), id, variant); ok {
-		if ok, err := s.media.Stored(ctx, id, f); err != nil {
-			s.fail(c, err)
-			return
-		} else if ok {
-			h := c.Writer.Header()
-			h.Set("Cache-Control", cache)
-			h.Set("ETag", formTag(id, variant, f))
-			if variant == media.VariantThumb {
-				h.Set("Vary", "Accept")
-			}
-			c.Status(http.StatusNotModified)
-			return
-		}
+	if s.notModified(c, id, variant, cache) {
+		return
 	}
-	s.stream(c, id, variant, forms, cache, true)
+	s.stream(c, id, variant, formsOf(variant, c.GetHeader("Accept")), cache)
+}
+
+// notModified answers 304 (or the error) and reports true where the
+// request's If-None-Match names a form of picture id's variant that is
+// still stored. A picture's bytes never change (another picture is
+// another id), so each form's tag is its name: a cache or device that
+// holds one asks again with its tag and is answered 304, with no bytes,
+// while it is still stored (a deleted one still leaves every cache
+// within its max-age). The form it holds is good for it whatever else it
+// now accepts.
+func (s *Server) notModified(c *gin.Context, id, variant, cache string) bool {
+	f, ok := heldForm(c.GetHeader("If-None-Match"), id, variant)
+	if !ok {
+		return false
+	}
+	stored, err := s.media.Stored(c.Request.Context(), id, f)
+	switch {
+	case err != nil:
+		s.fail(c, err)
+		return true
+	case !stored:
+		return false
+	}
+	h := c.Writer.Header()
+	h.Set("Cache-Control", cache)
+	h.Set("ETag", formTag(id, variant, f))
+	if variant == media.VariantThumb {
+		h.Set("Vary", "Accept")
+	}
+	c.Status(http.StatusNotModified)
+	return true
 }
 
 // formsOf are the forms of a picture's variant to send, the first the
@@ -750,7 +762,9 @@ const ProfilePictureAge = 5 * time.Minute
 
 // serveProfilePicture streams a person's avatar or header, to anyone who
 // may see the person (policy.SeePicture): one read, of their card. It
-// needs no token, as an <img> element sends none.
+// needs no token, as an <img> element sends none. Its tag is the
+// picture's, as a post's picture's is: an app that shows the avatar on
+// every item asks again each ProfilePictureAge and is answered 304.
 func (s *Server) serveProfilePicture(c *gin.Context) {
 	ctx := c.Request.Context()
 	c.Header("Cache-Control", "no-store")
@@ -764,13 +778,17 @@ func (s *Server) serveProfilePicture(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.stream(c, id, variant, formsOf(variant, c.GetHeader("Accept")), fmt.Sprintf("public, max-age=%d", int(ProfilePictureAge.Seconds())), false)
+	cache := fmt.Sprintf("public, max-age=%d", int(ProfilePictureAge.Seconds()))
+	if s.notModified(c, id, variant, cache) {
+		return
+	}
+	s.stream(c, id, variant, formsOf(variant, c.GetHeader("Accept")), cache)
 }
 
 // stream sends the first of picture id's forms it has, as caches may
-// keep it, with its tag if tagged; an answer that could have been
-// another form says it varies by Accept.
-func (s *Server) stream(c *gin.Context, id, variant string, forms []media.Form, cache string, tagged bool) {
+// keep it, with its tag; an answer that could have been another form
+// says it varies by Accept.
+func (s *Server) stream(c *gin.Context, id, variant string, forms []media.Form, cache string) {
 	ctx := c.Request.Context()
 	r, f, err := s.media.Open(ctx, id, forms...)
 	if err != nil {
@@ -782,9 +800,7 @@ func (s *Server) stream(c *gin.Context, id, variant string, forms []media.Form, 
 	h.Set("Content-Type", r.Attrs.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(r.Attrs.Size, 10))
 	h.Set("Cache-Control", cache)
-	if tagged {
-		h.Set("ETag", formTag(id, variant, f))
-	}
+	h.Set("ETag", formTag(id, variant, f))
 	if variant == media.VariantThumb {
 		h.Set("Vary", "Accept")
 	}

@@ -30,6 +30,33 @@ func TestProfiles(t *testing.T) {
 			t.Errorf("%s: %d %s", link, status, kind)
 		}
 	}
+	// An app showing her avatar on every item asks again with its tag, and
+	// is told it may keep what it holds, whichever form: no bytes.
+	thumb := p["thumbnailUrl"].(string)
+	for _, accept := range []string{"image/webp,*/*", ""} {
+		req, _ := http.NewRequest(http.MethodGet, e.url+thumb, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		tag := res.Header.Get("ETag")
+		if want := `"` + avatar + `.thumb`; !strings.HasPrefix(tag, want) || res.Header.Get("Vary") != "Accept" {
+			t.Fatalf("the avatar's thumbnail (Accept %q): ETag %q, Vary %q", accept, tag, res.Header.Get("Vary"))
+		}
+		req.Header.Set("If-None-Match", tag)
+		again, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.Body.Close()
+		if again.StatusCode != http.StatusNotModified || again.Header.Get("ETag") != tag || !strings.HasPrefix(again.Header.Get("Cache-Control"), "public, max-age=") {
+			t.Errorf("asked again with %s: %d, ETag %q", tag, again.StatusCode, again.Header.Get("ETag"))
+		}
+	}
 	// On her card wherever it is: a feed's author, people.get by RPC.
 	post := e.post(ann, "hi")
 	e.Settle()
