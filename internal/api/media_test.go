@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -622,5 +624,32 @@ func TestThumbnailInTheFormTheClientTakes(t *testing.T) {
 	}
 	if res, _ := get(image, "", `"`+id+`.image.webp"`); res.StatusCode != http.StatusOK {
 		t.Errorf("a tag of no form of the picture: %d, want 200", res.StatusCode)
+	}
+}
+
+// The Mastodon face's image_matrix_limit is the most pixels a picture is
+// kept at: apps shrink their photos to it before they send them, and one
+// sent larger (up to 4096 × 4096) is taken and kept scaled down to it.
+func TestPicturesKeptAtTheAdvertisedLimit(t *testing.T) {
+	e := newEnv(t)
+	inst := e.do("GET", "/api/v2/instance", "", nil)
+	limit, _ := inst.body["configuration"].(map[string]any)["media_attachments"].(map[string]any)["image_matrix_limit"].(float64)
+	if limit <= 0 {
+		t.Fatalf("image_matrix_limit: %s", inst.raw)
+	}
+	ann := e.register("ann")
+	r := e.upload(ann, stacktest.Picture(t, "jpeg", 4000, 3000), "twelve megapixels")
+	if r.status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.status, r.raw)
+	}
+	pic := e.entry(r)
+	w, h := pic["width"].(float64), pic["height"].(float64)
+	if px := w * h; px > limit || px < 0.999*limit || math.Abs(w/h-4.0/3) > 0.001 {
+		t.Errorf("kept at %v × %v, want the shape of 4000 × 3000 within %v pixels", w, h, limit)
+	}
+	if _, kind, body := e.Fetch(pic["url"].(string)); kind != "image/jpeg" || len(body) == 0 {
+		t.Fatalf("the picture: %s", kind)
+	} else if img, err := jpeg.Decode(bytes.NewReader(body)); err != nil || float64(img.Bounds().Dx()) != w {
+		t.Errorf("the picture's bytes: %v, %v wide", err, img)
 	}
 }

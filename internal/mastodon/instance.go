@@ -36,7 +36,7 @@ func (s *Server) instance(m *mreq) (any, error) {
 			"accounts": gin.H{"max_featured_tags": 0, "max_pinned_statuses": activities.MaxPins},
 			"statuses": gin.H{"max_characters": maxStatus, "max_media_attachments": media.MaxPerActivity, "characters_reserved_per_url": 23},
 			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes,
-				"image_matrix_limit": media.MaxPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
+				"image_matrix_limit": media.KeptPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
 				"description_limit": media.MaxDescription},
 			"polls":            pollLimits,
 			"translation":      gin.H{"enabled": false},
@@ -70,7 +70,7 @@ func (s *Server) instanceV1(m *mreq) (any, error) {
 		"thumbnail": nil, "languages": []string{"en"}, "registrations": true, "approval_required": false, "invites_enabled": false,
 		"configuration": gin.H{
 			"statuses":          gin.H{"max_characters": maxStatus, "max_media_attachments": media.MaxPerActivity, "characters_reserved_per_url": 23},
-			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes, "image_matrix_limit": media.MaxPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0},
+			"media_attachments": gin.H{"supported_mime_types": []string{media.JPEG, media.PNG, media.GIF, media.WebP}, "image_size_limit": media.MaxBytes, "image_matrix_limit": media.KeptPixels, "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0},
 			"polls":             pollLimits,
 		},
 		"contact_account": nil, "rules": []any{},
