@@ -224,7 +224,10 @@ func (h Header) remade(data []byte) (*Picture, image.Image, error) {
 // encodeWebP encodes a thumbnail in lossy WebP, with its transparency:
 // libwebp, compiled to WebAssembly and run in the process by wazero
 // (github.com/gen2brain/webp), as Go has no WebP encoder. Its colours are
-// given unpremultiplied, as libwebp takes them.
+// given unpremultiplied, as libwebp takes them. (That package also
+// registers a WebP decoder of its own with image.Decode, whose memory
+// Footprint does not know: uploads are decoded by x/image's, named,
+// never through image.Decode.)
 func encodeWebP(img image.Image) ([]byte, error) {
 	if !opaque(img) {
 		n := image.NewNRGBA(img.Bounds())
