@@ -43,7 +43,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	maps.Copy(o.celebrity, remote)
-	rep.CelebrityPosts += len(remote)
+	rep.Remote.Celebrity = len(remote)
 	all, err := o.checkFeeds(ctx, rep)
 	if err != nil {
 		return err

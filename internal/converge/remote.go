@@ -63,6 +63,9 @@ type RemoteReport struct {
 	// Refused counts the service's deliveries its inboxes refused while
 	// unreachable (tried again later by their jobs).
 	Refused int
+	// Celebrity counts the Notes kept here that are a celebrity's: merged
+	// into homes as they are read.
+	Celebrity int
 }
 
 type remotePerson struct {

@@ -167,8 +167,8 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "  %-44s %6d\n", k, r.DatastoreFaults[k])
 	}
 	rm := r.Remote
-	fmt.Fprintf(w, "the other server: %d Notes sent (%d kept here, %d deleted, %d overtaken by their Delete), %d in homes here; %d deliveries sent twice, %d tried again; %d deliveries from here refused while it was unreachable\n",
-		rm.Notes, rm.Taken, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused)
+	fmt.Fprintf(w, "the other server: %d Notes sent (%d kept here, %d of them a celebrity's; %d deleted, %d overtaken by their Delete), %d in homes here; %d deliveries sent twice, %d tried again; %d deliveries from here refused while it was unreachable\n",
+		rm.Notes, rm.Taken, rm.Celebrity, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused)
 	if sh := r.Shared; sh != (store.SharedStats{}) {
 		fmt.Fprintf(w, "the shared page cache: %d entities taken, %d looked for and not taken, %d tombstones, %d calls unanswered\n", sh.Hits, sh.Misses, sh.Tombs, sh.Failed)
 	}
