@@ -167,8 +167,9 @@ func (h Header) process(data []byte) (*Picture, error) {
 	return p, nil
 }
 
-// remade decodes data, turns it upright and encodes it again, with its
-// thumbnail, which it returns too.
+// remade decodes data, turns it upright, scales it down to KeptPixels
+// and encodes it again, with its thumbnail (made from what is kept),
+// which it returns too.
 func (h Header) remade(data []byte) (*Picture, image.Image, error) {
 	var decode func(io.Reader) (image.Image, error)
 	switch h.Kind {
