@@ -161,9 +161,17 @@ func (c *client) upload(ctx context.Context, token string, data []byte, alt stri
 // fetch reads a picture's link with no token, as an img element does,
 // and returns its status and type.
 func (c *client) fetch(ctx context.Context, link string) (int, string, error) {
+	return c.fetchAccepting(ctx, link, "")
+}
+
+// fetchAccepting is fetch with an Accept header ("" for none).
+func (c *client) fetchAccepting(ctx context.Context, link, accept string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 	if err != nil {
 		return 0, "", err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

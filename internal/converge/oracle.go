@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 )
 
 // check compares every feed and count with the oracle, under the model's
@@ -580,8 +581,10 @@ func pictureViolation(feed string, it map[string]any, p *post) string {
 // checkPictureObjects checks the pictures' bucket against the model: the
 // pictures of every post that remains (live, or removed and kept) have
 // their image and thumbnail, and the links @all hands out open them with
-// no token; no object of a deleted post's picture remains. Objects of no
-// post are uploads never attached, which are collected a day later.
+// no token, the thumbnail for a client that takes WebP too; no object of
+// a deleted post's picture remains, its thumbnail in WebP among them.
+// Objects of no post are uploads never attached, which are collected a
+// day later.
 func (r *runner) checkPictureObjects(ctx context.Context, all []map[string]any) error {
 	m := r.m
 	names, err := r.objects()
@@ -595,11 +598,11 @@ func (r *runner) checkPictureObjects(ctx context.Context, all []map[string]any) 
 	for _, p := range m.posts {
 		gone := p.deleted || m.deleted(p.author)
 		for _, id := range p.pictures {
-			for _, name := range []string{"media/" + id, "media/" + id + "/thumb"} {
+			for _, name := range media.ObjectsOf(id) {
 				switch {
 				case gone && stored[name]:
 					m.violations = append(m.violations, fmt.Sprintf("object %s of deleted post %s remains", name, p.id))
-				case !gone && !stored[name]:
+				case !gone && !stored[name] && !strings.HasSuffix(name, ".webp"): // not every picture has a thumbnail in WebP
 					m.violations = append(m.violations, fmt.Sprintf("post %s lacks its picture's object %s", p.id, name))
 				}
 			}
@@ -612,13 +615,15 @@ func (r *runner) checkPictureObjects(ctx context.Context, all []map[string]any) 
 		items, _ := it["mediaItems"].([]any)
 		for _, x := range items {
 			pic, _ := x.(map[string]any)
-			for _, link := range []string{str(pic, "url"), str(pic, "thumbnailUrl")} {
-				status, kind, err := r.c.fetch(ctx, link)
+			for _, f := range []struct{ link, accept string }{
+				{str(pic, "url"), ""}, {str(pic, "thumbnailUrl"), ""}, {str(pic, "thumbnailUrl"), "image/webp,*/*"},
+			} {
+				status, kind, err := r.c.fetchAccepting(ctx, f.link, f.accept)
 				if err != nil {
 					return fmt.Errorf("fetch a picture: %w", err)
 				}
 				if status != 200 || !strings.HasPrefix(kind, "image/") {
-					m.violations = append(m.violations, fmt.Sprintf("activity %s: picture link %s answered %d %s", str(it, "id"), link, status, kind))
+					m.violations = append(m.violations, fmt.Sprintf("activity %s: picture link %s (Accept %q) answered %d %s", str(it, "id"), f.link, f.accept, status, kind))
 				}
 			}
 		}
