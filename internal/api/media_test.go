@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	stdimage "image"
 	"image/jpeg"
 	"image/png"
 	"io"
@@ -624,6 +625,27 @@ func TestThumbnailInTheFormTheClientTakes(t *testing.T) {
 	}
 	if res, _ := get(image, "", `"`+id+`.image.webp"`); res.StatusCode != http.StatusOK {
 		t.Errorf("a tag of no form of the picture: %d, want 200", res.StatusCode)
+	}
+	// A picture whose thumbnail WebP would not make smaller (8 × 8, all
+	// see-through): a client that takes WebP is sent the thumbnail itself,
+	// from the form kept for it, so serving it never misses.
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, stdimage.NewNRGBA(stdimage.Rect(0, 0, 8, 8))); err != nil {
+		t.Fatal(err)
+	}
+	r := e.upload(ann, buf.Bytes(), "nothing to see")
+	if r.status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.status, r.raw)
+	}
+	flat := e.entry(r)
+	_, own := get(flat["thumbnailUrl"].(string), "", "")
+	res, body = get(flat["thumbnailUrl"].(string), "image/webp,*/*", "")
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "image/png" || !bytes.Equal(body, own) ||
+		res.Header.Get("ETag") != `"`+flat["id"].(string)+`.thumb.webp"` {
+		t.Errorf("a flat thumbnail for WebP: %d %s, ETag %s, %d bytes (its own %d)", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("ETag"), len(body), len(own))
+	}
+	if objs := e.objects(); !slices.Contains(objs, "media/"+flat["id"].(string)+"/thumb.webp") {
+		t.Errorf("the flat picture's objects: %v", objs)
 	}
 }
 

@@ -602,7 +602,7 @@ func (r *runner) checkPictureObjects(ctx context.Context, all []map[string]any) 
 				switch {
 				case gone && stored[name]:
 					m.violations = append(m.violations, fmt.Sprintf("object %s of deleted post %s remains", name, p.id))
-				case !gone && !stored[name] && !strings.HasSuffix(name, ".webp"): // not every picture has a thumbnail in WebP
+				case !gone && !stored[name]:
 					m.violations = append(m.violations, fmt.Sprintf("post %s lacks its picture's object %s", p.id, name))
 				}
 			}

@@ -159,8 +159,9 @@ func thumbWebPObject(id string) string { return "media/" + id + "/thumb.webp" }
 // its job has made them safe (UploadLater), and never served.
 func uploadObject(id string) string { return "media/" + id + "/upload" }
 
-// ObjectsOf returns the names of a made-safe item's objects (its
-// thumbnail in WebP among them, which not every item has).
+// ObjectsOf returns the names of a made-safe item's objects: its image,
+// its thumbnail, and the thumbnail for the clients that take WebP (an
+// item made safe before those were made has none).
 func ObjectsOf(id string) []string {
 	return []string{imageObject(id), thumbObject(id), thumbWebPObject(id)}
 }
@@ -480,10 +481,15 @@ func (s *Service) write(ctx context.Context, id string, p *Picture) error {
 	if err := s.writeObject(ctx, imageObject(id), p.MimeType, p.Data); err != nil {
 		return err
 	}
-	if p.ThumbWebP != nil {
-		if err := s.writeObject(ctx, thumbWebPObject(id), WebP, p.ThumbWebP); err != nil {
-			return err
-		}
+	// The form for the clients that take WebP: the thumbnail in WebP, or
+	// the thumbnail itself where WebP is not smaller, so that every
+	// picture has it and serving it never misses.
+	webp, kind := p.ThumbWebP, WebP
+	if webp == nil {
+		webp, kind = p.Thumb, p.ThumbType
+	}
+	if err := s.writeObject(ctx, thumbWebPObject(id), kind, webp); err != nil {
+		return err
 	}
 	return s.writeObject(ctx, thumbObject(id), p.ThumbType, p.Thumb)
 }
@@ -505,8 +511,9 @@ func (s *Service) deleteObjects(ctx context.Context, id string) error {
 }
 
 // A Form is one of the forms of an item a link names: its image, its
-// thumbnail, or its thumbnail in WebP (ThumbWebP), which a client that
-// accepts it is sent in the thumbnail's place where the item has one.
+// thumbnail, or its thumbnail for a client that takes WebP (ThumbWebP,
+// or the thumbnail itself where that is not smaller), which such a
+// client is sent in the thumbnail's place.
 type Form int
 
 const (
@@ -536,8 +543,8 @@ func (s *Service) Stored(ctx context.Context, id string, f Form) (bool, error) {
 }
 
 // Open opens the first of an item's forms it has, to be streamed, and
-// says which it is: a thumbnail in WebP, say, and then the thumbnail for
-// an item that has none (a flat drawing's, or one made before them).
+// says which it is: the thumbnail for WebP, say, and then the thumbnail
+// for an item made before those were.
 func (s *Service) Open(ctx context.Context, id string, forms ...Form) (*storage.Reader, Form, error) {
 	r, f, err := s.open(ctx, id, forms)
 	if !errors.Is(err, storage.ErrObjectNotExist) {
