@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"hash/fnv"
 	"reflect"
@@ -15,12 +16,12 @@ import (
 )
 
 // KindChange is the kind of the marks every write of a kind the cache
-// keeps leaves beside it, in the same commit: one per written entity,
-// named by its key, with the time the Datastore took the commit. A page
-// on any instance asks for the marks since its instance last asked, and
-// its cache drops what they name before it answers from it: a change
-// shows on the first page begun after its commit (and the cache's
-// Share), on every instance.
+// keeps leaves beside it, in the same commit: one a commit, naming every
+// key it wrote of those kinds, with the time the Datastore took the
+// commit. A page on any instance asks for the marks since its instance
+// last asked, and its cache drops what they name before it answers from
+// it: a change shows on the first page begun after its commit (and the
+// cache's Share), on every instance.
 const KindChange = "PageChange"
 
 // change is a mark. Its place, At, is its shard's name and its time
@@ -31,8 +32,13 @@ const KindChange = "PageChange"
 // took (a write whose call took remarkAfter or longer marks again once it
 // returns), and instances' clocks may differ by less than SyncMargin
 // less remarkAfter.
+//
+// Names are the keys it marks (Key.String), of its own namespace. A
+// commit's marks are one entity (a write, and one read for each ask that
+// finds it), as many as markBytes of names take.
 type change struct {
-	At string `datastore:"at"`
+	At    string   `datastore:"at"`
+	Names []string `datastore:"names,noindex"`
 	// Expires lets a TTL policy delete the mark once no cache can hold
 	// what it names (docs/deploy.md).
 	Expires time.Time `datastore:"expires,noindex"`
@@ -75,6 +81,9 @@ const (
 
 	// maxMutations is the most mutations one commit takes.
 	maxMutations = 500
+	// markBytes is the most bytes of names one mark holds: well within
+	// an entity's 1 MiB, whatever the keys.
+	markBytes = 256 << 10
 )
 
 // SyncMargin is how far before its last ask an instance asks again, and
@@ -91,31 +100,45 @@ var syncLimit = 1000
 // is kept.
 const MaxCacheTTL = 30 * time.Minute
 
-// marks returns the mutations that mark keys changed: those of kinds the
-// DB's cache keeps, each once. None without a cache, or with one that
-// keeps nothing of its own (CacheConfig.SharedOnly).
+// marks returns the mutations that mark keys changed: of those of kinds
+// the DB's cache keeps, each named once, in as few marks as hold them (one
+// a namespace, for all but the largest writes). None without a cache, or
+// with one that keeps nothing of its own (CacheConfig.SharedOnly).
 func (db *DB) marks(keys []*datastore.Key) []*datastore.Mutation {
 	c := db.cache
 	if c == nil || c.sharedOnly {
 		return nil
 	}
-	var muts []*datastore.Mutation
-	seen := map[string]bool{}
 	now := c.now()
-	expires := now.Add(changeLife)
+	var marks []*change
+	var named []*datastore.Key // the marks'
+	open := map[string]int{}  // the mark being filled, by namespace: its index
+	size := map[string]int{}
+	seen := map[string]bool{}
 	for _, k := range keys {
 		if !c.kinds[k.Kind] {
 			continue
 		}
 		name := k.String()
-		if seen[name] {
+		if seen[k.Namespace+"\x00"+name] {
 			continue
 		}
-		seen[name] = true
-		mk := &datastore.Key{Kind: KindChange, Name: name, Namespace: k.Namespace}
-		muts = append(muts, datastore.NewUpsert(mk, &change{At: changeAt(name, c.shards, now), Expires: expires}))
+		seen[k.Namespace+"\x00"+name] = true
+		i, ok := open[k.Namespace]
+		if !ok || size[k.Namespace]+len(name) > markBytes {
+			id := rand.Text()
+			i = len(marks)
+			marks = append(marks, &change{At: changeAt(id, c.shards, now), Expires: now.Add(changeLife)})
+			named = append(named, &datastore.Key{Kind: KindChange, Name: id, Namespace: k.Namespace})
+			open[k.Namespace], size[k.Namespace] = i, 0
+		}
+		marks[i].Names = append(marks[i].Names, name)
+		size[k.Namespace] += len(name)
 	}
-	return muts
+	if len(marks) == 0 {
+		return nil
+	}
+	return upserts(named, marks)
 }
 
 // mutate commits muts outside a transaction, keys' marks with them: in
@@ -269,20 +292,20 @@ func (c *Cache) sync(ctx context.Context, db *DB, begun time.Time) error {
 }
 
 // ask reads the marks in db's namespace made after since, a query of
-// each shard's range at once (a projection of their places: billed as a
-// read each), and drops what they name unless it was read SyncMargin or
-// more after the change; past syncLimit of them in a shard, everything.
+// each shard's range at once (billed a read a mark), and drops what they
+// name unless it was read SyncMargin or more after the change; past
+// syncLimit of them in a shard, everything.
 func (c *Cache) ask(ctx context.Context, db *DB, s *syncer, since time.Time) error {
 	c.asks.Add(1)
 	shards := make([][]*datastore.Key, c.shards)
-	places := make([][]change, c.shards)
+	found := make([][]change, c.shards)
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range c.shards {
 		g.Go(func() error {
 			from := fmt.Sprintf("%02d/%016d", i, since.UnixMicro())
 			q := db.Query(KindChange).FilterField("at", ">", from).FilterField("at", "<", fmt.Sprintf("%02d/~", i)).
-				Project("at").Limit(syncLimit)
-			keys, err := db.client.GetAll(gctx, q, &places[i])
+				Limit(syncLimit)
+			keys, err := db.client.GetAll(gctx, q, &found[i])
 			shards[i] = keys
 			return Convert(err)
 		})
@@ -290,37 +313,44 @@ func (c *Cache) ask(ctx context.Context, db *DB, s *syncer, since time.Time) err
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	var keys []*datastore.Key
-	var marks []time.Time
 	for i := range shards {
 		if len(shards[i]) >= syncLimit {
 			c.purge()
 			return nil
 		}
-		for j, k := range shards[i] {
-			if at, ok := changeTime(places[i][j].At); ok {
-				keys, marks = append(keys, k), append(marks, at)
-			}
-		}
 	}
 	if s.applied == nil {
 		s.applied = map[string]time.Time{}
 	}
-	for name, at := range s.applied {
+	for id, at := range s.applied {
 		if !at.After(since) {
-			delete(s.applied, name) // the query reads it no more
+			delete(s.applied, id) // the query reads it no more
 		}
 	}
 	// A mark applied once is not again: what was read after its drop
 	// was read after its change had shown.
 	var names []string
 	var fresh []time.Time
-	for i, k := range keys {
-		if at, ok := s.applied[k.Name]; ok && at.Equal(marks[i]) {
-			continue
+	for i := range shards {
+		for j, k := range shards[i] {
+			m := found[i][j]
+			at, ok := changeTime(m.At)
+			if !ok {
+				continue
+			}
+			if was, ok := s.applied[k.Name]; ok && was.Equal(at) {
+				continue
+			}
+			s.applied[k.Name] = at
+			if len(m.Names) == 0 {
+				// A mark of an older version's, named by the one key
+				// it marks: this version's instances hear of it too.
+				m.Names = []string{k.Name}
+			}
+			for _, name := range m.Names {
+				names, fresh = append(names, db.namespace+"\x00"+name), append(fresh, at)
+			}
 		}
-		s.applied[k.Name] = marks[i]
-		names, fresh = append(names, db.namespace+"\x00"+k.Name), append(fresh, marks[i])
 	}
 	c.dropChanged(names, fresh)
 	return nil

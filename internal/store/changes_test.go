@@ -113,19 +113,22 @@ func TestShardedMarksAreAllRead(t *testing.T) {
 	for i := range 12 {
 		keys = append(keys, db.NameKey("Pair", fmt.Sprint("sharded-", i), nil))
 	}
-	if err := other.PutMulti(ctx, keys, make([]pair, len(keys))); err != nil {
-		t.Fatal(err)
+	putEach := func(db *store.DB) {
+		t.Helper()
+		for _, k := range keys {
+			if err := db.Put(ctx, k, &pair{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	putEach(other) // a mark each
 	shards := map[string]bool{}
 	for _, k := range keys {
-		var m struct {
-			At      string    `datastore:"at"`
-			Expires time.Time `datastore:"expires,noindex"`
+		places, _, err := store.MarksOf(ctx, base, k)
+		if err != nil || len(places) != 1 {
+			t.Fatalf("%s: marks at %v (%v), want one", k.Name, places, err)
 		}
-		if _, err := base.Get(ctx, base.NameKey(store.KindChange, k.String(), nil), &m); err != nil {
-			t.Fatal(err)
-		}
-		shard, _, _ := strings.Cut(m.At, "/")
+		shard, _, _ := strings.Cut(places[0], "/")
 		shards[shard] = true
 	}
 	if len(shards) < 2 {
@@ -151,11 +154,56 @@ func TestShardedMarksAreAllRead(t *testing.T) {
 	if err := base.Put(ctx, unmarked, &pair{A: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.PutMulti(ctx, keys, make([]pair, len(keys))); err != nil {
-		t.Fatal(err)
-	}
+	putEach(other)
 	if got := pageOf(t, db, unmarked)[0]; got != 2 {
 		t.Errorf("after 12 marks in 4 shards of 2 at most: %d, want the unmarked change read again (2)", got)
+	}
+}
+
+// A commit leaves one mark, naming every key it wrote of the kinds the
+// cache keeps and none other: a put of many, and a transaction's writes.
+// A mark an older version left, one a key named by that key, is applied
+// too.
+func TestACommitLeavesOneMark(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	db, other := base.WithCache(store.NewCache(keptPairs)), base.WithCache(store.NewCache(keptPairs))
+	a, b, c := db.NameKey("Pair", "a", nil), db.NameKey("Pair", "b", nil), db.NameKey("Pair", "c", nil)
+	unkept := db.NameKey("Unkept", "u", nil)
+	if err := other.PutMulti(ctx, []*datastore.Key{a, b}, []pair{{A: 1}, {A: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Update(ctx, func(tx *store.Tx) error {
+		return tx.PutMulti([]*datastore.Key{c, unkept, a}, []pair{{A: 1}, {A: 1}, {A: 2}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[*datastore.Key]int{a: 2, b: 1, c: 1, unkept: 0}
+	for k, n := range want {
+		places, all, err := store.MarksOf(ctx, base, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(places) != n || all != 2 {
+			t.Errorf("%s: named by %d of %d marks, want %d of 2", k, len(places), all, n)
+		}
+	}
+
+	time.Sleep(store.SyncMargin)
+	pageOf(t, db, a) // kept
+	if err := base.Put(ctx, a, &pair{A: 3}); err != nil { // no mark
+		t.Fatal(err)
+	}
+	var old struct {
+		At      string    `datastore:"at"`
+		Expires time.Time `datastore:"expires,noindex"`
+	}
+	old.At, old.Expires = store.ChangeAt(a.String(), 1, time.Now()), time.Now().Add(time.Hour)
+	if err := base.Put(ctx, base.NameKey(store.KindChange, a.String(), nil), &old); err != nil {
+		t.Fatal(err)
+	}
+	if got := pageOf(t, db, a)[0]; got != 3 {
+		t.Errorf("after an older version's mark: %d, want 3", got)
 	}
 }
 
@@ -168,8 +216,10 @@ func TestManyChangesForgetEverything(t *testing.T) {
 	db, other := base.WithCache(store.NewCache(keptPairs)), base.WithCache(store.NewCache(keptPairs))
 	keys := []*datastore.Key{db.NameKey("Pair", "a", nil), db.NameKey("Pair", "b", nil), db.NameKey("Pair", "c", nil), db.NameKey("Pair", "d", nil)}
 	unmarked := db.NameKey("Pair", "e", nil)
-	if err := other.PutMulti(ctx, keys, []pair{{A: 1}, {A: 1}, {A: 1}, {A: 1}}); err != nil {
-		t.Fatal(err)
+	for _, k := range keys { // a mark each
+		if err := other.Put(ctx, k, &pair{A: 1}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := base.Put(ctx, unmarked, &pair{A: 1}); err != nil { // a DB with no cache leaves no mark
 		t.Fatal(err)
@@ -180,7 +230,7 @@ func TestManyChangesForgetEverything(t *testing.T) {
 	if err := base.Put(ctx, unmarked, &pair{A: 2}); err != nil {
 		t.Fatal(err)
 	}
-	// The ask finds the 4 marks of the first write: more than it reads,
+	// The ask finds the 4 marks of the first writes: more than it reads,
 	// so everything goes, and the unmarked change shows.
 	if got := pageOf(t, db, all...); got[4] != 2 {
 		t.Errorf("after more marks than an ask reads: %v, want e read again (2)", got)
@@ -261,16 +311,17 @@ func TestASlowCommitMarksAgain(t *testing.T) {
 	// Whether its commit waited (and it marked again) or an attempt
 	// was aborted and the next was quick, its mark's time is within a
 	// second of when the write returned: no ask can miss it.
-	var m struct {
-		At      string    `datastore:"at"`
-		Expires time.Time `datastore:"expires,noindex"`
-	}
-	if _, err := base.Get(ctx, base.NameKey(store.KindChange, k.String(), nil), &m); err != nil {
+	places, _, err := store.MarksOf(ctx, base, k)
+	if err != nil {
 		t.Fatal(err)
 	}
-	changed, ok := store.ChangeTime(m.At)
+	slices.Sort(places) // one shard: the last is the newest
+	if len(places) == 0 {
+		t.Fatal("no mark names the write")
+	}
+	changed, ok := store.ChangeTime(places[len(places)-1])
 	if !ok {
-		t.Fatalf("the mark's place %q holds no time", m.At)
+		t.Fatalf("the mark's place %q holds no time", places[len(places)-1])
 	}
 	if late := returned.Sub(changed); late > time.Second {
 		t.Errorf("the mark's time is %v before the write returned (%d marked again), want at most 1s", late, store.Remarks(c))
@@ -396,7 +447,7 @@ func TestAWriteTooLargeForItsMarksMarksAfter(t *testing.T) {
 	cfg := keptPairs
 	cfg.Entries = 1000
 	db, other := base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
-	keys := make([]*datastore.Key, 300) // 600 mutations with their marks
+	keys := make([]*datastore.Key, 500) // 501 mutations with their mark
 	ones, twos := make([]pair, len(keys)), make([]pair, len(keys))
 	for i := range keys {
 		keys[i] = db.NameKey("Pair", fmt.Sprintf("k%03d", i), nil)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"cloud.google.com/go/datastore"
@@ -39,3 +40,21 @@ func ChangeTime(at string) (time.Time, bool) { return changeTime(at) }
 func SharedKeep(s *Shared, k *datastore.Key, props datastore.PropertyList, at time.Time, ttl time.Duration) {
 	s.put(context.Background(), []string{cacheKey(k)}, []datastore.PropertyList{props}, at, ttl)
 }
+
+// MarksOf returns the places of the marks of changes in db's namespace
+// that name k, and how many marks there are in all.
+func MarksOf(ctx context.Context, db *DB, k *datastore.Key) (places []string, all int, err error) {
+	var marks []change
+	if _, err := db.client.GetAll(ctx, db.Query(KindChange), &marks); err != nil {
+		return nil, 0, err
+	}
+	for _, m := range marks {
+		if slices.Contains(m.Names, k.String()) {
+			places = append(places, m.At)
+		}
+	}
+	return places, len(marks), nil
+}
+
+// ChangeAt is the place of a mark of name made at t among shards.
+func ChangeAt(name string, shards int, t time.Time) string { return changeAt(name, shards, t) }
