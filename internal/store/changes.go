@@ -112,7 +112,7 @@ func (db *DB) marks(keys []*datastore.Key) []*datastore.Mutation {
 	now := c.now()
 	var marks []*change
 	var named []*datastore.Key // the marks'
-	open := map[string]int{}  // the mark being filled, by namespace: its index
+	open := map[string]int{}   // the mark being filled, by namespace: its index
 	size := map[string]int{}
 	seen := map[string]bool{}
 	for _, k := range keys {

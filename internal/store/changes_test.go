@@ -190,7 +190,7 @@ func TestACommitLeavesOneMark(t *testing.T) {
 	}
 
 	time.Sleep(store.SyncMargin)
-	pageOf(t, db, a) // kept
+	pageOf(t, db, a)                                      // kept
 	if err := base.Put(ctx, a, &pair{A: 3}); err != nil { // no mark
 		t.Fatal(err)
 	}
