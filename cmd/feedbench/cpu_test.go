@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"socialstream/internal/activities"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
 )
@@ -97,6 +98,25 @@ func pageCPU(b *testing.B, sharedAlone bool) {
 			b.ReportMetric(float64(gzipped(body)), "gzip-bytes/op")
 		})
 	}
+	// The home page's own query alone (activities.HomeIDs, one range of
+	// the audience chunks, keys only, as the page asks it), issued by the
+	// bench's Datastore client: what no page of this design goes without
+	// (the answer's activities and authors come from the cache).
+	b.Run("home-query", func(b *testing.B) {
+		before := cpuTime()
+		b.ResetTimer()
+		for b.Loop() {
+			ids, err := activities.HomeIDs(ctx, s.db, w.reader.id, 0, billPage+1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(ids) < billPage {
+				b.Fatalf("the reader's home holds %d, want a page of %d", len(ids), billPage)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(cpuTime()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	})
 	b.Run("like-unlike", func(b *testing.B) {
 		path := "/social/rest/likes/" + w.newest[1]
 		before := cpuTime()
