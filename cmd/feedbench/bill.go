@@ -306,6 +306,12 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 	}
 	rows = append(rows, billRow{Op: "unread count", Bill: b, MinReads: 2,
 		MinRule: fmt.Sprintf("a count query (%d unread, one read per 1,000) + the reader's state (whom they hide)", unread.Entry.Count)})
+	// An app asks again minutes later: the reader's state is kept.
+	b, err = s.meteredWarm(ctx, reader, "GET", "/social/rest/notifications/@me/unread", nil, nil)
+	if err != nil {
+		return rows, fmt.Errorf("billing: unread count, warm: %w", err)
+	}
+	rows = append(rows, billRow{Op: "unread count, warm", Bill: b, MinReads: 2, MinRule: "a count query + the ask for changes"})
 	b, err = s.metered(ctx, reader, "GET", "/social/rest/notifications/@me/unread?grouped=true", nil, &unread)
 	if err != nil {
 		return rows, fmt.Errorf("billing: unread count with its groups: %w", err)

@@ -103,8 +103,9 @@ const (
 type AllIn struct {
 	// HitShare is the share of a home or person's page's activities and
 	// authors that the instance's cache holds (see hitShare); PageReads
-	// what a home page reads, with it.
-	HitShare, PageReads float64
+	// what a home page reads, with it. OwnHitShare is the share of unread
+	// counts that find their reader's state kept (see ownHitShare).
+	HitShare, PageReads, OwnHitShare float64
 	// ChangeReads are the reads a day of what changes dropped from the
 	// instances' caches; Asks the asks a day for the marks of changes,
 	// AskReads what they read (a query a shard).
@@ -168,6 +169,19 @@ func hitShare(w Workload, followers, instances, ttl float64) float64 {
 	return 1 - math.Exp(-perSecond*ttl)
 }
 
+// ownHitShare is the share of an active person's unread counts that find
+// their own state kept by one of keepers, kept ttl seconds after each
+// read: their pages and counts read it, at their rate a second spread
+// over the keepers (reads as a Poisson process, as hitShare; an app's
+// counts come in sessions, so more are kept than this says).
+func ownHitShare(w Workload, keepers, ttl float64) float64 {
+	if ttl <= 0 {
+		return 0
+	}
+	perSecond := (w.HomePages + w.OtherPages + w.NotificationPages + w.UnreadPolls) / secondsPerDay / math.Max(1, keepers)
+	return 1 - math.Exp(-perSecond*ttl)
+}
+
 // allIn works out the rest of r's bill, and what the cache saves of its
 // Datastore reads (returned: the reads a day, with the cache).
 func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64) {
@@ -223,11 +237,13 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		keepers = 1
 	}
 	a.HitShare = hitShare(w, r.OrdinaryFollowers, keepers, w.CacheTTL)
+	a.OwnHitShare = ownHitShare(w, keepers, w.CacheTTL)
 	// An instance's cache holds CacheEntries at most: past them, it keeps
 	// that share of what pages read. The tier is provisioned for all.
 	a.WorkingSet = workingSet(w, r.PostsPerDay)
 	if w.SharedCache == 0 && a.WorkingSet > entries {
 		a.HitShare *= entries / a.WorkingSet
+		a.OwnHitShare *= entries / a.WorkingSet
 	}
 	// Each instance asks for the marks of changes at most once in
 	// CacheSync, when a page comes: with pages at a rate λ, once in
@@ -236,7 +252,7 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	// everything, as every ask of a day at that rate would.
 	r.Shards = w.MarkShards
 	if w.CacheTTL > 0 && !w.sharedAlone() {
-		lambda := pages / secondsPerDay / a.Instances
+		lambda := (pages + polls) / secondsPerDay / a.Instances // an unread count asks too
 		if r.Shards == 0 {
 			r.Shards = MarkShards(r.PeakMarks, lambda*w.Peak, w.CacheSync)
 		}
@@ -244,7 +260,7 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		a.Asks = a.Instances * secondsPerDay / gap
 		a.AskReads = a.Asks * r.Shards
 		if r.PeakMarks/w.Peak*(gap+SyncMargin)/r.Shards >= SyncLimit && w.SharedCache == 0 {
-			a.HitShare = 0 // the instance forgets; the tier would keep
+			a.HitShare, a.OwnHitShare = 0, 0 // the instance forgets; the tier would keep
 		}
 	}
 	r.Shards = math.Max(r.Shards, 1)
@@ -254,12 +270,15 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		return (Metered[op].Reads - (Metered[op+", warm"].Reads - 1) - own) * a.HitShare
 	}
 	homePages := active * (w.HomePages + w.OtherPages + w.NotificationPages)
-	a.PageReads = Metered["home page"].Reads - saved("home page", 0) + a.AskReads/math.Max(homePages, 1)
+	a.PageReads = Metered["home page"].Reads - saved("home page", 0) + a.AskReads/math.Max(homePages+polls, 1)
 	if w.CelebrityThreshold > 0 {
 		a.PageReads += Metered["home page, following a celebrity, warm"].Reads - Metered["home page, warm"].Reads
 	}
+	// An unread count that finds its reader's state kept reads its count
+	// alone (and asks, counted apart).
+	pollSaved := (Metered["unread count"].Reads - (Metered["unread count, warm"].Reads - 1)) * a.OwnHitShare
 	reads := r.Day.Reads - active*(w.HomePages*saved("home page", 0)+w.OtherPages*saved("@self by another", 0)+
-		w.NotificationPages*saved("notifications page", pageSize)) + a.AskReads
+		w.NotificationPages*saved("notifications page", pageSize)+w.UnreadPolls*pollSaved) + a.AskReads
 	// A change drops what it changes from every instance that keeps it:
 	// each write's entity and its actor's card or state, read again once
 	// on each instance that held it.

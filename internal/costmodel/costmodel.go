@@ -46,6 +46,7 @@ var Metered = map[string]Op{
 	"notifications page":       {Reads: 43},
 	"notifications page, warm": {Reads: 3},
 	"unread count":             {Reads: 2},
+	"unread count, warm":       {Reads: 2},
 	"like":                     {Reads: 21, Writes: 7, IndexEntries: 33, Bytes: 5816, Tasks: 2},
 	"like, its post's third (no trend bumped)": {Reads: 19, Writes: 6, IndexEntries: 28, Bytes: 5073, Tasks: 2},
 	"comment":                    {Reads: 14, Writes: 4, IndexEntries: 24, Bytes: 3607, Tasks: 2},

@@ -105,10 +105,12 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 
 // unreadOf counts user's unread notifications (unread), with their state
 // own as a page read it, or, if it read none (an empty page), as read
-// now.
+// now, through the instance's cache as a page reads it: an app asks for
+// the count every few minutes, and the state it needs (whom its reader
+// hides) changes far less often.
 func (s *Service) unreadOf(ctx context.Context, user string, own *viewer.Ref) (int64, error) {
 	if own == nil {
-		l := s.db.Lookup()
+		l := s.db.PageLookup()
 		own = viewer.Read(l, user)
 		if err := l.Run(ctx); err != nil {
 			return 0, fmt.Errorf("notifications: the state of %s: %w", user, err)
@@ -273,7 +275,7 @@ func (s *Service) Unread(ctx context.Context, user string) (int64, error) {
 // UnreadGroups returns how many of user's notifications are unread, and
 // in how many groups (as Grouped groups them), reading the unread ones.
 func (s *Service) UnreadGroups(ctx context.Context, user string) (int64, int, error) {
-	l := s.db.Lookup()
+	l := s.db.PageLookup()
 	own := viewer.Read(l, user)
 	if err := l.Run(ctx); err != nil {
 		return 0, 0, fmt.Errorf("notifications.UnreadGroups(%s): %w", user, err)
