@@ -218,6 +218,52 @@ func TestAdmissionWaitsThenRefuses(t *testing.T) {
 	}
 }
 
+// An instance's first upload also counts what compiling the WebP
+// encoder takes (webpCompile), once: refused as busy while another
+// upload leaves it only its own footprint, let in once that one ends (one
+// that fails before its thumbnail compiles nothing); the uploads after it
+// need their footprints alone. With a budget under
+// footprint and compilation, the first takes the whole budget.
+func TestFirstUploadCountsCompilingTheEncoder(t *testing.T) {
+	ctx := context.Background()
+	data := encodePNG(t, twoTone(64, 64))
+	h, err := ReadHeader(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := h.Footprint(data)
+	defer func(was bool) { webpCompiled.Store(was) }(webpCompiled.Load())
+	webpCompiled.Store(false)
+	a := newAdmission(need+webpCompile, 50*time.Millisecond)
+	if err := a.memory.Acquire(ctx, webpCompile); err != nil { // another upload
+		t.Fatal(err)
+	}
+	if _, err := a.process(ctx, data); !errors.Is(err, errBusy) {
+		t.Fatalf("the first upload beside another: %v, want errBusy (it counts the compilation)", err)
+	}
+	if webpCompiled.Load() {
+		t.Fatal("a refused upload counted the encoder compiled")
+	}
+	a.memory.Release(webpCompile)
+	if _, err := a.process(ctx, data[:len(data)/2]); err == nil || webpCompiled.Load() {
+		t.Fatalf("a first upload cut short: %v, compiled %v; want it refused, the encoder not counted compiled", err, webpCompiled.Load())
+	}
+	if _, err := a.process(ctx, data); err != nil || !webpCompiled.Load() {
+		t.Fatalf("the first upload alone: %v, compiled %v; want it made, and the encoder counted compiled", err, webpCompiled.Load())
+	}
+	if err := a.memory.Acquire(ctx, webpCompile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.process(ctx, data); err != nil {
+		t.Errorf("an upload after the first, beside another: %v, want it let in on its footprint alone", err)
+	}
+
+	webpCompiled.Store(false)
+	if _, err := newAdmission(need, 50*time.Millisecond).process(ctx, data); err != nil {
+		t.Errorf("the first upload on a budget of its footprint: %v, want it let in on the whole budget", err)
+	}
+}
+
 // Whatever an upload's bytes say, telling its footprint neither panics
 // nor bounds it below what its header's size allows.
 func FuzzFootprint(f *testing.F) {
