@@ -91,32 +91,28 @@ func (r *Reaction) Err(err error) error {
 	return err
 }
 
-// ReactionView returns the activity a committed like or unlike counted
-// in, as viewer, the reactor, sees it: read again, with its author, its
-// counts and whether viewer reposted it, in one lookup, so that the counts
-// are those of one moment after the commit; liked is whether viewer likes
-// it now, which the reaction decided. The reaction's transaction asked
-// the policy (ReadSeen), so what lands just after it (a block, a
-// suspension) does not hide its answer: the reaction happened, and a 404
-// would tell the reactor it had not. One deleted since is
-// ErrNoSuchActivity: its likes and comments go with it.
-func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction, liked bool) (View, error) {
-	return s.reactedView(ctx, viewer, r.id, r.a.UserID, &liked)
+// ReactionView returns the activity a committed reaction counted in, as
+// viewer, the reactor, sees it: read again, with its author, its counts
+// and viewer's like, in one lookup, so that the counts are those of one
+// moment after the commit. The reaction's transaction asked the policy
+// (ReadSeen), so what lands just after it (a block, a suspension) does
+// not hide its answer: the reaction happened, and a 404 would tell the
+// reactor it had not. One deleted since is ErrNoSuchActivity: its likes
+// and comments go with it.
+func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
+	return s.reactedView(ctx, viewer, r.id, r.a.UserID)
 }
 
-// reactedView is ReactionView of activity id, by author; liked nil, it
-// reads whether viewer likes it. It reads as a page does, through the
-// instance's cache: the reaction's commit dropped what it changed (the
-// activity, its poll) from it, and the author's card is most often kept.
-func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string, liked *bool) (View, error) {
+// reactedView is ReactionView of activity id, by author.
+func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string) (View, error) {
 	var a Activity
-	l := s.db.PageLookup()
+	l := s.db.Lookup()
 	found := l.Add(Key(s.db, id), &a)
 	author := accounts.Read(l, authorID)
 	sum := counts(&a)
-	var likedRef store.Ref
-	if s.cfg.Likes != nil && liked == nil {
-		likedRef = s.cfg.Likes.Liked(l, id, viewer)
+	var liked store.Ref
+	if s.cfg.Likes != nil {
+		liked = s.cfg.Likes.Liked(l, id, viewer)
 	}
 	reposted := l.Add(RepostKey(s.db, id, viewer), &Repost{})
 	read := &reading{}
@@ -140,11 +136,7 @@ func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string, 
 	if err != nil {
 		return View{}, err
 	}
-	if liked == nil {
-		byViewer := likedRef.Found()
-		liked = &byViewer
-	}
-	v := toView(id, &a, p, likes, comments, *liked)
+	v := toView(id, &a, p, likes, comments, liked.Found())
 	v.RepostedByViewer = reposted.Found()
 	v.MediaItems = pictures(mint, a.Media)
 	v.Card = cardView(mint, a.Card)

@@ -177,13 +177,13 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		// the next one's bump counts this one too.
 		_ = trends.Bump(ctx, s.db, sub, day)
 	}
-	return s.answer(ctx, user, r, true)
+	return s.answer(ctx, user, r)
 }
 
 // answer returns the activity a committed like or unlike counted in, as
-// user sees it: liked, or not.
-func (s *Service) answer(ctx context.Context, user string, r *activities.Reaction, liked bool) (activities.View, error) {
-	v, err := s.act.ReactionView(ctx, user, r, liked)
+// user sees it.
+func (s *Service) answer(ctx context.Context, user string, r *activities.Reaction) (activities.View, error) {
+	v, err := s.act.ReactionView(ctx, user, r)
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes: view of %s: %w", r.ID(), err)
 	}
@@ -252,7 +252,7 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, r.Err(err))
 	}
-	return s.answer(ctx, user, r, false)
+	return s.answer(ctx, user, r)
 }
 
 // Erase deletes up to n likes of a deleted user, each with its count, and
