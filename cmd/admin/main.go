@@ -1,7 +1,9 @@
 // Command admin is the operator's tool for what no API call may do for
 // itself: naming the first admin of a deployment (after which admins
-// grant roles through the API), and rotating the keys that sign the
-// links to pictures and the Web Push messages. It works on the Datastore the server uses, from the
+// grant roles through the API), rotating the keys that sign the links to
+// pictures and the Web Push messages, and the steps an upgrade asks for
+// (posts and likes written again, pictures' thumbnails given their form
+// for WebP). It works on the Datastore the server uses, from the
 // same environment: GOOGLE_CLOUD_PROJECT (or DATASTORE_PROJECT_ID),
 // DATASTORE_NAMESPACE, and DATASTORE_EMULATOR_HOST for an emulator.
 //
@@ -13,6 +15,10 @@
 //	go run ./cmd/admin domain-blocks
 //	go run ./cmd/admin reindex-posts
 //	go run ./cmd/admin reindex-likes
+//	go run ./cmd/admin webp-thumbnails
+//
+// webp-thumbnails also reads MEDIA_BUCKET, and STORAGE_EMULATOR_HOST for
+// an emulator.
 package main
 
 import (
@@ -36,7 +42,8 @@ import (
 )
 
 const usage = "usage: admin role USERNAME admin|moderator|none\n       admin rotate-link-key\n       admin rotate-push-key\n" +
-	"       admin block-domain DOMAIN [REASON]\n       admin unblock-domain DOMAIN\n       admin domain-blocks\n       admin reindex-posts\n       admin reindex-likes"
+	"       admin block-domain DOMAIN [REASON]\n       admin unblock-domain DOMAIN\n       admin domain-blocks\n       admin reindex-posts\n       admin reindex-likes\n" +
+	"       admin webp-thumbnails"
 
 func main() {
 	if err := realMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
@@ -95,6 +102,8 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 		return withDB(ctx, getenv, func(db *store.DB) error {
 			return reindex(ctx, db, out, likes.Reindex, "likes", "each is listed among its post's likes and its liker's")
 		})
+	case len(args) == 1 && args[0] == "webp-thumbnails":
+		return withDB(ctx, getenv, func(db *store.DB) error { return webpThumbnails(ctx, db, getenv, out) })
 	case len(args) == 1 && args[0] == "domain-blocks":
 		return withDB(ctx, getenv, func(db *store.DB) error {
 			blocks, err := federation.BlockedDomains(ctx, db)
@@ -108,6 +117,37 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, ou
 		})
 	}
 	return errors.New(usage)
+}
+
+// webpThumbnails gives every picture stored before thumbnails had a form
+// for WebP that form (media.FillWebP), and says how many it gave it.
+func webpThumbnails(ctx context.Context, db *store.DB, getenv func(string) string, out io.Writer) error {
+	bucket := getenv("MEDIA_BUCKET")
+	if bucket == "" {
+		return errors.New("MEDIA_BUCKET names the bucket of the pictures")
+	}
+	endpoint := ""
+	if host := getenv("STORAGE_EMULATOR_HOST"); host != "" {
+		endpoint = "http://" + host + "/storage/v1/"
+	}
+	client, err := media.Dial(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	total, cursor := 0, ""
+	for {
+		n, next, err := media.FillWebP(ctx, db, client.Bucket(bucket), cursor, 500)
+		total += n
+		if err != nil {
+			return fmt.Errorf("after %d pictures: %w", total, err)
+		}
+		if next == "" {
+			fmt.Fprintf(out, "%d pictures given a thumbnail for the clients that take WebP; the rest had one.\n", total)
+			return nil
+		}
+		cursor = next
+	}
 }
 
 // reindex runs one of the reindexing steps (activities.Reindex,

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/jpeg"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +16,7 @@ import (
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/activities"
+	"socialstream/internal/gcsemu"
 	"socialstream/internal/ids"
 	"socialstream/internal/likes"
 	"socialstream/internal/media"
@@ -202,5 +207,70 @@ func TestReindexLikes(t *testing.T) {
 	}
 	if got := listed(); !slices.Equal(got, []string{"7"}) {
 		t.Errorf("after: %v listed, want [7]", got)
+	}
+}
+
+// A picture stored before thumbnails had a form for WebP is given it by
+// webp-thumbnails, from the bucket the environment names.
+func TestWebPThumbnails(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	const bucket = "admin-test"
+	gcs, err := gcsemu.Start(0, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gcs.Stop()
+	endpoint, err := url.Parse(gcs.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := media.Dial(ctx, gcs.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	env := map[string]string{"DATASTORE_PROJECT_ID": testenv.Project, "DATASTORE_EMULATOR_HOST": testenv.EmulatorHost(t), "DATASTORE_NAMESPACE": db.Namespace()}
+	run := func() (string, error) {
+		var out strings.Builder
+		err := realMain(ctx, []string{"webp-thumbnails"}, func(k string) string { return env[k] }, &out)
+		return out.String(), err
+	}
+	if _, err := run(); err == nil {
+		t.Error("webp-thumbnails with no MEDIA_BUCKET: no error")
+	}
+	env["MEDIA_BUCKET"], env["STORAGE_EMULATOR_HOST"] = bucket, endpoint.Host
+
+	// An older version's picture: its record, and its thumbnail alone.
+	id := ids.Format(ids.New().Next())
+	if err := db.Put(ctx, media.ItemKey(db, id), &media.Item{UserID: "42", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	img := image.NewYCbCr(image.Rect(0, 0, 400, 300), image.YCbCrSubsampleRatio420)
+	for i := range img.Y {
+		img.Y[i] = byte(i * 7919 % 251) // noise, which WebP makes smaller than JPEG
+	}
+	var thumb bytes.Buffer
+	if err := jpeg.Encode(&thumb, img, &jpeg.Options{Quality: 85}); err != nil {
+		t.Fatal(err)
+	}
+	objects := media.ObjectsOf(id) // the image, the thumbnail, its form for WebP
+	w := client.Bucket(bucket).Object(objects[1]).NewWriter(ctx)
+	w.ContentType = media.JPEG
+	if _, err := w.Write(thumb.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(); err != nil || !strings.HasPrefix(out, "1 pictures") {
+		t.Fatalf("webp-thumbnails: %q %v", out, err)
+	}
+	attrs, err := client.Bucket(bucket).Object(objects[2]).Attrs(ctx)
+	if err != nil || attrs.ContentType != media.WebP {
+		t.Fatalf("the form for WebP: %+v %v", attrs, err)
+	}
+	if out, err := run(); err != nil || !strings.HasPrefix(out, "0 pictures") {
+		t.Errorf("webp-thumbnails again: %q %v", out, err)
 	}
 }
