@@ -77,13 +77,19 @@ func (s *Server) notModified(c *gin.Context, id, variant, cache string) bool {
 // item has: a thumbnail in WebP where the Accept header takes WebP at
 // least as gladly as the thumbnail's own type (acceptsWebP).
 func formsOf(variant, accept string) []media.Form {
-	switch {
-	case variant == media.VariantImage:
-		return []media.Form{media.FormImage}
-	case acceptsWebP(accept):
+	if variant == media.VariantThumb && !acceptsWebP(accept) {
+		return []media.Form{media.FormThumb}
+	}
+	return variantForms(variant)
+}
+
+// variantForms are every form of an item a link's variant may be sent
+// in, the one for WebP first.
+func variantForms(variant string) []media.Form {
+	if variant == media.VariantThumb {
 		return []media.Form{media.FormThumbWebP, media.FormThumb}
 	}
-	return []media.Form{media.FormThumb}
+	return []media.Form{media.FormImage}
 }
 
 // formTag is the tag of an item's form: the one a link's variant names
@@ -101,11 +107,7 @@ func heldForm(header, id, variant string) (media.Form, bool) {
 	if header == "" {
 		return 0, false
 	}
-	forms := []media.Form{media.FormImage}
-	if variant == media.VariantThumb {
-		forms = []media.Form{media.FormThumbWebP, media.FormThumb}
-	}
-	for _, f := range forms {
+	for _, f := range variantForms(variant) {
 		if matches(header, formTag(id, variant, f)) {
 			return f, true
 		}
