@@ -1282,3 +1282,55 @@ func TestHiddenAnswersAsAbsentOnActivityPub(t *testing.T) {
 		t.Errorf("only %d requests tried", tried)
 	}
 }
+
+// A post whose followers elsewhere are on two servers goes to both in one
+// job (federation.BatchJob); the server that is down is tried again on
+// its own, and takes the post once it is up, while the other took it at
+// once.
+func TestFederationPostsToTwoServersAtOnce(t *testing.T) {
+	ctx := context.Background()
+	e, up, base := federatedBeside(t)
+	down := peer.New()
+	t.Cleanup(down.Close)
+	ann := e.register("ann")
+	annActor := base + "/users/" + ann.id
+	for _, other := range []*peer.Server{up, down} {
+		p := other.Person("bob")
+		f := map[string]any{"id": p.URI + "/follows/ann", "type": "Follow", "actor": p.URI, "object": annActor}
+		if st, body, _ := other.Send(ctx, p, base+"/inbox", f); st != http.StatusAccepted {
+			t.Fatalf("Follow: %d %s", st, body)
+		}
+		e.received(other, 1) // the Accept
+	}
+	down.Unreachable(true)
+	st, s := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {"to two servers"}})
+	if st != 200 {
+		t.Fatalf("post: %d %v", st, s)
+	}
+	note := base + "/statuses/" + s["id"].(string)
+	created := func(other *peer.Server) bool {
+		for _, r := range other.Received() {
+			if obj, _ := r.Activity["object"].(map[string]any); r.Activity["type"] == "Create" && obj["id"] == note && r.Err == nil {
+				return true
+			}
+		}
+		return false
+	}
+	e.Eventually("the post at the server that is up, and refused by the one down", func() bool {
+		return created(up) && down.Refused() > 0
+	})
+	if created(down) {
+		t.Fatal("the server down took the post")
+	}
+	down.Unreachable(false)
+	e.Eventually("the post at the server that was down, tried again", func() bool { return created(down) })
+	batches := 0
+	for _, l := range e.Logs.Lines("task done") {
+		if l["job"] == federation.BatchJob.Name && l["activity"] == note+"/activity" {
+			batches++
+		}
+	}
+	if batches != 1 {
+		t.Errorf("%d batch jobs of the post logged done, want 1", batches)
+	}
+}

@@ -201,7 +201,13 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	a.Deliveries = r.PostsPerDay * w.FedInboxes
 	a.Incoming = active * (w.FedPosts + w.FedFollows)
 	a.RemotePictures = active * w.FedPosts * w.PictureShare
-	a.Requests = pages + polls + writes + thumbs + opened + a.Deliveries + a.Incoming + a.RemotePictures
+	// A post's deliveries are one task's run for each BatchInboxes of
+	// them, but for a post to one inbox, whose delivery is its own.
+	runs := a.Deliveries
+	if w.FedInboxes > 1 {
+		runs = r.PostsPerDay * math.Ceil(w.FedInboxes/BatchInboxes)
+	}
+	a.Requests = pages + polls + writes + thumbs + opened + runs + a.Incoming + a.RemotePictures
 	scale := s.MachineGHz / c.GHz / 1000
 	a.PictureSeconds = (pictures + a.RemotePictures) * s.ProcessCPU * scale
 	a.FederationSeconds = (a.Deliveries*s.SignCPU + a.Incoming*s.VerifyCPU) * scale
@@ -310,6 +316,10 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		math.Max(0, a.ClassB*daysPerMonth-p.FreeClassB)/1e4*p.PerClassB
 	return a, reads
 }
+
+// BatchInboxes is how many inboxes one task delivers a post to
+// (federation.BatchInboxes; cmd/feedbench's TestBill checks they agree).
+const BatchInboxes = 50
 
 // RemoteCacheDays is how long a picture of a post from elsewhere is kept
 // after its fetch (media.RemoteCacheFor).

@@ -9,9 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
@@ -110,8 +115,10 @@ func (s *Service) userAgent() string { return "socialstream (+" + s.cfg.Base() +
 const DeliveryTimeout = 20 * time.Second
 
 // DeliverJob delivers one activity to one inbox, signed by the person it
-// is from: a job per inbox, retried with the federation queue's back-off
-// (queue.yaml), so that a server down delays only what goes to it.
+// is from: retried with the federation queue's back-off (queue.yaml), so
+// that a server down delays only what goes to it. An activity to one
+// inbox is one; one to more goes first as a BatchJob, whose inboxes that
+// fail are each retried as one.
 var DeliverJob = queue.Job[Delivery]{Name: "federate", Queue: queue.Federation, TaskName: Delivery.name}
 
 // Delivery is the body of a delivery job.
@@ -127,20 +134,110 @@ func (d Delivery) name() string {
 	return "federate-" + hex.EncodeToString(sum[:16])
 }
 
+// BatchJob delivers one activity to up to BatchInboxes inboxes at once,
+// BatchAtOnce at a time: one task, where a task an inbox cost two Cloud
+// Tasks operations each. An inbox whose delivery fails in a way worth
+// trying again is handed to a DeliverJob of its own, which retries it
+// with the queue's back-off as if it had been one from the start.
+var BatchJob = queue.Job[Batch]{Name: "federate-batch", Queue: queue.Federation, TaskName: Batch.name}
+
+// Batch is the body of a BatchJob: a Delivery but for its inboxes.
+type Batch struct {
+	From     string          `json:"from"`
+	Inboxes  []string        `json:"inboxes"`
+	ID       string          `json:"id"`
+	Activity json.RawMessage `json:"activity"`
+}
+
+func (b Batch) name() string {
+	h := sha256.New()
+	h.Write([]byte(b.ID))
+	for _, inbox := range b.Inboxes {
+		h.Write([]byte("\n" + inbox))
+	}
+	return "federate-batch-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// BatchInboxes is the most inboxes one BatchJob delivers to, and
+// BatchAtOnce how many of its deliveries are under way at once: each
+// waits DeliveryTimeout at most, so a batch of servers all down takes
+// BatchInboxes / BatchAtOnce times that.
+const (
+	BatchInboxes = 50
+	BatchAtOnce  = 10
+)
+
 // Send enqueues the delivery of activity (with its id, which names the
 // deliveries: one sent again under the same id is one delivery) from the
-// local person from to each inbox.
+// local person from to each inbox: a DeliverJob for one inbox, a
+// BatchJob for each BatchInboxes of more.
 func (s *Service) Send(ctx context.Context, from, id string, activity any, inboxes ...string) error {
 	raw, err := json.Marshal(activity)
 	if err != nil {
 		return fmt.Errorf("federation.Send(%s): %w", id, err)
 	}
-	for _, inbox := range inboxes {
-		if err := DeliverJob.Enqueue(ctx, s.q, Delivery{From: from, Inbox: inbox, ID: id, Activity: raw}, 0); err != nil {
+	if len(inboxes) == 1 {
+		if err := DeliverJob.Enqueue(ctx, s.q, Delivery{From: from, Inbox: inboxes[0], ID: id, Activity: raw}, 0); err != nil {
+			return fmt.Errorf("federation.Send(%s): %w", id, err)
+		}
+		return nil
+	}
+	for i := 0; i < len(inboxes); i += BatchInboxes {
+		b := Batch{From: from, Inboxes: inboxes[i:min(len(inboxes), i+BatchInboxes)], ID: id, Activity: raw}
+		if err := BatchJob.Enqueue(ctx, s.q, b, 0); err != nil {
 			return fmt.Errorf("federation.Send(%s): %w", id, err)
 		}
 	}
 	return nil
+}
+
+// DeliverBatch runs a BatchJob: it delivers the activity to each inbox,
+// BatchAtOnce at a time, and hands each that fails in a way worth trying
+// again (ErrRetry, or any error of ours) to a DeliverJob of its own,
+// first run after the queue's least back-off. It fails, to run again
+// whole, only when it cannot enqueue those: a delivery made twice is one
+// the other server takes as one (an activity's id names it).
+func (s *Service) DeliverBatch(ctx context.Context, b Batch) (string, error) {
+	// Its deliveries' own attempts are their first: a batch run again
+	// never gives up on an inbox for it.
+	run := queue.WithAttempt(ctx, queue.Federation, 0)
+	outcomes := make([]string, len(b.Inboxes))
+	errs := make([]error, len(b.Inboxes))
+	g := new(errgroup.Group)
+	g.SetLimit(BatchAtOnce)
+	for i, inbox := range b.Inboxes {
+		g.Go(func() error {
+			outcomes[i], errs[i] = s.Deliver(run, Delivery{From: b.From, Inbox: inbox, ID: b.ID, Activity: b.Activity})
+			return nil
+		})
+	}
+	_ = g.Wait()
+	counts := map[string]int{}
+	for i, inbox := range b.Inboxes {
+		if errs[i] == nil {
+			counts[outcomes[i]]++
+			continue
+		}
+		counts["tried again"]++
+		d := Delivery{From: b.From, Inbox: inbox, ID: b.ID, Activity: b.Activity}
+		if err := DeliverJob.Enqueue(ctx, s.q, d, RetryAfter); err != nil {
+			return "", fmt.Errorf("federation: a retry of %s to %s: %w", b.ID, inbox, err)
+		}
+	}
+	return outcomeCounts(counts), nil
+}
+
+// RetryAfter is when a delivery of a batch that failed is first tried
+// again: the federation queue's least back-off (queue.yaml).
+const RetryAfter = 10 * time.Second
+
+// outcomeCounts writes counts of outcomes in their names' order.
+func outcomeCounts(counts map[string]int) string {
+	var parts []string
+	for _, o := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", o, counts[o]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // signingKey returns the key that signs for user: theirs, made now if

@@ -222,6 +222,11 @@ func (r *Router) Routes() []Route {
 		told(r, federation.DeliverJob, (*federation.Service).Deliver, func(d federation.Delivery) []any {
 			return []any{"from", d.From, "inbox", d.Inbox, "activity", d.ID}
 		}),
+		// One activity to the inboxes of other servers, at once; those
+		// that fail each tried again as a delivery of its own.
+		told(r, federation.BatchJob, (*federation.Service).DeliverBatch, func(b federation.Batch) []any {
+			return []any{"from", b.From, "inboxes", len(b.Inboxes), "activity", b.ID}
+		}),
 		// A Follow of a person of another server, or its Undo.
 		told(r, outbox.FollowJob, (*federation.Service).Follow, func(t outbox.FollowTask) []any {
 			return []any{"follower", t.Follower, "followee", t.Followee, "undo", t.Undo}
