@@ -24,6 +24,7 @@ import (
 	"socialstream/internal/federation/peer"
 	"socialstream/internal/ids"
 	"socialstream/internal/localstack"
+	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
 
@@ -1332,5 +1333,61 @@ func TestFederationPostsToTwoServersAtOnce(t *testing.T) {
 	}
 	if batches != 1 {
 		t.Errorf("%d batch jobs of the post logged done, want 1", batches)
+	}
+}
+
+// Under the queue's faults (tasks delivered twice, late, failed, timed
+// out, created but answered as lost, not created), every post to
+// followers on two servers reaches both: a batch that fails runs again
+// whole, and an inbox of it that fails is retried on its own.
+func TestFederationBatchesUnderTaskFaults(t *testing.T) {
+	ctx := context.Background()
+	l, addr, err := localstack.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvFrom(t, localstack.Options{APIListener: l, Queue: fastRetries,
+		Config: app.Config{BackfillMax: 1000, GiveUpAfter: 3 * time.Second, Federation: federation.Config{Domain: addr, AllowLoopback: true}},
+		TaskFaults: tasksemu.Faults{Seed: 11, Duplicate: 0.3, Delay: 0.3, MaxDelay: 2 * time.Second, Fail: 0.2, Timeout: 0.15,
+			CreateFail: 0.1, CreateLost: 0.1}})
+	base := strings.TrimSuffix(e.url, "/")
+	servers := []*peer.Server{peer.New(), peer.New()}
+	ann := e.register("ann")
+	annActor := base + "/users/" + ann.id
+	for _, other := range servers {
+		t.Cleanup(other.Close)
+		p := other.Person("bob")
+		f := map[string]any{"id": p.URI + "/follows/ann", "type": "Follow", "actor": p.URI, "object": annActor}
+		for try := 0; ; try++ { // the inbox's own job may be refused by a fault: the server sends it again
+			if st, _, _ := other.Send(ctx, p, base+"/inbox", f); st == http.StatusAccepted || try == 10 {
+				break
+			}
+		}
+		e.received(other, 1) // the Accept
+	}
+	var notes []string
+	for i := range 6 {
+		st, s := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {fmt.Sprintf("post %d to two servers", i)}})
+		if st != 200 {
+			t.Fatalf("post %d: %d %v", i, st, s)
+		}
+		notes = append(notes, base+"/statuses/"+s["id"].(string))
+	}
+	e.Settle()
+	for i, other := range servers {
+		got := map[string]bool{}
+		for _, r := range other.Received() {
+			if obj, _ := r.Activity["object"].(map[string]any); r.Activity["type"] == "Create" && r.Err == nil {
+				got[obj["id"].(string)] = true
+			}
+		}
+		for _, n := range notes {
+			if !got[n] {
+				t.Errorf("server %d never took %s", i, n)
+			}
+		}
+	}
+	if n := e.tasks.Server.FaultCounts(); len(n) == 0 {
+		t.Error("no fault was injected")
 	}
 }
