@@ -319,26 +319,30 @@ func (c *Cache) ask(ctx context.Context, db *DB, s *syncer, since time.Time) err
 			return nil
 		}
 	}
+	c.apply(db, s, since, shards, found)
+	return nil
+}
+
+// apply drops what the marks an ask found name (keys of shards, with
+// their marks in found), but those applied already: what was read after
+// their drop was read after their change had shown. It forgets the marks
+// it applied before since, which no ask reads again.
+func (c *Cache) apply(db *DB, s *syncer, since time.Time, shards [][]*datastore.Key, found [][]change) {
 	if s.applied == nil {
 		s.applied = map[string]time.Time{}
 	}
 	for id, at := range s.applied {
 		if !at.After(since) {
-			delete(s.applied, id) // the query reads it no more
+			delete(s.applied, id)
 		}
 	}
-	// A mark applied once is not again: what was read after its drop
-	// was read after its change had shown.
 	var names []string
 	var fresh []time.Time
 	for i := range shards {
 		for j, k := range shards[i] {
 			m := found[i][j]
 			at, ok := changeTime(m.At)
-			if !ok {
-				continue
-			}
-			if was, ok := s.applied[k.Name]; ok && was.Equal(at) {
+			if was, applied := s.applied[k.Name]; !ok || applied && was.Equal(at) {
 				continue
 			}
 			s.applied[k.Name] = at
@@ -353,5 +357,4 @@ func (c *Cache) ask(ctx context.Context, db *DB, s *syncer, since time.Time) err
 		}
 	}
 	c.dropChanged(names, fresh)
-	return nil
 }
