@@ -7,10 +7,12 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"socialstream/internal/activities"
 	"socialstream/internal/costmodel"
 	"socialstream/internal/federation"
+	"socialstream/internal/notifications"
 	"socialstream/internal/testenv"
 )
 
@@ -98,6 +100,9 @@ var heldCalls = map[string]string{
 func TestBill(t *testing.T) {
 	if costmodel.AudienceChunkSize != activities.AudienceChunkSize || costmodel.PublicShards != activities.PublicShards || costmodel.TrimShards != activities.TrimShards {
 		t.Fatal("the cost model's chunk size and shard counts differ from package activities'")
+	}
+	if costmodel.UnreadLag*time.Second != notifications.UnreadLag {
+		t.Fatal("the cost model's lag of an unread count differs from package notifications'")
 	}
 	if costmodel.BatchInboxes != federation.BatchInboxes {
 		t.Fatal("the cost model's inboxes a delivery task differ from package federation's")

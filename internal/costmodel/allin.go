@@ -253,17 +253,22 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	}
 	// Each instance asks for the marks of changes at most once in
 	// CacheSync, when a page comes: with pages at a rate λ, once in
-	// CacheSync + 1/λ seconds on average. An ask reads a query a shard;
-	// one that finds more than SyncLimit marks in a shard forgets
-	// everything, as every ask of a day at that rate would.
+	// CacheSync + 1/λ seconds on average. An unread count takes an ask
+	// begun up to CacheSync + UnreadLag before it, and asks itself when
+	// there was none (as if the asks came as a Poisson process at their
+	// rate). An ask reads a query a shard; one that finds more than
+	// SyncLimit marks in a shard forgets everything, as every ask of a
+	// day at that rate would.
 	r.Shards = w.MarkShards
+	pageAsks := 0.0
 	if w.CacheTTL > 0 && !w.sharedAlone() {
-		lambda := (pages + polls) / secondsPerDay / a.Instances // an unread count asks too
+		lambda := pages / secondsPerDay / a.Instances
 		if r.Shards == 0 {
 			r.Shards = MarkShards(r.PeakMarks, lambda*w.Peak, w.CacheSync)
 		}
 		gap := w.CacheSync + 1/lambda
-		a.Asks = a.Instances * secondsPerDay / gap
+		pageAsks = a.Instances * secondsPerDay / gap
+		a.Asks = pageAsks + polls*math.Exp(-(w.CacheSync+UnreadLag)/gap)
 		a.AskReads = a.Asks * r.Shards
 		if r.PeakMarks/w.Peak*(gap+SyncMargin)/r.Shards >= SyncLimit && w.SharedCache == 0 {
 			a.HitShare, a.OwnHitShare = 0, 0 // the instance forgets; the tier would keep
@@ -276,7 +281,7 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		return (Metered[op].Reads - (Metered[op+", warm"].Reads - 1) - own) * a.HitShare
 	}
 	homePages := active * (w.HomePages + w.OtherPages + w.NotificationPages)
-	a.PageReads = Metered["home page"].Reads - saved("home page", 0) + a.AskReads/math.Max(homePages+polls, 1)
+	a.PageReads = Metered["home page"].Reads - saved("home page", 0) + pageAsks*math.Max(r.Shards, 1)/math.Max(homePages, 1)
 	if w.CelebrityThreshold > 0 {
 		a.PageReads += Metered["home page, following a celebrity, warm"].Reads - Metered["home page, warm"].Reads
 	}
@@ -316,6 +321,11 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 		math.Max(0, a.ClassB*daysPerMonth-p.FreeClassB)/1e4*p.PerClassB
 	return a, reads
 }
+
+// UnreadLag is how long before an unread count an ask for changes may
+// have begun and serve it, beside PAGE_CACHE_SYNC (notifications', in
+// seconds; cmd/feedbench's TestBill checks they agree).
+const UnreadLag = 2
 
 // BatchInboxes is how many inboxes one task delivers a post to
 // (federation.BatchInboxes; cmd/feedbench's TestBill checks they agree).

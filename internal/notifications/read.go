@@ -107,10 +107,11 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 // own as a page read it, or, if it read none (an empty page), as read
 // now, through the instance's cache as a page reads it: an app asks for
 // the count every few minutes, and the state it needs (whom its reader
-// hides) changes far less often.
+// hides) changes far less often. It takes an ask for changes begun up to
+// UnreadLag before it, so that it seldom asks for itself.
 func (s *Service) unreadOf(ctx context.Context, user string, own *viewer.Ref) (int64, error) {
 	if own == nil {
-		l := s.db.PageLookup()
+		l := s.db.PageLookup().Lagging(UnreadLag)
 		own = viewer.Read(l, user)
 		if err := l.Run(ctx); err != nil {
 			return 0, fmt.Errorf("notifications: the state of %s: %w", user, err)
@@ -272,10 +273,17 @@ func (s *Service) Unread(ctx context.Context, user string) (int64, error) {
 	return s.unreadOf(ctx, user, nil)
 }
 
+// UnreadLag is how late a change of a reader's state made on another
+// instance (a block, a mute, a filter) may reach their unread count:
+// later than a page's (store.CacheConfig.Share), by so much that a count
+// on a busy instance takes a page's ask for changes, and bills its count
+// alone.
+const UnreadLag = 2 * time.Second
+
 // UnreadGroups returns how many of user's notifications are unread, and
 // in how many groups (as Grouped groups them), reading the unread ones.
 func (s *Service) UnreadGroups(ctx context.Context, user string) (int64, int, error) {
-	l := s.db.PageLookup()
+	l := s.db.PageLookup().Lagging(UnreadLag)
 	own := viewer.Read(l, user)
 	if err := l.Run(ctx); err != nil {
 		return 0, 0, fmt.Errorf("notifications.UnreadGroups(%s): %w", user, err)

@@ -384,6 +384,45 @@ func TestRequestsWithinTheShareShareAnAsk(t *testing.T) {
 	}
 }
 
+// A lagging lookup takes an ask begun up to its lag before it: another
+// instance's change shows there once an ask begun after it is that old,
+// or on the first lagging lookup past the lag, which asks.
+func TestALaggingLookupTakesAnOlderAsk(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.DB(t)
+	const lag = 3 * time.Second
+	c := store.NewCache(keptPairs)
+	db, other := base.WithCache(c), base.WithCache(store.NewCache(keptPairs))
+	k := db.NameKey("Pair", "k", nil)
+	if err := other.Put(ctx, k, &pair{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(store.SyncMargin)
+	lagging := func() int64 {
+		t.Helper()
+		var p pair
+		l := db.PageLookup().Lagging(lag)
+		l.Add(k, &p)
+		if err := l.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return p.A
+	}
+	pageOf(t, db, k)    // cold: kept
+	pageOf(t, db, k)    // asks
+	asked := time.Now() // (just after the ask began)
+	if err := other.Put(ctx, k, &pair{A: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lagging(); got != 1 || store.Asks(c) != 1 {
+		t.Errorf("within the lag: %d after %d asks, want the kept 1 after 1", got, store.Asks(c))
+	}
+	time.Sleep(lag - time.Since(asked) + 50*time.Millisecond)
+	if got := lagging(); got != 2 || store.Asks(c) != 2 {
+		t.Errorf("past the lag: %d after %d asks, want 2 after 2", got, store.Asks(c))
+	}
+}
+
 // pageOf reads keys' pairs through a page lookup of db, in a request
 // begun now: each one's A, -1 for one not there.
 func pageOf(t *testing.T, db *store.DB, keys ...*datastore.Key) []int64 {

@@ -29,9 +29,11 @@ type Lookup struct {
 	dst   []any
 	found []bool
 	then  []func()
-	// cached: a page's, read through the DB's cache, begun when.
+	// cached: a page's, read through the DB's cache, begun when; lag: how
+	// long before it an ask for changes may have begun and serve it.
 	cached bool
 	begun  time.Time
+	lag    time.Duration
 }
 
 // Lookup starts a batch lookup outside any transaction.
@@ -46,6 +48,15 @@ func (db *DB) PageLookup() *Lookup {
 	if l.cached {
 		l.begun = db.cache.now()
 	}
+	return l
+}
+
+// Lagging has a page lookup take an ask for changes begun up to d
+// before its request, beside the cache's Share: for what may show a
+// change made on another instance that late (an unread count's reader's
+// state), so that it need not ask for itself.
+func (l *Lookup) Lagging(d time.Duration) *Lookup {
+	l.lag = d
 	return l
 }
 
@@ -156,7 +167,7 @@ func (l *Lookup) runCached(ctx context.Context, from, to int) error {
 	// What changed before the page began leaves the cache first, on the
 	// first round that could answer from it.
 	if c.fresh(l.keys[from:to]) {
-		if err := c.sync(ctx, l.db, paging.Begun(ctx, l.begun)); err != nil {
+		if err := c.sync(ctx, l.db, paging.Begun(ctx, l.begun).Add(-l.lag)); err != nil {
 			return err
 		}
 	}
