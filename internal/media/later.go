@@ -191,16 +191,22 @@ func (s *Service) writeObject(ctx context.Context, name, kind string, data []byt
 // readObject reads one object whole: an upload's bytes as sent, at most
 // MaxBytes.
 func (s *Service) readObject(ctx context.Context, name string) ([]byte, error) {
+	data, _, err := s.readTyped(ctx, name)
+	return data, err
+}
+
+// readTyped is readObject, with the object's content type.
+func (s *Service) readTyped(ctx context.Context, name string) ([]byte, string, error) {
 	r, err := s.bucket.Object(name).NewReader(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("media: read %s: %w", name, err)
+		return nil, "", fmt.Errorf("media: read %s: %w", name, err)
 	}
-	return data, nil
+	return data, r.Attrs.ContentType, nil
 }
 
 // deleteObject deletes one object; one already gone counts as deleted.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"io"
 
 	"cloud.google.com/go/datastore"
 	"cloud.google.com/go/storage"
@@ -44,6 +43,9 @@ func FillWebP(ctx context.Context, db *store.DB, bucket *storage.BucketHandle, c
 	if err := l.Run(ctx); err != nil {
 		return 0, "", fmt.Errorf("media.FillWebP: %w", err)
 	}
+	// The Service's objects and records alone: no queue, no uploads'
+	// memory, no links (what fillWebP uses is Stored, readTyped,
+	// writeObject and deleteObject).
 	s := &Service{db: db, bucket: bucket}
 	filled := 0
 	for i, k := range keys {
@@ -68,16 +70,10 @@ func (s *Service) fillWebP(ctx context.Context, key *datastore.Key) (bool, error
 	if ok, err := s.Stored(ctx, id, FormThumbWebP); err != nil || ok {
 		return false, err
 	}
-	r, err := s.bucket.Object(thumbObject(id)).NewReader(ctx)
+	thumb, kind, err := s.readTyped(ctx, thumbObject(id))
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	kind := r.Attrs.ContentType
-	thumb, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
-	r.Close()
 	if err != nil {
 		return false, err
 	}
