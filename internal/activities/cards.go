@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,6 +33,26 @@ type CardTask struct {
 	At         int64  `json:"at,omitempty"`
 }
 
+// unanswered decides a card job that got no card to tell, err: it is
+// tried again (err), a page that gave no answer (cards.ErrNoAnswer) too,
+// but for one that gave none for cards.RetryFor since the post or the
+// edit that set its link, which goes without a card.
+func unanswered(t CardTask, seq int64, now time.Time, err error) (string, error) {
+	if errors.Is(err, cards.ErrNoAnswer) && now.Sub(t.since(seq)) >= cards.RetryFor {
+		return CardUnanswered, nil
+	}
+	return "", err
+}
+
+// since is when the post, or the edit that set the link, was asked:
+// At, or for a task that does not say, the post's id's time.
+func (t CardTask) since(seq int64) time.Time {
+	if t.At > 0 {
+		return time.UnixMicro(t.At)
+	}
+	return ids.Time(seq)
+}
+
 // linkOf is the link of a post's text that gets a card: "" when the
 // deployment makes none.
 func (s *Service) linkOf(title, body string) string {
@@ -51,11 +72,14 @@ const (
 	CardCopied = "copied"
 	CardNone   = "the page makes none"
 	CardMoved  = "the post is gone, or links elsewhere now"
+	// CardUnanswered: the page gave no answer for cards.RetryFor.
+	CardUnanswered = "the page gave no answer"
 )
 
 // Preview runs a card job: it gets the card of t's link and copies it
 // onto the post, unless the post is gone or links elsewhere by now. It
-// can run any number of times, in any order, with the same end.
+// can run any number of times, in any order, with the same end. A page
+// that gave no answer fails it, to be tried again (unanswered).
 func (s *Service) Preview(ctx context.Context, t CardTask) (string, error) {
 	seq, ok := ids.Parse(t.ActivityID)
 	if !ok || t.URL == "" || s.cfg.Cards == nil {
@@ -75,7 +99,7 @@ func (s *Service) Preview(ctx context.Context, t CardTask) (string, error) {
 	}
 	c, err := s.cfg.Cards.Of(ctx, t.URL, fmt.Sprintf("%s/%d", t.ActivityID, t.Edit))
 	if err != nil {
-		return "", err
+		return unanswered(t, seq, s.now(), err)
 	}
 	if c == nil {
 		return CardNone, nil

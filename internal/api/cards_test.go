@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"socialstream/internal/app"
@@ -55,5 +56,42 @@ func TestLinkPreviewOnREST(t *testing.T) {
 				t.Errorf("the card's picture served: %d %s", code, typ)
 			}
 		}
+	}
+}
+
+// A page that gives no answer at first (its connection closed) is asked
+// again by the post's job, and every post that links it gets its card:
+// a fetch that got no answer is not kept as a page that makes none.
+func TestLinkPreviewAfterNoAnswer(t *testing.T) {
+	var asked atomic.Int32
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) == 1 {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<head><meta property="og:title" content="A page"></head>`)
+	}))
+	defer site.Close()
+	e := newEnvOn(t, testenv.DB(t), app.Config{BackfillMax: 1000, LinkPreviewsAllowLoopback: true})
+	ann := e.register("ann")
+	var posts []string
+	for range 2 {
+		r := e.do("POST", "/social/rest/activities/@me/@self", ann.token, map[string]any{"title": "see " + site.URL + "/page"})
+		if r.status != http.StatusCreated {
+			t.Fatalf("the post: %d %s", r.status, r.raw)
+		}
+		posts = append(posts, e.entry(r)["id"].(string))
+	}
+	e.Settle()
+	for _, id := range posts {
+		if card, _ := e.activity(ann, ann.id, id)["card"].(map[string]any); card == nil || card["title"] != "A page" {
+			t.Errorf("the card of post %s: %v", id, card)
+		}
+	}
+	if n := asked.Load(); n != 2 {
+		t.Errorf("the page was asked %d times, want twice (no answer, then the card both share)", n)
 	}
 }

@@ -53,9 +53,13 @@ const (
 	Timeout = 10 * time.Second
 	// MaxRedirects is how many redirects a fetch follows.
 	MaxRedirects = 3
-	// RefreshAfter is how long a card (or a failure to make one) is
-	// kept before its address is fetched again.
+	// RefreshAfter is how long a card (or the page's answer that it
+	// makes none) is kept before its address is fetched again.
 	RefreshAfter = 24 * time.Hour
+	// RetryFor is how long a post's job tries again a page that gave no
+	// answer (ErrNoAnswer), from the post or its edit: then the post goes
+	// without a card.
+	RetryFor = 10 * time.Minute
 	// claimFor is how long a claim of a fetch holds: the others wait
 	// that long at most for it.
 	claimFor = 2 * time.Minute
@@ -113,7 +117,7 @@ func NewClient(allowLoopback bool) *http.Client {
 	c := egress.New(egress.Config{AllowLoopback: allowLoopback, AllowHTTP: true, MaxBody: MaxPage, Timeout: Timeout})
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) > MaxRedirects {
-			return errors.New("cards: too many redirects")
+			return errTooManyRedirects
 		}
 		return nil // each address dialled is checked as the first
 	}
@@ -142,6 +146,15 @@ func key(db *store.DB, address string) *datastore.Key {
 	return db.NameKey(KindPreviewCard, hex.EncodeToString(sum[:16]), nil)
 }
 
+// ErrNoAnswer is a page that gave no answer to tell whether it makes a
+// card: none, or none in time or in whole, or one that says to try later
+// (429, 502, 503, 504). Nothing is kept of it: whoever asks next fetches
+// it again.
+var ErrNoAnswer = errors.New("cards: the page gave no answer")
+
+// errTooManyRedirects is a fetch past MaxRedirects: the page's answer.
+var errTooManyRedirects = errors.New("cards: too many redirects")
+
 // errFetching is a card another job is fetching.
 var errFetching = queue.NotYet("the card another post's job is fetching")
 
@@ -149,7 +162,8 @@ var errFetching = queue.NotYet("the card another post's job is fetching")
 // older than RefreshAfter: nil if the page makes none. While another
 // job's fetch of it is under way it answers queue.ErrNotYet; claimant
 // names the job that asks (a run of the same job takes its own claim
-// back).
+// back). A page that gave no answer is ErrNoAnswer, and nothing is kept
+// of it.
 func (s *Service) Of(ctx context.Context, address, claimant string) (*Card, error) {
 	k := key(s.db, address)
 	var st stored
@@ -182,7 +196,12 @@ func (s *Service) Of(ctx context.Context, address, claimant string) (*Card, erro
 	if err != nil || done {
 		return kept, err
 	}
-	c, made := s.make(ctx, address, st.Card)
+	c, made, err := s.make(ctx, address, st.Card)
+	if err != nil {
+		// No answer: nothing is kept of it, so the next job to ask (this
+		// one again, holding its claim) fetches it again.
+		return nil, fmt.Errorf("cards.Of(%s): %w", address, err)
+	}
 	st = stored{Made: made, Fetched: s.cfg.Now().UnixMicro()}
 	if made {
 		st.Card = c
@@ -211,19 +230,21 @@ func (s *Service) fresh(ok bool, st *stored) (*Card, bool) {
 
 // make fetches address and reads its card, and keeps its picture (the
 // one its card before kept, was, if it is the same); false if it makes
-// none.
-func (s *Service) make(ctx context.Context, address string, was Card) (Card, bool) {
+// none, and ErrNoAnswer if the page gave no answer to tell.
+func (s *Service) make(ctx context.Context, address string, was Card) (Card, bool, error) {
 	u, err := url.Parse(address)
 	if err != nil {
-		return Card{}, false
+		return Card{}, false, nil
 	}
 	body, final, err := s.fetch(ctx, u)
-	if err != nil {
-		return Card{}, false
+	if errors.Is(err, ErrNoAnswer) {
+		return Card{}, false, err
+	} else if err != nil {
+		return Card{}, false, nil
 	}
 	c, ok := read(body).card(final)
 	if !ok {
-		return Card{}, false
+		return Card{}, false, nil
 	}
 	c.URL = address // as the post links it, whatever it redirected to
 	if c.ImageURL != "" && c.ImageURL == was.ImageURL && was.Image.ID != "" {
@@ -233,10 +254,13 @@ func (s *Service) make(ctx context.Context, address string, was Card) (Card, boo
 			c.Image = img
 		}
 	}
-	return c, true
+	return c, true, nil
 }
 
 // fetch gets a page's first MaxPage bytes, and the address it ended at.
+// A page that gave no answer to tell (no answer at all, in time or in
+// whole, or one that says to try later) is ErrNoAnswer; an address
+// refused or an answer that makes no page is another error.
 func (s *Service) fetch(ctx context.Context, u *url.URL) (io.Reader, *url.URL, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
@@ -247,10 +271,17 @@ func (s *Service) fetch(ctx context.Context, u *url.URL) (io.Reader, *url.URL, e
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9")
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
-		return nil, nil, err
+		if errors.Is(err, egress.ErrRefused) || errors.Is(err, errTooManyRedirects) {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrNoAnswer, u.Redacted(), err)
 	}
 	defer egress.Drain(resp)
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return nil, nil, fmt.Errorf("%w: %s: %s", ErrNoAnswer, u.Redacted(), resp.Status)
+	default:
 		return nil, nil, fmt.Errorf("cards: %s: %s", u.Redacted(), resp.Status)
 	}
 	if ct := strings.ToLower(resp.Header.Get("Content-Type")); !strings.HasPrefix(ct, "text/html") && !strings.HasPrefix(ct, "application/xhtml+xml") {
@@ -258,7 +289,7 @@ func (s *Service) fetch(ctx context.Context, u *url.URL) (io.Reader, *url.URL, e
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxPage))
 	if err != nil && !errors.Is(err, egress.ErrTooLarge) {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrNoAnswer, u.Redacted(), err)
 	}
 	return strings.NewReader(string(data)), resp.Request.URL, nil
 }

@@ -36,7 +36,8 @@ func (k *keeper) Keep(_ context.Context, holder, address string) (media.Attached
 }
 
 // site serves pages on loopback and counts the requests of each path;
-// /slow answers once release is called (or after 5 s).
+// /slow answers once release is called (or after 5 s); /flaky gives no
+// answer twice.
 func site(t *testing.T) (srv *httptest.Server, hits func(string) int64, release func()) {
 	var mu sync.Mutex
 	count := map[string]int64{}
@@ -57,6 +58,24 @@ func site(t *testing.T) (srv *httptest.Server, hits func(string) int64, release 
 	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		fmt.Fprint(w, `<title>not a page</title>`)
+	})
+	// /flaky gives no answer at first: its connection closed, then a
+	// 503; then the page.
+	var flaky atomic.Int32
+	mux.HandleFunc("/flaky", func(w http.ResponseWriter, r *http.Request) {
+		switch flaky.Add(1) {
+		case 1:
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Errorf("/flaky: %v", err)
+				return
+			}
+			conn.Close()
+		case 2:
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		default:
+			page(w, `<title>Flaky</title>`)
+		}
 	})
 	gate := make(chan struct{})
 	var once sync.Once
@@ -197,5 +216,36 @@ func TestClaimTakenBack(t *testing.T) {
 	}
 	if c, err := s.Of(ctx, address, "job 2"); err != nil || c == nil || hits("/article") != 1 {
 		t.Errorf("the other job, after: %+v, %v, %d fetches", c, err, hits("/article"))
+	}
+}
+
+// A page that gave no answer (its connection closed, a 503) makes no
+// card and keeps nothing: the job is told so (ErrNoAnswer, which it tries
+// again), the claim holds the others off meanwhile, and the next try
+// fetches it again and makes the card every post that links it shares.
+func TestNoAnswerIsAskedAgain(t *testing.T) {
+	ctx := context.Background()
+	srv, hits, _ := site(t)
+	s, err := New(testenv.DB(t), Config{Client: NewClient(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	address := srv.URL + "/flaky"
+	for try := 1; try <= 2; try++ {
+		if c, err := s.Of(ctx, address, "job 1"); !errors.Is(err, ErrNoAnswer) || c != nil {
+			t.Fatalf("try %d: %+v, %v; want ErrNoAnswer", try, c, err)
+		}
+		if kept, err := s.Kept(ctx, []string{address}); err != nil || kept[0] != nil {
+			t.Fatalf("try %d: kept %v, %v; want nothing", try, kept, err)
+		}
+		if _, err := s.Of(ctx, address, "job 2"); !errors.Is(err, queue.ErrNotYet) {
+			t.Errorf("try %d: another post's job: %v, want it to wait for the claim", try, err)
+		}
+	}
+	if c, err := s.Of(ctx, address, "job 1"); err != nil || c == nil || c.Title != "Flaky" {
+		t.Fatalf("the third try: %+v, %v", c, err)
+	}
+	if c, err := s.Of(ctx, address, "job 2"); err != nil || c == nil || c.Title != "Flaky" || hits("/flaky") != 3 {
+		t.Errorf("another post's job, after: %+v, %v, %d fetches; want the card, fetched 3 times", c, err, hits("/flaky"))
 	}
 }
