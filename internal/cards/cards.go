@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -260,7 +261,8 @@ func (s *Service) make(ctx context.Context, address string, was Card) (Card, boo
 // fetch gets a page's first MaxPage bytes, and the address it ended at.
 // A page that gave no answer to tell (no answer at all, in time or in
 // whole, or one that says to try later) is ErrNoAnswer; an address
-// refused or an answer that makes no page is another error.
+// refused or whose name does not resolve, or an answer that makes no
+// page, is another error.
 func (s *Service) fetch(ctx context.Context, u *url.URL) (io.Reader, *url.URL, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
@@ -271,7 +273,10 @@ func (s *Service) fetch(ctx context.Context, u *url.URL) (io.Reader, *url.URL, e
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9")
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
-		if errors.Is(err, egress.ErrRefused) || errors.Is(err, errTooManyRedirects) {
+		// A name that does not resolve (but for a time-out) is the
+		// address's answer, as is a refusal.
+		var dns *net.DNSError
+		if errors.Is(err, egress.ErrRefused) || errors.Is(err, errTooManyRedirects) || errors.As(err, &dns) && !dns.IsTimeout {
 			return nil, nil, err
 		}
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrNoAnswer, u.Redacted(), err)

@@ -176,7 +176,9 @@ func TestOneFetchAtOnce(t *testing.T) {
 
 // A link to this machine, or to a private address, makes no card, and
 // nothing reaches it: the guarded client refuses the address it would
-// dial (the process is confined besides).
+// dial (the process is confined besides). A name that does not resolve
+// (here: the confined process asks no name server) is no card either,
+// not a page that gave no answer to ask again.
 func TestRefusedAddresses(t *testing.T) {
 	ctx := context.Background()
 	srv, hits, _ := site(t)
@@ -184,7 +186,7 @@ func TestRefusedAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, address := range []string{srv.URL + "/article", "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "https://[fd00:ec2::254]/"} {
+	for _, address := range []string{srv.URL + "/article", "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "https://[fd00:ec2::254]/", "https://example.com/"} {
 		if c, err := s.Of(ctx, address, "a"); c != nil || err != nil {
 			t.Errorf("%s: %+v, %v; want no card", address, c, err)
 		}
