@@ -1397,3 +1397,61 @@ func TestFederationBatchesUnderTaskFaults(t *testing.T) {
 		t.Error("no fault was injected")
 	}
 }
+
+// A post goes to the servers of those of other servers who still follow
+// its author, and not to one whose follow was undone, whether they are
+// checked by key (two remote followers) or against the author's follower
+// chunks (four).
+func TestFederationPostsToThoseWhoStillFollow(t *testing.T) {
+	ctx := context.Background()
+	e, first, base := federatedBeside(t)
+	servers := []*peer.Server{first}
+	for range 3 {
+		o := peer.New()
+		t.Cleanup(o.Close)
+		servers = append(servers, o)
+	}
+	for _, n := range []int{2, 4} {
+		author := e.register(fmt.Sprintf("author%d", n))
+		actor := base + "/users/" + author.id
+		follows := make([]map[string]any, n)
+		for i, o := range servers[:n] {
+			p := o.Person(fmt.Sprintf("reader%d", n))
+			follows[i] = map[string]any{"id": p.URI + "/follows/" + author.id, "type": "Follow", "actor": p.URI, "object": actor}
+			if st, body, _ := o.Send(ctx, p, base+"/inbox", follows[i]); st != http.StatusAccepted {
+				t.Fatalf("Follow: %d %s", st, body)
+			}
+		}
+		gone := servers[n-1]
+		undo := map[string]any{"id": follows[n-1]["id"].(string) + "/undo", "type": "Undo", "actor": follows[n-1]["actor"], "object": follows[n-1]}
+		if st, body, _ := gone.Send(ctx, gone.Person(fmt.Sprintf("reader%d", n)), base+"/inbox", undo); st != http.StatusAccepted {
+			t.Fatalf("Undo: %d %s", st, body)
+		}
+		e.Settle()
+		st, s := e.MastoForm("POST", "/api/v1/statuses", author.token, url.Values{"status": {fmt.Sprintf("to %d servers", n-1)}})
+		if st != 200 {
+			t.Fatalf("post: %d %v", st, s)
+		}
+		note := base + "/statuses/" + s["id"].(string)
+		created := func(o *peer.Server) bool {
+			for _, r := range o.Received() {
+				if obj, _ := r.Activity["object"].(map[string]any); r.Activity["type"] == "Create" && obj["id"] == note && r.Err == nil {
+					return true
+				}
+			}
+			return false
+		}
+		e.Eventually(fmt.Sprintf("the post at the %d servers of those who follow", n-1), func() bool {
+			for _, o := range servers[:n-1] {
+				if !created(o) {
+					return false
+				}
+			}
+			return true
+		})
+		e.Settle()
+		if created(gone) {
+			t.Errorf("%d followers: the server whose follow was undone took the post", n)
+		}
+	}
+}

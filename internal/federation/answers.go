@@ -65,4 +65,7 @@ func (s *Service) decided(ctx context.Context, t outbox.AnswerTask) (bool, error
 // Follows reads a follow by key (package graph's Records).
 type Follows interface {
 	Follows(l *store.Lookup, follower, followee string) store.Ref
+	// FollowersAmong reports which of candidates follow followee, read
+	// outside any transaction at the least cost.
+	FollowersAmong(ctx context.Context, db *store.DB, followee string, candidates []string) (map[string]bool, error)
 }

@@ -258,27 +258,42 @@ func (s *Service) Unpublish(ctx context.Context, t outbox.UnpublishTask) error {
 const MaxRemoteFollowers = 1000
 
 // remoteAudience returns the inboxes of user's remote followers, each
-// server's shared inbox once.
+// server's shared inbox once: those whose Follow of user a RemoteFollow
+// records (found by a keys-only query, whose keys name them: a read for
+// each 1,000), who still follow (graph's FollowersAmong: user's follower
+// chunks, a read or two for all of them), and whose actor is known (a
+// read each, for their inbox).
 func (s *Service) remoteAudience(ctx context.Context, user string) ([]string, error) {
-	var follows []remoteFollow
-	if _, err := s.db.GetAll(ctx, s.db.Query(KindRemoteFollow).FilterField("followee", "=", user).Limit(MaxRemoteFollowers), &follows); err != nil {
+	q := s.db.Query(KindRemoteFollow).FilterField("followee", "=", user).KeysOnly().Limit(MaxRemoteFollowers)
+	keys, err := s.db.GetAll(ctx, q, nil)
+	if err != nil {
 		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
 	}
-	if len(follows) == 0 {
+	var followers []string
+	for _, k := range keys {
+		if follower, ok := strings.CutSuffix(k.Name, "_"+user); ok && follower != "" {
+			followers = append(followers, follower)
+		}
+	}
+	if len(followers) == 0 {
 		return nil, nil
 	}
+	still, err := s.follows.FollowersAmong(ctx, s.db, user, followers)
+	if err != nil {
+		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
+	}
 	l := s.db.Lookup()
-	still := make([]store.Ref, len(follows))
-	actors := make([]remoteActor, len(follows))
-	known := make([]store.Ref, len(follows))
-	for i, f := range follows {
-		still[i] = s.follows.Follows(l, f.Follower, user)
-		known[i] = l.Add(remoteActorKey(s.db, f.Follower), &actors[i])
+	actors := make([]remoteActor, len(followers))
+	known := make([]store.Ref, len(followers))
+	for i, f := range followers {
+		if still[f] {
+			known[i] = l.Add(remoteActorKey(s.db, f), &actors[i])
+		}
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
 	}
-	return s.deliveryInboxes(ctx, actors, func(i int) bool { return still[i].Found() && known[i].Found() })
+	return s.deliveryInboxes(ctx, actors, func(i int) bool { return known[i].Found() })
 }
 
 // deliveryInboxes returns where to deliver to those of actors that

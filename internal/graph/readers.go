@@ -19,6 +19,12 @@ func (Records) Follows(l *store.Lookup, follower, followee string) store.Ref {
 	return Follows(l, follower, followee)
 }
 
+// FollowersAmong reports which of candidates follow followee
+// (FollowersAmong).
+func (Records) FollowersAmong(ctx context.Context, db *store.DB, followee string, candidates []string) (map[string]bool, error) {
+	return FollowersAmong(ctx, db, followee, candidates)
+}
+
 // Follows adds follower's follow of followee to a lookup: its Ref says
 // whether follower follows followee.
 func Follows(l *store.Lookup, follower, followee string) store.Ref {
