@@ -80,3 +80,28 @@ func TestFillWebPGivesOlderPicturesTheForm(t *testing.T) {
 		t.Errorf("a second run filled %d, want none", n)
 	}
 }
+
+// A picture deleted while its form was being written (its record gone by
+// the time the form is, its objects' deletion perhaps before the form's
+// write) does not keep the form: the fill looks at the record again after
+// the write and deletes what it wrote.
+func TestFillWebPOfAPictureDeletedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	id := f.upload(UploadInput{Data: encodeJPEG(t, noise(300, 200, color.YCbCrModel))})
+	b := f.client.Bucket(bucket)
+	if err := b.Object(thumbWebPObject(id)).Delete(ctx); err != nil { // as a version before the form stored it
+		t.Fatal(err)
+	}
+	key := ItemKey(f.db, id)
+	if err := f.db.Delete(ctx, key); err != nil { // deleted, its objects not yet
+		t.Fatal(err)
+	}
+	s := &Service{db: f.db, bucket: b}
+	if made, err := s.fillWebP(ctx, key); made || err != nil {
+		t.Fatalf("fillWebP: %v, %v; want nothing made", made, err)
+	}
+	if ok, err := s.Stored(ctx, id, FormThumbWebP); ok || err != nil {
+		t.Errorf("the form of a picture deleted meanwhile is stored (%v)", err)
+	}
+}
