@@ -6,11 +6,13 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync/atomic"
 	"testing"
 
 	"socialstream/internal/ids"
 	"socialstream/internal/queue"
+	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
 
@@ -72,4 +74,27 @@ func TestBatchFailsWhenItCannotHandOnARetry(t *testing.T) {
 	if err := json.Unmarshal(handed[0].Body, &d); err != nil || d.Inbox != busy.URL+"/inbox" || d.ID != b.ID || handed[0].Delay != RetryAfter {
 		t.Errorf("handed on: %+v (%v), delay %v", d, err, handed[0].Delay)
 	}
+}
+
+// RetryAfter is the federation queue's least back-off, as queue.yaml
+// says it: a delivery a batch hands on first runs when a job's own
+// retry would.
+func TestRetryAfterIsTheQueuesLeastBackoff(t *testing.T) {
+	data, err := os.ReadFile("../../queue.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := tasksemu.ParseQueueYAML(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if q.Name == queue.Federation {
+			if q.Retry.MinBackoff != RetryAfter {
+				t.Errorf("queue.yaml's %s queue backs off at least %v; RetryAfter is %v", q.Name, q.Retry.MinBackoff, RetryAfter)
+			}
+			return
+		}
+	}
+	t.Errorf("queue.yaml has no %s queue", queue.Federation)
 }
