@@ -228,8 +228,9 @@ func (s *Service) DeliverBatch(ctx context.Context, b Batch) (string, error) {
 }
 
 // RetryAfter is when a delivery of a batch that failed is first tried
-// again: the federation queue's least back-off (queue.yaml).
-const RetryAfter = 10 * time.Second // held to queue.yaml by a test
+// again: the federation queue's least back-off (queue.yaml, which a test
+// holds it to).
+const RetryAfter = 10 * time.Second
 
 // outcomeCounts writes counts of outcomes in their names' order.
 func outcomeCounts(counts map[string]int) string {
