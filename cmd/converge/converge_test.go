@@ -50,7 +50,7 @@ func TestConverges(t *testing.T) {
 		}
 	}
 	// The other server's faults, and Notes of it in homes here.
-	if r := rep.Remote; r.Taken == 0 || r.InHomes == 0 || r.Deleted == 0 || r.Overtaken == 0 || r.Twice == 0 || r.Refused == 0 {
+	if r := rep.Remote; r.Taken == 0 || r.InHomes == 0 || r.Deleted == 0 || r.Overtaken == 0 || r.Twice == 0 || r.Refused == 0 || r.Withheld == 0 {
 		t.Errorf("the other server: %+v", r)
 	}
 	after := 0

@@ -63,6 +63,11 @@ func (o *oracle) checkPerson(ctx context.Context, u *user, rep *Report) error {
 			following++
 		}
 	}
+	for _, q := range o.r.remote.people { // the other server's people's follows (farfollowers.go)
+		if m.farFollows(q.id, u.id) {
+			followers++
+		}
+	}
 	rp, err := o.r.c.read(ctx, "/social/rest/people/"+u.id+"/@self", u.token)
 	if err != nil || rp.status != 200 {
 		return fmt.Errorf("read %s: %v %v", u.name, err, rp.body)

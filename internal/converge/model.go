@@ -180,6 +180,12 @@ type model struct {
 	rPending   map[pair]*pendingFollow
 	rPosts     []*post
 	rByNote    map[string]*post
+	// farOps are the Follows of people here by the other server's people
+	// and their Undos, by pair{theirs, ours}, in order (farfollowers.go).
+	farOps map[pair][]farOp
+	// moderated holds those whose standing a moderator changed, or began
+	// to, at some time.
+	moderated map[string]bool
 	// later are the pictures uploaded by Mastodon's version 2 that were
 	// not seen made safe while their uploader waited (pictures.go).
 	later      []laterUpload
@@ -196,6 +202,7 @@ func newModel() *model {
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
 		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, everMuted: map[pair]bool{}, everFiltered: map[string]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		rFollows: map[pair][]event{}, rFollowing: map[pair]bool{}, rPending: map[pair]*pendingFollow{}, rByNote: map[string]*post{},
+		farOps: map[pair][]farOp{}, moderated: map[string]bool{},
 		pins: map[string][]string{}, bookmarks: map[string][]string{}, votes: map[string]map[string][]int{}, profiles: map[string]profile{}, ops: map[string]int{}, failed: map[string]int{},
 	}
 }

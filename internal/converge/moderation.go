@@ -301,6 +301,7 @@ func (r *runner) staleWrites(ctx context.Context, u *user, what string, statuses
 func (r *runner) underWay(id string) func() {
 	r.m.mu.Lock()
 	r.m.suspending[id]++
+	r.m.moderated[id] = true
 	r.m.mu.Unlock()
 	return func() {
 		r.m.mu.Lock()

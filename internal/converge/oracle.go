@@ -53,7 +53,7 @@ func (r *runner) check(ctx context.Context, rep *Report) error {
 		return err
 	}
 	o.checkActivities(ctx, all, rep)
-	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkPolls, o.checkCards, o.checkConversations, o.checkTrends, o.checkThreads, o.checkAppData, o.checkGroups, o.checkPush, o.checkLater} {
+	for _, check := range []func(context.Context, *Report) error{o.checkMarkers, o.checkPeople, o.checkPins, o.checkBookmarks, o.checkPolls, o.checkCards, o.checkConversations, o.checkTrends, o.checkThreads, o.checkAppData, o.checkGroups, o.checkPush, o.checkLater, o.checkFarFollowers} {
 		if err := check(ctx, rep); err != nil {
 			return err
 		}

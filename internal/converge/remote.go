@@ -51,6 +51,9 @@ type remote struct {
 	// twice and retried count its deliveries sent twice and those tried
 	// again after a 5xx or no answer.
 	twice, retried atomic.Int64
+	// accepts are the Accepts it took of its people's Follows of people
+	// here (farfollowers.go).
+	accepts accepts
 }
 
 // RemoteReport is what the other server of a run did and found.
@@ -66,6 +69,10 @@ type RemoteReport struct {
 	// Celebrity counts the Notes kept here that are a celebrity's: merged
 	// into homes as they are read.
 	Celebrity int
+	// Reached counts the posts here it must have taken and took, its
+	// people following their authors all through; Withheld those it must
+	// not have and did not, none of its people following (farfollowers.go).
+	Reached, Withheld int
 }
 
 type remotePerson struct {
@@ -89,7 +96,7 @@ type taking struct{ sure, maybe bool }
 // newRemote starts the other server of a run against the service at
 // base (its root as it federates).
 func newRemote(seed uint64, base string) *remote {
-	rm := &remote{srv: peer.New(), base: base, inbox: base + "/inbox", rng: rand.New(rand.NewPCG(seed, 99))}
+	rm := &remote{srv: peer.New(), base: base, inbox: base + "/inbox", rng: rand.New(rand.NewPCG(seed, 99)), accepts: accepts{at: map[string]time.Time{}}}
 	for i := range remotePeople {
 		rm.people = append(rm.people, remotePerson{p: rm.srv.Person(fmt.Sprintf("far%d", i))})
 	}
@@ -133,6 +140,10 @@ func (r *runner) meet(ctx context.Context, u *user) error {
 func (r *runner) heard(got peer.Received) {
 	rm := r.remote
 	a := got.Activity
+	if got.Err == nil && a["type"] == "Accept" {
+		r.heardAccept(a) // of a Follow of a person here (farfollowers.go)
+		return
+	}
 	if got.Err != nil || a["type"] != "Follow" {
 		return
 	}

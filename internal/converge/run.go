@@ -167,8 +167,8 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "  %-44s %6d\n", k, r.DatastoreFaults[k])
 	}
 	rm := r.Remote
-	fmt.Fprintf(w, "the other server: %d Notes sent (%d kept here, %d of them a celebrity's; %d deleted, %d overtaken by their Delete), %d in homes here; %d deliveries sent twice, %d tried again; %d deliveries from here refused while it was unreachable\n",
-		rm.Notes, rm.Taken, rm.Celebrity, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused)
+	fmt.Fprintf(w, "the other server: %d Notes sent (%d kept here, %d of them a celebrity's; %d deleted, %d overtaken by their Delete), %d in homes here; %d deliveries sent twice, %d tried again; %d deliveries from here refused while it was unreachable; %d posts from here it had to take taken, %d it had not to withheld\n",
+		rm.Notes, rm.Taken, rm.Celebrity, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused, rm.Reached, rm.Withheld)
 	if sh := r.Shared; sh != (store.SharedStats{}) {
 		fmt.Fprintf(w, "the shared page cache: %d entities taken, %d looked for and not taken, %d tombstones, %d calls unanswered\n", sh.Hits, sh.Misses, sh.Tombs, sh.Failed)
 	}
@@ -389,7 +389,7 @@ func Kinds() []string { return slices.Clone(kinds) }
 var kinds = []string{"register", "follow", "unfollow", "post", "edit", "delete", "create group", "join", "invite", "accept",
 	"decline", "leave", "owner removes", "like", "unlike", "comment", "delete comment", "sessions", "burst",
 	"block", "unblock", "mute", "unmute", "lock", "unlock", "approve", "reject", "withdraw", "mark", "read notices", "read elsewhere", "follow tag", "unfollow tag", "repost", "unrepost", "delete account", "set app data", "delete app data", "report", "remove", "limit", "unlimit", "suspend", "unsuspend", "filter", "unfilter", "upload", "pin", "unpin", "bookmark", "unbookmark", "profile", "vote", "schedule", "search", "storm",
-	"follow remote", "unfollow remote", "remote post", "remote delete", "remote outage"}
+	"follow remote", "unfollow remote", "remote post", "remote delete", "remote outage", "far follow", "far unfollow"}
 
 // tagNames are the tags posts carry, written in any case (#Alpha, #ALPHA),
 // and people follow.
@@ -589,6 +589,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{2, r.searchOp, []string{"search"}},
 		{4, r.followRemote, []string{"follow remote", "unfollow remote"}}, {5, r.remotePost, []string{"remote post"}},
 		{2, r.remoteDelete, []string{"remote delete"}}, {1, r.remoteOutage, []string{"remote outage"}},
+		{3, r.farFollow, []string{"far follow", "far unfollow"}},
 		{r.cfg.Storms, r.storm, []string{"storm"}},
 	}
 	total := 0
