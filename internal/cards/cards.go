@@ -201,7 +201,7 @@ func (s *Service) Of(ctx context.Context, address, claimant string) (*Card, erro
 	if err != nil {
 		// No answer: nothing is kept of it, so the next job to ask (this
 		// one again, holding its claim) fetches it again.
-		return nil, fmt.Errorf("cards.Of(%s): %w", address, err)
+		return nil, fmt.Errorf("cards.Of: %w", err) // its address, redacted, in err
 	}
 	st = stored{Made: made, Fetched: s.cfg.Now().UnixMicro()}
 	if made {
