@@ -37,10 +37,16 @@ type farOp struct {
 }
 
 // farFollow has one of the other server's people follow the actor's
-// person here, or undo their last Follow of them.
+// person here, or undo their last Follow of them: half the time a pair
+// that follows, so that undoing is as common as following.
 func (r *runner) farFollow(ctx context.Context, a *actor) (bool, error) {
 	rm := r.remote
 	u, by := a.pick(), rm.pick(a.rng)
+	if a.rng.IntN(2) == 0 {
+		if f, ok := r.someFarFollow(a); ok {
+			u, by = f.u, f.by
+		}
+	}
 	key := pair{by.id, u.id}
 	// Held with the person's standing: a Follow of someone unlocked, in
 	// good standing, begins a follow, not a request.
@@ -82,6 +88,32 @@ func (r *runner) farFollow(ctx context.Context, a *actor) (bool, error) {
 		return true, fmt.Errorf("%s: the service's inbox gave no answer in 20 tries", name)
 	}
 	return true, nil
+}
+
+// farFollowing is a follow of a person here by one of the other
+// server's people.
+type farFollowing struct {
+	u  *user
+	by remotePerson
+}
+
+// someFarFollow draws a follow of one of the actor's people by the other
+// server's, as their last Follow or Undo left it (false: none).
+func (r *runner) someFarFollow(a *actor) (farFollowing, bool) {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	var on []farFollowing
+	for _, u := range a.users {
+		for _, by := range r.remote.people {
+			if ops := r.m.farOps[pair{by.id, u.id}]; len(ops) > 0 && ops[len(ops)-1].follow {
+				on = append(on, farFollowing{u, by})
+			}
+		}
+	}
+	if len(on) == 0 {
+		return farFollowing{}, false
+	}
+	return on[a.rng.IntN(len(on))], true
 }
 
 // accepts are when the other server took each Accept of a Follow of

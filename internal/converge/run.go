@@ -589,7 +589,7 @@ func (r *runner) step(ctx context.Context, a *actor) error {
 		{2, r.searchOp, []string{"search"}},
 		{4, r.followRemote, []string{"follow remote", "unfollow remote"}}, {5, r.remotePost, []string{"remote post"}},
 		{2, r.remoteDelete, []string{"remote delete"}}, {1, r.remoteOutage, []string{"remote outage"}},
-		{3, r.farFollow, []string{"far follow", "far unfollow"}},
+		{2, r.farFollow, []string{"far follow", "far unfollow"}},
 		{r.cfg.Storms, r.storm, []string{"storm"}},
 	}
 	total := 0
