@@ -1309,14 +1309,7 @@ func TestFederationPostsToTwoServersAtOnce(t *testing.T) {
 		t.Fatalf("post: %d %v", st, s)
 	}
 	note := base + "/statuses/" + s["id"].(string)
-	created := func(other *peer.Server) bool {
-		for _, r := range other.Received() {
-			if obj, _ := r.Activity["object"].(map[string]any); r.Activity["type"] == "Create" && obj["id"] == note && r.Err == nil {
-				return true
-			}
-		}
-		return false
-	}
+	created := func(other *peer.Server) bool { return tookCreate(other, note) }
 	e.Eventually("the post at the server that is up, and refused by the one down", func() bool {
 		return created(up) && down.Refused() > 0
 	})
@@ -1334,6 +1327,17 @@ func TestFederationPostsToTwoServersAtOnce(t *testing.T) {
 	if batches != 1 {
 		t.Errorf("%d batch jobs of the post logged done, want 1", batches)
 	}
+}
+
+// tookCreate reports whether other took the Create of note, signed as
+// checked.
+func tookCreate(other *peer.Server, note string) bool {
+	for _, r := range other.Received() {
+		if obj, _ := r.Activity["object"].(map[string]any); r.Activity["type"] == "Create" && obj["id"] == note && r.Err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Under the queue's faults (tasks delivered twice, late, failed, timed
@@ -1433,14 +1437,7 @@ func TestFederationPostsToThoseWhoStillFollow(t *testing.T) {
 			t.Fatalf("post: %d %v", st, s)
 		}
 		note := base + "/statuses/" + s["id"].(string)
-		created := func(o *peer.Server) bool {
-			for _, r := range o.Received() {
-				if obj, _ := r.Activity["object"].(map[string]any); r.Activity["type"] == "Create" && obj["id"] == note && r.Err == nil {
-					return true
-				}
-			}
-			return false
-		}
+		created := func(o *peer.Server) bool { return tookCreate(o, note) }
 		e.Eventually(fmt.Sprintf("the post at the %d servers of those who follow", n-1), func() bool {
 			for _, o := range servers[:n-1] {
 				if !created(o) {
