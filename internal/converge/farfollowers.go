@@ -203,29 +203,16 @@ func (o *oracle) checkFarFollowers(_ context.Context, rep *Report) error {
 			signed[id] = true
 		}
 	}
-	m := o.m // check holds its lock
-	far := map[string]bool{}
-	for _, p := range rm.people {
-		far[p.id] = true
-	}
 	for _, p := range o.live {
-		if p.repostOf != "" || p.inReplyTo != "" || p.visibility == "mentioned" || p.removing || slices.ContainsFunc(p.mentions, func(id string) bool { return far[id] }) {
-			continue
-		}
 		note := rm.base + "/statuses/" + federation.Number(p.id)
-		sure, never := false, true
-		for _, q := range rm.people {
-			sure = sure || m.farFollowedAllThrough(&rm.accepts, q.id, p.author, p.start)
-			never = never && m.farFollowedNever(q.id, p.author, p.start)
-		}
-		switch {
-		case sure && !m.moderated[p.author] && !m.deleted(p.author):
+		switch o.farOwed(p) {
+		case owedSurely:
 			if !signed[note] {
 				rep.Violations = append(rep.Violations, fmt.Sprintf("the post %s of %s, whom the other server's people followed all through, never reached it", p.id, p.author))
 			} else {
 				rep.Remote.Reached++
 			}
-		case never:
+		case owedNever:
 			if took[note] {
 				rep.Violations = append(rep.Violations, fmt.Sprintf("the post %s of %s reached the other server, whose people did not follow %s from before it", p.id, p.author, p.author))
 			} else {
@@ -234,4 +221,39 @@ func (o *oracle) checkFarFollowers(_ context.Context, rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// What the other server is owed of a post here.
+const (
+	owedMaybe  = iota // it may or may not have it
+	owedSurely        // it must have it
+	owedNever         // it must not
+)
+
+// farOwed says whether the other server must have p's Create: surely
+// when one of its people followed p's author all through, never when
+// none did since it began; maybe for a post that goes there on another
+// account (a repost, a reply, a post for the mentioned, a mention of its
+// people), one under removal, or one whose author's standing changed.
+// The caller holds m.mu (check does).
+func (o *oracle) farOwed(p *post) int {
+	m, rm := o.m, o.r.remote
+	if p.repostOf != "" || p.inReplyTo != "" || p.visibility == "mentioned" || p.removing {
+		return owedMaybe
+	}
+	sure, never := false, true
+	for _, q := range rm.people {
+		if slices.Contains(p.mentions, q.id) {
+			return owedMaybe
+		}
+		sure = sure || m.farFollowedAllThrough(&rm.accepts, q.id, p.author, p.start)
+		never = never && m.farFollowedNever(q.id, p.author, p.start)
+	}
+	switch {
+	case sure && !m.moderated[p.author] && !m.deleted(p.author):
+		return owedSurely
+	case never:
+		return owedNever
+	}
+	return owedMaybe
 }
