@@ -15,6 +15,7 @@ const state = {
   groups: [], // the signed-in person's groups
   view: 0, // bumped on each navigation; late answers for old views are dropped
   notice: '', // a message for the next view (why one was signed out)
+  deleting: false, // the account's deletion is under way: a 401 meanwhile is its doing
 };
 
 const $ = (id) => document.getElementById(id);
@@ -76,7 +77,9 @@ async function api(method, path, body) {
     }
     if (!res.ok) {
       const msg = (data && data.error && data.error.message) || res.statusText || 'request failed';
-      if (res.status === 401 && state.token && !path.startsWith('/auth/')) {
+      // While the account's deletion is under way, a 401 is its doing:
+      // its own answer signs out, and says so.
+      if (res.status === 401 && state.token && !path.startsWith('/auth/') && !state.deleting) {
         signedOut('Your session has ended. Please log in again.');
       }
       throw new ApiError(res.status, msg);
@@ -1170,7 +1173,12 @@ function account() {
     onsubmit: (e) => {
       e.preventDefault();
       guard(remove, async () => {
-        await api('DELETE', '/auth/account', { password: password.value });
+        state.deleting = true;
+        try {
+          await api('DELETE', '/auth/account', { password: password.value });
+        } finally {
+          state.deleting = false;
+        }
         signedOut('Your account is deleted. Your posts, follows, groups, comments and likes are being erased.');
       });
     },
