@@ -15,7 +15,7 @@ const state = {
   groups: [], // the signed-in person's groups
   view: 0, // bumped on each navigation; late answers for old views are dropped
   notice: '', // a message for the next view (why one was signed out)
-  deleting: false, // the account's deletion is under way: a 401 meanwhile is its doing
+  ending: 0, // requests under way that end the session (endSession): a 401 meanwhile is theirs
 };
 
 const $ = (id) => document.getElementById(id);
@@ -77,9 +77,9 @@ async function api(method, path, body) {
     }
     if (!res.ok) {
       const msg = (data && data.error && data.error.message) || res.statusText || 'request failed';
-      // While the account's deletion is under way, a 401 is its doing:
-      // its own answer signs out, and says so.
-      if (res.status === 401 && state.token && !path.startsWith('/auth/') && !state.deleting) {
+      // While a request that ends the session is under way, a 401 is
+      // its doing: its own answer signs out, and says why.
+      if (res.status === 401 && state.token && !path.startsWith('/auth/') && !state.ending) {
         signedOut('Your session has ended. Please log in again.');
       }
       throw new ApiError(res.status, msg);
@@ -88,6 +88,18 @@ async function api(method, path, body) {
   } finally {
     clearTimeout(timer);
     busy(-1);
+  }
+}
+
+// endSession calls the API with a request that ends the session (a
+// logout, the account's deletion): the 401s other requests get meanwhile
+// are its doing, and sign no one out before its answer does.
+async function endSession(method, path, body) {
+  state.ending++;
+  try {
+    return await api(method, path, body);
+  } finally {
+    state.ending--;
   }
 }
 
@@ -1173,12 +1185,7 @@ function account() {
     onsubmit: (e) => {
       e.preventDefault();
       guard(remove, async () => {
-        state.deleting = true;
-        try {
-          await api('DELETE', '/auth/account', { password: password.value });
-        } finally {
-          state.deleting = false;
-        }
+        await endSession('DELETE', '/auth/account', { password: password.value });
         signedOut('Your account is deleted. Your posts, follows, groups, comments and likes are being erased.');
       });
     },
@@ -1534,7 +1541,7 @@ function route() {
 async function start() {
   $('logout').addEventListener('click', async () => {
     try {
-      await api('POST', '/auth/logout');
+      await endSession('POST', '/auth/logout');
     } catch (err) {
       // The token is dropped here whatever the server answered.
     }
