@@ -43,8 +43,9 @@ type Config struct {
 	Users    int           // users registered before the mix starts
 	MaxUsers int           // the mix registers no more once there are this many
 	Duration time.Duration // how long the mix runs
-	// MinEach, when set, lets the mix run on past Duration (up to twice
-	// as long) until every operation has run at least this many times.
+	// MinEach, when set, lets the mix run on past Duration (up to four
+	// times as long, for a loaded machine) until every operation has run
+	// at least this many times.
 	MinEach int
 	Settle  time.Duration // the longest wait for every queue to empty
 
@@ -285,7 +286,7 @@ func newRunner(ctx context.Context, cfg Config, st *stack) (*runner, error) {
 func (r *runner) mix(ctx context.Context, clients []*actor, start time.Time, st *stack) error {
 	cfg := r.cfg
 	stop := start.Add(cfg.Duration)
-	hardStop := start.Add(2 * cfg.Duration)
+	hardStop := start.Add(4 * cfg.Duration)
 	r.stop = stop
 	more := func() bool {
 		now := time.Now()
