@@ -91,22 +91,31 @@ func (s *Service) Keep(ctx context.Context, t KeepTask) (string, error) {
 	case !a.Celebrity:
 		return "not a celebrity's post", nil
 	}
-	key := CelebrityPostsKey(s.db, a.UserID)
-	kept, err := s.newestCelebrityPosts(ctx, a.UserID)
+	if err := s.writeNewest(ctx, a.UserID); err != nil {
+		return "", fmt.Errorf("activities.Keep(%s): %w", t.ActivityID, err)
+	}
+	return "", nil
+}
+
+// writeNewest writes celebrity's newest posts as their range has them,
+// and again while the range read after a write has changed.
+func (s *Service) writeNewest(ctx context.Context, celebrity string) error {
+	key := CelebrityPostsKey(s.db, celebrity)
+	kept, err := s.newestCelebrityPosts(ctx, celebrity)
 	for round := 0; err == nil; round++ {
 		if round == maxKeepRounds {
-			return "", fmt.Errorf("activities.Keep(%s): overtaken %d times: the author posts faster than it writes", t.ActivityID, round)
+			return fmt.Errorf("overtaken %d times: the author posts faster than it writes", round)
 		}
 		if err = s.db.Put(ctx, key, &kept); err != nil {
 			break
 		}
 		var now CelebrityPosts
-		if now, err = s.newestCelebrityPosts(ctx, a.UserID); err == nil && slices.Equal(now.IDs, kept.IDs) && now.More == kept.More {
-			return "", nil
+		if now, err = s.newestCelebrityPosts(ctx, celebrity); err == nil && slices.Equal(now.IDs, kept.IDs) && now.More == kept.More {
+			return nil
 		}
 		kept = now
 	}
-	return "", fmt.Errorf("activities.Keep(%s): %w", t.ActivityID, err)
+	return err
 }
 
 // maxKeepRounds is how many times at most a KeepJob writes a celebrity's
