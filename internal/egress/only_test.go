@@ -69,30 +69,7 @@ func uses(t *testing.T, name string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := map[string]string{} // the file's name of each import → its path
-	for _, imp := range f.Imports {
-		p := strings.Trim(imp.Path.Value, `"`)
-		if _, ok := reachesOut[p]; !ok {
-			continue
-		}
-		n := p[strings.LastIndex(p, "/")+1:]
-		if imp.Name != nil {
-			n = imp.Name.Name
-		}
-		local[n] = p
-	}
-	// named returns the import path and name e names, if e is pkg.Name.
-	named := func(e ast.Expr) (string, string, bool) {
-		sel, ok := e.(*ast.SelectorExpr)
-		if !ok {
-			return "", "", false
-		}
-		id, ok := sel.X.(*ast.Ident)
-		if !ok || local[id.Name] == "" {
-			return "", "", false
-		}
-		return local[id.Name], sel.Sel.Name, true
-	}
+	local := imports(f)
 	var found []string
 	report := func(e ast.Expr) {
 		pos := fset.Position(e.Pos())
@@ -101,21 +78,50 @@ func uses(t *testing.T, name string) []string {
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CompositeLit: // http.Client{...}
-			if p, name, ok := named(n.Type); ok && reachesOut[p].built[name] {
+			if p, name, ok := named(local, n.Type); ok && reachesOut[p].built[name] {
 				report(n.Type)
 			}
 		case *ast.CallExpr: // new(http.Client)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "new" && len(n.Args) == 1 {
-				if p, name, ok := named(n.Args[0]); ok && reachesOut[p].built[name] {
+				if p, name, ok := named(local, n.Args[0]); ok && reachesOut[p].built[name] {
 					report(n.Args[0])
 				}
 			}
 		case *ast.SelectorExpr: // http.DefaultClient, net.Dial
-			if p, name, ok := named(n); ok && reachesOut[p].used[name] {
+			if p, name, ok := named(local, n); ok && reachesOut[p].used[name] {
 				report(n)
 			}
 		}
 		return true
 	})
 	return found
+}
+
+// imports maps the name a Go file gives each of its imports to the
+// import's path.
+func imports(f *ast.File) map[string]string {
+	local := map[string]string{}
+	for _, imp := range f.Imports {
+		p := strings.Trim(imp.Path.Value, `"`)
+		n := p[strings.LastIndex(p, "/")+1:]
+		if imp.Name != nil {
+			n = imp.Name.Name
+		}
+		local[n] = p
+	}
+	return local
+}
+
+// named returns the import path and name e names, if e is pkg.Name of
+// one of local's imports.
+func named(local map[string]string, e ast.Expr) (string, string, bool) {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return "", "", false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok || local[id.Name] == "" {
+		return "", "", false
+	}
+	return local[id.Name], sel.Sel.Name, true
 }
