@@ -139,3 +139,34 @@ func TestAnOwnerHasSomeoneToRemove(t *testing.T) {
 		t.Errorf("anOwner = %s, want cy (bob's group has no one else)", got.id)
 	}
 }
+
+// A limited author's post is hidden for sure from someone who never
+// followed them, but not from someone whose pending request an unlock or
+// an approval under way may have turned into a follow: the model learns
+// of it only from the operation's answer (seed 9898, -storms 6: a like
+// came between an unlock's job and the unlock's end).
+func TestHiddenFromWhileARequestMayBeApproved(t *testing.T) {
+	m := newModel()
+	author, reader := "a", "r"
+	m.limited[author] = true
+	p := &post{id: "p", author: author}
+	if why := m.hiddenFrom(reader, p); why == "" {
+		t.Fatal("a limited author's post is not hidden from someone who never followed them")
+	}
+	m.requested[pair{reader, author}] = -1
+	if why := m.hiddenFrom(reader, p); why == "" {
+		t.Error("a request no one is deciding shows the limited author's post")
+	}
+	m.unlocking[author]++
+	if why := m.hiddenFrom(reader, p); why != "" {
+		t.Errorf("with the author's unlock under way, hidden for sure: %s", why)
+	}
+	m.unlocking[author]--
+	m.approving[pair{reader, author}]++
+	if why := m.hiddenFrom(reader, p); why != "" {
+		t.Errorf("with an approval under way, hidden for sure: %s", why)
+	}
+	if why := m.hiddenFrom("someone else", p); why == "" {
+		t.Error("another's approval under way shows the post to someone who asked nothing")
+	}
+}

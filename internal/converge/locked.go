@@ -25,6 +25,18 @@ func (r *runner) setLocked(ctx context.Context, a *actor) (bool, error) {
 	lock := !r.m.locked[u.id]
 	r.m.mu.Unlock()
 	op := map[bool]string{true: "lock", false: "unlock"}[lock]
+	if !lock {
+		// Until the model records what the unlock approved, those
+		// requests may be follows already (mayApprove).
+		r.m.mu.Lock()
+		r.m.unlocking[u.id]++
+		r.m.mu.Unlock()
+		defer func() {
+			r.m.mu.Lock()
+			r.m.unlocking[u.id]--
+			r.m.mu.Unlock()
+		}()
+	}
 	start := time.Now()
 	_, out := r.write(ctx, op, http.MethodPut, "/social/rest/people/@me/@self", u.token, map[string]bool{"locked": lock})
 	now := out == acked
@@ -104,10 +116,18 @@ func (r *runner) decide(ctx context.Context, a *actor) (bool, error) {
 	defer r.lock("follow " + k.a + " " + k.b)()
 	r.m.mu.Lock()
 	limit, ok := r.m.requested[k]
+	if ok {
+		r.m.approving[k]++ // an approval, or a rejection, under way: mayApprove
+	}
 	r.m.mu.Unlock()
 	if !ok {
 		return true, nil // decided meanwhile
 	}
+	defer func() {
+		r.m.mu.Lock()
+		r.m.approving[k]--
+		r.m.mu.Unlock()
+	}()
 	approve := a.rng.IntN(3) > 0
 	// Past the mix's Duration, the one of the two that ran less goes
 	// first: decisions are rare, and each must run (MinEach).

@@ -149,6 +149,11 @@ type model struct {
 	// it was asked with.
 	locked    map[string]bool
 	requested map[pair]int
+	// unlocking counts each person's unlocks under way, approving each
+	// request's approvals: either may turn a pending request into a
+	// follow before its operation's answer tells the model.
+	unlocking map[string]int
+	approving map[pair]int
 	// limited holds the people a moderator limited, suspended those a
 	// moderator suspended; suspending counts the changes of each one's
 	// standing under way (suspensions, limits and their lifts), whose
@@ -200,7 +205,7 @@ func newModel() *model {
 		byID: map[string]*user{}, postByID: map[string]*post{},
 		follows: map[pair][]event{}, members: map[pair][]event{},
 		following: map[pair]bool{}, isMember: map[pair]bool{}, likes: map[pair]bool{}, invited: map[pair]bool{},
-		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, everMuted: map[pair]bool{}, everFiltered: map[string]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
+		blocks: map[pair]bool{}, everBlocked: map[pair]bool{}, mutes: map[pair]bool{}, everMuted: map[pair]bool{}, everFiltered: map[string]bool{}, locked: map[string]bool{}, limited: map[string]bool{}, suspended: map[string]bool{}, suspending: map[string]int{}, standings: map[string][]string{}, filters: map[string]keywordFilter{}, requested: map[pair]int{}, unlocking: map[string]int{}, approving: map[pair]int{}, tagFollows: map[pair][]event{}, tagFollowing: map[pair]bool{}, reposts: map[pair]*post{}, appData: map[pair]map[string]string{}, marks: map[string]string{},
 		rFollows: map[pair][]event{}, rFollowing: map[pair]bool{}, rPending: map[pair]*pendingFollow{}, rByNote: map[string]*post{},
 		farOps: map[pair][]farOp{}, moderated: map[string]bool{},
 		pins: map[string][]string{}, bookmarks: map[string][]string{}, votes: map[string]map[string][]int{}, profiles: map[string]profile{}, ops: map[string]int{}, failed: map[string]int{},
@@ -254,7 +259,8 @@ func (m *model) gone(id string) bool {
 
 // hiddenFrom says why the policy hides p from reader for sure ("" if it
 // may not), as far as the model knows: removed, its author suspended, or limited and
-// not followed by reader, or a block between them, with no change of the
+// not followed by reader (nor asked to be, with an unlock or approval of
+// the request under way), or a block between them, with no change of the
 // author's standing under way. The caller holds m.mu, and asks before and
 // after a request: what was hidden throughout may not be reacted to.
 func (m *model) hiddenFrom(reader string, p *post) string {
@@ -267,7 +273,7 @@ func (m *model) hiddenFrom(reader string, p *post) string {
 		return "removed"
 	case m.suspended[a]:
 		return "its author suspended"
-	case m.limited[a] && !m.following[pair{reader, a}] && len(m.follows[pair{reader, a}]) == 0:
+	case m.limited[a] && !m.following[pair{reader, a}] && len(m.follows[pair{reader, a}]) == 0 && !m.mayApprove(reader, a):
 		return fmt.Sprintf("its author limited (%s), never followed", strings.Join(m.standings[a], "; ")) // no follow may be in flight
 	case m.blocks[pair{reader, a}]:
 		return "its author blocked"
@@ -275,6 +281,15 @@ func (m *model) hiddenFrom(reader string, p *post) string {
 		return "its author blocks the reader"
 	}
 	return ""
+}
+
+// mayApprove reports whether reader's pending request to follow a may be
+// approved by an operation under way (a's unlock, or an approval of it),
+// which tells the model only once it is answered. The caller holds m.mu.
+func (m *model) mayApprove(reader, a string) bool {
+	k := pair{reader, a}
+	_, pending := m.requested[k]
+	return pending && (m.unlocking[a] > 0 || m.approving[k] > 0)
 }
 
 // mayBeSuspended reports whether id is suspended, or may be by a
