@@ -18,6 +18,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -71,6 +72,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 	fs.IntVar(&cfg.BackfillMax, "backfill-max", cfg.BackfillMax, "the service's BACKFILL_MAX")
 	fs.IntVar(&cfg.CelebrityFollowers, "celebrity-followers", cfg.CelebrityFollowers, "the service's CELEBRITY_FOLLOWERS: followers that make a person a celebrity at their next post (0: nobody is one)")
 	verbose := fs.Bool("v", false, "print the stack's warnings and errors")
+	txlog := fs.String("txlog", "", "write each Datastore call of a transaction, and each commit, to this file: when, which, by what request or job, how long, its code and keys")
 	seeds := fs.Int("seeds", 1, "how many runs, of seeds -seed, -seed+1, ..., one after another (a sweep)")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
@@ -82,6 +84,16 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) (int, e
 		cfg.Log, cfg.LogLevel = errOut, slog.LevelWarn
 	}
 	cfg.Progress = errOut
+	if *txlog != "" {
+		f, err := os.Create(*txlog)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		defer w.Flush()
+		cfg.TxLog = w
+	}
 	var reps []*converge.Report
 	violations := 0
 	for i := range *seeds {

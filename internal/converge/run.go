@@ -90,6 +90,9 @@ type Config struct {
 
 	LogLevel slog.Level
 	Log      io.Writer // the stack's logs; nil discards them
+	// TxLog, if not nil, takes a line for each Datastore call of a
+	// transaction and each commit (txLog).
+	TxLog    io.Writer
 	Progress io.Writer // a line now and then; nil for none
 }
 

@@ -81,10 +81,14 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 	long := &longest{}
 	faults := dsfaults.New(dsfaults.Config{Seed: cfg.Seed, Before: cfg.DatastoreFaults, AfterCommit: cfg.CommitFaults,
 		SlowCommit: cfg.SlowCommits, MaxDelay: 500 * time.Millisecond})
+	clientOptions := []option.ClientOption{faults.Option(), long.option()}
+	if cfg.TxLog != nil {
+		clientOptions = append(clientOptions, (&txLog{w: cfg.TxLog}).option()) // innermost: the calls sent
+	}
 	st, err := localstack.Start(ctx, localstack.Options{
 		Dir: cfg.Dir, Project: project, Location: location,
 		APIListener: apiL, DatastoreHost: cfg.Datastore, Namespace: fmt.Sprintf("converge-%d", time.Now().UnixNano()),
-		ClientOptions: []option.ClientOption{faults.Option(), long.option()},
+		ClientOptions: clientOptions,
 		// queue.yaml's queues and retry semantics, but a short backoff and
 		// at least 20 dispatches a second (the backfill queue's 2/s would
 		// make a run wait minutes for its chains), so that a run converges
