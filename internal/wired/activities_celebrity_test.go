@@ -7,7 +7,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"cloud.google.com/go/datastore/apiv1/datastorepb"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sync/errgroup"
@@ -172,6 +177,65 @@ func TestCelebrityPostsKeptInNoTransaction(t *testing.T) {
 	keep(t, e, want[11])
 	if diff := cmp.Diff(want, kept()); diff != "" {
 		t.Fatalf("kept after an older list was stored (-want +got):\n%s", diff)
+	}
+}
+
+// A celebrity's post's job that a newer post overtakes after every write
+// of the newest posts gives up after a few rounds and fails, so that its
+// task comes back; the next run, not overtaken, writes the newest. Each
+// write here lets a newer post commit first, as a celebrity posting
+// faster than the job writes would.
+func TestCelebrityPostsKeptGivesUpWhenOvertaken(t *testing.T) {
+	var overtake atomic.Pointer[func()]
+	var writes atomic.Int32
+	db := testenv.DBWith(t, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if c, ok := req.(*datastorepb.CommitRequest); ok && slices.ContainsFunc(c.GetMutations(), func(mu *datastorepb.Mutation) bool {
+			path := mu.GetUpsert().GetKey().GetPath()
+			return len(path) == 1 && path[0].GetKind() == activities.KindCelebrityPosts
+		}) {
+			writes.Add(1)
+			if f := overtake.Load(); f != nil {
+				(*f)()
+			}
+		}
+		return invoker(ctx, m, req, reply, cc, opts...)
+	})))
+	e, _ := celebrityEnvOn(t, db, 1)
+	ctx := context.Background()
+	star, fan := e.Person("star"), e.Person("fan")
+	if _, err := e.Svc.Graph.Follow(ctx, fan, star, nil); err != nil {
+		t.Fatal(err)
+	}
+	post(t, e, star, "before the mark")
+	celebrate(t, e, star)
+	first := e.Post(star, "the first").ID
+	newer := []string{first}
+	f := func() { newer = slices.Insert(newer, 0, e.Post(star, fmt.Sprint("newer ", len(newer))).ID) }
+	overtake.Store(&f)
+	_, err := e.Svc.Activities.Keep(ctx, activities.KeepTask{ActivityID: first})
+	overtake.Store(nil)
+	if err == nil || !strings.Contains(err.Error(), "overtaken") {
+		t.Fatalf("a job overtaken at every write answered %v, want an error that gives its task back", err)
+	}
+	if n := writes.Load(); n != 5 {
+		t.Errorf("the overtaken job wrote %d times, want 5", n)
+	}
+	var c activities.CelebrityPosts
+	if _, err := e.DB.Get(ctx, activities.CelebrityPostsKey(e.DB, star), &c); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(c.IDs, newer) {
+		t.Fatalf("the overtaken job's last write holds the newest post %s, which committed after it", newer[0])
+	}
+	keep(t, e, first) // the task again
+	if _, err := e.DB.Get(ctx, activities.CelebrityPostsKey(e.DB, star), &c); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(newer, c.IDs); diff != "" {
+		t.Fatalf("kept once the job ran again (-want +got):\n%s", diff)
+	}
+	if got, _ := homeIDs(t, e, fan, activities.FeedRequest{Page: store.PageRequest{Count: len(newer)}}); !slices.Equal(got, newer) {
+		t.Fatalf("the fan's home: %v, want %v", got, newer)
 	}
 }
 
