@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/datastore"
+
 	"socialstream/internal/activitypub"
 	"socialstream/internal/api"
 	"socialstream/internal/app"
@@ -24,6 +27,7 @@ import (
 	"socialstream/internal/federation/peer"
 	"socialstream/internal/ids"
 	"socialstream/internal/localstack"
+	"socialstream/internal/queue"
 	"socialstream/internal/tasksemu"
 	"socialstream/internal/testenv"
 )
@@ -898,6 +902,147 @@ func TestFederationPostsToAnotherServer(t *testing.T) {
 	}
 	if obj, _ := got[0].Activity["object"].(map[string]any); obj["id"] != base+"/statuses/"+public {
 		t.Errorf("the Delete's object: %v", got[0].Activity["object"])
+	}
+}
+
+// followedFrom has p of the other server follow u, by their nth Follow.
+func (e *env) followedFrom(other *peer.Server, p *peer.Person, u user, n int) {
+	e.t.Helper()
+	base := strings.TrimSuffix(e.url, "/")
+	f := map[string]any{"id": fmt.Sprintf("%s/follows/%d", p.URI, n), "type": "Follow", "actor": p.URI, "object": base + "/users/" + u.id}
+	if st, body, _ := other.Send(context.Background(), p, base+"/inbox", f); st != http.StatusAccepted {
+		e.t.Fatalf("Follow: %d %s", st, body)
+	}
+}
+
+// A follower elsewhere whose server moves their deliveries to their own
+// inbox gets the next post there: their Follow carries where posts go
+// for them (copied from their actor, so that a post reads no actor per
+// follower), and the keeping of their actor fetched anew writes the new
+// inbox onto it.
+func TestFederationPostsFollowTheFollowersInbox(t *testing.T) {
+	ctx := context.Background()
+	e, other, base := federatedBeside(t)
+	ann, cid := e.register("ann"), e.register("cid")
+	bob := other.Person("bob")
+	follow := func(u user, n int) { e.followedFrom(other, bob, u, n) }
+	post := func(text string) string {
+		t.Helper()
+		st, s := e.MastoForm("POST", "/api/v1/statuses", ann.token, url.Values{"status": {text}})
+		if st != 200 {
+			t.Fatalf("post: %d %v", st, s)
+		}
+		return base + "/statuses/" + s["id"].(string)
+	}
+	inboxOf := func(note string) string {
+		t.Helper()
+		e.Eventually("the post at the other server", func() bool { return tookCreate(other, note) })
+		for _, g := range other.Received() {
+			if obj, _ := g.Activity["object"].(map[string]any); g.Activity["type"] == "Create" && obj["id"] == note {
+				return g.Inbox
+			}
+		}
+		return ""
+	}
+	follow(ann, 1)
+	e.Settle()
+	if got := inboxOf(post("to the shared inbox")); got != "/inbox" {
+		t.Fatalf("the first post went to %q, want the server's shared inbox", got)
+	}
+	// A Follow kept before Follows carried an inbox: bob's actor is read
+	// for it instead.
+	keys, err := e.db.GetAll(ctx, e.db.Query(federation.KindRemoteFollow).FilterField("followee", "=", ann.id).KeysOnly(), nil)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("ann's Follows from elsewhere: %v %v", keys, err)
+	}
+	var kept datastore.PropertyList
+	if _, err := e.db.Get(ctx, keys[0], &kept); err != nil {
+		t.Fatal(err)
+	}
+	carried := len(kept)
+	if kept = slices.DeleteFunc(kept, func(p datastore.Property) bool { return p.Name == "inbox" }); len(kept) == carried {
+		t.Fatalf("bob's Follow carries no inbox: %v", kept)
+	}
+	if err := e.db.Put(ctx, keys[0], &kept); err != nil {
+		t.Fatal(err)
+	}
+	if got := inboxOf(post("to a Follow that carries no inbox")); got != "/inbox" {
+		t.Fatalf("a post to a Follow with no inbox went to %q, want the shared inbox bob's actor names", got)
+	}
+	// Their server names bob's own inbox alone from now on, and makes his
+	// key anew: his next activity has his actor fetched again.
+	other.Unshare(bob)
+	other.Rekey(bob)
+	follow(cid, 2)
+	e.Settle()
+	if got := inboxOf(post("to bob's own inbox")); got != "/users/bob/inbox" {
+		t.Fatalf("after bob's server moved his deliveries, a post went to %q, want /users/bob/inbox", got)
+	}
+}
+
+// The job that writes a follower's new inbox onto their Follows waits
+// for the keeping of the actor it follows, writes what the actor holds
+// when it runs (so a late or repeated run changes nothing more), and
+// leaves a Follow gone meanwhile gone.
+func TestFederationInboxesJob(t *testing.T) {
+	ctx := context.Background()
+	e, other, _ := federatedBeside(t)
+	ann, cid := e.register("ann"), e.register("cid")
+	bob := other.Person("bob")
+	follow := func(u user, n int) { e.followedFrom(other, bob, u, n) }
+	follow(ann, 1)
+	follow(cid, 2)
+	e.Settle()
+	keys, err := e.db.GetAll(ctx, e.db.Query(federation.KindRemoteFollow).FilterField("followee", "=", cid.id).KeysOnly(), nil)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("cid's Follows from elsewhere: %v %v", keys, err)
+	}
+	bobID, _, _ := strings.Cut(keys[0].Name, "_")
+	inbox := func(followee string) (string, bool) {
+		t.Helper()
+		var kept datastore.PropertyList
+		found, err := e.db.Get(ctx, e.db.NameKey(federation.KindRemoteFollow, bobID+"_"+followee, nil), &kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range kept {
+			if p.Name == "inbox" {
+				return p.Value.(string), found
+			}
+		}
+		return "", found
+	}
+	if got, _ := inbox(ann.id); got != other.URL+"/inbox" {
+		t.Fatalf("bob's Follow of ann carries %q, want his server's shared inbox", got)
+	}
+	// A keeping not committed yet: the job waits for it.
+	future := federation.InboxesTask{URI: bob.URI, Fetched: time.Now().Add(time.Hour).UnixMicro()}
+	if _, err := e.svc.Federation.CopyInboxes(ctx, future); !errors.Is(err, queue.ErrNotYet) {
+		t.Fatalf("a job before its keeping: %v, want ErrNotYet", err)
+	}
+	// Bob's follow of cid ends; then his server moves his deliveries to
+	// his own inbox, and his next activity has his actor fetched again.
+	if err := e.db.Delete(ctx, keys[0]); err != nil {
+		t.Fatal(err)
+	}
+	other.Unshare(bob)
+	other.Rekey(bob)
+	follow(ann, 3)
+	e.Settle()
+	own := bob.URI + "/inbox"
+	if got, _ := inbox(ann.id); got != own {
+		t.Fatalf("after bob's actor changed, his Follow of ann carries %q, want %q", got, own)
+	}
+	if _, found := inbox(cid.id); found {
+		t.Fatal("the job wrote bob's Follow of cid back, which was gone")
+	}
+	// An older job run again, late: it writes what the actor holds now.
+	stale := federation.InboxesTask{URI: bob.URI, Fetched: time.Now().Add(-time.Hour).UnixMicro()}
+	if out, err := e.svc.Federation.CopyInboxes(ctx, stale); err != nil || out != "wrote 0" {
+		t.Fatalf("a late job: %q %v, want nothing written", out, err)
+	}
+	if got, _ := inbox(ann.id); got != own {
+		t.Fatalf("after a late job, bob's Follow of ann carries %q, want %q", got, own)
 	}
 }
 

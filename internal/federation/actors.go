@@ -24,6 +24,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/derrors"
 	"socialstream/internal/egress"
+	"socialstream/internal/queue"
 	"socialstream/internal/store"
 	"socialstream/internal/text"
 )
@@ -111,6 +112,32 @@ func (r remoteActor) actor(user string) (Actor, error) {
 	}
 	return Actor{UserID: user, URI: r.URI, Inbox: r.Inbox, SharedInbox: r.SharedInbox, Followers: r.Followers, KeyID: r.KeyID,
 		PublicKey: pub, Fetched: r.Fetched}, nil
+}
+
+// refresh brings, in tx, what is kept of user, a person known before,
+// to what their server shows now (f): their card, and, when their
+// delivery inbox changes, the job that copies it onto their Follows of
+// people here, which the commit needs (need).
+func (s *Service) refresh(ctx context.Context, tx *store.Tx, user string, f fetchedActor, need func() error) error {
+	l := tx.Lookup()
+	prof := accounts.ReadProfile(l, user)
+	var was remoteActor
+	l.Add(remoteActorKey(s.db, user), &was)
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	if was.deliveryInbox() != f.deliveryInbox() {
+		if err := need(); err != nil {
+			return err
+		}
+	}
+	p := prof.Profile()
+	if !prof.Found() || (p.Note == f.remote.Note && prof.DisplayName() == f.remote.DisplayName) {
+		return nil
+	}
+	p.Note = f.remote.Note
+	display := f.remote.DisplayName
+	return prof.Set(tx, p, &display, nil, s.now().UnixMicro())
 }
 
 // ErrRemote is a remote server's answer the service cannot take: an
@@ -262,50 +289,49 @@ func (s *Service) readActor(uri string, raw []byte) (fetchedActor, error) {
 // keep stores a fetched actor: the person made the first time, what is
 // kept of the actor replaced; also is an address of theirs besides
 // their actor's that finds them (their key's).
+//
+// A person known before whose delivery inbox changes needs the job that
+// copies it onto their Follows of people here (InboxesJob), enqueued
+// ahead of the commit.
 func (s *Service) keep(ctx context.Context, f fetchedActor, also string) (Actor, error) {
 	var user string
-	err := s.db.Update(store.Unguarded(ctx), func(tx *store.Tx) error {
-		var link actorURI
-		l := tx.Lookup()
-		linked := l.Add(actorURIKey(s.db, f.URI), &link)
-		name := accounts.ReadName(l, f.remote.Acct)
-		if err := l.Run(ctx); err != nil {
-			return err
-		}
-		user = link.UserID
-		if linked.Found() { // their card as their server shows them now
+	var jobs queue.Ahead
+	copyInboxes := InboxesJob.Pending(s.q, InboxesTask{URI: f.URI, Fetched: f.Fetched.UnixMicro()}, 0)
+	err := jobs.Commit(ctx, nil, func() error {
+		return s.db.Update(store.Unguarded(ctx), func(tx *store.Tx) error {
+			var link actorURI
 			l := tx.Lookup()
-			prof := accounts.ReadProfile(l, user)
+			linked := l.Add(actorURIKey(s.db, f.URI), &link)
+			name := accounts.ReadName(l, f.remote.Acct)
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
-			if p := prof.Profile(); prof.Found() && (p.Note != f.remote.Note || prof.DisplayName() != f.remote.DisplayName) {
-				p.Note = f.remote.Note
-				display := f.remote.DisplayName
-				if err := prof.Set(tx, p, &display, nil, s.now().UnixMicro()); err != nil {
+			user = link.UserID
+			if linked.Found() {
+				if err := s.refresh(ctx, tx, user, f, func() error { return jobs.Need(copyInboxes) }); err != nil {
+					return err
+				}
+			} else {
+				if holder, taken := name.Holder(); taken {
+					// Another actor held the name before (their server made
+					// the account anew): the name stays its.
+					return fmt.Errorf("%w: %s is another actor's here (%s)", ErrRemote, f.remote.Acct, holder)
+				}
+				user = s.gen.NextString()
+				if err := accounts.AddRemote(tx, user, f.remote, s.now()); err != nil {
+					return err
+				}
+				if err := tx.Put(actorURIKey(s.db, f.URI), &actorURI{UserID: user, URI: f.URI}); err != nil {
 					return err
 				}
 			}
-		} else {
-			if holder, taken := name.Holder(); taken {
-				// Another actor held the name before (their server made
-				// the account anew): the name stays its.
-				return fmt.Errorf("%w: %s is another actor's here (%s)", ErrRemote, f.remote.Acct, holder)
+			if also != "" && also != f.URI {
+				if err := tx.Put(actorURIKey(s.db, also), &actorURI{UserID: user, URI: also}); err != nil {
+					return err
+				}
 			}
-			user = s.gen.NextString()
-			if err := accounts.AddRemote(tx, user, f.remote, s.now()); err != nil {
-				return err
-			}
-			if err := tx.Put(actorURIKey(s.db, f.URI), &actorURI{UserID: user, URI: f.URI}); err != nil {
-				return err
-			}
-		}
-		if also != "" && also != f.URI {
-			if err := tx.Put(actorURIKey(s.db, also), &actorURI{UserID: user, URI: also}); err != nil {
-				return err
-			}
-		}
-		return tx.Put(remoteActorKey(s.db, user), &f.remoteActor)
+			return tx.Put(remoteActorKey(s.db, user), &f.remoteActor)
+		})
 	})
 	if err != nil {
 		return Actor{}, fmt.Errorf("federation: keeping %s: %w", f.URI, err)

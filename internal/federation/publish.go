@@ -1,7 +1,6 @@
 package federation
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -261,8 +260,9 @@ const MaxRemoteFollowers = 1000
 // server's shared inbox once: those whose Follow of user a RemoteFollow
 // records (found by a keys-only query, whose keys name them: a read for
 // each 1,000), who still follow (graph's FollowersAmong: user's follower
-// chunks, a read or two for all of them), and whose actor is known (a
-// read each, for their inbox).
+// chunks, a read or two for all of them), and whose inbox is known: the
+// one their Follow carries (copiedInboxes: one projection query for
+// all), or else their actor's (a read each).
 func (s *Service) remoteAudience(ctx context.Context, user string) ([]string, error) {
 	q := s.db.Query(KindRemoteFollow).FilterField("followee", "=", user).KeysOnly().Limit(MaxRemoteFollowers)
 	keys, err := s.db.GetAll(ctx, q, nil)
@@ -282,18 +282,30 @@ func (s *Service) remoteAudience(ctx context.Context, user string) ([]string, er
 	if err != nil {
 		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
 	}
+	copied, err := s.copiedInboxes(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	// The actors of those whose Follow carries no inbox, read.
 	l := s.db.Lookup()
 	actors := make([]remoteActor, len(followers))
 	known := make([]store.Ref, len(followers))
 	for i, f := range followers {
-		if still[f] {
+		switch inbox := copied[f]; {
+		case !still[f]:
+		case inbox != "":
+			actors[i] = remoteActor{Inbox: inbox}
+		default:
 			known[i] = l.Add(remoteActorKey(s.db, f), &actors[i])
 		}
 	}
 	if err := l.Run(ctx); err != nil {
 		return nil, fmt.Errorf("federation: the remote followers of %s: %w", user, err)
 	}
-	return s.deliveryInboxes(ctx, actors, func(i int) bool { return known[i].Found() })
+	return s.deliveryInboxes(ctx, actors, func(i int) bool {
+		f := followers[i]
+		return still[f] && (copied[f] != "" || known[i].Found())
+	})
 }
 
 // deliveryInboxes returns where to deliver to those of actors that
@@ -307,7 +319,7 @@ func (s *Service) deliveryInboxes(ctx context.Context, actors []remoteActor, cou
 		if !counts(i) {
 			continue
 		}
-		inbox := cmp.Or(a.SharedInbox, a.Inbox)
+		inbox := a.deliveryInbox()
 		if blocked, err := s.blocked(ctx, inbox); err != nil {
 			return nil, err
 		} else if !blocked && !seen[inbox] {

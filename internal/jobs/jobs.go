@@ -231,6 +231,11 @@ func (r *Router) Routes() []Route {
 		told(r, outbox.FollowJob, (*federation.Service).Follow, func(t outbox.FollowTask) []any {
 			return []any{"follower", t.Follower, "followee", t.Followee, "undo", t.Undo}
 		}),
+		// A remote person's delivery inbox, changed, written onto their
+		// Follows of people here.
+		told(r, federation.InboxesJob, (*federation.Service).CopyInboxes, func(t federation.InboxesTask) []any {
+			return []any{"uri", t.URI, "fetched", t.Fetched}
+		}),
 		// A post sent to the servers of its author's remote followers.
 		told(r, outbox.PublishJob, (*federation.Service).Publish, func(t outbox.PublishTask) []any {
 			return []any{"author", t.Author, "activity", t.Activity}

@@ -60,6 +60,9 @@ type Person struct {
 	down   bool   // their actor answers 500
 	gone   bool   // their actor answers 410: they deleted their account
 	shown  string // their display name, when set
+	// unshared has their actor name their own inbox alone, no shared
+	// inbox of their server's.
+	unshared bool
 }
 
 // Show has p's actor show display as their name.
@@ -81,6 +84,14 @@ func (s *Server) Down(p *Person, down bool) {
 func (s *Server) Gone(p *Person) {
 	s.mu.Lock()
 	p.gone = true
+	s.mu.Unlock()
+}
+
+// Unshare has p's actor name their own inbox alone, no shared inbox: as
+// a server does that moves a person's deliveries to their own inbox.
+func (s *Server) Unshare(p *Person) {
+	s.mu.Lock()
+	p.unshared = true
 	s.mu.Unlock()
 }
 
@@ -228,9 +239,13 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.people[r.PathValue("name")]
 	var pub, display string
 	down, gone := false, false
+	endpoints := map[string]string{"sharedInbox": s.URL + "/inbox"}
 	if ok {
 		pub, _ = federation.PublicPEM(&p.key.PublicKey)
 		down, gone = p.down, p.gone
+		if p.unshared {
+			endpoints = map[string]string{}
+		}
 		display = p.shown
 		if display == "" {
 			display = strings.ToUpper(p.Name[:1]) + p.Name[1:] + " <b>of elsewhere</b>"
@@ -260,7 +275,7 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) {
 		"inbox":                     p.URI + "/inbox",
 		"outbox":                    p.URI + "/outbox",
 		"followers":                 p.URI + "/followers",
-		"endpoints":                 map[string]string{"sharedInbox": s.URL + "/inbox"},
+		"endpoints":                 endpoints,
 		"publicKey":                 map[string]string{"id": p.KeyID(), "owner": p.URI, "publicKeyPem": pub},
 		"manuallyApprovesFollowers": p.Locked,
 	})
