@@ -24,12 +24,12 @@ func (p Property) String() string {
 
 // Unqueried returns every property of the owners' entity structs that is
 // indexed (its datastore tag has no noindex) though no query under root
-// filters or orders by it. An indexed property costs two index entries a
+// filters, orders or projects by it. An indexed property costs two index entries a
 // value on every write and the storage of both, so each must be there for
 // a query: the rest are noindex.
 //
-// A query names a property as the first argument of FilterField or Order:
-// a string literal, or a variable. For a variable, every literal of the
+// A query names a property as the first argument of FilterField or Order,
+// or any argument of Project: a string literal, or a variable. For a variable, every literal of the
 // function that could be its value counts (a range over a list of names,
 // an assignment), and where the function takes the names from its caller,
 // every literal its callers pass.
@@ -150,10 +150,16 @@ func directNames(files []file, out map[string]bool) map[string]bool {
 				if !ok || len(call.Args) == 0 || !isQueryCall(call) {
 					return true
 				}
-				if lit, ok := call.Args[0].(*ast.BasicLit); ok {
-					addLiterals(lit, out)
-				} else {
-					dynamic = true
+				names := call.Args[:1]
+				if callName(call) == "Project" {
+					names = call.Args // each property it projects
+				}
+				for _, arg := range names {
+					if lit, ok := arg.(*ast.BasicLit); ok {
+						addLiterals(lit, out)
+					} else {
+						dynamic = true
+					}
 				}
 				return true
 			})
@@ -200,10 +206,11 @@ func takesNames(fn *ast.FuncDecl) bool {
 	return false
 }
 
-// isQueryCall reports whether call is a query's FilterField or Order.
+// isQueryCall reports whether call is a query's FilterField, Order or
+// Project (a projection reads its properties from their index).
 func isQueryCall(call *ast.CallExpr) bool {
 	name := callName(call)
-	return name == "FilterField" || name == "Order"
+	return name == "FilterField" || name == "Order" || name == "Project"
 }
 
 func callName(call *ast.CallExpr) string {

@@ -8,13 +8,14 @@ const KindThing = "Thing"
 
 // Thing is an entity.
 type Thing struct {
-	N    int      `datastore:"n"`
-	Tags []string `datastore:"tags"`
-	Kept string   `datastore:"kept"`
-	Deep string   `datastore:"deep"`
-	Seen bool     `datastore:"seen"` // indexed, and queried by nothing
-	Note string   `datastore:"note,noindex"`
-	Skip string   `datastore:"-"`
+	N     int      `datastore:"n"`
+	Tags  []string `datastore:"tags"`
+	Kept  string   `datastore:"kept"`
+	Deep  string   `datastore:"deep"`
+	Seen  bool     `datastore:"seen"`  // indexed, and queried by nothing
+	Shown string   `datastore:"shown"` // projected
+	Note  string   `datastore:"note,noindex"`
+	Skip  string   `datastore:"-"`
 }
 
 // View is not an entity.

@@ -6,6 +6,7 @@ type Q struct{}
 
 func (Q) FilterField(string, string, any) Q { return Q{} }
 func (Q) Order(string) Q                    { return Q{} }
+func (Q) Project(...string) Q               { return Q{} }
 
 func newest(q Q) Q { return q.Order("-n") }
 
@@ -27,3 +28,5 @@ func whereAll(q Q, fields []string, v any) Q {
 }
 
 func deep(q Q) Q { return whereAll(q, []string{"deep"}, true) }
+
+func shown(q Q) Q { return q.Project("n", "shown") }
