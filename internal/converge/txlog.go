@@ -58,8 +58,7 @@ func (t *txLog) intercept(ctx context.Context, method string, req, reply any, cc
 
 // txCall returns the transaction of a call (for BeginTransaction, the
 // one it began), and the keys it names: a lookup's, a query's kind and
-// filter, a commit's mutations marked U(psert), I(nsert), W (update) or
-// D(elete).
+// filter, a commit's mutations (mutationText).
 func txCall(req, reply any, err error) ([]byte, []string) {
 	var keys []string
 	switch r := req.(type) {
@@ -78,16 +77,7 @@ func txCall(req, reply any, err error) ([]byte, []string) {
 		return r.GetReadOptions().GetTransaction(), keys
 	case *pb.CommitRequest:
 		for _, m := range r.GetMutations() {
-			switch {
-			case m.GetUpsert() != nil:
-				keys = append(keys, "U "+keyText(m.GetUpsert().GetKey()))
-			case m.GetInsert() != nil:
-				keys = append(keys, "I "+keyText(m.GetInsert().GetKey()))
-			case m.GetUpdate() != nil:
-				keys = append(keys, "W "+keyText(m.GetUpdate().GetKey()))
-			case m.GetDelete() != nil:
-				keys = append(keys, "D "+keyText(m.GetDelete()))
-			}
+			keys = append(keys, mutationText(m))
 		}
 		return r.GetTransaction(), keys
 	case *pb.RollbackRequest:
@@ -98,6 +88,20 @@ func txCall(req, reply any, err error) ([]byte, []string) {
 		}
 	}
 	return nil, nil
+}
+
+// mutationText is a mutation's key, marked U(psert), I(nsert), W
+// (update) or D(elete).
+func mutationText(m *pb.Mutation) string {
+	switch {
+	case m.GetUpsert() != nil:
+		return "U " + keyText(m.GetUpsert().GetKey())
+	case m.GetInsert() != nil:
+		return "I " + keyText(m.GetInsert().GetKey())
+	case m.GetUpdate() != nil:
+		return "W " + keyText(m.GetUpdate().GetKey())
+	}
+	return "D " + keyText(m.GetDelete())
 }
 
 // keyText is a key's path, Kind:name-or-id/Kind:name-or-id.
