@@ -100,6 +100,19 @@ func keep(t *testing.T, e *apptest.Env, id string) {
 	}
 }
 
+// starWithFan registers a star and a fan who follows them, and makes the
+// star a celebrity (at a threshold of 1) by a post and its job.
+func starWithFan(t *testing.T, e *apptest.Env) (star, fan string) {
+	t.Helper()
+	star, fan = e.Person("star"), e.Person("fan")
+	if _, err := e.Svc.Graph.Follow(context.Background(), fan, star, nil); err != nil {
+		t.Fatal(err)
+	}
+	post(t, e, star, "before the mark")
+	celebrate(t, e, star)
+	return star, fan
+}
+
 func isCelebrityPost(t *testing.T, e *apptest.Env, id string) bool {
 	t.Helper()
 	var a activities.Activity
@@ -132,12 +145,7 @@ func TestCelebrityPostsKeptInNoTransaction(t *testing.T) {
 	}
 	e, _ := celebrityEnvOn(t, testenv.DBWith(t, m.Option()), 1)
 	ctx := context.Background()
-	star, fan := e.Person("star"), e.Person("fan")
-	if _, err := e.Svc.Graph.Follow(ctx, fan, star, nil); err != nil {
-		t.Fatal(err)
-	}
-	post(t, e, star, "before the mark")
-	celebrate(t, e, star)
+	star, fan := starWithFan(t, e)
 	var want []string // newest first
 	for i := range 12 {
 		want = slices.Insert(want, 0, e.Post(star, fmt.Sprint("post ", i)).ID)
@@ -202,12 +210,7 @@ func TestCelebrityPostsKeptGivesUpWhenOvertaken(t *testing.T) {
 	})))
 	e, _ := celebrityEnvOn(t, db, 1)
 	ctx := context.Background()
-	star, fan := e.Person("star"), e.Person("fan")
-	if _, err := e.Svc.Graph.Follow(ctx, fan, star, nil); err != nil {
-		t.Fatal(err)
-	}
-	post(t, e, star, "before the mark")
-	celebrate(t, e, star)
+	star, fan := starWithFan(t, e)
 	first := e.Post(star, "the first").ID
 	newer := []string{first}
 	f := func() { newer = slices.Insert(newer, 0, e.Post(star, fmt.Sprint("newer ", len(newer))).ID) }
