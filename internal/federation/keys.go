@@ -12,6 +12,7 @@ import (
 
 	"cloud.google.com/go/datastore"
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"golang.org/x/sync/singleflight"
 
 	"socialstream/internal/store"
 )
@@ -63,6 +64,11 @@ func (k Key) Private() *rsa.PrivateKey { return k.private }
 type Keys struct {
 	db   *store.DB
 	kept *expirable.LRU[string, Key]
+	// reading has the instance's requests for one person's key at once
+	// read it, or make it, once: a new person's first deliveries, each a
+	// job of its own, would each make a key pair (seconds of CPU on a
+	// busy instance) for one to be kept.
+	reading singleflight.Group
 }
 
 // NewKeys returns the keys kept in db.
@@ -76,6 +82,16 @@ func (k *Keys) Of(ctx context.Context, user string) (Key, error) {
 	if key, ok := k.kept.Get(user); ok {
 		return key, nil
 	}
+	// Not the first caller's cancellation: the others wait on it too.
+	v, err, _ := k.reading.Do(user, func() (any, error) { return k.of(context.WithoutCancel(ctx), user) })
+	if err != nil {
+		return Key{}, err
+	}
+	return v.(Key), nil
+}
+
+// of is Of, once for the callers at once.
+func (k *Keys) of(ctx context.Context, user string) (Key, error) {
 	var stored actorKey
 	err := store.MakeOnce(ctx, k.db, actorKeyKey(k.db, user), &stored, func(a *actorKey) bool { return len(a.Private) == 0 },
 		func(a *actorKey) error {

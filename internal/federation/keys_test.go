@@ -9,7 +9,13 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 
 	"socialstream/internal/testenv"
 )
@@ -100,5 +106,39 @@ func TestParseDomain(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("ParseDomain(%q, loopback %v): %v", c.in, c.loopback, err)
 		}
+	}
+}
+
+// A new person's key, asked for by many requests of one instance at
+// once (their first deliveries, each a job), is made and kept by one of
+// them: one transaction, one key for all.
+func TestKeysAskedAtOnceAreMadeOnce(t *testing.T) {
+	var begun atomic.Int32
+	db := testenv.DBWith(t, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if strings.HasSuffix(m, "/BeginTransaction") {
+			begun.Add(1)
+		}
+		return invoker(ctx, m, req, reply, cc, opts...)
+	})))
+	keys := NewKeys(db)
+	ctx := context.Background()
+	var got [8]Key
+	var g errgroup.Group
+	for i := range got {
+		g.Go(func() (err error) {
+			got[i], err = keys.Of(ctx, "9")
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range got {
+		if k.PublicPEM == "" || k.PublicPEM != got[0].PublicPEM {
+			t.Fatalf("request %d got another key", i)
+		}
+	}
+	if n := begun.Load(); n != 1 {
+		t.Errorf("%d transactions made the key, want 1", n)
 	}
 }

@@ -14,13 +14,22 @@ import (
 
 // MakeOnce reads the service's own entity at key into dst, or, when
 // there is none (or empty says it holds nothing), makes it with make (which
-// fills dst) in a transaction, unless another instance made it meanwhile.
-// No request's guard rides with it: the many first requests of a new
-// deployment would each lock their actor and token behind the one entity
-// they all write.
+// fills what it is given) and writes it in a transaction, unless another
+// instance made it meanwhile: then dst holds theirs, and what was made
+// is dropped. make runs before the transaction, not in it: it may take
+// long (a key pair's generation, seconds on a busy instance), and the
+// transaction's read of the missing entity holds its lock until the
+// commit, so that others making it at once waited on each other's locks
+// and made theirs again on every try. No request's guard rides with it:
+// the many first requests of a new deployment would each lock their
+// actor and token behind the one entity they all write.
 func MakeOnce[T any](ctx context.Context, db *DB, key *datastore.Key, dst *T, empty func(*T) bool, make func(*T) error) error {
 	ok, err := db.Get(ctx, key, dst)
 	if err != nil || ok && !empty(dst) {
+		return err
+	}
+	var made T
+	if err := make(&made); err != nil {
 		return err
 	}
 	return db.Update(Unguarded(ctx), func(tx *Tx) error {
@@ -30,9 +39,7 @@ func MakeOnce[T any](ctx context.Context, db *DB, key *datastore.Key, dst *T, em
 		if err != nil || ok && !empty(dst) {
 			return err
 		}
-		if err := make(dst); err != nil {
-			return err
-		}
+		*dst = made
 		return tx.Put(key, dst)
 	})
 }
