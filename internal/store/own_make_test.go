@@ -21,28 +21,30 @@ type madeOnce struct {
 	Value string `datastore:"value,noindex"`
 }
 
-// MakeOnce makes what it writes before its transaction, never in it (a
-// key pair's generation held the transaction's locks, and those making
-// it at once waited on each other and made theirs again each try); of
-// several making it at once, all end holding the one that was stored.
-func TestMakeOnceMakesOutsideItsTransaction(t *testing.T) {
-	// Each maker's transactions begun and not yet ended, by the maker
-	// its context names.
-	var open [4]atomic.Int32
-	db := testenv.DBWith(t, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+// openTransactions counts in open, by the maker a call's context names
+// (makerKey), the transactions begun and not yet ended.
+func openTransactions(open []atomic.Int32) option.ClientOption {
+	return option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(func(ctx context.Context, m string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		err := invoker(ctx, m, req, reply, cc, opts...)
 		i, ok := ctx.Value(makerKey{}).(int)
 		switch {
 		case !ok:
 		case strings.HasSuffix(m, "/BeginTransaction") && err == nil:
 			open[i].Add(1)
-		case strings.HasSuffix(m, "/Commit"), strings.HasSuffix(m, "/Rollback"):
-			if open[i].Load() > 0 {
-				open[i].Add(-1)
-			}
+		case (strings.HasSuffix(m, "/Commit") || strings.HasSuffix(m, "/Rollback")) && open[i].Load() > 0:
+			open[i].Add(-1)
 		}
 		return err
-	})))
+	}))
+}
+
+// MakeOnce makes what it writes before its transaction, never in it (a
+// key pair's generation held the transaction's locks, and those making
+// it at once waited on each other and made theirs again each try); of
+// several making it at once, all end holding the one that was stored.
+func TestMakeOnceMakesOutsideItsTransaction(t *testing.T) {
+	var open [4]atomic.Int32
+	db := testenv.DBWith(t, openTransactions(open[:]))
 	ctx := context.Background()
 	key := db.NameKey("MadeOnce", "the", nil)
 	var mu sync.Mutex
