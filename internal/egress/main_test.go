@@ -64,3 +64,31 @@ func TestConfinementOfABrokenGuard(t *testing.T) {
 		t.Errorf("escapes %v: want %s", Escapes(), private)
 	}
 }
+
+// Every transport the guarded clients dial through (https; plain http
+// to loopback alone; plain http where https goes) is confined beneath
+// its guard: with the guard broken, a private address is refused by
+// confinement before any packet, by each of them.
+func TestConfinementOfEveryTransportWithABrokenGuard(t *testing.T) {
+	defer func(v func(netip.Addr, bool, bool) error) { verdict = v }(verdict)
+	verdict = func(netip.Addr, bool, bool) error { return nil }
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		url  string
+	}{
+		{"https", Config{}, "https://" + private.String() + ":9/"},
+		{"https, loopback allowed", Config{AllowLoopback: true}, "https://" + private.String() + ":9/"},
+		{"plain http to loopback alone", Config{AllowLoopback: true}, "http://" + private.String() + ":9/"},
+		{"plain http where https goes", Config{AllowHTTP: true}, "http://" + private.String() + ":9/"},
+		{"https, plain http allowed", Config{AllowHTTP: true}, "https://" + private.String() + ":9/"},
+	} {
+		resp, err := get(t, New(c.cfg), c.url)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "confined to loopback") {
+			t.Errorf("%s: GET %s through a broken guard: %v, want confinement's refusal", c.name, c.url, err)
+		}
+	}
+}
