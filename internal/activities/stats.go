@@ -10,6 +10,7 @@ import (
 	"socialstream/internal/accounts"
 	"socialstream/internal/ids"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // Counting likes and comments.
@@ -100,25 +101,44 @@ func (r *Reaction) Err(err error) error {
 // reactor it had not. One deleted since is ErrNoSuchActivity: its likes
 // and comments go with it.
 func (s *Service) ReactionView(ctx context.Context, viewer string, r *Reaction) (View, error) {
-	return s.reactedView(ctx, viewer, r.id, r.a.UserID)
+	return s.reactedView(ctx, viewer, r.id, r.a.UserID, false)
+}
+
+// ReactionViewByState is ReactionView for a reader whose state a
+// reaction's transaction found holding the activity
+// (viewer.Ref.KnowsActivity): the answer reads the reader's state, which
+// says whether they like and repost it, in place of their like and
+// their repost, in the same reading as the activity's counts.
+func (s *Service) ReactionViewByState(ctx context.Context, viewer string, r *Reaction) (View, error) {
+	return s.reactedView(ctx, viewer, r.id, r.a.UserID, true)
 }
 
 // reactedView is ReactionView of activity id, by author.
-func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string) (View, error) {
+//
+// byState reads the viewer's state for their like and repost (one read
+// where the two are two), when it holds the activity; a state that no
+// longer does (its likes past viewer.MaxRecent since) has the whole
+// reading made again, by key.
+func (s *Service) reactedView(ctx context.Context, viewerID, id, authorID string, byState bool) (View, error) {
 	var a Activity
 	l := s.db.Lookup()
 	found := l.Add(Key(s.db, id), &a)
 	author := accounts.Read(l, authorID)
 	sum := counts(&a)
-	var liked store.Ref
-	if s.cfg.Likes != nil {
-		liked = s.cfg.Likes.Liked(l, id, viewer)
+	var own *viewer.Ref
+	var liked, reposted store.Ref
+	if byState {
+		own = viewer.Read(l, viewerID)
+	} else {
+		if s.cfg.Likes != nil {
+			liked = s.cfg.Likes.Liked(l, id, viewerID)
+		}
+		reposted = l.Add(RepostKey(s.db, id, viewerID), &Repost{})
 	}
-	reposted := l.Add(RepostKey(s.db, id, viewer), &Repost{})
 	read := &reading{}
 	l.Then(func() {
 		if found.Found() {
-			read.readPoll(l, &a, viewer)
+			read.readPoll(l, &a, viewerID)
 		}
 	})
 	if err := l.Run(ctx); err != nil {
@@ -126,6 +146,9 @@ func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string) 
 	}
 	if !found.Found() {
 		return View{}, ErrNoSuchActivity
+	}
+	if byState && !own.KnowsActivity(id) {
+		return s.reactedView(ctx, viewerID, id, authorID, false)
 	}
 	var p *accounts.Person
 	if person, ok := author.Person(); ok {
@@ -138,10 +161,13 @@ func (s *Service) reactedView(ctx context.Context, viewer, id, authorID string) 
 	}
 	v := toView(id, &a, p, likes, comments, liked.Found())
 	v.RepostedByViewer = reposted.Found()
+	if byState {
+		v.LikedByViewer, v.RepostedByViewer = own.Likes(id), own.Reposts(id)
+	}
 	v.MediaItems = pictures(mint, a.Media)
 	v.Card = cardView(mint, a.Card)
 	if read.poll != nil {
-		v.Poll = read.poll(s.now(), a.UserID == viewer)
+		v.Poll = read.poll(s.now(), a.UserID == viewerID)
 	}
 	return v, nil
 }

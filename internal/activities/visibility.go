@@ -12,6 +12,7 @@ import (
 	"socialstream/internal/graph"
 	"socialstream/internal/policy"
 	"socialstream/internal/store"
+	"socialstream/internal/viewer"
 )
 
 // Visibility, after Mastodon's: who may see an activity.
@@ -148,6 +149,10 @@ type Seen struct {
 	a       *Activity
 	author  *accounts.Record // nil for the reader's own: the guard reads them
 	between *blocks.Between
+	// blocked is what the reader's state said of the blocks between
+	// reader and author, when it knew them (ReadSeenBy): between is not
+	// read then.
+	blocked bool
 	follow  store.Ref
 	// shared is, for a repost, what deciding whether viewer may see the
 	// activity it shares needs: a repost of what is hidden from its
@@ -159,24 +164,49 @@ type Seen struct {
 // repost, as Exists read it, what seeing the activity it shares needs
 // too (a repost read otherwise is taken as sharing what is gone).
 func ReadSeen(l *store.Lookup, viewer string, a *Activity) *Seen {
-	s := &Seen{viewer: viewer, a: a}
+	return readSeen(l, nil, viewer, a)
+}
+
+// ReadSeenBy is ReadSeen for a reader whose own state the lookup reads
+// too (a reaction's transaction, which changes it): a state that knows
+// whom its owner blocks and who blocks them (viewer.Ref.KnowsPeople)
+// answers for the blocks between reader and author, which are read by
+// key, in a further round, only when it does not. The state is written
+// in every transaction that writes a block, so in a transaction it says
+// what the blocks do.
+func ReadSeenBy(l *store.Lookup, own *viewer.Ref, reader string, a *Activity) *Seen {
+	return readSeen(l, own, reader, a)
+}
+
+func readSeen(l *store.Lookup, own *viewer.Ref, reader string, a *Activity) *Seen {
+	s := &Seen{viewer: reader, a: a}
 	if a.RepostOf != "" && a.shared != nil {
-		s.shared = ReadSeen(l, viewer, a.shared)
+		s.shared = readSeen(l, own, reader, a.shared)
 	}
-	if viewer != "" && viewer == a.UserID {
+	if reader != "" && reader == a.UserID {
 		return s
 	}
 	s.author = accounts.Read(l, a.UserID)
-	if viewer == "" {
+	if reader == "" {
 		return s
 	}
-	s.between = blocks.ReadBetween(l, viewer, a.UserID)
-	if policy.NeedsFollow(viewer, a.post(), policy.Account{Exists: true}, true) {
-		s.follow = graph.Follows(l, viewer, a.UserID)
+	if own == nil {
+		s.between = blocks.ReadBetween(l, reader, a.UserID)
+	} else {
+		l.Then(func() {
+			if own.KnowsPeople() {
+				s.blocked = own.Blocked(a.UserID)
+			} else {
+				s.between = blocks.ReadBetween(l, reader, a.UserID)
+			}
+		})
+	}
+	if policy.NeedsFollow(reader, a.post(), policy.Account{Exists: true}, true) {
+		s.follow = graph.Follows(l, reader, a.UserID)
 	} else {
 		l.Then(func() {
 			if s.author.Standing().Limited {
-				s.follow = graph.Follows(l, viewer, a.UserID)
+				s.follow = graph.Follows(l, reader, a.UserID)
 			}
 		})
 	}
@@ -184,7 +214,7 @@ func ReadSeen(l *store.Lookup, viewer string, a *Activity) *Seen {
 }
 
 // Blocked reports whether a block stands between reader and author.
-func (s *Seen) Blocked() bool { return s.between != nil && s.between.Any() }
+func (s *Seen) Blocked() bool { return s.blocked || s.between != nil && s.between.Any() }
 
 // Err returns ErrNoSuchActivity unless the policy lets the reader see the
 // activity (and, for a repost, the activity it shares). The reader's own

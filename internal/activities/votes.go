@@ -45,7 +45,7 @@ func (s *Service) Vote(ctx context.Context, voter, id string, choices []int) (Vi
 	}
 	// Its answer, as a reaction's (ReactionView): what lands just after
 	// the vote (a block, say) does not hide it, as the vote happened.
-	return s.reactedView(ctx, voter, id, a.UserID)
+	return s.reactedView(ctx, voter, id, a.UserID, false)
 }
 
 // vote is Vote's transaction.

@@ -119,6 +119,7 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		ActivityID: activity, ID: fmt.Sprintf("like-%s-%s", activity, user)}
 	var r *activities.Reaction
 	var use *trends.Use
+	var own *viewer.Ref
 	day, fresh := trends.DayOf(s.now()), false
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, append([]queue.Pending{s.notes.Expecting(event)}, s.told(user, activity, a.UserID, note, elsewhere, false)...), func() error {
@@ -127,8 +128,8 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 			r = activities.ReadReaction(l, activity, a)
 			liked := l.Add(LikeKey(s.db, activity, user), &Like{})
 			me := accounts.Read(l, user)
-			seen := activities.ReadSeen(l, user, a) // an activity's author never changes
-			own := viewer.Read(l, user)
+			own = viewer.Read(l, user)
+			seen := activities.ReadSeenBy(l, own, user, a) // an activity's author never changes
 			note := s.notes.PrepareChecked(l, event, me)
 			if sub, counts := activities.ReactionTrend(a, policy.Account{Exists: true}); counts {
 				use = trends.ReadUse(l, sub, user, day) // if its liker's account counts too
@@ -177,13 +178,18 @@ func (s *Service) Like(ctx context.Context, user, activity string) (activities.V
 		// the next one's bump counts this one too.
 		_ = trends.Bump(ctx, s.db, sub, day)
 	}
-	return s.answer(ctx, user, r)
+	return s.answer(ctx, user, r, own)
 }
 
 // answer returns the activity a committed like or unlike counted in, as
-// user sees it.
-func (s *Service) answer(ctx context.Context, user string, r *activities.Reaction) (activities.View, error) {
-	v, err := s.act.ReactionView(ctx, user, r)
+// user sees it, in one reading: their like and repost of it from their
+// state when own, as the transaction read it, holds the activity.
+func (s *Service) answer(ctx context.Context, user string, r *activities.Reaction, own *viewer.Ref) (activities.View, error) {
+	view := s.act.ReactionView
+	if own.KnowsActivity(r.ID()) {
+		view = s.act.ReactionViewByState
+	}
+	v, err := view(ctx, user, r)
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes: view of %s: %w", r.ID(), err)
 	}
@@ -201,6 +207,7 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 	}
 	note, elsewhere := a.Elsewhere()
 	var r *activities.Reaction
+	var own *viewer.Ref
 	var jobs queue.Ahead
 	err = jobs.Commit(ctx, s.told(user, activity, a.UserID, note, elsewhere, true), func() error {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
@@ -215,8 +222,8 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 					use = trends.ReadUse(l, sub, user, trends.DayOf(was.Created))
 				}
 			})
-			own := viewer.Read(l, user)
-			seen := activities.ReadSeen(l, user, a)
+			own = viewer.Read(l, user)
+			seen := activities.ReadSeenBy(l, own, user, a)
 			if err := l.Run(ctx); err != nil {
 				return err
 			}
@@ -252,7 +259,7 @@ func (s *Service) Unlike(ctx context.Context, user, activity string) (activities
 	if err != nil {
 		return activities.View{}, fmt.Errorf("likes.Unlike(%s, %s): %w", user, activity, r.Err(err))
 	}
-	return s.answer(ctx, user, r)
+	return s.answer(ctx, user, r, own)
 }
 
 // Erase deletes up to n likes of a deleted user, each with its count, and
