@@ -246,7 +246,7 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 		least    int
 		rule     string
 	}{
-		{"notifications page, warm", "/social/rest/notifications/@me?count=" + strconv.Itoa(billPage), 3, "1 query + the ask for changes + the unread count's query"},
+		{"notifications page, warm", "/social/rest/notifications/@me?count=" + strconv.Itoa(billPage), 2, "1 query + the ask for changes (the unread count kept)"},
 		// Mastodon's page shows no unread count.
 		{"Mastodon notifications, warm", "/api/v1/notifications?limit=" + strconv.Itoa(billPage), 2, "1 query + the ask for changes"},
 	} {
@@ -307,9 +307,10 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 	}
 	rows = append(rows, billRow{Op: "unread count", Bill: b, MinReads: 2,
 		MinRule: fmt.Sprintf("a count query (%d unread, one read per 1,000) + the reader's state (whom they hide)", unread.Entry.Count)})
-	// An app asks again minutes later: the reader's state is kept. Its
-	// ask for changes is counted, as the warm pages' are: it comes past
-	// the lag an unread count takes another's ask within.
+	// An app asks again minutes later: the count is kept, with nothing
+	// changed since. Its ask for changes is counted, as the warm pages'
+	// are: it comes past the lag an unread count takes another's ask
+	// within.
 	time.Sleep(store.SyncMargin) // what changed just before is read again
 	if err := s.do(ctx, reader, "GET", "/social/rest/notifications/@me/unread", nil, nil); err != nil {
 		return rows, fmt.Errorf("billing: unread count, warm: %w", err)
@@ -322,14 +323,41 @@ func billNotifications(ctx context.Context, s *stack, w *billWorld) ([]billRow, 
 	if err != nil {
 		return rows, fmt.Errorf("billing: unread count, warm: %w", err)
 	}
-	rows = append(rows, billRow{Op: "unread count, warm", Bill: b, MinReads: 2, MinRule: "a count query + the ask for changes"})
+	rows = append(rows, billRow{Op: "unread count, warm", Bill: b, MinReads: 1, MinRule: "the ask for changes (the count kept)"})
 	b, err = s.metered(ctx, reader, "GET", "/social/rest/notifications/@me/unread?grouped=true", nil, &unread)
 	if err != nil {
 		return rows, fmt.Errorf("billing: unread count with its groups: %w", err)
 	}
 	rows = append(rows, billRow{Op: "unread count, with its groups", Bill: b, MinReads: max(1, unread.Entry.Count) + 1,
 		MinRule: fmt.Sprintf("%d unread notifications (1 query if none) + the reader's state", unread.Entry.Count)})
-	return rows, nil
+	b, err = billUnreadChanged(ctx, s, w)
+	if err != nil {
+		return rows, fmt.Errorf("billing: unread count, a notification since: %w", err)
+	}
+	return append(rows, billRow{Op: "unread count, a notification since", Bill: b, MinReads: 2,
+		MinRule: "a count query + the ask for changes"}), nil
+}
+
+// billUnreadChanged meters an unread count asked again after a
+// notification came: the count kept is dropped, and made again, with
+// its reader's state kept (an author's count, not the reader's, whose
+// notifications the rows after count).
+func billUnreadChanged(ctx context.Context, s *stack, w *billWorld) (opBill, error) {
+	who, post := w.authors[12], w.newest[12]
+	time.Sleep(store.SyncMargin) // what changed just before is read again
+	if err := s.do(ctx, who, "GET", "/social/rest/notifications/@me/unread", nil, nil); err != nil {
+		return opBill{}, err
+	}
+	// A comment tells the post's author, and trends nothing (a like
+	// would add a candidate to the hour's refresh, metered later).
+	if err := s.do(ctx, w.authors[13], "POST", "/social/rest/comments/"+post, map[string]string{"text": "a comment"}, nil); err != nil {
+		return opBill{}, err
+	}
+	if err := s.settle(ctx); err != nil {
+		return opBill{}, err
+	}
+	time.Sleep(notifications.UnreadLag) // its ask counted, as the warm row's
+	return s.measure(ctx, who, "GET", "/social/rest/notifications/@me/unread", nil, nil)
 }
 
 // billPosts meters posts, each with its jobs, by authors of posters

@@ -37,8 +37,11 @@ var heldReads = map[string]int{
 	"notifications page":            43,
 	"grouped notifications page":    61,
 	"unread count":                  2, // the reader's state and a count query, whomever they hide
-	"unread count, warm":            2, // the count query and the ask for changes: the reader's state is kept
+	"unread count, warm":            1, // the ask for changes: the count is kept, nothing changed since
 	"unread count, with its groups": 41,
+	// A notification since drops the count: its query, and the ask for
+	// changes (the reader's state is kept).
+	"unread count, a notification since": 2,
 	// A search: a keys-only query of the searcher's scope and of each
 	// public shard (a read each), and the 5 posts found, their author and
 	// the searcher's state, whatever the words.
@@ -66,24 +69,25 @@ const maxWarmReads = 5
 // one or two batch lookups, whatever it reads (the notifications page a
 // count of the unread besides; @all a query a shard, run at once).
 var heldCalls = map[string]string{
-	"home page":                     "2 Lookup, 1 RunQuery",
-	"Mastodon home timeline":        "2 Lookup, 1 RunQuery",
-	"@self by its owner":            "2 Lookup, 1 RunQuery", // keys alone, then the activities by key
-	"@self by another":              "3 Lookup, 1 RunQuery",
-	"@all page":                     "2 Lookup, 4 RunQuery", // the shards' queries, at once; the page's activities; the rest
-	"@mentions page":                "2 Lookup, 1 RunQuery",
-	"group page":                    "2 Lookup, 1 RunQuery",
-	"tag page":                      "2 Lookup, 1 RunQuery",
-	"pinned page":                   "3 Lookup", // the card; its activities; the page's rest
-	"bookmarks page":                "2 Lookup, 1 RunQuery",
-	"favourites page":               "2 Lookup, 1 RunQuery",
-	"list page":                     "3 Lookup, 1 RunQuery", // the list; the page's two
-	"an avatar, by its link":        "1 Lookup",
-	"notifications page":            "2 Lookup, 1 RunAggregationQuery, 1 RunQuery", // keys alone, then the notifications; the unread count's
-	"grouped notifications page":    "1 Lookup, 1 RunQuery",
-	"unread count":                  "1 Lookup, 1 RunAggregationQuery",
-	"unread count, warm":            "1 RunAggregationQuery, 1 RunQuery", // the count; the ask
-	"unread count, with its groups": "1 Lookup, 1 RunQuery",
+	"home page":                          "2 Lookup, 1 RunQuery",
+	"Mastodon home timeline":             "2 Lookup, 1 RunQuery",
+	"@self by its owner":                 "2 Lookup, 1 RunQuery", // keys alone, then the activities by key
+	"@self by another":                   "3 Lookup, 1 RunQuery",
+	"@all page":                          "2 Lookup, 4 RunQuery", // the shards' queries, at once; the page's activities; the rest
+	"@mentions page":                     "2 Lookup, 1 RunQuery",
+	"group page":                         "2 Lookup, 1 RunQuery",
+	"tag page":                           "2 Lookup, 1 RunQuery",
+	"pinned page":                        "3 Lookup", // the card; its activities; the page's rest
+	"bookmarks page":                     "2 Lookup, 1 RunQuery",
+	"favourites page":                    "2 Lookup, 1 RunQuery",
+	"list page":                          "3 Lookup, 1 RunQuery", // the list; the page's two
+	"an avatar, by its link":             "1 Lookup",
+	"notifications page":                 "2 Lookup, 1 RunAggregationQuery, 1 RunQuery", // keys alone, then the notifications; the unread count's
+	"grouped notifications page":         "1 Lookup, 1 RunQuery",
+	"unread count":                       "1 Lookup, 1 RunAggregationQuery",
+	"unread count, warm":                 "1 RunQuery",                        // the ask
+	"unread count, a notification since": "1 RunAggregationQuery, 1 RunQuery", // the count; the ask
+	"unread count, with its groups":      "1 Lookup, 1 RunQuery",
 	// A query a scope, at once, however many words (an equality each).
 	"search, one word, 5 found":                     "2 Lookup, 5 RunQuery",
 	"search, two words, 5 found":                    "2 Lookup, 5 RunQuery",

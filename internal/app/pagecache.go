@@ -90,5 +90,6 @@ func (c Config) pageCache(shared *store.Shared) store.CacheConfig {
 		Shared:      shared,
 		SharedOnly:  c.PageCacheLocalOff,
 		RemarkAfter: c.PageCacheRemarkAfter,
+		Derived:     notifications.Derived,
 	}
 }

@@ -163,12 +163,21 @@ func (o *oracle) checkNotifications(ctx context.Context, u *user, rep *Report) e
 	if err != nil || rm.status != 200 {
 		return fmt.Errorf("read %s's Mastodon unread count: %v %v", u.name, err, rm.body)
 	}
-	rep.Checked += 2
+	// And through the second instance, which kept the count the mix read
+	// there (readElsewhere): every change since has dropped it.
+	ro, err := o.r.other.read(ctx, "/api/v1/notifications/unread_count", u.token)
+	if err != nil || ro.status != 200 {
+		return fmt.Errorf("read %s's Mastodon unread count on the second instance: %v %v", u.name, err, ro.body)
+	}
+	rep.Checked += 3
 	if got := num(entry(ru), "unreadCount"); got != unread {
 		o.violate("%s: unreadCount %d, the list shows %d unread", u.name, got, unread)
 	}
 	if got := num(rm.body, "count"); got != unread {
 		o.violate("%s: Mastodon's unread_count %d, the list shows %d unread", u.name, got, unread)
+	}
+	if got := num(ro.body, "count"); got != unread {
+		o.violate("%s: Mastodon's unread_count on the second instance %d, the list shows %d unread", u.name, got, unread)
 	}
 	for _, n := range ns {
 		if len(ns) < 100 && !inGroups[str(n, "id")] {

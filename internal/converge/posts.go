@@ -730,12 +730,14 @@ func (r *runner) readNotices(ctx context.Context, a *actor) (bool, error) {
 }
 
 // readElsewhere reads pages through the second instance (a user's home,
-// and @all), which keeps what they show (Config.PageCacheTTL): the
-// comparison reads through it too, and must find every change there.
+// and @all) and the user's unread count, which it keeps what they show
+// and the count (Config.PageCacheTTL): the comparison reads through it
+// too, and must find every change there.
 func (r *runner) readElsewhere(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
-	for _, path := range []string{"/social/rest/activities/@me/@friends", "/social/rest/activities/@all/@all"} {
-		if _, err := r.other.read(ctx, path+"?count=20", u.token); err != nil {
+	for _, path := range []string{"/social/rest/activities/@me/@friends?count=20", "/social/rest/activities/@all/@all?count=20",
+		"/api/v1/notifications/unread_count"} {
+		if _, err := r.other.read(ctx, path, u.token); err != nil {
 			return true, err
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"socialstream/internal/app"
+	"socialstream/internal/notifications"
 	"socialstream/internal/push/receiver"
 	"socialstream/internal/scheduled"
 	"socialstream/internal/store"
@@ -242,14 +243,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Seed: cfg.Seed, Clients: cfg.Clients, Elapsed: time.Since(start)}
 	drain(&r.remote.flights, func() { r.settle(st) })
+	settled := time.Now()
 	rep.Converged = time.Since(r.m.lastOp)
 	rep.Shared = st.shared()
 	// A change shows on every instance on the first page begun
-	// PageCacheSync after it.
+	// PageCacheSync after it, and in an unread count UnreadLag later: a
+	// job's, the queues' last, no later than they emptied.
 	r.m.mu.Lock()
 	last := r.m.lastOp
 	r.m.mu.Unlock()
 	if wait := cfg.PageCacheSync - time.Since(last); wait > 0 {
+		time.Sleep(wait)
+	}
+	if wait := cfg.PageCacheSync + notifications.UnreadLag - time.Since(settled); wait > 0 {
 		time.Sleep(wait)
 	}
 	if cfg.Progress != nil {

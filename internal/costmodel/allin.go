@@ -104,8 +104,9 @@ type AllIn struct {
 	// HitShare is the share of a home or person's page's activities and
 	// authors that the instance's cache holds (see hitShare); PageReads
 	// what a home page reads, with it. OwnHitShare is the share of unread
-	// counts that find their reader's state kept (see ownHitShare).
-	HitShare, PageReads, OwnHitShare float64
+	// counts that find their reader's state kept (see ownHitShare), and
+	// CountHitShare of those the count itself (see countHitShare).
+	HitShare, PageReads, OwnHitShare, CountHitShare float64
 	// ChangeReads are the reads a day of what changes dropped from the
 	// instances' caches; Asks the asks a day for the marks of changes,
 	// AskReads what they read (a query a shard).
@@ -180,6 +181,18 @@ func ownHitShare(w Workload, keepers, ttl float64) float64 {
 	}
 	perSecond := (w.HomePages + w.OtherPages + w.NotificationPages + w.UnreadPolls) / secondsPerDay / math.Max(1, keepers)
 	return 1 - math.Exp(-perSecond*ttl)
+}
+
+// countHitShare is the share of an active person's unread counts that
+// find the count itself kept, of own, the share that find their state
+// kept: each notification the reader gets drops it, and the next count
+// makes it again. A person gets about as many notifications a day as an
+// active person's likes, comments and follows make (each tells its
+// post's author or the followed); as if they and the counts were spread
+// alike over the day, one count a notification misses.
+func countHitShare(w Workload, own float64) float64 {
+	notes := w.Likes + w.Comments + w.Follows
+	return own * math.Max(0, 1-notes/math.Max(w.UnreadPolls, 1))
 }
 
 // allIn works out the rest of r's bill, and what the cache saves of its
@@ -285,11 +298,19 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	if w.CelebrityThreshold > 0 {
 		a.PageReads += Metered["home page, following a celebrity, warm"].Reads - Metered["home page, warm"].Reads
 	}
-	// An unread count that finds its reader's state kept reads its count
-	// alone (and asks, counted apart).
-	pollSaved := (Metered["unread count"].Reads - (Metered["unread count, warm"].Reads - 1)) * a.OwnHitShare
+	// An unread count that finds its count kept reads nothing (but its
+	// ask, counted apart); one that finds its reader's state kept, the
+	// count dropped by a notification since, reads the count's query.
+	a.CountHitShare = countHitShare(w, a.OwnHitShare)
+	pollCold := Metered["unread count"].Reads
+	pollSaved := (pollCold-(Metered["unread count, a notification since"].Reads-1))*(a.OwnHitShare-a.CountHitShare) +
+		(pollCold-(Metered["unread count, warm"].Reads-1))*a.CountHitShare
+	// A warm notifications page finds its unread count kept as often as
+	// a count that finds its reader's state kept does; else it counts.
+	countKept := a.CountHitShare / math.Max(a.OwnHitShare, 1e-9)
+	notesSaved := saved("notifications page", pageSize) - (1-countKept)*a.HitShare
 	reads := r.Day.Reads - active*(w.HomePages*saved("home page", 0)+w.OtherPages*saved("@self by another", 0)+
-		w.NotificationPages*saved("notifications page", pageSize)+w.UnreadPolls*pollSaved) + a.AskReads
+		w.NotificationPages*notesSaved+w.UnreadPolls*pollSaved) + a.AskReads
 	// A change drops what it changes from every instance that keeps it:
 	// each write's entity and its actor's card or state, read again once
 	// on each instance that held it.

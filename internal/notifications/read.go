@@ -109,15 +109,48 @@ func (s *Service) List(ctx context.Context, user string, q Query) ([]View, int64
 // the count every few minutes, and the state it needs (whom its reader
 // hides) changes far less often. It takes an ask for changes begun up to
 // UnreadLag before it, so that it seldom asks for itself.
+//
+// The count is kept beside the page's entities (store.DB.KeptCount):
+// every write of a notification of user's or of their state drops it,
+// as it drops them, so an app's next ask finds it kept unless something
+// it is made of changed; a count that reads the notifications (a state
+// past its bounds, a keyword filter) is not kept.
 func (s *Service) unreadOf(ctx context.Context, user string, own *viewer.Ref) (int64, error) {
-	if own == nil {
-		l := s.db.PageLookup().Lagging(UnreadLag)
-		own = viewer.Read(l, user)
-		if err := l.Run(ctx); err != nil {
-			return 0, fmt.Errorf("notifications: the state of %s: %w", user, err)
+	return s.db.KeptCount(ctx, unreadName(user), UnreadLag, func(ctx context.Context) (store.Count, error) {
+		if own == nil {
+			l := s.db.PageLookup().Lagging(UnreadLag)
+			own = viewer.Read(l, user)
+			if err := l.Run(ctx); err != nil {
+				return store.Count{}, fmt.Errorf("notifications: the state of %s: %w", user, err)
+			}
 		}
+		return s.unread(ctx, user, own)
+	})
+}
+
+// keptUnread names the counts of unread notifications the page cache
+// keeps (store.DB.KeptCount), as if a kind: no entity has it.
+const keptUnread = "UnreadCount"
+
+// unreadName is the name user's count of unread notifications is kept
+// under.
+func unreadName(user string) string { return "/" + keptUnread + "," + user }
+
+// Derived is the page cache's store.CacheConfig.Derived for the counts of
+// unread notifications: a write of a notification (named by its
+// recipient: Key) or of a person's state (whom they hide) changes its
+// person's count.
+func Derived(name string) string {
+	if rest, ok := strings.CutPrefix(name, "/"+Kind+","); ok {
+		if user, _, ok := strings.Cut(rest, "_"); ok && user != "" && !strings.Contains(user, "/") {
+			return unreadName(user)
+		}
+		return ""
 	}
-	return s.unread(ctx, user, own)
+	if user, ok := strings.CutPrefix(name, "/"+viewer.Kind+","); ok && user != "" && !strings.Contains(user, "/") {
+		return unreadName(user)
+	}
+	return ""
 }
 
 // loadPage reads the notifications at keys (a page's, by a keys-only
@@ -306,32 +339,39 @@ const (
 // whom its owner hides (one past its bounds), or a keyword filter that
 // hides notifications, has the unread read (and the activities they are
 // about, for the filter).
-func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref) (int64, error) {
-	if !own.KnowsPeople() || filters.Active(own.Filters(), filters.Notifications, s.now()).Hides() {
+//
+// The count is Volatile when it read the notifications, else kept
+// until the first of the mutes that hide someone ends.
+func (s *Service) unread(ctx context.Context, user string, own *viewer.Ref) (store.Count, error) {
+	now := s.now()
+	if !own.KnowsPeople() || filters.Active(own.Filters(), filters.Notifications, now).Hides() {
 		n, _, err := s.readUnread(ctx, user, own)
-		return n, err
+		return store.Count{N: n, Volatile: true}, err
 	}
 	q := s.db.Query(Kind).FilterField("userId", "=", user).FilterField("read", "=", false).FilterField("withheld", "=", false)
-	hidden := own.Hidden(s.now())
+	hidden := own.Hidden(now)
+	kept := store.Count{Until: own.MutesEnd(now)}
 	if len(hidden) > 0 && len(hidden) <= maxNotIn {
 		n, err := s.db.Count(ctx, q.FilterField("actorId", "not-in", anys(hidden)))
 		if err != nil {
-			return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+			return store.Count{}, fmt.Errorf("notifications.unread(%s): %w", user, err)
 		}
-		return n, nil
+		kept.N = n
+		return kept, nil
 	}
 	n, err := s.db.Count(ctx, q)
 	if err != nil {
-		return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+		return store.Count{}, fmt.Errorf("notifications.unread(%s): %w", user, err)
 	}
 	for start := 0; start < len(hidden) && n > 0; start += maxIn {
 		h, err := s.db.Count(ctx, q.FilterField("actorId", "in", anys(hidden[start:min(start+maxIn, len(hidden))])))
 		if err != nil {
-			return 0, fmt.Errorf("notifications.unread(%s): %w", user, err)
+			return store.Count{}, fmt.Errorf("notifications.unread(%s): %w", user, err)
 		}
 		n -= h
 	}
-	return max(0, n), nil
+	kept.N = max(0, n)
+	return kept, nil
 }
 
 func anys(ss []string) []any {

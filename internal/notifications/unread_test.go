@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -31,7 +32,8 @@ func TestUnreadCountsWhatTheListShows(t *testing.T) {
 	// The list's pages read through an instance's cache, as the
 	// service's are: what this instance writes shows at once.
 	plain, _ := newService(t, gen, nopQueue{}, notifications.Config{})
-	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: notifications.PageKinds(), TTL: time.Minute, Entries: 100}))
+	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: slices.Concat(notifications.PageKinds(), viewer.PageKinds()),
+		TTL: time.Minute, Entries: 100, Derived: notifications.Derived}))
 	svc, err := notifications.New(db, gen, accountsOn(t, db), nopQueue{}, notifications.Config{Activities: texts{"7": "a spoiler"}})
 	if err != nil {
 		t.Fatal(err)
@@ -199,4 +201,24 @@ func (t texts) Texts(_ context.Context, _ string, idList []string) (map[string][
 		}
 	}
 	return out, nil
+}
+
+// The unread count kept for a person is dropped by a write of a
+// notification of theirs or of their state, and by nothing else.
+func TestDerivedNamesTheRecipientsCount(t *testing.T) {
+	for name, want := range map[string]string{
+		"/Notification,1001_like-5-7":    "/UnreadCount,1001",
+		"/Notification,1001_mention-a_b": "/UnreadCount,1001",
+		"/ViewerState,1001":              "/UnreadCount,1001",
+		"/Notification,1002_follow-1":    "/UnreadCount,1002",
+		"/Notification,nounderscore":     "",
+		"/Notification,_like-5":          "",
+		"/Activity,1001":                 "",
+		"/ViewerState,1001/Child,1":      "",
+		"/Counts,1001":                   "",
+	} {
+		if got := notifications.Derived(name); got != want {
+			t.Errorf("Derived(%q) = %q, want %q", name, got, want)
+		}
+	}
 }

@@ -49,6 +49,8 @@ type Cache struct {
 	remarks atomic.Int64 // how many writes marked again
 	// remarkAfter is CacheConfig.RemarkAfter.
 	remarkAfter time.Duration
+	// derive is CacheConfig.Derived.
+	derive func(name string) string
 }
 
 type cached struct {
@@ -60,6 +62,9 @@ type cached struct {
 	val   reflect.Value
 	props datastore.PropertyList
 	at    time.Time
+	// until is when a kept count stops being taken (zero: none but the
+	// TTL): see KeptCount.
+	until time.Time
 }
 
 type dropped struct {
@@ -98,6 +103,14 @@ type CacheConfig struct {
 	// The bill sets it past any commit, to bill an operation's own writes
 	// and not those a loaded machine's slow commit adds.
 	RemarkAfter time.Duration
+	// Derived names, for a key of a kind it keeps that a write changes
+	// (as Key.String names it), the count kept beside the entities
+	// (DB.KeptCount) that the write changes too ("": none): a count must
+	// be made of entities of the kinds it keeps, whose writes are marked. The count is dropped wherever the
+	// write drops the entity: on the writing instance, by the marks of
+	// changes on the others, and by the write's tombstones in the tier.
+	// Every instance must say the same.
+	Derived func(name string) string
 }
 
 // NewCache returns a Cache.
@@ -110,7 +123,7 @@ func NewCache(cfg CacheConfig) *Cache {
 	}
 	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), shared: cfg.Shared,
 		sharedOnly: cfg.Shared != nil && cfg.SharedOnly, remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
-		dropped: map[string]dropped{}, syncs: map[string]*syncer{}}
+		dropped: map[string]dropped{}, syncs: map[string]*syncer{}, derive: cfg.Derived}
 }
 
 // TTL is how long the cache keeps an entity: the bound on how late a
@@ -163,7 +176,7 @@ func (c *Cache) get(k *datastore.Key, dst any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	if c.now().Sub(v.at) >= c.ttl {
+	if !c.live(v) {
 		c.lru.Remove(key)
 		return false, nil
 	}
@@ -268,6 +281,8 @@ func (c *Cache) drop(keys []*datastore.Key) {
 			names = append(names, cacheKey(k))
 		}
 	}
+	counts, _ := c.derived(names, nil)
+	names = append(names, counts...)
 	c.dropIf(names, nil)
 	if c.shared != nil {
 		c.shared.tomb(names, c.now(), c.ttl)
@@ -278,6 +293,8 @@ func (c *Cache) drop(keys []*datastore.Key) {
 // that may have been read before their change, marks[i]: all but those
 // read SyncMargin or more after it. Reads under way keep none of them.
 func (c *Cache) dropChanged(keys []string, marks []time.Time) {
+	counts, at := c.derived(keys, marks)
+	keys, marks = append(keys, counts...), append(marks, at...)
 	c.dropIf(keys, func(i int, read time.Time) bool { return read.Before(marks[i].Add(SyncMargin)) })
 }
 

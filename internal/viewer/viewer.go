@@ -182,6 +182,24 @@ func (r *Ref) Hidden(now time.Time) []string {
 	return slices.Compact(out)
 }
 
+// MutesEnd returns when the first of the owner's mutes that hold at now
+// ends (zero: none ends): what Hidden says changes then. Only for a
+// state that KnowsPeople.
+func (r *Ref) MutesEnd(now time.Time) time.Time {
+	var end int64
+	for i := range r.s.Muted {
+		if i < len(r.s.MutedUntil) {
+			if u := r.s.MutedUntil[i]; u > now.UnixMilli() && (end == 0 || u < end) {
+				end = u
+			}
+		}
+	}
+	if end == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(end)
+}
+
 // KnowsActivity reports whether the state answers Likes and Reposts for
 // the activity id.
 func (r *Ref) KnowsActivity(id string) bool {
