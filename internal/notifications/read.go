@@ -147,7 +147,7 @@ func Derived(name string) string {
 		}
 		return ""
 	}
-	if user, ok := strings.CutPrefix(name, "/"+viewer.Kind+","); ok && user != "" && !strings.Contains(user, "/") {
+	if user, ok := viewer.OwnerOf(name); ok {
 		return unreadName(user)
 	}
 	return ""

@@ -85,6 +85,17 @@ func Key(db *store.DB, user string) *datastore.Key {
 	return db.NameKey(Kind, user, nil)
 }
 
+// OwnerOf returns whose state the key named name (as Key.String names
+// it) is, and whether it is a state's: for what is kept of a person's
+// own beside their state (store.CacheConfig.Derived).
+func OwnerOf(name string) (string, bool) {
+	user, ok := strings.CutPrefix(name, "/"+Kind+",")
+	if !ok || user == "" || strings.Contains(user, "/") {
+		return "", false
+	}
+	return user, true
+}
+
 // New returns the state of an account made now: every block, mute, like
 // and repost of theirs in it (there are none).
 func New() *State { return &State{BookmarksKept: true} }
