@@ -155,29 +155,8 @@ func (o *oracle) checkNotifications(ctx context.Context, u *user, rep *Report) e
 			unread++
 		}
 	}
-	ru, err := o.r.c.read(ctx, "/social/rest/notifications/@me/unread", u.token)
-	if err != nil || ru.status != 200 {
-		return fmt.Errorf("read %s's unread count: %v %v", u.name, err, ru.body)
-	}
-	rm, err := o.r.c.read(ctx, "/api/v1/notifications/unread_count", u.token)
-	if err != nil || rm.status != 200 {
-		return fmt.Errorf("read %s's Mastodon unread count: %v %v", u.name, err, rm.body)
-	}
-	// And through the second instance, which kept the count the mix read
-	// there (readElsewhere): every change since has dropped it.
-	ro, err := o.r.other.read(ctx, "/api/v1/notifications/unread_count", u.token)
-	if err != nil || ro.status != 200 {
-		return fmt.Errorf("read %s's Mastodon unread count on the second instance: %v %v", u.name, err, ro.body)
-	}
-	rep.Checked += 3
-	if got := num(entry(ru), "unreadCount"); got != unread {
-		o.violate("%s: unreadCount %d, the list shows %d unread", u.name, got, unread)
-	}
-	if got := num(rm.body, "count"); got != unread {
-		o.violate("%s: Mastodon's unread_count %d, the list shows %d unread", u.name, got, unread)
-	}
-	if got := num(ro.body, "count"); got != unread {
-		o.violate("%s: Mastodon's unread_count on the second instance %d, the list shows %d unread", u.name, got, unread)
+	if err := o.checkUnread(ctx, u, unread, rep); err != nil {
+		return err
 	}
 	for _, n := range ns {
 		if len(ns) < 100 && !inGroups[str(n, "id")] {
@@ -191,6 +170,36 @@ func (o *oracle) checkNotifications(ctx context.Context, u *user, rep *Report) e
 				o.violate("%s: notification %s (%s) points at deleted activity %s", u.name, str(n, "id"), str(n, "type"), id)
 			}
 		}
+	}
+	return nil
+}
+
+// checkUnread: u's unread count on both faces, and through the second
+// instance, which kept the count the mix read there (readElsewhere) and
+// must have dropped it at every change since, is unread, what the list
+// shows unread.
+func (o *oracle) checkUnread(ctx context.Context, u *user, unread int64, rep *Report) error {
+	ru, err := o.r.c.read(ctx, "/social/rest/notifications/@me/unread", u.token)
+	if err != nil || ru.status != 200 {
+		return fmt.Errorf("read %s's unread count: %v %v", u.name, err, ru.body)
+	}
+	rm, err := o.r.c.read(ctx, "/api/v1/notifications/unread_count", u.token)
+	if err != nil || rm.status != 200 {
+		return fmt.Errorf("read %s's Mastodon unread count: %v %v", u.name, err, rm.body)
+	}
+	ro, err := o.r.other.read(ctx, "/api/v1/notifications/unread_count", u.token)
+	if err != nil || ro.status != 200 {
+		return fmt.Errorf("read %s's Mastodon unread count on the second instance: %v %v", u.name, err, ro.body)
+	}
+	rep.Checked += 3
+	if got := num(entry(ru), "unreadCount"); got != unread {
+		o.violate("%s: unreadCount %d, the list shows %d unread", u.name, got, unread)
+	}
+	if got := num(rm.body, "count"); got != unread {
+		o.violate("%s: Mastodon's unread_count %d, the list shows %d unread", u.name, got, unread)
+	}
+	if got := num(ro.body, "count"); got != unread {
+		o.violate("%s: Mastodon's unread_count on the second instance %d, the list shows %d unread", u.name, got, unread)
 	}
 	return nil
 }
