@@ -106,10 +106,11 @@ type CacheConfig struct {
 	// Derived names, for a key of a kind it keeps that a write changes
 	// (as Key.String names it), the count kept beside the entities
 	// (DB.KeptCount) that the write changes too ("": none): a count must
-	// be made of entities of the kinds it keeps, whose writes are marked. The count is dropped wherever the
-	// write drops the entity: on the writing instance, by the marks of
-	// changes on the others, and by the write's tombstones in the tier.
-	// Every instance must say the same.
+	// be made of entities of the kinds it keeps, whose writes are
+	// marked. The count is dropped wherever the write drops the entity:
+	// on the writing instance, by the marks of changes on the others,
+	// and by the write's tombstones in the tier. Every instance must say
+	// the same; a cache with none keeps no count.
 	Derived func(name string) string
 }
 
