@@ -1020,6 +1020,16 @@ func TestFederationInboxesJob(t *testing.T) {
 	if _, err := e.svc.Federation.CopyInboxes(ctx, future); !errors.Is(err, queue.ErrNotYet) {
 		t.Fatalf("a job before its keeping: %v, want ErrNotYet", err)
 	}
+	// A keeping that never committed (of someone never kept here): the
+	// job waits for it until the give-up, then ends.
+	nobody := other.URL + "/users/nobody"
+	if _, err := e.svc.Federation.CopyInboxes(ctx, federation.InboxesTask{URI: nobody, Fetched: time.Now().UnixMicro()}); !errors.Is(err, queue.ErrNotYet) {
+		t.Fatalf("a job of a keeping never committed, within the give-up: %v, want ErrNotYet", err)
+	}
+	lost := federation.InboxesTask{URI: nobody, Fetched: time.Now().Add(-24 * time.Hour).UnixMicro()}
+	if out, err := e.svc.Federation.CopyInboxes(ctx, lost); err != nil || out != "never kept" {
+		t.Fatalf("a job of a keeping never committed, past the give-up: %q %v, want \"never kept\"", out, err)
+	}
 	// Bob's follow of cid ends; then his server moves his deliveries to
 	// his own inbox, and his next activity has his actor fetched again.
 	if err := e.db.Delete(ctx, keys[0]); err != nil {
