@@ -65,6 +65,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	num("shared-cache", "1: a cache tier the instances share (PAGE_CACHE_REDIS), 0: none", func(w *costmodel.Workload) *float64 { return &w.SharedCache })
 	num("local-cache", "with -shared-cache 1: 1 keeps a cache on each instance too, 0 none (PAGE_CACHE_LOCAL=off: no marks of changes)", func(w *costmodel.Workload) *float64 { return &w.LocalCache })
 	num("picture-share", "share of posts with a picture (0..1)", func(w *costmodel.Workload) *float64 { return &w.PictureShare })
+	num("picture-bytes", "bytes of a picture as kept, sent whole when opened (default: a 12-megapixel photo kept at media.KeptPixels)", func(w *costmodel.Workload) *float64 { return &w.ImageBytes })
 	num("fresh-share", "share of a page's items an app has not fetched before (0..1)", func(w *costmodel.Workload) *float64 { return &w.FreshShare })
 	num("open-share", "share of thumbnails seen whose picture is opened (0..1)", func(w *costmodel.Workload) *float64 { return &w.OpenShare })
 	num("webp-share", "share of thumbnails fetched that are sent in WebP (0..1)", func(w *costmodel.Workload) *float64 { return &w.WebPShare })

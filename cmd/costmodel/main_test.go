@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,6 +33,33 @@ func TestRun(t *testing.T) {
 		if err := run(context.Background(), bad, &out); err == nil {
 			t.Errorf("run(%q) succeeded", bad)
 		}
+	}
+}
+
+// A smaller picture sends fewer bytes when opened: -picture-bytes reaches
+// the model, and the bill all in comes down.
+func TestPictureBytes(t *testing.T) {
+	allIn := func(args ...string) float64 {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), append([]string{"-preset", "community"}, args...), &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "| **all in, dollars a month** | **$"); ok {
+				v, err := strconv.ParseFloat(strings.TrimSuffix(rest, "** |"), 64)
+				if err != nil {
+					t.Fatalf("all in: %q: %v", line, err)
+				}
+				return v
+			}
+		}
+		t.Fatalf("no all-in row:\n%s", out.String())
+		return 0
+	}
+	kept, smaller := allIn(), allIn("-picture-bytes", "181366")
+	if !(smaller < kept) {
+		t.Errorf("all in with a picture of 181,366 bytes $%.2f, with the default's $%.2f: want less", smaller, kept)
 	}
 }
 
