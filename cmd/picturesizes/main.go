@@ -4,9 +4,11 @@
 // made safe as an upload is (media.Process), and its picture's bytes,
 // its thumbnail's and its thumbnail's in WebP are printed, with their
 // means. The cost model's picture sizes come from it
-// (docs/performance.md, "Pictures").
+// (docs/performance.md, "Pictures"). With -kept, each is first scaled to
+// that many pixels at most, as if the service kept pictures at that size
+// (media.KeptPixels): what a picture kept smaller would take.
 //
-//	go run ./cmd/picturesizes photo.jpg ...
+//	go run ./cmd/picturesizes [-kept pixels] photo.jpg ...
 package main
 
 import (
@@ -31,14 +33,20 @@ const phonePixels = 12_000_000
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: picturesizes photo.jpg|photo.png ...")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: picturesizes [-kept pixels] photo.jpg|photo.png ...")
+		flag.PrintDefaults()
 	}
+	kept := flag.Int("kept", media.KeptPixels, "the most pixels a picture is kept at, at most media.KeptPixels")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, flag.Args()); err != nil {
+	if *kept <= 0 || *kept > media.KeptPixels {
+		fmt.Fprintf(os.Stderr, "picturesizes: -kept must be 1 to %d\n", media.KeptPixels)
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, *kept, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "picturesizes:", err)
 		os.Exit(1)
 	}
@@ -50,12 +58,12 @@ type sizes struct {
 	image, thumb, thumbWebP int
 }
 
-func run(w io.Writer, files []string) error {
+func run(w io.Writer, kept int, files []string) error {
 	var all []sizes
 	fmt.Fprintln(w, "| photo | megapixels | picture, bytes | bytes a megapixel | thumbnail | thumbnail in WebP |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
 	for _, name := range files {
-		s, err := measure(name)
+		s, err := measure(name, kept)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -80,8 +88,9 @@ func run(w io.Writer, files []string) error {
 // perMegapixel is the picture's bytes a megapixel.
 func (s sizes) perMegapixel() float64 { return float64(s.image) / (float64(s.pixels) / 1e6) }
 
-// measure makes one photo safe as a phone would send it.
-func measure(name string) (sizes, error) {
+// measure makes one photo safe as a phone would send it, scaled to kept
+// pixels at most first.
+func measure(name string, kept int) (sizes, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return sizes{}, err
@@ -91,7 +100,7 @@ func measure(name string) (sizes, error) {
 		return sizes{}, err
 	}
 	var sent bytes.Buffer
-	if err := jpeg.Encode(&sent, asPhone(img), &jpeg.Options{Quality: 95}); err != nil {
+	if err := jpeg.Encode(&sent, fit(fit(img, phonePixels), kept), &jpeg.Options{Quality: 95}); err != nil {
 		return sizes{}, err
 	}
 	p, err := media.Process(sent.Bytes())
@@ -104,14 +113,14 @@ func measure(name string) (sizes, error) {
 	return sizes{pixels: p.Width * p.Height, image: len(p.Data), thumb: len(p.Thumb), thumbWebP: len(p.ThumbWebP)}, nil
 }
 
-// asPhone scales img to phonePixels at most.
-func asPhone(img image.Image) image.Image {
+// fit scales img to most pixels at most.
+func fit(img image.Image, most int) image.Image {
 	b := img.Bounds()
 	px := b.Dx() * b.Dy()
-	if px <= phonePixels {
+	if px <= most {
 		return img
 	}
-	k := math.Sqrt(float64(phonePixels) / float64(px))
+	k := math.Sqrt(float64(most) / float64(px))
 	dst := image.NewRGBA(image.Rect(0, 0, int(float64(b.Dx())*k), int(float64(b.Dy())*k)))
 	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
 	return dst

@@ -8,9 +8,23 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"socialstream/internal/media"
 )
+
+// bytesOf is a table row's picture's bytes.
+func bytesOf(t *testing.T, row string) int {
+	t.Helper()
+	cells := strings.Split(row, "|")
+	n, err := strconv.Atoi(strings.TrimSpace(cells[3]))
+	if err != nil {
+		t.Fatalf("row %q: %v", row, err)
+	}
+	return n
+}
 
 // A photo larger than a phone's is measured as a phone would send it:
 // kept at 3840 × 2160's worth, its thumbnails counted; the mean is over
@@ -38,7 +52,7 @@ func TestMeasuresAsAPhoneSends(t *testing.T) {
 		files = append(files, name)
 	}
 	var out strings.Builder
-	if err := run(&out, files); err != nil {
+	if err := run(&out, media.KeptPixels, files); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -46,7 +60,17 @@ func TestMeasuresAsAPhoneSends(t *testing.T) {
 		!strings.HasPrefix(lines[4], "| mean of 2 | 4.4 |") {
 		t.Errorf("the table:\n%s", out.String())
 	}
-	if err := run(&out, []string{filepath.Join(dir, "none.jpg")}); err == nil {
+	// Kept at 1920 × 1080's worth: the large one at that size, in fewer
+	// bytes; the small one as it was.
+	var smaller strings.Builder
+	if err := run(&smaller, 1920*1080, files); err != nil {
+		t.Fatal(err)
+	}
+	small := strings.Split(strings.TrimSpace(smaller.String()), "\n")
+	if len(small) != 5 || !strings.Contains(small[2], "big.jpg | 2.1 |") || small[3] != lines[3] || bytesOf(t, small[2]) >= bytesOf(t, lines[2]) {
+		t.Errorf("kept at 1920 × 1080's worth:\n%s\nat 3840 × 2160's:\n%s", smaller.String(), out.String())
+	}
+	if err := run(&out, media.KeptPixels, []string{filepath.Join(dir, "none.jpg")}); err == nil {
 		t.Error("a missing photo measured")
 	}
 }
