@@ -222,3 +222,51 @@ func TestDerivedNamesTheRecipientsCount(t *testing.T) {
 		}
 	}
 }
+
+// A count made while a mute hides someone is kept until the mute ends,
+// and made again then: no write marks the end of a mute.
+func TestUnreadKeptUntilAMuteEnds(t *testing.T) {
+	ctx := context.Background()
+	gen := ids.New()
+	plain, _ := newService(t, gen, nopQueue{}, notifications.Config{})
+	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: slices.Concat(notifications.PageKinds(), viewer.PageKinds()),
+		TTL: time.Minute, Entries: 100, Derived: notifications.Derived}))
+	svc, err := notifications.New(db, gen, accountsOn(t, db), nopQueue{}, notifications.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reader, muted, other = "1001", "5000", "5001"
+	for i, a := range []string{muted, other} {
+		person(t, db, a)
+		seq := gen.Next()
+		n := &notifications.Notification{UserID: reader, Seq: seq, Type: notifications.Like, ActorID: a, ActivityID: fmt.Sprint(i), Published: ids.Time(seq)}
+		if err := db.Put(ctx, notifications.Key(db, reader, fmt.Sprint("like-", i)), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ends := time.Now().Add(time.Second)
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		if err := viewer.Start(tx, reader); err != nil {
+			return err
+		}
+		l := tx.Lookup()
+		r := viewer.Read(l, reader)
+		if err := l.Run(ctx); err != nil {
+			return err
+		}
+		r.Edit().SetMute(muted, ends, true)
+		return r.Save(tx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	unread := func(what string, want int64) {
+		t.Helper()
+		if n, err := svc.Unread(ctx, reader); err != nil || n != want {
+			t.Errorf("%s: %d unread, %v; want %d", what, n, err, want)
+		}
+	}
+	unread("while the mute holds", 1)
+	unread("asked again", 1)
+	time.Sleep(time.Until(ends) + 100*time.Millisecond)
+	unread("once the mute ended", 2)
+}

@@ -148,4 +148,25 @@ func TestAKeptCountInTheSharedTier(t *testing.T) {
 	if n := store.Asks(a.Cache()) + store.Asks(b.Cache()); n != 0 {
 		t.Errorf("%d asks for marks, want none", n)
 	}
+
+	// A count kept until a time is taken from the tier before it, and
+	// made again past it, whatever the tier still holds.
+	clock := time.Now()
+	timed := func() *store.DB {
+		c := store.NewCache(cfg)
+		store.SetCacheClock(c, func() time.Time { return clock })
+		return base.WithCache(c)
+	}
+	early, late := timed(), timed()
+	c = counter{until: clock.Add(time.Minute)}
+	c.count(t, early, "t")
+	c.count(t, late, "t")
+	if n := c.fills.Load(); n != 1 {
+		t.Errorf("a count kept for a minute, asked on two instances at once: made %d times, want once", n)
+	}
+	clock = clock.Add(time.Minute)
+	c.count(t, late, "t")
+	if n := c.fills.Load(); n != 2 {
+		t.Errorf("the same, asked again a minute on: made %d times in all, want twice", n)
+	}
 }

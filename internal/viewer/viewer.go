@@ -164,11 +164,13 @@ func (r *Ref) Blocked(person string) bool {
 // Mutes reports whether the owner mutes person at now. Only for a state
 // that KnowsPeople.
 func (r *Ref) Mutes(person string, now time.Time) bool {
-	s := &r.s
-	if i := slices.Index(s.Muted, person); i >= 0 && i < len(s.MutedUntil) {
-		return s.MutedUntil[i] == 0 || now.UnixMilli() < s.MutedUntil[i]
-	}
-	return false
+	return r.s.muteHolds(slices.Index(r.s.Muted, person), now)
+}
+
+// muteHolds reports whether the i-th mute (-1: none) holds at now: it has
+// no end, or ends after now.
+func (s *State) muteHolds(i int, now time.Time) bool {
+	return i >= 0 && i < len(s.MutedUntil) && (s.MutedUntil[i] == 0 || now.UnixMilli() < s.MutedUntil[i])
 }
 
 // Hides reports whether person's notifications are kept from the owner
@@ -185,7 +187,7 @@ func (r *Ref) Hidden(now time.Time) []string {
 	s := &r.s
 	out := slices.Concat(s.Blocks, s.BlockedBy)
 	for i, p := range s.Muted {
-		if i < len(s.MutedUntil) && (s.MutedUntil[i] == 0 || now.UnixMilli() < s.MutedUntil[i]) {
+		if s.muteHolds(i, now) {
 			out = append(out, p)
 		}
 	}
@@ -199,10 +201,11 @@ func (r *Ref) Hidden(now time.Time) []string {
 func (r *Ref) MutesEnd(now time.Time) time.Time {
 	var end int64
 	for i := range r.s.Muted {
-		if i < len(r.s.MutedUntil) {
-			if u := r.s.MutedUntil[i]; u > now.UnixMilli() && (end == 0 || u < end) {
-				end = u
-			}
+		if !r.s.muteHolds(i, now) {
+			continue
+		}
+		if u := r.s.MutedUntil[i]; u != 0 && (end == 0 || u < end) {
+			end = u
 		}
 	}
 	if end == 0 {

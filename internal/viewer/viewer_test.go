@@ -96,6 +96,33 @@ func TestHides(t *testing.T) {
 	}
 }
 
+// The mutes' end that changes what Hidden says is the first end of a
+// mute that holds: not one without an end, not one ended.
+func TestMutesEnd(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	r := &Ref{}
+	r.s = *New()
+	if end := r.MutesEnd(now); !end.IsZero() {
+		t.Errorf("no mutes: they end at %v", end)
+	}
+	r.s.SetMute("forever", time.Time{}, true)
+	r.s.SetMute("ended", now.Add(-time.Minute), true)
+	if end := r.MutesEnd(now); !end.IsZero() {
+		t.Errorf("a mute without an end and one ended: they end at %v, want never", end)
+	}
+	r.s.SetMute("day", now.Add(24*time.Hour), true)
+	r.s.SetMute("hour", now.Add(time.Hour), true)
+	if end := r.MutesEnd(now); !end.Equal(now.Add(time.Hour)) {
+		t.Errorf("mutes for an hour and a day: they end at %v, want in an hour", end)
+	}
+	if end := r.MutesEnd(now.Add(2 * time.Hour)); !end.Equal(now.Add(24 * time.Hour)) {
+		t.Errorf("two hours on: %v, want the day's end", end)
+	}
+	if hidden := r.Hidden(r.MutesEnd(now)); slices.Contains(hidden, "hour") || !slices.Contains(hidden, "day") {
+		t.Errorf("at the first end, Hidden is %v: want the hour's mute over, the day's holding", hidden)
+	}
+}
+
 // A person's domain blocks are bounded, and hide the people of the
 // domain and of the domains under it, no one else.
 func TestDomains(t *testing.T) {
