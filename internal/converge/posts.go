@@ -729,10 +729,10 @@ func (r *runner) readNotices(ctx context.Context, a *actor) (bool, error) {
 	return true, nil
 }
 
-// readElsewhere reads pages through the second instance (a user's home,
-// and @all) and the user's unread count, which it keeps what they show
-// and the count (Config.PageCacheTTL): the comparison reads through it
-// too, and must find every change there.
+// readElsewhere reads through the second instance a user's home, @all
+// and the user's unread count, which that instance keeps (what the pages
+// show, and the count, for Config.PageCacheTTL): the comparison reads
+// through it too, and must find every change there.
 func (r *runner) readElsewhere(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
 	for _, path := range []string{"/social/rest/activities/@me/@friends?count=20", "/social/rest/activities/@all/@all?count=20",
