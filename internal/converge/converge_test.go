@@ -120,6 +120,17 @@ func TestBoostedMakesWhatAWantedOneNeeds(t *testing.T) {
 	if r.boosted([]string{"invite"}) {
 		t.Error("invite boosted once declines ran MinEach times")
 	}
+	// Past the duration, the other server's Notes are wanted until one's
+	// Delete has overtaken its Create (a run once saw none), and then no
+	// more.
+	r.m.ops["remote post"] = 9
+	if !r.wants("remote post") || r.faultsSeen() {
+		t.Error("remote posts not wanted before a Delete overtook a Create")
+	}
+	r.m.rOvertaken = 1
+	if r.wants("remote post") || !r.faultsSeen() {
+		t.Error("remote posts wanted once a Delete overtook a Create")
+	}
 	r.stop = time.Now().Add(time.Minute) // within the duration: nothing is
 	if r.boosted([]string{"like"}) {
 		t.Error("like boosted within the mix's duration")

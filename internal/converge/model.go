@@ -185,6 +185,9 @@ type model struct {
 	rPending   map[pair]*pendingFollow
 	rPosts     []*post
 	rByNote    map[string]*post
+	// rOvertaken counts the Notes whose Create landed after their Delete
+	// (the report's Remote.Overtaken, known as they land).
+	rOvertaken int
 	// farOps are the Follows of people here by the other server's people
 	// and their Undos, by pair{theirs, ours}, in order (farfollowers.go).
 	farOps map[pair][]farOp

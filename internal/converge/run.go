@@ -46,7 +46,8 @@ type Config struct {
 	Duration time.Duration // how long the mix runs
 	// MinEach, when set, lets the mix run on past Duration (up to four
 	// times as long, for a loaded machine) until every operation has run
-	// at least this many times.
+	// at least this many times, and the other server's faults have all
+	// come about (runner.faultUnseen).
 	MinEach int
 	Settle  time.Duration // the longest wait for every queue to empty
 
@@ -302,7 +303,7 @@ func (r *runner) mix(ctx context.Context, clients []*actor, start time.Time, st 
 		if now.Before(stop) {
 			return true
 		}
-		return now.Before(hardStop) && !r.everyOpRan(cfg.MinEach)
+		return now.Before(hardStop) && !(r.everyOpRan(cfg.MinEach) && r.faultsSeen())
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(clients))
@@ -410,11 +411,39 @@ var tagNames = []string{"alpha", "beta", "gamma"}
 // that report it then weigh ten times as much, so that a rare one (a
 // decision on a follow request needs a locked account and a request
 // first) does not leave the run short on a slow machine.
+//
+// So, with MinEach set, does an operation that brings about one of the
+// other server's faults the run has not seen yet (faultUnseen).
 func (r *runner) wants(op string) bool {
 	if time.Now().Before(r.stop) {
 		return false
 	}
-	return r.ran(op) < r.cfg.MinEach
+	return r.ran(op) < r.cfg.MinEach || r.cfg.MinEach > 0 && r.faultUnseen(op)
+}
+
+// faultUnseen reports whether op brings about a fault of the other
+// server's that the run has not seen: a Note's Delete that overtakes its
+// Create ("remote post", which then sends its Delete at once), or a
+// delivery from here refused while the other server is unreachable
+// ("remote outage"; it needs someone there following someone here).
+// Which of them a run sees is chance; a run with MinEach set goes on
+// until it has seen both.
+func (r *runner) faultUnseen(op string) bool {
+	switch op {
+	case "remote post":
+		r.m.mu.Lock()
+		defer r.m.mu.Unlock()
+		return r.m.rOvertaken == 0
+	case "remote outage":
+		return r.remote != nil && r.remote.srv.Refused() == 0
+	}
+	return false
+}
+
+// faultsSeen reports whether the run has seen every fault of the other
+// server's it brings about (faultUnseen), when MinEach asks it to.
+func (r *runner) faultsSeen() bool {
+	return r.cfg.MinEach == 0 || !r.faultUnseen("remote post") && !r.faultUnseen("remote outage")
 }
 
 // needs names, of the operations a rare one needs done first, those that
@@ -423,10 +452,12 @@ func (r *runner) wants(op string) bool {
 // invitations the accepts have not taken; a decision on a follow request,
 // or its withdrawal, needs a locked account, and a withdrawal a request
 // its asker still holds (the decisions take them too); an owner's removal
-// needs a group of theirs with a member besides them.
+// needs a group of theirs with a member besides them; an outage of the
+// other server refuses a delivery only to a follower there of someone
+// here.
 var needs = map[string][]string{"decline": {"invite"}, "accept": {"invite"},
 	"approve": {"lock"}, "reject": {"lock"}, "withdraw": {"lock", "follow"},
-	"owner removes": {"create group", "join"}}
+	"owner removes": {"create group", "join"}, "remote outage": {"far follow"}}
 
 // boosted reports whether an operation of kinds weighs ten times as much
 // now: one of them is wanted (wants), or makes what a wanted one needs.
