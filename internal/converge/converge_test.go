@@ -1,6 +1,7 @@
 package converge
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -179,5 +180,27 @@ func TestHiddenFromWhileARequestMayBeApproved(t *testing.T) {
 	}
 	if why := m.hiddenFrom("someone else", p); why == "" {
 		t.Error("another's approval under way shows the post to someone who asked nothing")
+	}
+}
+
+// A direct post's conversation is a set, as the service's is: one that
+// mentions its author too puts them in it once, the same conversation as
+// a post between the two (a run once expected a conversation of three,
+// the author twice).
+func TestConversationOfASelfMention(t *testing.T) {
+	for _, c := range []struct {
+		visibility string
+		made       []string
+		want       string
+	}{
+		{"mentioned", []string{"b", "a"}, "[a b]"},
+		{"mentioned", []string{"b"}, "[a b]"},
+		{"mentioned", []string{"a"}, "[a]"},
+		{"public", []string{"b"}, "[]"},
+		{"mentioned", nil, "[]"},
+	} {
+		if got := fmt.Sprint(conversationOf(c.visibility, "a", c.made)); got != c.want {
+			t.Errorf("conversationOf(%s, a, %v) = %s, want %s", c.visibility, c.made, got, c.want)
+		}
 	}
 }

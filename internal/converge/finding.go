@@ -96,14 +96,16 @@ func (o *oracle) searches() []feed {
 }
 
 // conversationOf is the conversation of a post of visibility by author
-// that mentioned made: its people, sorted (none if it is not direct).
+// that mentioned made: its people, sorted, each once, as the service's
+// conversations are sets (an author who mentions themselves is in theirs
+// once); none if it is not direct.
 func conversationOf(visibility, author string, made []string) []string {
 	if visibility != "mentioned" || len(made) == 0 {
 		return nil
 	}
 	out := append([]string{author}, made...)
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // conversationSets are the direct posts of each set of people, newest
