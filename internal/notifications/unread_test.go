@@ -29,15 +29,7 @@ func TestUnreadCountsWhatTheListShows(t *testing.T) {
 	gen := ids.New()
 	// The activities the notifications are about: one speaks of a
 	// spoiler, which a filter of the reader's hides.
-	// The list's pages read through an instance's cache, as the
-	// service's are: what this instance writes shows at once.
-	plain, _ := newService(t, gen, nopQueue{}, notifications.Config{})
-	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: slices.Concat(notifications.PageKinds(), viewer.PageKinds()),
-		TTL: time.Minute, Entries: 100, Derived: notifications.Derived}))
-	svc, err := notifications.New(db, gen, accountsOn(t, db), nopQueue{}, notifications.Config{Activities: texts{"7": "a spoiler"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, svc := cachedService(t, gen, notifications.Config{Activities: texts{"7": "a spoiler"}})
 	const reader = "1001"
 	var actors []string
 	var seqs []int64
@@ -180,6 +172,21 @@ func TestUnreadCountsWhatTheListShows(t *testing.T) {
 	check("a mention above the marker", 2)
 }
 
+// cachedService is a service whose pages read through an instance's
+// cache, as the service's are, its unread counts kept: what this
+// instance writes shows at once.
+func cachedService(t *testing.T, gen *ids.Generator, cfg notifications.Config) (*store.DB, *notifications.Service) {
+	t.Helper()
+	plain, _ := newService(t, gen, nopQueue{}, notifications.Config{})
+	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: slices.Concat(notifications.PageKinds(), viewer.PageKinds()),
+		TTL: time.Minute, Entries: 100, Derived: notifications.Derived}))
+	svc, err := notifications.New(db, gen, accountsOn(t, db), nopQueue{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, svc
+}
+
 // texts are activities' texts, by id, as package activities' Records
 // answer them (one not named: "news").
 type texts map[string]string
@@ -228,13 +235,7 @@ func TestDerivedNamesTheRecipientsCount(t *testing.T) {
 func TestUnreadKeptUntilAMuteEnds(t *testing.T) {
 	ctx := context.Background()
 	gen := ids.New()
-	plain, _ := newService(t, gen, nopQueue{}, notifications.Config{})
-	db := plain.WithCache(store.NewCache(store.CacheConfig{Kinds: slices.Concat(notifications.PageKinds(), viewer.PageKinds()),
-		TTL: time.Minute, Entries: 100, Derived: notifications.Derived}))
-	svc, err := notifications.New(db, gen, accountsOn(t, db), nopQueue{}, notifications.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, svc := cachedService(t, gen, notifications.Config{})
 	const reader, muted, other = "1001", "5000", "5001"
 	for i, a := range []string{muted, other} {
 		person(t, db, a)
