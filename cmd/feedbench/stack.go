@@ -188,7 +188,10 @@ func startStack(ctx context.Context, cfg config, logOut io.Writer) (_ *stack, er
 		// keeps them; the timings compare a page's Datastore calls with
 		// the same calls made bare, so every page reads them all.
 		service.PageCacheTTL = app.DefaultPageCacheTTL
-		service.PageCacheAskAlways = !cfg.unmetered // the bill counts every ask; the CPU bench shares them as the service does
+		// The bill counts every ask; the CPU bench leaves PAGE_CACHE_SYNC
+		// at 0, so that each page asks as at the presets' instances (a
+		// page a second or so: docs/performance.md, "Serving").
+		service.PageCacheAskAlways = !cfg.unmetered
 		if cfg.sharedAlone {
 			service.PageCacheRedis, service.PageCacheLocalOff = app.LocalRedis, true
 		}
