@@ -93,8 +93,9 @@ func TestServiceDefaults(t *testing.T) {
 	}
 }
 
-// The model's F1 is app.yaml's: its class, and the budget of pictures
-// and entries of the page cache it sets there, which the service takes.
+// The model's F1 is app.yaml's: its class, the budget of pictures and
+// entries of the page cache it sets there, which the service takes, and
+// the scheduler's processors its CPU figures were measured with.
 func TestF1IsAppYAMLs(t *testing.T) {
 	raw, err := os.ReadFile("../../app.yaml")
 	if err != nil {
@@ -119,5 +120,10 @@ func TestF1IsAppYAMLs(t *testing.T) {
 	}
 	if float64(cfg.PageCacheEntries) != costmodel.F1CacheEntries {
 		t.Errorf("app.yaml's PAGE_CACHE_ENTRIES %d, the model's F1 %v", cfg.PageCacheEntries, costmodel.F1CacheEntries)
+	}
+	// The CPU figures were measured with the scheduler's processors the
+	// service is deployed with (the bench reads them from app.yaml).
+	if procs, err := strconv.Atoi(y.Env["GOMAXPROCS"]); err != nil || procs != costmodel.Measured.Procs {
+		t.Errorf("app.yaml's GOMAXPROCS %q, the model's CPU figures measured at %d", y.Env["GOMAXPROCS"], costmodel.Measured.Procs)
 	}
 }

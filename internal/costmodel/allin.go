@@ -13,6 +13,9 @@ import "math"
 type Serving struct {
 	Source     string
 	MachineGHz float64
+	// Procs is the Go scheduler's processors the figures were measured
+	// with (GOMAXPROCS: app.yaml's).
+	Procs int
 	// PageCPU is a page of 20 (a Mastodon home timeline), PollCPU an
 	// unread count, WriteCPU a like or unlike with the job it enqueues,
 	// PictureCPU a thumbnail by its link: milliseconds each.
@@ -45,6 +48,7 @@ type Serving struct {
 var Measured = Serving{
 	Source:     "feedbench's BenchmarkPageCPU on a 2.6 GHz AMD EPYC core, GOMAXPROCS 1",
 	MachineGHz: 2.6,
+	Procs:      1,
 	// A page: the Mastodon home timeline's figure, each page asking for
 	// the marks of changes itself (pages share asks only at loads the
 	// presets' small instances do not see). A poll: an unread count
