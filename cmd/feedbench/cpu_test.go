@@ -71,11 +71,14 @@ func pageCPU(b *testing.B, sharedAlone bool) {
 	if sharedAlone {
 		time.Sleep(store.SyncMargin) // the tier takes nothing read within the margin of its write
 	}
-	serve := func(b *testing.B, method, path string, want int) []byte {
+	request := func(method, path string) *http.Request {
 		req := httptest.NewRequestWithContext(ctx, method, path, nil)
 		req.Header.Set("Authorization", "Bearer "+w.reader.token)
+		return req
+	}
+	serve := func(b *testing.B, method, path string, want int) []byte {
 		rec := httptest.NewRecorder()
-		s.handler.ServeHTTP(rec, req)
+		s.handler.ServeHTTP(rec, request(method, path))
 		if rec.Code != want {
 			b.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body.String())
 		}
@@ -86,10 +89,8 @@ func pageCPU(b *testing.B, sharedAlone bool) {
 	// for each answer, is the bench's garbage, not the service's.
 	var sent sink
 	again := func(b *testing.B, method, path string, want int) {
-		req := httptest.NewRequestWithContext(ctx, method, path, nil)
-		req.Header.Set("Authorization", "Bearer "+w.reader.token)
 		sent.reset()
-		s.handler.ServeHTTP(&sent, req)
+		s.handler.ServeHTTP(&sent, request(method, path))
 		if sent.code != want {
 			b.Fatalf("%s %s: %d, %d bytes", method, path, sent.code, sent.bytes)
 		}
