@@ -164,8 +164,8 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		p.StorageSource, p.PerStorageGiBMonth, p.PerClassA, p.PerClassB, n(p.FreeStorageGiB), n(p.FreeClassA), n(p.FreeClassB))
 	fmt.Fprintf(w, "%s: $%.3f per GB-hour, at least %s GB; the connector $%.2f a month.\n", p.RedisSource, p.PerRedisGBHour, n(p.MinRedisGB), p.VPCConnectorMonth)
 	m := costmodel.Measured
-	fmt.Fprintf(w, "Serving, measured by %s: %.1f ms of CPU a page, %.1f an unread count, %.1f a like with its job, %.1f a thumbnail; a page of 20 %s bytes (sent gzipped, %dx smaller); %s bytes of heap a cached entity. Scaled from the measuring core's %.1f GHz to a class's clock, at App Engine's target CPU of %.0f%%.\n",
-		m.Source, m.PageCPU, m.PollCPU, m.WriteCPU, m.PictureCPU, n(m.PageBytes), costmodel.GzipRatio, n(m.CacheEntryBytes), m.MachineGHz, 100*costmodel.TargetUtilization)
+	fmt.Fprintf(w, "Serving, measured by %s, GOMAXPROCS %d: %.1f ms of CPU a page, %.1f an unread count, %.1f a like with its job, %.1f a thumbnail; a page of 20 %s bytes (sent gzipped, %dx smaller); %s bytes of heap a cached entity. Scaled from the measuring core's %.1f GHz to a class's clock, at App Engine's target CPU of %.0f%%.\n",
+		m.Source, m.Procs, m.PageCPU, m.PollCPU, m.WriteCPU, m.PictureCPU, n(m.PageBytes), costmodel.GzipRatio, n(m.CacheEntryBytes), m.MachineGHz, 100*costmodel.TargetUtilization)
 	fmt.Fprintf(w, "Pictures and federation, measured by media's BenchmarkProcess and federation's BenchmarkSign and BenchmarkVerify on the same core: %s ms to make a 12-megapixel photo safe, %.1f ms to sign a delivery, %.2f ms to check one.\n",
 		n(m.ProcessCPU), m.SignCPU, m.VerifyCPU)
 }

@@ -46,7 +46,7 @@ type Serving struct {
 // with the Go scheduler's processors app.yaml gives the service
 // (GOMAXPROCS 1).
 var Measured = Serving{
-	Source:     "feedbench's BenchmarkPageCPU on a 2.6 GHz AMD EPYC core, GOMAXPROCS 1",
+	Source:     "feedbench's BenchmarkPageCPU on a 2.6 GHz AMD EPYC core",
 	MachineGHz: 2.6,
 	Procs:      1,
 	// A page: the Mastodon home timeline's figure, each page asking for
