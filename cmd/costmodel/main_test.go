@@ -57,9 +57,9 @@ func TestPictureBytes(t *testing.T) {
 		t.Fatalf("no all-in row:\n%s", out.String())
 		return 0
 	}
-	kept, smaller := allIn(), allIn("-picture-bytes", "188167")
+	kept, smaller := allIn(), allIn("-picture-bytes", "100000")
 	if !(smaller < kept) {
-		t.Errorf("all in with a picture of 188,167 bytes $%.2f, with the default's $%.2f: want less", smaller, kept)
+		t.Errorf("all in with a picture of 100,000 bytes $%.2f, with the default's $%.2f: want less", smaller, kept)
 	}
 }
 

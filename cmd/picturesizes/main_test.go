@@ -27,7 +27,7 @@ func bytesOf(t *testing.T, row string) int {
 }
 
 // A photo larger than a phone's is measured as a phone would send it:
-// kept at 3840 × 2160's worth, its thumbnails counted; the mean is over
+// kept at 1920 × 1080's worth, its thumbnails counted; the mean is over
 // the photos.
 func TestMeasuresAsAPhoneSends(t *testing.T) {
 	dir := t.TempDir()
@@ -56,19 +56,19 @@ func TestMeasuresAsAPhoneSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 5 || !strings.Contains(lines[2], "big.jpg | 8.3 |") || !strings.Contains(lines[3], "small.jpg | 0.5 |") ||
-		!strings.HasPrefix(lines[4], "| mean of 2 | 4.4 |") {
+	if len(lines) != 5 || !strings.Contains(lines[2], "big.jpg | 2.1 |") || !strings.Contains(lines[3], "small.jpg | 0.5 |") ||
+		!strings.HasPrefix(lines[4], "| mean of 2 | 1.3 |") {
 		t.Errorf("the table:\n%s", out.String())
 	}
-	// Kept at 1920 × 1080's worth: the large one at that size, in fewer
+	// Kept at 1280 × 720's worth: the large one at that size, in fewer
 	// bytes; the small one as it was.
 	var smaller strings.Builder
-	if err := run(&smaller, 1920*1080, files); err != nil {
+	if err := run(&smaller, 1280*720, files); err != nil {
 		t.Fatal(err)
 	}
 	small := strings.Split(strings.TrimSpace(smaller.String()), "\n")
-	if len(small) != 5 || !strings.Contains(small[2], "big.jpg | 2.1 |") || small[3] != lines[3] || bytesOf(t, small[2]) >= bytesOf(t, lines[2]) {
-		t.Errorf("kept at 1920 × 1080's worth:\n%s\nat 3840 × 2160's:\n%s", smaller.String(), out.String())
+	if len(small) != 5 || !strings.Contains(small[2], "big.jpg | 0.9 |") || small[3] != lines[3] || bytesOf(t, small[2]) >= bytesOf(t, lines[2]) {
+		t.Errorf("kept at 1280 × 720's worth:\n%s\nat 1920 × 1080's:\n%s", smaller.String(), out.String())
 	}
 	if err := run(&out, media.KeptPixels, []string{filepath.Join(dir, "none.jpg")}); err == nil {
 		t.Error("a missing photo measured")

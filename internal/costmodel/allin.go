@@ -365,15 +365,19 @@ const BatchInboxes = 50
 const RemoteCacheDays = 7
 
 // ProcessCPUMeasured is milliseconds to make a 12-megapixel phone photo
-// safe, on the 2-core machine, the suite's alone, the median of 5: media's
-// BenchmarkProcess (397: decoded, turned, its thumbnail made, scaled to
-// media.KeptPixels and encoded again; a flat picture's thumbnail in WebP
-// among them), and BenchmarkWebPThumbnail, a photo's thumbnail of pixels
-// that do not compress, in WebP (90): go test ./internal/media -run '^$'
-// -bench 'BenchmarkProcess$|BenchmarkWebPThumbnail$' -benchtime 20x
-// -count 5. (320 before thumbnails were made in WebP and pictures kept at
-// KeptPixels; 561 before the thumbnail was first averaged in blocks.)
-const ProcessCPUMeasured = 397 + 90
+// safe, on one processor of the 2-core machine (GOMAXPROCS=1, as
+// app.yaml runs the service), the suite's alone, the median of 5:
+// media's BenchmarkProcess (441: decoded, turned, its blocks averaged and
+// scaled to media.KeptPixels, its thumbnail made and both encoded again;
+// a flat picture's thumbnail in WebP among them), and
+// BenchmarkWebPThumbnail, a photo's thumbnail of pixels that do not
+// compress, in WebP (76): GOMAXPROCS=1 go test ./internal/media -run
+// '^$' -bench 'BenchmarkProcess$|BenchmarkWebPThumbnail$' -benchtime 20x
+// -count 5. (537 for BenchmarkProcess in the same run of the code that
+// kept 3840 × 2160's worth; 397 + 90 with two processors, 320 before
+// thumbnails were made in WebP, 561 before the thumbnail was first
+// averaged in blocks.)
+const ProcessCPUMeasured = 441 + 76
 
 // SharedEntryBytes is what an entity the shared tier keeps takes there:
 // its properties, gob-encoded, with Redis's own overhead (an assumption

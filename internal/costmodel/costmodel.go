@@ -272,13 +272,13 @@ type Workload struct {
 
 // What a phone's photo takes, made safe, measured by cmd/picturesizes on
 // 13 photographs (docs/performance.md, "Pictures"): the picture, a
-// 12-megapixel photo kept at media.KeptPixels (3840 × 2160's worth) at
-// 87,464 bytes a megapixel (JPEG, quality 85); its thumbnail (JPEG); its
+// 12-megapixel photo kept at media.KeptPixels (1920 × 1080's worth) at
+// 90,744 bytes a megapixel (JPEG, quality 85); its thumbnail (JPEG); its
 // thumbnail in WebP.
 const (
-	PhotoBytes     = 3840 * 2160 * 87_464 / 1_000_000
-	ThumbBytes     = 16_816
-	ThumbWebPBytes = 8_993
+	PhotoBytes     = 1920 * 1080 * 90_744 / 1_000_000
+	ThumbBytes     = 16_821
+	ThumbWebPBytes = 8_976
 )
 
 // defaults sets what every preset assumes of pictures, and the service's

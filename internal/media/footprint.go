@@ -43,12 +43,18 @@ func (h Header) Footprint(data []byte) int64 {
 	kw, kh := keptSize(uw, uh)
 	if kw != uw || kh != uh {
 		// Planes scaled as planes (at most 3 bytes a pixel), anything else
-		// to an RGBA.
-		kept := int64(kw) * int64(kh) * 4
+		// to an RGBA; from its blocks' averages first when it is two or
+		// more times as large (kept), the image held meanwhile.
+		bpp := int64(4)
 		if planes {
-			kept = int64(kw) * int64(kh) * 3
+			bpp = 3
 		}
-		keeping, pixels = pixels+kept, kept
+		shrunk := int64(0)
+		if k := keptShrink(uw, uh); k >= 2 {
+			shrunk = int64(uw/k) * int64(uh/k) * bpp
+		}
+		kept := int64(kw) * int64(kh) * bpp
+		keeping, pixels = pixels+shrunk+kept, kept
 	}
 	tw, th := thumbSize(kw, kh)
 	rest := pixels + thumbFootprint(kw, kh, planes) + int64(tw)*int64(th)*4 + webpFootprint(tw, th)

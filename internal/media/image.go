@@ -38,11 +38,13 @@ const (
 	// processing one holds is its Footprint, at most MaxFootprint.
 	MaxPixels = 1 << 24
 	// KeptPixels is the most pixels of a picture kept and sent: one with
-	// more is scaled down to it, as Mastodon keeps 3840 × 2160's worth of
-	// an image. A phone's 12-megapixel photo is kept at about 8.3, which
-	// a screen shows as well, in about two-thirds of the bytes (what a
-	// picture opened sends: docs/performance.md, "Pictures").
-	KeptPixels = 3840 * 2160
+	// more is scaled down to it. 1920 × 1080's worth, what Mastodon kept
+	// before its version 4.2: about what a phone's screen shows of a
+	// photo opened, and apps, told it (image_matrix_limit), shrink a
+	// photo to it before they send it. A phone's 12-megapixel photo is kept at
+	// about 1662 × 1247, in about a sixth of the bytes, which is what a
+	// picture opened sends (docs/performance.md, "Pictures").
+	KeptPixels = 1920 * 1080
 	// ThumbSide is the longest side of a thumbnail.
 	ThumbSide = 400
 	// jpegQuality is the quality of the JPEGs the service writes.
@@ -282,22 +284,86 @@ func (c *capped) Write(p []byte) (int, error) {
 // kept scales img down to KeptPixels, if it has more, with bilinear
 // interpolation: a JPEG's planes each on their own (scaleYCbCr), anything
 // else by golang.org/x/image/draw's approximate bilinear scaler into an
-// RGBA. Neither needs an intermediate image; and from at most MaxPixels,
-// each pixel kept is at most 1.42 pixels of the source from the next,
-// which interpolation between its four nearest shows well.
+// RGBA. Interpolation between the four nearest pixels shows well what is
+// less than twice as large; an image two or more times as wide and as
+// high as what is kept (a phone's photo) is first averaged in blocks of
+// k × k (shrinkYCbCr, shrinkRGBA: k the whole times it is that large),
+// so that every pixel of it counts, none is skipped. (An image of
+// another model, a GIF's palette or a 16-bit PNG, is scaled at once.)
 func kept(img image.Image) image.Image {
 	b := img.Bounds()
 	w, h := keptSize(b.Dx(), b.Dy())
 	if w == b.Dx() && h == b.Dy() {
 		return img
 	}
+	k := keptShrink(b.Dx(), b.Dy())
 	if y, ok := img.(*image.YCbCr); ok {
+		if k >= 2 {
+			y = shrinkYCbCr(y, k)
+		}
 		if out := scaleYCbCr(y, w, h); out != nil {
 			return out
 		}
 	}
+	if k >= 2 {
+		if shrunk := shrinkRGBA(img, k); shrunk != nil {
+			img = shrunk
+			b = img.Bounds()
+		}
+	}
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	xdraw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
+	return dst
+}
+
+// keptShrink is the size of the blocks an image of w × h is averaged in
+// before it is scaled to what is kept: how many whole times it is as
+// wide and as high (1: none).
+func keptShrink(w, h int) int {
+	kw, kh := keptSize(w, h)
+	return max(1, min(w/kw, h/kh))
+}
+
+// shrinkRGBA averages each k × k block of src, an RGBA or NRGBA image,
+// into one pixel of an RGBA image (of colours weighed by their alpha, as
+// RGBA's are), its partial blocks at the right and bottom edges left out
+// as shrinkYCbCr's are; nil for an image of another model.
+func shrinkRGBA(src image.Image, k int) *image.RGBA {
+	var pix []byte
+	var stride int
+	premultiplied := false
+	switch s := src.(type) {
+	case *image.RGBA:
+		pix, stride, premultiplied = s.Pix, s.Stride, true
+	case *image.NRGBA:
+		pix, stride = s.Pix, s.Stride
+	default:
+		return nil
+	}
+	b := src.Bounds()
+	w, h := b.Dx()/k, b.Dy()/k
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	n := uint32(k * k)
+	for oy := range h {
+		for ox := range w {
+			var r, g, bl, a uint32
+			for y := oy * k; y < (oy+1)*k; y++ {
+				row := pix[y*stride:]
+				for x := ox * k; x < (ox+1)*k; x++ {
+					p := row[4*x : 4*x+4 : 4*x+4]
+					pa := uint32(p[3])
+					if premultiplied {
+						r, g, bl = r+uint32(p[0]), g+uint32(p[1]), bl+uint32(p[2])
+					} else {
+						r, g, bl = r+uint32(p[0])*pa/255, g+uint32(p[1])*pa/255, bl+uint32(p[2])*pa/255
+					}
+					a += pa
+				}
+			}
+			i := oy*dst.Stride + 4*ox
+			dst.Pix[i], dst.Pix[i+1], dst.Pix[i+2], dst.Pix[i+3] = uint8((r+n/2)/n), uint8((g+n/2)/n), uint8((bl+n/2)/n), uint8((a+n/2)/n)
+		}
+	}
 	return dst
 }
 

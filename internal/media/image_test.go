@@ -434,10 +434,12 @@ func TestProcessKeepsAtMostKeptPixels(t *testing.T) {
 		w, h, o      int // o: EXIF orientation
 		keptW, keptH int
 	}{
-		{4000, 3000, 1, 3325, 2494},
-		{4000, 3000, 6, 2494, 3325}, // turned first
-		{4096, 4096, 1, 2880, 2880},
-		{3840, 2160, 1, 3840, 2160},
+		{4000, 3000, 1, 1662, 1247}, // its blocks of 2 × 2 averaged first
+		{4000, 3000, 6, 1247, 1662}, // turned first
+		{4096, 4096, 1, 1440, 1440},
+		{3840, 2160, 1, 1920, 1080},
+		{2400, 1600, 1, 1763, 1175}, // scaled at once
+		{1920, 1080, 1, 1920, 1080},
 		{1000, 800, 1, 1000, 800},
 	} {
 		data := withExif(encodeJPEG(t, twoTone(c.w, c.h)), uint16(c.o), "")
@@ -461,6 +463,57 @@ func TestProcessKeepsAtMostKeptPixels(t *testing.T) {
 		right := color.NRGBAModel.Convert(img.At(3*b.Dx()/4, b.Dy()/2)).(color.NRGBA)
 		if left.R < 230 || left.B > 25 || right.B < 230 || right.R > 25 {
 			t.Errorf("%d × %d: red %v on the left, blue %v on the right", c.w, c.h, left, right)
+		}
+	}
+}
+
+// A picture twice or more as large as what is kept is kept with every
+// pixel of it counted: stripes a pixel wide, too fine to keep, become
+// their average, grey, not stripes of another width (what interpolating
+// between the four nearest of a picture 2.4 times as wide would make),
+// whether it is a JPEG's planes or an image of colours, with or without
+// transparency.
+func TestProcessKeepsTheAverageOfFineDetail(t *testing.T) {
+	const w, h = 4000, 3000
+	stripes := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			v := uint8(255 * (x % 2))
+			stripes.SetNRGBA(x, y, color.NRGBA{R: v, G: v, B: v, A: 255})
+		}
+	}
+	translucent := image.NewNRGBA(stripes.Bounds())
+	copy(translucent.Pix, stripes.Pix)
+	for i := 3; i < len(translucent.Pix); i += 4 {
+		translucent.Pix[i] = 128
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"JPEG", encodeJPEG(t, stripes)},
+		{"PNG", encodePNG(t, stripes)},
+		{"PNG with transparency", encodePNG(t, translucent)},
+	} {
+		p, err := Process(c.data)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		img, _, err := image.Decode(bytes.NewReader(p.Data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		b := img.Bounds()
+		if b.Dx()*b.Dy() > KeptPixels || b.Dx() < KeptPixels/h {
+			t.Fatalf("%s: kept %v", c.name, b)
+		}
+		lo, hi := 255, 0
+		for x := b.Min.X; x < b.Max.X; x++ {
+			g := int(color.NRGBAModel.Convert(img.At(x, b.Dy()/2)).(color.NRGBA).G)
+			lo, hi = min(lo, g), max(hi, g)
+		}
+		if lo < 100 || hi > 155 {
+			t.Errorf("%s: a row of the stripes kept runs from %d to %d, want about 128 throughout", c.name, lo, hi)
 		}
 	}
 }
