@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"socialstream/internal/ids"
+	"socialstream/internal/media"
 )
 
 // Pictures made safe by their job: a share of the mix's pictures are
@@ -50,6 +51,14 @@ var largePNG = sync.OnceValue(func() []byte {
 })
 
 const largeWidth = 1600
+
+// keptWide reports whether orig, a picture's size as made safe, is the
+// large picture's kept: scaled down to within media.KeptPixels, which it
+// has a few thousand more than, its shape kept.
+func keptWide(orig map[string]any) bool {
+	w, h := num(orig, "width"), num(orig, "height")
+	return w <= largeWidth && w >= largeWidth*99/100 && w*h <= media.KeptPixels && h*largeWidth/w >= 1290 && h*largeWidth/w <= 1310
+}
 
 // laterWait is how long an uploader waits for its picture to be made
 // safe before it posts without it (the oracle then checks it later).
@@ -114,11 +123,11 @@ func (r *runner) waitMadeSafe(ctx context.Context, u *user, id, alt string) (str
 }
 
 // checkMadeSafe checks a picture's attachment once made safe: its links,
-// its size and its alt text.
+// its size as kept and its alt text.
 func (r *runner) checkMadeSafe(u *user, id, alt string, got reply) {
 	meta, _ := got.body["meta"].(map[string]any)
 	orig, _ := meta["original"].(map[string]any)
-	if str(got.body, "url") == "" || str(got.body, "preview_url") == "" || num(orig, "width") != largeWidth || str(got.body, "description") != alt {
+	if str(got.body, "url") == "" || str(got.body, "preview_url") == "" || !keptWide(orig) || str(got.body, "description") != alt {
 		r.m.violate(fmt.Sprintf("picture %s of %s made safe: %v", id, u.name, got.body))
 	}
 }
@@ -154,7 +163,7 @@ func (o *oracle) checkLater(ctx context.Context, rep *Report) error {
 		}
 		meta, _ := got.body["meta"].(map[string]any)
 		orig, _ := meta["original"].(map[string]any)
-		if str(got.body, "url") == "" || num(orig, "width") != largeWidth || str(got.body, "description") != l.alt {
+		if str(got.body, "url") == "" || !keptWide(orig) || str(got.body, "description") != l.alt {
 			rep.Violations = append(rep.Violations, fmt.Sprintf("picture %s of %s made safe: %v", l.id, l.u.name, got.body))
 		}
 	}
