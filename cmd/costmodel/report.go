@@ -115,7 +115,7 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		return fmt.Sprintf("%s (of %s): %s, %s entries, %s", n(r.AllIn.Memory), n(r.Class.Memory), n(costmodel.BaseMemory), n(r.AllIn.CacheEntries), n(r.Class.UploadMemory))
 	})
 	row("instance dollars a month", func(r costmodel.Result) string { return "$" + money(r.AllIn.InstanceDollars) })
-	row("egress a day (pages gzipped, thumbnails, pictures opened); dollars a month", func(r costmodel.Result) string {
+	row("egress a day (pages gzipped, thumbnails, pictures opened, answers' headers and writes' answers, deliveries to other servers); dollars a month", func(r costmodel.Result) string {
 		return fmt.Sprintf("%.1f GiB; $%s", r.AllIn.EgressGiB, money(r.AllIn.EgressDollars))
 	})
 	row("**Cloud Storage**: pictures at the month's end; operations a day, Class A / B", func(r costmodel.Result) string {

@@ -35,10 +35,12 @@ type billRow struct {
 }
 
 // opBill is what one operation, with its jobs, is billed: its Datastore
-// calls' bill and its Cloud Tasks operations.
+// calls' bill, its Cloud Tasks operations, and the bytes its deliveries
+// sent other servers (each request as it came to them).
 type opBill struct {
 	meter.Bill
 	Tasks tasksemu.Operations `json:"tasks"`
+	Sent  int                 `json:"sent,omitempty"`
 }
 
 // Ratio is the reads billed over the minimum.

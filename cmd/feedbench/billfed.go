@@ -194,9 +194,11 @@ func (b *fedBiller) outgoing(ctx context.Context) ([]billRow, error) {
 		}
 		for _, o := range servers { // each server took the post, signed as checked
 			got := o.Received()
-			if last := got[len(got)-1]; last.Activity["type"] != "Create" || last.Err != nil {
+			last := got[len(got)-1]
+			if last.Activity["type"] != "Create" || last.Err != nil {
 				return rows, fmt.Errorf("outgoing post: %s took %v (%v)", o.Domain, last.Activity["type"], last.Err)
 			}
+			bill.Sent += last.Bytes
 		}
 		op := fmt.Sprintf("post, to %d inboxes elsewhere", n)
 		if n == 0 {

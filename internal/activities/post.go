@@ -59,12 +59,52 @@ var errIDTaken = errors.New("activities: id collision")
 // Post reads (post.read), decides (decidePost) and applies the decision
 // (post.apply), in one transaction.
 func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, bool, error) {
-	if err := in.Check(s.now()); err != nil {
+	p, plan, err := s.post(ctx, author, in)
+	if err != nil {
 		return View{}, false, err
+	}
+	v, made, err := p.answer(ctx, plan)
+	if err == nil && made && v.Author != nil {
+		p.celebrate(ctx, v.Author.FollowersCount)
+	}
+	return v, made, err
+}
+
+// PostOnly is Post for a caller that shows the post to no one (an inbox
+// taking another server's): it returns the post's id (the first's, if
+// in.ExternalID was used before) and whether it made it, and reads
+// nothing to show it, where Post's answer reads its author's state and
+// card (what makes its author a celebrity reads their card alone, and
+// only where the deployment has celebrities).
+func (s *Service) PostOnly(ctx context.Context, author string, in PostInput) (string, bool, error) {
+	p, plan, err := s.post(ctx, author, in)
+	switch {
+	case err != nil:
+		return "", false, err
+	case plan.existing != "":
+		return plan.existing, false, nil
+	}
+	a := plan.activity
+	if plan.replay != nil {
+		a = plan.replay
+	}
+	if p.mayCelebrate() {
+		if person, ok, err := accounts.Load(ctx, s.db, author); err == nil && ok {
+			p.celebrate(ctx, person.FollowersCount) // best effort, as celebrate is
+		}
+	}
+	return ids.Format(a.Seq), true, nil
+}
+
+// post checks, reads, decides and commits a post: Post and PostOnly but
+// their answers.
+func (s *Service) post(ctx context.Context, author string, in PostInput) (*posting, postPlan, error) {
+	if err := in.Check(s.now()); err != nil {
+		return nil, postPlan{}, err
 	}
 	p := &posting{s: s, author: author, in: in}
 	if err := p.prepare(ctx); err != nil {
-		return View{}, false, err
+		return nil, postPlan{}, err
 	}
 	var (
 		plan postPlan
@@ -88,26 +128,25 @@ func (s *Service) Post(ctx context.Context, author string, in PostInput) (View, 
 		err = ErrNoSuchActivity // what it shares or answers was deleted since it was read
 	}
 	if err != nil {
-		return View{}, false, fmt.Errorf("activities.Post(%s): %w", author, err)
+		return nil, postPlan{}, fmt.Errorf("activities.Post(%s): %w", author, err)
 	}
 	if p.trended && trends.Sampled(in.shared.LikesCount+in.shared.RepostsCount+1) {
 		// Best effort, as trends.Bump says: the repost has committed.
 		sub, _ := ReactionTrend(in.shared, policy.Account{})
 		_ = trends.Bump(ctx, s.db, sub, trends.DayOf(ids.Time(seq)))
 	}
-	v, made, err := p.answer(ctx, plan)
-	if err == nil && made {
-		p.celebrate(ctx, v)
-	}
-	return v, made, err
+	return p, plan, nil
 }
+
+// mayCelebrate reports whether the author may become a celebrity with
+// this post: the deployment has celebrities, and they are not one.
+func (p *posting) mayCelebrate() bool { return p.s.cfg.CelebrityFollowers > 0 && !p.celebrity }
 
 // celebrate makes the author a celebrity, once their post has committed,
 // if they are not one and their followers have reached the deployment's
 // threshold: best effort, as their next post asks again.
-func (p *posting) celebrate(ctx context.Context, v View) {
-	limit := p.s.cfg.CelebrityFollowers
-	if limit <= 0 || p.celebrity || v.Author == nil || v.Author.FollowersCount < limit {
+func (p *posting) celebrate(ctx context.Context, followers int64) {
+	if !p.mayCelebrate() || followers < p.s.cfg.CelebrityFollowers {
 		return
 	}
 	_ = graph.CelebrityJob.Enqueue(ctx, p.s.queue, graph.CelebrityTask{User: p.author}, 0)

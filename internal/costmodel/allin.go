@@ -101,6 +101,15 @@ const (
 	// answer to a client that accepts gzip: 4 for real posts (the
 	// benchmark's pages, one text repeated, shrink 20-fold).
 	GzipRatio = 4
+	// HeaderBytes is what an answer sends beside its body, to a client or
+	// another server: its status line and header as HTTP/2 sends them
+	// (HPACK keeps the names and values a connection sent before), and
+	// TLS's framing. An assumption.
+	HeaderBytes = 150
+	// WordBytes is what each word of a post adds to each delivery of it
+	// (a mean word and its space, assumed): the meter's deliveries are
+	// of a post of two.
+	WordBytes = 6
 	// BaseMemory is an instance's heap but the cache and uploads, MB.
 	BaseMemory = 100
 	// UploadMemory is UPLOAD_MEMORY's default, MB.
@@ -133,8 +142,10 @@ type AllIn struct {
 	// Memory is what an instance holds at most, MB: its base, a full
 	// cache of CacheEntries and the upload budget.
 	Memory, CacheEntries float64
-	// EgressGiB a day: pages and pictures; PicturesGiB stored at the
-	// month's end; ClassA and ClassB are Cloud Storage operations a day.
+	// EgressGiB a day: pages, pictures, what answers send beside them
+	// (their headers, a write's post) and deliveries to other servers;
+	// PicturesGiB stored at the month's end; ClassA and ClassB are Cloud
+	// Storage operations a day.
 	EgressGiB, PicturesGiB, ClassA, ClassB float64
 	// Dollars a month: instances, egress, Cloud Storage.
 	InstanceDollars, EgressDollars, StorageDollars float64
@@ -334,7 +345,12 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 
 	gib := float64(1 << 30)
 	thumbBytes := w.WebPShare*w.ThumbWebPBytes + (1-w.WebPShare)*w.ThumbBytes
-	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*thumbBytes + opened*w.ImageBytes) / gib
+	// Beside pages and pictures: every answer's header (to apps and to
+	// other servers), a write's answer, its post as a page shows one,
+	// and every delivery (the meter's, and the words of a post past its).
+	answers := (pages+polls+writes+thumbs+opened+a.Incoming)*HeaderBytes + writes*s.PageBytes/pageSize/GzipRatio
+	sent := r.Federation.Sent + a.Deliveries*w.Words*WordBytes
+	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*thumbBytes + opened*w.ImageBytes + answers + sent) / gib
 	a.EgressDollars = math.Max(0, a.EgressGiB-p.FreeEgressGiB) * p.PerEgressGiB * daysPerMonth
 	// Pictures: a month's uploads kept, and the pictures of posts from
 	// elsewhere for RemoteCacheDays; each written as an image, a

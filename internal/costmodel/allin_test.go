@@ -69,7 +69,10 @@ func TestAllInByHand(t *testing.T) {
 		t.Errorf("instances %v, hours %v, dollars %v", a.Instances, a.InstanceHours, a.InstanceDollars)
 	}
 	gib := float64(1 << 30)
-	egress := (1000*10*Measured.PageBytes/GzipRatio + thumbs*(0.5*(1<<9)+0.5*(1<<10)) + opened*(1<<20)) / gib // half the thumbnails in WebP
+	// Half the thumbnails in WebP; every answer's header, and the 3,000
+	// writes' answers, a post each.
+	answers := (1000*(10+10+3)+thumbs+opened)*HeaderBytes + 1000*3*Measured.PageBytes/pageSize/GzipRatio
+	egress := (1000*10*Measured.PageBytes/GzipRatio + thumbs*(0.5*(1<<9)+0.5*(1<<10)) + opened*(1<<20) + answers) / gib
 	if math.Abs(a.EgressGiB-egress) > 1e-9 || math.Abs(a.EgressDollars-math.Max(0, egress-1)*0.12*30) > 1e-9 {
 		t.Errorf("egress %v GiB, $%v; want %v GiB", a.EgressGiB, a.EgressDollars, egress)
 	}
@@ -229,6 +232,14 @@ func TestFederationAllIn(t *testing.T) {
 	}
 	if want := (500*30 + 1000*RemoteCacheDays) * float64(1<<20) / (1 << 30); math.Abs(a.PicturesGiB-want) > 1e-9 {
 		t.Errorf("pictures stored %v GiB, want %v", a.PicturesGiB, want)
+	}
+	// Egress: each delivery as the meter's (1,000 posts to 3 inboxes: a
+	// first and two more), and each of the 2,000 answers to other servers'
+	// requests a header; the rest as without federation.
+	one := Metered["post, to 1 inboxes elsewhere"].Sent
+	more := (Metered["post, to 10 inboxes elsewhere"].Sent - one) / 9
+	if want := (1000*(one+2*more) + 2000*HeaderBytes) / (1 << 30); math.Abs(a.EgressGiB-alone.AllIn.EgressGiB-want) > 1e-9 || one < 1000 {
+		t.Errorf("egress %v GiB, without federation %v: want %v more", a.EgressGiB, alone.AllIn.EgressGiB, want)
 	}
 }
 

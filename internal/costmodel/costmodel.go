@@ -17,22 +17,24 @@ import (
 )
 
 // Op is what one operation is billed: entities read, written and deleted,
-// index entries written, bytes stored, and Cloud Tasks operations (each
-// task created, each attempt run).
+// index entries written, bytes stored, Cloud Tasks operations (each task
+// created, each attempt run), and the bytes its deliveries sent to other
+// servers (Sent: each request as it left, its line, header and body).
 type Op struct {
 	Reads, Writes, Deletes, IndexEntries, Bytes float64
 	Tasks                                       float64
+	Sent                                        float64
 }
 
 func (o Op) plus(p Op) Op {
 	return Op{o.Reads + p.Reads, o.Writes + p.Writes, o.Deletes + p.Deletes, o.IndexEntries + p.IndexEntries, o.Bytes + p.Bytes,
-		o.Tasks + p.Tasks}
+		o.Tasks + p.Tasks, o.Sent + p.Sent}
 }
 
 func (o Op) minus(p Op) Op { return o.plus(p.times(-1)) }
 
 func (o Op) times(n float64) Op {
-	return Op{o.Reads * n, o.Writes * n, o.Deletes * n, o.IndexEntries * n, o.Bytes * n, o.Tasks * n}
+	return Op{o.Reads * n, o.Writes * n, o.Deletes * n, o.IndexEntries * n, o.Bytes * n, o.Tasks * n, o.Sent * n}
 }
 
 // Metered are the figures of the billing meter for each operation, named
@@ -56,13 +58,14 @@ var Metered = map[string]Op{
 	"unfollow, with its rebuild": {Reads: 17, Writes: 27, Deletes: 1, IndexEntries: 10, Bytes: 1773, Tasks: 2},
 	// Federation's, on a deployment that federates: what every post
 	// costs there (its job reads whether anyone elsewhere follows its
-	// author), a post to one and to ten other servers' inboxes, a post
-	// from another server, and a follow from one.
+	// author), a post to one and to ten other servers' inboxes (with
+	// what its deliveries sent them), a post from another server, and a
+	// follow from one.
 	"post, 0 followers, federating":     {Reads: 13, Writes: 4, IndexEntries: 30, Bytes: 4371, Tasks: 2},
-	"post, to 1 inboxes elsewhere":      {Reads: 18, Writes: 4, IndexEntries: 33, Bytes: 4791, Tasks: 4},
-	"post, to 10 inboxes elsewhere":     {Reads: 19, Writes: 4, IndexEntries: 60, Bytes: 8568, Tasks: 4},
-	"incoming post, 1 followers here":   {Reads: 13, Writes: 5, IndexEntries: 39, Bytes: 5669},
-	"incoming post, 100 followers here": {Reads: 13, Writes: 5, IndexEntries: 336, Bytes: 45739},
+	"post, to 1 inboxes elsewhere":      {Reads: 18, Writes: 4, IndexEntries: 33, Bytes: 4791, Tasks: 4, Sent: 1976},
+	"post, to 10 inboxes elsewhere":     {Reads: 19, Writes: 4, IndexEntries: 60, Bytes: 8568, Tasks: 4, Sent: 19760},
+	"incoming post, 1 followers here":   {Reads: 11, Writes: 5, IndexEntries: 39, Bytes: 5669},
+	"incoming post, 100 followers here": {Reads: 11, Writes: 5, IndexEntries: 336, Bytes: 45739},
 	"incoming follow":                   {Reads: 29, Writes: 8, IndexEntries: 31, Bytes: 7017, Tasks: 4},
 	// What posts carry: a vote in a poll; a post scheduled, and its
 	// publication by its job (run directly: its task's run is counted

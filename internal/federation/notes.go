@@ -39,7 +39,7 @@ import (
 // Activities is what an inbox does to posts (package activities'
 // Service).
 type Activities interface {
-	Post(ctx context.Context, author string, in activities.PostInput) (activities.View, bool, error)
+	PostOnly(ctx context.Context, author string, in activities.PostInput) (string, bool, error)
 	Delete(ctx context.Context, author, id string) error
 	Edit(ctx context.Context, author, id string, in activities.EditInput) (activities.View, error)
 	ExternalIDOf(ctx context.Context, author, ext string) (string, bool, error)
@@ -170,10 +170,10 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 	if in.Media, err = s.picturesOf(ctx, actor, n); err != nil {
 		return "", err
 	}
-	v, made, err := s.activities.Post(ctx, actor.UserID, in)
+	id, made, err := s.activities.PostOnly(ctx, actor.UserID, in)
 	if errors.Is(err, activities.ErrNoSuchActivity) && in.InReplyTo != "" {
 		in.InReplyTo = "" // what it answers is gone, or hidden from its author
-		v, made, err = s.activities.Post(ctx, actor.UserID, in)
+		id, made, err = s.activities.PostOnly(ctx, actor.UserID, in)
 	}
 	if errors.Is(err, activities.ErrForgotten) {
 		return "ignored: deleted by its server meanwhile", nil // its Delete overtook it
@@ -186,9 +186,9 @@ func (s *Service) createdNote(ctx context.Context, actor Actor, n note) (string,
 		return "", err
 	}
 	if !made {
-		return "posted before as " + v.ID, nil
+		return "posted before as " + id, nil
 	}
-	return "posted " + v.ID, nil
+	return "posted " + id, nil
 }
 
 // takesNote decides whether a Note of actor's is taken, before anything

@@ -491,3 +491,33 @@ func TestCelebrityMarkingSparesEndedFollows(t *testing.T) {
 		}
 	}
 }
+
+// A post taken by an inbox (PostOnly: no answer read) makes its author a
+// celebrity as Post does, once their followers reach the threshold, and
+// one taken again by its external id is the first, not made again.
+func TestPostOnlyCelebratesAndTakesOnce(t *testing.T) {
+	e, tasks := celebrityEnv(t, 2)
+	ctx := context.Background()
+	far := e.Person("far")
+	in := activities.PostInput{Title: "from elsewhere", ExternalID: "x:first"}
+	if _, made, err := e.Svc.Activities.PostOnly(ctx, far, in); err != nil || !made || enqueued(tasks, "celebrity-"+far) {
+		t.Fatalf("PostOnly under the threshold: made %v, %v; celebrity job %v", made, err, enqueued(tasks, "celebrity-"+far))
+	}
+	for _, f := range []string{e.Person("fan0"), e.Person("fan1")} {
+		if _, err := e.Svc.Graph.Follow(ctx, f, far, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.ExternalID = "x:second"
+	id, made, err := e.Svc.Activities.PostOnly(ctx, far, in)
+	if err != nil || !made || !enqueued(tasks, "celebrity-"+far+"-0") {
+		t.Fatalf("PostOnly at the threshold: %q made %v, %v; jobs %v", id, made, err, tasks.Describe())
+	}
+	again, made, err := e.Svc.Activities.PostOnly(ctx, far, in)
+	if err != nil || made || again != id {
+		t.Errorf("the same external id again: %q made %v, %v; want %q, not made", again, made, err, id)
+	}
+	if vs, err := e.Svc.Activities.Get(ctx, far, far, "", []string{id}); err != nil || len(vs) != 1 || vs[0].Title != "from elsewhere" {
+		t.Errorf("the post PostOnly made: %+v, %v", vs, err)
+	}
+}

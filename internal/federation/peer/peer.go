@@ -106,6 +106,9 @@ type Received struct {
 	// it does, with the key the signer's actor shows).
 	KeyID string
 	Err   error
+	// Bytes is the request's size as it came: its request line, its
+	// header and its body (what the sender sent, but TCP's and TLS's).
+	Bytes int
 }
 
 // New starts the server; Close stops it.
@@ -320,7 +323,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unreadable", http.StatusBadRequest)
 		return
 	}
-	rec := Received{Inbox: r.URL.Path}
+	rec := Received{Inbox: r.URL.Path, Bytes: requestBytes(r, len(body))}
 	if err := json.Unmarshal(body, &rec.Activity); err != nil {
 		http.Error(w, "not JSON", http.StatusBadRequest)
 		return
@@ -430,4 +433,18 @@ func (s *Server) Signed(ctx context.Context, from *Person, inbox string, body []
 	key := from.key
 	s.mu.Unlock()
 	return req, federation.Sign(req, body, from.KeyID(), key, time.Now())
+}
+
+// requestBytes is the size of r as it came, with a body of n bytes: its
+// request line, each header line (Host among them) and the blank line
+// after them.
+func requestBytes(r *http.Request, n int) int {
+	size := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+	size += len("Host: ") + len(r.Host) + 2
+	for name, values := range r.Header {
+		for _, v := range values {
+			size += len(name) + 2 + len(v) + 2
+		}
+	}
+	return size + 2 + n
 }
