@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,22 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(testenv.Main(m))
+}
+
+// testStack starts the bench's stack on the suite's emulator, with args
+// beside -datastore, and closes it when the test ends.
+func testStack(t testing.TB, args ...string) *stack {
+	t.Helper()
+	cfg, err := parseFlags(append(args, "-datastore", testenv.EmulatorHost(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := startStack(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	return s
 }
 
 // TestQuick runs the whole bench on a small graph against the test

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"socialstream/internal/costmodel"
-	"socialstream/internal/testenv"
 )
 
 // pageTexts are the posts of the page the cost model's page size and its
@@ -48,15 +46,7 @@ var pageTexts = []string{
 // least as small as the ratio says.
 func TestMastodonPageAsTheModelTakesIt(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := parseFlags([]string{"-bill", "-datastore", testenv.EmulatorHost(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := startStack(ctx, cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
+	s := testStack(t, "-bill")
 	reader, err := s.register(ctx, "pagereader")
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-
-	"socialstream/internal/testenv"
 )
 
 // The peer mode runs its whole workload against a Mastodon-API server by
@@ -19,15 +16,7 @@ import (
 func TestPeerMode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg, err := parseFlags([]string{"-datastore", testenv.EmulatorHost(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := startStack(ctx, cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
+	s := testStack(t)
 	target, err := parsePeer("us=" + s.url + ",pid=" + strconv.Itoa(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)

@@ -352,7 +352,8 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	thumbBytes := w.WebPShare*w.ThumbWebPBytes + (1-w.WebPShare)*w.ThumbBytes
 	// Beside pages and pictures: every answer's header (to apps and to
 	// other servers), a write's answer, its post as a page shows one,
-	// and every delivery (the meter's, and the words of a post past its).
+	// and every delivery (the meter's, and the words of a post past the
+	// meter's two).
 	answers := (pages+polls+writes+thumbs+opened+a.Incoming)*HeaderBytes + writes*s.PageBytes/pageSize/GzipRatio
 	sent := r.Federation.Sent + a.Deliveries*w.Words*WordBytes
 	a.EgressGiB = (pages*s.PageBytes/GzipRatio + thumbs*thumbBytes + opened*w.ImageBytes + answers + sent) / gib

@@ -41,9 +41,9 @@ const (
 	// more is scaled down to it. 1920 × 1080's worth, what Mastodon kept
 	// before its version 4.2: about what a phone's screen shows of a
 	// photo opened, and apps, told it (image_matrix_limit), shrink a
-	// photo to it before they send it. A phone's 12-megapixel photo is kept at
-	// about 1662 × 1247, in about a sixth of the bytes, which is what a
-	// picture opened sends (docs/performance.md, "Pictures").
+	// photo to it before they send it. A phone's 12-megapixel photo is
+	// kept at about 1662 × 1247, in about a sixth of the bytes, which is
+	// what a picture opened sends (docs/performance.md, "Pictures").
 	KeptPixels = 1920 * 1080
 	// ThumbSide is the longest side of a thumbnail.
 	ThumbSide = 400
