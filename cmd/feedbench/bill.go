@@ -394,14 +394,9 @@ func billPosts(ctx context.Context, s *stack, posters []int, progress func(strin
 // read nothing more: the post keeps a copy of them), and its deletion.
 func billPictures(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 	var rows []billRow
-	type uploaded struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
 	var pics []map[string]string
 	for i := range 4 {
-		var up uploaded
+		var up created
 		path := fmt.Sprintf("/social/rest/mediaItems/@me/@self?description=picture+%d", i)
 		if i == 1 { // the first made the links' key
 			b, err := s.metered(ctx, w.helper, "POST", path, billPicture, &up)
@@ -414,7 +409,7 @@ func billPictures(ctx context.Context, s *stack, w *billWorld) ([]billRow, error
 		}
 		pics = append(pics, map[string]string{"id": up.Entry.ID})
 	}
-	var posted uploaded
+	var posted created
 	b, err := s.metered(ctx, w.helper, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "four pictures", "mediaItems": pics}, &posted)
 	if err != nil {
 		return rows, fmt.Errorf("billing: post with pictures: %w", err)
@@ -430,11 +425,7 @@ func billPictures(ctx context.Context, s *stack, w *billWorld) ([]billRow, error
 // billProfiles meters a change of profile that sets an avatar, and a
 // read of the avatar by its link.
 func billProfiles(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
-	var up struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var up created
 	if err := s.do(ctx, w.helper, "POST", "/social/rest/mediaItems/@me/@self?description=a+face", billPicture, &up); err != nil {
 		return nil, fmt.Errorf("billing: upload: %w", err)
 	}
@@ -470,11 +461,7 @@ func billWrites(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) 
 	first := w.authors[0]
 	h := w.helper
 	// A post with a poll, which the helper votes in.
-	var polled struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var polled created
 	if err := s.do(ctx, w.authors[7], "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "which?",
 		"poll": map[string]any{"options": []string{"this", "that"}, "expiresIn": 86400}}, &polled); err != nil {
 		return rows, fmt.Errorf("billing: a post with a poll: %w", err)
@@ -554,11 +541,7 @@ func billPush(ctx context.Context, s *stack, w *billWorld) ([]billRow, error) {
 // reply.
 func billThread(ctx context.Context, s *stack, w *billWorld, rows []billRow) ([]billRow, error) {
 	parent, by := w.newest[7], w.authors[8]
-	var reply struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var reply created
 	b, err := s.metered(ctx, by, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "a reply", "inReplyTo": parent}, &reply)
 	if err != nil {
 		return rows, fmt.Errorf("billing: reply: %w", err)
@@ -587,11 +570,7 @@ func billSeed(ctx context.Context, s *stack) (*billWorld, error) {
 	if w.helper, err = s.register(ctx, "billhelper"); err != nil {
 		return nil, err
 	}
-	var g struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var g created
 	if err := s.do(ctx, w.reader, "POST", "/social/rest/groups/@me", map[string]string{"title": "bench", "joinPolicy": "open"}, &g); err != nil {
 		return nil, err
 	}
@@ -616,11 +595,7 @@ func billSeed(ctx context.Context, s *stack) (*billWorld, error) {
 		}
 	}
 	// The reader's list of every author: a list's timeline.
-	var list struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var list created
 	if err := s.do(ctx, w.reader, "POST", "/social/rest/lists/@me", map[string]string{"title": "bench"}, &list); err != nil {
 		return nil, err
 	}

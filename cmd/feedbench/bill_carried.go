@@ -23,11 +23,7 @@ func billScheduled(ctx context.Context, s *stack, _ *billWorld) ([]billRow, erro
 		return nil, err
 	}
 	at := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
-	var made struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var made created
 	b, err := s.metered(ctx, u, "POST", "/social/rest/activities/@me/@self", map[string]any{"title": "later", "scheduledAt": at.Format(time.RFC3339)}, &made)
 	if err != nil {
 		return nil, fmt.Errorf("billing: schedule a post: %w", err)

@@ -123,11 +123,7 @@ func billTrends(ctx context.Context, s *stack, _ *billWorld) ([]billRow, error) 
 		return nil, fmt.Errorf("billing: a post of 3 hashtags: %w", err)
 	}
 	rows := []billRow{{Op: "post of 3 hashtags, its trend uses", Bill: b}}
-	var liked struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var liked created
 	if err := s.do(ctx, people[0], "POST", "/social/rest/activities/@me/@self", map[string]string{"title": "worth a like"}, &liked); err != nil {
 		return rows, err
 	}

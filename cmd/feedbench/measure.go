@@ -220,6 +220,14 @@ func (s *stack) postPoll(ctx context.Context, u user, title string) (string, err
 	return s.postBody(ctx, u, map[string]any{"title": title, "poll": map[string]any{"options": []string{"yes", "no"}, "expiresIn": 86400}})
 }
 
+// created is what the REST face answers a request that makes something:
+// its id.
+type created struct {
+	Entry struct {
+		ID string `json:"id"`
+	} `json:"entry"`
+}
+
 // postBody posts the activity body as u and returns its id.
 func (s *stack) postBody(ctx context.Context, u user, activity map[string]any) (string, error) {
 	status, body, err := s.call(ctx, "POST", "/social/rest/activities/@me/@self", u.token, activity)
@@ -229,11 +237,7 @@ func (s *stack) postBody(ctx context.Context, u user, activity map[string]any) (
 	if status != http.StatusCreated {
 		return "", fmt.Errorf("post as %s: %d %s", u.name, status, body)
 	}
-	var r struct {
-		Entry struct {
-			ID string `json:"id"`
-		} `json:"entry"`
-	}
+	var r created
 	if err := json.Unmarshal(body, &r); err != nil {
 		return "", err
 	}

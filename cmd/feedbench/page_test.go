@@ -75,11 +75,7 @@ func TestMastodonPageAsTheModelTakesIt(t *testing.T) {
 		}
 		post := map[string]any{"title": text}
 		if i%5 == 0 {
-			var up struct {
-				Entry struct {
-					ID string `json:"id"`
-				} `json:"entry"`
-			}
+			var up created
 			if err := s.do(ctx, a, "POST", "/social/rest/mediaItems/@me/@self?description=a+photo", billPicture, &up); err != nil {
 				t.Fatal(err)
 			}
