@@ -6,6 +6,7 @@
 //	go run ./cmd/costmodel                       # the three communities of the README
 //	go run ./cmd/costmodel -preset million -posts 5 -retention-days 7
 //	go run ./cmd/costmodel -measure-redis        # the Redis figures, measured (needs redis-server)
+//	go run ./cmd/costmodel -database-location nam5   # the database in the multi-region nam5
 //
 // The per-operation figures are the billing meter's (feedbench -bill);
 // the workload is an assumption, set by flags.
@@ -16,7 +17,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +37,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("costmodel", flag.ContinueOnError)
 	preset := fs.String("preset", "", "one workload of: "+presetNames()+" (default all three)")
 	measure := fs.Bool("measure-redis", false, "measure Redis's memory per home entry and its delivery rate, and stop")
+	prices := costmodel.Regional
+	fs.Func("database-location", "the database's location, whose prices the bill takes: "+locationNames()+" (default "+costmodel.Regional.Location+")",
+		func(s string) error {
+			p, ok := costmodel.Locations[s]
+			if !ok {
+				return fmt.Errorf("want one of %s", locationNames())
+			}
+			prices = p
+			return nil
+		})
 	var sets []func(*costmodel.Workload)
 	num := func(name, usage string, field func(*costmodel.Workload) *float64) {
 		fs.Func(name, usage, func(s string) error {
@@ -102,10 +115,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	results := make([]costmodel.Result, len(ws))
 	for i, w := range ws {
-		results[i] = costmodel.Model(w, costmodel.Nam5)
+		results[i] = costmodel.Model(w, prices)
 	}
-	Report(out, results, costmodel.Nam5)
+	Report(out, results, prices)
 	return nil
+}
+
+func locationNames() string {
+	return strings.Join(slices.Sorted(maps.Keys(costmodel.Locations)), ", ")
 }
 
 func presetNames() string {

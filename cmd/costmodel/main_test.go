@@ -20,7 +20,7 @@ func TestRun(t *testing.T) {
 	if err := run(context.Background(), []string{"-preset", "community", "-people", "20000", "-retention-days", "0"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| | community |", "| **workload**: people | 20k |", "| home retention | for ever |", "multi-region nam5"} {
+	for _, want := range []string{"| | community |", "| **workload**: people | 20k |", "| home retention | for ever |", "regional us-east1"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -29,35 +29,38 @@ func TestRun(t *testing.T) {
 	if err := run(context.Background(), nil, &out); err != nil || strings.Count(out.String(), "\n| ") < 20 || !strings.Contains(out.String(), "| | community | million | ten million |") {
 		t.Errorf("all presets: %v\n%s", err, out.String())
 	}
-	for _, bad := range [][]string{{"-preset", "nowhere"}, {"-posts", "-1"}, {"-people", "x"}, {"extra"}} {
+	for _, bad := range [][]string{{"-preset", "nowhere"}, {"-posts", "-1"}, {"-people", "x"}, {"extra"}, {"-database-location", "us-central"}} {
 		if err := run(context.Background(), bad, &out); err == nil {
 			t.Errorf("run(%q) succeeded", bad)
 		}
 	}
 }
 
+// allIn returns the all-in dollars a month of the community preset with
+// args.
+func allIn(t *testing.T, args ...string) float64 {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(context.Background(), append([]string{"-preset", "community"}, args...), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "| **all in, dollars a month** | **$"); ok {
+			v, err := strconv.ParseFloat(strings.TrimSuffix(rest, "** |"), 64)
+			if err != nil {
+				t.Fatalf("all in: %q: %v", line, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no all-in row:\n%s", out.String())
+	return 0
+}
+
 // A smaller picture sends fewer bytes when opened: -picture-bytes reaches
 // the model, and the bill all in comes down.
 func TestPictureBytes(t *testing.T) {
-	allIn := func(args ...string) float64 {
-		t.Helper()
-		var out bytes.Buffer
-		if err := run(context.Background(), append([]string{"-preset", "community"}, args...), &out); err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(out.String(), "\n") {
-			if rest, ok := strings.CutPrefix(line, "| **all in, dollars a month** | **$"); ok {
-				v, err := strconv.ParseFloat(strings.TrimSuffix(rest, "** |"), 64)
-				if err != nil {
-					t.Fatalf("all in: %q: %v", line, err)
-				}
-				return v
-			}
-		}
-		t.Fatalf("no all-in row:\n%s", out.String())
-		return 0
-	}
-	kept, smaller := allIn(), allIn("-picture-bytes", "100000")
+	kept, smaller := allIn(t), allIn(t, "-picture-bytes", "100000")
 	if !(smaller < kept) {
 		t.Errorf("all in with a picture of 100,000 bytes $%.2f, with the default's $%.2f: want less", smaller, kept)
 	}
@@ -125,5 +128,41 @@ func TestF1IsAppYAMLs(t *testing.T) {
 	// service is deployed with (the bench reads them from app.yaml).
 	if procs, err := strconv.Atoi(y.Env["GOMAXPROCS"]); err != nil || procs != costmodel.Measured.Procs {
 		t.Errorf("app.yaml's GOMAXPROCS %q, the model's CPU figures measured at %d", y.Env["GOMAXPROCS"], costmodel.Measured.Procs)
+	}
+}
+
+// The bill takes the prices of the database's location: the multi-region
+// nam5 bills more than the default, one region.
+func TestDatabaseLocation(t *testing.T) {
+	regional, nam5 := allIn(t), allIn(t, "-database-location", "nam5")
+	if !(regional < nam5) {
+		t.Errorf("all in, regional $%.2f, nam5 $%.2f: want the region less", regional, nam5)
+	}
+	if got := allIn(t, "-database-location", costmodel.Regional.Location); got != regional {
+		t.Errorf("-database-location %s: $%.2f, the default $%.2f", costmodel.Regional.Location, got, regional)
+	}
+}
+
+// The default prices are those of the location docs/deploy.md creates the
+// database in: its example region, which the database is made in.
+func TestDefaultPricesAreWhereDeployPutsTheDatabase(t *testing.T) {
+	b, err := os.ReadFile("../../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	region := ""
+	for _, line := range strings.Split(doc, "\n") {
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "REGION="); ok && region == "" {
+				region = v
+			}
+		}
+	}
+	if region != costmodel.Regional.Location {
+		t.Errorf("docs/deploy.md's example REGION is %q; the model prices a database in %q", region, costmodel.Regional.Location)
+	}
+	if !strings.Contains(doc, "gcloud firestore databases create --type=datastore-mode --location=$REGION") {
+		t.Error("docs/deploy.md does not make the database in $REGION")
 	}
 }

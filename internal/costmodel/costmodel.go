@@ -166,6 +166,9 @@ func Post(followers float64) Op {
 
 // Prices are Firestore in Datastore mode's, in US dollars.
 type Prices struct {
+	// Location is the database's location (Firestore's name for it), as
+	// `gcloud firestore databases create --location` takes it.
+	Location                string
 	Source                  string
 	PerReads, PerWrites     float64 // per 100,000 entities
 	PerDeletes              float64 // per 100,000 entities
@@ -197,8 +200,12 @@ type Prices struct {
 }
 
 // Nam5 is the price list of the US multi-region nam5, as published on
-// Firestore in Datastore mode's pricing page (read 2026-11-24).
+// Firestore in Datastore mode's pricing page (read 2026-11-24): where an
+// App Engine app made in us-central (App Engine's name for us-central1)
+// has its database, and what a deployment pays that wants its data to
+// outlive the loss of a whole region.
 var Nam5 = Prices{
+	Location: "nam5",
 	Source:   "Firestore in Datastore mode pricing, multi-region nam5 (United States), read 2026-11-24",
 	PerReads: 0.06, PerWrites: 0.18, PerDeletes: 0.02, PerGiBMonth: 0.18,
 	FreeReads: 50000, FreeWrites: 20000, FreeDeletes: 20000, FreeStored: 1,
@@ -213,6 +220,33 @@ var Nam5 = Prices{
 		"figures assumed, not read from the price pages this time; check them before provisioning",
 	PerRedisGBHour: 0.049, MinRedisGB: 1, VPCConnectorMonth: 12.3,
 }
+
+// Regional is the price list of a database in one US region, us-east1,
+// where docs/deploy.md puts it beside the app: the default. A regional
+// location bills half of a multi-region's operations (from summaries of
+// Firestore's price list by location, not its page, whose table the
+// copies read here leave out: check them before provisioning). Its
+// storage is taken at the multi-region's price, which bounds it: the
+// regional figure was not read. App Engine, Cloud Storage and
+// Memorystore are taken at us-central1's lists, read for that region.
+var Regional = regional()
+
+func regional() Prices {
+	p := Nam5
+	p.Location = "us-east1"
+	p.Source = "Firestore in Datastore mode, regional us-east1: operations from summaries of the price list by location, " +
+		"storage at nam5's (the regional figure not read); check them before provisioning"
+	p.PerReads, p.PerWrites, p.PerDeletes = 0.03, 0.09, 0.01
+	taken := "; taken for us-east1"
+	p.AppEngineSource += taken
+	p.StorageSource += taken
+	p.RedisSource += taken
+	return p
+}
+
+// Locations are the price lists the model knows, by the database's
+// location.
+var Locations = map[string]Prices{Regional.Location: Regional, Nam5.Location: Nam5}
 
 // Workload is what a community does in a day.
 type Workload struct {
