@@ -227,8 +227,9 @@ var Nam5 = Prices{
 // Firestore's price list by location, not its page, whose table the
 // copies read here leave out: check them before provisioning). Its
 // storage is taken at the multi-region's price, which bounds it: the
-// regional figure was not read. App Engine, Cloud Storage and
-// Memorystore are taken at us-central1's lists, read for that region.
+// regional figure was not read. App Engine and Cloud Storage are taken
+// at us-central1's lists, read for that region, and Memorystore at the
+// figures assumed for it.
 var Regional = regional()
 
 func regional() Prices {
