@@ -20,7 +20,7 @@ func TestRun(t *testing.T) {
 	if err := run(context.Background(), []string{"-preset", "community", "-people", "20000", "-retention-days", "0"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| | community |", "| **workload**: people | 20k |", "| home retention | for ever |", "regional us-east1"} {
+	for _, want := range []string{"| | community |", "| **workload**: people | 20k |", "| home retention | for ever |", "regional us-east4"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -153,7 +153,7 @@ func Report(w io.Writer, rs []costmodel.Result, p costmodel.Prices) {
 		}
 		row("database dollars a month", h(func(x costmodel.Home) string { return "$" + money(x.DollarsMonth) }))
 	}
-	fmt.Fprintf(w, "\nPrices: %s: $%.2f per 100,000 reads, $%.2f per 100,000 writes, $%.2f per 100,000 deletes, $%.2f per GiB-month, less the free daily quota.\n",
+	fmt.Fprintf(w, "\nPrices: %s: $%g per 100,000 reads, $%g per 100,000 writes, $%g per 100,000 deletes, $%g per GiB-month, less the free daily quota.\n",
 		p.Source, p.PerReads, p.PerWrites, p.PerDeletes, p.PerGiBMonth)
 	fmt.Fprintf(w, "%s: $%.2f per million operations past the first %s a month.\n", p.TasksSource, p.PerMillionTasks, n(p.FreeTasks))
 	fmt.Fprintf(w, "%s: $%.2f per F1 instance hour (%s: %s), %s F1 hours a day free; $%.2f per GiB out, %s GiB a day free.\n",

@@ -221,24 +221,25 @@ var Nam5 = Prices{
 	PerRedisGBHour: 0.049, MinRedisGB: 1, VPCConnectorMonth: 12.3,
 }
 
-// Regional is the price list of a database in one US region, us-east1,
-// where docs/deploy.md puts it beside the app: the default. A regional
-// location bills half of a multi-region's operations (from summaries of
-// Firestore's price list by location, not its page, whose table the
-// copies read here leave out: check them before provisioning). Its
-// storage is taken at the multi-region's price, which bounds it: the
-// regional figure was not read. App Engine and Cloud Storage are taken
-// at us-central1's lists, read for that region, and Memorystore at the
-// figures assumed for it.
+// Regional is the price list of a database in one US region, us-east4,
+// where docs/deploy.md puts it beside the app: the default. No copy of
+// Firestore's price table by location was at hand; its figures are
+// estimated, and say so: Iowa's regional operations (a copy of the
+// billing catalogue: $0.03, $0.09 and $0.01 per 100,000 reads, writes
+// and deletes, half of nam5's) with the tenth more that Belgium's reads
+// cost there, for a region outside the first tier. Its storage is taken
+// at nam5's price, above Iowa's ($0.15). App Engine and Cloud Storage
+// are taken at us-central1's lists, read for that region, and
+// Memorystore at the figures assumed for it.
 var Regional = regional()
 
 func regional() Prices {
 	p := Nam5
-	p.Location = "us-east1"
-	p.Source = "Firestore in Datastore mode, regional us-east1: operations from summaries of the price list by location, " +
-		"storage at nam5's (the regional figure not read); check them before provisioning"
-	p.PerReads, p.PerWrites, p.PerDeletes = 0.03, 0.09, 0.01
-	taken := "; taken for us-east1"
+	p.Location = "us-east4"
+	p.Source = "Firestore in Datastore mode, regional us-east4, estimated: Iowa's regional operations with a tenth more, " +
+		"storage at nam5's; check them before provisioning"
+	p.PerReads, p.PerWrites, p.PerDeletes = 0.033, 0.099, 0.011
+	taken := "; taken for us-east4"
 	p.AppEngineSource += taken
 	p.StorageSource += taken
 	p.RedisSource += taken
