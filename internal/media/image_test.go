@@ -569,3 +569,45 @@ func TestScaleYCbCrInterpolatesEachPlane(t *testing.T) {
 		check("Cr", dst.Cr, dst.CStride, dcw, dch, cw, ch, true)
 	}
 }
+
+// A sub-image's blocks are its own: shrinkRGBA and shrinkYCbCr average
+// the pixels within its bounds, whose corner is not (0, 0), and none of
+// the image it is cut from. (A sub-image's Pix starts at its corner; a
+// YCbCr's offsets take its bounds' coordinates.)
+func TestShrinkReadsFromASubImagesCorner(t *testing.T) {
+	full := image.Rect(0, 0, 8, 4)
+	white := image.Rect(4, 0, 8, 4) // the right half
+	rgba, nrgba := image.NewRGBA(full), image.NewNRGBA(full)
+	ycc := image.NewYCbCr(full, image.YCbCrSubsampleRatio444)
+	for y := range 4 {
+		for x := range 8 {
+			v := uint8(0)
+			if (image.Point{x, y}).In(white) {
+				v = 255
+			}
+			rgba.Set(x, y, color.RGBA{v, v, v, 255})
+			nrgba.Set(x, y, color.NRGBA{v, v, v, 255})
+			ycc.Y[ycc.YOffset(x, y)], ycc.Cb[ycc.COffset(x, y)], ycc.Cr[ycc.COffset(x, y)] = v, 128, 128
+		}
+	}
+	for name, sub := range map[string]image.Image{
+		"RGBA":  rgba.SubImage(white),
+		"NRGBA": nrgba.SubImage(white),
+	} {
+		got := shrinkRGBA(sub, 2)
+		if got.Bounds().Dx() != 2 || got.Bounds().Dy() != 2 {
+			t.Fatalf("%s: %v, want 2 × 2", name, got.Bounds())
+		}
+		for i, p := range got.Pix {
+			if p != 255 {
+				t.Errorf("%s: byte %d is %d, want the white half's 255", name, i, p)
+			}
+		}
+	}
+	got := shrinkYCbCr(ycc.SubImage(white).(*image.YCbCr), 2)
+	for i, y := range got.Y {
+		if y != 255 {
+			t.Errorf("YCbCr: luma %d is %d, want 255", i, y)
+		}
+	}
+}
