@@ -154,9 +154,9 @@ func TestBill(t *testing.T) {
 		}
 	}
 	// A page read a moment ago on the same instance reads what no
-	// instance keeps: its query, the ask for what changed since, and what
-	// its feed checks (the reader's follow, the group, the list): 5 at
-	// most.
+	// instance keeps: its query (but a home's, kept while nothing reached
+	// it), the ask for what changed since, and what its feed checks (the
+	// reader's follow, the group, the list): 5 at most.
 	warm := 0
 	for _, r := range rows {
 		if !strings.HasSuffix(r.Op, ", warm") {
@@ -169,6 +169,13 @@ func TestBill(t *testing.T) {
 	}
 	if warm < 12 {
 		t.Errorf("%d warm pages metered, want 12", warm)
+	}
+	// A write that reaches the reader's home drops the range kept, and
+	// one that names no reader every range: the next page queries again.
+	for _, op := range []string{"home page, warm, a post reached it since", "home page, warm, its range dropped"} {
+		if r := byOp[op]; r.Bill.Reads() != r.MinReads || r.Bill.Calls["RunQuery"] != 2 {
+			t.Errorf("%s: %d reads, want %d (%s), and the query besides the ask (%v)", op, r.Bill.Reads(), r.MinReads, r.MinRule, r.Bill)
+		}
 	}
 	// Every job runs once: run after its operation's commit (the bill
 	// holds the queues until the operation answers), none fails.

@@ -75,6 +75,7 @@ func mergeIDs(tx *store.Tx, ref Ref, base int, ids []string) (int, error) {
 			if err := tx.Put(key, &aud); err != nil {
 				return added, err
 			}
+			tx.Touches(key, aud.FollowerIDs[before:]...) // the others' homes keep it as it was
 			added += len(aud.FollowerIDs) - before
 		}
 		ids = rest
@@ -139,9 +140,11 @@ func AddFollower(tx *store.Tx, refs []Ref, base int, follower string) ([]string,
 		case found[i].Found() && aud.Repost && quiet != nil && quiet(follower):
 			continue // a repost, which the follower takes none of
 		case found[i].Found() && len(aud.FollowerIDs) < AudienceChunkSize-appendRoom:
-			if err := tx.Transform(AudienceKey(db, r.ID, base), datastore.AppendMissingElements(homeProp, homePlace(follower, r.Seq))); err != nil {
+			key := AudienceKey(db, r.ID, base)
+			if err := tx.Transform(key, datastore.AppendMissingElements(homeProp, homePlace(follower, r.Seq))); err != nil {
 				return nil, err
 			}
+			tx.Touches(key, follower)
 		default:
 			if added, err := addRead(tx, r, base, follower); err != nil {
 				return nil, err

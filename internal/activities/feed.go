@@ -349,11 +349,6 @@ func (s *Service) homeFeed(ctx context.Context, viewer, reader string, w window,
 	if err != nil {
 		return nil, "", err
 	}
-	since := w.since
-	if edge := s.homeEdge(); edge > 0 {
-		since = max(since, edge-1)
-	}
-	w.since = since
 	items, last, more, err := s.homePage(ctx, reader, w, from, p)
 	if err != nil {
 		return nil, "", err
@@ -410,25 +405,22 @@ func (s *Service) homePage(ctx context.Context, reader string, w window, from or
 	} else {
 		celebsRead <- nil
 	}
-	qs := s.feedQueries(KindAudience, homeProp, []string{reader}, w, from)
-	for i := range qs {
-		qs[i] = qs[i].KeysOnly()
-	}
 	count, offset := p.Count, p.Offset
 	if s.cfg.CelebrityFollowers > 0 {
 		count, offset = p.Offset+p.Count, 0 // the offset is the merged page's
 	}
-	audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(w, placeOfChunk), count, offset)
+	edge := s.homeEdge()
+	r, err := s.homeRange(ctx, reader, w, edge, from, count, offset)
 	if cerr := <-celebsRead; err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, last, false, fmt.Errorf("activities: home feed of %s: %w", reader, err)
+		return nil, order.Place{}, false, fmt.Errorf("activities: home feed of %s: %w", reader, err)
 	}
-	items := itemsOf(audKeys)
+	items, last, more := r.items, r.last, r.more
 	switch {
 	case len(celebs) > 0:
-		if items, more, err = s.withCelebrities(ctx, celebs, w, from, items, more, p.Offset, p.Count); err != nil {
+		if items, more, err = s.withCelebrities(ctx, celebs, bounded(w, edge), from, items, more, p.Offset, p.Count); err != nil {
 			return nil, last, false, err
 		}
 		if len(items) > 0 {
@@ -438,6 +430,67 @@ func (s *Service) homePage(ctx context.Context, reader string, w window, from or
 		items = items[min(p.Offset, len(items)):]
 	}
 	return items, last, more, nil
+}
+
+// homeAnswers is the family of the kept answers of homes' ranges
+// (store.DB.Kept), by reader: the audience chunks are what they are made
+// of (PageAnswers).
+const homeAnswers = "home"
+
+// PageAnswers are the families of kept answers, by the kind of what they
+// are made of, that the instance's cache must be told of
+// (store.CacheConfig.Answers).
+func PageAnswers() map[string]string { return map[string]string{KindAudience: homeAnswers} }
+
+// homeRange is what one range of a reader's home answered: its items,
+// the place of the last and whether more follow.
+type homeRange struct {
+	items []homeItem
+	last  order.Place
+	more  bool
+}
+
+// homeRange reads count items of reader's home range from offset, in w
+// from from: kept by the instance (store.DB.Kept) for the reader's latest
+// bounds, and dropped by any write that changes the reader's audience
+// chunks (one that adds the reader to them says so: Tx.Touches), so
+// that a home read again, when nothing reached it since, makes no query.
+// The feed's edge moves with time: a range kept from before, should any
+// of its items now be past it, is read again (and not kept: it is
+// dropped in its time).
+func (s *Service) homeRange(ctx context.Context, reader string, w window, edge int64, from order.Place, count, offset int) (homeRange, error) {
+	spec := fmt.Sprintf("%d %d %t %d %d %d", w.since, w.before, w.up, from.Seq, count, offset)
+	read := func(ctx context.Context) (any, error) {
+		b := bounded(w, edge)
+		qs := s.feedQueries(KindAudience, homeProp, []string{reader}, b, from)
+		for i := range qs {
+			qs[i] = qs[i].KeysOnly()
+		}
+		audKeys, _, last, more, err := order.Page[Audience](ctx, s.db, qs, true, place(b, placeOfChunk), count, offset)
+		if err != nil {
+			return nil, err
+		}
+		return &homeRange{items: itemsOf(audKeys), last: last, more: more}, nil
+	}
+	v, err := s.db.Kept(ctx, homeAnswers, reader, spec, read)
+	if err == nil && edge > 0 && slices.ContainsFunc(v.(*homeRange).items, func(it homeItem) bool { return it.seq < edge }) {
+		v, err = read(ctx) // kept from before the edge passed some of it
+	}
+	if err != nil {
+		return homeRange{}, err
+	}
+	r := *v.(*homeRange)
+	r.items = slices.Clone(r.items)
+	return r, nil
+}
+
+// bounded is w within the home feed's edge (0: none): the range goes no
+// further back.
+func bounded(w window, edge int64) window {
+	if edge > 0 {
+		w.since = max(w.since, edge-1)
+	}
+	return w
 }
 
 // itemsOf returns the activities a home page's audience chunks

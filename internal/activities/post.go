@@ -654,7 +654,9 @@ func (p *posting) apply(tx *store.Tx, r postRead, plan postPlan) error {
 	puts := []*datastore.Key{Key(s.db, id)}
 	vals := []any{a}
 	for j, aud := range plan.audiences {
-		puts, vals = append(puts, overflowKey(s.db, id, 0, j)), append(vals, aud)
+		key := overflowKey(s.db, id, 0, j)
+		puts, vals = append(puts, key), append(vals, aud)
+		tx.Touches(key, aud.FollowerIDs...) // a new activity's: in no home before
 	}
 	if p.in.ExternalID != "" {
 		puts, vals = append(puts, externalIDKey(s.db, p.author, p.in.ExternalID)), append(vals, &externalID{ActivityID: id})

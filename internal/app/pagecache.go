@@ -91,5 +91,6 @@ func (c Config) pageCache(shared *store.Shared) store.CacheConfig {
 		SharedOnly:  c.PageCacheLocalOff,
 		RemarkAfter: c.PageCacheRemarkAfter,
 		Derived:     notifications.Derived,
+		Answers:     activities.PageAnswers(),
 	}
 }

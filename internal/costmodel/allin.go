@@ -313,9 +313,18 @@ func allIn(w Workload, r *Result, p Prices, s Serving, c Class) (AllIn, float64)
 	}
 	r.Shards = math.Max(r.Shards, 1)
 	// A warm page's bill is its query and an ask: the ask is counted
-	// apart, once an ask.
+	// apart, once an ask. A warm home
+	// page makes no query while the range of its reader's home is kept,
+	// until a write that reaches it, or one that names no reader (a
+	// delete, an unfollow, a mention's copy), drops it; how long one
+	// lasts is not modelled: every warm home page is counted with its
+	// query, as one whose range was dropped.
 	saved := func(op string, own float64) float64 {
-		return (Metered[op].Reads - (Metered[op+", warm"].Reads - 1) - own) * a.HitShare
+		warm := Metered[op+", warm"].Reads - 1
+		if op == "home page" {
+			warm = Metered["home page, warm, its range dropped"].Reads - Metered["home page, warm"].Reads
+		}
+		return (Metered[op].Reads - warm - own) * a.HitShare
 	}
 	homePages := active * (w.HomePages + w.OtherPages + w.NotificationPages)
 	a.PageReads = Metered["home page"].Reads - saved("home page", 0) + pageAsks*math.Max(r.Shards, 1)/math.Max(homePages, 1)

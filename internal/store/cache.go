@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"maps"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,13 @@ type Cache struct {
 	remarkAfter time.Duration
 	// derive is CacheConfig.Derived.
 	derive func(name string) string
+	// families is CacheConfig.Answers: the family of answers a write of
+	// each kind changes. answers keeps them (answer.go); familyDropped
+	// holds the epoch of each namespace's family's last drop of all its
+	// answers, as dropped does a name's.
+	families      map[string]string
+	answers       *lru.Cache[string, cached]
+	familyDropped map[string]uint64
 }
 
 type cached struct {
@@ -112,6 +120,13 @@ type CacheConfig struct {
 	// and by the write's tombstones in the tier. Every instance must say
 	// the same; a cache with none keeps no count.
 	Derived func(name string) string
+	// Answers names, for a kind, the family of kept answers (DB.Kept)
+	// its writes change: a write of an entity of the kind drops, wherever
+	// it drops an entity, the answers of the subjects it says it changes
+	// (Tx.Touches), or every answer of the family if it says none. Every
+	// instance must say the same; a cache that keeps nothing of its own
+	// (SharedOnly) keeps no answer.
+	Answers map[string]string
 }
 
 // NewCache returns a Cache.
@@ -122,9 +137,11 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
+	answers, _ := lru.New[string, cached](max(entries/answerShare, 1))
 	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), shared: cfg.Shared,
 		sharedOnly: cfg.Shared != nil && cfg.SharedOnly, remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
-		dropped: map[string]dropped{}, syncs: map[string]*syncer{}, derive: cfg.Derived}
+		dropped: map[string]dropped{}, syncs: map[string]*syncer{}, derive: cfg.Derived,
+		families: maps.Clone(cfg.Answers), answers: answers, familyDropped: map[string]uint64{}}
 }
 
 // TTL is how long the cache keeps an entity: the bound on how late a
@@ -153,6 +170,7 @@ func (c *Cache) purge() {
 	c.epoch++
 	c.purged = c.epoch
 	c.lru.Purge()
+	c.answers.Purge()
 }
 
 func cacheKey(k *datastore.Key) string { return k.Namespace + "\x00" + k.String() }
@@ -271,11 +289,13 @@ func deep(t reflect.Type) bool {
 	return false
 }
 
-// drop forgets keys: they are being written.
-func (c *Cache) drop(keys []*datastore.Key) {
+// drop forgets keys: they are being written, and the answers they
+// change, as touched says (Tx.Touches; nil: none said).
+func (c *Cache) drop(keys []*datastore.Key, touched map[string][]string) {
 	if c == nil {
 		return
 	}
+	c.dropAnswers(c.answerNames(keys, touched), nil)
 	var names []string
 	for _, k := range keys {
 		if c.kinds[k.Kind] {
@@ -284,7 +304,7 @@ func (c *Cache) drop(keys []*datastore.Key) {
 	}
 	counts, _ := c.derived(names, nil)
 	names = append(names, counts...)
-	c.dropIf(names, nil)
+	c.dropIf(c.lru, names, nil)
 	if c.shared != nil {
 		c.shared.tomb(names, c.now(), c.ttl)
 	}
@@ -296,21 +316,22 @@ func (c *Cache) drop(keys []*datastore.Key) {
 func (c *Cache) dropChanged(keys []string, marks []time.Time) {
 	counts, at := c.derived(keys, marks)
 	keys, marks = append(keys, counts...), append(marks, at...)
-	c.dropIf(keys, func(i int, read time.Time) bool { return read.Before(marks[i].Add(SyncMargin)) })
+	c.dropIf(c.lru, keys, func(i int, read time.Time) bool { return read.Before(marks[i].Add(SyncMargin)) })
 }
 
-// dropIf forgets the entities of keys, as cacheKey names them, that
-// stale reports (nil: all of them) by the place of their key and when
-// they were read; reads under way keep none of keys.
-func (c *Cache) dropIf(keys []string, stale func(i int, read time.Time) bool) {
+// dropIf forgets what kept holds at keys (the entities, as cacheKey
+// names them, or the answers) that stale reports (nil: all of them) by
+// the place of their key and when they were read; reads under way keep
+// none of keys.
+func (c *Cache) dropIf(kept *lru.Cache[string, cached], keys []string, stale func(i int, read time.Time) bool) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, key := range keys {
 		c.epoch++
 		c.dropped[key] = dropped{epoch: c.epoch, at: now}
-		if v, ok := c.lru.Peek(key); ok && (stale == nil || stale(i, v.at)) {
-			c.lru.Remove(key)
+		if v, ok := kept.Peek(key); ok && (stale == nil || stale(i, v.at)) {
+			kept.Remove(key)
 		}
 	}
 	// A read outlives no TTL: older drops can stop no fill.

@@ -104,48 +104,55 @@ const MaxCacheTTL = 30 * time.Minute
 // the DB's cache keeps, each named once, in as few marks as hold them (one
 // a namespace, for all but the largest writes). None without a cache, or
 // with one that keeps nothing of its own (CacheConfig.SharedOnly).
-func (db *DB) marks(keys []*datastore.Key) []*datastore.Mutation {
+func (db *DB) marks(keys []*datastore.Key, touched map[string][]string) []*datastore.Mutation {
 	c := db.cache
 	if c == nil || c.sharedOnly {
 		return nil
 	}
+	type named struct{ ns, name string }
+	var all []named
+	for _, k := range keys {
+		if c.kinds[k.Kind] {
+			all = append(all, named{k.Namespace, k.String()})
+		}
+	}
+	for _, a := range c.answerNames(keys, touched) {
+		ns, name, _ := strings.Cut(a, "\x00")
+		all = append(all, named{ns, name})
+	}
 	now := c.now()
 	var marks []*change
-	var named []*datastore.Key // the marks'
-	open := map[string]int{}   // the mark being filled, by namespace: its index
+	var markKeys []*datastore.Key
+	open := map[string]int{} // the mark being filled, by namespace: its index
 	size := map[string]int{}
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if !c.kinds[k.Kind] {
+	seen := map[named]bool{}
+	for _, n := range all {
+		if seen[n] {
 			continue
 		}
-		name := k.String()
-		if seen[k.Namespace+"\x00"+name] {
-			continue
-		}
-		seen[k.Namespace+"\x00"+name] = true
-		i, ok := open[k.Namespace]
-		if !ok || size[k.Namespace]+len(name) > markBytes {
+		seen[n] = true
+		i, ok := open[n.ns]
+		if !ok || size[n.ns]+len(n.name) > markBytes {
 			id := rand.Text()
 			i = len(marks)
 			marks = append(marks, &change{At: changeAt(id, c.shards, now), Expires: now.Add(changeLife)})
-			named = append(named, &datastore.Key{Kind: KindChange, Name: id, Namespace: k.Namespace})
-			open[k.Namespace], size[k.Namespace] = i, 0
+			markKeys = append(markKeys, &datastore.Key{Kind: KindChange, Name: id, Namespace: n.ns})
+			open[n.ns], size[n.ns] = i, 0
 		}
-		marks[i].Names = append(marks[i].Names, name)
-		size[k.Namespace] += len(name)
+		marks[i].Names = append(marks[i].Names, n.name)
+		size[n.ns] += len(n.name)
 	}
 	if len(marks) == 0 {
 		return nil
 	}
-	return upserts(named, marks)
+	return upserts(markKeys, marks)
 }
 
 // mutate commits muts outside a transaction, keys' marks with them: in
 // the same commit when they fit in one, else right after it.
 func (db *DB) mutate(ctx context.Context, keys []*datastore.Key, muts []*datastore.Mutation, marks []*datastore.Mutation) error {
 	start := db.cache.now()
-	defer func() { db.remark(ctx, keys, start) }()
+	defer func() { db.remark(ctx, keys, nil, start) }()
 	if len(muts)+len(marks) <= maxMutations {
 		_, err := db.client.Mutate(ctx, append(muts, marks...)...)
 		return mutateErr(err)
@@ -173,11 +180,11 @@ func (db *DB) mutateAll(ctx context.Context, muts []*datastore.Mutation) error {
 // much older than its commit, and an ask in between would have missed
 // them. The write's outcome stands whatever this does: should it fail,
 // another instance may show the change only once its TTL is over.
-func (db *DB) remark(ctx context.Context, keys []*datastore.Key, start time.Time) {
+func (db *DB) remark(ctx context.Context, keys []*datastore.Key, touched map[string][]string, start time.Time) {
 	if db.cache.now().Sub(start) < db.cache.remarkAfter {
 		return
 	}
-	if marks := db.marks(keys); marks != nil {
+	if marks := db.marks(keys, touched); marks != nil {
 		db.cache.remarks.Add(1)
 		_ = db.mutateAll(context.WithoutCancel(ctx), marks)
 	}
@@ -336,8 +343,8 @@ func (c *Cache) apply(db *DB, s *syncer, since time.Time, shards [][]*datastore.
 			delete(s.applied, id)
 		}
 	}
-	var names []string
-	var fresh []time.Time
+	var names, answered []string
+	var fresh, answeredAt []time.Time
 	for i := range shards {
 		for j, k := range shards[i] {
 			m := found[i][j]
@@ -352,9 +359,14 @@ func (c *Cache) apply(db *DB, s *syncer, since time.Time, shards [][]*datastore.
 				m.Names = []string{k.Name}
 			}
 			for _, name := range m.Names {
+				if isAnswer(name) {
+					answered, answeredAt = append(answered, db.namespace+"\x00"+name), append(answeredAt, at)
+					continue
+				}
 				names, fresh = append(names, db.namespace+"\x00"+name), append(fresh, at)
 			}
 		}
 	}
 	c.dropChanged(names, fresh)
+	c.dropAnswers(answered, answeredAt)
 }

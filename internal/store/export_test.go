@@ -58,3 +58,6 @@ func MarksOf(ctx context.Context, db *DB, k *datastore.Key) (places []string, al
 
 // ChangeAt is the place of a mark of name made at t among shards.
 func ChangeAt(name string, shards int, t time.Time) string { return changeAt(name, shards, t) }
+
+// MaxTouched is the most subjects a commit names a family's answers by.
+const MaxTouched = maxTouched

@@ -181,8 +181,8 @@ func (db *DB) Put(ctx context.Context, key *datastore.Key, src any) error {
 		return db.Update(ctx, func(tx *Tx) error { return tx.Put(key, src) })
 	}
 	keys := []*datastore.Key{key}
-	defer db.cache.drop(keys)
-	if marks := db.marks(keys); marks != nil {
+	defer db.cache.drop(keys, nil)
+	if marks := db.marks(keys, nil); marks != nil {
 		return db.mutate(ctx, keys, []*datastore.Mutation{datastore.NewUpsert(key, src)}, marks)
 	}
 	_, err := db.client.Put(ctx, key, src)
@@ -194,8 +194,8 @@ func (db *DB) PutMulti(ctx context.Context, keys []*datastore.Key, src any) erro
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.PutMulti(keys, src) })
 	}
-	defer db.cache.drop(keys)
-	if marks := db.marks(keys); marks != nil {
+	defer db.cache.drop(keys, nil)
+	if marks := db.marks(keys, nil); marks != nil {
 		return db.mutate(ctx, keys, upserts(keys, src), marks)
 	}
 	_, err := db.client.PutMulti(ctx, keys, src)
@@ -215,8 +215,8 @@ func (db *DB) DeleteMulti(ctx context.Context, keys []*datastore.Key) error {
 	if GuardOf(ctx) != nil {
 		return db.Update(ctx, func(tx *Tx) error { return tx.DeleteMulti(keys) })
 	}
-	defer db.cache.drop(keys)
-	if marks := db.marks(keys); marks != nil {
+	defer db.cache.drop(keys, nil)
+	if marks := db.marks(keys, nil); marks != nil {
 		muts := make([]*datastore.Mutation, len(keys))
 		for i, k := range keys {
 			muts[i] = datastore.NewDelete(k)
@@ -369,8 +369,10 @@ type Tx struct {
 	tx    *datastore.Transaction
 	guard *guarded
 	// wrote are the keys of what tx writes, for the cache to drop once
-	// the transaction is over.
-	wrote *[]*datastore.Key
+	// the transaction is over; touched, by cacheKey, the subjects whose
+	// answers the writes of some of them change (Touches).
+	wrote   *[]*datastore.Key
+	touched map[string][]string
 }
 
 // writes notes keys as written by tx.
@@ -398,7 +400,8 @@ func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
 	// Whatever any attempt wrote may have committed, even one that
 	// answered an error: the cache drops it all.
 	var wrote []*datastore.Key
-	defer func() { db.cache.drop(wrote) }()
+	touched := map[string][]string{}
+	defer func() { db.cache.drop(wrote, touched) }()
 	// The last attempt's start and writes: marked again should it take
 	// long (remark).
 	var begun time.Time
@@ -409,12 +412,12 @@ func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
 		if db.cache != nil {
 			begun, last0 = db.cache.now(), from
 		}
-		tx := &Tx{db: db, tx: t, guard: &guarded{g: g}, wrote: &wrote}
+		tx := &Tx{db: db, tx: t, guard: &guarded{g: g}, wrote: &wrote, touched: touched}
 		if err := f(tx); err != nil {
 			return err
 		}
 		// The marks of what this attempt writes go in its commit.
-		if marks := db.marks(wrote[from:]); marks != nil {
+		if marks := db.marks(wrote[from:], touched); marks != nil {
 			if _, err := t.Mutate(marks...); err != nil {
 				return err
 			}
@@ -425,7 +428,7 @@ func (db *DB) Update(ctx context.Context, f func(tx *Tx) error) error {
 		rollBack(last)
 	}
 	if db.cache != nil && len(wrote) > last0 {
-		db.remark(ctx, wrote[last0:], begun)
+		db.remark(ctx, wrote[last0:], touched, begun)
 	}
 	return Convert(err)
 }
