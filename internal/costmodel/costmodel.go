@@ -40,21 +40,21 @@ func (o Op) times(n float64) Op {
 // Metered are the figures of the billing meter for each operation, named
 // as feedbench -bill names them, with every job the operation enqueues.
 var Metered = map[string]Op{
-	"home page":                {Reads: 42},
-	"home page, warm":          {Reads: 1},
+	"home page":       {Reads: 42},
+	"home page, warm": {Reads: 1},
 	// A warm home page queries again once a write dropped the range of
 	// its reader's home the instance kept: a post that reaches it (its
 	// reader's range alone), or a write that names no reader, such as a
 	// delete (every range).
 	"home page, warm, a post reached it since": {Reads: 4},
 	"home page, warm, its range dropped":       {Reads: 2},
-	"@self by another":         {Reads: 24},
-	"@self by another, warm":   {Reads: 3},
-	"@all page":                {Reads: 45},
-	"notifications page":       {Reads: 43},
-	"notifications page, warm": {Reads: 2},
-	"unread count":             {Reads: 2},
-	"unread count, warm":       {Reads: 1},
+	"@self by another":                         {Reads: 24},
+	"@self by another, warm":                   {Reads: 3},
+	"@all page":                                {Reads: 45},
+	"notifications page":                       {Reads: 43},
+	"notifications page, warm":                 {Reads: 2},
+	"unread count":                             {Reads: 2},
+	"unread count, warm":                       {Reads: 1},
 	// A notification since drops the kept count; the state is kept.
 	"unread count, a notification since": {Reads: 2},
 	"like":                               {Reads: 18, Writes: 7, IndexEntries: 33, Bytes: 5816, Tasks: 2},
