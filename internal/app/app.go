@@ -589,7 +589,7 @@ type Parts struct {
 // local stack both call, so a setting cannot reach one and not the other.
 func Wire(cfg Config, log *slog.Logger, p Parts) (*Services, http.Handler, error) {
 	if cfg.PageCacheTTL > 0 {
-		p.DB = p.DB.WithCache(store.NewCache(cfg.pageCache(p.Shared)))
+		p.DB = p.DB.WithCache(store.NewCache(cfg.PageCache(p.Shared)))
 	}
 	acc, err := accounts.New(p.DB, p.Gen, cfg.Accounts())
 	if err != nil {

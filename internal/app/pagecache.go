@@ -78,9 +78,9 @@ func (c Config) validatePageCache() []error {
 	return errs
 }
 
-// pageCache is the cache the settings ask for, over shared (nil: no
-// tier).
-func (c Config) pageCache(shared *store.Shared) store.CacheConfig {
+// PageCache is the cache the settings ask for, over shared (nil: no
+// tier): what Wire gives the instance, and a test its instances.
+func (c Config) PageCache(shared *store.Shared) store.CacheConfig {
 	return store.CacheConfig{
 		Kinds:       slices.Concat(activities.PageKinds(), accounts.PageKinds(), notifications.PageKinds(), viewer.PageKinds()),
 		TTL:         c.PageCacheTTL,

@@ -731,11 +731,13 @@ func (r *runner) readNotices(ctx context.Context, a *actor) (bool, error) {
 
 // readElsewhere reads through the second instance a user's home, @all
 // and the user's unread count, which that instance keeps (what the pages
-// show, and the count, for Config.PageCacheTTL): the comparison reads
-// through it too, and must find every change there.
+// show, the home's range, and the count, for Config.PageCacheTTL): the
+// comparison reads through it too, and must find every change there. The
+// home's first page is the one the comparison reads (client.list's), so
+// that the range kept is the one it takes, unless a change dropped it.
 func (r *runner) readElsewhere(ctx context.Context, a *actor) (bool, error) {
 	u := a.pick()
-	for _, path := range []string{"/social/rest/activities/@me/@friends?count=20", "/social/rest/activities/@all/@all?count=20",
+	for _, path := range []string{"/social/rest/activities/@me/@friends?count=100", "/social/rest/activities/@all/@all?count=20",
 		"/api/v1/notifications/unread_count"} {
 		if _, err := r.other.read(ctx, path, u.token); err != nil {
 			return true, err

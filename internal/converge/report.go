@@ -34,6 +34,12 @@ type Report struct {
 	// Shared is what the cache tier both instances share was asked and
 	// answered (none without Config.SharedCache).
 	Shared     store.SharedStats
+	// HomesTaken, HomesRead and HomesKept are how many home pages'
+	// ranges the instances took as kept, how many they read, and how
+	// many of those they kept, during the mix and the comparison (which
+	// reads each home it reads through the second instance twice, and
+	// compares the second: what it kept).
+	HomesTaken, HomesRead, HomesKept int64
 	Violations []string
 }
 
@@ -58,6 +64,9 @@ func (r *Report) Print(w io.Writer) {
 		rm.Notes, rm.Taken, rm.Celebrity, rm.Deleted, rm.Overtaken, rm.InHomes, rm.Twice, rm.Retried, rm.Refused, rm.Reached, rm.Withheld)
 	if sh := r.Shared; sh != (store.SharedStats{}) {
 		fmt.Fprintf(w, "the shared page cache: %d entities taken, %d looked for and not taken, %d tombstones, %d calls unanswered\n", sh.Hits, sh.Misses, sh.Tombs, sh.Failed)
+	}
+	if r.HomesTaken+r.HomesRead > 0 {
+		fmt.Fprintf(w, "the instances' home ranges: %d taken as kept, %d read (%d of them kept)\n", r.HomesTaken, r.HomesRead, r.HomesKept)
 	}
 	fmt.Fprintf(w, "final state: %d users, %d activities (%d of celebrities), %d groups; %d feeds and counts compared\n", r.Users, r.Activities, r.CelebrityPosts, r.Groups, r.Checked)
 	fmt.Fprintf(w, "converged %s after the last operation; the longest commit came %s after its jobs (%s)\n", r.Converged.Round(time.Millisecond), r.Longest.Round(time.Millisecond), r.LongestPath)

@@ -187,6 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.check(ctx, rep); err != nil {
 		return nil, err
 	}
+	rep.HomesTaken, rep.HomesRead, rep.HomesKept = st.answers()
 	rep.Ops, rep.Failed = r.m.ops, r.m.failed
 	rep.TaskFaults = st.tasks.FaultCounts()
 	rep.DatastoreFaults = st.dsFaults.Counts()

@@ -35,6 +35,9 @@ type stack struct {
 	// shared is what the instances' shared cache tier was asked and
 	// answered, both instances' together.
 	shared func() store.SharedStats
+	// answers is how many home ranges both instances took as kept, read,
+	// and kept once read (store.Cache.AnswerStats).
+	answers func() (taken, read, kept int64)
 	// federates is its root as it federates.
 	federates string
 	// other is a second instance of the service on the same Datastore,
@@ -149,7 +152,14 @@ func startStack(ctx context.Context, cfg Config, logOut io.Writer) (*stack, erro
 		}
 		return sum
 	}
-	return &stack{url: st.URL, shared: shared, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told, longest: long,
+	answers := func() (taken, read, kept int64) {
+		for _, s := range []*localstack.Stack{st, other} {
+			t, r, k := s.Services.Cache.AnswerStats()
+			taken, read, kept = taken+t, read+r, kept+k
+		}
+		return taken, read, kept
+	}
+	return &stack{url: st.URL, shared: shared, answers: answers, federates: "http://" + addr, other: other.URL, tasks: st.Tasks.Server, dsFaults: faults, db: st.DB, objects: objects, push: ps, deliveries: told, longest: long,
 		publisher: publisher, externalIDOf: st.Services.Activities.ExternalIDOf, site: pages,
 		close: func() { pages.Close(); ps.Close(); other.Close(); st.Close() }}, nil
 }

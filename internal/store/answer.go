@@ -176,11 +176,13 @@ func (db *DB) Kept(ctx context.Context, family, subject, spec string, fill func(
 		}
 		if v, ok := c.answers.Get(key); ok && c.live(v) {
 			if a := v.val.Interface().(*answer); a.spec == spec {
+				c.answered.Add(1)
 				return a.value, nil
 			}
 		}
 	}
 	epoch, at := c.begin(), begun.Add(-c.share)
+	c.reread.Add(1)
 	got, err := fill(ctx)
 	if err != nil {
 		return nil, err
@@ -210,6 +212,7 @@ func (c *Cache) putAnswer(key, family string, a *answer, epoch uint64, at time.T
 		return
 	}
 	c.answers.Add(key, cached{val: reflect.ValueOf(a), at: at})
+	c.keptAnswers.Add(1)
 }
 
 // Answers is how many answers the cache keeps (some may be past the TTL).
@@ -218,4 +221,14 @@ func (c *Cache) Answers() int {
 		return 0
 	}
 	return c.answers.Len()
+}
+
+// AnswerStats is how many answers were taken as kept, how many read
+// (none kept, or one kept that a change dropped), and how many of those
+// read were kept, since the cache began.
+func (c *Cache) AnswerStats() (taken, read, kept int64) {
+	if c == nil {
+		return 0, 0, 0
+	}
+	return c.answered.Load(), c.reread.Load(), c.keptAnswers.Load()
 }

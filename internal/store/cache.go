@@ -59,6 +59,9 @@ type Cache struct {
 	families      map[string]string
 	answers       *lru.Cache[string, cached]
 	familyDropped map[string]uint64
+	// answered, reread and keptAnswers count the answers taken as kept,
+	// read, and kept once read (AnswerStats).
+	answered, reread, keptAnswers atomic.Int64
 }
 
 type cached struct {

@@ -16,8 +16,9 @@ import (
 )
 
 // KindChange is the kind of the marks every write of a kind the cache
-// keeps leaves beside it, in the same commit: one a commit, naming every
-// key it wrote of those kinds, with the time the Datastore took the
+// keeps, or of one its kept answers are made of, leaves beside it, in
+// the same commit: one a commit, naming every key it wrote of the kinds
+// kept and every answer it changes, with the time the Datastore took the
 // commit. A page on any instance asks for the marks since its instance
 // last asked, and its cache drops what they name before it answers from
 // it: a change shows on the first page begun after its commit (and the
@@ -33,7 +34,8 @@ const KindChange = "PageChange"
 // returns), and instances' clocks may differ by less than SyncMargin
 // less remarkAfter.
 //
-// Names are the keys it marks (Key.String), of its own namespace. A
+// Names are the keys it marks (Key.String), of its own namespace, and
+// the kept answers the commit changes (family/subject, answer.go). A
 // commit's marks are one entity (a write, and one read for each ask that
 // finds it), as many as markBytes of names take.
 type change struct {
@@ -101,8 +103,9 @@ var syncLimit = 1000
 const MaxCacheTTL = 30 * time.Minute
 
 // marks returns the mutations that mark keys changed: of those of kinds
-// the DB's cache keeps, each named once, in as few marks as hold them (one
-// a namespace, for all but the largest writes). None without a cache, or
+// the DB's cache keeps, each named once, and the answers their writes
+// change (as touched says: answerNames), in as few marks as hold them
+// (one a namespace, for all but the largest writes). None without a cache, or
 // with one that keeps nothing of its own (CacheConfig.SharedOnly).
 func (db *DB) marks(keys []*datastore.Key, touched map[string][]string) []*datastore.Mutation {
 	c := db.cache
