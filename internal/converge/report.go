@@ -33,14 +33,14 @@ type Report struct {
 	Remote         RemoteReport
 	// Shared is what the cache tier both instances share was asked and
 	// answered (none without Config.SharedCache).
-	Shared     store.SharedStats
+	Shared store.SharedStats
 	// HomesTaken, HomesRead and HomesKept are how many home pages'
 	// ranges the instances took as kept, how many they read, and how
 	// many of those they kept, during the mix and the comparison (which
 	// reads each home it reads through the second instance twice, and
 	// compares the second: what it kept).
 	HomesTaken, HomesRead, HomesKept int64
-	Violations []string
+	Violations                       []string
 }
 
 // Print writes the report for people.
