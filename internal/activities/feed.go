@@ -452,13 +452,20 @@ type homeRange struct {
 
 // homeRange reads count items of reader's home range from offset, in w
 // from from: kept by the instance (store.DB.Kept) for the reader's latest
-// bounds, and dropped by any write that changes the reader's audience
+// bounds (a first page's, whatever its size up to keptHomePage), and dropped by any write that changes the reader's audience
 // chunks (one that adds the reader to them says so: Tx.Touches), so
 // that a home read again, when nothing reached it since, makes no query.
 // The feed's edge moves with time: a range kept from before, should any
 // of its items now be past it, is read again (and not kept: it is
 // dropped in its time).
 func (s *Service) homeRange(ctx context.Context, reader string, w window, edge int64, from order.Place, count, offset int) (homeRange, error) {
+	// A first page of up to keptHomePage reads and keeps keptHomePage:
+	// pages of other sizes take it too.
+	first := from.Seq == 0 && offset == 0 && !w.up && count > 0 && count <= keptHomePage
+	asked := count
+	if first {
+		count = keptHomePage
+	}
 	spec := fmt.Sprintf("%d %d %t %d %d %d", w.since, w.before, w.up, from.Seq, count, offset)
 	read := func(ctx context.Context) (any, error) {
 		b := bounded(w, edge)
@@ -480,9 +487,19 @@ func (s *Service) homeRange(ctx context.Context, reader string, w window, edge i
 		return homeRange{}, err
 	}
 	r := *v.(*homeRange)
+	if first && len(r.items) > asked {
+		r.items, r.last, r.more = r.items[:asked], order.Place{Seq: r.items[asked-1].seq}, true
+	}
 	r.items = slices.Clone(r.items)
 	return r, nil
 }
+
+// keptHomePage is how many of a home's newest items its kept first page
+// holds (Mastodon's largest page): a first page of any size up to it,
+// of one reader, reads and keeps that many, and the next of another size
+// takes them (an app's poll of 5 and its page of 20, say). A query bills
+// a read for up to 1,000 keys alike.
+const keptHomePage = 40
 
 // bounded is w within the home feed's edge (0: none): the range goes no
 // further back.
