@@ -68,8 +68,7 @@ func touching(db *store.DB, name, group string, subjects ...string) func() error
 func TestAKeptAnswerFollowsItsSubjectsWrites(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	here, there := store.NewCache(members(keptPairs)), store.NewCache(members(keptPairs))
-	db, other := base.WithCache(here), base.WithCache(there)
+	db, other := instances(base, members(keptPairs))
 	var l lister
 	many := make([]string, store.MaxTouched+1)
 	for i := range many {

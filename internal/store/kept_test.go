@@ -26,6 +26,12 @@ func groupCounts(cfg store.CacheConfig) store.CacheConfig {
 	return cfg
 }
 
+// instances returns two instances over base, each with a cache of its
+// own made as cfg says.
+func instances(base *store.DB, cfg store.CacheConfig) (*store.DB, *store.DB) {
+	return base.WithCache(store.NewCache(cfg)), base.WithCache(store.NewCache(cfg))
+}
+
 // counter counts a group's pairs through db's kept counts, and reports
 // how many times the count was made (not kept).
 type counter struct {
@@ -55,8 +61,7 @@ func (c *counter) count(t *testing.T, db *store.DB, group string) int64 {
 func TestAKeptCountFollowsItsEntities(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.DB(t)
-	here, there := store.NewCache(groupCounts(keptPairs)), store.NewCache(groupCounts(keptPairs))
-	db, other := base.WithCache(here), base.WithCache(there)
+	db, other := instances(base, groupCounts(keptPairs))
 	var c counter
 	steps := []struct {
 		name      string
