@@ -28,8 +28,11 @@ const (
 	// maxTouched is the most subjects a commit names a family's answers
 	// by: past it, it drops them all, so that its marks stay small.
 	maxTouched = 1000
-	// answerShare is the part of the cache's entries answers may take.
+	// answerShare is the part of the cache's entries answers may take,
+	// and minAnswers the fewest it keeps: a cache of few entities (one
+	// kept small so that pages come from the tier) keeps answers still.
 	answerShare = 4
+	minAnswers  = 1000
 )
 
 // answer is what a kept answer holds: its spec (the query's bounds), and

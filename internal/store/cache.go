@@ -140,7 +140,7 @@ func NewCache(cfg CacheConfig) *Cache {
 	for _, k := range cfg.Kinds {
 		kinds[k] = true
 	}
-	answers, _ := lru.New[string, cached](max(entries/answerShare, 1))
+	answers, _ := lru.New[string, cached](max(entries/answerShare, minAnswers))
 	return &Cache{kinds: kinds, ttl: cfg.TTL, share: max(cfg.Share, 0), shards: max(cfg.Shards, 1), shared: cfg.Shared,
 		sharedOnly: cfg.Shared != nil && cfg.SharedOnly, remarkAfter: cmp.Or(cfg.RemarkAfter, remarkAfter), now: time.Now, lru: c,
 		dropped: map[string]dropped{}, syncs: map[string]*syncer{}, derive: cfg.Derived,
