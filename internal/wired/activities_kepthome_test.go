@@ -62,17 +62,21 @@ func TestAKeptHomeShowsEveryChangeOnTheNextPage(t *testing.T) {
 	}
 	first := post(author, "first")
 	older := post(later, "before the follow")
+	// settled: the read waits the margin after the step's write (a range
+	// read within it of a change is read again at the next ask, however
+	// it was dropped), so that the next step may find it kept.
 	steps := []struct {
 		name    string
 		count   int
 		write   func()
 		want    []string
 		queried bool
+		settled bool
 	}{
-		{"cold", 5, nil, []string{"first"}, true},
-		{"read again, a page of 20", 20, nil, []string{"first"}, false},
-		{"a post of someone followed", 20, func() { post(author, "second") }, []string{"second", "first"}, true},
-		{"a post of someone else", 20, func() { post(stranger, "elsewhere") }, []string{"second", "first"}, false},
+		{"cold", 5, nil, []string{"first"}, true, true},
+		{"read again, a page of 20", 20, nil, []string{"first"}, false, false},
+		{"a post of someone followed", 20, func() { post(author, "second") }, []string{"second", "first"}, true, true},
+		{"a post of someone else", 20, func() { post(stranger, "elsewhere") }, []string{"second", "first"}, false, false},
 		{"a follow's copy of older posts", 20, func() {
 			if _, err := a.Graph.Follow(ctx, reader, later, nil); err != nil {
 				t.Fatal(err)
@@ -86,22 +90,22 @@ func TestAKeptHomeShowsEveryChangeOnTheNextPage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"second", "before the follow", "first"}, true},
+		}, []string{"second", "before the follow", "first"}, true, false},
 		{"a delete", 20, func() {
 			if err := a.Activities.Delete(ctx, author, first.ID); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"second", "before the follow"}, true},
-		{"read again after, a page of 1", 1, nil, []string{"second"}, false},
-		{"a page of 41: more than is kept", 41, nil, []string{"second", "before the follow"}, true},
+		}, []string{"second", "before the follow"}, true, true},
+		{"read again after, a page of 1", 1, nil, []string{"second"}, false, false},
+		{"a page of 41: more than is kept", 41, nil, []string{"second", "before the follow"}, true, false},
 	}
 	for _, s := range steps {
 		if s.write != nil {
 			s.write()
 		}
-		// A range read within the margin of a change is read again at
-		// the next ask, however it was dropped: read past it.
-		time.Sleep(store.SyncMargin)
+		if s.settled {
+			time.Sleep(store.SyncMargin)
+		}
 		got, queried := home(s.count)
 		if diff := cmp.Diff(s.want, got); diff != "" || queried != s.queried {
 			t.Errorf("%s: queried %v, want %v; titles (-want +got):\n%s", s.name, queried, s.queried, diff)
