@@ -451,13 +451,14 @@ type homeRange struct {
 }
 
 // homeRange reads count items of reader's home range from offset, in w
-// from from: kept by the instance (store.DB.Kept) for the reader's latest
-// bounds (a first page's, whatever its size up to keptHomePage), and dropped by any write that changes the reader's audience
-// chunks (one that adds the reader to them says so: Tx.Touches), so
-// that a home read again, when nothing reached it since, makes no query.
-// The feed's edge moves with time: a range kept from before, should any
-// of its items now be past it, is read again (and not kept: it is
-// dropped in its time).
+// from from: kept by the instance (store.DB.Kept) for the reader's
+// latest bounds (a first page's, whatever its size up to keptHomePage),
+// and dropped by any write that changes the reader's audience chunks
+// (one that adds the reader to them says so: Tx.Touches), so that a
+// home read again, when nothing reached it since, makes no query. The
+// feed's edge moves with time: a range kept from before, should any of
+// its items now be past it, is read again (and not kept: it is dropped
+// in its time).
 func (s *Service) homeRange(ctx context.Context, reader string, w window, edge int64, from order.Place, count, offset int) (homeRange, error) {
 	// A first page of up to keptHomePage reads and keeps keptHomePage:
 	// pages of other sizes take it too.
