@@ -2,6 +2,7 @@ package wired_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -10,9 +11,12 @@ import (
 	"socialstream/internal/activities"
 	"socialstream/internal/app"
 	"socialstream/internal/app/apptest"
+	"socialstream/internal/federation"
 	"socialstream/internal/ids"
+	"socialstream/internal/rebuild"
 	"socialstream/internal/store"
 	"socialstream/internal/testenv"
+	"socialstream/internal/trends"
 )
 
 // Two instances, each keeping the range of the reader's home it read:
@@ -124,4 +128,47 @@ func mustSeq(t *testing.T, id string) int64 {
 		t.Fatalf("%q is no id", id)
 	}
 	return seq
+}
+
+// A kept range holds no post the home's edge has passed since it was
+// read: the page after reads the range again, and shows it no more.
+func TestAKeptHomeEndsAtItsEdge(t *testing.T) {
+	t.Parallel() // its waits beside the others
+	ctx := context.Background()
+	const retention = 3 * time.Second
+	base := testenv.DB(t)
+	db := base.WithCache(store.NewCache(app.Config{PageCacheTTL: 10 * time.Minute}.PageCache(nil)))
+	gen := ids.New()
+	acc := apptest.Accounts(t, base, gen)
+	svc, err := app.NewServices(db, gen, acc, testenv.StartTasks(t).Queue, slog.New(slog.DiscardHandler), rebuild.Config{HomeRetention: retention},
+		app.Pictures{}, app.Push{}, federation.Config{}, trends.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := register(t, acc, "reader")
+	if _, _, err := svc.Activities.Post(ctx, reader, activities.PostInput{Title: "soon past the edge"}); err != nil {
+		t.Fatal(err)
+	}
+	posted := time.Now()
+	time.Sleep(store.SyncMargin) // so that the range read next is kept
+	home := func() (int, int64) {
+		t.Helper()
+		list, _, err := svc.Activities.Feed(ctx, activities.FeedRequest{Viewer: reader, Selector: activities.Friends, UserID: reader,
+			Page: store.PageRequest{Count: 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken, _, _ := db.Cache().AnswerStats()
+		return len(list), taken
+	}
+	if n, _ := home(); n != 1 {
+		t.Fatalf("the home before its edge passed the post: %d posts, want 1", n)
+	}
+	if n, taken := home(); n != 1 || taken != 1 {
+		t.Fatalf("read again: %d posts, %d ranges taken as kept; want 1 and 1", n, taken)
+	}
+	time.Sleep(time.Until(posted.Add(retention + time.Second)))
+	if n, taken := home(); n != 0 || taken != 2 {
+		t.Errorf("once the edge passed the post: %d posts, %d ranges taken; want none shown of the range taken", n, taken)
+	}
 }
